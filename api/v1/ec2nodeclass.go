@@ -1,0 +1,95 @@
+package v1
+
+import (
+	"k8s.io/apimachinery/pkg/api/resource"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+)
+
+// EC2NodeClass (karpenter.k8s.aws/v1) says how to launch an instance:
+// subnets, security groups, AMI, block devices, kubelet settings. Fields
+// Joinery does not act on yet are kept so Karpenter YAML decodes unchanged.
+type EC2NodeClass struct {
+	metav1.TypeMeta   `json:",inline"`
+	metav1.ObjectMeta `json:"metadata,omitempty"`
+	Spec              EC2NodeClassSpec `json:"spec,omitempty"`
+}
+
+// EC2NodeClassSpec is karpenter.k8s.aws/v1 EC2NodeClass.spec.
+type EC2NodeClassSpec struct {
+	AMIFamily                  string                 `json:"amiFamily,omitempty"`
+	Role                       string                 `json:"role,omitempty"`
+	InstanceProfile            string                 `json:"instanceProfile,omitempty"`
+	SubnetSelectorTerms        []SelectorTerm         `json:"subnetSelectorTerms,omitempty"`
+	SecurityGroupSelectorTerms []SelectorTerm         `json:"securityGroupSelectorTerms,omitempty"`
+	AMISelectorTerms           []AMISelectorTerm      `json:"amiSelectorTerms,omitempty"`
+	BlockDeviceMappings        []BlockDeviceMapping   `json:"blockDeviceMappings,omitempty"`
+	MetadataOptions            map[string]interface{} `json:"metadataOptions,omitempty"`
+	UserData                   *string                `json:"userData,omitempty"`
+	Tags                       map[string]string      `json:"tags,omitempty"`
+	Kubelet                    *KubeletConfiguration  `json:"kubelet,omitempty"`
+}
+
+// SelectorTerm selects subnets or security groups by tags, id or name.
+type SelectorTerm struct {
+	Tags map[string]string `json:"tags,omitempty"`
+	ID   string            `json:"id,omitempty"`
+	Name string            `json:"name,omitempty"`
+}
+
+// AMISelectorTerm selects an AMI by alias ("al2023@latest"), tags, id or name.
+type AMISelectorTerm struct {
+	Alias string            `json:"alias,omitempty"`
+	Tags  map[string]string `json:"tags,omitempty"`
+	ID    string            `json:"id,omitempty"`
+	Name  string            `json:"name,omitempty"`
+	Owner string            `json:"owner,omitempty"`
+}
+
+// BlockDeviceMapping is one EBS volume of the instance.
+type BlockDeviceMapping struct {
+	DeviceName string `json:"deviceName,omitempty"`
+	RootVolume bool   `json:"rootVolume,omitempty"`
+	EBS        *EBS   `json:"ebs,omitempty"`
+}
+
+// EBS describes an EBS volume.
+type EBS struct {
+	VolumeSize          *resource.Quantity `json:"volumeSize,omitempty"`
+	VolumeType          string             `json:"volumeType,omitempty"`
+	IOPS                *int64             `json:"iops,omitempty"`
+	Throughput          *int64             `json:"throughput,omitempty"`
+	Encrypted           *bool              `json:"encrypted,omitempty"`
+	DeleteOnTermination *bool              `json:"deleteOnTermination,omitempty"`
+	KMSKeyID            string             `json:"kmsKeyID,omitempty"`
+	SnapshotID          string             `json:"snapshotID,omitempty"`
+}
+
+// KubeletConfiguration is EC2NodeClass.spec.kubelet: what changes allocatable.
+type KubeletConfiguration struct {
+	MaxPods        *int32            `json:"maxPods,omitempty"`
+	PodsPerCore    *int32            `json:"podsPerCore,omitempty"`
+	SystemReserved map[string]string `json:"systemReserved,omitempty"`
+	KubeReserved   map[string]string `json:"kubeReserved,omitempty"`
+	EvictionHard   map[string]string `json:"evictionHard,omitempty"`
+	ClusterDNS     []string          `json:"clusterDNS,omitempty"`
+}
+
+// RootVolumeSize returns the size of the root volume in bytes: the mapping
+// marked rootVolume, else /dev/xvda, else the first; 20 GiB (the AL2023 AMI
+// default) when none is given.
+func (s *EC2NodeClassSpec) RootVolumeSize() int64 {
+	var pick *BlockDeviceMapping
+	for i := range s.BlockDeviceMappings {
+		b := &s.BlockDeviceMappings[i]
+		if b.RootVolume || (pick == nil && b.DeviceName == "/dev/xvda") {
+			pick = b
+		}
+	}
+	if pick == nil && len(s.BlockDeviceMappings) > 0 {
+		pick = &s.BlockDeviceMappings[0]
+	}
+	if pick == nil || pick.EBS == nil || pick.EBS.VolumeSize == nil {
+		return 20 << 30
+	}
+	return pick.EBS.VolumeSize.Value()
+}

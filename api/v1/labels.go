@@ -1,0 +1,67 @@
+package v1
+
+// Well-known label keys, as Karpenter and Kubernetes define them.
+const (
+	LabelInstanceType     = "node.kubernetes.io/instance-type"
+	LabelZone             = "topology.kubernetes.io/zone"
+	LabelRegion           = "topology.kubernetes.io/region"
+	LabelArch             = "kubernetes.io/arch"
+	LabelOS               = "kubernetes.io/os"
+	LabelHostname         = "kubernetes.io/hostname"
+	LabelCapacityType     = "karpenter.sh/capacity-type"
+	LabelNodePool         = "karpenter.sh/nodepool"
+	LabelNodeInitialized  = "karpenter.sh/initialized"
+	LabelNodeRegistered   = "karpenter.sh/registered"
+	LabelNodeClass        = "karpenter.k8s.aws/ec2nodeclass"
+	LabelInstanceFamily   = "karpenter.k8s.aws/instance-family"
+	LabelInstanceCategory = "karpenter.k8s.aws/instance-category"
+	LabelInstanceGen      = "karpenter.k8s.aws/instance-generation"
+	LabelInstanceSize     = "karpenter.k8s.aws/instance-size"
+	LabelInstanceCPU      = "karpenter.k8s.aws/instance-cpu"
+	LabelInstanceCPUManu  = "karpenter.k8s.aws/instance-cpu-manufacturer"
+	LabelInstanceMemory   = "karpenter.k8s.aws/instance-memory"
+	LabelInstanceHypervis = "karpenter.k8s.aws/instance-hypervisor"
+	LabelInstanceGPUCount = "karpenter.k8s.aws/instance-gpu-count"
+	LabelInstanceGPUName  = "karpenter.k8s.aws/instance-gpu-name"
+	LabelInstanceGPUManu  = "karpenter.k8s.aws/instance-gpu-manufacturer"
+	LabelInstanceGPUMem   = "karpenter.k8s.aws/instance-gpu-memory"
+	LabelInstanceAccCount = "karpenter.k8s.aws/instance-accelerator-count"
+	LabelInstanceAccName  = "karpenter.k8s.aws/instance-accelerator-name"
+	LabelInstanceAccManu  = "karpenter.k8s.aws/instance-accelerator-manufacturer"
+	LabelInstanceNVMe     = "karpenter.k8s.aws/instance-local-nvme"
+	LabelInstanceNetBW    = "karpenter.k8s.aws/instance-network-bandwidth"
+	LabelInstanceEBSBW    = "karpenter.k8s.aws/instance-ebs-bandwidth"
+
+	// Capacity types (values of LabelCapacityType).
+	CapacityTypeOnDemand = "on-demand"
+	CapacityTypeSpot     = "spot"
+
+	// AnnotationDoNotDisrupt on a pod or node blocks voluntary disruption.
+	AnnotationDoNotDisrupt = "karpenter.sh/do-not-disrupt"
+	// AnnotationNodePoolHash stamps the NodePool template hash at launch (drift).
+	AnnotationNodePoolHash = "karpenter.sh/nodepool-hash"
+
+	// TaintKeyDisrupted marks a node being drained (NoSchedule).
+	TaintKeyDisrupted = "karpenter.sh/disrupted"
+	// TaintKeyUnregistered is put on a Node until Joinery has synced the NodeClaim's labels and taints.
+	TaintKeyUnregistered = "karpenter.sh/unregistered"
+
+	// TagNodeClaim, TagNodePool and TagCluster are EC2 instance tags Joinery writes at launch.
+	TagNodeClaim = "karpenter.sh/nodeclaim"
+	TagNodePool  = "karpenter.sh/nodepool"
+	TagCluster   = "joinery.sh/cluster"
+	// TagName is the EC2 console name tag.
+	TagName = "Name"
+
+	// FinalizerTermination keeps a NodeClaim until its instance is gone.
+	FinalizerTermination = "karpenter.sh/termination"
+)
+
+// RestrictedLabels may not be set in a NodePool template's labels: Joinery
+// sets them itself (as Karpenter does).
+var RestrictedLabels = map[string]bool{
+	LabelNodePool:        true,
+	LabelNodeInitialized: true,
+	LabelNodeRegistered:  true,
+	LabelHostname:        true,
+}

@@ -1,0 +1,49 @@
+package v1
+
+import (
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+)
+
+// NodeClaim (karpenter.sh/v1) is the request for one node: Joinery writes one
+// per launched instance, as Karpenter does.
+type NodeClaim struct {
+	metav1.TypeMeta   `json:",inline"`
+	metav1.ObjectMeta `json:"metadata,omitempty"`
+	Spec              NodeClaimSpec   `json:"spec,omitempty"`
+	Status            NodeClaimStatus `json:"status,omitempty"`
+}
+
+// NodeClaimSpec is karpenter.sh/v1 NodeClaim.spec.
+type NodeClaimSpec struct {
+	Taints                 []corev1.Taint                         `json:"taints,omitempty"`
+	StartupTaints          []corev1.Taint                         `json:"startupTaints,omitempty"`
+	Requirements           []NodeSelectorRequirementWithMinValues `json:"requirements,omitempty"`
+	Resources              ResourceRequirements                   `json:"resources,omitempty"`
+	NodeClassRef           *NodeClassReference                    `json:"nodeClassRef,omitempty"`
+	ExpireAfter            string                                 `json:"expireAfter,omitempty"`
+	TerminationGracePeriod *metav1.Duration                       `json:"terminationGracePeriod,omitempty"`
+}
+
+// ResourceRequirements holds the summed requests of the pods the NodeClaim was made for.
+type ResourceRequirements struct {
+	Requests corev1.ResourceList `json:"requests,omitempty"`
+}
+
+// NodeClaimStatus is karpenter.sh/v1 NodeClaim.status.
+type NodeClaimStatus struct {
+	NodeName    string              `json:"nodeName,omitempty"`
+	ProviderID  string              `json:"providerID,omitempty"`
+	ImageID     string              `json:"imageID,omitempty"`
+	Capacity    corev1.ResourceList `json:"capacity,omitempty"`
+	Allocatable corev1.ResourceList `json:"allocatable,omitempty"`
+	Conditions  []metav1.Condition  `json:"conditions,omitempty"`
+}
+
+// NodeClaim condition types.
+const (
+	ConditionLaunched    = "Launched"
+	ConditionRegistered  = "Registered"
+	ConditionInitialized = "Initialized"
+	ConditionReady       = "Ready"
+)

@@ -1,0 +1,166 @@
+package v1
+
+import (
+	"fmt"
+	"strconv"
+	"strings"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/util/validation"
+	"k8s.io/apimachinery/pkg/util/validation/field"
+)
+
+// Validate checks a NodePool the way Karpenter's CRD validation and webhook
+// do, and returns every problem with its field path and reason (nil when
+// valid). Errors are field.ErrorList; ToAggregate() gives one error.
+func (np *NodePool) Validate() field.ErrorList {
+	var errs field.ErrorList
+	spec := field.NewPath("spec")
+	tpl := spec.Child("template", "spec")
+	if np.Spec.Template.Spec.NodeClassRef == nil {
+		errs = append(errs, field.Required(tpl.Child("nodeClassRef"), "a NodePool must name its EC2NodeClass"))
+	} else {
+		ref := np.Spec.Template.Spec.NodeClassRef
+		if ref.Name == "" {
+			errs = append(errs, field.Required(tpl.Child("nodeClassRef", "name"), ""))
+		}
+		if ref.Kind != "" && ref.Kind != "EC2NodeClass" {
+			errs = append(errs, field.NotSupported(tpl.Child("nodeClassRef", "kind"), ref.Kind, []string{"EC2NodeClass"}))
+		}
+	}
+	for i, r := range np.Spec.Template.Spec.Requirements {
+		errs = append(errs, ValidateRequirement(r, tpl.Child("requirements").Index(i))...)
+	}
+	for k := range np.Spec.Template.ObjectMeta.Labels {
+		p := spec.Child("template", "metadata", "labels").Key(k)
+		if RestrictedLabels[k] {
+			errs = append(errs, field.Forbidden(p, "label is set by Joinery and may not be in a template"))
+		}
+		for _, msg := range validation.IsQualifiedName(k) {
+			errs = append(errs, field.Invalid(p, k, msg))
+		}
+	}
+	for i, t := range np.Spec.Template.Spec.Taints {
+		errs = append(errs, validateTaint(t, tpl.Child("taints").Index(i))...)
+	}
+	for i, t := range np.Spec.Template.Spec.StartupTaints {
+		errs = append(errs, validateTaint(t, tpl.Child("startupTaints").Index(i))...)
+	}
+	if e := np.Spec.Template.Spec.ExpireAfter; e != "" {
+		if _, err := ParseNillableDuration(e); err != nil {
+			errs = append(errs, field.Invalid(tpl.Child("expireAfter"), e, err.Error()))
+		}
+	}
+	d := np.Spec.Disruption
+	dp := spec.Child("disruption")
+	switch d.ConsolidationPolicy {
+	case "", ConsolidationPolicyWhenEmpty, ConsolidationPolicyWhenEmptyOrUnderutilized:
+	default:
+		errs = append(errs, field.NotSupported(dp.Child("consolidationPolicy"), d.ConsolidationPolicy,
+			[]string{ConsolidationPolicyWhenEmpty, ConsolidationPolicyWhenEmptyOrUnderutilized}))
+	}
+	if d.ConsolidateAfter != "" {
+		if _, err := ParseNillableDuration(d.ConsolidateAfter); err != nil {
+			errs = append(errs, field.Invalid(dp.Child("consolidateAfter"), d.ConsolidateAfter, err.Error()))
+		}
+	}
+	for i, b := range d.Budgets {
+		if _, _, err := ParseBudgetNodes(b.Nodes); err != nil {
+			errs = append(errs, field.Invalid(dp.Child("budgets").Index(i).Child("nodes"), b.Nodes, err.Error()))
+		}
+	}
+	if w := np.Spec.Weight; w != nil && (*w < 1 || *w > 100) {
+		errs = append(errs, field.Invalid(spec.Child("weight"), *w, "must be between 1 and 100"))
+	}
+	for name, q := range np.Spec.Limits {
+		if q.Sign() < 0 {
+			errs = append(errs, field.Invalid(spec.Child("limits").Key(string(name)), q.String(), "must not be negative"))
+		}
+	}
+	return errs
+}
+
+// ValidateRequirement checks one requirement: a qualified key, a known
+// operator, values that fit the operator (Gt/Lt take one integer), and
+// minValues in 1..50 and not above the number of In values.
+func ValidateRequirement(r NodeSelectorRequirementWithMinValues, p *field.Path) field.ErrorList {
+	var errs field.ErrorList
+	for _, msg := range validation.IsQualifiedName(r.Key) {
+		errs = append(errs, field.Invalid(p.Child("key"), r.Key, msg))
+	}
+	if r.Key == LabelHostname || r.Key == LabelNodeInitialized || r.Key == LabelNodeRegistered {
+		errs = append(errs, field.Forbidden(p.Child("key"), "label is set per node and cannot be required"))
+	}
+	switch r.Operator {
+	case OpIn:
+		if len(r.Values) == 0 {
+			errs = append(errs, field.Required(p.Child("values"), "operator In needs at least one value"))
+		}
+	case OpNotIn:
+	case OpExists, OpDoesNotExist:
+		if len(r.Values) != 0 {
+			errs = append(errs, field.Invalid(p.Child("values"), r.Values, fmt.Sprintf("operator %s takes no values", r.Operator)))
+		}
+	case OpGt, OpLt:
+		if len(r.Values) != 1 {
+			errs = append(errs, field.Invalid(p.Child("values"), r.Values, fmt.Sprintf("operator %s takes exactly one integer value", r.Operator)))
+		} else if _, err := strconv.ParseInt(r.Values[0], 10, 64); err != nil {
+			errs = append(errs, field.Invalid(p.Child("values").Index(0), r.Values[0], fmt.Sprintf("operator %s needs an integer", r.Operator)))
+		}
+	default:
+		errs = append(errs, field.NotSupported(p.Child("operator"), r.Operator,
+			[]string{OpIn, OpNotIn, OpExists, OpDoesNotExist, OpGt, OpLt}))
+	}
+	if r.MinValues != nil {
+		mv := *r.MinValues
+		if mv < 1 || mv > 50 {
+			errs = append(errs, field.Invalid(p.Child("minValues"), mv, "must be between 1 and 50"))
+		} else if r.Operator == OpIn && mv > len(r.Values) {
+			errs = append(errs, field.Invalid(p.Child("minValues"), mv, "is more than the number of values"))
+		}
+	}
+	return errs
+}
+
+func validateTaint(t corev1.Taint, p *field.Path) field.ErrorList {
+	var errs field.ErrorList
+	for _, msg := range validation.IsQualifiedName(t.Key) {
+		errs = append(errs, field.Invalid(p.Child("key"), t.Key, msg))
+	}
+	switch t.Effect {
+	case corev1.TaintEffectNoSchedule, corev1.TaintEffectPreferNoSchedule, corev1.TaintEffectNoExecute:
+	default:
+		errs = append(errs, field.NotSupported(p.Child("effect"), t.Effect,
+			[]string{string(corev1.TaintEffectNoSchedule), string(corev1.TaintEffectPreferNoSchedule), string(corev1.TaintEffectNoExecute)}))
+	}
+	return errs
+}
+
+// ParseNillableDuration parses a Karpenter duration field: a Go duration
+// ("720h", "30s") or "Never" (returned as nil).
+func ParseNillableDuration(s string) (*time.Duration, error) {
+	if s == "Never" {
+		return nil, nil
+	}
+	d, err := time.ParseDuration(s)
+	if err != nil {
+		return nil, fmt.Errorf("must be a duration like 720h or Never: %v", err)
+	}
+	if d < 0 {
+		return nil, fmt.Errorf("must not be negative")
+	}
+	return &d, nil
+}
+
+// ParseBudgetNodes parses a disruption budget's nodes field: an integer count
+// ("5") or a percentage of the pool's nodes ("10%"). It returns the number
+// and whether it is a percentage.
+func ParseBudgetNodes(s string) (int, bool, error) {
+	pct := strings.HasSuffix(s, "%")
+	n, err := strconv.Atoi(strings.TrimSuffix(s, "%"))
+	if err != nil || n < 0 || (pct && n > 100) {
+		return 0, false, fmt.Errorf("must be a non-negative integer or a percentage 0-100%%")
+	}
+	return n, pct, nil
+}

@@ -1,0 +1,151 @@
+package catalog
+
+import (
+	"math"
+
+	apiv1 "github.com/joinery/joinery/api/v1"
+	"github.com/joinery/joinery/resources"
+	"k8s.io/apimachinery/pkg/api/resource"
+)
+
+// VMMemoryOverheadPercent is the share of instance memory the hypervisor and
+// firmware keep; Karpenter's default VM_MEMORY_OVERHEAD_PERCENT (0.075).
+const VMMemoryOverheadPercent = 0.075
+
+// DefaultMaxPods is used when the catalog has no ENI data for a type
+// (Kubernetes' recommended per-node ceiling).
+const DefaultMaxPods = 110
+
+// NodeShape is what a node of one instance type offers: Capacity as the
+// kubelet reports it and Allocatable after kube-reserved, system-reserved
+// and the hard eviction threshold (cpu millicores, bytes, counts).
+type NodeShape struct {
+	Capacity    resources.List
+	Allocatable resources.List
+}
+
+// Shape computes capacity and allocatable of a node of this type launched
+// with the given kubelet settings (nil for EKS defaults) and root volume size
+// in bytes.
+//
+// Formulas (amazon-eks-ami nodeadm kubelet config; Karpenter
+// pkg/providers/instancetype/types.go):
+//   - memory capacity = MemoryMiB − ceil(MemoryMiB × 0.075) MiB (VM overhead)
+//   - pods = the ENI max-pods formula default_card_max_enis × (ipv4_per_eni − 1) + 2,
+//     or kubelet maxPods; podsPerCore × vCPU caps it when set
+//   - kube-reserved memory = 11 MiB × pods + 255 MiB
+//   - kube-reserved cpu = 6% of the first core + 1% of the second + 0.5% of
+//     cores 3–4 + 0.25% of every core above 4
+//   - kube-reserved ephemeral-storage = 1 GiB
+//   - eviction hard: memory.available 100 MiB, nodefs.available 10%
+//
+// An explicit kubeReserved, systemReserved or evictionHard in the kubelet
+// settings replaces the matching default.
+func (it *InstanceType) Shape(kubelet *apiv1.KubeletConfiguration, rootVolumeBytes int64) NodeShape {
+	var c resources.List
+	c[resources.CPU] = int64(it.VCPU) * 1000
+	mib := it.MemoryMiB
+	c[resources.Memory] = (mib - int64(math.Ceil(float64(mib)*VMMemoryOverheadPercent))) << 20
+	c[resources.EphemeralStorage] = rootVolumeBytes
+	pods := int64(it.MaxPods)
+	if pods == 0 {
+		pods = DefaultMaxPods
+	}
+	if kubelet != nil && kubelet.MaxPods != nil {
+		pods = int64(*kubelet.MaxPods)
+	}
+	if kubelet != nil && kubelet.PodsPerCore != nil && *kubelet.PodsPerCore > 0 {
+		if ppc := int64(*kubelet.PodsPerCore) * int64(it.VCPU); ppc < pods {
+			pods = ppc
+		}
+	}
+	c[resources.Pods] = pods
+	switch it.GPUManufacturer {
+	case "nvidia":
+		c[resources.NvidiaGPU] = int64(it.GPUCount)
+	case "amd":
+		c[resources.AMDGPU] = int64(it.GPUCount)
+	}
+	if it.AcceleratorManufacturer == "aws" {
+		c[resources.Neuron] = int64(it.AcceleratorCount)
+	}
+	c[resources.EFA] = int64(it.EFACount)
+
+	var kubeReserved resources.List
+	kubeReserved[resources.CPU] = kubeReservedCPU(c[resources.CPU])
+	kubeReserved[resources.Memory] = (11*pods + 255) << 20
+	kubeReserved[resources.EphemeralStorage] = 1 << 30
+	var evict resources.List
+	evict[resources.Memory] = 100 << 20
+	evict[resources.EphemeralStorage] = int64(math.Ceil(float64(rootVolumeBytes) * 0.10))
+	var systemReserved resources.List
+	if kubelet != nil {
+		override(&kubeReserved, kubelet.KubeReserved, c)
+		override(&systemReserved, kubelet.SystemReserved, c)
+		override(&evict, kubelet.EvictionHard, c)
+	}
+	a := c.Sub(kubeReserved).Sub(systemReserved).Sub(evict)
+	for i := range a {
+		if a[i] < 0 {
+			a[i] = 0
+		}
+	}
+	return NodeShape{Capacity: c, Allocatable: a}
+}
+
+// kubeReservedCPU applies the EKS cpu reservation steps to a capacity in millicores.
+func kubeReservedCPU(milli int64) int64 {
+	steps := []struct {
+		upTo int64   // millicores
+		pct  float64 // share reserved within this step
+	}{{1000, 0.06}, {2000, 0.01}, {4000, 0.005}, {math.MaxInt64, 0.0025}}
+	var reserved float64
+	var prev int64
+	for _, s := range steps {
+		if milli <= prev {
+			break
+		}
+		top := min(milli, s.upTo)
+		reserved += float64(top-prev) * s.pct
+		prev = s.upTo
+	}
+	return int64(math.Ceil(reserved))
+}
+
+// override replaces entries of l with explicit kubelet values: quantities
+// ("200m", "1Gi") for kube/system-reserved; for evictionHard the keys are
+// signals ("memory.available", "nodefs.available") and values may be a
+// percentage of capacity ("10%").
+func override(l *resources.List, m map[string]string, capacity resources.List) {
+	for k, v := range m {
+		idx := -1
+		switch k {
+		case "cpu":
+			idx = resources.CPU
+		case "memory", "memory.available":
+			idx = resources.Memory
+		case "ephemeral-storage", "nodefs.available":
+			idx = resources.EphemeralStorage
+		}
+		if idx < 0 {
+			continue
+		}
+		if len(v) > 1 && v[len(v)-1] == '%' {
+			var pct float64
+			if q, err := resource.ParseQuantity(v[:len(v)-1]); err == nil {
+				pct = q.AsApproximateFloat64()
+			}
+			l[idx] = int64(math.Ceil(float64(capacity[idx]) * pct / 100))
+			continue
+		}
+		q, err := resource.ParseQuantity(v)
+		if err != nil {
+			continue
+		}
+		if idx == resources.CPU {
+			l[idx] = q.MilliValue()
+		} else {
+			l[idx] = q.Value()
+		}
+	}
+}

@@ -1,0 +1,57 @@
+package catalog
+
+import (
+	"testing"
+
+	"github.com/joinery/joinery/resources"
+)
+
+func TestDefaultCatalogHasKnownTypes(t *testing.T) {
+	c := MustDefault()
+	m5, ok := c.Get("m5.large")
+	if !ok {
+		t.Fatal("m5.large missing")
+	}
+	if m5.VCPU != 2 || m5.MemoryMiB != 8192 || m5.MaxPods != 29 || m5.OnDemandPrice != 0.096 {
+		t.Fatalf("m5.large = %+v", m5)
+	}
+	if m5.SpotSavingsPct != 66 {
+		t.Fatalf("m5.large spot savings = %d, want 66", m5.SpotSavingsPct)
+	}
+	if got := m5.SpotPrice(); got < 0.0326 || got > 0.0327 {
+		t.Fatalf("spot price = %v", got)
+	}
+	if _, ok := c.Get("mac1.metal"); ok {
+		t.Fatal("mac types must be filtered out")
+	}
+	if len(c.Types) < 1300 {
+		t.Fatalf("only %d types", len(c.Types))
+	}
+	p3, _ := c.Get("p3.8xlarge")
+	if p3 == nil || p3.GPUCount != 4 || p3.GPUManufacturer != "nvidia" {
+		t.Fatalf("p3.8xlarge = %+v", p3)
+	}
+}
+
+func TestShapeMatchesEKSFormulas(t *testing.T) {
+	m5, _ := MustDefault().Get("m5.large")
+	s := m5.Shape(nil, 20<<30)
+	// cpu: 2000m − (60m + 10m) = 1930m
+	if got := s.Allocatable[resources.CPU]; got != 1930 {
+		t.Errorf("allocatable cpu = %dm, want 1930m", got)
+	}
+	// memory: 8192 − ceil(8192×0.075)=615 → 7577 MiB capacity; − (11×29+255)=574 − 100 = 6903 MiB
+	if got := s.Capacity[resources.Memory] >> 20; got != 7577 {
+		t.Errorf("capacity memory = %d MiB, want 7577", got)
+	}
+	if got := s.Allocatable[resources.Memory] >> 20; got != 6903 {
+		t.Errorf("allocatable memory = %d MiB, want 6903", got)
+	}
+	if got := s.Allocatable[resources.Pods]; got != 29 {
+		t.Errorf("pods = %d", got)
+	}
+	// 96 vCPU: 60 + 10 + 10 + 0.25% × 92000 = 310m
+	if got := kubeReservedCPU(96000); got != 310 {
+		t.Errorf("kube-reserved cpu for 96 vCPU = %d, want 310", got)
+	}
+}

@@ -1,0 +1,99 @@
+// Package catalog holds EC2 instance types and their offerings: the shapes,
+// prices and ENI limits of the embedded us-east-1 catalog (data/README.md
+// gives every source), the labels Karpenter puts on a node of each type, and
+// the allocatable resources EKS leaves for pods.
+package catalog
+
+import (
+	"strconv"
+
+	apiv1 "github.com/joinery/joinery/api/v1"
+)
+
+// InstanceType is one EC2 instance type as the catalog knows it.
+type InstanceType struct {
+	Name       string // e.g. "m5.large"
+	Family     string // e.g. "m5"
+	Category   string // e.g. "m"
+	Generation int    // e.g. 5
+	Size       string // e.g. "large"
+	Arch       string // "amd64" or "arm64"
+	VCPU       int
+	MemoryMiB  int64 // instance memory before any OS/kubelet overhead, MiB
+
+	GPUCount        int
+	GPUManufacturer string // lower-kebab, e.g. "nvidia"
+	GPUName         string // e.g. "a10g"
+	GPUMemoryMiB    int64  // per GPU, MiB
+
+	AcceleratorCount        int
+	AcceleratorManufacturer string
+	AcceleratorName         string
+
+	LocalNVMeGB          int64 // decimal GB
+	MaxPods              int   // EKS ENI formula; 0 = unknown
+	EFACount             int
+	NetworkBandwidthMbps int64
+	EBSBandwidthMbps     int64
+	Hypervisor           string // "nitro", "xen" or "" (bare metal)
+	BareMetal            bool
+	CPUManufacturer      string
+
+	// OnDemandPrice is the us-east-1 Linux on-demand list price, USD/hour.
+	OnDemandPrice float64
+	// SpotSavingsPct is the Spot Instance Advisor saving over on-demand, %;
+	// -1 when the advisor has no data for this type.
+	SpotSavingsPct int
+}
+
+// SpotPrice is the estimated spot price in USD/hour: the on-demand price
+// reduced by the Spot Instance Advisor saving, or the on-demand price when
+// the advisor has no data (Karpenter's fallback as well).
+func (it *InstanceType) SpotPrice() float64 {
+	if it.SpotSavingsPct <= 0 {
+		return it.OnDemandPrice
+	}
+	return it.OnDemandPrice * float64(100-it.SpotSavingsPct) / 100
+}
+
+// Labels returns the well-known labels a node of this type carries (the
+// instance-type labels Karpenter's AWS provider sets; zone and capacity type
+// come from the offering).
+func (it *InstanceType) Labels() map[string]string {
+	l := map[string]string{
+		apiv1.LabelInstanceType:     it.Name,
+		apiv1.LabelArch:             it.Arch,
+		apiv1.LabelOS:               "linux",
+		apiv1.LabelInstanceFamily:   it.Family,
+		apiv1.LabelInstanceCategory: it.Category,
+		apiv1.LabelInstanceGen:      strconv.Itoa(it.Generation),
+		apiv1.LabelInstanceSize:     it.Size,
+		apiv1.LabelInstanceCPU:      strconv.Itoa(it.VCPU),
+		apiv1.LabelInstanceMemory:   strconv.FormatInt(it.MemoryMiB, 10),
+		apiv1.LabelInstanceHypervis: it.Hypervisor,
+	}
+	if it.CPUManufacturer != "" {
+		l[apiv1.LabelInstanceCPUManu] = it.CPUManufacturer
+	}
+	if it.GPUCount > 0 {
+		l[apiv1.LabelInstanceGPUCount] = strconv.Itoa(it.GPUCount)
+		l[apiv1.LabelInstanceGPUName] = it.GPUName
+		l[apiv1.LabelInstanceGPUManu] = it.GPUManufacturer
+		l[apiv1.LabelInstanceGPUMem] = strconv.FormatInt(it.GPUMemoryMiB, 10)
+	}
+	if it.AcceleratorCount > 0 {
+		l[apiv1.LabelInstanceAccCount] = strconv.Itoa(it.AcceleratorCount)
+		l[apiv1.LabelInstanceAccName] = it.AcceleratorName
+		l[apiv1.LabelInstanceAccManu] = it.AcceleratorManufacturer
+	}
+	if it.LocalNVMeGB > 0 {
+		l[apiv1.LabelInstanceNVMe] = strconv.FormatInt(it.LocalNVMeGB, 10)
+	}
+	if it.NetworkBandwidthMbps > 0 {
+		l[apiv1.LabelInstanceNetBW] = strconv.FormatInt(it.NetworkBandwidthMbps, 10)
+	}
+	if it.EBSBandwidthMbps > 0 {
+		l[apiv1.LabelInstanceEBSBW] = strconv.FormatInt(it.EBSBandwidthMbps, 10)
+	}
+	return l
+}

@@ -1,0 +1,173 @@
+package catalog
+
+import (
+	"bytes"
+	_ "embed"
+	"encoding/csv"
+	"fmt"
+	"io"
+	"sort"
+	"strconv"
+	"strings"
+	"sync"
+)
+
+//go:embed data/ec2-instance-types.csv
+var instanceTypesCSV []byte
+
+//go:embed data/ec2-spot-savings.csv
+var spotSavingsCSV []byte
+
+// Catalog is the set of instance types Joinery can launch, sorted by name.
+type Catalog struct {
+	Types  []*InstanceType
+	byName map[string]*InstanceType
+}
+
+var (
+	loadOnce sync.Once
+	loaded   *Catalog
+	loadErr  error
+)
+
+// Default returns the embedded us-east-1 catalog, parsed once. Only types
+// that can be Kubernetes nodes are kept: a known architecture, vCPU, memory
+// and on-demand price, and not mac* (Dedicated Hosts only).
+func Default() (*Catalog, error) {
+	loadOnce.Do(func() { loaded, loadErr = Parse(instanceTypesCSV, spotSavingsCSV) })
+	return loaded, loadErr
+}
+
+// MustDefault is Default for tests and programs that cannot run without it.
+func MustDefault() *Catalog {
+	c, err := Default()
+	if err != nil {
+		panic(err)
+	}
+	return c
+}
+
+// Get returns the instance type with the given name.
+func (c *Catalog) Get(name string) (*InstanceType, bool) {
+	it, ok := c.byName[name]
+	return it, ok
+}
+
+// New builds a catalog from a list of types (used by tests and by callers
+// that narrow the embedded catalog).
+func New(types []*InstanceType) *Catalog {
+	c := &Catalog{byName: map[string]*InstanceType{}}
+	for _, it := range types {
+		c.Types = append(c.Types, it)
+		c.byName[it.Name] = it
+	}
+	sort.Slice(c.Types, func(i, j int) bool { return c.Types[i].Name < c.Types[j].Name })
+	return c
+}
+
+// Parse reads the instance-type CSV and the spot-savings CSV (formats in
+// data/README.md). Empty cells mean unknown.
+func Parse(typesCSV, savingsCSV []byte) (*Catalog, error) {
+	savings := map[string]int{}
+	if err := eachRow(savingsCSV, func(get func(string) string) error {
+		pct, err := strconv.Atoi(get("savings_vs_ondemand_pct"))
+		if err != nil {
+			return fmt.Errorf("savings_vs_ondemand_pct: %w", err)
+		}
+		savings[get("instance_type")] = pct
+		return nil
+	}); err != nil {
+		return nil, fmt.Errorf("spot savings: %w", err)
+	}
+	var types []*InstanceType
+	err := eachRow(typesCSV, func(get func(string) string) error {
+		it := &InstanceType{
+			Name: get("instance_type"), Family: get("family"), Category: get("category"),
+			Size: get("size"), Arch: get("architecture"),
+			GPUManufacturer: get("gpu_manufacturer"), GPUName: get("gpu_name"),
+			AcceleratorManufacturer: get("accelerator_manufacturer"), AcceleratorName: get("accelerator_name"),
+			Hypervisor: get("hypervisor"), CPUManufacturer: get("cpu_manufacturer"),
+			BareMetal: get("bare_metal") == "true", SpotSavingsPct: -1,
+		}
+		if strings.HasPrefix(it.Family, "mac") || it.Arch == "" || get("vcpu") == "" ||
+			get("memory_mib") == "" || get("ondemand_usd_per_hour") == "" {
+			return nil
+		}
+		var err error
+		ints := []struct {
+			col string
+			dst *int
+		}{{"generation", &it.Generation}, {"vcpu", &it.VCPU}, {"gpu_count", &it.GPUCount},
+			{"accelerator_count", &it.AcceleratorCount}, {"max_pods", &it.MaxPods}, {"efa_count", &it.EFACount}}
+		for _, f := range ints {
+			if *f.dst, err = atoiEmpty(get(f.col)); err != nil {
+				return fmt.Errorf("%s %s: %w", it.Name, f.col, err)
+			}
+		}
+		int64s := []struct {
+			col string
+			dst *int64
+		}{{"memory_mib", &it.MemoryMiB}, {"gpu_memory_mib", &it.GPUMemoryMiB}, {"local_nvme_gb", &it.LocalNVMeGB},
+			{"network_bandwidth_mbps", &it.NetworkBandwidthMbps}, {"ebs_bandwidth_mbps", &it.EBSBandwidthMbps}}
+		for _, f := range int64s {
+			v, err := atoiEmpty(get(f.col))
+			if err != nil {
+				return fmt.Errorf("%s %s: %w", it.Name, f.col, err)
+			}
+			*f.dst = int64(v)
+		}
+		if it.OnDemandPrice, err = strconv.ParseFloat(get("ondemand_usd_per_hour"), 64); err != nil {
+			return fmt.Errorf("%s price: %w", it.Name, err)
+		}
+		if s, ok := savings[it.Name]; ok {
+			it.SpotSavingsPct = s
+		}
+		types = append(types, it)
+		return nil
+	})
+	if err != nil {
+		return nil, fmt.Errorf("instance types: %w", err)
+	}
+	if len(types) == 0 {
+		return nil, fmt.Errorf("instance types: no usable rows")
+	}
+	return New(types), nil
+}
+
+func atoiEmpty(s string) (int, error) {
+	if s == "" {
+		return 0, nil
+	}
+	return strconv.Atoi(s)
+}
+
+func eachRow(data []byte, fn func(get func(string) string) error) error {
+	r := csv.NewReader(bytes.NewReader(data))
+	header, err := r.Read()
+	if err != nil {
+		return err
+	}
+	idx := map[string]int{}
+	for i, h := range header {
+		idx[h] = i
+	}
+	for line := 2; ; line++ {
+		rec, err := r.Read()
+		if err == io.EOF {
+			return nil
+		}
+		if err != nil {
+			return err
+		}
+		get := func(col string) string {
+			i, ok := idx[col]
+			if !ok || i >= len(rec) {
+				return ""
+			}
+			return strings.TrimSpace(rec[i])
+		}
+		if err := fn(get); err != nil {
+			return fmt.Errorf("line %d: %w", line, err)
+		}
+	}
+}
