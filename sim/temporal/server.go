@@ -1,0 +1,261 @@
+// Package temporal runs the Temporal server (all four services, SQLite
+// persistence) and its Web UI inside the calling process, on loopback: the
+// local world's durable workflow engine. Recipe and pitfalls:
+// shared/notes/temporal-embedded.md (modelled on the Temporal CLI's
+// `server start-dev`).
+package temporal
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"os"
+	"path/filepath"
+	"time"
+
+	uiserver "github.com/temporalio/ui-server/v2/server"
+	uiconfig "github.com/temporalio/ui-server/v2/server/config"
+	uiserveroptions "github.com/temporalio/ui-server/v2/server/server_options"
+	enumspb "go.temporal.io/api/enums/v1"
+	"go.temporal.io/api/operatorservice/v1"
+	"go.temporal.io/sdk/client"
+	"go.temporal.io/server/common/cluster"
+	"go.temporal.io/server/common/config"
+	"go.temporal.io/server/common/dynamicconfig"
+	"go.temporal.io/server/common/log"
+	"go.temporal.io/server/common/membership/static"
+	sqliteplugin "go.temporal.io/server/common/persistence/sql/sqlplugin/sqlite"
+	"go.temporal.io/server/common/primitives"
+	sqliteschema "go.temporal.io/server/schema/sqlite"
+	"go.temporal.io/server/temporal"
+)
+
+// Options configures the embedded server.
+type Options struct {
+	// DBPath is the SQLite file; empty keeps everything in memory.
+	DBPath string
+	// FrontendPort is the gRPC frontend port (default 7233); UIPort the Web
+	// UI port (default 8233; 0 or negative disables the UI).
+	FrontendPort int
+	UIPort       int
+	Namespace    string // default "default"
+	// SearchAttributes are registered as Keyword attributes, idempotently
+	// (also on an existing DB).
+	SearchAttributes []string
+	// LogLevel of the server's own logs: "error" by default.
+	LogLevel string
+}
+
+// Server is a running embedded Temporal server.
+type Server struct {
+	opts      Options
+	srv       temporal.Server
+	ui        *uiserver.Server
+	Address   string // host:port of the frontend
+	UIAddress string // http://host:port of the Web UI, empty when disabled
+}
+
+// clusterID is fixed so a file DB keeps its identity across restarts.
+const clusterID = "6a3c5d1e-5b9a-4f3e-9c0f-4a6f1e2d7b10"
+
+// Start starts the server and (unless disabled) the Web UI, registers the
+// namespace and search attributes, and returns once a client can connect.
+// A taken port is reported before anything starts.
+func Start(ctx context.Context, o Options) (*Server, error) {
+	if o.FrontendPort == 0 {
+		o.FrontendPort = 7233
+	}
+	if o.UIPort == 0 {
+		o.UIPort = 8233
+	}
+	if o.Namespace == "" {
+		o.Namespace = "default"
+	}
+	if o.LogLevel == "" {
+		o.LogLevel = "error"
+	}
+	if err := portFree(o.FrontendPort); err != nil {
+		return nil, fmt.Errorf("temporal frontend port %d is in use (%v): is another `starter dev` running? stop it or pick another port", o.FrontendPort, err)
+	}
+	if o.UIPort > 0 {
+		// ui-server calls os.Exit on a listen error, so check first.
+		if err := portFree(o.UIPort); err != nil {
+			return nil, fmt.Errorf("temporal Web UI port %d is in use (%v): is another `starter dev` running? stop it or pick another port", o.UIPort, err)
+		}
+	}
+	ports, err := freePorts(4)
+	if err != nil {
+		return nil, err
+	}
+	host := "127.0.0.1"
+	frontend := fmt.Sprintf("%s:%d", host, o.FrontendPort)
+	sqlConf := config.SQL{PluginName: sqliteplugin.PluginName, ConnectAttributes: map[string]string{}}
+	if o.DBPath == "" {
+		sqlConf.DatabaseName = fmt.Sprintf("joinery-%d", time.Now().UnixNano())
+		sqlConf.ConnectAttributes["mode"] = "memory"
+		sqlConf.ConnectAttributes["cache"] = "shared"
+	} else {
+		if err := os.MkdirAll(filepath.Dir(o.DBPath), 0o755); err != nil {
+			return nil, err
+		}
+		sqlConf.DatabaseName = o.DBPath
+		sqlConf.ConnectAttributes["mode"] = "rwc"
+		sqlConf.ConnectAttributes["journal_mode"] = "wal"
+		if _, err := os.Stat(o.DBPath); errors.Is(err, os.ErrNotExist) {
+			if err := sqliteschema.SetupSchema(&sqlConf); err != nil {
+				return nil, fmt.Errorf("create temporal schema in %s: %w", o.DBPath, err)
+			}
+		}
+	}
+	sas := map[string]enumspb.IndexedValueType{}
+	for _, n := range o.SearchAttributes {
+		sas[n] = enumspb.INDEXED_VALUE_TYPE_KEYWORD
+	}
+	nsConf, err := sqliteschema.NewNamespaceConfig("active", o.Namespace, false, sas)
+	if err != nil {
+		return nil, err
+	}
+	if err := sqliteschema.CreateNamespaces(&sqlConf, nsConf); err != nil {
+		return nil, fmt.Errorf("temporal state in %s is unusable (%v): remove it or run with --fresh", o.DBPath, err)
+	}
+
+	conf := &config.Config{
+		Global: config.Global{Membership: config.Membership{MaxJoinDuration: 30 * time.Second, BroadcastAddress: host}},
+		Persistence: config.Persistence{
+			DefaultStore: "sqlite-default", VisibilityStore: "sqlite-default", NumHistoryShards: 1,
+			DataStores: map[string]config.DataStore{"sqlite-default": {SQL: &sqlConf}},
+		},
+		ClusterMetadata: &cluster.Config{
+			EnableGlobalNamespace: false, FailoverVersionIncrement: 10,
+			MasterClusterName: "active", CurrentClusterName: "active",
+			ClusterInformation: map[string]cluster.ClusterInformation{"active": {
+				Enabled: true, InitialFailoverVersion: 1, RPCAddress: frontend,
+				HTTPAddress: fmt.Sprintf("%s:%d", host, ports[0]), ClusterID: clusterID,
+			}},
+		},
+		DCRedirectionPolicy: config.DCRedirectionPolicy{Policy: "noop"},
+		Services: map[string]config.Service{
+			"frontend": {RPC: config.RPC{GRPCPort: o.FrontendPort, HTTPPort: ports[0], BindOnIP: host}},
+			"history":  {RPC: config.RPC{GRPCPort: ports[1], BindOnIP: host}},
+			"matching": {RPC: config.RPC{GRPCPort: ports[2], BindOnIP: host}},
+			"worker":   {RPC: config.RPC{GRPCPort: ports[3], BindOnIP: host}},
+		},
+		Archival: config.Archival{
+			History:    config.HistoryArchival{State: "disabled"},
+			Visibility: config.VisibilityArchival{State: "disabled"},
+		},
+		NamespaceDefaults: config.NamespaceDefaults{Archival: config.ArchivalNamespaceDefaults{
+			History: config.HistoryArchivalNamespaceDefaults{State: "disabled"}, Visibility: config.VisibilityArchivalNamespaceDefaults{State: "disabled"},
+		}},
+		PublicClient: config.PublicClient{HostPort: frontend},
+	}
+	dyn := dynamicconfig.StaticClient{
+		dynamicconfig.HistoryCacheHostLevelMaxSize.Key():                 8096,
+		dynamicconfig.FrontendMaxNamespaceVisibilityRPSPerInstance.Key(): 100,
+		dynamicconfig.ForceSearchAttributesCacheRefreshOnRead.Key():      true,
+		dynamicconfig.FrontendPersistenceMaxQPS.Key():                    10000,
+		dynamicconfig.HistoryPersistenceMaxQPS.Key():                     45000,
+		dynamicconfig.EnableServerVersionCheck.Key():                     false, // no phone-home
+	}
+	hostOf := func(p int) static.Hosts { return static.SingleLocalHost(fmt.Sprintf("%s:%d", host, p)) }
+	srv, err := temporal.NewServer(
+		temporal.WithConfig(conf),
+		temporal.ForServices(temporal.DefaultServices),
+		temporal.WithStaticHosts(map[primitives.ServiceName]static.Hosts{
+			primitives.FrontendService: hostOf(o.FrontendPort),
+			primitives.HistoryService:  hostOf(ports[1]),
+			primitives.MatchingService: hostOf(ports[2]),
+			primitives.WorkerService:   hostOf(ports[3]),
+		}),
+		temporal.WithLogger(log.NewZapLogger(log.BuildZapLogger(log.Config{Level: o.LogLevel, Format: "console"}))),
+		temporal.WithDynamicConfigClient(dyn),
+	)
+	if err != nil {
+		return nil, fmt.Errorf("temporal server: %w", err)
+	}
+	if err := srv.Start(); err != nil {
+		return nil, fmt.Errorf("temporal server start: %w", err)
+	}
+	s := &Server{opts: o, srv: srv, Address: frontend}
+	if o.UIPort > 0 {
+		s.ui = uiserver.NewServer(uiserveroptions.WithConfigProvider(&uiconfig.Config{
+			Host: host, Port: o.UIPort, TemporalGRPCAddress: frontend, EnableUI: true,
+			CORS: uiconfig.CORS{CookieInsecure: true}, HideLogs: true, DisableNewsFetch: true,
+			DefaultNamespace: o.Namespace,
+		}))
+		go func() { _ = s.ui.Start() }()
+		s.UIAddress = fmt.Sprintf("http://%s:%d", host, o.UIPort)
+	}
+	if err := s.ensureSearchAttributes(ctx); err != nil {
+		s.Stop()
+		return nil, err
+	}
+	return s, nil
+}
+
+// ensureSearchAttributes adds any missing search attribute: CreateNamespaces
+// skips an existing namespace, so attributes added to the code later would
+// otherwise never reach an old DB file.
+func (s *Server) ensureSearchAttributes(ctx context.Context) error {
+	c, err := client.Dial(client.Options{HostPort: s.Address, Namespace: s.opts.Namespace, Logger: nopLogger{}})
+	if err != nil {
+		return fmt.Errorf("temporal server not reachable: %w", err)
+	}
+	defer c.Close()
+	resp, err := c.OperatorService().ListSearchAttributes(ctx, &operatorservice.ListSearchAttributesRequest{Namespace: s.opts.Namespace})
+	if err != nil {
+		return fmt.Errorf("list search attributes: %w", err)
+	}
+	missing := map[string]enumspb.IndexedValueType{}
+	for _, n := range s.opts.SearchAttributes {
+		if _, ok := resp.CustomAttributes[n]; !ok {
+			missing[n] = enumspb.INDEXED_VALUE_TYPE_KEYWORD
+		}
+	}
+	if len(missing) == 0 {
+		return nil
+	}
+	_, err = c.OperatorService().AddSearchAttributes(ctx, &operatorservice.AddSearchAttributesRequest{
+		Namespace: s.opts.Namespace, SearchAttributes: missing,
+	})
+	if err != nil {
+		return fmt.Errorf("add search attributes: %w", err)
+	}
+	return nil
+}
+
+// Stop stops the Web UI and the server (about a second).
+func (s *Server) Stop() {
+	if s.ui != nil {
+		s.ui.Stop()
+	}
+	s.srv.Stop()
+}
+
+func portFree(port int) error {
+	l, err := net.Listen("tcp", fmt.Sprintf("127.0.0.1:%d", port))
+	if err != nil {
+		return err
+	}
+	return l.Close()
+}
+
+func freePorts(n int) ([]int, error) {
+	var ls []net.Listener
+	defer func() {
+		for _, l := range ls {
+			l.Close()
+		}
+	}()
+	var out []int
+	for i := 0; i < n; i++ {
+		l, err := net.Listen("tcp", "127.0.0.1:0")
+		if err != nil {
+			return nil, err
+		}
+		ls = append(ls, l)
+		out = append(out, l.Addr().(*net.TCPAddr).Port)
+	}
+	return out, nil
+}

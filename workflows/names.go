@@ -1,0 +1,76 @@
+// Package workflows holds Joinery's Temporal workflow definitions: durable,
+// deterministic sagas (no I/O, no wall clock, no map-order dependence, no
+// goroutines outside workflow.Go). They call activities by name, so this
+// package imports only the SDK and plain data types.
+package workflows
+
+import "go.temporal.io/sdk/temporal"
+
+// TaskQueue is the one task queue the worker polls.
+const TaskQueue = "joinery"
+
+// Workflow type names.
+const (
+	ProvisionWorkflow = "Provision"
+	NodeClaimWorkflow = "NodeClaim"
+)
+
+// Activity names (registered by the activities package under these names).
+const (
+	ActivityPlanProvisioning  = "PlanProvisioning"
+	ActivityCreateNodeClaim   = "CreateNodeClaim"
+	ActivityLaunchInstance    = "LaunchInstance"
+	ActivityMarkLaunched      = "MarkNodeClaimLaunched"
+	ActivityWaitForNode       = "WaitForNodeReady"
+	ActivityTerminateInstance = "TerminateInstance"
+	ActivityDeleteNodeClaim   = "DeleteNodeClaim"
+	ActivityRecordEvent       = "RecordEvent"
+)
+
+// Signal and query names.
+const (
+	SignalTerminate = "terminate"
+	QueryStatus     = "status"
+)
+
+// Application error types that workflows branch on.
+const (
+	// ErrInsufficientCapacity: no offering in the request had capacity;
+	// details carry the []Offering that failed.
+	ErrInsufficientCapacity = "InsufficientCapacity"
+	// ErrNodeClaimGone: the NodeClaim object was deleted under the workflow.
+	ErrNodeClaimGone = "NodeClaimGone"
+)
+
+// Search attributes on every workflow that touches a node, so the Web UI
+// lists a node's whole history (all Keyword).
+var (
+	SANodeClaim    = temporal.NewSearchAttributeKeyKeyword("NodeClaim")
+	SANodeName     = temporal.NewSearchAttributeKeyKeyword("NodeName")
+	SANodePool     = temporal.NewSearchAttributeKeyKeyword("NodePool")
+	SAInstanceType = temporal.NewSearchAttributeKeyKeyword("InstanceType")
+	SACapacityType = temporal.NewSearchAttributeKeyKeyword("CapacityType")
+	SAZone         = temporal.NewSearchAttributeKeyKeyword("Zone")
+	SAInstanceID   = temporal.NewSearchAttributeKeyKeyword("InstanceID")
+	SAPhase        = temporal.NewSearchAttributeKeyKeyword("Phase")
+)
+
+// SearchAttributeNames lists the custom search attributes to register.
+var SearchAttributeNames = []string{"NodeClaim", "NodeName", "NodePool", "InstanceType", "CapacityType", "Zone", "InstanceID", "Phase"}
+
+// NodeClaim phases (the Phase search attribute).
+const (
+	PhaseLaunching   = "Launching"
+	PhaseLaunched    = "Launched"
+	PhaseRegistered  = "Registered"
+	PhaseReady       = "Ready"
+	PhaseTerminating = "Terminating"
+	PhaseTerminated  = "Terminated"
+	PhaseFailed      = "Failed"
+)
+
+// NodeClaimWorkflowID is the workflow id of a NodeClaim's lifecycle.
+func NodeClaimWorkflowID(name string) string { return "nodeclaim/" + name }
+
+// ProvisionWorkflowID is the workflow id of one provisioning batch.
+func ProvisionWorkflowID(batch string) string { return "provision/" + batch }

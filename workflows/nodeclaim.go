@@ -1,0 +1,203 @@
+package workflows
+
+import (
+	"errors"
+	"fmt"
+	"time"
+
+	"go.temporal.io/sdk/temporal"
+	"go.temporal.io/sdk/workflow"
+)
+
+// DefaultRegistrationTTL is how long an instance may take to become a Ready,
+// initialized Node before it is terminated.
+const DefaultRegistrationTTL = 15 * time.Minute
+
+// NodeClaim is one node's whole life: launch (CreateFleet, falling back
+// through offerings on insufficient capacity) -> registered -> initialized
+// (Ready) -> serving until told to terminate -> terminated. Compensation: an
+// instance whose Node is not Ready within the registration TTL is
+// terminated and the NodeClaim deleted, so its pods are provisioned again.
+func NodeClaim(ctx workflow.Context, in NodeClaimInput) (NodeClaimStatus, error) {
+	st := NodeClaimStatus{Phase: PhaseLaunching}
+	if err := workflow.SetQueryHandler(ctx, QueryStatus, func() (NodeClaimStatus, error) { return st, nil }); err != nil {
+		return st, err
+	}
+	setPhase := func(p string, extra ...temporal.SearchAttributeUpdate) {
+		st.Phase = p
+		_ = workflow.UpsertTypedSearchAttributes(ctx, append([]temporal.SearchAttributeUpdate{SAPhase.ValueSet(p)}, extra...)...)
+	}
+	setPhase(PhaseLaunching, SANodeClaim.ValueSet(in.Name), SANodePool.ValueSet(in.NodePool))
+	short := workflow.WithActivityOptions(ctx, workflow.ActivityOptions{
+		StartToCloseTimeout: time.Minute,
+		RetryPolicy: &temporal.RetryPolicy{
+			InitialInterval: time.Second, BackoffCoefficient: 2, MaximumInterval: 30 * time.Second, MaximumAttempts: 10,
+			NonRetryableErrorTypes: []string{ErrInsufficientCapacity, ErrNodeClaimGone},
+		},
+	})
+	event := func(typ, reason, msg string) {
+		_ = workflow.ExecuteActivity(short, ActivityRecordEvent, EventRequest{NodeClaim: in.Name, Type: typ, Reason: reason, Message: msg}).Get(ctx, nil)
+	}
+	fail := func(msg string, cause error) (NodeClaimStatus, error) {
+		st.Failure = msg
+		setPhase(PhaseFailed)
+		event("Warning", "NodeClaimFailed", msg)
+		// Deleting the NodeClaim releases the pods nominated to it.
+		_ = workflow.ExecuteActivity(short, ActivityDeleteNodeClaim, TerminateRequest{NodeClaim: in.Name, Reason: msg}).Get(ctx, nil)
+		return st, temporal.NewNonRetryableApplicationError(msg, "NodeClaimFailed", cause)
+	}
+
+	inst, err := launch(ctx, short, in, &st, event)
+	if err != nil {
+		var app *temporal.ApplicationError
+		if errors.As(err, &app) && app.Type() == ErrNodeClaimGone {
+			setPhase(PhaseTerminated)
+			return st, nil
+		}
+		return fail(fmt.Sprintf("launch failed: %v", err), err)
+	}
+	st.Instance = inst
+	setPhase(PhaseLaunched, SAInstanceID.ValueSet(inst.ID), SAInstanceType.ValueSet(inst.InstanceType),
+		SAZone.ValueSet(inst.Zone), SACapacityType.ValueSet(inst.CapacityType))
+	if err := workflow.ExecuteActivity(short, ActivityMarkLaunched, NodeClaimLaunched{NodeClaim: in.Name, Instance: inst}).Get(ctx, nil); err != nil {
+		return terminateAfterFailure(ctx, short, in, &st, inst, "record launch", err)
+	}
+
+	ttl := in.RegistrationTTL
+	if ttl <= 0 {
+		ttl = DefaultRegistrationTTL
+	}
+	wait := workflow.WithActivityOptions(ctx, workflow.ActivityOptions{
+		ScheduleToCloseTimeout: ttl,
+		StartToCloseTimeout:    ttl,
+		HeartbeatTimeout:       30 * time.Second,
+		RetryPolicy:            &temporal.RetryPolicy{InitialInterval: time.Second, MaximumInterval: 10 * time.Second, NonRetryableErrorTypes: []string{ErrNodeClaimGone}},
+	})
+	var ready NodeReady
+	if err := workflow.ExecuteActivity(wait, ActivityWaitForNode, NodeClaimLaunched{NodeClaim: in.Name, Instance: inst}).Get(ctx, &ready); err != nil {
+		return terminateAfterFailure(ctx, short, in, &st, inst,
+			fmt.Sprintf("node for instance %s not Ready within registration TTL %s", inst.ID, ttl), err)
+	}
+	st.NodeName = ready.NodeName
+	setPhase(PhaseReady, SANodeName.ValueSet(ready.NodeName))
+
+	// Serving: the node lives until a disruption or an operator asks to end it.
+	var reason string
+	workflow.GetSignalChannel(ctx, SignalTerminate).Receive(ctx, &reason)
+	setPhase(PhaseTerminating)
+	term := workflow.WithActivityOptions(ctx, workflow.ActivityOptions{
+		StartToCloseTimeout: 5 * time.Minute, HeartbeatTimeout: 30 * time.Second,
+		RetryPolicy: &temporal.RetryPolicy{InitialInterval: time.Second, BackoffCoefficient: 2, MaximumInterval: time.Minute},
+	})
+	if err := workflow.ExecuteActivity(term, ActivityTerminateInstance, TerminateRequest{
+		NodeClaim: in.Name, InstanceID: inst.ID, NodeName: ready.NodeName, Reason: reason,
+	}).Get(ctx, nil); err != nil {
+		return st, err
+	}
+	setPhase(PhaseTerminated)
+	return st, nil
+}
+
+// NodeClaimLaunched ties a NodeClaim to its instance.
+type NodeClaimLaunched struct {
+	NodeClaim string   `json:"nodeClaim"`
+	Instance  Instance `json:"instance"`
+}
+
+// launch tries CreateFleet per capacity type, cheapest offering first; an
+// insufficient-capacity answer removes the failed offerings and tries again.
+func launch(ctx, actx workflow.Context, in NodeClaimInput, st *NodeClaimStatus, event func(string, string, string)) (Instance, error) {
+	attempts := in.LaunchAttempts
+	if attempts <= 0 {
+		attempts = 5
+	}
+	remaining := append([]Offering(nil), in.Offerings...)
+	var lastErr error
+	for try := 0; try < attempts && len(remaining) > 0; try++ {
+		st.LaunchTries++
+		ct := remaining[0].CapacityType
+		req := LaunchRequest{NodeClaim: in.Name, NodePool: in.NodePool, CapacityType: ct, Offerings: withCapacityType(remaining, ct)}
+		var inst Instance
+		err := workflow.ExecuteActivity(actx, ActivityLaunchInstance, req).Get(ctx, &inst)
+		if err == nil {
+			return inst, nil
+		}
+		lastErr = err
+		var app *temporal.ApplicationError
+		if !errors.As(err, &app) || app.Type() != ErrInsufficientCapacity {
+			return Instance{}, err
+		}
+		var failed []Offering
+		if app.HasDetails() {
+			_ = app.Details(&failed)
+		}
+		if len(failed) == 0 {
+			failed = req.Offerings
+		}
+		remaining = without(remaining, failed)
+		event("Warning", "InsufficientCapacity", fmt.Sprintf("%d offering(s) had no capacity (%s); %d left to try", len(failed), describe(failed), len(remaining)))
+	}
+	if lastErr == nil {
+		lastErr = errors.New("no offerings to launch")
+	}
+	return Instance{}, fmt.Errorf("every offering tried failed: %w", lastErr)
+}
+
+// terminateAfterFailure is the compensation after an instance exists.
+func terminateAfterFailure(ctx, actx workflow.Context, in NodeClaimInput, st *NodeClaimStatus, inst Instance, msg string, cause error) (NodeClaimStatus, error) {
+	st.Failure = msg
+	st.Phase = PhaseTerminating
+	_ = workflow.UpsertTypedSearchAttributes(ctx, SAPhase.ValueSet(PhaseTerminating))
+	_ = workflow.ExecuteActivity(actx, ActivityRecordEvent, EventRequest{NodeClaim: in.Name, Type: "Warning", Reason: "RegistrationTimeout", Message: msg + "; terminating " + inst.ID}).Get(ctx, nil)
+	term := workflow.WithActivityOptions(ctx, workflow.ActivityOptions{
+		StartToCloseTimeout: 5 * time.Minute, HeartbeatTimeout: 30 * time.Second,
+		RetryPolicy: &temporal.RetryPolicy{InitialInterval: time.Second, BackoffCoefficient: 2, MaximumInterval: time.Minute},
+	})
+	if err := workflow.ExecuteActivity(term, ActivityTerminateInstance, TerminateRequest{NodeClaim: in.Name, InstanceID: inst.ID, Reason: msg}).Get(ctx, nil); err != nil {
+		return *st, err
+	}
+	st.Phase = PhaseFailed
+	_ = workflow.UpsertTypedSearchAttributes(ctx, SAPhase.ValueSet(PhaseFailed))
+	return *st, temporal.NewNonRetryableApplicationError(msg, "NodeClaimFailed", cause)
+}
+
+func withCapacityType(offs []Offering, ct string) []Offering {
+	var out []Offering
+	for _, o := range offs {
+		if o.CapacityType == ct {
+			out = append(out, o)
+		}
+	}
+	return out
+}
+
+func without(offs, drop []Offering) []Offering {
+	var out []Offering
+	for _, o := range offs {
+		gone := false
+		for _, d := range drop {
+			if o.InstanceType == d.InstanceType && o.Zone == d.Zone && o.CapacityType == d.CapacityType {
+				gone = true
+				break
+			}
+		}
+		if !gone {
+			out = append(out, o)
+		}
+	}
+	return out
+}
+
+func describe(offs []Offering) string {
+	s := ""
+	for i, o := range offs {
+		if i == 3 {
+			return s + fmt.Sprintf(", +%d more", len(offs)-3)
+		}
+		if i > 0 {
+			s += ", "
+		}
+		s += o.InstanceType + "/" + o.Zone + "/" + o.CapacityType
+	}
+	return s
+}

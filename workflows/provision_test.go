@@ -1,0 +1,43 @@
+package workflows
+
+import (
+	"context"
+	"testing"
+
+	"github.com/stretchr/testify/mock"
+	"go.temporal.io/sdk/activity"
+	"go.temporal.io/sdk/testsuite"
+	"go.temporal.io/sdk/workflow"
+)
+
+func TestProvisionStartsOneNodeClaimPerPlannedNode(t *testing.T) {
+	var s testsuite.WorkflowTestSuite
+	env := s.NewTestWorkflowEnvironment()
+	plan := ProvisionPlan{
+		NodeClaims: []NodeClaimInput{
+			{Name: "general-purpose-aaaaa", NodePool: "general-purpose", Offerings: offerings(), Pods: 7},
+			{Name: "gpu-bbbbb", NodePool: "gpu", Offerings: offerings(), Pods: 1},
+		},
+		PodsOnExisting: 2,
+		Unschedulable:  []string{"default/huge: no instance type has cpu >= 1000"},
+	}
+	env.RegisterActivityWithOptions(func(context.Context, ProvisionInput) (ProvisionPlan, error) { return plan, nil },
+		activity.RegisterOptions{Name: ActivityPlanProvisioning})
+	env.RegisterWorkflowWithOptions(NodeClaim, workflow.RegisterOptions{Name: NodeClaimWorkflow})
+	var started []string
+	env.OnWorkflow(NodeClaimWorkflow, mock.Anything, mock.Anything).Return(func(ctx workflow.Context, in NodeClaimInput) (NodeClaimStatus, error) {
+		started = append(started, workflow.GetInfo(ctx).WorkflowExecution.ID)
+		return NodeClaimStatus{Phase: PhaseReady}, nil
+	})
+	env.ExecuteWorkflow(Provision, ProvisionInput{BatchID: "b1", PendingPods: 11})
+	var res ProvisionResult
+	if err := env.GetWorkflowResult(&res); err != nil {
+		t.Fatal(err)
+	}
+	if len(res.NodeClaims) != 2 || res.NodeClaims[0] != "general-purpose-aaaaa" || res.PodsPlaced != 10 || res.Unschedulable != 1 {
+		t.Fatalf("result = %+v", res)
+	}
+	if len(started) != 2 || started[0] != "nodeclaim/general-purpose-aaaaa" || started[1] != "nodeclaim/gpu-bbbbb" {
+		t.Fatalf("children = %v", started)
+	}
+}

@@ -1,0 +1,102 @@
+package workflows
+
+import "time"
+
+// Offering is one (instance type, zone, capacity type) a NodeClaim may launch
+// as, with its price in USD/hour.
+type Offering struct {
+	InstanceType string  `json:"instanceType"`
+	Zone         string  `json:"zone"`
+	CapacityType string  `json:"capacityType"`
+	Price        float64 `json:"price"`
+}
+
+// ProvisionInput starts one provisioning batch.
+type ProvisionInput struct {
+	BatchID string `json:"batchId"`
+	// PendingPods is how many pods the watcher saw pending (for the history; the
+	// plan activity re-reads the cluster).
+	PendingPods int `json:"pendingPods"`
+}
+
+// ProvisionPlan is what the plan activity decided, compact enough for
+// workflow history: one entry per new node, plus counts.
+type ProvisionPlan struct {
+	NodeClaims        []NodeClaimInput `json:"nodeClaims"`
+	PodsConsidered    int              `json:"podsConsidered"`
+	PodsOnExisting    int              `json:"podsOnExisting"`
+	Unschedulable     []string         `json:"unschedulable,omitempty"` // "ns/name: reason"
+	PlannedUSDPerHour float64          `json:"plannedUsdPerHour"`
+}
+
+// ProvisionResult summarises a batch.
+type ProvisionResult struct {
+	NodeClaims    []string `json:"nodeClaims"`
+	Unschedulable int      `json:"unschedulable"`
+	PodsPlaced    int      `json:"podsPlaced"`
+}
+
+// NodeClaimInput starts a NodeClaim lifecycle. The NodeClaim object already
+// exists (the plan activity writes it, with the pods nominated to it).
+type NodeClaimInput struct {
+	Name     string `json:"name"`
+	NodePool string `json:"nodePool"`
+	// Offerings to try, cheapest first.
+	Offerings []Offering `json:"offerings"`
+	Pods      int        `json:"pods"`
+	// RegistrationTTL: an instance whose Node is not Ready by then is
+	// terminated (compensation). Zero means 15 minutes.
+	RegistrationTTL time.Duration `json:"registrationTtl"`
+	// LaunchAttempts bounds how many CreateFleet calls the saga makes while
+	// offerings fail with insufficient capacity. Zero means 5.
+	LaunchAttempts int `json:"launchAttempts"`
+}
+
+// LaunchRequest asks the cloud for one instance.
+type LaunchRequest struct {
+	NodeClaim    string     `json:"nodeClaim"`
+	NodePool     string     `json:"nodePool"`
+	CapacityType string     `json:"capacityType"`
+	Offerings    []Offering `json:"offerings"` // same capacity type, cheapest first
+}
+
+// Instance is a launched EC2 instance.
+type Instance struct {
+	ID           string  `json:"id"`
+	InstanceType string  `json:"instanceType"`
+	Zone         string  `json:"zone"`
+	CapacityType string  `json:"capacityType"`
+	ProviderID   string  `json:"providerID"`
+	Price        float64 `json:"price"`
+}
+
+// NodeReady is returned once the Node of an instance is registered, Ready
+// and initialized (startup taints gone).
+type NodeReady struct {
+	NodeName string `json:"nodeName"`
+}
+
+// TerminateRequest ends an instance and its Node/NodeClaim objects.
+type TerminateRequest struct {
+	NodeClaim  string `json:"nodeClaim"`
+	InstanceID string `json:"instanceId"`
+	NodeName   string `json:"nodeName,omitempty"`
+	Reason     string `json:"reason"`
+}
+
+// EventRequest records a Kubernetes Event on a NodeClaim.
+type EventRequest struct {
+	NodeClaim string `json:"nodeClaim"`
+	Type      string `json:"type"` // Normal or Warning
+	Reason    string `json:"reason"`
+	Message   string `json:"message"`
+}
+
+// NodeClaimStatus is the answer of the status query.
+type NodeClaimStatus struct {
+	Phase       string   `json:"phase"`
+	Instance    Instance `json:"instance"`
+	NodeName    string   `json:"nodeName,omitempty"`
+	Failure     string   `json:"failure,omitempty"`
+	LaunchTries int      `json:"launchTries"`
+}
