@@ -14,8 +14,8 @@ import (
 
 // Index of each resource in a List.
 const (
-	CPU = iota // millicores
-	Memory     // bytes
+	CPU    = iota // millicores
+	Memory        // bytes
 	EphemeralStorage
 	Pods
 	NvidiaGPU

@@ -62,7 +62,6 @@ func (f *fakeCloud) register(env *testsuite.TestWorkflowEnvironment) {
 	}, activity.RegisterOptions{Name: ActivityRecordEvent})
 }
 
-
 // recordSearchAttributes collects every upserted keyword, last value wins.
 func recordSearchAttributes(env *testsuite.TestWorkflowEnvironment) map[string]string {
 	got := map[string]string{}

@@ -43,8 +43,10 @@ type Options struct {
 	// SearchAttributes are registered as Keyword attributes, idempotently
 	// (also on an existing DB).
 	SearchAttributes []string
-	// LogLevel of the server's own logs: "error" by default.
+	// LogLevel of the server's own logs: "warn" by default.
 	LogLevel string
+	// LogFile receives the server's logs (JSON); empty: stderr.
+	LogFile string
 }
 
 // Server is a running embedded Temporal server.
@@ -73,7 +75,7 @@ func Start(ctx context.Context, o Options) (*Server, error) {
 		o.Namespace = "default"
 	}
 	if o.LogLevel == "" {
-		o.LogLevel = "error"
+		o.LogLevel = "warn"
 	}
 	if err := portFree(o.FrontendPort); err != nil {
 		return nil, fmt.Errorf("temporal frontend port %d is in use (%v): is another `starter dev` running? stop it or pick another port", o.FrontendPort, err)
@@ -168,7 +170,7 @@ func Start(ctx context.Context, o Options) (*Server, error) {
 			primitives.MatchingService: hostOf(ports[2]),
 			primitives.WorkerService:   hostOf(ports[3]),
 		}),
-		temporal.WithLogger(log.NewZapLogger(log.BuildZapLogger(log.Config{Level: o.LogLevel, Format: "console"}))),
+		temporal.WithLogger(log.NewZapLogger(log.BuildZapLogger(log.Config{Level: o.LogLevel, Format: "json", OutputFile: o.LogFile}))),
 		temporal.WithDynamicConfigClient(dyn),
 	)
 	if err != nil {

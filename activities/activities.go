@@ -1,0 +1,62 @@
+// Package activities holds Joinery's Temporal activities: the only code that
+// calls EC2, the Kubernetes API and the solver. Activities carry out what a
+// workflow or the solver decided; they hold no decisions of their own.
+package activities
+
+import (
+	"sync"
+	"time"
+
+	"github.com/joinery/joinery/catalog"
+	"github.com/joinery/joinery/cloud"
+	"github.com/joinery/joinery/cluster"
+	"github.com/joinery/joinery/metrics"
+	"github.com/joinery/joinery/workflows"
+	"go.temporal.io/sdk/activity"
+	"go.temporal.io/sdk/worker"
+	"go.uber.org/zap"
+)
+
+// Activities is the set of activity implementations and their dependencies.
+type Activities struct {
+	Cluster *cluster.Cluster
+	Cloud   *cloud.Client
+	Catalog *catalog.Catalog
+	ICE     *cloud.ICECache
+	Metrics *metrics.Metrics
+	Log     *zap.Logger
+	// LaunchTemplate is the launch template name CreateFleet refers to.
+	LaunchTemplate string
+	// RegistrationTTL is passed to every NodeClaim saga (0: the default 15 min).
+	RegistrationTTL time.Duration
+	// NominationWindow: a pending pod nominated to a NodeClaim whose Node
+	// has been Ready for longer than this is provisioned again.
+	NominationWindow time.Duration
+
+	subnetsMu     sync.Mutex
+	subnets       map[string]subnetCache // by EC2NodeClass name
+	invalidMu     sync.Mutex
+	invalid       map[string]string // NodePool -> last reported error
+	unschedMu     sync.Mutex
+	unschedulable map[string]time.Time // pod UID -> when the solver found no place
+}
+
+type subnetCache struct {
+	byZone map[string]string
+	at     time.Time
+}
+
+// Register registers every activity on a worker under the names the
+// workflows use.
+func (a *Activities) Register(w worker.Registry) {
+	reg := func(fn interface{}, name string) {
+		w.RegisterActivityWithOptions(fn, activity.RegisterOptions{Name: name})
+	}
+	reg(a.PlanProvisioning, workflows.ActivityPlanProvisioning)
+	reg(a.LaunchInstance, workflows.ActivityLaunchInstance)
+	reg(a.MarkNodeClaimLaunched, workflows.ActivityMarkLaunched)
+	reg(a.WaitForNodeReady, workflows.ActivityWaitForNode)
+	reg(a.TerminateInstance, workflows.ActivityTerminateInstance)
+	reg(a.DeleteNodeClaim, workflows.ActivityDeleteNodeClaim)
+	reg(a.RecordEvent, workflows.ActivityRecordEvent)
+}

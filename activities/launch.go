@@ -1,0 +1,130 @@
+package activities
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"fmt"
+
+	apiv1 "github.com/joinery/joinery/api/v1"
+	"github.com/joinery/joinery/catalog"
+	"github.com/joinery/joinery/cloud"
+	"github.com/joinery/joinery/workflows"
+	"go.temporal.io/sdk/temporal"
+	"go.uber.org/zap"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+)
+
+// LaunchInstance launches the NodeClaim's instance with one CreateFleet
+// call over the request's offerings (one capacity type). It is idempotent:
+// an instance already tagged with this NodeClaim is returned as is, and the
+// CreateFleet client token is derived from the request. When no offering
+// has capacity it returns a non-retryable ErrInsufficientCapacity error
+// whose details are the failed offerings (also put in the ICE cache).
+func (a *Activities) LaunchInstance(ctx context.Context, req workflows.LaunchRequest) (workflows.Instance, error) {
+	nc, err := a.Cluster.NodeClaim(ctx, req.NodeClaim)
+	if apierrors.IsNotFound(err) {
+		return workflows.Instance{}, temporal.NewNonRetryableApplicationError("NodeClaim deleted before launch", workflows.ErrNodeClaimGone, err)
+	}
+	if err != nil {
+		return workflows.Instance{}, err
+	}
+	if existing, ok, err := a.instanceOf(ctx, req.NodeClaim); err != nil {
+		return workflows.Instance{}, err
+	} else if ok {
+		return a.toInstance(existing), nil
+	}
+	nodeClass, err := a.Cluster.NodeClass(nc.Spec.NodeClassRef.Name)
+	if err != nil {
+		return workflows.Instance{}, err
+	}
+	byZone, err := a.subnetsByZone(ctx, nodeClass)
+	if err != nil {
+		return workflows.Instance{}, err
+	}
+	var types []string
+	seenType, seenZone := map[string]bool{}, map[string]bool{}
+	var subnets []cloud.Subnet
+	for _, o := range req.Offerings {
+		if !seenType[o.InstanceType] {
+			seenType[o.InstanceType] = true
+			types = append(types, o.InstanceType)
+		}
+		if id, ok := byZone[o.Zone]; ok && !seenZone[o.Zone] {
+			seenZone[o.Zone] = true
+			subnets = append(subnets, cloud.Subnet{ID: id, Zone: o.Zone})
+		}
+	}
+	token := sha256.Sum256([]byte(fmt.Sprintf("%s|%s|%v|%v", req.NodeClaim, req.CapacityType, types, subnets)))
+	inst, err := a.Cloud.Launch(ctx, cloud.LaunchRequest{
+		NodeClaim: req.NodeClaim, NodePool: req.NodePool, CapacityType: req.CapacityType,
+		InstanceTypes: types, Subnets: subnets, LaunchTemplateName: a.LaunchTemplate,
+		Tags: nodeClass.Spec.Tags, ClientToken: hex.EncodeToString(token[:16]),
+	})
+	var ice *cloud.InsufficientCapacityError
+	if errors.As(err, &ice) {
+		var failed []workflows.Offering
+		for _, o := range ice.Offerings {
+			a.ICE.MarkUnavailable(o.InstanceType, o.Zone, o.CapacityType)
+			if a.Metrics != nil {
+				a.Metrics.InsufficientCapacity.WithLabelValues(o.InstanceType, o.Zone, o.CapacityType).Inc()
+			}
+			failed = append(failed, workflows.Offering{InstanceType: o.InstanceType, Zone: o.Zone, CapacityType: o.CapacityType})
+		}
+		a.Log.Warn("insufficient capacity", zap.String("nodeclaim", req.NodeClaim), zap.Error(err))
+		return workflows.Instance{}, temporal.NewNonRetryableApplicationError(err.Error(), workflows.ErrInsufficientCapacity, nil, failed)
+	}
+	if err != nil {
+		return workflows.Instance{}, err
+	}
+	out := a.toInstance(inst)
+	if a.Metrics != nil {
+		a.Metrics.NodeClaimsLaunched.WithLabelValues(req.NodePool, out.InstanceType, out.CapacityType, out.Zone).Inc()
+	}
+	a.Log.Info("instance launched", zap.String("nodeclaim", req.NodeClaim), zap.String("instance", out.ID),
+		zap.String("instanceType", out.InstanceType), zap.String("zone", out.Zone), zap.String("capacityType", out.CapacityType))
+	return out, nil
+}
+
+// instanceOf finds a live instance already launched for a NodeClaim.
+func (a *Activities) instanceOf(ctx context.Context, nodeClaim string) (cloud.Instance, bool, error) {
+	all, err := a.Cloud.List(ctx)
+	if err != nil {
+		return cloud.Instance{}, false, err
+	}
+	for _, i := range all {
+		if i.Tags[apiv1.TagNodeClaim] == nodeClaim && i.State != cloud.StateTerminated && i.State != cloud.StateShuttingDown {
+			return i, true, nil
+		}
+	}
+	return cloud.Instance{}, false, nil
+}
+
+func (a *Activities) toInstance(i cloud.Instance) workflows.Instance {
+	out := workflows.Instance{ID: i.ID, InstanceType: i.Type, Zone: i.Zone, CapacityType: i.CapacityType, ProviderID: i.ProviderID()}
+	if it, ok := a.Catalog.Get(i.Type); ok {
+		for _, o := range it.Offerings([]string{i.Zone}) {
+			if o.CapacityType == i.CapacityType {
+				out.Price = o.Price
+			}
+		}
+	}
+	return out
+}
+
+// shapeOf is the node shape of an instance type under a NodeClaim's NodeClass.
+func (a *Activities) shapeOf(nc *apiv1.NodeClaim, instanceType string) (catalog.NodeShape, bool) {
+	it, ok := a.Catalog.Get(instanceType)
+	if !ok {
+		return catalog.NodeShape{}, false
+	}
+	var kubelet *apiv1.KubeletConfiguration
+	root := int64(20 << 30)
+	if nc.Spec.NodeClassRef != nil {
+		if cls, err := a.Cluster.NodeClass(nc.Spec.NodeClassRef.Name); err == nil {
+			kubelet, root = cls.Spec.Kubelet, cls.Spec.RootVolumeSize()
+		}
+	}
+	return it.Shape(kubelet, root), true
+}

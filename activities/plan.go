@@ -1,0 +1,171 @@
+package activities
+
+import (
+	"context"
+	"crypto/rand"
+	"fmt"
+	"sort"
+	"strings"
+	"time"
+
+	apiv1 "github.com/joinery/joinery/api/v1"
+	"github.com/joinery/joinery/solver"
+	"github.com/joinery/joinery/workflows"
+	"go.temporal.io/sdk/activity"
+	"go.uber.org/zap"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+)
+
+// MaxOfferingsPerNodeClaim bounds the offerings a NodeClaim saga carries in
+// its history (cheapest first): enough to fall back through several types
+// and zones on insufficient capacity, small enough for big batches.
+const MaxOfferingsPerNodeClaim = 20
+
+// MaxInstanceTypesPerNodeClaim bounds the instance-type requirement written
+// on a NodeClaim (Karpenter truncates to 60 at launch).
+const MaxInstanceTypesPerNodeClaim = 60
+
+// PlanProvisioning snapshots the cluster, solves, writes one NodeClaim
+// object per new node (with the pods nominated to it), and reports pods no
+// node can hold with an Event on the pod and a log line. It returns the
+// NodeClaim sagas to start.
+func (a *Activities) PlanProvisioning(ctx context.Context, in workflows.ProvisionInput) (workflows.ProvisionPlan, error) {
+	log := a.Log.With(zap.String("workflow", activity.GetInfo(ctx).WorkflowExecution.ID))
+	snap, err := a.takeSnapshot(ctx, time.Now())
+	if err != nil {
+		return workflows.ProvisionPlan{}, err
+	}
+	plan := solver.Solve(snap.input)
+	a.rememberUnschedulable(plan, snap, time.Now())
+	out := workflows.ProvisionPlan{PodsConsidered: len(snap.input.Pods), PodsOnExisting: len(plan.ExistingPlacements)}
+	for _, nn := range plan.NewNodeClaims {
+		nc, in, err := a.writeNodeClaim(ctx, snap, nn)
+		if err != nil {
+			return out, err
+		}
+		out.NodeClaims = append(out.NodeClaims, in)
+		out.PlannedUSDPerHour += nn.Price()
+		for _, key := range nn.Pods {
+			if p := snap.podsByKey[key]; p != nil {
+				a.Cluster.Recorder.Eventf(p, corev1.EventTypeNormal, "Nominated", "Pod should schedule on: nodeclaim/%s", nc.Name)
+			}
+		}
+		if a.Metrics != nil {
+			a.Metrics.NodeClaimsCreated.WithLabelValues(nn.NodePool).Inc()
+		}
+		log.Info("nodeclaim planned", zap.String("nodeclaim", nc.Name), zap.String("nodepool", nn.NodePool),
+			zap.Int("pods", len(nn.Pods)), zap.String("cheapest", in.Offerings[0].InstanceType), zap.Float64("usdPerHour", nn.Price()))
+	}
+	for _, u := range plan.Unschedulable {
+		out.Unschedulable = append(out.Unschedulable, u.Pod+": "+u.Reason)
+		if p := snap.podsByKey[u.Pod]; p != nil {
+			a.Cluster.Recorder.Eventf(p, corev1.EventTypeWarning, "FailedScheduling", "Failed to schedule pod, %s", u.Reason)
+		}
+		log.Warn("pod cannot be provisioned", zap.String("pod", u.Pod), zap.String("reason", u.Reason))
+		if a.Metrics != nil {
+			a.Metrics.PodsUnschedulable.Inc()
+		}
+	}
+	log.Info("provisioning plan", zap.Int("pending", snap.pending), zap.Int("nominated", snap.nominated),
+		zap.Int("considered", out.PodsConsidered), zap.Int("onExisting", out.PodsOnExisting),
+		zap.Int("nodeclaims", len(out.NodeClaims)), zap.Int("unschedulable", len(out.Unschedulable)),
+		zap.Float64("usdPerHour", out.PlannedUSDPerHour))
+	return out, nil
+}
+
+// writeNodeClaim creates the NodeClaim object for one planned node.
+func (a *Activities) writeNodeClaim(ctx context.Context, snap *snapshot, nn solver.NewNodeClaim) (*apiv1.NodeClaim, workflows.NodeClaimInput, error) {
+	np := snap.pools[nn.NodePool]
+	name := nn.NodePool + "-" + randomSuffix()
+	offs := flattenOfferings(nn)
+	if len(offs) == 0 {
+		return nil, workflows.NodeClaimInput{}, fmt.Errorf("solver returned nodeclaim for %s without offerings", nn.NodePool)
+	}
+	var uids []string
+	for _, key := range nn.Pods {
+		if p := snap.podsByKey[key]; p != nil {
+			uids = append(uids, string(p.UID))
+		}
+	}
+	labels := map[string]string{apiv1.LabelNodePool: nn.NodePool}
+	for k, v := range nn.Labels {
+		labels[k] = v
+	}
+	reqs := make([]apiv1.NodeSelectorRequirementWithMinValues, 0, len(nn.Requirements)+2)
+	for _, r := range nn.Requirements {
+		if r.Key != apiv1.LabelInstanceType {
+			reqs = append(reqs, r)
+		}
+	}
+	var types []string
+	for i, o := range nn.InstanceTypes {
+		if i == MaxInstanceTypesPerNodeClaim {
+			break
+		}
+		types = append(types, o.Type.Name)
+	}
+	reqs = append(reqs, apiv1.NodeSelectorRequirementWithMinValues{Key: apiv1.LabelInstanceType, Operator: apiv1.OpIn, Values: types})
+	nc := &apiv1.NodeClaim{
+		ObjectMeta: metav1.ObjectMeta{
+			Name:        name,
+			Labels:      labels,
+			Annotations: map[string]string{AnnotationNominatedPods: strings.Join(uids, ",")},
+		},
+		Spec: apiv1.NodeClaimSpec{
+			Taints:                 np.Spec.Template.Spec.Taints,
+			StartupTaints:          np.Spec.Template.Spec.StartupTaints,
+			Requirements:           reqs,
+			Resources:              apiv1.ResourceRequirements{Requests: nn.Requests.ToResourceList()},
+			NodeClassRef:           np.Spec.Template.Spec.NodeClassRef,
+			ExpireAfter:            np.Spec.Template.Spec.ExpireAfter,
+			TerminationGracePeriod: np.Spec.Template.Spec.TerminationGracePeriod,
+		},
+	}
+	for k, v := range np.Spec.Template.ObjectMeta.Annotations {
+		nc.Annotations[k] = v
+	}
+	if err := a.Cluster.CreateNodeClaim(ctx, nc); err != nil {
+		return nil, workflows.NodeClaimInput{}, fmt.Errorf("create NodeClaim %s: %w", name, err)
+	}
+	return nc, workflows.NodeClaimInput{
+		Name: name, NodePool: nn.NodePool, Offerings: offs, Pods: len(nn.Pods), RegistrationTTL: a.RegistrationTTL,
+	}, nil
+}
+
+// flattenOfferings lists a planned node's offerings cheapest first (ties by
+// instance type, then zone), capped at MaxOfferingsPerNodeClaim.
+func flattenOfferings(nn solver.NewNodeClaim) []workflows.Offering {
+	var offs []workflows.Offering
+	for _, it := range nn.InstanceTypes {
+		for _, o := range it.Offerings {
+			if o.Available {
+				offs = append(offs, workflows.Offering{InstanceType: it.Type.Name, Zone: o.Zone, CapacityType: o.CapacityType, Price: o.Price})
+			}
+		}
+	}
+	sort.SliceStable(offs, func(i, j int) bool {
+		if offs[i].Price != offs[j].Price {
+			return offs[i].Price < offs[j].Price
+		}
+		if offs[i].InstanceType != offs[j].InstanceType {
+			return offs[i].InstanceType < offs[j].InstanceType
+		}
+		return offs[i].Zone < offs[j].Zone
+	})
+	if len(offs) > MaxOfferingsPerNodeClaim {
+		offs = offs[:MaxOfferingsPerNodeClaim]
+	}
+	return offs
+}
+
+// randomSuffix is the 5-character name suffix Karpenter-style NodeClaims carry.
+func randomSuffix() string {
+	const alphabet = "bcdfghjklmnpqrstvwxz2456789"
+	b := make([]byte, 5)
+	_, _ = rand.Read(b)
+	for i := range b {
+		b[i] = alphabet[int(b[i])%len(alphabet)]
+	}
+	return string(b)
+}

@@ -1,0 +1,311 @@
+package activities
+
+import (
+	"context"
+	"fmt"
+	"sort"
+	"strings"
+	"time"
+
+	apiv1 "github.com/joinery/joinery/api/v1"
+	"github.com/joinery/joinery/catalog"
+	"github.com/joinery/joinery/cluster"
+	"github.com/joinery/joinery/resources"
+	"github.com/joinery/joinery/solver"
+	"go.uber.org/zap"
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/labels"
+)
+
+// AnnotationNominatedPods on a NodeClaim lists the UIDs (comma-separated) of
+// the pending pods it was launched for, so later batches do not buy
+// capacity for them twice.
+const AnnotationNominatedPods = "joinery.sh/nominated-pods"
+
+// snapshot is the solver input plus what is needed to act on the plan.
+type snapshot struct {
+	input     solver.Input
+	pools     map[string]*apiv1.NodePool
+	podsByKey map[string]*corev1.Pod
+	pending   int
+	nominated int
+}
+
+// takeSnapshot builds the solver input from the informer caches: valid
+// NodePools with their instance types and usage, existing and in-flight
+// nodes with their free capacity, pending pods not yet nominated, and
+// DaemonSets.
+func (a *Activities) takeSnapshot(ctx context.Context, now time.Time) (*snapshot, error) {
+	s := &snapshot{pools: map[string]*apiv1.NodePool{}, podsByKey: map[string]*corev1.Pod{}}
+	pools, invalid := a.Cluster.NodePools()
+	a.reportInvalid(invalid)
+	claims := a.Cluster.NodeClaims()
+
+	// In-flight and recently-ready NodeClaims hold nominations.
+	nominatedTo := map[string]string{} // pod UID -> nodeclaim
+	claimByNode := map[string]*apiv1.NodeClaim{}
+	for _, nc := range claims {
+		if nc.Status.NodeName != "" {
+			claimByNode[nc.Status.NodeName] = nc
+		}
+		if nc.DeletionTimestamp != nil || !a.nominationLive(nc, now) {
+			continue
+		}
+		for _, uid := range strings.Split(nc.Annotations[AnnotationNominatedPods], ",") {
+			if uid != "" {
+				nominatedTo[uid] = nc.Name
+			}
+		}
+	}
+
+	// Pending pods; nominated ones are accounted on their NodeClaim instead.
+	nominatedReq := map[string]resources.List{}
+	for _, p := range a.Cluster.ProvisionablePods() {
+		s.pending++
+		sp := solver.PodFromK8s(p)
+		if nc, ok := nominatedTo[string(p.UID)]; ok {
+			nominatedReq[nc] = nominatedReq[nc].Add(sp.Requests)
+			s.nominated++
+			continue
+		}
+		s.input.Pods = append(s.input.Pods, sp)
+		s.podsByKey[p.Namespace+"/"+p.Name] = p
+	}
+
+	// Existing Ready nodes with free capacity.
+	nodes, _ := a.Cluster.Nodes.List(labels.Everything())
+	sort.Slice(nodes, func(i, j int) bool { return nodes[i].Name < nodes[j].Name })
+	for _, n := range nodes {
+		if n.Spec.Unschedulable || !nodeReady(n) || hasTaint(n.Spec.Taints, apiv1.TaintKeyDisrupted) {
+			continue
+		}
+		alloc, _ := resources.FromResourceList(n.Status.Allocatable)
+		var used resources.List
+		for _, p := range a.Cluster.PodsOnNode(n.Name) {
+			if cluster.IsActive(p) {
+				used = used.Add(solver.PodFromK8s(p).Requests)
+			}
+		}
+		avail := alloc.Sub(used)
+		pool := n.Labels[apiv1.LabelNodePool]
+		if nc := claimByNode[n.Name]; nc != nil {
+			avail = avail.Sub(nominatedReq[nc.Name])
+		}
+		s.input.ExistingNodes = append(s.input.ExistingNodes, solver.Node{
+			Name: n.Name, Labels: n.Labels, Taints: n.Spec.Taints, Available: avail, NodePool: pool,
+		})
+	}
+
+	// In-flight NodeClaims (no Ready Node yet) count as nodes of their
+	// smallest possible shape.
+	for _, nc := range claims {
+		if nc.DeletionTimestamp != nil || nc.Status.NodeName != "" {
+			continue
+		}
+		shape, ok := a.claimShape(nc, false)
+		if !ok {
+			continue
+		}
+		s.input.ExistingNodes = append(s.input.ExistingNodes, solver.Node{
+			Name: "nodeclaim/" + nc.Name, Labels: claimLabels(nc), Taints: nc.Spec.Taints,
+			Available: shape.Allocatable.Sub(nominatedReq[nc.Name]), NodePool: nc.Labels[apiv1.LabelNodePool],
+		})
+	}
+
+	// NodePools with instance types, zones and usage.
+	for _, np := range pools {
+		ref := np.Spec.Template.Spec.NodeClassRef
+		nodeClass, err := a.Cluster.NodeClass(ref.Name)
+		if err != nil {
+			a.reportInvalid([]cluster.InvalidNodePool{{Name: np.Name, Err: fmt.Errorf("spec.template.spec.nodeClassRef: %w", err)}})
+			continue
+		}
+		zones, err := a.zones(ctx, nodeClass)
+		if err != nil {
+			return nil, fmt.Errorf("subnets of EC2NodeClass %s: %w", nodeClass.Name, err)
+		}
+		sp := solver.NodePoolFromAPI(np, nodeClass, a.Catalog, zones, a.ICE.Unavailable)
+		for _, nc := range claims {
+			if nc.Labels[apiv1.LabelNodePool] != np.Name || nc.DeletionTimestamp != nil {
+				continue
+			}
+			if shape, ok := a.claimShape(nc, true); ok {
+				sp.Usage = sp.Usage.Add(shape.Capacity)
+			}
+			sp.NodeCount++
+		}
+		s.input.NodePools = append(s.input.NodePools, sp)
+		s.pools[np.Name] = np
+	}
+
+	dss, _ := a.Cluster.DaemonSets.List(labels.Everything())
+	sort.Slice(dss, func(i, j int) bool { return dss[i].Namespace+"/"+dss[i].Name < dss[j].Namespace+"/"+dss[j].Name })
+	for _, ds := range dss {
+		p := &corev1.Pod{Spec: ds.Spec.Template.Spec}
+		p.Namespace, p.Name = ds.Namespace, ds.Name
+		s.input.DaemonSets = append(s.input.DaemonSets, solver.DaemonSet{Namespace: ds.Namespace, Name: ds.Name, Pod: solver.PodFromK8s(p)})
+	}
+	return s, nil
+}
+
+// DefaultNominationWindow is how long a NodeClaim's nominations outlive its
+// Node becoming initialized: the kube-scheduler binds within a few seconds
+// (its backoff queue), and a pod it placed elsewhere gets capacity again
+// soon after.
+const DefaultNominationWindow = 10 * time.Second
+
+// nominationLive: a NodeClaim holds its nominations until its Node has been
+// initialized for NominationWindow.
+func (a *Activities) nominationLive(nc *apiv1.NodeClaim, now time.Time) bool {
+	for _, c := range nc.Status.Conditions {
+		if c.Type == apiv1.ConditionInitialized && c.Status == "True" {
+			w := a.NominationWindow
+			if w == 0 {
+				w = DefaultNominationWindow
+			}
+			return now.Sub(c.LastTransitionTime.Time) < w
+		}
+	}
+	return true
+}
+
+// claimShape returns the node shape of a NodeClaim: its launched instance
+// type when known, else over every instance type it may launch as the
+// element-wise largest capacity (pessimistic=true, for limits) or smallest
+// allocatable (false, for placing pods).
+func (a *Activities) claimShape(nc *apiv1.NodeClaim, pessimistic bool) (catalog.NodeShape, bool) {
+	var names []string
+	if t := nc.Labels[apiv1.LabelInstanceType]; t != "" {
+		names = []string{t}
+	} else {
+		for _, r := range nc.Spec.Requirements {
+			if r.Key == apiv1.LabelInstanceType && r.Operator == apiv1.OpIn {
+				names = r.Values
+			}
+		}
+	}
+	var kubelet *apiv1.KubeletConfiguration
+	root := int64(20 << 30)
+	if nc.Spec.NodeClassRef != nil {
+		if cls, err := a.Cluster.NodeClass(nc.Spec.NodeClassRef.Name); err == nil {
+			kubelet, root = cls.Spec.Kubelet, cls.Spec.RootVolumeSize()
+		}
+	}
+	var out catalog.NodeShape
+	found := false
+	for _, n := range names {
+		it, ok := a.Catalog.Get(n)
+		if !ok {
+			continue
+		}
+		sh := it.Shape(kubelet, root)
+		switch {
+		case !found:
+			out = sh
+		case pessimistic:
+			out.Capacity = out.Capacity.Max(sh.Capacity)
+			out.Allocatable = out.Allocatable.Max(sh.Allocatable)
+		default:
+			for i := range out.Allocatable {
+				out.Allocatable[i] = min(out.Allocatable[i], sh.Allocatable[i])
+				out.Capacity[i] = min(out.Capacity[i], sh.Capacity[i])
+			}
+		}
+		found = true
+	}
+	return out, found
+}
+
+// claimLabels are the labels a NodeClaim's node will carry as far as known:
+// template labels plus every single-valued In requirement.
+func claimLabels(nc *apiv1.NodeClaim) map[string]string {
+	l := map[string]string{}
+	for k, v := range nc.Labels {
+		l[k] = v
+	}
+	for _, r := range nc.Spec.Requirements {
+		if r.Operator == apiv1.OpIn && len(r.Values) == 1 {
+			l[r.Key] = r.Values[0]
+		}
+	}
+	return l
+}
+
+func (a *Activities) reportInvalid(bad []cluster.InvalidNodePool) {
+	a.invalidMu.Lock()
+	defer a.invalidMu.Unlock()
+	if a.invalid == nil {
+		a.invalid = map[string]string{}
+	}
+	for _, b := range bad {
+		msg := b.Err.Error()
+		if a.invalid[b.Name] == msg {
+			continue
+		}
+		a.invalid[b.Name] = msg
+		a.Log.Error("invalid NodePool skipped", zap.String("nodepool", b.Name), zap.String("reason", msg))
+		a.Cluster.Recorder.Event(&corev1.ObjectReference{APIVersion: "karpenter.sh/v1", Kind: "NodePool", Name: b.Name},
+			corev1.EventTypeWarning, "InvalidNodePool", msg)
+	}
+	if a.Metrics != nil {
+		a.Metrics.InvalidNodePools.Set(float64(len(bad)))
+	}
+}
+
+// zones resolves the zones of an EC2NodeClass's subnets (cached 1 minute).
+func (a *Activities) zones(ctx context.Context, nc *apiv1.EC2NodeClass) ([]string, error) {
+	byZone, err := a.subnetsByZone(ctx, nc)
+	if err != nil {
+		return nil, err
+	}
+	zones := make([]string, 0, len(byZone))
+	for z := range byZone {
+		zones = append(zones, z)
+	}
+	sort.Strings(zones)
+	return zones, nil
+}
+
+func (a *Activities) subnetsByZone(ctx context.Context, nc *apiv1.EC2NodeClass) (map[string]string, error) {
+	a.subnetsMu.Lock()
+	defer a.subnetsMu.Unlock()
+	if a.subnets == nil {
+		a.subnets = map[string]subnetCache{}
+	}
+	if c, ok := a.subnets[nc.Name]; ok && time.Since(c.at) < time.Minute {
+		return c.byZone, nil
+	}
+	subnets, err := a.Cloud.Subnets(ctx, nc.Spec.SubnetSelectorTerms)
+	if err != nil {
+		return nil, err
+	}
+	if len(subnets) == 0 {
+		return nil, fmt.Errorf("no subnet matches spec.subnetSelectorTerms")
+	}
+	byZone := map[string]string{}
+	for _, sn := range subnets {
+		if _, ok := byZone[sn.Zone]; !ok {
+			byZone[sn.Zone] = sn.ID
+		}
+	}
+	a.subnets[nc.Name] = subnetCache{byZone: byZone, at: time.Now()}
+	return byZone, nil
+}
+
+func nodeReady(n *corev1.Node) bool {
+	for _, c := range n.Status.Conditions {
+		if c.Type == corev1.NodeReady {
+			return c.Status == corev1.ConditionTrue
+		}
+	}
+	return false
+}
+
+func hasTaint(ts []corev1.Taint, key string) bool {
+	for _, t := range ts {
+		if t.Key == key {
+			return true
+		}
+	}
+	return false
+}

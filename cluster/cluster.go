@@ -1,0 +1,130 @@
+// Package cluster is Joinery's Kubernetes adapter over client-go: informers
+// and an in-memory view of pods, nodes, DaemonSets, NodePools, NodeClaims and
+// EC2NodeClasses, plus the writes Joinery makes (NodeClaims, node labels,
+// Events). It holds no decisions.
+package cluster
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	apiv1 "github.com/joinery/joinery/api/v1"
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/client-go/dynamic"
+	"k8s.io/client-go/dynamic/dynamicinformer"
+	"k8s.io/client-go/informers"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/kubernetes/scheme"
+	typedcorev1 "k8s.io/client-go/kubernetes/typed/core/v1"
+	appslisters "k8s.io/client-go/listers/apps/v1"
+	corelisters "k8s.io/client-go/listers/core/v1"
+	"k8s.io/client-go/rest"
+	"k8s.io/client-go/tools/cache"
+	"k8s.io/client-go/tools/record"
+)
+
+// Cluster is a started set of informers plus clients for writes.
+type Cluster struct {
+	Kube    kubernetes.Interface
+	Dynamic dynamic.Interface
+
+	factory    informers.SharedInformerFactory
+	dynFactory dynamicinformer.DynamicSharedInformerFactory
+
+	Pods        corelisters.PodLister
+	PodInformer cache.SharedIndexInformer
+	Nodes       corelisters.NodeLister
+	DaemonSets  appslisters.DaemonSetLister
+
+	nodePools   cache.SharedIndexInformer
+	nodeClaims  cache.SharedIndexInformer
+	nodeClasses cache.SharedIndexInformer
+
+	Recorder    record.EventRecorder
+	broadcaster record.EventBroadcaster
+}
+
+const podsByNodeIndex = "spec.nodeName"
+
+// New builds the clients and informers (resync off: handlers are edge-driven).
+func New(cfg *rest.Config) (*Cluster, error) {
+	cfg = rest.CopyConfig(cfg)
+	if cfg.QPS == 0 {
+		cfg.QPS, cfg.Burst = 200, 400
+	}
+	kc, err := kubernetes.NewForConfig(cfg)
+	if err != nil {
+		return nil, err
+	}
+	dc, err := dynamic.NewForConfig(cfg)
+	if err != nil {
+		return nil, err
+	}
+	c := &Cluster{Kube: kc, Dynamic: dc}
+	c.factory = informers.NewSharedInformerFactory(kc, 0)
+	c.dynFactory = dynamicinformer.NewDynamicSharedInformerFactory(dc, 0)
+	c.PodInformer = c.factory.Core().V1().Pods().Informer()
+	if err := c.PodInformer.AddIndexers(cache.Indexers{podsByNodeIndex: func(obj interface{}) ([]string, error) {
+		p, ok := obj.(*corev1.Pod)
+		if !ok || p.Spec.NodeName == "" {
+			return nil, nil
+		}
+		return []string{p.Spec.NodeName}, nil
+	}}); err != nil {
+		return nil, err
+	}
+	c.Pods = c.factory.Core().V1().Pods().Lister()
+	c.Nodes = c.factory.Core().V1().Nodes().Lister()
+	c.DaemonSets = c.factory.Apps().V1().DaemonSets().Lister()
+	c.nodePools = c.dynFactory.ForResource(apiv1.NodePoolGVR).Informer()
+	c.nodeClaims = c.dynFactory.ForResource(apiv1.NodeClaimGVR).Informer()
+	c.nodeClasses = c.dynFactory.ForResource(apiv1.EC2NodeClassGVR).Informer()
+	c.broadcaster = record.NewBroadcaster()
+	c.broadcaster.StartRecordingToSink(&typedcorev1.EventSinkImpl{Interface: kc.CoreV1().Events("")})
+	c.Recorder = c.broadcaster.NewRecorder(scheme.Scheme, corev1.EventSource{Component: "joinery"})
+	return c, nil
+}
+
+// Start runs the informers and waits for their caches (up to timeout).
+func (c *Cluster) Start(ctx context.Context, timeout time.Duration) error {
+	c.factory.Start(ctx.Done())
+	c.dynFactory.Start(ctx.Done())
+	wctx, cancel := context.WithTimeout(ctx, timeout)
+	defer cancel()
+	for t, ok := range c.factory.WaitForCacheSync(wctx.Done()) {
+		if !ok {
+			return fmt.Errorf("informer cache for %v did not sync within %s", t, timeout)
+		}
+	}
+	for gvr, ok := range c.dynFactory.WaitForCacheSync(wctx.Done()) {
+		if !ok {
+			return fmt.Errorf("informer cache for %s did not sync within %s (are the CRDs installed?)", gvr.Resource, timeout)
+		}
+	}
+	return nil
+}
+
+// Shutdown stops the event broadcaster (informers stop with the context).
+func (c *Cluster) Shutdown() { c.broadcaster.Shutdown() }
+
+// PodsOnNode returns the pods bound to a node (from the informer index).
+func (c *Cluster) PodsOnNode(node string) []*corev1.Pod {
+	objs, _ := c.PodInformer.GetIndexer().ByIndex(podsByNodeIndex, node)
+	out := make([]*corev1.Pod, 0, len(objs))
+	for _, o := range objs {
+		out = append(out, o.(*corev1.Pod))
+	}
+	return out
+}
+
+// fromUnstructured converts an informer object into one of the api/v1 types.
+func fromUnstructured(obj interface{}, into interface{}) error {
+	u, ok := obj.(*unstructured.Unstructured)
+	if !ok {
+		return fmt.Errorf("unexpected object %T", obj)
+	}
+	return runtime.DefaultUnstructuredConverter.FromUnstructured(u.Object, into)
+}

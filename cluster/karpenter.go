@@ -1,0 +1,135 @@
+package cluster
+
+import (
+	"context"
+	"fmt"
+	"sort"
+
+	apiv1 "github.com/joinery/joinery/api/v1"
+	"k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/tools/cache"
+)
+
+// InvalidNodePool is a NodePool that failed validation, with every reason.
+type InvalidNodePool struct {
+	Name string
+	Err  error
+}
+
+// NodePools returns the valid NodePools sorted by name, and the invalid ones
+// with their field errors (they are skipped, never fatal).
+func (c *Cluster) NodePools() ([]*apiv1.NodePool, []InvalidNodePool) {
+	var out []*apiv1.NodePool
+	var bad []InvalidNodePool
+	for _, o := range c.nodePools.GetStore().List() {
+		np := &apiv1.NodePool{}
+		if err := fromUnstructured(o, np); err != nil {
+			name := ""
+			if u, ok := o.(*unstructured.Unstructured); ok {
+				name = u.GetName()
+			}
+			bad = append(bad, InvalidNodePool{Name: name, Err: fmt.Errorf("cannot decode: %w", err)})
+			continue
+		}
+		if np.DeletionTimestamp != nil {
+			continue
+		}
+		if errs := np.Validate(); len(errs) > 0 {
+			bad = append(bad, InvalidNodePool{Name: np.Name, Err: errs.ToAggregate()})
+			continue
+		}
+		out = append(out, np)
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].Name < out[j].Name })
+	sort.Slice(bad, func(i, j int) bool { return bad[i].Name < bad[j].Name })
+	return out, bad
+}
+
+// NodeClass returns the EC2NodeClass with the given name.
+func (c *Cluster) NodeClass(name string) (*apiv1.EC2NodeClass, error) {
+	o, ok, err := c.nodeClasses.GetStore().GetByKey(name)
+	if err != nil {
+		return nil, err
+	}
+	if !ok {
+		return nil, fmt.Errorf("EC2NodeClass %q not found", name)
+	}
+	nc := &apiv1.EC2NodeClass{}
+	return nc, fromUnstructured(o, nc)
+}
+
+// NodeClaims returns every NodeClaim in the informer cache, sorted by name.
+func (c *Cluster) NodeClaims() []*apiv1.NodeClaim {
+	var out []*apiv1.NodeClaim
+	for _, o := range c.nodeClaims.GetStore().List() {
+		nc := &apiv1.NodeClaim{}
+		if fromUnstructured(o, nc) == nil {
+			out = append(out, nc)
+		}
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].Name < out[j].Name })
+	return out
+}
+
+// NodeClaim reads one NodeClaim from the API server (not the cache), so a
+// just-written object is seen. errors.IsNotFound tells a deleted one.
+func (c *Cluster) NodeClaim(ctx context.Context, name string) (*apiv1.NodeClaim, error) {
+	u, err := c.Dynamic.Resource(apiv1.NodeClaimGVR).Get(ctx, name, metav1.GetOptions{})
+	if err != nil {
+		return nil, err
+	}
+	nc := &apiv1.NodeClaim{}
+	return nc, runtime.DefaultUnstructuredConverter.FromUnstructured(u.Object, nc)
+}
+
+// CreateNodeClaim writes a new NodeClaim object.
+func (c *Cluster) CreateNodeClaim(ctx context.Context, nc *apiv1.NodeClaim) error {
+	nc.APIVersion, nc.Kind = "karpenter.sh/v1", "NodeClaim"
+	obj, err := runtime.DefaultUnstructuredConverter.ToUnstructured(nc)
+	if err != nil {
+		return err
+	}
+	_, err = c.Dynamic.Resource(apiv1.NodeClaimGVR).Create(ctx, &unstructured.Unstructured{Object: obj}, metav1.CreateOptions{})
+	if errors.IsAlreadyExists(err) {
+		return nil // a retried activity already wrote it
+	}
+	return err
+}
+
+// PatchNodeClaim merge-patches metadata/spec (patch is a JSON merge patch).
+func (c *Cluster) PatchNodeClaim(ctx context.Context, name string, patch []byte) error {
+	_, err := c.Dynamic.Resource(apiv1.NodeClaimGVR).Patch(ctx, name, types.MergePatchType, patch, metav1.PatchOptions{})
+	return err
+}
+
+// PatchNodeClaimStatus merge-patches the status subresource.
+func (c *Cluster) PatchNodeClaimStatus(ctx context.Context, name string, patch []byte) error {
+	_, err := c.Dynamic.Resource(apiv1.NodeClaimGVR).Patch(ctx, name, types.MergePatchType, patch, metav1.PatchOptions{}, "status")
+	return err
+}
+
+// DeleteNodeClaim removes a NodeClaim (finalizers cleared first); a missing
+// one is not an error.
+func (c *Cluster) DeleteNodeClaim(ctx context.Context, name string) error {
+	err := c.PatchNodeClaim(ctx, name, []byte(`{"metadata":{"finalizers":null}}`))
+	if err != nil && !errors.IsNotFound(err) {
+		return err
+	}
+	err = c.Dynamic.Resource(apiv1.NodeClaimGVR).Delete(ctx, name, metav1.DeleteOptions{})
+	if errors.IsNotFound(err) {
+		return nil
+	}
+	return err
+}
+
+// OnNodePoolChange calls fn whenever a NodePool is added or updated.
+func (c *Cluster) OnNodePoolChange(fn func(obj interface{})) {
+	_, _ = c.nodePools.AddEventHandler(cache.ResourceEventHandlerFuncs{
+		AddFunc:    fn,
+		UpdateFunc: func(_, n interface{}) { fn(n) },
+	})
+}

@@ -1,0 +1,155 @@
+// Package controller is the long-running Joinery controller: it watches
+// unschedulable pods, batches them into Provision workflows, runs the
+// Temporal worker with every workflow and activity, and serves metrics and
+// health. The worker main and `starter dev` both run it.
+package controller
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"net/http"
+	"time"
+
+	"github.com/joinery/joinery/activities"
+	"github.com/joinery/joinery/catalog"
+	"github.com/joinery/joinery/cloud"
+	"github.com/joinery/joinery/cluster"
+	"github.com/joinery/joinery/logging"
+	"github.com/joinery/joinery/metrics"
+	"github.com/joinery/joinery/workflows"
+	"github.com/prometheus/client_golang/prometheus/promhttp"
+	"go.temporal.io/sdk/client"
+	"go.temporal.io/sdk/worker"
+	"go.temporal.io/sdk/workflow"
+	"go.uber.org/zap"
+	"k8s.io/client-go/rest"
+)
+
+// Config is everything the controller needs; zero durations take defaults.
+type Config struct {
+	RESTConfig      *rest.Config
+	TemporalAddress string // host:port, default 127.0.0.1:7233
+	Namespace       string // default "default"
+	// EC2Endpoint is the EC2 API base URL (empty: real AWS for Region).
+	EC2Endpoint string
+	Region      string // default us-east-1
+	ClusterName string // value of the joinery.sh/cluster tag on instances
+	// LaunchTemplate is the launch template name CreateFleet uses.
+	LaunchTemplate string
+	// MetricsAddr serves /metrics, /healthz and /readyz (empty: off).
+	MetricsAddr string
+	// BatchIdle and BatchMax bound a provisioning batch (defaults 1 s, 10 s).
+	BatchIdle, BatchMax time.Duration
+	// RegistrationTTL: instances whose Node is not Ready by then are terminated (default 15 min).
+	RegistrationTTL time.Duration
+	Log             *zap.Logger
+	// Ready, when set, is closed once the worker polls and informers are synced.
+	Ready chan<- struct{}
+}
+
+// Run runs the controller until ctx ends.
+func Run(ctx context.Context, cfg Config) error {
+	if cfg.TemporalAddress == "" {
+		cfg.TemporalAddress = "127.0.0.1:7233"
+	}
+	if cfg.Namespace == "" {
+		cfg.Namespace = "default"
+	}
+	if cfg.Region == "" {
+		cfg.Region = "us-east-1"
+	}
+	if cfg.ClusterName == "" {
+		cfg.ClusterName = "joinery"
+	}
+	if cfg.LaunchTemplate == "" {
+		cfg.LaunchTemplate = "joinery-" + cfg.ClusterName
+	}
+	if cfg.BatchIdle == 0 {
+		cfg.BatchIdle = time.Second
+	}
+	if cfg.BatchMax == 0 {
+		cfg.BatchMax = 10 * time.Second
+	}
+	log := cfg.Log
+	if log == nil {
+		log = zap.NewNop()
+	}
+	m := metrics.New()
+	cl, err := cluster.New(cfg.RESTConfig)
+	if err != nil {
+		return fmt.Errorf("kubernetes client: %w", err)
+	}
+	defer cl.Shutdown()
+	if err := cl.Start(ctx, 2*time.Minute); err != nil {
+		return err
+	}
+	cat, err := catalog.Default()
+	if err != nil {
+		return err
+	}
+	ice := cloud.NewICECache(3*time.Minute, nil)
+	cc, err := cloud.New(ctx, cloud.Options{Region: cfg.Region, Endpoint: cfg.EC2Endpoint, ClusterName: cfg.ClusterName, ICECache: ice})
+	if err != nil {
+		return fmt.Errorf("ec2 client: %w", err)
+	}
+	tc, err := client.Dial(client.Options{HostPort: cfg.TemporalAddress, Namespace: cfg.Namespace, Logger: logging.NewTemporal(log)})
+	if err != nil {
+		return fmt.Errorf("temporal at %s: %w", cfg.TemporalAddress, err)
+	}
+	defer tc.Close()
+
+	acts := &activities.Activities{
+		Cluster: cl, Cloud: cc, Catalog: cat, ICE: ice, Metrics: m, Log: log,
+		LaunchTemplate: cfg.LaunchTemplate, RegistrationTTL: cfg.RegistrationTTL,
+	}
+	w := worker.New(tc, workflows.TaskQueue, worker.Options{})
+	RegisterWorkflows(w)
+	acts.Register(w)
+	if err := w.Start(); err != nil {
+		return fmt.Errorf("temporal worker: %w", err)
+	}
+	defer w.Stop()
+
+	if cfg.MetricsAddr != "" {
+		srv, err := serveMetrics(cfg.MetricsAddr, m)
+		if err != nil {
+			return err
+		}
+		defer srv.Close()
+	}
+	p := &provisioner{cluster: cl, acts: acts, temporal: tc, metrics: m, log: log,
+		idle: cfg.BatchIdle, max: cfg.BatchMax, trigger: make(chan struct{}, 1)}
+	p.watch()
+	log.Info("controller started", zap.String("temporal", cfg.TemporalAddress), zap.String("taskQueue", workflows.TaskQueue))
+	if cfg.Ready != nil {
+		close(cfg.Ready)
+	}
+	return p.run(ctx)
+}
+
+// RegisterWorkflows registers every workflow under its type name (also used by replay tests).
+func RegisterWorkflows(w worker.WorkflowRegistry) {
+	w.RegisterWorkflowWithOptions(workflows.Provision, workflow.RegisterOptions{Name: workflows.ProvisionWorkflow})
+	w.RegisterWorkflowWithOptions(workflows.NodeClaim, workflow.RegisterOptions{Name: workflows.NodeClaimWorkflow})
+}
+
+func serveMetrics(addr string, m *metrics.Metrics) (*http.Server, error) {
+	mux := http.NewServeMux()
+	mux.Handle("/metrics", promhttp.HandlerFor(m.Registry, promhttp.HandlerOpts{}))
+	ok := func(w http.ResponseWriter, _ *http.Request) { _, _ = w.Write([]byte("ok")) }
+	mux.HandleFunc("/healthz", ok)
+	mux.HandleFunc("/readyz", ok)
+	l, err := net.Listen("tcp", addr)
+	if err != nil {
+		return nil, fmt.Errorf("metrics address %s: %w (pass another --metrics-addr)", addr, err)
+	}
+	srv := &http.Server{Handler: mux, ReadHeaderTimeout: 5 * time.Second}
+	go func() {
+		if err := srv.Serve(l); err != nil && !errors.Is(err, http.ErrServerClosed) {
+			zap.L().Error("metrics server", zap.Error(err))
+		}
+	}()
+	return srv, nil
+}

@@ -1,0 +1,130 @@
+package controller
+
+import (
+	"context"
+	"fmt"
+	"sync/atomic"
+	"time"
+
+	"github.com/joinery/joinery/activities"
+	"github.com/joinery/joinery/cluster"
+	"github.com/joinery/joinery/metrics"
+	"github.com/joinery/joinery/workflows"
+	"go.temporal.io/sdk/client"
+	"go.uber.org/zap"
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/client-go/tools/cache"
+)
+
+// provisioner batches unschedulable pods and runs one Provision workflow at
+// a time (like Karpenter's singleton provisioner), so a batch always sees
+// the NodeClaims of the previous one.
+type provisioner struct {
+	cluster  *cluster.Cluster
+	acts     *activities.Activities
+	temporal client.Client
+	metrics  *metrics.Metrics
+	log      *zap.Logger
+	idle     time.Duration
+	max      time.Duration
+	trigger  chan struct{}
+	seq      atomic.Int64
+}
+
+func (p *provisioner) watch() {
+	on := func(obj interface{}) {
+		if pod, ok := obj.(*corev1.Pod); ok && cluster.IsProvisionable(pod) {
+			p.kick()
+		}
+	}
+	_, _ = p.cluster.PodInformer.AddEventHandler(cache.ResourceEventHandlerFuncs{
+		AddFunc:    on,
+		UpdateFunc: func(_, n interface{}) { on(n) },
+	})
+	// A changed NodePool may now take pods found unschedulable before.
+	p.cluster.OnNodePoolChange(func(interface{}) {
+		p.acts.ForgetUnschedulable()
+		p.kick()
+	})
+}
+
+func (p *provisioner) kick() {
+	select {
+	case p.trigger <- struct{}{}:
+	default:
+	}
+}
+
+func (p *provisioner) run(ctx context.Context) error {
+	resync := time.NewTicker(5 * time.Second)
+	defer resync.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return nil
+		case <-p.trigger:
+		case <-resync.C:
+			// Pods released by a failed or deleted NodeClaim, or missed events.
+			if p.acts.UnnominatedPending(time.Now()) == 0 {
+				continue
+			}
+		}
+		if !p.batch(ctx) {
+			return nil
+		}
+		pending := p.acts.UnnominatedPending(time.Now())
+		p.metrics.PodsPending.Set(float64(pending))
+		if pending == 0 {
+			continue
+		}
+		if err := p.provision(ctx, pending); err != nil {
+			p.log.Error("provisioning failed", zap.Error(err))
+			select {
+			case <-ctx.Done():
+				return nil
+			case <-time.After(2 * time.Second):
+			}
+		}
+	}
+}
+
+// batch waits until no pod event has arrived for the idle window or the
+// max window has passed. It returns false when ctx ended.
+func (p *provisioner) batch(ctx context.Context) bool {
+	deadline := time.NewTimer(p.max)
+	defer deadline.Stop()
+	for {
+		idle := time.NewTimer(p.idle)
+		select {
+		case <-ctx.Done():
+			idle.Stop()
+			return false
+		case <-p.trigger:
+			idle.Stop()
+		case <-idle.C:
+			return true
+		case <-deadline.C:
+			idle.Stop()
+			return true
+		}
+	}
+}
+
+func (p *provisioner) provision(ctx context.Context, pending int) error {
+	start := time.Now()
+	batch := fmt.Sprintf("%s-%d", start.UTC().Format("20060102-150405"), p.seq.Add(1))
+	id := workflows.ProvisionWorkflowID(batch)
+	run, err := p.temporal.ExecuteWorkflow(ctx, client.StartWorkflowOptions{ID: id, TaskQueue: workflows.TaskQueue},
+		workflows.ProvisionWorkflow, workflows.ProvisionInput{BatchID: batch, PendingPods: pending})
+	if err != nil {
+		return fmt.Errorf("start %s: %w", id, err)
+	}
+	var res workflows.ProvisionResult
+	if err := run.Get(ctx, &res); err != nil {
+		return fmt.Errorf("%s: %w", id, err)
+	}
+	p.metrics.ProvisionDuration.Observe(time.Since(start).Seconds())
+	p.log.Info("provisioned", zap.String("workflow", id), zap.Int("nodeclaims", len(res.NodeClaims)),
+		zap.Int("podsPlaced", res.PodsPlaced), zap.Int("unschedulable", res.Unschedulable), zap.Duration("took", time.Since(start)))
+	return nil
+}

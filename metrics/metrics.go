@@ -1,0 +1,63 @@
+// Package metrics defines Joinery's Prometheus metrics (client_golang),
+// named joinery_* and registered on one registry the worker serves at /metrics.
+package metrics
+
+import (
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/collectors"
+)
+
+// Metrics holds every collector; the zero value is not usable, use New.
+type Metrics struct {
+	Registry *prometheus.Registry
+
+	// PodsPending is the number of pods the kube-scheduler marked
+	// Unschedulable that Joinery has seen and not yet placed.
+	PodsPending prometheus.Gauge
+	// PodsUnschedulable counts pods the solver could place nowhere.
+	PodsUnschedulable prometheus.Counter
+	// NodeClaimsCreated / Launched / Registered / Terminated by
+	// nodepool, instance_type, capacity_type, zone (empty before launch).
+	NodeClaimsCreated    *prometheus.CounterVec
+	NodeClaimsLaunched   *prometheus.CounterVec
+	NodeClaimsRegistered *prometheus.CounterVec
+	NodeClaimsTerminated *prometheus.CounterVec
+	// ProvisionDuration is seconds from a batch's Provision workflow start
+	// to every NodeClaim of it started.
+	ProvisionDuration prometheus.Histogram
+	// InvalidNodePools is the number of NodePools skipped for failing validation.
+	InvalidNodePools prometheus.Gauge
+	// InsufficientCapacity counts offerings CreateFleet reported without capacity.
+	InsufficientCapacity *prometheus.CounterVec
+}
+
+// New creates and registers the collectors, plus the Go and process collectors.
+func New() *Metrics {
+	r := prometheus.NewRegistry()
+	labels := []string{"nodepool", "instance_type", "capacity_type", "zone"}
+	m := &Metrics{
+		Registry: r,
+		PodsPending: prometheus.NewGauge(prometheus.GaugeOpts{Name: "joinery_pods_pending",
+			Help: "Pods marked Unschedulable by the kube-scheduler and waiting for capacity."}),
+		PodsUnschedulable: prometheus.NewCounter(prometheus.CounterOpts{Name: "joinery_pods_unschedulable_total",
+			Help: "Pods no NodePool and instance type could hold (an Event on the pod says why)."}),
+		NodeClaimsCreated: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "joinery_nodeclaims_created_total",
+			Help: "NodeClaims created by provisioning."}, []string{"nodepool"}),
+		NodeClaimsLaunched: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "joinery_nodeclaims_launched_total",
+			Help: "NodeClaims whose instance CreateFleet launched."}, labels),
+		NodeClaimsRegistered: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "joinery_nodeclaims_registered_total",
+			Help: "NodeClaims whose Node registered and became Ready."}, labels),
+		NodeClaimsTerminated: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "joinery_nodeclaims_terminated_total",
+			Help: "NodeClaims whose instance was terminated."}, []string{"nodepool", "reason"}),
+		ProvisionDuration: prometheus.NewHistogram(prometheus.HistogramOpts{Name: "joinery_provision_duration_seconds",
+			Help: "Seconds from a Provision workflow's start to all its NodeClaims started.", Buckets: prometheus.ExponentialBuckets(0.05, 2, 12)}),
+		InvalidNodePools: prometheus.NewGauge(prometheus.GaugeOpts{Name: "joinery_nodepools_invalid",
+			Help: "NodePools skipped because they failed validation."}),
+		InsufficientCapacity: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "joinery_cloud_insufficient_capacity_total",
+			Help: "Offerings CreateFleet reported as InsufficientInstanceCapacity."}, []string{"instance_type", "zone", "capacity_type"}),
+	}
+	r.MustRegister(m.PodsPending, m.PodsUnschedulable, m.NodeClaimsCreated, m.NodeClaimsLaunched, m.NodeClaimsRegistered,
+		m.NodeClaimsTerminated, m.ProvisionDuration, m.InvalidNodePools, m.InsufficientCapacity,
+		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
+	return m
+}

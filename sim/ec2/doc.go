@@ -1,0 +1,31 @@
+// Package ec2 is a local Amazon EC2 endpoint for the local world and tests.
+//
+// Server is an http.Handler that speaks the EC2 Query protocol (form-encoded
+// POST with Action and Version=2016-11-15, XML responses in the
+// http://ec2.amazonaws.com/doc/2016-11-15/ namespace, errors as
+// <Response><Errors><Error>...) closely enough that the real
+// aws-sdk-go-v2 EC2 client accepts it when pointed at it with BaseEndpoint.
+// Request signatures are not checked.
+//
+// It serves the embedded EC2 catalog (package catalog): instance types,
+// per-zone offerings, on-demand and spot prices; one subnet per zone and one
+// security group, both tagged karpenter.sh/discovery=<ClusterTag>; and
+// instances launched with CreateFleet (Type=instant) that boot after
+// BootDelay and terminate after TerminateDelay.
+//
+// Supported actions: CreateFleet, DescribeInstances, TerminateInstances,
+// CreateTags, DescribeInstanceTypes, DescribeInstanceTypeOfferings,
+// DescribeSubnets, DescribeSecurityGroups. Others answer InvalidAction.
+//
+// Faults for tests and chaos runs: insufficient capacity per pool
+// (SetInsufficientCapacity) or at random (SetICEFraction), throttling with
+// RequestLimitExceeded (SetThrottleFraction), and added latency (SetLatency).
+// Random draws come from a generator seeded with Options.Seed.
+//
+// Clients: the endpoint answers fast enough to trigger a known
+// aws-sdk-go-v2 race (issues #1825, #2737): the SDK closes a streamed request
+// body as soon as response headers arrive, net/http then fails its
+// end-of-body check and closes the connection under a large response
+// ("use of closed network connection"). Send request bodies from memory, as
+// package cloud does, or rely on the SDK's retry of that error.
+package ec2

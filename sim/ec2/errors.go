@@ -1,0 +1,45 @@
+package ec2
+
+import (
+	"fmt"
+	"net/http"
+)
+
+// apiError is an EC2 error response: an HTTP status, an error code and a
+// message, written as <Response><Errors><Error>...</Error></Errors>.
+type apiError struct {
+	Status  int
+	Code    string
+	Message string
+}
+
+func (e *apiError) Error() string { return e.Code + ": " + e.Message }
+
+func newError(status int, code, format string, args ...any) *apiError {
+	return &apiError{Status: status, Code: code, Message: fmt.Sprintf(format, args...)}
+}
+
+func invalidParameter(format string, args ...any) *apiError {
+	return newError(http.StatusBadRequest, "InvalidParameterValue", format, args...)
+}
+
+func missingParameter(name string) *apiError {
+	return newError(http.StatusBadRequest, "MissingParameter",
+		"The request must contain the parameter %s", name)
+}
+
+// Error codes the endpoint returns. The first group are the CreateFleet
+// per-override codes Karpenter treats as "capacity unavailable".
+const (
+	CodeInsufficientInstanceCapacity = "InsufficientInstanceCapacity"
+	CodeUnsupported                  = "Unsupported"
+	CodeRequestLimitExceeded         = "RequestLimitExceeded"
+	CodeInvalidInstanceIDNotFound    = "InvalidInstanceID.NotFound"
+	CodeInvalidInstanceIDMalformed   = "InvalidInstanceID.Malformed"
+	CodeInvalidSubnetIDNotFound      = "InvalidSubnetID.NotFound"
+	CodeInvalidGroupNotFound         = "InvalidGroup.NotFound"
+	CodeInvalidInstanceType          = "InvalidInstanceType"
+	CodeInvalidFleetConfiguration    = "InvalidFleetConfiguration"
+	CodeSpotMaxPriceTooLow           = "SpotMaxPriceTooLow"
+	CodeIdempotentParameterMismatch  = "IdempotentParameterMismatch"
+)

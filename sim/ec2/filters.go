@@ -1,0 +1,152 @@
+package ec2
+
+import (
+	"encoding/base64"
+	"strconv"
+	"strings"
+)
+
+// fields maps a filter name to the values an item has for it.
+type fields[T any] map[string]func(T) []string
+
+// applyFilters keeps the items that match every filter: a filter matches
+// when any of the item's values for it matches any of the filter's values
+// (EC2 semantics: AND across filters, OR within one). Filter names
+// "tag:<key>" and "tag-key" are handled through tagsOf. An unknown filter
+// name is InvalidParameterValue, as EC2 answers.
+func applyFilters[T any](items []T, filters []filter, fs fields[T], tagsOf func(T) map[string]string) ([]T, error) {
+	getters := make([]func(T) []string, len(filters))
+	for i, f := range filters {
+		switch {
+		case strings.HasPrefix(f.Name, "tag:") && tagsOf != nil:
+			key := strings.TrimPrefix(f.Name, "tag:")
+			getters[i] = func(t T) []string {
+				if v, ok := tagsOf(t)[key]; ok {
+					return []string{v}
+				}
+				return nil
+			}
+		case f.Name == "tag-key" && tagsOf != nil:
+			getters[i] = func(t T) []string {
+				var keys []string
+				for k := range tagsOf(t) {
+					keys = append(keys, k)
+				}
+				return keys
+			}
+		default:
+			g, ok := fs[f.Name]
+			if !ok {
+				return nil, invalidParameter("The filter '%s' is invalid", f.Name)
+			}
+			getters[i] = g
+		}
+	}
+	var out []T
+	for _, it := range items {
+		ok := true
+		for i, f := range filters {
+			if !matchAny(f.Values, getters[i](it)) {
+				ok = false
+				break
+			}
+		}
+		if ok {
+			out = append(out, it)
+		}
+	}
+	return out, nil
+}
+
+func matchAny(patterns, values []string) bool {
+	for _, p := range patterns {
+		for _, v := range values {
+			if glob(p, v) {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// glob matches s against an EC2 filter value: * is any run of characters, ?
+// is one character, and a backslash escapes the next character.
+func glob(pattern, s string) bool {
+	p, r := []rune(pattern), []rune(s)
+	// Iterative wildcard matching with single backtrack point.
+	pi, si, star, mark := 0, 0, -1, 0
+	for si < len(r) {
+		switch {
+		case pi < len(p) && p[pi] == '\\' && pi+1 < len(p) && p[pi+1] == r[si]:
+			pi += 2
+			si++
+		case pi < len(p) && p[pi] == '?':
+			pi++
+			si++
+		case pi < len(p) && p[pi] == '*':
+			star, mark = pi, si
+			pi++
+		case pi < len(p) && p[pi] != '\\' && p[pi] == r[si]:
+			pi++
+			si++
+		case star >= 0:
+			pi = star + 1
+			mark++
+			si = mark
+		default:
+			return false
+		}
+	}
+	for pi < len(p) && p[pi] == '*' {
+		pi++
+	}
+	return pi == len(p)
+}
+
+// page returns one page of items (sorted by key, ascending) and the
+// NextToken for the rest ("" on the last page). The token names the key of
+// the first item of the next page, so items added or pruned between calls do
+// not shift pages. max is the page size asked for (0: def; def 0: all);
+// it must lie in [lo, hi] as EC2 requires.
+func page[T any](items []T, key func(T) uint64, kind, token string, max, def, lo, hi int) ([]T, string, error) {
+	if max == 0 {
+		max = def
+	} else if max < lo || max > hi {
+		return nil, "", invalidParameter("Value ( %d ) for parameter maxResults is invalid. Expecting a value between %d and %d.", max, lo, hi)
+	}
+	start := 0
+	if token != "" {
+		from, err := decodeToken(kind, token)
+		if err != nil {
+			return nil, "", err
+		}
+		start = len(items)
+		for i, it := range items {
+			if key(it) >= from {
+				start = i
+				break
+			}
+		}
+	}
+	items = items[start:]
+	if max <= 0 || len(items) <= max {
+		return items, "", nil
+	}
+	return items[:max], encodeToken(kind, key(items[max])), nil
+}
+
+func encodeToken(kind string, key uint64) string {
+	return base64.RawURLEncoding.EncodeToString([]byte(kind + ":" + strconv.FormatUint(key, 10)))
+}
+
+func decodeToken(kind, token string) (uint64, error) {
+	b, err := base64.RawURLEncoding.DecodeString(token)
+	if err == nil {
+		if rest, ok := strings.CutPrefix(string(b), kind+":"); ok {
+			if n, err := strconv.ParseUint(rest, 10, 64); err == nil {
+				return n, nil
+			}
+		}
+	}
+	return 0, invalidParameter("Invalid NextToken: %s", token)
+}

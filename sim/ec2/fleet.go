@@ -1,0 +1,407 @@
+package ec2
+
+import (
+	"crypto/sha256"
+	"fmt"
+	"maps"
+	"net/http"
+	"sort"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/joinery/joinery/catalog"
+)
+
+// Capacity types as CreateFleet spells them.
+const (
+	CapacityTypeOnDemand = "on-demand"
+	CapacityTypeSpot     = "spot"
+)
+
+// Allocation strategies CreateFleet accepts per capacity type. All but the
+// prioritized ones take the cheapest pool that has capacity; the
+// prioritized ones order by Priority (lowest number first), then price.
+var (
+	onDemandStrategies = map[string]bool{"lowest-price": true, "prioritized": true}
+	spotStrategies     = map[string]bool{"lowest-price": true, "price-capacity-optimized": true,
+		"capacity-optimized": true, "capacity-optimized-prioritized": true, "diversified": true}
+)
+
+// fleetRecord remembers a CreateFleet answer by ClientToken so a retried
+// request returns the same instances (EC2 idempotency).
+type fleetRecord struct {
+	hash [32]byte
+	resp createFleetResponse
+}
+
+// fleetOverride is one launch template override of a CreateFleet request.
+type fleetOverride struct {
+	order    int // position in the request
+	spec     launchTemplateSpecXML
+	xml      overridesXML
+	it       *catalog.InstanceType // nil: not in the catalog
+	subnet   *subnet
+	priority float64 // +Inf when unset
+	maxPrice float64 // 0 when unset
+	weight   float64 // units of capacity one instance gives (default 1)
+}
+
+func (o *fleetOverride) price(capacityType string) float64 {
+	if o.it == nil {
+		return 0
+	}
+	if capacityType == CapacityTypeSpot {
+		return o.it.SpotPrice()
+	}
+	return o.it.OnDemandPrice
+}
+
+func (s *Server) createFleet(f form) (withRequestID, error) {
+	if t := f.get("Type"); t != "instant" {
+		return nil, newError(http.StatusBadRequest, CodeUnsupported,
+			"The local EC2 endpoint supports only CreateFleet Type=instant, not %q", t)
+	}
+	total, ok, err := f.intParam("TargetCapacitySpecification.TotalTargetCapacity")
+	if err != nil {
+		return nil, err
+	}
+	if !ok {
+		return nil, missingParameter("TargetCapacitySpecification.TotalTargetCapacity")
+	}
+	if total < 1 || total > 1000 {
+		return nil, invalidParameter("TotalTargetCapacity must be between 1 and 1000, not %d", total)
+	}
+	defaultType := f.get("TargetCapacitySpecification.DefaultTargetCapacityType")
+	if defaultType != CapacityTypeSpot && defaultType != CapacityTypeOnDemand {
+		return nil, invalidParameter("DefaultTargetCapacityType must be spot or on-demand, not %q", defaultType)
+	}
+	odTarget, _, err := f.intParam("TargetCapacitySpecification.OnDemandTargetCapacity")
+	if err != nil {
+		return nil, err
+	}
+	spotTarget, _, err := f.intParam("TargetCapacitySpecification.SpotTargetCapacity")
+	if err != nil {
+		return nil, err
+	}
+	if odTarget < 0 || spotTarget < 0 || odTarget+spotTarget > total {
+		return nil, invalidParameter("OnDemandTargetCapacity + SpotTargetCapacity exceeds TotalTargetCapacity")
+	}
+	if defaultType == CapacityTypeSpot {
+		spotTarget = total - odTarget
+	} else {
+		odTarget = total - spotTarget
+	}
+	odStrategy := f.get("OnDemandOptions.AllocationStrategy")
+	if odStrategy == "" {
+		odStrategy = "lowest-price"
+	}
+	if !onDemandStrategies[odStrategy] {
+		return nil, invalidParameter("Invalid OnDemandOptions.AllocationStrategy %q", odStrategy)
+	}
+	spotStrategy := f.get("SpotOptions.AllocationStrategy")
+	if spotStrategy == "" {
+		spotStrategy = "lowest-price"
+	}
+	if !spotStrategies[spotStrategy] {
+		return nil, invalidParameter("Invalid SpotOptions.AllocationStrategy %q", spotStrategy)
+	}
+	instanceTags := map[string]string{}
+	for _, i := range f.indices("TagSpecification") {
+		p := at("TagSpecification", i)
+		rt := f.get(p + ".ResourceType")
+		switch rt {
+		case "instance":
+			maps.Copy(instanceTags, f.tags(p+".Tag"))
+		case "fleet", "volume", "network-interface", "spot-instances-request":
+		default:
+			return nil, invalidParameter("'%s' is not a valid taggable resource type for this operation.", rt)
+		}
+		if err := checkTagKeys(f.tags(p + ".Tag")); err != nil {
+			return nil, err
+		}
+	}
+
+	s.mu.Lock()
+	defer s.mu.Unlock()
+
+	token := f.get("ClientToken")
+	hash := requestHash(f)
+	if token != "" {
+		if rec, ok := s.fleets[token]; ok {
+			if rec.hash != hash {
+				return nil, newError(http.StatusBadRequest, CodeIdempotentParameterMismatch,
+					"The client token %s was used with different request parameters", token)
+			}
+			resp := rec.resp
+			return &resp, nil
+		}
+	}
+	overrides, err := s.parseOverridesLocked(f)
+	if err != nil {
+		return nil, err
+	}
+
+	resp := &createFleetResponse{FleetID: "fleet-" + s.uuidLocked()}
+	now := time.Now()
+	var launched []*instance
+	for _, bucket := range []struct {
+		capacityType, strategy string
+		target                 int
+	}{{CapacityTypeOnDemand, odStrategy, odTarget}, {CapacityTypeSpot, spotStrategy, spotTarget}} {
+		if bucket.target == 0 {
+			continue
+		}
+		ordered := orderOverrides(overrides, bucket.capacityType, bucket.strategy)
+		capacity := map[pool]bool{} // one draw per pool per request
+		failed := map[int]bool{}
+		groups := map[int]int{} // override order → index in resp.Instances
+		filled := 0.0
+		for filled < float64(bucket.target) {
+			var pick *fleetOverride
+			for _, o := range ordered {
+				if failed[o.order] {
+					continue
+				}
+				if code, msg := s.checkOverrideLocked(o, bucket.capacityType, capacity); code != "" {
+					failed[o.order] = true
+					resp.Errors = append(resp.Errors, fleetErrorXML{
+						LaunchTemplateAndOverrides: launchTemplateAndOverridesXML{o.spec, o.xml},
+						Lifecycle:                  bucket.capacityType, ErrorCode: code, ErrorMessage: msg,
+					})
+					continue
+				}
+				pick = o
+				break
+			}
+			if pick == nil {
+				break
+			}
+			in, err := s.launchLocked(pick, bucket.capacityType, resp.FleetID, token, instanceTags, now)
+			if err != nil {
+				failed[pick.order] = true
+				resp.Errors = append(resp.Errors, fleetErrorXML{
+					LaunchTemplateAndOverrides: launchTemplateAndOverridesXML{pick.spec, pick.xml},
+					Lifecycle:                  bucket.capacityType, ErrorCode: "InsufficientFreeAddressesInSubnet", ErrorMessage: err.Error(),
+				})
+				continue
+			}
+			launched = append(launched, in)
+			gi, ok := groups[pick.order]
+			if !ok {
+				gi = len(resp.Instances)
+				groups[pick.order] = gi
+				resp.Instances = append(resp.Instances, fleetInstanceXML{
+					LaunchTemplateAndOverrides: launchTemplateAndOverridesXML{pick.spec, pick.xml},
+					Lifecycle:                  bucket.capacityType, InstanceType: pick.it.Name,
+				})
+			}
+			g := &resp.Instances[gi]
+			if len(g.InstanceIDs) > 0 {
+				// Instances launched from one override share a reservation.
+				in.ReservationID = s.instances[g.InstanceIDs[0]].ReservationID
+			}
+			g.InstanceIDs = append(g.InstanceIDs, in.ID)
+			filled += pick.weight
+		}
+	}
+	for _, in := range launched {
+		s.bootLocked(in)
+	}
+	if token != "" {
+		s.fleets[token] = fleetRecord{hash: hash, resp: *resp}
+	}
+	return resp, nil
+}
+
+// parseOverridesLocked reads LaunchTemplateConfigs.N with their Overrides.
+// A config must name a launch template (any name is accepted: the endpoint
+// keeps no launch templates) and list overrides with an InstanceType; each
+// override's subnet is its SubnetId, else its AvailabilityZone's subnet,
+// else the first zone's.
+func (s *Server) parseOverridesLocked(f form) ([]*fleetOverride, error) {
+	configs := f.indices("LaunchTemplateConfigs")
+	if len(configs) == 0 {
+		return nil, missingParameter("LaunchTemplateConfigs")
+	}
+	var out []*fleetOverride
+	for _, ci := range configs {
+		cp := at("LaunchTemplateConfigs", ci)
+		spec := launchTemplateSpecXML{
+			LaunchTemplateID:   f.get(cp + ".LaunchTemplateSpecification.LaunchTemplateId"),
+			LaunchTemplateName: f.get(cp + ".LaunchTemplateSpecification.LaunchTemplateName"),
+			Version:            f.get(cp + ".LaunchTemplateSpecification.Version"),
+		}
+		if spec.LaunchTemplateID == "" && spec.LaunchTemplateName == "" {
+			return nil, missingParameter("LaunchTemplateConfigs.LaunchTemplateSpecification.LaunchTemplateName or LaunchTemplateId")
+		}
+		ois := f.indices(cp + ".Overrides")
+		if len(ois) == 0 {
+			return nil, invalidParameter("The local EC2 endpoint keeps no launch templates: each config needs Overrides with an InstanceType")
+		}
+		for _, oi := range ois {
+			op := at(cp+".Overrides", oi)
+			o := &fleetOverride{order: len(out), spec: spec, priority: inf, weight: 1}
+			o.xml = overridesXML{
+				InstanceType: f.get(op + ".InstanceType"), SubnetID: f.get(op + ".SubnetId"),
+				AvailabilityZone: f.get(op + ".AvailabilityZone"), MaxPrice: f.get(op + ".MaxPrice"),
+				Priority: f.get(op + ".Priority"), WeightedCapacity: f.get(op + ".WeightedCapacity"),
+			}
+			if o.xml.InstanceType == "" {
+				return nil, missingParameter(op + ".InstanceType")
+			}
+			o.it, _ = s.opts.Catalog.Get(o.xml.InstanceType)
+			var err error
+			if o.priority, err = floatParam(o.xml.Priority, inf, op+".Priority"); err != nil {
+				return nil, err
+			}
+			if o.maxPrice, err = floatParam(o.xml.MaxPrice, 0, op+".MaxPrice"); err != nil {
+				return nil, err
+			}
+			if o.weight, err = floatParam(o.xml.WeightedCapacity, 1, op+".WeightedCapacity"); err != nil {
+				return nil, err
+			}
+			if o.weight <= 0 {
+				return nil, invalidParameter("WeightedCapacity must be positive")
+			}
+			switch {
+			case o.xml.SubnetID != "":
+				o.subnet = s.subnetByID(o.xml.SubnetID)
+				if o.subnet == nil {
+					return nil, newError(http.StatusBadRequest, CodeInvalidSubnetIDNotFound,
+						"The subnet ID '%s' does not exist", o.xml.SubnetID)
+				}
+				if o.xml.AvailabilityZone != "" && o.xml.AvailabilityZone != o.subnet.zone {
+					return nil, invalidParameter("Subnet %s is in %s, not in the requested Availability Zone %s",
+						o.subnet.id, o.subnet.zone, o.xml.AvailabilityZone)
+				}
+			case o.xml.AvailabilityZone != "":
+				o.subnet = s.subnetByZone(o.xml.AvailabilityZone)
+				if o.subnet == nil {
+					return nil, invalidParameter("Invalid availability zone: [%s]", o.xml.AvailabilityZone)
+				}
+			default:
+				o.subnet = s.subnets[0]
+			}
+			out = append(out, o)
+		}
+	}
+	return out, nil
+}
+
+var inf = 1e308
+
+func floatParam(v string, def float64, name string) (float64, error) {
+	if v == "" {
+		return def, nil
+	}
+	f, err := strconv.ParseFloat(v, 64)
+	if err != nil {
+		return 0, invalidParameter("Invalid value '%s' for %s", v, name)
+	}
+	return f, nil
+}
+
+// orderOverrides returns the overrides in the order the strategy tries
+// them: by Priority for the prioritized strategies, then by price, then as
+// sent.
+func orderOverrides(in []*fleetOverride, capacityType, strategy string) []*fleetOverride {
+	out := append([]*fleetOverride(nil), in...)
+	prioritized := strings.HasSuffix(strategy, "prioritized")
+	sort.SliceStable(out, func(i, j int) bool {
+		a, b := out[i], out[j]
+		if prioritized && a.priority != b.priority {
+			return a.priority < b.priority
+		}
+		return a.price(capacityType) < b.price(capacityType)
+	})
+	return out
+}
+
+// checkOverrideLocked returns the CreateFleet error code and message for an
+// override that cannot launch now, or "" when it can.
+func (s *Server) checkOverrideLocked(o *fleetOverride, capacityType string, drawn map[pool]bool) (code, msg string) {
+	if o.it == nil {
+		return CodeUnsupported, fmt.Sprintf("Your requested instance type (%s) is not supported in your requested Availability Zone (%s).",
+			o.xml.InstanceType, o.subnet.zone)
+	}
+	if capacityType == CapacityTypeSpot && o.maxPrice > 0 && o.it.SpotPrice() > o.maxPrice {
+		return CodeSpotMaxPriceTooLow, fmt.Sprintf("Your Spot request price of %s is lower than the minimum required Spot request fulfillment price of %s.",
+			formatFloat(o.maxPrice), formatFloat(o.it.SpotPrice()))
+	}
+	p := pool{o.it.Name, o.subnet.zone, capacityType}
+	ok, seen := drawn[p]
+	if !seen {
+		ok = s.hasCapacityLocked(p)
+		drawn[p] = ok
+	}
+	if ok {
+		return "", ""
+	}
+	if capacityType == CapacityTypeSpot {
+		return CodeInsufficientInstanceCapacity, "There is no Spot capacity available that matches your request."
+	}
+	return CodeInsufficientInstanceCapacity, fmt.Sprintf("We currently do not have sufficient %s capacity in the Availability Zone you requested (%s). "+
+		"Our system will be working on provisioning additional capacity. You can currently get %s capacity by not specifying an "+
+		"Availability Zone in your request or choosing a different Availability Zone.", o.it.Name, o.subnet.zone, o.it.Name)
+}
+
+// launchLocked creates one pending instance for the override.
+func (s *Server) launchLocked(o *fleetOverride, capacityType, fleetID, token string, tags map[string]string, now time.Time) (*instance, error) {
+	ip, err := o.subnet.allocate()
+	if err != nil {
+		return nil, err
+	}
+	s.seq++
+	id := s.resourceIDLocked("i")
+	for s.instances[id] != nil {
+		id = s.resourceIDLocked("i")
+	}
+	in := &instance{seq: s.seq, clientToken: token}
+	in.Instance = Instance{
+		ID: id, InstanceType: o.it.Name, Zone: o.subnet.zone, SubnetID: o.subnet.id,
+		CapacityType: capacityType, State: StatePending, Architecture: ec2Arch(o.it.Arch),
+		Price: o.price(capacityType), PrivateIP: ip, PrivateDNSName: s.privateDNSName(ip),
+		LaunchTime: now, ReservationID: s.resourceIDLocked("r"), FleetID: fleetID,
+		LaunchTemplateID: o.spec.LaunchTemplateID, LaunchTemplateName: o.spec.LaunchTemplateName,
+		LaunchTemplateVersion: o.spec.Version,
+		Tags:                  maps.Clone(tags),
+	}
+	in.Tags["aws:ec2:fleet-id"] = fleetID
+	s.instances[id] = in
+	return in, nil
+}
+
+// privateDNSName is EC2's internal host name for an address:
+// ip-10-0-64-4.ec2.internal in us-east-1, ip-...<region>.compute.internal elsewhere.
+func (s *Server) privateDNSName(ip string) string {
+	host := "ip-" + strings.ReplaceAll(ip, ".", "-")
+	if s.opts.Region == "us-east-1" {
+		return host + ".ec2.internal"
+	}
+	return host + "." + s.opts.Region + ".compute.internal"
+}
+
+// ec2Arch maps a Kubernetes architecture to EC2's name.
+func ec2Arch(arch string) string {
+	if arch == "amd64" {
+		return "x86_64"
+	}
+	return arch
+}
+
+// requestHash identifies a request's parameters, ClientToken aside.
+func requestHash(f form) [32]byte {
+	keys := sortedKeys(f)
+	var b strings.Builder
+	for _, k := range keys {
+		if k == "ClientToken" {
+			continue
+		}
+		b.WriteString(k)
+		b.WriteByte('=')
+		b.WriteString(strings.Join(f[k], ","))
+		b.WriteByte('&')
+	}
+	return sha256.Sum256([]byte(b.String()))
+}

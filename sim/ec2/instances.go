@@ -1,0 +1,360 @@
+package ec2
+
+import (
+	"maps"
+	"net/http"
+	"regexp"
+	"sort"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// Instance is a snapshot of one simulated EC2 instance.
+type Instance struct {
+	ID           string // "i-0" + 16 hex digits
+	InstanceType string // e.g. "m5.large"
+	Zone         string // e.g. "us-east-1a"
+	SubnetID     string
+	CapacityType string // "on-demand" or "spot"
+	State        string // pending, running, shutting-down or terminated
+	Architecture string // "x86_64" or "arm64"
+	// Price is what the instance costs, USD/hour: the on-demand price or
+	// the catalog's spot price at launch.
+	Price          float64
+	PrivateIP      string // e.g. "10.0.64.4"
+	PrivateDNSName string // e.g. "ip-10-0-64-4.ec2.internal"
+	LaunchTime     time.Time
+	// TerminateTime is when TerminateInstances was accepted; zero before.
+	TerminateTime         time.Time
+	ReservationID         string
+	FleetID               string
+	LaunchTemplateID      string
+	LaunchTemplateName    string
+	LaunchTemplateVersion string
+	Tags                  map[string]string
+}
+
+// instance is the server's record: the snapshot plus bookkeeping.
+type instance struct {
+	Instance
+	seq          uint64
+	timer        *time.Timer // pending→running or shutting-down→terminated
+	terminatedAt time.Time   // when it became terminated (retention)
+	clientToken  string
+}
+
+func (in *instance) snapshot() Instance {
+	out := in.Instance
+	out.Tags = maps.Clone(in.Tags)
+	return out
+}
+
+// Instances returns a snapshot of every instance still visible (terminated
+// ones until TerminatedRetention has passed), in launch order.
+func (s *Server) Instances() []Instance {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	var out []Instance
+	for _, in := range s.sortedInstancesLocked() {
+		out = append(out, in.snapshot())
+	}
+	return out
+}
+
+// Instance returns a snapshot of the instance with the given id.
+func (s *Server) Instance(id string) (Instance, bool) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	in, ok := s.instances[id]
+	if !ok {
+		return Instance{}, false
+	}
+	return in.snapshot(), true
+}
+
+// sortedInstancesLocked prunes terminated instances past retention and
+// returns the rest in launch order.
+func (s *Server) sortedInstancesLocked() []*instance {
+	now := time.Now()
+	out := make([]*instance, 0, len(s.instances))
+	for id, in := range s.instances {
+		if in.State == StateTerminated && now.Sub(in.terminatedAt) > s.opts.TerminatedRetention {
+			delete(s.instances, id)
+			continue
+		}
+		out = append(out, in)
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].seq < out[j].seq })
+	return out
+}
+
+// bootLocked schedules pending→running after BootDelay (or does it now).
+func (s *Server) bootLocked(in *instance) {
+	if s.opts.BootDelay <= 0 {
+		s.transitionLocked(in, StatePending, StateRunning, s.opts.OnRunning)
+		return
+	}
+	id := in.ID
+	in.timer = time.AfterFunc(s.opts.BootDelay, func() {
+		s.mu.Lock()
+		defer s.mu.Unlock()
+		if in, ok := s.instances[id]; ok && !s.closed {
+			in.timer = nil
+			s.transitionLocked(in, StatePending, StateRunning, s.opts.OnRunning)
+		}
+	})
+}
+
+// shutdownLocked moves a pending or running instance to shutting-down and
+// schedules shutting-down→terminated after TerminateDelay.
+func (s *Server) shutdownLocked(in *instance) {
+	if in.timer != nil {
+		in.timer.Stop()
+		in.timer = nil
+	}
+	in.State = StateShuttingDown
+	in.TerminateTime = time.Now()
+	if s.opts.TerminateDelay <= 0 {
+		s.terminateLocked(in)
+		return
+	}
+	id := in.ID
+	in.timer = time.AfterFunc(s.opts.TerminateDelay, func() {
+		s.mu.Lock()
+		defer s.mu.Unlock()
+		if in, ok := s.instances[id]; ok && !s.closed && in.State == StateShuttingDown {
+			in.timer = nil
+			s.terminateLocked(in)
+		}
+	})
+}
+
+func (s *Server) terminateLocked(in *instance) {
+	if sn := s.subnetByID(in.SubnetID); sn != nil {
+		sn.inUse--
+	}
+	in.terminatedAt = time.Now()
+	s.transitionLocked(in, StateShuttingDown, StateTerminated, s.opts.OnTerminated)
+}
+
+// transitionLocked moves in from one state to the next and fires hook, on
+// its own goroutine, with the new snapshot.
+func (s *Server) transitionLocked(in *instance, from, to string, hook func(Instance)) {
+	if in.State != from {
+		return
+	}
+	in.State = to
+	if hook != nil && !s.closed {
+		snap := in.snapshot()
+		go hook(snap)
+	}
+}
+
+var instanceIDPattern = regexp.MustCompile(`^i-[0-9a-f]{8}([0-9a-f]{9})?$`)
+
+// lookupInstancesLocked resolves ids, failing like EC2: a malformed id is
+// InvalidInstanceID.Malformed, unknown ids are InvalidInstanceID.NotFound
+// (the whole request fails, nothing is done).
+func (s *Server) lookupInstancesLocked(ids []string) ([]*instance, error) {
+	var missing []string
+	var out []*instance
+	seen := map[string]bool{}
+	for _, id := range ids {
+		if !instanceIDPattern.MatchString(id) {
+			return nil, newError(http.StatusBadRequest, CodeInvalidInstanceIDMalformed, "Invalid id: %q", id)
+		}
+		in, ok := s.instances[id]
+		if !ok {
+			missing = append(missing, id)
+			continue
+		}
+		if !seen[id] {
+			seen[id] = true
+			out = append(out, in)
+		}
+	}
+	switch len(missing) {
+	case 0:
+		return out, nil
+	case 1:
+		return nil, newError(http.StatusBadRequest, CodeInvalidInstanceIDNotFound, "The instance ID '%s' does not exist", missing[0])
+	default:
+		return nil, newError(http.StatusBadRequest, CodeInvalidInstanceIDNotFound,
+			"The instance IDs '%s' do not exist", strings.Join(missing, ", "))
+	}
+}
+
+var instanceFields = fields[*instance]{
+	"instance-id":         func(in *instance) []string { return []string{in.ID} },
+	"instance-state-name": func(in *instance) []string { return []string{in.State} },
+	"instance-state-code": func(in *instance) []string { return []string{itoa(stateCodes[in.State])} },
+	"instance-type":       func(in *instance) []string { return []string{in.InstanceType} },
+	"availability-zone":   func(in *instance) []string { return []string{in.Zone} },
+	"subnet-id":           func(in *instance) []string { return []string{in.SubnetID} },
+	"private-dns-name":    func(in *instance) []string { return []string{in.PrivateDNSName} },
+	"private-ip-address":  func(in *instance) []string { return []string{in.PrivateIP} },
+	"reservation-id":      func(in *instance) []string { return []string{in.ReservationID} },
+	"architecture":        func(in *instance) []string { return []string{in.Architecture} },
+	"instance-lifecycle": func(in *instance) []string {
+		if in.CapacityType == "spot" {
+			return []string{"spot"}
+		}
+		return nil
+	},
+}
+
+func (s *Server) describeInstances(f form) (withRequestID, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	max, hasMax, err := f.intParam("MaxResults")
+	if err != nil {
+		return nil, err
+	}
+	ids := f.strings("InstanceId")
+	if hasMax && len(ids) > 0 {
+		return nil, newError(http.StatusBadRequest, "InvalidParameterCombination",
+			"The parameter instancesSet cannot be used with the parameter maxResults")
+	}
+	items := s.sortedInstancesLocked()
+	if len(ids) > 0 {
+		if items, err = s.lookupInstancesLocked(ids); err != nil {
+			return nil, err
+		}
+	}
+	fs := fields[*instance]{"vpc-id": func(*instance) []string { return []string{s.vpcID} }}
+	for k, v := range instanceFields {
+		fs[k] = v
+	}
+	items, err = applyFilters(items, f.filters(), fs, func(in *instance) map[string]string { return in.Tags })
+	if err != nil {
+		return nil, err
+	}
+	items, next, err := page(items, func(in *instance) uint64 { return in.seq }, "instances", f.get("NextToken"), max, 0, 5, 1000)
+	if err != nil {
+		return nil, err
+	}
+	out := &describeInstancesResponse{NextToken: next}
+	for _, in := range items {
+		n := len(out.Reservations)
+		if n == 0 || out.Reservations[n-1].ReservationID != in.ReservationID {
+			out.Reservations = append(out.Reservations, reservationXML{
+				ReservationID: in.ReservationID, OwnerID: s.opts.AccountID, RequesterID: "260004250017",
+			})
+			n++
+		}
+		r := &out.Reservations[n-1]
+		r.Instances = append(r.Instances, s.instanceXMLLocked(in))
+	}
+	return out, nil
+}
+
+func (s *Server) instanceXMLLocked(in *instance) instanceXML {
+	x := instanceXML{
+		InstanceID: in.ID, ImageID: "ami-0123456789abcdef0", InstanceState: state(in.State),
+		PrivateDNSName: in.PrivateDNSName, InstanceType: in.InstanceType,
+		LaunchTime: in.LaunchTime.UTC().Format("2006-01-02T15:04:05.000Z"),
+		Placement:  placementXML{AvailabilityZone: in.Zone, AvailabilityZoneID: s.zoneIDOf(in.Zone), Tenancy: "default"},
+		SubnetID:   in.SubnetID, VpcID: s.vpcID, PrivateIPAddress: in.PrivateIP,
+		Architecture: in.Architecture, RootDeviceType: "ebs", RootDeviceName: "/dev/xvda",
+		ClientToken: in.clientToken, Tags: tagSet(in.Tags), VirtualizationType: "hvm", Hypervisor: "xen",
+	}
+	if len(s.groups) > 1 {
+		g := s.groups[1]
+		x.Groups = []groupXML{{GroupID: g.id, GroupName: g.name}}
+	}
+	if in.CapacityType == "spot" {
+		x.InstanceLifecycle = "spot"
+		x.SpotInstanceRequestID = "sir-" + strings.TrimPrefix(in.ID, "i-0")[:8]
+	}
+	if in.State == StateShuttingDown || in.State == StateTerminated {
+		x.Reason = "User initiated (" + in.TerminateTime.UTC().Format("2006-01-02 15:04:05 MST") + ")"
+		x.StateReason = &stateReasonXML{Code: "Client.UserInitiatedShutdown", Message: "Client.UserInitiatedShutdown: User initiated shutdown"}
+	}
+	if in.State == StateTerminated {
+		x.PrivateDNSName, x.PrivateIPAddress, x.SubnetID, x.VpcID, x.Groups = "", "", "", "", nil
+	}
+	return x
+}
+
+func (s *Server) terminateInstances(f form) (withRequestID, error) {
+	ids := f.strings("InstanceId")
+	if len(ids) == 0 {
+		return nil, missingParameter("InstanceId")
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	items, err := s.lookupInstancesLocked(ids)
+	if err != nil {
+		return nil, err
+	}
+	out := &terminateInstancesResponse{}
+	for _, in := range items {
+		prev := in.State
+		if prev == StatePending || prev == StateRunning {
+			s.shutdownLocked(in)
+		}
+		out.Instances = append(out.Instances, stateChangeXML{InstanceID: in.ID, PreviousState: state(prev), CurrentState: state(in.State)})
+	}
+	return out, nil
+}
+
+func (s *Server) createTags(f form) (withRequestID, error) {
+	ids := f.strings("ResourceId")
+	if len(ids) == 0 {
+		return nil, missingParameter("ResourceId")
+	}
+	tags := f.tags("Tag")
+	if len(tags) == 0 {
+		return nil, missingParameter("Tag")
+	}
+	if err := checkTagKeys(tags); err != nil {
+		return nil, err
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	var targets []map[string]string
+	for _, id := range ids {
+		switch {
+		case strings.HasPrefix(id, "i-"):
+			items, err := s.lookupInstancesLocked([]string{id})
+			if err != nil {
+				return nil, err
+			}
+			targets = append(targets, items[0].Tags)
+		case strings.HasPrefix(id, "subnet-"):
+			sn := s.subnetByID(id)
+			if sn == nil {
+				return nil, newError(http.StatusBadRequest, CodeInvalidSubnetIDNotFound, "The subnet ID '%s' does not exist", id)
+			}
+			targets = append(targets, sn.tags)
+		case strings.HasPrefix(id, "sg-"):
+			g := s.groupBy(func(g *securityGroup) bool { return g.id == id })
+			if g == nil {
+				return nil, newError(http.StatusBadRequest, CodeInvalidGroupNotFound, "The security group '%s' does not exist", id)
+			}
+			targets = append(targets, g.tags)
+		default:
+			return nil, newError(http.StatusBadRequest, "InvalidID", "The ID '%s' is not valid", id)
+		}
+	}
+	for _, t := range targets {
+		maps.Copy(t, tags)
+	}
+	return &returnResponse{Return: true}, nil
+}
+
+// checkTagKeys refuses the "aws:" prefix, which EC2 reserves.
+func checkTagKeys(tags map[string]string) error {
+	for k := range tags {
+		if strings.HasPrefix(strings.ToLower(k), "aws:") {
+			return invalidParameter("Tag keys starting with 'aws:' are reserved for internal use")
+		}
+		if k == "" {
+			return invalidParameter("Tag key must not be empty")
+		}
+	}
+	return nil
+}
+
+func itoa(n int) string { return strconv.Itoa(n) }

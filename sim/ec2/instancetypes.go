@@ -1,0 +1,192 @@
+package ec2
+
+import (
+	"net/http"
+	"strconv"
+	"strings"
+
+	"github.com/joinery/joinery/catalog"
+)
+
+var instanceTypeFields = fields[*catalog.InstanceType]{
+	"instance-type": func(it *catalog.InstanceType) []string { return []string{it.Name} },
+	"processor-info.supported-architecture": func(it *catalog.InstanceType) []string {
+		return []string{ec2Arch(it.Arch)}
+	},
+	"vcpu-info.default-vcpus": func(it *catalog.InstanceType) []string { return []string{strconv.Itoa(it.VCPU)} },
+	"memory-info.size-in-mib": func(it *catalog.InstanceType) []string { return []string{strconv.FormatInt(it.MemoryMiB, 10)} },
+	"bare-metal":              func(it *catalog.InstanceType) []string { return []string{strconv.FormatBool(it.BareMetal)} },
+	"hypervisor":              func(it *catalog.InstanceType) []string { return []string{it.Hypervisor} },
+	"supported-usage-class":   func(*catalog.InstanceType) []string { return []string{"on-demand", "spot"} },
+	"instance-storage-supported": func(it *catalog.InstanceType) []string {
+		return []string{strconv.FormatBool(it.LocalNVMeGB > 0)}
+	},
+}
+
+func (s *Server) describeInstanceTypes(f form) (withRequestID, error) {
+	cat := s.opts.Catalog
+	items := cat.Types
+	if names := f.strings("InstanceType"); len(names) > 0 {
+		items = nil
+		var missing []string
+		for _, n := range names {
+			it, ok := cat.Get(n)
+			if !ok {
+				missing = append(missing, n)
+				continue
+			}
+			items = append(items, it)
+		}
+		if len(missing) > 0 {
+			return nil, newError(http.StatusBadRequest, CodeInvalidInstanceType,
+				"The following supplied instance types do not exist: [%s]", strings.Join(missing, ", "))
+		}
+	}
+	items, err := applyFilters(items, f.filters(), instanceTypeFields, nil)
+	if err != nil {
+		return nil, err
+	}
+	max, _, err := f.intParam("MaxResults")
+	if err != nil {
+		return nil, err
+	}
+	idx := indexOf(cat.Types)
+	items, next, err := page(items, func(it *catalog.InstanceType) uint64 { return idx[it] }, "instancetypes", f.get("NextToken"), max, 100, 5, 100)
+	if err != nil {
+		return nil, err
+	}
+	out := &describeInstanceTypesResponse{NextToken: next}
+	for _, it := range items {
+		out.InstanceTypes = append(out.InstanceTypes, instanceTypeInfo(it))
+	}
+	return out, nil
+}
+
+// instanceTypeInfo renders a catalog entry as EC2's InstanceTypeInfo.
+// Values the catalog does not hold are left out rather than invented:
+// network interface limits (MaximumNetworkInterfaces,
+// Ipv4AddressesPerInterface), network performance, current generation.
+// GPU names are the catalog's label values, upper-cased for NVIDIA
+// ("a10g" → "A10G"); lower-casing gives the Karpenter label back.
+func instanceTypeInfo(it *catalog.InstanceType) instanceTypeXML {
+	x := instanceTypeXML{
+		InstanceType:                 it.Name,
+		SupportedUsageClasses:        []string{"on-demand", "spot"},
+		SupportedRootDeviceTypes:     []string{"ebs"},
+		SupportedVirtualizationTypes: []string{"hvm"},
+		BareMetal:                    it.BareMetal,
+		Hypervisor:                   it.Hypervisor,
+		ProcessorInfo: processorInfoXML{
+			SupportedArchitectures: []string{ec2Arch(it.Arch)},
+			Manufacturer:           manufacturerName(it.CPUManufacturer),
+		},
+		VCpuInfo:   vcpuInfoXML{DefaultVCpus: it.VCPU},
+		MemoryInfo: memoryInfoXML{SizeInMiB: it.MemoryMiB},
+		NetworkInfo: networkInfoXML{
+			EfaSupported: it.EFACount > 0,
+		},
+	}
+	if it.Arch == "arm64" {
+		x.SupportedBootModes = []string{"uefi"}
+	} else {
+		x.SupportedBootModes = []string{"legacy-bios", "uefi"}
+	}
+	if it.EFACount > 0 {
+		x.NetworkInfo.EfaInfo = &efaInfoXML{MaximumEfaInterfaces: it.EFACount}
+	}
+	if it.LocalNVMeGB > 0 {
+		x.InstanceStorageSupported = true
+		x.InstanceStorageInfo = &instanceStorageInfoXML{TotalSizeInGB: it.LocalNVMeGB, NvmeSupport: "required"}
+	}
+	if it.EBSBandwidthMbps > 0 {
+		x.EbsInfo = &ebsInfoXML{EbsOptimizedSupport: "default", EbsOptimizedInfo: &ebsOptimizedInfoXML{MaximumBandwidthInMbps: it.EBSBandwidthMbps}}
+	}
+	if it.GPUCount > 0 {
+		name := it.GPUName
+		if it.GPUManufacturer == "nvidia" {
+			name = strings.ToUpper(name)
+		}
+		x.GpuInfo = &gpuInfoXML{
+			Gpus: []gpuDeviceXML{{Name: name, Manufacturer: manufacturerName(it.GPUManufacturer), Count: it.GPUCount,
+				MemoryInfo: memoryInfoXML{SizeInMiB: it.GPUMemoryMiB}}},
+			TotalGpuMemoryInMiB: int64(it.GPUCount) * it.GPUMemoryMiB,
+		}
+	}
+	if it.AcceleratorCount > 0 && it.AcceleratorManufacturer == "aws" {
+		name := it.AcceleratorName
+		if name != "" {
+			name = strings.ToUpper(name[:1]) + name[1:]
+		}
+		x.NeuronInfo = &neuronInfoXML{NeuronDevices: []neuronDeviceXML{{Count: it.AcceleratorCount, Name: name}}}
+	}
+	return x
+}
+
+// manufacturerName maps the catalog's lower-case manufacturer to EC2's.
+func manufacturerName(m string) string {
+	switch m {
+	case "intel":
+		return "Intel"
+	case "amd":
+		return "AMD"
+	case "aws":
+		return "AWS"
+	case "nvidia":
+		return "NVIDIA"
+	case "habana":
+		return "Habana"
+	}
+	return m
+}
+
+type offeringItem struct {
+	key          uint64
+	instanceType string
+	location     string
+}
+
+func (s *Server) describeInstanceTypeOfferings(f form) (withRequestID, error) {
+	lt := f.get("LocationType")
+	if lt == "" {
+		lt = "region"
+	}
+	var locations []string
+	switch lt {
+	case "region":
+		locations = []string{s.opts.Region}
+	case "availability-zone":
+		locations = s.opts.Zones
+	case "availability-zone-id":
+		for _, sn := range s.subnets {
+			locations = append(locations, sn.zoneID)
+		}
+	default:
+		return nil, invalidParameter("Invalid LocationType %q", lt)
+	}
+	var items []offeringItem
+	for _, it := range s.opts.Catalog.Types {
+		for _, loc := range locations {
+			items = append(items, offeringItem{key: uint64(len(items)), instanceType: it.Name, location: loc})
+		}
+	}
+	items, err := applyFilters(items, f.filters(), fields[offeringItem]{
+		"instance-type": func(o offeringItem) []string { return []string{o.instanceType} },
+		"location":      func(o offeringItem) []string { return []string{o.location} },
+	}, nil)
+	if err != nil {
+		return nil, err
+	}
+	max, _, err := f.intParam("MaxResults")
+	if err != nil {
+		return nil, err
+	}
+	items, next, err := page(items, func(o offeringItem) uint64 { return o.key }, "offerings", f.get("NextToken"), max, 1000, 5, 1000)
+	if err != nil {
+		return nil, err
+	}
+	out := &describeInstanceTypeOfferingsResponse{NextToken: next}
+	for _, o := range items {
+		out.Offerings = append(out.Offerings, instanceTypeOfferingXML{InstanceType: o.instanceType, LocationType: lt, Location: o.location})
+	}
+	return out, nil
+}

@@ -1,0 +1,94 @@
+package ec2
+
+import (
+	"time"
+
+	"github.com/joinery/joinery/catalog"
+)
+
+// Options configures a Server. The zero value is usable: every field has a
+// default.
+type Options struct {
+	// Region is the AWS region the endpoint pretends to be (default "us-east-1").
+	Region string
+	// Zones are the availability zones, one subnet each (default catalog.DefaultZones).
+	Zones []string
+	// ClusterTag is the value of the karpenter.sh/discovery tag on the
+	// subnets and the security group (default "joinery-local"); set it to
+	// the value a NodeClass's selector terms use, e.g. "production-eks".
+	ClusterTag string
+	// AccountID is the owner of every resource (default "123456789012").
+	AccountID string
+	// Catalog supplies instance types and prices (default catalog.MustDefault()).
+	Catalog *catalog.Catalog
+
+	// BootDelay is how long an instance stays pending before it is running
+	// (default 2s; negative: it is running as soon as CreateFleet returns).
+	BootDelay time.Duration
+	// TerminateDelay is how long an instance stays shutting-down before it
+	// is terminated (default 1s; negative: terminated at once).
+	TerminateDelay time.Duration
+	// TerminatedRetention is how long terminated instances stay visible to
+	// DescribeInstances, as on EC2 (default 1h).
+	TerminatedRetention time.Duration
+
+	// Seed seeds every random draw: instance ids, addresses, and the ICE and
+	// throttle faults (default 1). The same seed and the same sequence of
+	// requests give the same answers.
+	Seed uint64
+	// ICEFraction is the probability, in [0, 1], that a capacity pool
+	// (instance type, zone, capacity type) tried by CreateFleet has no
+	// capacity for that request. SetICEFraction changes it later.
+	ICEFraction float64
+	// ThrottleFraction is the probability, in [0, 1], that a request is
+	// refused with RequestLimitExceeded (HTTP 503). SetThrottleFraction
+	// changes it later.
+	ThrottleFraction float64
+	// Latency is added to every request before it is handled. SetLatency
+	// changes it later.
+	Latency time.Duration
+
+	// OnRunning is called, on its own goroutine, when an instance becomes
+	// running (the local world registers a Kubernetes Node then).
+	OnRunning func(Instance)
+	// OnTerminated is called, on its own goroutine, when an instance
+	// becomes terminated.
+	OnTerminated func(Instance)
+}
+
+func (o Options) withDefaults() Options {
+	if o.Region == "" {
+		o.Region = "us-east-1"
+	}
+	if len(o.Zones) == 0 {
+		o.Zones = append([]string(nil), catalog.DefaultZones...)
+	}
+	if o.ClusterTag == "" {
+		o.ClusterTag = "joinery-local"
+	}
+	if o.AccountID == "" {
+		o.AccountID = "123456789012"
+	}
+	if o.Catalog == nil {
+		o.Catalog = catalog.MustDefault()
+	}
+	o.BootDelay = defaultDelay(o.BootDelay, 2*time.Second)
+	o.TerminateDelay = defaultDelay(o.TerminateDelay, time.Second)
+	if o.TerminatedRetention <= 0 {
+		o.TerminatedRetention = time.Hour
+	}
+	if o.Seed == 0 {
+		o.Seed = 1
+	}
+	return o
+}
+
+func defaultDelay(d, def time.Duration) time.Duration {
+	switch {
+	case d == 0:
+		return def
+	case d < 0:
+		return 0
+	}
+	return d
+}

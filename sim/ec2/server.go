@@ -1,0 +1,300 @@
+package ec2
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math/rand/v2"
+	"net"
+	"net/http"
+	"sort"
+	"strings"
+	"sync"
+	"time"
+)
+
+// Server is the local EC2 endpoint. Create it with New; it is safe for
+// concurrent use.
+type Server struct {
+	opts Options
+
+	mu        sync.Mutex
+	rng       *rand.Rand
+	vpcID     string
+	subnets   []*subnet
+	groups    []*securityGroup
+	instances map[string]*instance
+	seq       uint64 // launch sequence: DescribeInstances order and page tokens
+	fleets    map[string]fleetRecord
+	closed    bool
+
+	ice              map[pool]bool // explicit insufficient capacity; "" fields are wildcards
+	iceFraction      float64
+	throttleFraction float64
+	latency          time.Duration
+
+	calls     map[string]int
+	throttled map[string]int
+}
+
+// pool is one EC2 capacity pool: an instance type in a zone bought as a
+// capacity type ("on-demand" or "spot").
+type pool struct{ instanceType, zone, capacityType string }
+
+// New returns a Server with one subnet per zone and one security group,
+// tagged karpenter.sh/discovery=<ClusterTag>, and no instances.
+func New(opts Options) *Server {
+	opts = opts.withDefaults()
+	s := &Server{
+		opts:             opts,
+		rng:              rand.New(rand.NewPCG(opts.Seed, 0x6a6f696e657279)),
+		instances:        map[string]*instance{},
+		fleets:           map[string]fleetRecord{},
+		ice:              map[pool]bool{},
+		iceFraction:      opts.ICEFraction,
+		throttleFraction: opts.ThrottleFraction,
+		latency:          opts.Latency,
+		calls:            map[string]int{},
+		throttled:        map[string]int{},
+	}
+	s.initNetwork()
+	return s
+}
+
+// Options returns the options the server runs with, defaults filled in.
+func (s *Server) Options() Options { return s.opts }
+
+// Start serves s on addr (default "127.0.0.1:0", an ephemeral port; a bare
+// ":port" binds 127.0.0.1) and returns its base URL, e.g.
+// "http://127.0.0.1:41234", for the SDK's BaseEndpoint. stop shuts the
+// listener down and calls Close.
+func (s *Server) Start(addr string) (baseURL string, stop func(), err error) {
+	if addr == "" {
+		addr = "127.0.0.1:0"
+	}
+	if strings.HasPrefix(addr, ":") {
+		addr = "127.0.0.1" + addr
+	}
+	ln, err := net.Listen("tcp", addr)
+	if err != nil {
+		return "", nil, fmt.Errorf("ec2 sim: listen %s: %w", addr, err)
+	}
+	hs := &http.Server{Handler: s, ReadHeaderTimeout: 10 * time.Second}
+	go func() { _ = hs.Serve(ln) }()
+	var once sync.Once
+	stop = func() {
+		once.Do(func() {
+			ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+			defer cancel()
+			_ = hs.Shutdown(ctx)
+			s.Close()
+		})
+	}
+	return "http://" + ln.Addr().String(), stop, nil
+}
+
+// Close stops every pending state transition: no hook fires after it
+// returns. Requests are still answered.
+func (s *Server) Close() {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.closed = true
+	for _, in := range s.instances {
+		if in.timer != nil {
+			in.timer.Stop()
+			in.timer = nil
+		}
+	}
+}
+
+// SetInsufficientCapacity makes the pool (instanceType, zone, capacityType)
+// have no capacity (on) or restores it (off). An empty argument matches any
+// value, e.g. ("m5.large", "", "spot") is spot m5.large in every zone.
+func (s *Server) SetInsufficientCapacity(instanceType, zone, capacityType string, on bool) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	p := pool{instanceType, zone, capacityType}
+	if on {
+		s.ice[p] = true
+	} else {
+		delete(s.ice, p)
+	}
+}
+
+// ClearInsufficientCapacity removes every SetInsufficientCapacity fault.
+func (s *Server) ClearInsufficientCapacity() {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	clear(s.ice)
+}
+
+// SetICEFraction sets the probability, in [0, 1], that a pool tried by
+// CreateFleet has no capacity for that request.
+func (s *Server) SetICEFraction(f float64) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.iceFraction = f
+}
+
+// SetThrottleFraction sets the probability, in [0, 1], that a request is
+// refused with RequestLimitExceeded (HTTP 503).
+func (s *Server) SetThrottleFraction(f float64) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.throttleFraction = f
+}
+
+// SetLatency sets the delay added to every request.
+func (s *Server) SetLatency(d time.Duration) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.latency = d
+}
+
+// Calls returns how many requests each Action received, throttled ones
+// included.
+func (s *Server) Calls() map[string]int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return copyCounts(s.calls)
+}
+
+// ThrottledCalls returns how many requests of each Action were refused with
+// RequestLimitExceeded.
+func (s *Server) ThrottledCalls() map[string]int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return copyCounts(s.throttled)
+}
+
+func copyCounts(m map[string]int) map[string]int {
+	out := make(map[string]int, len(m))
+	for k, v := range m {
+		out[k] = v
+	}
+	return out
+}
+
+// hasCapacityLocked reports whether pool p can launch an instance now:
+// no SetInsufficientCapacity fault matches it and the ICE draw spares it.
+func (s *Server) hasCapacityLocked(p pool) bool {
+	for mask := 0; mask < 8; mask++ {
+		q := p
+		if mask&1 != 0 {
+			q.instanceType = ""
+		}
+		if mask&2 != 0 {
+			q.zone = ""
+		}
+		if mask&4 != 0 {
+			q.capacityType = ""
+		}
+		if s.ice[q] {
+			return false
+		}
+	}
+	return !(s.iceFraction > 0 && s.rng.Float64() < s.iceFraction)
+}
+
+type handler func(s *Server, f form) (withRequestID, error)
+
+var handlers = map[string]handler{
+	"CreateFleet":                   (*Server).createFleet,
+	"DescribeInstances":             (*Server).describeInstances,
+	"TerminateInstances":            (*Server).terminateInstances,
+	"CreateTags":                    (*Server).createTags,
+	"DescribeInstanceTypes":         (*Server).describeInstanceTypes,
+	"DescribeInstanceTypeOfferings": (*Server).describeInstanceTypeOfferings,
+	"DescribeSubnets":               (*Server).describeSubnets,
+	"DescribeSecurityGroups":        (*Server).describeSecurityGroups,
+}
+
+// ServeHTTP answers one EC2 Query request.
+func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	if err := r.ParseForm(); err != nil {
+		writeError(w, "", invalidParameter("cannot parse request: %v", err))
+		return
+	}
+	f := form(r.Form)
+	action := f.get("Action")
+
+	s.mu.Lock()
+	requestID := s.uuidLocked()
+	s.calls[action]++
+	latency := s.latency
+	throttle := s.throttleFraction > 0 && s.rng.Float64() < s.throttleFraction
+	if throttle {
+		s.throttled[action]++
+	}
+	s.mu.Unlock()
+
+	if latency > 0 {
+		t := time.NewTimer(latency)
+		select {
+		case <-t.C:
+		case <-r.Context().Done():
+			t.Stop()
+			return
+		}
+	}
+	if throttle {
+		writeError(w, requestID, newError(http.StatusServiceUnavailable, CodeRequestLimitExceeded, "Request limit exceeded."))
+		return
+	}
+	if action == "" {
+		writeError(w, requestID, newError(http.StatusBadRequest, "MissingAction", "The request must contain the parameter Action"))
+		return
+	}
+	switch v := f.get("Version"); v {
+	case APIVersion:
+	case "":
+		writeError(w, requestID, missingParameter("Version"))
+		return
+	default:
+		writeError(w, requestID, newError(http.StatusBadRequest, "NoSuchVersion",
+			"The requested version (%s) of service AmazonEC2 does not exist", v))
+		return
+	}
+	h, ok := handlers[action]
+	if !ok {
+		writeError(w, requestID, newError(http.StatusBadRequest, "InvalidAction",
+			"The action %s is not valid for this web service.", action))
+		return
+	}
+	if f.get("DryRun") == "true" {
+		writeError(w, requestID, newError(http.StatusPreconditionFailed, "DryRunOperation",
+			"Request would have succeeded, but DryRun flag is set."))
+		return
+	}
+	body, err := h(s, f)
+	if err != nil {
+		var ae *apiError
+		if !errors.As(err, &ae) {
+			ae = newError(http.StatusInternalServerError, "InternalError", "%v", err)
+		}
+		writeError(w, requestID, ae)
+		return
+	}
+	writeResponse(w, action, requestID, body)
+}
+
+// uuidLocked returns a random UUID-formatted string (request ids, fleet ids).
+func (s *Server) uuidLocked() string {
+	a, b := s.rng.Uint64(), s.rng.Uint64()
+	return fmt.Sprintf("%08x-%04x-4%03x-%04x-%012x",
+		a>>32, (a>>16)&0xffff, a&0xfff, 0x8000|(b>>48)&0x3fff, b&0xffffffffffff)
+}
+
+// resourceIDLocked returns an EC2-style id: prefix + "-0" + 16 hex digits.
+func (s *Server) resourceIDLocked(prefix string) string {
+	return fmt.Sprintf("%s-0%016x", prefix, s.rng.Uint64())
+}
+
+func sortedKeys[V any](m map[string]V) []string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	return keys
+}

@@ -1,0 +1,358 @@
+package ec2
+
+import (
+	"bytes"
+	"encoding/xml"
+	"net/http"
+	"strconv"
+)
+
+// Namespace is the XML namespace of EC2 API version 2016-11-15.
+const Namespace = "http://ec2.amazonaws.com/doc/2016-11-15/"
+
+// APIVersion is the only EC2 API version the endpoint speaks.
+const APIVersion = "2016-11-15"
+
+// meta is embedded in every response body.
+type meta struct {
+	RequestID string `xml:"requestId"`
+}
+
+func (m *meta) setRequestID(id string) { m.RequestID = id }
+
+type withRequestID interface{ setRequestID(string) }
+
+// writeResponse writes body as <{action}Response xmlns=...>.
+func writeResponse(w http.ResponseWriter, action, requestID string, body withRequestID) {
+	body.setRequestID(requestID)
+	var buf bytes.Buffer
+	buf.WriteString(xml.Header)
+	start := xml.StartElement{
+		Name: xml.Name{Local: action + "Response"},
+		Attr: []xml.Attr{{Name: xml.Name{Local: "xmlns"}, Value: Namespace}},
+	}
+	if err := xml.NewEncoder(&buf).EncodeElement(body, start); err != nil {
+		writeError(w, requestID, newError(http.StatusInternalServerError, "InternalError", "encoding response: %v", err))
+		return
+	}
+	w.Header().Set("Content-Type", "text/xml;charset=UTF-8")
+	w.Header().Set("x-amzn-RequestId", requestID)
+	w.WriteHeader(http.StatusOK)
+	_, _ = w.Write(buf.Bytes())
+}
+
+type errorResponse struct {
+	XMLName   xml.Name   `xml:"Response"`
+	Errors    []errorXML `xml:"Errors>Error"`
+	RequestID string     `xml:"RequestID"`
+}
+
+type errorXML struct {
+	Code    string `xml:"Code"`
+	Message string `xml:"Message"`
+}
+
+// writeError writes an EC2 error document with the error's HTTP status.
+func writeError(w http.ResponseWriter, requestID string, e *apiError) {
+	var buf bytes.Buffer
+	buf.WriteString(xml.Header)
+	_ = xml.NewEncoder(&buf).Encode(errorResponse{
+		Errors:    []errorXML{{Code: e.Code, Message: e.Message}},
+		RequestID: requestID,
+	})
+	w.Header().Set("Content-Type", "text/xml;charset=UTF-8")
+	w.Header().Set("x-amzn-RequestId", requestID)
+	w.WriteHeader(e.Status)
+	_, _ = w.Write(buf.Bytes())
+}
+
+type tagXML struct {
+	Key   string `xml:"key"`
+	Value string `xml:"value"`
+}
+
+// tagSet renders tags sorted by key so responses are deterministic.
+func tagSet(tags map[string]string) []tagXML {
+	out := make([]tagXML, 0, len(tags))
+	for _, k := range sortedKeys(tags) {
+		out = append(out, tagXML{Key: k, Value: tags[k]})
+	}
+	return out
+}
+
+type stateXML struct {
+	Code int    `xml:"code"`
+	Name string `xml:"name"`
+}
+
+// Instance state names and their EC2 state codes.
+const (
+	StatePending      = "pending"
+	StateRunning      = "running"
+	StateShuttingDown = "shutting-down"
+	StateTerminated   = "terminated"
+)
+
+var stateCodes = map[string]int{StatePending: 0, StateRunning: 16, StateShuttingDown: 32, StateTerminated: 48}
+
+func state(name string) stateXML { return stateXML{Code: stateCodes[name], Name: name} }
+
+// ---- CreateFleet ----
+
+type createFleetResponse struct {
+	meta
+	FleetID   string             `xml:"fleetId"`
+	Errors    []fleetErrorXML    `xml:"errorSet>item"`
+	Instances []fleetInstanceXML `xml:"fleetInstanceSet>item"`
+}
+
+type fleetErrorXML struct {
+	LaunchTemplateAndOverrides launchTemplateAndOverridesXML `xml:"launchTemplateAndOverrides"`
+	Lifecycle                  string                        `xml:"lifecycle"`
+	ErrorCode                  string                        `xml:"errorCode"`
+	ErrorMessage               string                        `xml:"errorMessage"`
+}
+
+type fleetInstanceXML struct {
+	LaunchTemplateAndOverrides launchTemplateAndOverridesXML `xml:"launchTemplateAndOverrides"`
+	Lifecycle                  string                        `xml:"lifecycle"`
+	InstanceIDs                []string                      `xml:"instanceIds>item"`
+	InstanceType               string                        `xml:"instanceType"`
+	SubnetID                   string                        `xml:"subnetId,omitempty"`
+	AvailabilityZone           string                        `xml:"availabilityZone,omitempty"`
+	Platform                   string                        `xml:"platform,omitempty"`
+}
+
+type launchTemplateAndOverridesXML struct {
+	LaunchTemplateSpecification launchTemplateSpecXML `xml:"launchTemplateSpecification"`
+	Overrides                   overridesXML          `xml:"overrides"`
+}
+
+type launchTemplateSpecXML struct {
+	LaunchTemplateID   string `xml:"launchTemplateId,omitempty"`
+	LaunchTemplateName string `xml:"launchTemplateName,omitempty"`
+	Version            string `xml:"version,omitempty"`
+}
+
+type overridesXML struct {
+	InstanceType     string `xml:"instanceType,omitempty"`
+	SubnetID         string `xml:"subnetId,omitempty"`
+	AvailabilityZone string `xml:"availabilityZone,omitempty"`
+	MaxPrice         string `xml:"maxPrice,omitempty"`
+	Priority         string `xml:"priority,omitempty"`
+	WeightedCapacity string `xml:"weightedCapacity,omitempty"`
+}
+
+// ---- DescribeInstances / TerminateInstances / CreateTags ----
+
+type describeInstancesResponse struct {
+	meta
+	Reservations []reservationXML `xml:"reservationSet>item"`
+	NextToken    string           `xml:"nextToken,omitempty"`
+}
+
+type reservationXML struct {
+	ReservationID string        `xml:"reservationId"`
+	OwnerID       string        `xml:"ownerId"`
+	RequesterID   string        `xml:"requesterId,omitempty"`
+	Instances     []instanceXML `xml:"instancesSet>item"`
+}
+
+type groupXML struct {
+	GroupID   string `xml:"groupId"`
+	GroupName string `xml:"groupName"`
+}
+
+type placementXML struct {
+	AvailabilityZone   string `xml:"availabilityZone"`
+	AvailabilityZoneID string `xml:"availabilityZoneId,omitempty"`
+	Tenancy            string `xml:"tenancy"`
+}
+
+type stateReasonXML struct {
+	Code    string `xml:"code"`
+	Message string `xml:"message"`
+}
+
+type instanceXML struct {
+	InstanceID            string          `xml:"instanceId"`
+	ImageID               string          `xml:"imageId"`
+	InstanceState         stateXML        `xml:"instanceState"`
+	PrivateDNSName        string          `xml:"privateDnsName"`
+	DNSName               string          `xml:"dnsName"`
+	Reason                string          `xml:"reason"`
+	AmiLaunchIndex        int             `xml:"amiLaunchIndex"`
+	InstanceType          string          `xml:"instanceType"`
+	LaunchTime            string          `xml:"launchTime"`
+	Placement             placementXML    `xml:"placement"`
+	SubnetID              string          `xml:"subnetId,omitempty"`
+	VpcID                 string          `xml:"vpcId,omitempty"`
+	PrivateIPAddress      string          `xml:"privateIpAddress,omitempty"`
+	Groups                []groupXML      `xml:"groupSet>item"`
+	StateReason           *stateReasonXML `xml:"stateReason,omitempty"`
+	Architecture          string          `xml:"architecture"`
+	RootDeviceType        string          `xml:"rootDeviceType"`
+	RootDeviceName        string          `xml:"rootDeviceName"`
+	InstanceLifecycle     string          `xml:"instanceLifecycle,omitempty"`
+	SpotInstanceRequestID string          `xml:"spotInstanceRequestId,omitempty"`
+	ClientToken           string          `xml:"clientToken,omitempty"`
+	Tags                  []tagXML        `xml:"tagSet>item"`
+	VirtualizationType    string          `xml:"virtualizationType"`
+	Hypervisor            string          `xml:"hypervisor"`
+}
+
+type terminateInstancesResponse struct {
+	meta
+	Instances []stateChangeXML `xml:"instancesSet>item"`
+}
+
+type stateChangeXML struct {
+	InstanceID    string   `xml:"instanceId"`
+	CurrentState  stateXML `xml:"currentState"`
+	PreviousState stateXML `xml:"previousState"`
+}
+
+type returnResponse struct {
+	meta
+	Return bool `xml:"return"`
+}
+
+// ---- DescribeInstanceTypes / DescribeInstanceTypeOfferings ----
+
+type describeInstanceTypesResponse struct {
+	meta
+	InstanceTypes []instanceTypeXML `xml:"instanceTypeSet>item"`
+	NextToken     string            `xml:"nextToken,omitempty"`
+}
+
+type instanceTypeXML struct {
+	InstanceType                 string                  `xml:"instanceType"`
+	SupportedUsageClasses        []string                `xml:"supportedUsageClasses>item"`
+	SupportedRootDeviceTypes     []string                `xml:"supportedRootDeviceTypes>item"`
+	SupportedVirtualizationTypes []string                `xml:"supportedVirtualizationTypes>item"`
+	BareMetal                    bool                    `xml:"bareMetal"`
+	Hypervisor                   string                  `xml:"hypervisor,omitempty"`
+	ProcessorInfo                processorInfoXML        `xml:"processorInfo"`
+	VCpuInfo                     vcpuInfoXML             `xml:"vCpuInfo"`
+	MemoryInfo                   memoryInfoXML           `xml:"memoryInfo"`
+	InstanceStorageSupported     bool                    `xml:"instanceStorageSupported"`
+	InstanceStorageInfo          *instanceStorageInfoXML `xml:"instanceStorageInfo,omitempty"`
+	EbsInfo                      *ebsInfoXML             `xml:"ebsInfo,omitempty"`
+	NetworkInfo                  networkInfoXML          `xml:"networkInfo"`
+	GpuInfo                      *gpuInfoXML             `xml:"gpuInfo,omitempty"`
+	NeuronInfo                   *neuronInfoXML          `xml:"neuronInfo,omitempty"`
+	SupportedBootModes           []string                `xml:"supportedBootModes>item"`
+}
+
+type processorInfoXML struct {
+	SupportedArchitectures []string `xml:"supportedArchitectures>item"`
+	Manufacturer           string   `xml:"manufacturer,omitempty"`
+}
+
+type vcpuInfoXML struct {
+	DefaultVCpus int `xml:"defaultVCpus"`
+}
+
+type memoryInfoXML struct {
+	SizeInMiB int64 `xml:"sizeInMiB"`
+}
+
+type instanceStorageInfoXML struct {
+	TotalSizeInGB int64  `xml:"totalSizeInGB"`
+	NvmeSupport   string `xml:"nvmeSupport"`
+}
+
+type ebsInfoXML struct {
+	EbsOptimizedSupport string               `xml:"ebsOptimizedSupport"`
+	EbsOptimizedInfo    *ebsOptimizedInfoXML `xml:"ebsOptimizedInfo,omitempty"`
+}
+
+type ebsOptimizedInfoXML struct {
+	MaximumBandwidthInMbps int64 `xml:"maximumBandwidthInMbps"`
+}
+
+type networkInfoXML struct {
+	NetworkPerformance        string      `xml:"networkPerformance,omitempty"`
+	MaximumNetworkInterfaces  int         `xml:"maximumNetworkInterfaces,omitempty"`
+	Ipv4AddressesPerInterface int         `xml:"ipv4AddressesPerInterface,omitempty"`
+	EfaSupported              bool        `xml:"efaSupported"`
+	EfaInfo                   *efaInfoXML `xml:"efaInfo,omitempty"`
+}
+
+type efaInfoXML struct {
+	MaximumEfaInterfaces int `xml:"maximumEfaInterfaces"`
+}
+
+type gpuInfoXML struct {
+	Gpus                []gpuDeviceXML `xml:"gpus>item"`
+	TotalGpuMemoryInMiB int64          `xml:"totalGpuMemoryInMiB"`
+}
+
+type gpuDeviceXML struct {
+	Name         string        `xml:"name"`
+	Manufacturer string        `xml:"manufacturer"`
+	Count        int           `xml:"count"`
+	MemoryInfo   memoryInfoXML `xml:"memoryInfo"`
+}
+
+type neuronInfoXML struct {
+	NeuronDevices []neuronDeviceXML `xml:"neuronDevices>item"`
+}
+
+type neuronDeviceXML struct {
+	Count int    `xml:"count"`
+	Name  string `xml:"name"`
+}
+
+type describeInstanceTypeOfferingsResponse struct {
+	meta
+	Offerings []instanceTypeOfferingXML `xml:"instanceTypeOfferingSet>item"`
+	NextToken string                    `xml:"nextToken,omitempty"`
+}
+
+type instanceTypeOfferingXML struct {
+	InstanceType string `xml:"instanceType"`
+	LocationType string `xml:"locationType"`
+	Location     string `xml:"location"`
+}
+
+// ---- DescribeSubnets / DescribeSecurityGroups ----
+
+type describeSubnetsResponse struct {
+	meta
+	Subnets   []subnetXML `xml:"subnetSet>item"`
+	NextToken string      `xml:"nextToken,omitempty"`
+}
+
+type subnetXML struct {
+	SubnetID                string   `xml:"subnetId"`
+	SubnetArn               string   `xml:"subnetArn"`
+	State                   string   `xml:"state"`
+	VpcID                   string   `xml:"vpcId"`
+	OwnerID                 string   `xml:"ownerId"`
+	CidrBlock               string   `xml:"cidrBlock"`
+	AvailableIPAddressCount int      `xml:"availableIpAddressCount"`
+	AvailabilityZone        string   `xml:"availabilityZone"`
+	AvailabilityZoneID      string   `xml:"availabilityZoneId"`
+	DefaultForAz            bool     `xml:"defaultForAz"`
+	MapPublicIPOnLaunch     bool     `xml:"mapPublicIpOnLaunch"`
+	Tags                    []tagXML `xml:"tagSet>item"`
+}
+
+type describeSecurityGroupsResponse struct {
+	meta
+	Groups    []securityGroupXML `xml:"securityGroupInfo>item"`
+	NextToken string             `xml:"nextToken,omitempty"`
+}
+
+type securityGroupXML struct {
+	OwnerID          string   `xml:"ownerId"`
+	GroupID          string   `xml:"groupId"`
+	GroupName        string   `xml:"groupName"`
+	GroupDescription string   `xml:"groupDescription"`
+	VpcID            string   `xml:"vpcId"`
+	SecurityGroupArn string   `xml:"securityGroupArn"`
+	Tags             []tagXML `xml:"tagSet>item"`
+}
+
+func formatFloat(f float64) string { return strconv.FormatFloat(f, 'f', -1, 64) }

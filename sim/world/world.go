@@ -1,0 +1,161 @@
+// Package world starts Joinery's local world: a real Kubernetes control
+// plane (etcd, kube-apiserver, kube-scheduler, kube-controller-manager,
+// kwok for kubelets), the Temporal server with its Web UI embedded in this
+// process (SQLite on disk), and an EC2 endpoint on loopback serving the real
+// instance catalog, whose running instances register as Nodes.
+package world
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"time"
+
+	"github.com/joinery/joinery/catalog"
+	"github.com/joinery/joinery/sim/ec2"
+	"github.com/joinery/joinery/sim/kube"
+	"github.com/joinery/joinery/sim/kubelet"
+	"github.com/joinery/joinery/sim/temporal"
+	"github.com/joinery/joinery/workflows"
+	"go.uber.org/zap"
+	"k8s.io/client-go/dynamic"
+	"k8s.io/client-go/kubernetes"
+)
+
+// Options configures the local world; zero values take defaults.
+type Options struct {
+	// StateDir keeps etcd data, the Temporal SQLite file, PKI and logs so a
+	// second start resumes (default .joinery).
+	StateDir string
+	// Fresh wipes StateDir first.
+	Fresh bool
+	// BootDelay is how long an instance is pending before its Node registers (default 2 s).
+	BootDelay time.Duration
+	// DiscoveryTag is the karpenter.sh/discovery value on the local
+	// subnets and security group (default "production-eks", as in the
+	// example EC2NodeClass).
+	DiscoveryTag string
+	// TemporalPort / UIPort default to 7233 / 8233; EC2Addr to 127.0.0.1:0.
+	TemporalPort, UIPort int
+	EC2Addr              string
+	// KubePorts overrides the control-plane ports (zero fields: defaults).
+	KubePorts kube.Ports
+	// Progress receives human progress lines (building binaries, readiness).
+	Progress io.Writer
+	Log      *zap.Logger
+}
+
+// World is a running local world.
+type World struct {
+	Kube        *kube.Cluster
+	Temporal    *temporal.Server
+	EC2         *ec2.Server
+	EC2Endpoint string // http://127.0.0.1:port
+	StateDir    string
+	stopEC2     func()
+	cancel      context.CancelFunc
+}
+
+// Start brings every part up, in order: control plane and CRDs, Temporal,
+// EC2 endpoint. On error, whatever started is stopped again.
+func Start(ctx context.Context, o Options) (w *World, err error) {
+	if o.StateDir == "" {
+		o.StateDir = ".joinery"
+	}
+	if o.DiscoveryTag == "" {
+		o.DiscoveryTag = "production-eks"
+	}
+	if o.EC2Addr == "" {
+		o.EC2Addr = "127.0.0.1:0"
+	}
+	if o.Progress == nil {
+		o.Progress = io.Discard
+	}
+	if o.Log == nil {
+		o.Log = zap.NewNop()
+	}
+	abs, err := filepath.Abs(o.StateDir)
+	if err != nil {
+		return nil, err
+	}
+	if o.Fresh {
+		if err := Wipe(abs); err != nil {
+			return nil, err
+		}
+	}
+	if err := os.MkdirAll(abs, 0o755); err != nil {
+		return nil, err
+	}
+	w = &World{StateDir: abs}
+	defer func() {
+		if err != nil {
+			w.Stop()
+		}
+	}()
+	fmt.Fprintf(o.Progress, "joinery: starting Kubernetes control plane (state in %s)\n", filepath.Join(abs, "kube"))
+	w.Kube, err = kube.Start(ctx, kube.Options{StateDir: filepath.Join(abs, "kube"), Ports: o.KubePorts, Log: o.Progress, Progress: o.Progress})
+	if err != nil {
+		return w, err
+	}
+	if err := kube.InstallCRDs(ctx, w.Kube.RESTConfig()); err != nil {
+		return w, fmt.Errorf("install CRDs: %w", err)
+	}
+	fmt.Fprintf(o.Progress, "joinery: starting Temporal server + Web UI (%s)\n", filepath.Join(abs, "temporal.db"))
+	w.Temporal, err = temporal.Start(ctx, temporal.Options{
+		DBPath: filepath.Join(abs, "temporal.db"), FrontendPort: o.TemporalPort, UIPort: o.UIPort,
+		SearchAttributes: workflows.SearchAttributeNames, LogFile: filepath.Join(abs, "temporal.log"),
+	})
+	if err != nil {
+		return w, err
+	}
+
+	rc := w.Kube.RESTConfig()
+	kc, err := kubernetes.NewForConfig(rc)
+	if err != nil {
+		return w, err
+	}
+	dc, err := dynamic.NewForConfig(rc)
+	if err != nil {
+		return w, err
+	}
+	regCtx, cancel := context.WithCancel(context.Background())
+	w.cancel = cancel
+	reg := &kubelet.Registrar{Kube: kc, Dynamic: dc, Catalog: catalog.MustDefault(), Region: "us-east-1", Log: o.Log.Named("sim-kubelet")}
+	w.EC2 = ec2.New(ec2.Options{
+		ClusterTag: o.DiscoveryTag, BootDelay: o.BootDelay,
+		OnRunning: func(i ec2.Instance) { _ = reg.Register(regCtx, i) },
+	})
+	w.EC2Endpoint, w.stopEC2, err = w.EC2.Start(o.EC2Addr)
+	if err != nil {
+		return w, fmt.Errorf("ec2 endpoint: %w", err)
+	}
+	fmt.Fprintf(o.Progress, "joinery: local world up: kube-apiserver %s, Temporal %s, Web UI %s, EC2 %s\n",
+		w.Kube.Server(), w.Temporal.Address, w.Temporal.UIAddress, w.EC2Endpoint)
+	return w, nil
+}
+
+// Stop stops every part (EC2 endpoint, Temporal, control plane).
+func (w *World) Stop() {
+	if w.cancel != nil {
+		w.cancel()
+	}
+	if w.stopEC2 != nil {
+		w.stopEC2()
+	}
+	if w.Temporal != nil {
+		w.Temporal.Stop()
+	}
+	if w.Kube != nil {
+		_ = w.Kube.Stop()
+	}
+}
+
+// Wipe removes a state directory (what --fresh does).
+func Wipe(dir string) error {
+	if err := os.RemoveAll(dir); err != nil {
+		return fmt.Errorf("wipe %s: %w", dir, err)
+	}
+	return nil
+}

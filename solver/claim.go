@@ -1,0 +1,312 @@
+package solver
+
+import (
+	"sort"
+
+	"github.com/joinery/joinery/resources"
+)
+
+// MaxInstanceTypes is how many instance types a NodeClaim offers the
+// launcher: its cheapest ones, as Karpenter's AWS provider truncates to 60.
+// A claim counts against its NodePool's limits by the largest capacity among
+// these (not among every type that fits), which keeps the pessimistic limit
+// accounting from blocking a pool after a few claims.
+const MaxInstanceTypes = 60
+
+// claim is a NodeClaim being built in one packing pass. Like Karpenter's, it
+// holds the SET of instance types (each with the offerings still allowed)
+// that can carry every pod added so far; adding a pod only narrows the set.
+type claim struct {
+	pool *poolInfo
+	seq  int // creation order
+	// types are the survivors, cheapest compatible offering first (ties by
+	// name); masks holds each one's allowed offerings.
+	types []int32
+	masks []uint64
+	req   resources.List // summed pod requests (no daemonset overhead)
+	// maxUsable bounds what any surviving type can still take (quick
+	// reject; computed when the claim opens and not tightened after);
+	// maxCap is the element-wise largest capacity among the first
+	// MaxInstanceTypes survivors, which is what the claim counts against
+	// the pool's limits.
+	maxUsable resources.List
+	maxCap    resources.List
+	pods      []*podInfo
+	reqs      []req // requirements the pods brought (node selector, chosen affinity term)
+	free      []req // the subset on the pool's free keys
+	// A claim only gets fuller and narrower, so once it rejects a pod it
+	// rejects every pod with the same signature and requests at least as
+	// large (see pass.lastSig for the caveat): rejSig/rejReq remember the
+	// last rejection.
+	rejSig *sigInfo
+	rejReq resources.List
+}
+
+// price is the USD/hour of the cheapest surviving type's cheapest offering.
+func (c *claim) price() float64 {
+	if len(c.types) == 0 {
+		return 0
+	}
+	return c.pool.types[c.types[0]].cheapest(c.masks[0])
+}
+
+// orderKey sorts claims least-loaded first (fewest pods), then oldest.
+type orderKey struct{ pods, seq int }
+
+func (c *claim) order() orderKey { return orderKey{len(c.pods), c.seq} }
+
+func (a orderKey) less(b orderKey) bool {
+	if a.pods != b.pods {
+		return a.pods < b.pods
+	}
+	return a.seq < b.seq
+}
+
+// search returns the index of the first claim in order not less than k.
+func (s *pass) search(k orderKey) int {
+	return sort.Search(len(s.order), func(i int) bool { return !s.order[i].order().less(k) })
+}
+
+// reorder moves a claim whose order key was old to its place for its
+// current key (keys only grow: a claim gains pods).
+func (s *pass) reorder(c *claim, old orderKey) {
+	from := s.search(old)
+	k, rest := c.order(), s.order[from+1:]
+	// Last index whose key is smaller than c's new one (c itself excluded).
+	to := from + sort.Search(len(rest), func(i int) bool { return !rest[i].order().less(k) })
+	if to <= from {
+		return
+	}
+	copy(s.order[from:to], s.order[from+1:to+1])
+	s.order[to] = c
+}
+
+// cheapest is the lowest price among the offerings in mask (USD/hour), or -1.
+func (ti *typeInfo) cheapest(mask uint64) float64 {
+	best := -1.0
+	for i, p := range ti.prices {
+		if mask&(1<<uint(i)) != 0 && (best < 0 || p < best) {
+			best = p
+		}
+	}
+	return best
+}
+
+// upsizeOK decides whether a pod may force a claim from its cheapest type
+// oldT (at oldPrice) to newT (at newPrice, higher), with load the claim's
+// requests including the pod. It compares the USD/hour per unit of the
+// load's dominant resource (the one filling newT most): growing m5.2xlarge
+// into m5.4xlarge keeps the unit price and is fine, growing a 1-GPU node
+// into a 4-GPU p3.8xlarge for a second GPU pod, or a spot node into
+// on-demand for one pod, is not; the pod then goes elsewhere.
+//
+// tol is how much worse, as a fraction, the unit price may get
+// (Strategy.UpsizeTolerance).
+func upsizeOK(pl *poolInfo, oldT, newT int32, oldPrice, newPrice float64, load resources.List, tol float64) bool {
+	un, uo := pl.usable[newT], pl.usable[oldT]
+	dom, share := -1, -1.0
+	for r := range load {
+		if load[r] > 0 && un[r] > 0 {
+			if f := float64(load[r]) / float64(un[r]); f > share {
+				dom, share = r, f
+			}
+		}
+	}
+	if dom < 0 || uo[dom] <= 0 {
+		return false
+	}
+	return newPrice/float64(un[dom]) <= (1+tol)*oldPrice/float64(uo[dom])
+}
+
+// bounds computes maxUsable over all types in ts and launchCap.
+func bounds(pl *poolInfo, ts []int32) (maxUsable, maxCap resources.List) {
+	for _, t := range ts {
+		maxUsable = maxUsable.Max(pl.usable[t])
+	}
+	return maxUsable, launchCap(pl, ts)
+}
+
+// launchCap is the element-wise largest capacity among the first
+// MaxInstanceTypes types of ts: what a claim counts against limits.
+func launchCap(pl *poolInfo, ts []int32) (maxCap resources.List) {
+	for _, t := range ts[:min(len(ts), MaxInstanceTypes)] {
+		maxCap = maxCap.Max(pl.types[t].opt.Shape.Capacity)
+	}
+	return maxCap
+}
+
+// tryAdd adds the pod to the claim if some surviving type (and offering)
+// meets the pod's constraints and still fits all requests, the pool's
+// limits still hold, and the claim does not get a worse unit price.
+func (s *pass) tryAdd(c *claim, pi *podInfo) bool {
+	if c.rejSig == pi.sig && c.rejReq.Fits(pi.req) {
+		return false
+	}
+	if !s.add(c, pi) {
+		c.rejSig, c.rejReq = pi.sig, pi.req
+		return false
+	}
+	return true
+}
+
+func (s *pass) add(c *claim, pi *podInfo) bool {
+	pl := c.pool
+	newReq := c.req.Add(pi.req)
+	if !newReq.Fits(c.maxUsable) {
+		return false
+	}
+	sp := pi.sig.forPool(pl)
+	if sp.taint != nil {
+		return false
+	}
+	for _, term := range sp.terms {
+		if !term.any || !freeOK(pl, c.free, term.free) {
+			continue
+		}
+		ts, ms := s.bufT[:0], s.bufM[:0]
+		removed, narrowed := false, false
+		s.gen++
+		stamp, fit, class := s.stamp[pl.idx], s.fit[pl.idx], pl.class
+		for i, t := range c.types {
+			m := c.masks[i]
+			if !term.trivial {
+				m &= term.masks[t]
+			}
+			cl := class[t]
+			if stamp[cl] != s.gen {
+				stamp[cl], fit[cl] = s.gen, newReq.Fits(pl.classUsable[cl])
+			}
+			if m == 0 || !fit[cl] {
+				removed = true
+				continue
+			}
+			narrowed = narrowed || m != c.masks[i]
+			ts, ms = append(ts, t), append(ms, m)
+		}
+		s.bufT, s.bufM = ts, ms
+		if len(ts) == 0 {
+			continue
+		}
+		var maxC resources.List
+		if removed || narrowed {
+			oldPrice, newT, newPrice := c.price(), ts[0], pl.types[ts[0]].cheapest(ms[0])
+			if narrowed { // offerings changed: prices too
+				for i, t := range ts {
+					if p := pl.types[t].cheapest(ms[i]); p < newPrice {
+						newT, newPrice = t, p
+					}
+				}
+			}
+			if newPrice > oldPrice && !upsizeOK(pl, c.types[0], newT, oldPrice, newPrice, newReq, s.strategy.UpsizeTolerance) {
+				continue
+			}
+			if narrowed {
+				pl.sortByPrice(ts, ms)
+			}
+			if !minValuesOK(pl, ts, ms) {
+				continue
+			}
+			maxC = launchCap(pl, ts)
+			if !s.limitOK(pl, s.usage[pl.idx].Sub(c.maxCap), maxC) {
+				continue
+			}
+		}
+		old := c.order()
+		if removed || narrowed {
+			c.types = append(c.types[:0], ts...)
+			c.masks = append(c.masks[:0], ms...)
+			// maxUsable stays as it was: still an upper bound, as the set only shrank.
+			s.usage[pl.idx] = s.usage[pl.idx].Sub(c.maxCap).Add(maxC)
+			c.maxCap = maxC
+		}
+		c.req = newReq
+		c.pods = append(c.pods, pi)
+		c.addReqs(term)
+		s.reorder(c, old)
+		return true
+	}
+	return false
+}
+
+func (c *claim) addReqs(term *compiled) {
+	for _, r := range term.reqs {
+		dup := false
+		for _, have := range c.reqs {
+			if sameReq(have, r) {
+				dup = true
+				break
+			}
+		}
+		if !dup {
+			c.reqs = append(c.reqs, r)
+		}
+	}
+	c.free = append(c.free, term.free...)
+}
+
+// freeOK checks that the pool's, the claim's and the new term's requirements
+// on each free key the term names can still all hold together.
+func freeOK(pl *poolInfo, have, add []req) bool {
+	for _, r := range add {
+		all := append([]req(nil), pl.free[r.Key]...)
+		for _, h := range have {
+			if h.Key == r.Key {
+				all = append(all, h)
+			}
+		}
+		for _, a := range add {
+			if a.Key == r.Key {
+				all = append(all, a)
+			}
+		}
+		if !satisfiable(all) {
+			return false
+		}
+	}
+	return true
+}
+
+// minValuesOK checks the pool's minValues requirements: the first
+// MaxInstanceTypes surviving types (and their offerings, for offering keys)
+// must together show at least minValues distinct allowed values of the key.
+func minValuesOK(pl *poolInfo, ts []int32, ms []uint64) bool {
+	for _, r := range pl.minValues {
+		seen := map[string]bool{}
+		for i, t := range ts {
+			if i >= MaxInstanceTypes {
+				break
+			}
+			ti := &pl.types[t]
+			if typeLevelKeys[r.Key] {
+				if v, has := ti.labels[r.Key]; has && r.Matches(v, true) {
+					seen[v] = true
+				}
+				continue
+			}
+			for o := range ti.offs {
+				if ms[i]&(1<<uint(o)) == 0 {
+					continue
+				}
+				if v, has := offeringValue(r.Key, &ti.offs[o]); has && r.Matches(v, true) {
+					seen[v] = true
+				}
+			}
+		}
+		if len(seen) < *r.MinValues {
+			return false
+		}
+	}
+	return true
+}
+
+func sameReq(a, b req) bool {
+	if a.Key != b.Key || a.Operator != b.Operator || len(a.Values) != len(b.Values) {
+		return false
+	}
+	for i := range a.Values {
+		if a.Values[i] != b.Values[i] {
+			return false
+		}
+	}
+	return true
+}

@@ -1,0 +1,114 @@
+package solver
+
+import (
+	apiv1 "github.com/joinery/joinery/api/v1"
+	"github.com/joinery/joinery/catalog"
+	"github.com/joinery/joinery/resources"
+	corev1 "k8s.io/api/core/v1"
+)
+
+// NodePoolFromAPI precomputes what the solver needs of a NodePool: its
+// weight, requirements, template labels and taints (startup taints are left
+// out: they go away), limits (any resource, plus "nodes" as NodesLimit, -1
+// when absent), and InstanceTypes: every catalog type whose labels meet the
+// pool's requirements on instance-type labels and that has at least one
+// available offering, among zones, meeting its zone / capacity-type / region
+// requirements. Each type carries only those compatible offerings (with
+// their Available flag from unavailable, which may be nil) and its node
+// shape under nc's kubelet settings and root volume size (EKS defaults and
+// 20 GiB when nc is nil). Usage and NodeCount are left for the caller.
+func NodePoolFromAPI(np *apiv1.NodePool, nc *apiv1.EC2NodeClass, cat *catalog.Catalog, zones []string,
+	unavailable func(instanceType, zone, capacityType string) bool) NodePool {
+	out := NodePool{
+		Name:         np.Name,
+		Weight:       np.WeightOrZero(),
+		Requirements: make([]apiv1.NodeSelectorRequirementWithMinValues, 0, len(np.Spec.Template.Spec.Requirements)),
+		Taints:       append([]corev1.Taint(nil), np.Spec.Template.Spec.Taints...),
+		NodesLimit:   -1,
+	}
+	for _, r := range np.Spec.Template.Spec.Requirements {
+		out.Requirements = append(out.Requirements, copyReq(r))
+	}
+	if l := np.Spec.Template.ObjectMeta.Labels; len(l) > 0 {
+		out.Labels = make(map[string]string, len(l))
+		for k, v := range l {
+			out.Labels[k] = v
+		}
+	}
+	for name, q := range np.Spec.Limits {
+		if name == "nodes" {
+			out.NodesLimit = int(q.Value())
+			continue
+		}
+		i := resources.IndexOf(name)
+		if i < 0 {
+			continue
+		}
+		out.HasLimit[i] = true
+		if i == resources.CPU {
+			out.Limits[i] = q.MilliValue()
+		} else {
+			out.Limits[i] = q.Value()
+		}
+	}
+
+	var kubelet *apiv1.KubeletConfiguration
+	spec := &apiv1.EC2NodeClassSpec{}
+	if nc != nil {
+		spec = &nc.Spec
+		kubelet = nc.Spec.Kubelet
+	}
+	rootVolume := spec.RootVolumeSize()
+
+	var typeReqs, offeringReqs []apiv1.NodeSelectorRequirementWithMinValues
+	for _, r := range out.Requirements {
+		switch {
+		case typeLevelKeys[r.Key]:
+			typeReqs = append(typeReqs, r)
+		case isOfferingKey(r.Key):
+			offeringReqs = append(offeringReqs, r)
+		}
+	}
+	if cat == nil {
+		return out
+	}
+	for _, it := range cat.Types {
+		labels := it.Labels()
+		ok := true
+		for _, r := range typeReqs {
+			v, has := labels[r.Key]
+			if !r.Matches(v, has) {
+				ok = false
+				break
+			}
+		}
+		if !ok {
+			continue
+		}
+		var offs []catalog.Offering
+		available := false
+		for _, o := range it.Offerings(zones) {
+			match := true
+			for _, r := range offeringReqs {
+				v, has := offeringValue(r.Key, &o)
+				if !r.Matches(v, has) {
+					match = false
+					break
+				}
+			}
+			if !match {
+				continue
+			}
+			if unavailable != nil && unavailable(it.Name, o.Zone, o.CapacityType) {
+				o.Available = false
+			}
+			available = available || o.Available
+			offs = append(offs, o)
+		}
+		if !available {
+			continue
+		}
+		out.InstanceTypes = append(out.InstanceTypes, InstanceTypeOption{Type: it, Shape: it.Shape(kubelet, rootVolume), Offerings: offs})
+	}
+	return out
+}

@@ -1,0 +1,297 @@
+package solver
+
+import (
+	"github.com/joinery/joinery/resources"
+)
+
+// pass is one first-fit-decreasing packing of all pods under one Strategy.
+type pass struct {
+	p         *prepared
+	strategy  Strategy
+	explain   bool
+	nodeAvail []resources.List
+	claims    []*claim // creation order
+	order     []*claim // least-loaded first
+	// usage is, per pool, NodePool.Usage plus every open claim's maxCap
+	// (pessimistic, as Karpenter counts).
+	usage     []resources.List
+	nodeCount []int
+	placed    []Placement
+	unsched   []Unschedulable
+	price     float64 // USD/hour of all new claims
+	bufT      []int32
+	bufM      []uint64
+	// Claims and nodes only get fuller and narrower, so a pod with the same
+	// signature as the previous one and requests at least as large is
+	// rejected by every claim and node the previous pod was rejected by: its
+	// scans start where the previous pod's ended (last* describe that pod).
+	// This holds exactly for resources, labels and taints; a claim rejected
+	// by the upsize rule or a limit might in rare cases accept later, and
+	// the skip then misses that chance (never a wrong placement).
+	lastSig   *sigInfo
+	lastReq   resources.List
+	lastClaim int // order index from which claims were not yet known to reject
+	lastNode  int // node index likewise
+	// Per pool and shape class: whether the class fits the requests being
+	// tested (fit), valid while stamp equals gen.
+	gen   uint32
+	stamp [][]uint32
+	fit   [][]bool
+}
+
+// run packs every pod: existing nodes first (by name), then claims opened in
+// this pass (least-loaded first), then a new claim from the first pool in
+// weight order that can take the pod. With explain set, unschedulable pods
+// get their reasons (computed against the pass state at that moment).
+func (p *prepared) run(st Strategy, explain bool) *pass {
+	s := &pass{p: p, strategy: st, explain: explain}
+	for _, n := range p.nodes {
+		s.nodeAvail = append(s.nodeAvail, n.Available)
+	}
+	for _, pl := range p.pools {
+		s.usage = append(s.usage, pl.np.Usage)
+		s.nodeCount = append(s.nodeCount, pl.np.NodeCount)
+		s.stamp = append(s.stamp, make([]uint32, len(pl.classUsable)))
+		s.fit = append(s.fit, make([]bool, len(pl.classUsable)))
+	}
+	for _, pi := range p.pods {
+		if len(pi.pod.UnknownResources) > 0 {
+			s.fail(pi)
+			continue
+		}
+		if pi.sig != s.lastSig || !s.lastReq.Fits(pi.req) {
+			s.lastClaim, s.lastNode = 0, 0
+		}
+		s.lastSig, s.lastReq = pi.sig, pi.req
+		if s.placeExisting(pi) || s.placeClaim(pi) || s.placeNew(pi) {
+			continue
+		}
+		s.lastClaim = len(s.order)
+		s.fail(pi)
+	}
+	for _, c := range s.claims {
+		s.price += c.price()
+	}
+	return s
+}
+
+func (s *pass) fail(pi *podInfo) {
+	u := Unschedulable{Pod: pi.key}
+	if s.explain {
+		u.Reason = s.reason(pi)
+	}
+	s.unsched = append(s.unsched, u)
+}
+
+func (s *pass) placeExisting(pi *podInfo) bool {
+	for i := s.lastNode; i < len(s.p.nodes); i++ {
+		n := s.p.nodes[i]
+		if !pi.req.Fits(s.nodeAvail[i]) || !pi.sig.fitsNode(i, n) {
+			continue
+		}
+		s.nodeAvail[i] = s.nodeAvail[i].Sub(pi.req)
+		s.placed = append(s.placed, Placement{Pod: pi.key, Node: n.Name})
+		s.lastNode = i
+		return true
+	}
+	s.lastNode = len(s.p.nodes)
+	return false
+}
+
+func (s *pass) placeClaim(pi *podInfo) bool {
+	for i := s.lastClaim; i < len(s.order); i++ {
+		// Claims before i keep their order when s.order[i] moves right.
+		if s.tryAdd(s.order[i], pi) {
+			s.lastClaim = i
+			return true
+		}
+	}
+	return false
+}
+
+func (s *pass) placeNew(pi *podInfo) bool {
+	for _, pl := range s.p.pools {
+		if s.open(pl, pi) {
+			return true
+		}
+	}
+	return false
+}
+
+// limitOK reports whether a node of the given capacity fits the pool's
+// limits on top of usage (usage equal to a limit is allowed).
+func (s *pass) limitOK(pl *poolInfo, u, capacity resources.List) bool {
+	for r := 0; r < resources.Count; r++ {
+		if pl.np.HasLimit[r] && u[r]+capacity[r] > pl.np.Limits[r] {
+			return false
+		}
+	}
+	return true
+}
+
+func (s *pass) nodesOK(pl *poolInfo) bool {
+	return pl.np.NodesLimit < 0 || s.nodeCount[pl.idx]+1 <= pl.np.NodesLimit
+}
+
+// open starts a new claim in pool pl for the pod. The claim's type set is
+// every type (and offering) meeting the pool's and the pod's constraints
+// that fits the pod with its daemonset overhead and the pool's remaining
+// limits; then exotic types (GPU, accelerator, metal) are dropped when any
+// other type remains, and types above the pass's vCPU cap are dropped
+// (the cap never excludes the cheapest type that fits the pod).
+func (s *pass) open(pl *poolInfo, pi *podInfo) bool {
+	sp := pi.sig.forPool(pl)
+	if sp.taint != nil || !s.nodesOK(pl) || !pi.req.Fits(pl.maxUsable) {
+		return false
+	}
+	for _, term := range sp.terms {
+		if !term.any {
+			continue
+		}
+		set := s.p.openSet(pl, term, pi.req, s.strategy.VCPUCap)
+		if len(set.fit) == 0 {
+			continue
+		}
+		var cand *candidates
+		if s.limitOK(pl, s.usage[pl.idx], set.maxCapFit) {
+			cand = set // no limit can exclude any type
+		} else {
+			u := s.usage[pl.idx]
+			cand = newCandidates(pl, set.fit, set.fitM, s.strategy.VCPUCap, func(t int32) bool {
+				return s.limitOK(pl, u, pl.types[t].opt.Shape.Capacity)
+			})
+		}
+		if len(cand.ts) == 0 {
+			continue
+		}
+		c := &claim{pool: pl, seq: len(s.claims), req: pi.req, pods: []*podInfo{pi},
+			types: append([]int32(nil), cand.ts...), masks: append([]uint64(nil), cand.ms...),
+			maxUsable: cand.maxUsable, maxCap: cand.maxCap}
+		c.addReqs(term)
+		s.usage[pl.idx] = s.usage[pl.idx].Add(c.maxCap)
+		s.nodeCount[pl.idx]++
+		s.claims = append(s.claims, c)
+		// A new claim has one pod and the largest seq.
+		at := s.search(c.order())
+		s.order = append(s.order, nil)
+		copy(s.order[at+1:], s.order[at:])
+		s.order[at] = c
+		s.lastClaim = at
+		return true
+	}
+	return false
+}
+
+// candidates is the type set a new claim starts from.
+type candidates struct {
+	// fit/fitM: the term's types (cheapest first) that fit the pod, before
+	// limits, exotic and cap filtering; maxCapFit their largest capacity.
+	fit       []int32
+	fitM      []uint64
+	maxCapFit resources.List
+	// ts/ms: the claim's starting set; empty when minValues cannot be met.
+	ts        []int32
+	ms        []uint64
+	maxUsable resources.List
+	maxCap    resources.List
+}
+
+type openKey struct {
+	term *compiled
+	req  resources.List
+	cap  int
+}
+
+// openSet returns, cached across passes, the starting set of a new claim
+// for a pod with these requests under this term and cap, ignoring limits.
+func (p *prepared) openSet(pl *poolInfo, term *compiled, req resources.List, vcpuCap int) *candidates {
+	k := openKey{term, req, vcpuCap}
+	if c, ok := p.opens[k]; ok {
+		return c
+	}
+	var fit []int32
+	var fitM []uint64
+	for _, t := range term.byPrice {
+		if req.Fits(pl.usable[t]) {
+			fit, fitM = append(fit, t), append(fitM, term.masks[t])
+		}
+	}
+	c := newCandidates(pl, fit, fitM, vcpuCap, nil)
+	p.opens[k] = c
+	return c
+}
+
+// newCandidates filters fit (cheapest first) by ok (nil: all), then drops
+// exotic types unless only exotic ones remain, then types above the vCPU
+// cap unless that breaks the pool's minValues.
+func newCandidates(pl *poolInfo, fit []int32, fitM []uint64, vcpuCap int, ok func(int32) bool) *candidates {
+	c := &candidates{fit: fit, fitM: fitM}
+	for _, t := range fit {
+		c.maxCapFit = c.maxCapFit.Max(pl.types[t].opt.Shape.Capacity)
+	}
+	ts, ms := fit, fitM
+	if ok != nil {
+		ts, ms = pick(fit, fitM, ok)
+	}
+	if len(ts) == 0 {
+		return c
+	}
+	nonExotic := 0
+	for _, t := range ts {
+		if !pl.types[t].exotic {
+			nonExotic++
+		}
+	}
+	exoticOK := nonExotic == 0
+	allowed := func(t int32) bool { return exoticOK || !pl.types[t].exotic }
+	vcpuLimit := -1 // none
+	if vcpuCap > 0 {
+		for _, t := range ts {
+			if allowed(t) { // the cheapest allowed type
+				vcpuLimit = max(vcpuCap, pl.types[t].vcpu)
+				break
+			}
+		}
+	}
+	ct, cm := pick(ts, ms, func(t int32) bool {
+		return allowed(t) && (vcpuLimit < 0 || pl.types[t].vcpu <= vcpuLimit)
+	})
+	if !minValuesOK(pl, ct, cm) {
+		if ct, cm = pick(ts, ms, allowed); !minValuesOK(pl, ct, cm) {
+			return c
+		}
+	}
+	c.ts, c.ms = ct, cm
+	c.maxUsable, c.maxCap = bounds(pl, ct)
+	return c
+}
+
+// pick returns fresh, exactly sized slices of the entries whose type passes f.
+func pick(ts []int32, ms []uint64, f func(int32) bool) ([]int32, []uint64) {
+	n := 0
+	for _, t := range ts {
+		if f(t) {
+			n++
+		}
+	}
+	ot, om := make([]int32, 0, n), make([]uint64, 0, n)
+	for i, t := range ts {
+		if f(t) {
+			ot, om = append(ot, t), append(om, ms[i])
+		}
+	}
+	return ot, om
+}
+
+// better reports whether pass a beats pass b: fewer unschedulable pods,
+// then a lower price (USD/hour), then fewer new nodes.
+func (a *pass) better(b *pass) bool {
+	if len(a.unsched) != len(b.unsched) {
+		return len(a.unsched) < len(b.unsched)
+	}
+	const eps = 1e-9
+	if a.price < b.price-eps || a.price > b.price+eps {
+		return a.price < b.price
+	}
+	return len(a.claims) < len(b.claims)
+}

@@ -1,0 +1,125 @@
+package solver
+
+import (
+	"sort"
+
+	apiv1 "github.com/joinery/joinery/api/v1"
+	"github.com/joinery/joinery/resources"
+	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
+)
+
+// Key is the pod's "namespace/name".
+func (p *Pod) Key() string { return p.Namespace + "/" + p.Name }
+
+// PodFromK8s reduces a Kubernetes pod to what the solver needs.
+//
+// Requests follow the Kubernetes effective-request rule, per resource:
+//   - running = sum of the app containers + every native sidecar (an init
+//     container with restartPolicy Always);
+//   - each regular init container runs alone next to the sidecars started
+//     before it, so it needs its own requests + those sidecars;
+//   - effective = max(running, the largest such init-phase need), plus
+//     spec.overhead; pod-level spec.resources, when set, replace the
+//     container total for the resources it names.
+//
+// A container resource with a limit but no request requests its limit (the
+// API server's defaulting). Requests use 1 pod slot. Resource names the
+// solver does not track go to UnknownResources. A node-affinity matchFields
+// requirement on metadata.name becomes one on kubernetes.io/hostname.
+func PodFromK8s(p *corev1.Pod) Pod {
+	out := Pod{Namespace: p.Namespace, Name: p.Name, UID: string(p.UID)}
+	if !p.CreationTimestamp.IsZero() {
+		out.CreationUnix = p.CreationTimestamp.Unix()
+	}
+	unknown := map[string]bool{}
+	add := func(l resources.List, u []string) resources.List {
+		for _, n := range u {
+			unknown[n] = true
+		}
+		return l
+	}
+	var running, sidecars, initPeak resources.List
+	for i := range p.Spec.Containers {
+		running = running.Add(add(containerRequests(&p.Spec.Containers[i].Resources)))
+	}
+	for i := range p.Spec.InitContainers {
+		c := &p.Spec.InitContainers[i]
+		r := add(containerRequests(&c.Resources))
+		if c.RestartPolicy != nil && *c.RestartPolicy == corev1.ContainerRestartPolicyAlways {
+			running = running.Add(r)
+			sidecars = sidecars.Add(r)
+			initPeak = initPeak.Max(sidecars)
+			continue
+		}
+		initPeak = initPeak.Max(sidecars.Add(r))
+	}
+	eff := running.Max(initPeak)
+	if p.Spec.Resources != nil {
+		podLevel, u := containerRequests(p.Spec.Resources)
+		add(podLevel, u)
+		for name := range mergedRequests(p.Spec.Resources) {
+			if i := resources.IndexOf(name); i >= 0 {
+				eff[i] = podLevel[i]
+			}
+		}
+	}
+	if len(p.Spec.Overhead) > 0 {
+		eff = eff.Add(add(resources.FromResourceList(p.Spec.Overhead)))
+	}
+	eff[resources.Pods] = 1
+	out.Requests = eff
+	for n := range unknown {
+		out.UnknownResources = append(out.UnknownResources, n)
+	}
+	sort.Strings(out.UnknownResources)
+
+	if len(p.Spec.NodeSelector) > 0 {
+		out.NodeSelector = make(map[string]string, len(p.Spec.NodeSelector))
+		for k, v := range p.Spec.NodeSelector {
+			out.NodeSelector[k] = v
+		}
+	}
+	if a := p.Spec.Affinity; a != nil && a.NodeAffinity != nil && a.NodeAffinity.RequiredDuringSchedulingIgnoredDuringExecution != nil {
+		for _, term := range a.NodeAffinity.RequiredDuringSchedulingIgnoredDuringExecution.NodeSelectorTerms {
+			reqs := make([]apiv1.NodeSelectorRequirementWithMinValues, 0, len(term.MatchExpressions)+len(term.MatchFields))
+			for _, e := range term.MatchExpressions {
+				reqs = append(reqs, apiv1.NodeSelectorRequirementWithMinValues{Key: e.Key, Operator: string(e.Operator), Values: append([]string(nil), e.Values...)})
+			}
+			for _, f := range term.MatchFields {
+				key := f.Key
+				if key == "metadata.name" {
+					key = apiv1.LabelHostname
+				}
+				reqs = append(reqs, apiv1.NodeSelectorRequirementWithMinValues{Key: key, Operator: string(f.Operator), Values: append([]string(nil), f.Values...)})
+			}
+			out.RequiredAffinity = append(out.RequiredAffinity, reqs)
+		}
+	}
+	out.Tolerations = append([]corev1.Toleration(nil), p.Spec.Tolerations...)
+	return out
+}
+
+// DaemonSetFromK8s reduces a DaemonSet to its pod template's scheduling needs.
+func DaemonSetFromK8s(ds *appsv1.DaemonSet) DaemonSet {
+	pod := &corev1.Pod{ObjectMeta: ds.Spec.Template.ObjectMeta, Spec: ds.Spec.Template.Spec}
+	pod.Namespace, pod.Name = ds.Namespace, ds.Name
+	return DaemonSet{Namespace: ds.Namespace, Name: ds.Name, Pod: PodFromK8s(pod)}
+}
+
+// containerRequests is requests with limits filling the resources that have
+// only a limit.
+func containerRequests(r *corev1.ResourceRequirements) (resources.List, []string) {
+	return resources.FromResourceList(mergedRequests(r))
+}
+
+func mergedRequests(r *corev1.ResourceRequirements) corev1.ResourceList {
+	rl := make(corev1.ResourceList, len(r.Limits)+len(r.Requests))
+	for k, v := range r.Limits {
+		rl[k] = v
+	}
+	for k, v := range r.Requests {
+		rl[k] = v
+	}
+	return rl
+}

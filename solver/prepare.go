@@ -1,0 +1,569 @@
+package solver
+
+import (
+	"sort"
+	"strings"
+
+	apiv1 "github.com/joinery/joinery/api/v1"
+	"github.com/joinery/joinery/catalog"
+	"github.com/joinery/joinery/resources"
+	corev1 "k8s.io/api/core/v1"
+)
+
+type req = apiv1.NodeSelectorRequirementWithMinValues
+
+// maxOfferings is how many offerings of one instance type the solver
+// considers (one bit each in an offering mask); later ones are ignored.
+const maxOfferings = 64
+
+// prepared is everything the packing passes read and never write: sorted
+// pods, pools and nodes, per-type node shapes after daemonset overhead, and
+// the cache of compiled scheduling constraints (one per distinct pod
+// signature), which is filled lazily and shared by all passes.
+type prepared struct {
+	pods  []*podInfo
+	pools []*poolInfo
+	nodes []*Node
+	sigs  map[string]*sigInfo // lookups only, never iterated
+	opens map[openKey]*candidates
+	// maxVCPU is the largest vCPU count of any instance type of any pool.
+	maxVCPU int
+	// maxUsable is the element-wise largest usable shape of any type of any pool.
+	maxUsable resources.List
+}
+
+type podInfo struct {
+	pod *Pod
+	key string // namespace/name
+	req resources.List
+	sig *sigInfo
+}
+
+// typeInfo is one instance type of one pool.
+type typeInfo struct {
+	opt    *InstanceTypeOption
+	name   string
+	labels map[string]string
+	vcpu   int
+	exotic bool
+	offs   []catalog.Offering // at most maxOfferings
+	prices []float64          // per offering, USD/hour
+}
+
+// poolInfo is a NodePool with its instance types compiled.
+type poolInfo struct {
+	np    *NodePool
+	idx   int
+	types []typeInfo // sorted by name
+	// base has bit i of type t set when offering i of t is available and
+	// meets the pool's own requirements.
+	base []uint64
+	// fail names a pool requirement that no node of the pool can meet.
+	fail string
+	// free holds the pool's requirements on keys only requirements define.
+	free     map[string][]req
+	overhead []resources.List // daemonset requests per type
+	usable   []resources.List // allocatable minus daemonset overhead per type
+	// class groups types with the same usable shape: a fit test per class
+	// serves all its types.
+	class       []int32
+	classUsable []resources.List
+	// maxUsable is the element-wise largest usable shape among types with
+	// an available offering.
+	maxUsable resources.List
+	minValues []req // pool requirements with minValues on type or offering keys
+}
+
+// sigInfo is a pod's scheduling constraints apart from requests; pods with
+// the same signature share every compatibility result.
+type sigInfo struct {
+	nodeSelector map[string]string
+	terms        [][]req // ORed; each ANDed with the node selector already
+	emptyTerm    []bool  // term came from an empty affinity term (matches nothing)
+	tolerations  []corev1.Toleration
+	perPool      []*sigPool
+	perNode      []int8 // 0 unknown, 1 compatible, 2 not
+}
+
+// sigPool is a signature compiled against one pool.
+type sigPool struct {
+	taint *corev1.Taint // first pool taint the pod does not tolerate
+	terms []*compiled
+}
+
+// compiled is one ORed affinity term (with the node selector) against one pool.
+type compiled struct {
+	reqs []req
+	// masks has, per pool type, the offerings meeting both the pool and
+	// this term; it is the pool's base slice itself when trivial.
+	masks   []uint64
+	trivial bool
+	any     bool
+	free    []req  // requirements on the pool's free keys
+	fail    string // a requirement no node of the pool can meet
+	// byPrice lists the pool types with a nonzero mask, cheapest
+	// compatible offering first (ties by name).
+	byPrice []int32
+}
+
+func prepare(in Input) *prepared {
+	p := &prepared{sigs: map[string]*sigInfo{}, opens: map[openKey]*candidates{}}
+
+	nps := make([]*NodePool, len(in.NodePools))
+	for i := range in.NodePools {
+		nps[i] = &in.NodePools[i]
+	}
+	sort.SliceStable(nps, func(i, j int) bool {
+		if nps[i].Weight != nps[j].Weight {
+			return nps[i].Weight > nps[j].Weight
+		}
+		return nps[i].Name < nps[j].Name
+	})
+	for i, np := range nps {
+		pl := newPoolInfo(np, i)
+		p.pools = append(p.pools, pl)
+		for t := range pl.types {
+			if pl.base[t] != 0 && pl.types[t].vcpu > p.maxVCPU {
+				p.maxVCPU = pl.types[t].vcpu
+			}
+		}
+	}
+
+	for i := range in.ExistingNodes {
+		p.nodes = append(p.nodes, &in.ExistingNodes[i])
+	}
+	sort.SliceStable(p.nodes, func(i, j int) bool { return p.nodes[i].Name < p.nodes[j].Name })
+
+	dss := make([]*DaemonSet, len(in.DaemonSets))
+	for i := range in.DaemonSets {
+		dss[i] = &in.DaemonSets[i]
+	}
+	sort.SliceStable(dss, func(i, j int) bool {
+		if dss[i].Namespace != dss[j].Namespace {
+			return dss[i].Namespace < dss[j].Namespace
+		}
+		return dss[i].Name < dss[j].Name
+	})
+	for _, pl := range p.pools {
+		pl.addDaemonSets(dss)
+		p.maxUsable = p.maxUsable.Max(pl.maxUsable)
+	}
+
+	for i := range in.Pods {
+		pod := &in.Pods[i]
+		r := pod.Requests
+		if r[resources.Pods] < 1 {
+			r[resources.Pods] = 1
+		}
+		p.pods = append(p.pods, &podInfo{pod: pod, key: pod.Namespace + "/" + pod.Name, req: r, sig: p.signature(pod)})
+	}
+	sort.SliceStable(p.pods, func(i, j int) bool { return podLess(p.pods[i], p.pods[j]) })
+	return p
+}
+
+// podLess is the first-fit-decreasing order: cpu desc, memory desc, older
+// first, then namespace/name and UID.
+func podLess(a, b *podInfo) bool {
+	if a.req[resources.CPU] != b.req[resources.CPU] {
+		return a.req[resources.CPU] > b.req[resources.CPU]
+	}
+	if a.req[resources.Memory] != b.req[resources.Memory] {
+		return a.req[resources.Memory] > b.req[resources.Memory]
+	}
+	if a.pod.CreationUnix != b.pod.CreationUnix {
+		return a.pod.CreationUnix < b.pod.CreationUnix
+	}
+	if a.key != b.key {
+		return a.key < b.key
+	}
+	return a.pod.UID < b.pod.UID
+}
+
+func newPoolInfo(np *NodePool, idx int) *poolInfo {
+	pl := &poolInfo{np: np, idx: idx, free: map[string][]req{}}
+	opts := make([]*InstanceTypeOption, 0, len(np.InstanceTypes))
+	for i := range np.InstanceTypes {
+		if np.InstanceTypes[i].Type != nil {
+			opts = append(opts, &np.InstanceTypes[i])
+		}
+	}
+	sort.SliceStable(opts, func(i, j int) bool { return opts[i].Type.Name < opts[j].Type.Name })
+	for _, o := range opts {
+		it := o.Type
+		offs := o.Offerings
+		if len(offs) > maxOfferings {
+			offs = offs[:maxOfferings]
+		}
+		ti := typeInfo{opt: o, name: it.Name, labels: it.Labels(), vcpu: it.VCPU, exotic: isExotic(it), offs: offs}
+		for _, of := range offs {
+			ti.prices = append(ti.prices, of.Price)
+		}
+		pl.types = append(pl.types, ti)
+	}
+	// Requirements on keys nothing else defines are free: the NodeClaim picks
+	// a value within them.
+	for _, r := range np.Requirements {
+		if pl.kind(r.Key) == keyAbsent || pl.kind(r.Key) == keyFree {
+			pl.free[r.Key] = append(pl.free[r.Key], r)
+		}
+	}
+	pl.base = make([]uint64, len(pl.types))
+	for t := range pl.types {
+		var m uint64
+		for i := range pl.types[t].offs {
+			if pl.types[t].offs[i].Available {
+				m |= 1 << uint(i)
+			}
+		}
+		pl.base[t] = m
+	}
+	c := pl.compileWith(pl.base, np.Requirements, false)
+	pl.base, pl.fail = c.masks, c.fail
+	for _, r := range np.Requirements {
+		if pl.fail == "" && pl.kind(r.Key) == keyFree && !satisfiable(pl.free[r.Key]) {
+			pl.fail = reqString(r)
+			pl.base = make([]uint64, len(pl.types))
+		}
+	}
+	for _, r := range np.Requirements {
+		if r.MinValues != nil && *r.MinValues > 0 && (typeLevelKeys[r.Key] || isOfferingKey(r.Key)) {
+			pl.minValues = append(pl.minValues, r)
+		}
+	}
+	pl.overhead = make([]resources.List, len(pl.types))
+	pl.usable = make([]resources.List, len(pl.types))
+	for t := range pl.types {
+		pl.usable[t] = pl.types[t].opt.Shape.Allocatable
+	}
+	return pl
+}
+
+// isExotic reports GPU, accelerator and bare-metal types, which a claim
+// only uses when nothing else fits its first pod.
+func isExotic(it *catalog.InstanceType) bool {
+	return it.GPUCount > 0 || it.AcceleratorCount > 0 || it.BareMetal
+}
+
+// kind classifies a label key for nodes of this pool.
+func (pl *poolInfo) kind(key string) int {
+	switch {
+	case typeLevelKeys[key]:
+		return keyType
+	case isOfferingKey(key):
+		return keyOffering
+	case key == apiv1.LabelNodePool:
+		return keyConst
+	}
+	if _, ok := pl.np.Labels[key]; ok {
+		return keyConst
+	}
+	if _, ok := pl.free[key]; ok {
+		return keyFree
+	}
+	return keyAbsent
+}
+
+func (pl *poolInfo) constValue(key string) (string, bool) {
+	if key == apiv1.LabelNodePool {
+		return pl.np.Name, true
+	}
+	v, ok := pl.np.Labels[key]
+	return v, ok
+}
+
+// compile evaluates requirements (ANDed) against the pool's types and offerings.
+func (pl *poolInfo) compile(reqs []req) *compiled {
+	return pl.compileWith(pl.base, reqs, true)
+}
+
+// compileWith narrows base by reqs. checkFree also checks requirements on
+// free keys against the pool's own (the pool's base compile skips that).
+func (pl *poolInfo) compileWith(base []uint64, reqs []req, checkFree bool) *compiled {
+	c := &compiled{reqs: reqs, masks: base, trivial: true}
+	own := func() {
+		if c.trivial {
+			c.masks = append([]uint64(nil), base...)
+			c.trivial = false
+		}
+	}
+	for _, r := range reqs {
+		if c.fail != "" {
+			break
+		}
+		switch pl.kind(r.Key) {
+		case keyType:
+			own()
+			for t := range pl.types {
+				if c.masks[t] == 0 {
+					continue
+				}
+				v, has := pl.types[t].labels[r.Key]
+				if !r.Matches(v, has) {
+					c.masks[t] = 0
+				}
+			}
+		case keyOffering:
+			own()
+			for t := range pl.types {
+				m := c.masks[t]
+				for i := range pl.types[t].offs {
+					if m&(1<<uint(i)) == 0 {
+						continue
+					}
+					v, has := offeringValue(r.Key, &pl.types[t].offs[i])
+					if !r.Matches(v, has) {
+						m &^= 1 << uint(i)
+					}
+				}
+				c.masks[t] = m
+			}
+		case keyConst:
+			v, has := pl.constValue(r.Key)
+			if !r.Matches(v, has) {
+				c.fail = reqString(r)
+			}
+		case keyFree:
+			if checkFree {
+				c.free = append(c.free, r)
+				if !satisfiable(append(append([]req(nil), pl.free[r.Key]...), r)) {
+					c.fail = reqString(r)
+				}
+			}
+		case keyAbsent:
+			if !r.Matches("", false) {
+				c.fail = reqString(r)
+			}
+		}
+	}
+	if c.fail != "" {
+		c.masks = make([]uint64, len(pl.types))
+		c.trivial = false
+		return c
+	}
+	for t, m := range c.masks {
+		if m != 0 {
+			c.byPrice = append(c.byPrice, int32(t))
+		}
+	}
+	c.any = len(c.byPrice) > 0
+	ms := make([]uint64, len(c.byPrice))
+	for i, t := range c.byPrice {
+		ms[i] = c.masks[t]
+	}
+	pl.sortByPrice(c.byPrice, ms)
+	return c
+}
+
+// addDaemonSets computes, per instance type, the requests of the DaemonSet
+// pods that would run on a node of that type: the pod tolerates the pool's
+// taints and one of its affinity terms (with its node selector) matches the
+// type and at least one of its offerings. Requirements on offering or free
+// keys therefore count pessimistically (the DaemonSet is counted when some
+// node of the type could carry it).
+func (pl *poolInfo) addDaemonSets(dss []*DaemonSet) {
+	for _, ds := range dss {
+		if untolerated(pl.np.Taints, ds.Pod.Tolerations) != nil {
+			continue
+		}
+		r := ds.Pod.Requests
+		if r[resources.Pods] < 1 {
+			r[resources.Pods] = 1
+		}
+		sig := newSig(&ds.Pod, 0, 0)
+		var terms []*compiled
+		for i, reqs := range sig.terms {
+			if sig.emptyTerm[i] {
+				continue
+			}
+			terms = append(terms, pl.compile(reqs))
+		}
+		for t := range pl.types {
+			for _, c := range terms {
+				if c.masks[t] != 0 {
+					pl.overhead[t] = pl.overhead[t].Add(r)
+					break
+				}
+			}
+		}
+	}
+	pl.maxUsable = resources.List{}
+	classOf := map[resources.List]int32{}
+	pl.class = make([]int32, len(pl.types))
+	for t := range pl.types {
+		u := pl.types[t].opt.Shape.Allocatable.Sub(pl.overhead[t])
+		pl.usable[t] = u
+		if pl.base[t] != 0 {
+			pl.maxUsable = pl.maxUsable.Max(u)
+		}
+		cl, ok := classOf[u]
+		if !ok {
+			cl = int32(len(pl.classUsable))
+			classOf[u] = cl
+			pl.classUsable = append(pl.classUsable, u)
+		}
+		pl.class[t] = cl
+	}
+}
+
+// signature returns the shared constraint record of a pod.
+func (p *prepared) signature(pod *Pod) *sigInfo {
+	key := sigKey(pod)
+	if s, ok := p.sigs[key]; ok {
+		return s
+	}
+	s := newSig(pod, len(p.pools), len(p.nodes))
+	p.sigs[key] = s
+	return s
+}
+
+func newSig(pod *Pod, pools, nodes int) *sigInfo {
+	s := &sigInfo{nodeSelector: pod.NodeSelector, tolerations: pod.Tolerations,
+		perPool: make([]*sigPool, pools), perNode: make([]int8, nodes)}
+	keys := make([]string, 0, len(pod.NodeSelector))
+	for k := range pod.NodeSelector {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	sel := make([]req, 0, len(keys))
+	for _, k := range keys {
+		sel = append(sel, req{Key: k, Operator: apiv1.OpIn, Values: []string{pod.NodeSelector[k]}})
+	}
+	if len(pod.RequiredAffinity) == 0 {
+		s.terms = [][]req{sel}
+		s.emptyTerm = []bool{false}
+		return s
+	}
+	for _, term := range pod.RequiredAffinity {
+		t := append(append(make([]req, 0, len(sel)+len(term)), sel...), term...)
+		s.terms = append(s.terms, t)
+		s.emptyTerm = append(s.emptyTerm, len(term) == 0)
+	}
+	return s
+}
+
+// sigKey is a canonical string of a pod's node selector, affinity terms and
+// tolerations.
+func sigKey(pod *Pod) string {
+	var b strings.Builder
+	keys := make([]string, 0, len(pod.NodeSelector))
+	for k := range pod.NodeSelector {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	for _, k := range keys {
+		b.WriteString(k)
+		b.WriteByte('=')
+		b.WriteString(pod.NodeSelector[k])
+		b.WriteByte(0)
+	}
+	b.WriteByte(1)
+	for _, term := range pod.RequiredAffinity {
+		for _, r := range term {
+			b.WriteString(r.Key)
+			b.WriteByte(0)
+			b.WriteString(r.Operator)
+			for _, v := range r.Values {
+				b.WriteByte(0)
+				b.WriteString(v)
+			}
+			b.WriteByte(2)
+		}
+		b.WriteByte(3)
+	}
+	b.WriteByte(1)
+	for _, t := range pod.Tolerations {
+		b.WriteString(t.Key)
+		b.WriteByte(0)
+		b.WriteString(string(t.Operator))
+		b.WriteByte(0)
+		b.WriteString(t.Value)
+		b.WriteByte(0)
+		b.WriteString(string(t.Effect))
+		b.WriteByte(2)
+	}
+	return b.String()
+}
+
+// forPool compiles the signature against a pool (cached).
+func (s *sigInfo) forPool(pl *poolInfo) *sigPool {
+	if sp := s.perPool[pl.idx]; sp != nil {
+		return sp
+	}
+	sp := &sigPool{taint: untolerated(pl.np.Taints, s.tolerations)}
+	for i, reqs := range s.terms {
+		if s.emptyTerm[i] {
+			sp.terms = append(sp.terms, &compiled{reqs: reqs, masks: make([]uint64, len(pl.types)), fail: "an empty required node-affinity term (matches no node)"})
+			continue
+		}
+		c := pl.compile(reqs)
+		if pl.fail != "" && c.fail == "" {
+			c.fail = pl.fail
+		}
+		sp.terms = append(sp.terms, c)
+	}
+	s.perPool[pl.idx] = sp
+	return sp
+}
+
+// fitsNode reports whether the signature allows an existing node (labels
+// and taints; resources are checked by the caller).
+func (s *sigInfo) fitsNode(i int, n *Node) bool {
+	if v := s.perNode[i]; v != 0 {
+		return v == 1
+	}
+	ok := untolerated(n.Taints, s.tolerations) == nil && s.matchesLabels(n.Labels)
+	s.perNode[i] = 2
+	if ok {
+		s.perNode[i] = 1
+	}
+	return ok
+}
+
+func (s *sigInfo) matchesLabels(labels map[string]string) bool {
+	for i, term := range s.terms {
+		if s.emptyTerm[i] {
+			continue
+		}
+		ok := true
+		for _, r := range term {
+			v, has := labels[r.Key]
+			if !r.Matches(v, has) {
+				ok = false
+				break
+			}
+		}
+		if ok {
+			return true
+		}
+	}
+	return false
+}
+
+// sortByPrice orders types (with their aligned offering masks) by the
+// cheapest offering in their mask, ties by name (the pool's type order).
+func (pl *poolInfo) sortByPrice(ts []int32, ms []uint64) {
+	prices := make([]float64, len(ts))
+	for i, t := range ts {
+		prices[i] = pl.types[t].cheapest(ms[i])
+	}
+	sort.Sort(byPrice{ts: ts, ms: ms, prices: prices})
+}
+
+type byPrice struct {
+	ts     []int32
+	ms     []uint64
+	prices []float64
+}
+
+func (b byPrice) Len() int { return len(b.ts) }
+func (b byPrice) Less(i, j int) bool {
+	if b.prices[i] != b.prices[j] {
+		return b.prices[i] < b.prices[j]
+	}
+	return b.ts[i] < b.ts[j]
+}
+func (b byPrice) Swap(i, j int) {
+	b.ts[i], b.ts[j] = b.ts[j], b.ts[i]
+	b.ms[i], b.ms[j] = b.ms[j], b.ms[i]
+	b.prices[i], b.prices[j] = b.prices[j], b.prices[i]
+}

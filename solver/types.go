@@ -1,0 +1,155 @@
+// Package solver decides where pending pods go: onto existing nodes, onto
+// new NodeClaims with a price-ordered set of instance types, or nowhere
+// (with the reason). It is pure and deterministic: no I/O, no clock, no
+// map-order dependence; the same Input always gives the same Plan.
+package solver
+
+import (
+	apiv1 "github.com/joinery/joinery/api/v1"
+	"github.com/joinery/joinery/catalog"
+	"github.com/joinery/joinery/resources"
+	corev1 "k8s.io/api/core/v1"
+)
+
+// Input is a snapshot of everything a decision depends on.
+type Input struct {
+	Pods          []Pod       // pending pods to place
+	NodePools     []NodePool  // any order; the solver orders by weight desc, then name
+	ExistingNodes []Node      // real and in-flight nodes that may take pods
+	DaemonSets    []DaemonSet // their pods land on every matching new node
+	// Strategies to try (see Solve); empty means DefaultStrategies().
+	Strategies []Strategy
+}
+
+// Pod is a pending pod reduced to what scheduling needs.
+type Pod struct {
+	Namespace, Name, UID string
+	// Requests are the effective requests: containers summed, init
+	// containers by the Kubernetes rule, pod overhead added; one pod slot
+	// (cpu in millicores, memory and storage in bytes, the rest counts).
+	Requests resources.List
+	// UnknownResources are requested extended resources no node offers.
+	UnknownResources []string
+	NodeSelector     map[string]string
+	// RequiredAffinity holds the ORed terms of
+	// requiredDuringSchedulingIgnoredDuringExecution; each term's
+	// requirements are ANDed. Empty means no constraint; a term with no
+	// requirements matches no node (the Kubernetes rule).
+	RequiredAffinity [][]apiv1.NodeSelectorRequirementWithMinValues
+	Tolerations      []corev1.Toleration
+	// CreationUnix orders equal-sized pods (older first), seconds.
+	CreationUnix int64
+}
+
+// NodePool is a NodePool with what the solver needs precomputed.
+type NodePool struct {
+	Name         string
+	Weight       int32
+	Requirements []apiv1.NodeSelectorRequirementWithMinValues
+	Labels       map[string]string // template labels
+	Taints       []corev1.Taint    // startup taints are not listed: they go away
+	// Limits caps the summed capacity of the pool's nodes (cpu millicores,
+	// bytes, counts); HasLimit marks which entries are set. NodesLimit < 0
+	// means no node-count limit.
+	Limits     resources.List
+	HasLimit   [resources.Count]bool
+	NodesLimit int
+	// Usage is the summed capacity of the pool's existing and in-flight
+	// nodes; NodeCount their number.
+	Usage     resources.List
+	NodeCount int
+	// InstanceTypes are the types the pool's NodeClass can launch, with
+	// node shapes under its kubelet settings and their offerings (only
+	// available offerings count).
+	InstanceTypes []InstanceTypeOption
+}
+
+// InstanceTypeOption is an instance type as a node of one NodePool would see it.
+type InstanceTypeOption struct {
+	Type      *catalog.InstanceType
+	Shape     catalog.NodeShape
+	Offerings []catalog.Offering
+}
+
+// Node is an existing or in-flight node.
+type Node struct {
+	Name   string
+	Labels map[string]string
+	Taints []corev1.Taint
+	// Available is allocatable minus the requests of pods bound or
+	// nominated to it (cpu millicores, bytes, counts; the Pods entry is the
+	// number of free pod slots and must be set).
+	Available resources.List
+	NodePool  string
+}
+
+// DaemonSet is a DaemonSet's pod template reduced to scheduling needs.
+type DaemonSet struct {
+	Namespace, Name string
+	Pod             Pod
+}
+
+// Plan is the solver's answer.
+type Plan struct {
+	// ExistingPlacements maps "namespace/name" of a pod to an existing node.
+	ExistingPlacements []Placement
+	NewNodeClaims      []NewNodeClaim
+	Unschedulable      []Unschedulable
+}
+
+// Placement binds one pod to one existing node name.
+type Placement struct {
+	Pod  string // namespace/name
+	Node string
+}
+
+// NewNodeClaim is one node to launch.
+type NewNodeClaim struct {
+	NodePool string
+	Pods     []string // namespace/name of the pods it was made for
+	// Requests are the summed pod requests plus the daemonset overhead of
+	// the first (cheapest) instance type.
+	Requests resources.List
+	// Requirements are the pool's requirements narrowed by the pods'
+	// node selectors and affinity (capacity type, zone, arch...).
+	Requirements []apiv1.NodeSelectorRequirementWithMinValues
+	// InstanceTypes that hold every pod, cheapest compatible available
+	// offering first (ties by name), at most MaxInstanceTypes; each carries
+	// only the available offerings compatible with Requirements. The first
+	// entry's cheapest offering is the plan's price.
+	InstanceTypes []InstanceTypeOption
+	Labels        map[string]string // template labels
+	Taints        []corev1.Taint
+}
+
+// Price is the USD/hour of the cheapest compatible offering of the first
+// instance type (0 when there is none).
+func (n *NewNodeClaim) Price() float64 {
+	if len(n.InstanceTypes) == 0 {
+		return 0
+	}
+	return CheapestOffering(n.InstanceTypes[0].Offerings).Price
+}
+
+// Unschedulable is a pod no node can hold, with the reason in words a
+// platform engineer can act on (e.g. "no instance type in NodePool
+// general-purpose has cpu >= 1000").
+type Unschedulable struct {
+	Pod    string // namespace/name
+	Reason string
+}
+
+// CheapestOffering returns the lowest-priced available offering (zero value if none).
+func CheapestOffering(offs []catalog.Offering) catalog.Offering {
+	var best catalog.Offering
+	found := false
+	for _, o := range offs {
+		if !o.Available {
+			continue
+		}
+		if !found || o.Price < best.Price || (o.Price == best.Price && o.Zone < best.Zone) {
+			best, found = o, true
+		}
+	}
+	return best
+}

@@ -1,0 +1,166 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"os/signal"
+	"path/filepath"
+	"syscall"
+	"time"
+
+	"github.com/joinery/joinery/cluster"
+	"github.com/joinery/joinery/controller"
+	"github.com/joinery/joinery/logging"
+	"github.com/joinery/joinery/sim/world"
+	"github.com/spf13/cobra"
+	"go.uber.org/zap"
+	"k8s.io/client-go/kubernetes"
+)
+
+type devFlags struct {
+	files        []string
+	untilSettled bool
+	fresh        bool
+	stateDir     string
+	bootDelay    time.Duration
+	timeout      time.Duration
+	metricsAddr  string
+	logLevel     string
+	discoveryTag string
+}
+
+func newDevCommand() *cobra.Command {
+	f := &devFlags{}
+	cmd := &cobra.Command{
+		Use:   "dev",
+		Short: "Run the local world (Kubernetes, Temporal + Web UI, EC2) with the Joinery controller, and apply manifests",
+		Long: `dev starts the local world in this process: etcd, kube-apiserver, kube-scheduler,
+kube-controller-manager and kwok (built from the Go module proxy on first run),
+the Temporal server with its Web UI on 127.0.0.1:8233, and an EC2 endpoint serving
+the real instance catalog. It runs the Joinery controller against them and applies
+the manifests given with -f. State lives in --state-dir, so a second run resumes.
+
+With --until-settled it exits 0 once every pod of the workloads is Running on a
+node Joinery launched (exit 2 on --timeout) and prints a summary; without it, it
+prints the summary when settled and keeps running until Ctrl-C.`,
+		Example: "  go run ./starter dev -f examples/nodepools.yaml -f examples/workloads.yaml --until-settled",
+		RunE:    func(cmd *cobra.Command, _ []string) error { return runDev(cmd.Context(), f) },
+	}
+	fl := cmd.Flags()
+	fl.StringArrayVarP(&f.files, "filename", "f", nil, "manifest file to apply (repeatable; NodePools, EC2NodeClasses, workloads)")
+	fl.BoolVar(&f.untilSettled, "until-settled", false, "exit once every workload pod is Running on a Joinery node")
+	fl.BoolVar(&f.fresh, "fresh", false, "wipe the state directory first")
+	fl.StringVar(&f.stateDir, "state-dir", ".joinery", "where etcd data, the Temporal SQLite file, PKI and logs persist")
+	fl.DurationVar(&f.bootDelay, "boot-delay", 2*time.Second, "simulated instance boot time before its Node registers")
+	fl.DurationVar(&f.timeout, "timeout", 10*time.Minute, "with --until-settled: give up after this long (exit 2)")
+	fl.StringVar(&f.metricsAddr, "metrics-addr", "127.0.0.1:8080", "controller /metrics and health address (empty: off)")
+	fl.StringVar(&f.logLevel, "log-level", "info", "controller log level: debug, info, warn, error")
+	fl.StringVar(&f.discoveryTag, "discovery-tag", "production-eks", "karpenter.sh/discovery tag value of the local subnets and security group")
+	return cmd
+}
+
+func runDev(parent context.Context, f *devFlags) error {
+	ctx, stop := signal.NotifyContext(parent, os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	objs, err := cluster.ReadManifests(f.files...)
+	if err != nil {
+		return err
+	}
+	if f.fresh {
+		if err := world.Wipe(f.stateDir); err != nil {
+			return err
+		}
+	}
+	if err := os.MkdirAll(f.stateDir, 0o755); err != nil {
+		return err
+	}
+	log, err := devLogger(f)
+	if err != nil {
+		return err
+	}
+	defer log.Sync() //nolint:errcheck
+	started := time.Now()
+	w, err := world.Start(ctx, world.Options{
+		StateDir: f.stateDir, BootDelay: f.bootDelay, DiscoveryTag: f.discoveryTag,
+		Progress: os.Stderr, Log: log,
+	})
+	if err != nil {
+		return err
+	}
+	defer w.Stop()
+	fmt.Fprintf(os.Stderr, "joinery: local world ready in %s; controller log: %s\n",
+		time.Since(started).Round(100*time.Millisecond), filepath.Join(w.StateDir, "joinery.log"))
+
+	ready := make(chan struct{})
+	ctrlErr := make(chan error, 1)
+	cctx, stopCtrl := context.WithCancel(ctx)
+	// Stop the controller before the world it talks to (defers run last-in first).
+	defer func() { stopCtrl(); <-ctrlErr }()
+	go func() {
+		ctrlErr <- controller.Run(cctx, controller.Config{
+			RESTConfig: w.Kube.RESTConfig(), TemporalAddress: w.Temporal.Address, EC2Endpoint: w.EC2Endpoint,
+			ClusterName: "joinery-local", MetricsAddr: f.metricsAddr, Log: log, Ready: ready,
+		})
+	}()
+	select {
+	case <-ready:
+	case err := <-ctrlErr:
+		ctrlErr <- err
+		return fmt.Errorf("controller: %w", err)
+	case <-ctx.Done():
+		return nil
+	}
+
+	applied := time.Now()
+	if err := cluster.Apply(ctx, w.Kube.RESTConfig(), objs); err != nil {
+		return err
+	}
+	want, namespaces := world.ExpectedPods(objs)
+	fmt.Fprintf(os.Stderr, "joinery: applied %d objects (%d workload pods expected)\n", len(objs), want)
+	kc, err := kubernetes.NewForConfig(w.Kube.RESTConfig())
+	if err != nil {
+		return err
+	}
+	sctx, cancel := context.WithTimeout(ctx, f.timeout)
+	defer cancel()
+	if !f.untilSettled {
+		cancel()
+		sctx, cancel = context.WithCancel(ctx)
+		defer cancel()
+	}
+	settled, err := world.WaitSettled(sctx, kc, want, namespaces)
+	if err != nil {
+		if ctx.Err() != nil {
+			return nil // Ctrl-C
+		}
+		return exitError{code: exitNotSettled, err: err}
+	}
+	took := time.Since(applied)
+	fmt.Println()
+	settled.Print(os.Stdout)
+	fmt.Printf("Time from apply to last pod Running: %s\n", took.Round(10*time.Millisecond))
+	fmt.Printf("Temporal Web UI: %s/namespaces/default/workflows (one nodeclaim/... workflow per node; try the query NodePool = \"general-purpose\")\n", w.Temporal.UIAddress)
+	fmt.Printf("kubectl: KUBECONFIG=%s kubectl get nodes,nodeclaims\n", w.Kube.Kubeconfig())
+	if f.untilSettled {
+		return nil
+	}
+	fmt.Fprintln(os.Stderr, "joinery: running; Ctrl-C to stop")
+	select {
+	case <-ctx.Done():
+		return nil
+	case err := <-ctrlErr:
+		ctrlErr <- err
+		return err
+	}
+}
+
+// devLogger writes the controller's JSON log to <state-dir>/joinery.log so
+// the terminal keeps the progress lines and the summary.
+func devLogger(f *devFlags) (*zap.Logger, error) {
+	l, err := logging.NewFile(filepath.Join(f.stateDir, "joinery.log"), f.logLevel)
+	if err != nil {
+		return nil, err
+	}
+	return l, nil
+}

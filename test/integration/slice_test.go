@@ -1,0 +1,223 @@
+//go:build integration
+
+// Package integration runs Joinery end to end on the local world: a real
+// control plane, the embedded Temporal server and the EC2 endpoint over HTTP.
+package integration
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	apiv1 "github.com/joinery/joinery/api/v1"
+	"github.com/joinery/joinery/cluster"
+	"github.com/joinery/joinery/controller"
+	"github.com/joinery/joinery/logging"
+	"github.com/joinery/joinery/resources"
+	"github.com/joinery/joinery/sim/kube"
+	"github.com/joinery/joinery/sim/world"
+	"github.com/joinery/joinery/workflows"
+	"go.temporal.io/api/workflowservice/v1"
+	"go.temporal.io/sdk/client"
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/kubernetes"
+)
+
+// env is one local world with the controller running in-process.
+type env struct {
+	w   *world.World
+	kc  kubernetes.Interface
+	tc  client.Client
+	ctx context.Context
+}
+
+func startEnv(t *testing.T) *env {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 8*time.Minute)
+	t.Cleanup(cancel)
+	dir := t.TempDir()
+	log, err := logging.NewFile(filepath.Join(dir, "joinery.log"), "info")
+	if err != nil {
+		t.Fatal(err)
+	}
+	w, err := world.Start(ctx, world.Options{
+		StateDir: dir, BootDelay: time.Second, TemporalPort: 17233, UIPort: 18233, Progress: os.Stderr, Log: log,
+		KubePorts: kube.Ports{Etcd: 33790, EtcdPeer: 33791, APIServer: 26443, Scheduler: 26459, ControllerManager: 26457, Kwok: 26480},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(w.Stop)
+	t.Cleanup(func() {
+		if t.Failed() {
+			b, _ := os.ReadFile(filepath.Join(dir, "joinery.log"))
+			lines := strings.Split(string(b), "\n")
+			if len(lines) > 60 {
+				lines = lines[len(lines)-60:]
+			}
+			t.Logf("controller log tail:\n%s", strings.Join(lines, "\n"))
+		}
+	})
+	cctx, stop := context.WithCancel(ctx)
+	ready := make(chan struct{})
+	done := make(chan error, 1)
+	go func() {
+		done <- controller.Run(cctx, controller.Config{
+			RESTConfig: w.Kube.RESTConfig(), TemporalAddress: w.Temporal.Address, EC2Endpoint: w.EC2Endpoint,
+			ClusterName: "joinery-it", Log: log, Ready: ready,
+		})
+	}()
+	t.Cleanup(func() { stop(); <-done })
+	select {
+	case <-ready:
+	case err := <-done:
+		t.Fatalf("controller: %v", err)
+	}
+	kc, err := kubernetes.NewForConfig(w.Kube.RESTConfig())
+	if err != nil {
+		t.Fatal(err)
+	}
+	tc, err := client.Dial(client.Options{HostPort: w.Temporal.Address})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(tc.Close)
+	return &env{w: w, kc: kc, tc: tc, ctx: ctx}
+}
+
+func TestSliceProvisionsTheExamples(t *testing.T) {
+	e := startEnv(t)
+	objs, err := cluster.ReadManifests("../../examples/nodepools.yaml", "../../examples/workloads.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cluster.Apply(e.ctx, e.w.Kube.RESTConfig(), objs); err != nil {
+		t.Fatal(err)
+	}
+	want, nss := world.ExpectedPods(objs)
+	if want != 70 {
+		t.Fatalf("expected pods = %d, want 70 (50 inflate + 3 redis + 10 sample + trainer + 6 arm-batch)", want)
+	}
+	sctx, cancel := context.WithTimeout(e.ctx, 4*time.Minute)
+	defer cancel()
+	settled, err := world.WaitSettled(sctx, e.kc, want, nss)
+	if err != nil {
+		t.Fatal(err)
+	}
+	settled.Print(os.Stderr)
+
+	nodes, err := e.kc.CoreV1().Nodes().List(e.ctx, metav1.ListOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	byName := map[string]corev1.Node{}
+	for _, n := range nodes.Items {
+		if n.Labels[apiv1.LabelNodePool] == "" {
+			t.Errorf("node %s was not launched by Joinery", n.Name)
+		}
+		byName[n.Name] = n
+	}
+	pods, err := e.kc.CoreV1().Pods("default").List(e.ctx, metav1.ListOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	redis, arm := 0, 0
+	for _, p := range pods.Items {
+		if p.Status.Phase != corev1.PodRunning {
+			t.Errorf("pod %s is %s", p.Name, p.Status.Phase)
+			continue
+		}
+		n := byName[p.Spec.NodeName]
+		switch {
+		case p.Name == "trainer":
+			if n.Labels[apiv1.LabelInstanceGPUCount] != "4" || n.Labels[apiv1.LabelInstanceGPUManu] != "nvidia" {
+				t.Errorf("trainer on %s (%s) with gpu labels %q/%q, want 4 NVIDIA GPUs", n.Name,
+					n.Labels[apiv1.LabelInstanceType], n.Labels[apiv1.LabelInstanceGPUCount], n.Labels[apiv1.LabelInstanceGPUManu])
+			}
+		case p.Labels["app"] == "redis":
+			redis++
+			mem := n.Status.Allocatable[corev1.ResourceMemory]
+			if mem.Cmp(resource.MustParse("16Gi")) < 0 {
+				t.Errorf("redis %s on %s with %s allocatable memory, want >= 16Gi", p.Name, n.Name, mem.String())
+			}
+		case strings.HasPrefix(p.Name, "arm-batch"):
+			arm++
+			if n.Labels[apiv1.LabelArch] != "arm64" {
+				t.Errorf("arm-batch pod %s on %s arch %s", p.Name, n.Name, n.Labels[apiv1.LabelArch])
+			}
+		}
+	}
+	if redis != 3 || arm != 6 {
+		t.Errorf("redis pods = %d, arm-batch pods = %d", redis, arm)
+	}
+
+	// No NodePool limit exceeded: summed node capacity per pool.
+	limits := map[string]corev1.ResourceList{
+		"general-purpose":  {corev1.ResourceCPU: resource.MustParse("1000"), corev1.ResourceMemory: resource.MustParse("2000Gi")},
+		"memory-optimized": {corev1.ResourceCPU: resource.MustParse("200")},
+		"graviton-spot":    {corev1.ResourceCPU: resource.MustParse("300")},
+		"gpu":              {corev1.ResourceCPU: resource.MustParse("200")},
+	}
+	usage := map[string]resources.List{}
+	for _, n := range byName {
+		c, _ := resources.FromResourceList(n.Status.Capacity)
+		usage[n.Labels[apiv1.LabelNodePool]] = usage[n.Labels[apiv1.LabelNodePool]].Add(c)
+	}
+	for pool, lim := range limits {
+		l, _ := resources.FromResourceList(lim)
+		for i := range l {
+			if l[i] > 0 && usage[pool][i] > l[i] {
+				t.Errorf("NodePool %s uses %s, limit %s", pool, usage[pool].String(), l.String())
+			}
+		}
+	}
+
+	// Every node has a NodeClaim object and a NodeClaim workflow past its
+	// launch phase, findable by search attribute.
+	for name, n := range byName {
+		pool := n.Labels[apiv1.LabelNodePool]
+		q := fmt.Sprintf("NodeName = %q AND NodePool = %q", name, pool)
+		var found *workflowservice.ListWorkflowExecutionsResponse
+		deadline := time.Now().Add(30 * time.Second)
+		for {
+			found, err = e.tc.ListWorkflow(e.ctx, &workflowservice.ListWorkflowExecutionsRequest{Query: q})
+			if err == nil && len(found.Executions) == 1 || time.Now().After(deadline) {
+				break
+			}
+			time.Sleep(500 * time.Millisecond)
+		}
+		if err != nil || len(found.Executions) != 1 {
+			t.Errorf("workflows for %q: %v (err %v)", q, found, err)
+			continue
+		}
+		ex := found.Executions[0]
+		if !strings.HasPrefix(ex.Execution.WorkflowId, "nodeclaim/") {
+			t.Errorf("node %s: workflow %s", name, ex.Execution.WorkflowId)
+		}
+		v, err := e.tc.QueryWorkflow(e.ctx, ex.Execution.WorkflowId, "", workflows.QueryStatus)
+		if err != nil {
+			t.Errorf("query %s: %v", ex.Execution.WorkflowId, err)
+			continue
+		}
+		var st workflows.NodeClaimStatus
+		if err := v.Get(&st); err != nil || st.Phase != workflows.PhaseReady || st.NodeName != name {
+			t.Errorf("%s status = %+v (%v)", ex.Execution.WorkflowId, st, err)
+		}
+	}
+	gp, err := e.tc.ListWorkflow(e.ctx, &workflowservice.ListWorkflowExecutionsRequest{Query: `NodePool = "general-purpose"`})
+	if err != nil || len(gp.Executions) == 0 {
+		t.Errorf("filter NodePool = general-purpose: %v %v", gp, err)
+	}
+
+	// Price sanity: spot is preferred for general-purpose, and the plan is
+	// not one node per pod.
+	if len(byName) >= 30 {
+		t.Errorf("%d nodes for 70 pods: packing is broken", len(byName))
+	}
+}

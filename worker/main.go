@@ -1,0 +1,60 @@
+// Command worker is the Joinery controller as it runs in a cluster: the
+// Temporal worker, the pending-pod watcher and the metrics endpoint.
+package main
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"os"
+	"os/signal"
+	"syscall"
+
+	"github.com/joinery/joinery/controller"
+	"github.com/joinery/joinery/logging"
+	"k8s.io/client-go/rest"
+	"k8s.io/client-go/tools/clientcmd"
+)
+
+func main() {
+	var (
+		kubeconfig  = flag.String("kubeconfig", os.Getenv("KUBECONFIG"), "kubeconfig path (empty: in-cluster config)")
+		temporal    = flag.String("temporal-address", "127.0.0.1:7233", "Temporal frontend host:port")
+		namespace   = flag.String("temporal-namespace", "default", "Temporal namespace")
+		ec2Endpoint = flag.String("ec2-endpoint", "", "EC2 API base URL (empty: AWS for --region)")
+		region      = flag.String("region", "us-east-1", "AWS region")
+		clusterName = flag.String("cluster-name", "joinery", "cluster name tagged on every instance")
+		metricsAddr = flag.String("metrics-addr", ":8080", "address for /metrics, /healthz, /readyz")
+		dev         = flag.Bool("dev", false, "console logs instead of JSON")
+		level       = flag.String("log-level", "info", "debug, info, warn or error")
+	)
+	flag.Parse()
+	if err := run(*kubeconfig, controller.Config{
+		TemporalAddress: *temporal, Namespace: *namespace, EC2Endpoint: *ec2Endpoint, Region: *region,
+		ClusterName: *clusterName, MetricsAddr: *metricsAddr,
+	}, *dev, *level); err != nil {
+		fmt.Fprintln(os.Stderr, "error:", err)
+		os.Exit(1)
+	}
+}
+
+func run(kubeconfig string, cfg controller.Config, dev bool, level string) error {
+	log, err := logging.New(dev, level)
+	if err != nil {
+		return err
+	}
+	defer log.Sync() //nolint:errcheck
+	var rc *rest.Config
+	if kubeconfig != "" {
+		rc, err = clientcmd.BuildConfigFromFlags("", kubeconfig)
+	} else {
+		rc, err = rest.InClusterConfig()
+	}
+	if err != nil {
+		return fmt.Errorf("kubernetes config: %w", err)
+	}
+	cfg.RESTConfig, cfg.Log = rc, log
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	return controller.Run(ctx, cfg)
+}
