@@ -115,6 +115,11 @@ func (s *Server) shutdownLocked(in *instance) {
 	}
 	in.State = StateShuttingDown
 	in.TerminateTime = time.Now()
+	s.finishShutdownLocked(in)
+}
+
+// finishShutdownLocked schedules shutting-down→terminated after TerminateDelay.
+func (s *Server) finishShutdownLocked(in *instance) {
 	if s.opts.TerminateDelay <= 0 {
 		s.terminateLocked(in)
 		return

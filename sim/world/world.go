@@ -55,6 +55,7 @@ type World struct {
 	EC2Endpoint string // http://127.0.0.1:port
 	StateDir    string
 	stopEC2     func()
+	ec2State    string
 	cancel      context.CancelFunc
 }
 
@@ -127,10 +128,30 @@ func Start(ctx context.Context, o Options) (w *World, err error) {
 		ClusterTag: o.DiscoveryTag, BootDelay: o.BootDelay,
 		OnRunning: func(i ec2.Instance) { _ = reg.Register(regCtx, i) },
 	})
+	ec2State := filepath.Join(abs, "ec2.json")
+	if err := w.EC2.LoadState(ec2State); err != nil {
+		return w, err
+	}
 	w.EC2Endpoint, w.stopEC2, err = w.EC2.Start(o.EC2Addr)
 	if err != nil {
 		return w, fmt.Errorf("ec2 endpoint: %w", err)
 	}
+	// The instances outlive this process in ec2.json, like etcd and Temporal state.
+	go func() {
+		t := time.NewTicker(time.Second)
+		defer t.Stop()
+		for {
+			select {
+			case <-regCtx.Done():
+				return
+			case <-t.C:
+				if err := w.EC2.SaveState(ec2State); err != nil {
+					o.Log.Warn("saving ec2 state", zap.Error(err))
+				}
+			}
+		}
+	}()
+	w.ec2State = ec2State
 	fmt.Fprintf(o.Progress, "joinery: local world up: kube-apiserver %s, Temporal %s, Web UI %s, EC2 %s\n",
 		w.Kube.Server(), w.Temporal.Address, w.Temporal.UIAddress, w.EC2Endpoint)
 	return w, nil
@@ -143,6 +164,7 @@ func (w *World) Stop() {
 	}
 	if w.stopEC2 != nil {
 		w.stopEC2()
+		_ = w.EC2.SaveState(w.ec2State)
 	}
 	if w.Temporal != nil {
 		w.Temporal.Stop()

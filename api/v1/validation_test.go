@@ -1,0 +1,112 @@
+package v1
+
+import (
+	"os"
+	"strings"
+	"testing"
+
+	"sigs.k8s.io/yaml"
+)
+
+func validPool() *NodePool {
+	w := int32(10)
+	return &NodePool{Spec: NodePoolSpec{
+		Template: NodeClaimTemplate{Spec: NodeClaimTemplateSpec{
+			NodeClassRef: &NodeClassReference{Group: "karpenter.k8s.aws", Kind: "EC2NodeClass", Name: "default"},
+			Requirements: []NodeSelectorRequirementWithMinValues{{Key: LabelInstanceGen, Operator: OpGt, Values: []string{"5"}}},
+		}},
+		Weight: &w,
+	}}
+}
+
+func TestValidateReportsFieldAndReason(t *testing.T) {
+	cases := []struct {
+		name   string
+		mutate func(*NodePool)
+		want   string // substring of the error: field path and reason
+	}{
+		{"unknown operator", func(np *NodePool) { np.Spec.Template.Spec.Requirements[0].Operator = "Near" },
+			`spec.template.spec.requirements[0].operator: Unsupported value: "Near"`},
+		{"Gt non-integer", func(np *NodePool) { np.Spec.Template.Spec.Requirements[0].Values = []string{"five"} },
+			`spec.template.spec.requirements[0].values[0]: Invalid value: "five": operator Gt needs an integer`},
+		{"missing nodeClassRef", func(np *NodePool) { np.Spec.Template.Spec.NodeClassRef = nil },
+			`spec.template.spec.nodeClassRef: Required value`},
+		{"In without values", func(np *NodePool) {
+			np.Spec.Template.Spec.Requirements[0] = NodeSelectorRequirementWithMinValues{Key: LabelArch, Operator: OpIn}
+		}, `spec.template.spec.requirements[0].values: Required value`},
+		{"weight out of range", func(np *NodePool) { w := int32(101); np.Spec.Weight = &w }, `spec.weight: Invalid value: 101`},
+		{"bad budget", func(np *NodePool) { np.Spec.Disruption.Budgets = []Budget{{Nodes: "ten"}} }, `spec.disruption.budgets[0].nodes`},
+		{"bad policy", func(np *NodePool) { np.Spec.Disruption.ConsolidationPolicy = "Sometimes" }, `spec.disruption.consolidationPolicy: Unsupported value`},
+		{"restricted label", func(np *NodePool) {
+			np.Spec.Template.ObjectMeta.Labels = map[string]string{LabelNodePool: "x"}
+		}, `spec.template.metadata.labels[karpenter.sh/nodepool]: Forbidden`},
+		{"minValues above values", func(np *NodePool) {
+			mv := 3
+			np.Spec.Template.Spec.Requirements[0] = NodeSelectorRequirementWithMinValues{Key: LabelArch, Operator: OpIn, Values: []string{"amd64"}, MinValues: &mv}
+		}, `minValues: Invalid value: 3`},
+	}
+	if errs := validPool().Validate(); len(errs) != 0 {
+		t.Fatalf("valid pool rejected: %v", errs)
+	}
+	for _, c := range cases {
+		np := validPool()
+		c.mutate(np)
+		errs := np.Validate()
+		if len(errs) == 0 || !strings.Contains(errs.ToAggregate().Error(), c.want) {
+			t.Errorf("%s: got %v, want it to contain %q", c.name, errs, c.want)
+		}
+	}
+}
+
+func TestExampleNodePoolsAreValid(t *testing.T) {
+	data, err := os.ReadFile("../../examples/nodepools.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	n := 0
+	for _, doc := range strings.Split(string(data), "\n---") {
+		if !strings.Contains(doc, "kind: NodePool") {
+			continue
+		}
+		np := &NodePool{}
+		if err := yaml.UnmarshalStrict([]byte(doc), np); err != nil {
+			t.Fatalf("decode: %v", err)
+		}
+		if errs := np.Validate(); len(errs) != 0 {
+			t.Errorf("%s: %v", np.Name, errs)
+		}
+		n++
+	}
+	if n != 4 {
+		t.Fatalf("decoded %d NodePools, want 4", n)
+	}
+}
+
+func TestRequirementMatches(t *testing.T) {
+	r := func(op string, vals ...string) NodeSelectorRequirementWithMinValues {
+		return NodeSelectorRequirementWithMinValues{Key: "k", Operator: op, Values: vals}
+	}
+	cases := []struct {
+		req   NodeSelectorRequirementWithMinValues
+		value string
+		has   bool
+		want  bool
+	}{
+		{r(OpIn, "a", "b"), "b", true, true},
+		{r(OpIn, "a"), "", false, false},
+		{r(OpNotIn, "a"), "", false, true},
+		{r(OpNotIn, "a"), "a", true, false},
+		{r(OpExists), "x", true, true},
+		{r(OpDoesNotExist), "", false, true},
+		{r(OpGt, "5"), "6", true, true},
+		{r(OpGt, "5"), "5", true, false},
+		{r(OpLt, "5"), "4", true, true},
+		{r(OpGt, "5"), "six", true, false},
+		{r(OpGt, "5"), "", false, false},
+	}
+	for _, c := range cases {
+		if got := c.req.Matches(c.value, c.has); got != c.want {
+			t.Errorf("%s %v on (%q, %v) = %v, want %v", c.req.Operator, c.req.Values, c.value, c.has, got, c.want)
+		}
+	}
+}
