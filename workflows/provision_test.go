@@ -2,6 +2,7 @@ package workflows
 
 import (
 	"context"
+	"sort"
 	"testing"
 
 	"github.com/stretchr/testify/mock"
@@ -37,6 +38,7 @@ func TestProvisionStartsOneNodeClaimPerPlannedNode(t *testing.T) {
 	if len(res.NodeClaims) != 2 || res.NodeClaims[0] != "general-purpose-aaaaa" || res.PodsPlaced != 10 || res.Unschedulable != 1 {
 		t.Fatalf("result = %+v", res)
 	}
+	sort.Strings(started) // the test environment runs mocked children concurrently
 	if len(started) != 2 || started[0] != "nodeclaim/general-purpose-aaaaa" || started[1] != "nodeclaim/gpu-bbbbb" {
 		t.Fatalf("children = %v", started)
 	}
