@@ -59,4 +59,10 @@ func (a *Activities) Register(w worker.Registry) {
 	reg(a.TerminateInstance, workflows.ActivityTerminateInstance)
 	reg(a.DeleteNodeClaim, workflows.ActivityDeleteNodeClaim)
 	reg(a.RecordEvent, workflows.ActivityRecordEvent)
+	reg(a.CheckDisruptionCandidate, workflows.ActivityCheckCandidate)
+	reg(a.TaintNodeDisrupted, workflows.ActivityTaintDisrupted)
+	reg(a.PlanReplacement, workflows.ActivityPlanReplacement)
+	reg(a.WaitNodeClaimReady, workflows.ActivityWaitNodeClaimReady)
+	reg(a.DrainStep, workflows.ActivityDrainStep)
+	reg(a.WaitNodeClaimGone, workflows.ActivityWaitNodeClaimGone)
 }

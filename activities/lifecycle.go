@@ -197,13 +197,17 @@ func (a *Activities) DeleteNodeClaim(ctx context.Context, r workflows.TerminateR
 	return a.Cluster.DeleteNodeClaim(ctx, r.NodeClaim)
 }
 
-// RecordEvent records a Kubernetes Event on a NodeClaim.
+// RecordEvent records a Kubernetes Event on a NodeClaim or a Node.
 func (a *Activities) RecordEvent(_ context.Context, e workflows.EventRequest) error {
 	typ := corev1.EventTypeNormal
 	if e.Type == corev1.EventTypeWarning {
 		typ = corev1.EventTypeWarning
 	}
-	a.Cluster.Recorder.Event(&corev1.ObjectReference{APIVersion: "karpenter.sh/v1", Kind: "NodeClaim", Name: e.NodeClaim}, typ, e.Reason, e.Message)
+	ref := &corev1.ObjectReference{APIVersion: "karpenter.sh/v1", Kind: "NodeClaim", Name: e.NodeClaim}
+	if e.Node != "" {
+		ref = &corev1.ObjectReference{APIVersion: "v1", Kind: "Node", Name: e.Node, UID: types.UID(e.Node)}
+	}
+	a.Cluster.Recorder.Event(ref, typ, e.Reason, e.Message)
 	return nil
 }
 

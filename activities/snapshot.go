@@ -75,6 +75,24 @@ func (a *Activities) takeSnapshot(ctx context.Context, now time.Time) (*snapshot
 	// Existing Ready nodes with free capacity.
 	nodes, _ := a.Cluster.Nodes.List(labels.Everything())
 	sort.Slice(nodes, func(i, j int) bool { return nodes[i].Name < nodes[j].Name })
+
+	// Pods bound to any node, for topology spread and pod (anti-)affinity
+	// counting, and the host ports they hold.
+	existingPorts := map[string][]solver.HostPort{}
+	for _, n := range nodes {
+		for _, p := range a.Cluster.PodsOnNode(n.Name) {
+			if !cluster.IsActive(p) {
+				continue
+			}
+			sp := solver.PodFromK8s(p)
+			existingPorts[n.Name] = append(existingPorts[n.Name], sp.HostPorts...)
+			daemon := false
+			for _, o := range p.OwnerReferences {
+				daemon = daemon || o.Kind == "DaemonSet"
+			}
+			s.input.ExistingPods = append(s.input.ExistingPods, solver.ExistingPod{Pod: sp, Node: n.Name, Zone: n.Labels[apiv1.LabelZone], Daemon: daemon})
+		}
+	}
 	for _, n := range nodes {
 		if n.Spec.Unschedulable || !nodeReady(n) || hasTaint(n.Spec.Taints, apiv1.TaintKeyDisrupted) {
 			continue
@@ -86,13 +104,14 @@ func (a *Activities) takeSnapshot(ctx context.Context, now time.Time) (*snapshot
 				used = used.Add(solver.PodFromK8s(p).Requests)
 			}
 		}
+		hostPorts := existingPorts[n.Name]
 		avail := alloc.Sub(used)
 		pool := n.Labels[apiv1.LabelNodePool]
 		if nc := claimByNode[n.Name]; nc != nil {
 			avail = avail.Sub(nominatedReq[nc.Name])
 		}
 		s.input.ExistingNodes = append(s.input.ExistingNodes, solver.Node{
-			Name: n.Name, Labels: n.Labels, Taints: n.Spec.Taints, Available: avail, NodePool: pool,
+			Name: n.Name, Labels: n.Labels, Taints: n.Spec.Taints, Available: avail, NodePool: pool, HostPorts: hostPorts,
 		})
 	}
 

@@ -66,9 +66,38 @@ func New(types []*InstanceType) *Catalog {
 }
 
 // Parse reads the instance-type CSV and the spot-savings CSV (formats in
-// data/README.md). Empty cells mean unknown.
+// data/README.md). Empty cells mean unknown. Columns may be missing (only
+// instance_type, vcpu, memory_mib and ondemand_usd_per_hour are needed; a
+// missing architecture column means amd64) and savingsCSV may be empty (spot
+// then costs the on-demand price).
 func Parse(typesCSV, savingsCSV []byte) (*Catalog, error) {
 	savings := map[string]int{}
+	if len(bytes.TrimSpace(savingsCSV)) > 0 {
+		if err := parseSavings(savingsCSV, savings); err != nil {
+			return nil, err
+		}
+	}
+	defaultArch := ""
+	if !hasColumn(typesCSV, "architecture") {
+		defaultArch = "amd64"
+	}
+	return parseTypes(typesCSV, savings, defaultArch)
+}
+
+func hasColumn(data []byte, col string) bool {
+	header, err := csv.NewReader(bytes.NewReader(data)).Read()
+	if err != nil {
+		return false
+	}
+	for _, h := range header {
+		if strings.TrimSpace(h) == col {
+			return true
+		}
+	}
+	return false
+}
+
+func parseSavings(savingsCSV []byte, savings map[string]int) error {
 	if err := eachRow(savingsCSV, func(get func(string) string) error {
 		pct, err := strconv.Atoi(get("savings_vs_ondemand_pct"))
 		if err != nil {
@@ -77,13 +106,21 @@ func Parse(typesCSV, savingsCSV []byte) (*Catalog, error) {
 		savings[get("instance_type")] = pct
 		return nil
 	}); err != nil {
-		return nil, fmt.Errorf("spot savings: %w", err)
+		return fmt.Errorf("spot savings: %w", err)
 	}
+	return nil
+}
+
+func parseTypes(typesCSV []byte, savings map[string]int, defaultArch string) (*Catalog, error) {
 	var types []*InstanceType
 	err := eachRow(typesCSV, func(get func(string) string) error {
+		arch := get("architecture")
+		if arch == "" {
+			arch = defaultArch
+		}
 		it := &InstanceType{
 			Name: get("instance_type"), Family: get("family"), Category: get("category"),
-			Size: get("size"), Arch: get("architecture"),
+			Size: get("size"), Arch: arch,
 			GPUManufacturer: get("gpu_manufacturer"), GPUName: get("gpu_name"),
 			AcceleratorManufacturer: get("accelerator_manufacturer"), AcceleratorName: get("accelerator_name"),
 			Hypervisor: get("hypervisor"), CPUManufacturer: get("cpu_manufacturer"),

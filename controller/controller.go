@@ -133,6 +133,7 @@ func Run(ctx context.Context, cfg Config) error {
 func RegisterWorkflows(w worker.WorkflowRegistry) {
 	w.RegisterWorkflowWithOptions(workflows.Provision, workflow.RegisterOptions{Name: workflows.ProvisionWorkflow})
 	w.RegisterWorkflowWithOptions(workflows.NodeClaim, workflow.RegisterOptions{Name: workflows.NodeClaimWorkflow})
+	w.RegisterWorkflowWithOptions(workflows.DrainAndReplace, workflow.RegisterOptions{Name: workflows.DrainAndReplaceWorkflow})
 }
 
 func serveMetrics(addr string, m *metrics.Metrics) (*http.Server, error) {

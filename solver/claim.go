@@ -1,6 +1,7 @@
 package solver
 
 import (
+	"math/bits"
 	"sort"
 
 	"github.com/joinery/joinery/resources"
@@ -40,6 +41,42 @@ type claim struct {
 	// last rejection.
 	rejSig *sigInfo
 	rejReq resources.List
+	rejRes bool // the last rejection was not by topology
+	// zone is the zone the claim is pinned to (-1: any of its offerings'
+	// zones); zset caches the zones of its offerings while zsetOK.
+	zone   int
+	zset   uint64
+	zsetOK bool
+	ports  []HostPort // host ports its pods bind
+}
+
+// zones returns the claim's possible zones as a bit set.
+func (c *claim) zones() uint64 {
+	if c.zone >= 0 {
+		return 1 << uint(c.zone)
+	}
+	if !c.zsetOK {
+		c.zset = 0
+		for i, t := range c.types {
+			c.zset |= c.pool.zonesOf(t, c.masks[i])
+		}
+		c.zsetOK = true
+	}
+	return c.zset
+}
+
+// zonePrice is the claim's price if pinned to zone z (USD/hour; 0 if none).
+func (c *claim) zonePrice(z int) float64 {
+	zm := c.pool.zoneMask[z]
+	best := -1.0
+	for i, t := range c.types {
+		if m := c.masks[i] & zm[t]; m != 0 {
+			if p := c.pool.types[t].cheapest(m); best < 0 || p < best {
+				best = p
+			}
+		}
+	}
+	return max(best, 0)
 }
 
 // price is the USD/hour of the cheapest surviving type's cheapest offering.
@@ -138,26 +175,53 @@ func launchCap(pl *poolInfo, ts []int32) (maxCap resources.List) {
 // tryAdd adds the pod to the claim if some surviving type (and offering)
 // meets the pod's constraints and still fits all requests, the pool's
 // limits still hold, and the claim does not get a worse unit price.
-func (s *pass) tryAdd(c *claim, pi *podInfo) bool {
-	if c.rejSig == pi.sig && c.rejReq.Fits(pi.req) {
+//
+// The claim remembers its last rejection: a pod with the same signature and
+// requests at least as large is rejected again without a look, when the
+// signature is monotone or the rejection came after the topology check
+// passed (resources, types and ports only ever narrow; a zone the claim was
+// pinned to for that check stays pinned).
+func (s *pass) tryAdd(c *claim, pi *podInfo, sig *sigInfo) bool {
+	if c.rejSig == sig && (sig.monotone || c.rejRes) && c.rejReq.Fits(pi.req) {
 		return false
 	}
-	if !s.add(c, pi) {
-		c.rejSig, c.rejReq = pi.sig, pi.req
+	s.topoRej = false
+	if !s.add(c, pi, sig) {
+		c.rejSig, c.rejReq, c.rejRes = sig, pi.req, !s.topoRej
 		return false
 	}
 	return true
 }
 
-func (s *pass) add(c *claim, pi *podInfo) bool {
+func (s *pass) add(c *claim, pi *podInfo, sig *sigInfo) bool {
 	pl := c.pool
 	newReq := c.req.Add(pi.req)
 	if !newReq.Fits(c.maxUsable) {
 		return false
 	}
-	sp := pi.sig.forPool(pl)
+	sp := sig.forPool(pl)
 	if sp.taint != nil {
 		return false
+	}
+	var dsPorts [][]HostPort
+	if len(pi.ports) > 0 {
+		if _, bad := portsConflict(pi.ports, c.ports); bad {
+			return false
+		}
+		dsPorts = pl.dsPorts
+	}
+	zone, host := -1, s.p.hostBase+int32(c.seq)
+	var zm []uint64
+	if s.tp.active {
+		var ok bool
+		zs := c.zones()
+		if zone, ok = s.topoAt(pi, sig, host, zs, c.zonePrice); !ok {
+			s.topoRej = true
+			return false
+		}
+		if zone >= 0 && c.zone < 0 && bits.OnesCount64(zs) > 1 {
+			zm = pl.zoneMask[zone]
+		}
 	}
 	for _, term := range sp.terms {
 		if !term.any || !freeOK(pl, c.free, term.free) {
@@ -171,6 +235,14 @@ func (s *pass) add(c *claim, pi *podInfo) bool {
 			m := c.masks[i]
 			if !term.trivial {
 				m &= term.masks[t]
+			}
+			if zm != nil {
+				m &= zm[t]
+			}
+			if dsPorts != nil {
+				if _, bad := portsConflict(pi.ports, dsPorts[t]); bad {
+					m = 0
+				}
 			}
 			cl := class[t]
 			if stamp[cl] != s.gen {
@@ -218,7 +290,15 @@ func (s *pass) add(c *claim, pi *podInfo) bool {
 			// maxUsable stays as it was: still an upper bound, as the set only shrank.
 			s.usage[pl.idx] = s.usage[pl.idx].Sub(c.maxCap).Add(maxC)
 			c.maxCap = maxC
+			c.zsetOK = false
 		}
+		if zone >= 0 {
+			c.zone = zone
+		}
+		if s.tp.active {
+			s.topo.record(pi.topo, sig, host, c.zone)
+		}
+		c.ports = append(c.ports, pi.ports...)
 		c.req = newReq
 		c.pods = append(c.pods, pi)
 		c.addReqs(term)

@@ -1,6 +1,8 @@
 package solver
 
 import (
+	"math/bits"
+
 	"github.com/joinery/joinery/resources"
 )
 
@@ -30,8 +32,12 @@ type pass struct {
 	// the skip then misses that chance (never a wrong placement).
 	lastSig   *sigInfo
 	lastReq   resources.List
-	lastClaim int // order index from which claims were not yet known to reject
-	lastNode  int // node index likewise
+	lastClaim int          // order index from which claims were not yet known to reject
+	lastNode  int          // node index likewise
+	nodePorts [][]HostPort // host ports bound per existing node
+	topo      topoState    // topology counts (when prepared.hasTopo)
+	tp        topoPod      // the topology verdict of the pod being placed
+	topoRej   bool         // the last add was refused by topology
 	// Per pool and shape class: whether the class fits the requests being
 	// tested (fit), valid while stamp equals gen.
 	gen   uint32
@@ -41,12 +47,17 @@ type pass struct {
 
 // run packs every pod: existing nodes first (by name), then claims opened in
 // this pass (least-loaded first), then a new claim from the first pool in
-// weight order that can take the pod. With explain set, unschedulable pods
-// get their reasons (computed against the pass state at that moment).
+// weight order that can take the pod; each pod at its strictest relaxation
+// level first (preferences honoured), relaxing one preference at a time.
+// Pods that fail are retried, as in Karpenter's queue, while a round
+// places at least one of them (a pod with affinity to pods later in the
+// order succeeds once they are placed). With explain set, unschedulable
+// pods get their reasons (computed against the final pass state).
 func (p *prepared) run(st Strategy, explain bool) *pass {
 	s := &pass{p: p, strategy: st, explain: explain}
 	for _, n := range p.nodes {
 		s.nodeAvail = append(s.nodeAvail, n.Available)
+		s.nodePorts = append(s.nodePorts, normPorts(n.HostPorts))
 	}
 	for _, pl := range p.pools {
 		s.usage = append(s.usage, pl.np.Usage)
@@ -54,25 +65,57 @@ func (p *prepared) run(st Strategy, explain bool) *pass {
 		s.stamp = append(s.stamp, make([]uint32, len(pl.classUsable)))
 		s.fit = append(s.fit, make([]bool, len(pl.classUsable)))
 	}
+	if p.hasTopo {
+		s.topo = p.baseTopo.clone()
+	}
+	var failed []*podInfo
 	for _, pi := range p.pods {
 		if len(pi.pod.UnknownResources) > 0 {
-			s.fail(pi)
+			failed = append(failed, pi)
 			continue
 		}
-		if pi.sig != s.lastSig || !s.lastReq.Fits(pi.req) {
-			s.lastClaim, s.lastNode = 0, 0
+		if !s.place(pi) {
+			failed = append(failed, pi)
 		}
-		s.lastSig, s.lastReq = pi.sig, pi.req
-		if s.placeExisting(pi) || s.placeClaim(pi) || s.placeNew(pi) {
-			continue
+	}
+	for progress := p.hasTopo; progress && len(failed) > 0; {
+		progress = false
+		left := failed[:0]
+		for _, pi := range failed {
+			if len(pi.pod.UnknownResources) == 0 && s.place(pi) {
+				progress = true
+				continue
+			}
+			left = append(left, pi)
 		}
-		s.lastClaim = len(s.order)
+		failed = left
+	}
+	for _, pi := range failed {
 		s.fail(pi)
 	}
 	for _, c := range s.claims {
 		s.price += c.price()
 	}
 	return s
+}
+
+// place tries the pod at each relaxation level in turn.
+func (s *pass) place(pi *podInfo) bool {
+	for _, sig := range pi.levels {
+		if !sig.monotone || sig != s.lastSig || !s.lastReq.Fits(pi.req) {
+			s.lastClaim, s.lastNode = 0, 0
+		}
+		s.lastSig, s.lastReq = sig, pi.req
+		s.tp.active = false
+		if s.p.hasTopo {
+			s.prepTopo(pi, sig)
+		}
+		if s.placeExisting(pi, sig) || s.placeClaim(pi, sig) || s.placeNew(pi, sig) {
+			return true
+		}
+		s.lastClaim = len(s.order)
+	}
+	return false
 }
 
 func (s *pass) fail(pi *podInfo) {
@@ -83,12 +126,28 @@ func (s *pass) fail(pi *podInfo) {
 	s.unsched = append(s.unsched, u)
 }
 
-func (s *pass) placeExisting(pi *podInfo) bool {
+func (s *pass) placeExisting(pi *podInfo, sig *sigInfo) bool {
 	for i := s.lastNode; i < len(s.p.nodes); i++ {
 		n := s.p.nodes[i]
-		if !pi.req.Fits(s.nodeAvail[i]) || !pi.sig.fitsNode(i, n) {
+		if !pi.req.Fits(s.nodeAvail[i]) || !sig.fitsNode(i, n) {
 			continue
 		}
+		if len(pi.ports) > 0 {
+			if _, bad := portsConflict(pi.ports, s.nodePorts[i]); bad {
+				continue
+			}
+		}
+		if s.tp.active {
+			var zb uint64
+			if z := s.p.nodeZone[i]; z >= 0 {
+				zb = 1 << uint(z)
+			}
+			if _, ok := s.topoAt(pi, sig, int32(i), zb, nil); !ok {
+				continue
+			}
+			s.topo.record(pi.topo, sig, int32(i), s.p.nodeZone[i])
+		}
+		s.nodePorts[i] = append(s.nodePorts[i], pi.ports...)
 		s.nodeAvail[i] = s.nodeAvail[i].Sub(pi.req)
 		s.placed = append(s.placed, Placement{Pod: pi.key, Node: n.Name})
 		s.lastNode = i
@@ -98,10 +157,10 @@ func (s *pass) placeExisting(pi *podInfo) bool {
 	return false
 }
 
-func (s *pass) placeClaim(pi *podInfo) bool {
+func (s *pass) placeClaim(pi *podInfo, sig *sigInfo) bool {
 	for i := s.lastClaim; i < len(s.order); i++ {
 		// Claims before i keep their order when s.order[i] moves right.
-		if s.tryAdd(s.order[i], pi) {
+		if s.tryAdd(s.order[i], pi, sig) {
 			s.lastClaim = i
 			return true
 		}
@@ -109,9 +168,9 @@ func (s *pass) placeClaim(pi *podInfo) bool {
 	return false
 }
 
-func (s *pass) placeNew(pi *podInfo) bool {
+func (s *pass) placeNew(pi *podInfo, sig *sigInfo) bool {
 	for _, pl := range s.p.pools {
-		if s.open(pl, pi) {
+		if s.open(pl, pi, sig) {
 			return true
 		}
 	}
@@ -139,8 +198,8 @@ func (s *pass) nodesOK(pl *poolInfo) bool {
 // limits; then exotic types (GPU, accelerator, metal) are dropped when any
 // other type remains, and types above the pass's vCPU cap are dropped
 // (the cap never excludes the cheapest type that fits the pod).
-func (s *pass) open(pl *poolInfo, pi *podInfo) bool {
-	sp := pi.sig.forPool(pl)
+func (s *pass) open(pl *poolInfo, pi *podInfo, sig *sigInfo) bool {
+	sp := sig.forPool(pl)
 	if sp.taint != nil || !s.nodesOK(pl) || !pi.req.Fits(pl.maxUsable) {
 		return false
 	}
@@ -164,9 +223,23 @@ func (s *pass) open(pl *poolInfo, pi *podInfo) bool {
 		if len(cand.ts) == 0 {
 			continue
 		}
+		ts, ms := cand.ts, cand.ms
+		maxUsable, maxCap := cand.maxUsable, cand.maxCap
+		zone := -1
+		if (len(pi.ports) > 0 && pl.dsPorts != nil) || s.tp.active {
+			var ok bool
+			if ts, ms, zone, ok = s.narrowNew(pl, pi, sig, ts, ms); !ok {
+				continue
+			}
+			maxUsable, maxCap = bounds(pl, ts)
+		}
 		c := &claim{pool: pl, seq: len(s.claims), req: pi.req, pods: []*podInfo{pi},
-			types: append([]int32(nil), cand.ts...), masks: append([]uint64(nil), cand.ms...),
-			maxUsable: cand.maxUsable, maxCap: cand.maxCap}
+			types: append([]int32(nil), ts...), masks: append([]uint64(nil), ms...),
+			maxUsable: maxUsable, maxCap: maxCap, zone: zone}
+		c.ports = append(c.ports, pi.ports...)
+		if s.tp.active {
+			s.topo.record(pi.topo, sig, s.p.hostBase+int32(c.seq), zone)
+		}
 		c.addReqs(term)
 		s.usage[pl.idx] = s.usage[pl.idx].Add(c.maxCap)
 		s.nodeCount[pl.idx]++
@@ -294,4 +367,57 @@ func (a *pass) better(b *pass) bool {
 		return a.price < b.price
 	}
 	return len(a.claims) < len(b.claims)
+}
+
+// narrowNew filters a new claim's starting set (cheapest first) for the
+// pod's host ports (types whose daemonsets hold one are dropped) and
+// topology (the set narrows to the chosen zone's offerings). It returns
+// fresh slices, the pinned zone (-1 none) and whether anything is left.
+func (s *pass) narrowNew(pl *poolInfo, pi *podInfo, sig *sigInfo, ts []int32, ms []uint64) ([]int32, []uint64, int, bool) {
+	if len(pi.ports) > 0 && pl.dsPorts != nil {
+		ts, ms = pick(ts, ms, func(t int32) bool {
+			_, bad := portsConflict(pi.ports, pl.dsPorts[t])
+			return !bad
+		})
+		if len(ts) == 0 || !minValuesOK(pl, ts, ms) {
+			return nil, nil, -1, false
+		}
+	}
+	if !s.tp.active {
+		return ts, ms, -1, true
+	}
+	var zones uint64
+	for i, t := range ts {
+		zones |= pl.zonesOf(t, ms[i])
+	}
+	price := func(z int) float64 {
+		for i, t := range ts {
+			if m := ms[i] & pl.zoneMask[z][t]; m != 0 {
+				return pl.types[t].cheapest(m)
+			}
+		}
+		return 0
+	}
+	zone, ok := s.topoAt(pi, sig, s.p.hostBase+int32(len(s.claims)), zones, price)
+	if !ok {
+		return nil, nil, -1, false
+	}
+	if zone < 0 || bits.OnesCount64(zones) == 1 {
+		return ts, ms, zone, true
+	}
+	zm := pl.zoneMask[zone]
+	nt, nm := make([]int32, 0, len(ts)), make([]uint64, 0, len(ts))
+	for i, t := range ts {
+		if m := ms[i] & zm[t]; m != 0 {
+			nt, nm = append(nt, t), append(nm, m)
+		}
+	}
+	if len(nt) == 0 {
+		return nil, nil, -1, false
+	}
+	pl.sortByPrice(nt, nm)
+	if !minValuesOK(pl, nt, nm) {
+		return nil, nil, -1, false
+	}
+	return nt, nm, zone, true
 }

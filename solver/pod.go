@@ -27,6 +27,9 @@ func (p *Pod) Key() string { return p.Namespace + "/" + p.Name }
 // API server's defaulting). Requests use 1 pod slot. Resource names the
 // solver does not track go to UnknownResources. A node-affinity matchFields
 // requirement on metadata.name becomes one on kubernetes.io/hostname.
+// Labels, preferred node affinity, topology spread, pod (anti-)affinity and
+// host ports (containers and init containers) are copied; volume
+// requirements are left to the caller (they need the bound PVs).
 func PodFromK8s(p *corev1.Pod) Pod {
 	out := Pod{Namespace: p.Namespace, Name: p.Name, UID: string(p.UID)}
 	if !p.CreationTimestamp.IsZero() {
@@ -96,6 +99,43 @@ func PodFromK8s(p *corev1.Pod) Pod {
 			out.RequiredAffinity = append(out.RequiredAffinity, reqs)
 		}
 	}
+	if a := p.Spec.Affinity; a != nil && a.NodeAffinity != nil {
+		for _, w := range a.NodeAffinity.PreferredDuringSchedulingIgnoredDuringExecution {
+			reqs := make([]apiv1.NodeSelectorRequirementWithMinValues, 0, len(w.Preference.MatchExpressions))
+			for _, e := range w.Preference.MatchExpressions {
+				reqs = append(reqs, apiv1.NodeSelectorRequirementWithMinValues{Key: e.Key, Operator: string(e.Operator), Values: append([]string(nil), e.Values...)})
+			}
+			out.PreferredAffinity = append(out.PreferredAffinity, WeightedTerm{Weight: w.Weight, Requirements: reqs})
+		}
+	}
+	if a := p.Spec.Affinity; a != nil {
+		if a.PodAffinity != nil {
+			out.PodAffinity = a.PodAffinity.DeepCopy()
+		}
+		if a.PodAntiAffinity != nil {
+			out.PodAntiAffinity = a.PodAntiAffinity.DeepCopy()
+		}
+	}
+	for i := range p.Spec.TopologySpreadConstraints {
+		out.TopologySpread = append(out.TopologySpread, *p.Spec.TopologySpreadConstraints[i].DeepCopy())
+	}
+	if len(p.Labels) > 0 {
+		out.Labels = make(map[string]string, len(p.Labels))
+		for k, v := range p.Labels {
+			out.Labels[k] = v
+		}
+	}
+	ports := func(cs []corev1.Container) {
+		for i := range cs {
+			for _, cp := range cs[i].Ports {
+				if cp.HostPort > 0 {
+					out.HostPorts = append(out.HostPorts, HostPort{Protocol: string(cp.Protocol), IP: cp.HostIP, Port: cp.HostPort})
+				}
+			}
+		}
+	}
+	ports(p.Spec.Containers)
+	ports(p.Spec.InitContainers)
 	out.Tolerations = append([]corev1.Toleration(nil), p.Spec.Tolerations...)
 	return out
 }

@@ -1,7 +1,9 @@
 package solver
 
 import (
+	"fmt"
 	"sort"
+	"strconv"
 	"strings"
 
 	apiv1 "github.com/joinery/joinery/api/v1"
@@ -30,13 +32,32 @@ type prepared struct {
 	maxVCPU int
 	// maxUsable is the element-wise largest usable shape of any type of any pool.
 	maxUsable resources.List
+
+	// Topology (topology.go): counters by key, zones and host domains
+	// (existing nodes first, in p.nodes order, then other nodes of
+	// existing pods; NodeClaims follow from hostBase by creation order).
+	counters         map[string]*counter
+	ctrList          []*counter
+	zones            []string
+	zoneIdx          map[string]int
+	hostIdx          map[string]int32
+	hostBase         int32
+	nodeZone         []int // per p.nodes entry, -1 when unknown
+	baseTopo         topoState
+	ownersLater      func(*topoState)
+	preferNoSchedule bool // some pool or node has a PreferNoSchedule taint
+	hasTopo          bool // some pod has levels, constraints or counters
 }
 
 type podInfo struct {
 	pod *Pod
 	key string // namespace/name
 	req resources.List
-	sig *sigInfo
+	sig *sigInfo // levels[0]
+	// levels are the relaxation levels (see levels); most pods have one.
+	levels []*sigInfo
+	topo   *podTopo
+	ports  []HostPort
 }
 
 // typeInfo is one instance type of one pool.
@@ -72,6 +93,11 @@ type poolInfo struct {
 	// an available offering.
 	maxUsable resources.List
 	minValues []req // pool requirements with minValues on type or offering keys
+	// offZone is the zone index of each offering of each type (-1 none);
+	// zoneMask[z][t] the offerings of type t in zone z.
+	offZone  [][]int8
+	zoneMask [][]uint64
+	dsPorts  [][]HostPort // host ports held by daemonset pods, per type
 }
 
 // sigInfo is a pod's scheduling constraints apart from requests; pods with
@@ -81,8 +107,17 @@ type sigInfo struct {
 	terms        [][]req // ORed; each ANDed with the node selector already
 	emptyTerm    []bool  // term came from an empty affinity term (matches nothing)
 	tolerations  []corev1.Toleration
+	strictPNS    bool // PreferNoSchedule taints block (a preference not yet relaxed)
 	perPool      []*sigPool
 	perNode      []int8 // 0 unknown, 1 compatible, 2 not
+	// cons are the topology constraints at this level. monotone holds when
+	// a claim or node that rejected the pod rejects every later pod with
+	// this signature and requests at least as large (no zone or affinity
+	// constraint, whose verdict changes as other pods are placed).
+	cons         []*constraint
+	monotone     bool
+	eligible     uint64 // zones its node affinity admits (eligibleZones)
+	eligibleDone bool
 }
 
 // sigPool is a signature compiled against one pool.
@@ -107,7 +142,7 @@ type compiled struct {
 }
 
 func prepare(in Input) *prepared {
-	p := &prepared{sigs: map[string]*sigInfo{}, opens: map[openKey]*candidates{}}
+	p := &prepared{sigs: map[string]*sigInfo{}, opens: map[openKey]*candidates{}, counters: map[string]*counter{}}
 
 	nps := make([]*NodePool, len(in.NodePools))
 	for i := range in.NodePools {
@@ -149,14 +184,31 @@ func prepare(in Input) *prepared {
 		p.maxUsable = p.maxUsable.Max(pl.maxUsable)
 	}
 
+	for _, pl := range p.pools {
+		for _, t := range pl.np.Taints {
+			p.preferNoSchedule = p.preferNoSchedule || t.Effect == corev1.TaintEffectPreferNoSchedule
+		}
+	}
+	for _, n := range p.nodes {
+		for _, t := range n.Taints {
+			p.preferNoSchedule = p.preferNoSchedule || t.Effect == corev1.TaintEffectPreferNoSchedule
+		}
+	}
+	p.prepareTopology(&in)
 	for i := range in.Pods {
 		pod := &in.Pods[i]
 		r := pod.Requests
 		if r[resources.Pods] < 1 {
 			r[resources.Pods] = 1
 		}
-		p.pods = append(p.pods, &podInfo{pod: pod, key: pod.Namespace + "/" + pod.Name, req: r, sig: p.signature(pod)})
+		pi := &podInfo{pod: pod, key: pod.Namespace + "/" + pod.Name, req: r, ports: normPorts(pod.HostPorts)}
+		pi.levels = p.levels(pod)
+		pi.sig = pi.levels[0]
+		p.hasTopo = p.hasTopo || len(pi.levels) > 1 || len(pi.sig.cons) > 0
+		p.pods = append(p.pods, pi)
 	}
+	p.finishTopology(&in)
+	p.hasTopo = p.hasTopo || len(p.ctrList) > 0
 	sort.SliceStable(p.pods, func(i, j int) bool { return podLess(p.pods[i], p.pods[j]) })
 	return p
 }
@@ -362,14 +414,15 @@ func (pl *poolInfo) compileWith(base []uint64, reqs []req, checkFree bool) *comp
 // node of the type could carry it).
 func (pl *poolInfo) addDaemonSets(dss []*DaemonSet) {
 	for _, ds := range dss {
-		if untolerated(pl.np.Taints, ds.Pod.Tolerations) != nil {
+		if untolerated(pl.np.Taints, ds.Pod.Tolerations, false) != nil {
 			continue
 		}
+		ports := normPorts(ds.Pod.HostPorts)
 		r := ds.Pod.Requests
 		if r[resources.Pods] < 1 {
 			r[resources.Pods] = 1
 		}
-		sig := newSig(&ds.Pod, 0, 0)
+		sig := newSig(&ds.Pod, 0, 0, false)
 		var terms []*compiled
 		for i, reqs := range sig.terms {
 			if sig.emptyTerm[i] {
@@ -381,6 +434,12 @@ func (pl *poolInfo) addDaemonSets(dss []*DaemonSet) {
 			for _, c := range terms {
 				if c.masks[t] != 0 {
 					pl.overhead[t] = pl.overhead[t].Add(r)
+					if len(ports) > 0 {
+						if pl.dsPorts == nil {
+							pl.dsPorts = make([][]HostPort, len(pl.types))
+						}
+						pl.dsPorts[t] = append(pl.dsPorts[t], ports...)
+					}
 					break
 				}
 			}
@@ -406,18 +465,33 @@ func (pl *poolInfo) addDaemonSets(dss []*DaemonSet) {
 }
 
 // signature returns the shared constraint record of a pod.
-func (p *prepared) signature(pod *Pod) *sigInfo {
-	key := sigKey(pod)
+func (p *prepared) signature(pod *Pod, strictPNS bool, cons []*constraint) *sigInfo {
+	var b strings.Builder
+	b.WriteString(sigKey(pod))
+	b.WriteString(strconv.FormatBool(strictPNS))
+	for _, c := range cons {
+		fmt.Fprintf(&b, "|%d:%d:%d:%d:%t", c.kind, c.ctr.id, c.maxSkew, c.minDomains, c.pref)
+	}
+	for _, hp := range normPorts(pod.HostPorts) {
+		fmt.Fprintf(&b, "|p%s:%s:%d", hp.Protocol, hp.IP, hp.Port)
+	}
+	key := b.String()
 	if s, ok := p.sigs[key]; ok {
 		return s
 	}
-	s := newSig(pod, len(p.pools), len(p.nodes))
+	s := newSig(pod, len(p.pools), len(p.nodes), strictPNS)
+	s.cons, s.monotone = cons, true
+	for _, c := range cons {
+		if c.ctr.key == domZone || c.kind == topoAffinity {
+			s.monotone = false
+		}
+	}
 	p.sigs[key] = s
 	return s
 }
 
-func newSig(pod *Pod, pools, nodes int) *sigInfo {
-	s := &sigInfo{nodeSelector: pod.NodeSelector, tolerations: pod.Tolerations,
+func newSig(pod *Pod, pools, nodes int, strictPNS bool) *sigInfo {
+	s := &sigInfo{nodeSelector: pod.NodeSelector, tolerations: pod.Tolerations, strictPNS: strictPNS,
 		perPool: make([]*sigPool, pools), perNode: make([]int8, nodes)}
 	keys := make([]string, 0, len(pod.NodeSelector))
 	for k := range pod.NodeSelector {
@@ -489,7 +563,7 @@ func (s *sigInfo) forPool(pl *poolInfo) *sigPool {
 	if sp := s.perPool[pl.idx]; sp != nil {
 		return sp
 	}
-	sp := &sigPool{taint: untolerated(pl.np.Taints, s.tolerations)}
+	sp := &sigPool{taint: untolerated(pl.np.Taints, s.tolerations, s.strictPNS)}
 	for i, reqs := range s.terms {
 		if s.emptyTerm[i] {
 			sp.terms = append(sp.terms, &compiled{reqs: reqs, masks: make([]uint64, len(pl.types)), fail: "an empty required node-affinity term (matches no node)"})
@@ -511,7 +585,7 @@ func (s *sigInfo) fitsNode(i int, n *Node) bool {
 	if v := s.perNode[i]; v != 0 {
 		return v == 1
 	}
-	ok := untolerated(n.Taints, s.tolerations) == nil && s.matchesLabels(n.Labels)
+	ok := untolerated(n.Taints, s.tolerations, s.strictPNS) == nil && s.matchesLabels(n.Labels)
 	s.perNode[i] = 2
 	if ok {
 		s.perNode[i] = 1

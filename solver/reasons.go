@@ -81,6 +81,21 @@ func (s *pass) poolReason(pl *poolInfo, pi *podInfo) string {
 		}
 		return fmt.Sprintf("NodePool %s: no single compatible instance type fits requests %s together", name, formatList(pi.req, nonZero(pi.req)))
 	}
+	if len(pi.ports) > 0 && pl.dsPorts != nil {
+		var free []int
+		var held HostPort
+		for _, t := range fitting {
+			if hp, bad := portsConflict(pi.ports, pl.dsPorts[t]); bad {
+				held = hp
+				continue
+			}
+			free = append(free, t)
+		}
+		if len(free) == 0 {
+			return fmt.Sprintf("NodePool %s: every instance type that fits runs a DaemonSet holding host port %s", name, portString(held))
+		}
+		fitting = free
+	}
 	if !s.nodesOK(pl) {
 		return fmt.Sprintf("NodePool %s limits reached (nodes: %d)", name, pl.np.NodesLimit)
 	}
@@ -114,6 +129,20 @@ func (s *pass) poolReason(pl *poolInfo, pi *podInfo) string {
 	}
 	if len(pl.minValues) > 0 {
 		return fmt.Sprintf("NodePool %s: the types that fit cannot meet the minValues of its requirements", name)
+	}
+	last := pi.levels[len(pi.levels)-1]
+	if len(last.cons) > 0 || len(pi.topo.antiMatch) > 0 {
+		var cs []string
+		for _, c := range last.cons {
+			cs = append(cs, c.String())
+		}
+		if len(pi.topo.antiMatch) > 0 {
+			cs = append(cs, "anti-affinity of other pods")
+		}
+		return fmt.Sprintf("NodePool %s: topology constraints cannot be met: %s", name, strings.Join(cs, ", "))
+	}
+	if len(pi.ports) > 0 {
+		return fmt.Sprintf("NodePool %s: host ports %s conflict", name, portString(pi.ports[0]))
 	}
 	return fmt.Sprintf("NodePool %s: no instance type can take the pod", name)
 }

@@ -152,12 +152,13 @@ func TestSolveTaints(t *testing.T) {
 			t.Errorf("pod %s on %+v, want NodePool %s with its taint", c.pod.Name, nc, c.want)
 		}
 	}
-	// Open claims come before new ones: the tolerating pod joins the
-	// untolerating pod's claim rather than opening one in infra.
+	// PreferNoSchedule is a preference honoured until relaxed (last, as in
+	// Karpenter): the tolerating pod does not join the soft claim of the
+	// untolerating pod while the infra pool can take it.
 	in := Input{Pods: []Pod{plain, tolerant}, NodePools: []NodePool{soft, infra}}
 	plan := Solve(in)
-	if len(plan.NewNodeClaims) != 1 || plan.NewNodeClaims[0].NodePool != "soft" {
-		t.Errorf("claims = %d, first in %s", len(plan.NewNodeClaims), plan.NewNodeClaims[0].NodePool)
+	if len(plan.NewNodeClaims) != 2 || claimOf(&plan, "default/plain").NodePool != "soft" || claimOf(&plan, "default/tolerant").NodePool != "infra" {
+		t.Errorf("claims = %+v", plan.NewNodeClaims)
 	}
 
 	// NoExecute must be tolerated too; an empty-key Exists toleration tolerates all.

@@ -37,11 +37,14 @@ func tolerates(t *corev1.Toleration, taint *corev1.Taint) bool {
 }
 
 // untolerated returns the first taint with effect NoSchedule or NoExecute
-// that no toleration matches, or nil. PreferNoSchedule taints never block.
-func untolerated(taints []corev1.Taint, tols []corev1.Toleration) *corev1.Taint {
+// that no toleration matches, or nil. PreferNoSchedule taints block only
+// when preferNo is set: the solver honours them as a preference first and
+// relaxes that last (Karpenter's order).
+func untolerated(taints []corev1.Taint, tols []corev1.Toleration, preferNo bool) *corev1.Taint {
 	for i := range taints {
 		taint := &taints[i]
-		if taint.Effect != corev1.TaintEffectNoSchedule && taint.Effect != corev1.TaintEffectNoExecute {
+		if taint.Effect != corev1.TaintEffectNoSchedule && taint.Effect != corev1.TaintEffectNoExecute &&
+			!(preferNo && taint.Effect == corev1.TaintEffectPreferNoSchedule) {
 			continue
 		}
 		ok := false

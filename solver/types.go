@@ -17,6 +17,11 @@ type Input struct {
 	NodePools     []NodePool  // any order; the solver orders by weight desc, then name
 	ExistingNodes []Node      // real and in-flight nodes that may take pods
 	DaemonSets    []DaemonSet // their pods land on every matching new node
+	// ExistingPods are pods already bound to nodes (any node, schedulable
+	// or not). They are counted by topology spread and pod (anti-)affinity,
+	// and their required anti-affinity keeps matching new pods out of their
+	// domains. SimulateRemoval moves the ones on candidate nodes.
+	ExistingPods []ExistingPod
 	// Strategies to try (see Solve); empty means DefaultStrategies().
 	Strategies []Strategy
 }
@@ -39,6 +44,49 @@ type Pod struct {
 	Tolerations      []corev1.Toleration
 	// CreationUnix orders equal-sized pods (older first), seconds.
 	CreationUnix int64
+
+	// Labels are the pod's labels (matched by topology spread and pod
+	// (anti-)affinity selectors).
+	Labels map[string]string
+	// PreferredAffinity is preferredDuringSchedulingIgnoredDuringExecution
+	// node affinity: honoured heaviest first as if required, relaxed one
+	// term at a time when it cannot be met.
+	PreferredAffinity []WeightedTerm
+	// TopologySpread, PodAffinity and PodAntiAffinity are the pod's own
+	// fields (keys kubernetes.io/hostname and topology.kubernetes.io/zone
+	// are enforced; other keys are ignored).
+	TopologySpread  []corev1.TopologySpreadConstraint
+	PodAffinity     *corev1.PodAffinity
+	PodAntiAffinity *corev1.PodAntiAffinity
+	// HostPorts are the host ports the pod's containers bind.
+	HostPorts []HostPort
+	// VolumeRequirements are ANDed with every node-affinity term: the node
+	// affinity of the PersistentVolumes the pod's claims are bound to
+	// (typically topology.kubernetes.io/zone In [the volume's zone]).
+	VolumeRequirements []apiv1.NodeSelectorRequirementWithMinValues
+}
+
+// WeightedTerm is one preferred node-affinity term (weight 1..100).
+type WeightedTerm struct {
+	Weight       int32
+	Requirements []apiv1.NodeSelectorRequirementWithMinValues
+}
+
+// HostPort is one bound host port. Two conflict when protocol and port are
+// equal and the IPs are equal or either is unspecified ("" or 0.0.0.0).
+type HostPort struct {
+	Protocol string // "TCP" when empty
+	IP       string
+	Port     int32
+}
+
+// ExistingPod is a pod bound to a node.
+type ExistingPod struct {
+	Pod  Pod    // labels, namespace, anti-affinity; requests for SimulateRemoval
+	Node string // node name
+	Zone string // the node's topology.kubernetes.io/zone ("" if unknown)
+	// Daemon marks DaemonSet pods: they never move in SimulateRemoval.
+	Daemon bool
 }
 
 // NodePool is a NodePool with what the solver needs precomputed.
@@ -81,6 +129,10 @@ type Node struct {
 	// number of free pod slots and must be set).
 	Available resources.List
 	NodePool  string
+	// HostPorts are the host ports already bound on the node.
+	HostPorts []HostPort
+	// Price is what the node costs, USD/hour (used by SimulateRemoval).
+	Price float64
 }
 
 // DaemonSet is a DaemonSet's pod template reduced to scheduling needs.

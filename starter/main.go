@@ -24,6 +24,8 @@ func main() {
 		SilenceErrors: true,
 	}
 	root.AddCommand(newDevCommand())
+	root.AddCommand(newDrainCommand())
+	root.AddCommand(newPlanCommand())
 	if err := root.Execute(); err != nil {
 		fmt.Fprintln(os.Stderr, "error:", err)
 		if e, ok := err.(exitError); ok {

@@ -11,8 +11,9 @@ const TaskQueue = "joinery"
 
 // Workflow type names.
 const (
-	ProvisionWorkflow = "Provision"
-	NodeClaimWorkflow = "NodeClaim"
+	ProvisionWorkflow       = "Provision"
+	NodeClaimWorkflow       = "NodeClaim"
+	DrainAndReplaceWorkflow = "DrainAndReplace"
 )
 
 // Activity names (registered by the activities package under these names).
@@ -25,6 +26,13 @@ const (
 	ActivityTerminateInstance = "TerminateInstance"
 	ActivityDeleteNodeClaim   = "DeleteNodeClaim"
 	ActivityRecordEvent       = "RecordEvent"
+
+	ActivityCheckCandidate     = "CheckDisruptionCandidate"
+	ActivityTaintDisrupted     = "TaintNodeDisrupted"
+	ActivityPlanReplacement    = "PlanReplacement"
+	ActivityWaitNodeClaimReady = "WaitNodeClaimReady"
+	ActivityDrainStep          = "DrainStep"
+	ActivityWaitNodeClaimGone  = "WaitNodeClaimGone"
 )
 
 // Signal and query names.
@@ -40,6 +48,9 @@ const (
 	ErrInsufficientCapacity = "InsufficientCapacity"
 	// ErrNodeClaimGone: the NodeClaim object was deleted under the workflow.
 	ErrNodeClaimGone = "NodeClaimGone"
+	// ErrReplacementFailed: a replacement NodeClaim was deleted before its
+	// Node became Ready (launch failed or registration TTL passed).
+	ErrReplacementFailed = "ReplacementFailed"
 )
 
 // Search attributes on every workflow that touches a node, so the Web UI
@@ -67,10 +78,21 @@ const (
 	PhaseTerminating = "Terminating"
 	PhaseTerminated  = "Terminated"
 	PhaseFailed      = "Failed"
+
+	// DrainAndReplace phases.
+	PhaseChecking  = "Checking"
+	PhaseTainted   = "Tainted"
+	PhaseReplacing = "Replacing"
+	PhaseDraining  = "Draining"
+	PhaseSkipped   = "Skipped"
+	PhaseDone      = "Done"
 )
 
 // NodeClaimWorkflowID is the workflow id of a NodeClaim's lifecycle.
 func NodeClaimWorkflowID(name string) string { return "nodeclaim/" + name }
+
+// DisruptWorkflowID is the workflow id of a node's drain-and-replace.
+func DisruptWorkflowID(reason, node string) string { return "disrupt/" + reason + "/" + node }
 
 // ProvisionWorkflowID is the workflow id of one provisioning batch.
 func ProvisionWorkflowID(batch string) string { return "provision/" + batch }

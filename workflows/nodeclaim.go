@@ -70,7 +70,7 @@ func NodeClaim(ctx workflow.Context, in NodeClaimInput) (NodeClaimStatus, error)
 	wait := workflow.WithActivityOptions(ctx, workflow.ActivityOptions{
 		ScheduleToCloseTimeout: ttl,
 		StartToCloseTimeout:    ttl,
-		HeartbeatTimeout:       30 * time.Second,
+		HeartbeatTimeout:       10 * time.Second,
 		RetryPolicy:            &temporal.RetryPolicy{InitialInterval: time.Second, MaximumInterval: 10 * time.Second, NonRetryableErrorTypes: []string{ErrNodeClaimGone}},
 	})
 	var ready NodeReady
@@ -86,7 +86,7 @@ func NodeClaim(ctx workflow.Context, in NodeClaimInput) (NodeClaimStatus, error)
 	workflow.GetSignalChannel(ctx, SignalTerminate).Receive(ctx, &reason)
 	setPhase(PhaseTerminating)
 	term := workflow.WithActivityOptions(ctx, workflow.ActivityOptions{
-		StartToCloseTimeout: 5 * time.Minute, HeartbeatTimeout: 30 * time.Second,
+		StartToCloseTimeout: 5 * time.Minute, HeartbeatTimeout: 10 * time.Second,
 		RetryPolicy: &temporal.RetryPolicy{InitialInterval: time.Second, BackoffCoefficient: 2, MaximumInterval: time.Minute},
 	})
 	if err := workflow.ExecuteActivity(term, ActivityTerminateInstance, TerminateRequest{
@@ -150,7 +150,7 @@ func terminateAfterFailure(ctx, actx workflow.Context, in NodeClaimInput, st *No
 	_ = workflow.UpsertTypedSearchAttributes(ctx, SAPhase.ValueSet(PhaseTerminating))
 	_ = workflow.ExecuteActivity(actx, ActivityRecordEvent, EventRequest{NodeClaim: in.Name, Type: "Warning", Reason: "RegistrationTimeout", Message: msg + "; terminating " + inst.ID}).Get(ctx, nil)
 	term := workflow.WithActivityOptions(ctx, workflow.ActivityOptions{
-		StartToCloseTimeout: 5 * time.Minute, HeartbeatTimeout: 30 * time.Second,
+		StartToCloseTimeout: 5 * time.Minute, HeartbeatTimeout: 10 * time.Second,
 		RetryPolicy: &temporal.RetryPolicy{InitialInterval: time.Second, BackoffCoefficient: 2, MaximumInterval: time.Minute},
 	})
 	if err := workflow.ExecuteActivity(term, ActivityTerminateInstance, TerminateRequest{NodeClaim: in.Name, InstanceID: inst.ID, Reason: msg}).Get(ctx, nil); err != nil {

@@ -84,9 +84,11 @@ type TerminateRequest struct {
 	Reason     string `json:"reason"`
 }
 
-// EventRequest records a Kubernetes Event on a NodeClaim.
+// EventRequest records a Kubernetes Event on a NodeClaim, or on a Node
+// when Node is set.
 type EventRequest struct {
-	NodeClaim string `json:"nodeClaim"`
+	NodeClaim string `json:"nodeClaim,omitempty"`
+	Node      string `json:"node,omitempty"`
 	Type      string `json:"type"` // Normal or Warning
 	Reason    string `json:"reason"`
 	Message   string `json:"message"`

@@ -23,6 +23,7 @@ import (
 	"github.com/joinery/joinery/workflows"
 	"go.temporal.io/api/workflowservice/v1"
 	"go.temporal.io/sdk/client"
+	"go.uber.org/zap"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -35,9 +36,17 @@ type env struct {
 	kc  kubernetes.Interface
 	tc  client.Client
 	ctx context.Context
+	dir string
 }
 
 func startEnv(t *testing.T) *env {
+	t.Helper()
+	return startEnvWith(t, true)
+}
+
+// startEnvWith starts the local world and, when inProcess, the controller
+// in this process (otherwise the test runs it with startWorker).
+func startEnvWith(t *testing.T, inProcess bool) *env {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 8*time.Minute)
 	t.Cleanup(cancel)
@@ -64,6 +73,25 @@ func startEnv(t *testing.T) *env {
 			t.Logf("controller log tail:\n%s", strings.Join(lines, "\n"))
 		}
 	})
+	e := &env{w: w, ctx: ctx, dir: dir}
+	if inProcess {
+		e.runController(t, log)
+	}
+	kc, err := kubernetes.NewForConfig(w.Kube.RESTConfig())
+	if err != nil {
+		t.Fatal(err)
+	}
+	tc, err := client.Dial(client.Options{HostPort: w.Temporal.Address})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(tc.Close)
+	e.kc, e.tc = kc, tc
+	return e
+}
+
+func (e *env) runController(t *testing.T, log *zap.Logger) {
+	w, ctx := e.w, e.ctx
 	cctx, stop := context.WithCancel(ctx)
 	ready := make(chan struct{})
 	done := make(chan error, 1)
@@ -79,16 +107,6 @@ func startEnv(t *testing.T) *env {
 	case err := <-done:
 		t.Fatalf("controller: %v", err)
 	}
-	kc, err := kubernetes.NewForConfig(w.Kube.RESTConfig())
-	if err != nil {
-		t.Fatal(err)
-	}
-	tc, err := client.Dial(client.Options{HostPort: w.Temporal.Address})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(tc.Close)
-	return &env{w: w, kc: kc, tc: tc, ctx: ctx}
 }
 
 func TestSliceProvisionsTheExamples(t *testing.T) {

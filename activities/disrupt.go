@@ -1,0 +1,293 @@
+package activities
+
+import (
+	"context"
+	"fmt"
+	"math"
+	"strings"
+	"time"
+
+	apiv1 "github.com/joinery/joinery/api/v1"
+	"github.com/joinery/joinery/cloud"
+	"github.com/joinery/joinery/cluster"
+	"github.com/joinery/joinery/solver"
+	"github.com/joinery/joinery/workflows"
+	"go.temporal.io/sdk/activity"
+	"go.temporal.io/sdk/temporal"
+	"go.uber.org/zap"
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/client-go/util/retry"
+)
+
+// ConditionDisruptionReason on a NodeClaim records why it is being disrupted.
+const ConditionDisruptionReason = "DisruptionReason"
+
+// CheckDisruptionCandidate re-checks, right before acting, that a node may
+// be disrupted: it exists and Joinery launched it; unless this is an
+// interruption, neither the node nor any of its pods is annotated
+// karpenter.sh/do-not-disrupt=true and its NodePool's disruption budgets
+// allow one more node (unless skipped).
+func (a *Activities) CheckDisruptionCandidate(ctx context.Context, in workflows.DisruptInput) (workflows.Candidate, error) {
+	node, err := a.Cluster.Kube.CoreV1().Nodes().Get(ctx, in.NodeName, metav1.GetOptions{})
+	if apierrors.IsNotFound(err) {
+		return workflows.Candidate{Why: "node " + in.NodeName + " does not exist"}, nil
+	}
+	if err != nil {
+		return workflows.Candidate{}, err
+	}
+	nc := a.claimOfNode(node)
+	if nc == nil {
+		return workflows.Candidate{Why: "node " + in.NodeName + " has no NodeClaim: Joinery did not launch it"}, nil
+	}
+	c := workflows.Candidate{OK: true, NodeClaim: nc.Name, NodePool: nc.Labels[apiv1.LabelNodePool], InstanceID: instanceID(node.Spec.ProviderID)}
+	if nc.Spec.TerminationGracePeriod != nil {
+		c.TerminationGracePeriod = nc.Spec.TerminationGracePeriod.Duration
+	}
+	if in.Interruption {
+		return c, nil
+	}
+	if node.Annotations[apiv1.AnnotationDoNotDisrupt] == "true" {
+		return workflows.Candidate{Why: "node is annotated " + apiv1.AnnotationDoNotDisrupt}, nil
+	}
+	for _, p := range a.Cluster.PodsOnNode(node.Name) {
+		if cluster.IsActive(p) && p.Annotations[apiv1.AnnotationDoNotDisrupt] == "true" {
+			return workflows.Candidate{Why: fmt.Sprintf("pod %s/%s is annotated %s", p.Namespace, p.Name, apiv1.AnnotationDoNotDisrupt)}, nil
+		}
+	}
+	if !in.SkipBudgets {
+		if why := a.budgetBlocks(node, c.NodePool, in.Reason); why != "" {
+			return workflows.Candidate{Why: why}, nil
+		}
+	}
+	return c, nil
+}
+
+// budgetBlocks returns why the NodePool's budgets forbid disrupting one more
+// node now ("" if they allow it). A percentage is of the pool's nodes,
+// rounded up (as Karpenter does); budgets whose reasons do not include this
+// reason do not apply.
+func (a *Activities) budgetBlocks(node *corev1.Node, pool, reason string) string {
+	pools, _ := a.Cluster.NodePools()
+	var np *apiv1.NodePool
+	for _, p := range pools {
+		if p.Name == pool {
+			np = p
+		}
+	}
+	if np == nil || len(np.Spec.Disruption.Budgets) == 0 {
+		return ""
+	}
+	nodes, _ := a.Cluster.Nodes.List(labels.SelectorFromSet(labels.Set{apiv1.LabelNodePool: pool}))
+	disrupting := 0
+	for _, n := range nodes {
+		if n.Name != node.Name && hasTaint(n.Spec.Taints, apiv1.TaintKeyDisrupted) {
+			disrupting++
+		}
+	}
+	allowed := math.MaxInt
+	for _, b := range np.Spec.Disruption.Budgets {
+		if len(b.Reasons) > 0 && !budgetReasonMatches(b.Reasons, reason) {
+			continue
+		}
+		n, pct, err := apiv1.ParseBudgetNodes(b.Nodes)
+		if err != nil {
+			continue
+		}
+		if pct {
+			n = int(math.Ceil(float64(n) * float64(len(nodes)) / 100))
+		}
+		allowed = min(allowed, n)
+	}
+	if disrupting >= allowed {
+		return fmt.Sprintf("NodePool %s disruption budget allows %d node(s) at once and %d are being disrupted", pool, allowed, disrupting)
+	}
+	return ""
+}
+
+// budgetReasonMatches maps Joinery's reasons to Karpenter's budget reasons
+// (Empty, Drifted, Underutilized); manual and expiration are never listed.
+func budgetReasonMatches(reasons []string, reason string) bool {
+	want := map[string]string{workflows.ReasonEmpty: "Empty", workflows.ReasonDrifted: "Drifted", workflows.ReasonUnderused: "Underutilized"}[reason]
+	for _, r := range reasons {
+		if r == want {
+			return true
+		}
+	}
+	return false
+}
+
+// claimOfNode finds the NodeClaim of a node by status.nodeName or providerID.
+func (a *Activities) claimOfNode(node *corev1.Node) *apiv1.NodeClaim {
+	for _, nc := range a.Cluster.NodeClaims() {
+		if nc.Status.NodeName == node.Name || (node.Spec.ProviderID != "" && nc.Status.ProviderID == node.Spec.ProviderID) {
+			return nc
+		}
+	}
+	return nil
+}
+
+// instanceID extracts i-... from aws:///<zone>/<id>.
+func instanceID(providerID string) string {
+	return providerID[strings.LastIndex(providerID, "/")+1:]
+}
+
+// TaintNodeDisrupted adds (or removes) the karpenter.sh/disrupted:NoSchedule
+// taint and the NodeClaim's DisruptionReason condition. Idempotent.
+func (a *Activities) TaintNodeDisrupted(ctx context.Context, r workflows.TaintRequest) error {
+	err := retry.RetryOnConflict(retry.DefaultRetry, func() error {
+		node, err := a.Cluster.Kube.CoreV1().Nodes().Get(ctx, r.NodeName, metav1.GetOptions{})
+		if err != nil {
+			return err
+		}
+		has := hasTaint(node.Spec.Taints, apiv1.TaintKeyDisrupted)
+		if has != r.Remove {
+			return nil
+		}
+		if r.Remove {
+			var kept []corev1.Taint
+			for _, t := range node.Spec.Taints {
+				if t.Key != apiv1.TaintKeyDisrupted {
+					kept = append(kept, t)
+				}
+			}
+			node.Spec.Taints = kept
+		} else {
+			node.Spec.Taints = append(node.Spec.Taints, corev1.Taint{Key: apiv1.TaintKeyDisrupted, Effect: corev1.TaintEffectNoSchedule})
+		}
+		_, err = a.Cluster.Kube.CoreV1().Nodes().Update(ctx, node, metav1.UpdateOptions{})
+		return err
+	})
+	if apierrors.IsNotFound(err) && r.Remove {
+		err = nil
+	}
+	if err != nil {
+		return err
+	}
+	nc, err := a.Cluster.NodeClaim(ctx, r.NodeClaim)
+	if apierrors.IsNotFound(err) {
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	var conds []metav1.Condition
+	for _, c := range nc.Status.Conditions {
+		if c.Type != ConditionDisruptionReason {
+			conds = append(conds, c)
+		}
+	}
+	if !r.Remove {
+		conds = append(conds, metav1.Condition{Type: ConditionDisruptionReason, Status: metav1.ConditionTrue, Reason: reasonWord(r.Reason),
+			Message: "disrupting: " + r.Reason, LastTransitionTime: metav1.Now()})
+	}
+	return a.Cluster.PatchNodeClaimStatus(ctx, r.NodeClaim, mustJSON(map[string]interface{}{"status": map[string]interface{}{"conditions": conds}}))
+}
+
+// reasonWord turns "underutilized" into the CamelCase a condition reason needs.
+func reasonWord(r string) string {
+	if r == "" {
+		return "Unknown"
+	}
+	return strings.ToUpper(r[:1]) + r[1:]
+}
+
+// PlanReplacement plans capacity for the pods a node holds as if the node
+// were gone: the solver places them on other nodes where they fit and
+// plans new NodeClaims for the rest (written, with the pods nominated, as
+// provisioning does). It returns the NodeClaim sagas to start.
+func (a *Activities) PlanReplacement(ctx context.Context, in workflows.DisruptInput) ([]workflows.NodeClaimInput, error) {
+	log := a.Log.With(zap.String("workflow", activity.GetInfo(ctx).WorkflowExecution.ID), zap.String("node", in.NodeName))
+	snap, err := a.takeSnapshot(ctx, time.Now())
+	if err != nil {
+		return nil, err
+	}
+	var kept []solver.Node
+	for _, n := range snap.input.ExistingNodes {
+		if n.Name != in.NodeName {
+			kept = append(kept, n)
+		}
+	}
+	snap.input.ExistingNodes = kept
+	for _, p := range a.Cluster.PodsOnNode(in.NodeName) {
+		if !reschedulable(p) {
+			continue
+		}
+		snap.input.Pods = append(snap.input.Pods, solver.PodFromK8s(p))
+		snap.podsByKey[p.Namespace+"/"+p.Name] = p
+	}
+	plan := solver.Solve(snap.input)
+	var out []workflows.NodeClaimInput
+	for _, nn := range plan.NewNodeClaims {
+		nc, nci, err := a.writeNodeClaim(ctx, snap, nn)
+		if err != nil {
+			return out, err
+		}
+		out = append(out, nci)
+		log.Info("replacement planned", zap.String("nodeclaim", nc.Name), zap.Int("pods", len(nn.Pods)), zap.Float64("usdPerHour", nn.Price()))
+	}
+	for _, u := range plan.Unschedulable {
+		log.Warn("pod will have nowhere to go after the drain", zap.String("pod", u.Pod), zap.String("reason", u.Reason))
+	}
+	return out, nil
+}
+
+// reschedulable: a pod that must find a new home when its node goes away.
+func reschedulable(p *corev1.Pod) bool {
+	return cluster.IsActive(p) && p.DeletionTimestamp == nil && !cluster.IsDaemonSetPod(p) && !isMirror(p)
+}
+
+func isMirror(p *corev1.Pod) bool {
+	_, ok := p.Annotations[corev1.MirrorPodAnnotationKey]
+	return ok
+}
+
+// WaitNodeClaimReady heartbeats until a NodeClaim is Initialized. A NodeClaim
+// that disappears first (its launch failed, or its Node never registered)
+// fails with ErrReplacementFailed.
+func (a *Activities) WaitNodeClaimReady(ctx context.Context, name string) (workflows.NodeReady, error) {
+	for {
+		activity.RecordHeartbeat(ctx)
+		nc, err := a.Cluster.NodeClaim(ctx, name)
+		if apierrors.IsNotFound(err) {
+			return workflows.NodeReady{}, temporal.NewNonRetryableApplicationError("replacement NodeClaim "+name+" was deleted before its node was Ready", workflows.ErrReplacementFailed, err)
+		}
+		if err == nil {
+			for _, c := range nc.Status.Conditions {
+				if c.Type == apiv1.ConditionInitialized && c.Status == metav1.ConditionTrue {
+					return workflows.NodeReady{NodeName: nc.Status.NodeName}, nil
+				}
+			}
+		}
+		select {
+		case <-ctx.Done():
+			return workflows.NodeReady{}, ctx.Err()
+		case <-time.After(500 * time.Millisecond):
+		}
+	}
+}
+
+// WaitNodeClaimGone heartbeats until the NodeClaim object is deleted and its
+// instance is terminated (or unknown to EC2).
+func (a *Activities) WaitNodeClaimGone(ctx context.Context, r workflows.TerminateRequest) error {
+	for {
+		activity.RecordHeartbeat(ctx)
+		_, err := a.Cluster.NodeClaim(ctx, r.NodeClaim)
+		claimGone := apierrors.IsNotFound(err)
+		instGone := true
+		if r.InstanceID != "" {
+			inst, err := a.Cloud.Get(ctx, r.InstanceID)
+			instGone = cloud.IsNotFound(err) || (err == nil && inst.State == cloud.StateTerminated)
+		}
+		if claimGone && instGone {
+			return nil
+		}
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-time.After(500 * time.Millisecond):
+		}
+	}
+}

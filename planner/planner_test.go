@@ -1,0 +1,150 @@
+package planner
+
+import (
+	"strings"
+	"testing"
+)
+
+func TestExamplesPlan(t *testing.T) {
+	docs, errs := ReadFiles("/work/shared/examples/nodepools.yaml", "/work/shared/examples/workloads.yaml")
+	if len(errs) > 0 {
+		t.Fatal(errs)
+	}
+	b, errs := Build(docs, Options{})
+	if len(errs) > 0 {
+		t.Fatal(errs)
+	}
+	if len(b.Input.Pods) != 70 || len(b.Input.NodePools) != 4 {
+		t.Fatalf("%d pods, %d pools; want 70 and 4", len(b.Input.Pods), len(b.Input.NodePools))
+	}
+	r := Solve(b.Input)
+	if len(r.Plan.Unschedulable) != 0 {
+		t.Fatalf("unschedulable: %+v", r.Plan.Unschedulable)
+	}
+	if r.LowerBound <= 0 || r.Price < r.LowerBound || r.Ratio < 1 {
+		t.Errorf("price %.4f, lower bound %.4f, ratio %.3f", r.Price, r.LowerBound, r.Ratio)
+	}
+}
+
+func TestBadManifestsNameFileDocFieldReason(t *testing.T) {
+	y := `apiVersion: karpenter.sh/v1
+kind: NodePool
+metadata: {name: ok}
+spec:
+  template:
+    spec:
+      nodeClassRef: {group: karpenter.k8s.aws, kind: EC2NodeClass, name: default}
+      requirements: []
+---
+apiVersion: karpenter.sh/v1
+kind: NodePool
+metadata: {name: bad}
+spec:
+  template:
+    spec:
+      nodeClassRef: {group: karpenter.k8s.aws, kind: EC2NodeClass, name: default}
+      requirements:
+      - {key: karpenter.sh/capacity-type, operator: Gt, values: [a, b]}
+---
+apiVersion: apps/v1
+kind: Deployment
+metadata: {name: d}
+spec:
+  replicaz: 3
+---
+kind: Pod
+`
+	docs, errs := Parse("w.yaml", []byte(y))
+	if len(errs) != 1 || errs[0].Doc != 4 || !strings.Contains(errs[0].Error(), "w.yaml document 4: kind/apiVersion: missing") {
+		t.Errorf("parse errors %v", errs)
+	}
+	_, berrs := Build(docs, Options{})
+	if len(berrs) != 2 {
+		t.Fatalf("build errors %v, want 2", berrs)
+	}
+	if e := berrs[0]; e.File != "w.yaml" || e.Doc != 2 || e.Name != "bad" || !strings.Contains(e.Field, "requirements[0]") || e.Reason == "" {
+		t.Errorf("error %+v", e)
+	}
+	if e := berrs[1]; e.Doc != 3 || !strings.Contains(e.Reason, "replicaz") {
+		t.Errorf("error %+v", e)
+	}
+}
+
+func TestExistingNodesAndVolumes(t *testing.T) {
+	y := `apiVersion: v1
+kind: Node
+metadata:
+  name: n1
+  labels: {topology.kubernetes.io/zone: us-east-1b, node.kubernetes.io/instance-type: m5.large}
+status:
+  allocatable: {cpu: "2", memory: 4Gi, pods: "20"}
+  capacity: {cpu: "2", memory: 4Gi, pods: "20"}
+---
+apiVersion: v1
+kind: Pod
+metadata: {name: running, labels: {app: x}}
+spec:
+  nodeName: n1
+  containers: [{name: c, resources: {requests: {cpu: 1500m}}}]
+---
+apiVersion: v1
+kind: PersistentVolume
+metadata: {name: pv1}
+spec:
+  capacity: {storage: 1Gi}
+  nodeAffinity:
+    required:
+      nodeSelectorTerms:
+      - matchExpressions: [{key: topology.kubernetes.io/zone, operator: In, values: [us-east-1c]}]
+---
+apiVersion: v1
+kind: PersistentVolumeClaim
+metadata: {name: data}
+spec: {volumeName: pv1}
+---
+apiVersion: v1
+kind: Pod
+metadata: {name: db}
+spec:
+  containers: [{name: c, resources: {requests: {cpu: 1}}}]
+  volumes: [{name: d, persistentVolumeClaim: {claimName: data}}]
+`
+	docs, errs := Parse("c.yaml", []byte(y))
+	if len(errs) > 0 {
+		t.Fatal(errs)
+	}
+	b, errs := Build(docs, Options{})
+	if len(errs) > 0 {
+		t.Fatal(errs)
+	}
+	if len(b.Input.ExistingNodes) != 1 || b.Input.ExistingNodes[0].Available.String() == "" || b.Input.ExistingNodes[0].Available[0] != 500 {
+		t.Fatalf("existing nodes %+v", b.Input.ExistingNodes)
+	}
+	if len(b.Input.ExistingPods) != 1 || b.Input.ExistingPods[0].Zone != "us-east-1b" {
+		t.Errorf("existing pods %+v", b.Input.ExistingPods)
+	}
+	if len(b.Input.Pods) != 1 || len(b.Input.Pods[0].VolumeRequirements) != 1 || b.Input.Pods[0].VolumeRequirements[0].Values[0] != "us-east-1c" {
+		t.Errorf("pending pods %+v", b.Input.Pods)
+	}
+}
+
+// FuzzManifests: the manifest reader, the conversion and the solver never
+// panic on any input. go test -fuzz FuzzManifests ./planner/
+func FuzzManifests(f *testing.F) {
+	f.Add([]byte("apiVersion: apps/v1\nkind: Deployment\nmetadata: {name: a}\nspec: {replicas: 3, template: {metadata: {labels: {app: a}}, spec: {containers: [{name: c, resources: {requests: {cpu: 1}}}], topologySpreadConstraints: [{maxSkew: 1, topologyKey: topology.kubernetes.io/zone, whenUnsatisfiable: DoNotSchedule, labelSelector: {matchLabels: {app: a}}}]}}}\n"))
+	f.Add([]byte("apiVersion: karpenter.sh/v1\nkind: NodePool\nmetadata: {name: p}\nspec: {limits: {cpu: 10}, template: {spec: {nodeClassRef: {group: karpenter.k8s.aws, kind: EC2NodeClass, name: d}, requirements: [{key: karpenter.k8s.aws/instance-family, operator: In, values: [m5]}]}}}\n---\napiVersion: v1\nkind: Pod\nmetadata: {name: x}\nspec: {containers: [{name: c, ports: [{containerPort: 80, hostPort: 80}]}], affinity: {podAntiAffinity: {requiredDuringSchedulingIgnoredDuringExecution: [{topologyKey: kubernetes.io/hostname, labelSelector: {matchLabels: {a: b}}}]}}}\n"))
+	f.Add([]byte("---\n: :\n- ["))
+	f.Fuzz(func(t *testing.T, data []byte) {
+		docs, _ := Parse("fuzz.yaml", data)
+		b, _ := Build(docs, Options{})
+		if b == nil {
+			return
+		}
+		for i := range b.Input.Pods {
+			if i > 200 {
+				return // replicas: 1e9 would only measure time
+			}
+		}
+		_ = Solve(b.Input)
+	})
+}

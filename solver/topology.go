@@ -1,0 +1,768 @@
+package solver
+
+import (
+	"math/bits"
+	"sort"
+	"strconv"
+	"strings"
+
+	apiv1 "github.com/joinery/joinery/api/v1"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/apimachinery/pkg/selection"
+)
+
+// Topology: topology spread constraints and pod (anti-)affinity on the keys
+// topology.kubernetes.io/zone and kubernetes.io/hostname.
+//
+// A counter counts, per domain (a zone, or a node: an existing node or a
+// NodeClaim of the plan), the pods matching one label selector in a set of
+// namespaces: existing pods (Input.ExistingPods) and the pods the plan has
+// placed so far. Constraints of several kinds and pods share one counter
+// when selector, namespaces and key are equal (100 replicas with self
+// anti-affinity share one counter).
+//
+// Rules (Karpenter's scheduling simulation, pkg/controllers/provisioning/scheduling/topology*.go):
+//   - spread: a domain d is allowed when count(d) + self − min ≤ maxSkew,
+//     where self is 1 if the pod matches its own selector and min is the
+//     lowest count over the eligible domains (0 when fewer than minDomains
+//     are eligible). For hostname, min is 0: a new node can always be made.
+//     Eligible zones are the zones of the offerings the pod's node affinity
+//     admits in any NodePool, plus the zones of existing nodes it admits
+//     (nodeAffinityPolicy Honor, nodeTaintsPolicy Ignore: the defaults).
+//   - affinity: only domains with count > 0; when no matching pod exists
+//     anywhere and the pod matches its own selector, any domain (bootstrap).
+//   - anti-affinity: only domains with count 0; and, inversely, a pod
+//     matching the selector of a pod's anti-affinity term never goes into a
+//     domain holding that pod (existing pods included).
+//
+// A NodeClaim holding a pod that a zone counter counts is pinned to one
+// zone (its offerings narrow to that zone), so every count is exact.
+const (
+	topoSpread = iota
+	topoAffinity
+	topoAnti
+)
+
+const (
+	domZone = iota
+	domHost
+)
+
+// maxZones is how many distinct zones topology tracks (one bit each).
+const maxZones = 64
+
+type counter struct {
+	id    int
+	key   int // domZone or domHost
+	sel   labels.Selector
+	nsAll bool
+	ns    []string
+	anti  bool // some pod owns an anti-affinity term on it
+}
+
+func (c *counter) matches(ns string, l map[string]string) bool {
+	if !c.nsAll && !contains(c.ns, ns) {
+		return false
+	}
+	return c.sel.Matches(labels.Set(l))
+}
+
+// constraint is one topology rule of a pod (at one relaxation level).
+type constraint struct {
+	kind       int
+	ctr        *counter
+	maxSkew    int32
+	minDomains int32
+	self       bool
+	pref       bool // a preference: its anti-affinity does not repel other pods
+}
+
+func (c *constraint) String() string {
+	kind := [...]string{"spread", "affinity", "anti-affinity"}[c.kind]
+	key := apiv1.LabelZone
+	if c.ctr.key == domHost {
+		key = apiv1.LabelHostname
+	}
+	s := "pod " + kind + " on " + key + " (" + c.ctr.sel.String()
+	if c.kind == topoSpread {
+		s += " maxSkew " + strconv.Itoa(int(c.maxSkew))
+	}
+	return s + ")"
+}
+
+func topoKey(k string) (int, bool) {
+	switch k {
+	case apiv1.LabelZone:
+		return domZone, true
+	case apiv1.LabelHostname:
+		return domHost, true
+	}
+	return 0, false
+}
+
+// counterFor returns the shared counter for a selector, namespaces and key.
+func (p *prepared) counterFor(key int, sel labels.Selector, nsAll bool, ns []string) *counter {
+	ns = append([]string(nil), ns...)
+	sort.Strings(ns)
+	k := strconv.Itoa(key) + "|" + strconv.FormatBool(nsAll) + "|" + strings.Join(ns, ",") + "|" + selString(sel)
+	if c, ok := p.counters[k]; ok {
+		return c
+	}
+	c := &counter{id: len(p.ctrList), key: key, sel: sel, nsAll: nsAll, ns: ns}
+	p.counters[k] = c
+	p.ctrList = append(p.ctrList, c)
+	return c
+}
+
+func selString(s labels.Selector) string {
+	if s.Empty() {
+		if _, ok := s.Requirements(); !ok {
+			return "<nothing>"
+		}
+		return "<everything>"
+	}
+	return s.String()
+}
+
+// selectorOf converts a label selector (nil selects nothing) and adds
+// matchLabelKeys with the pod's own values.
+func selectorOf(ls *metav1.LabelSelector, matchLabelKeys []string, podLabels map[string]string) labels.Selector {
+	if ls == nil {
+		return labels.Nothing()
+	}
+	sel, err := metav1.LabelSelectorAsSelector(ls)
+	if err != nil {
+		return labels.Nothing()
+	}
+	for _, k := range matchLabelKeys {
+		v, ok := podLabels[k]
+		if !ok {
+			continue
+		}
+		r, err := labels.NewRequirement(k, selection.Equals, []string{v})
+		if err == nil {
+			sel = sel.Add(*r)
+		}
+	}
+	return sel
+}
+
+// affinityCounter builds the counter of a pod (anti-)affinity term: the
+// term's namespaces, all namespaces when a namespaceSelector is set (the
+// solver has no Namespace labels), else the pod's own namespace.
+func (p *prepared) affinityCounter(pod *Pod, t *corev1.PodAffinityTerm) *counter {
+	key, ok := topoKey(t.TopologyKey)
+	if !ok {
+		return nil
+	}
+	ns := t.Namespaces
+	nsAll := t.NamespaceSelector != nil
+	if len(ns) == 0 && !nsAll {
+		ns = []string{pod.Namespace}
+	}
+	return p.counterFor(key, selectorOf(t.LabelSelector, t.MatchLabelKeys, pod.Labels), nsAll, ns)
+}
+
+// preference is one relaxable preference of a pod, in Karpenter's
+// relaxation order: preferred pod affinity (heaviest first), preferred pod
+// anti-affinity (heaviest first), preferred node affinity (heaviest first),
+// ScheduleAnyway spreads, then toleration of PreferNoSchedule taints.
+type preference struct {
+	kind   int // prefPodAff, prefPodAnti, prefNode, prefSpread, prefPNS
+	weight int32
+	term   *corev1.PodAffinityTerm
+	node   []req
+	spread *corev1.TopologySpreadConstraint
+}
+
+const (
+	prefPodAff = iota
+	prefPodAnti
+	prefNode
+	prefSpread
+	prefPNS
+)
+
+func weighted(pw []corev1.WeightedPodAffinityTerm, kind int) []preference {
+	out := make([]preference, 0, len(pw))
+	for i := range pw {
+		out = append(out, preference{kind: kind, weight: pw[i].Weight, term: &pw[i].PodAffinityTerm})
+	}
+	sort.SliceStable(out, func(i, j int) bool { return out[i].weight > out[j].weight })
+	return out
+}
+
+// levels returns the pod's relaxation levels: level 0 honours every
+// preference as a requirement; level k has dropped the first k preferences.
+func (p *prepared) levels(pod *Pod) []*sigInfo {
+	var prefs []preference
+	if a := pod.PodAffinity; a != nil {
+		prefs = append(prefs, weighted(a.PreferredDuringSchedulingIgnoredDuringExecution, prefPodAff)...)
+	}
+	if a := pod.PodAntiAffinity; a != nil {
+		prefs = append(prefs, weighted(a.PreferredDuringSchedulingIgnoredDuringExecution, prefPodAnti)...)
+	}
+	var nodePrefs []preference
+	for _, w := range pod.PreferredAffinity {
+		nodePrefs = append(nodePrefs, preference{kind: prefNode, weight: w.Weight, node: w.Requirements})
+	}
+	sort.SliceStable(nodePrefs, func(i, j int) bool { return nodePrefs[i].weight > nodePrefs[j].weight })
+	prefs = append(prefs, nodePrefs...)
+	for i := range pod.TopologySpread {
+		if pod.TopologySpread[i].WhenUnsatisfiable == corev1.ScheduleAnyway {
+			prefs = append(prefs, preference{kind: prefSpread, spread: &pod.TopologySpread[i]})
+		}
+	}
+	if p.preferNoSchedule {
+		prefs = append(prefs, preference{kind: prefPNS})
+	}
+	out := make([]*sigInfo, 0, len(prefs)+1)
+	for k := 0; k <= len(prefs); k++ {
+		out = append(out, p.levelSig(pod, prefs[k:]))
+	}
+	return out
+}
+
+// levelSig builds the signature of the pod with the given preferences still
+// honoured (as requirements).
+func (p *prepared) levelSig(pod *Pod, prefs []preference) *sigInfo {
+	lp := *pod
+	strictPNS := false
+	var nodePref []req
+	var cons []*constraint
+	pref := false
+	addCons := func(kind int, c *counter, skew, minDom int32) {
+		if c == nil {
+			return
+		}
+		if kind == topoAnti && !pref {
+			c.anti = true
+		}
+		cons = append(cons, &constraint{kind: kind, ctr: c, maxSkew: skew, minDomains: minDom, pref: pref})
+	}
+	spread := func(t *corev1.TopologySpreadConstraint) {
+		key, ok := topoKey(t.TopologyKey)
+		if !ok {
+			return
+		}
+		md := int32(1)
+		if t.MinDomains != nil {
+			md = *t.MinDomains
+		}
+		addCons(topoSpread, p.counterFor(key, selectorOf(t.LabelSelector, t.MatchLabelKeys, pod.Labels), false, []string{pod.Namespace}), max(t.MaxSkew, 1), md)
+	}
+	for i := range pod.TopologySpread {
+		if pod.TopologySpread[i].WhenUnsatisfiable != corev1.ScheduleAnyway {
+			spread(&pod.TopologySpread[i])
+		}
+	}
+	if a := pod.PodAffinity; a != nil {
+		for i := range a.RequiredDuringSchedulingIgnoredDuringExecution {
+			addCons(topoAffinity, p.affinityCounter(pod, &a.RequiredDuringSchedulingIgnoredDuringExecution[i]), 0, 0)
+		}
+	}
+	if a := pod.PodAntiAffinity; a != nil {
+		for i := range a.RequiredDuringSchedulingIgnoredDuringExecution {
+			addCons(topoAnti, p.affinityCounter(pod, &a.RequiredDuringSchedulingIgnoredDuringExecution[i]), 0, 0)
+		}
+	}
+	pref = true
+	for _, pr := range prefs {
+		switch pr.kind {
+		case prefPodAff:
+			addCons(topoAffinity, p.affinityCounter(pod, pr.term), 0, 0)
+		case prefPodAnti:
+			addCons(topoAnti, p.affinityCounter(pod, pr.term), 0, 0)
+		case prefNode:
+			if nodePref == nil {
+				nodePref = pr.node // the heaviest remaining term
+				if nodePref == nil {
+					nodePref = []req{}
+				}
+			}
+		case prefSpread:
+			spread(pr.spread)
+		case prefPNS:
+			strictPNS = true
+		}
+	}
+	extra := append(append([]req(nil), pod.VolumeRequirements...), nodePref...)
+	if len(extra) > 0 {
+		if len(pod.RequiredAffinity) == 0 {
+			lp.RequiredAffinity = [][]req{extra}
+		} else {
+			lp.RequiredAffinity = make([][]req, len(pod.RequiredAffinity))
+			for i, t := range pod.RequiredAffinity {
+				if len(t) == 0 {
+					continue // an empty term matches nothing, and stays so
+				}
+				lp.RequiredAffinity[i] = append(append([]req(nil), t...), extra...)
+			}
+		}
+	}
+	return p.signature(&lp, strictPNS, cons)
+}
+
+// podTopo is what a pod contributes to counting.
+type podTopo struct {
+	matches   []*counter // counters that count this pod
+	antiMatch []*counter // of those, the ones some pod's anti-affinity owns
+	pinZone   bool       // a zone counter counts it
+}
+
+// topoState is the per-pass topology bookkeeping.
+type topoState struct {
+	zc    [][]int32 // per counter: pods per zone
+	hc    [][]int32 // per counter: pods per host domain
+	total []int32   // per counter: pods in any domain
+	zo    []uint64  // per counter: zones holding an owner of an anti-affinity term on it
+	ho    [][]int32 // per counter: owners per host domain
+}
+
+func (t *topoState) clone() topoState {
+	out := topoState{total: append([]int32(nil), t.total...), zo: append([]uint64(nil), t.zo...)}
+	cp := func(in [][]int32) [][]int32 {
+		o := make([][]int32, len(in))
+		for i := range in {
+			o[i] = append([]int32(nil), in[i]...)
+		}
+		return o
+	}
+	out.zc, out.hc, out.ho = cp(t.zc), cp(t.hc), cp(t.ho)
+	return out
+}
+
+func get(s []int32, i int32) int32 {
+	if int(i) < len(s) && i >= 0 {
+		return s[i]
+	}
+	return 0
+}
+
+func inc(s *[]int32, i int32) {
+	if i < 0 {
+		return
+	}
+	for int(i) >= len(*s) {
+		*s = append(*s, 0)
+	}
+	(*s)[i]++
+}
+
+// record counts a pod placed in host domain host and zone (−1 unknown).
+func (t *topoState) record(pt *podTopo, sig *sigInfo, host int32, zone int) {
+	for _, c := range pt.matches {
+		t.total[c.id]++
+		if c.key == domHost {
+			inc(&t.hc[c.id], host)
+		} else if zone >= 0 {
+			t.zc[c.id][zone]++
+		}
+	}
+	if sig == nil {
+		return
+	}
+	for _, c := range sig.cons {
+		if c.kind != topoAnti || c.pref {
+			continue
+		}
+		if c.ctr.key == domHost {
+			inc(&t.ho[c.ctr.id], host)
+		} else if zone >= 0 {
+			t.zo[c.ctr.id] |= 1 << uint(zone)
+		}
+	}
+}
+
+// topoPod is the topology verdict for one pod at one level, computed once
+// before its candidates are scanned (counts do not change during a scan).
+type topoPod struct {
+	active   bool   // the pod has constraints or is counted
+	needZone bool   // the candidate must end up in exactly one zone
+	zoneCons bool   // own zone constraints (a node without a zone cannot take it)
+	allowed  uint64 // zones allowed by zone constraints and inverse anti-affinity
+	score    [maxZones]int32
+}
+
+// prepTopo computes the zone verdict of pi at level sig.
+func (s *pass) prepTopo(pi *podInfo, sig *sigInfo) {
+	tp := &s.tp
+	tp.active = len(sig.cons) > 0 || len(pi.topo.matches) > 0
+	if !tp.active {
+		return
+	}
+	t := &s.topo
+	nz := len(s.p.zones)
+	all := uint64(1)<<uint(nz) - 1
+	if nz >= 64 {
+		all = ^uint64(0)
+	}
+	tp.allowed, tp.needZone, tp.zoneCons = all, pi.topo.pinZone, false
+	tp.score = [maxZones]int32{}
+	for _, c := range sig.cons {
+		if c.ctr.key != domZone {
+			continue
+		}
+		tp.zoneCons, tp.needZone = true, true
+		zc := t.zc[c.ctr.id]
+		var m uint64
+		self := int32(0)
+		if c.self {
+			self = 1
+		}
+		switch c.kind {
+		case topoSpread:
+			elig := s.p.eligibleZones(sig)
+			lo := int32(-1)
+			for z := 0; z < nz; z++ {
+				if elig&(1<<uint(z)) != 0 && (lo < 0 || zc[z] < lo) {
+					lo = zc[z]
+				}
+			}
+			if lo < 0 || int32(bits.OnesCount64(elig)) < c.minDomains {
+				lo = 0
+			}
+			for z := 0; z < nz; z++ {
+				if elig&(1<<uint(z)) != 0 && zc[z]+self-lo <= c.maxSkew {
+					m |= 1 << uint(z)
+				}
+				tp.score[z] += zc[z]
+			}
+		case topoAffinity:
+			if t.total[c.ctr.id] == 0 && c.self {
+				m = all
+			} else {
+				for z := 0; z < nz; z++ {
+					if zc[z] > 0 {
+						m |= 1 << uint(z)
+					}
+				}
+			}
+		case topoAnti:
+			for z := 0; z < nz; z++ {
+				if zc[z] == 0 {
+					m |= 1 << uint(z)
+				}
+			}
+		}
+		tp.allowed &= m
+	}
+	for _, c := range pi.topo.antiMatch {
+		if c.key == domZone {
+			tp.allowed &^= t.zo[c.id]
+		}
+	}
+}
+
+// topoAt checks a candidate: host domain and the zones it may still be in.
+// It returns the zone to pin (−1: leave as is) and whether the pod may go.
+// price, when not nil, gives the candidate's price in a zone (tie-break).
+func (s *pass) topoAt(pi *podInfo, sig *sigInfo, host int32, zones uint64, price func(z int) float64) (int, bool) {
+	tp := &s.tp
+	if !tp.active {
+		return -1, true
+	}
+	t := &s.topo
+	for _, c := range sig.cons {
+		if c.ctr.key != domHost {
+			continue
+		}
+		n := get(t.hc[c.ctr.id], host)
+		switch c.kind {
+		case topoSpread:
+			self := int32(0)
+			if c.self {
+				self = 1
+			}
+			if n+self > c.maxSkew {
+				return -1, false
+			}
+		case topoAffinity:
+			if n == 0 && !(t.total[c.ctr.id] == 0 && c.self) {
+				return -1, false
+			}
+		case topoAnti:
+			if n > 0 {
+				return -1, false
+			}
+		}
+	}
+	for _, c := range pi.topo.antiMatch {
+		if c.key == domHost && get(t.ho[c.id], host) > 0 {
+			return -1, false
+		}
+	}
+	if !tp.needZone {
+		return -1, true
+	}
+	if zones == 0 { // a node without a zone label
+		return -1, !tp.zoneCons
+	}
+	ok := zones & tp.allowed
+	if ok == 0 {
+		return -1, false
+	}
+	if bits.OnesCount64(zones) == 1 {
+		return bits.TrailingZeros64(zones), true
+	}
+	best, bestScore, bestPrice := -1, int32(0), 0.0
+	for m := ok; m != 0; m &= m - 1 {
+		z := bits.TrailingZeros64(m)
+		pz := 0.0
+		if price != nil {
+			pz = price(z)
+		}
+		if best < 0 || tp.score[z] < bestScore || (tp.score[z] == bestScore && pz < bestPrice) {
+			best, bestScore, bestPrice = z, tp.score[z], pz
+		}
+	}
+	return best, true
+}
+
+// eligibleZones are the zones a pod's node affinity admits (cached per signature).
+func (p *prepared) eligibleZones(sig *sigInfo) uint64 {
+	if sig.eligibleDone {
+		return sig.eligible
+	}
+	var m uint64
+	for _, pl := range p.pools {
+		sp := sig.forPool(pl)
+		for _, c := range sp.terms {
+			for _, t := range c.byPrice {
+				m |= pl.zonesOf(t, c.masks[t])
+			}
+		}
+	}
+	for i, n := range p.nodes {
+		if z := p.nodeZone[i]; z >= 0 && sig.matchesLabels(n.Labels) {
+			m |= 1 << uint(z)
+		}
+	}
+	sig.eligible, sig.eligibleDone = m, true
+	return m
+}
+
+// zonesOf is the zone set (bits) of type t's offerings in mask.
+func (pl *poolInfo) zonesOf(t int32, mask uint64) uint64 {
+	var out uint64
+	for m := mask; m != 0; m &= m - 1 {
+		if z := pl.offZone[t][bits.TrailingZeros64(m)]; z >= 0 {
+			out |= 1 << uint(z)
+		}
+	}
+	return out
+}
+
+// prepareTopology indexes zones and host domains, builds the counters of
+// existing pods' anti-affinity, and counts existing pods.
+func (p *prepared) prepareTopology(in *Input) {
+	zoneSet := map[string]bool{}
+	for _, pl := range p.pools {
+		for t := range pl.types {
+			for _, o := range pl.types[t].offs {
+				if o.Zone != "" {
+					zoneSet[o.Zone] = true
+				}
+			}
+		}
+	}
+	for _, n := range p.nodes {
+		if z := n.Labels[apiv1.LabelZone]; z != "" {
+			zoneSet[z] = true
+		}
+	}
+	for i := range in.ExistingPods {
+		if z := in.ExistingPods[i].Zone; z != "" {
+			zoneSet[z] = true
+		}
+	}
+	p.zones = sortedKeys(zoneSet)
+	if len(p.zones) > maxZones {
+		p.zones = p.zones[:maxZones]
+	}
+	p.zoneIdx = map[string]int{}
+	for i, z := range p.zones {
+		p.zoneIdx[z] = i
+	}
+	zoneOf := func(z string) int {
+		if i, ok := p.zoneIdx[z]; ok {
+			return i
+		}
+		return -1
+	}
+	for _, pl := range p.pools {
+		pl.offZone = make([][]int8, len(pl.types))
+		pl.zoneMask = make([][]uint64, len(p.zones))
+		for z := range p.zones {
+			pl.zoneMask[z] = make([]uint64, len(pl.types))
+		}
+		for t := range pl.types {
+			pl.offZone[t] = make([]int8, len(pl.types[t].offs))
+			for o, of := range pl.types[t].offs {
+				z := zoneOf(of.Zone)
+				pl.offZone[t][o] = int8(z)
+				if z >= 0 {
+					pl.zoneMask[z][t] |= 1 << uint(o)
+				}
+			}
+		}
+	}
+	p.hostIdx = map[string]int32{}
+	p.nodeZone = make([]int, len(p.nodes))
+	for i, n := range p.nodes {
+		p.hostIdx[n.Name] = int32(i)
+		p.nodeZone[i] = zoneOf(n.Labels[apiv1.LabelZone])
+	}
+	for i := range in.ExistingPods {
+		if _, ok := p.hostIdx[in.ExistingPods[i].Node]; !ok && in.ExistingPods[i].Node != "" {
+			p.hostIdx[in.ExistingPods[i].Node] = int32(len(p.hostIdx))
+		}
+	}
+	p.hostBase = int32(len(p.hostIdx))
+	// Existing pods' required anti-affinity terms keep matching pods out.
+	type owned struct {
+		ep  *ExistingPod
+		ctr []*counter
+	}
+	var owners []owned
+	for i := range in.ExistingPods {
+		ep := &in.ExistingPods[i]
+		if a := ep.Pod.PodAntiAffinity; a != nil {
+			var cs []*counter
+			for j := range a.RequiredDuringSchedulingIgnoredDuringExecution {
+				if c := p.affinityCounter(&ep.Pod, &a.RequiredDuringSchedulingIgnoredDuringExecution[j]); c != nil {
+					c.anti = true
+					cs = append(cs, c)
+				}
+			}
+			owners = append(owners, owned{ep, cs})
+		}
+	}
+	p.ownersLater = func(t *topoState) {
+		for _, o := range owners {
+			host := p.hostIdx[o.ep.Node]
+			z := zoneOf(o.ep.Zone)
+			for _, c := range o.ctr {
+				if c.key == domHost {
+					inc(&t.ho[c.id], host)
+				} else if z >= 0 {
+					t.zo[c.id] |= 1 << uint(z)
+				}
+			}
+		}
+	}
+}
+
+// finishTopology runs once every counter exists: it computes which counters
+// count each pending pod and counts the existing pods into the base state.
+func (p *prepared) finishTopology(in *Input) {
+	n := len(p.ctrList)
+	t := topoState{zc: make([][]int32, n), hc: make([][]int32, n), total: make([]int32, n), zo: make([]uint64, n), ho: make([][]int32, n)}
+	for i, c := range p.ctrList {
+		if c.key == domZone {
+			t.zc[i] = make([]int32, len(p.zones))
+		} else {
+			t.hc[i] = make([]int32, p.hostBase)
+		}
+	}
+	cache := map[string]*podTopo{}
+	topoOf := func(pod *Pod) *podTopo {
+		if n == 0 {
+			return &podTopo{}
+		}
+		k := labelKey(pod.Namespace, pod.Labels)
+		if pt, ok := cache[k]; ok {
+			return pt
+		}
+		pt := &podTopo{}
+		for _, c := range p.ctrList {
+			if c.matches(pod.Namespace, pod.Labels) {
+				pt.matches = append(pt.matches, c)
+				if c.anti {
+					pt.antiMatch = append(pt.antiMatch, c)
+				}
+				if c.key == domZone {
+					pt.pinZone = true
+				}
+			}
+		}
+		cache[k] = pt
+		return pt
+	}
+	for _, pi := range p.pods {
+		pi.topo = topoOf(pi.pod)
+		for _, sig := range pi.levels {
+			for _, c := range sig.cons {
+				c.self = c.ctr.matches(pi.pod.Namespace, pi.pod.Labels)
+			}
+		}
+	}
+	for i := range in.ExistingPods {
+		ep := &in.ExistingPods[i]
+		host := int32(-1)
+		if h, ok := p.hostIdx[ep.Node]; ok {
+			host = h
+		}
+		z := -1
+		if i, ok := p.zoneIdx[ep.Zone]; ok {
+			z = i
+		}
+		t.record(topoOf(&ep.Pod), nil, host, z)
+	}
+	p.ownersLater(&t)
+	p.baseTopo = t
+}
+
+func labelKey(ns string, l map[string]string) string {
+	keys := make([]string, 0, len(l))
+	for k := range l {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	var b strings.Builder
+	b.WriteString(ns)
+	for _, k := range keys {
+		b.WriteByte(0)
+		b.WriteString(k)
+		b.WriteByte('=')
+		b.WriteString(l[k])
+	}
+	return b.String()
+}
+
+// Host ports.
+
+func normPorts(ps []HostPort) []HostPort {
+	out := make([]HostPort, 0, len(ps))
+	for _, hp := range ps {
+		if hp.Port <= 0 {
+			continue
+		}
+		if hp.Protocol == "" {
+			hp.Protocol = "TCP"
+		}
+		if hp.IP == "0.0.0.0" || hp.IP == "::" {
+			hp.IP = ""
+		}
+		out = append(out, hp)
+	}
+	return out
+}
+
+// portsConflict reports whether any port of a conflicts with one of b.
+func portsConflict(a, b []HostPort) (HostPort, bool) {
+	for _, x := range a {
+		for _, y := range b {
+			if x.Port == y.Port && x.Protocol == y.Protocol && (x.IP == "" || y.IP == "" || x.IP == y.IP) {
+				return x, true
+			}
+		}
+	}
+	return HostPort{}, false
+}
+
+func portString(hp HostPort) string {
+	return strconv.Itoa(int(hp.Port)) + "/" + hp.Protocol
+}

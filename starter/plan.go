@@ -1,0 +1,149 @@
+package main
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"os"
+	"sort"
+	"strings"
+	"text/tabwriter"
+
+	"github.com/joinery/joinery/catalog"
+	"github.com/joinery/joinery/planner"
+	"github.com/joinery/joinery/solver"
+	"github.com/spf13/cobra"
+)
+
+// newPlanCommand is `starter plan`: the offline planner. It reads
+// manifests, solves, and prints the plan with its $/hour, a lower bound on
+// any plan's cost, their ratio and the solve time. No cluster, cloud or
+// Temporal is needed.
+func newPlanCommand() *cobra.Command {
+	var files []string
+	var catalogPath, output string
+	cmd := &cobra.Command{
+		Use:   "plan -f nodepools.yaml -f workloads.yaml [--catalog types.csv] [-o table|json]",
+		Short: "Plan nodes for manifests offline: the plan, its USD/hour, a lower bound and the solve time",
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			if len(files) == 0 {
+				return fmt.Errorf("at least one -f manifest file is required")
+			}
+			if output != "table" && output != "json" {
+				return fmt.Errorf("-o must be table or json, not %q", output)
+			}
+			var opts planner.Options
+			if catalogPath != "" {
+				data, err := os.ReadFile(catalogPath)
+				if err != nil {
+					return err
+				}
+				cat, err := catalog.Parse(data, nil)
+				if err != nil {
+					return fmt.Errorf("--catalog %s: %w", catalogPath, err)
+				}
+				opts.Catalog = cat
+			}
+			docs, errs := planner.ReadFiles(files...)
+			built, berrs := planner.Build(docs, opts)
+			errs = append(errs, berrs...)
+			if len(errs) > 0 {
+				return fmt.Errorf("bad manifests:\n%s", errs.Error())
+			}
+			for _, w := range built.Warnings {
+				fmt.Fprintln(cmd.ErrOrStderr(), "note:", w)
+			}
+			res := planner.Solve(built.Input)
+			if output == "json" {
+				return writePlanJSON(cmd.OutOrStdout(), res)
+			}
+			writePlanTable(cmd.OutOrStdout(), built.Input, res)
+			return nil
+		},
+	}
+	cmd.Flags().StringArrayVarP(&files, "filename", "f", nil, "manifest file (repeatable; multi-document YAML)")
+	cmd.Flags().StringVar(&catalogPath, "catalog", "", "instance-type CSV (schema of catalog/data/ec2-instance-types.csv; missing columns allowed)")
+	cmd.Flags().StringVarP(&output, "output", "o", "table", "table or json")
+	return cmd
+}
+
+type jsonClaim struct {
+	NodePool      string   `json:"nodePool"`
+	InstanceType  string   `json:"instanceType"`
+	CapacityType  string   `json:"capacityType"`
+	Zone          string   `json:"zone"`
+	PriceUSDHour  float64  `json:"priceUSDPerHour"`
+	InstanceTypes []string `json:"instanceTypes"`
+	Pods          []string `json:"pods"`
+}
+
+type jsonPlan struct {
+	NewNodeClaims      []jsonClaim            `json:"newNodeClaims"`
+	ExistingPlacements []solver.Placement     `json:"existingPlacements"`
+	Unschedulable      []solver.Unschedulable `json:"unschedulable"`
+	PriceUSDHour       float64                `json:"priceUSDPerHour"`
+	LowerBoundUSDHour  float64                `json:"lowerBoundUSDPerHour"`
+	Ratio              float64                `json:"ratio"`
+	SolveSeconds       float64                `json:"solveSeconds"`
+}
+
+func claimJSON(nc *solver.NewNodeClaim) jsonClaim {
+	j := jsonClaim{NodePool: nc.NodePool, PriceUSDHour: nc.Price(), Pods: nc.Pods}
+	if len(nc.InstanceTypes) > 0 {
+		o := solver.CheapestOffering(nc.InstanceTypes[0].Offerings)
+		j.InstanceType, j.CapacityType, j.Zone = nc.InstanceTypes[0].Type.Name, o.CapacityType, o.Zone
+	}
+	for _, o := range nc.InstanceTypes {
+		j.InstanceTypes = append(j.InstanceTypes, o.Type.Name)
+	}
+	return j
+}
+
+func writePlanJSON(w io.Writer, r planner.Result) error {
+	out := jsonPlan{ExistingPlacements: r.Plan.ExistingPlacements, Unschedulable: r.Plan.Unschedulable,
+		PriceUSDHour: r.Price, LowerBoundUSDHour: r.LowerBound, Ratio: r.Ratio, SolveSeconds: r.SolveTime.Seconds()}
+	for i := range r.Plan.NewNodeClaims {
+		out.NewNodeClaims = append(out.NewNodeClaims, claimJSON(&r.Plan.NewNodeClaims[i]))
+	}
+	enc := json.NewEncoder(w)
+	enc.SetIndent("", "  ")
+	return enc.Encode(out)
+}
+
+func writePlanTable(w io.Writer, in solver.Input, r planner.Result) {
+	type row struct {
+		pool, it, ct, zone string
+		nodes, pods        int
+		price              float64
+	}
+	rows := map[string]*row{}
+	for i := range r.Plan.NewNodeClaims {
+		j := claimJSON(&r.Plan.NewNodeClaims[i])
+		k := strings.Join([]string{j.NodePool, j.InstanceType, j.CapacityType, j.Zone}, "\x00")
+		if rows[k] == nil {
+			rows[k] = &row{pool: j.NodePool, it: j.InstanceType, ct: j.CapacityType, zone: j.Zone}
+		}
+		rows[k].nodes++
+		rows[k].pods += len(j.Pods)
+		rows[k].price += j.PriceUSDHour
+	}
+	keys := make([]string, 0, len(rows))
+	for k := range rows {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	fmt.Fprintf(w, "New nodes: %d for %d pending pods (%d placed on existing nodes)\n", len(r.Plan.NewNodeClaims), len(in.Pods), len(r.Plan.ExistingPlacements))
+	tw := tabwriter.NewWriter(w, 2, 4, 2, ' ', 0)
+	fmt.Fprintln(tw, "  NODEPOOL\tINSTANCE TYPE\tCAPACITY TYPE\tZONE\tNODES\tPODS\tUSD/HOUR")
+	for _, k := range keys {
+		x := rows[k]
+		fmt.Fprintf(tw, "  %s\t%s\t%s\t%s\t%d\t%d\t%.4f\n", x.pool, x.it, x.ct, x.zone, x.nodes, x.pods, x.price)
+	}
+	tw.Flush()
+	for _, u := range r.Plan.Unschedulable {
+		fmt.Fprintf(w, "Unschedulable %s: %s\n", u.Pod, u.Reason)
+	}
+	fmt.Fprintf(w, "Total: %.4f USD/hour\n", r.Price)
+	fmt.Fprintf(w, "Lower bound on any plan: %.4f USD/hour (ratio %.3f)\n", r.LowerBound, r.Ratio)
+	fmt.Fprintf(w, "Solve time: %s\n", r.SolveTime.Round(10_000))
+}

@@ -1,0 +1,191 @@
+//go:build integration
+
+package integration
+
+import (
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	apiv1 "github.com/joinery/joinery/api/v1"
+	"github.com/joinery/joinery/cluster"
+	"github.com/joinery/joinery/workflows"
+	"go.temporal.io/sdk/client"
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+)
+
+// The example PDB (workload-sample, minAvailable 8 of 10) holds during a
+// drain-and-replace of the node with most of its pods, while the worker
+// process is SIGKILLed and restarted once while the saga waits for the
+// replacement (step 3) and once while it drains (step 4).
+func TestDrainAndReplaceSurvivesWorkerKillsAndKeepsThePDB(t *testing.T) {
+	e := startEnvWith(t, false)
+	w := e.startWorker(t)
+	objs, err := cluster.ReadManifests("../../examples/nodepools.yaml", "../../examples/workloads.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var keep []*unstructured.Unstructured
+	for _, o := range objs {
+		if o.GetKind() == "NodePool" || o.GetKind() == "EC2NodeClass" || o.GetName() == "workload-sample" {
+			keep = append(keep, o)
+		}
+	}
+	if err := cluster.Apply(e.ctx, e.w.Kube.RESTConfig(), keep); err != nil {
+		t.Fatal(err)
+	}
+	ready := func() (int, map[string]int) {
+		pods, err := e.kc.CoreV1().Pods("default").List(e.ctx, metav1.ListOptions{LabelSelector: "app=workload-sample"})
+		if err != nil {
+			return -1, nil
+		}
+		n, byNode := 0, map[string]int{}
+		for _, p := range pods.Items {
+			if p.DeletionTimestamp == nil && p.Status.Phase == corev1.PodRunning && podReady(&p) {
+				n++
+				byNode[p.Spec.NodeName]++
+			}
+		}
+		return n, byNode
+	}
+	waitFor(t, 3*time.Minute, "10 workload-sample pods Ready", func() bool { n, _ := ready(); return n == 10 })
+	_, byNode := ready()
+	target, most := "", 0
+	for n, c := range byNode {
+		if c > most {
+			target, most = n, c
+		}
+	}
+	if most < 1 {
+		t.Fatalf("no node holds workload-sample pods: %v", byNode)
+	}
+	t.Logf("draining %s, which holds %d of the 10 workload-sample pods (%v)", target, most, byNode)
+	// The PDB status comes from the disruption controller: wait until it allows 2.
+	waitFor(t, time.Minute, "PDB status", func() bool {
+		pdb, err := e.kc.PolicyV1().PodDisruptionBudgets("default").Get(e.ctx, "workload-sample", metav1.GetOptions{})
+		return err == nil && pdb.Status.DisruptionsAllowed == 2
+	})
+
+	// Sample Ready pods continuously.
+	var mu sync.Mutex
+	minReady := 10
+	stop := make(chan struct{})
+	var wg sync.WaitGroup
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		for {
+			select {
+			case <-stop:
+				return
+			case <-time.After(50 * time.Millisecond):
+			}
+			if n, _ := ready(); n >= 0 {
+				mu.Lock()
+				minReady = min(minReady, n)
+				mu.Unlock()
+			}
+		}
+	}()
+
+	id := workflows.DisruptWorkflowID(workflows.ReasonManual, target)
+	run, err := e.tc.ExecuteWorkflow(e.ctx, client.StartWorkflowOptions{ID: id, TaskQueue: workflows.TaskQueue},
+		workflows.DrainAndReplaceWorkflow, workflows.DisruptInput{NodeName: target, Reason: workflows.ReasonManual, Replace: true, SkipBudgets: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	phase := func() string {
+		v, err := e.tc.QueryWorkflow(e.ctx, id, "", workflows.QueryStatus)
+		if err != nil {
+			return ""
+		}
+		var p string
+		_ = v.Get(&p)
+		return p
+	}
+	killedIn := map[string]bool{}
+	for _, step := range []string{workflows.PhaseReplacing, workflows.PhaseDraining} {
+		waitFor(t, 2*time.Minute, "phase "+step, func() bool {
+			p := phase()
+			return p == step || p == workflows.PhaseDone
+		})
+		if phase() == step {
+			w.kill()
+			killedIn[step] = true
+			t.Logf("worker SIGKILLed during %s", step)
+			time.Sleep(2 * time.Second)
+			w = e.startWorker(t)
+		}
+	}
+	var res workflows.DisruptResult
+	if err := run.Get(e.ctx, &res); err != nil {
+		t.Fatalf("drain: %v", err)
+	}
+	close(stop)
+	wg.Wait()
+	t.Logf("result %+v; killed in %v; min Ready %d", res, killedIn, minReady)
+	if !killedIn[workflows.PhaseReplacing] || !killedIn[workflows.PhaseDraining] {
+		t.Errorf("the worker was not killed in both steps: %v", killedIn)
+	}
+	// Evicted counts only passes the history recorded: a pass cut short by
+	// the kill is retried and finds its pods already gone.
+	if res.Outcome != workflows.PhaseDone || len(res.Replacements) == 0 {
+		t.Errorf("result = %+v", res)
+	}
+	if minReady < 8 {
+		t.Errorf("PDB violated: only %d workload-sample pods Ready at one moment (minAvailable 8)", minReady)
+	}
+	if _, err := e.kc.CoreV1().Nodes().Get(e.ctx, target, metav1.GetOptions{}); !apierrors.IsNotFound(err) {
+		t.Errorf("drained node still exists: %v", err)
+	}
+	waitFor(t, time.Minute, "10 workload-sample pods Ready after the drain", func() bool { n, _ := ready(); return n == 10 })
+
+	// Nothing leaked: every live instance has a Node and a NodeClaim, and no node stays tainted.
+	nodes, _ := e.kc.CoreV1().Nodes().List(e.ctx, metav1.ListOptions{})
+	byProvider := map[string]corev1.Node{}
+	for _, n := range nodes.Items {
+		byProvider[n.Spec.ProviderID] = n
+		for _, tt := range n.Spec.Taints {
+			if tt.Key == apiv1.TaintKeyDisrupted {
+				t.Errorf("node %s still tainted %s", n.Name, tt.Key)
+			}
+		}
+	}
+	for _, in := range e.w.EC2.Instances() {
+		if in.State != "running" {
+			continue
+		}
+		n, ok := byProvider["aws:///"+in.Zone+"/"+in.ID]
+		if !ok {
+			t.Errorf("instance %s is running without a Node (leaked)", in.ID)
+			continue
+		}
+		if strings.HasSuffix(n.Name, target) {
+			t.Errorf("the drained node's instance %s is still running", in.ID)
+		}
+	}
+}
+
+func podReady(p *corev1.Pod) bool {
+	for _, c := range p.Status.Conditions {
+		if c.Type == corev1.PodReady {
+			return c.Status == corev1.ConditionTrue
+		}
+	}
+	return false
+}
+
+func waitFor(t *testing.T, d time.Duration, what string, ok func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(d)
+	for !ok() {
+		if time.Now().After(deadline) {
+			t.Fatalf("timed out after %s waiting for %s", d, what)
+		}
+		time.Sleep(200 * time.Millisecond)
+	}
+}

@@ -1,0 +1,216 @@
+package workflows
+
+import (
+	"errors"
+	"fmt"
+	"time"
+
+	enumspb "go.temporal.io/api/enums/v1"
+	"go.temporal.io/sdk/temporal"
+	"go.temporal.io/sdk/workflow"
+)
+
+// Drain pacing: passes start 1 s apart and back off to 30 s while pods remain.
+const (
+	drainFirstBackoff = time.Second
+	drainMaxBackoff   = 30 * time.Second
+)
+
+// DrainAndReplace removes one node without breaking its workloads:
+// re-check the candidate, taint it karpenter.sh/disrupted, launch
+// replacements and wait until they are Ready, evict its pods in tiers
+// (PodDisruptionBudgets respected until the termination grace period
+// runs out), then terminate the instance and delete the Node and
+// NodeClaim. Compensation: if a replacement fails, the replacements are
+// terminated and the taint removed; the old node keeps serving.
+func DrainAndReplace(ctx workflow.Context, in DisruptInput) (DisruptResult, error) {
+	res := DisruptResult{}
+	phase := PhaseChecking
+	if err := workflow.SetQueryHandler(ctx, QueryStatus, func() (string, error) { return phase, nil }); err != nil {
+		return res, err
+	}
+	setPhase := func(p string, extra ...temporal.SearchAttributeUpdate) {
+		phase = p
+		_ = workflow.UpsertTypedSearchAttributes(ctx, append([]temporal.SearchAttributeUpdate{SAPhase.ValueSet(p)}, extra...)...)
+	}
+	setPhase(PhaseChecking, SANodeName.ValueSet(in.NodeName))
+	short := workflow.WithActivityOptions(ctx, workflow.ActivityOptions{
+		StartToCloseTimeout: time.Minute,
+		RetryPolicy: &temporal.RetryPolicy{InitialInterval: time.Second, BackoffCoefficient: 2, MaximumInterval: 30 * time.Second,
+			NonRetryableErrorTypes: []string{ErrReplacementFailed}},
+	})
+	event := func(typ, reason, msg string) {
+		_ = workflow.ExecuteActivity(short, ActivityRecordEvent, EventRequest{Node: in.NodeName, Type: typ, Reason: reason, Message: msg}).Get(ctx, nil)
+	}
+
+	// 1. Still a candidate?
+	var cand Candidate
+	if err := workflow.ExecuteActivity(short, ActivityCheckCandidate, in).Get(ctx, &cand); err != nil {
+		return res, err
+	}
+	if !cand.OK {
+		setPhase(PhaseSkipped)
+		res.Outcome, res.Why = PhaseSkipped, cand.Why
+		return res, nil
+	}
+	_ = workflow.UpsertTypedSearchAttributes(ctx, SANodeClaim.ValueSet(cand.NodeClaim), SANodePool.ValueSet(cand.NodePool), SAInstanceID.ValueSet(cand.InstanceID))
+
+	// 2. Taint and record the reason.
+	taint := TaintRequest{NodeName: in.NodeName, NodeClaim: cand.NodeClaim, Reason: in.Reason}
+	if err := workflow.ExecuteActivity(short, ActivityTaintDisrupted, taint).Get(ctx, nil); err != nil {
+		return res, err
+	}
+	setPhase(PhaseTainted)
+	event("Normal", "DisruptionStarted", fmt.Sprintf("disrupting node for reason %s", in.Reason))
+
+	// 3. Replacements first; the old node keeps serving meanwhile.
+	if in.Replace {
+		setPhase(PhaseReplacing)
+		names, children, err := replace(ctx, short, in)
+		res.Replacements = names
+		if err != nil {
+			compensateReplacement(ctx, short, children, taint)
+			setPhase(PhaseFailed)
+			event("Warning", "DisruptionFailed", "replacement failed, node kept: "+err.Error())
+			res.Outcome, res.Why = PhaseFailed, "replacement failed: "+err.Error()
+			return res, temporal.NewNonRetryableApplicationError(res.Why, ErrReplacementFailed, err)
+		}
+	}
+
+	// 4. Drain.
+	setPhase(PhaseDraining)
+	if err := drain(ctx, in, cand, &res, event); err != nil {
+		return res, err
+	}
+
+	// 5. Terminate through the node's own lifecycle workflow, so its history
+	// ends with the termination; fall back to terminating directly.
+	setPhase(PhaseTerminating)
+	reason := "disrupted: " + in.Reason
+	sig := workflow.SignalExternalWorkflow(ctx, NodeClaimWorkflowID(cand.NodeClaim), "", SignalTerminate, reason)
+	if err := sig.Get(ctx, nil); err != nil {
+		term := workflow.WithActivityOptions(ctx, workflow.ActivityOptions{
+			StartToCloseTimeout: 5 * time.Minute, HeartbeatTimeout: 10 * time.Second,
+			RetryPolicy: &temporal.RetryPolicy{InitialInterval: time.Second, BackoffCoefficient: 2, MaximumInterval: time.Minute},
+		})
+		if err := workflow.ExecuteActivity(term, ActivityTerminateInstance, TerminateRequest{
+			NodeClaim: cand.NodeClaim, InstanceID: cand.InstanceID, NodeName: in.NodeName, Reason: reason,
+		}).Get(ctx, nil); err != nil {
+			return res, err
+		}
+	}
+	gone := workflow.WithActivityOptions(ctx, workflow.ActivityOptions{
+		StartToCloseTimeout: 10 * time.Minute, HeartbeatTimeout: 10 * time.Second,
+		RetryPolicy: &temporal.RetryPolicy{InitialInterval: time.Second, BackoffCoefficient: 2, MaximumInterval: time.Minute},
+	})
+	if err := workflow.ExecuteActivity(gone, ActivityWaitNodeClaimGone, TerminateRequest{NodeClaim: cand.NodeClaim, InstanceID: cand.InstanceID, NodeName: in.NodeName}).Get(ctx, nil); err != nil {
+		return res, err
+	}
+	setPhase(PhaseDone)
+	res.Outcome = PhaseDone
+	return res, nil
+}
+
+// replace plans replacement NodeClaims, starts their lifecycles and, unless
+// this is an interruption, waits until each Node is Ready.
+func replace(ctx, short workflow.Context, in DisruptInput) ([]string, []workflow.ChildWorkflowFuture, error) {
+	var claims []NodeClaimInput
+	if err := workflow.ExecuteActivity(short, ActivityPlanReplacement, in).Get(ctx, &claims); err != nil {
+		return nil, nil, err
+	}
+	var names []string
+	var children []workflow.ChildWorkflowFuture
+	for _, nc := range claims {
+		cctx := workflow.WithChildOptions(ctx, workflow.ChildWorkflowOptions{
+			WorkflowID: NodeClaimWorkflowID(nc.Name), TaskQueue: TaskQueue,
+			ParentClosePolicy: enumspb.PARENT_CLOSE_POLICY_ABANDON,
+			TypedSearchAttributes: temporal.NewSearchAttributes(
+				SANodeClaim.ValueSet(nc.Name), SANodePool.ValueSet(nc.NodePool), SAPhase.ValueSet(PhaseLaunching)),
+		})
+		f := workflow.ExecuteChildWorkflow(cctx, NodeClaimWorkflow, nc)
+		if err := f.GetChildWorkflowExecution().Get(ctx, nil); err != nil {
+			return names, children, fmt.Errorf("start replacement %s: %w", nc.Name, err)
+		}
+		names = append(names, nc.Name)
+		children = append(children, f)
+	}
+	if in.Interruption {
+		return names, children, nil
+	}
+	wait := workflow.WithActivityOptions(ctx, workflow.ActivityOptions{
+		StartToCloseTimeout: DefaultRegistrationTTL + 5*time.Minute, HeartbeatTimeout: 10 * time.Second,
+		RetryPolicy: &temporal.RetryPolicy{InitialInterval: time.Second, MaximumInterval: 10 * time.Second,
+			NonRetryableErrorTypes: []string{ErrReplacementFailed}},
+	})
+	for _, n := range names {
+		if err := workflow.ExecuteActivity(wait, ActivityWaitNodeClaimReady, n).Get(ctx, nil); err != nil {
+			return names, children, err
+		}
+	}
+	return names, children, nil
+}
+
+// compensateReplacement ends the replacements' lifecycles and removes the taint.
+func compensateReplacement(ctx, short workflow.Context, children []workflow.ChildWorkflowFuture, taint TaintRequest) {
+	for _, c := range children {
+		// A replacement whose launch failed has already ended; that is fine.
+		_ = c.SignalChildWorkflow(ctx, SignalTerminate, "replacement for "+taint.NodeName+" abandoned").Get(ctx, nil)
+	}
+	taint.Remove = true
+	_ = workflow.ExecuteActivity(short, ActivityTaintDisrupted, taint).Get(ctx, nil)
+}
+
+// drain runs drain passes until the node holds no pod it must wait for.
+// Deadlines use workflow time, so a 4 h termination grace period is a
+// durable timer, not a wall-clock comparison in an activity.
+func drain(ctx workflow.Context, in DisruptInput, cand Candidate, res *DisruptResult, event func(string, string, string)) error {
+	// A pass is short: a worker that dies mid-pass is noticed within 30 s.
+	step := workflow.WithActivityOptions(ctx, workflow.ActivityOptions{
+		StartToCloseTimeout: 30 * time.Second,
+		RetryPolicy:         &temporal.RetryPolicy{InitialInterval: time.Second, BackoffCoefficient: 2, MaximumInterval: 30 * time.Second},
+	})
+	req := DrainRequest{NodeName: in.NodeName, EvictDoNotDisrupt: in.Interruption}
+	if cand.TerminationGracePeriod > 0 {
+		req.Deadline = workflow.Now(ctx).Add(cand.TerminationGracePeriod)
+	}
+	backoff := drainFirstBackoff
+	reported := map[string]bool{}
+	for {
+		req.Now = workflow.Now(ctx)
+		var st DrainStatus
+		if err := workflow.ExecuteActivity(step, ActivityDrainStep, req).Get(ctx, &st); err != nil {
+			return err
+		}
+		res.Evicted += len(st.Evicted)
+		res.Deleted += len(st.Deleted)
+		if st.Remaining == 0 {
+			return nil
+		}
+		if len(st.Evicted) > 0 || len(st.Deleted) > 0 {
+			backoff = drainFirstBackoff
+		}
+		for _, p := range st.Blocked {
+			if !reported[p] {
+				reported[p] = true
+				event("Warning", "FailedDraining", "eviction of "+p+" blocked by a PodDisruptionBudget; retrying")
+			}
+		}
+		sleep := backoff
+		if !st.NextForceDelete.IsZero() {
+			// Wake up when the next pod is due, so PDB-blocked pods are deleted on time.
+			if until := st.NextForceDelete.Sub(req.Now); until > 0 && until < sleep {
+				sleep = until
+			}
+		}
+		if err := workflow.Sleep(ctx, sleep); err != nil {
+			return err
+		}
+		backoff = min(2*backoff, drainMaxBackoff)
+	}
+}
+
+// IsReplacementFailed reports whether err is a failed replacement.
+func IsReplacementFailed(err error) bool {
+	var app *temporal.ApplicationError
+	return errors.As(err, &app) && app.Type() == ErrReplacementFailed
+}

@@ -1,0 +1,84 @@
+package workflows
+
+import "time"
+
+// Disruption reasons (the <reason> in disrupt/<reason>/<node>).
+const (
+	ReasonManual       = "manual"
+	ReasonEmpty        = "empty"
+	ReasonUnderused    = "underutilized"
+	ReasonDrifted      = "drifted"
+	ReasonExpired      = "expired"
+	ReasonInterruption = "interruption"
+)
+
+// DisruptInput starts a DrainAndReplace saga for one node.
+type DisruptInput struct {
+	NodeName string `json:"nodeName"`
+	Reason   string `json:"reason"`
+	// Replace launches replacement capacity for the node's pods (as the
+	// solver plans it) before the drain.
+	Replace bool `json:"replace"`
+	// Interruption: the node is going away whatever we do. Budgets and
+	// do-not-disrupt do not apply, and the drain starts at once instead of
+	// waiting for the replacements to be Ready.
+	Interruption bool `json:"interruption,omitempty"`
+	// SkipBudgets ignores NodePool disruption budgets (an operator's request).
+	SkipBudgets bool `json:"skipBudgets,omitempty"`
+}
+
+// Candidate is the answer of the candidate re-check.
+type Candidate struct {
+	OK         bool   `json:"ok"`
+	Why        string `json:"why,omitempty"` // when not OK
+	NodeClaim  string `json:"nodeClaim,omitempty"`
+	NodePool   string `json:"nodePool,omitempty"`
+	InstanceID string `json:"instanceId,omitempty"`
+	// TerminationGracePeriod is the NodeClaim's spec.terminationGracePeriod
+	// (0: none): after it, pods blocked by PDBs are deleted.
+	TerminationGracePeriod time.Duration `json:"terminationGracePeriod,omitempty"`
+}
+
+// TaintRequest adds (or, with Remove, takes away) the karpenter.sh/disrupted
+// taint and the NodeClaim's DisruptionReason condition.
+type TaintRequest struct {
+	NodeName  string `json:"nodeName"`
+	NodeClaim string `json:"nodeClaim"`
+	Reason    string `json:"reason"`
+	Remove    bool   `json:"remove,omitempty"`
+}
+
+// DrainRequest asks for one pass of the drain.
+type DrainRequest struct {
+	NodeName string `json:"nodeName"`
+	// Now is workflow time: deadlines are judged against it, not the wall clock.
+	Now time.Time `json:"now"`
+	// Deadline is when the NodeClaim's termination grace period ends (zero:
+	// none); a pod still there at Deadline minus its own grace period is
+	// deleted even if a PodDisruptionBudget blocks its eviction.
+	Deadline time.Time `json:"deadline,omitempty"`
+	// EvictDoNotDisrupt also evicts pods annotated karpenter.sh/do-not-disrupt.
+	EvictDoNotDisrupt bool `json:"evictDoNotDisrupt,omitempty"`
+}
+
+// DrainStatus is what one drain pass did and what is left.
+type DrainStatus struct {
+	// Remaining pods the drain waits for (tier being drained and later tiers).
+	Remaining int      `json:"remaining"`
+	Tier      int      `json:"tier"` // 1..4, 0 when done
+	Evicted   []string `json:"evicted,omitempty"`
+	Blocked   []string `json:"blocked,omitempty"` // refused by a PodDisruptionBudget
+	Deleted   []string `json:"deleted,omitempty"` // deleted at the grace-period deadline
+	// NextForceDelete is the earliest moment a remaining pod is due for
+	// deletion (Deadline minus its grace period); zero when none.
+	NextForceDelete time.Time `json:"nextForceDelete,omitempty"`
+}
+
+// DisruptResult is how a DrainAndReplace saga ended.
+type DisruptResult struct {
+	Outcome      string   `json:"outcome"` // PhaseDone, PhaseSkipped or PhaseFailed
+	Why          string   `json:"why,omitempty"`
+	Replacements []string `json:"replacements,omitempty"`
+	Evicted      int      `json:"evicted"`
+	Deleted      int      `json:"deleted"`
+}
