@@ -11,6 +11,7 @@ import (
 	apiv1 "github.com/joinery/joinery/api/v1"
 	"github.com/joinery/joinery/cluster"
 	"github.com/joinery/joinery/workflows"
+	"go.temporal.io/api/workflowservice/v1"
 	"go.temporal.io/sdk/client"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -23,9 +24,16 @@ import (
 // process is SIGKILLed and restarted once while the saga waits for the
 // replacement (step 3) and once while it drains (step 4).
 func TestDrainAndReplaceSurvivesWorkerKillsAndKeepsThePDB(t *testing.T) {
+	t.Run("example", func(t *testing.T) { drainWithKills(t, "../../examples/workloads.yaml", 1) })
+	// The example's pods land one per node; this variant packs them so the
+	// PDB refuses evictions (429) and the drain must wait for replacements.
+	t.Run("dense", func(t *testing.T) { drainWithKills(t, "testdata/pdb-dense.yaml", 3) })
+}
+
+func drainWithKills(t *testing.T, workloads string, wantOnNode int) {
 	e := startEnvWith(t, false)
 	w := e.startWorker(t)
-	objs, err := cluster.ReadManifests("../../examples/nodepools.yaml", "../../examples/workloads.yaml")
+	objs, err := cluster.ReadManifests("../../examples/nodepools.yaml", workloads)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -60,8 +68,8 @@ func TestDrainAndReplaceSurvivesWorkerKillsAndKeepsThePDB(t *testing.T) {
 			target, most = n, c
 		}
 	}
-	if most < 1 {
-		t.Fatalf("no node holds workload-sample pods: %v", byNode)
+	if most < wantOnNode {
+		t.Fatalf("no node holds %d workload-sample pods: %v", wantOnNode, byNode)
 	}
 	t.Logf("draining %s, which holds %d of the 10 workload-sample pods (%v)", target, most, byNode)
 	// The PDB status comes from the disruption controller: wait until it allows 2.
@@ -128,6 +136,14 @@ func TestDrainAndReplaceSurvivesWorkerKillsAndKeepsThePDB(t *testing.T) {
 	close(stop)
 	wg.Wait()
 	t.Logf("result %+v; killed in %v; min Ready %d", res, killedIn, minReady)
+	if workloads == "testdata/pdb-dense.yaml" {
+		done, err := e.tc.ListWorkflow(e.ctx, &workflowservice.ListWorkflowExecutionsRequest{
+			Query: `WorkflowType = "NodeClaim" AND ExecutionStatus = "Completed"`})
+		if err == nil && len(done.Executions) > 0 {
+			// A whole node life: launch, Ready, terminate on the drain's signal.
+			recordHistories(t, e, id, done.Executions[0].Execution.WorkflowId)
+		}
+	}
 	if !killedIn[workflows.PhaseReplacing] || !killedIn[workflows.PhaseDraining] {
 		t.Errorf("the worker was not killed in both steps: %v", killedIn)
 	}

@@ -234,6 +234,9 @@ func TestSliceProvisionsTheExamples(t *testing.T) {
 	if err != nil || len(gp.Executions) == 0 {
 		t.Errorf("filter NodePool = general-purpose: %v %v", gp, err)
 	}
+	if prov, err := e.tc.ListWorkflow(e.ctx, &workflowservice.ListWorkflowExecutionsRequest{Query: `WorkflowType = "Provision"`}); err == nil && len(prov.Executions) > 0 {
+		recordHistories(t, e, prov.Executions[len(prov.Executions)-1].Execution.WorkflowId)
+	}
 
 	// Price sanity: spot is preferred for general-purpose, and the plan is
 	// not one node per pod.

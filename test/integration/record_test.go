@@ -1,0 +1,33 @@
+//go:build integration
+
+package integration
+
+import (
+	"os"
+	"testing"
+
+	"github.com/joinery/joinery/sim/history"
+)
+
+// recordHistories saves workflow histories into workflows/testdata/histories
+// for the replay test when JOINERY_RECORD_HISTORIES=1.
+func recordHistories(t *testing.T, e *env, ids ...string) {
+	if os.Getenv("JOINERY_RECORD_HISTORIES") != "1" {
+		return
+	}
+	for _, id := range ids {
+		if err := history.Save(e.ctx, e.tc, id, "../../workflows/testdata/histories", kindName(id)); err != nil {
+			t.Errorf("record %s: %v", id, err)
+		}
+	}
+}
+
+// kindName names a recorded history by workflow kind, not by its random id.
+func kindName(id string) string {
+	for _, p := range []string{"provision/", "nodeclaim/", "disrupt/"} {
+		if len(id) > len(p) && id[:len(p)] == p {
+			return p[:len(p)-1]
+		}
+	}
+	return id
+}

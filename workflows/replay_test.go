@@ -1,0 +1,38 @@
+package workflows
+
+import (
+	"path/filepath"
+	"testing"
+
+	"go.temporal.io/sdk/worker"
+	"go.temporal.io/sdk/workflow"
+)
+
+// Every recorded history under testdata/histories must replay against the
+// current workflow code: a nondeterministic change fails with [TMPRL1100].
+// Re-record with: JOINERY_RECORD_HISTORIES=1 go test -tags integration ./test/integration/
+func TestReplayRecordedHistories(t *testing.T) {
+	files, err := filepath.Glob("testdata/histories/*.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(files) == 0 {
+		t.Fatal("no recorded histories in testdata/histories")
+	}
+	kinds := map[string]bool{}
+	for _, f := range files {
+		r := worker.NewWorkflowReplayer()
+		r.RegisterWorkflowWithOptions(Provision, workflow.RegisterOptions{Name: ProvisionWorkflow})
+		r.RegisterWorkflowWithOptions(NodeClaim, workflow.RegisterOptions{Name: NodeClaimWorkflow})
+		r.RegisterWorkflowWithOptions(DrainAndReplace, workflow.RegisterOptions{Name: DrainAndReplaceWorkflow})
+		if err := r.ReplayWorkflowHistoryFromJSONFile(nil, f); err != nil {
+			t.Errorf("%s: %v", f, err)
+		}
+		kinds[filepath.Base(f)[:4]] = true
+	}
+	for _, k := range []string{"prov", "node", "disr"} {
+		if !kinds[k] {
+			t.Errorf("no recorded history of kind %s*", k)
+		}
+	}
+}
