@@ -37,6 +37,7 @@ type Activities struct {
 	subnets       map[string]subnetCache // by EC2NodeClass name
 	invalidMu     sync.Mutex
 	invalid       map[string]string // NodePool -> last reported error
+	empty         emptyTracker
 	unschedMu     sync.Mutex
 	unschedulable map[string]time.Time // pod UID -> when the solver found no place
 }
@@ -65,4 +66,6 @@ func (a *Activities) Register(w worker.Registry) {
 	reg(a.WaitNodeClaimReady, workflows.ActivityWaitNodeClaimReady)
 	reg(a.DrainStep, workflows.ActivityDrainStep)
 	reg(a.WaitNodeClaimGone, workflows.ActivityWaitNodeClaimGone)
+	reg(a.ComputeDisruption, workflows.ActivityComputeDisruption)
+	reg(a.ValidateDisruption, workflows.ActivityValidateDisruption)
 }

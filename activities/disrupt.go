@@ -3,13 +3,13 @@ package activities
 import (
 	"context"
 	"fmt"
-	"math"
 	"strings"
 	"time"
 
 	apiv1 "github.com/joinery/joinery/api/v1"
 	"github.com/joinery/joinery/cloud"
 	"github.com/joinery/joinery/cluster"
+	"github.com/joinery/joinery/disruption"
 	"github.com/joinery/joinery/solver"
 	"github.com/joinery/joinery/workflows"
 	"go.temporal.io/sdk/activity"
@@ -58,7 +58,7 @@ func (a *Activities) CheckDisruptionCandidate(ctx context.Context, in workflows.
 		}
 	}
 	if !in.SkipBudgets {
-		if why := a.budgetBlocks(node, c.NodePool, in.Reason); why != "" {
+		if why := a.budgetBlocks(node, c.NodePool, in.Reason, time.Now()); why != "" {
 			return workflows.Candidate{Why: why}, nil
 		}
 	}
@@ -66,40 +66,15 @@ func (a *Activities) CheckDisruptionCandidate(ctx context.Context, in workflows.
 }
 
 // budgetBlocks returns why the NodePool's budgets forbid disrupting one more
-// node now ("" if they allow it). A percentage is of the pool's nodes,
-// rounded up (as Karpenter does); budgets whose reasons do not include this
-// reason do not apply.
-func (a *Activities) budgetBlocks(node *corev1.Node, pool, reason string) string {
-	pools, _ := a.Cluster.NodePools()
-	var np *apiv1.NodePool
-	for _, p := range pools {
-		if p.Name == pool {
-			np = p
-		}
-	}
-	if np == nil || len(np.Spec.Disruption.Budgets) == 0 {
+// node at now ("" if they allow it); nodes already tainted disrupted count.
+func (a *Activities) budgetBlocks(node *corev1.Node, pool, reason string, now time.Time) string {
+	np := a.nodePool(pool)
+	if np == nil {
 		return ""
 	}
-	nodes, _ := a.Cluster.Nodes.List(labels.SelectorFromSet(labels.Set{apiv1.LabelNodePool: pool}))
-	disrupting := 0
-	for _, n := range nodes {
-		if n.Name != node.Name && hasTaint(n.Spec.Taints, apiv1.TaintKeyDisrupted) {
-			disrupting++
-		}
-	}
-	allowed := math.MaxInt
-	for _, b := range np.Spec.Disruption.Budgets {
-		if len(b.Reasons) > 0 && !budgetReasonMatches(b.Reasons, reason) {
-			continue
-		}
-		n, pct, err := apiv1.ParseBudgetNodes(b.Nodes)
-		if err != nil {
-			continue
-		}
-		if pct {
-			n = int(math.Ceil(float64(n) * float64(len(nodes)) / 100))
-		}
-		allowed = min(allowed, n)
+	allowed, disrupting, err := a.budgetRoom(np, reason, now, node.Name)
+	if err != nil {
+		return err.Error()
 	}
 	if disrupting >= allowed {
 		return fmt.Sprintf("NodePool %s disruption budget allows %d node(s) at once and %d are being disrupted", pool, allowed, disrupting)
@@ -107,16 +82,33 @@ func (a *Activities) budgetBlocks(node *corev1.Node, pool, reason string) string
 	return ""
 }
 
-// budgetReasonMatches maps Joinery's reasons to Karpenter's budget reasons
-// (Empty, Drifted, Underutilized); manual and expiration are never listed.
-func budgetReasonMatches(reasons []string, reason string) bool {
-	want := map[string]string{workflows.ReasonEmpty: "Empty", workflows.ReasonDrifted: "Drifted", workflows.ReasonUnderused: "Underutilized"}[reason]
-	for _, r := range reasons {
-		if r == want {
-			return true
+// budgetRoom returns the budget's allowed count for a reason at now and how
+// many of the pool's nodes (other than except) are being disrupted.
+func (a *Activities) budgetRoom(np *apiv1.NodePool, reason string, now time.Time, except string) (allowed, disrupting int, err error) {
+	nodes, _ := a.Cluster.Nodes.List(labels.SelectorFromSet(labels.Set{apiv1.LabelNodePool: np.Name}))
+	for _, n := range nodes {
+		if n.Name != except && hasTaint(n.Spec.Taints, apiv1.TaintKeyDisrupted) {
+			disrupting++
 		}
 	}
-	return false
+	allowed, err = disruption.Allowed(np.Spec.Disruption.Budgets, budgetReason(reason), len(nodes), now)
+	return allowed, disrupting, err
+}
+
+func (a *Activities) nodePool(name string) *apiv1.NodePool {
+	pools, _ := a.Cluster.NodePools()
+	for _, p := range pools {
+		if p.Name == name {
+			return p
+		}
+	}
+	return nil
+}
+
+// budgetReason maps Joinery's reasons to Karpenter's budget reasons.
+func budgetReason(reason string) string {
+	return map[string]string{workflows.ReasonEmpty: disruption.BudgetReasonEmpty, workflows.ReasonDrifted: disruption.BudgetReasonDrifted,
+		workflows.ReasonUnderused: disruption.BudgetReasonUnderutilized}[reason]
 }
 
 // claimOfNode finds the NodeClaim of a node by status.nodeName or providerID.

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	apiv1 "github.com/joinery/joinery/api/v1"
+	"github.com/joinery/joinery/disruption"
 	"github.com/joinery/joinery/solver"
 	"github.com/joinery/joinery/workflows"
 	"go.temporal.io/sdk/activity"
@@ -124,6 +125,11 @@ func (a *Activities) writeNodeClaim(ctx context.Context, snap *snapshot, nn solv
 	}
 	for k, v := range np.Spec.Template.ObjectMeta.Annotations {
 		nc.Annotations[k] = v
+	}
+	// Drift is a difference between these stamps and the current specs.
+	nc.Annotations[disruption.AnnotationNodePoolHash] = disruption.NodePoolHash(np)
+	if cls, err := a.Cluster.NodeClass(np.Spec.Template.Spec.NodeClassRef.Name); err == nil {
+		nc.Annotations[disruption.AnnotationNodeClassHash] = disruption.NodeClassHash(cls)
 	}
 	if err := a.Cluster.CreateNodeClaim(ctx, nc); err != nil {
 		return nil, workflows.NodeClaimInput{}, fmt.Errorf("create NodeClaim %s: %w", name, err)

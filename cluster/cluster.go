@@ -21,6 +21,7 @@ import (
 	typedcorev1 "k8s.io/client-go/kubernetes/typed/core/v1"
 	appslisters "k8s.io/client-go/listers/apps/v1"
 	corelisters "k8s.io/client-go/listers/core/v1"
+	policylisters "k8s.io/client-go/listers/policy/v1"
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/cache"
 	"k8s.io/client-go/tools/record"
@@ -38,6 +39,7 @@ type Cluster struct {
 	PodInformer cache.SharedIndexInformer
 	Nodes       corelisters.NodeLister
 	DaemonSets  appslisters.DaemonSetLister
+	PDBs        policylisters.PodDisruptionBudgetLister
 
 	nodePools   cache.SharedIndexInformer
 	nodeClaims  cache.SharedIndexInformer
@@ -79,6 +81,7 @@ func New(cfg *rest.Config) (*Cluster, error) {
 	c.Pods = c.factory.Core().V1().Pods().Lister()
 	c.Nodes = c.factory.Core().V1().Nodes().Lister()
 	c.DaemonSets = c.factory.Apps().V1().DaemonSets().Lister()
+	c.PDBs = c.factory.Policy().V1().PodDisruptionBudgets().Lister()
 	c.nodePools = c.dynFactory.ForResource(apiv1.NodePoolGVR).Informer()
 	c.nodeClaims = c.dynFactory.ForResource(apiv1.NodeClaimGVR).Informer()
 	c.nodeClasses = c.dynFactory.ForResource(apiv1.EC2NodeClassGVR).Informer()

@@ -20,6 +20,7 @@ import (
 	"github.com/joinery/joinery/metrics"
 	"github.com/joinery/joinery/workflows"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
+	enumspb "go.temporal.io/api/enums/v1"
 	"go.temporal.io/sdk/client"
 	"go.temporal.io/sdk/worker"
 	"go.temporal.io/sdk/workflow"
@@ -44,7 +45,12 @@ type Config struct {
 	BatchIdle, BatchMax time.Duration
 	// RegistrationTTL: instances whose Node is not Ready by then are terminated (default 15 min).
 	RegistrationTTL time.Duration
-	Log             *zap.Logger
+	// DisruptionPassInterval and DisruptionValidationDelay tune the
+	// Consolidation workflow (defaults 10 s and 15 s); DisableDisruption
+	// does not start it.
+	DisruptionPassInterval, DisruptionValidationDelay time.Duration
+	DisableDisruption                                 bool
+	Log                                               *zap.Logger
 	// Ready, when set, is closed once the worker polls and informers are synced.
 	Ready chan<- struct{}
 }
@@ -122,6 +128,11 @@ func Run(ctx context.Context, cfg Config) error {
 	p := &provisioner{cluster: cl, acts: acts, temporal: tc, metrics: m, log: log,
 		idle: cfg.BatchIdle, max: cfg.BatchMax, trigger: make(chan struct{}, 1)}
 	p.watch()
+	if !cfg.DisableDisruption {
+		if err := startConsolidation(ctx, tc, cfg); err != nil {
+			return err
+		}
+	}
 	log.Info("controller started", zap.String("temporal", cfg.TemporalAddress), zap.String("taskQueue", workflows.TaskQueue))
 	if cfg.Ready != nil {
 		close(cfg.Ready)
@@ -134,6 +145,7 @@ func RegisterWorkflows(w worker.WorkflowRegistry) {
 	w.RegisterWorkflowWithOptions(workflows.Provision, workflow.RegisterOptions{Name: workflows.ProvisionWorkflow})
 	w.RegisterWorkflowWithOptions(workflows.NodeClaim, workflow.RegisterOptions{Name: workflows.NodeClaimWorkflow})
 	w.RegisterWorkflowWithOptions(workflows.DrainAndReplace, workflow.RegisterOptions{Name: workflows.DrainAndReplaceWorkflow})
+	w.RegisterWorkflowWithOptions(workflows.Consolidation, workflow.RegisterOptions{Name: workflows.ConsolidationWorkflow})
 }
 
 func serveMetrics(addr string, m *metrics.Metrics) (*http.Server, error) {
@@ -153,4 +165,19 @@ func serveMetrics(addr string, m *metrics.Metrics) (*http.Server, error) {
 		}
 	}()
 	return srv, nil
+}
+
+// startConsolidation starts the singleton Consolidation workflow, or joins
+// the one already running (its pause state lives there).
+func startConsolidation(ctx context.Context, tc client.Client, cfg Config) error {
+	_, err := tc.ExecuteWorkflow(ctx, client.StartWorkflowOptions{
+		ID: workflows.ConsolidationWorkflowID, TaskQueue: workflows.TaskQueue,
+		WorkflowIDConflictPolicy: enumspb.WORKFLOW_ID_CONFLICT_POLICY_USE_EXISTING,
+	}, workflows.ConsolidationWorkflow, workflows.ConsolidationInput{
+		PassInterval: cfg.DisruptionPassInterval, ValidationDelay: cfg.DisruptionValidationDelay,
+	})
+	if err != nil {
+		return fmt.Errorf("start consolidation workflow: %w", err)
+	}
+	return nil
 }

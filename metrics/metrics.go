@@ -29,6 +29,12 @@ type Metrics struct {
 	InvalidNodePools prometheus.Gauge
 	// InsufficientCapacity counts offerings CreateFleet reported without capacity.
 	InsufficientCapacity *prometheus.CounterVec
+	// DisruptionDecisions counts consolidation decisions by reason
+	// (empty, drifted, expired, underutilized) and decision (proposed,
+	// valid, dropped).
+	DisruptionDecisions *prometheus.CounterVec
+	// DisruptionEligibleNodes is the number of nodes the last pass could disrupt.
+	DisruptionEligibleNodes prometheus.Gauge
 }
 
 // New creates and registers the collectors, plus the Go and process collectors.
@@ -56,6 +62,11 @@ func New() *Metrics {
 		InsufficientCapacity: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "joinery_cloud_insufficient_capacity_total",
 			Help: "Offerings CreateFleet reported as InsufficientInstanceCapacity."}, []string{"instance_type", "zone", "capacity_type"}),
 	}
+	m.DisruptionDecisions = prometheus.NewCounterVec(prometheus.CounterOpts{Name: "joinery_disruption_decisions_total",
+		Help: "Voluntary disruption decisions by reason and what became of them."}, []string{"reason", "decision"})
+	m.DisruptionEligibleNodes = prometheus.NewGauge(prometheus.GaugeOpts{Name: "joinery_disruption_eligible_nodes",
+		Help: "Nodes the last consolidation pass could have disrupted."})
+	r.MustRegister(m.DisruptionDecisions, m.DisruptionEligibleNodes)
 	r.MustRegister(m.PodsPending, m.PodsUnschedulable, m.NodeClaimsCreated, m.NodeClaimsLaunched, m.NodeClaimsRegistered,
 		m.NodeClaimsTerminated, m.ProvisionDuration, m.InvalidNodePools, m.InsufficientCapacity,
 		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))

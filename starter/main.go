@@ -25,6 +25,7 @@ func main() {
 	}
 	root.AddCommand(newDevCommand())
 	root.AddCommand(newDrainCommand())
+	root.AddCommand(newPauseCommand(), newResumeCommand(), newStatusCommand())
 	root.AddCommand(newPlanCommand())
 	if err := root.Execute(); err != nil {
 		fmt.Fprintln(os.Stderr, "error:", err)

@@ -173,6 +173,9 @@ func drain(ctx workflow.Context, in DisruptInput, cand Candidate, res *DisruptRe
 	if cand.TerminationGracePeriod > 0 {
 		req.Deadline = workflow.Now(ctx).Add(cand.TerminationGracePeriod)
 	}
+	if !in.Deadline.IsZero() && (req.Deadline.IsZero() || in.Deadline.Before(req.Deadline)) {
+		req.Deadline = in.Deadline
+	}
 	backoff := drainFirstBackoff
 	reported := map[string]bool{}
 	for {

@@ -25,6 +25,10 @@ type DisruptInput struct {
 	Interruption bool `json:"interruption,omitempty"`
 	// SkipBudgets ignores NodePool disruption budgets (an operator's request).
 	SkipBudgets bool `json:"skipBudgets,omitempty"`
+	// Deadline, when set, is when the node goes away whatever we do (the
+	// end of an interruption notice): the drain's deadline is the earlier
+	// of it and the termination grace period's end.
+	Deadline time.Time `json:"deadline,omitempty"`
 }
 
 // Candidate is the answer of the candidate re-check.

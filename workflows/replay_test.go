@@ -25,12 +25,13 @@ func TestReplayRecordedHistories(t *testing.T) {
 		r.RegisterWorkflowWithOptions(Provision, workflow.RegisterOptions{Name: ProvisionWorkflow})
 		r.RegisterWorkflowWithOptions(NodeClaim, workflow.RegisterOptions{Name: NodeClaimWorkflow})
 		r.RegisterWorkflowWithOptions(DrainAndReplace, workflow.RegisterOptions{Name: DrainAndReplaceWorkflow})
+		r.RegisterWorkflowWithOptions(Consolidation, workflow.RegisterOptions{Name: ConsolidationWorkflow})
 		if err := r.ReplayWorkflowHistoryFromJSONFile(nil, f); err != nil {
 			t.Errorf("%s: %v", f, err)
 		}
 		kinds[filepath.Base(f)[:4]] = true
 	}
-	for _, k := range []string{"prov", "node", "disr"} {
+	for _, k := range []string{"prov", "node", "disr", "cons"} {
 		if !kinds[k] {
 			t.Errorf("no recorded history of kind %s*", k)
 		}

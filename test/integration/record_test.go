@@ -24,7 +24,10 @@ func recordHistories(t *testing.T, e *env, ids ...string) {
 
 // kindName names a recorded history by workflow kind, not by its random id.
 func kindName(id string) string {
-	for _, p := range []string{"provision/", "nodeclaim/", "disrupt/"} {
+	if id == "consolidation" {
+		return id
+	}
+	for _, p := range []string{"provision/", "nodeclaim/", "disrupt/", "interruption/"} {
 		if len(id) > len(p) && id[:len(p)] == p {
 			return p[:len(p)-1]
 		}

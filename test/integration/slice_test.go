@@ -46,7 +46,7 @@ func startEnv(t *testing.T) *env {
 
 // startEnvWith starts the local world and, when inProcess, the controller
 // in this process (otherwise the test runs it with startWorker).
-func startEnvWith(t *testing.T, inProcess bool) *env {
+func startEnvWith(t *testing.T, inProcess bool, tune ...func(*controller.Config)) *env {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 8*time.Minute)
 	t.Cleanup(cancel)
@@ -75,7 +75,7 @@ func startEnvWith(t *testing.T, inProcess bool) *env {
 	})
 	e := &env{w: w, ctx: ctx, dir: dir}
 	if inProcess {
-		e.runController(t, log)
+		e.runController(t, log, tune...)
 	}
 	kc, err := kubernetes.NewForConfig(w.Kube.RESTConfig())
 	if err != nil {
@@ -90,17 +90,19 @@ func startEnvWith(t *testing.T, inProcess bool) *env {
 	return e
 }
 
-func (e *env) runController(t *testing.T, log *zap.Logger) {
+func (e *env) runController(t *testing.T, log *zap.Logger, tune ...func(*controller.Config)) {
 	w, ctx := e.w, e.ctx
 	cctx, stop := context.WithCancel(ctx)
 	ready := make(chan struct{})
 	done := make(chan error, 1)
-	go func() {
-		done <- controller.Run(cctx, controller.Config{
-			RESTConfig: w.Kube.RESTConfig(), TemporalAddress: w.Temporal.Address, EC2Endpoint: w.EC2Endpoint,
-			ClusterName: "joinery-it", Log: log, Ready: ready,
-		})
-	}()
+	cfg := controller.Config{
+		RESTConfig: w.Kube.RESTConfig(), TemporalAddress: w.Temporal.Address, EC2Endpoint: w.EC2Endpoint,
+		ClusterName: "joinery-it", Log: log, Ready: ready,
+	}
+	for _, f := range tune {
+		f(&cfg)
+	}
+	go func() { done <- controller.Run(cctx, cfg) }()
 	t.Cleanup(func() { stop(); <-done })
 	select {
 	case <-ready:

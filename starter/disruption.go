@@ -1,0 +1,133 @@
+package main
+
+import (
+	"encoding/json"
+	"fmt"
+	"os"
+	"strings"
+	"time"
+
+	"github.com/joinery/joinery/workflows"
+	"github.com/spf13/cobra"
+)
+
+func newPauseCommand() *cobra.Command {
+	var (
+		tf     temporalFlags
+		dur    time.Duration
+		reason string
+	)
+	cmd := &cobra.Command{
+		Use:   "pause-disruption",
+		Short: "Stop new voluntary disruptions (consolidation, drift, expiration); interruptions still act",
+		Args:  cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			if reason == "" {
+				return fmt.Errorf("--reason is required: say why, it is shown by `starter status`")
+			}
+			c, err := tf.dial()
+			if err != nil {
+				return err
+			}
+			defer c.Close()
+			if err := c.SignalWorkflow(cmd.Context(), workflows.ConsolidationWorkflowID, "", workflows.SignalPauseDisruption,
+				workflows.PauseRequest{Duration: dur, Reason: reason}); err != nil {
+				return fmt.Errorf("signal %s: %w", workflows.ConsolidationWorkflowID, err)
+			}
+			until := "until resumed"
+			if dur > 0 {
+				until = "for " + dur.String()
+			}
+			fmt.Printf("disruption paused %s: %s\n", until, reason)
+			return nil
+		},
+	}
+	tf.add(cmd)
+	cmd.Flags().DurationVar(&dur, "for", 0, "pause for this long (default: until resume-disruption)")
+	cmd.Flags().StringVar(&reason, "reason", "", "why (required)")
+	return cmd
+}
+
+func newResumeCommand() *cobra.Command {
+	var tf temporalFlags
+	cmd := &cobra.Command{
+		Use:   "resume-disruption",
+		Short: "Let voluntary disruption start again",
+		Args:  cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			c, err := tf.dial()
+			if err != nil {
+				return err
+			}
+			defer c.Close()
+			if err := c.SignalWorkflow(cmd.Context(), workflows.ConsolidationWorkflowID, "", workflows.SignalResumeDisruption, nil); err != nil {
+				return fmt.Errorf("signal %s: %w", workflows.ConsolidationWorkflowID, err)
+			}
+			fmt.Println("disruption resumed")
+			return nil
+		},
+	}
+	tf.add(cmd)
+	return cmd
+}
+
+func newStatusCommand() *cobra.Command {
+	var (
+		tf     temporalFlags
+		output string
+	)
+	cmd := &cobra.Command{
+		Use:   "status",
+		Short: "Show the disruption state: paused or not, cost, the last decisions",
+		Args:  cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			c, err := tf.dial()
+			if err != nil {
+				return err
+			}
+			defer c.Close()
+			v, err := c.QueryWorkflow(cmd.Context(), workflows.ConsolidationWorkflowID, "", workflows.QueryStatus)
+			if err != nil {
+				return fmt.Errorf("query %s: %w", workflows.ConsolidationWorkflowID, err)
+			}
+			var st workflows.ConsolidationStatus
+			if err := v.Get(&st); err != nil {
+				return err
+			}
+			if output == "json" {
+				return json.NewEncoder(os.Stdout).Encode(st)
+			}
+			printStatus(st)
+			return nil
+		},
+	}
+	tf.add(cmd)
+	cmd.Flags().StringVarP(&output, "output", "o", "text", "text or json")
+	return cmd
+}
+
+func printStatus(st workflows.ConsolidationStatus) {
+	switch {
+	case st.Paused && !st.PausedUntil.IsZero():
+		fmt.Printf("disruption: PAUSED until %s (%s)\n", st.PausedUntil.UTC().Format(time.RFC3339), st.PauseReason)
+	case st.Paused:
+		fmt.Printf("disruption: PAUSED until resumed (%s)\n", st.PauseReason)
+	default:
+		fmt.Println("disruption: active")
+	}
+	fmt.Printf("phase: %s, passes: %d\n", st.Phase, st.Passes)
+	fmt.Printf("nodes cost now: %.4f USD/hour\n", st.USDPerHour)
+	if len(st.History) == 0 {
+		fmt.Println("no decisions yet")
+		return
+	}
+	fmt.Println("decisions (USD/hour when decided -> outcome):")
+	for _, r := range st.History {
+		d := r.Decision
+		fmt.Printf("  %s %-11s %-14s %.4f  %s -> %s\n", r.At.UTC().Format("15:04:05"), d.Method, d.Reason, d.USDPerHour,
+			strings.Join(d.Nodes, ","), r.Outcome)
+		if d.Why != "" {
+			fmt.Printf("      why: %s\n", d.Why)
+		}
+	}
+}

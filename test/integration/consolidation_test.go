@@ -1,0 +1,96 @@
+//go:build integration
+
+package integration
+
+import (
+	"fmt"
+	"testing"
+	"time"
+
+	"github.com/joinery/joinery/cluster"
+	"github.com/joinery/joinery/controller"
+	"github.com/joinery/joinery/sim/world"
+	"github.com/joinery/joinery/workflows"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/types"
+)
+
+// Field case 2: scale inflate from 50 to 5 replicas; within a few passes
+// the cluster shrinks to about the cheapest set of nodes for 5 pods.
+func TestConsolidationShrinksTheClusterAfterScaleDown(t *testing.T) {
+	e := startEnvWith(t, true, func(c *controller.Config) {
+		c.DisruptionPassInterval, c.DisruptionValidationDelay = 2*time.Second, 2*time.Second
+	})
+	objs, err := cluster.ReadManifests("../../examples/nodepools.yaml", "../../examples/workloads.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var keep []*unstructured.Unstructured
+	for _, o := range objs {
+		switch {
+		case o.GetKind() == "NodePool" && o.GetName() == "general-purpose":
+			// 1m in the example; shortened so the test takes seconds.
+			_ = unstructured.SetNestedField(o.Object, "5s", "spec", "disruption", "consolidateAfter")
+			keep = append(keep, o)
+		case o.GetKind() == "EC2NodeClass" || o.GetName() == "inflate":
+			keep = append(keep, o)
+		}
+	}
+	if err := cluster.Apply(e.ctx, e.w.Kube.RESTConfig(), keep); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := world.WaitSettled(e.ctx, e.kc, 50, []string{"default"}); err != nil {
+		t.Fatal(err)
+	}
+	before, err := world.Summarize(e.ctx, e.kc, 50)
+	if err != nil {
+		t.Fatal(err)
+	}
+	nodesBefore := 0
+	for _, g := range before.Nodes {
+		nodesBefore += g.Count
+	}
+	scale := []byte(`{"spec":{"replicas":5}}`)
+	if _, err := e.kc.AppsV1().Deployments("default").Patch(e.ctx, "inflate", types.MergePatchType, scale, metav1.PatchOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	start := time.Now()
+	// 5 pods of 1 CPU fit on one node of 8 vCPU or less: the cheapest set is
+	// a single small node, which costs far less than a tenth of 50 pods' nodes.
+	var after *world.Settled
+	waitFor(t, 4*time.Minute, "the cluster to shrink", func() bool {
+		s, err := world.Summarize(e.ctx, e.kc, 5)
+		if err != nil {
+			return false
+		}
+		after = s
+		n := 0
+		for _, g := range s.Nodes {
+			n += g.Count
+		}
+		return n <= 2 && s.USDPerHour < before.USDPerHour/5
+	})
+	if _, err := world.WaitSettled(e.ctx, e.kc, 5, []string{"default"}); err != nil {
+		t.Fatal(err)
+	}
+	v, err := e.tc.QueryWorkflow(e.ctx, workflows.ConsolidationWorkflowID, "", workflows.QueryStatus)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var st workflows.ConsolidationStatus
+	if err := v.Get(&st); err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("before: %d nodes %.4f USD/h; after %s: %s", nodesBefore, before.USDPerHour, time.Since(start).Round(time.Second), fmt.Sprint(after.Nodes))
+	for _, r := range st.History {
+		t.Logf("decision %s %v at %.4f USD/h -> %s (%s)", r.Decision.Method, r.Decision.Nodes, r.Decision.USDPerHour, r.Outcome, r.Decision.Why)
+	}
+	if len(st.History) == 0 {
+		t.Error("no decision recorded in the consolidation workflow")
+	}
+	if nodesBefore < 3 {
+		t.Errorf("only %d nodes for 50 pods before scaling down: the test proves nothing", nodesBefore)
+	}
+	recordHistories(t, e, workflows.ConsolidationWorkflowID)
+}

@@ -1,0 +1,175 @@
+package workflows
+
+import (
+	"fmt"
+	"time"
+
+	enumspb "go.temporal.io/api/enums/v1"
+	"go.temporal.io/sdk/temporal"
+	"go.temporal.io/sdk/workflow"
+)
+
+// Consolidation loop tuning.
+const (
+	DefaultPassInterval    = 10 * time.Second
+	DefaultValidationDelay = 15 * time.Second
+	// passesPerRun bounds the history of one run; then continue-as-new.
+	passesPerRun = 50
+	historyKept  = 10
+)
+
+// Consolidation is the singleton (id "consolidation") that decides which
+// nodes to take away: each pass asks for one decision (emptiness, drift,
+// expiration, multi-node, single-node consolidation), re-simulates
+// consolidation decisions after ValidationDelay, and runs DrainAndReplace
+// children to carry it out. pause-disruption / resume-disruption signals
+// stop and restart new disruptions; the pause is workflow state, so it
+// survives worker restarts and continue-as-new.
+func Consolidation(ctx workflow.Context, in ConsolidationInput) error {
+	if in.PassInterval <= 0 {
+		in.PassInterval = DefaultPassInterval
+	}
+	if in.ValidationDelay <= 0 {
+		in.ValidationDelay = DefaultValidationDelay
+	}
+	st := in.State
+	phase := "waiting"
+	if err := workflow.SetQueryHandler(ctx, QueryStatus, func() (ConsolidationStatus, error) {
+		return ConsolidationStatus{ConsolidationState: st, Phase: phase}, nil
+	}); err != nil {
+		return err
+	}
+	pauseCh := workflow.GetSignalChannel(ctx, SignalPauseDisruption)
+	resumeCh := workflow.GetSignalChannel(ctx, SignalResumeDisruption)
+	handleSignals := func() {
+		for {
+			var p PauseRequest
+			if pauseCh.ReceiveAsync(&p) {
+				st.Paused, st.PauseReason, st.PausedUntil = true, p.Reason, time.Time{}
+				if p.Duration > 0 {
+					st.PausedUntil = workflow.Now(ctx).Add(p.Duration)
+				}
+				continue
+			}
+			if resumeCh.ReceiveAsync(nil) {
+				st.Paused, st.PauseReason, st.PausedUntil = false, "", time.Time{}
+				continue
+			}
+			return
+		}
+	}
+	paused := func() bool {
+		handleSignals()
+		if st.Paused && !st.PausedUntil.IsZero() && !workflow.Now(ctx).Before(st.PausedUntil) {
+			st.Paused, st.PauseReason, st.PausedUntil = false, "", time.Time{}
+		}
+		return st.Paused
+	}
+	act := workflow.WithActivityOptions(ctx, workflow.ActivityOptions{
+		StartToCloseTimeout: 2 * time.Minute,
+		RetryPolicy:         &temporal.RetryPolicy{InitialInterval: time.Second, BackoffCoefficient: 2, MaximumInterval: 30 * time.Second, MaximumAttempts: 5},
+	})
+	record := func(d DisruptionDecision, outcome string) {
+		st.History = append(st.History, DecisionRecord{At: workflow.Now(ctx), Decision: d, Outcome: outcome})
+		if len(st.History) > historyKept {
+			st.History = st.History[len(st.History)-historyKept:]
+		}
+	}
+
+	for pass := 0; pass < passesPerRun; pass++ {
+		phase = "waiting"
+		sleep(ctx, in.PassInterval, pauseCh, resumeCh, handleSignals)
+		st.Passes++
+		if paused() {
+			continue
+		}
+		phase = "deciding"
+		var d DisruptionDecision
+		if err := workflow.ExecuteActivity(act, ActivityComputeDisruption, DisruptionPass{Now: workflow.Now(ctx)}).Get(ctx, &d); err != nil {
+			workflow.GetLogger(ctx).Warn("disruption decision failed", "error", err)
+			continue
+		}
+		st.USDPerHour = d.USDPerHour
+		if len(d.Nodes) == 0 {
+			continue
+		}
+		if d.Method == MethodEmptiness || d.Method == MethodMultiNode || d.Method == MethodSingleNode {
+			phase = "validating"
+			sleep(ctx, in.ValidationDelay, pauseCh, resumeCh, handleSignals)
+			var v Validation
+			if err := workflow.ExecuteActivity(act, ActivityValidateDisruption, d).Get(ctx, &v); err != nil || !v.Valid {
+				why := v.Why
+				if err != nil {
+					why = err.Error()
+				}
+				record(d, "dropped: "+why)
+				continue
+			}
+		}
+		if paused() {
+			record(d, "dropped: disruption paused")
+			continue
+		}
+		phase = "disrupting"
+		record(d, disrupt(ctx, d))
+	}
+	handleSignals()
+	phase = "continuing"
+	return workflow.NewContinueAsNewError(ctx, ConsolidationWorkflow, ConsolidationInput{
+		PassInterval: in.PassInterval, ValidationDelay: in.ValidationDelay, State: st,
+	})
+}
+
+// sleep waits d of workflow time while applying pause/resume signals as they come.
+func sleep(ctx workflow.Context, d time.Duration, pauseCh, resumeCh workflow.ReceiveChannel, handle func()) {
+	timer := workflow.NewTimer(ctx, d)
+	done := false
+	for !done {
+		sel := workflow.NewSelector(ctx)
+		sel.AddFuture(timer, func(workflow.Future) { done = true })
+		sel.AddReceive(pauseCh, func(workflow.ReceiveChannel, bool) { handle() })
+		sel.AddReceive(resumeCh, func(workflow.ReceiveChannel, bool) { handle() })
+		sel.Select(ctx)
+	}
+}
+
+// disrupt runs one DrainAndReplace per node: in parallel for empty nodes
+// (nothing to move), one after the other otherwise, so each replacement is
+// planned against the cluster as the previous drain left it.
+func disrupt(ctx workflow.Context, d DisruptionDecision) string {
+	start := func(node string) workflow.ChildWorkflowFuture {
+		cctx := workflow.WithChildOptions(ctx, workflow.ChildWorkflowOptions{
+			WorkflowID: DisruptWorkflowID(d.Reason, node), TaskQueue: TaskQueue,
+			ParentClosePolicy:     enumspb.PARENT_CLOSE_POLICY_ABANDON,
+			WorkflowIDReusePolicy: enumspb.WORKFLOW_ID_REUSE_POLICY_ALLOW_DUPLICATE,
+			TypedSearchAttributes: temporal.NewSearchAttributes(SANodeName.ValueSet(node), SAPhase.ValueSet(PhaseChecking)),
+		})
+		return workflow.ExecuteChildWorkflow(cctx, DrainAndReplaceWorkflow, DisruptInput{NodeName: node, Reason: d.Reason, Replace: d.Replace})
+	}
+	done, skipped, failed := 0, 0, 0
+	count := func(f workflow.ChildWorkflowFuture) {
+		var res DisruptResult
+		switch err := f.Get(ctx, &res); {
+		case err != nil:
+			failed++
+		case res.Outcome == PhaseSkipped:
+			skipped++
+		default:
+			done++
+		}
+	}
+	if d.Method == MethodEmptiness {
+		var fs []workflow.ChildWorkflowFuture
+		for _, n := range d.Nodes {
+			fs = append(fs, start(n))
+		}
+		for _, f := range fs {
+			count(f)
+		}
+	} else {
+		for _, n := range d.Nodes {
+			count(start(n))
+		}
+	}
+	return fmt.Sprintf("disrupted %d/%d (skipped %d, failed %d)", done, len(d.Nodes), skipped, failed)
+}

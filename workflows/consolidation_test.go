@@ -1,0 +1,144 @@
+package workflows
+
+import (
+	"context"
+	"errors"
+	"sort"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/mock"
+	"go.temporal.io/sdk/activity"
+	"go.temporal.io/sdk/testsuite"
+	"go.temporal.io/sdk/workflow"
+)
+
+// fakeConsolidation scripts the decision activities.
+type fakeConsolidation struct {
+	decide   func(i int, now time.Time) DisruptionDecision
+	valid    Validation
+	decided  []time.Time
+	drained  []DisruptInput
+	validate int
+}
+
+func (f *fakeConsolidation) register(env *testsuite.TestWorkflowEnvironment) {
+	env.RegisterActivityWithOptions(func(_ context.Context, p DisruptionPass) (DisruptionDecision, error) {
+		f.decided = append(f.decided, p.Now)
+		return f.decide(len(f.decided)-1, p.Now), nil
+	}, activity.RegisterOptions{Name: ActivityComputeDisruption})
+	env.RegisterActivityWithOptions(func(context.Context, DisruptionDecision) (Validation, error) {
+		f.validate++
+		return f.valid, nil
+	}, activity.RegisterOptions{Name: ActivityValidateDisruption})
+	env.RegisterWorkflowWithOptions(Consolidation, workflow.RegisterOptions{Name: ConsolidationWorkflow})
+	env.RegisterWorkflowWithOptions(DrainAndReplace, workflow.RegisterOptions{Name: DrainAndReplaceWorkflow})
+	env.OnWorkflow(DrainAndReplaceWorkflow, mock.Anything, mock.Anything).Return(func(_ workflow.Context, in DisruptInput) (DisruptResult, error) {
+		f.drained = append(f.drained, in)
+		return DisruptResult{Outcome: PhaseDone}, nil
+	})
+}
+
+func emptyDecision(i int, _ time.Time) DisruptionDecision {
+	if i == 1 {
+		return DisruptionDecision{Method: MethodEmptiness, Reason: ReasonEmpty, Nodes: []string{"n1", "n2"}, USDPerHour: 1.5}
+	}
+	return DisruptionDecision{USDPerHour: 1.5, Why: "nothing to do"}
+}
+
+func runUntilContinueAsNew(t *testing.T, env *testsuite.TestWorkflowEnvironment, in ConsolidationInput) {
+	t.Helper()
+	env.ExecuteWorkflow(ConsolidationWorkflow, in)
+	err := env.GetWorkflowError()
+	var can *workflow.ContinueAsNewError
+	if !errors.As(err, &can) {
+		t.Fatalf("want continue-as-new after %d passes, got %v", passesPerRun, err)
+	}
+}
+
+func TestConsolidationDisruptsAValidatedDecision(t *testing.T) {
+	var s testsuite.WorkflowTestSuite
+	env := s.NewTestWorkflowEnvironment()
+	f := &fakeConsolidation{decide: emptyDecision, valid: Validation{Valid: true}}
+	f.register(env)
+	var st ConsolidationStatus
+	env.RegisterDelayedCallback(func() {
+		v, err := env.QueryWorkflow(QueryStatus)
+		if err == nil {
+			_ = v.Get(&st)
+		}
+	}, 2*time.Minute)
+	runUntilContinueAsNew(t, env, ConsolidationInput{})
+	if len(f.decided) != passesPerRun || f.validate != 1 {
+		t.Fatalf("decided %d times, validated %d", len(f.decided), f.validate)
+	}
+	// Empty nodes drain in parallel (mocked children run in any order).
+	sort.Slice(f.drained, func(i, j int) bool { return f.drained[i].NodeName < f.drained[j].NodeName })
+	if len(f.drained) != 2 || f.drained[0].NodeName != "n1" || f.drained[0].Replace || f.drained[0].Reason != ReasonEmpty {
+		t.Fatalf("drained %+v", f.drained)
+	}
+	if len(st.History) != 1 || st.History[0].Outcome != "disrupted 2/2 (skipped 0, failed 0)" || st.USDPerHour != 1.5 {
+		t.Fatalf("status %+v", st)
+	}
+}
+
+// Field case 1: a decision that no longer holds after the validation delay
+// (e.g. the empty node gained a do-not-disrupt pod) is dropped: no drain.
+func TestConsolidationDropsADecisionThatNoLongerHolds(t *testing.T) {
+	var s testsuite.WorkflowTestSuite
+	env := s.NewTestWorkflowEnvironment()
+	f := &fakeConsolidation{decide: emptyDecision, valid: Validation{Why: "node n1 is no longer a candidate (do-not-disrupt, PDB, nomination or gone)"}}
+	f.register(env)
+	var st ConsolidationStatus
+	env.RegisterDelayedCallback(func() {
+		v, _ := env.QueryWorkflow(QueryStatus)
+		_ = v.Get(&st)
+	}, 2*time.Minute)
+	runUntilContinueAsNew(t, env, ConsolidationInput{})
+	if len(f.drained) != 0 {
+		t.Fatalf("drained %+v, want nothing", f.drained)
+	}
+	if len(st.History) != 1 || st.History[0].Outcome != "dropped: "+f.valid.Why {
+		t.Fatalf("history %+v", st.History)
+	}
+}
+
+func TestConsolidationPauseStopsDecisionsUntilItExpires(t *testing.T) {
+	var s testsuite.WorkflowTestSuite
+	env := s.NewTestWorkflowEnvironment()
+	f := &fakeConsolidation{decide: func(int, time.Time) DisruptionDecision { return DisruptionDecision{} }, valid: Validation{Valid: true}}
+	f.register(env)
+	var start time.Time
+	var during ConsolidationStatus
+	env.RegisterDelayedCallback(func() {
+		start = env.Now()
+		env.SignalWorkflow(SignalPauseDisruption, PauseRequest{Duration: 3 * time.Minute, Reason: "game day"})
+	}, time.Second)
+	env.RegisterDelayedCallback(func() {
+		v, _ := env.QueryWorkflow(QueryStatus)
+		_ = v.Get(&during)
+	}, 2*time.Minute)
+	runUntilContinueAsNew(t, env, ConsolidationInput{})
+	if !during.Paused || during.PauseReason != "game day" {
+		t.Fatalf("status during pause %+v", during.ConsolidationState)
+	}
+	for _, at := range f.decided {
+		if at.After(start) && at.Before(start.Add(3*time.Minute)) {
+			t.Fatalf("decided at %s while paused (pause %s + 3m)", at, start)
+		}
+	}
+	if len(f.decided) < passesPerRun-20 {
+		t.Fatalf("only %d decisions: the pause did not expire", len(f.decided))
+	}
+}
+
+func TestConsolidationPauseSurvivesContinueAsNew(t *testing.T) {
+	var s testsuite.WorkflowTestSuite
+	env := s.NewTestWorkflowEnvironment()
+	f := &fakeConsolidation{decide: func(int, time.Time) DisruptionDecision { return DisruptionDecision{} }}
+	f.register(env)
+	runUntilContinueAsNew(t, env, ConsolidationInput{State: ConsolidationState{Paused: true, PauseReason: "freeze"}})
+	if len(f.decided) != 0 {
+		t.Fatalf("decided %d times while paused from the carried state", len(f.decided))
+	}
+}

@@ -1,0 +1,90 @@
+package workflows
+
+import "time"
+
+// ConsolidationWorkflow is the singleton that decides voluntary disruption.
+const (
+	ConsolidationWorkflow   = "Consolidation"
+	ConsolidationWorkflowID = "consolidation"
+
+	SignalPauseDisruption  = "pause-disruption"
+	SignalResumeDisruption = "resume-disruption"
+
+	ActivityComputeDisruption  = "ComputeDisruption"
+	ActivityValidateDisruption = "ValidateDisruption"
+)
+
+// Disruption methods, tried in this order each pass; one acts per pass.
+const (
+	MethodEmptiness  = "emptiness"
+	MethodDrift      = "drift"
+	MethodExpiration = "expiration"
+	MethodMultiNode  = "multi-node"
+	MethodSingleNode = "single-node"
+)
+
+// ConsolidationInput starts (or continues-as-new) the Consolidation loop.
+type ConsolidationInput struct {
+	// PassInterval between decisions (default 10 s); ValidationDelay before
+	// a consolidation decision is re-simulated (default 15 s).
+	PassInterval    time.Duration      `json:"passInterval,omitempty"`
+	ValidationDelay time.Duration      `json:"validationDelay,omitempty"`
+	State           ConsolidationState `json:"state"`
+}
+
+// ConsolidationState is carried across continue-as-new.
+type ConsolidationState struct {
+	Paused      bool      `json:"paused,omitempty"`
+	PausedUntil time.Time `json:"pausedUntil,omitempty"` // zero: until resumed
+	PauseReason string    `json:"pauseReason,omitempty"`
+	// History holds the last decisions, newest last.
+	History []DecisionRecord `json:"history,omitempty"`
+	// USDPerHour is the cluster's node cost at the last pass.
+	USDPerHour float64 `json:"usdPerHour"`
+	Passes     int     `json:"passes"`
+}
+
+// PauseRequest is the pause-disruption signal's payload.
+type PauseRequest struct {
+	Duration time.Duration `json:"duration,omitempty"` // zero: until resumed
+	Reason   string        `json:"reason"`
+}
+
+// DisruptionPass asks for one decision at workflow time Now.
+type DisruptionPass struct {
+	Now time.Time `json:"now"`
+}
+
+// DisruptionDecision is one pass's answer.
+type DisruptionDecision struct {
+	Method string   `json:"method,omitempty"` // empty: nothing to do
+	Reason string   `json:"reason,omitempty"` // DrainAndReplace reason
+	Nodes  []string `json:"nodes,omitempty"`
+	// Replace launches replacement capacity first (everything but emptiness).
+	Replace          bool    `json:"replace,omitempty"`
+	SavingUSDPerHour float64 `json:"savingUsdPerHour,omitempty"`
+	// USDPerHour is the cluster's node cost when deciding.
+	USDPerHour float64  `json:"usdPerHour"`
+	Why        string   `json:"why"`
+	Eligible   int      `json:"eligible"`
+	Candidates []string `json:"candidates,omitempty"` // first few, in the order tried
+}
+
+// Validation is the re-simulation's verdict on a decision.
+type Validation struct {
+	Valid bool   `json:"valid"`
+	Why   string `json:"why,omitempty"`
+}
+
+// DecisionRecord is a decision and what became of it.
+type DecisionRecord struct {
+	At       time.Time          `json:"at"`
+	Decision DisruptionDecision `json:"decision"`
+	Outcome  string             `json:"outcome"` // e.g. "done 2/2", "dropped: ...", "paused"
+}
+
+// ConsolidationStatus is the status query's answer.
+type ConsolidationStatus struct {
+	ConsolidationState
+	Phase string `json:"phase"` // waiting, deciding, validating, disrupting
+}

@@ -1,0 +1,124 @@
+package workflows
+
+import "time"
+
+// Interruption handling: names, ids and types.
+const (
+	InterruptionWorkflow       = "Interruption"
+	InterruptionPollerWorkflow = "InterruptionPoller"
+	// InterruptionPollerWorkflowID is the singleton poller: however many
+	// workers run, one of them long-polls the queue at a time.
+	InterruptionPollerWorkflowID = "interruption-poller"
+
+	ActivityPollInterruptionQueue     = "PollInterruptionQueue"
+	ActivityLookupInterruptedInstance = "LookupInterruptedInstance"
+	ActivityMarkOfferingUnavailable   = "MarkOfferingUnavailable"
+	ActivityRecordInterruption        = "RecordInterruption"
+
+	// ErrNoInterruptionQueue: the worker running the poll activity has no
+	// queue configured (the poller workflow then ends).
+	ErrNoInterruptionQueue = "NoInterruptionQueue"
+
+	// PhaseInterrupted: the Interruption workflow handed the node to a
+	// DrainAndReplace child (or terminated its NodeClaim).
+	PhaseInterrupted = "Interrupted"
+)
+
+// Interruption kinds: the same strings as package cloud/interruption (the
+// kind label of joinery_interruption_received_messages_total).
+const (
+	KindSpotInterrupted         = "spot_interrupted"
+	KindRebalanceRecommendation = "rebalance_recommendation"
+	KindScheduledChange         = "scheduled_change"
+	KindInstanceStopped         = "instance_stopped"
+	KindInstanceTerminated      = "instance_terminated"
+)
+
+// Interruption actions (the action label of joinery_interruption_actions_total).
+const (
+	// ActionCordonAndDrain: taint, launch replacements, drain (do-not-disrupt
+	// pods too, budgets ignored) and terminate, within the notice.
+	ActionCordonAndDrain = "CordonAndDrain"
+	// ActionTerminate: the instance has no Node yet; its NodeClaim is
+	// terminated so its pods are provisioned again.
+	ActionTerminate = "Terminate"
+	// ActionNoAction: an Event and a metric only (rebalance recommendation,
+	// an instance Joinery did not launch, a node already being disrupted).
+	ActionNoAction = "NoAction"
+)
+
+// InterruptionWorkflowID is interruption/<instance-id>/<event-id>: a message
+// delivered twice maps to the same workflow, which runs once.
+func InterruptionWorkflowID(instanceID, eventID string) string {
+	return "interruption/" + instanceID + "/" + eventID
+}
+
+// InterruptionInput is one instance's part of one interruption event.
+type InterruptionInput struct {
+	EventID    string    `json:"eventId"`
+	Kind       string    `json:"kind"`
+	InstanceID string    `json:"instanceId"`
+	Time       time.Time `json:"time"` // when the event was emitted
+	// NoticeEnd is when the instance goes away (zero: unknown, e.g. a
+	// rebalance recommendation). Pods still on the node at NoticeEnd minus
+	// their grace period are deleted, even if a PDB blocks their eviction.
+	NoticeEnd time.Time `json:"noticeEnd,omitempty"`
+	State     string    `json:"state,omitempty"`  // state change: the new state
+	Action    string    `json:"action,omitempty"` // spot: terminate, stop or hibernate
+	// DrainOnRebalance treats a rebalance recommendation like a spot
+	// interruption warning (the worker's --interruption-rebalance-drain).
+	DrainOnRebalance bool   `json:"drainOnRebalance,omitempty"`
+	MessageID        string `json:"messageId,omitempty"` // the SQS message, for the history
+}
+
+// InterruptionTarget is what Joinery knows of the interrupted instance.
+type InterruptionTarget struct {
+	NodeClaim    string `json:"nodeClaim,omitempty"` // empty: not launched by Joinery
+	NodeName     string `json:"nodeName,omitempty"`  // empty: no Node registered yet
+	NodePool     string `json:"nodePool,omitempty"`
+	InstanceType string `json:"instanceType,omitempty"`
+	Zone         string `json:"zone,omitempty"`
+	CapacityType string `json:"capacityType,omitempty"`
+	// DisruptingFor is the reason of a disruption already under way
+	// (the NodeClaim's DisruptionReason condition); empty when none.
+	DisruptingFor string `json:"disruptingFor,omitempty"`
+}
+
+// InterruptionNote is recorded as a Kubernetes Event on the Node (and the
+// NodeClaim) and counted in joinery_interruption_actions_total{action}.
+type InterruptionNote struct {
+	Kind       string `json:"kind"`
+	Action     string `json:"action"`
+	EventID    string `json:"eventId"`
+	InstanceID string `json:"instanceId"`
+	NodeName   string `json:"nodeName,omitempty"`
+	NodeClaim  string `json:"nodeClaim,omitempty"`
+	Message    string `json:"message"`
+}
+
+// InterruptionResult is how an Interruption workflow ended.
+type InterruptionResult struct {
+	Action    string         `json:"action"`
+	Outcome   string         `json:"outcome"` // PhaseDone or PhaseSkipped
+	Why       string         `json:"why,omitempty"`
+	NodeName  string         `json:"nodeName,omitempty"`
+	NodeClaim string         `json:"nodeClaim,omitempty"`
+	Disrupt   *DisruptResult `json:"disrupt,omitempty"` // the DrainAndReplace child's result
+}
+
+// PollerInput runs the interruption queue poller.
+type PollerInput struct {
+	// QueueURL is informative (the worker polls the queue it is configured with).
+	QueueURL string `json:"queueUrl"`
+	// RunFor is how long one poll activity runs before it returns (default 5 min).
+	RunFor time.Duration `json:"runFor,omitempty"`
+}
+
+// PollResult counts what one poll activity did.
+type PollResult struct {
+	Received   int `json:"received"`
+	Started    int `json:"started"`    // Interruption workflows started (or joined)
+	Ignored    int `json:"ignored"`    // unknown kinds and no-ops, deleted
+	Unparsable int `json:"unparsable"` // logged, counted and deleted
+	Failed     int `json:"failed"`     // left on the queue for redelivery
+}
