@@ -66,6 +66,9 @@ func (a *Activities) Register(w worker.Registry) {
 	reg(a.WaitNodeClaimReady, workflows.ActivityWaitNodeClaimReady)
 	reg(a.DrainStep, workflows.ActivityDrainStep)
 	reg(a.WaitNodeClaimGone, workflows.ActivityWaitNodeClaimGone)
+	reg(a.LookupInterruptedInstance, workflows.ActivityLookupInterruptedInstance)
+	reg(a.MarkOfferingUnavailable, workflows.ActivityMarkOfferingUnavailable)
+	reg(a.RecordInterruption, workflows.ActivityRecordInterruption)
 	reg(a.ComputeDisruption, workflows.ActivityComputeDisruption)
 	reg(a.ValidateDisruption, workflows.ActivityValidateDisruption)
 }

@@ -53,6 +53,14 @@ type Config struct {
 	Log                                               *zap.Logger
 	// Ready, when set, is closed once the worker polls and informers are synced.
 	Ready chan<- struct{}
+	// InterruptionQueue is the SQS queue URL EventBridge sends EC2
+	// interruption events to (empty: interruption handling off).
+	// SQSEndpoint is the SQS base URL (empty: real AWS for Region).
+	// InterruptionRebalanceDrain treats rebalance recommendations like spot
+	// interruption warnings (default: an Event and a metric only).
+	InterruptionQueue          string
+	SQSEndpoint                string
+	InterruptionRebalanceDrain bool
 }
 
 // Run runs the controller until ctx ends.
@@ -113,6 +121,11 @@ func Run(ctx context.Context, cfg Config) error {
 	w := worker.New(tc, workflows.TaskQueue, worker.Options{})
 	RegisterWorkflows(w)
 	acts.Register(w)
+	interruptions, err := newInterruptionPoller(ctx, cfg, tc, m, log)
+	if err != nil {
+		return err
+	}
+	interruptions.Register(w)
 	if err := w.Start(); err != nil {
 		return fmt.Errorf("temporal worker: %w", err)
 	}
@@ -133,6 +146,11 @@ func Run(ctx context.Context, cfg Config) error {
 			return err
 		}
 	}
+	if cfg.InterruptionQueue != "" {
+		if err := startInterruptionPoller(ctx, tc, cfg); err != nil {
+			return err
+		}
+	}
 	log.Info("controller started", zap.String("temporal", cfg.TemporalAddress), zap.String("taskQueue", workflows.TaskQueue))
 	if cfg.Ready != nil {
 		close(cfg.Ready)
@@ -146,6 +164,8 @@ func RegisterWorkflows(w worker.WorkflowRegistry) {
 	w.RegisterWorkflowWithOptions(workflows.NodeClaim, workflow.RegisterOptions{Name: workflows.NodeClaimWorkflow})
 	w.RegisterWorkflowWithOptions(workflows.DrainAndReplace, workflow.RegisterOptions{Name: workflows.DrainAndReplaceWorkflow})
 	w.RegisterWorkflowWithOptions(workflows.Consolidation, workflow.RegisterOptions{Name: workflows.ConsolidationWorkflow})
+	w.RegisterWorkflowWithOptions(workflows.Interruption, workflow.RegisterOptions{Name: workflows.InterruptionWorkflow})
+	w.RegisterWorkflowWithOptions(workflows.InterruptionPoller, workflow.RegisterOptions{Name: workflows.InterruptionPollerWorkflow})
 }
 
 func serveMetrics(addr string, m *metrics.Metrics) (*http.Server, error) {

@@ -35,6 +35,13 @@ type Metrics struct {
 	DisruptionDecisions *prometheus.CounterVec
 	// DisruptionEligibleNodes is the number of nodes the last pass could disrupt.
 	DisruptionEligibleNodes prometheus.Gauge
+	// InterruptionReceived counts interruption queue messages by kind
+	// (spot_interrupted, rebalance_recommendation, scheduled_change,
+	// instance_stopped, instance_terminated, no_op, unknown, unparsable).
+	InterruptionReceived *prometheus.CounterVec
+	// InterruptionActions counts what interruptions made Joinery do, by
+	// action (CordonAndDrain, Terminate, NoAction).
+	InterruptionActions *prometheus.CounterVec
 }
 
 // New creates and registers the collectors, plus the Go and process collectors.
@@ -67,6 +74,11 @@ func New() *Metrics {
 	m.DisruptionEligibleNodes = prometheus.NewGauge(prometheus.GaugeOpts{Name: "joinery_disruption_eligible_nodes",
 		Help: "Nodes the last consolidation pass could have disrupted."})
 	r.MustRegister(m.DisruptionDecisions, m.DisruptionEligibleNodes)
+	m.InterruptionReceived = prometheus.NewCounterVec(prometheus.CounterOpts{Name: "joinery_interruption_received_messages_total",
+		Help: "Messages received from the interruption queue, by kind."}, []string{"kind"})
+	m.InterruptionActions = prometheus.NewCounterVec(prometheus.CounterOpts{Name: "joinery_interruption_actions_total",
+		Help: "Actions taken on interruption events, by action."}, []string{"action"})
+	r.MustRegister(m.InterruptionReceived, m.InterruptionActions)
 	r.MustRegister(m.PodsPending, m.PodsUnschedulable, m.NodeClaimsCreated, m.NodeClaimsLaunched, m.NodeClaimsRegistered,
 		m.NodeClaimsTerminated, m.ProvisionDuration, m.InvalidNodePools, m.InsufficientCapacity,
 		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))

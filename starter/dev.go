@@ -28,6 +28,7 @@ type devFlags struct {
 	metricsAddr  string
 	logLevel     string
 	discoveryTag string
+	adminAddr    string
 }
 
 func newDevCommand() *cobra.Command {
@@ -56,6 +57,7 @@ prints the summary when settled and keeps running until Ctrl-C.`,
 	fl.DurationVar(&f.timeout, "timeout", 10*time.Minute, "with --until-settled: give up after this long (exit 2)")
 	fl.StringVar(&f.metricsAddr, "metrics-addr", "127.0.0.1:8080", "controller /metrics and health address (empty: off)")
 	fl.StringVar(&f.logLevel, "log-level", "info", "controller log level: debug, info, warn, error")
+	fl.StringVar(&f.adminAddr, "admin-addr", DefaultAdminAddr, "loopback admin endpoint for `starter simulate` (empty: off)")
 	fl.StringVar(&f.discoveryTag, "discovery-tag", "production-eks", "karpenter.sh/discovery tag value of the local subnets and security group")
 	return cmd
 }
@@ -83,7 +85,7 @@ func runDev(parent context.Context, f *devFlags) error {
 	started := time.Now()
 	w, err := world.Start(ctx, world.Options{
 		StateDir: f.stateDir, BootDelay: f.bootDelay, DiscoveryTag: f.discoveryTag,
-		Progress: os.Stderr, Log: log,
+		Progress: os.Stderr, Log: log, AdminAddr: f.adminAddr,
 	})
 	if err != nil {
 		return err
@@ -101,6 +103,7 @@ func runDev(parent context.Context, f *devFlags) error {
 		ctrlErr <- controller.Run(cctx, controller.Config{
 			RESTConfig: w.Kube.RESTConfig(), TemporalAddress: w.Temporal.Address, EC2Endpoint: w.EC2Endpoint,
 			ClusterName: "joinery-local", MetricsAddr: f.metricsAddr, Log: log, Ready: ready,
+			InterruptionQueue: w.InterruptionQueueURL, SQSEndpoint: w.SQSEndpoint,
 		})
 	}()
 	select {

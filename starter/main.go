@@ -27,6 +27,7 @@ func main() {
 	root.AddCommand(newDrainCommand())
 	root.AddCommand(newPauseCommand(), newResumeCommand(), newStatusCommand())
 	root.AddCommand(newPlanCommand())
+	root.AddCommand(newSimulateCommand())
 	if err := root.Execute(); err != nil {
 		fmt.Fprintln(os.Stderr, "error:", err)
 		if e, ok := err.(exitError); ok {

@@ -27,11 +27,15 @@ func main() {
 		metricsAddr = flag.String("metrics-addr", ":8080", "address for /metrics, /healthz, /readyz")
 		dev         = flag.Bool("dev", false, "console logs instead of JSON")
 		level       = flag.String("log-level", "info", "debug, info, warn or error")
+		queue       = flag.String("interruption-queue", "", "SQS queue URL EventBridge sends EC2 interruption events to (empty: off)")
+		sqsEndpoint = flag.String("sqs-endpoint", "", "SQS API base URL (empty: AWS for --region)")
+		rebalance   = flag.Bool("interruption-rebalance-drain", false, "treat rebalance recommendations like spot interruption warnings")
 	)
 	flag.Parse()
 	if err := run(*kubeconfig, controller.Config{
 		TemporalAddress: *temporal, Namespace: *namespace, EC2Endpoint: *ec2Endpoint, Region: *region,
 		ClusterName: *clusterName, MetricsAddr: *metricsAddr,
+		InterruptionQueue: *queue, SQSEndpoint: *sqsEndpoint, InterruptionRebalanceDrain: *rebalance,
 	}, *dev, *level); err != nil {
 		fmt.Fprintln(os.Stderr, "error:", err)
 		os.Exit(1)

@@ -34,6 +34,10 @@ func TestCheckStalePids(t *testing.T) {
 		t.Skip("no sleep(1):", err)
 	}
 	defer live.Process.Kill()
+	// Right after fork the child may still show the test binary's command line.
+	for i := 0; i < 200 && !strings.Contains(processCommand(live.Process.Pid), "sleep"); i++ {
+		time.Sleep(10 * time.Millisecond)
+	}
 	os.WriteFile(filepath.Join(run, "sleep.pid"), []byte(strconv.Itoa(live.Process.Pid)), 0o644)
 	_, err = checkStalePids(run, dir, []string{"sleep"})
 	if err == nil || !strings.Contains(err.Error(), "still running on "+dir) || !strings.Contains(err.Error(), "kill "+strconv.Itoa(live.Process.Pid)) {

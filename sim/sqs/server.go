@@ -58,7 +58,7 @@ type queue struct {
 	name       string
 	visibility time.Duration
 	created    time.Time
-	msgs       []*message     // in send order; deleted ones are removed
+	msgs       []*message    // in send order; deleted ones are removed
 	wake       chan struct{} // closed and replaced on every send
 }
 

@@ -17,6 +17,7 @@ import (
 	"github.com/joinery/joinery/sim/ec2"
 	"github.com/joinery/joinery/sim/kube"
 	"github.com/joinery/joinery/sim/kubelet"
+	"github.com/joinery/joinery/sim/sqs"
 	"github.com/joinery/joinery/sim/temporal"
 	"github.com/joinery/joinery/workflows"
 	"go.uber.org/zap"
@@ -42,6 +43,10 @@ type Options struct {
 	EC2Addr              string
 	// KubePorts overrides the control-plane ports (zero fields: defaults).
 	KubePorts kube.Ports
+	// SQSAddr is where the SQS endpoint listens (default 127.0.0.1:0).
+	// AdminAddr, when set (starter dev: 127.0.0.1:8234), serves the
+	// loopback admin endpoint `starter simulate` talks to.
+	SQSAddr, AdminAddr string
 	// Progress receives human progress lines (building binaries, readiness).
 	Progress io.Writer
 	Log      *zap.Logger
@@ -54,9 +59,16 @@ type World struct {
 	EC2         *ec2.Server
 	EC2Endpoint string // http://127.0.0.1:port
 	StateDir    string
-	stopEC2     func()
-	ec2State    string
-	cancel      context.CancelFunc
+	// SQS serves the interruption queue (InterruptionQueueURL) at SQSEndpoint.
+	SQS                  *sqs.Server
+	SQSEndpoint          string
+	InterruptionQueueURL string
+	// AdminAddr is the admin endpoint's host:port (empty: not served).
+	AdminAddr     string
+	interruptions interruptions
+	stopEC2       func()
+	ec2State      string
+	cancel        context.CancelFunc
 }
 
 // Start brings every part up, in order: control plane and CRDs, Temporal,
@@ -152,8 +164,11 @@ func Start(ctx context.Context, o Options) (w *World, err error) {
 		}
 	}()
 	w.ec2State = ec2State
-	fmt.Fprintf(o.Progress, "joinery: local world up: kube-apiserver %s, Temporal %s, Web UI %s, EC2 %s\n",
-		w.Kube.Server(), w.Temporal.Address, w.Temporal.UIAddress, w.EC2Endpoint)
+	if err := w.startInterruptions(o); err != nil {
+		return w, err
+	}
+	fmt.Fprintf(o.Progress, "joinery: local world up: kube-apiserver %s, Temporal %s, Web UI %s, EC2 %s, SQS %s\n",
+		w.Kube.Server(), w.Temporal.Address, w.Temporal.UIAddress, w.EC2Endpoint, w.SQSEndpoint)
 	return w, nil
 }
 
@@ -162,6 +177,7 @@ func (w *World) Stop() {
 	if w.cancel != nil {
 		w.cancel()
 	}
+	w.stopInterruptions()
 	if w.stopEC2 != nil {
 		w.stopEC2()
 		_ = w.EC2.SaveState(w.ec2State)

@@ -1,0 +1,113 @@
+package activities
+
+import (
+	"context"
+	"strings"
+
+	apiv1 "github.com/joinery/joinery/api/v1"
+	"github.com/joinery/joinery/workflows"
+	"go.uber.org/zap"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+)
+
+// LookupInterruptedInstance finds the NodeClaim (by status.providerID) and
+// Node of an instance, with its pool labels and any disruption already
+// under way. An instance of no NodeClaim gives an empty target.
+func (a *Activities) LookupInterruptedInstance(_ context.Context, instanceID string) (workflows.InterruptionTarget, error) {
+	var t workflows.InterruptionTarget
+	suffix := "/" + instanceID
+	var nc *apiv1.NodeClaim
+	for _, c := range a.Cluster.NodeClaims() {
+		if strings.HasSuffix(c.Status.ProviderID, suffix) {
+			nc = c
+			break
+		}
+	}
+	if nc == nil {
+		return t, nil
+	}
+	t.NodeClaim = nc.Name
+	t.NodePool = nc.Labels[apiv1.LabelNodePool]
+	t.InstanceType, t.Zone, t.CapacityType = nc.Labels[apiv1.LabelInstanceType], nc.Labels[apiv1.LabelZone], nc.Labels[apiv1.LabelCapacityType]
+	node := a.nodeByProviderID(nc.Status.ProviderID)
+	if node == nil && nc.Status.NodeName != "" {
+		node, _ = a.Cluster.Nodes.Get(nc.Status.NodeName)
+	}
+	if node != nil {
+		t.NodeName = node.Name
+		if t.InstanceType == "" {
+			t.InstanceType = node.Labels[apiv1.LabelInstanceType]
+		}
+		if t.Zone == "" {
+			t.Zone = node.Labels[apiv1.LabelZone]
+		}
+		if t.CapacityType == "" {
+			t.CapacityType = node.Labels[apiv1.LabelCapacityType]
+		}
+	}
+	for _, c := range nc.Status.Conditions {
+		if c.Type == ConditionDisruptionReason && c.Status == metav1.ConditionTrue {
+			t.DisruptingFor = c.Message
+			if t.DisruptingFor == "" {
+				t.DisruptingFor = c.Reason
+			}
+		}
+	}
+	if nc.DeletionTimestamp != nil && t.DisruptingFor == "" {
+		t.DisruptingFor = "NodeClaim is being deleted"
+	}
+	return t, nil
+}
+
+// MarkOfferingUnavailable puts an offering in the ICE cache for its TTL, so
+// the solver plans no capacity there meanwhile (the pool a spot
+// interruption is taking capacity back from).
+func (a *Activities) MarkOfferingUnavailable(_ context.Context, o workflows.Offering) error {
+	a.ICE.MarkUnavailable(o.InstanceType, o.Zone, o.CapacityType)
+	a.Log.Info("offering marked unavailable after an interruption", zap.String("instanceType", o.InstanceType),
+		zap.String("zone", o.Zone), zap.String("capacityType", o.CapacityType))
+	return nil
+}
+
+// RecordInterruption records what an interruption made Joinery do: a
+// Kubernetes Event on the Node and the NodeClaim, a log line and
+// joinery_interruption_actions_total{action}.
+func (a *Activities) RecordInterruption(_ context.Context, n workflows.InterruptionNote) error {
+	typ := corev1.EventTypeWarning
+	if n.Action == workflows.ActionNoAction {
+		typ = corev1.EventTypeNormal
+	}
+	reason := interruptionEventReason(n.Kind)
+	msg := n.Message + " (instance " + n.InstanceID + ", event " + n.EventID + ")"
+	if n.NodeName != "" {
+		a.Cluster.Recorder.Event(&corev1.ObjectReference{APIVersion: "v1", Kind: "Node", Name: n.NodeName, UID: types.UID(n.NodeName)}, typ, reason, msg)
+	}
+	if n.NodeClaim != "" {
+		a.Cluster.Recorder.Event(&corev1.ObjectReference{APIVersion: "karpenter.sh/v1", Kind: "NodeClaim", Name: n.NodeClaim}, typ, reason, msg)
+	}
+	if a.Metrics != nil && a.Metrics.InterruptionActions != nil {
+		a.Metrics.InterruptionActions.WithLabelValues(n.Action).Inc()
+	}
+	a.Log.Info("interruption", zap.String("kind", n.Kind), zap.String("action", n.Action), zap.String("instance", n.InstanceID),
+		zap.String("node", n.NodeName), zap.String("nodeclaim", n.NodeClaim), zap.String("event", n.EventID), zap.String("message", n.Message))
+	return nil
+}
+
+// interruptionEventReason is the Event reason per kind (Karpenter's names).
+func interruptionEventReason(kind string) string {
+	switch kind {
+	case workflows.KindSpotInterrupted:
+		return "SpotInterrupted"
+	case workflows.KindRebalanceRecommendation:
+		return "SpotRebalanceRecommendation"
+	case workflows.KindScheduledChange:
+		return "InstanceScheduledChange"
+	case workflows.KindInstanceStopped:
+		return "InstanceStopping"
+	case workflows.KindInstanceTerminated:
+		return "InstanceTerminating"
+	}
+	return "Interruption"
+}
