@@ -57,7 +57,7 @@ func (a *Activities) ComputeDisruption(ctx context.Context, p workflows.Disrupti
 		}
 	}
 	if err == nil && d.Method != "" {
-		a.Log.Info("disruption decision", zap.String("method", d.Method), zap.Strings("nodes", d.Nodes),
+		a.logger(ctx).Info("disruption decision", zap.String("method", d.Method), zap.Strings("nodes", d.Nodes),
 			zap.Float64("savingUsdPerHour", d.SavingUSDPerHour), zap.String("why", d.Why))
 	}
 	return d, err

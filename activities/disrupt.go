@@ -191,7 +191,7 @@ func reasonWord(r string) string {
 // plans new NodeClaims for the rest (written, with the pods nominated, as
 // provisioning does). It returns the NodeClaim sagas to start.
 func (a *Activities) PlanReplacement(ctx context.Context, in workflows.DisruptInput) ([]workflows.NodeClaimInput, error) {
-	log := a.Log.With(zap.String("workflow", activity.GetInfo(ctx).WorkflowExecution.ID), zap.String("node", in.NodeName))
+	log := a.logger(ctx).With(zap.String("node", in.NodeName))
 	snap, err := a.takeSnapshot(ctx, time.Now())
 	if err != nil {
 		return nil, err

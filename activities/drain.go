@@ -69,7 +69,7 @@ func (a *Activities) DrainStep(ctx context.Context, r workflows.DrainRequest) (w
 			}
 			st.Deleted = append(st.Deleted, key(p))
 			a.Cluster.Recorder.Eventf(p, corev1.EventTypeWarning, "Deleted", "deleted at the node's termination grace period deadline (drain of %s)", r.NodeName)
-			a.Log.Warn("pod deleted at termination grace deadline", zap.String("pod", key(p)), zap.String("node", r.NodeName))
+			a.logger(ctx).Warn("pod deleted at termination grace deadline", zap.String("pod", key(p)), zap.String("node", r.NodeName))
 			continue
 		}
 		if p.Annotations[apiv1.AnnotationDoNotDisrupt] == "true" && !r.EvictDoNotDisrupt {
@@ -91,7 +91,7 @@ func (a *Activities) DrainStep(ctx context.Context, r workflows.DrainRequest) (w
 		}
 	}
 	if len(st.Evicted) > 0 || len(st.Blocked) > 0 {
-		a.Log.Info("drain pass", zap.String("node", r.NodeName), zap.Int("tier", st.Tier), zap.Int("remaining", st.Remaining),
+		a.logger(ctx).Info("drain pass", zap.String("node", r.NodeName), zap.Int("tier", st.Tier), zap.Int("remaining", st.Remaining),
 			zap.Int("evicted", len(st.Evicted)), zap.Int("blocked", len(st.Blocked)), zap.Int("deleted", len(st.Deleted)))
 	}
 	return st, nil

@@ -72,7 +72,7 @@ func (a *Activities) LaunchInstance(ctx context.Context, req workflows.LaunchReq
 			}
 			failed = append(failed, workflows.Offering{InstanceType: o.InstanceType, Zone: o.Zone, CapacityType: o.CapacityType})
 		}
-		a.Log.Warn("insufficient capacity", zap.String("nodeclaim", req.NodeClaim), zap.Error(err))
+		a.logger(ctx).Warn("insufficient capacity", zap.String("nodeclaim", req.NodeClaim), zap.Error(err))
 		return workflows.Instance{}, temporal.NewNonRetryableApplicationError(err.Error(), workflows.ErrInsufficientCapacity, nil, failed)
 	}
 	if err != nil {
@@ -82,7 +82,7 @@ func (a *Activities) LaunchInstance(ctx context.Context, req workflows.LaunchReq
 	if a.Metrics != nil {
 		a.Metrics.NodeClaimsLaunched.WithLabelValues(req.NodePool, out.InstanceType, out.CapacityType, out.Zone).Inc()
 	}
-	a.Log.Info("instance launched", zap.String("nodeclaim", req.NodeClaim), zap.String("instance", out.ID),
+	a.logger(ctx).Info("instance launched", zap.String("nodeclaim", req.NodeClaim), zap.String("instance", out.ID),
 		zap.String("instanceType", out.InstanceType), zap.String("zone", out.Zone), zap.String("capacityType", out.CapacityType))
 	return out, nil
 }

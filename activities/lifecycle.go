@@ -59,7 +59,7 @@ func (a *Activities) MarkNodeClaimLaunched(ctx context.Context, l workflows.Node
 // karpenter.sh/initialized and sets Initialized and Ready. The workflow's
 // schedule-to-close timeout is the registration TTL.
 func (a *Activities) WaitForNodeReady(ctx context.Context, l workflows.NodeClaimLaunched) (workflows.NodeReady, error) {
-	log := a.Log.With(zap.String("nodeclaim", l.NodeClaim), zap.String("instance", l.Instance.ID))
+	log := a.logger(ctx).With(zap.String("nodeclaim", l.NodeClaim), zap.String("instance", l.Instance.ID))
 	registered := false
 	tick := time.NewTicker(250 * time.Millisecond)
 	defer tick.Stop()
@@ -187,7 +187,7 @@ func (a *Activities) TerminateInstance(ctx context.Context, r workflows.Terminat
 	if a.Metrics != nil {
 		a.Metrics.NodeClaimsTerminated.WithLabelValues(pool, r.Reason).Inc()
 	}
-	a.Log.Info("nodeclaim terminated", zap.String("nodeclaim", r.NodeClaim), zap.String("instance", r.InstanceID), zap.String("reason", r.Reason))
+	a.logger(ctx).Info("nodeclaim terminated", zap.String("nodeclaim", r.NodeClaim), zap.String("instance", r.InstanceID), zap.String("reason", r.Reason))
 	return nil
 }
 

@@ -12,7 +12,6 @@ import (
 	"github.com/joinery/joinery/disruption"
 	"github.com/joinery/joinery/solver"
 	"github.com/joinery/joinery/workflows"
-	"go.temporal.io/sdk/activity"
 	"go.uber.org/zap"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -32,7 +31,7 @@ const MaxInstanceTypesPerNodeClaim = 60
 // node can hold with an Event on the pod and a log line. It returns the
 // NodeClaim sagas to start.
 func (a *Activities) PlanProvisioning(ctx context.Context, in workflows.ProvisionInput) (workflows.ProvisionPlan, error) {
-	log := a.Log.With(zap.String("workflow", activity.GetInfo(ctx).WorkflowExecution.ID))
+	log := a.logger(ctx)
 	snap, err := a.takeSnapshot(ctx, time.Now())
 	if err != nil {
 		return workflows.ProvisionPlan{}, err

@@ -44,6 +44,8 @@ type Options struct {
 	// ICECache, when set, receives every offering CreateFleet reports as
 	// unfulfillable, on success (partial failures) as on failure.
 	ICECache *ICECache
+	// Observe, when set, is told of every EC2 call (for metrics).
+	Observe ObserveFunc
 }
 
 // Client is the EC2 adapter. It is safe for concurrent use.
@@ -95,6 +97,9 @@ func New(ctx context.Context, o Options) (*Client, error) {
 	client := ec2.NewFromConfig(cfg, func(eo *ec2.Options) {
 		if o.Endpoint != "" {
 			eo.BaseEndpoint = aws.String(o.Endpoint)
+		}
+		if o.Observe != nil {
+			eo.APIOptions = append(eo.APIOptions, withObserver(o.Observe))
 		}
 	})
 	return &Client{ec2: client, opts: o}, nil

@@ -104,11 +104,14 @@ func Run(ctx context.Context, cfg Config) error {
 		return err
 	}
 	ice := cloud.NewICECache(3*time.Minute, nil)
-	cc, err := cloud.New(ctx, cloud.Options{Region: cfg.Region, Endpoint: cfg.EC2Endpoint, ClusterName: cfg.ClusterName, ICECache: ice})
+	m.Registry.MustRegister(newNodeCollector(cl, ice))
+	cc, err := cloud.New(ctx, cloud.Options{Region: cfg.Region, Endpoint: cfg.EC2Endpoint, ClusterName: cfg.ClusterName, ICECache: ice, Observe: m.ObserveCloud})
 	if err != nil {
 		return fmt.Errorf("ec2 client: %w", err)
 	}
-	tc, err := client.Dial(client.Options{HostPort: cfg.TemporalAddress, Namespace: cfg.Namespace, Logger: logging.NewTemporal(log)})
+	sdkHandler, sdkCloser := sdkMetrics(m.Registry)
+	defer sdkCloser.Close()
+	tc, err := client.Dial(client.Options{HostPort: cfg.TemporalAddress, Namespace: cfg.Namespace, Logger: logging.NewTemporal(log), MetricsHandler: sdkHandler})
 	if err != nil {
 		return fmt.Errorf("temporal at %s: %w", cfg.TemporalAddress, err)
 	}

@@ -42,6 +42,9 @@ type Metrics struct {
 	// InterruptionActions counts what interruptions made Joinery do, by
 	// action (CordonAndDrain, Terminate, NoAction).
 	InterruptionActions *prometheus.CounterVec
+	// CloudRequestDuration is seconds per AWS call by api and error code
+	// ("" on success), retries included.
+	CloudRequestDuration *prometheus.HistogramVec
 }
 
 // New creates and registers the collectors, plus the Go and process collectors.
@@ -73,7 +76,10 @@ func New() *Metrics {
 		Help: "Voluntary disruption decisions by reason and what became of them."}, []string{"reason", "decision"})
 	m.DisruptionEligibleNodes = prometheus.NewGauge(prometheus.GaugeOpts{Name: "joinery_disruption_eligible_nodes",
 		Help: "Nodes the last consolidation pass could have disrupted."})
-	r.MustRegister(m.DisruptionDecisions, m.DisruptionEligibleNodes)
+	m.CloudRequestDuration = prometheus.NewHistogramVec(prometheus.HistogramOpts{Name: "joinery_cloud_request_duration_seconds",
+		Help: "AWS API calls by api and error code (empty on success), retries included.", Buckets: prometheus.ExponentialBuckets(0.005, 2, 12)},
+		[]string{"api", "code"})
+	r.MustRegister(m.DisruptionDecisions, m.DisruptionEligibleNodes, m.CloudRequestDuration)
 	m.InterruptionReceived = prometheus.NewCounterVec(prometheus.CounterOpts{Name: "joinery_interruption_received_messages_total",
 		Help: "Messages received from the interruption queue, by kind."}, []string{"kind"})
 	m.InterruptionActions = prometheus.NewCounterVec(prometheus.CounterOpts{Name: "joinery_interruption_actions_total",
@@ -83,4 +89,9 @@ func New() *Metrics {
 		m.NodeClaimsTerminated, m.ProvisionDuration, m.InvalidNodePools, m.InsufficientCapacity,
 		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	return m
+}
+
+// ObserveCloud records one AWS call (for cloud.Options.Observe).
+func (m *Metrics) ObserveCloud(api, code string, seconds float64) {
+	m.CloudRequestDuration.WithLabelValues(api, code).Observe(seconds)
 }

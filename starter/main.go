@@ -25,6 +25,7 @@ func main() {
 	}
 	root.AddCommand(newDevCommand())
 	root.AddCommand(newDrainCommand())
+	root.AddCommand(newExplainCommand())
 	root.AddCommand(newPauseCommand(), newResumeCommand(), newStatusCommand())
 	root.AddCommand(newPlanCommand())
 	root.AddCommand(newSimulateCommand())

@@ -26,12 +26,14 @@ func TestReplayRecordedHistories(t *testing.T) {
 		r.RegisterWorkflowWithOptions(NodeClaim, workflow.RegisterOptions{Name: NodeClaimWorkflow})
 		r.RegisterWorkflowWithOptions(DrainAndReplace, workflow.RegisterOptions{Name: DrainAndReplaceWorkflow})
 		r.RegisterWorkflowWithOptions(Consolidation, workflow.RegisterOptions{Name: ConsolidationWorkflow})
+		r.RegisterWorkflowWithOptions(Interruption, workflow.RegisterOptions{Name: InterruptionWorkflow})
+		r.RegisterWorkflowWithOptions(InterruptionPoller, workflow.RegisterOptions{Name: InterruptionPollerWorkflow})
 		if err := r.ReplayWorkflowHistoryFromJSONFile(nil, f); err != nil {
 			t.Errorf("%s: %v", f, err)
 		}
 		kinds[filepath.Base(f)[:4]] = true
 	}
-	for _, k := range []string{"prov", "node", "disr", "cons"} {
+	for _, k := range []string{"prov", "node", "disr", "cons", "inte"} {
 		if !kinds[k] {
 			t.Errorf("no recorded history of kind %s*", k)
 		}

@@ -54,6 +54,7 @@ type SimulateResult struct {
 	MessageID  string    `json:"messageId"`
 	SentAt     time.Time `json:"sentAt"`
 	ReclaimAt  time.Time `json:"reclaimAt,omitempty"` // zero: no reclaim (rebalance)
+	Body       string    `json:"body,omitempty"`      // the message sent
 }
 
 // interruptions is the world's SQS endpoint and admin server.
@@ -193,7 +194,8 @@ func (w *World) SimulateInterruption(ctx context.Context, req SimulateRequest) (
 		if err != nil {
 			return res, err
 		}
-		if res.MessageID, err = w.SQS.Send(InterruptionQueueName, string(body)); err != nil {
+		res.Body = string(body)
+		if res.MessageID, err = w.SQS.Send(InterruptionQueueName, res.Body); err != nil {
 			return res, err
 		}
 		res.SentAt = time.Now()

@@ -112,7 +112,7 @@ func (e *env) runController(t *testing.T, log *zap.Logger, tune ...func(*control
 }
 
 func TestSliceProvisionsTheExamples(t *testing.T) {
-	e := startEnv(t)
+	e := startEnvWith(t, true, func(c *controller.Config) { c.MetricsAddr = metricsAddr })
 	objs, err := cluster.ReadManifests("../../examples/nodepools.yaml", "../../examples/workloads.yaml")
 	if err != nil {
 		t.Fatal(err)
@@ -239,6 +239,8 @@ func TestSliceProvisionsTheExamples(t *testing.T) {
 	if prov, err := e.tc.ListWorkflow(e.ctx, &workflowservice.ListWorkflowExecutionsRequest{Query: `WorkflowType = "Provision"`}); err == nil && len(prov.Executions) > 0 {
 		recordHistories(t, e, prov.Executions[len(prov.Executions)-1].Execution.WorkflowId)
 	}
+
+	checkMetrics(t, len(byName))
 
 	// Price sanity: spot is preferred for general-purpose, and the plan is
 	// not one node per pod.

@@ -1,0 +1,18 @@
+package activities
+
+import (
+	"context"
+
+	"go.temporal.io/sdk/activity"
+	"go.uber.org/zap"
+)
+
+// logger is a.Log with the workflow id and activity name of ctx, when ctx
+// is an activity's (every log line about a saga step names its workflow).
+func (a *Activities) logger(ctx context.Context) *zap.Logger {
+	if !activity.IsActivity(ctx) {
+		return a.Log
+	}
+	info := activity.GetInfo(ctx)
+	return a.Log.With(zap.String("workflow", info.WorkflowExecution.ID), zap.String("activity", info.ActivityType.Name))
+}

@@ -1,0 +1,273 @@
+package charttest
+
+import (
+	"bufio"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"sort"
+	"strconv"
+	"strings"
+	"testing"
+
+	rbacv1 "k8s.io/api/rbac/v1"
+)
+
+// access is one (verb, API group, resource[/subresource]) the worker uses.
+type access struct{ verb, group, resource string }
+
+func (a access) String() string {
+	g := a.group
+	if g == "" {
+		g = "core"
+	}
+	return a.verb + " " + g + "/" + a.resource
+}
+
+// needed is what the worker (go list -deps ./worker: cluster/, activities/,
+// controller/ ...) calls on the Kubernetes API, one row per call site kind.
+// The ClusterRole must grant exactly these; TestRBACTableMatchesCode keeps
+// the table equal to what the code calls.
+var needed = map[access]string{
+	{"list", "", "pods"}:                             "cluster/cluster.go: pod informer (pending-pod watcher, snapshot, pods by node)",
+	{"watch", "", "pods"}:                            "cluster/cluster.go: pod informer",
+	{"delete", "", "pods"}:                           "activities/drain.go: delete a pod at the node's termination grace deadline",
+	{"create", "", "pods/eviction"}:                  "activities/drain.go: PolicyV1().Evictions().Evict (PDB-aware drain)",
+	{"list", "", "nodes"}:                            "cluster/cluster.go: node informer",
+	{"watch", "", "nodes"}:                           "cluster/cluster.go: node informer",
+	{"get", "", "nodes"}:                             "activities/disrupt.go: re-read a node before tainting/untainting",
+	{"update", "", "nodes"}:                          "activities/disrupt.go: remove the karpenter.sh/disrupted taint (optimistic concurrency)",
+	{"patch", "", "nodes"}:                           "activities/lifecycle.go: labels/taints on registration and disruption",
+	{"delete", "", "nodes"}:                          "activities/lifecycle.go: delete the Node once its instance is gone",
+	{"create", "", "events"}:                         "cluster/cluster.go: event recorder sink (EventSinkImpl.Create)",
+	{"patch", "", "events"}:                          "cluster/cluster.go: event recorder sink (EventSinkImpl.Patch, aggregated repeats)",
+	{"list", "apps", "daemonsets"}:                   "cluster/cluster.go: daemonset informer (daemonset overhead)",
+	{"watch", "apps", "daemonsets"}:                  "cluster/cluster.go: daemonset informer",
+	{"list", "policy", "poddisruptionbudgets"}:       "cluster/cluster.go: PDB informer",
+	{"watch", "policy", "poddisruptionbudgets"}:      "cluster/cluster.go: PDB informer",
+	{"list", "karpenter.sh", "nodepools"}:            "cluster/cluster.go: dynamic NodePool informer",
+	{"watch", "karpenter.sh", "nodepools"}:           "cluster/cluster.go: dynamic NodePool informer",
+	{"list", "karpenter.sh", "nodeclaims"}:           "cluster/cluster.go: dynamic NodeClaim informer",
+	{"watch", "karpenter.sh", "nodeclaims"}:          "cluster/cluster.go: dynamic NodeClaim informer",
+	{"get", "karpenter.sh", "nodeclaims"}:            "cluster/karpenter.go: read a NodeClaim (create is idempotent)",
+	{"create", "karpenter.sh", "nodeclaims"}:         "cluster/karpenter.go: the Provision plan's NodeClaims",
+	{"patch", "karpenter.sh", "nodeclaims"}:          "cluster/karpenter.go: labels/annotations (nominated pods, drift hash)",
+	{"delete", "karpenter.sh", "nodeclaims"}:         "cluster/karpenter.go: NodeClaim removal after termination",
+	{"patch", "karpenter.sh", "nodeclaims/status"}:   "cluster/karpenter.go: status (providerID, conditions, phase)",
+	{"list", "karpenter.k8s.aws", "ec2nodeclasses"}:  "cluster/cluster.go: dynamic EC2NodeClass informer",
+	{"watch", "karpenter.k8s.aws", "ec2nodeclasses"}: "cluster/cluster.go: dynamic EC2NodeClass informer",
+}
+
+// notWorker lists client calls in the worker's packages that the worker
+// process never makes, by file and a substring of the line.
+var notWorker = []struct{ file, line, why string }{
+	{"cluster/apply.go", "", "cluster.Apply: server-side apply of user manifests for `starter dev`; the worker never calls it (checked below)"},
+}
+
+// TestRBACClusterRole: the rendered ClusterRole grants every row of needed
+// and nothing else: no wildcards, no resourceNames, no non-resource URLs.
+func TestRBACClusterRole(t *testing.T) {
+	var cr rbacv1.ClusterRole
+	strict(t, one(t, mustRender(t, minimal), "ClusterRole"), &cr)
+	granted := map[access]bool{}
+	for i, r := range cr.Rules {
+		if len(r.NonResourceURLs) > 0 || len(r.ResourceNames) > 0 {
+			t.Errorf("rule %d: nonResourceURLs/resourceNames are not expected: %+v", i, r)
+		}
+		for _, g := range r.APIGroups {
+			for _, res := range r.Resources {
+				for _, v := range r.Verbs {
+					if g == "*" || res == "*" || v == "*" || strings.Contains(res, "*") {
+						t.Errorf("rule %d: wildcard in %+v", i, r)
+					}
+					a := access{v, g, res}
+					if granted[a] {
+						t.Errorf("rule %d grants %s twice", i, a)
+					}
+					granted[a] = true
+				}
+			}
+		}
+	}
+	for a, why := range needed {
+		if !granted[a] {
+			t.Errorf("ClusterRole does not grant %s, needed by %s", a, why)
+		}
+	}
+	for a := range granted {
+		if _, ok := needed[a]; !ok {
+			t.Errorf("ClusterRole grants %s, which no worker code needs", a)
+		}
+	}
+}
+
+var (
+	// kc.CoreV1().Pods(ns).Delete(  /  .PolicyV1().Evictions(ns).Evict(
+	typedCall = regexp.MustCompile(`\.(CoreV1|AppsV1|PolicyV1)\(\)\.(\w+)\([^)]*\)\.(\w+)\(`)
+	// factory.Core().V1().Pods().Informer() / .Lister()
+	informer = regexp.MustCompile(`\.(Core|Apps|Policy)\(\)\.V1\(\)\.(\w+)\(\)\.(Informer|Lister)\(\)`)
+	// dynFactory.ForResource(apiv1.NodeClaimGVR)
+	dynInformer = regexp.MustCompile(`ForResource\(apiv1\.(\w+GVR)\)`)
+	// c.Dynamic.Resource(apiv1.NodeClaimGVR).Patch(
+	dynCall = regexp.MustCompile(`\.Resource\(apiv1\.(\w+GVR)\)\.(\w+)\(`)
+	// NodeClaimGVR = schema.GroupVersionResource{Group: "karpenter.sh", Version: "v1", Resource: "nodeclaims"}
+	gvrDef = regexp.MustCompile(`(\w+GVR)\s*=\s*schema\.GroupVersionResource\{Group:\s*"([^"]*)",\s*Version:\s*"[^"]*",\s*Resource:\s*"([^"]*)"\}`)
+	// Anything that looks like a Kubernetes client call; each such line must
+	// be understood by one of the patterns above or listed in notWorker.
+	suspicious = regexp.MustCompile(`\.(CoreV1|AppsV1|PolicyV1|CoordinationV1|RbacV1|BatchV1|ApiextensionsV1|EventsV1|Discovery)\(\)|ForResource\(|\.Resource\(|EventSinkImpl|NewForConfig\(`)
+)
+
+var groupOf = map[string]string{"CoreV1": "", "Core": "", "AppsV1": "apps", "Apps": "apps", "PolicyV1": "policy", "Policy": "policy"}
+
+// workerFiles lists the non-test Go files of the joinery packages the worker
+// binary is built from (go list -deps ./worker), relative to the repo root.
+func workerFiles(t *testing.T) []string {
+	t.Helper()
+	cmd := exec.Command("go", "list", "-deps", "-f",
+		`{{if .Module}}{{if eq .Module.Path "github.com/joinery/joinery"}}{{.Dir}}{{range .GoFiles}} {{.}}{{end}}{{end}}{{end}}`, "./worker")
+	cmd.Dir = repoRoot
+	cmd.Env = append(os.Environ(), "GOFLAGS=-mod=mod", "GOTOOLCHAIN=local")
+	out, err := cmd.Output()
+	if err != nil {
+		t.Fatalf("go list -deps ./worker: %v", err)
+	}
+	root, _ := filepath.Abs(repoRoot)
+	var files []string
+	for _, l := range strings.Split(strings.TrimSpace(string(out)), "\n") {
+		f := strings.Fields(l)
+		if len(f) < 2 {
+			continue
+		}
+		rel, err := filepath.Rel(root, f[0])
+		if err != nil {
+			t.Fatal(err)
+		}
+		if strings.HasPrefix(rel, "sim") {
+			t.Errorf("the worker depends on %s: the local world is not part of the worker", rel)
+		}
+		for _, g := range f[1:] {
+			files = append(files, filepath.ToSlash(filepath.Join(rel, g)))
+		}
+	}
+	sort.Strings(files)
+	return files
+}
+
+// TestRBACTableMatchesCode scans the worker's source for Kubernetes client
+// calls and checks they are exactly the rows of needed: a new call without
+// a ClusterRole rule fails here, and so does a rule whose call is gone.
+func TestRBACTableMatchesCode(t *testing.T) {
+	gvrs := map[string][2]string{}
+	src, err := os.ReadFile(filepath.Join(repoRoot, "api", "v1", "doc.go"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, m := range gvrDef.FindAllStringSubmatch(string(src), -1) {
+		gvrs[m[1]] = [2]string{m[2], m[3]}
+	}
+	if len(gvrs) != 3 {
+		t.Fatalf("GVRs in api/v1/doc.go: %v", gvrs)
+	}
+	found := map[access][]string{}
+	add := func(a access, where string) { found[a] = append(found[a], where) }
+	files := workerFiles(t)
+	if len(files) < 20 {
+		t.Fatalf("only %d worker files: %v", len(files), files)
+	}
+	usesApply := false
+	for _, f := range files {
+		fh, err := os.Open(filepath.Join(repoRoot, f))
+		if err != nil {
+			t.Fatal(err)
+		}
+		sc := bufio.NewScanner(fh)
+		sc.Buffer(make([]byte, 1<<20), 1<<20)
+		for n := 1; sc.Scan(); n++ {
+			line := sc.Text()
+			where := f + ":" + strconv.Itoa(n)
+			if strings.HasPrefix(strings.TrimSpace(line), "//") {
+				continue
+			}
+			if strings.Contains(line, "cluster.Apply(") && !strings.HasPrefix(f, "cluster/") {
+				usesApply = true
+			}
+			known := false
+			for _, m := range typedCall.FindAllStringSubmatch(line, -1) {
+				known = true
+				group, res, verb := groupOf[m[1]], strings.ToLower(m[2]), strings.ToLower(m[3])
+				switch {
+				case m[2] == "Evictions" && m[3] == "Evict":
+					add(access{"create", "", "pods/eviction"}, where)
+				case m[3] == "UpdateStatus":
+					add(access{"update", group, res + "/status"}, where)
+				case m[3] == "Patch" && strings.Contains(line, `"status")`):
+					add(access{"patch", group, res + "/status"}, where)
+				default:
+					add(access{verb, group, res}, where)
+				}
+			}
+			for _, m := range informer.FindAllStringSubmatch(line, -1) {
+				known = true
+				add(access{"list", groupOf[m[1]], strings.ToLower(m[2])}, where)
+				add(access{"watch", groupOf[m[1]], strings.ToLower(m[2])}, where)
+			}
+			for _, m := range dynInformer.FindAllStringSubmatch(line, -1) {
+				known = true
+				g, ok := gvrs[m[1]]
+				if !ok {
+					t.Errorf("%s: unknown GVR %s", where, m[1])
+				}
+				add(access{"list", g[0], g[1]}, where)
+				add(access{"watch", g[0], g[1]}, where)
+			}
+			for _, m := range dynCall.FindAllStringSubmatch(line, -1) {
+				known = true
+				g := gvrs[m[1]]
+				res := g[1]
+				if strings.Contains(line, `"status")`) {
+					res += "/status"
+				}
+				add(access{strings.ToLower(m[2]), g[0], res}, where)
+			}
+			if strings.Contains(line, "EventSinkImpl") {
+				known = true
+				// record.EventBroadcaster creates Events and patches the
+				// count of repeated ones (client-go tools/record).
+				add(access{"create", "", "events"}, where)
+				add(access{"patch", "", "events"}, where)
+			}
+			if strings.Contains(line, "NewForConfig(") {
+				known = true // building a client is no API call
+			}
+			if !known && suspicious.MatchString(line) {
+				skip := false
+				for _, nw := range notWorker {
+					if f == nw.file && strings.Contains(line, nw.line) {
+						skip = true
+					}
+				}
+				if !skip {
+					t.Errorf("%s: Kubernetes client call the scanner does not understand; extend rbac_test.go:\n\t%s", where, strings.TrimSpace(line))
+				}
+			}
+		}
+		fh.Close()
+		if err := sc.Err(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if usesApply {
+		t.Errorf("worker code calls cluster.Apply: it needs RBAC for arbitrary kinds; revisit notWorker and the ClusterRole")
+	}
+	for a, where := range found {
+		if _, ok := needed[a]; !ok {
+			t.Errorf("code calls %s (%s) but the RBAC table (and so the ClusterRole) lacks it", a, strings.Join(where, ", "))
+		}
+	}
+	for a, why := range needed {
+		if _, ok := found[a]; !ok {
+			t.Errorf("RBAC table has %s (%s) but no worker code calls it any more", a, why)
+		}
+	}
+}

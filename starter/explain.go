@@ -1,0 +1,159 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"os"
+	"sort"
+
+	apiv1 "github.com/joinery/joinery/api/v1"
+	"github.com/joinery/joinery/catalog"
+	"github.com/joinery/joinery/solver"
+	"github.com/spf13/cobra"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/client-go/dynamic"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/tools/clientcmd"
+)
+
+// Explanation is what `starter explain` reports about one pod.
+type Explanation struct {
+	Pod       string   `json:"pod"`
+	Phase     string   `json:"phase"`
+	Node      string   `json:"node,omitempty"`
+	NodePool  string   `json:"nodePool,omitempty"`
+	Scheduler string   `json:"scheduler,omitempty"` // the kube-scheduler's PodScheduled message
+	Events    []string `json:"events,omitempty"`    // Joinery's Events on the pod, oldest first
+	// WouldGo is where a fresh plan for this pod alone puts it: a NodePool
+	// and its cheapest instance type and offering, or why nowhere.
+	WouldGo string `json:"wouldGo"`
+}
+
+func newExplainCommand() *cobra.Command {
+	var kubeconfig, namespace, output string
+	cmd := &cobra.Command{
+		Use:   "explain <pod>",
+		Short: "Say why a pod is pending or where Joinery would put it",
+		Long: `explain reads a pod, the kube-scheduler's verdict and Joinery's Events on it
+(FailedScheduling with the reason, Nominated with the NodeClaim), and plans the pod alone
+against the cluster's NodePools and the instance catalog to say which NodePool and
+instance type would take it, or which constraint no instance type meets.`,
+		Args: cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			ex, err := explain(cmd.Context(), kubeconfig, namespace, args[0])
+			if err != nil {
+				return err
+			}
+			if output == "json" {
+				return json.NewEncoder(os.Stdout).Encode(ex)
+			}
+			fmt.Printf("pod %s: %s", ex.Pod, ex.Phase)
+			if ex.Node != "" {
+				fmt.Printf(" on %s (NodePool %s)", ex.Node, ex.NodePool)
+			}
+			fmt.Println()
+			if ex.Scheduler != "" {
+				fmt.Printf("kube-scheduler: %s\n", ex.Scheduler)
+			}
+			for _, e := range ex.Events {
+				fmt.Printf("joinery: %s\n", e)
+			}
+			fmt.Printf("would go: %s\n", ex.WouldGo)
+			return nil
+		},
+	}
+	cmd.Flags().StringVar(&kubeconfig, "kubeconfig", defaultKubeconfig(), "kubeconfig (default $KUBECONFIG, else the local world's)")
+	cmd.Flags().StringVarP(&namespace, "namespace", "n", "default", "the pod's namespace")
+	cmd.Flags().StringVarP(&output, "output", "o", "text", "text or json")
+	return cmd
+}
+
+func defaultKubeconfig() string {
+	if k := os.Getenv("KUBECONFIG"); k != "" {
+		return k
+	}
+	return ".joinery/kube/admin.kubeconfig"
+}
+
+func explain(ctx context.Context, kubeconfig, ns, name string) (*Explanation, error) {
+	rc, err := clientcmd.BuildConfigFromFlags("", kubeconfig)
+	if err != nil {
+		return nil, fmt.Errorf("kubeconfig %s: %w", kubeconfig, err)
+	}
+	kc, err := kubernetes.NewForConfig(rc)
+	if err != nil {
+		return nil, err
+	}
+	dc, err := dynamic.NewForConfig(rc)
+	if err != nil {
+		return nil, err
+	}
+	pod, err := kc.CoreV1().Pods(ns).Get(ctx, name, metav1.GetOptions{})
+	if err != nil {
+		return nil, err
+	}
+	ex := &Explanation{Pod: ns + "/" + name, Phase: string(pod.Status.Phase), Node: pod.Spec.NodeName}
+	if pod.Spec.NodeName != "" {
+		if n, err := kc.CoreV1().Nodes().Get(ctx, pod.Spec.NodeName, metav1.GetOptions{}); err == nil {
+			ex.NodePool = n.Labels[apiv1.LabelNodePool]
+		}
+	}
+	for _, c := range pod.Status.Conditions {
+		if c.Type == corev1.PodScheduled && c.Status == corev1.ConditionFalse {
+			ex.Scheduler = c.Reason + ": " + c.Message
+		}
+	}
+	evs, err := kc.CoreV1().Events(ns).List(ctx, metav1.ListOptions{FieldSelector: "involvedObject.name=" + name})
+	if err == nil {
+		sort.Slice(evs.Items, func(i, j int) bool { return evs.Items[i].LastTimestamp.Before(&evs.Items[j].LastTimestamp) })
+		for _, e := range evs.Items {
+			if e.Source.Component == "joinery" {
+				ex.Events = append(ex.Events, e.Reason+": "+e.Message)
+			}
+		}
+	}
+	ex.WouldGo, err = wouldGo(ctx, dc, pod)
+	return ex, err
+}
+
+// wouldGo plans the pod alone on new capacity from the cluster's valid NodePools.
+func wouldGo(ctx context.Context, dc dynamic.Interface, pod *corev1.Pod) (string, error) {
+	cat, err := catalog.Default()
+	if err != nil {
+		return "", err
+	}
+	list, err := dc.Resource(apiv1.NodePoolGVR).List(ctx, metav1.ListOptions{})
+	if err != nil {
+		return "", fmt.Errorf("list NodePools: %w", err)
+	}
+	var in solver.Input
+	for _, u := range list.Items {
+		np := &apiv1.NodePool{}
+		if runtime.DefaultUnstructuredConverter.FromUnstructured(u.Object, np) != nil || len(np.Validate()) > 0 {
+			continue
+		}
+		var nc *apiv1.EC2NodeClass
+		if cu, err := dc.Resource(apiv1.EC2NodeClassGVR).Get(ctx, np.Spec.Template.Spec.NodeClassRef.Name, metav1.GetOptions{}); err == nil {
+			nc = &apiv1.EC2NodeClass{}
+			_ = runtime.DefaultUnstructuredConverter.FromUnstructured(cu.Object, nc)
+		}
+		in.NodePools = append(in.NodePools, solver.NodePoolFromAPI(np, nc, cat, catalog.DefaultZones, nil))
+	}
+	p := pod.DeepCopy()
+	p.Spec.NodeName = ""
+	in.Pods = []solver.Pod{solver.PodFromK8s(p)}
+	plan := solver.Solve(in)
+	if len(plan.Unschedulable) > 0 {
+		return "nowhere: " + plan.Unschedulable[0].Reason, nil
+	}
+	if len(plan.NewNodeClaims) == 0 {
+		return "no NodePool", nil
+	}
+	nn := plan.NewNodeClaims[0]
+	best := solver.CheapestOffering(nn.InstanceTypes[0].Offerings)
+	return fmt.Sprintf("NodePool %s on %s (%s, %s) at %.4f USD/hour, %d instance types fit",
+		nn.NodePool, nn.InstanceTypes[0].Type.Name, best.CapacityType, best.Zone, best.Price, len(nn.InstanceTypes)), nil
+}
