@@ -101,8 +101,9 @@ func (a *Activities) computeDisruption(ctx context.Context, now time.Time) (work
 
 // candidates lists nodes voluntary disruption may take: launched by
 // Joinery and initialized, not already disrupted, not annotated (nor any
-// pod) do-not-disrupt, not holding nominations for pending pods, and no pod
-// behind a PodDisruptionBudget that allows no disruption.
+// pod) do-not-disrupt, not holding nominations for pending pods, no pod
+// behind a PodDisruptionBudget that allows no disruption, and no pod that
+// no controller owns (evicting it would lose it, as kubectl drain warns).
 func (a *Activities) candidates(now time.Time) []candidate {
 	pdbs, _ := a.Cluster.PDBs.List(labels.Everything())
 	var out []candidate
@@ -130,6 +131,10 @@ func (a *Activities) candidates(now time.Time) []candidate {
 			}
 			if !reschedulable(p) {
 				continue
+			}
+			if !hasController(p) {
+				ok = false // a bare pod would be lost: nothing recreates it
+				break
 			}
 			c.pods++
 			for _, pdb := range pdbs {

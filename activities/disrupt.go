@@ -56,6 +56,10 @@ func (a *Activities) CheckDisruptionCandidate(ctx context.Context, in workflows.
 		if cluster.IsActive(p) && p.Annotations[apiv1.AnnotationDoNotDisrupt] == "true" {
 			return workflows.Candidate{Why: fmt.Sprintf("pod %s/%s is annotated %s", p.Namespace, p.Name, apiv1.AnnotationDoNotDisrupt)}, nil
 		}
+		// An operator's drain may evict a bare pod (like kubectl drain --force); automation may not.
+		if in.Reason != workflows.ReasonManual && reschedulable(p) && !hasController(p) {
+			return workflows.Candidate{Why: fmt.Sprintf("pod %s/%s has no controller: evicting it would lose it", p.Namespace, p.Name)}, nil
+		}
 	}
 	if !in.SkipBudgets {
 		if why := a.budgetBlocks(node, c.NodePool, in.Reason, time.Now()); why != "" {
@@ -229,6 +233,11 @@ func (a *Activities) PlanReplacement(ctx context.Context, in workflows.DisruptIn
 // reschedulable: a pod that must find a new home when its node goes away.
 func reschedulable(p *corev1.Pod) bool {
 	return cluster.IsActive(p) && p.DeletionTimestamp == nil && !cluster.IsDaemonSetPod(p) && !isMirror(p)
+}
+
+// hasController: something (ReplicaSet, Job, StatefulSet...) recreates the pod.
+func hasController(p *corev1.Pod) bool {
+	return metav1.GetControllerOf(p) != nil
 }
 
 func isMirror(p *corev1.Pod) bool {

@@ -65,6 +65,12 @@ func New(cfg *rest.Config) (*Cluster, error) {
 	if err != nil {
 		return nil, err
 	}
+	return NewFromClients(kc, dc)
+}
+
+// NewFromClients builds the informers over given clients (unit tests pass
+// client-go's fakes).
+func NewFromClients(kc kubernetes.Interface, dc dynamic.Interface) (*Cluster, error) {
 	c := &Cluster{Kube: kc, Dynamic: dc}
 	c.factory = informers.NewSharedInformerFactory(kc, 0)
 	c.dynFactory = dynamicinformer.NewDynamicSharedInformerFactory(dc, 0)

@@ -50,7 +50,11 @@ type Config struct {
 	// does not start it.
 	DisruptionPassInterval, DisruptionValidationDelay time.Duration
 	DisableDisruption                                 bool
-	Log                                               *zap.Logger
+	// LeaderElect makes replicas elect one pending-pod watcher through a
+	// Lease in LeaseNamespace (every replica still runs the Temporal worker).
+	LeaderElect    bool
+	LeaseNamespace string
+	Log            *zap.Logger
 	// Ready, when set, is closed once the worker polls and informers are synced.
 	Ready chan<- struct{}
 	// InterruptionQueue is the SQS queue URL EventBridge sends EC2
@@ -157,6 +161,13 @@ func Run(ctx context.Context, cfg Config) error {
 	log.Info("controller started", zap.String("temporal", cfg.TemporalAddress), zap.String("taskQueue", workflows.TaskQueue))
 	if cfg.Ready != nil {
 		close(cfg.Ready)
+	}
+	if cfg.LeaderElect {
+		ns := cfg.LeaseNamespace
+		if ns == "" {
+			ns = "default"
+		}
+		return runLeading(ctx, cl.Kube, ns, log, func(lctx context.Context) { _ = p.run(lctx) })
 	}
 	return p.run(ctx)
 }

@@ -25,6 +25,8 @@ func main() {
 		region      = flag.String("region", "us-east-1", "AWS region")
 		clusterName = flag.String("cluster-name", "joinery", "cluster name tagged on every instance")
 		metricsAddr = flag.String("metrics-addr", ":8080", "address for /metrics, /healthz, /readyz")
+		leaderElect = flag.Bool("leader-elect", false, "elect one pending-pod watcher among replicas (Lease "+controller.LeaseName+")")
+		leaseNS     = flag.String("leader-election-namespace", os.Getenv("POD_NAMESPACE"), "namespace of the leader-election Lease (default $POD_NAMESPACE, else default)")
 		dev         = flag.Bool("dev", false, "console logs instead of JSON")
 		level       = flag.String("log-level", "info", "debug, info, warn or error")
 		queue       = flag.String("interruption-queue", "", "SQS queue URL EventBridge sends EC2 interruption events to (empty: off)")
@@ -34,7 +36,7 @@ func main() {
 	flag.Parse()
 	if err := run(*kubeconfig, controller.Config{
 		TemporalAddress: *temporal, Namespace: *namespace, EC2Endpoint: *ec2Endpoint, Region: *region,
-		ClusterName: *clusterName, MetricsAddr: *metricsAddr,
+		ClusterName: *clusterName, MetricsAddr: *metricsAddr, LeaderElect: *leaderElect, LeaseNamespace: *leaseNS,
 		InterruptionQueue: *queue, SQSEndpoint: *sqsEndpoint, InterruptionRebalanceDrain: *rebalance,
 	}, *dev, *level); err != nil {
 		fmt.Fprintln(os.Stderr, "error:", err)

@@ -36,9 +36,9 @@ var needed = map[access]string{
 	{"create", "", "pods/eviction"}:                  "activities/drain.go: PolicyV1().Evictions().Evict (PDB-aware drain)",
 	{"list", "", "nodes"}:                            "cluster/cluster.go: node informer",
 	{"watch", "", "nodes"}:                           "cluster/cluster.go: node informer",
-	{"get", "", "nodes"}:                             "activities/disrupt.go: re-read a node before tainting/untainting",
-	{"update", "", "nodes"}:                          "activities/disrupt.go: remove the karpenter.sh/disrupted taint (optimistic concurrency)",
-	{"patch", "", "nodes"}:                           "activities/lifecycle.go: labels/taints on registration and disruption",
+	{"get", "", "nodes"}:                             "activities/disrupt.go: CheckDisruptionCandidate and TaintNodeDisrupted read the node from the API server",
+	{"update", "", "nodes"}:                          "activities/disrupt.go: TaintNodeDisrupted adds/removes karpenter.sh/disrupted (update, retried on conflict)",
+	{"patch", "", "nodes"}:                           "activities/lifecycle.go: registered/initialized labels, drop the unregistered taint",
 	{"delete", "", "nodes"}:                          "activities/lifecycle.go: delete the Node once its instance is gone",
 	{"create", "", "events"}:                         "cluster/cluster.go: event recorder sink (EventSinkImpl.Create)",
 	{"patch", "", "events"}:                          "cluster/cluster.go: event recorder sink (EventSinkImpl.Patch, aggregated repeats)",
@@ -50,11 +50,11 @@ var needed = map[access]string{
 	{"watch", "karpenter.sh", "nodepools"}:           "cluster/cluster.go: dynamic NodePool informer",
 	{"list", "karpenter.sh", "nodeclaims"}:           "cluster/cluster.go: dynamic NodeClaim informer",
 	{"watch", "karpenter.sh", "nodeclaims"}:          "cluster/cluster.go: dynamic NodeClaim informer",
-	{"get", "karpenter.sh", "nodeclaims"}:            "cluster/karpenter.go: read a NodeClaim (create is idempotent)",
+	{"get", "karpenter.sh", "nodeclaims"}:            "cluster/karpenter.go: NodeClaim() reads one from the API server, not the cache",
 	{"create", "karpenter.sh", "nodeclaims"}:         "cluster/karpenter.go: the Provision plan's NodeClaims",
-	{"patch", "karpenter.sh", "nodeclaims"}:          "cluster/karpenter.go: labels/annotations (nominated pods, drift hash)",
-	{"delete", "karpenter.sh", "nodeclaims"}:         "cluster/karpenter.go: NodeClaim removal after termination",
-	{"patch", "karpenter.sh", "nodeclaims/status"}:   "cluster/karpenter.go: status (providerID, conditions, phase)",
+	{"patch", "karpenter.sh", "nodeclaims"}:          "cluster/karpenter.go: PatchNodeClaim merge-patches metadata/spec (e.g. nominated pods)",
+	{"delete", "karpenter.sh", "nodeclaims"}:         "cluster/karpenter.go: DeleteNodeClaim after the instance is terminated",
+	{"patch", "karpenter.sh", "nodeclaims/status"}:   "cluster/karpenter.go: PatchNodeClaimStatus (providerID, nodeName, conditions)",
 	{"list", "karpenter.k8s.aws", "ec2nodeclasses"}:  "cluster/cluster.go: dynamic EC2NodeClass informer",
 	{"watch", "karpenter.k8s.aws", "ec2nodeclasses"}: "cluster/cluster.go: dynamic EC2NodeClass informer",
 }
@@ -63,6 +63,7 @@ var needed = map[access]string{
 // process never makes, by file and a substring of the line.
 var notWorker = []struct{ file, line, why string }{
 	{"cluster/apply.go", "", "cluster.Apply: server-side apply of user manifests for `starter dev`; the worker never calls it (checked below)"},
+	{"controller/leader.go", "CoordinationV1()", "the leader-election Lease: granted by the namespaced Role, checked by TestRBACLeaderElectionRole"},
 }
 
 // TestRBACClusterRole: the rendered ClusterRole grants every row of needed
@@ -269,5 +270,25 @@ func TestRBACTableMatchesCode(t *testing.T) {
 		if _, ok := found[a]; !ok {
 			t.Errorf("RBAC table has %s (%s) but no worker code calls it any more", a, why)
 		}
+	}
+}
+
+// TestRBACLeaderElectionRole: the Lease for leader election of the
+// pending-pod watcher (controller/leader.go, resourcelock.LeaseLock: get,
+// create, update) is granted by a Role in the release namespace only.
+func TestRBACLeaderElectionRole(t *testing.T) {
+	var role rbacv1.Role
+	strict(t, one(t, mustRender(t, minimal), "Role"), &role)
+	if len(role.Rules) != 1 {
+		t.Fatalf("rules = %+v", role.Rules)
+	}
+	r := role.Rules[0]
+	got := strings.Join(r.Verbs, ",")
+	if len(r.APIGroups) != 1 || r.APIGroups[0] != "coordination.k8s.io" || len(r.Resources) != 1 || r.Resources[0] != "leases" || got != "get,create,update" {
+		t.Fatalf("rule = %+v", r)
+	}
+	src, err := os.ReadFile(filepath.Join(repoRoot, "controller", "leader.go"))
+	if err != nil || !strings.Contains(string(src), "resourcelock.LeaseLock") {
+		t.Fatalf("controller/leader.go no longer uses a LeaseLock (%v): update the Role", err)
 	}
 }

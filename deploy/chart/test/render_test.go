@@ -181,6 +181,10 @@ func typed(t *testing.T, objs []object) {
 			into = &rbacv1.ClusterRole{}
 		case "ClusterRoleBinding":
 			into = &rbacv1.ClusterRoleBinding{}
+		case "Role":
+			into = &rbacv1.Role{}
+		case "RoleBinding":
+			into = &rbacv1.RoleBinding{}
 		case "PodDisruptionBudget":
 			into = &policyv1.PodDisruptionBudget{}
 		case "ServiceMonitor":
@@ -237,7 +241,7 @@ func TestRenderDefaults(t *testing.T) {
 		kinds = append(kinds, o.kind)
 	}
 	sort.Strings(kinds)
-	want := []string{"ClusterRole", "ClusterRoleBinding", "Deployment", "PodDisruptionBudget", "Service", "ServiceAccount"}
+	want := []string{"ClusterRole", "ClusterRoleBinding", "Deployment", "PodDisruptionBudget", "Role", "RoleBinding", "Service", "ServiceAccount"}
 	if !slices.Equal(kinds, want) {
 		t.Fatalf("rendered kinds %v, want %v (no ServiceMonitor by default)", kinds, want)
 	}
@@ -257,6 +261,7 @@ func TestRenderDefaults(t *testing.T) {
 		"--region=eu-west-1",
 		"--metrics-addr=:8080",
 		"--log-level=info",
+		"--leader-elect=true",
 	}
 	if !slices.Equal(c.Args, wantArgs) {
 		t.Errorf("args\n got %q\nwant %q", c.Args, wantArgs)
@@ -366,6 +371,7 @@ serviceAccount: {name: jw, annotations: {eks.amazonaws.com/role-arn: "arn:aws:ia
 		"--region=us-west-2",
 		"--metrics-addr=:9090",
 		"--log-level=debug",
+		"--leader-elect=true",
 		"--ec2-endpoint=http://ec2.local:4566",
 		"--sqs-endpoint=http://sqs.local:4566",
 		"--interruption-queue=https://sqs.us-west-2.amazonaws.com/111122223333/prod-eks",
