@@ -89,10 +89,7 @@ func DrainAndReplace(ctx workflow.Context, in DisruptInput) (DisruptResult, erro
 	reason := "disrupted: " + in.Reason
 	sig := workflow.SignalExternalWorkflow(ctx, NodeClaimWorkflowID(cand.NodeClaim), "", SignalTerminate, reason)
 	if err := sig.Get(ctx, nil); err != nil {
-		term := workflow.WithActivityOptions(ctx, workflow.ActivityOptions{
-			StartToCloseTimeout: 5 * time.Minute, HeartbeatTimeout: 10 * time.Second,
-			RetryPolicy: &temporal.RetryPolicy{InitialInterval: time.Second, BackoffCoefficient: 2, MaximumInterval: time.Minute},
-		})
+		term := withTerminateOptions(ctx)
 		if err := workflow.ExecuteActivity(term, ActivityTerminateInstance, TerminateRequest{
 			NodeClaim: cand.NodeClaim, InstanceID: cand.InstanceID, NodeName: in.NodeName, Reason: reason,
 		}).Get(ctx, nil); err != nil {

@@ -85,10 +85,7 @@ func NodeClaim(ctx workflow.Context, in NodeClaimInput) (NodeClaimStatus, error)
 	var reason string
 	workflow.GetSignalChannel(ctx, SignalTerminate).Receive(ctx, &reason)
 	setPhase(PhaseTerminating)
-	term := workflow.WithActivityOptions(ctx, workflow.ActivityOptions{
-		StartToCloseTimeout: 5 * time.Minute, HeartbeatTimeout: 10 * time.Second,
-		RetryPolicy: &temporal.RetryPolicy{InitialInterval: time.Second, BackoffCoefficient: 2, MaximumInterval: time.Minute},
-	})
+	term := withTerminateOptions(ctx)
 	if err := workflow.ExecuteActivity(term, ActivityTerminateInstance, TerminateRequest{
 		NodeClaim: in.Name, InstanceID: inst.ID, NodeName: ready.NodeName, Reason: reason,
 	}).Get(ctx, nil); err != nil {
@@ -149,10 +146,7 @@ func terminateAfterFailure(ctx, actx workflow.Context, in NodeClaimInput, st *No
 	st.Phase = PhaseTerminating
 	_ = workflow.UpsertTypedSearchAttributes(ctx, SAPhase.ValueSet(PhaseTerminating))
 	_ = workflow.ExecuteActivity(actx, ActivityRecordEvent, EventRequest{NodeClaim: in.Name, Type: "Warning", Reason: "RegistrationTimeout", Message: msg + "; terminating " + inst.ID}).Get(ctx, nil)
-	term := workflow.WithActivityOptions(ctx, workflow.ActivityOptions{
-		StartToCloseTimeout: 5 * time.Minute, HeartbeatTimeout: 10 * time.Second,
-		RetryPolicy: &temporal.RetryPolicy{InitialInterval: time.Second, BackoffCoefficient: 2, MaximumInterval: time.Minute},
-	})
+	term := withTerminateOptions(ctx)
 	if err := workflow.ExecuteActivity(term, ActivityTerminateInstance, TerminateRequest{NodeClaim: in.Name, InstanceID: inst.ID, Reason: msg}).Get(ctx, nil); err != nil {
 		return *st, err
 	}
