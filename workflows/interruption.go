@@ -124,11 +124,7 @@ func Interruption(ctx workflow.Context, in InterruptionInput) (InterruptionResul
 		res.Action = ActionTerminate
 		note(ActionTerminate, describeInterruption(in)+": the instance has no Node yet; terminating its NodeClaim")
 		setPhase(PhaseTerminating)
-		term := workflow.WithActivityOptions(ctx, workflow.ActivityOptions{
-			StartToCloseTimeout: 5 * time.Minute, HeartbeatTimeout: 10 * time.Second,
-			RetryPolicy: &temporal.RetryPolicy{InitialInterval: time.Second, BackoffCoefficient: 2, MaximumInterval: time.Minute},
-		})
-		if err := workflow.ExecuteActivity(term, ActivityTerminateInstance, TerminateRequest{
+		if err := workflow.ExecuteActivity(withTerminateOptions(ctx), ActivityTerminateInstance, TerminateRequest{
 			NodeClaim: tgt.NodeClaim, InstanceID: in.InstanceID, Reason: "interrupted: " + in.Kind,
 		}).Get(ctx, nil); err != nil {
 			return res, err

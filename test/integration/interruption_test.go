@@ -33,7 +33,8 @@ const interruptionMetricsAddr = "127.0.0.1:18091"
 // at t0+120s (the real notice): a replacement NodeClaim exists within 5 s,
 // both pods are evicted before the reclaim, the node and its instance are
 // gone by then, and the replacement is not in the interrupted instance
-// type x zone spot pool.
+// type x zone spot pool. Then the replacement is reclaimed without a
+// warning (state change to shutting-down) and is cleaned up.
 func TestInterruptionSpotWarningReplacesAndDrainsWithinTheNotice(t *testing.T) {
 	e := startEnvWith(t, false)
 	log, err := logging.NewFile(filepath.Join(e.dir, "joinery.log"), "info")
@@ -205,6 +206,40 @@ func TestInterruptionSpotWarningReplacesAndDrainsWithinTheNotice(t *testing.T) {
 		t.Errorf("CordonAndDrain actions = %v after a redelivery, want 1", n)
 	}
 	recordHistories(t, e, id)
+
+	// The replacement's instance is then reclaimed without warning: the
+	// state change (shutting-down) cleans up its Node and NodeClaim and the
+	// pods are given capacity again.
+	r2 := running()
+	node2 := r2["steady"].Spec.NodeName
+	gone, err := e.w.SimulateInterruption(e.ctx, world.SimulateRequest{Node: node2, Kind: world.SimTerminated})
+	if err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, time.Minute, "the reclaimed node's Node and NodeClaim cleaned up", func() bool {
+		_, err := e.kc.CoreV1().Nodes().Get(e.ctx, node2, metav1.GetOptions{})
+		if !apierrors.IsNotFound(err) {
+			return false
+		}
+		for _, nc := range e.nodeClaims(t) {
+			if nc.GetName() == replacement {
+				return false
+			}
+		}
+		return true
+	})
+	t.Logf("instance %s reclaimed without notice at t1; Node %s and NodeClaim %s gone at t1+%s", gone.InstanceID, node2, replacement,
+		time.Since(gone.ReclaimAt).Round(10*time.Millisecond))
+	waitFor(t, 2*time.Minute, "both pods Running again after the reclaim", func() bool {
+		r := running()
+		return r["batch"].Spec.NodeName != "" && r["batch"].Spec.NodeName != node2 && r["steady"].Spec.NodeName != "" && r["steady"].Spec.NodeName != node2
+	})
+	if n := scrape(t, `joinery_interruption_received_messages_total{kind="instance_terminated"}`); n != 1 {
+		t.Errorf("instance_terminated messages = %v, want 1", n)
+	}
+	if n := scrape(t, `joinery_interruption_actions_total{action="CordonAndDrain"}`); n != 2 {
+		t.Errorf("CordonAndDrain actions = %v, want 2", n)
+	}
 }
 
 type nodeClaimInfo struct{ instanceType, zone, capacityType string }
