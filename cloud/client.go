@@ -11,9 +11,7 @@ import (
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/aws/retry"
-	awshttp "github.com/aws/aws-sdk-go-v2/aws/transport/http"
 	"github.com/aws/aws-sdk-go-v2/config"
-	"github.com/aws/aws-sdk-go-v2/credentials"
 	"github.com/aws/aws-sdk-go-v2/service/ec2"
 )
 
@@ -62,38 +60,17 @@ func New(ctx context.Context, o Options) (*Client, error) {
 	if o.MaxAttempts <= 0 {
 		o.MaxAttempts = DefaultMaxAttempts
 	}
-	loads := []func(*config.LoadOptions) error{
-		config.WithRetryer(func() aws.Retryer {
-			return retry.NewStandard(func(so *retry.StandardOptions) {
-				so.MaxAttempts = o.MaxAttempts
-				if o.MaxBackoff > 0 {
-					so.MaxBackoff = o.MaxBackoff
-				}
-			})
-		}),
-	}
-	region := o.Region
-	if o.Endpoint != "" {
-		if region == "" {
-			region = "us-east-1"
-		}
-		loads = append(loads,
-			config.WithCredentialsProvider(credentials.NewStaticCredentialsProvider("joinery-local", "joinery-local", "")),
-			config.WithSharedConfigFiles([]string{}),
-			config.WithSharedCredentialsFiles([]string{}),
-		)
-	}
-	if region != "" {
-		loads = append(loads, config.WithRegion(region))
-	}
-	cfg, err := config.LoadDefaultConfig(ctx, loads...)
+	cfg, err := loadConfig(ctx, o.Region, o.Endpoint, config.WithRetryer(func() aws.Retryer {
+		return retry.NewStandard(func(so *retry.StandardOptions) {
+			so.MaxAttempts = o.MaxAttempts
+			if o.MaxBackoff > 0 {
+				so.MaxBackoff = o.MaxBackoff
+			}
+		})
+	}))
 	if err != nil {
-		return nil, fmt.Errorf("cloud: load AWS config: %w", err)
+		return nil, err
 	}
-	if cfg.HTTPClient == nil {
-		cfg.HTTPClient = awshttp.NewBuildableClient()
-	}
-	cfg.HTTPClient = bufferedBodies{cfg.HTTPClient}
 	client := ec2.NewFromConfig(cfg, func(eo *ec2.Options) {
 		if o.Endpoint != "" {
 			eo.BaseEndpoint = aws.String(o.Endpoint)

@@ -6,9 +6,6 @@ import (
 	"fmt"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
-	awshttp "github.com/aws/aws-sdk-go-v2/aws/transport/http"
-	"github.com/aws/aws-sdk-go-v2/config"
-	"github.com/aws/aws-sdk-go-v2/credentials"
 	"github.com/aws/aws-sdk-go-v2/service/sqs"
 	sqstypes "github.com/aws/aws-sdk-go-v2/service/sqs/types"
 )
@@ -24,6 +21,8 @@ type QueueOptions struct {
 	// Endpoint is the SQS BaseEndpoint (empty: real AWS). When set, static
 	// dummy credentials are used and shared config files are not read.
 	Endpoint string
+	// Observe, when set, is told of every SQS call (for metrics).
+	Observe ObserveFunc
 }
 
 // Queue is the interruption queue: aws-sdk-go-v2 SQS (AWS JSON protocol).
@@ -46,33 +45,16 @@ func NewQueue(ctx context.Context, o QueueOptions) (*Queue, error) {
 	if o.URL == "" {
 		return nil, errors.New("cloud: queue URL is required")
 	}
-	var loads []func(*config.LoadOptions) error
-	region := o.Region
-	if o.Endpoint != "" {
-		if region == "" {
-			region = "us-east-1"
-		}
-		loads = append(loads,
-			config.WithCredentialsProvider(credentials.NewStaticCredentialsProvider("joinery-local", "joinery-local", "")),
-			config.WithSharedConfigFiles([]string{}),
-			config.WithSharedCredentialsFiles([]string{}),
-		)
-	}
-	if region != "" {
-		loads = append(loads, config.WithRegion(region))
-	}
-	cfg, err := config.LoadDefaultConfig(ctx, loads...)
+	cfg, err := loadConfig(ctx, o.Region, o.Endpoint)
 	if err != nil {
-		return nil, fmt.Errorf("cloud: load AWS config: %w", err)
+		return nil, err
 	}
-	if cfg.HTTPClient == nil {
-		cfg.HTTPClient = awshttp.NewBuildableClient()
-	}
-	// Same race as EC2 (see bufferedBodies): send bodies from memory.
-	cfg.HTTPClient = bufferedBodies{cfg.HTTPClient}
 	client := sqs.NewFromConfig(cfg, func(so *sqs.Options) {
 		if o.Endpoint != "" {
 			so.BaseEndpoint = aws.String(o.Endpoint)
+		}
+		if o.Observe != nil {
+			so.APIOptions = append(so.APIOptions, withObserver(o.Observe))
 		}
 	})
 	return &Queue{sqs: client, url: o.URL}, nil

@@ -22,7 +22,7 @@ func newInterruptionPoller(ctx context.Context, cfg Config, tc client.Client, m 
 	if cfg.InterruptionQueue == "" {
 		return p, nil
 	}
-	q, err := cloud.NewQueue(ctx, cloud.QueueOptions{URL: cfg.InterruptionQueue, Region: cfg.Region, Endpoint: cfg.SQSEndpoint})
+	q, err := cloud.NewQueue(ctx, cloud.QueueOptions{URL: cfg.InterruptionQueue, Region: cfg.Region, Endpoint: cfg.SQSEndpoint, Observe: m.ObserveCloud})
 	if err != nil {
 		return nil, fmt.Errorf("interruption queue: %w", err)
 	}
