@@ -83,7 +83,8 @@ func TestSimulateSpotInterruptionThroughTheAdminEndpoint(t *testing.T) {
 	if m.Kind != interruption.KindSpotInterrupted || m.InstanceIDs[0] != id || m.EventID != res.EventID {
 		t.Fatalf("message %+v", m)
 	}
-	if d := m.NoticeEnd.Sub(res.ReclaimAt); d < -time.Second || d > time.Second {
+	// The event's time has whole seconds (RFC 3339), and a loaded machine adds some delay.
+	if d := m.NoticeEnd.Sub(res.ReclaimAt); d < -2*time.Second || d > time.Second {
 		t.Errorf("the warning says the instance goes at %s, the reclaim is at %s", m.NoticeEnd, res.ReclaimAt)
 	}
 	if in, _ := w.EC2.Instance(id); in.State != ec2.StateRunning {

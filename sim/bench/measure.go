@@ -1,0 +1,222 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"time"
+
+	apiv1 "github.com/joinery/joinery/api/v1"
+	"github.com/joinery/joinery/cluster"
+	"github.com/joinery/joinery/planner"
+	"github.com/joinery/joinery/sim/world"
+	"github.com/joinery/joinery/solver"
+	"go.temporal.io/api/workflowservice/v1"
+	"go.temporal.io/sdk/client"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/kubernetes"
+)
+
+// shapes are the mixed pod shapes: cpu, memory per pod.
+var shapes = []struct{ cpu, mem string }{{"250m", "256Mi"}, {"500m", "512Mi"}, {"1", "1Gi"}, {"1", "4Gi"}, {"2", "2Gi"}}
+
+// workloads writes one Deployment per shape (pods split evenly) and a
+// DaemonSet (100m/128Mi), plus the example NodePools with general-purpose
+// limits raised so they do not cap the run.
+func workloads(dir string, pods int) (string, error) {
+	src, err := os.ReadFile(repoFile("examples/nodepools.yaml"))
+	if err != nil {
+		return "", err
+	}
+	pools := strings.Replace(string(src), "    cpu: 1000\n    memory: 2000Gi", "    cpu: 100000\n    memory: 200000Gi", 1)
+	var b strings.Builder
+	b.WriteString(pools)
+	for i, s := range shapes {
+		n := pods / len(shapes)
+		if i < pods%len(shapes) {
+			n++
+		}
+		fmt.Fprintf(&b, `
+---
+apiVersion: apps/v1
+kind: Deployment
+metadata: {name: bench-%d}
+spec:
+  replicas: %d
+  selector: {matchLabels: {app: bench-%d}}
+  template:
+    metadata: {labels: {app: bench-%d}}
+    spec:
+      terminationGracePeriodSeconds: 0
+      containers:
+        - name: app
+          image: public.ecr.aws/eks-distro/kubernetes/pause:3.2
+          resources: {requests: {cpu: "%s", memory: %s}}
+`, i, n, i, i, s.cpu, s.mem)
+	}
+	b.WriteString(`
+---
+apiVersion: apps/v1
+kind: DaemonSet
+metadata: {name: node-agent}
+spec:
+  selector: {matchLabels: {app: node-agent}}
+  template:
+    metadata: {labels: {app: node-agent}}
+    spec:
+      tolerations: [{operator: Exists}]
+      containers:
+        - name: agent
+          image: public.ecr.aws/eks-distro/kubernetes/pause:3.2
+          resources: {requests: {cpu: 100m, memory: 128Mi}}
+`)
+	path := filepath.Join(dir, "bench.yaml")
+	return path, os.WriteFile(path, []byte(b.String()), 0o644)
+}
+
+func measure(ctx context.Context, w *world.World, pods int) (*Report, error) {
+	r := &Report{Pods: pods}
+	path, err := workloads(w.StateDir, pods)
+	if err != nil {
+		return nil, err
+	}
+	objs, err := cluster.ReadManifests(path)
+	if err != nil {
+		return nil, err
+	}
+	if docs, errs := planner.ReadFiles(path); len(errs) == 0 {
+		if built, errs := planner.Build(docs, planner.Options{}); len(errs) == 0 {
+			r.LowerBound = solver.LowerBound(built.Input)
+		}
+	}
+	kc, err := kubernetes.NewForConfig(w.Kube.RESTConfig())
+	if err != nil {
+		return nil, err
+	}
+	applied := time.Now()
+	if err := cluster.Apply(ctx, w.Kube.RESTConfig(), objs); err != nil {
+		return nil, err
+	}
+	peak := 0.0
+	for {
+		peak = max(peak, rssMiB(os.Getpid()))
+		running, err := runningPods(ctx, kc)
+		if err == nil && running >= pods {
+			r.AllPodsRunning = time.Since(applied)
+			break
+		}
+		select {
+		case <-ctx.Done():
+			return nil, fmt.Errorf("only %d/%d pods Running after %s", running, pods, time.Since(applied).Round(time.Second))
+		case <-time.After(250 * time.Millisecond):
+		}
+	}
+	r.PeakRSSMiB = peak
+	r.KubeAPIServerMiB = rssOf("kube-apiserver", w.StateDir)
+	for _, in := range w.EC2.Instances() {
+		r.AllLaunched = max(r.AllLaunched, in.LaunchTime.Sub(applied))
+	}
+	nodes, err := kc.CoreV1().Nodes().List(ctx, metav1.ListOptions{LabelSelector: apiv1.LabelNodePool})
+	if err != nil {
+		return nil, err
+	}
+	r.Nodes = len(nodes.Items)
+	for _, n := range nodes.Items {
+		for _, c := range n.Status.Conditions {
+			if c.Type == corev1.NodeReady {
+				r.AllNodesReady = max(r.AllNodesReady, c.LastTransitionTime.Sub(applied))
+			}
+		}
+	}
+	if s, err := world.Summarize(ctx, kc, pods); err == nil {
+		r.USDPerHour = s.USDPerHour
+	}
+	r.EC2Calls = w.EC2.Calls()
+	tc, err := client.Dial(client.Options{HostPort: w.Temporal.Address})
+	if err != nil {
+		return nil, err
+	}
+	defer tc.Close()
+	first := time.Time{}
+	r.ProvisionRuns, first = countWorkflows(ctx, tc, "Provision")
+	r.NodeClaimRuns, _ = countWorkflows(ctx, tc, "NodeClaim")
+	if !first.IsZero() {
+		r.FirstProvision = first.Sub(applied)
+	}
+	return r, nil
+}
+
+func runningPods(ctx context.Context, kc kubernetes.Interface) (int, error) {
+	list, err := kc.CoreV1().Pods("default").List(ctx, metav1.ListOptions{ResourceVersion: "0"})
+	if err != nil {
+		return 0, err
+	}
+	n := 0
+	for _, p := range list.Items {
+		if p.Status.Phase == corev1.PodRunning && strings.HasPrefix(p.Name, "bench-") {
+			n++
+		}
+	}
+	return n, nil
+}
+
+// countWorkflows counts workflows of a type and returns the earliest start.
+func countWorkflows(ctx context.Context, tc client.Client, typ string) (int, time.Time) {
+	n := 0
+	var first time.Time
+	var token []byte
+	for {
+		resp, err := tc.ListWorkflow(ctx, &workflowservice.ListWorkflowExecutionsRequest{
+			Query: fmt.Sprintf("WorkflowType = %q", typ), NextPageToken: token, PageSize: 1000})
+		if err != nil {
+			return n, first
+		}
+		for _, e := range resp.Executions {
+			n++
+			if st := e.StartTime.AsTime(); first.IsZero() || st.Before(first) {
+				first = st
+			}
+		}
+		if token = resp.NextPageToken; len(token) == 0 {
+			return n, first
+		}
+	}
+}
+
+// rssMiB reads VmHWM (peak resident set) of a process from /proc, MiB.
+func rssMiB(pid int) float64 {
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
+	if err != nil {
+		return 0
+	}
+	for _, line := range strings.Split(string(b), "\n") {
+		if strings.HasPrefix(line, "VmHWM:") {
+			f := strings.Fields(line)
+			kb, _ := strconv.ParseFloat(f[1], 64)
+			return kb / 1024
+		}
+	}
+	return 0
+}
+
+// rssOf is the peak RSS of the process named name whose command line
+// mentions dir (this world's, not another one's).
+func rssOf(name, dir string) float64 {
+	entries, _ := os.ReadDir("/proc")
+	for _, e := range entries {
+		pid, err := strconv.Atoi(e.Name())
+		if err != nil {
+			continue
+		}
+		comm, _ := os.ReadFile(fmt.Sprintf("/proc/%d/comm", pid))
+		cmdline, _ := os.ReadFile(fmt.Sprintf("/proc/%d/cmdline", pid))
+		if strings.TrimSpace(string(comm)) == name && strings.Contains(string(cmdline), dir) {
+			return rssMiB(pid)
+		}
+	}
+	return 0
+}
