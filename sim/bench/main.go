@@ -56,8 +56,8 @@ func run(pods int, boot, timeout time.Duration) (*Report, error) {
 		return nil, err
 	}
 	w, err := world.Start(ctx, world.Options{
-		StateDir: dir, BootDelay: boot, TemporalPort: 37233, UIPort: -1, Progress: os.Stderr, Log: log,
-		KubePorts: kube.Ports{Etcd: 43790, EtcdPeer: 43791, APIServer: 46443, Scheduler: 46459, ControllerManager: 46457, Kwok: 46480},
+		StateDir: dir, BootDelay: boot, TemporalPort: 47233, UIPort: -1, Progress: os.Stderr, Log: log,
+		KubePorts: kube.Ports{Etcd: 53790, EtcdPeer: 53791, APIServer: 56443, Scheduler: 56459, ControllerManager: 56457, Kwok: 56480},
 	})
 	if err != nil {
 		return nil, err
