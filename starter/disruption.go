@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
 	"os"
@@ -25,14 +26,9 @@ func newPauseCommand() *cobra.Command {
 			if reason == "" {
 				return fmt.Errorf("--reason is required: say why, it is shown by `starter status`")
 			}
-			c, err := tf.dial()
-			if err != nil {
-				return err
-			}
-			defer c.Close()
-			if err := c.SignalWorkflow(cmd.Context(), workflows.ConsolidationWorkflowID, "", workflows.SignalPauseDisruption,
+			if err := signalConsolidation(cmd.Context(), tf, workflows.SignalPauseDisruption,
 				workflows.PauseRequest{Duration: dur, Reason: reason}); err != nil {
-				return fmt.Errorf("signal %s: %w", workflows.ConsolidationWorkflowID, err)
+				return err
 			}
 			until := "until resumed"
 			if dur > 0 {
@@ -55,13 +51,8 @@ func newResumeCommand() *cobra.Command {
 		Short: "Let voluntary disruption start again",
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			c, err := tf.dial()
-			if err != nil {
+			if err := signalConsolidation(cmd.Context(), tf, workflows.SignalResumeDisruption, nil); err != nil {
 				return err
-			}
-			defer c.Close()
-			if err := c.SignalWorkflow(cmd.Context(), workflows.ConsolidationWorkflowID, "", workflows.SignalResumeDisruption, nil); err != nil {
-				return fmt.Errorf("signal %s: %w", workflows.ConsolidationWorkflowID, err)
 			}
 			fmt.Println("disruption resumed")
 			return nil
@@ -130,4 +121,17 @@ func printStatus(st workflows.ConsolidationStatus) {
 			fmt.Printf("      why: %s\n", d.Why)
 		}
 	}
+}
+
+// signalConsolidation sends a signal to the consolidation singleton.
+func signalConsolidation(ctx context.Context, tf temporalFlags, signal string, arg interface{}) error {
+	c, err := tf.dial()
+	if err != nil {
+		return err
+	}
+	defer c.Close()
+	if err := c.SignalWorkflow(ctx, workflows.ConsolidationWorkflowID, "", signal, arg); err != nil {
+		return fmt.Errorf("signal %s: %w", workflows.ConsolidationWorkflowID, err)
+	}
+	return nil
 }

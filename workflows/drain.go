@@ -26,12 +26,9 @@ const (
 func DrainAndReplace(ctx workflow.Context, in DisruptInput) (DisruptResult, error) {
 	res := DisruptResult{}
 	phase := PhaseChecking
-	if err := workflow.SetQueryHandler(ctx, QueryStatus, func() (string, error) { return phase, nil }); err != nil {
+	setPhase, err := trackPhase(ctx, &phase)
+	if err != nil {
 		return res, err
-	}
-	setPhase := func(p string, extra ...temporal.SearchAttributeUpdate) {
-		phase = p
-		_ = workflow.UpsertTypedSearchAttributes(ctx, append([]temporal.SearchAttributeUpdate{SAPhase.ValueSet(p)}, extra...)...)
 	}
 	setPhase(PhaseChecking, SANodeName.ValueSet(in.NodeName))
 	short := workflow.WithActivityOptions(ctx, workflow.ActivityOptions{

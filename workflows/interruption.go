@@ -55,12 +55,9 @@ func InterruptionPoller(ctx workflow.Context, in PollerInput) error {
 func Interruption(ctx workflow.Context, in InterruptionInput) (InterruptionResult, error) {
 	res := InterruptionResult{}
 	phase := PhaseChecking
-	if err := workflow.SetQueryHandler(ctx, QueryStatus, func() (string, error) { return phase, nil }); err != nil {
+	setPhase, err := trackPhase(ctx, &phase)
+	if err != nil {
 		return res, err
-	}
-	setPhase := func(p string, extra ...temporal.SearchAttributeUpdate) {
-		phase = p
-		_ = workflow.UpsertTypedSearchAttributes(ctx, append([]temporal.SearchAttributeUpdate{SAPhase.ValueSet(p)}, extra...)...)
 	}
 	setPhase(PhaseChecking, SAInstanceID.ValueSet(in.InstanceID))
 	short := workflow.WithActivityOptions(ctx, workflow.ActivityOptions{
@@ -149,7 +146,7 @@ func Interruption(ctx workflow.Context, in InterruptionInput) (InterruptionResul
 			SAInstanceID.ValueSet(in.InstanceID), SAPhase.ValueSet(PhaseChecking)),
 	})
 	var dr DisruptResult
-	err := workflow.ExecuteChildWorkflow(cctx, DrainAndReplaceWorkflow, DisruptInput{
+	err = workflow.ExecuteChildWorkflow(cctx, DrainAndReplaceWorkflow, DisruptInput{
 		NodeName: tgt.NodeName, Reason: ReasonInterruption, Replace: true, Interruption: true, SkipBudgets: true,
 		Deadline: in.NoticeEnd,
 	}).Get(ctx, &dr)

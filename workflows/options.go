@@ -16,3 +16,15 @@ func withTerminateOptions(ctx workflow.Context) workflow.Context {
 		RetryPolicy: &temporal.RetryPolicy{InitialInterval: time.Second, BackoffCoefficient: 2, MaximumInterval: time.Minute},
 	})
 }
+
+// trackPhase answers the status query with *phase and returns a setter that
+// also upserts the Phase search attribute (plus any extra attributes).
+func trackPhase(ctx workflow.Context, phase *string) (func(string, ...temporal.SearchAttributeUpdate), error) {
+	if err := workflow.SetQueryHandler(ctx, QueryStatus, func() (string, error) { return *phase, nil }); err != nil {
+		return nil, err
+	}
+	return func(p string, extra ...temporal.SearchAttributeUpdate) {
+		*phase = p
+		_ = workflow.UpsertTypedSearchAttributes(ctx, append([]temporal.SearchAttributeUpdate{SAPhase.ValueSet(p)}, extra...)...)
+	}, nil
+}
