@@ -70,8 +70,10 @@ func (a *Activities) computeDisruption(ctx context.Context, now time.Time) (work
 	}
 	a.priceNodes(snap)
 	d := workflows.DisruptionDecision{USDPerHour: clusterPrice(snap)}
-	if len(snap.input.Pods) > 0 {
-		d.Why = fmt.Sprintf("not quiet: %d pods pending", len(snap.input.Pods))
+	if n := a.UnnominatedPending(time.Now()); n > 0 {
+		// Pods the solver found no place for do not count: they would
+		// block consolidation forever.
+		d.Why = fmt.Sprintf("not quiet: %d pods pending", n)
 		return d, nil
 	}
 	for _, nc := range a.Cluster.NodeClaims() {
