@@ -1,0 +1,243 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"path/filepath"
+	"sort"
+	"strings"
+
+	"github.com/joinery/joinery/planner"
+	"github.com/joinery/joinery/sim/ec2"
+	"github.com/joinery/joinery/sim/world"
+	"github.com/joinery/joinery/workflows"
+	enumspb "go.temporal.io/api/enums/v1"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+)
+
+// reportedFailures are the failure types workflows end with on purpose,
+// after recording an Event that says why.
+var reportedFailures = map[string]bool{
+	workflows.ErrReplacementFailed:    true,
+	workflows.ErrInsufficientCapacity: true,
+	workflows.ErrNodeClaimGone:        true,
+}
+
+// costInvariant is the name of the $/hour check.
+const costInvariant = "USD/hour within 10% of the solver's plan"
+
+// check fills the report's figures and invariants.
+func (r *run) check(ctx context.Context) {
+	rep := r.rep
+	add := func(in Invariant) { rep.Invariants = append(rep.Invariants, in) }
+	if c, err := r.sagas(ctx); err == nil {
+		rep.Sagas, rep.SagasTotal = c, total(c)
+	}
+	for _, v := range r.w.EC2.Calls() {
+		rep.EC2Calls += v
+	}
+	for _, v := range r.w.EC2.ThrottledCalls() {
+		rep.EC2Throttled += v
+	}
+	rep.ICEEvents = r.w.EC2.FleetErrorCounts()["InsufficientInstanceCapacity"]
+
+	// 1. Leaked and orphaned.
+	nodes, err := r.kc.CoreV1().Nodes().List(ctx, metav1.ListOptions{})
+	if err != nil {
+		add(Invariant{Name: "0 leaked, 0 orphaned", Figure: "list nodes: " + err.Error()})
+	}
+	ncs, err2 := r.dc.Resource(nodeClaimGVR).List(ctx, metav1.ListOptions{})
+	if err2 != nil {
+		add(Invariant{Name: "0 leaked, 0 orphaned", Figure: "list nodeclaims: " + err2.Error()})
+	}
+	if err == nil && err2 == nil {
+		running := map[string]ec2.Instance{}
+		for _, in := range r.w.EC2.Instances() {
+			if in.State == ec2.StateRunning {
+				running["aws:///"+in.Zone+"/"+in.ID] = in
+			}
+		}
+		nodeBy, claimBy := map[string]string{}, map[string]string{}
+		for _, n := range nodes.Items {
+			if n.Spec.ProviderID != "" {
+				nodeBy[n.Spec.ProviderID] = n.Name
+			}
+		}
+		liveWF := map[string]bool{}
+		_ = r.listWorkflows(ctx, `ExecutionStatus = "Running"`, func(e wfInfo) { liveWF[e.ID] = true })
+		var leaked, orphaned []string
+		for _, nc := range ncs.Items {
+			pid, _, _ := unstructured.NestedString(nc.Object, "status", "providerID")
+			if pid != "" {
+				claimBy[pid] = nc.GetName()
+			}
+			if _, ok := running[pid]; !ok && !liveWF[workflows.NodeClaimWorkflowID(nc.GetName())] {
+				orphaned = append(orphaned, fmt.Sprintf("NodeClaim %s (providerID %q): no running instance and no workflow", nc.GetName(), pid))
+			}
+		}
+		for _, n := range nodes.Items {
+			if n.Labels["karpenter.sh/nodepool"] == "" {
+				continue
+			}
+			if _, ok := running[n.Spec.ProviderID]; !ok {
+				orphaned = append(orphaned, fmt.Sprintf("Node %s (%s): no running instance", n.Name, n.Spec.ProviderID))
+			}
+		}
+		for pid, in := range running {
+			if nodeBy[pid] == "" || claimBy[pid] == "" {
+				leaked = append(leaked, fmt.Sprintf("instance %s %s %s: Node %q NodeClaim %q", in.ID, in.InstanceType, in.Zone, nodeBy[pid], claimBy[pid]))
+			}
+		}
+		sort.Strings(leaked)
+		sort.Strings(orphaned)
+		add(Invariant{Name: "0 leaked instances", OK: len(leaked) == 0, Figure: fmt.Sprintf("%d leaked of %d running", len(leaked), len(running)), Details: leaked})
+		add(Invariant{Name: "0 orphaned NodeClaims/Nodes", OK: len(orphaned) == 0, Figure: fmt.Sprintf("%d orphaned of %d NodeClaims", len(orphaned), len(ncs.Items)), Details: orphaned})
+	}
+
+	// 2. PDB.
+	r.mu.Lock()
+	rep.PDBMinReady, rep.PDBSamples = r.pdbMin, r.pdbSamples
+	bad := append([]string(nil), r.pdbBad...)
+	lost := append([]string(nil), r.lost...)
+	r.mu.Unlock()
+	add(Invariant{Name: "PDB never violated", OK: rep.PDBSamples > 0 && rep.PDBMinReady >= 8,
+		Figure: fmt.Sprintf("min %d Ready of 10 (minAvailable 8) over %d samples", rep.PDBMinReady, rep.PDBSamples), Details: bad})
+
+	// 3. Lost pods.
+	pods, err := r.kc.CoreV1().Pods("default").List(ctx, metav1.ListOptions{})
+	notRunning := []string{}
+	if err == nil {
+		for _, p := range pods.Items {
+			if p.Status.Phase == corev1.PodSucceeded {
+				continue
+			}
+			if p.Status.Phase != corev1.PodRunning || !podReady(&p) || p.DeletionTimestamp != nil {
+				notRunning = append(notRunning, fmt.Sprintf("%s: %s on %q", p.Name, p.Status.Phase, p.Spec.NodeName))
+			} else {
+				rep.FinalPods++
+			}
+		}
+	}
+	want := 0
+	for _, d := range []string{"inflate", "workload-sample"} {
+		if dep, err := r.kc.AppsV1().Deployments("default").Get(ctx, d, metav1.GetOptions{}); err == nil && dep.Spec.Replicas != nil {
+			want += int(*dep.Spec.Replicas)
+		}
+	}
+	lostAll := append(lost, notRunning...)
+	add(Invariant{Name: "0 lost pods", OK: err == nil && len(lostAll) == 0 && rep.FinalPods == want,
+		Figure: fmt.Sprintf("%d deleted after their node vanished, %d not Running at the end; %d of %d wanted Running", len(lost), len(notRunning), rep.FinalPods, want), Details: lostAll})
+
+	// 4. Workflows.
+	var wfBad []string
+	stillBusy := 0
+	err = r.listWorkflows(ctx, "", func(e wfInfo) {
+		rep.Workflows[strings.ToLower(strings.TrimPrefix(e.Status.String(), "WORKFLOW_EXECUTION_STATUS_"))]++
+		switch e.Status {
+		case enumspb.WORKFLOW_EXECUTION_STATUS_COMPLETED, enumspb.WORKFLOW_EXECUTION_STATUS_CONTINUED_AS_NEW:
+		case enumspb.WORKFLOW_EXECUTION_STATUS_RUNNING:
+			switch e.Type {
+			case workflows.NodeClaimWorkflow, workflows.ConsolidationWorkflow, workflows.InterruptionPollerWorkflow:
+			default:
+				stillBusy++
+				wfBad = append(wfBad, fmt.Sprintf("%s (%s) still running after the settle phase", e.ID, e.Type))
+			}
+		case enumspb.WORKFLOW_EXECUTION_STATUS_FAILED:
+			typ, msg := r.failure(ctx, e.ID, e.RunID)
+			if !reportedFailures[typ] {
+				wfBad = append(wfBad, fmt.Sprintf("%s failed: %s: %s", e.ID, typ, msg))
+			}
+		default:
+			wfBad = append(wfBad, fmt.Sprintf("%s: %s", e.ID, e.Status))
+		}
+	})
+	if err != nil {
+		wfBad = append(wfBad, "list workflows: "+err.Error())
+	}
+	add(Invariant{Name: "workflows completed or waiting as designed", OK: len(wfBad) == 0,
+		Figure: fmt.Sprintf("%s; %d failures not reported, %d still in flight", fmtCounts(rep.Workflows), len(wfBad)-stillBusy, stillBusy), Details: wfBad})
+
+	// 5. Cost against the solver's plan for the final pods.
+	s, err := world.Summarize(ctx, r.kc, rep.FinalPods)
+	if err == nil {
+		rep.FinalUSDPerHour = s.USDPerHour
+		for _, g := range s.Nodes {
+			rep.FinalNodes += g.Count
+		}
+	}
+	plan, perr := r.plan(ctx)
+	rep.PlanUSDPerHour = plan
+	ok := err == nil && perr == nil && plan > 0 && rep.FinalUSDPerHour <= 1.10*plan
+	fig := fmt.Sprintf("%.4f USD/h running vs %.4f planned (%+.1f%%)", rep.FinalUSDPerHour, plan, 100*(rep.FinalUSDPerHour/plan-1))
+	var det []string
+	if perr != nil {
+		det = append(det, "plan: "+perr.Error())
+	}
+	if s != nil {
+		for _, g := range s.Nodes {
+			det = append(det, fmt.Sprintf("%s %s %s %s x%d %.4f", g.NodePool, g.InstanceType, g.CapacityType, g.Zone, g.Count, g.USDPerHour))
+		}
+	}
+	add(Invariant{Name: costInvariant, OK: ok, Figure: fig, Details: det})
+
+	rep.Passed = true
+	for _, in := range rep.Invariants {
+		rep.Passed = rep.Passed && in.OK
+	}
+}
+
+// failure reads a failed workflow's failure type and message.
+func (r *run) failure(ctx context.Context, id, runID string) (string, string) {
+	it := r.tc.GetWorkflowHistory(ctx, id, runID, false, enumspb.HISTORY_EVENT_FILTER_TYPE_CLOSE_EVENT)
+	for it.HasNext() {
+		ev, err := it.Next()
+		if err != nil {
+			return "?", err.Error()
+		}
+		if a := ev.GetWorkflowExecutionFailedEventAttributes(); a != nil {
+			f := a.GetFailure()
+			typ := f.GetApplicationFailureInfo().GetType()
+			for typ == "" && f.GetCause() != nil {
+				f = f.GetCause()
+				typ = f.GetApplicationFailureInfo().GetType()
+			}
+			return typ, a.GetFailure().GetMessage()
+		}
+	}
+	return "?", "no close event"
+}
+
+// plan is what the solver plans, on an empty cluster, for the final pods:
+// the applied NodePools and the two workloads at their final replicas.
+func (r *run) plan(ctx context.Context) (float64, error) {
+	docs, errs := planner.ReadFiles(filepath.Join(r.cfg.Examples, "nodepools.yaml"), filepath.Join(r.cfg.Examples, "workloads.yaml"))
+	if len(errs) > 0 {
+		return 0, errs
+	}
+	var keep []planner.Doc
+	for _, d := range docs {
+		o := d.Obj
+		switch {
+		case o.GetKind() == "NodePool" || o.GetKind() == "EC2NodeClass":
+			keep = append(keep, d)
+		case o.GetKind() == "Deployment" && (o.GetName() == "inflate" || o.GetName() == "workload-sample"):
+			dep, err := r.kc.AppsV1().Deployments("default").Get(ctx, o.GetName(), metav1.GetOptions{})
+			if err != nil {
+				return 0, err
+			}
+			_ = unstructured.SetNestedField(o.Object, int64(*dep.Spec.Replicas), "spec", "replicas")
+			keep = append(keep, d)
+		}
+	}
+	b, errs := planner.Build(keep, planner.Options{})
+	if len(errs) > 0 {
+		return 0, errs
+	}
+	res := planner.Solve(b.Input)
+	if len(res.Plan.Unschedulable) > 0 {
+		return res.Price, fmt.Errorf("%d pods unschedulable in the plan", len(res.Plan.Unschedulable))
+	}
+	return res.Price, nil
+}
