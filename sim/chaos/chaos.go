@@ -282,11 +282,7 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 func (r *run) startWorker() error {
 	r.workerMu.Lock()
 	defer r.workerMu.Unlock()
-	wp, err := startWorker(r.cfg.WorkerExe, r.cfg.WorkerArgs, []string{
-		"JOINERY_CHAOS_KUBECONFIG=" + r.w.Kube.Kubeconfig(), "JOINERY_CHAOS_TEMPORAL=" + r.w.Temporal.Address,
-		"JOINERY_CHAOS_EC2=" + r.w.EC2Endpoint, "JOINERY_CHAOS_SQS=" + r.w.SQSEndpoint,
-		"JOINERY_CHAOS_QUEUE=" + r.w.InterruptionQueueURL, "JOINERY_CHAOS_LOG=" + filepath.Join(r.dir, "joinery.log"),
-	})
+	wp, err := startWorker(r.cfg.WorkerExe, r.cfg.WorkerArgs, r.w.WorkerEnv("joinery-chaos"))
 	if err != nil {
 		return err
 	}

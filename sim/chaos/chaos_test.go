@@ -10,12 +10,13 @@ import (
 	"time"
 
 	"github.com/joinery/joinery/sim/kube"
+	"github.com/joinery/joinery/sim/world"
 )
 
 // TestMain doubles as the worker process: with JOINERY_CHAOS_WORKER=1 the
 // test binary runs only the controller until it is killed.
 func TestMain(m *testing.M) {
-	if os.Getenv(workerEnv) == "1" {
+	if os.Getenv(world.WorkerEnvFlag) == "1" {
 		os.Exit(runWorkerFromEnv())
 	}
 	os.Exit(m.Run())

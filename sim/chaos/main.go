@@ -18,11 +18,13 @@ import (
 	"os"
 	"os/signal"
 	"syscall"
+
+	"github.com/joinery/joinery/sim/world"
 	"time"
 )
 
 func main() {
-	if os.Getenv(workerEnv) == "1" {
+	if os.Getenv(world.WorkerEnvFlag) == "1" {
 		os.Exit(runWorkerFromEnv())
 	}
 	cfg := DefaultConfig()

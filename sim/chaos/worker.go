@@ -1,48 +1,20 @@
 package main
 
 import (
-	"context"
-	"fmt"
 	"os"
 	"os/exec"
-	"os/signal"
-	"syscall"
 	"time"
 
 	"github.com/joinery/joinery/controller"
-	"github.com/joinery/joinery/logging"
-	"k8s.io/client-go/tools/clientcmd"
+	"github.com/joinery/joinery/sim/world"
 )
 
-// workerEnv makes this binary (or the test binary) run only the controller,
-// as the `worker` main would, until it is killed.
-const workerEnv = "JOINERY_CHAOS_WORKER"
-
-// runWorkerFromEnv runs the controller configured by JOINERY_CHAOS_* and
-// returns the process exit code.
+// runWorkerFromEnv runs the controller of a re-executed chaos binary, with
+// short disruption passes so the run sees consolidation.
 func runWorkerFromEnv() int {
-	rc, err := clientcmd.BuildConfigFromFlags("", os.Getenv("JOINERY_CHAOS_KUBECONFIG"))
-	if err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		return 1
-	}
-	log, err := logging.NewFile(os.Getenv("JOINERY_CHAOS_LOG"), "info")
-	if err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		return 1
-	}
-	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM, os.Interrupt)
-	defer stop()
-	if err := controller.Run(ctx, controller.Config{
-		RESTConfig: rc, TemporalAddress: os.Getenv("JOINERY_CHAOS_TEMPORAL"), EC2Endpoint: os.Getenv("JOINERY_CHAOS_EC2"),
-		ClusterName: "joinery-chaos", Log: log,
-		DisruptionPassInterval: 3 * time.Second, DisruptionValidationDelay: 3 * time.Second,
-		InterruptionQueue: os.Getenv("JOINERY_CHAOS_QUEUE"), SQSEndpoint: os.Getenv("JOINERY_CHAOS_SQS"),
-	}); err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		return 1
-	}
-	return 0
+	return world.RunWorkerFromEnv(func(c *controller.Config) {
+		c.DisruptionPassInterval, c.DisruptionValidationDelay = 3*time.Second, 3*time.Second
+	})
 }
 
 // workerProc is the controller running as its own process.
@@ -54,7 +26,6 @@ type workerProc struct {
 func startWorker(exe string, args, env []string) (*workerProc, error) {
 	cmd := exec.Command(exe, args...)
 	cmd.Env = append(os.Environ(), env...)
-	cmd.Env = append(cmd.Env, workerEnv+"=1")
 	cmd.Stdout, cmd.Stderr = os.Stderr, os.Stderr
 	if err := cmd.Start(); err != nil {
 		return nil, err

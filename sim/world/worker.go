@@ -1,0 +1,65 @@
+package world
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"os/signal"
+	"path/filepath"
+	"syscall"
+
+	"github.com/joinery/joinery/controller"
+	"github.com/joinery/joinery/logging"
+	"k8s.io/client-go/tools/clientcmd"
+)
+
+// WorkerEnvFlag, set to 1, makes a re-executed test or tool binary run
+// only the controller against the world described by the other
+// JOINERY_WORKER_* variables, as the `worker` main would: crash tests
+// SIGKILL that process and start another.
+const WorkerEnvFlag = "JOINERY_WORKER"
+
+// WorkerEnv is the environment such a process needs to reach this world;
+// its JSON log goes to <StateDir>/joinery.log.
+func (w *World) WorkerEnv(clusterName string) []string {
+	return []string{
+		WorkerEnvFlag + "=1",
+		"JOINERY_WORKER_KUBECONFIG=" + w.Kube.Kubeconfig(),
+		"JOINERY_WORKER_TEMPORAL=" + w.Temporal.Address,
+		"JOINERY_WORKER_EC2=" + w.EC2Endpoint,
+		"JOINERY_WORKER_SQS=" + w.SQSEndpoint,
+		"JOINERY_WORKER_QUEUE=" + w.InterruptionQueueURL,
+		"JOINERY_WORKER_LOG=" + filepath.Join(w.StateDir, "joinery.log"),
+		"JOINERY_WORKER_CLUSTER=" + clusterName,
+	}
+}
+
+// RunWorkerFromEnv runs the controller configured by WorkerEnv until
+// SIGTERM and returns the exit code; tune adjusts the configuration.
+func RunWorkerFromEnv(tune func(*controller.Config)) int {
+	rc, err := clientcmd.BuildConfigFromFlags("", os.Getenv("JOINERY_WORKER_KUBECONFIG"))
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
+	}
+	log, err := logging.NewFile(os.Getenv("JOINERY_WORKER_LOG"), "info")
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
+	}
+	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM, os.Interrupt)
+	defer stop()
+	cfg := controller.Config{
+		RESTConfig: rc, TemporalAddress: os.Getenv("JOINERY_WORKER_TEMPORAL"), EC2Endpoint: os.Getenv("JOINERY_WORKER_EC2"),
+		SQSEndpoint: os.Getenv("JOINERY_WORKER_SQS"), InterruptionQueue: os.Getenv("JOINERY_WORKER_QUEUE"),
+		ClusterName: os.Getenv("JOINERY_WORKER_CLUSTER"), Log: log,
+	}
+	if tune != nil {
+		tune(&cfg)
+	}
+	if err := controller.Run(ctx, cfg); err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
+	}
+	return 0
+}
