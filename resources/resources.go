@@ -149,3 +149,14 @@ func (l List) String() string {
 	}
 	return strings.Join(parts, " ")
 }
+
+// HasExtended reports whether l requests any accelerator or network device
+// (GPUs, Neuron, EFA, pod ENIs): the resources only some instance types have.
+func (l List) HasExtended() bool {
+	for r := NvidiaGPU; r < Count; r++ {
+		if l[r] > 0 {
+			return true
+		}
+	}
+	return false
+}

@@ -149,6 +149,7 @@ func BenchmarkInputA(b *testing.B) {
 				plan = Solve(in)
 			}
 			reportPlan(b, in, plan, start)
+			b.StopTimer()
 			b.ReportMetric(LowerBound(in), "lowerbound$/hour")
 			if n == 20000 {
 				var ms runtime.MemStats
@@ -169,6 +170,7 @@ func BenchmarkInputB(b *testing.B) {
 		plan = Solve(in)
 	}
 	reportPlan(b, in, plan, start)
+	b.StopTimer()
 	lb := LowerBound(in)
 	b.ReportMetric(lb, "lowerbound$/hour")
 	b.ReportMetric(plan.Price()/lb, "ratio")

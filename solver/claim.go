@@ -269,7 +269,12 @@ func (s *pass) add(c *claim, pi *podInfo, sig *sigInfo) bool {
 					}
 				}
 			}
-			if newPrice > oldPrice && !upsizeOK(pl, c.types[0], newT, oldPrice, newPrice, newReq, s.strategy.UpsizeTolerance) {
+			// An ordinary pod only fills the slack of an accelerator
+			// claim: growing a GPU node for CPU work costs GPU prices.
+			if newPrice > oldPrice && c.req.HasExtended() && !pi.req.HasExtended() {
+				continue
+			}
+			if newPrice > oldPrice && !upsizeOK(pl, c.types[0], newT, oldPrice, newPrice, newReq, s.byClass[pi.class].UpsizeTolerance) {
 				continue
 			}
 			if narrowed {

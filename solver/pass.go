@@ -9,7 +9,8 @@ import (
 // pass is one first-fit-decreasing packing of all pods under one Strategy.
 type pass struct {
 	p         *prepared
-	strategy  Strategy
+	strategy  Strategy   // the plan-wide strategy
+	byClass   []Strategy // per pod class (prepared.podClasses)
 	explain   bool
 	nodeAvail []resources.List
 	claims    []*claim // creation order
@@ -54,7 +55,20 @@ type pass struct {
 // order succeeds once they are placed). With explain set, unschedulable
 // pods get their reasons (computed against the final pass state).
 func (p *prepared) run(st Strategy, explain bool) *pass {
-	s := &pass{p: p, strategy: st, explain: explain}
+	byClass := make([]Strategy, p.classes)
+	for i := range byClass {
+		byClass[i] = st
+	}
+	return p.runClasses(byClass, explain, -1)
+}
+
+// runClasses is run with one strategy per pod class; only >= 0 packs the
+// pods of that class alone.
+func (p *prepared) runClasses(byClass []Strategy, explain bool, only int) *pass {
+	s := &pass{p: p, byClass: byClass, explain: explain}
+	if len(byClass) > 0 {
+		s.strategy = byClass[0]
+	}
 	for _, n := range p.nodes {
 		s.nodeAvail = append(s.nodeAvail, n.Available)
 		s.nodePorts = append(s.nodePorts, normPorts(n.HostPorts))
@@ -70,6 +84,9 @@ func (p *prepared) run(st Strategy, explain bool) *pass {
 	}
 	var failed []*podInfo
 	for _, pi := range p.pods {
+		if only >= 0 && pi.class != only {
+			continue
+		}
 		if len(pi.pod.UnknownResources) > 0 {
 			failed = append(failed, pi)
 			continue
@@ -207,7 +224,7 @@ func (s *pass) open(pl *poolInfo, pi *podInfo, sig *sigInfo) bool {
 		if !term.any {
 			continue
 		}
-		set := s.p.openSet(pl, term, pi.req, s.strategy.VCPUCap)
+		set := s.p.openSet(pl, term, pi.req, s.byClass[pi.class].VCPUCap)
 		if len(set.fit) == 0 {
 			continue
 		}
@@ -216,7 +233,7 @@ func (s *pass) open(pl *poolInfo, pi *podInfo, sig *sigInfo) bool {
 			cand = set // no limit can exclude any type
 		} else {
 			u := s.usage[pl.idx]
-			cand = newCandidates(pl, set.fit, set.fitM, s.strategy.VCPUCap, func(t int32) bool {
+			cand = newCandidates(pl, set.fit, set.fitM, s.byClass[pi.class].VCPUCap, func(t int32) bool {
 				return s.limitOK(pl, u, pl.types[t].opt.Shape.Capacity)
 			})
 		}

@@ -23,11 +23,12 @@ const maxOfferings = 64
 // the cache of compiled scheduling constraints (one per distinct pod
 // signature), which is filled lazily and shared by all passes.
 type prepared struct {
-	pods  []*podInfo
-	pools []*poolInfo
-	nodes []*Node
-	sigs  map[string]*sigInfo // lookups only, never iterated
-	opens map[openKey]*candidates
+	classes int // number of pod packing classes
+	pods    []*podInfo
+	pools   []*poolInfo
+	nodes   []*Node
+	sigs    map[string]*sigInfo // lookups only, never iterated
+	opens   map[openKey]*candidates
 	// maxVCPU is the largest vCPU count of any instance type of any pool.
 	maxVCPU int
 	// maxUsable is the element-wise largest usable shape of any type of any pool.
@@ -58,6 +59,9 @@ type podInfo struct {
 	levels []*sigInfo
 	topo   *podTopo
 	ports  []HostPort
+	// class is the pod's packing class (see podClasses): Solve may pack
+	// each class under its own Strategy.
+	class int
 }
 
 // typeInfo is one instance type of one pool.
@@ -210,7 +214,38 @@ func prepare(in Input) *prepared {
 	p.finishTopology(&in)
 	p.hasTopo = p.hasTopo || len(p.ctrList) > 0
 	sort.SliceStable(p.pods, func(i, j int) bool { return podLess(p.pods[i], p.pods[j]) })
+	p.podClasses()
 	return p
+}
+
+// podClasses numbers the pods' packing classes in pod order: pods that
+// request accelerators or not, by the first pool (weight order) whose
+// taints they tolerate. Classes rarely share nodes, and the best upsize
+// tolerance and size cap differ between them (GPU pods want one GPU per
+// node, memory-heavy replicas the largest r types).
+func (p *prepared) podClasses() {
+	type key struct {
+		ext  bool
+		pool int
+	}
+	ids := map[key]int{}
+	for _, pi := range p.pods {
+		k := key{ext: pi.req.HasExtended(), pool: -1}
+		last := pi.levels[len(pi.levels)-1]
+		for i, pl := range p.pools {
+			if last.forPool(pl).taint == nil {
+				k.pool = i
+				break
+			}
+		}
+		id, ok := ids[k]
+		if !ok {
+			id = len(ids)
+			ids[k] = id
+		}
+		pi.class = id
+	}
+	p.classes = len(ids)
 }
 
 // podLess is the first-fit-decreasing order: cpu desc, memory desc, older
