@@ -32,6 +32,12 @@ type Activities struct {
 	// NominationWindow: a pending pod nominated to a NodeClaim whose Node
 	// has been Ready for longer than this is provisioned again.
 	NominationWindow time.Duration
+	// Pseudonym, set when payload encryption is on, maps a node name to
+	// the keyed hash (codec.Keyring.Pseudonym) that stands for it in
+	// workflow ids; the sagas these activities plan are then Private (no
+	// node name or instance id in search attributes). Nil: identifiers are
+	// used in clear.
+	Pseudonym func(string) string
 
 	subnetsMu     sync.Mutex
 	subnets       map[string]subnetCache // by EC2NodeClass name
@@ -41,6 +47,9 @@ type Activities struct {
 	unschedMu     sync.Mutex
 	unschedulable map[string]time.Time // pod UID -> when the solver found no place
 }
+
+// private reports whether payload encryption is on (see Pseudonym).
+func (a *Activities) private() bool { return a.Pseudonym != nil }
 
 type subnetCache struct {
 	byZone map[string]string

@@ -50,6 +50,11 @@ type emptyTracker struct {
 // decided while pods are pending or NodeClaims are launching.
 func (a *Activities) ComputeDisruption(ctx context.Context, p workflows.DisruptionPass) (workflows.DisruptionDecision, error) {
 	d, err := a.computeDisruption(ctx, p.Now)
+	if err == nil && a.private() {
+		for _, n := range d.Nodes {
+			d.NodeRefs = append(d.NodeRefs, a.Pseudonym(n))
+		}
+	}
 	if err == nil && a.Metrics != nil {
 		a.Metrics.DisruptionEligibleNodes.Set(float64(d.Eligible))
 		if d.Method != "" {
@@ -230,20 +235,20 @@ func (a *Activities) expiration(cands []candidate, now time.Time, _ *snapshot) (
 	return workflows.DisruptionDecision{}, false
 }
 
-// consolidatable: candidates of WhenEmptyOrUnderutilized pools, initialized
-// for at least consolidateAfter, within budget, most expensive per pod first.
-func (a *Activities) consolidatable(cands []candidate, now time.Time) []candidate {
+// consolidatable returns the candidates consolidation may act on, most
+// expensive per pod first (Karpenter's disruption-cost order). The budget
+// is applied in that order: for a multi-node command (multi) each pool
+// gives as many candidates as it has room for; for single-node every
+// candidate of a pool with room is a choice (one is taken per pass), so a
+// 1-node budget does not pin the search to the first candidate by name.
+func (a *Activities) consolidatable(cands []candidate, now time.Time, multi bool) []candidate {
 	var out []candidate
-	room := map[string]int{}
 	for _, c := range cands {
 		if c.pool.Spec.Disruption.ConsolidationPolicy == apiv1.ConsolidationPolicyWhenEmpty {
 			continue
 		}
 		after, err := apiv1.ParseNillableDuration(orDefault(c.pool.Spec.Disruption.ConsolidateAfter, "0s"))
 		if err != nil || after == nil || now.Sub(initializedAt(c.claim)) < *after {
-			continue
-		}
-		if !a.takeBudget(room, c.pool, workflows.ReasonUnderused, now) {
 			continue
 		}
 		out = append(out, c)
@@ -255,17 +260,40 @@ func (a *Activities) consolidatable(cands []candidate, now time.Time) []candidat
 		}
 		return out[i].node.Name < out[j].node.Name
 	})
+	room := map[string]int{}
+	kept := out[:0]
+	for _, c := range out {
+		if multi {
+			if !a.takeBudget(room, c.pool, workflows.ReasonUnderused, now) {
+				continue
+			}
+		} else if !a.hasBudget(room, c.pool, now) {
+			continue
+		}
+		kept = append(kept, c)
+	}
+	out = kept
 	if len(out) > maxConsolidationCandidates {
 		out = out[:maxConsolidationCandidates]
 	}
 	return out
 }
 
+// hasBudget reports whether the pool can disrupt one more node as
+// underutilized now (room caches the pools' budgets for the pass).
+func (a *Activities) hasBudget(room map[string]int, np *apiv1.NodePool, now time.Time) bool {
+	if !a.takeBudget(room, np, workflows.ReasonUnderused, now) {
+		return false
+	}
+	room[np.Name+"/"+workflows.ReasonUnderused]++ // give it back: only one is taken per pass
+	return true
+}
+
 // multiNode binary-searches the longest prefix of candidates whose pods fit
 // on the rest plus at most one cheaper node, then checks the prefixes just
 // above it linearly (the feasibility is not strictly monotone).
 func (a *Activities) multiNode(cands []candidate, now time.Time, snap *snapshot) (workflows.DisruptionDecision, bool) {
-	cs := a.consolidatable(cands, now)
+	cs := a.consolidatable(cands, now, true)
 	if len(cs) < 2 {
 		return workflows.DisruptionDecision{}, false
 	}
@@ -303,7 +331,7 @@ func (a *Activities) multiNode(cands []candidate, now time.Time, snap *snapshot)
 }
 
 func (a *Activities) singleNode(cands []candidate, now time.Time, snap *snapshot) (workflows.DisruptionDecision, bool) {
-	for _, c := range a.consolidatable(cands, now) {
+	for _, c := range a.consolidatable(cands, now, false) {
 		r := solver.SimulateRemoval(snap.input, []string{c.node.Name})
 		if !r.Possible {
 			continue

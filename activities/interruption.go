@@ -37,6 +37,9 @@ func (a *Activities) LookupInterruptedInstance(_ context.Context, instanceID str
 	}
 	if node != nil {
 		t.NodeName = node.Name
+		if a.private() {
+			t.NodeRef = a.Pseudonym(node.Name)
+		}
 		if t.InstanceType == "" {
 			t.InstanceType = node.Labels[apiv1.LabelInstanceType]
 		}

@@ -147,15 +147,27 @@ func (p *InterruptionPoller) delete(ctx context.Context, log *zap.Logger, m clou
 // TemporalInterruptionStarter starts Interruption workflows with a
 // Temporal client. A running workflow of the same id is joined and a
 // closed one is not run again, so a redelivered message never acts twice.
-type TemporalInterruptionStarter struct{ Client client.Client }
+// With Pseudonym set (payload encryption on) the workflow is Private and
+// its id holds the instance id's pseudonym instead of the instance id.
+type TemporalInterruptionStarter struct {
+	Client    client.Client
+	Pseudonym func(string) string
+}
 
 // StartInterruption starts the workflow interruption/<instance>/<event>.
 func (s TemporalInterruptionStarter) StartInterruption(ctx context.Context, in workflows.InterruptionInput) error {
+	ref := in.InstanceID
+	sas := []temporal.SearchAttributeUpdate{workflows.SAPhase.ValueSet(workflows.PhaseChecking)}
+	if s.Pseudonym != nil {
+		in.Private, ref = true, s.Pseudonym(in.InstanceID)
+	} else {
+		sas = append(sas, workflows.SAInstanceID.ValueSet(in.InstanceID))
+	}
 	_, err := s.Client.ExecuteWorkflow(ctx, client.StartWorkflowOptions{
-		ID: workflows.InterruptionWorkflowID(in.InstanceID, in.EventID), TaskQueue: workflows.TaskQueue,
+		ID: workflows.InterruptionWorkflowID(ref, in.EventID), TaskQueue: workflows.TaskQueue,
 		WorkflowIDConflictPolicy: enumspb.WORKFLOW_ID_CONFLICT_POLICY_USE_EXISTING,
 		WorkflowIDReusePolicy:    enumspb.WORKFLOW_ID_REUSE_POLICY_REJECT_DUPLICATE,
-		TypedSearchAttributes:    temporal.NewSearchAttributes(workflows.SAInstanceID.ValueSet(in.InstanceID), workflows.SAPhase.ValueSet(workflows.PhaseChecking)),
+		TypedSearchAttributes:    temporal.NewSearchAttributes(sas...),
 	}, workflows.InterruptionWorkflow, in)
 	if temporal.IsWorkflowExecutionAlreadyStartedError(err) {
 		return nil // handled before: the message is a duplicate

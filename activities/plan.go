@@ -135,6 +135,7 @@ func (a *Activities) writeNodeClaim(ctx context.Context, snap *snapshot, nn solv
 	}
 	return nc, workflows.NodeClaimInput{
 		Name: name, NodePool: nn.NodePool, Offerings: offs, Pods: len(nn.Pods), RegistrationTTL: a.RegistrationTTL,
+		Private: a.private(),
 	}, nil
 }
 

@@ -18,6 +18,7 @@ import (
 	"github.com/joinery/joinery/cluster"
 	"github.com/joinery/joinery/logging"
 	"github.com/joinery/joinery/metrics"
+	"github.com/joinery/joinery/temporalconn"
 	"github.com/joinery/joinery/workflows"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 	enumspb "go.temporal.io/api/enums/v1"
@@ -33,6 +34,11 @@ type Config struct {
 	RESTConfig      *rest.Config
 	TemporalAddress string // host:port, default 127.0.0.1:7233
 	Namespace       string // default "default"
+	// Temporal holds the connection's security: mTLS, API key, payload
+	// encryption (zero: plaintext, payloads in clear). Its HostPort and
+	// Namespace default to TemporalAddress and Namespace. A half-configured
+	// TLS setup makes Run fail before anything starts.
+	Temporal temporalconn.Config
 	// EC2Endpoint is the EC2 API base URL (empty: real AWS for Region).
 	EC2Endpoint string
 	Region      string // default us-east-1
@@ -94,6 +100,25 @@ func Run(ctx context.Context, cfg Config) error {
 	if log == nil {
 		log = zap.NewNop()
 	}
+	tcfg := cfg.Temporal
+	if tcfg.HostPort == "" {
+		tcfg.HostPort = cfg.TemporalAddress
+	}
+	if tcfg.Namespace == "" {
+		tcfg.Namespace = cfg.Namespace
+	}
+	conn, err := temporalconn.Load(tcfg)
+	if err != nil {
+		return err
+	}
+	if conn.Plaintext() && !temporalconn.IsLoopback(tcfg.HostPort) {
+		log.Warn("plaintext connection to Temporal off this machine: workflow data and commands cross the network unprotected; "+
+			"configure mTLS (--temporal-tls-cert/--temporal-tls-key/--temporal-tls-ca) or an API key", zap.String("temporal", tcfg.HostPort))
+	}
+	var pseudonym func(string) string
+	if conn.Keyring != nil {
+		pseudonym = conn.Keyring.Pseudonym
+	}
 	m := metrics.New()
 	cl, err := cluster.New(cfg.RESTConfig)
 	if err != nil {
@@ -115,20 +140,22 @@ func Run(ctx context.Context, cfg Config) error {
 	}
 	sdkHandler, sdkCloser := sdkMetrics(m.Registry)
 	defer sdkCloser.Close()
-	tc, err := client.Dial(client.Options{HostPort: cfg.TemporalAddress, Namespace: cfg.Namespace, Logger: logging.NewTemporal(log), MetricsHandler: sdkHandler})
+	topts := conn.Options
+	topts.Logger, topts.MetricsHandler = logging.NewTemporal(log), sdkHandler
+	tc, err := client.Dial(topts)
 	if err != nil {
-		return fmt.Errorf("temporal at %s: %w", cfg.TemporalAddress, err)
+		return fmt.Errorf("temporal at %s (%s): %w", tcfg.HostPort, conn.Describe(), err)
 	}
 	defer tc.Close()
 
 	acts := &activities.Activities{
 		Cluster: cl, Cloud: cc, Catalog: cat, ICE: ice, Metrics: m, Log: log,
-		LaunchTemplate: cfg.LaunchTemplate, RegistrationTTL: cfg.RegistrationTTL,
+		LaunchTemplate: cfg.LaunchTemplate, RegistrationTTL: cfg.RegistrationTTL, Pseudonym: pseudonym,
 	}
 	w := worker.New(tc, workflows.TaskQueue, worker.Options{})
 	RegisterWorkflows(w)
 	acts.Register(w)
-	interruptions, err := newInterruptionPoller(ctx, cfg, tc, m, log)
+	interruptions, err := newInterruptionPoller(ctx, cfg, tc, pseudonym, m, log)
 	if err != nil {
 		return err
 	}
@@ -158,7 +185,8 @@ func Run(ctx context.Context, cfg Config) error {
 			return err
 		}
 	}
-	log.Info("controller started", zap.String("temporal", cfg.TemporalAddress), zap.String("taskQueue", workflows.TaskQueue))
+	log.Info("controller started", zap.String("temporal", tcfg.HostPort), zap.String("temporalSecurity", conn.Describe()),
+		zap.String("taskQueue", workflows.TaskQueue))
 	if cfg.Ready != nil {
 		close(cfg.Ready)
 	}

@@ -13,6 +13,7 @@ import (
 	"github.com/joinery/joinery/controller"
 	"github.com/joinery/joinery/logging"
 	"github.com/joinery/joinery/sim/world"
+	"github.com/joinery/joinery/temporalconn"
 	"github.com/spf13/cobra"
 	"go.uber.org/zap"
 	"k8s.io/client-go/kubernetes"
@@ -28,6 +29,7 @@ type devFlags struct {
 	metricsAddr  string
 	logLevel     string
 	discoveryTag string
+	codecKeyFile string
 	adminAddr    string
 }
 
@@ -59,6 +61,8 @@ prints the summary when settled and keeps running until Ctrl-C.`,
 	fl.StringVar(&f.logLevel, "log-level", "info", "controller log level: debug, info, warn, error")
 	fl.StringVar(&f.adminAddr, "admin-addr", DefaultAdminAddr, "loopback admin endpoint for `starter simulate` (empty: off)")
 	fl.StringVar(&f.discoveryTag, "discovery-tag", "production-eks", "karpenter.sh/discovery tag value of the local subnets and security group")
+	fl.StringVar(&f.codecKeyFile, "codec-key-file", os.Getenv(temporalconn.EnvCodecKeyFile),
+		"encrypt workflow payloads with this keyring (the connection stays plaintext on loopback); other commands then need the same keyring, and the Web UI `starter codec-server`")
 	return cmd
 }
 
@@ -104,6 +108,7 @@ func runDev(parent context.Context, f *devFlags) error {
 			RESTConfig: w.Kube.RESTConfig(), TemporalAddress: w.Temporal.Address, EC2Endpoint: w.EC2Endpoint,
 			ClusterName: "joinery-local", MetricsAddr: f.metricsAddr, Log: log, Ready: ready,
 			InterruptionQueue: w.InterruptionQueueURL, SQSEndpoint: w.SQSEndpoint,
+			Temporal: temporalconn.Config{CodecKeyFile: f.codecKeyFile},
 		})
 	}()
 	select {

@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"os"
 
+	"github.com/joinery/joinery/codec"
+	"github.com/joinery/joinery/temporalconn"
 	"github.com/joinery/joinery/workflows"
 	"github.com/spf13/cobra"
 	enumspb "go.temporal.io/api/enums/v1"
@@ -15,18 +17,34 @@ import (
 type temporalFlags struct {
 	address   string
 	namespace string
+	// sec: mTLS, API key and payload encryption (flags, defaults from the
+	// environment as for the worker).
+	sec temporalconn.Config
+	// keyring is set by dial when payload encryption is on.
+	keyring *codec.Keyring
 }
 
 func (t *temporalFlags) add(cmd *cobra.Command) {
 	cmd.Flags().StringVar(&t.address, "temporal-address", "127.0.0.1:7233", "Temporal frontend host:port")
 	cmd.Flags().StringVar(&t.namespace, "temporal-namespace", "default", "Temporal namespace")
+	t.sec = temporalconn.FromEnv(os.Getenv)
+	t.sec.BindFlags(cmd.Flags())
 }
 
 func (t *temporalFlags) dial() (client.Client, error) {
-	c, err := client.Dial(client.Options{HostPort: t.address, Namespace: t.namespace, Logger: quietLogger{}})
+	cfg := t.sec
+	cfg.HostPort, cfg.Namespace = t.address, t.namespace
+	conn, err := temporalconn.Load(cfg)
 	if err != nil {
-		return nil, fmt.Errorf("temporal at %s: %w (is `starter dev` or the worker's Temporal running?)", t.address, err)
+		return nil, err
 	}
+	opts := conn.Options
+	opts.Logger = quietLogger{}
+	c, err := client.Dial(opts)
+	if err != nil {
+		return nil, fmt.Errorf("temporal at %s (%s): %w (is `starter dev` or the worker's Temporal running?)", t.address, conn.Describe(), err)
+	}
+	t.keyring = conn.Keyring
 	return c, nil
 }
 
@@ -41,7 +59,8 @@ func newDrainCommand() *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "drain <node>",
 		Short: "Drain and replace a node through the DrainAndReplace workflow",
-		Long: `drain starts the DrainAndReplace workflow (id disrupt/<reason>/<node>): it launches
+		Long: `drain starts the DrainAndReplace workflow (id disrupt/<reason>/<node>, or
+disrupt/<reason>/<pseudonym of the node> with payload encryption on): it launches
 replacement capacity and waits until it is Ready, evicts the node's pods respecting
 PodDisruptionBudgets, then terminates the instance and deletes the Node and NodeClaim.
 Running it again for the same node joins the running workflow. Disruption budgets do
@@ -53,12 +72,18 @@ not apply to an operator's request; do-not-disrupt annotations do.`,
 				return err
 			}
 			defer c.Close()
-			id := workflows.DisruptWorkflowID(reason, args[0])
+			// With payload encryption on, the workflow id carries the node
+			// name's pseudonym, as the worker's own drains do.
+			ref, private := args[0], tf.keyring != nil
+			if private {
+				ref = tf.keyring.Pseudonym(args[0])
+			}
+			id := workflows.DisruptWorkflowID(reason, ref)
 			run, err := c.ExecuteWorkflow(cmd.Context(), client.StartWorkflowOptions{
 				ID: id, TaskQueue: workflows.TaskQueue,
 				WorkflowIDConflictPolicy: enumspb.WORKFLOW_ID_CONFLICT_POLICY_USE_EXISTING,
 			}, workflows.DrainAndReplaceWorkflow, workflows.DisruptInput{
-				NodeName: args[0], Reason: reason, Replace: !noReplace, SkipBudgets: true,
+				NodeName: args[0], Reason: reason, Replace: !noReplace, SkipBudgets: true, Private: private,
 			})
 			if err != nil {
 				return err

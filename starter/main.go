@@ -29,6 +29,7 @@ func main() {
 	root.AddCommand(newPauseCommand(), newResumeCommand(), newStatusCommand())
 	root.AddCommand(newPlanCommand())
 	root.AddCommand(newSimulateCommand())
+	root.AddCommand(newCodecServerCommand())
 	if err := root.Execute(); err != nil {
 		fmt.Fprintln(os.Stderr, "error:", err)
 		if e, ok := err.(exitError); ok {

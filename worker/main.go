@@ -12,6 +12,7 @@ import (
 
 	"github.com/joinery/joinery/controller"
 	"github.com/joinery/joinery/logging"
+	"github.com/joinery/joinery/temporalconn"
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/clientcmd"
 )
@@ -24,7 +25,7 @@ func main() {
 		ec2Endpoint = flag.String("ec2-endpoint", "", "EC2 API base URL (empty: AWS for --region)")
 		region      = flag.String("region", "us-east-1", "AWS region")
 		clusterName = flag.String("cluster-name", "joinery", "cluster name tagged on every instance")
-		metricsAddr = flag.String("metrics-addr", ":8080", "address for /metrics, /healthz, /readyz")
+		metricsAddr = flag.String("metrics-addr", "127.0.0.1:8080", "address for /metrics, /healthz, /readyz (loopback by default; in a pod pass e.g. :8080 so the kubelet and Prometheus reach it)")
 		leaderElect = flag.Bool("leader-elect", false, "elect one pending-pod watcher among replicas (Lease "+controller.LeaseName+")")
 		leaseNS     = flag.String("leader-election-namespace", os.Getenv("POD_NAMESPACE"), "namespace of the leader-election Lease (default $POD_NAMESPACE, else default)")
 		dev         = flag.Bool("dev", false, "console logs instead of JSON")
@@ -33,9 +34,20 @@ func main() {
 		sqsEndpoint = flag.String("sqs-endpoint", "", "SQS API base URL (empty: AWS for --region)")
 		rebalance   = flag.Bool("interruption-rebalance-drain", false, "treat rebalance recommendations like spot interruption warnings")
 	)
+	// mTLS, API key and payload encryption: flags, defaults from the
+	// environment (TEMPORAL_TLS_*, TEMPORAL_API_KEY, JOINERY_CODEC_*).
+	tsec := temporalconn.FromEnv(os.Getenv)
+	tsec.BindFlags(flag.CommandLine)
 	flag.Parse()
+	// Refuse a half-configured TLS setup (or an unreadable keyring) before
+	// anything starts.
+	tsec.HostPort, tsec.Namespace = *temporal, *namespace
+	if _, err := temporalconn.Load(tsec); err != nil {
+		fmt.Fprintln(os.Stderr, "error:", err)
+		os.Exit(1)
+	}
 	if err := run(*kubeconfig, controller.Config{
-		TemporalAddress: *temporal, Namespace: *namespace, EC2Endpoint: *ec2Endpoint, Region: *region,
+		TemporalAddress: *temporal, Namespace: *namespace, Temporal: tsec, EC2Endpoint: *ec2Endpoint, Region: *region,
 		ClusterName: *clusterName, MetricsAddr: *metricsAddr, LeaderElect: *leaderElect, LeaseNamespace: *leaseNS,
 		InterruptionQueue: *queue, SQSEndpoint: *sqsEndpoint, InterruptionRebalanceDrain: *rebalance,
 	}, *dev, *level); err != nil {

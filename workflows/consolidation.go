@@ -137,14 +137,19 @@ func sleep(ctx workflow.Context, d time.Duration, pauseCh, resumeCh workflow.Rec
 // (nothing to move), one after the other otherwise, so each replacement is
 // planned against the cluster as the previous drain left it.
 func disrupt(ctx workflow.Context, d DisruptionDecision) string {
-	start := func(node string) workflow.ChildWorkflowFuture {
+	private := len(d.NodeRefs) == len(d.Nodes) && len(d.NodeRefs) > 0
+	start := func(i int) workflow.ChildWorkflowFuture {
+		node, ref := d.Nodes[i], d.Nodes[i]
+		if private {
+			ref = d.NodeRefs[i]
+		}
 		cctx := workflow.WithChildOptions(ctx, workflow.ChildWorkflowOptions{
-			WorkflowID: DisruptWorkflowID(d.Reason, node), TaskQueue: TaskQueue,
+			WorkflowID: DisruptWorkflowID(d.Reason, ref), TaskQueue: TaskQueue,
 			ParentClosePolicy:     enumspb.PARENT_CLOSE_POLICY_ABANDON,
 			WorkflowIDReusePolicy: enumspb.WORKFLOW_ID_REUSE_POLICY_ALLOW_DUPLICATE,
-			TypedSearchAttributes: temporal.NewSearchAttributes(SANodeName.ValueSet(node), SAPhase.ValueSet(PhaseChecking)),
+			TypedSearchAttributes: temporal.NewSearchAttributes(append(identifying(private, SANodeName.ValueSet(node)), SAPhase.ValueSet(PhaseChecking))...),
 		})
-		return workflow.ExecuteChildWorkflow(cctx, DrainAndReplaceWorkflow, DisruptInput{NodeName: node, Reason: d.Reason, Replace: d.Replace})
+		return workflow.ExecuteChildWorkflow(cctx, DrainAndReplaceWorkflow, DisruptInput{NodeName: node, Reason: d.Reason, Replace: d.Replace, Private: private})
 	}
 	done, skipped, failed := 0, 0, 0
 	count := func(f workflow.ChildWorkflowFuture) {
@@ -160,15 +165,15 @@ func disrupt(ctx workflow.Context, d DisruptionDecision) string {
 	}
 	if d.Method == MethodEmptiness {
 		var fs []workflow.ChildWorkflowFuture
-		for _, n := range d.Nodes {
-			fs = append(fs, start(n))
+		for i := range d.Nodes {
+			fs = append(fs, start(i))
 		}
 		for _, f := range fs {
 			count(f)
 		}
 	} else {
-		for _, n := range d.Nodes {
-			count(start(n))
+		for i := range d.Nodes {
+			count(start(i))
 		}
 	}
 	return fmt.Sprintf("disrupted %d/%d (skipped %d, failed %d)", done, len(d.Nodes), skipped, failed)

@@ -60,6 +60,11 @@ type DisruptionDecision struct {
 	Method string   `json:"method,omitempty"` // empty: nothing to do
 	Reason string   `json:"reason,omitempty"` // DrainAndReplace reason
 	Nodes  []string `json:"nodes,omitempty"`
+	// NodeRefs, set by the decision activity when payload encryption is on,
+	// are the pseudonyms of Nodes (same order): the DrainAndReplace
+	// children are then disrupt/<reason>/<pseudonym>, Private, with no
+	// NodeName search attribute.
+	NodeRefs []string `json:"nodeRefs,omitempty"`
 	// Replace launches replacement capacity first (everything but emptiness).
 	Replace          bool    `json:"replace,omitempty"`
 	SavingUSDPerHour float64 `json:"savingUsdPerHour,omitempty"`

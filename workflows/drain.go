@@ -30,7 +30,7 @@ func DrainAndReplace(ctx workflow.Context, in DisruptInput) (DisruptResult, erro
 	if err != nil {
 		return res, err
 	}
-	setPhase(PhaseChecking, SANodeName.ValueSet(in.NodeName))
+	setPhase(PhaseChecking, identifying(in.Private, SANodeName.ValueSet(in.NodeName))...)
 	short := workflow.WithActivityOptions(ctx, workflow.ActivityOptions{
 		StartToCloseTimeout: time.Minute,
 		RetryPolicy: &temporal.RetryPolicy{InitialInterval: time.Second, BackoffCoefficient: 2, MaximumInterval: 30 * time.Second,
@@ -50,7 +50,8 @@ func DrainAndReplace(ctx workflow.Context, in DisruptInput) (DisruptResult, erro
 		res.Outcome, res.Why = PhaseSkipped, cand.Why
 		return res, nil
 	}
-	_ = workflow.UpsertTypedSearchAttributes(ctx, SANodeClaim.ValueSet(cand.NodeClaim), SANodePool.ValueSet(cand.NodePool), SAInstanceID.ValueSet(cand.InstanceID))
+	_ = workflow.UpsertTypedSearchAttributes(ctx, append([]temporal.SearchAttributeUpdate{SANodeClaim.ValueSet(cand.NodeClaim), SANodePool.ValueSet(cand.NodePool)},
+		identifying(in.Private, SAInstanceID.ValueSet(cand.InstanceID))...)...)
 
 	// 2. Taint and record the reason.
 	taint := TaintRequest{NodeName: in.NodeName, NodeClaim: cand.NodeClaim, Reason: in.Reason}
@@ -115,6 +116,9 @@ func replace(ctx, short workflow.Context, in DisruptInput) ([]string, []workflow
 	var names []string
 	var children []workflow.ChildWorkflowFuture
 	for _, nc := range claims {
+		// A replacement of a private drain is private (PlanReplacement sets
+		// it too; older histories have neither).
+		nc.Private = nc.Private || in.Private
 		cctx := workflow.WithChildOptions(ctx, workflow.ChildWorkflowOptions{
 			WorkflowID: NodeClaimWorkflowID(nc.Name), TaskQueue: TaskQueue,
 			ParentClosePolicy: enumspb.PARENT_CLOSE_POLICY_ABANDON,

@@ -29,6 +29,11 @@ type DisruptInput struct {
 	// end of an interruption notice): the drain's deadline is the earlier
 	// of it and the termination grace period's end.
 	Deadline time.Time `json:"deadline,omitempty"`
+	// Private (payload encryption on): no search attribute holds the node
+	// name or instance id, and the replacements are Private too. The
+	// starter of a private drain names it DisruptWorkflowID(reason,
+	// pseudonym of the node).
+	Private bool `json:"private,omitempty"`
 }
 
 // Candidate is the answer of the candidate re-check.

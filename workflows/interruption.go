@@ -59,7 +59,7 @@ func Interruption(ctx workflow.Context, in InterruptionInput) (InterruptionResul
 	if err != nil {
 		return res, err
 	}
-	setPhase(PhaseChecking, SAInstanceID.ValueSet(in.InstanceID))
+	setPhase(PhaseChecking, identifying(in.Private, SAInstanceID.ValueSet(in.InstanceID))...)
 	short := workflow.WithActivityOptions(ctx, workflow.ActivityOptions{
 		StartToCloseTimeout: time.Minute,
 		RetryPolicy:         &temporal.RetryPolicy{InitialInterval: time.Second, BackoffCoefficient: 2, MaximumInterval: 10 * time.Second},
@@ -90,7 +90,7 @@ func Interruption(ctx workflow.Context, in InterruptionInput) (InterruptionResul
 		k temporal.SearchAttributeKeyKeyword
 		v string
 	}{{SANodeName, tgt.NodeName}, {SANodePool, tgt.NodePool}, {SAInstanceType, tgt.InstanceType}, {SAZone, tgt.Zone}, {SACapacityType, tgt.CapacityType}} {
-		if kv.v != "" {
+		if kv.v != "" && !(in.Private && kv.k == SANodeName) {
 			updates = append(updates, kv.k.ValueSet(kv.v))
 		}
 	}
@@ -138,17 +138,26 @@ func Interruption(ctx workflow.Context, in InterruptionInput) (InterruptionResul
 	}
 	note(ActionCordonAndDrain, msg)
 	setPhase(PhaseInterrupted)
+	ref := tgt.NodeName
+	if in.Private {
+		ref = tgt.NodeRef
+		if ref == "" {
+			// Not expected (the lookup sets it when encryption is on); the
+			// NodeClaim name is in clear anyway.
+			ref = "nodeclaim-" + tgt.NodeClaim
+		}
+	}
 	cctx := workflow.WithChildOptions(ctx, workflow.ChildWorkflowOptions{
-		WorkflowID: DisruptWorkflowID(ReasonInterruption, tgt.NodeName), TaskQueue: TaskQueue,
+		WorkflowID: DisruptWorkflowID(ReasonInterruption, ref), TaskQueue: TaskQueue,
 		// The drain outlives this workflow if it is terminated.
 		ParentClosePolicy: enumspb.PARENT_CLOSE_POLICY_ABANDON,
-		TypedSearchAttributes: temporal.NewSearchAttributes(SANodeName.ValueSet(tgt.NodeName), SANodeClaim.ValueSet(tgt.NodeClaim),
-			SAInstanceID.ValueSet(in.InstanceID), SAPhase.ValueSet(PhaseChecking)),
+		TypedSearchAttributes: temporal.NewSearchAttributes(append(identifying(in.Private, SANodeName.ValueSet(tgt.NodeName), SAInstanceID.ValueSet(in.InstanceID)),
+			SANodeClaim.ValueSet(tgt.NodeClaim), SAPhase.ValueSet(PhaseChecking))...),
 	})
 	var dr DisruptResult
 	err = workflow.ExecuteChildWorkflow(cctx, DrainAndReplaceWorkflow, DisruptInput{
 		NodeName: tgt.NodeName, Reason: ReasonInterruption, Replace: true, Interruption: true, SkipBudgets: true,
-		Deadline: in.NoticeEnd,
+		Deadline: in.NoticeEnd, Private: in.Private,
 	}).Get(ctx, &dr)
 	if temporal.IsWorkflowExecutionAlreadyStartedError(err) {
 		res.Outcome, res.Why = PhaseSkipped, "an interruption drain of "+tgt.NodeName+" is already running"

@@ -48,7 +48,8 @@ const (
 )
 
 // InterruptionWorkflowID is interruption/<instance-id>/<event-id>: a message
-// delivered twice maps to the same workflow, which runs once.
+// delivered twice maps to the same workflow, which runs once. With payload
+// encryption on, instanceID is the instance id's pseudonym.
 func InterruptionWorkflowID(instanceID, eventID string) string {
 	return "interruption/" + instanceID + "/" + eventID
 }
@@ -69,6 +70,10 @@ type InterruptionInput struct {
 	// interruption warning (the worker's --interruption-rebalance-drain).
 	DrainOnRebalance bool   `json:"drainOnRebalance,omitempty"`
 	MessageID        string `json:"messageId,omitempty"` // the SQS message, for the history
+	// Private (payload encryption on): the workflow id is
+	// interruption/<pseudonym of the instance id>/<event id>, and no search
+	// attribute holds the instance id or node name.
+	Private bool `json:"private,omitempty"`
 }
 
 // InterruptionTarget is what Joinery knows of the interrupted instance.
@@ -82,6 +87,9 @@ type InterruptionTarget struct {
 	// DisruptingFor is the reason of a disruption already under way
 	// (the NodeClaim's DisruptionReason condition); empty when none.
 	DisruptingFor string `json:"disruptingFor,omitempty"`
+	// NodeRef is the node name's pseudonym, set when payload encryption is
+	// on: the DrainAndReplace child is disrupt/interruption/<NodeRef>.
+	NodeRef string `json:"nodeRef,omitempty"`
 }
 
 // InterruptionNote is recorded as a Kubernetes Event on the Node (and the

@@ -88,10 +88,22 @@ const (
 	PhaseDone      = "Done"
 )
 
+// identifying returns the search attribute updates that carry a node name
+// or an instance id, or none when private: search attributes are stored and
+// indexed in clear by the server, whatever the payload codec does.
+func identifying(private bool, u ...temporal.SearchAttributeUpdate) []temporal.SearchAttributeUpdate {
+	if private {
+		return nil
+	}
+	return u
+}
+
 // NodeClaimWorkflowID is the workflow id of a NodeClaim's lifecycle.
 func NodeClaimWorkflowID(name string) string { return "nodeclaim/" + name }
 
-// DisruptWorkflowID is the workflow id of a node's drain-and-replace.
+// DisruptWorkflowID is the workflow id of a node's drain-and-replace. With
+// payload encryption on, node is the node name's pseudonym
+// (codec.Keyring.Pseudonym), so the id names no node in clear.
 func DisruptWorkflowID(reason, node string) string { return "disrupt/" + reason + "/" + node }
 
 // ProvisionWorkflowID is the workflow id of one provisioning batch.

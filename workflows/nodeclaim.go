@@ -57,8 +57,8 @@ func NodeClaim(ctx workflow.Context, in NodeClaimInput) (NodeClaimStatus, error)
 		return fail(fmt.Sprintf("launch failed: %v", err), err)
 	}
 	st.Instance = inst
-	setPhase(PhaseLaunched, SAInstanceID.ValueSet(inst.ID), SAInstanceType.ValueSet(inst.InstanceType),
-		SAZone.ValueSet(inst.Zone), SACapacityType.ValueSet(inst.CapacityType))
+	setPhase(PhaseLaunched, append(identifying(in.Private, SAInstanceID.ValueSet(inst.ID)), SAInstanceType.ValueSet(inst.InstanceType),
+		SAZone.ValueSet(inst.Zone), SACapacityType.ValueSet(inst.CapacityType))...)
 	if err := workflow.ExecuteActivity(short, ActivityMarkLaunched, NodeClaimLaunched{NodeClaim: in.Name, Instance: inst}).Get(ctx, nil); err != nil {
 		return terminateAfterFailure(ctx, short, in, &st, inst, "record launch", err)
 	}
@@ -79,7 +79,7 @@ func NodeClaim(ctx workflow.Context, in NodeClaimInput) (NodeClaimStatus, error)
 			fmt.Sprintf("node for instance %s not Ready within registration TTL %s", inst.ID, ttl), err)
 	}
 	st.NodeName = ready.NodeName
-	setPhase(PhaseReady, SANodeName.ValueSet(ready.NodeName))
+	setPhase(PhaseReady, identifying(in.Private, SANodeName.ValueSet(ready.NodeName))...)
 
 	// Serving: the node lives until a disruption or an operator asks to end it.
 	var reason string

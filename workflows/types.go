@@ -50,6 +50,10 @@ type NodeClaimInput struct {
 	// LaunchAttempts bounds how many CreateFleet calls the saga makes while
 	// offerings fail with insufficient capacity. Zero means 5.
 	LaunchAttempts int `json:"launchAttempts"`
+	// Private (payload encryption on): the workflow sets no search
+	// attribute holding an instance id or a node name, since the server
+	// stores those in clear. False in histories recorded before it existed.
+	Private bool `json:"private,omitempty"`
 }
 
 // LaunchRequest asks the cloud for one instance.
