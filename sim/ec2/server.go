@@ -35,6 +35,8 @@ type Server struct {
 
 	calls     map[string]int
 	throttled map[string]int
+	recording bool      // SetRecording
+	requests  []Request // recorded while recording
 }
 
 // pool is one EC2 capacity pool: an instance type in a zone bought as a
@@ -226,6 +228,7 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if throttle {
 		s.throttled[action]++
 	}
+	s.recordLocked(r, action, f, throttle)
 	s.mu.Unlock()
 
 	if latency > 0 {

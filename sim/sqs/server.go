@@ -52,6 +52,8 @@ type Server struct {
 	now       func() time.Time
 	closed    chan struct{}
 	closeOnce sync.Once
+	recording bool      // SetRecording
+	requests  []Request // recorded while recording
 }
 
 type queue struct {
@@ -218,6 +220,7 @@ func invalidParam(format string, args ...interface{}) *apiError {
 func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	target := r.Header.Get("X-Amz-Target")
 	op, ok := strings.CutPrefix(target, "AmazonSQS.")
+	s.record(r, strings.TrimPrefix(target, "AmazonSQS."))
 	if r.Method != http.MethodPost || !ok {
 		writeError(w, &apiError{http.StatusBadRequest, "InvalidAction", "InvalidAction",
 			fmt.Sprintf("this endpoint speaks the SQS AWS JSON protocol only (X-Amz-Target %q)", target)})
