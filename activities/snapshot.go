@@ -12,7 +12,6 @@ import (
 	"github.com/joinery/joinery/cluster"
 	"github.com/joinery/joinery/resources"
 	"github.com/joinery/joinery/solver"
-	"go.uber.org/zap"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/labels"
 )
@@ -38,7 +37,7 @@ type snapshot struct {
 func (a *Activities) takeSnapshot(ctx context.Context, now time.Time) (*snapshot, error) {
 	s := &snapshot{pools: map[string]*apiv1.NodePool{}, podsByKey: map[string]*corev1.Pod{}}
 	pools, invalid := a.Cluster.NodePools()
-	a.reportInvalid(invalid)
+	defer func() { a.reportNodePools(ctx, pools, invalid) }()
 	claims := a.Cluster.NodeClaims()
 
 	// In-flight and recently-ready NodeClaims hold nominations.
@@ -136,7 +135,7 @@ func (a *Activities) takeSnapshot(ctx context.Context, now time.Time) (*snapshot
 		ref := np.Spec.Template.Spec.NodeClassRef
 		nodeClass, err := a.Cluster.NodeClass(ref.Name)
 		if err != nil {
-			a.reportInvalid([]cluster.InvalidNodePool{{Name: np.Name, Err: fmt.Errorf("spec.template.spec.nodeClassRef: %w", err)}})
+			invalid = append(invalid, cluster.InvalidNodePool{Name: np.Name, Err: fmt.Errorf("spec.template.spec.nodeClassRef: %w", err)})
 			continue
 		}
 		zones, err := a.zones(ctx, nodeClass)
@@ -250,26 +249,6 @@ func claimLabels(nc *apiv1.NodeClaim) map[string]string {
 	return l
 }
 
-func (a *Activities) reportInvalid(bad []cluster.InvalidNodePool) {
-	a.invalidMu.Lock()
-	defer a.invalidMu.Unlock()
-	if a.invalid == nil {
-		a.invalid = map[string]string{}
-	}
-	for _, b := range bad {
-		msg := b.Err.Error()
-		if a.invalid[b.Name] == msg {
-			continue
-		}
-		a.invalid[b.Name] = msg
-		a.Log.Error("invalid NodePool skipped", zap.String("nodepool", b.Name), zap.String("reason", msg))
-		a.Cluster.Recorder.Event(&corev1.ObjectReference{APIVersion: "karpenter.sh/v1", Kind: "NodePool", Name: b.Name},
-			corev1.EventTypeWarning, "InvalidNodePool", msg)
-	}
-	if a.Metrics != nil {
-		a.Metrics.InvalidNodePools.Set(float64(len(bad)))
-	}
-}
 
 // zones resolves the zones of an EC2NodeClass's subnets (cached 1 minute).
 func (a *Activities) zones(ctx context.Context, nc *apiv1.EC2NodeClass) ([]string, error) {

@@ -106,6 +106,12 @@ func (c *Cluster) PatchNodeClaim(ctx context.Context, name string, patch []byte)
 	return err
 }
 
+// PatchNodePoolStatus merge-patches a NodePool's status subresource.
+func (c *Cluster) PatchNodePoolStatus(ctx context.Context, name string, patch []byte) error {
+	_, err := c.Dynamic.Resource(apiv1.NodePoolGVR).Patch(ctx, name, types.MergePatchType, patch, metav1.PatchOptions{}, "status")
+	return err
+}
+
 // PatchNodeClaimStatus merge-patches the status subresource.
 func (c *Cluster) PatchNodeClaimStatus(ctx context.Context, name string, patch []byte) error {
 	_, err := c.Dynamic.Resource(apiv1.NodeClaimGVR).Patch(ctx, name, types.MergePatchType, patch, metav1.PatchOptions{}, "status")

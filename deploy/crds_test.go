@@ -1,11 +1,33 @@
 package deploy
 
 import (
+	"bytes"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strings"
 	"testing"
 
+	apiv1 "github.com/joinery/joinery/api/v1"
+	"k8s.io/apiextensions-apiserver/pkg/apis/apiextensions"
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
+	structuralschema "k8s.io/apiextensions-apiserver/pkg/apiserver/schema"
+	"k8s.io/apimachinery/pkg/util/validation/field"
 	"sigs.k8s.io/yaml"
 )
+
+func parseCRDs(t *testing.T) map[string]*apiextensionsv1.CustomResourceDefinition {
+	t.Helper()
+	out := map[string]*apiextensionsv1.CustomResourceDefinition{}
+	for _, doc := range CRDs() {
+		crd := &apiextensionsv1.CustomResourceDefinition{}
+		if err := yaml.UnmarshalStrict(doc, crd); err != nil {
+			t.Fatal(err)
+		}
+		out[crd.Spec.Names.Kind] = crd
+	}
+	return out
+}
 
 func TestCRDs(t *testing.T) {
 	want := map[string]string{
@@ -13,15 +35,11 @@ func TestCRDs(t *testing.T) {
 		"nodeclaims.karpenter.sh":          "NodeClaim",
 		"ec2nodeclasses.karpenter.k8s.aws": "EC2NodeClass",
 	}
-	docs := CRDs()
-	if len(docs) != len(want) {
-		t.Fatalf("%d CRDs, want %d", len(docs), len(want))
+	crds := parseCRDs(t)
+	if len(crds) != len(want) {
+		t.Fatalf("%d CRDs, want %d", len(crds), len(want))
 	}
-	for _, doc := range docs {
-		var crd apiextensionsv1.CustomResourceDefinition
-		if err := yaml.UnmarshalStrict(doc, &crd); err != nil {
-			t.Fatal(err)
-		}
+	for _, crd := range crds {
 		if want[crd.Name] != crd.Spec.Names.Kind {
 			t.Errorf("unexpected CRD %s (kind %s)", crd.Name, crd.Spec.Names.Kind)
 		}
@@ -36,10 +54,150 @@ func TestCRDs(t *testing.T) {
 			t.Errorf("%s: version %+v", crd.Name, v)
 		}
 		for _, f := range []string{"spec", "status"} {
-			p := v.Schema.OpenAPIV3Schema.Properties[f]
-			if p.XPreserveUnknownFields == nil || !*p.XPreserveUnknownFields {
-				t.Errorf("%s: %s does not preserve unknown fields", crd.Name, f)
+			if _, ok := v.Schema.OpenAPIV3Schema.Properties[f]; !ok {
+				t.Errorf("%s: no %s in the schema", crd.Name, f)
 			}
+		}
+	}
+}
+
+// TestCRDSchemasAreStructural checks every schema is structural (what the API
+// server demands of a v1 CRD: types everywhere, no type in logical junctors),
+// and that NodePool and NodeClaim specs are closed (unknown fields refused,
+// not silently kept) while their printer columns point at real fields.
+func TestCRDSchemasAreStructural(t *testing.T) {
+	for kind, crd := range parseCRDs(t) {
+		v := crd.Spec.Versions[0]
+		internal := &apiextensions.JSONSchemaProps{}
+		if err := apiextensionsv1.Convert_v1_JSONSchemaProps_To_apiextensions_JSONSchemaProps(v.Schema.OpenAPIV3Schema, internal, nil); err != nil {
+			t.Fatalf("%s: %v", kind, err)
+		}
+		s, err := structuralschema.NewStructural(internal)
+		if err != nil {
+			t.Fatalf("%s: not structural: %v", kind, err)
+		}
+		if errs := structuralschema.ValidateStructural(field.NewPath("openAPIV3Schema"), s); len(errs) > 0 {
+			t.Errorf("%s: not structural: %v", kind, errs.ToAggregate())
+		}
+		spec := v.Schema.OpenAPIV3Schema.Properties["spec"]
+		if kind != "EC2NodeClass" && spec.XPreserveUnknownFields != nil && *spec.XPreserveUnknownFields {
+			t.Errorf("%s: spec preserves unknown fields", kind)
+		}
+		if len(spec.Properties) == 0 {
+			t.Errorf("%s: spec has no typed fields", kind)
+		}
+		for _, col := range v.AdditionalPrinterColumns {
+			if !schemaHasPath(v.Schema.OpenAPIV3Schema, col.JSONPath) {
+				t.Errorf("%s: printer column %s (%s) names no field of the schema", kind, col.Name, col.JSONPath)
+			}
+		}
+	}
+}
+
+// schemaHasPath follows a printer column's simple JSONPath (.a.b, .a.b[?...].c,
+// .metadata... is always fine) through the schema.
+func schemaHasPath(s *apiextensionsv1.JSONSchemaProps, path string) bool {
+	if strings.HasPrefix(path, ".metadata.") {
+		return true
+	}
+	cur := *s
+	for _, part := range strings.Split(strings.TrimPrefix(path, "."), ".") {
+		if i := strings.Index(part, "["); i >= 0 {
+			part = part[:i]
+		}
+		if part == "" || strings.HasPrefix(part, "type==") || strings.HasPrefix(part, "(@") {
+			continue
+		}
+		if cur.Type == "array" && cur.Items != nil && cur.Items.Schema != nil {
+			cur = *cur.Items.Schema
+		}
+		if cur.XPreserveUnknownFields != nil && *cur.XPreserveUnknownFields {
+			return true
+		}
+		if cur.AdditionalProperties != nil && cur.AdditionalProperties.Schema != nil {
+			cur = *cur.AdditionalProperties.Schema
+			continue
+		}
+		next, ok := cur.Properties[part]
+		if !ok {
+			return false
+		}
+		cur = next
+	}
+	return true
+}
+
+// TestCRDPatternsMatchAPIValidation checks the CRD carries the very patterns
+// api/v1's Validate applies, so both accept the same values.
+func TestCRDPatternsMatchAPIValidation(t *testing.T) {
+	np := parseCRDs(t)["NodePool"].Spec.Versions[0].Schema.OpenAPIV3Schema.Properties["spec"]
+	disruption := np.Properties["disruption"]
+	budget := disruption.Properties["budgets"].Items.Schema
+	tpl := np.Properties["template"].Properties["spec"]
+	for _, c := range []struct {
+		name, got, want string
+	}{
+		{"budgets[].nodes", budget.Properties["nodes"].Pattern, apiv1.BudgetNodesPattern},
+		{"budgets[].schedule", budget.Properties["schedule"].Pattern, apiv1.BudgetSchedulePattern},
+		{"consolidateAfter", disruption.Properties["consolidateAfter"].Pattern, "^((" + strings.TrimSuffix(strings.TrimPrefix(apiv1.DurationPattern, "^("), ")+$") + ")+|Never)$"},
+		{"expireAfter", tpl.Properties["expireAfter"].Pattern, "^((" + strings.TrimSuffix(strings.TrimPrefix(apiv1.DurationPattern, "^("), ")+$") + ")+|Never)$"},
+	} {
+		if c.got != c.want {
+			t.Errorf("%s: CRD pattern %q, api/v1 %q", c.name, c.got, c.want)
+		}
+		if _, err := regexp.Compile(c.got); err != nil {
+			t.Errorf("%s: %v", c.name, err)
+		}
+	}
+	reqRules := tpl.Properties["requirements"].Items.Schema.XValidations
+	found := false
+	for _, r := range reqRules {
+		if strings.Contains(r.Rule, "'"+apiv1.IntegerValuePattern+"'") {
+			found = true
+		}
+	}
+	if !found {
+		t.Errorf("no requirement rule uses api/v1.IntegerValuePattern %q", apiv1.IntegerValuePattern)
+	}
+	if got := tpl.Properties["requirements"].MaxItems; got == nil || *got != apiv1.MaxRequirements {
+		t.Errorf("requirements maxItems %v, want %d", got, apiv1.MaxRequirements)
+	}
+	for name, p := range map[string]apiextensionsv1.JSONSchemaProps{"consolidateAfter": disruption.Properties["consolidateAfter"], "expireAfter": tpl.Properties["expireAfter"]} {
+		if p.MaxLength == nil || *p.MaxLength != apiv1.MaxDurationLength {
+			t.Errorf("%s maxLength %v, want %d", name, p.MaxLength, apiv1.MaxDurationLength)
+		}
+	}
+	for _, f := range []string{"taints", "startupTaints"} {
+		if got := tpl.Properties[f].MaxItems; got == nil || *got != apiv1.MaxTaints {
+			t.Errorf("%s maxItems %v, want %d", f, got, apiv1.MaxTaints)
+		}
+	}
+	labels := np.Properties["template"].Properties["metadata"].Properties["labels"]
+	if got := labels.MaxProperties; got == nil || *got != apiv1.MaxLabels {
+		t.Errorf("labels maxProperties %v, want %d", got, apiv1.MaxLabels)
+	}
+	if got := labels.AdditionalProperties.Schema.MaxLength; got == nil || *got != apiv1.MaxLabelValueLength {
+		t.Errorf("label values maxLength %v, want %d", got, apiv1.MaxLabelValueLength)
+	}
+	if got := tpl.Properties["nodeClassRef"].Properties["name"].MaxLength; got == nil || *got != apiv1.MaxNameLength {
+		t.Errorf("nodeClassRef.name maxLength %v, want %d", got, apiv1.MaxNameLength)
+	}
+	if got := disruption.Properties["budgets"].MaxItems; got == nil || *got != apiv1.MaxBudgets {
+		t.Errorf("budgets maxItems %v, want %d", got, apiv1.MaxBudgets)
+	}
+}
+
+// TestChartCRDsAreDeployCRDs: the Helm chart ships the same files.
+func TestChartCRDsAreDeployCRDs(t *testing.T) {
+	files, err := filepath.Glob("crds/*.yaml")
+	if err != nil || len(files) == 0 {
+		t.Fatalf("crds: %v %v", files, err)
+	}
+	for _, f := range files {
+		a, err1 := os.ReadFile(f)
+		b, err2 := os.ReadFile(filepath.Join("chart", "joinery", "crds", filepath.Base(f)))
+		if err1 != nil || err2 != nil || !bytes.Equal(a, b) {
+			t.Errorf("chart/joinery/crds/%s differs from crds/ (cp deploy/crds/*.yaml deploy/chart/joinery/crds/): %v %v", filepath.Base(f), err1, err2)
 		}
 	}
 }

@@ -2,10 +2,13 @@ package v1
 
 import (
 	"fmt"
+	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
 
+	"github.com/robfig/cron/v3"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/util/validation"
 	"k8s.io/apimachinery/pkg/util/validation/field"
@@ -14,6 +17,12 @@ import (
 // Validate checks a NodePool the way Karpenter's CRD validation and webhook
 // do, and returns every problem with its field path and reason (nil when
 // valid). Errors are field.ErrorList; ToAggregate() gives one error.
+//
+// The NodePool CRD in deploy/crds makes the same checks in the API server
+// (patterns from patterns.go, CEL rules); testdata/invalid-nodepools.yaml is
+// the table both must refuse, and testdata/valid.yaml what both must accept.
+// Validate still runs on what the controller reads: objects stored before
+// the schema, or in a cluster with an older CRD, are reported and skipped.
 func (np *NodePool) Validate() field.ErrorList {
 	var errs field.ErrorList
 	spec := field.NewPath("spec")
@@ -22,17 +31,30 @@ func (np *NodePool) Validate() field.ErrorList {
 		errs = append(errs, field.Required(tpl.Child("nodeClassRef"), "a NodePool must name its EC2NodeClass"))
 	} else {
 		ref := np.Spec.Template.Spec.NodeClassRef
-		if ref.Name == "" {
-			errs = append(errs, field.Required(tpl.Child("nodeClassRef", "name"), ""))
+		rp := tpl.Child("nodeClassRef")
+		switch {
+		case ref.Name == "":
+			errs = append(errs, field.Required(rp.Child("name"), ""))
+		case len(ref.Name) > MaxNameLength:
+			errs = append(errs, field.TooLong(rp.Child("name"), ref.Name, MaxNameLength))
 		}
-		if ref.Kind != "" && ref.Kind != "EC2NodeClass" {
-			errs = append(errs, field.NotSupported(tpl.Child("nodeClassRef", "kind"), ref.Kind, []string{"EC2NodeClass"}))
+		if ref.Kind != "EC2NodeClass" {
+			errs = append(errs, field.NotSupported(rp.Child("kind"), ref.Kind, []string{"EC2NodeClass"}))
 		}
+		if ref.Group != "karpenter.k8s.aws" {
+			errs = append(errs, field.NotSupported(rp.Child("group"), ref.Group, []string{"karpenter.k8s.aws"}))
+		}
+	}
+	if n := len(np.Spec.Template.Spec.Requirements); n > MaxRequirements {
+		errs = append(errs, field.TooMany(tpl.Child("requirements"), n, MaxRequirements))
 	}
 	for i, r := range np.Spec.Template.Spec.Requirements {
 		errs = append(errs, ValidateRequirement(r, tpl.Child("requirements").Index(i))...)
 	}
-	for k := range np.Spec.Template.ObjectMeta.Labels {
+	if n := len(np.Spec.Template.ObjectMeta.Labels); n > MaxLabels {
+		errs = append(errs, field.TooMany(spec.Child("template", "metadata", "labels"), n, MaxLabels))
+	}
+	for k, v := range np.Spec.Template.ObjectMeta.Labels {
 		p := spec.Child("template", "metadata", "labels").Key(k)
 		if RestrictedLabels[k] {
 			errs = append(errs, field.Forbidden(p, "label is set by Joinery and may not be in a template"))
@@ -40,6 +62,15 @@ func (np *NodePool) Validate() field.ErrorList {
 		for _, msg := range validation.IsQualifiedName(k) {
 			errs = append(errs, field.Invalid(p, k, msg))
 		}
+		for _, msg := range validation.IsValidLabelValue(v) {
+			errs = append(errs, field.Invalid(p, v, msg))
+		}
+	}
+	if n := len(np.Spec.Template.Spec.Taints); n > MaxTaints {
+		errs = append(errs, field.TooMany(tpl.Child("taints"), n, MaxTaints))
+	}
+	if n := len(np.Spec.Template.Spec.StartupTaints); n > MaxTaints {
+		errs = append(errs, field.TooMany(tpl.Child("startupTaints"), n, MaxTaints))
 	}
 	for i, t := range np.Spec.Template.Spec.Taints {
 		errs = append(errs, validateTaint(t, tpl.Child("taints").Index(i))...)
@@ -51,6 +82,9 @@ func (np *NodePool) Validate() field.ErrorList {
 		if _, err := ParseNillableDuration(e); err != nil {
 			errs = append(errs, field.Invalid(tpl.Child("expireAfter"), e, err.Error()))
 		}
+	}
+	if g := np.Spec.Template.Spec.TerminationGracePeriod; g != nil && g.Duration < 0 {
+		errs = append(errs, field.Invalid(tpl.Child("terminationGracePeriod"), g.Duration.String(), "must not be negative"))
 	}
 	d := np.Spec.Disruption
 	dp := spec.Child("disruption")
@@ -65,10 +99,11 @@ func (np *NodePool) Validate() field.ErrorList {
 			errs = append(errs, field.Invalid(dp.Child("consolidateAfter"), d.ConsolidateAfter, err.Error()))
 		}
 	}
+	if n := len(d.Budgets); n > MaxBudgets {
+		errs = append(errs, field.TooMany(dp.Child("budgets"), n, MaxBudgets))
+	}
 	for i, b := range d.Budgets {
-		if _, _, err := ParseBudgetNodes(b.Nodes); err != nil {
-			errs = append(errs, field.Invalid(dp.Child("budgets").Index(i).Child("nodes"), b.Nodes, err.Error()))
-		}
+		errs = append(errs, validateBudget(b, dp.Child("budgets").Index(i))...)
 	}
 	if w := np.Spec.Weight; w != nil && (*w < 1 || *w > 100) {
 		errs = append(errs, field.Invalid(spec.Child("weight"), *w, "must be between 1 and 100"))
@@ -105,12 +140,17 @@ func ValidateRequirement(r NodeSelectorRequirementWithMinValues, p *field.Path) 
 	case OpGt, OpLt:
 		if len(r.Values) != 1 {
 			errs = append(errs, field.Invalid(p.Child("values"), r.Values, fmt.Sprintf("operator %s takes exactly one integer value", r.Operator)))
-		} else if _, err := strconv.ParseInt(r.Values[0], 10, 64); err != nil {
-			errs = append(errs, field.Invalid(p.Child("values").Index(0), r.Values[0], fmt.Sprintf("operator %s needs an integer", r.Operator)))
+		} else if _, err := strconv.ParseInt(r.Values[0], 10, 64); err != nil || !integerValueRE.MatchString(r.Values[0]) {
+			errs = append(errs, field.Invalid(p.Child("values").Index(0), r.Values[0], fmt.Sprintf("operator %s needs an integer (at most 18 digits)", r.Operator)))
 		}
 	default:
 		errs = append(errs, field.NotSupported(p.Child("operator"), r.Operator,
 			[]string{OpIn, OpNotIn, OpExists, OpDoesNotExist, OpGt, OpLt}))
+	}
+	for i, v := range r.Values {
+		if len(v) > MaxLabelValueLength {
+			errs = append(errs, field.TooLong(p.Child("values").Index(i), v, MaxLabelValueLength))
+		}
 	}
 	if r.MinValues != nil {
 		mv := *r.MinValues
@@ -128,6 +168,9 @@ func validateTaint(t corev1.Taint, p *field.Path) field.ErrorList {
 	for _, msg := range validation.IsQualifiedName(t.Key) {
 		errs = append(errs, field.Invalid(p.Child("key"), t.Key, msg))
 	}
+	for _, msg := range validation.IsValidLabelValue(t.Value) {
+		errs = append(errs, field.Invalid(p.Child("value"), t.Value, msg))
+	}
 	switch t.Effect {
 	case corev1.TaintEffectNoSchedule, corev1.TaintEffectPreferNoSchedule, corev1.TaintEffectNoExecute:
 	default:
@@ -137,11 +180,15 @@ func validateTaint(t corev1.Taint, p *field.Path) field.ErrorList {
 	return errs
 }
 
-// ParseNillableDuration parses a Karpenter duration field: a Go duration
-// ("720h", "30s") or "Never" (returned as nil).
+// ParseNillableDuration parses a Karpenter duration field: whole hours,
+// minutes and seconds ("720h", "1h30m", "30s"; DurationPattern) or "Never"
+// (returned as nil).
 func ParseNillableDuration(s string) (*time.Duration, error) {
 	if s == "Never" {
 		return nil, nil
+	}
+	if len(s) > MaxDurationLength || !durationRE.MatchString(s) {
+		return nil, fmt.Errorf("must be a duration like 720h or 1h30m (hours, minutes, seconds) or Never")
 	}
 	d, err := time.ParseDuration(s)
 	if err != nil {
@@ -159,8 +206,42 @@ func ParseNillableDuration(s string) (*time.Duration, error) {
 func ParseBudgetNodes(s string) (int, bool, error) {
 	pct := strings.HasSuffix(s, "%")
 	n, err := strconv.Atoi(strings.TrimSuffix(s, "%"))
-	if err != nil || n < 0 || (pct && n > 100) {
+	if err != nil || n < 0 || (pct && n > 100) || !budgetNodesRE.MatchString(s) {
 		return 0, false, fmt.Errorf("must be a non-negative integer or a percentage 0-100%%")
 	}
 	return n, pct, nil
+}
+
+var (
+	durationRE       = regexp.MustCompile(DurationPattern)
+	integerValueRE   = regexp.MustCompile(IntegerValuePattern)
+	budgetNodesRE    = regexp.MustCompile(BudgetNodesPattern)
+	budgetScheduleRE = regexp.MustCompile(BudgetSchedulePattern)
+)
+
+// validateBudget checks one disruption budget: nodes, known reasons, and a
+// schedule (cron) and duration set together.
+func validateBudget(b Budget, p *field.Path) field.ErrorList {
+	var errs field.ErrorList
+	if _, _, err := ParseBudgetNodes(b.Nodes); err != nil {
+		errs = append(errs, field.Invalid(p.Child("nodes"), b.Nodes, err.Error()))
+	}
+	for i, r := range b.Reasons {
+		if !slices.Contains(BudgetReasons, r) {
+			errs = append(errs, field.NotSupported(p.Child("reasons").Index(i), r, BudgetReasons))
+		}
+	}
+	if (b.Schedule == nil) != (b.Duration == nil) {
+		errs = append(errs, field.Invalid(p, b.Nodes, "schedule and duration must be set together"))
+	}
+	if b.Schedule != nil {
+		if _, err := cron.ParseStandard(*b.Schedule); err != nil || !budgetScheduleRE.MatchString(*b.Schedule) {
+			errs = append(errs, field.Invalid(p.Child("schedule"), *b.Schedule,
+				"must be a five-field cron expression (minute hour day-of-month month day-of-week) or @yearly, @monthly, @weekly, @daily, @hourly"))
+		}
+	}
+	if b.Duration != nil && b.Duration.Duration < 0 {
+		errs = append(errs, field.Invalid(p.Child("duration"), b.Duration.Duration.String(), "must not be negative"))
+	}
+	return errs
 }

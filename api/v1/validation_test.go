@@ -5,6 +5,8 @@ import (
 	"strings"
 	"testing"
 
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime"
 	"sigs.k8s.io/yaml"
 )
 
@@ -108,5 +110,81 @@ func TestRequirementMatches(t *testing.T) {
 		if got := c.req.Matches(c.value, c.has); got != c.want {
 			t.Errorf("%s %v on (%q, %v) = %v, want %v", c.req.Operator, c.req.Values, c.value, c.has, got, c.want)
 		}
+	}
+}
+
+// readObjects reads a multi-document YAML file into unstructured objects, as
+// the controller's informers would hold them.
+func readObjects(t *testing.T, path string) []map[string]interface{} {
+	t.Helper()
+	data, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out []map[string]interface{}
+	for _, doc := range strings.Split(string(data), "\n---") {
+		if strings.TrimSpace(doc) == "" {
+			continue
+		}
+		obj := map[string]interface{}{}
+		if err := yaml.Unmarshal([]byte(doc), &obj); err != nil {
+			t.Fatalf("%s: %v", path, err)
+		}
+		if len(obj) > 0 {
+			out = append(out, obj)
+		}
+	}
+	return out
+}
+
+// poolErrors decodes an object the way the controller does (cluster.NodePools:
+// a decode error makes the pool invalid too) and validates it.
+func poolErrors(obj map[string]interface{}) string {
+	np := &NodePool{}
+	if err := runtime.DefaultUnstructuredConverter.FromUnstructured(obj, np); err != nil {
+		return "cannot decode: " + err.Error()
+	}
+	if errs := np.Validate(); len(errs) > 0 {
+		return errs.ToAggregate().Error()
+	}
+	return ""
+}
+
+// TestValidateAgreesWithTheCRD runs the bad-object table the integration test
+// applies to the real API server (testdata/invalid-nodepools.yaml): Validate
+// must refuse every one, naming the same field the API server names; and it
+// must accept testdata/valid.yaml, which the API server accepts.
+func TestValidateAgreesWithTheCRD(t *testing.T) {
+	bad := readObjects(t, "testdata/invalid-nodepools.yaml")
+	if len(bad) < 40 {
+		t.Fatalf("%d invalid NodePools", len(bad))
+	}
+	for _, obj := range bad {
+		u := unstructured.Unstructured{Object: obj}
+		field := u.GetAnnotations()["test.joinery.sh/field"]
+		if field == "" {
+			t.Fatalf("%s: no test.joinery.sh/field annotation", u.GetName())
+		}
+		got := poolErrors(obj)
+		if got == "" {
+			t.Errorf("%s: Validate accepted it (the CRD refuses it at %s)", u.GetName(), field)
+		} else if !strings.Contains(got, field) && !strings.HasPrefix(got, "cannot decode: ") {
+			// A value the Go types cannot hold (a duration or quantity that
+			// does not parse) is refused when decoding, without a field path.
+			t.Errorf("%s: Validate said %q, want the field %s", u.GetName(), got, field)
+		}
+	}
+	n := 0
+	for _, obj := range readObjects(t, "testdata/valid.yaml") {
+		if obj["kind"] != "NodePool" {
+			continue
+		}
+		n++
+		if got := poolErrors(obj); got != "" {
+			t.Errorf("%v: %s", obj["metadata"], got)
+		}
+	}
+	if n == 0 {
+		t.Fatal("no valid NodePools")
 	}
 }

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"net"
 	"strconv"
+	"time"
 )
 
 // portUse is one port the control plane will listen on and who uses it.
@@ -34,7 +35,13 @@ func checkPorts(p Ports) error {
 		seen[u.port] = u.component
 	}
 	for _, u := range p.list() {
-		if err := portFree(u.port); err != nil {
+		// A world stopped just before (the previous test) may still be
+		// releasing its ports: give it a few seconds.
+		err := portFree(u.port)
+		for end := time.Now().Add(portWait); err != nil && time.Now().Before(end); err = portFree(u.port) {
+			time.Sleep(200 * time.Millisecond)
+		}
+		if err != nil {
 			by := ""
 			if h := portHolder(u.port); h != "" {
 				by = " by " + h
@@ -44,6 +51,9 @@ func checkPorts(p Ports) error {
 	}
 	return nil
 }
+
+// portWait is how long checkPorts waits for a busy port to be released.
+var portWait = 10 * time.Second
 
 // portFree reports whether a listener can bind 127.0.0.1:port right now.
 func portFree(port int) error {

@@ -8,6 +8,7 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+	"time"
 )
 
 // freePorts returns n distinct TCP ports that were free a moment ago.
@@ -41,6 +42,8 @@ func TestCheckPortsFree(t *testing.T) {
 }
 
 func TestCheckPortsInUse(t *testing.T) {
+	defer func(w time.Duration) { portWait = w }(portWait)
+	portWait = 0
 	ports := testPorts(t)
 	for _, host := range []string{"127.0.0.1", "0.0.0.0"} {
 		l, err := net.Listen("tcp", net.JoinHostPort(host, strconv.Itoa(ports.APIServer)))

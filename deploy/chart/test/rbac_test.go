@@ -48,6 +48,7 @@ var needed = map[access]string{
 	{"watch", "policy", "poddisruptionbudgets"}:      "cluster/cluster.go: PDB informer",
 	{"list", "karpenter.sh", "nodepools"}:            "cluster/cluster.go: dynamic NodePool informer",
 	{"watch", "karpenter.sh", "nodepools"}:           "cluster/cluster.go: dynamic NodePool informer",
+	{"patch", "karpenter.sh", "nodepools/status"}:    "cluster/karpenter.go: PatchNodePoolStatus (ValidationSucceeded, Ready conditions)",
 	{"list", "karpenter.sh", "nodeclaims"}:           "cluster/cluster.go: dynamic NodeClaim informer",
 	{"watch", "karpenter.sh", "nodeclaims"}:          "cluster/cluster.go: dynamic NodeClaim informer",
 	{"get", "karpenter.sh", "nodeclaims"}:            "cluster/karpenter.go: NodeClaim() reads one from the API server, not the cache",

@@ -1,0 +1,95 @@
+package activities
+
+import (
+	"context"
+	"encoding/json"
+	"time"
+
+	apiv1 "github.com/joinery/joinery/api/v1"
+	"github.com/joinery/joinery/cluster"
+	"go.uber.org/zap"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+)
+
+// NodePool condition types and the reason on a skipped pool (Karpenter's
+// names: kubectl get nodepools shows Ready).
+const (
+	ConditionValidationSucceeded = "ValidationSucceeded"
+	ConditionReady               = "Ready"
+	ReasonValidationFailed       = "ValidationFailed"
+)
+
+// reportNodePools reports every NodePool skipped for failing validation
+// (Warning Event InvalidNodePool, error log, joinery_nodepools_invalid
+// metric) and writes the ValidationSucceeded and Ready conditions on every
+// pool: False with the field and reason on a skipped pool, True on a valid
+// one. Each change is written once; a failed status write is logged and
+// retried at the next snapshot.
+func (a *Activities) reportNodePools(ctx context.Context, valid []*apiv1.NodePool, bad []cluster.InvalidNodePool) {
+	a.invalidMu.Lock()
+	defer a.invalidMu.Unlock()
+	if a.invalid == nil {
+		a.invalid = map[string]string{}
+	}
+	if a.Metrics != nil {
+		a.Metrics.InvalidNodePools.Set(float64(len(bad)))
+	}
+	isBad := map[string]bool{}
+	for _, b := range bad {
+		isBad[b.Name] = true
+		msg := b.Err.Error()
+		if a.invalid[b.Name] == msg {
+			continue
+		}
+		a.Log.Error("invalid NodePool skipped", zap.String("nodepool", b.Name), zap.String("reason", msg))
+		a.Cluster.Recorder.Event(&corev1.ObjectReference{APIVersion: "karpenter.sh/v1", Kind: "NodePool", Name: b.Name},
+			corev1.EventTypeWarning, "InvalidNodePool", msg)
+		if a.writePoolConditions(ctx, b.Name, 0, metav1.ConditionFalse, ReasonValidationFailed, msg) {
+			a.invalid[b.Name] = msg
+		}
+	}
+	for _, np := range valid {
+		if isBad[np.Name] {
+			continue // valid spec, but its EC2NodeClass is missing
+		}
+		prev, known := a.invalid[np.Name]
+		if known && prev == "" {
+			continue
+		}
+		if !known && hasCondition(np.Status.Conditions, ConditionValidationSucceeded, metav1.ConditionTrue, np.Generation) {
+			a.invalid[np.Name] = ""
+			continue
+		}
+		if a.writePoolConditions(ctx, np.Name, np.Generation, metav1.ConditionTrue, ConditionValidationSucceeded, "") {
+			a.invalid[np.Name] = ""
+		}
+	}
+}
+
+// writePoolConditions merge-patches the pool's status conditions.
+func (a *Activities) writePoolConditions(ctx context.Context, name string, generation int64, status metav1.ConditionStatus, reason, msg string) bool {
+	now := metav1.NewTime(time.Now().UTC().Truncate(time.Second))
+	conds := []metav1.Condition{
+		{Type: ConditionValidationSucceeded, Status: status, Reason: reason, Message: msg, LastTransitionTime: now, ObservedGeneration: generation},
+		{Type: ConditionReady, Status: status, Reason: reason, Message: msg, LastTransitionTime: now, ObservedGeneration: generation},
+	}
+	if status == metav1.ConditionTrue {
+		conds[1].Reason = ConditionReady
+	}
+	patch, _ := json.Marshal(map[string]any{"status": map[string]any{"conditions": conds}})
+	if err := a.Cluster.PatchNodePoolStatus(ctx, name, patch); err != nil {
+		a.Log.Warn("nodepool status", zap.String("nodepool", name), zap.Error(err))
+		return false
+	}
+	return true
+}
+
+func hasCondition(conds []metav1.Condition, typ string, status metav1.ConditionStatus, generation int64) bool {
+	for _, c := range conds {
+		if c.Type == typ {
+			return c.Status == status && c.ObservedGeneration == generation
+		}
+	}
+	return false
+}
