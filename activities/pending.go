@@ -1,7 +1,6 @@
 package activities
 
 import (
-	"strings"
 	"time"
 
 	"github.com/joinery/joinery/solver"
@@ -15,20 +14,13 @@ const UnschedulableRetry = 5 * time.Minute
 // NodeClaim was launched for and that were not just found unschedulable:
 // the pods a new Provision batch would work on.
 func (a *Activities) UnnominatedPending(now time.Time) int {
-	nominated := map[string]bool{}
-	for _, nc := range a.Cluster.NodeClaims() {
-		if nc.DeletionTimestamp != nil || !a.nominationLive(nc, now) {
-			continue
-		}
-		for _, uid := range strings.Split(nc.Annotations[AnnotationNominatedPods], ",") {
-			nominated[uid] = true
-		}
-	}
+	pending := a.Cluster.ProvisionablePods()
+	nominated := a.liveNominations(pending, now)
 	a.unschedMu.Lock()
 	defer a.unschedMu.Unlock()
 	n := 0
-	for _, p := range a.Cluster.ProvisionablePods() {
-		if nominated[string(p.UID)] {
+	for _, p := range pending {
+		if _, ok := nominated[string(p.UID)]; ok {
 			continue
 		}
 		if at, ok := a.unschedulable[string(p.UID)]; ok && now.Sub(at) < UnschedulableRetry {

@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"sort"
-	"strings"
 	"time"
 
 	apiv1 "github.com/joinery/joinery/api/v1"
@@ -41,25 +40,18 @@ func (a *Activities) takeSnapshot(ctx context.Context, now time.Time) (*snapshot
 	claims := a.Cluster.NodeClaims()
 
 	// In-flight and recently-ready NodeClaims hold nominations.
-	nominatedTo := map[string]string{} // pod UID -> nodeclaim
 	claimByNode := map[string]*apiv1.NodeClaim{}
 	for _, nc := range claims {
 		if nc.Status.NodeName != "" {
 			claimByNode[nc.Status.NodeName] = nc
 		}
-		if nc.DeletionTimestamp != nil || !a.nominationLive(nc, now) {
-			continue
-		}
-		for _, uid := range strings.Split(nc.Annotations[AnnotationNominatedPods], ",") {
-			if uid != "" {
-				nominatedTo[uid] = nc.Name
-			}
-		}
 	}
+	pending := a.Cluster.ProvisionablePods()
+	nominatedTo := a.liveNominations(pending, now) // pod UID -> nodeclaim
 
 	// Pending pods; nominated ones are accounted on their NodeClaim instead.
 	nominatedReq := map[string]resources.List{}
-	for _, p := range a.Cluster.ProvisionablePods() {
+	for _, p := range pending {
 		s.pending++
 		sp := solver.PodFromK8s(p)
 		if nc, ok := nominatedTo[string(p.UID)]; ok {

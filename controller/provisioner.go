@@ -38,8 +38,16 @@ func (p *provisioner) watch() {
 		}
 	}
 	_, _ = p.cluster.PodInformer.AddEventHandler(cache.ResourceEventHandlerFuncs{
-		AddFunc:    on,
-		UpdateFunc: func(_, n interface{}) { on(n) },
+		AddFunc: on,
+		// Only a pod that just became provisionable extends the batch:
+		// the scheduler's later status writes on it would keep the idle
+		// window from ever closing.
+		UpdateFunc: func(o, n interface{}) {
+			if old, ok := o.(*corev1.Pod); ok && cluster.IsProvisionable(old) {
+				return
+			}
+			on(n)
+		},
 	})
 	// A changed NodePool may now take pods found unschedulable before.
 	p.cluster.OnNodePoolChange(func(interface{}) {

@@ -19,7 +19,6 @@ func sdkMetrics(reg *prometheus.Registry) (client.MetricsHandler, io.Closer) {
 		CachedReporter:  reporter,
 		Separator:       tallyprom.DefaultSeparator,
 		SanitizeOptions: &sdktally.PrometheusSanitizeOptions,
-		Prefix:          "temporal",
 	}, time.Second)
 	return sdktally.NewMetricsHandler(sdktally.NewPrometheusNamingScope(scope)), closer
 }

@@ -19,19 +19,22 @@ import (
 	"time"
 
 	"github.com/joinery/joinery/cluster"
-	"github.com/joinery/joinery/controller"
 	"github.com/joinery/joinery/logging"
 	"github.com/joinery/joinery/sim/kube"
 	"github.com/joinery/joinery/sim/world"
 )
 
 func main() {
+	if os.Getenv(world.WorkerEnvFlag) == "1" {
+		os.Exit(runWorkerFromEnv())
+	}
 	pods := flag.Int("pods", 1000, "pods to provision (1000, 5000, 10000)")
 	asJSON := flag.Bool("json", false, "print the report as JSON")
 	boot := flag.Duration("boot-delay", 2*time.Second, "simulated instance boot time")
 	timeout := flag.Duration("timeout", 15*time.Minute, "give up after this long")
+	keep := flag.Bool("keep", false, "keep the state directory (logs: joinery.log is the worker's) and print its path")
 	flag.Parse()
-	r, err := run(*pods, *boot, *timeout)
+	r, err := run(*pods, *boot, *timeout, *keep)
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "error:", err)
 		os.Exit(1)
@@ -43,14 +46,18 @@ func main() {
 	r.print()
 }
 
-func run(pods int, boot, timeout time.Duration) (*Report, error) {
+func run(pods int, boot, timeout time.Duration, keep bool) (*Report, error) {
 	ctx, cancel := context.WithTimeout(context.Background(), timeout)
 	defer cancel()
 	dir, err := os.MkdirTemp("", "joinery-bench-")
 	if err != nil {
 		return nil, err
 	}
-	defer os.RemoveAll(dir)
+	if keep {
+		fmt.Fprintln(os.Stderr, "state kept in", dir)
+	} else {
+		defer os.RemoveAll(dir)
+	}
 	log, err := logging.NewFile(filepath.Join(dir, "joinery.log"), "warn")
 	if err != nil {
 		return nil, err
@@ -63,21 +70,12 @@ func run(pods int, boot, timeout time.Duration) (*Report, error) {
 		return nil, err
 	}
 	defer w.Stop()
-	cctx, stop := context.WithCancel(ctx)
-	defer stop()
-	ready := make(chan struct{})
-	done := make(chan error, 1)
-	go func() {
-		done <- controller.Run(cctx, controller.Config{
-			RESTConfig: w.Kube.RESTConfig(), TemporalAddress: w.Temporal.Address, EC2Endpoint: w.EC2Endpoint,
-			ClusterName: "joinery-bench", Log: log, Ready: ready, DisableDisruption: true,
-		})
-	}()
-	select {
-	case <-ready:
-	case err := <-done:
+	const metricsAddr = "127.0.0.1:47290"
+	worker, err := startWorker(ctx, w, metricsAddr)
+	if err != nil {
 		return nil, err
 	}
+	defer func() { _ = worker.Process.Kill(); _ = worker.Wait() }()
 	pools, err := cluster.ReadManifests(repoFile("examples/nodepools.yaml"))
 	if err != nil {
 		return nil, err
@@ -85,7 +83,12 @@ func run(pods int, boot, timeout time.Duration) (*Report, error) {
 	if err := cluster.Apply(ctx, w.Kube.RESTConfig(), pools); err != nil {
 		return nil, err
 	}
-	return measure(ctx, w, pods)
+	r, err := measure(ctx, w, pods, worker.Process.Pid)
+	if err != nil {
+		return nil, err
+	}
+	r.ActivityLatency, r.WorkflowLatency, err = latencies(metricsAddr)
+	return r, err
 }
 
 // repoFile finds a file relative to the repository root (the folder with go.mod).
@@ -99,34 +102,54 @@ func repoFile(rel string) string {
 	return rel
 }
 
-// Report holds the measured figures (durations from the apply).
+// Report holds the measured figures (durations from the apply, except
+// the *AfterLastPod ones: from the creation of the last pod, which the
+// ReplicaSet controller paces).
 type Report struct {
-	Pods             int            `json:"pods"`
-	FirstProvision   time.Duration  `json:"firstProvision"`
-	AllLaunched      time.Duration  `json:"allLaunched"`
-	AllNodesReady    time.Duration  `json:"allNodesReady"`
-	AllPodsRunning   time.Duration  `json:"allPodsRunning"`
-	Nodes            int            `json:"nodes"`
-	USDPerHour       float64        `json:"usdPerHour"`
-	LowerBound       float64        `json:"lowerBoundUsdPerHour"`
-	ProvisionRuns    int            `json:"provisionWorkflows"`
-	NodeClaimRuns    int            `json:"nodeClaimWorkflows"`
-	EC2Calls         map[string]int `json:"ec2Calls"`
-	PeakRSSMiB       float64        `json:"peakRssMiB"` // this process: worker + Temporal server + sims
-	KubeAPIServerMiB float64        `json:"kubeApiserverRssMiB"`
+	Pods                 int            `json:"pods"`
+	LastPodCreated       time.Duration  `json:"lastPodCreated"`
+	FirstProvision       time.Duration  `json:"firstProvision"`
+	AllLaunched          time.Duration  `json:"allLaunched"`
+	AllNodesReady        time.Duration  `json:"allNodesReady"`
+	AllPodsRunning       time.Duration  `json:"allPodsRunning"`
+	LaunchedAfterLastPod time.Duration  `json:"launchedAfterLastPod"`
+	RunningAfterLastPod  time.Duration  `json:"runningAfterLastPod"`
+	WorkerPeakRSSMiB     float64        `json:"workerPeakRssMiB"`
+	Nodes                int            `json:"nodes"`
+	USDPerHour           float64        `json:"usdPerHour"`
+	LowerBound           float64        `json:"lowerBoundUsdPerHour"`
+	ProvisionRuns        int            `json:"provisionWorkflows"`
+	NodeClaimRuns        int            `json:"nodeClaimWorkflows"`
+	FailedWorkflows      int            `json:"failedWorkflows"` // Failed, Terminated or TimedOut
+	LimitWarnings        int            `json:"limitWarnings"`   // log lines reporting a Temporal size limit hit
+	EC2Calls             map[string]int `json:"ec2Calls"`
+	PeakRSSMiB           float64        `json:"peakRssMiB"` // this process: Temporal server + sims
+	KubeAPIServerMiB     float64        `json:"kubeApiserverRssMiB"`
+	ActivityLatency      []Latency      `json:"activityLatency"`
+	WorkflowLatency      []Latency      `json:"workflowLatency"`
 }
 
 func (r *Report) print() {
 	tw := tabwriter.NewWriter(os.Stdout, 0, 0, 2, ' ', 0)
 	fmt.Fprintf(tw, "pods\t%d\n", r.Pods)
+	fmt.Fprintf(tw, "apply -> last pod created\t%s\n", r.LastPodCreated.Round(time.Millisecond))
 	fmt.Fprintf(tw, "apply -> first Provision workflow\t%s\n", r.FirstProvision.Round(time.Millisecond))
 	fmt.Fprintf(tw, "apply -> every NodeClaim launched\t%s\n", r.AllLaunched.Round(time.Millisecond))
 	fmt.Fprintf(tw, "apply -> every Node Ready\t%s\n", r.AllNodesReady.Round(time.Millisecond))
 	fmt.Fprintf(tw, "apply -> every pod Running\t%s\n", r.AllPodsRunning.Round(time.Millisecond))
+	fmt.Fprintf(tw, "last pod created -> every NodeClaim launched\t%s\n", r.LaunchedAfterLastPod.Round(time.Millisecond))
+	fmt.Fprintf(tw, "last pod created -> every pod Running\t%s\n", r.RunningAfterLastPod.Round(time.Millisecond))
 	fmt.Fprintf(tw, "nodes\t%d\n", r.Nodes)
 	fmt.Fprintf(tw, "USD/hour (lower bound, ratio)\t%.2f (%.2f, %.2f)\n", r.USDPerHour, r.LowerBound, r.USDPerHour/max(r.LowerBound, 1e-9))
 	fmt.Fprintf(tw, "Provision / NodeClaim workflows\t%d / %d\n", r.ProvisionRuns, r.NodeClaimRuns)
+	fmt.Fprintf(tw, "failed workflows / Temporal limit warnings\t%d / %d\n", r.FailedWorkflows, r.LimitWarnings)
 	fmt.Fprintf(tw, "EC2 calls\t%v\n", r.EC2Calls)
-	fmt.Fprintf(tw, "peak RSS: worker+Temporal+sims / kube-apiserver\t%.0f MiB / %.0f MiB\n", r.PeakRSSMiB, r.KubeAPIServerMiB)
+	fmt.Fprintf(tw, "peak RSS: worker / Temporal server+sims / kube-apiserver\t%.0f MiB / %.0f MiB / %.0f MiB\n", r.WorkerPeakRSSMiB, r.PeakRSSMiB, r.KubeAPIServerMiB)
+	for _, l := range r.WorkflowLatency {
+		fmt.Fprintf(tw, "workflow %s: runs, p50, p99\t%d, %.3fs, %.3fs\n", l.Type, l.Count, l.P50, l.P99)
+	}
+	for _, l := range r.ActivityLatency {
+		fmt.Fprintf(tw, "activity %s: runs, p50, p99\t%d, %.3fs, %.3fs\n", l.Type, l.Count, l.P50, l.P99)
+	}
 	_ = tw.Flush()
 }

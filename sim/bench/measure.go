@@ -78,7 +78,7 @@ spec:
 	return path, os.WriteFile(path, []byte(b.String()), 0o644)
 }
 
-func measure(ctx context.Context, w *world.World, pods int) (*Report, error) {
+func measure(ctx context.Context, w *world.World, pods, workerPid int) (*Report, error) {
 	r := &Report{Pods: pods}
 	path, err := workloads(w.StateDir, pods)
 	if err != nil {
@@ -102,11 +102,13 @@ func measure(ctx context.Context, w *world.World, pods int) (*Report, error) {
 		return nil, err
 	}
 	peak := 0.0
+	var lastPod time.Time
 	for {
 		peak = max(peak, rssMiB(os.Getpid()))
-		running, err := runningPods(ctx, kc)
+		r.WorkerPeakRSSMiB = max(r.WorkerPeakRSSMiB, rssMiB(workerPid))
+		running, last, err := runningPods(ctx, kc)
 		if err == nil && running >= pods {
-			r.AllPodsRunning = time.Since(applied)
+			r.AllPodsRunning, lastPod = time.Since(applied), last
 			break
 		}
 		select {
@@ -116,6 +118,9 @@ func measure(ctx context.Context, w *world.World, pods int) (*Report, error) {
 		}
 	}
 	r.PeakRSSMiB = peak
+	// Creation timestamps have a 1 s resolution: count from the end of
+	// that second.
+	r.LastPodCreated = max(0, lastPod.Add(time.Second).Sub(applied))
 	r.KubeAPIServerMiB = rssOf("kube-apiserver", w.StateDir)
 	for _, in := range w.EC2.Instances() {
 		r.AllLaunched = max(r.AllLaunched, in.LaunchTime.Sub(applied))
@@ -125,6 +130,8 @@ func measure(ctx context.Context, w *world.World, pods int) (*Report, error) {
 		return nil, err
 	}
 	r.Nodes = len(nodes.Items)
+	r.LaunchedAfterLastPod = r.AllLaunched - r.LastPodCreated
+	r.RunningAfterLastPod = r.AllPodsRunning - r.LastPodCreated
 	for _, n := range nodes.Items {
 		for _, c := range n.Status.Conditions {
 			if c.Type == corev1.NodeReady {
@@ -144,34 +151,79 @@ func measure(ctx context.Context, w *world.World, pods int) (*Report, error) {
 	first := time.Time{}
 	r.ProvisionRuns, first = countWorkflows(ctx, tc, "Provision")
 	r.NodeClaimRuns, _ = countWorkflows(ctx, tc, "NodeClaim")
+	for _, st := range []string{"Failed", "Terminated", "TimedOut"} {
+		n, _ := countQuery(ctx, tc, fmt.Sprintf("ExecutionStatus = %q", st))
+		r.FailedWorkflows += n
+	}
+	r.LimitWarnings = limitWarnings(filepath.Join(w.StateDir, "joinery.log"), filepath.Join(w.StateDir, "temporal.log"))
 	if !first.IsZero() {
 		r.FirstProvision = first.Sub(applied)
 	}
 	return r, nil
 }
 
-func runningPods(ctx context.Context, kc kubernetes.Interface) (int, error) {
+// runningPods counts the bench pods Running and returns the latest
+// creation time among them.
+func runningPods(ctx context.Context, kc kubernetes.Interface) (int, time.Time, error) {
 	list, err := kc.CoreV1().Pods("default").List(ctx, metav1.ListOptions{ResourceVersion: "0"})
 	if err != nil {
-		return 0, err
+		return 0, time.Time{}, err
 	}
 	n := 0
+	var last time.Time
 	for _, p := range list.Items {
-		if p.Status.Phase == corev1.PodRunning && strings.HasPrefix(p.Name, "bench-") {
+		if !strings.HasPrefix(p.Name, "bench-") {
+			continue
+		}
+		if p.CreationTimestamp.After(last) {
+			last = p.CreationTimestamp.Time
+		}
+		if p.Status.Phase == corev1.PodRunning {
 			n++
 		}
 	}
-	return n, nil
+	return n, last, nil
 }
 
 // countWorkflows counts workflows of a type and returns the earliest start.
 func countWorkflows(ctx context.Context, tc client.Client, typ string) (int, time.Time) {
+	return countQuery(ctx, tc, fmt.Sprintf("WorkflowType = %q", typ))
+}
+
+// limitPatterns are what the Temporal server and SDK log when a payload,
+// a history or a gRPC message outgrows its limit.
+var limitPatterns = []string{"BlobSizeLimit", "blob size", "exceeds size limit", "history size exceeds", "HistorySizeLimit",
+	"history count exceeds", "message larger than max", "ResourceExhausted"}
+
+// limitWarnings counts log lines that report a Temporal limit hit.
+func limitWarnings(paths ...string) int {
+	n := 0
+	for _, p := range paths {
+		b, err := os.ReadFile(p)
+		if err != nil {
+			continue
+		}
+		for _, line := range strings.Split(string(b), "\n") {
+			for _, pat := range limitPatterns {
+				if strings.Contains(line, pat) {
+					n++
+					break
+				}
+			}
+		}
+	}
+	return n
+}
+
+// countQuery counts the workflows a visibility query matches and returns
+// the earliest start.
+func countQuery(ctx context.Context, tc client.Client, query string) (int, time.Time) {
 	n := 0
 	var first time.Time
 	var token []byte
 	for {
 		resp, err := tc.ListWorkflow(ctx, &workflowservice.ListWorkflowExecutionsRequest{
-			Query: fmt.Sprintf("WorkflowType = %q", typ), NextPageToken: token, PageSize: 1000})
+			Query: query, NextPageToken: token, PageSize: 1000})
 		if err != nil {
 			return n, first
 		}

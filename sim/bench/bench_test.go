@@ -1,0 +1,40 @@
+//go:build integration
+
+package main
+
+import (
+	"os"
+	"testing"
+	"time"
+
+	"github.com/joinery/joinery/sim/world"
+)
+
+// TestMain doubles as the worker process (the bench re-executes itself).
+func TestMain(m *testing.M) {
+	if os.Getenv(world.WorkerEnvFlag) == "1" {
+		os.Exit(runWorkerFromEnv())
+	}
+	os.Exit(m.Run())
+}
+
+// The bench at N = 200 as CI's smoke test: every pod Running, one
+// NodeClaim workflow per node, no workflow failed and no Temporal size
+// limit reported. Times are printed, not asserted.
+func TestBenchSmoke(t *testing.T) {
+	r, err := run(200, 2*time.Second, 8*time.Minute, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("200 pods: launched %s after the last pod, Running %s after; %d nodes, %.2f USD/hour (bound %.2f); worker RSS %.0f MiB",
+		r.LaunchedAfterLastPod.Round(time.Millisecond), r.RunningAfterLastPod.Round(time.Millisecond), r.Nodes, r.USDPerHour, r.LowerBound, r.WorkerPeakRSSMiB)
+	if r.Nodes == 0 || r.NodeClaimRuns != r.Nodes || r.ProvisionRuns == 0 {
+		t.Errorf("%d nodes, %d NodeClaim and %d Provision workflows", r.Nodes, r.NodeClaimRuns, r.ProvisionRuns)
+	}
+	if r.FailedWorkflows != 0 || r.LimitWarnings != 0 {
+		t.Errorf("%d workflows failed, %d Temporal limit warnings", r.FailedWorkflows, r.LimitWarnings)
+	}
+	if r.USDPerHour < r.LowerBound || r.WorkerPeakRSSMiB == 0 || len(r.ActivityLatency) == 0 {
+		t.Errorf("USD/hour %.3f below the bound %.3f, worker RSS %.0f, %d activity latencies", r.USDPerHour, r.LowerBound, r.WorkerPeakRSSMiB, len(r.ActivityLatency))
+	}
+}

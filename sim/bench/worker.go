@@ -1,0 +1,131 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"net/http"
+	"os"
+	"os/exec"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/joinery/joinery/controller"
+	"github.com/joinery/joinery/sim/world"
+	dto "github.com/prometheus/client_model/go"
+	"github.com/prometheus/common/expfmt"
+	"github.com/prometheus/common/model"
+)
+
+// metricsEnv names the worker's /metrics address in the re-executed bench
+// binary (see runWorkerFromEnv).
+const metricsEnv = "JOINERY_BENCH_METRICS"
+
+// runWorkerFromEnv is the bench binary re-executed as the worker: the
+// controller alone in its own process, so its RSS is its own.
+func runWorkerFromEnv() int {
+	return world.RunWorkerFromEnv(func(c *controller.Config) {
+		c.DisableDisruption = true
+		c.MetricsAddr = os.Getenv(metricsEnv)
+	})
+}
+
+// startWorker runs this binary as the worker against w and waits until it
+// is ready (its /readyz answers 200).
+func startWorker(ctx context.Context, w *world.World, metricsAddr string) (*exec.Cmd, error) {
+	exe, err := os.Executable()
+	if err != nil {
+		return nil, err
+	}
+	cmd := exec.Command(exe)
+	cmd.Env = append(os.Environ(), append(w.WorkerEnv("joinery-bench"), metricsEnv+"="+metricsAddr)...)
+	cmd.Stdout, cmd.Stderr = os.Stderr, os.Stderr
+	if err := cmd.Start(); err != nil {
+		return nil, err
+	}
+	for {
+		resp, err := http.Get("http://" + metricsAddr + "/readyz")
+		if err == nil {
+			resp.Body.Close()
+			if resp.StatusCode == http.StatusOK {
+				return cmd, nil
+			}
+		}
+		select {
+		case <-ctx.Done():
+			_ = cmd.Process.Kill()
+			return nil, fmt.Errorf("worker not ready: %w", ctx.Err())
+		case <-time.After(200 * time.Millisecond):
+		}
+	}
+}
+
+// Latency is one workflow or activity type's execution latency, seconds,
+// from the Temporal SDK's summaries on the worker's /metrics (quantiles
+// over the SDK's sliding window; Count is every execution).
+type Latency struct {
+	Type  string  `json:"type"`
+	Count uint64  `json:"count"`
+	P50   float64 `json:"p50Seconds"`
+	P99   float64 `json:"p99Seconds"`
+}
+
+// latencies scrapes the worker's /metrics: activity execution latency by
+// activity_type and workflow end-to-end latency by workflow_type.
+func latencies(metricsAddr string) (activities, workflows []Latency, err error) {
+	resp, err := http.Get("http://" + metricsAddr + "/metrics")
+	if err != nil {
+		return nil, nil, err
+	}
+	defer resp.Body.Close()
+	body, err := io.ReadAll(resp.Body)
+	if err != nil {
+		return nil, nil, err
+	}
+	parser := expfmt.NewTextParser(model.UTF8Validation)
+	fams, err := parser.TextToMetricFamilies(strings.NewReader(string(body)))
+	if err != nil {
+		return nil, nil, err
+	}
+	return fromSummary(fams, "temporal_activity_execution_latency", "activity_type"),
+		fromSummary(fams, "temporal_workflow_endtoend_latency", "workflow_type"), nil
+}
+
+func fromSummary(fams map[string]*dto.MetricFamily, prefix, label string) []Latency {
+	byType := map[string]*Latency{}
+	for name, f := range fams {
+		if !strings.HasPrefix(name, prefix) || f.GetType() != dto.MetricType_SUMMARY {
+			continue
+		}
+		for _, m := range f.Metric {
+			typ := ""
+			for _, l := range m.Label {
+				if l.GetName() == label {
+					typ = l.GetValue()
+				}
+			}
+			l := byType[typ]
+			if l == nil {
+				l = &Latency{Type: typ}
+				byType[typ] = l
+			}
+			s := m.GetSummary()
+			l.Count += s.GetSampleCount()
+			for _, q := range s.Quantile {
+				switch q.GetQuantile() {
+				case 0.5:
+					l.P50 = max(l.P50, q.GetValue())
+				case 0.99:
+					l.P99 = max(l.P99, q.GetValue())
+				}
+			}
+		}
+	}
+	out := make([]Latency, 0, len(byType))
+	for _, l := range byType {
+		out = append(out, *l)
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].Type < out[j].Type })
+	return out
+}
