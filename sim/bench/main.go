@@ -14,7 +14,9 @@ import (
 	"flag"
 	"fmt"
 	"os"
+	"os/signal"
 	"path/filepath"
+	"syscall"
 	"text/tabwriter"
 	"time"
 
@@ -47,7 +49,9 @@ func main() {
 }
 
 func run(pods int, boot, timeout time.Duration, keep bool) (*Report, error) {
-	ctx, cancel := context.WithTimeout(context.Background(), timeout)
+	sig, stopSig := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stopSig()
+	ctx, cancel := context.WithTimeout(sig, timeout)
 	defer cancel()
 	dir, err := os.MkdirTemp("", "joinery-bench-")
 	if err != nil {

@@ -41,6 +41,7 @@ func startWorker(ctx context.Context, w *world.World, metricsAddr string) (*exec
 	cmd := exec.Command(exe)
 	cmd.Env = append(os.Environ(), append(w.WorkerEnv("joinery-bench"), metricsEnv+"="+metricsAddr)...)
 	cmd.Stdout, cmd.Stderr = os.Stderr, os.Stderr
+	dieWithParent(cmd)
 	if err := cmd.Start(); err != nil {
 		return nil, err
 	}
