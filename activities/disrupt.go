@@ -196,6 +196,10 @@ func reasonWord(r string) string {
 // provisioning does). It returns the NodeClaim sagas to start.
 func (a *Activities) PlanReplacement(ctx context.Context, in workflows.DisruptInput) ([]workflows.NodeClaimInput, error) {
 	log := a.logger(ctx).With(zap.String("node", in.NodeName))
+	batch, err := a.discardEarlierAttempt(ctx)
+	if err != nil {
+		return nil, err
+	}
 	snap, err := a.takeSnapshot(ctx, time.Now())
 	if err != nil {
 		return nil, err
@@ -217,7 +221,7 @@ func (a *Activities) PlanReplacement(ctx context.Context, in workflows.DisruptIn
 	plan := solver.Solve(snap.input)
 	var out []workflows.NodeClaimInput
 	for _, nn := range plan.NewNodeClaims {
-		nc, nci, err := a.writeNodeClaim(ctx, snap, nn)
+		nc, nci, err := a.writeNodeClaim(ctx, snap, batch, nn)
 		if err != nil {
 			return out, err
 		}

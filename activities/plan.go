@@ -3,6 +3,8 @@ package activities
 import (
 	"context"
 	"crypto/rand"
+	"crypto/sha256"
+	"encoding/hex"
 	"fmt"
 	"sort"
 	"strings"
@@ -12,7 +14,9 @@ import (
 	"github.com/joinery/joinery/disruption"
 	"github.com/joinery/joinery/solver"
 	"github.com/joinery/joinery/workflows"
+	"go.temporal.io/sdk/activity"
 	"go.uber.org/zap"
+	"golang.org/x/sync/errgroup"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 )
@@ -21,6 +25,51 @@ import (
 // its history (cheapest first): enough to fall back through several types
 // and zones on insufficient capacity, small enough for big batches.
 const MaxOfferingsPerNodeClaim = 20
+
+// LabelProvisionBatch marks the NodeClaims one planning activity wrote
+// (see attemptBatch).
+const LabelProvisionBatch = "joinery.sh/provision-batch"
+
+// attemptBatch is the value of LabelProvisionBatch for NodeClaims this
+// activity writes: a hash of its workflow run and activity id, the same
+// for every attempt ("" outside an activity).
+func attemptBatch(ctx context.Context) string {
+	if !activity.IsActivity(ctx) {
+		return ""
+	}
+	info := activity.GetInfo(ctx)
+	sum := sha256.Sum256([]byte(info.WorkflowExecution.RunID + "/" + info.ActivityID))
+	return hex.EncodeToString(sum[:8])
+}
+
+// discardEarlierAttempt deletes, on a retry, the NodeClaims an earlier
+// attempt of this activity wrote before it failed: no saga was started for
+// them (no instance exists), and they would hold their pods' nominations
+// forever. It returns the batch label for this attempt's NodeClaims.
+func (a *Activities) discardEarlierAttempt(ctx context.Context) (string, error) {
+	batch := attemptBatch(ctx)
+	if batch == "" || activity.GetInfo(ctx).Attempt < 2 {
+		return batch, nil
+	}
+	return batch, a.discardBatch(ctx, batch)
+}
+
+// discardBatch deletes the NodeClaims labelled with the batch.
+func (a *Activities) discardBatch(ctx context.Context, batch string) error {
+	for _, nc := range a.Cluster.NodeClaims() {
+		if nc.Labels[LabelProvisionBatch] != batch {
+			continue
+		}
+		if err := a.Cluster.DeleteNodeClaim(ctx, nc.Name); err != nil {
+			return fmt.Errorf("discard NodeClaim %s of an earlier attempt: %w", nc.Name, err)
+		}
+		a.logger(ctx).Info("nodeclaim of an earlier attempt discarded", zap.String("nodeclaim", nc.Name))
+	}
+	return nil
+}
+
+// nodeClaimWriters bounds the concurrent NodeClaim creations of one plan.
+const nodeClaimWriters = 16
 
 // MaxInstanceTypesPerNodeClaim bounds the instance-type requirement written
 // on a NodeClaim (Karpenter truncates to 60 at launch).
@@ -32,6 +81,10 @@ const MaxInstanceTypesPerNodeClaim = 60
 // NodeClaim sagas to start.
 func (a *Activities) PlanProvisioning(ctx context.Context, in workflows.ProvisionInput) (workflows.ProvisionPlan, error) {
 	log := a.logger(ctx)
+	batch, err := a.discardEarlierAttempt(ctx)
+	if err != nil {
+		return workflows.ProvisionPlan{}, err
+	}
 	snap, err := a.takeSnapshot(ctx, time.Now())
 	if err != nil {
 		return workflows.ProvisionPlan{}, err
@@ -39,11 +92,24 @@ func (a *Activities) PlanProvisioning(ctx context.Context, in workflows.Provisio
 	plan := solver.Solve(snap.input)
 	a.rememberUnschedulable(plan, snap, time.Now())
 	out := workflows.ProvisionPlan{PodsConsidered: len(snap.input.Pods), PodsOnExisting: len(plan.ExistingPlacements)}
-	for _, nn := range plan.NewNodeClaims {
-		nc, in, err := a.writeNodeClaim(ctx, snap, nn)
-		if err != nil {
-			return out, err
-		}
+	// Write the NodeClaim objects concurrently (a big batch plans hundreds),
+	// keeping the plan's order in the result.
+	written := make([]*apiv1.NodeClaim, len(plan.NewNodeClaims))
+	inputs := make([]workflows.NodeClaimInput, len(plan.NewNodeClaims))
+	g, gctx := errgroup.WithContext(ctx)
+	g.SetLimit(nodeClaimWriters)
+	for i, nn := range plan.NewNodeClaims {
+		g.Go(func() error {
+			var err error
+			written[i], inputs[i], err = a.writeNodeClaim(gctx, snap, batch, nn)
+			return err
+		})
+	}
+	if err := g.Wait(); err != nil {
+		return out, err
+	}
+	for i, nn := range plan.NewNodeClaims {
+		nc, in := written[i], inputs[i]
 		out.NodeClaims = append(out.NodeClaims, in)
 		out.PlannedUSDPerHour += nn.Price()
 		for _, key := range nn.Pods {
@@ -75,7 +141,7 @@ func (a *Activities) PlanProvisioning(ctx context.Context, in workflows.Provisio
 }
 
 // writeNodeClaim creates the NodeClaim object for one planned node.
-func (a *Activities) writeNodeClaim(ctx context.Context, snap *snapshot, nn solver.NewNodeClaim) (*apiv1.NodeClaim, workflows.NodeClaimInput, error) {
+func (a *Activities) writeNodeClaim(ctx context.Context, snap *snapshot, batch string, nn solver.NewNodeClaim) (*apiv1.NodeClaim, workflows.NodeClaimInput, error) {
 	np := snap.pools[nn.NodePool]
 	name := nn.NodePool + "-" + randomSuffix()
 	offs := flattenOfferings(nn)
@@ -88,7 +154,7 @@ func (a *Activities) writeNodeClaim(ctx context.Context, snap *snapshot, nn solv
 			uids = append(uids, string(p.UID))
 		}
 	}
-	labels := map[string]string{apiv1.LabelNodePool: nn.NodePool}
+	labels := map[string]string{apiv1.LabelNodePool: nn.NodePool, LabelProvisionBatch: batch}
 	for k, v := range nn.Labels {
 		labels[k] = v
 	}
