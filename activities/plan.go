@@ -91,7 +91,12 @@ func (a *Activities) PlanProvisioning(ctx context.Context, in workflows.Provisio
 	}
 	plan := solver.Solve(snap.input)
 	a.rememberUnschedulable(plan, snap, time.Now())
-	out := workflows.ProvisionPlan{PodsConsidered: len(snap.input.Pods), PodsOnExisting: len(plan.ExistingPlacements)}
+	out := workflows.ProvisionPlan{PodsConsidered: len(snap.input.Pods), PodsOnExisting: len(plan.ExistingPlacements),
+		UnschedulableTotal: len(plan.Unschedulable)}
+	if len(plan.NewNodeClaims) > workflows.MaxNodeClaimsPerPlan {
+		// The rest are planned again next round, after these start.
+		plan.NewNodeClaims, out.More = plan.NewNodeClaims[:workflows.MaxNodeClaimsPerPlan], true
+	}
 	// Write the NodeClaim objects concurrently (a big batch plans hundreds),
 	// keeping the plan's order in the result.
 	written := make([]*apiv1.NodeClaim, len(plan.NewNodeClaims))
@@ -124,7 +129,9 @@ func (a *Activities) PlanProvisioning(ctx context.Context, in workflows.Provisio
 			zap.Int("pods", len(nn.Pods)), zap.String("cheapest", in.Offerings[0].InstanceType), zap.Float64("usdPerHour", nn.Price()))
 	}
 	for _, u := range plan.Unschedulable {
-		out.Unschedulable = append(out.Unschedulable, u.Pod+": "+u.Reason)
+		if len(out.Unschedulable) < workflows.MaxUnschedulableListed {
+			out.Unschedulable = append(out.Unschedulable, u.Pod+": "+u.Reason)
+		}
 		if p := snap.podsByKey[u.Pod]; p != nil {
 			a.Cluster.Recorder.Eventf(p, corev1.EventTypeWarning, "FailedScheduling", "Failed to schedule pod, %s", u.Reason)
 		}

@@ -241,7 +241,6 @@ func claimLabels(nc *apiv1.NodeClaim) map[string]string {
 	return l
 }
 
-
 // zones resolves the zones of an EC2NodeClass's subnets (cached 1 minute).
 func (a *Activities) zones(ctx context.Context, nc *apiv1.EC2NodeClass) ([]string, error) {
 	byZone, err := a.subnetsByZone(ctx, nc)

@@ -43,3 +43,31 @@ func TestProvisionStartsOneNodeClaimPerPlannedNode(t *testing.T) {
 		t.Fatalf("children = %v", started)
 	}
 }
+
+// A plan cut at MaxNodeClaimsPerPlan comes in rounds: each round's sagas
+// start, then the workflow plans again, until a plan says no more.
+func TestProvisionPlansInRounds(t *testing.T) {
+	var s testsuite.WorkflowTestSuite
+	env := s.NewTestWorkflowEnvironment()
+	rounds := []ProvisionPlan{
+		{NodeClaims: []NodeClaimInput{{Name: "general-purpose-aaaaa", NodePool: "general-purpose", Offerings: offerings(), Pods: 3}},
+			UnschedulableTotal: 120, Unschedulable: []string{"default/huge-1: too big"}, More: true},
+		{NodeClaims: []NodeClaimInput{{Name: "general-purpose-bbbbb", NodePool: "general-purpose", Offerings: offerings(), Pods: 4}}, More: true},
+		{NodeClaims: []NodeClaimInput{{Name: "general-purpose-ccccc", NodePool: "general-purpose", Offerings: offerings(), Pods: 5}}},
+	}
+	calls := 0
+	env.RegisterActivityWithOptions(func(context.Context, ProvisionInput) (ProvisionPlan, error) {
+		calls++
+		return rounds[calls-1], nil
+	}, activity.RegisterOptions{Name: ActivityPlanProvisioning})
+	env.RegisterWorkflowWithOptions(NodeClaim, workflow.RegisterOptions{Name: NodeClaimWorkflow})
+	env.OnWorkflow(NodeClaimWorkflow, mock.Anything, mock.Anything).Return(NodeClaimStatus{Phase: PhaseReady}, nil)
+	env.ExecuteWorkflow(Provision, ProvisionInput{BatchID: "b2", PendingPods: 132})
+	var res ProvisionResult
+	if err := env.GetWorkflowResult(&res); err != nil {
+		t.Fatal(err)
+	}
+	if calls != 3 || len(res.NodeClaims) != 3 || res.PodsPlaced != 12 || res.Unschedulable != 120 {
+		t.Fatalf("%d plans, result %+v", calls, res)
+	}
+}

@@ -22,12 +22,35 @@ type ProvisionInput struct {
 // ProvisionPlan is what the plan activity decided, compact enough for
 // workflow history: one entry per new node, plus counts.
 type ProvisionPlan struct {
-	NodeClaims        []NodeClaimInput `json:"nodeClaims"`
-	PodsConsidered    int              `json:"podsConsidered"`
-	PodsOnExisting    int              `json:"podsOnExisting"`
-	Unschedulable     []string         `json:"unschedulable,omitempty"` // "ns/name: reason"
-	PlannedUSDPerHour float64          `json:"plannedUsdPerHour"`
+	NodeClaims     []NodeClaimInput `json:"nodeClaims"`
+	PodsConsidered int              `json:"podsConsidered"`
+	PodsOnExisting int              `json:"podsOnExisting"`
+	// Unschedulable lists at most MaxUnschedulableListed pods
+	// ("ns/name: reason"); UnschedulableTotal counts them all (0 in
+	// histories recorded before it existed: use len(Unschedulable)).
+	Unschedulable      []string `json:"unschedulable,omitempty"`
+	UnschedulableTotal int      `json:"unschedulableTotal,omitempty"`
+	PlannedUSDPerHour  float64  `json:"plannedUsdPerHour"`
+	// More is set when the plan wrote only its first MaxNodeClaimsPerPlan
+	// NodeClaims (payloads stay far below Temporal's 2 MB blob limit): the
+	// workflow starts their sagas and plans again for the pods left.
+	More bool `json:"more,omitempty"`
 }
+
+// MaxNodeClaimsPerPlan bounds the NodeClaims one plan activity writes and
+// returns (about 2 KB of input each).
+const MaxNodeClaimsPerPlan = 100
+
+// MaxUnschedulableListed bounds the unschedulable pods a plan lists.
+const MaxUnschedulableListed = 50
+
+// unschedulable is the plan's count of pods no node can hold.
+func (p *ProvisionPlan) unschedulable() int {
+	return max(p.UnschedulableTotal, len(p.Unschedulable))
+}
+
+// maxPlanRounds bounds the plan rounds of one Provision batch.
+const maxPlanRounds = 50
 
 // ProvisionResult summarises a batch.
 type ProvisionResult struct {
