@@ -1,7 +1,7 @@
 package cloud_test
 
 import (
-	"encoding/json"
+	"github.com/joinery/joinery/deploy"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -25,14 +25,6 @@ var (
 	sdkClient    = regexp.MustCompile(`\b[cq]\.(ec2|sqs)\b`)
 	awsService   = regexp.MustCompile(`"github\.com/aws/aws-sdk-go-v2/service/([\w/-]+)"`)
 )
-
-// impliedBy lists actions IAM checks on behalf of a call (CreateFleet with a
-// launch template and TagSpecifications authorizes ec2:RunInstances for
-// each instance, ec2:CreateTags for the tags at creation, and iam:PassRole
-// for the launch template's instance profile role).
-var impliedBy = map[string][]string{
-	"ec2:CreateFleet": {"ec2:RunInstances", "ec2:CreateTags", "iam:PassRole"},
-}
 
 // notInWorker lists calls the package makes that the worker never does:
 // the action, why, and the Go call of the cloud API that makes it, which
@@ -103,42 +95,12 @@ func isConstruction(line string) bool {
 	return strings.Contains(line, "&Client{ec2:") || strings.Contains(line, "&Queue{sqs:")
 }
 
-type policyDoc struct {
-	Version   string
-	Statement []struct {
-		Sid       string
-		Effect    string
-		Action    stringOrList
-		Resource  stringOrList
-		Condition map[string]map[string]stringOrList
-	}
-}
-
-type stringOrList []string
-
-func (s *stringOrList) UnmarshalJSON(b []byte) error {
-	var one string
-	if err := json.Unmarshal(b, &one); err == nil {
-		*s = []string{one}
-		return nil
-	}
-	var many []string
-	err := json.Unmarshal(b, &many)
-	*s = many
-	return err
-}
-
-func readPolicy(t *testing.T) policyDoc {
+func readPolicy(t *testing.T) deploy.IAMPolicy {
 	t.Helper()
-	b, err := os.ReadFile("../deploy/iam-policy.json")
+	b := deploy.IAMPolicyJSON()
+	p, err := deploy.LoadIAMPolicy()
 	if err != nil {
 		t.Fatal(err)
-	}
-	dec := json.NewDecoder(strings.NewReader(string(b)))
-	dec.DisallowUnknownFields()
-	var p policyDoc
-	if err := dec.Decode(&p); err != nil {
-		t.Fatalf("deploy/iam-policy.json: %v", err)
 	}
 	if p.Version != "2012-10-17" {
 		t.Errorf("policy Version %q", p.Version)
@@ -164,7 +126,7 @@ func TestIAMPolicyMatchesCode(t *testing.T) {
 			continue
 		}
 		want[a] = strings.Join(where, ", ")
-		for _, imp := range impliedBy[a] {
+		for _, imp := range deploy.ImpliedBy[a] {
 			want[imp] = "implied by " + a
 		}
 	}

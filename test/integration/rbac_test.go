@@ -4,15 +4,14 @@ package integration
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
+	"github.com/joinery/joinery/deploy"
 	"io"
 	stdlog "log"
 	"net"
 	"net/http"
 	"net/http/httputil"
 	"net/url"
-	"os"
 	"path/filepath"
 	"sort"
 	"strings"
@@ -817,50 +816,13 @@ func replay(t *testing.T, ctx context.Context, hc *http.Client, host string, c k
 	return resp.StatusCode, strings.TrimSpace(string(buf[:n]))
 }
 
-// impliedBy: actions IAM checks on behalf of a call (as in cloud/iam_test.go:
-// CreateFleet with a launch template and TagSpecifications authorizes
-// ec2:RunInstances per instance, ec2:CreateTags for the tags at creation
-// and iam:PassRole for the launch template's instance profile role).
-var impliedBy = map[string][]string{
-	"ec2:CreateFleet": {"ec2:RunInstances", "ec2:CreateTags", "iam:PassRole"},
-}
-
-type iamPolicy struct {
-	Version   string
-	Statement []struct {
-		Sid       string
-		Effect    string
-		Action    stringOrList
-		Resource  stringOrList
-		Condition map[string]map[string]stringOrList
-	}
-}
-
-type stringOrList []string
-
-func (s *stringOrList) UnmarshalJSON(b []byte) error {
-	var one string
-	if err := json.Unmarshal(b, &one); err == nil {
-		*s = []string{one}
-		return nil
-	}
-	var many []string
-	err := json.Unmarshal(b, &many)
-	*s = many
-	return err
-}
-
 // checkIAM compares the AWS operations the worker made with the policy's
 // actions, and checks the mutating calls meet the policy's tag conditions.
 func checkIAM(t *testing.T, e *env) {
 	t.Helper()
-	b, err := os.ReadFile(iamPolicyFile)
+	pol, err := deploy.LoadIAMPolicy()
 	if err != nil {
 		t.Fatal(err)
-	}
-	var pol iamPolicy
-	if err := json.Unmarshal(b, &pol); err != nil {
-		t.Fatalf("%s: %v", iamPolicyFile, err)
 	}
 	inPolicy := map[string]bool{}
 	onlyAtCreation := map[string]bool{} // actions granted only with ec2:CreateAction
@@ -903,7 +865,7 @@ func checkIAM(t *testing.T, e *env) {
 	need := map[string]string{}
 	for a := range called {
 		need[a] = "called"
-		for _, imp := range impliedBy[a] {
+		for _, imp := range deploy.ImpliedBy[a] {
 			if _, ok := need[imp]; !ok {
 				need[imp] = "implied by " + a
 			}
