@@ -22,7 +22,7 @@ func TestMain(m *testing.M) {
 // NodeClaim workflow per node, no workflow failed and no Temporal size
 // limit reported. Times are printed, not asserted.
 func TestBenchSmoke(t *testing.T) {
-	r, err := run(200, 2*time.Second, 8*time.Minute, false)
+	r, err := run(200, 2*time.Second, 8*time.Minute, false, "")
 	if err != nil {
 		t.Fatal(err)
 	}

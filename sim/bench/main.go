@@ -35,8 +35,14 @@ func main() {
 	boot := flag.Duration("boot-delay", 2*time.Second, "simulated instance boot time")
 	timeout := flag.Duration("timeout", 15*time.Minute, "give up after this long")
 	keep := flag.Bool("keep", false, "keep the state directory (logs: joinery.log is the worker's) and print its path")
+	cpuProfile := flag.String("cpuprofile", "", "write the worker's CPU profile to this file (go tool pprof -top <file>)")
 	flag.Parse()
-	r, err := run(*pods, *boot, *timeout, *keep)
+	if *cpuProfile != "" {
+		if abs, err := filepath.Abs(*cpuProfile); err == nil {
+			*cpuProfile = abs
+		}
+	}
+	r, err := run(*pods, *boot, *timeout, *keep, *cpuProfile)
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "error:", err)
 		os.Exit(1)
@@ -48,7 +54,7 @@ func main() {
 	r.print()
 }
 
-func run(pods int, boot, timeout time.Duration, keep bool) (*Report, error) {
+func run(pods int, boot, timeout time.Duration, keep bool, cpuProfile string) (*Report, error) {
 	sig, stopSig := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stopSig()
 	ctx, cancel := context.WithTimeout(sig, timeout)
@@ -75,11 +81,11 @@ func run(pods int, boot, timeout time.Duration, keep bool) (*Report, error) {
 	}
 	defer w.Stop()
 	const metricsAddr = "127.0.0.1:47290"
-	worker, err := startWorker(ctx, w, metricsAddr)
+	worker, err := startWorker(ctx, w, metricsAddr, cpuProfile)
 	if err != nil {
 		return nil, err
 	}
-	defer func() { _ = worker.Process.Kill(); _ = worker.Wait() }()
+	defer stopWorker(worker)
 	pools, err := cluster.ReadManifests(repoFile("examples/nodepools.yaml"))
 	if err != nil {
 		return nil, err

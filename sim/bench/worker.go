@@ -7,8 +7,10 @@ import (
 	"net/http"
 	"os"
 	"os/exec"
+	"runtime/pprof"
 	"sort"
 	"strings"
+	"syscall"
 	"time"
 
 	"github.com/joinery/joinery/controller"
@@ -25,21 +27,52 @@ const metricsEnv = "JOINERY_BENCH_METRICS"
 // runWorkerFromEnv is the bench binary re-executed as the worker: the
 // controller alone in its own process, so its RSS is its own.
 func runWorkerFromEnv() int {
+	if path := os.Getenv(cpuProfileEnv); path != "" {
+		f, err := os.Create(path)
+		if err != nil {
+			fmt.Fprintln(os.Stderr, err)
+			return 1
+		}
+		defer f.Close()
+		if err := pprof.StartCPUProfile(f); err != nil {
+			fmt.Fprintln(os.Stderr, err)
+			return 1
+		}
+		defer pprof.StopCPUProfile()
+	}
 	return world.RunWorkerFromEnv(func(c *controller.Config) {
 		c.DisableDisruption = true
 		c.MetricsAddr = os.Getenv(metricsEnv)
 	})
 }
 
+// cpuProfileEnv, when set, is where the worker writes its CPU profile
+// (written when it stops on SIGTERM).
+const cpuProfileEnv = "JOINERY_BENCH_CPUPROFILE"
+
+// stopWorker asks the worker to stop (SIGTERM: its profile is flushed) and
+// kills it after 20 s.
+func stopWorker(cmd *exec.Cmd) {
+	_ = cmd.Process.Signal(syscall.SIGTERM)
+	done := make(chan struct{})
+	go func() { _ = cmd.Wait(); close(done) }()
+	select {
+	case <-done:
+	case <-time.After(20 * time.Second):
+		_ = cmd.Process.Kill()
+		<-done
+	}
+}
+
 // startWorker runs this binary as the worker against w and waits until it
 // is ready (its /readyz answers 200).
-func startWorker(ctx context.Context, w *world.World, metricsAddr string) (*exec.Cmd, error) {
+func startWorker(ctx context.Context, w *world.World, metricsAddr, cpuProfile string) (*exec.Cmd, error) {
 	exe, err := os.Executable()
 	if err != nil {
 		return nil, err
 	}
 	cmd := exec.Command(exe)
-	cmd.Env = append(os.Environ(), append(w.WorkerEnv("joinery-bench"), metricsEnv+"="+metricsAddr)...)
+	cmd.Env = append(os.Environ(), append(w.WorkerEnv("joinery-bench"), metricsEnv+"="+metricsAddr, cpuProfileEnv+"="+cpuProfile)...)
 	cmd.Stdout, cmd.Stderr = os.Stderr, os.Stderr
 	dieWithParent(cmd)
 	if err := cmd.Start(); err != nil {
