@@ -12,6 +12,8 @@ import (
 	"net"
 	"os"
 	"path/filepath"
+	"strconv"
+	"strings"
 	"time"
 
 	uiserver "github.com/temporalio/ui-server/v2/server"
@@ -58,6 +60,28 @@ type Server struct {
 	UIAddress string // http://host:port of the Web UI, empty when disabled
 }
 
+// newDBShards is the history shard count of a new database: shards process
+// their transfer queues in parallel, so a batch starting hundreds of child
+// workflows is not serialized behind one shard. A database's shard count
+// can never change: it is kept in <db>.shards, and a database created
+// before that file existed has one shard.
+const newDBShards = 4
+
+const shardsSuffix = ".shards"
+
+// dbShards is the shard count the database at path was created with.
+func dbShards(path string) int32 {
+	b, err := os.ReadFile(path + shardsSuffix)
+	if err != nil {
+		return 1
+	}
+	n, err := strconv.Atoi(strings.TrimSpace(string(b)))
+	if err != nil || n < 1 {
+		return 1
+	}
+	return int32(n)
+}
+
 // clusterID is fixed so a file DB keeps its identity across restarts.
 const clusterID = "6a3c5d1e-5b9a-4f3e-9c0f-4a6f1e2d7b10"
 
@@ -93,6 +117,7 @@ func Start(ctx context.Context, o Options) (*Server, error) {
 	host := "127.0.0.1"
 	frontend := fmt.Sprintf("%s:%d", host, o.FrontendPort)
 	sqlConf := config.SQL{PluginName: sqliteplugin.PluginName, ConnectAttributes: map[string]string{}}
+	shards := int32(newDBShards)
 	if o.DBPath == "" {
 		sqlConf.DatabaseName = fmt.Sprintf("joinery-%d", time.Now().UnixNano())
 		sqlConf.ConnectAttributes["mode"] = "memory"
@@ -108,7 +133,11 @@ func Start(ctx context.Context, o Options) (*Server, error) {
 			if err := sqliteschema.SetupSchema(&sqlConf); err != nil {
 				return nil, fmt.Errorf("create temporal schema in %s: %w", o.DBPath, err)
 			}
+			if err := os.WriteFile(o.DBPath+shardsSuffix, []byte(strconv.Itoa(newDBShards)), 0o644); err != nil {
+				return nil, err
+			}
 		}
+		shards = dbShards(o.DBPath)
 	}
 	sas := map[string]enumspb.IndexedValueType{}
 	for _, n := range o.SearchAttributes {
@@ -125,7 +154,7 @@ func Start(ctx context.Context, o Options) (*Server, error) {
 	conf := &config.Config{
 		Global: config.Global{Membership: config.Membership{MaxJoinDuration: 30 * time.Second, BroadcastAddress: host}},
 		Persistence: config.Persistence{
-			DefaultStore: "sqlite-default", VisibilityStore: "sqlite-default", NumHistoryShards: 1,
+			DefaultStore: "sqlite-default", VisibilityStore: "sqlite-default", NumHistoryShards: shards,
 			DataStores: map[string]config.DataStore{"sqlite-default": {SQL: &sqlConf}},
 		},
 		ClusterMetadata: &cluster.Config{
