@@ -74,13 +74,17 @@ func TestConsolidationShrinksTheClusterAfterScaleDown(t *testing.T) {
 	if _, err := world.WaitSettled(e.ctx, e.kc, 5, []string{"default"}); err != nil {
 		t.Fatal(err)
 	}
-	v, err := e.tc.QueryWorkflow(e.ctx, workflows.ConsolidationWorkflowID, "", workflows.QueryStatus)
-	if err != nil {
-		t.Fatal(err)
-	}
+	// A decision is recorded once its drains have finished, which can be a
+	// moment after its nodes are gone.
 	var st workflows.ConsolidationStatus
-	if err := v.Get(&st); err != nil {
-		t.Fatal(err)
+	for deadline := time.Now().Add(time.Minute); len(st.History) == 0 && time.Now().Before(deadline); time.Sleep(300 * time.Millisecond) {
+		v, err := e.tc.QueryWorkflow(e.ctx, workflows.ConsolidationWorkflowID, "", workflows.QueryStatus)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := v.Get(&st); err != nil {
+			t.Fatal(err)
+		}
 	}
 	t.Logf("before: %d nodes %.4f USD/h; after %s: %s", nodesBefore, before.USDPerHour, time.Since(start).Round(time.Second), fmt.Sprint(after.Nodes))
 	for _, r := range st.History {
