@@ -46,20 +46,7 @@ func drainWithKills(t *testing.T, workloads string, wantOnNode int) {
 	if err := cluster.Apply(e.ctx, e.w.Kube.RESTConfig(), keep); err != nil {
 		t.Fatal(err)
 	}
-	ready := func() (int, map[string]int) {
-		pods, err := e.kc.CoreV1().Pods("default").List(e.ctx, metav1.ListOptions{LabelSelector: "app=workload-sample"})
-		if err != nil {
-			return -1, nil
-		}
-		n, byNode := 0, map[string]int{}
-		for _, p := range pods.Items {
-			if p.DeletionTimestamp == nil && p.Status.Phase == corev1.PodRunning && podReady(&p) {
-				n++
-				byNode[p.Spec.NodeName]++
-			}
-		}
-		return n, byNode
-	}
+	ready := func() (int, map[string]int) { return e.readyPods("app=workload-sample") }
 	waitFor(t, 3*time.Minute, "10 workload-sample pods Ready", func() bool { n, _ := ready(); return n == 10 })
 	_, byNode := ready()
 	target, most := "", 0
@@ -193,6 +180,24 @@ func podReady(p *corev1.Pod) bool {
 		}
 	}
 	return false
+}
+
+// readyPods counts the Running, Ready, not-deleting pods of the default
+// namespace the label selector matches, in all and per node (-1 when the
+// list fails).
+func (e *env) readyPods(selector string) (int, map[string]int) {
+	pods, err := e.kc.CoreV1().Pods("default").List(e.ctx, metav1.ListOptions{LabelSelector: selector})
+	if err != nil {
+		return -1, nil
+	}
+	n, byNode := 0, map[string]int{}
+	for _, p := range pods.Items {
+		if p.DeletionTimestamp == nil && p.Status.Phase == corev1.PodRunning && podReady(&p) {
+			n++
+			byNode[p.Spec.NodeName]++
+		}
+	}
+	return n, byNode
 }
 
 func waitFor(t *testing.T, d time.Duration, what string, ok func() bool) {

@@ -28,7 +28,6 @@ import (
 	"go.temporal.io/sdk/client"
 	"google.golang.org/protobuf/encoding/protojson"
 	"google.golang.org/protobuf/proto"
-	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 )
@@ -84,20 +83,7 @@ func TestEncryptedHistoriesHoldNoIdentifiers(t *testing.T) {
 			}
 		}
 	}
-	running := func() (int, map[string]int) {
-		pods, err := e.kc.CoreV1().Pods("default").List(e.ctx, metav1.ListOptions{LabelSelector: "app=workload-sample"})
-		if err != nil {
-			return -1, nil
-		}
-		n, byNode := 0, map[string]int{}
-		for _, p := range pods.Items {
-			if p.DeletionTimestamp == nil && p.Status.Phase == corev1.PodRunning && podReady(&p) {
-				n++
-				byNode[p.Spec.NodeName]++
-			}
-		}
-		return n, byNode
-	}
+	running := func() (int, map[string]int) { return e.readyPods("app=workload-sample") }
 	waitFor(t, 3*time.Minute, "10 workload-sample pods Ready", func() bool { n, _ := running(); return n == 10 })
 	collect()
 
