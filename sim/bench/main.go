@@ -13,6 +13,7 @@ import (
 	"encoding/json"
 	"flag"
 	"fmt"
+	"net"
 	"os"
 	"os/signal"
 	"path/filepath"
@@ -80,12 +81,15 @@ func run(pods int, boot, timeout time.Duration, keep bool, cpuProfile string) (*
 		return nil, err
 	}
 	defer w.Stop()
-	const metricsAddr = "127.0.0.1:47290"
+	metricsAddr, err := freeAddr()
+	if err != nil {
+		return nil, err
+	}
 	worker, err := startWorker(ctx, w, metricsAddr, cpuProfile)
 	if err != nil {
 		return nil, err
 	}
-	defer stopWorker(worker)
+	defer worker.stop()
 	pools, err := cluster.ReadManifests(repoFile("examples/nodepools.yaml"))
 	if err != nil {
 		return nil, err
@@ -93,12 +97,23 @@ func run(pods int, boot, timeout time.Duration, keep bool, cpuProfile string) (*
 	if err := cluster.Apply(ctx, w.Kube.RESTConfig(), pools); err != nil {
 		return nil, err
 	}
-	r, err := measure(ctx, w, pods, worker.Process.Pid)
+	r, err := measure(ctx, w, pods, worker.cmd.Process.Pid)
 	if err != nil {
 		return nil, err
 	}
 	r.ActivityLatency, r.WorkflowLatency, err = latencies(metricsAddr)
 	return r, err
+}
+
+// freeAddr is a loopback address with a port free right now (the worker's
+// /metrics): a fixed port can be taken by another world's ephemeral ports.
+func freeAddr() (string, error) {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return "", err
+	}
+	defer l.Close()
+	return l.Addr().String(), nil
 }
 
 // repoFile finds a file relative to the repository root (the folder with go.mod).

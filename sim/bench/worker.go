@@ -50,23 +50,21 @@ func runWorkerFromEnv() int {
 // (written when it stops on SIGTERM).
 const cpuProfileEnv = "JOINERY_BENCH_CPUPROFILE"
 
-// stopWorker asks the worker to stop (SIGTERM: its profile is flushed) and
+// stop asks the worker to stop (SIGTERM: its profile is flushed) and
 // kills it after 20 s.
-func stopWorker(cmd *exec.Cmd) {
-	_ = cmd.Process.Signal(syscall.SIGTERM)
-	done := make(chan struct{})
-	go func() { _ = cmd.Wait(); close(done) }()
+func (w *workerProc) stop() {
+	_ = w.cmd.Process.Signal(syscall.SIGTERM)
 	select {
-	case <-done:
+	case <-w.done:
 	case <-time.After(20 * time.Second):
-		_ = cmd.Process.Kill()
-		<-done
+		_ = w.cmd.Process.Kill()
+		<-w.done
 	}
 }
 
 // startWorker runs this binary as the worker against w and waits until it
 // is ready (its /readyz answers 200).
-func startWorker(ctx context.Context, w *world.World, metricsAddr, cpuProfile string) (*exec.Cmd, error) {
+func startWorker(ctx context.Context, w *world.World, metricsAddr, cpuProfile string) (*workerProc, error) {
 	exe, err := os.Executable()
 	if err != nil {
 		return nil, err
@@ -78,21 +76,31 @@ func startWorker(ctx context.Context, w *world.World, metricsAddr, cpuProfile st
 	if err := cmd.Start(); err != nil {
 		return nil, err
 	}
+	wp := &workerProc{cmd: cmd, done: make(chan struct{})}
+	go func() { _ = cmd.Wait(); close(wp.done) }()
 	for {
 		resp, err := http.Get("http://" + metricsAddr + "/readyz")
 		if err == nil {
 			resp.Body.Close()
 			if resp.StatusCode == http.StatusOK {
-				return cmd, nil
+				return wp, nil
 			}
 		}
 		select {
+		case <-wp.done:
+			return nil, fmt.Errorf("worker exited before it was ready (its error is above)")
 		case <-ctx.Done():
-			_ = cmd.Process.Kill()
+			wp.stop()
 			return nil, fmt.Errorf("worker not ready: %w", ctx.Err())
 		case <-time.After(200 * time.Millisecond):
 		}
 	}
+}
+
+// workerProc is the worker process; done closes when it has exited.
+type workerProc struct {
+	cmd  *exec.Cmd
+	done chan struct{}
 }
 
 // Latency is one workflow or activity type's execution latency, seconds,
