@@ -79,6 +79,10 @@ const MaxInstanceTypesPerNodeClaim = 60
 // object per new node (with the pods nominated to it), and reports pods no
 // node can hold with an Event on the pod and a log line. It returns the
 // NodeClaim sagas to start.
+// cacheWait bounds how long a plan waits for its NodeClaims to reach the
+// informer cache (milliseconds normally) before it fails and is retried.
+const cacheWait = 10 * time.Second
+
 func (a *Activities) PlanProvisioning(ctx context.Context, in workflows.ProvisionInput) (workflows.ProvisionPlan, error) {
 	log := a.logger(ctx)
 	batch, err := a.discardEarlierAttempt(ctx)
@@ -111,6 +115,13 @@ func (a *Activities) PlanProvisioning(ctx context.Context, in workflows.Provisio
 		})
 	}
 	if err := g.Wait(); err != nil {
+		return out, err
+	}
+	names := make([]string, len(written))
+	for i, nc := range written {
+		names[i] = nc.Name
+	}
+	if err := a.Cluster.WaitNodeClaimsCached(ctx, names, cacheWait); err != nil {
 		return out, err
 	}
 	for i, nn := range plan.NewNodeClaims {

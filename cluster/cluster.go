@@ -72,7 +72,7 @@ func New(cfg *rest.Config) (*Cluster, error) {
 // client-go's fakes).
 func NewFromClients(kc kubernetes.Interface, dc dynamic.Interface) (*Cluster, error) {
 	c := &Cluster{Kube: kc, Dynamic: dc}
-	c.factory = informers.NewSharedInformerFactory(kc, 0)
+	c.factory = informers.NewSharedInformerFactoryWithOptions(kc, 0, informers.WithTransform(stripManagedFields))
 	c.dynFactory = dynamicinformer.NewDynamicSharedInformerFactory(dc, 0)
 	c.PodInformer = c.factory.Core().V1().Pods().Informer()
 	if err := c.PodInformer.AddIndexers(cache.Indexers{podsByNodeIndex: func(obj interface{}) ([]string, error) {
@@ -91,6 +91,11 @@ func NewFromClients(kc kubernetes.Interface, dc dynamic.Interface) (*Cluster, er
 	c.nodePools = c.dynFactory.ForResource(apiv1.NodePoolGVR).Informer()
 	c.nodeClaims = c.dynFactory.ForResource(apiv1.NodeClaimGVR).Informer()
 	c.nodeClasses = c.dynFactory.ForResource(apiv1.EC2NodeClassGVR).Informer()
+	for _, inf := range []cache.SharedIndexInformer{c.nodePools, c.nodeClaims, c.nodeClasses} {
+		if err := inf.SetTransform(stripManagedFields); err != nil {
+			return nil, err
+		}
+	}
 	c.broadcaster = record.NewBroadcaster()
 	c.broadcaster.StartRecordingToSink(&typedcorev1.EventSinkImpl{Interface: kc.CoreV1().Events("")})
 	c.Recorder = c.broadcaster.NewRecorder(scheme.Scheme, corev1.EventSource{Component: "joinery"})

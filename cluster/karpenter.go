@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"sort"
+	"time"
 
 	apiv1 "github.com/joinery/joinery/api/v1"
 	"k8s.io/apimachinery/pkg/api/errors"
@@ -73,6 +74,30 @@ func (c *Cluster) NodeClaims() []*apiv1.NodeClaim {
 	}
 	sort.Slice(out, func(i, j int) bool { return out[i].Name < out[j].Name })
 	return out
+}
+
+// WaitNodeClaimsCached waits until the informer cache holds every named
+// NodeClaim: a plan made right after another must see the NodeClaims the
+// first one wrote as in flight, or it buys their nodes again. It returns
+// an error naming the first missing one after timeout.
+func (c *Cluster) WaitNodeClaimsCached(ctx context.Context, names []string, timeout time.Duration) error {
+	deadline := time.Now().Add(timeout)
+	for _, name := range names {
+		for {
+			if _, ok, _ := c.nodeClaims.GetStore().GetByKey(name); ok {
+				break
+			}
+			if time.Now().After(deadline) {
+				return fmt.Errorf("nodeclaim %s written but not in the informer cache after %s", name, timeout)
+			}
+			select {
+			case <-ctx.Done():
+				return ctx.Err()
+			case <-time.After(10 * time.Millisecond):
+			}
+		}
+	}
+	return nil
 }
 
 // NodeClaim reads one NodeClaim from the API server (not the cache), so a

@@ -33,6 +33,9 @@ func main() {
 		queue       = flag.String("interruption-queue", "", "SQS queue URL EventBridge sends EC2 interruption events to (empty: off)")
 		sqsEndpoint = flag.String("sqs-endpoint", "", "SQS API base URL (empty: AWS for --region)")
 		rebalance   = flag.Bool("interruption-rebalance-drain", false, "treat rebalance recommendations like spot interruption warnings")
+		disruption  = flag.Bool("disruption", true, "run consolidation, drift, expiration and emptiness (false: provisioning and interruption handling only)")
+		cpuProfile  = flag.String("cpuprofile", "", "write a CPU profile of the whole run to this file (go tool pprof)")
+		memProfile  = flag.String("memprofile", "", "write a heap profile to this file on exit (go tool pprof)")
 	)
 	// mTLS, API key and payload encryption: flags, defaults from the
 	// environment (TEMPORAL_TLS_*, TEMPORAL_API_KEY, JOINERY_CODEC_*).
@@ -46,11 +49,19 @@ func main() {
 		fmt.Fprintln(os.Stderr, "error:", err)
 		os.Exit(1)
 	}
-	if err := run(*kubeconfig, controller.Config{
+	stopProfiles, err := startProfiles(*cpuProfile, *memProfile)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "error:", err)
+		os.Exit(1)
+	}
+	err = run(*kubeconfig, controller.Config{
 		TemporalAddress: *temporal, Namespace: *namespace, Temporal: tsec, EC2Endpoint: *ec2Endpoint, Region: *region,
 		ClusterName: *clusterName, MetricsAddr: *metricsAddr, LeaderElect: *leaderElect, LeaseNamespace: *leaseNS,
 		InterruptionQueue: *queue, SQSEndpoint: *sqsEndpoint, InterruptionRebalanceDrain: *rebalance,
-	}, *dev, *level); err != nil {
+		DisableDisruption: !*disruption,
+	}, *dev, *level)
+	stopProfiles()
+	if err != nil {
 		fmt.Fprintln(os.Stderr, "error:", err)
 		os.Exit(1)
 	}

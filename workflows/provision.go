@@ -11,11 +11,11 @@ import (
 
 // Provision plans one batch of pending pods and starts one NodeClaim
 // lifecycle per new node; a plan of more than MaxNodeClaimsPerPlan nodes
-// comes in rounds (each round's sagas start before the next plan, which
-// sees their NodeClaims in flight). The children outlive it (parent close policy
-// ABANDON): Provision ends once every child has started, and the pods the
-// plan could not place are already reported (Event on the pod) by the plan
-// activity.
+// comes in rounds (each round's NodeClaim objects are written, and in the
+// informer cache, before the next plan, which sees them in flight). The
+// children outlive it (parent close policy ABANDON): Provision ends once
+// every child has started, and the pods the plan could not place are
+// already reported (Event on the pod) by the plan activity.
 func Provision(ctx workflow.Context, in ProvisionInput) (ProvisionResult, error) {
 	actx := workflow.WithActivityOptions(ctx, workflow.ActivityOptions{
 		StartToCloseTimeout: 2 * time.Minute,
@@ -24,6 +24,18 @@ func Provision(ctx workflow.Context, in ProvisionInput) (ProvisionResult, error)
 		},
 	})
 	var res ProvisionResult
+	var starting []childStart
+	// awaitStarts waits until the children started so far have started.
+	awaitStarts := func() error {
+		for _, c := range starting {
+			if err := c.Future.GetChildWorkflowExecution().Get(ctx, nil); err != nil {
+				return fmt.Errorf("start nodeclaim %s: %w", c.Name, err)
+			}
+			res.NodeClaims = append(res.NodeClaims, c.Name)
+		}
+		starting = starting[:0]
+		return nil
+	}
 	for round := 0; round < maxPlanRounds; round++ {
 		var plan ProvisionPlan
 		if err := workflow.ExecuteActivity(actx, ActivityPlanProvisioning, in).Get(ctx, &plan); err != nil {
@@ -33,7 +45,6 @@ func Provision(ctx workflow.Context, in ProvisionInput) (ProvisionResult, error)
 			res.Unschedulable = plan.unschedulable()
 		}
 		res.PodsPlaced += plan.PodsOnExisting
-		futures := make([]workflow.ChildWorkflowFuture, 0, len(plan.NodeClaims))
 		for _, nc := range plan.NodeClaims {
 			cctx := workflow.WithChildOptions(ctx, workflow.ChildWorkflowOptions{
 				WorkflowID:        NodeClaimWorkflowID(nc.Name),
@@ -42,18 +53,30 @@ func Provision(ctx workflow.Context, in ProvisionInput) (ProvisionResult, error)
 				TypedSearchAttributes: temporal.NewSearchAttributes(
 					SANodeClaim.ValueSet(nc.Name), SANodePool.ValueSet(nc.NodePool), SAPhase.ValueSet(PhaseLaunching)),
 			})
-			futures = append(futures, workflow.ExecuteChildWorkflow(cctx, NodeClaimWorkflow, nc))
+			starting = append(starting, childStart{Name: nc.Name, Future: workflow.ExecuteChildWorkflow(cctx, NodeClaimWorkflow, nc)})
 			res.PodsPlaced += nc.Pods
-		}
-		for i, f := range futures {
-			if err := f.GetChildWorkflowExecution().Get(ctx, nil); err != nil {
-				return res, fmt.Errorf("start nodeclaim %s: %w", plan.NodeClaims[i].Name, err)
-			}
-			res.NodeClaims = append(res.NodeClaims, plan.NodeClaims[i].Name)
 		}
 		if !plan.More {
 			break
 		}
+		// Version 1 plans the next round while this round's children
+		// start (hundreds of child starts took seconds per round); the
+		// plan already waited for its NodeClaims to reach the cache.
+		if workflow.GetVersion(ctx, versionPipelinedRounds, workflow.DefaultVersion, 1) == workflow.DefaultVersion {
+			if err := awaitStarts(); err != nil {
+				return res, err
+			}
+		}
 	}
-	return res, nil
+	return res, awaitStarts()
+}
+
+// versionPipelinedRounds marks Provision histories whose next plan round
+// is scheduled before the previous round's children have started.
+const versionPipelinedRounds = "provision-pipelined-rounds"
+
+// childStart is a NodeClaim child workflow being started.
+type childStart struct {
+	Name   string
+	Future workflow.ChildWorkflowFuture
 }

@@ -2,6 +2,9 @@ package workflows
 
 import (
 	"context"
+	"encoding/json"
+	"os"
+	"path/filepath"
 	"sort"
 	"testing"
 
@@ -69,5 +72,46 @@ func TestProvisionPlansInRounds(t *testing.T) {
 	}
 	if calls != 3 || len(res.NodeClaims) != 3 || res.PodsPlaced != 12 || res.Unschedulable != 120 {
 		t.Fatalf("%d plans, result %+v", calls, res)
+	}
+}
+
+// The recorded multi-round histories replay (TestReplayRecordedHistories);
+// this checks they are what they claim: before versionPipelinedRounds the
+// second plan waits for the first round's children to start, after it the
+// second plan is scheduled first.
+func TestRecordedRoundsPipelined(t *testing.T) {
+	for _, c := range []struct {
+		file      string
+		pipelined bool
+	}{{"provision-rounds-v0.json", false}, {"provision-rounds-v1.json", true}} {
+		b, err := os.ReadFile(filepath.Join("testdata/histories", c.file))
+		if err != nil {
+			t.Fatal(err)
+		}
+		var h struct {
+			Events []struct {
+				EventType string `json:"eventType"`
+			} `json:"events"`
+		}
+		if err := json.Unmarshal(b, &h); err != nil {
+			t.Fatal(err)
+		}
+		plans, secondPlan, firstStarted := 0, -1, -1
+		for i, e := range h.Events {
+			switch e.EventType {
+			case "EVENT_TYPE_ACTIVITY_TASK_SCHEDULED":
+				if plans++; plans == 2 {
+					secondPlan = i
+				}
+			case "EVENT_TYPE_CHILD_WORKFLOW_EXECUTION_STARTED":
+				if firstStarted < 0 {
+					firstStarted = i
+				}
+			}
+		}
+		if plans != 3 || secondPlan < 0 || firstStarted < 0 || (secondPlan < firstStarted) != c.pipelined {
+			t.Errorf("%s: %d plans, second plan scheduled at event %d, first child started at %d; pipelined want %v",
+				c.file, plans, secondPlan, firstStarted, c.pipelined)
+		}
 	}
 }

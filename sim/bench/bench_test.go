@@ -3,26 +3,15 @@
 package main
 
 import (
-	"os"
 	"testing"
 	"time"
-
-	"github.com/joinery/joinery/sim/world"
 )
-
-// TestMain doubles as the worker process (the bench re-executes itself).
-func TestMain(m *testing.M) {
-	if os.Getenv(world.WorkerEnvFlag) == "1" {
-		os.Exit(runWorkerFromEnv())
-	}
-	os.Exit(m.Run())
-}
 
 // The bench at N = 200 as CI's smoke test: every pod Running, one
 // NodeClaim workflow per node, no workflow failed and no Temporal size
 // limit reported. Times are printed, not asserted.
 func TestBenchSmoke(t *testing.T) {
-	r, err := run(200, 2*time.Second, 8*time.Minute, false, "")
+	r, err := run(200, 2*time.Second, 8*time.Minute, false, profiles{})
 	if err != nil {
 		t.Fatal(err)
 	}

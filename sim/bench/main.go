@@ -28,22 +28,31 @@ import (
 )
 
 func main() {
-	if os.Getenv(world.WorkerEnvFlag) == "1" {
-		os.Exit(runWorkerFromEnv())
-	}
 	pods := flag.Int("pods", 1000, "pods to provision (1000, 5000, 10000)")
 	asJSON := flag.Bool("json", false, "print the report as JSON")
 	boot := flag.Duration("boot-delay", 2*time.Second, "simulated instance boot time")
 	timeout := flag.Duration("timeout", 15*time.Minute, "give up after this long")
 	keep := flag.Bool("keep", false, "keep the state directory (logs: joinery.log is the worker's) and print its path")
 	cpuProfile := flag.String("cpuprofile", "", "write the worker's CPU profile to this file (go tool pprof -top <file>)")
+	heapProfile := flag.String("heapprofile", "", "write the worker's heap profile, taken as it stops, to this file (go tool pprof -sample_index=inuse_space -top <file>)")
+	floor := flag.Bool("control-plane-floor", false, "run no worker: report how long the local control plane takes to create the pods and mark them all Unschedulable")
 	flag.Parse()
-	if *cpuProfile != "" {
-		if abs, err := filepath.Abs(*cpuProfile); err == nil {
-			*cpuProfile = abs
+	if *floor {
+		f, err := runFloor(*pods, *timeout)
+		if err != nil {
+			fmt.Fprintln(os.Stderr, "error:", err)
+			os.Exit(1)
 		}
+		if *asJSON {
+			_ = json.NewEncoder(os.Stdout).Encode(f)
+			return
+		}
+		fmt.Printf("pods %d: last pod created %s, half marked Unschedulable %s, every pod marked %s after the apply\n",
+			f.Pods, f.LastPodCreated.Round(time.Millisecond), f.HalfMarked.Round(time.Millisecond), f.AllMarked.Round(time.Millisecond))
+		return
 	}
-	r, err := run(*pods, *boot, *timeout, *keep, *cpuProfile)
+	prof := profiles{CPU: absPath(*cpuProfile), Heap: absPath(*heapProfile)}
+	r, err := run(*pods, *boot, *timeout, *keep, prof)
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "error:", err)
 		os.Exit(1)
@@ -55,7 +64,60 @@ func main() {
 	r.print()
 }
 
-func run(pods int, boot, timeout time.Duration, keep bool, cpuProfile string) (*Report, error) {
+// absPath makes a profile path absolute (the worker runs in another
+// directory); "" stays "".
+func absPath(p string) string {
+	if p == "" {
+		return ""
+	}
+	if abs, err := filepath.Abs(p); err == nil {
+		return abs
+	}
+	return p
+}
+
+// startWorld starts the bench's local world (fixed ports of its own) with
+// the example NodePools, state in dir.
+func startWorld(ctx context.Context, dir string, boot time.Duration) (*world.World, error) {
+	log, err := logging.NewFile(filepath.Join(dir, "world.log"), "warn")
+	if err != nil {
+		return nil, err
+	}
+	w, err := world.Start(ctx, world.Options{
+		StateDir: dir, BootDelay: boot, TemporalPort: 47233, UIPort: -1, Progress: os.Stderr, Log: log,
+		KubePorts: kube.Ports{Etcd: 53790, EtcdPeer: 53791, APIServer: 56443, Scheduler: 56459, ControllerManager: 56457, Kwok: 56480},
+	})
+	if err != nil {
+		return nil, err
+	}
+	pools, err := cluster.ReadManifests(repoFile("examples/nodepools.yaml"))
+	if err == nil {
+		err = cluster.Apply(ctx, w.Kube.RESTConfig(), pools)
+	}
+	if err != nil {
+		w.Stop()
+		return nil, err
+	}
+	return w, nil
+}
+
+func runFloor(pods int, timeout time.Duration) (*Floor, error) {
+	ctx, cancel := context.WithTimeout(context.Background(), timeout)
+	defer cancel()
+	dir, err := os.MkdirTemp("", "joinery-bench-floor-")
+	if err != nil {
+		return nil, err
+	}
+	defer os.RemoveAll(dir)
+	w, err := startWorld(ctx, dir, 2*time.Second)
+	if err != nil {
+		return nil, err
+	}
+	defer w.Stop()
+	return measureFloor(ctx, w, pods)
+}
+
+func run(pods int, boot, timeout time.Duration, keep bool, prof profiles) (*Report, error) {
 	sig, stopSig := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stopSig()
 	ctx, cancel := context.WithTimeout(sig, timeout)
@@ -69,14 +131,11 @@ func run(pods int, boot, timeout time.Duration, keep bool, cpuProfile string) (*
 	} else {
 		defer os.RemoveAll(dir)
 	}
-	log, err := logging.NewFile(filepath.Join(dir, "joinery.log"), "warn")
+	exe, err := buildWorker(dir)
 	if err != nil {
 		return nil, err
 	}
-	w, err := world.Start(ctx, world.Options{
-		StateDir: dir, BootDelay: boot, TemporalPort: 47233, UIPort: -1, Progress: os.Stderr, Log: log,
-		KubePorts: kube.Ports{Etcd: 53790, EtcdPeer: 53791, APIServer: 56443, Scheduler: 56459, ControllerManager: 56457, Kwok: 56480},
-	})
+	w, err := startWorld(ctx, dir, boot)
 	if err != nil {
 		return nil, err
 	}
@@ -85,18 +144,11 @@ func run(pods int, boot, timeout time.Duration, keep bool, cpuProfile string) (*
 	if err != nil {
 		return nil, err
 	}
-	worker, err := startWorker(ctx, w, metricsAddr, cpuProfile)
+	worker, err := startWorker(ctx, w, exe, metricsAddr, prof)
 	if err != nil {
 		return nil, err
 	}
 	defer worker.stop()
-	pools, err := cluster.ReadManifests(repoFile("examples/nodepools.yaml"))
-	if err != nil {
-		return nil, err
-	}
-	if err := cluster.Apply(ctx, w.Kube.RESTConfig(), pools); err != nil {
-		return nil, err
-	}
 	r, err := measure(ctx, w, pods, worker.cmd.Process.Pid)
 	if err != nil {
 		return nil, err

@@ -155,7 +155,7 @@ func measure(ctx context.Context, w *world.World, pods, workerPid int) (*Report,
 		n, _ := countQuery(ctx, tc, fmt.Sprintf("ExecutionStatus = %q", st))
 		r.FailedWorkflows += n
 	}
-	r.LimitWarnings = limitWarnings(filepath.Join(w.StateDir, "joinery.log"), filepath.Join(w.StateDir, "temporal.log"))
+	r.LimitWarnings = limitWarnings(filepath.Join(w.StateDir, "joinery.log"), filepath.Join(w.StateDir, "world.log"), filepath.Join(w.StateDir, "temporal.log"))
 	if !first.IsZero() {
 		r.FirstProvision = first.Sub(applied)
 	}

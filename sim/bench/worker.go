@@ -7,50 +7,33 @@ import (
 	"net/http"
 	"os"
 	"os/exec"
-	"runtime/pprof"
+	"path/filepath"
 	"sort"
 	"strings"
 	"syscall"
 	"time"
 
-	"github.com/joinery/joinery/controller"
 	"github.com/joinery/joinery/sim/world"
 	dto "github.com/prometheus/client_model/go"
 	"github.com/prometheus/common/expfmt"
 	"github.com/prometheus/common/model"
 )
 
-// metricsEnv names the worker's /metrics address in the re-executed bench
-// binary (see runWorkerFromEnv).
-const metricsEnv = "JOINERY_BENCH_METRICS"
-
-// runWorkerFromEnv is the bench binary re-executed as the worker: the
-// controller alone in its own process, so its RSS is its own.
-func runWorkerFromEnv() int {
-	if path := os.Getenv(cpuProfileEnv); path != "" {
-		f, err := os.Create(path)
-		if err != nil {
-			fmt.Fprintln(os.Stderr, err)
-			return 1
-		}
-		defer f.Close()
-		if err := pprof.StartCPUProfile(f); err != nil {
-			fmt.Fprintln(os.Stderr, err)
-			return 1
-		}
-		defer pprof.StopCPUProfile()
+// buildWorker builds the worker command (./worker, what the container
+// image runs) into dir: the bench measures that binary, not one that also
+// links the local world's Temporal server and simulators.
+func buildWorker(dir string) (string, error) {
+	exe := filepath.Join(dir, "joinery-worker")
+	cmd := exec.Command("go", "build", "-o", exe, "./worker")
+	cmd.Dir = filepath.Dir(repoFile("go.mod"))
+	cmd.Env = append(os.Environ(), "GOTOOLCHAIN=local")
+	if out, err := cmd.CombinedOutput(); err != nil {
+		return "", fmt.Errorf("go build ./worker: %w\n%s", err, out)
 	}
-	return world.RunWorkerFromEnv(func(c *controller.Config) {
-		c.DisableDisruption = true
-		c.MetricsAddr = os.Getenv(metricsEnv)
-	})
+	return exe, nil
 }
 
-// cpuProfileEnv, when set, is where the worker writes its CPU profile
-// (written when it stops on SIGTERM).
-const cpuProfileEnv = "JOINERY_BENCH_CPUPROFILE"
-
-// stop asks the worker to stop (SIGTERM: its profile is flushed) and
+// stop asks the worker to stop (SIGTERM: its profiles are written) and
 // kills it after 20 s.
 func (w *workerProc) stop() {
 	_ = w.cmd.Process.Signal(syscall.SIGTERM)
@@ -64,14 +47,21 @@ func (w *workerProc) stop() {
 
 // startWorker runs this binary as the worker against w and waits until it
 // is ready (its /readyz answers 200).
-func startWorker(ctx context.Context, w *world.World, metricsAddr, cpuProfile string) (*workerProc, error) {
-	exe, err := os.Executable()
+func startWorker(ctx context.Context, w *world.World, exe, metricsAddr string, prof profiles) (*workerProc, error) {
+	logf, err := os.Create(filepath.Join(w.StateDir, "joinery.log"))
 	if err != nil {
 		return nil, err
 	}
-	cmd := exec.Command(exe)
-	cmd.Env = append(os.Environ(), append(w.WorkerEnv("joinery-bench"), metricsEnv+"="+metricsAddr, cpuProfileEnv+"="+cpuProfile)...)
-	cmd.Stdout, cmd.Stderr = os.Stderr, os.Stderr
+	defer logf.Close()
+	args := append(w.WorkerArgs("joinery-bench"), "--metrics-addr", metricsAddr, "--disruption=false", "--log-level", "info")
+	if prof.CPU != "" {
+		args = append(args, "--cpuprofile", prof.CPU)
+	}
+	if prof.Heap != "" {
+		args = append(args, "--memprofile", prof.Heap)
+	}
+	cmd := exec.Command(exe, args...)
+	cmd.Stdout, cmd.Stderr = logf, logf
 	dieWithParent(cmd)
 	if err := cmd.Start(); err != nil {
 		return nil, err
@@ -88,7 +78,7 @@ func startWorker(ctx context.Context, w *world.World, metricsAddr, cpuProfile st
 		}
 		select {
 		case <-wp.done:
-			return nil, fmt.Errorf("worker exited before it was ready (its error is above)")
+			return nil, fmt.Errorf("worker exited before it was ready (its log: %s)", logf.Name())
 		case <-ctx.Done():
 			wp.stop()
 			return nil, fmt.Errorf("worker not ready: %w", ctx.Err())
@@ -96,6 +86,9 @@ func startWorker(ctx context.Context, w *world.World, metricsAddr, cpuProfile st
 		}
 	}
 }
+
+// profiles are where the worker writes its CPU and heap profiles ("": none).
+type profiles struct{ CPU, Heap string }
 
 // workerProc is the worker process; done closes when it has exited.
 type workerProc struct {

@@ -34,6 +34,16 @@ func (w *World) WorkerEnv(clusterName string) []string {
 	}
 }
 
+// WorkerArgs are the flags of the worker command (./worker) that reach
+// this world; its log goes to the command's stderr.
+func (w *World) WorkerArgs(clusterName string) []string {
+	return []string{
+		"--kubeconfig", w.Kube.Kubeconfig(), "--temporal-address", w.Temporal.Address,
+		"--ec2-endpoint", w.EC2Endpoint, "--sqs-endpoint", w.SQSEndpoint, "--interruption-queue", w.InterruptionQueueURL,
+		"--cluster-name", clusterName,
+	}
+}
+
 // RunWorkerFromEnv runs the controller configured by WorkerEnv until
 // SIGTERM and returns the exit code; tune adjusts the configuration.
 func RunWorkerFromEnv(tune func(*controller.Config)) int {
