@@ -9,7 +9,6 @@ import (
 	"github.com/joinery/joinery/cluster"
 	"github.com/joinery/joinery/sim/world"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/client-go/kubernetes"
 )
 
 // Floor is what the local control plane alone takes, with no worker: from
@@ -26,15 +25,7 @@ type Floor struct {
 // measureFloor applies the bench workloads to a world with no worker and
 // polls until every pod is marked Unschedulable.
 func measureFloor(ctx context.Context, w *world.World, pods int) (*Floor, error) {
-	path, err := workloads(w.StateDir, pods)
-	if err != nil {
-		return nil, err
-	}
-	objs, err := cluster.ReadManifests(path)
-	if err != nil {
-		return nil, err
-	}
-	kc, err := kubernetes.NewForConfig(w.Kube.RESTConfig())
+	_, objs, kc, err := benchWorkloads(w, pods)
 	if err != nil {
 		return nil, err
 	}
@@ -78,4 +69,9 @@ func measureFloor(ctx context.Context, w *world.World, pods int) (*Floor, error)
 		case <-time.After(250 * time.Millisecond):
 		}
 	}
+}
+
+func (f *Floor) print() {
+	fmt.Printf("pods %d: last pod created %s, half marked Unschedulable %s, every pod marked %s after the apply\n",
+		f.Pods, f.LastPodCreated.Round(time.Millisecond), f.HalfMarked.Round(time.Millisecond), f.AllMarked.Round(time.Millisecond))
 }

@@ -37,31 +37,22 @@ func main() {
 	heapProfile := flag.String("heapprofile", "", "write the worker's heap profile, taken as it stops, to this file (go tool pprof -sample_index=inuse_space -top <file>)")
 	floor := flag.Bool("control-plane-floor", false, "run no worker: report how long the local control plane takes to create the pods and mark them all Unschedulable")
 	flag.Parse()
+	var report interface{ print() }
+	var err error
 	if *floor {
-		f, err := runFloor(*pods, *timeout)
-		if err != nil {
-			fmt.Fprintln(os.Stderr, "error:", err)
-			os.Exit(1)
-		}
-		if *asJSON {
-			_ = json.NewEncoder(os.Stdout).Encode(f)
-			return
-		}
-		fmt.Printf("pods %d: last pod created %s, half marked Unschedulable %s, every pod marked %s after the apply\n",
-			f.Pods, f.LastPodCreated.Round(time.Millisecond), f.HalfMarked.Round(time.Millisecond), f.AllMarked.Round(time.Millisecond))
-		return
+		report, err = runFloor(*pods, *timeout)
+	} else {
+		report, err = run(*pods, *boot, *timeout, *keep, profiles{CPU: absPath(*cpuProfile), Heap: absPath(*heapProfile)})
 	}
-	prof := profiles{CPU: absPath(*cpuProfile), Heap: absPath(*heapProfile)}
-	r, err := run(*pods, *boot, *timeout, *keep, prof)
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "error:", err)
 		os.Exit(1)
 	}
 	if *asJSON {
-		_ = json.NewEncoder(os.Stdout).Encode(r)
+		_ = json.NewEncoder(os.Stdout).Encode(report)
 		return
 	}
-	r.print()
+	report.print()
 }
 
 // absPath makes a profile path absolute (the worker runs in another

@@ -18,6 +18,7 @@ import (
 	"go.temporal.io/sdk/client"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/client-go/kubernetes"
 )
 
@@ -78,13 +79,24 @@ spec:
 	return path, os.WriteFile(path, []byte(b.String()), 0o644)
 }
 
-func measure(ctx context.Context, w *world.World, pods, workerPid int) (*Report, error) {
-	r := &Report{Pods: pods}
+// benchWorkloads writes the workloads of a run of pods pods into w's state
+// directory and returns the file, its objects and a client of w's API server.
+func benchWorkloads(w *world.World, pods int) (string, []*unstructured.Unstructured, kubernetes.Interface, error) {
 	path, err := workloads(w.StateDir, pods)
 	if err != nil {
-		return nil, err
+		return "", nil, nil, err
 	}
 	objs, err := cluster.ReadManifests(path)
+	if err != nil {
+		return "", nil, nil, err
+	}
+	kc, err := kubernetes.NewForConfig(w.Kube.RESTConfig())
+	return path, objs, kc, err
+}
+
+func measure(ctx context.Context, w *world.World, pods, workerPid int) (*Report, error) {
+	r := &Report{Pods: pods}
+	path, objs, kc, err := benchWorkloads(w, pods)
 	if err != nil {
 		return nil, err
 	}
@@ -92,10 +104,6 @@ func measure(ctx context.Context, w *world.World, pods, workerPid int) (*Report,
 		if built, errs := planner.Build(docs, planner.Options{}); len(errs) == 0 {
 			r.LowerBound = solver.LowerBound(built.Input)
 		}
-	}
-	kc, err := kubernetes.NewForConfig(w.Kube.RESTConfig())
-	if err != nil {
-		return nil, err
 	}
 	applied := time.Now()
 	if err := cluster.Apply(ctx, w.Kube.RESTConfig(), objs); err != nil {
