@@ -16,6 +16,7 @@ import (
 	"net"
 	"os"
 	"os/signal"
+	"strings"
 	"path/filepath"
 	"syscall"
 	"text/tabwriter"
@@ -193,6 +194,9 @@ type Report struct {
 	EC2Calls             map[string]int `json:"ec2Calls"`
 	PeakRSSMiB           float64        `json:"peakRssMiB"` // this process: Temporal server + sims
 	KubeAPIServerMiB     float64        `json:"kubeApiserverRssMiB"`
+	// CPUSeconds is the CPU time each process used from the apply until
+	// every pod ran (all share the machine's cores).
+	CPUSeconds map[string]float64 `json:"cpuSeconds"`
 	ActivityLatency      []Latency      `json:"activityLatency"`
 	WorkflowLatency      []Latency      `json:"workflowLatency"`
 }
@@ -213,6 +217,13 @@ func (r *Report) print() {
 	fmt.Fprintf(tw, "failed workflows / Temporal limit warnings\t%d / %d\n", r.FailedWorkflows, r.LimitWarnings)
 	fmt.Fprintf(tw, "EC2 calls\t%v\n", r.EC2Calls)
 	fmt.Fprintf(tw, "peak RSS: worker / Temporal server+sims / kube-apiserver\t%.0f MiB / %.0f MiB / %.0f MiB\n", r.WorkerPeakRSSMiB, r.PeakRSSMiB, r.KubeAPIServerMiB)
+	var cpu []string
+	for _, name := range cpuUse {
+		if sec, ok := r.CPUSeconds[name]; ok {
+			cpu = append(cpu, fmt.Sprintf("%s %.1f", name, sec))
+		}
+	}
+	fmt.Fprintf(tw, "CPU seconds, apply -> every pod Running\t%s\n", strings.Join(cpu, ", "))
 	for _, l := range r.WorkflowLatency {
 		fmt.Fprintf(tw, "workflow %s: runs, p50, p99\t%d, %.3fs, %.3fs\n", l.Type, l.Count, l.P50, l.P99)
 	}

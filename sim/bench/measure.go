@@ -105,6 +105,7 @@ func measure(ctx context.Context, w *world.World, pods, workerPid int) (*Report,
 			r.LowerBound = solver.LowerBound(built.Input)
 		}
 	}
+	cpuAtApply := cpuTimes(w.StateDir, workerPid)
 	applied := time.Now()
 	if err := cluster.Apply(ctx, w.Kube.RESTConfig(), objs); err != nil {
 		return nil, err
@@ -126,6 +127,10 @@ func measure(ctx context.Context, w *world.World, pods, workerPid int) (*Report,
 		}
 	}
 	r.PeakRSSMiB = peak
+	r.CPUSeconds = map[string]float64{}
+	for name, sec := range cpuTimes(w.StateDir, workerPid) {
+		r.CPUSeconds[name] = sec - cpuAtApply[name]
+	}
 	// Creation timestamps have a 1 s resolution: count from the end of
 	// that second.
 	r.LastPodCreated = max(0, lastPod.Add(time.Second).Sub(applied))
@@ -266,6 +271,15 @@ func rssMiB(pid int) float64 {
 // rssOf is the peak RSS of the process named name whose command line
 // mentions dir (this world's, not another one's).
 func rssOf(name, dir string) float64 {
+	if pid := pidOf(name, dir); pid > 0 {
+		return rssMiB(pid)
+	}
+	return 0
+}
+
+// pidOf finds the process named name whose command line mentions dir (0:
+// none).
+func pidOf(name, dir string) int {
 	entries, _ := os.ReadDir("/proc")
 	for _, e := range entries {
 		pid, err := strconv.Atoi(e.Name())
@@ -274,9 +288,50 @@ func rssOf(name, dir string) float64 {
 		}
 		comm, _ := os.ReadFile(fmt.Sprintf("/proc/%d/comm", pid))
 		cmdline, _ := os.ReadFile(fmt.Sprintf("/proc/%d/cmdline", pid))
-		if strings.TrimSpace(string(comm)) == name && strings.Contains(string(cmdline), dir) {
-			return rssMiB(pid)
+		// comm holds at most 15 bytes (TASK_COMM_LEN): kube-controller-manager is "kube-controller".
+		if strings.TrimSpace(string(comm)) == name[:min(len(name), 15)] && strings.Contains(string(cmdline), dir) {
+			return pid
 		}
 	}
 	return 0
+}
+
+// clockTicks is the kernel's USER_HZ, the unit of /proc/<pid>/stat times
+// (100 on every Linux architecture Go supports).
+const clockTicks = 100
+
+// cpuSeconds is the user+system CPU time a process has used, seconds, from
+// fields 14 and 15 of /proc/<pid>/stat (proc(5)).
+func cpuSeconds(pid int) float64 {
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	if err != nil {
+		return 0
+	}
+	return statCPUSeconds(string(b))
+}
+
+// statCPUSeconds parses utime+stime from a /proc/<pid>/stat line.
+func statCPUSeconds(b string) float64 {
+	// The command name (field 2) may hold spaces: count from its ")".
+	f := strings.Fields(b[strings.LastIndexByte(b, ')')+1:])
+	if len(f) < 13 {
+		return 0
+	}
+	u, _ := strconv.ParseFloat(f[11], 64)
+	s, _ := strconv.ParseFloat(f[12], 64)
+	return (u + s) / clockTicks
+}
+
+// cpuUse names the processes of a run whose CPU time the bench reports.
+var cpuUse = []string{"worker", "bench (Temporal server, EC2/SQS)", "kube-apiserver", "etcd", "kube-scheduler", "kube-controller-manager", "kwok"}
+
+// cpuTimes reads the CPU seconds of each process of cpuUse.
+func cpuTimes(dir string, workerPid int) map[string]float64 {
+	out := map[string]float64{cpuUse[0]: cpuSeconds(workerPid), cpuUse[1]: cpuSeconds(os.Getpid())}
+	for _, name := range cpuUse[2:] {
+		if pid := pidOf(name, dir); pid > 0 {
+			out[name] = cpuSeconds(pid)
+		}
+	}
+	return out
 }
