@@ -3,12 +3,10 @@ package main
 import (
 	"context"
 	"fmt"
-	"strings"
 	"time"
 
 	"github.com/joinery/joinery/cluster"
 	"github.com/joinery/joinery/sim/world"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 )
 
 // Floor is what the local control plane alone takes, with no worker: from
@@ -30,45 +28,29 @@ func measureFloor(ctx context.Context, w *world.World, pods int) (*Floor, error)
 		return nil, err
 	}
 	f := &Floor{Pods: pods}
+	pw, err := watchPods(ctx, kc)
+	if err != nil {
+		return nil, err
+	}
 	applied := time.Now()
 	if err := cluster.Apply(ctx, w.Kube.RESTConfig(), objs); err != nil {
 		return nil, err
 	}
-	for {
-		list, err := kc.CoreV1().Pods("default").List(ctx, metav1.ListOptions{ResourceVersion: "0"})
-		if err == nil {
-			created, marked := 0, 0
-			var last time.Time
-			for i := range list.Items {
-				p := &list.Items[i]
-				if !strings.HasPrefix(p.Name, "bench-") {
-					continue
-				}
-				created++
-				if p.CreationTimestamp.After(last) {
-					last = p.CreationTimestamp.Time
-				}
-				if cluster.IsProvisionable(p) {
-					marked++
-				}
-			}
-			if created == pods && f.LastPodCreated == 0 {
-				f.LastPodCreated = max(0, last.Add(time.Second).Sub(applied))
-			}
-			if marked*2 >= pods && f.HalfMarked == 0 {
-				f.HalfMarked = time.Since(applied)
-			}
-			if marked == pods {
-				f.AllMarked = time.Since(applied)
-				return f, nil
-			}
+	err = pollEvery(ctx, 250*time.Millisecond, func() bool {
+		c := pw.counts()
+		if c.created == pods && f.LastPodCreated == 0 {
+			f.LastPodCreated = max(0, c.lastCreated.Add(time.Second).Sub(applied))
 		}
-		select {
-		case <-ctx.Done():
-			return nil, fmt.Errorf("not every pod marked Unschedulable after %s", time.Since(applied).Round(time.Second))
-		case <-time.After(250 * time.Millisecond):
+		if c.marked*2 >= pods && f.HalfMarked == 0 {
+			f.HalfMarked = time.Since(applied)
 		}
+		f.AllMarked = time.Since(applied)
+		return c.marked == pods
+	})
+	if err != nil {
+		return nil, fmt.Errorf("not every pod marked Unschedulable after %s: %w", time.Since(applied).Round(time.Second), err)
 	}
+	return f, nil
 }
 
 func (f *Floor) print() {

@@ -105,6 +105,10 @@ func measure(ctx context.Context, w *world.World, pods, workerPid int) (*Report,
 			r.LowerBound = solver.LowerBound(built.Input)
 		}
 	}
+	pw, err := watchPods(ctx, kc)
+	if err != nil {
+		return nil, err
+	}
 	cpuAtApply := cpuTimes(w.StateDir, workerPid)
 	applied := time.Now()
 	if err := cluster.Apply(ctx, w.Kube.RESTConfig(), objs); err != nil {
@@ -112,19 +116,15 @@ func measure(ctx context.Context, w *world.World, pods, workerPid int) (*Report,
 	}
 	peak := 0.0
 	var lastPod time.Time
-	for {
+	err = pollEvery(ctx, 250*time.Millisecond, func() bool {
 		peak = max(peak, rssMiB(os.Getpid()))
 		r.WorkerPeakRSSMiB = max(r.WorkerPeakRSSMiB, rssMiB(workerPid))
-		running, last, err := runningPods(ctx, kc)
-		if err == nil && running >= pods {
-			r.AllPodsRunning, lastPod = time.Since(applied), last
-			break
-		}
-		select {
-		case <-ctx.Done():
-			return nil, fmt.Errorf("only %d/%d pods Running after %s", running, pods, time.Since(applied).Round(time.Second))
-		case <-time.After(250 * time.Millisecond):
-		}
+		c := pw.counts()
+		r.AllPodsRunning, lastPod = time.Since(applied), c.lastCreated
+		return c.running >= pods
+	})
+	if err != nil {
+		return nil, fmt.Errorf("only %d/%d pods Running after %s: %w", pw.counts().running, pods, time.Since(applied).Round(time.Second), err)
 	}
 	r.PeakRSSMiB = peak
 	r.CPUSeconds = map[string]float64{}
@@ -173,29 +173,6 @@ func measure(ctx context.Context, w *world.World, pods, workerPid int) (*Report,
 		r.FirstProvision = first.Sub(applied)
 	}
 	return r, nil
-}
-
-// runningPods counts the bench pods Running and returns the latest
-// creation time among them.
-func runningPods(ctx context.Context, kc kubernetes.Interface) (int, time.Time, error) {
-	list, err := kc.CoreV1().Pods("default").List(ctx, metav1.ListOptions{ResourceVersion: "0"})
-	if err != nil {
-		return 0, time.Time{}, err
-	}
-	n := 0
-	var last time.Time
-	for _, p := range list.Items {
-		if !strings.HasPrefix(p.Name, "bench-") {
-			continue
-		}
-		if p.CreationTimestamp.After(last) {
-			last = p.CreationTimestamp.Time
-		}
-		if p.Status.Phase == corev1.PodRunning {
-			n++
-		}
-	}
-	return n, last, nil
 }
 
 // countWorkflows counts workflows of a type and returns the earliest start.
