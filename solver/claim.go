@@ -271,7 +271,7 @@ func (s *pass) add(c *claim, pi *podInfo, sig *sigInfo) bool {
 			}
 			// An ordinary pod only fills the slack of an accelerator
 			// claim: growing a GPU node for CPU work costs GPU prices.
-			if newPrice > oldPrice && c.req.HasExtended() && !pi.req.HasExtended() {
+			if newPrice > oldPrice && c.req.HasExtended() && !pi.req.HasExtended() && !s.seeding {
 				continue
 			}
 			if newPrice > oldPrice && !upsizeOK(pl, c.types[0], newT, oldPrice, newPrice, newReq, s.byClass[pi.class].UpsizeTolerance) {

@@ -268,9 +268,10 @@ func dffRounding(k int, a, u int64) float64 {
 }
 
 type lbGroup struct {
-	req resources.List
-	sig *sigInfo
-	n   int
+	req  resources.List
+	sig  *sigInfo
+	n    int
+	pods []*podInfo // its pods, in packing order (len n)
 }
 
 type groupKey struct {
@@ -301,9 +302,10 @@ func lbGroups(p *prepared) []*lbGroup {
 		k := groupKey{pi.req, last}
 		if g, ok := idx[k]; ok {
 			g.n++
+			g.pods = append(g.pods, pi)
 			continue
 		}
-		g := &lbGroup{req: pi.req, sig: last, n: 1}
+		g := &lbGroup{req: pi.req, sig: last, n: 1, pods: []*podInfo{pi}}
 		idx[k] = g
 		groups = append(groups, g)
 	}

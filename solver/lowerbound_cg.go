@@ -40,6 +40,8 @@ var (
 // at price level price, which may hold the groups in groups (those whose
 // cheapest compatible offering of the type costs at most price).
 type cgBin struct {
+	pool    *poolInfo
+	typ     int32
 	price   float64
 	cap     []int64 // usable resources, over the bound's dims
 	groups  []int32
@@ -49,9 +51,28 @@ type cgBin struct {
 // configLPBound is the configuration-LP bound of LowerBound, see there.
 // groups are lbGroups(p).
 func configLPBound(p *prepared, groups []*lbGroup, start []float64) float64 {
+	b, _ := configLP(p, groups, start, false, cgGapStop)
+	return b
+}
+
+// cgConfig is one configuration of the configuration LP's final master
+// solution: x nodes of bin's type (pool, typ, at price level price), each
+// holding counts[g] pods of group g.
+type cgConfig struct {
+	pool   *poolInfo
+	typ    int32
+	price  float64
+	x      float64
+	counts []int64
+}
+
+// configLP is configLPBound, stopping when the master's value is within gap
+// (relative) of the bound; with primal set it also returns the final
+// master's solution (the configurations with x > 0, in variable order).
+func configLP(p *prepared, groups []*lbGroup, start []float64, primal bool, gap float64) (float64, []cgConfig) {
 	G := len(groups)
 	if G == 0 {
-		return 0
+		return 0, nil
 	}
 	var dims []int
 	for r := range groups[0].req {
@@ -113,7 +134,7 @@ func configLPBound(p *prepared, groups []*lbGroup, start []float64) float64 {
 						free[c.g] = true
 					}
 				} else {
-					b := &cgBin{price: level, cap: cp, allowed: make([]uint64, words)}
+					b := &cgBin{pool: pl, typ: int32(t), price: level, cap: cp, allowed: make([]uint64, words)}
 					for _, c := range compat[:j] {
 						b.allowed[c.g/64] |= 1 << (c.g % 64)
 					}
@@ -124,7 +145,7 @@ func configLPBound(p *prepared, groups []*lbGroup, start []float64) float64 {
 		}
 	}
 	if len(bins) > cgMaxBins {
-		return 0 // the dominance pass is quadratic
+		return 0, nil // the dominance pass is quadratic
 	}
 	// Drop free groups, then dominated bins: a bin no cheaper, no larger
 	// and admitting no more groups than another adds nothing (every
@@ -233,7 +254,7 @@ func configLPBound(p *prepared, groups []*lbGroup, start []float64) float64 {
 		items += len(b.groups)
 	}
 	if M == 0 || M > cgMaxRows || items > cgMaxBinItems {
-		return 0 // too large for a dense master / per-bin LPs: LowerBound keeps the share bound
+		return 0, nil // too large for a dense master / per-bin LPs: LowerBound keeps the share bound
 	}
 	rhs := make([]float64, M)
 	for i, g := range rowG {
@@ -285,7 +306,7 @@ func configLPBound(p *prepared, groups []*lbGroup, start []float64) float64 {
 		lp.addVar(spCol{idx: []int32{int32(i)}, val: []float64{-1}}, 0, math.Inf(1))
 	}
 	if !lp.setBasis(basis) {
-		return 0
+		return 0, nil
 	}
 
 	pr := newCGPricer(G, D, reqs, groups)
@@ -419,7 +440,7 @@ func configLPBound(p *prepared, groups []*lbGroup, start []float64) float64 {
 		}
 		// The master's primal value bounds the LP optimum, hence every
 		// Farley bound, from above: stop when it is within reach.
-		if lp.objective() <= max(best, shareLB)*(1+cgGapStop) {
+		if lp.objective() <= max(best, shareLB)*(1+gap) {
 			break
 		}
 		sort.SliceStable(cands, func(i, j int) bool { return cands[i].ratio > cands[j].ratio })
@@ -477,5 +498,21 @@ func configLPBound(p *prepared, groups []*lbGroup, start []float64) float64 {
 		}
 		pure = false
 	}
-	return best * (1 - cgSafety)
+	var sol []cgConfig
+	if primal {
+		x := make([]float64, len(lp.cols))
+		lp.values(x)
+		for j, v := range x {
+			if j >= len(colBin) || colBin[j] < 0 || v <= 1e-9 {
+				continue
+			}
+			b := bins[colBin[j]]
+			c := cgConfig{pool: b.pool, typ: b.typ, price: b.price, x: v, counts: make([]int64, G)}
+			for k, r := range lp.cols[j].idx {
+				c.counts[rowG[r]] = int64(math.Round(lp.cols[j].val[k]))
+			}
+			sol = append(sol, c)
+		}
+	}
+	return best * (1 - cgSafety), sol
 }

@@ -91,8 +91,10 @@ func TestDFFRounding(t *testing.T) {
 
 // On a mixed batch (every 4th pod of Input B: web, batch, memory-pool
 // cache, GPU training) the per-class strategy search beats the best single
-// strategy.
+// strategy (both without the LP-guided passes, which reach $28.7 either way).
 func TestSolvePerClassStrategies(t *testing.T) {
+	lpGuided = false
+	defer func() { lpGuided = true }()
 	full := inputB(t)
 	in := full
 	in.Pods = nil

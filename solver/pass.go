@@ -44,6 +44,10 @@ type pass struct {
 	gen   uint32
 	stamp [][]uint32
 	fit   [][]bool
+	// seeds were opened before the greedy (plantSeeds); seeding is set
+	// while they are.
+	seeds   []seed
+	seeding bool
 }
 
 // run packs every pod: existing nodes first (by name), then claims opened in
@@ -65,6 +69,12 @@ func (p *prepared) run(st Strategy, explain bool) *pass {
 // runClasses is run with one strategy per pod class; only >= 0 packs the
 // pods of that class alone.
 func (p *prepared) runClasses(byClass []Strategy, explain bool, only int) *pass {
+	return p.runSeeded(byClass, explain, only, nil)
+}
+
+// runSeeded is runClasses after opening the seeds' claims (plantSeeds;
+// ignored when only >= 0).
+func (p *prepared) runSeeded(byClass []Strategy, explain bool, only int, seeds []seed) *pass {
 	s := &pass{p: p, byClass: byClass, explain: explain}
 	if len(byClass) > 0 {
 		s.strategy = byClass[0]
@@ -82,9 +92,14 @@ func (p *prepared) runClasses(byClass []Strategy, explain bool, only int) *pass 
 	if p.hasTopo {
 		s.topo = p.baseTopo.clone()
 	}
+	var done []bool
+	if only < 0 && len(seeds) > 0 {
+		s.seeds, done = seeds, make([]bool, len(p.pods))
+		s.plantSeeds(seeds, done)
+	}
 	var failed []*podInfo
 	for _, pi := range p.pods {
-		if only >= 0 && pi.class != only {
+		if (only >= 0 && pi.class != only) || (done != nil && done[pi.idx]) {
 			continue
 		}
 		if len(pi.pod.UnknownResources) > 0 {

@@ -62,6 +62,7 @@ type podInfo struct {
 	// class is the pod's packing class (see podClasses): Solve may pack
 	// each class under its own Strategy.
 	class int
+	idx   int // index in prepared.pods (packing order)
 }
 
 // typeInfo is one instance type of one pool.
@@ -214,6 +215,9 @@ func prepare(in Input) *prepared {
 	p.finishTopology(&in)
 	p.hasTopo = p.hasTopo || len(p.ctrList) > 0
 	sort.SliceStable(p.pods, func(i, j int) bool { return podLess(p.pods[i], p.pods[j]) })
+	for i, pi := range p.pods {
+		pi.idx = i
+	}
 	p.podClasses()
 	return p
 }

@@ -1,0 +1,151 @@
+package solver
+
+import (
+	"math"
+	"slices"
+)
+
+// seedGap is how close (relative) the configuration LP's master must come
+// to its bound before its solution seeds a pass.
+var seedGap = 1e-2
+
+// seed is a NodeClaim the LP-guided pass opens before packing the other
+// pods: the pods of one configuration of the configuration LP's solution
+// (configLP) for one node of its pool.
+type seed struct {
+	pool *poolInfo
+	pods []*podInfo // pods[0] opens the claim; the rest in packing order
+}
+
+// lpSeeds turns the configuration LP's solution into seeds: ⌊x_c⌋ claims
+// per configuration c, each with c's pods per group (taken from the groups
+// in packing order). A seed's opener is a pod whose first NodePool (in
+// weight order) able to take it is the configuration's pool, accelerator
+// pods first (so accelerator types survive the exotic filter), else the
+// largest; a configuration with no such pod is skipped and its pods are
+// left to the greedy. It returns nil when the LP is skipped or empty.
+func (p *prepared) lpSeeds() []seed {
+	groups := lbGroups(p)
+	if len(groups) < 2 {
+		return nil
+	}
+	_, y := shareBound(p, groups)
+	_, sol := configLP(p, groups, y, true, seedGap)
+	next := make([]int, len(groups)) // pods of each group handed out
+	var seeds []seed
+	for _, c := range sol {
+		for copies := int(math.Floor(c.x + 1e-6)); copies > 0; copies-- {
+			var pods []*podInfo
+			taken := slices.Clone(next)
+			for g, k := range c.counts {
+				for ; k > 0 && taken[g] < len(groups[g].pods); k-- {
+					pods = append(pods, groups[g].pods[taken[g]])
+					taken[g]++
+				}
+			}
+			opener := -1
+			for i, pi := range pods {
+				if p.firstPool(pi) != c.pool {
+					continue
+				}
+				if opener < 0 || (pi.req.HasExtended() && !pods[opener].req.HasExtended()) ||
+					(pi.req.HasExtended() == pods[opener].req.HasExtended() && pi.idx < pods[opener].idx) {
+					opener = i
+				}
+			}
+			if opener < 0 {
+				break // the pods stay with their groups, for other seeds or the greedy
+			}
+			next = taken
+			pods[0], pods[opener] = pods[opener], pods[0]
+			slices.SortFunc(pods[1:], func(a, b *podInfo) int { return a.idx - b.idx })
+			seeds = append(seeds, seed{pool: c.pool, pods: pods})
+		}
+	}
+	return seeds
+}
+
+// firstPool is the first pool (weight order) whose taints the pod's most
+// relaxed level tolerates, whose requirements it can meet and whose largest
+// type fits it: the only pool a new claim may open in for it (limits
+// ignored, which only makes seeding more conservative). nil if none.
+func (p *prepared) firstPool(pi *podInfo) *poolInfo {
+	for _, pl := range p.pools {
+		for _, sig := range pi.levels {
+			sp := sig.forPool(pl)
+			if sp.taint != nil || !pi.req.Fits(pl.maxUsable) {
+				continue
+			}
+			for _, term := range sp.terms {
+				if term.any {
+					return pl
+				}
+			}
+		}
+	}
+	return nil
+}
+
+// plantSeeds opens the seeds' claims (each opener through the ordinary
+// open, in the seed's pool only) and adds their other pods round robin,
+// one per seed per round, so that zone spread constraints see the claims
+// fill evenly. Every add goes through the ordinary checks (resources,
+// types, topology, ports, limits) except the cost heuristics (upsize rule,
+// size cap, accelerator slack rule): the LP chose these nodes. Pods a seed
+// cannot take are left to the greedy; done marks the placed ones.
+func (s *pass) plantSeeds(seeds []seed, done []bool) {
+	saved := s.byClass
+	loose := make([]Strategy, len(saved))
+	for i := range loose {
+		loose[i] = Strategy{UpsizeTolerance: math.Inf(1)}
+	}
+	s.byClass, s.seeding = loose, true
+	defer func() {
+		s.byClass, s.seeding = saved, false
+		s.lastSig, s.lastClaim, s.lastNode = nil, 0, 0
+	}()
+	claims := make([]*claim, len(seeds))
+	for i, sd := range seeds {
+		pi := sd.pods[0]
+		if len(pi.pod.UnknownResources) > 0 {
+			continue
+		}
+		for _, sig := range pi.levels {
+			s.tp.active = false
+			if s.p.hasTopo {
+				s.prepTopo(pi, sig)
+			}
+			n := len(s.claims)
+			if s.open(sd.pool, pi, sig) {
+				claims[i], done[pi.idx] = s.claims[n], true
+				break
+			}
+		}
+	}
+	for k := 1; ; k++ {
+		more := false
+		for i, sd := range seeds {
+			if claims[i] == nil || k >= len(sd.pods) {
+				continue
+			}
+			more = true
+			pi := sd.pods[k]
+			if len(pi.pod.UnknownResources) > 0 {
+				continue
+			}
+			for _, sig := range pi.levels {
+				s.tp.active = false
+				if s.p.hasTopo {
+					s.prepTopo(pi, sig)
+				}
+				if s.add(claims[i], pi, sig) {
+					done[pi.idx] = true
+					break
+				}
+			}
+		}
+		if !more {
+			return
+		}
+	}
+}
