@@ -152,10 +152,10 @@ func Run(ctx context.Context, cfg Config) error {
 		Cluster: cl, Cloud: cc, Catalog: cat, ICE: ice, Metrics: m, Log: log,
 		LaunchTemplate: cfg.LaunchTemplate, RegistrationTTL: cfg.RegistrationTTL, Pseudonym: pseudonym,
 	}
-	// Autoscaling pollers: two fixed pollers per task type (the SDK's
-	// default) started a Provision's hundred NodeClaim children ~25% slower
-	// at 1,000 pending pods (bench: every launch 35.2 s -> 27.6 s after
-	// the last pod).
+	// Autoscaling pollers, not the SDK's default of two fixed pollers per
+	// task type: a Provision starts a hundred NodeClaim children at once
+	// (bench, 1,000 pods, single runs: every launch 29.0-35.2 s after the
+	// last pod with two pollers, 27.6 s autoscaled).
 	w := worker.New(tc, workflows.TaskQueue, worker.Options{
 		WorkflowTaskPollerBehavior: worker.NewPollerBehaviorAutoscaling(worker.PollerBehaviorAutoscalingOptions{}),
 		ActivityTaskPollerBehavior: worker.NewPollerBehaviorAutoscaling(worker.PollerBehaviorAutoscalingOptions{}),
