@@ -108,18 +108,10 @@ func shareBound(p *prepared, groups []*lbGroup) (float64, []float64) {
 			typeID++
 			byType = append(byType, nil)
 			for gi, g := range groups {
-				sp := g.sig.forPool(pl)
-				if sp.taint != nil {
+				price, ok := g.priceOn(pl, t)
+				if !ok {
 					continue
 				}
-				var m uint64
-				for _, c := range sp.terms {
-					m |= c.masks[t]
-				}
-				if m == 0 || !g.req.Fits(pl.usable[t]) {
-					continue
-				}
-				price := pl.types[t].cheapest(m)
 				w := make([]float64, len(dims))
 				for d, dm := range dims {
 					if g.req[dm.r] > 0 {
@@ -272,6 +264,24 @@ type lbGroup struct {
 	sig  *sigInfo
 	n    int
 	pods []*podInfo // its pods, in packing order (len n)
+}
+
+// priceOn reports whether the group's pods may run on type t of pool pl
+// (taints tolerated, most relaxed affinity met, requests fit the usable
+// resources) and the USD/hour of the cheapest offering compatible with them.
+func (g *lbGroup) priceOn(pl *poolInfo, t int) (float64, bool) {
+	sp := g.sig.forPool(pl)
+	if sp.taint != nil {
+		return 0, false
+	}
+	var m uint64
+	for _, c := range sp.terms {
+		m |= c.masks[t]
+	}
+	if m == 0 || !g.req.Fits(pl.usable[t]) {
+		return 0, false
+	}
+	return pl.types[t].cheapest(m), true
 }
 
 type groupKey struct {

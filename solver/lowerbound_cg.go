@@ -98,19 +98,8 @@ func configLP(p *prepared, groups []*lbGroup, start []float64, primal bool, gap 
 		for t := range pl.types {
 			compat = compat[:0]
 			for gi, g := range groups {
-				sp := g.sig.forPool(pl)
-				if sp.taint != nil {
-					continue
-				}
-				var m uint64
-				for _, c := range sp.terms {
-					m |= c.masks[t]
-				}
-				if m == 0 || !g.req.Fits(pl.usable[t]) {
-					continue
-				}
-				price := pl.types[t].cheapest(m)
-				if price < 0 || math.IsNaN(price) {
+				price, ok := g.priceOn(pl, t)
+				if !ok || price < 0 || math.IsNaN(price) {
 					continue
 				}
 				compat = append(compat, gp{int32(gi), price})

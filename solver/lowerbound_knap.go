@@ -248,11 +248,7 @@ func (pr *cgPricer) price(bi int, b *cgBin, y []float64, mode int) (float64, []i
 					want = min(want, int64(math.Floor(bl.x[x.idx]+1e-9)))
 				}
 				req := pr.req[i*D : (i+1)*D]
-				for d, q := range req {
-					if q > 0 {
-						want = min(want, rem[d]/q)
-					}
-				}
+				want = copiesFitting(req, rem, want)
 				if want <= 0 {
 					continue
 				}
@@ -508,12 +504,7 @@ func (pr *cgPricer) bound(i int, rem []int64, first int64) float64 {
 		if j == i && first >= 0 {
 			k = min(k, first)
 		}
-		req := pr.req[j*D : (j+1)*D]
-		for d, q := range req {
-			if q > 0 {
-				k = min(k, rem[d]/q)
-			}
-		}
+		k = copiesFitting(pr.req[j*D:(j+1)*D], rem, k)
 		if k <= 0 {
 			continue
 		}
@@ -574,4 +565,15 @@ func (pr *cgPricer) dfs(i int, v float64) {
 			return
 		}
 	}
+}
+
+// copiesFitting is how many copies of an item of requests req, at most k,
+// fit the remaining capacity rem (per dimension).
+func copiesFitting(req, rem []int64, k int64) int64 {
+	for d, q := range req {
+		if q > 0 {
+			k = min(k, rem[d]/q)
+		}
+	}
+	return k
 }

@@ -110,16 +110,9 @@ func (s *pass) plantSeeds(seeds []seed, done []bool) {
 		if len(pi.pod.UnknownResources) > 0 {
 			continue
 		}
-		for _, sig := range pi.levels {
-			s.tp.active = false
-			if s.p.hasTopo {
-				s.prepTopo(pi, sig)
-			}
-			n := len(s.claims)
-			if s.open(sd.pool, pi, sig) {
-				claims[i], done[pi.idx] = s.claims[n], true
-				break
-			}
+		n := len(s.claims)
+		if s.atSomeLevel(pi, func(sig *sigInfo) bool { return s.open(sd.pool, pi, sig) }) {
+			claims[i], done[pi.idx] = s.claims[n], true
 		}
 	}
 	for k := 1; ; k++ {
@@ -133,19 +126,28 @@ func (s *pass) plantSeeds(seeds []seed, done []bool) {
 			if len(pi.pod.UnknownResources) > 0 {
 				continue
 			}
-			for _, sig := range pi.levels {
-				s.tp.active = false
-				if s.p.hasTopo {
-					s.prepTopo(pi, sig)
-				}
-				if s.add(claims[i], pi, sig) {
-					done[pi.idx] = true
-					break
-				}
+			if s.atSomeLevel(pi, func(sig *sigInfo) bool { return s.add(claims[i], pi, sig) }) {
+				done[pi.idx] = true
 			}
 		}
 		if !more {
 			return
 		}
 	}
+}
+
+// atSomeLevel tries try at each of the pod's relaxation levels in turn,
+// with the topology state prepared for that level, and reports whether one
+// succeeded.
+func (s *pass) atSomeLevel(pi *podInfo, try func(*sigInfo) bool) bool {
+	for _, sig := range pi.levels {
+		s.tp.active = false
+		if s.p.hasTopo {
+			s.prepTopo(pi, sig)
+		}
+		if try(sig) {
+			return true
+		}
+	}
+	return false
 }
