@@ -16,8 +16,8 @@ import (
 	"net"
 	"os"
 	"os/signal"
-	"strings"
 	"path/filepath"
+	"strings"
 	"syscall"
 	"text/tabwriter"
 	"time"
@@ -196,9 +196,9 @@ type Report struct {
 	KubeAPIServerMiB     float64        `json:"kubeApiserverRssMiB"`
 	// CPUSeconds is the CPU time each process used from the apply until
 	// every pod ran (all share the machine's cores).
-	CPUSeconds map[string]float64 `json:"cpuSeconds"`
-	ActivityLatency      []Latency      `json:"activityLatency"`
-	WorkflowLatency      []Latency      `json:"workflowLatency"`
+	CPUSeconds      map[string]float64 `json:"cpuSeconds"`
+	ActivityLatency []Latency          `json:"activityLatency"`
+	WorkflowLatency []Latency          `json:"workflowLatency"`
 }
 
 func (r *Report) print() {

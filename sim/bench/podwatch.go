@@ -73,4 +73,3 @@ func pollEvery(ctx context.Context, interval time.Duration, done func() bool) er
 	}
 	return nil
 }
-
