@@ -46,6 +46,7 @@ type Activities struct {
 	empty         emptyTracker
 	unschedMu     sync.Mutex
 	unschedulable map[string]time.Time // pod UID -> when the solver found no place
+	onExisting    map[string]time.Time // pod UID -> when a plan placed it on an existing node
 }
 
 // private reports whether payload encryption is on (see Pseudonym).

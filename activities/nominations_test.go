@@ -5,6 +5,7 @@ import (
 	"time"
 
 	apiv1 "github.com/joinery/joinery/api/v1"
+	"github.com/joinery/joinery/solver"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -53,5 +54,38 @@ func TestLiveNominations(t *testing.T) {
 	// The provisioner sees b as work to do now, not after the window.
 	if n := acts.UnnominatedPending(now); n != 1 {
 		t.Fatalf("UnnominatedPending = %d, want 1 (pod b)", n)
+	}
+}
+
+// A pod the last plan placed on an existing node is left to the
+// kube-scheduler for the nomination window: PendingToPlan skips it,
+// UnnominatedPending (consolidation's check) still counts it.
+func TestPendingToPlanSkipsExistingPlacements(t *testing.T) {
+	now := time.Now()
+	pending := func(name string) *corev1.Pod {
+		return &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: "default", UID: types.UID("uid-" + name)},
+			Status: corev1.PodStatus{Conditions: []corev1.PodCondition{{Type: corev1.PodScheduled, Status: corev1.ConditionFalse, Reason: corev1.PodReasonUnschedulable}}}}
+	}
+	a, b, c := pending("a"), pending("b"), pending("c")
+	acts := newFakeActivities(t, nil, a, b, c)
+	snap := &snapshot{podsByKey: map[string]*corev1.Pod{"default/a": a, "default/b": b, "default/c": c}}
+	acts.rememberOutcome(solver.Plan{
+		ExistingPlacements: []solver.Placement{{Pod: "default/a", Node: "ip-10-0-0-9.ec2.internal"}},
+		Unschedulable:      []solver.Unschedulable{{Pod: "default/b", Reason: "too big"}},
+	}, snap, now)
+	if n := acts.PendingToPlan(now.Add(time.Second)); n != 1 {
+		t.Fatalf("PendingToPlan = %d, want 1 (c; a is left to the scheduler, b found no place)", n)
+	}
+	if n := acts.UnnominatedPending(now.Add(time.Second)); n != 2 {
+		t.Fatalf("UnnominatedPending = %d, want 2 (a and c)", n)
+	}
+	later := now.Add(DefaultNominationWindow + time.Second)
+	if n := acts.PendingToPlan(later); n != 2 {
+		t.Fatalf("PendingToPlan after the window = %d, want 2 (a again, and c)", n)
+	}
+	// Expired entries are dropped when the next plan is remembered.
+	acts.rememberOutcome(solver.Plan{}, snap, later)
+	if len(acts.onExisting) != 0 || len(acts.unschedulable) != 1 {
+		t.Fatalf("memo after the window: onExisting %v, unschedulable %v", acts.onExisting, acts.unschedulable)
 	}
 }

@@ -166,14 +166,18 @@ const DefaultNominationWindow = 10 * time.Second
 
 // nominationLive: a NodeClaim holds its nominations until its Node has been
 // initialized for NominationWindow.
+// nominationWindow is NominationWindow, DefaultNominationWindow if unset.
+func (a *Activities) nominationWindow() time.Duration {
+	if a.NominationWindow == 0 {
+		return DefaultNominationWindow
+	}
+	return a.NominationWindow
+}
+
 func (a *Activities) nominationLive(nc *apiv1.NodeClaim, now time.Time) bool {
 	for _, c := range nc.Status.Conditions {
 		if c.Type == apiv1.ConditionInitialized && c.Status == "True" {
-			w := a.NominationWindow
-			if w == 0 {
-				w = DefaultNominationWindow
-			}
-			return now.Sub(c.LastTransitionTime.Time) < w
+			return now.Sub(c.LastTransitionTime.Time) < a.nominationWindow()
 		}
 	}
 	return true

@@ -88,14 +88,14 @@ func (p *provisioner) run(ctx context.Context) error {
 			return nil
 		case <-p.trigger:
 		case <-resync.C:
-			if p.acts.UnnominatedPending(time.Now()) == 0 {
+			if p.acts.PendingToPlan(time.Now()) == 0 {
 				continue
 			}
 		}
 		if !p.batch(ctx) {
 			return nil
 		}
-		pending := p.acts.UnnominatedPending(time.Now())
+		pending := p.acts.PendingToPlan(time.Now())
 		p.metrics.PodsPending.Set(float64(pending))
 		if pending == 0 {
 			continue
