@@ -15,7 +15,6 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/types"
 )
 
@@ -65,11 +64,26 @@ func (a *Activities) WaitForNodeReady(ctx context.Context, l workflows.NodeClaim
 	defer tick.Stop()
 	for {
 		activity.RecordHeartbeat(ctx)
+		// Poll the informer caches; read the NodeClaim from the API server
+		// only to act on it (its conditions are patched from that copy) or
+		// to confirm it is gone. A GET every 250 ms per launching claim was
+		// hundreds of requests a second at a few thousand pending pods.
+		node := a.nodeByProviderID(l.Instance.ProviderID)
+		cachedNC, cached := a.Cluster.CachedNodeClaim(l.NodeClaim)
+		act := node != nil && cached && (!registered || (nodeReady(node) && !hasStartupTaint(node, cachedNC)))
+		if cached && !act {
+			select {
+			case <-ctx.Done():
+				return workflows.NodeReady{}, ctx.Err()
+			case <-tick.C:
+			}
+			continue
+		}
 		nc, err := a.Cluster.NodeClaim(ctx, l.NodeClaim)
 		if apierrors.IsNotFound(err) {
 			return workflows.NodeReady{}, temporal.NewNonRetryableApplicationError("NodeClaim deleted", workflows.ErrNodeClaimGone, err)
 		}
-		if node := a.nodeByProviderID(l.Instance.ProviderID); node != nil && err == nil {
+		if node != nil && err == nil {
 			if !registered {
 				if err := a.register(ctx, nc, node); err != nil {
 					return workflows.NodeReady{}, err
@@ -97,13 +111,10 @@ func (a *Activities) WaitForNodeReady(ctx context.Context, l workflows.NodeClaim
 }
 
 func (a *Activities) nodeByProviderID(id string) *corev1.Node {
-	nodes, _ := a.Cluster.Nodes.List(labels.Everything())
-	for _, n := range nodes {
-		if n.Spec.ProviderID == id {
-			return n
-		}
+	if id == "" {
+		return nil
 	}
-	return nil
+	return a.Cluster.NodeByProviderID(id)
 }
 
 func hasStartupTaint(n *corev1.Node, nc *apiv1.NodeClaim) bool {

@@ -41,7 +41,8 @@ type Cluster struct {
 	DaemonSets  appslisters.DaemonSetLister
 	PDBs        policylisters.PodDisruptionBudgetLister
 
-	nodePools   cache.SharedIndexInformer
+	nodeInformer cache.SharedIndexInformer
+	nodePools    cache.SharedIndexInformer
 	nodeClaims  cache.SharedIndexInformer
 	nodeClasses cache.SharedIndexInformer
 
@@ -49,7 +50,10 @@ type Cluster struct {
 	broadcaster record.EventBroadcaster
 }
 
-const podsByNodeIndex = "spec.nodeName"
+const (
+	podsByNodeIndex        = "spec.nodeName"
+	nodesByProviderIDIndex = "spec.providerID"
+)
 
 // New builds the clients and informers (resync off: handlers are edge-driven).
 func New(cfg *rest.Config) (*Cluster, error) {
@@ -86,6 +90,16 @@ func NewFromClients(kc kubernetes.Interface, dc dynamic.Interface) (*Cluster, er
 	}
 	c.Pods = c.factory.Core().V1().Pods().Lister()
 	c.Nodes = c.factory.Core().V1().Nodes().Lister()
+	c.nodeInformer = c.factory.Core().V1().Nodes().Informer()
+	if err := c.nodeInformer.AddIndexers(cache.Indexers{nodesByProviderIDIndex: func(obj interface{}) ([]string, error) {
+		n, ok := obj.(*corev1.Node)
+		if !ok || n.Spec.ProviderID == "" {
+			return nil, nil
+		}
+		return []string{n.Spec.ProviderID}, nil
+	}}); err != nil {
+		return nil, err
+	}
 	c.DaemonSets = c.factory.Apps().V1().DaemonSets().Lister()
 	c.PDBs = c.factory.Policy().V1().PodDisruptionBudgets().Lister()
 	c.nodePools = c.dynFactory.ForResource(apiv1.NodePoolGVR).Informer()
@@ -123,6 +137,18 @@ func (c *Cluster) Start(ctx context.Context, timeout time.Duration) error {
 
 // Shutdown stops the event broadcaster (informers stop with the context).
 func (c *Cluster) Shutdown() { c.broadcaster.Shutdown() }
+
+// NodeByProviderID returns the cached Node with that spec.providerID (nil:
+// none yet), from an informer index: NodeClaim lifecycles waiting for
+// their node look it up several times a second.
+func (c *Cluster) NodeByProviderID(id string) *corev1.Node {
+	objs, _ := c.nodeInformer.GetIndexer().ByIndex(nodesByProviderIDIndex, id)
+	if len(objs) == 0 {
+		return nil
+	}
+	n, _ := objs[0].(*corev1.Node)
+	return n
+}
 
 // PodsOnNode returns the pods bound to a node (from the informer index).
 func (c *Cluster) PodsOnNode(node string) []*corev1.Pod {

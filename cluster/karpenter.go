@@ -100,6 +100,20 @@ func (c *Cluster) WaitNodeClaimsCached(ctx context.Context, names []string, time
 	return nil
 }
 
+// CachedNodeClaim returns one NodeClaim from the informer cache (false:
+// not there, i.e. deleted, or not yet seen).
+func (c *Cluster) CachedNodeClaim(name string) (*apiv1.NodeClaim, bool) {
+	o, ok, _ := c.nodeClaims.GetStore().GetByKey(name)
+	if !ok {
+		return nil, false
+	}
+	nc := &apiv1.NodeClaim{}
+	if fromUnstructured(o, nc) != nil {
+		return nil, false
+	}
+	return nc, true
+}
+
 // NodeClaim reads one NodeClaim from the API server (not the cache), so a
 // just-written object is seen. errors.IsNotFound tells a deleted one.
 func (c *Cluster) NodeClaim(ctx context.Context, name string) (*apiv1.NodeClaim, error) {
