@@ -20,7 +20,7 @@ import (
 func TestWaitForNodeReady(t *testing.T) {
 	const pid = "aws:///us-east-1a/i-0abc"
 	node := &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: "ip-10-0-0-7.ec2.internal"},
-		Spec: corev1.NodeSpec{ProviderID: pid, Taints: []corev1.Taint{{Key: apiv1.TaintKeyUnregistered, Effect: corev1.TaintEffectNoExecute}}},
+		Spec:   corev1.NodeSpec{ProviderID: pid, Taints: []corev1.Taint{{Key: apiv1.TaintKeyUnregistered, Effect: corev1.TaintEffectNoExecute}}},
 		Status: corev1.NodeStatus{Conditions: []corev1.NodeCondition{{Type: corev1.NodeReady, Status: corev1.ConditionTrue}}}}
 	nc := &apiv1.NodeClaim{ObjectMeta: metav1.ObjectMeta{Name: "general-purpose-q9x2w", Labels: map[string]string{apiv1.LabelNodePool: "general-purpose"}},
 		Status: apiv1.NodeClaimStatus{ProviderID: pid}}

@@ -43,8 +43,8 @@ type Cluster struct {
 
 	nodeInformer cache.SharedIndexInformer
 	nodePools    cache.SharedIndexInformer
-	nodeClaims  cache.SharedIndexInformer
-	nodeClasses cache.SharedIndexInformer
+	nodeClaims   cache.SharedIndexInformer
+	nodeClasses  cache.SharedIndexInformer
 
 	Recorder    record.EventRecorder
 	broadcaster record.EventBroadcaster
