@@ -31,7 +31,7 @@ func (a *Activities) LookupInterruptedInstance(_ context.Context, instanceID str
 	t.NodeClaim = nc.Name
 	t.NodePool = nc.Labels[apiv1.LabelNodePool]
 	t.InstanceType, t.Zone, t.CapacityType = nc.Labels[apiv1.LabelInstanceType], nc.Labels[apiv1.LabelZone], nc.Labels[apiv1.LabelCapacityType]
-	node := a.nodeByProviderID(nc.Status.ProviderID)
+	node := a.Cluster.NodeByProviderID(nc.Status.ProviderID)
 	if node == nil && nc.Status.NodeName != "" {
 		node, _ = a.Cluster.Nodes.Get(nc.Status.NodeName)
 	}

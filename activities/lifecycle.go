@@ -59,7 +59,7 @@ func (a *Activities) MarkNodeClaimLaunched(ctx context.Context, l workflows.Node
 // schedule-to-close timeout is the registration TTL.
 func (a *Activities) WaitForNodeReady(ctx context.Context, l workflows.NodeClaimLaunched) (workflows.NodeReady, error) {
 	log := a.logger(ctx).With(zap.String("nodeclaim", l.NodeClaim), zap.String("instance", l.Instance.ID))
-	registered := false
+	var registeredNC *apiv1.NodeClaim // the NodeClaim as read when its node registered
 	tick := time.NewTicker(250 * time.Millisecond)
 	defer tick.Stop()
 	for {
@@ -67,10 +67,11 @@ func (a *Activities) WaitForNodeReady(ctx context.Context, l workflows.NodeClaim
 		// Poll the informer caches; read the NodeClaim from the API server
 		// only to act on it (its conditions are patched from that copy) or
 		// to confirm it is gone. A GET every 250 ms per launching claim was
-		// hundreds of requests a second at a few thousand pending pods.
-		node := a.nodeByProviderID(l.Instance.ProviderID)
-		cachedNC, cached := a.Cluster.CachedNodeClaim(l.NodeClaim)
-		act := node != nil && cached && (!registered || (nodeReady(node) && !hasStartupTaint(node, cachedNC)))
+		// hundreds of requests a second at a few thousand pending pods. The
+		// startup taints to wait out are the spec's, read at registration.
+		node := a.Cluster.NodeByProviderID(l.Instance.ProviderID)
+		cached := a.Cluster.HasNodeClaim(l.NodeClaim)
+		act := node != nil && cached && (registeredNC == nil || (nodeReady(node) && !hasStartupTaint(node, registeredNC)))
 		if cached && !act {
 			select {
 			case <-ctx.Done():
@@ -84,11 +85,11 @@ func (a *Activities) WaitForNodeReady(ctx context.Context, l workflows.NodeClaim
 			return workflows.NodeReady{}, temporal.NewNonRetryableApplicationError("NodeClaim deleted", workflows.ErrNodeClaimGone, err)
 		}
 		if node != nil && err == nil {
-			if !registered {
+			if registeredNC == nil {
 				if err := a.register(ctx, nc, node); err != nil {
 					return workflows.NodeReady{}, err
 				}
-				registered = true
+				registeredNC = nc
 				log.Info("node registered", zap.String("node", node.Name))
 			}
 			if nodeReady(node) && !hasStartupTaint(node, nc) {
@@ -108,13 +109,6 @@ func (a *Activities) WaitForNodeReady(ctx context.Context, l workflows.NodeClaim
 		case <-tick.C:
 		}
 	}
-}
-
-func (a *Activities) nodeByProviderID(id string) *corev1.Node {
-	if id == "" {
-		return nil
-	}
-	return a.Cluster.NodeByProviderID(id)
 }
 
 func hasStartupTaint(n *corev1.Node, nc *apiv1.NodeClaim) bool {

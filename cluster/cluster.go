@@ -139,8 +139,9 @@ func (c *Cluster) Start(ctx context.Context, timeout time.Duration) error {
 func (c *Cluster) Shutdown() { c.broadcaster.Shutdown() }
 
 // NodeByProviderID returns the cached Node with that spec.providerID (nil:
-// none yet), from an informer index: NodeClaim lifecycles waiting for
-// their node look it up several times a second.
+// none yet, or id empty: nodes without one are not indexed), from an
+// informer index: NodeClaim lifecycles waiting for their node look it up
+// several times a second.
 func (c *Cluster) NodeByProviderID(id string) *corev1.Node {
 	objs, _ := c.nodeInformer.GetIndexer().ByIndex(nodesByProviderIDIndex, id)
 	if len(objs) == 0 {

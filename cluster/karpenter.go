@@ -84,7 +84,7 @@ func (c *Cluster) WaitNodeClaimsCached(ctx context.Context, names []string, time
 	deadline := time.Now().Add(timeout)
 	for _, name := range names {
 		for {
-			if _, ok, _ := c.nodeClaims.GetStore().GetByKey(name); ok {
+			if c.HasNodeClaim(name) {
 				break
 			}
 			if time.Now().After(deadline) {
@@ -100,18 +100,11 @@ func (c *Cluster) WaitNodeClaimsCached(ctx context.Context, names []string, time
 	return nil
 }
 
-// CachedNodeClaim returns one NodeClaim from the informer cache (false:
-// not there, i.e. deleted, or not yet seen).
-func (c *Cluster) CachedNodeClaim(name string) (*apiv1.NodeClaim, bool) {
-	o, ok, _ := c.nodeClaims.GetStore().GetByKey(name)
-	if !ok {
-		return nil, false
-	}
-	nc := &apiv1.NodeClaim{}
-	if fromUnstructured(o, nc) != nil {
-		return nil, false
-	}
-	return nc, true
+// HasNodeClaim reports whether the informer cache holds the named
+// NodeClaim (false: deleted, or not yet seen).
+func (c *Cluster) HasNodeClaim(name string) bool {
+	_, ok, _ := c.nodeClaims.GetStore().GetByKey(name)
+	return ok
 }
 
 // NodeClaim reads one NodeClaim from the API server (not the cache), so a
