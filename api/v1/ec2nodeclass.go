@@ -11,7 +11,8 @@ import (
 type EC2NodeClass struct {
 	metav1.TypeMeta   `json:",inline"`
 	metav1.ObjectMeta `json:"metadata,omitempty"`
-	Spec              EC2NodeClassSpec `json:"spec,omitempty"`
+	Spec              EC2NodeClassSpec   `json:"spec,omitempty"`
+	Status            EC2NodeClassStatus `json:"status,omitempty"`
 }
 
 // EC2NodeClassSpec is karpenter.k8s.aws/v1 EC2NodeClass.spec.

@@ -1,0 +1,72 @@
+package v1
+
+import (
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+)
+
+// EC2NodeClassStatus is karpenter.k8s.aws/v1 EC2NodeClass.status: what the
+// selector terms resolved to, and whether the class can launch.
+type EC2NodeClassStatus struct {
+	Subnets         []SubnetStatus        `json:"subnets,omitempty"`
+	SecurityGroups  []SecurityGroupStatus `json:"securityGroups,omitempty"`
+	AMIs            []AMIStatus           `json:"amis,omitempty"`
+	InstanceProfile string                `json:"instanceProfile,omitempty"`
+	Conditions      []metav1.Condition    `json:"conditions,omitempty"`
+}
+
+// SubnetStatus is one resolved subnet.
+type SubnetStatus struct {
+	ID     string `json:"id"`
+	Zone   string `json:"zone"`
+	ZoneID string `json:"zoneID,omitempty"`
+}
+
+// SecurityGroupStatus is one resolved security group.
+type SecurityGroupStatus struct {
+	ID   string `json:"id"`
+	Name string `json:"name,omitempty"`
+}
+
+// AMIStatus is one resolved image with the requirements of the instance
+// types it serves (architecture, and GPU/accelerator for alias variants).
+type AMIStatus struct {
+	ID           string                           `json:"id"`
+	Name         string                           `json:"name,omitempty"`
+	Deprecated   bool                             `json:"deprecated,omitempty"`
+	Requirements []corev1.NodeSelectorRequirement `json:"requirements"`
+}
+
+// EC2NodeClass condition types.
+const (
+	ConditionSubnetsReady         = "SubnetsReady"
+	ConditionSecurityGroupsReady  = "SecurityGroupsReady"
+	ConditionAMIsReady            = "AMIsReady"
+	ConditionInstanceProfileReady = "InstanceProfileReady"
+	// ConditionDrifted on a NodeClaim says it no longer matches its
+	// NodePool or EC2NodeClass; the reason says which.
+	ConditionDrifted = "Drifted"
+	// FinalizerNodeClassTermination keeps an EC2NodeClass until the
+	// instance profile and launch templates Joinery made for it are gone.
+	FinalizerNodeClassTermination = "karpenter.k8s.aws/termination"
+)
+
+// ConditionIsTrue reports whether the condition typ is present and True.
+func ConditionIsTrue(conds []metav1.Condition, typ string) bool {
+	for _, c := range conds {
+		if c.Type == typ {
+			return c.Status == metav1.ConditionTrue
+		}
+	}
+	return false
+}
+
+// FindCondition returns the condition typ, or nil.
+func FindCondition(conds []metav1.Condition, typ string) *metav1.Condition {
+	for i := range conds {
+		if conds[i].Type == typ {
+			return &conds[i]
+		}
+	}
+	return nil
+}

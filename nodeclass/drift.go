@@ -1,0 +1,51 @@
+package nodeclass
+
+import (
+	"slices"
+
+	apiv1 "github.com/joinery/joinery/api/v1"
+)
+
+// Launched is what a node was launched with, recorded on its NodeClaim.
+type Launched struct {
+	ImageID          string
+	SubnetID         string
+	SecurityGroupIDs []string
+}
+
+// Drift reasons, as Karpenter's AWS provider names them.
+const (
+	ReasonAMIDrift           = "AMIDrift"
+	ReasonSubnetDrift        = "SubnetDrift"
+	ReasonSecurityGroupDrift = "SecurityGroupDrift"
+)
+
+// DriftReason says how a node differs from what its class resolves to now
+// ("" : it does not). A class that is not Ready drifts nothing: an outage
+// of DescribeImages must not replace the fleet. Facts not recorded at
+// launch are not compared.
+func DriftReason(l Launched, cls *apiv1.EC2NodeClass) string {
+	if NotReady(cls) != "" {
+		return ""
+	}
+	st := cls.Status
+	if l.ImageID != "" && !slices.ContainsFunc(st.AMIs, func(a apiv1.AMIStatus) bool { return a.ID == l.ImageID }) {
+		return ReasonAMIDrift
+	}
+	if l.SubnetID != "" && !slices.ContainsFunc(st.Subnets, func(s apiv1.SubnetStatus) bool { return s.ID == l.SubnetID }) {
+		return ReasonSubnetDrift
+	}
+	if len(l.SecurityGroupIDs) > 0 {
+		var now []string
+		for _, g := range st.SecurityGroups {
+			now = append(now, g.ID)
+		}
+		had := slices.Clone(l.SecurityGroupIDs)
+		slices.Sort(had)
+		slices.Sort(now)
+		if !slices.Equal(had, now) {
+			return ReasonSecurityGroupDrift
+		}
+	}
+	return ""
+}

@@ -1,0 +1,153 @@
+package nodeclass
+
+import (
+	"errors"
+	"strings"
+	"testing"
+	"time"
+
+	apiv1 "github.com/joinery/joinery/api/v1"
+	"github.com/joinery/joinery/catalog"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+)
+
+func TestAliasParametersFollowEKSPaths(t *testing.T) {
+	a, err := ParseAlias("al2023@latest")
+	if err != nil {
+		t.Fatal(err)
+	}
+	ps, _ := a.Parameters("1.37")
+	if len(ps) != 5 || ps[0].Path != "/aws/service/eks/optimized-ami/1.37/amazon-linux-2023/x86_64/standard/recommended/image_id" {
+		t.Fatalf("al2023@latest: %+v", ps)
+	}
+	a, _ = ParseAlias("al2023@v20240807")
+	ps, _ = a.Parameters("1.30")
+	if want := "/aws/service/eks/optimized-ami/1.30/amazon-linux-2023/arm64/nvidia/amazon-eks-node-al2023-arm64-nvidia-1.30-v20240807/image_id"; ps[4].Path != want {
+		t.Fatalf("pinned arm64 nvidia: got %s want %s", ps[4].Path, want)
+	}
+	a, _ = ParseAlias("bottlerocket@v1.20.0")
+	ps, _ = a.Parameters("1.37")
+	if ps[0].Path != "/aws/service/bottlerocket/aws-k8s-1.37/x86_64/1.20.0/image_id" || len(ps[0].Variants) != 2 {
+		t.Fatalf("bottlerocket: %+v", ps[0])
+	}
+	a, _ = ParseAlias("al2@latest")
+	if _, err := a.Parameters("1.37"); !errors.As(err, new(ErrUnsupportedAlias)) {
+		t.Fatalf("al2 on 1.37: want UnsupportedAlias, got %v", err)
+	}
+	if ps, err := a.Parameters("1.32"); err != nil || !strings.Contains(ps[2].Path, "amazon-linux-2-gpu/recommended") {
+		t.Fatalf("al2 on 1.32: %v %+v", err, ps)
+	}
+	for _, bad := range []string{"al2023", "ubuntu@latest", "al2023@"} {
+		if _, err := ParseAlias(bad); err == nil {
+			t.Errorf("ParseAlias(%q): want error", bad)
+		}
+	}
+}
+
+func TestSelectAMIsNewestPerRequirementSetAndTypesGetTheirVariant(t *testing.T) {
+	img := func(id, arch, date string, dep bool) Image {
+		return Image{ID: id, Name: "n-" + id, Architecture: arch, CreationDate: date, Deprecated: dep}
+	}
+	amis := SelectAMIs([]Candidate{
+		{img("ami-old", "x86_64", "2026-10-01T00:00:00Z", false), []string{VariantStandard}},
+		{img("ami-new", "x86_64", "2026-11-01T00:00:00Z", false), []string{VariantStandard}},
+		{img("ami-newer-deprecated", "x86_64", "2026-11-15T00:00:00Z", true), []string{VariantStandard}},
+		{img("ami-gpu", "x86_64", "2026-11-01T00:00:00Z", false), []string{VariantNvidia}},
+		{img("ami-arm", "arm64", "2026-11-02T00:00:00Z", false), []string{VariantStandard}},
+		{img("ami-i386", "i386", "2026-11-03T00:00:00Z", false), []string{VariantStandard}},
+	})
+	var ids []string
+	for _, a := range amis {
+		ids = append(ids, a.ID)
+	}
+	if got := strings.Join(ids, ","); got != "ami-arm,ami-gpu,ami-new" {
+		t.Fatalf("selected %s", got)
+	}
+	cat := catalog.MustDefault()
+	for typ, want := range map[string]string{"m6i.large": "ami-new", "m7g.large": "ami-arm", "g4dn.xlarge": "ami-gpu"} {
+		it, _ := cat.Get(typ)
+		got, ok := AMIFor(amis, it.Labels())
+		if !ok || got.ID != want {
+			t.Errorf("%s: got %q (%v), want %s", typ, got.ID, ok, want)
+		}
+	}
+	// arm64 GPU types have no image here.
+	it, _ := cat.Get("g5g.xlarge")
+	if got, ok := AMIFor(amis, it.Labels()); ok {
+		t.Errorf("g5g.xlarge: got %s, want none", got.ID)
+	}
+}
+
+func TestStatusConditionsNameTheFailingPart(t *testing.T) {
+	now := metav1.NewTime(time.Date(2026, 12, 1, 0, 0, 0, 0, time.UTC))
+	good := Resolution{
+		Subnets:         []apiv1.SubnetStatus{{ID: "subnet-1", Zone: "us-east-1a"}},
+		SecurityGroups:  []apiv1.SecurityGroupStatus{{ID: "sg-1"}},
+		AMIs:            []apiv1.AMIStatus{{ID: "ami-1"}},
+		InstanceProfile: "p",
+	}
+	st := Status(nil, good, 3, now)
+	cls := &apiv1.EC2NodeClass{ObjectMeta: metav1.ObjectMeta{Name: "default", Generation: 3}, Status: st}
+	if why := NotReady(cls); why != "" {
+		t.Fatalf("ready class: %s", why)
+	}
+	cls.Generation = 4
+	if why := NotReady(cls); !strings.Contains(why, "generation 4") {
+		t.Fatalf("stale status: %q", why)
+	}
+	bad := good
+	bad.SecurityGroups = nil
+	later := metav1.NewTime(now.Add(time.Minute))
+	st2 := Status(st.Conditions, bad, 4, later)
+	cls.Status = st2
+	why := NotReady(cls)
+	if !strings.Contains(why, "SecurityGroupsReady=False") || !strings.Contains(why, "securityGroupSelectorTerms") {
+		t.Fatalf("NotReady: %q", why)
+	}
+	sg := apiv1.FindCondition(st2.Conditions, apiv1.ConditionSecurityGroupsReady)
+	sub := apiv1.FindCondition(st2.Conditions, apiv1.ConditionSubnetsReady)
+	if sg.Reason != "SecurityGroupsNotFound" || !sg.LastTransitionTime.Equal(&later) || !sub.LastTransitionTime.Equal(&now) {
+		t.Fatalf("conditions: %+v / %+v", sg, sub)
+	}
+	bad.AMIsErr = ErrUnsupportedAlias{Reason: "no al2"}
+	if c := apiv1.FindCondition(Status(nil, bad, 1, now).Conditions, apiv1.ConditionAMIsReady); c.Reason != "UnsupportedAlias" {
+		t.Fatalf("AMIsReady: %+v", c)
+	}
+}
+
+func TestDriftReason(t *testing.T) {
+	now := metav1.Now()
+	cls := &apiv1.EC2NodeClass{Status: Status(nil, Resolution{
+		Subnets:         []apiv1.SubnetStatus{{ID: "subnet-1"}, {ID: "subnet-2"}},
+		SecurityGroups:  []apiv1.SecurityGroupStatus{{ID: "sg-2"}, {ID: "sg-1"}},
+		AMIs:            []apiv1.AMIStatus{{ID: "ami-1"}},
+		InstanceProfile: "p",
+	}, 0, now)}
+	cases := map[string]Launched{
+		"":                       {ImageID: "ami-1", SubnetID: "subnet-2", SecurityGroupIDs: []string{"sg-1", "sg-2"}},
+		ReasonAMIDrift:           {ImageID: "ami-0", SubnetID: "subnet-2"},
+		ReasonSubnetDrift:        {ImageID: "ami-1", SubnetID: "subnet-9"},
+		ReasonSecurityGroupDrift: {ImageID: "ami-1", SecurityGroupIDs: []string{"sg-1"}},
+	}
+	for want, l := range cases {
+		if got := DriftReason(l, cls); got != want {
+			t.Errorf("%+v: got %q want %q", l, got, want)
+		}
+	}
+	cls.Status.Conditions = nil
+	if got := DriftReason(Launched{ImageID: "ami-0"}, cls); got != "" {
+		t.Errorf("unresolved class drifted a node: %s", got)
+	}
+}
+
+func TestNamesAreStableAndChangeWithContent(t *testing.T) {
+	a, _ := LaunchTemplateName("prod", map[string]string{"image": "ami-1"})
+	b, _ := LaunchTemplateName("prod", map[string]string{"image": "ami-1"})
+	c, _ := LaunchTemplateName("prod", map[string]string{"image": "ami-2"})
+	if a != b || a == c || !strings.HasPrefix(a, "joinery/prod/") {
+		t.Fatalf("template names %s %s %s", a, b, c)
+	}
+	if InstanceProfileName("prod", "us-east-1", "uid", "r1") == InstanceProfileName("prod", "us-east-1", "uid", "r2") {
+		t.Fatal("a new role must give a new profile name")
+	}
+}
