@@ -9,6 +9,7 @@ import (
 
 	"github.com/joinery/joinery/catalog"
 	"github.com/joinery/joinery/cloud"
+	"github.com/joinery/joinery/cloud/bootstrap"
 	"github.com/joinery/joinery/cluster"
 	"github.com/joinery/joinery/metrics"
 	"github.com/joinery/joinery/workflows"
@@ -25,8 +26,8 @@ type Activities struct {
 	ICE     *cloud.ICECache
 	Metrics *metrics.Metrics
 	Log     *zap.Logger
-	// LaunchTemplate is the launch template name CreateFleet refers to.
-	LaunchTemplate string
+	// ClusterFacts are what a node's user data needs to join the cluster.
+	ClusterFacts bootstrap.Cluster
 	// RegistrationTTL is passed to every NodeClaim saga (0: the default 15 min).
 	RegistrationTTL time.Duration
 	// NominationWindow: a pending pod nominated to a NodeClaim whose Node
@@ -39,8 +40,8 @@ type Activities struct {
 	// used in clear.
 	Pseudonym func(string) string
 
-	subnetsMu     sync.Mutex
-	subnets       map[string]subnetCache // by EC2NodeClass name
+	subnets       subnetPicker
+	templates     templateCache
 	invalidMu     sync.Mutex
 	invalid       map[string]string // NodePool -> last reported error
 	empty         emptyTracker
@@ -51,11 +52,6 @@ type Activities struct {
 
 // private reports whether payload encryption is on (see Pseudonym).
 func (a *Activities) private() bool { return a.Pseudonym != nil }
-
-type subnetCache struct {
-	byZone map[string]string
-	at     time.Time
-}
 
 // Register registers every activity on a worker under the names the
 // workflows use.

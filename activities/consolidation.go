@@ -11,6 +11,7 @@ import (
 	apiv1 "github.com/joinery/joinery/api/v1"
 	"github.com/joinery/joinery/cluster"
 	"github.com/joinery/joinery/disruption"
+	"github.com/joinery/joinery/nodeclass"
 	"github.com/joinery/joinery/solver"
 	"github.com/joinery/joinery/workflows"
 	"go.uber.org/zap"
@@ -200,15 +201,11 @@ func (a *Activities) emptiness(cands []candidate, now time.Time, _ *snapshot) (w
 func (a *Activities) drift(cands []candidate, now time.Time, _ *snapshot) (workflows.DisruptionDecision, bool) {
 	room := map[string]int{}
 	for _, c := range cands {
-		why := ""
-		if h := c.claim.Annotations[disruption.AnnotationNodePoolHash]; h != "" && h != disruption.NodePoolHash(c.pool) {
-			why = "NodePool " + c.pool.Name + " template changed"
+		cls, err := a.Cluster.NodeClass(c.pool.Spec.Template.Spec.NodeClassRef.Name)
+		if err != nil {
+			cls = nil
 		}
-		if h := c.claim.Annotations[disruption.AnnotationNodeClassHash]; why == "" && h != "" {
-			if cls, err := a.Cluster.NodeClass(c.pool.Spec.Template.Spec.NodeClassRef.Name); err == nil && h != disruption.NodeClassHash(cls) {
-				why = "EC2NodeClass " + cls.Name + " changed"
-			}
-		}
+		_, why := disruption.Drift(c.claim, c.pool, cls, nodeclass.LaunchedFrom(c.claim))
 		if why != "" && a.takeBudget(room, c.pool, workflows.ReasonDrifted, now) {
 			return workflows.DisruptionDecision{Method: workflows.MethodDrift, Reason: workflows.ReasonDrifted, Nodes: []string{c.node.Name},
 				Replace: true, Why: "drifted: " + why}, true

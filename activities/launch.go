@@ -10,6 +10,7 @@ import (
 	apiv1 "github.com/joinery/joinery/api/v1"
 	"github.com/joinery/joinery/catalog"
 	"github.com/joinery/joinery/cloud"
+	"github.com/joinery/joinery/nodeclass"
 	"github.com/joinery/joinery/workflows"
 	"go.temporal.io/sdk/temporal"
 	"go.uber.org/zap"
@@ -17,11 +18,13 @@ import (
 )
 
 // LaunchInstance launches the NodeClaim's instance with one CreateFleet
-// call over the request's offerings (one capacity type). It is idempotent:
-// an instance already tagged with this NodeClaim is returned as is, and the
-// CreateFleet client token is derived from the request. When no offering
-// has capacity it returns a non-retryable ErrInsufficientCapacity error
-// whose details are the failed offerings (also put in the ICE cache).
+// call over the request's offerings (one capacity type), from launch
+// templates built from its EC2NodeClass's resolved status. It is
+// idempotent: an instance already tagged with this NodeClaim is returned as
+// is, and the CreateFleet client token is derived from the request. When
+// every offering failed for capacity it returns a non-retryable
+// ErrInsufficientCapacity error whose details are the failed offerings
+// (also put in the ICE cache).
 func (a *Activities) LaunchInstance(ctx context.Context, req workflows.LaunchRequest) (workflows.Instance, error) {
 	nc, err := a.Cluster.NodeClaim(ctx, req.NodeClaim)
 	if apierrors.IsNotFound(err) {
@@ -30,75 +33,63 @@ func (a *Activities) LaunchInstance(ctx context.Context, req workflows.LaunchReq
 	if err != nil {
 		return workflows.Instance{}, err
 	}
-	if existing, ok, err := a.instanceOf(ctx, req.NodeClaim); err != nil {
+	if existing, err := a.Cloud.ForNodeClaim(ctx, req.NodeClaim); err != nil {
 		return workflows.Instance{}, err
-	} else if ok {
-		return a.toInstance(existing), nil
+	} else if len(existing) > 0 {
+		return a.toInstance(existing[0]), nil
 	}
-	nodeClass, err := a.Cluster.NodeClass(nc.Spec.NodeClassRef.Name)
+	cls, err := a.Cluster.NodeClass(nc.Spec.NodeClassRef.Name)
 	if err != nil {
 		return workflows.Instance{}, err
 	}
-	byZone, err := a.subnetsByZone(ctx, nodeClass)
+	if why := nodeclass.NotReady(cls); why != "" {
+		return workflows.Instance{}, errors.New(why) // retried: the reconciler may resolve it
+	}
+	lp, err := a.launchPlan(ctx, nc, cls, req)
 	if err != nil {
 		return workflows.Instance{}, err
 	}
-	var types []string
-	seenType, seenZone := map[string]bool{}, map[string]bool{}
-	var subnets []cloud.Subnet
-	for _, o := range req.Offerings {
-		if !seenType[o.InstanceType] {
-			seenType[o.InstanceType] = true
-			types = append(types, o.InstanceType)
-		}
-		if id, ok := byZone[o.Zone]; ok && !seenZone[o.Zone] {
-			seenZone[o.Zone] = true
-			subnets = append(subnets, cloud.Subnet{ID: id, Zone: o.Zone})
-		}
-	}
-	token := sha256.Sum256([]byte(fmt.Sprintf("%s|%s|%v|%v", req.NodeClaim, req.CapacityType, types, subnets)))
+	token := sha256.Sum256([]byte(fmt.Sprintf("%s|%s|%v", req.NodeClaim, req.CapacityType, lp.configs)))
 	inst, err := a.Cloud.Launch(ctx, cloud.LaunchRequest{
-		NodeClaim: req.NodeClaim, NodePool: req.NodePool, CapacityType: req.CapacityType,
-		InstanceTypes: types, Subnets: subnets, LaunchTemplateName: a.LaunchTemplate,
-		Tags: nodeClass.Spec.Tags, ClientToken: hex.EncodeToString(token[:16]),
+		NodeClaim: req.NodeClaim, NodePool: req.NodePool, CapacityType: req.CapacityType, Configs: lp.configs,
+		Tags: launchTags(cls), ClientToken: hex.EncodeToString(token[:16]),
 	})
+	if cloud.IsLaunchTemplateNotFound(err) {
+		a.templates.forget()
+		return workflows.Instance{}, err // retried with the templates made again
+	}
 	var ice *cloud.InsufficientCapacityError
 	if errors.As(err, &ice) {
-		var failed []workflows.Offering
-		for _, o := range ice.Offerings {
-			a.ICE.MarkUnavailable(o.InstanceType, o.Zone, o.CapacityType)
-			if a.Metrics != nil {
-				a.Metrics.InsufficientCapacity.WithLabelValues(o.InstanceType, o.Zone, o.CapacityType).Inc()
-			}
-			failed = append(failed, workflows.Offering{InstanceType: o.InstanceType, Zone: o.Zone, CapacityType: o.CapacityType})
-		}
-		a.logger(ctx).Warn("insufficient capacity", zap.String("nodeclaim", req.NodeClaim), zap.Error(err))
-		return workflows.Instance{}, temporal.NewNonRetryableApplicationError(err.Error(), workflows.ErrInsufficientCapacity, nil, failed)
+		return workflows.Instance{}, a.insufficientCapacity(ctx, req, ice)
 	}
 	if err != nil {
 		return workflows.Instance{}, err
 	}
 	out := a.toInstance(inst)
+	out.ImageID, out.SubnetID, out.SecurityGroupIDs = lp.image[out.InstanceType], lp.subnet[out.Zone], lp.securityGroups
+	a.subnets.used(cls.Name, out.SubnetID)
 	if a.Metrics != nil {
 		a.Metrics.NodeClaimsLaunched.WithLabelValues(req.NodePool, out.InstanceType, out.CapacityType, out.Zone).Inc()
 	}
 	a.logger(ctx).Info("instance launched", zap.String("nodeclaim", req.NodeClaim), zap.String("instance", out.ID),
-		zap.String("instanceType", out.InstanceType), zap.String("zone", out.Zone), zap.String("capacityType", out.CapacityType))
+		zap.String("instanceType", out.InstanceType), zap.String("zone", out.Zone), zap.String("capacityType", out.CapacityType),
+		zap.String("image", out.ImageID), zap.String("subnet", out.SubnetID))
 	return out, nil
 }
 
-// instanceOf finds a live instance already launched for a NodeClaim.
-func (a *Activities) instanceOf(ctx context.Context, nodeClaim string) (cloud.Instance, bool, error) {
-	all, err := a.Cloud.List(ctx)
-	if err != nil {
-		return cloud.Instance{}, false, err
-	}
-	for _, i := range all {
-		if i.Tags[apiv1.TagNodeClaim] == nodeClaim && i.State != cloud.StateTerminated && i.State != cloud.StateShuttingDown {
-			return i, true, nil
+// insufficientCapacity records the failed offerings and returns the
+// non-retryable error the saga falls back on.
+func (a *Activities) insufficientCapacity(ctx context.Context, req workflows.LaunchRequest, ice *cloud.InsufficientCapacityError) error {
+	var failed []workflows.Offering
+	for _, o := range ice.Offerings {
+		a.ICE.MarkUnavailable(o.InstanceType, o.Zone, o.CapacityType)
+		if a.Metrics != nil {
+			a.Metrics.InsufficientCapacity.WithLabelValues(o.InstanceType, o.Zone, o.CapacityType).Inc()
 		}
+		failed = append(failed, workflows.Offering{InstanceType: o.InstanceType, Zone: o.Zone, CapacityType: o.CapacityType})
 	}
-	return cloud.Instance{}, false, nil
+	a.logger(ctx).Warn("insufficient capacity", zap.String("nodeclaim", req.NodeClaim), zap.Error(ice))
+	return temporal.NewNonRetryableApplicationError(ice.Error(), workflows.ErrInsufficientCapacity, nil, failed)
 }
 
 func (a *Activities) toInstance(i cloud.Instance) workflows.Instance {

@@ -37,11 +37,13 @@ func (a *Activities) MarkNodeClaimLaunched(ctx context.Context, l workflows.Node
 			lbl[k] = v
 		}
 	}
-	if err := a.Cluster.PatchNodeClaim(ctx, l.NodeClaim, mustJSON(map[string]interface{}{"metadata": map[string]interface{}{"labels": lbl}})); err != nil {
+	meta := map[string]interface{}{"labels": lbl, "annotations": launchedAnnotations(l.Instance)}
+	if err := a.Cluster.PatchNodeClaim(ctx, l.NodeClaim, mustJSON(map[string]interface{}{"metadata": meta})); err != nil {
 		return err
 	}
 	status := map[string]interface{}{
 		"providerID": l.Instance.ProviderID,
+		"imageID":    l.Instance.ImageID,
 		"conditions": setCondition(nc.Status.Conditions, apiv1.ConditionLaunched, "Launched", "instance "+l.Instance.ID),
 	}
 	if shape, ok := a.shapeOf(nc, l.Instance.InstanceType); ok {

@@ -18,6 +18,10 @@ const (
 	ConditionValidationSucceeded = "ValidationSucceeded"
 	ConditionReady               = "Ready"
 	ReasonValidationFailed       = "ValidationFailed"
+	// ConditionNodeClassReady is False while the pool's EC2NodeClass is
+	// not Ready (reason ReasonNodeClassNotReady), as in Karpenter.
+	ConditionNodeClassReady = "NodeClassReady"
+	ReasonNodeClassNotReady = "NodeClassNotReady"
 )
 
 // reportNodePools reports every NodePool skipped for failing validation
@@ -32,22 +36,29 @@ func (a *Activities) reportNodePools(ctx context.Context, valid []*apiv1.NodePoo
 	if a.invalid == nil {
 		a.invalid = map[string]string{}
 	}
-	if a.Metrics != nil {
-		a.Metrics.InvalidNodePools.Set(float64(len(bad)))
-	}
 	isBad := map[string]bool{}
+	invalid := 0
 	for _, b := range bad {
 		isBad[b.Name] = true
+		typ, reason, event := ConditionValidationSucceeded, ReasonValidationFailed, "InvalidNodePool"
+		if b.NodeClassNotReady {
+			typ, reason, event = ConditionNodeClassReady, ReasonNodeClassNotReady, ReasonNodeClassNotReady
+		} else {
+			invalid++
+		}
 		msg := b.Err.Error()
 		if a.invalid[b.Name] == msg {
 			continue
 		}
-		a.Log.Error("invalid NodePool skipped", zap.String("nodepool", b.Name), zap.String("reason", msg))
+		a.Log.Error("NodePool skipped", zap.String("nodepool", b.Name), zap.String("reason", msg))
 		a.Cluster.Recorder.Event(&corev1.ObjectReference{APIVersion: "karpenter.sh/v1", Kind: "NodePool", Name: b.Name},
-			corev1.EventTypeWarning, "InvalidNodePool", msg)
-		if a.writePoolConditions(ctx, b.Name, 0, metav1.ConditionFalse, ReasonValidationFailed, msg) {
+			corev1.EventTypeWarning, event, msg)
+		if a.writePoolConditions(ctx, b.Name, 0, typ, metav1.ConditionFalse, reason, msg) {
 			a.invalid[b.Name] = msg
 		}
+	}
+	if a.Metrics != nil {
+		a.Metrics.InvalidNodePools.Set(float64(invalid))
 	}
 	for _, np := range valid {
 		if isBad[np.Name] {
@@ -61,17 +72,17 @@ func (a *Activities) reportNodePools(ctx context.Context, valid []*apiv1.NodePoo
 			a.invalid[np.Name] = ""
 			continue
 		}
-		if a.writePoolConditions(ctx, np.Name, np.Generation, metav1.ConditionTrue, ConditionValidationSucceeded, "") {
+		if a.writePoolConditions(ctx, np.Name, np.Generation, ConditionValidationSucceeded, metav1.ConditionTrue, ConditionValidationSucceeded, "") {
 			a.invalid[np.Name] = ""
 		}
 	}
 }
 
 // writePoolConditions merge-patches the pool's status conditions.
-func (a *Activities) writePoolConditions(ctx context.Context, name string, generation int64, status metav1.ConditionStatus, reason, msg string) bool {
+func (a *Activities) writePoolConditions(ctx context.Context, name string, generation int64, typ string, status metav1.ConditionStatus, reason, msg string) bool {
 	now := metav1.NewTime(time.Now().UTC().Truncate(time.Second))
 	conds := []metav1.Condition{
-		{Type: ConditionValidationSucceeded, Status: status, Reason: reason, Message: msg, LastTransitionTime: now, ObservedGeneration: generation},
+		{Type: typ, Status: status, Reason: reason, Message: msg, LastTransitionTime: now, ObservedGeneration: generation},
 		{Type: ConditionReady, Status: status, Reason: reason, Message: msg, LastTransitionTime: now, ObservedGeneration: generation},
 	}
 	if status == metav1.ConditionTrue {

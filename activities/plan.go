@@ -140,6 +140,9 @@ func (a *Activities) PlanProvisioning(ctx context.Context, in workflows.Provisio
 			zap.Int("pods", len(nn.Pods)), zap.String("cheapest", in.Offerings[0].InstanceType), zap.Float64("usdPerHour", nn.Price()))
 	}
 	for _, u := range plan.Unschedulable {
+		if len(snap.notReady) > 0 {
+			u.Reason += "; " + strings.Join(snap.notReady, "; ")
+		}
 		if len(out.Unschedulable) < workflows.MaxUnschedulableListed {
 			out.Unschedulable = append(out.Unschedulable, u.Pod+": "+u.Reason)
 		}

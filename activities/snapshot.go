@@ -2,6 +2,7 @@ package activities
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"sort"
 	"time"
@@ -9,6 +10,7 @@ import (
 	apiv1 "github.com/joinery/joinery/api/v1"
 	"github.com/joinery/joinery/catalog"
 	"github.com/joinery/joinery/cluster"
+	"github.com/joinery/joinery/nodeclass"
 	"github.com/joinery/joinery/resources"
 	"github.com/joinery/joinery/solver"
 	corev1 "k8s.io/api/core/v1"
@@ -27,6 +29,9 @@ type snapshot struct {
 	podsByKey map[string]*corev1.Pod
 	pending   int
 	nominated int
+	// notReady says, per skipped NodePool, which condition of its
+	// EC2NodeClass keeps it from launching.
+	notReady []string
 }
 
 // takeSnapshot builds the solver input from the informer caches: valid
@@ -130,11 +135,13 @@ func (a *Activities) takeSnapshot(ctx context.Context, now time.Time) (*snapshot
 			invalid = append(invalid, cluster.InvalidNodePool{Name: np.Name, Err: fmt.Errorf("spec.template.spec.nodeClassRef: %w", err)})
 			continue
 		}
-		zones, err := a.zones(ctx, nodeClass)
-		if err != nil {
-			return nil, fmt.Errorf("subnets of EC2NodeClass %s: %w", nodeClass.Name, err)
+		if why := nodeclass.NotReady(nodeClass); why != "" {
+			invalid = append(invalid, cluster.InvalidNodePool{Name: np.Name, Err: errors.New(why), NodeClassNotReady: true})
+			s.notReady = append(s.notReady, "NodePool "+np.Name+" skipped: "+why)
+			continue
 		}
-		sp := solver.NodePoolFromAPI(np, nodeClass, a.Catalog, zones, a.ICE.Unavailable)
+		sp := solver.NodePoolFromAPI(np, nodeClass, a.Catalog, zonesOf(nodeClass), a.ICE.Unavailable)
+		sp.InstanceTypes = launchable(sp.InstanceTypes, nodeClass)
 		for _, nc := range claims {
 			if nc.Labels[apiv1.LabelNodePool] != np.Name || nc.DeletionTimestamp != nil {
 				continue
@@ -243,46 +250,6 @@ func claimLabels(nc *apiv1.NodeClaim) map[string]string {
 		}
 	}
 	return l
-}
-
-// zones resolves the zones of an EC2NodeClass's subnets (cached 1 minute).
-func (a *Activities) zones(ctx context.Context, nc *apiv1.EC2NodeClass) ([]string, error) {
-	byZone, err := a.subnetsByZone(ctx, nc)
-	if err != nil {
-		return nil, err
-	}
-	zones := make([]string, 0, len(byZone))
-	for z := range byZone {
-		zones = append(zones, z)
-	}
-	sort.Strings(zones)
-	return zones, nil
-}
-
-func (a *Activities) subnetsByZone(ctx context.Context, nc *apiv1.EC2NodeClass) (map[string]string, error) {
-	a.subnetsMu.Lock()
-	defer a.subnetsMu.Unlock()
-	if a.subnets == nil {
-		a.subnets = map[string]subnetCache{}
-	}
-	if c, ok := a.subnets[nc.Name]; ok && time.Since(c.at) < time.Minute {
-		return c.byZone, nil
-	}
-	subnets, err := a.Cloud.Subnets(ctx, nc.Spec.SubnetSelectorTerms)
-	if err != nil {
-		return nil, err
-	}
-	if len(subnets) == 0 {
-		return nil, fmt.Errorf("no subnet matches spec.subnetSelectorTerms")
-	}
-	byZone := map[string]string{}
-	for _, sn := range subnets {
-		if _, ok := byZone[sn.Zone]; !ok {
-			byZone[sn.Zone] = sn.ID
-		}
-	}
-	a.subnets[nc.Name] = subnetCache{byZone: byZone, at: time.Now()}
-	return byZone, nil
 }
 
 func nodeReady(n *corev1.Node) bool {

@@ -85,3 +85,13 @@ func IsInsufficientCapacity(err error) bool {
 	var ice *InsufficientCapacityError
 	return errors.As(err, &ice)
 }
+
+// IsLaunchTemplateNotFound reports whether CreateFleet refused a launch
+// template that does not exist (deleted since it was cached).
+func IsLaunchTemplateNotFound(err error) bool {
+	switch errorCode(err) {
+	case "InvalidLaunchTemplateName.NotFoundException", "InvalidLaunchTemplateId.NotFound":
+		return true
+	}
+	return false
+}

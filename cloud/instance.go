@@ -95,12 +95,22 @@ func (c *Client) Get(ctx context.Context, id string) (Instance, error) {
 // List returns every instance tagged with this cluster that is not
 // terminated, in EC2's order, following pagination.
 func (c *Client) List(ctx context.Context) ([]Instance, error) {
+	return c.list(ctx)
+}
+
+// ForNodeClaim returns the live instances tagged with the NodeClaim (at most
+// one unless a launch was repeated behind Joinery's back).
+func (c *Client) ForNodeClaim(ctx context.Context, nodeClaim string) ([]Instance, error) {
+	return c.list(ctx, types.Filter{Name: aws.String("tag:" + apiv1.TagNodeClaim), Values: []string{nodeClaim}})
+}
+
+func (c *Client) list(ctx context.Context, extra ...types.Filter) ([]Instance, error) {
 	in := &ec2.DescribeInstancesInput{
-		Filters: []types.Filter{
+		Filters: append([]types.Filter{
 			{Name: aws.String("tag:" + apiv1.TagCluster), Values: []string{c.opts.ClusterName}},
 			{Name: aws.String("instance-state-name"), Values: []string{
 				StatePending, StateRunning, StateShuttingDown, "stopping", "stopped"}},
-		},
+		}, extra...),
 		MaxResults: aws.Int32(1000),
 	}
 	var all []Instance

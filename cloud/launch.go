@@ -14,21 +14,21 @@ import (
 )
 
 // LaunchRequest asks for one instance of the first offering that has
-// capacity among InstanceTypes × Subnets.
+// capacity among its launch template configs' overrides.
 type LaunchRequest struct {
 	NodeClaim string // NodeClaim name: karpenter.sh/nodeclaim and Name tags
 	NodePool  string // karpenter.sh/nodepool tag
 	// CapacityType is "spot" (allocation strategy price-capacity-optimized)
 	// or "on-demand" (lowest-price).
 	CapacityType string
-	// InstanceTypes in the caller's price order, cheapest first; each one
-	// becomes an override per subnet, with Priority its position.
-	InstanceTypes []string
-	// Subnets to launch into, normally one per allowed zone.
-	Subnets []Subnet
-	// LaunchTemplateName names the NodeClass's launch template. Against real
-	// AWS it must exist (creating launch templates is not this package's job
-	// yet); the local endpoint accepts any name.
+	// Configs are the launch templates with their overrides, one config per
+	// template (one per image and user data), overrides in the caller's
+	// price order across configs; Priority is that position.
+	Configs []LaunchConfig
+	// InstanceTypes × Subnets with LaunchTemplateName is the one-template
+	// shorthand of Configs (used when Configs is empty).
+	InstanceTypes      []string
+	Subnets            []Subnet
 	LaunchTemplateName string
 	// LaunchTemplateVersion defaults to "$Latest".
 	LaunchTemplateVersion string
@@ -40,6 +40,35 @@ type LaunchRequest struct {
 	// again. Reuse it only for an identical request (EC2 answers
 	// IdempotentParameterMismatch otherwise); empty lets the SDK generate one.
 	ClientToken string
+}
+
+// LaunchConfig is one launch template and the offerings to try with it.
+type LaunchConfig struct {
+	LaunchTemplateName string
+	Overrides          []LaunchOverride
+}
+
+// LaunchOverride is one offering: an instance type in a subnet (zone),
+// with the image to boot when it differs from the template's.
+type LaunchOverride struct {
+	InstanceType string
+	SubnetID     string
+	Zone         string
+	ImageID      string
+}
+
+// configs returns the request's configs, expanding the shorthand.
+func (r LaunchRequest) configs() []LaunchConfig {
+	if len(r.Configs) > 0 {
+		return r.Configs
+	}
+	c := LaunchConfig{LaunchTemplateName: r.LaunchTemplateName}
+	for _, it := range r.InstanceTypes {
+		for _, sn := range r.Subnets {
+			c.Overrides = append(c.Overrides, LaunchOverride{InstanceType: it, SubnetID: sn.ID, Zone: sn.Zone})
+		}
+	}
+	return []LaunchConfig{c}
 }
 
 // Launch launches one instance with CreateFleet Type=instant,
@@ -55,27 +84,44 @@ func (c *Client) Launch(ctx context.Context, req LaunchRequest) (Instance, error
 	if req.CapacityType != apiv1.CapacityTypeSpot && req.CapacityType != apiv1.CapacityTypeOnDemand {
 		return Instance{}, fmt.Errorf("launch: capacity type %q is not spot or on-demand", req.CapacityType)
 	}
-	if len(req.InstanceTypes) == 0 || len(req.Subnets) == 0 {
-		return Instance{}, errors.New("launch: need at least one instance type and one subnet")
-	}
-	if req.LaunchTemplateName == "" {
-		return Instance{}, errors.New("launch: LaunchTemplateName is required")
-	}
 	version := req.LaunchTemplateVersion
 	if version == "" {
 		version = "$Latest"
 	}
 	zoneOf := map[string]string{}
-	var overrides []types.FleetLaunchTemplateOverridesRequest
-	for i, it := range req.InstanceTypes {
-		for _, sn := range req.Subnets {
-			zoneOf[sn.ID] = sn.Zone
-			overrides = append(overrides, types.FleetLaunchTemplateOverridesRequest{
-				InstanceType: types.InstanceType(it),
-				SubnetId:     aws.String(sn.ID),
-				Priority:     aws.Float64(float64(i)),
-			})
+	var configs []types.FleetLaunchTemplateConfigRequest
+	priority := 0
+	for _, lc := range req.configs() {
+		if lc.LaunchTemplateName == "" {
+			return Instance{}, errors.New("launch: every launch config needs a LaunchTemplateName")
 		}
+		var overrides []types.FleetLaunchTemplateOverridesRequest
+		for _, o := range lc.Overrides {
+			zoneOf[o.SubnetID] = o.Zone
+			ov := types.FleetLaunchTemplateOverridesRequest{
+				InstanceType: types.InstanceType(o.InstanceType),
+				SubnetId:     aws.String(o.SubnetID),
+				Priority:     aws.Float64(float64(priority)),
+			}
+			if o.Zone != "" {
+				ov.AvailabilityZone = aws.String(o.Zone)
+			}
+			if o.ImageID != "" {
+				ov.ImageId = aws.String(o.ImageID)
+			}
+			overrides = append(overrides, ov)
+			priority++
+		}
+		configs = append(configs, types.FleetLaunchTemplateConfigRequest{
+			LaunchTemplateSpecification: &types.FleetLaunchTemplateSpecificationRequest{
+				LaunchTemplateName: aws.String(lc.LaunchTemplateName),
+				Version:            aws.String(version),
+			},
+			Overrides: overrides,
+		})
+	}
+	if priority == 0 {
+		return Instance{}, errors.New("launch: need at least one offering (instance type and subnet)")
 	}
 	tags := maps.Clone(req.Tags)
 	if tags == nil {
@@ -90,14 +136,8 @@ func (c *Client) Launch(ctx context.Context, req LaunchRequest) (Instance, error
 		ec2Tags = append(ec2Tags, types.Tag{Key: aws.String(k), Value: aws.String(tags[k])})
 	}
 	in := &ec2.CreateFleetInput{
-		Type: types.FleetTypeInstant,
-		LaunchTemplateConfigs: []types.FleetLaunchTemplateConfigRequest{{
-			LaunchTemplateSpecification: &types.FleetLaunchTemplateSpecificationRequest{
-				LaunchTemplateName: aws.String(req.LaunchTemplateName),
-				Version:            aws.String(version),
-			},
-			Overrides: overrides,
-		}},
+		Type:                  types.FleetTypeInstant,
+		LaunchTemplateConfigs: configs,
 		TargetCapacitySpecification: &types.TargetCapacitySpecificationRequest{
 			TotalTargetCapacity:       aws.Int32(1),
 			DefaultTargetCapacityType: types.DefaultTargetCapacityType(req.CapacityType),
@@ -166,7 +206,10 @@ func (c *Client) Launch(ctx context.Context, req LaunchRequest) (Instance, error
 		}
 		return inst, nil
 	}
-	if len(unfulfillable) > 0 {
+	// Insufficient capacity means every override failed for capacity; a
+	// launch that also failed for another reason (a missing image, a full
+	// subnet's neighbour, a bad profile) is a launch error to fix or retry.
+	if len(unfulfillable) > 0 && allUnfulfillable(fleetErrs) {
 		return Instance{}, &InsufficientCapacityError{Offerings: unfulfillable, Errors: fleetErrs}
 	}
 	errs := make([]error, len(fleetErrs))
@@ -174,4 +217,13 @@ func (c *Client) Launch(ctx context.Context, req LaunchRequest) (Instance, error
 		errs[i] = fe
 	}
 	return Instance{}, fmt.Errorf("CreateFleet: no instance launched: %w", errors.Join(errs...))
+}
+
+func allUnfulfillable(errs []FleetError) bool {
+	for _, e := range errs {
+		if !IsUnfulfillableCode(e.Code) {
+			return false
+		}
+	}
+	return true
 }

@@ -150,3 +150,16 @@ func sortedKeys[V any](m map[string]V) []string {
 	sort.Strings(keys)
 	return keys
 }
+
+// SortByFreeAddresses orders subnets by free addresses, most first, ties by
+// id (the order EC2NodeClass status lists them in).
+func SortByFreeAddresses(sns []Subnet) []Subnet {
+	out := append([]Subnet(nil), sns...)
+	sort.SliceStable(out, func(i, j int) bool {
+		if out[i].AvailableIPs != out[j].AvailableIPs {
+			return out[i].AvailableIPs > out[j].AvailableIPs
+		}
+		return out[i].ID < out[j].ID
+	})
+	return out
+}

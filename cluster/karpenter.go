@@ -19,6 +19,9 @@ import (
 type InvalidNodePool struct {
 	Name string
 	Err  error
+	// NodeClassNotReady: the pool is valid but its EC2NodeClass cannot
+	// launch yet (Err says which condition and why).
+	NodeClassNotReady bool
 }
 
 // NodePools returns the valid NodePools sorted by name, and the invalid ones

@@ -43,8 +43,17 @@ type Config struct {
 	EC2Endpoint string
 	Region      string // default us-east-1
 	ClusterName string // value of the joinery.sh/cluster tag on instances
-	// LaunchTemplate is the launch template name CreateFleet uses.
-	LaunchTemplate string
+	// SSMEndpoint, IAMEndpoint and EKSEndpoint are API base URLs (empty:
+	// real AWS for Region): SSM for the EKS image parameters, IAM for
+	// instance profiles, EKS for the cluster's endpoint and CA.
+	SSMEndpoint, IAMEndpoint, EKSEndpoint string
+	// ClusterEndpoint, ClusterCABundle (base64 PEM), ServiceCIDR and
+	// ClusterDNS go into every node's user data; empty ones come from
+	// eks:DescribeCluster (see clusterFacts).
+	ClusterEndpoint, ClusterCABundle, ServiceCIDR, ClusterDNS string
+	// NodeClassResync is how often every EC2NodeClass is resolved again
+	// (default 1 min; tests shorten it).
+	NodeClassResync time.Duration
 	// MetricsAddr serves /metrics, /healthz and /readyz (empty: off).
 	MetricsAddr string
 	// BatchIdle and BatchMax bound a provisioning batch (defaults 1 s, 10 s).
@@ -86,9 +95,6 @@ func Run(ctx context.Context, cfg Config) error {
 	}
 	if cfg.ClusterName == "" {
 		cfg.ClusterName = "joinery"
-	}
-	if cfg.LaunchTemplate == "" {
-		cfg.LaunchTemplate = "joinery-" + cfg.ClusterName
 	}
 	if cfg.BatchIdle == 0 {
 		cfg.BatchIdle = time.Second
@@ -134,10 +140,16 @@ func Run(ctx context.Context, cfg Config) error {
 	}
 	ice := cloud.NewICECache(3*time.Minute, nil)
 	m.Registry.MustRegister(newNodeCollector(cl, ice))
-	cc, err := cloud.New(ctx, cloud.Options{Region: cfg.Region, Endpoint: cfg.EC2Endpoint, ClusterName: cfg.ClusterName, ICECache: ice, Observe: m.ObserveCloud})
+	cc, err := cloud.New(ctx, cloud.Options{Region: cfg.Region, Endpoint: cfg.EC2Endpoint, SSMEndpoint: cfg.SSMEndpoint,
+		IAMEndpoint: cfg.IAMEndpoint, EKSEndpoint: cfg.EKSEndpoint, ClusterName: cfg.ClusterName, ICECache: ice, Observe: m.ObserveCloud})
 	if err != nil {
-		return fmt.Errorf("ec2 client: %w", err)
+		return fmt.Errorf("aws clients: %w", err)
 	}
+	facts, err := clusterFacts(ctx, cfg, cc, cl.Kube, log)
+	if err != nil {
+		return err
+	}
+	classes := newNodeClassReconciler(cl, cc, cfg, m.Registry, log)
 	sdkHandler, sdkCloser := sdkMetrics(m.Registry)
 	defer sdkCloser.Close()
 	topts := conn.Options
@@ -150,7 +162,7 @@ func Run(ctx context.Context, cfg Config) error {
 
 	acts := &activities.Activities{
 		Cluster: cl, Cloud: cc, Catalog: cat, ICE: ice, Metrics: m, Log: log,
-		LaunchTemplate: cfg.LaunchTemplate, RegistrationTTL: cfg.RegistrationTTL, Pseudonym: pseudonym,
+		ClusterFacts: facts, RegistrationTTL: cfg.RegistrationTTL, Pseudonym: pseudonym,
 	}
 	// Autoscaling pollers, not the SDK's default of two fixed pollers per
 	// task type: a Provision starts a hundred NodeClaim children at once
@@ -202,8 +214,12 @@ func Run(ctx context.Context, cfg Config) error {
 		if ns == "" {
 			ns = "default"
 		}
-		return runLeading(ctx, cl.Kube, ns, log, func(lctx context.Context) { _ = p.run(lctx) })
+		return runLeading(ctx, cl.Kube, ns, log, func(lctx context.Context) {
+			go classes.run(lctx)
+			_ = p.run(lctx)
+		})
 	}
+	go classes.run(ctx)
 	return p.run(ctx)
 }
 

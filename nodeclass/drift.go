@@ -2,9 +2,26 @@ package nodeclass
 
 import (
 	"slices"
+	"strings"
 
 	apiv1 "github.com/joinery/joinery/api/v1"
 )
+
+// Annotations recording where a node was launched (the image is the
+// NodeClaim's status.imageID).
+const (
+	AnnotationSubnetID         = "joinery.sh/subnet-id"
+	AnnotationSecurityGroupIDs = "joinery.sh/security-group-ids"
+)
+
+// LaunchedFrom reads what a NodeClaim records of its launch.
+func LaunchedFrom(nc *apiv1.NodeClaim) Launched {
+	l := Launched{ImageID: nc.Status.ImageID, SubnetID: nc.Annotations[AnnotationSubnetID]}
+	if g := nc.Annotations[AnnotationSecurityGroupIDs]; g != "" {
+		l.SecurityGroupIDs = strings.Split(g, ",")
+	}
+	return l
+}
 
 // Launched is what a node was launched with, recorded on its NodeClaim.
 type Launched struct {

@@ -2,7 +2,9 @@ package nodeclass
 
 import (
 	"encoding/json"
+
 	"fmt"
+	apiv1 "github.com/joinery/joinery/api/v1"
 	"hash/fnv"
 )
 
@@ -40,4 +42,21 @@ func sum(parts ...string) uint64 {
 		_, _ = h.Write([]byte{0})
 	}
 	return h.Sum64()
+}
+
+// Tags Joinery puts on what it creates for a class, beside the cluster tag.
+const (
+	TagNodeClass      = "karpenter.k8s.aws/ec2nodeclass"
+	TagEKSClusterName = "eks:eks-cluster-name"
+)
+
+// OwnershipTags mark a resource as this cluster's and this class's; the IAM
+// policy's conditions rely on them.
+func OwnershipTags(cluster, class string) map[string]string {
+	return map[string]string{
+		"kubernetes.io/cluster/" + cluster: "owned",
+		TagEKSClusterName:                  cluster,
+		apiv1.TagCluster:                   cluster,
+		TagNodeClass:                       class,
+	}
 }

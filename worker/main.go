@@ -32,6 +32,13 @@ func main() {
 		level       = flag.String("log-level", "info", "debug, info, warn or error")
 		queue       = flag.String("interruption-queue", "", "SQS queue URL EventBridge sends EC2 interruption events to (empty: off)")
 		sqsEndpoint = flag.String("sqs-endpoint", "", "SQS API base URL (empty: AWS for --region)")
+		ssmEndpoint = flag.String("ssm-endpoint", "", "SSM API base URL (empty: AWS for --region)")
+		iamEndpoint = flag.String("iam-endpoint", "", "IAM API base URL (empty: AWS)")
+		eksEndpoint = flag.String("eks-endpoint", "", "EKS API base URL (empty: AWS for --region)")
+		apiEndpoint = flag.String("cluster-endpoint", "", "Kubernetes API endpoint nodes join (empty: from eks:DescribeCluster)")
+		caBundle    = flag.String("cluster-ca-bundle", "", "base64 PEM CA bundle of the API server (empty: from eks:DescribeCluster, else the kubeconfig's)")
+		serviceCIDR = flag.String("service-cidr", "", "service CIDR, needed by AL2023 nodes (empty: from eks:DescribeCluster)")
+		clusterDNS  = flag.String("cluster-dns", "", "cluster DNS IP for the kubelet (empty: Service kube-system/kube-dns, else derived by the node)")
 		rebalance   = flag.Bool("interruption-rebalance-drain", false, "treat rebalance recommendations like spot interruption warnings")
 		disruption  = flag.Bool("disruption", true, "run consolidation, drift, expiration and emptiness (false: provisioning and interruption handling only)")
 		cpuProfile  = flag.String("cpuprofile", "", "write a CPU profile of the whole run to this file (go tool pprof)")
@@ -58,6 +65,8 @@ func main() {
 		TemporalAddress: *temporal, Namespace: *namespace, Temporal: tsec, EC2Endpoint: *ec2Endpoint, Region: *region,
 		ClusterName: *clusterName, MetricsAddr: *metricsAddr, LeaderElect: *leaderElect, LeaseNamespace: *leaseNS,
 		InterruptionQueue: *queue, SQSEndpoint: *sqsEndpoint, InterruptionRebalanceDrain: *rebalance,
+		SSMEndpoint: *ssmEndpoint, IAMEndpoint: *iamEndpoint, EKSEndpoint: *eksEndpoint,
+		ClusterEndpoint: *apiEndpoint, ClusterCABundle: *caBundle, ServiceCIDR: *serviceCIDR, ClusterDNS: *clusterDNS,
 		DisableDisruption: !*disruption,
 	}, *dev, *level)
 	stopProfiles()

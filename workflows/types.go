@@ -95,6 +95,10 @@ type Instance struct {
 	CapacityType string  `json:"capacityType"`
 	ProviderID   string  `json:"providerID"`
 	Price        float64 `json:"price"`
+	// What the instance was launched with, for drift.
+	ImageID          string   `json:"imageID,omitempty"`
+	SubnetID         string   `json:"subnetID,omitempty"`
+	SecurityGroupIDs []string `json:"securityGroupIDs,omitempty"`
 }
 
 // NodeReady is returned once the Node of an instance is registered, Ready

@@ -1,0 +1,183 @@
+package activities
+
+import (
+	"context"
+	"fmt"
+	"maps"
+	"slices"
+	"strings"
+	"sync"
+	"time"
+
+	apiv1 "github.com/joinery/joinery/api/v1"
+	"github.com/joinery/joinery/cloud"
+	"github.com/joinery/joinery/cloud/bootstrap"
+	"github.com/joinery/joinery/nodeclass"
+	"github.com/joinery/joinery/workflows"
+	"k8s.io/apimachinery/pkg/api/resource"
+)
+
+// launchPlan is one CreateFleet request's launch templates and overrides,
+// and what each offering boots with.
+type launchPlan struct {
+	configs        []cloud.LaunchConfig
+	image          map[string]string // instance type -> image id
+	subnet         map[string]string // zone -> subnet id
+	securityGroups []string
+}
+
+// launchPlan groups the request's offerings by the image their instance
+// type needs (the first of status.amis it meets: arm64 types get the arm64
+// image, GPU types the nvidia one) and makes sure one launch template per
+// image exists. Offerings no image or subnet serves are left out; none
+// left is an error naming why.
+func (a *Activities) launchPlan(ctx context.Context, nc *apiv1.NodeClaim, cls *apiv1.EC2NodeClass, req workflows.LaunchRequest) (launchPlan, error) {
+	subnets, err := a.subnets.choose(ctx, a.Cloud, cls)
+	if err != nil {
+		return launchPlan{}, err
+	}
+	lp := launchPlan{image: map[string]string{}, subnet: subnets}
+	for _, g := range cls.Status.SecurityGroups {
+		lp.securityGroups = append(lp.securityGroups, g.ID)
+	}
+	byImage := map[string]int{} // image -> index in lp.configs
+	var skipped []string
+	for _, o := range req.Offerings {
+		it, ok := a.Catalog.Get(o.InstanceType)
+		if !ok {
+			skipped = append(skipped, o.InstanceType+": not in the catalog")
+			continue
+		}
+		ami, ok := nodeclass.AMIFor(cls.Status.AMIs, it.Labels())
+		if !ok {
+			skipped = append(skipped, o.InstanceType+": no image in status.amis serves it")
+			continue
+		}
+		sn, ok := subnets[o.Zone]
+		if !ok {
+			skipped = append(skipped, o.Zone+": no subnet")
+			continue
+		}
+		i, ok := byImage[ami.ID]
+		if !ok {
+			name, err := a.launchTemplate(ctx, nc, cls, req.CapacityType, ami.ID, lp.securityGroups)
+			if err != nil {
+				return launchPlan{}, err
+			}
+			i = len(lp.configs)
+			byImage[ami.ID] = i
+			lp.configs = append(lp.configs, cloud.LaunchConfig{LaunchTemplateName: name})
+		}
+		lp.configs[i].Overrides = append(lp.configs[i].Overrides, cloud.LaunchOverride{
+			InstanceType: o.InstanceType, SubnetID: sn, Zone: o.Zone, ImageID: ami.ID,
+		})
+		lp.image[o.InstanceType] = ami.ID
+	}
+	if len(lp.configs) == 0 {
+		return launchPlan{}, fmt.Errorf("EC2NodeClass %s can launch none of the %d offerings: %s", cls.Name, len(req.Offerings), strings.Join(skipped, "; "))
+	}
+	return lp, nil
+}
+
+// launchTemplate returns the name of the launch template for one image of
+// a NodeClaim, creating it if EC2 does not have it.
+func (a *Activities) launchTemplate(ctx context.Context, nc *apiv1.NodeClaim, cls *apiv1.EC2NodeClass, capacityType, imageID string, groups []string) (string, error) {
+	family, err := bootstrap.FamilyOf(&cls.Spec)
+	if err != nil {
+		return "", fmt.Errorf("EC2NodeClass %s: %w", cls.Name, err)
+	}
+	userData, err := bootstrap.Generate(bootstrap.Options{
+		Family: family, Cluster: a.ClusterFacts, Labels: nodeLabels(nc, capacityType),
+		Taints: append(slices.Clone(nc.Spec.Taints), nc.Spec.StartupTaints...), Kubelet: cls.Spec.Kubelet, UserData: cls.Spec.UserData,
+	})
+	if err != nil {
+		return "", fmt.Errorf("EC2NodeClass %s user data: %w", cls.Name, err)
+	}
+	tags := launchTags(cls)
+	maps.Copy(tags, nodeclass.OwnershipTags(a.Cloud.ClusterName(), cls.Name))
+	tags[apiv1.TagNodePool] = nc.Labels[apiv1.LabelNodePool]
+	data := cloud.LaunchTemplateData{
+		ImageID: imageID, UserData: userData, InstanceProfile: cls.Status.InstanceProfile, SecurityGroupIDs: groups,
+		BlockDevices: blockDevices(cls, family), MetadataOptions: metadataOptions(cls), Tags: tags,
+	}
+	name, err := nodeclass.LaunchTemplateName(a.Cloud.ClusterName(), data)
+	if err != nil {
+		return "", err
+	}
+	if a.templates.has(name) {
+		return name, nil
+	}
+	if _, err := a.Cloud.EnsureLaunchTemplate(ctx, name, data); err != nil {
+		return "", err
+	}
+	a.templates.add(name)
+	return name, nil
+}
+
+// nodeLabels are the labels a node registers with through user data: the
+// NodeClaim's (template labels, NodePool, single-value requirements) and
+// the capacity type, without Joinery's bookkeeping label.
+func nodeLabels(nc *apiv1.NodeClaim, capacityType string) map[string]string {
+	l := claimLabels(nc)
+	delete(l, LabelProvisionBatch)
+	l[apiv1.LabelCapacityType] = capacityType
+	return l
+}
+
+// launchTags are the class's spec.tags without the keys Joinery owns.
+func launchTags(cls *apiv1.EC2NodeClass) map[string]string {
+	tags := map[string]string{}
+	for k, v := range cls.Spec.Tags {
+		tags[k] = v
+	}
+	return tags
+}
+
+// blockDevices are the class's, or the family's default root volume.
+func blockDevices(cls *apiv1.EC2NodeClass, family string) []apiv1.BlockDeviceMapping {
+	if len(cls.Spec.BlockDeviceMappings) > 0 {
+		return cls.Spec.BlockDeviceMappings
+	}
+	gp3 := func(dev string, size string) apiv1.BlockDeviceMapping {
+		q := resource.MustParse(size)
+		t := true
+		return apiv1.BlockDeviceMapping{DeviceName: dev, EBS: &apiv1.EBS{VolumeSize: &q, VolumeType: "gp3", Encrypted: &t, DeleteOnTermination: &t}}
+	}
+	if family == apiv1.AMIFamilyBottlerocket {
+		return []apiv1.BlockDeviceMapping{gp3("/dev/xvda", "4Gi"), gp3("/dev/xvdb", "20Gi")}
+	}
+	return []apiv1.BlockDeviceMapping{gp3("/dev/xvda", "20Gi")}
+}
+
+// templateTTL is how long a launch template known to exist is used
+// without asking EC2 again.
+const templateTTL = 5 * time.Minute
+
+// templateCache remembers launch templates known to exist.
+type templateCache struct {
+	mu    sync.Mutex
+	known map[string]time.Time
+}
+
+func (c *templateCache) has(name string) bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	at, ok := c.known[name]
+	return ok && time.Since(at) < templateTTL
+}
+
+func (c *templateCache) add(name string) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.known == nil {
+		c.known = map[string]time.Time{}
+	}
+	c.known[name] = time.Now()
+}
+
+// forget drops everything: a launch found a template missing.
+func (c *templateCache) forget() {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.known = nil
+}

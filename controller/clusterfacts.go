@@ -1,0 +1,90 @@
+package controller
+
+import (
+	"context"
+	"encoding/base64"
+	"fmt"
+	"time"
+
+	"github.com/joinery/joinery/cloud"
+	"github.com/joinery/joinery/cloud/bootstrap"
+	"go.uber.org/zap"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/rest"
+)
+
+// clusterFacts resolves what a node's user data needs to join: each value
+// from its flag; the endpoint, CA and service CIDR from eks:DescribeCluster
+// when a flag leaves them out (the CA falls back to the controller's own
+// REST config, as Karpenter's does); the DNS IP from the kube-dns Service
+// when it exists (else the node agent derives it from the service CIDR).
+func clusterFacts(ctx context.Context, cfg Config, cc *cloud.Client, kc kubernetes.Interface, log *zap.Logger) (bootstrap.Cluster, error) {
+	f := bootstrap.Cluster{
+		Name: cfg.ClusterName, Endpoint: cfg.ClusterEndpoint, CABundle: cfg.ClusterCABundle,
+		ServiceCIDR: cfg.ServiceCIDR, DNSIP: cfg.ClusterDNS,
+	}
+	if f.Endpoint == "" || f.ServiceCIDR == "" || f.CABundle == "" {
+		info, err := describeCluster(ctx, cc, cfg.ClusterName)
+		switch {
+		case err == nil:
+			f.Endpoint = firstNonEmpty(f.Endpoint, info.Endpoint)
+			f.CABundle = firstNonEmpty(f.CABundle, info.CABundle)
+			f.ServiceCIDR = firstNonEmpty(f.ServiceCIDR, info.ServiceCIDR)
+		case f.Endpoint == "":
+			return f, fmt.Errorf("cluster endpoint: pass --cluster-endpoint or allow eks:DescribeCluster on %q: %w", cfg.ClusterName, err)
+		default:
+			log.Warn("eks:DescribeCluster failed; using flags and the REST config", zap.Error(err))
+		}
+	}
+	if f.CABundle == "" {
+		f.CABundle = restCA(cfg.RESTConfig)
+	}
+	if f.CABundle == "" {
+		return f, fmt.Errorf("cluster CA bundle: pass --cluster-ca-bundle (base64 PEM)")
+	}
+	if f.DNSIP == "" {
+		svc, err := kc.CoreV1().Services("kube-system").Get(ctx, "kube-dns", metav1.GetOptions{})
+		if err == nil {
+			f.DNSIP = svc.Spec.ClusterIP
+		} else if !apierrors.IsNotFound(err) {
+			log.Warn("reading Service kube-system/kube-dns", zap.Error(err))
+		}
+	}
+	log.Info("cluster facts for user data", zap.String("cluster", f.Name), zap.String("endpoint", f.Endpoint),
+		zap.String("serviceCIDR", f.ServiceCIDR), zap.String("dnsIP", f.DNSIP), zap.Int("caBytes", len(f.CABundle)))
+	return f, nil
+}
+
+// describeCluster retries a few times: the EKS API may be briefly
+// unreachable while the controller starts.
+func describeCluster(ctx context.Context, cc *cloud.Client, name string) (cloud.ClusterInfo, error) {
+	var err error
+	for i := 0; i < 5; i++ {
+		var info cloud.ClusterInfo
+		if info, err = cc.DescribeCluster(ctx, name); err == nil {
+			return info, nil
+		}
+		select {
+		case <-ctx.Done():
+			return cloud.ClusterInfo{}, ctx.Err()
+		case <-time.After(time.Duration(i+1) * time.Second):
+		}
+	}
+	return cloud.ClusterInfo{}, err
+}
+
+func restCA(rc *rest.Config) string {
+	if rc == nil || len(rc.CAData) == 0 {
+		return ""
+	}
+	return base64.StdEncoding.EncodeToString(rc.CAData)
+}
+
+func firstNonEmpty(a, b string) string {
+	if a != "" {
+		return a
+	}
+	return b
+}
