@@ -9,18 +9,16 @@ import (
 	"github.com/joinery/joinery/cloud"
 	"github.com/joinery/joinery/cloud/bootstrap"
 	"go.uber.org/zap"
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
 )
 
 // clusterFacts resolves what a node's user data needs to join: each value
 // from its flag; the endpoint, CA and service CIDR from eks:DescribeCluster
 // when a flag leaves them out (the CA falls back to the controller's own
-// REST config, as Karpenter's does); the DNS IP from the kube-dns Service
-// when it exists (else the node agent derives it from the service CIDR).
-func clusterFacts(ctx context.Context, cfg Config, cc *cloud.Client, kc kubernetes.Interface, log *zap.Logger) (bootstrap.Cluster, error) {
+// REST config, as Karpenter's does). The DNS IP is the flag's or
+// spec.kubelet.clusterDNS; without either the node agent derives it from
+// the service CIDR (nodeadm takes its tenth address).
+func clusterFacts(ctx context.Context, cfg Config, cc *cloud.Client, log *zap.Logger) (bootstrap.Cluster, error) {
 	f := bootstrap.Cluster{
 		Name: cfg.ClusterName, Endpoint: cfg.ClusterEndpoint, CABundle: cfg.ClusterCABundle,
 		ServiceCIDR: cfg.ServiceCIDR, DNSIP: cfg.ClusterDNS,
@@ -43,14 +41,6 @@ func clusterFacts(ctx context.Context, cfg Config, cc *cloud.Client, kc kubernet
 	}
 	if f.CABundle == "" {
 		return f, fmt.Errorf("cluster CA bundle: pass --cluster-ca-bundle (base64 PEM)")
-	}
-	if f.DNSIP == "" {
-		svc, err := kc.CoreV1().Services("kube-system").Get(ctx, "kube-dns", metav1.GetOptions{})
-		if err == nil {
-			f.DNSIP = svc.Spec.ClusterIP
-		} else if !apierrors.IsNotFound(err) {
-			log.Warn("reading Service kube-system/kube-dns", zap.Error(err))
-		}
 	}
 	log.Info("cluster facts for user data", zap.String("cluster", f.Name), zap.String("endpoint", f.Endpoint),
 		zap.String("serviceCIDR", f.ServiceCIDR), zap.String("dnsIP", f.DNSIP), zap.Int("caBytes", len(f.CABundle)))

@@ -145,7 +145,7 @@ func Run(ctx context.Context, cfg Config) error {
 	if err != nil {
 		return fmt.Errorf("aws clients: %w", err)
 	}
-	facts, err := clusterFacts(ctx, cfg, cc, cl.Kube, log)
+	facts, err := clusterFacts(ctx, cfg, cc, log)
 	if err != nil {
 		return err
 	}

@@ -38,7 +38,7 @@ func main() {
 		apiEndpoint = flag.String("cluster-endpoint", "", "Kubernetes API endpoint nodes join (empty: from eks:DescribeCluster)")
 		caBundle    = flag.String("cluster-ca-bundle", "", "base64 PEM CA bundle of the API server (empty: from eks:DescribeCluster, else the kubeconfig's)")
 		serviceCIDR = flag.String("service-cidr", "", "service CIDR, needed by AL2023 nodes (empty: from eks:DescribeCluster)")
-		clusterDNS  = flag.String("cluster-dns", "", "cluster DNS IP for the kubelet (empty: Service kube-system/kube-dns, else derived by the node)")
+		clusterDNS  = flag.String("cluster-dns", "", "cluster DNS IP for the kubelet (empty: spec.kubelet.clusterDNS, else the node derives it from the service CIDR)")
 		rebalance   = flag.Bool("interruption-rebalance-drain", false, "treat rebalance recommendations like spot interruption warnings")
 		disruption  = flag.Bool("disruption", true, "run consolidation, drift, expiration and emptiness (false: provisioning and interruption handling only)")
 		cpuProfile  = flag.String("cpuprofile", "", "write a CPU profile of the whole run to this file (go tool pprof)")
