@@ -105,7 +105,7 @@ func readPolicy(t *testing.T) deploy.IAMPolicy {
 	if p.Version != "2012-10-17" {
 		t.Errorf("policy Version %q", p.Version)
 	}
-	// Only the documented placeholders (chart README, "IAM policy").
+	// Only the documented placeholders (chart README and docs/security.md, "IAM policy").
 	vars := regexp.MustCompile(`\$\{([^}]*)\}`).FindAllStringSubmatch(string(b), -1)
 	for _, v := range vars {
 		if !slices.Contains([]string{"AWS_PARTITION", "AWS_REGION", "AWS_ACCOUNT_ID", "CLUSTER_NAME", "NODE_ROLE_NAME", "INTERRUPTION_QUEUE_NAME"}, v[1]) {
@@ -169,7 +169,7 @@ func TestIAMPolicyMatchesCode(t *testing.T) {
 }
 
 // TestIAMPolicyScoping checks the mutating statements carry the conditions
-// the chart README promises.
+// docs/security.md (IAM) promises.
 func TestIAMPolicyScoping(t *testing.T) {
 	p := readPolicy(t)
 	cond := func(sid, op, key, value string) {
