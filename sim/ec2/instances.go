@@ -33,6 +33,8 @@ type Instance struct {
 	LaunchTemplateName    string
 	LaunchTemplateVersion string
 	Tags                  map[string]string
+	UserData              string // base64, exactly as in the launch template data
+	ImageID               string // e.g. "ami-0123456789abcdef0"
 }
 
 // instance is the server's record: the snapshot plus bookkeeping.

@@ -1,47 +1,80 @@
-// Package kubelet stands in for the kubelet's registration in the local
-// world: when the local EC2 endpoint reports an instance running, it
-// creates the Node the way an EKS node's kubelet would (labels and taints
-// from the NodeClaim as user data would pass them, capacity and allocatable
-// per EKS formulas, providerID aws:///<zone>/<id>). kwok then keeps the Node
-// Ready and runs its pods.
+// Package kubelet stands in for an EKS node's boot and kubelet registration
+// in the local world. When the local EC2 endpoint reports an instance
+// running, the node agent reads the instance's user data (and nothing else:
+// no NodeClaim, no EC2NodeClass) as nodeadm, bootstrap.sh or Bottlerocket
+// would, and the kubelet registers the Node with exactly the labels, taints
+// and kubelet settings found there, only if the endpoint and CA bundle are
+// the local cluster's. Capacity and allocatable follow the EKS formulas for
+// the instance type and those settings; providerID is aws:///<zone>/<id>.
+// kwok then keeps the Node Ready and runs its pods.
 package kubelet
 
 import (
+	"bytes"
 	"context"
+	"crypto/x509"
+	"encoding/base64"
+	"encoding/pem"
+	"errors"
 	"fmt"
+	"net/url"
+	"sort"
+	"strings"
 	"time"
 
 	apiv1 "github.com/joinery/joinery/api/v1"
 	"github.com/joinery/joinery/catalog"
+	"github.com/joinery/joinery/resources"
 	"github.com/joinery/joinery/sim/ec2"
 	"go.uber.org/zap"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/runtime"
-	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/util/retry"
 )
 
 // KwokAnnotation marks Nodes kwok manages (--manage-nodes-with-annotation-selector).
 const KwokAnnotation = "kwok.x-k8s.io/node"
 
+// TaintUninitialized is the taint a kubelet started with
+// --cloud-provider=external (as nodeadm and bootstrap.sh start it) registers
+// with; the cloud controller manager removes it once it has initialized the Node.
+const TaintUninitialized = "node.cloudprovider.kubernetes.io/uninitialized"
+
+// ErrNotJoined is wrapped by the error Register returns when the instance
+// booted but its kubelet never created a Node (the reason follows).
+var ErrNotJoined = errors.New("node did not join")
+
 // Registrar registers Nodes for running instances.
 type Registrar struct {
 	Kube    kubernetes.Interface
-	Dynamic dynamic.Interface
 	Catalog *catalog.Catalog
 	Region  string
 	Log     *zap.Logger
+	// ClusterEndpoint and ClusterCA (PEM) are the local cluster's API server
+	// URL and CA: a node joins only if its user data names both.
+	ClusterEndpoint string
+	ClusterCA       []byte
+	// Image resolves an AMI ID to its architecture ("x86_64"/"arm64" or
+	// "amd64") and variant ("standard", "nvidia", "neuron"); nil, or ok
+	// false, means a standard image of the instance's architecture.
+	Image func(id string) (arch, variant string, ok bool)
 }
 
-// Register creates the Node for a running instance, retrying API errors for
-// up to a minute. An instance without a NodeClaim tag registers with its
-// instance labels only.
+// Register boots the instance and creates its Node, retrying API errors for
+// up to a minute. An instance whose user data does not make it join (no or
+// unparsable user data, another cluster's endpoint or CA, labels the kubelet
+// refuses, an image of the wrong architecture) never gets a Node: the reason
+// is logged and returned wrapping ErrNotJoined.
 func (r *Registrar) Register(ctx context.Context, inst ec2.Instance) error {
-	var err error
+	node, err := r.boot(inst)
+	if err != nil {
+		r.Log.Warn("node did not join the cluster", zap.String("instance", inst.ID), zap.String("instanceType", inst.InstanceType), zap.String("reason", err.Error()))
+		return fmt.Errorf("%w: instance %s: %v", ErrNotJoined, inst.ID, err)
+	}
 	for i := 0; i < 60; i++ {
-		if err = r.register(ctx, inst); err == nil || apierrors.IsAlreadyExists(err) {
+		if err = r.register(ctx, inst, node); err == nil {
 			return nil
 		}
 		select {
@@ -54,67 +87,254 @@ func (r *Registrar) Register(ctx context.Context, inst ec2.Instance) error {
 	return err
 }
 
-func (r *Registrar) register(ctx context.Context, inst ec2.Instance) error {
+// boot is the node agent and the kubelet's start: everything that decides
+// whether and how the Node will look, from what the instance was launched with.
+func (r *Registrar) boot(inst ec2.Instance) (*corev1.Node, error) {
 	it, ok := r.Catalog.Get(inst.InstanceType)
 	if !ok {
-		return fmt.Errorf("instance type %s not in catalog", inst.InstanceType)
+		return nil, fmt.Errorf("instance type %s not in catalog", inst.InstanceType)
 	}
-	labels := it.Labels()
-	labels[apiv1.LabelZone] = inst.Zone
-	labels[apiv1.LabelRegion] = r.Region
-	labels[apiv1.LabelCapacityType] = inst.CapacityType
-	labels[apiv1.LabelHostname] = inst.PrivateDNSName
-	taints := []corev1.Taint{{Key: apiv1.TaintKeyUnregistered, Effect: corev1.TaintEffectNoExecute}}
-	var kubelet *apiv1.KubeletConfiguration
-	root := int64(20 << 30)
-	if name := inst.Tags[apiv1.TagNodeClaim]; name != "" {
-		u, err := r.Dynamic.Resource(apiv1.NodeClaimGVR).Get(ctx, name, metav1.GetOptions{})
-		if err != nil {
-			return fmt.Errorf("nodeclaim %s: %w", name, err)
-		}
-		nc := &apiv1.NodeClaim{}
-		if err := runtime.DefaultUnstructuredConverter.FromUnstructured(u.Object, nc); err != nil {
-			return err
-		}
-		for k, v := range nc.Labels {
-			labels[k] = v
-		}
-		taints = append(taints, nc.Spec.Taints...)
-		taints = append(taints, nc.Spec.StartupTaints...)
-		if nc.Spec.NodeClassRef != nil {
-			if u, err := r.Dynamic.Resource(apiv1.EC2NodeClassGVR).Get(ctx, nc.Spec.NodeClassRef.Name, metav1.GetOptions{}); err == nil {
-				cls := &apiv1.EC2NodeClass{}
-				if runtime.DefaultUnstructuredConverter.FromUnstructured(u.Object, cls) == nil {
-					kubelet, root = cls.Spec.Kubelet, cls.Spec.RootVolumeSize()
-				}
+	variant := "standard"
+	if r.Image != nil && inst.ImageID != "" {
+		if arch, v, ok := r.Image(inst.ImageID); ok {
+			if a := normArch(arch); a != it.Arch {
+				return nil, fmt.Errorf("image %s is %s, instance type %s is %s: the kernel does not boot", inst.ImageID, a, it.Name, it.Arch)
+			}
+			if v != "" {
+				variant = v
 			}
 		}
 	}
-	shape := it.Shape(kubelet, root)
-	node := &corev1.Node{
+	cfg, err := ParseUserData(inst.UserData)
+	if err != nil {
+		return nil, fmt.Errorf("user data: %v", err)
+	}
+	if err := r.checkCluster(cfg); err != nil {
+		return nil, err
+	}
+	var refused []string
+	for k := range cfg.Labels {
+		if kubeletRefusesLabel(k) {
+			refused = append(refused, k)
+		}
+	}
+	if len(refused) > 0 {
+		sort.Strings(refused)
+		return nil, fmt.Errorf("kubelet exits: unknown 'kubernetes.io' or 'k8s.io' labels specified with --node-labels: %v", refused)
+	}
+
+	// Labels the kubelet sets itself; --node-labels override them.
+	labels := map[string]string{
+		apiv1.LabelHostname:       inst.PrivateDNSName,
+		apiv1.LabelOS:             "linux",
+		apiv1.LabelArch:           it.Arch,
+		"beta.kubernetes.io/os":   "linux",
+		"beta.kubernetes.io/arch": it.Arch,
+	}
+	for k, v := range cfg.Labels {
+		labels[k] = v
+	}
+	taints := make([]corev1.Taint, 0, len(cfg.Taints)+1)
+	seen := map[[2]string]bool{}
+	for _, t := range cfg.Taints {
+		id := [2]string{t.Key, string(t.Effect)}
+		if seen[id] {
+			return nil, fmt.Errorf("register-with taints: %s:%s twice (the API server refuses the Node)", t.Key, t.Effect)
+		}
+		seen[id] = true
+		taints = append(taints, corev1.Taint{Key: t.Key, Value: t.Value, Effect: t.Effect})
+	}
+	taints = append(taints, corev1.Taint{Key: TaintUninitialized, Value: "true", Effect: corev1.TaintEffectNoSchedule})
+
+	kc := &apiv1.KubeletConfiguration{
+		MaxPods: cfg.MaxPods, PodsPerCore: cfg.PodsPerCore,
+		KubeReserved: cfg.KubeReserved, SystemReserved: cfg.SystemReserved, EvictionHard: cfg.EvictionHard,
+		ClusterDNS: cfg.ClusterDNS,
+	}
+	// TODO(launch path): the root volume size from the instance's block
+	// device mappings once sim/ec2 records them; 20 GiB is the AL2023 default.
+	shape := it.Shape(kc, 20<<30)
+	capacity, allocatable := shape.Capacity, shape.Allocatable
+	// Accelerators are advertised by their driver/device plugin, which only
+	// the matching image variant carries.
+	if variant != "nvidia" {
+		capacity[resources.NvidiaGPU], allocatable[resources.NvidiaGPU] = 0, 0
+	}
+	if variant != "neuron" {
+		capacity[resources.Neuron], allocatable[resources.Neuron] = 0, 0
+	}
+	capacity[resources.AMDGPU], allocatable[resources.AMDGPU] = 0, 0 // no EKS image carries the AMD driver
+
+	return &corev1.Node{
 		ObjectMeta: metav1.ObjectMeta{
 			Name:        inst.PrivateDNSName,
 			Labels:      labels,
 			Annotations: map[string]string{KwokAnnotation: "fake"},
 		},
+		// nodeadm and bootstrap.sh pass the provider ID to the kubelet.
 		Spec: corev1.NodeSpec{ProviderID: "aws:///" + inst.Zone + "/" + inst.ID, Taints: taints},
 		Status: corev1.NodeStatus{
-			Capacity:    shape.Capacity.ToResourceList(),
-			Allocatable: shape.Allocatable.ToResourceList(),
+			Capacity:    capacity.ToResourceList(),
+			Allocatable: allocatable.ToResourceList(),
 			NodeInfo:    corev1.NodeSystemInfo{Architecture: it.Arch, OperatingSystem: "linux", KubeletVersion: "v1.37.2-joinery-sim"},
 		},
+	}, nil
+}
+
+// checkCluster: the kubelet reaches the API server at the endpoint it was
+// given and trusts only the CA bundle it was given. Another endpoint is
+// another cluster (or nothing); a bundle without the cluster's CA fails TLS.
+func (r *Registrar) checkCluster(cfg *BootConfig) error {
+	if !sameEndpoint(cfg.Endpoint, r.ClusterEndpoint) {
+		return fmt.Errorf("API server endpoint %q is not this cluster's (%s): the kubelet cannot reach it", cfg.Endpoint, r.ClusterEndpoint)
 	}
-	created, err := r.Kube.CoreV1().Nodes().Create(ctx, node, metav1.CreateOptions{})
+	pemBytes, err := base64.StdEncoding.DecodeString(cfg.CABundle)
 	if err != nil {
+		return fmt.Errorf("certificate authority is not base64: %v", err)
+	}
+	given, err := certsDER(pemBytes)
+	if err != nil {
+		return fmt.Errorf("certificate authority: %v: TLS to the API server fails", err)
+	}
+	if len(given) == 0 {
+		return errors.New("certificate authority holds no PEM certificate: TLS to the API server fails")
+	}
+	cluster, _ := certsDER(r.ClusterCA)
+	for _, g := range given {
+		for _, c := range cluster {
+			if bytes.Equal(g, c) {
+				return nil
+			}
+		}
+	}
+	return errors.New("certificate authority does not contain the cluster's CA: x509: certificate signed by unknown authority")
+}
+
+func certsDER(b []byte) ([][]byte, error) {
+	var out [][]byte
+	for {
+		var blk *pem.Block
+		blk, b = pem.Decode(b)
+		if blk == nil {
+			return out, nil
+		}
+		if blk.Type != "CERTIFICATE" {
+			continue
+		}
+		if _, err := x509.ParseCertificate(blk.Bytes); err != nil {
+			return out, err
+		}
+		out = append(out, blk.Bytes)
+	}
+}
+
+func sameEndpoint(a, b string) bool {
+	ua, err1 := url.Parse(a)
+	ub, err2 := url.Parse(b)
+	if err1 != nil || err2 != nil || ua.Scheme != "https" || ub.Scheme != "https" {
+		return false
+	}
+	port := func(u *url.URL) string {
+		if p := u.Port(); p != "" {
+			return p
+		}
+		return "443"
+	}
+	return strings.EqualFold(ua.Hostname(), ub.Hostname()) && port(ua) == port(ub) && strings.TrimSuffix(ua.Path, "/") == strings.TrimSuffix(ub.Path, "/")
+}
+
+func normArch(a string) string {
+	switch a {
+	case "x86_64":
+		return "amd64"
+	case "aarch64":
+		return "arm64"
+	}
+	return a
+}
+
+// kubeletRefusesLabel: the kubelet exits when --node-labels has a label in
+// the kubernetes.io or k8s.io domains (or their subdomains) other than those
+// it may set itself (k8s.io/kubelet/pkg/apis well_known_labels.go).
+func kubeletRefusesLabel(key string) bool {
+	domain, _, ok := strings.Cut(key, "/")
+	if !ok {
+		return false
+	}
+	in := func(d string) bool { return domain == d || strings.HasSuffix(domain, "."+d) }
+	if !in("kubernetes.io") && !in("k8s.io") {
+		return false
+	}
+	switch key {
+	case "kubernetes.io/hostname", "kubernetes.io/os", "kubernetes.io/arch",
+		"beta.kubernetes.io/os", "beta.kubernetes.io/arch", "beta.kubernetes.io/instance-type",
+		"node.kubernetes.io/instance-type", "topology.kubernetes.io/zone", "topology.kubernetes.io/region",
+		"failure-domain.beta.kubernetes.io/zone", "failure-domain.beta.kubernetes.io/region":
+		return false
+	}
+	return !in("kubelet.kubernetes.io") && !in("node.kubernetes.io")
+}
+
+// register creates the Node (the kubelet), then initializes it as the AWS
+// cloud controller manager's node controller does (on EKS the kubelet runs
+// with --cloud-provider=external and sets only hostname/os/arch itself):
+// node.kubernetes.io/instance-type, topology.kubernetes.io/zone and
+// /region (and their beta forms) are added and the uninitialized taint is
+// removed.
+func (r *Registrar) register(ctx context.Context, inst ec2.Instance, node *corev1.Node) error {
+	nodes := r.Kube.CoreV1().Nodes()
+	created, err := nodes.Create(ctx, node.DeepCopy(), metav1.CreateOptions{})
+	switch {
+	case apierrors.IsAlreadyExists(err):
+		if created, err = nodes.Get(ctx, node.Name, metav1.GetOptions{}); err != nil {
+			return err
+		}
+		if created.Spec.ProviderID != node.Spec.ProviderID {
+			r.Log.Warn("a Node of that name belongs to another instance", zap.String("node", node.Name), zap.String("instance", inst.ID), zap.String("providerID", created.Spec.ProviderID))
+			return nil
+		}
+	case err != nil:
 		return err
 	}
 	// Some API server versions drop status on create: make sure it is set.
 	if len(created.Status.Allocatable) == 0 {
 		created.Status = node.Status
-		if _, err := r.Kube.CoreV1().Nodes().UpdateStatus(ctx, created, metav1.UpdateOptions{}); err != nil {
+		if _, err := nodes.UpdateStatus(ctx, created, metav1.UpdateOptions{}); err != nil {
 			return fmt.Errorf("node %s status: %w", node.Name, err)
 		}
 	}
 	r.Log.Info("node registered", zap.String("node", node.Name), zap.String("instance", inst.ID), zap.String("instanceType", inst.InstanceType))
-	return nil
+	return r.initializeAsCloudProvider(ctx, inst, node.Name)
+}
+
+// initializeAsCloudProvider is the cloud node manager's part.
+func (r *Registrar) initializeAsCloudProvider(ctx context.Context, inst ec2.Instance, name string) error {
+	return retry.RetryOnConflict(retry.DefaultRetry, func() error {
+		n, err := r.Kube.CoreV1().Nodes().Get(ctx, name, metav1.GetOptions{})
+		if err != nil {
+			return err
+		}
+		if n.Labels == nil {
+			n.Labels = map[string]string{}
+		}
+		for k, v := range map[string]string{
+			apiv1.LabelInstanceType:                    inst.InstanceType,
+			"beta.kubernetes.io/instance-type":         inst.InstanceType,
+			apiv1.LabelZone:                            inst.Zone,
+			"failure-domain.beta.kubernetes.io/zone":   inst.Zone,
+			apiv1.LabelRegion:                          r.Region,
+			"failure-domain.beta.kubernetes.io/region": r.Region,
+		} {
+			n.Labels[k] = v
+		}
+		kept := n.Spec.Taints[:0]
+		for _, t := range n.Spec.Taints {
+			if t.Key != TaintUninitialized {
+				kept = append(kept, t)
+			}
+		}
+		n.Spec.Taints = kept
+		_, err = r.Kube.CoreV1().Nodes().Update(ctx, n, metav1.UpdateOptions{})
+		return err
+	})
 }

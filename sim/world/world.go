@@ -21,7 +21,6 @@ import (
 	"github.com/joinery/joinery/sim/temporal"
 	"github.com/joinery/joinery/workflows"
 	"go.uber.org/zap"
-	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/kubernetes"
 )
 
@@ -129,13 +128,15 @@ func Start(ctx context.Context, o Options) (w *World, err error) {
 	if err != nil {
 		return w, err
 	}
-	dc, err := dynamic.NewForConfig(rc)
-	if err != nil {
-		return w, err
-	}
 	regCtx, cancel := context.WithCancel(context.Background())
 	w.cancel = cancel
-	reg := &kubelet.Registrar{Kube: kc, Dynamic: dc, Catalog: catalog.MustDefault(), Region: "us-east-1", Log: o.Log.Named("sim-kubelet")}
+	// The sim kubelet joins only nodes whose user data names this API server
+	// and its CA. Image stays nil until sim/ec2 serves DescribeImages: every
+	// image counts as a standard one of the instance's architecture.
+	reg := &kubelet.Registrar{
+		Kube: kc, Catalog: catalog.MustDefault(), Region: "us-east-1", Log: o.Log.Named("sim-kubelet"),
+		ClusterEndpoint: w.Kube.Server(), ClusterCA: rc.TLSClientConfig.CAData,
+	}
 	w.EC2 = ec2.New(ec2.Options{
 		ClusterTag: o.DiscoveryTag, BootDelay: o.BootDelay,
 		OnRunning: func(i ec2.Instance) { _ = reg.Register(regCtx, i) },

@@ -1,0 +1,353 @@
+package kubelet
+
+import (
+	"context"
+	"crypto/ecdsa"
+	"crypto/elliptic"
+	"crypto/rand"
+	"crypto/x509"
+	"crypto/x509/pkix"
+	"encoding/base64"
+	"encoding/pem"
+	"errors"
+	"math/big"
+	"reflect"
+	"testing"
+	"time"
+
+	apiv1 "github.com/joinery/joinery/api/v1"
+	"github.com/joinery/joinery/catalog"
+	"github.com/joinery/joinery/cloud/bootstrap"
+	"github.com/joinery/joinery/sim/ec2"
+	"go.uber.org/zap"
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/kubernetes/fake"
+)
+
+const endpoint = "https://127.0.0.1:16443"
+
+func newCA(t *testing.T, cn string) []byte {
+	t.Helper()
+	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tpl := &x509.Certificate{
+		SerialNumber: big.NewInt(1), Subject: pkix.Name{CommonName: cn},
+		NotBefore: time.Unix(0, 0), NotAfter: time.Unix(1<<33, 0),
+		IsCA: true, BasicConstraintsValid: true, KeyUsage: x509.KeyUsageCertSign,
+	}
+	der, err := x509.CreateCertificate(rand.Reader, tpl, tpl, &key.PublicKey, key)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: der})
+}
+
+func ptr[T any](v T) *T { return &v }
+
+var (
+	nodeClaimLabels = map[string]string{
+		apiv1.LabelNodePool:     "general-purpose",
+		apiv1.LabelNodeClass:    "default",
+		apiv1.LabelCapacityType: "spot",
+		"team":                  "platform",
+	}
+	nodeClaimTaints = []corev1.Taint{
+		{Key: "dedicated", Value: "gpu", Effect: corev1.TaintEffectNoSchedule},
+		{Key: "example.com/agent-not-ready", Effect: corev1.TaintEffectNoExecute},
+	}
+	// What every family must carry to the Node (sorted as bootstrap sorts them).
+	wantTaints = []corev1.Taint{
+		{Key: "dedicated", Value: "gpu", Effect: corev1.TaintEffectNoSchedule},
+		{Key: "example.com/agent-not-ready", Effect: corev1.TaintEffectNoExecute},
+		{Key: apiv1.TaintKeyUnregistered, Effect: corev1.TaintEffectNoExecute},
+	}
+)
+
+func options(family string, caPEM []byte) bootstrap.Options {
+	return bootstrap.Options{
+		Family: family,
+		Cluster: bootstrap.Cluster{
+			Name: "local", Endpoint: endpoint, CABundle: base64.StdEncoding.EncodeToString(caPEM),
+			ServiceCIDR: "10.96.0.0/12", DNSIP: "10.96.0.10",
+		},
+		Labels: nodeClaimLabels,
+		Taints: nodeClaimTaints,
+		Kubelet: &apiv1.KubeletConfiguration{
+			MaxPods:        ptr(int32(17)),
+			KubeReserved:   map[string]string{"cpu": "250m", "memory": "700Mi"},
+			SystemReserved: map[string]string{"memory": "100Mi"},
+			EvictionHard:   map[string]string{"memory.available": "200Mi"},
+		},
+		MaxPods: 29,
+	}
+}
+
+func generate(t *testing.T, o bootstrap.Options) string {
+	t.Helper()
+	ud, err := bootstrap.Generate(o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return ud
+}
+
+// TestRoundTrip: what cloud/bootstrap writes, the node agent reads back.
+func TestRoundTrip(t *testing.T) {
+	ca := newCA(t, "cluster")
+	for _, tc := range []struct {
+		family, format string
+		userData       *string
+	}{
+		{apiv1.AMIFamilyAL2023, FormatNodeadm, nil},
+		{apiv1.AMIFamilyAL2023, FormatNodeadm, ptr("#!/bin/bash\necho hi\n")},
+		{apiv1.AMIFamilyAL2023, FormatNodeadm, ptr("apiVersion: node.eks.aws/v1alpha1\nkind: NodeConfig\nspec:\n  kubelet:\n    config:\n      maxPods: 99\n    flags: [\"--node-labels=user=yes\"]\n")},
+		{apiv1.AMIFamilyAL2, FormatBootstrapSh, nil},
+		{apiv1.AMIFamilyAL2, FormatBootstrapSh, ptr("#!/bin/bash\necho hi\n")},
+		{apiv1.AMIFamilyBottlerocket, FormatBottlerocket, nil},
+		{apiv1.AMIFamilyBottlerocket, FormatBottlerocket, ptr("[settings.kubernetes]\nmax-pods = 99\n[settings.kubernetes.node-labels]\nuser = 'yes'\n")},
+	} {
+		o := options(tc.family, ca)
+		o.UserData = tc.userData
+		cfg, err := ParseUserData(generate(t, o))
+		if err != nil {
+			t.Fatalf("%s %v: %v", tc.family, tc.userData != nil, err)
+		}
+		want := map[string]string{}
+		for k, v := range nodeClaimLabels {
+			want[k] = v
+		}
+		if tc.userData != nil && (tc.family == apiv1.AMIFamilyBottlerocket || tc.format == FormatNodeadm && len(*tc.userData) > 30) {
+			want["user"] = "yes" // the user's labels merge with ours
+		}
+		if cfg.Format != tc.format || cfg.ClusterName != "local" || cfg.Endpoint != endpoint || cfg.CABundle != o.Cluster.CABundle {
+			t.Errorf("%s: cluster facts %+v", tc.family, cfg)
+		}
+		if !reflect.DeepEqual(cfg.Labels, want) {
+			t.Errorf("%s: labels %v, want %v", tc.family, cfg.Labels, want)
+		}
+		if !reflect.DeepEqual(cfg.Taints, wantTaints) {
+			t.Errorf("%s: taints %v, want %v", tc.family, cfg.Taints, wantTaints)
+		}
+		if cfg.MaxPods == nil || *cfg.MaxPods != 17 {
+			t.Errorf("%s: maxPods %v, want 17 (ours wins over the user's 99)", tc.family, cfg.MaxPods)
+		}
+		if !reflect.DeepEqual(cfg.KubeReserved, map[string]string{"cpu": "250m", "memory": "700Mi"}) ||
+			!reflect.DeepEqual(cfg.SystemReserved, map[string]string{"memory": "100Mi"}) ||
+			!reflect.DeepEqual(cfg.EvictionHard, map[string]string{"memory.available": "200Mi"}) {
+			t.Errorf("%s: reserved %v %v %v", tc.family, cfg.KubeReserved, cfg.SystemReserved, cfg.EvictionHard)
+		}
+		if !reflect.DeepEqual(cfg.ClusterDNS, []string{"10.96.0.10"}) {
+			t.Errorf("%s: clusterDNS %v", tc.family, cfg.ClusterDNS)
+		}
+	}
+}
+
+func registrar(t *testing.T, ca []byte) (*Registrar, *fake.Clientset) {
+	kc := fake.NewClientset()
+	return &Registrar{
+		Kube: kc, Catalog: catalog.MustDefault(), Region: "us-east-1", Log: zap.NewNop(),
+		ClusterEndpoint: endpoint, ClusterCA: ca,
+	}, kc
+}
+
+func instance(typ, userData string) ec2.Instance {
+	return ec2.Instance{
+		ID: "i-0123456789abcdef0", InstanceType: typ, Zone: "us-east-1b", CapacityType: "spot",
+		State: "running", PrivateDNSName: "ip-10-0-64-4.ec2.internal", UserData: userData, ImageID: "ami-0abc",
+	}
+}
+
+func nodes(t *testing.T, kc *fake.Clientset) []corev1.Node {
+	l, err := kc.CoreV1().Nodes().List(context.Background(), metav1.ListOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return l.Items
+}
+
+func TestRegisterFromUserData(t *testing.T) {
+	ca := newCA(t, "cluster")
+	for _, family := range []string{apiv1.AMIFamilyAL2023, apiv1.AMIFamilyAL2, apiv1.AMIFamilyBottlerocket} {
+		r, kc := registrar(t, ca)
+		if err := r.Register(context.Background(), instance("m5.large", generate(t, options(family, ca)))); err != nil {
+			t.Fatalf("%s: %v", family, err)
+		}
+		ns := nodes(t, kc)
+		if len(ns) != 1 {
+			t.Fatalf("%s: %d nodes", family, len(ns))
+		}
+		n := ns[0]
+		want := map[string]string{
+			// user data
+			apiv1.LabelNodePool: "general-purpose", apiv1.LabelNodeClass: "default", apiv1.LabelCapacityType: "spot", "team": "platform",
+			// the kubelet
+			apiv1.LabelHostname: "ip-10-0-64-4.ec2.internal", apiv1.LabelOS: "linux", apiv1.LabelArch: "amd64",
+			"beta.kubernetes.io/os": "linux", "beta.kubernetes.io/arch": "amd64",
+			// the cloud node manager
+			apiv1.LabelInstanceType: "m5.large", "beta.kubernetes.io/instance-type": "m5.large",
+			apiv1.LabelZone: "us-east-1b", "failure-domain.beta.kubernetes.io/zone": "us-east-1b",
+			apiv1.LabelRegion: "us-east-1", "failure-domain.beta.kubernetes.io/region": "us-east-1",
+		}
+		if !reflect.DeepEqual(n.Labels, want) {
+			t.Errorf("%s: labels\n got %v\nwant %v", family, n.Labels, want)
+		}
+		if !reflect.DeepEqual(n.Spec.Taints, wantTaints) {
+			t.Errorf("%s: taints %v, want %v", family, n.Spec.Taints, wantTaints)
+		}
+		if n.Spec.ProviderID != "aws:///us-east-1b/i-0123456789abcdef0" {
+			t.Errorf("%s: providerID %s", family, n.Spec.ProviderID)
+		}
+		// maxPods 17 from spec.kubelet reaches allocatable; kube-reserved
+		// 250m/700Mi, system-reserved 100Mi and eviction 200Mi come off.
+		// m5.large: 2 vCPU, 8192 MiB - ceil(8192*0.075)=615 MiB VM overhead.
+		// Ephemeral storage: 20Gi root - 1Gi default kube-reserved - 10% nodefs.
+		wantAlloc := corev1.ResourceList{
+			corev1.ResourcePods:             resource.MustParse("17"),
+			corev1.ResourceCPU:              resource.MustParse("1750m"),
+			corev1.ResourceMemory:           resource.MustParse("6577Mi"),
+			corev1.ResourceEphemeralStorage: resource.MustParse("17Gi"),
+		}
+		for name, q := range wantAlloc {
+			if got := n.Status.Allocatable[name]; got.Cmp(q) != 0 {
+				t.Errorf("%s: allocatable %s = %s, want %s", family, name, got.String(), q.String())
+			}
+		}
+		if c := n.Status.Capacity[corev1.ResourcePods]; c.Value() != 17 {
+			t.Errorf("%s: capacity pods %s, want 17", family, c.String())
+		}
+	}
+}
+
+func TestMaxPodsFromCallerReachesAllocatable(t *testing.T) {
+	ca := newCA(t, "cluster")
+	for _, family := range []string{apiv1.AMIFamilyAL2023, apiv1.AMIFamilyAL2, apiv1.AMIFamilyBottlerocket} {
+		o := options(family, ca)
+		o.Kubelet = nil
+		o.MaxPods = 8
+		r, kc := registrar(t, ca)
+		if err := r.Register(context.Background(), instance("m5.large", generate(t, o))); err != nil {
+			t.Fatalf("%s: %v", family, err)
+		}
+		n := nodes(t, kc)[0]
+		if p := n.Status.Allocatable[corev1.ResourcePods]; p.Value() != 8 {
+			t.Errorf("%s: allocatable pods %s, want 8", family, p.String())
+		}
+		// EKS kube-reserved for 8 pods: 11*8+255 = 343 MiB; eviction 100 MiB.
+		if m := n.Status.Allocatable[corev1.ResourceMemory]; m.Value() != (7577-343-100)<<20 {
+			t.Errorf("%s: allocatable memory %d MiB, want %d", family, m.Value()>>20, 7577-343-100)
+		}
+	}
+}
+
+func TestNoNodeWhenUserDataDoesNotJoin(t *testing.T) {
+	ca := newCA(t, "cluster")
+	other := newCA(t, "someone else")
+	al2023 := func(edit func(*bootstrap.Options)) string {
+		o := options(apiv1.AMIFamilyAL2023, ca)
+		edit(&o)
+		return generate(t, o)
+	}
+	for _, tc := range []struct {
+		name string
+		inst ec2.Instance
+	}{
+		{"wrong CA", instance("m5.large", al2023(func(o *bootstrap.Options) { o.Cluster.CABundle = base64.StdEncoding.EncodeToString(other) }))},
+		{"CA not PEM", instance("m5.large", al2023(func(o *bootstrap.Options) { o.Cluster.CABundle = base64.StdEncoding.EncodeToString([]byte("garbage")) }))},
+		{"wrong endpoint", instance("m5.large", al2023(func(o *bootstrap.Options) { o.Cluster.Endpoint = "https://127.0.0.1:6443" }))},
+		{"wrong endpoint host", instance("m5.large", al2023(func(o *bootstrap.Options) { o.Cluster.Endpoint = "https://ABC.gr7.us-east-1.eks.amazonaws.com" }))},
+		{"wrong CA on AL2", instance("m5.large", func() string {
+			o := options(apiv1.AMIFamilyAL2, other)
+			return generate(t, o)
+		}())},
+		{"wrong endpoint on Bottlerocket", instance("m5.large", func() string {
+			o := options(apiv1.AMIFamilyBottlerocket, ca)
+			o.Cluster.Endpoint = "https://other:443"
+			return generate(t, o)
+		}())},
+		{"no user data", instance("m5.large", "")},
+		{"not base64", instance("m5.large", "#!/bin/bash")},
+		{"a script that does not bootstrap", instance("m5.large", base64.StdEncoding.EncodeToString([]byte("#!/bin/bash\necho hi\n")))},
+		{"custom user data with a label the kubelet refuses", instance("m5.large", func() string {
+			o := options(apiv1.AMIFamilyCustom, ca)
+			s := "#!/bin/bash\n/etc/eks/bootstrap.sh 'local' --apiserver-endpoint '" + endpoint + "' --b64-cluster-ca '" + base64.StdEncoding.EncodeToString(ca) + "' --kubelet-extra-args '--node-labels=node-role.kubernetes.io/worker=true'\n"
+			o.UserData = &s
+			return generate(t, o)
+		}())},
+	} {
+		r, kc := registrar(t, ca)
+		err := r.Register(context.Background(), tc.inst)
+		if !errors.Is(err, ErrNotJoined) {
+			t.Errorf("%s: error %v, want ErrNotJoined", tc.name, err)
+		}
+		if ns := nodes(t, kc); len(ns) != 0 {
+			t.Errorf("%s: %d nodes created", tc.name, len(ns))
+		}
+		t.Logf("%s: %v", tc.name, err)
+	}
+}
+
+func TestCustomUserDataJoinsWhenCorrect(t *testing.T) {
+	ca := newCA(t, "cluster")
+	s := "#!/bin/bash\nset -e\n/etc/eks/bootstrap.sh local --apiserver-endpoint " + endpoint + " --b64-cluster-ca " + base64.StdEncoding.EncodeToString(ca) +
+		" --use-max-pods false --kubelet-extra-args \"--node-labels=a=b --register-with-taints=x=y:NoSchedule\"\n"
+	r, kc := registrar(t, ca)
+	o := options(apiv1.AMIFamilyCustom, ca)
+	o.UserData = &s
+	if err := r.Register(context.Background(), instance("m5.large", generate(t, o))); err != nil {
+		t.Fatal(err)
+	}
+	n := nodes(t, kc)[0]
+	if n.Labels["a"] != "b" || !reflect.DeepEqual(n.Spec.Taints, []corev1.Taint{{Key: "x", Value: "y", Effect: corev1.TaintEffectNoSchedule}}) {
+		t.Errorf("labels %v taints %v", n.Labels, n.Spec.Taints)
+	}
+	// --use-max-pods false without --max-pods: the kubelet default, 110.
+	if p := n.Status.Allocatable[corev1.ResourcePods]; p.Value() != 110 {
+		t.Errorf("pods %s, want 110", p.String())
+	}
+}
+
+func TestAcceleratorsOnlyWithTheirImageVariant(t *testing.T) {
+	ca := newCA(t, "cluster")
+	gpu := corev1.ResourceName("nvidia.com/gpu")
+	for _, tc := range []struct {
+		variant string
+		image   bool
+		want    int64
+	}{{"standard", true, 0}, {"nvidia", true, 1}, {"neuron", true, 0}, {"", false, 0}} {
+		r, kc := registrar(t, ca)
+		if tc.image {
+			r.Image = func(id string) (string, string, bool) { return "x86_64", tc.variant, id == "ami-0abc" }
+		}
+		if err := r.Register(context.Background(), instance("g4dn.xlarge", generate(t, options(apiv1.AMIFamilyAL2023, ca)))); err != nil {
+			t.Fatal(err)
+		}
+		n := nodes(t, kc)[0]
+		c, a := n.Status.Capacity[gpu], n.Status.Allocatable[gpu]
+		if c.Value() != tc.want || a.Value() != tc.want {
+			t.Errorf("variant %q: nvidia.com/gpu capacity %s allocatable %s, want %d", tc.variant, c.String(), a.String(), tc.want)
+		}
+	}
+	r, kc := registrar(t, ca)
+	r.Image = func(string) (string, string, bool) { return "x86_64", "neuron", true }
+	if err := r.Register(context.Background(), instance("inf2.xlarge", generate(t, options(apiv1.AMIFamilyAL2023, ca)))); err != nil {
+		t.Fatal(err)
+	}
+	if q := nodes(t, kc)[0].Status.Allocatable["aws.amazon.com/neuron"]; q.Value() != 1 {
+		t.Errorf("inf2.xlarge on the neuron image: aws.amazon.com/neuron %s, want 1", q.String())
+	}
+}
+
+func TestImageOfOtherArchDoesNotBoot(t *testing.T) {
+	ca := newCA(t, "cluster")
+	r, kc := registrar(t, ca)
+	r.Image = func(string) (string, string, bool) { return "arm64", "standard", true }
+	err := r.Register(context.Background(), instance("m5.large", generate(t, options(apiv1.AMIFamilyAL2023, ca))))
+	if !errors.Is(err, ErrNotJoined) || len(nodes(t, kc)) != 0 {
+		t.Fatalf("arm64 image on m5.large: %v, %d nodes", err, len(nodes(t, kc)))
+	}
+	t.Log(err)
+}
