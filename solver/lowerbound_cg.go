@@ -342,7 +342,7 @@ func configLP(p *prepared, groups []*lbGroup, start []float64, primal bool, gap 
 		}
 		cands = append(cands, cand{bi, v / bins[bi].price, ks})
 	}
-	for round := 0; round < cgMaxRounds && work < cgTotalWork && stall < cgStallRounds; round++ {
+	for round := 0; round < cgMaxRounds && work < cgTotalWork && stall < cgStallRounds && !p.expired(); round++ {
 		ops0 := lp.ops
 		lp.solve(cgMasterPivots)
 		work += lp.ops - ops0
