@@ -133,7 +133,7 @@ func shareBoundSteps(p *prepared, groups []*lbGroup, iters int) (float64, []floa
 		}
 	}
 	lambda := make([][]float64, typeID)
-	start := bestUniformLambda(dims, groups, func(gi int, l []float64, on []int) float64 {
+	start := bestUniformLambda(dims, groups, p.expired, func(gi int, l []float64, on []int) float64 {
 		lo := math.Inf(1)
 		for _, c := range cands[gi] {
 			v := 0.0
@@ -337,8 +337,8 @@ func lbGroups(p *prepared) []*lbGroup {
 // bestUniformLambda returns the weight vector (one for every type) on a
 // 0.05 grid over cpu, memory and nvidia.com/gpu that maximizes the bound;
 // groupMin(g, λ, on) is group g's per-pod bound under λ, whose nonzero
-// coordinates are in on.
-func bestUniformLambda(dims []lbDim, groups []*lbGroup, groupMin func(int, []float64, []int) float64) []float64 {
+// coordinates are in on; stop ends the search early.
+func bestUniformLambda(dims []lbDim, groups []*lbGroup, stop func() bool, groupMin func(int, []float64, []int) float64) []float64 {
 	var active uint32
 	for d, dm := range dims {
 		if dm.k == 0 && (dm.r == resources.CPU || dm.r == resources.Memory || dm.r == resources.NvidiaGPU) {
@@ -348,7 +348,10 @@ func bestUniformLambda(dims []lbDim, groups []*lbGroup, groupMin func(int, []flo
 	var bestL []float64
 	bestV := -1.0
 	var on []int
-	for _, l := range simplexGrid(len(dims), active) {
+	for i, l := range simplexGrid(len(dims), active) {
+		if i > 0 && stop() {
+			break // past Solve's deadline: the best so far
+		}
 		on = on[:0]
 		for d, x := range l {
 			if x != 0 {

@@ -183,6 +183,9 @@ func configLP(p *prepared, groups []*lbGroup, start []float64, primal bool, gap 
 	sort.SliceStable(order, func(i, j int) bool { return bins[order[i]].price < bins[order[j]].price })
 	var live []*cgBin
 	for oi, b := range order {
+		if oi%64 == 0 && p.expired() {
+			return 0, nil // past Solve's deadline
+		}
 		dom := false
 		for _, a := range order[:oi] { // cheaper or equal price first
 			if dominates(a, b) {

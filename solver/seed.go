@@ -40,6 +40,9 @@ func (p *prepared) lpSeeds() ([]seed, float64) {
 		return nil, 0
 	}
 	_, y := shareBoundSteps(p, groups, seedShareSteps)
+	if p.expired() {
+		return nil, 0
+	}
 	bound, sol := configLP(p, groups, y, true, seedGap)
 	next := make([]int, len(groups)) // pods of each group handed out
 	var seeds []seed
