@@ -140,6 +140,7 @@ func BenchmarkMixed(b *testing.B) {
 	for _, spot := range []bool{true, false} {
 		for _, n := range mixedSizes {
 			in := mixedInput(b, n, 1, !spot)
+			in.Budget = *benchBudget
 			b.Run(fmt.Sprintf("spot=%t/pods=%d", spot, n), func(b *testing.B) {
 				benchSolve(b, in)
 			})
@@ -150,6 +151,10 @@ func BenchmarkMixed(b *testing.B) {
 // benchBound adds the lower bound and the ratio to the solve benchmarks
 // (computed outside the timer; it takes seconds per input).
 var benchBound = flag.Bool("bound", false, "benchmarks: report the lower bound and ratio")
+
+// benchBudget is the Input.Budget of the mixed benchmarks (-budget=-1ns:
+// the whole search).
+var benchBudget = flag.Duration("budget", 0, "mixed benchmarks: solver budget (0: DefaultBudget, negative: none)")
 
 // benchSolve solves in b.N times and reports pods/s, the plan's figures,
 // allocations per pod and (outside the timer) the lower bound and ratio.

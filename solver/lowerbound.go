@@ -276,6 +276,30 @@ type lbGroup struct {
 	sig  *sigInfo
 	n    int
 	pods []*podInfo // its pods, in packing order (len n)
+	// perNode is the most pods of the group one new node may hold: 1 under
+	// a required hostname anti-affinity the pods match themselves, maxSkew
+	// under a hostname spread that counts them (a new node starts at 0 and
+	// the minimum over nodes is 0), else n.
+	perNode int
+}
+
+// cap is the most pods of the group one node holds (n, or perNode).
+func (g *lbGroup) cap() int { return min(g.n, g.perNode) }
+
+// hostCap is perNode for pods with signature sig (n when unconstrained).
+func hostCap(sig *sigInfo, n int) int {
+	for _, c := range sig.cons {
+		if c.ctr.key != domHost || !c.self || c.pref {
+			continue
+		}
+		switch c.kind {
+		case topoAnti:
+			n = min(n, 1)
+		case topoSpread:
+			n = min(n, int(max(c.maxSkew, 1)))
+		}
+	}
+	return n
 }
 
 // priceOn reports whether the group's pods may run on type t of pool pl
@@ -327,7 +351,7 @@ func lbGroups(p *prepared) []*lbGroup {
 			g.pods = append(g.pods, pi)
 			continue
 		}
-		g := &lbGroup{req: pi.req, sig: last, n: 1, pods: []*podInfo{pi}}
+		g := &lbGroup{req: pi.req, sig: last, n: 1, pods: []*podInfo{pi}, perNode: hostCap(last, len(p.pods))}
 		idx[k] = g
 		groups = append(groups, g)
 	}

@@ -213,7 +213,7 @@ func configLP(p *prepared, groups []*lbGroup, start []float64, primal bool, gap 
 			reqs[gi][d] = g.req[r]
 		}
 	}
-	maxFit := func(b *cgBin, g int) int64 { return cgMaxFit(b.cap, reqs[g], groups[g].n) }
+	maxFit := func(b *cgBin, g int) int64 { return cgMaxFit(b.cap, reqs[g], groups[g].cap()) }
 	// Initial columns: each group alone on its cheapest bin per pod.
 	row := make([]int, G) // master row of each group, -1 none
 	var rowG []int
@@ -330,7 +330,7 @@ func configLP(p *prepared, groups []*lbGroup, start []float64, primal bool, gap 
 		use := make([]int64, D)
 		v := 0.0
 		for g, k := range ks {
-			if k < 0 || k > int64(groups[g].n) || (k > 0 && !slices.Contains(bins[bi].groups, int32(g))) {
+			if k < 0 || k > int64(groups[g].cap()) || (k > 0 && !slices.Contains(bins[bi].groups, int32(g))) {
 				return
 			}
 			for d, q := range reqs[g] {
