@@ -33,6 +33,9 @@ type Activities struct {
 	// NominationWindow: a pending pod nominated to a NodeClaim whose Node
 	// has been Ready for longer than this is provisioned again.
 	NominationWindow time.Duration
+	// SolverBudget bounds each solver.Solve (solver.Input.Budget: 0 is
+	// solver.DefaultBudget).
+	SolverBudget time.Duration
 	// Pseudonym, set when payload encryption is on, maps a node name to
 	// the keyed hash (codec.Keyring.Pseudonym) that stands for it in
 	// workflow ids; the sagas these activities plan are then Private (no

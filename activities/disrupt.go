@@ -218,6 +218,7 @@ func (a *Activities) PlanReplacement(ctx context.Context, in workflows.DisruptIn
 		snap.input.Pods = append(snap.input.Pods, solver.PodFromK8s(p))
 		snap.podsByKey[p.Namespace+"/"+p.Name] = p
 	}
+	snap.input.Budget = a.SolverBudget
 	plan := solver.Solve(snap.input)
 	var out []workflows.NodeClaimInput
 	for _, nn := range plan.NewNodeClaims {

@@ -93,6 +93,7 @@ func (a *Activities) PlanProvisioning(ctx context.Context, in workflows.Provisio
 	if err != nil {
 		return workflows.ProvisionPlan{}, err
 	}
+	snap.input.Budget = a.SolverBudget
 	plan := solver.Solve(snap.input)
 	a.rememberOutcome(plan, snap, time.Now())
 	out := workflows.ProvisionPlan{PodsConsidered: len(snap.input.Pods), PodsOnExisting: len(plan.ExistingPlacements),

@@ -60,6 +60,9 @@ type Config struct {
 	BatchIdle, BatchMax time.Duration
 	// RegistrationTTL: instances whose Node is not Ready by then are terminated (default 15 min).
 	RegistrationTTL time.Duration
+	// SolverBudget bounds each solve (0: solver.DefaultBudget); the first
+	// plan is always complete, later passes improve it within the budget.
+	SolverBudget time.Duration
 	// DisruptionPassInterval and DisruptionValidationDelay tune the
 	// Consolidation workflow (defaults 10 s and 15 s); DisableDisruption
 	// does not start it.
@@ -163,6 +166,7 @@ func Run(ctx context.Context, cfg Config) error {
 	acts := &activities.Activities{
 		Cluster: cl, Cloud: cc, Catalog: cat, ICE: ice, Metrics: m, Log: log,
 		ClusterFacts: facts, RegistrationTTL: cfg.RegistrationTTL, Pseudonym: pseudonym,
+		SolverBudget: cfg.SolverBudget,
 	}
 	// Autoscaling pollers, not the SDK's default of two fixed pollers per
 	// task type: a Provision starts a hundred NodeClaim children at once

@@ -47,6 +47,9 @@ type claim struct {
 	zone   int
 	zset   uint64
 	zsetOK bool
+	// zp caches zonePrice for the zones in zpDone.
+	zp     []float64
+	zpDone uint64
 	ports  []HostPort // host ports its pods bind
 }
 
@@ -65,8 +68,21 @@ func (c *claim) zones() uint64 {
 	return c.zset
 }
 
-// zonePrice is the claim's price if pinned to zone z (USD/hour; 0 if none).
+// zonePrice is the claim's price if pinned to zone z (USD/hour; 0 if none),
+// cached per zone until the claim's types change.
 func (c *claim) zonePrice(z int) float64 {
+	if c.zpDone&(1<<uint(z)) != 0 {
+		return c.zp[z]
+	}
+	if c.zp == nil {
+		c.zp = make([]float64, len(c.pool.zoneMask))
+	}
+	c.zp[z] = c.computeZonePrice(z)
+	c.zpDone |= 1 << uint(z)
+	return c.zp[z]
+}
+
+func (c *claim) computeZonePrice(z int) float64 {
 	zm := c.pool.zoneMask[z]
 	best := -1.0
 	for i, t := range c.types {
@@ -121,8 +137,12 @@ func (s *pass) reorder(c *claim, old orderKey) {
 // cheapest is the lowest price among the offerings in mask (USD/hour), or -1.
 func (ti *typeInfo) cheapest(mask uint64) float64 {
 	best := -1.0
-	for i, p := range ti.prices {
-		if mask&(1<<uint(i)) != 0 && (best < 0 || p < best) {
+	for m := mask; m != 0; m &= m - 1 {
+		i := bits.TrailingZeros64(m)
+		if i >= len(ti.prices) {
+			break
+		}
+		if p := ti.prices[i]; best < 0 || p < best {
 			best = p
 		}
 	}
@@ -227,6 +247,9 @@ func (s *pass) add(c *claim, pi *podInfo, sig *sigInfo) bool {
 		if !term.any || !freeOK(pl, c.free, term.free) {
 			continue
 		}
+		if zm == nil && dsPorts == nil && (term.trivial || term.typeOnly) && s.quickReject(c, pi, term, newReq) {
+			continue
+		}
 		ts, ms := s.bufT[:0], s.bufM[:0]
 		removed, narrowed := false, false
 		s.gen++
@@ -295,7 +318,7 @@ func (s *pass) add(c *claim, pi *podInfo, sig *sigInfo) bool {
 			// maxUsable stays as it was: still an upper bound, as the set only shrank.
 			s.usage[pl.idx] = s.usage[pl.idx].Sub(c.maxCap).Add(maxC)
 			c.maxCap = maxC
-			c.zsetOK = false
+			c.zsetOK, c.zpDone = false, 0
 		}
 		if zone >= 0 {
 			c.zone = zone
@@ -311,6 +334,33 @@ func (s *pass) add(c *claim, pi *podInfo, sig *sigInfo) bool {
 		return true
 	}
 	return false
+}
+
+// quickReject is what add's scan of the claim's types would conclude about
+// the price, for a term that narrows no offering (zm, daemonset ports and
+// offering requirements absent): the first type in price order that still
+// fits and meets the term is the new cheapest; none, or a pricier one the
+// accelerator or upsize rule refuses, rejects the pod. It stops at that
+// first type instead of building the narrowed set.
+func (s *pass) quickReject(c *claim, pi *podInfo, term *compiled, newReq resources.List) bool {
+	pl := c.pool
+	for i, t := range c.types {
+		if (!term.trivial && term.masks[t] == 0) || !newReq.Fits(pl.usable[t]) {
+			continue
+		}
+		if i == 0 || s.seeding {
+			return false
+		}
+		oldPrice, newPrice := c.price(), pl.types[t].cheapest(c.masks[i])
+		if newPrice <= oldPrice {
+			return false
+		}
+		if c.req.HasExtended() && !pi.req.HasExtended() {
+			return true
+		}
+		return !upsizeOK(pl, c.types[0], t, oldPrice, newPrice, newReq, s.byClass[pi.class].UpsizeTolerance)
+	}
+	return true
 }
 
 func (c *claim) addReqs(term *compiled) {

@@ -80,6 +80,15 @@ func LowerBound(in Input) float64 {
 // shareBound is the weighted-share bound and its value per pod of each
 // group (0 for groups no type holds).
 func shareBound(p *prepared, groups []*lbGroup) (float64, []float64) {
+	return shareBoundSteps(p, groups, shareSteps)
+}
+
+// shareSteps is how many exponentiated-gradient steps shareBound takes.
+const shareSteps = 150
+
+// shareBoundSteps is shareBound with at most iters ascent steps (0: the
+// best uniform λ of the grid only).
+func shareBoundSteps(p *prepared, groups []*lbGroup, iters int) (float64, []float64) {
 	// The coordinates of λ: per resource any group requests, the plain
 	// share and its rounded shares (dffRounding).
 	var dims []lbDim
@@ -124,10 +133,14 @@ func shareBound(p *prepared, groups []*lbGroup) (float64, []float64) {
 		}
 	}
 	lambda := make([][]float64, typeID)
-	start := bestUniformLambda(dims, groups, func(gi int, l []float64) float64 {
+	start := bestUniformLambda(dims, groups, p.expired, func(gi int, l []float64, on []int) float64 {
 		lo := math.Inf(1)
 		for _, c := range cands[gi] {
-			lo = min(lo, dot(l, c.w))
+			v := 0.0
+			for _, d := range on {
+				v += l[d] * c.w[d]
+			}
+			lo = min(lo, v)
 		}
 		return lo
 	})
@@ -170,9 +183,8 @@ func shareBound(p *prepared, groups []*lbGroup) (float64, []float64) {
 		grad[t] = make([]float64, len(dims))
 	}
 	vals := []float64{}
-	const iters = 150
-	for it, stale := 0, 0; it < iters && stale < 25; it++ {
-		beta := 20 + 480*float64(it)/iters // soft-min sharpness, relative to the group's minimum
+	for it, stale := 0, 0; it < iters && stale < 25 && !p.expired(); it++ {
+		beta := 20 + 480*float64(it)/float64(iters) // soft-min sharpness, relative to the group's minimum
 		for t := range grad {
 			clear(grad[t])
 		}
@@ -264,6 +276,30 @@ type lbGroup struct {
 	sig  *sigInfo
 	n    int
 	pods []*podInfo // its pods, in packing order (len n)
+	// perNode is the most pods of the group one new node may hold: 1 under
+	// a required hostname anti-affinity the pods match themselves, maxSkew
+	// under a hostname spread that counts them (a new node starts at 0 and
+	// the minimum over nodes is 0), else n.
+	perNode int
+}
+
+// cap is the most pods of the group one node holds (n, or perNode).
+func (g *lbGroup) cap() int { return min(g.n, g.perNode) }
+
+// hostCap is perNode for pods with signature sig (n when unconstrained).
+func hostCap(sig *sigInfo, n int) int {
+	for _, c := range sig.cons {
+		if c.ctr.key != domHost || !c.self || c.pref {
+			continue
+		}
+		switch c.kind {
+		case topoAnti:
+			n = min(n, 1)
+		case topoSpread:
+			n = min(n, int(max(c.maxSkew, 1)))
+		}
+	}
+	return n
 }
 
 // priceOn reports whether the group's pods may run on type t of pool pl
@@ -315,7 +351,7 @@ func lbGroups(p *prepared) []*lbGroup {
 			g.pods = append(g.pods, pi)
 			continue
 		}
-		g := &lbGroup{req: pi.req, sig: last, n: 1, pods: []*podInfo{pi}}
+		g := &lbGroup{req: pi.req, sig: last, n: 1, pods: []*podInfo{pi}, perNode: hostCap(last, len(p.pods))}
 		idx[k] = g
 		groups = append(groups, g)
 	}
@@ -324,8 +360,9 @@ func lbGroups(p *prepared) []*lbGroup {
 
 // bestUniformLambda returns the weight vector (one for every type) on a
 // 0.05 grid over cpu, memory and nvidia.com/gpu that maximizes the bound;
-// groupMin(g, λ) is group g's per-pod bound under λ.
-func bestUniformLambda(dims []lbDim, groups []*lbGroup, groupMin func(int, []float64) float64) []float64 {
+// groupMin(g, λ, on) is group g's per-pod bound under λ, whose nonzero
+// coordinates are in on; stop ends the search early.
+func bestUniformLambda(dims []lbDim, groups []*lbGroup, stop func() bool, groupMin func(int, []float64, []int) float64) []float64 {
 	var active uint32
 	for d, dm := range dims {
 		if dm.k == 0 && (dm.r == resources.CPU || dm.r == resources.Memory || dm.r == resources.NvidiaGPU) {
@@ -334,10 +371,20 @@ func bestUniformLambda(dims []lbDim, groups []*lbGroup, groupMin func(int, []flo
 	}
 	var bestL []float64
 	bestV := -1.0
-	for _, l := range simplexGrid(len(dims), active) {
+	var on []int
+	for i, l := range simplexGrid(len(dims), active) {
+		if i > 0 && stop() {
+			break // past Solve's deadline: the best so far
+		}
+		on = on[:0]
+		for d, x := range l {
+			if x != 0 {
+				on = append(on, d)
+			}
+		}
 		s := 0.0
 		for gi, g := range groups {
-			if v := groupMin(gi, l); !math.IsInf(v, 1) {
+			if v := groupMin(gi, l, on); !math.IsInf(v, 1) {
 				s += v * float64(g.n)
 			}
 		}

@@ -183,6 +183,9 @@ func configLP(p *prepared, groups []*lbGroup, start []float64, primal bool, gap 
 	sort.SliceStable(order, func(i, j int) bool { return bins[order[i]].price < bins[order[j]].price })
 	var live []*cgBin
 	for oi, b := range order {
+		if oi%64 == 0 && p.expired() {
+			return 0, nil // past Solve's deadline
+		}
 		dom := false
 		for _, a := range order[:oi] { // cheaper or equal price first
 			if dominates(a, b) {
@@ -210,7 +213,7 @@ func configLP(p *prepared, groups []*lbGroup, start []float64, primal bool, gap 
 			reqs[gi][d] = g.req[r]
 		}
 	}
-	maxFit := func(b *cgBin, g int) int64 { return cgMaxFit(b.cap, reqs[g], groups[g].n) }
+	maxFit := func(b *cgBin, g int) int64 { return cgMaxFit(b.cap, reqs[g], groups[g].cap()) }
 	// Initial columns: each group alone on its cheapest bin per pod.
 	row := make([]int, G) // master row of each group, -1 none
 	var rowG []int
@@ -327,7 +330,7 @@ func configLP(p *prepared, groups []*lbGroup, start []float64, primal bool, gap 
 		use := make([]int64, D)
 		v := 0.0
 		for g, k := range ks {
-			if k < 0 || k > int64(groups[g].n) || (k > 0 && !slices.Contains(bins[bi].groups, int32(g))) {
+			if k < 0 || k > int64(groups[g].cap()) || (k > 0 && !slices.Contains(bins[bi].groups, int32(g))) {
 				return
 			}
 			for d, q := range reqs[g] {
@@ -342,7 +345,7 @@ func configLP(p *prepared, groups []*lbGroup, start []float64, primal bool, gap 
 		}
 		cands = append(cands, cand{bi, v / bins[bi].price, ks})
 	}
-	for round := 0; round < cgMaxRounds && work < cgTotalWork && stall < cgStallRounds; round++ {
+	for round := 0; round < cgMaxRounds && work < cgTotalWork && stall < cgStallRounds && !p.expired(); round++ {
 		ops0 := lp.ops
 		lp.solve(cgMasterPivots)
 		work += lp.ops - ops0

@@ -62,7 +62,7 @@ type cgPricer struct {
 func newCGPricer(G, D int, reqs [][]int64, groups []*lbGroup) *cgPricer {
 	pr := &cgPricer{G: G, D: D, reqs: reqs, wt: make([]float64, D)}
 	for _, g := range groups {
-		pr.sizes = append(pr.sizes, g.n)
+		pr.sizes = append(pr.sizes, g.cap())
 	}
 	return pr
 }

@@ -97,7 +97,7 @@ func TestSolvePerClassStrategies(t *testing.T) {
 	defer func() { lpGuided = true }()
 	full := inputB(t)
 	in := full
-	in.Pods = nil
+	in.Pods, in.Budget = nil, -1 // the whole search
 	for i, p := range full.Pods {
 		if i%4 == 0 {
 			in.Pods = append(in.Pods, p)

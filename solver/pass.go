@@ -73,7 +73,8 @@ func (p *prepared) runClasses(byClass []Strategy, explain bool, only int) *pass 
 }
 
 // runSeeded is runClasses after opening the seeds' claims (plantSeeds;
-// ignored when only >= 0).
+// ignored when only >= 0). With prepared.abortable set it returns nil once
+// the deadline has passed.
 func (p *prepared) runSeeded(byClass []Strategy, explain bool, only int, seeds []seed) *pass {
 	s := &pass{p: p, byClass: byClass, explain: explain}
 	if len(byClass) > 0 {
@@ -98,7 +99,10 @@ func (p *prepared) runSeeded(byClass []Strategy, explain bool, only int, seeds [
 		s.plantSeeds(seeds, done)
 	}
 	var failed []*podInfo
-	for _, pi := range p.pods {
+	for i, pi := range p.pods {
+		if p.abortable && i%64 == 0 && p.expired() {
+			return nil // past the deadline: the pass is dropped
+		}
 		if (only >= 0 && pi.class != only) || (done != nil && done[pi.idx]) {
 			continue
 		}

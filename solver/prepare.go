@@ -5,6 +5,7 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"time"
 
 	apiv1 "github.com/joinery/joinery/api/v1"
 	"github.com/joinery/joinery/catalog"
@@ -48,6 +49,16 @@ type prepared struct {
 	ownersLater      func(*topoState)
 	preferNoSchedule bool // some pool or node has a PreferNoSchedule taint
 	hasTopo          bool // some pod has levels, constraints or counters
+
+	// deadline ends Solve's search (zero: none); see expired. Passes run
+	// with abortable set give up (runSeeded returns nil) past it.
+	deadline  time.Time
+	abortable bool
+}
+
+// expired reports whether the search's deadline has passed.
+func (p *prepared) expired() bool {
+	return !p.deadline.IsZero() && !time.Now().Before(p.deadline)
 }
 
 type podInfo struct {
@@ -138,9 +149,12 @@ type compiled struct {
 	// this term; it is the pool's base slice itself when trivial.
 	masks   []uint64
 	trivial bool
-	any     bool
-	free    []req  // requirements on the pool's free keys
-	fail    string // a requirement no node of the pool can meet
+	// typeOnly: every mask is 0 or the pool's base mask (the term only
+	// selects types, it never narrows a type's offerings).
+	typeOnly bool
+	any      bool
+	free     []req  // requirements on the pool's free keys
+	fail     string // a requirement no node of the pool can meet
 	// byPrice lists the pool types with a nonzero mask, cheapest
 	// compatible offering first (ties by name).
 	byPrice []int32
@@ -431,10 +445,12 @@ func (pl *poolInfo) compileWith(base []uint64, reqs []req, checkFree bool) *comp
 		c.trivial = false
 		return c
 	}
+	c.typeOnly = true
 	for t, m := range c.masks {
 		if m != 0 {
 			c.byPrice = append(c.byPrice, int32(t))
 		}
+		c.typeOnly = c.typeOnly && (m == 0 || m == base[t])
 	}
 	c.any = len(c.byPrice) > 0
 	ms := make([]uint64, len(c.byPrice))

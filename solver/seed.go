@@ -9,6 +9,13 @@ import (
 // to its bound before its solution seeds a pass.
 var seedGap = 1e-2
 
+// seedShareSteps is how many ascent steps of the weighted-share bound give
+// the configuration LP its starting duals for the seeds: the full 150 cost
+// more than the LP itself on mixed batches, and 20 seed as well (issue 21's
+// 10,000 mixed pods: $760.8 against $767.6/hour; Input B $102.0 against
+// $101.6 in the seeded pass alone).
+var seedShareSteps = 20
+
 // seed is a NodeClaim the LP-guided pass opens before packing the other
 // pods: the pods of one configuration of the configuration LP's solution
 // (configLP) for one node of its pool.
@@ -23,14 +30,20 @@ type seed struct {
 // weight order) able to take it is the configuration's pool, accelerator
 // pods first (so accelerator types survive the exotic filter), else the
 // largest; a configuration with no such pod is skipped and its pods are
-// left to the greedy. It returns nil when the LP is skipped or empty.
-func (p *prepared) lpSeeds() []seed {
+// left to the greedy. It returns no seeds when the LP is skipped or empty.
+// It also returns the LP's lower bound on any plan (USD/hour; 0 if none).
+// Past the prepared deadline the LP stops where it is (its master is
+// feasible at every round), so the seeds then depend on the clock.
+func (p *prepared) lpSeeds() ([]seed, float64) {
 	groups := lbGroups(p)
 	if len(groups) < 2 {
-		return nil
+		return nil, 0
 	}
-	_, y := shareBound(p, groups)
-	_, sol := configLP(p, groups, y, true, seedGap)
+	_, y := shareBoundSteps(p, groups, seedShareSteps)
+	if p.expired() {
+		return nil, 0
+	}
+	bound, sol := configLP(p, groups, y, true, seedGap)
 	next := make([]int, len(groups)) // pods of each group handed out
 	var seeds []seed
 	for _, c := range sol {
@@ -62,7 +75,7 @@ func (p *prepared) lpSeeds() []seed {
 			seeds = append(seeds, seed{pool: c.pool, pods: pods})
 		}
 	}
-	return seeds
+	return seeds, bound
 }
 
 // firstPool is the first pool (weight order) whose taints the pod's most

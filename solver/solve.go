@@ -2,8 +2,8 @@ package solver
 
 import (
 	"math/bits"
-	"slices"
 	"sort"
+	"time"
 
 	apiv1 "github.com/joinery/joinery/api/v1"
 	"github.com/joinery/joinery/catalog"
@@ -101,60 +101,34 @@ func DefaultStrategies() []Strategy {
 // and counts against NodePool limits by their largest capacity; limits are
 // re-checked whenever a claim's set changes, so no pool limit is exceeded
 // whichever of those types is launched.
+//
+// Anytime and bounded (Input.Budget, DefaultBudget when zero, none when
+// negative). The first pass (greedyStrategy with the default strategies,
+// else the first strategy given) always runs to the end and is
+// deterministic; then the LP seeds, the seeded passes, the other plain
+// passes and the per-class search follow in that order, each replacing the
+// best plan only when better by the ordering above, until the budget is
+// spent (a pass or the LP cut off by it is dropped, so Solve returns at
+// most a few milliseconds late), every pass has run, or the plan costs no
+// more than the LP's lower bound. Only the whole search (a negative
+// budget, or one long enough) is deterministic: what a budget cuts off
+// depends on the machine's speed.
 func Solve(in Input) Plan {
+	start := time.Now()
 	p := prepare(in)
-	strategies := in.Strategies
-	if len(strategies) == 0 {
-		strategies = DefaultStrategies()
+	if in.Budget >= 0 {
+		p.deadline = start.Add(budgetOf(in.Budget))
 	}
-	// LP-guided seeds (mixed batches only): the configuration LP's nodes,
-	// opened before the greedy packs the rest.
-	var seeds []seed
-	if p.classes > 1 && lpGuided {
-		seeds = p.lpSeeds()
+	sr := &search{p: p, custom: len(in.Strategies) > 0, strategies: in.Strategies}
+	if !sr.custom {
+		sr.strategies = DefaultStrategies()
 	}
-	var best *pass
-	var tried []Strategy
-	for _, st := range strategies {
-		if st.VCPUCap >= p.maxVCPU || st.VCPUCap < 0 {
-			st.VCPUCap = 0 // no type is above the cap: same as none
-		}
-		if slices.Contains(tried, st) {
-			continue
-		}
-		tried = append(tried, st)
-		s := p.run(st, false)
-		if best == nil || s.better(best) {
-			best = s
-		}
-		if len(seeds) > 0 {
-			if s := p.runSeeded(s.byClass, false, -1, seeds); s.better(best) {
-				best = s
-			}
-		}
-	}
-	// Per class: try each strategy for one class, the others fixed, and
-	// keep what lowers the plan (the same ordering as between strategies),
-	// seeded as the best plan is.
-	if p.classes > 1 {
-		for c := 0; c < p.classes; c++ {
-			for _, st := range tried {
-				if st == best.byClass[c] || (len(in.Strategies) == 0 && !refineCap(st.VCPUCap)) {
-					continue
-				}
-				byClass := slices.Clone(best.byClass)
-				byClass[c] = st
-				if s := p.runSeeded(byClass, false, -1, best.seeds); s.better(best) {
-					best = s
-				}
-			}
-		}
-	}
-	final := best
+	best := sr.run()
 	if len(best.unsched) > 0 {
-		final = p.runSeeded(best.byClass, true, -1, best.seeds)
+		p.abortable = false
+		best = p.runSeeded(best.byClass, true, -1, best.seeds)
 	}
-	return p.plan(final)
+	return p.plan(best)
 }
 
 // lpGuided enables the LP-guided passes (a variable for the tests).

@@ -507,15 +507,21 @@ func (s *pass) topoAt(pi *podInfo, sig *sigInfo, host int32, zones uint64, price
 	if bits.OnesCount64(zones) == 1 {
 		return bits.TrailingZeros64(zones), true
 	}
-	best, bestScore, bestPrice := -1, int32(0), 0.0
+	// Lowest score first; among equal scores the cheapest zone (prices
+	// only computed for ties; -1 is not yet computed).
+	best, bestScore, bestPrice := -1, int32(0), -1.0
 	for m := ok; m != 0; m &= m - 1 {
 		z := bits.TrailingZeros64(m)
-		pz := 0.0
-		if price != nil {
-			pz = price(z)
-		}
-		if best < 0 || tp.score[z] < bestScore || (tp.score[z] == bestScore && pz < bestPrice) {
-			best, bestScore, bestPrice = z, tp.score[z], pz
+		switch {
+		case best < 0 || tp.score[z] < bestScore:
+			best, bestScore, bestPrice = z, tp.score[z], -1
+		case tp.score[z] == bestScore && price != nil:
+			if bestPrice < 0 {
+				bestPrice = price(best)
+			}
+			if pz := price(z); pz < bestPrice {
+				best, bestPrice = z, pz
+			}
 		}
 	}
 	return best, true

@@ -5,6 +5,8 @@
 package solver
 
 import (
+	"time"
+
 	apiv1 "github.com/joinery/joinery/api/v1"
 	"github.com/joinery/joinery/catalog"
 	"github.com/joinery/joinery/resources"
@@ -24,6 +26,10 @@ type Input struct {
 	ExistingPods []ExistingPod
 	// Strategies to try (see Solve); empty means DefaultStrategies().
 	Strategies []Strategy
+	// Budget bounds Solve's search (see Solve): zero means DefaultBudget,
+	// negative no bound (the whole search, deterministic). The first plan
+	// is always completed, however long it takes.
+	Budget time.Duration
 }
 
 // Pod is a pending pod reduced to what scheduling needs.

@@ -8,6 +8,7 @@ import (
 	"sort"
 	"strings"
 	"text/tabwriter"
+	"time"
 
 	"github.com/joinery/joinery/catalog"
 	"github.com/joinery/joinery/planner"
@@ -22,8 +23,9 @@ import (
 func newPlanCommand() *cobra.Command {
 	var files []string
 	var catalogPath, output string
+	var budget time.Duration
 	cmd := &cobra.Command{
-		Use:   "plan -f nodepools.yaml -f workloads.yaml [--catalog types.csv] [-o table|json]",
+		Use:   "plan -f nodepools.yaml -f workloads.yaml [--catalog types.csv] [--budget 1s] [-o table|json]",
 		Short: "Plan nodes for manifests offline: the plan, its USD/hour, a lower bound and the solve time",
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if len(files) == 0 {
@@ -53,6 +55,7 @@ func newPlanCommand() *cobra.Command {
 			for _, w := range built.Warnings {
 				fmt.Fprintln(cmd.ErrOrStderr(), "note:", w)
 			}
+			built.Input.Budget = budget
 			res := planner.Solve(built.Input)
 			if output == "json" {
 				return writePlanJSON(cmd.OutOrStdout(), res)
@@ -64,6 +67,7 @@ func newPlanCommand() *cobra.Command {
 	cmd.Flags().StringArrayVarP(&files, "filename", "f", nil, "manifest file (repeatable; multi-document YAML)")
 	cmd.Flags().StringVar(&catalogPath, "catalog", "", "instance-type CSV (schema of catalog/data/ec2-instance-types.csv; missing columns allowed)")
 	cmd.Flags().StringVarP(&output, "output", "o", "table", "table or json")
+	cmd.Flags().DurationVar(&budget, "budget", solver.DefaultBudget, "solver time budget (the first plan is always complete; negative: the whole search)")
 	return cmd
 }
 

@@ -12,6 +12,7 @@ import (
 
 	"github.com/joinery/joinery/controller"
 	"github.com/joinery/joinery/logging"
+	"github.com/joinery/joinery/solver"
 	"github.com/joinery/joinery/temporalconn"
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/clientcmd"
@@ -41,6 +42,7 @@ func main() {
 		clusterDNS  = flag.String("cluster-dns", "", "cluster DNS IP for the kubelet (empty: spec.kubelet.clusterDNS, else the node derives it from the service CIDR)")
 		rebalance   = flag.Bool("interruption-rebalance-drain", false, "treat rebalance recommendations like spot interruption warnings")
 		disruption  = flag.Bool("disruption", true, "run consolidation, drift, expiration and emptiness (false: provisioning and interruption handling only)")
+		budget      = flag.Duration("solver-budget", solver.DefaultBudget, "time each solve may take: the first plan is always complete, later passes improve it within this")
 		cpuProfile  = flag.String("cpuprofile", "", "write a CPU profile of the whole run to this file (go tool pprof)")
 		memProfile  = flag.String("memprofile", "", "write a heap profile to this file on exit (go tool pprof)")
 	)
@@ -67,7 +69,7 @@ func main() {
 		InterruptionQueue: *queue, SQSEndpoint: *sqsEndpoint, InterruptionRebalanceDrain: *rebalance,
 		SSMEndpoint: *ssmEndpoint, IAMEndpoint: *iamEndpoint, EKSEndpoint: *eksEndpoint,
 		ClusterEndpoint: *apiEndpoint, ClusterCABundle: *caBundle, ServiceCIDR: *serviceCIDR, ClusterDNS: *clusterDNS,
-		DisableDisruption: !*disruption,
+		DisableDisruption: !*disruption, SolverBudget: *budget,
 	}, *dev, *level)
 	stopProfiles()
 	if err != nil {

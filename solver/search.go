@@ -1,0 +1,142 @@
+package solver
+
+import (
+	"slices"
+	"time"
+)
+
+// DefaultBudget is how long Solve searches when Input.Budget is zero: the
+// first plan comes in milliseconds, the LP-guided passes that make mixed
+// batches cheap finish within it on 10,000 pods (see docs/performance.md).
+const DefaultBudget = time.Second
+
+func budgetOf(b time.Duration) time.Duration {
+	if b == 0 {
+		return DefaultBudget
+	}
+	return b
+}
+
+// greedyStrategy is the first pass with the default strategies: a loose
+// upsize tolerance under a 64-vCPU cap opens few claims, so it is the
+// fastest pass on large batches, and within a few percent of the best.
+var greedyStrategy = Strategy{VCPUCap: 64, UpsizeTolerance: 1}
+
+// search is Solve's anytime search over packing passes.
+type search struct {
+	p          *prepared
+	strategies []Strategy
+	custom     bool // the strategies came from the Input
+	tried      []Strategy
+	best       *pass
+	bound      float64 // the LP's lower bound (0: none)
+}
+
+// run returns the best pass found before the deadline (the first pass
+// always completes).
+func (sr *search) run() *pass {
+	p := sr.p
+	first := sr.strategies[0]
+	if !sr.custom {
+		first = greedyStrategy
+	}
+	sr.best = p.run(sr.norm(first), false)
+	p.abortable = true
+	for _, st := range sr.strategies {
+		if st = sr.norm(st); !slices.Contains(sr.tried, st) {
+			sr.tried = append(sr.tried, st)
+		}
+	}
+	var seeds []seed
+	if p.classes > 1 && lpGuided && !sr.done() {
+		seeds, sr.bound = p.lpSeeds()
+	}
+	if len(seeds) > 0 {
+		for _, st := range sr.tried {
+			if sr.done() || !sr.offer(p.runSeeded(uniform(st, p.classes), false, -1, seeds)) {
+				break
+			}
+		}
+	}
+	for _, st := range sr.plainOrder(first) {
+		if sr.done() || !sr.offer(p.run(st, false)) {
+			break
+		}
+	}
+	if p.classes > 1 {
+		sr.perClass()
+	}
+	return sr.best
+}
+
+// norm maps a cap at or above every type's vCPUs (or negative) to none.
+func (sr *search) norm(st Strategy) Strategy {
+	if st.VCPUCap >= sr.p.maxVCPU || st.VCPUCap < 0 {
+		st.VCPUCap = 0
+	}
+	return st
+}
+
+// plainOrder is the strategies left for plain passes: loose tolerances
+// first (their passes open few claims and run fastest), then the strict
+// ones, each in grid order, without the first pass's.
+func (sr *search) plainOrder(first Strategy) []Strategy {
+	var loose, strict []Strategy
+	for _, st := range sr.tried {
+		switch {
+		case st == sr.norm(first):
+		case st.UpsizeTolerance >= 1:
+			loose = append(loose, st)
+		default:
+			strict = append(strict, st)
+		}
+	}
+	return append(loose, strict...)
+}
+
+// perClass: for each class, each other strategy for that class alone, the
+// rest fixed, seeded as the best plan is; keeps what is better.
+func (sr *search) perClass() {
+	p := sr.p
+	for c := 0; c < p.classes; c++ {
+		for _, st := range sr.tried {
+			if sr.done() {
+				return
+			}
+			if st == sr.best.byClass[c] || (!sr.custom && !refineCap(st.VCPUCap)) {
+				continue
+			}
+			byClass := slices.Clone(sr.best.byClass)
+			byClass[c] = st
+			if !sr.offer(p.runSeeded(byClass, false, -1, sr.best.seeds)) {
+				return
+			}
+		}
+	}
+}
+
+// offer keeps s when it beats the best pass; false when s was cut off.
+func (sr *search) offer(s *pass) bool {
+	if s == nil {
+		return false
+	}
+	if s.better(sr.best) {
+		sr.best = s
+	}
+	return true
+}
+
+// done: the deadline passed, or the best plan places every pod at no more
+// than the LP's lower bound.
+func (sr *search) done() bool {
+	b := sr.best
+	return sr.p.expired() || (sr.bound > 0 && len(b.unsched) == 0 && b.price <= sr.bound*(1+1e-9))
+}
+
+func uniform(st Strategy, classes int) []Strategy {
+	out := make([]Strategy, classes)
+	for i := range out {
+		out[i] = st
+	}
+	return out
+}
