@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"time"
 
 	"github.com/aws/smithy-go"
 )
@@ -85,3 +86,6 @@ func IsInsufficientCapacity(err error) bool {
 	var ice *InsufficientCapacityError
 	return errors.As(err, &ice)
 }
+
+// nowISO is the current time as EC2 writes timestamps (comparable as strings).
+func nowISO() string { return time.Now().UTC().Format("2006-01-02T15:04:05.000Z") }

@@ -26,10 +26,12 @@ type LaunchRequest struct {
 	InstanceTypes []string
 	// Subnets to launch into, normally one per allowed zone.
 	Subnets []Subnet
-	// LaunchTemplateName names the NodeClass's launch template. Against real
-	// AWS it must exist (creating launch templates is not this package's job
-	// yet); the local endpoint accepts any name.
+	// LaunchTemplateName names the launch template (EnsureLaunchTemplate);
+	// it must exist, on AWS as on the local endpoint.
 	LaunchTemplateName string
+	// ImageIDs, per instance type, is the override's ImageId (an arm64 type
+	// needs an arm64 image); a type not in it launches the template's image.
+	ImageIDs map[string]string
 	// LaunchTemplateVersion defaults to "$Latest".
 	LaunchTemplateVersion string
 	// Tags are extra instance tags (e.g. the NodeClass's spec.tags); the
@@ -70,11 +72,15 @@ func (c *Client) Launch(ctx context.Context, req LaunchRequest) (Instance, error
 	for i, it := range req.InstanceTypes {
 		for _, sn := range req.Subnets {
 			zoneOf[sn.ID] = sn.Zone
-			overrides = append(overrides, types.FleetLaunchTemplateOverridesRequest{
+			o := types.FleetLaunchTemplateOverridesRequest{
 				InstanceType: types.InstanceType(it),
 				SubnetId:     aws.String(sn.ID),
 				Priority:     aws.Float64(float64(i)),
-			})
+			}
+			if img := req.ImageIDs[it]; img != "" {
+				o.ImageId = aws.String(img)
+			}
+			overrides = append(overrides, o)
 		}
 	}
 	tags := maps.Clone(req.Tags)

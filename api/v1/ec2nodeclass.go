@@ -23,7 +23,7 @@ type EC2NodeClassSpec struct {
 	SecurityGroupSelectorTerms []SelectorTerm         `json:"securityGroupSelectorTerms,omitempty"`
 	AMISelectorTerms           []AMISelectorTerm      `json:"amiSelectorTerms,omitempty"`
 	BlockDeviceMappings        []BlockDeviceMapping   `json:"blockDeviceMappings,omitempty"`
-	MetadataOptions            map[string]interface{} `json:"metadataOptions,omitempty"`
+	MetadataOptions            *MetadataOptions       `json:"metadataOptions,omitempty"`
 	UserData                   *string                `json:"userData,omitempty"`
 	Tags                       map[string]string      `json:"tags,omitempty"`
 	Kubelet                    *KubeletConfiguration  `json:"kubelet,omitempty"`
@@ -62,6 +62,17 @@ type EBS struct {
 	DeleteOnTermination *bool              `json:"deleteOnTermination,omitempty"`
 	KMSKeyID            string             `json:"kmsKeyID,omitempty"`
 	SnapshotID          string             `json:"snapshotID,omitempty"`
+}
+
+// MetadataOptions are the instance metadata service options of launched
+// instances (EC2NodeClass.spec.metadataOptions, Karpenter's names). Karpenter's
+// CRD defaults are endpoint enabled, IPv6 disabled, hop limit 1, tokens
+// required; nil fields here mean "not set".
+type MetadataOptions struct {
+	HTTPEndpoint            *string `json:"httpEndpoint,omitempty"`
+	HTTPProtocolIPv6        *string `json:"httpProtocolIPv6,omitempty"`
+	HTTPPutResponseHopLimit *int64  `json:"httpPutResponseHopLimit,omitempty"`
+	HTTPTokens              *string `json:"httpTokens,omitempty"`
 }
 
 // KubeletConfiguration is EC2NodeClass.spec.kubelet: what changes allocatable.
