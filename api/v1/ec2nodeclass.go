@@ -16,17 +16,17 @@ type EC2NodeClass struct {
 
 // EC2NodeClassSpec is karpenter.k8s.aws/v1 EC2NodeClass.spec.
 type EC2NodeClassSpec struct {
-	AMIFamily                  string                 `json:"amiFamily,omitempty"`
-	Role                       string                 `json:"role,omitempty"`
-	InstanceProfile            string                 `json:"instanceProfile,omitempty"`
-	SubnetSelectorTerms        []SelectorTerm         `json:"subnetSelectorTerms,omitempty"`
-	SecurityGroupSelectorTerms []SelectorTerm         `json:"securityGroupSelectorTerms,omitempty"`
-	AMISelectorTerms           []AMISelectorTerm      `json:"amiSelectorTerms,omitempty"`
-	BlockDeviceMappings        []BlockDeviceMapping   `json:"blockDeviceMappings,omitempty"`
-	MetadataOptions            *MetadataOptions       `json:"metadataOptions,omitempty"`
-	UserData                   *string                `json:"userData,omitempty"`
-	Tags                       map[string]string      `json:"tags,omitempty"`
-	Kubelet                    *KubeletConfiguration  `json:"kubelet,omitempty"`
+	AMIFamily                  string                `json:"amiFamily,omitempty"`
+	Role                       string                `json:"role,omitempty"`
+	InstanceProfile            string                `json:"instanceProfile,omitempty"`
+	SubnetSelectorTerms        []SelectorTerm        `json:"subnetSelectorTerms,omitempty"`
+	SecurityGroupSelectorTerms []SelectorTerm        `json:"securityGroupSelectorTerms,omitempty"`
+	AMISelectorTerms           []AMISelectorTerm     `json:"amiSelectorTerms,omitempty"`
+	BlockDeviceMappings        []BlockDeviceMapping  `json:"blockDeviceMappings,omitempty"`
+	MetadataOptions            *MetadataOptions      `json:"metadataOptions,omitempty"`
+	UserData                   *string               `json:"userData,omitempty"`
+	Tags                       map[string]string     `json:"tags,omitempty"`
+	Kubelet                    *KubeletConfiguration `json:"kubelet,omitempty"`
 }
 
 // SelectorTerm selects subnets or security groups by tags, id or name.

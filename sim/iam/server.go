@@ -278,14 +278,12 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	buf.WriteString(xml.Header)
 	fmt.Fprintf(&buf, `<%sResponse xmlns="%s">`, action, Namespace)
 	if result != nil {
-		inner, err := xml.Marshal(result)
-		if err != nil {
+		var inner bytes.Buffer
+		if err := xml.NewEncoder(&inner).EncodeElement(result, xml.StartElement{Name: xml.Name{Local: action + "Result"}}); err != nil {
 			s.writeErrorID(w, &apiError{http.StatusInternalServerError, "ServiceFailure", err.Error()}, reqID)
 			return
 		}
-		fmt.Fprintf(&buf, "<%sResult>", action)
-		buf.Write(inner)
-		fmt.Fprintf(&buf, "</%sResult>", action)
+		buf.Write(inner.Bytes())
 	}
 	fmt.Fprintf(&buf, "<ResponseMetadata><RequestId>%s</RequestId></ResponseMetadata></%sResponse>", reqID, action)
 	w.Header().Set("Content-Type", "text/xml")
