@@ -71,6 +71,10 @@ type Config struct {
 	InterruptionQueue          string
 	SQSEndpoint                string
 	InterruptionRebalanceDrain bool
+	// SSMEndpoint, IAMEndpoint and EKSEndpoint are those APIs' base URLs
+	// (empty: real AWS), for the launch path (images, instance profiles,
+	// cluster facts).
+	SSMEndpoint, IAMEndpoint, EKSEndpoint string
 }
 
 // Run runs the controller until ctx ends.
@@ -134,7 +138,8 @@ func Run(ctx context.Context, cfg Config) error {
 	}
 	ice := cloud.NewICECache(3*time.Minute, nil)
 	m.Registry.MustRegister(newNodeCollector(cl, ice))
-	cc, err := cloud.New(ctx, cloud.Options{Region: cfg.Region, Endpoint: cfg.EC2Endpoint, ClusterName: cfg.ClusterName, ICECache: ice, Observe: m.ObserveCloud})
+	cc, err := cloud.New(ctx, cloud.Options{Region: cfg.Region, Endpoint: cfg.EC2Endpoint, ClusterName: cfg.ClusterName, ICECache: ice, Observe: m.ObserveCloud,
+		SSMEndpoint: cfg.SSMEndpoint, IAMEndpoint: cfg.IAMEndpoint, EKSEndpoint: cfg.EKSEndpoint})
 	if err != nil {
 		return fmt.Errorf("ec2 client: %w", err)
 	}

@@ -32,6 +32,9 @@ func main() {
 		level       = flag.String("log-level", "info", "debug, info, warn or error")
 		queue       = flag.String("interruption-queue", "", "SQS queue URL EventBridge sends EC2 interruption events to (empty: off)")
 		sqsEndpoint = flag.String("sqs-endpoint", "", "SQS API base URL (empty: AWS for --region)")
+		ssmEndpoint = flag.String("ssm-endpoint", "", "SSM API base URL (empty: AWS for --region)")
+		iamEndpoint = flag.String("iam-endpoint", "", "IAM API base URL (empty: AWS)")
+		eksEndpoint = flag.String("eks-endpoint", "", "EKS API base URL (empty: AWS for --region)")
 		rebalance   = flag.Bool("interruption-rebalance-drain", false, "treat rebalance recommendations like spot interruption warnings")
 		disruption  = flag.Bool("disruption", true, "run consolidation, drift, expiration and emptiness (false: provisioning and interruption handling only)")
 		cpuProfile  = flag.String("cpuprofile", "", "write a CPU profile of the whole run to this file (go tool pprof)")
@@ -58,7 +61,7 @@ func main() {
 		TemporalAddress: *temporal, Namespace: *namespace, Temporal: tsec, EC2Endpoint: *ec2Endpoint, Region: *region,
 		ClusterName: *clusterName, MetricsAddr: *metricsAddr, LeaderElect: *leaderElect, LeaseNamespace: *leaseNS,
 		InterruptionQueue: *queue, SQSEndpoint: *sqsEndpoint, InterruptionRebalanceDrain: *rebalance,
-		DisableDisruption: !*disruption,
+		DisableDisruption: !*disruption, SSMEndpoint: *ssmEndpoint, IAMEndpoint: *iamEndpoint, EKSEndpoint: *eksEndpoint,
 	}, *dev, *level)
 	stopProfiles()
 	if err != nil {
