@@ -181,3 +181,26 @@ func (c *templateCache) forget() {
 	defer c.mu.Unlock()
 	c.known = nil
 }
+
+// metadataOptions are the class's, with Karpenter's CRD defaults for what
+// it leaves out (IMDS on, IPv6 off, hop limit 1, tokens required).
+func metadataOptions(cls *apiv1.EC2NodeClass) *apiv1.MetadataOptions {
+	str := func(v *string, def string) *string {
+		if v != nil {
+			return v
+		}
+		return &def
+	}
+	var m apiv1.MetadataOptions
+	if cls.Spec.MetadataOptions != nil {
+		m = *cls.Spec.MetadataOptions
+	}
+	hop := int64(1)
+	if m.HTTPPutResponseHopLimit != nil {
+		hop = *m.HTTPPutResponseHopLimit
+	}
+	return &apiv1.MetadataOptions{
+		HTTPEndpoint: str(m.HTTPEndpoint, "enabled"), HTTPProtocolIPv6: str(m.HTTPProtocolIPv6, "disabled"),
+		HTTPPutResponseHopLimit: &hop, HTTPTokens: str(m.HTTPTokens, "required"),
+	}
+}

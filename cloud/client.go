@@ -13,6 +13,10 @@ import (
 	"github.com/aws/aws-sdk-go-v2/aws/retry"
 	"github.com/aws/aws-sdk-go-v2/config"
 	"github.com/aws/aws-sdk-go-v2/service/ec2"
+	"github.com/aws/aws-sdk-go-v2/service/eks"
+	"github.com/aws/aws-sdk-go-v2/service/iam"
+	"github.com/aws/aws-sdk-go-v2/service/ssm"
+	"github.com/aws/smithy-go/middleware"
 )
 
 // DefaultMaxAttempts is the number of attempts per EC2 call (the first one
@@ -42,13 +46,22 @@ type Options struct {
 	// ICECache, when set, receives every offering CreateFleet reports as
 	// unfulfillable, on success (partial failures) as on failure.
 	ICECache *ICECache
-	// Observe, when set, is told of every EC2 call (for metrics).
+	// Observe, when set, is told of every EC2, SSM, IAM and EKS call (for
+	// metrics).
 	Observe ObserveFunc
+	// SSMEndpoint, IAMEndpoint and EKSEndpoint are the BaseEndpoints of
+	// those services (the local world's loopback servers); empty means real
+	// AWS. Each one set uses static dummy credentials, as Endpoint does.
+	SSMEndpoint, IAMEndpoint, EKSEndpoint string
 }
 
-// Client is the EC2 adapter. It is safe for concurrent use.
+// Client is the EC2 adapter, with the SSM, IAM and EKS calls the launch
+// path needs. It is safe for concurrent use.
 type Client struct {
 	ec2  *ec2.Client
+	ssm  *ssm.Client
+	iam  *iam.Client
+	eks  *eks.Client
 	opts Options
 }
 
@@ -60,14 +73,15 @@ func New(ctx context.Context, o Options) (*Client, error) {
 	if o.MaxAttempts <= 0 {
 		o.MaxAttempts = DefaultMaxAttempts
 	}
-	cfg, err := loadConfig(ctx, o.Region, o.Endpoint, config.WithRetryer(func() aws.Retryer {
+	retryer := config.WithRetryer(func() aws.Retryer {
 		return retry.NewStandard(func(so *retry.StandardOptions) {
 			so.MaxAttempts = o.MaxAttempts
 			if o.MaxBackoff > 0 {
 				so.MaxBackoff = o.MaxBackoff
 			}
 		})
-	}))
+	})
+	cfg, err := loadConfig(ctx, o.Region, o.Endpoint, retryer)
 	if err != nil {
 		return nil, err
 	}
@@ -79,7 +93,42 @@ func New(ctx context.Context, o Options) (*Client, error) {
 			eo.APIOptions = append(eo.APIOptions, withObserver(o.Observe))
 		}
 	})
-	return &Client{ec2: client, opts: o}, nil
+	c := &Client{ec2: client, opts: o}
+	var apiOptions []func(*middleware.Stack) error
+	if o.Observe != nil {
+		apiOptions = append(apiOptions, withObserver(o.Observe))
+	}
+	// The other services load their own configuration: each may be local
+	// (dummy credentials) while another is real AWS.
+	region := cfg.Region
+	if cfg, err = loadConfig(ctx, region, o.SSMEndpoint, retryer); err != nil {
+		return nil, err
+	}
+	c.ssm = ssm.NewFromConfig(cfg, func(so *ssm.Options) {
+		if o.SSMEndpoint != "" {
+			so.BaseEndpoint = aws.String(o.SSMEndpoint)
+		}
+		so.APIOptions = append(so.APIOptions, apiOptions...)
+	})
+	if cfg, err = loadConfig(ctx, region, o.IAMEndpoint, retryer); err != nil {
+		return nil, err
+	}
+	c.iam = iam.NewFromConfig(cfg, func(io *iam.Options) {
+		if o.IAMEndpoint != "" {
+			io.BaseEndpoint = aws.String(o.IAMEndpoint)
+		}
+		io.APIOptions = append(io.APIOptions, apiOptions...)
+	})
+	if cfg, err = loadConfig(ctx, region, o.EKSEndpoint, retryer); err != nil {
+		return nil, err
+	}
+	c.eks = eks.NewFromConfig(cfg, func(eo *eks.Options) {
+		if o.EKSEndpoint != "" {
+			eo.BaseEndpoint = aws.String(o.EKSEndpoint)
+		}
+		eo.APIOptions = append(eo.APIOptions, apiOptions...)
+	})
+	return c, nil
 }
 
 // EC2 returns the underlying SDK client, for calls the adapter does not wrap.

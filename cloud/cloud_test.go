@@ -40,6 +40,11 @@ func endpoint(t *testing.T, sopts simec2.Options) (*simec2.Server, string) {
 		t.Fatal(err)
 	}
 	t.Cleanup(stop)
+	// The template launchReq names (CreateFleet refuses unknown ones).
+	img, _, _, _ := srv.SSMParameter("/aws/service/eks/optimized-ami/1.37/amazon-linux-2023/x86_64/standard/recommended/image_id")
+	if _, err := srv.CreateLaunchTemplate("joinery-default", simec2.LaunchTemplateData{ImageID: img}, nil); err != nil {
+		t.Fatal(err)
+	}
 	return srv, url
 }
 
@@ -416,16 +421,19 @@ func TestListGetTerminate(t *testing.T) {
 func TestOnRunningAfterBootDelay(t *testing.T) {
 	const boot = 120 * time.Millisecond
 	running := make(chan simec2.Instance, 1)
-	_, c := world(t, simec2.Options{BootDelay: boot, OnRunning: func(in simec2.Instance) { running <- in }}, cloud.Options{})
+	srv, c := world(t, simec2.Options{BootDelay: boot, OnRunning: func(in simec2.Instance) { running <- in }}, cloud.Options{})
 	ctx := context.Background()
 	start := time.Now()
-	in, err := c.Launch(ctx, launchReq(subnets(t, c), apiv1.CapacityTypeOnDemand, "m6g.large"))
+	req := launchReq(subnets(t, c), apiv1.CapacityTypeOnDemand, "m6g.large")
+	arm, _, _, _ := srv.SSMParameter("/aws/service/eks/optimized-ami/1.37/amazon-linux-2023/arm64/standard/recommended/image_id")
+	req.ImageIDs = map[string]string{"m6g.large": arm}
+	in, err := c.Launch(ctx, req)
 	if err != nil {
 		t.Fatal(err)
 	}
 	select {
 	case got := <-running:
-		if got.ID != in.ID || got.State != simec2.StateRunning || got.Architecture != "arm64" {
+		if got.ID != in.ID || got.State != simec2.StateRunning || got.Architecture != "arm64" || got.ImageID != arm {
 			t.Errorf("OnRunning(%+v)", got)
 		}
 		if d := time.Since(start); d < boot {

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"time"
 
 	"github.com/aws/smithy-go"
 )
@@ -95,3 +96,6 @@ func IsLaunchTemplateNotFound(err error) bool {
 	}
 	return false
 }
+
+// nowISO is the current time as EC2 writes timestamps (comparable as strings).
+func nowISO() string { return time.Now().UTC().Format("2006-01-02T15:04:05.000Z") }

@@ -22,7 +22,8 @@ var (
 	ec2Call      = regexp.MustCompile(`\bc\.ec2\.(\w+)\(`)
 	ec2Paginator = regexp.MustCompile(`\bec2\.New(\w+)Paginator\(c\.ec2\b`)
 	sqsCall      = regexp.MustCompile(`\bq\.sqs\.(\w+)\(`)
-	sdkClient    = regexp.MustCompile(`\b[cq]\.(ec2|sqs)\b`)
+	otherCall    = regexp.MustCompile(`\bc\.(ssm|iam|eks)\.(\w+)\(`)
+	sdkClient    = regexp.MustCompile(`\b[cq]\.(ec2|sqs|ssm|iam|eks)\b`)
 	awsService   = regexp.MustCompile(`"github\.com/aws/aws-sdk-go-v2/service/([\w/-]+)"`)
 )
 
@@ -34,17 +35,35 @@ var (
 var notInWorker = map[string]struct {
 	why  string
 	call *regexp.Regexp
+	// launchPath entries are the adapter's own methods, which cloud/
+	// itself calls (and whose SDK calls have the same names): only the
+	// worker's other packages are checked for them.
+	launchPath bool
 }{
 	"sqs:SendMessage": {"Queue.Send: tests and the local world's interruption simulator only",
-		regexp.MustCompile(`\.Send\(ctx, `)},
+		regexp.MustCompile(`\.Send\(ctx, `), false},
 	"ec2:DescribeSecurityGroups": {"Client.SecurityGroups: cloud's own tests only; the worker launches with the launch template's security groups",
-		regexp.MustCompile(`\.SecurityGroups\(`)},
+		regexp.MustCompile(`\.SecurityGroups\(`), false},
 	"ec2:DescribeInstanceTypeOfferings": {"Client.InstanceTypeZones: cloud's own tests only; the worker takes offerings from the catalog and zones from DescribeSubnets",
-		regexp.MustCompile(`\.InstanceTypeZones\(`)},
+		regexp.MustCompile(`\.InstanceTypeZones\(`), false},
+	// The launch path's calls, until the worker makes them (issue 15): the
+	// lead wiring them moves each into deploy/iam-policy.json.
+	"ec2:DescribeImages":           {"Client.DescribeImages: not yet called by the worker", regexp.MustCompile(`\.DescribeImages\(ctx`), true},
+	"ssm:GetParameter":             {"Client.GetParameter: not yet called by the worker", regexp.MustCompile(`\.GetParameter\(ctx`), true},
+	"ec2:DescribeLaunchTemplates":  {"Client.EnsureLaunchTemplate/LaunchTemplates: not yet called by the worker", regexp.MustCompile(`\.(EnsureLaunchTemplate|LaunchTemplates)\(ctx`), true},
+	"ec2:CreateLaunchTemplate":     {"Client.EnsureLaunchTemplate: not yet called by the worker", regexp.MustCompile(`\.EnsureLaunchTemplate\(ctx`), true},
+	"ec2:DeleteLaunchTemplate":     {"Client.DeleteLaunchTemplate: not yet called by the worker", regexp.MustCompile(`\.DeleteLaunchTemplate\(ctx`), true},
+	"iam:GetInstanceProfile":       {"Client.*InstanceProfile: not yet called by the worker", regexp.MustCompile(`\.(Get|Ensure|Delete)InstanceProfile\(ctx`), true},
+	"iam:CreateInstanceProfile":    {"Client.EnsureInstanceProfile: not yet called by the worker", regexp.MustCompile(`\.EnsureInstanceProfile\(ctx`), true},
+	"iam:AddRoleToInstanceProfile": {"Client.EnsureInstanceProfile: not yet called by the worker", regexp.MustCompile(`\.EnsureInstanceProfile\(ctx`), true},
+	"iam:RemoveRoleFromInstanceProfile": {"Client.Ensure/DeleteInstanceProfile: not yet called by the worker",
+		regexp.MustCompile(`\.(Ensure|Delete)InstanceProfile\(ctx`), true},
+	"iam:DeleteInstanceProfile": {"Client.DeleteInstanceProfile: not yet called by the worker", regexp.MustCompile(`\.DeleteInstanceProfile\(ctx`), true},
+	"eks:DescribeCluster":       {"Client.DescribeCluster: not yet called by the worker", regexp.MustCompile(`\.DescribeCluster\(ctx`), true},
 }
 
 // allowedServices are the aws-sdk-go-v2 service packages the scanner knows.
-var allowedServices = []string{"ec2", "ec2/types", "sqs", "sqs/types"}
+var allowedServices = []string{"ec2", "ec2/types", "sqs", "sqs/types", "ssm", "iam", "iam/types", "eks"}
 
 func codeActions(t *testing.T) map[string][]string {
 	t.Helper()
@@ -81,13 +100,21 @@ func codeActions(t *testing.T) map[string][]string {
 			for _, m := range sqsCall.FindAllStringSubmatch(line, -1) {
 				got["sqs:"+m[1]], known = append(got["sqs:"+m[1]], where), true
 			}
+			for _, m := range otherCall.FindAllStringSubmatch(line, -1) {
+				got[m[1]+":"+m[2]], known = append(got[m[1]+":"+m[2]], where), true
+			}
 			accessor := strings.Contains(line, "return c.ec2 }") || strings.Contains(line, "return q.sqs }")
-			if !known && !accessor && sdkClient.MatchString(line) && !strings.Contains(line, "c.ec2.") && !isConstruction(line) {
+			if !known && !accessor && sdkClient.MatchString(line) && !strings.Contains(line, "c.ec2.") && !isConstruction(line) && !isNewClient(line) {
 				t.Errorf("%s: SDK client use the scanner does not understand; extend iam_test.go:\n\t%s", where, strings.TrimSpace(line))
 			}
 		}
 	}
 	return got
+}
+
+// isNewClient is a line of New that builds the SSM, IAM or EKS client.
+func isNewClient(line string) bool {
+	return regexp.MustCompile(`\bc\.(ssm|iam|eks) = (ssm|iam|eks)\.NewFromConfig\(`).MatchString(line)
 }
 
 // isConstruction is a line that stores or passes the client without calling it.
@@ -229,6 +256,9 @@ func TestNotInWorkerIsNotCalled(t *testing.T) {
 			}
 			files++
 			for action, nw := range notInWorker {
+				if nw.launchPath && filepath.Base(f[0]) == "cloud" {
+					continue
+				}
 				for n, line := range strings.Split(string(b), "\n") {
 					if nw.call.MatchString(line) && !strings.HasPrefix(strings.TrimSpace(line), "//") {
 						t.Errorf("%s/%s:%d calls %s: the worker then needs %s in deploy/iam-policy.json (remove it from notInWorker)",

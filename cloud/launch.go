@@ -30,6 +30,9 @@ type LaunchRequest struct {
 	InstanceTypes      []string
 	Subnets            []Subnet
 	LaunchTemplateName string
+	// ImageIDs, per instance type, is the override's ImageId (an arm64 type
+	// needs an arm64 image); a type not in it launches the template's image.
+	ImageIDs map[string]string
 	// LaunchTemplateVersion defaults to "$Latest".
 	LaunchTemplateVersion string
 	// Tags are extra instance tags (e.g. the NodeClass's spec.tags); the
@@ -65,7 +68,7 @@ func (r LaunchRequest) configs() []LaunchConfig {
 	c := LaunchConfig{LaunchTemplateName: r.LaunchTemplateName}
 	for _, it := range r.InstanceTypes {
 		for _, sn := range r.Subnets {
-			c.Overrides = append(c.Overrides, LaunchOverride{InstanceType: it, SubnetID: sn.ID, Zone: sn.Zone})
+			c.Overrides = append(c.Overrides, LaunchOverride{InstanceType: it, SubnetID: sn.ID, Zone: sn.Zone, ImageID: r.ImageIDs[it]})
 		}
 	}
 	return []LaunchConfig{c}

@@ -108,6 +108,7 @@ func runDev(parent context.Context, f *devFlags) error {
 			RESTConfig: w.Kube.RESTConfig(), TemporalAddress: w.Temporal.Address, EC2Endpoint: w.EC2Endpoint,
 			ClusterName: "joinery-local", MetricsAddr: f.metricsAddr, Log: log, Ready: ready,
 			InterruptionQueue: w.InterruptionQueueURL, SQSEndpoint: w.SQSEndpoint,
+			SSMEndpoint: w.SSMEndpoint, IAMEndpoint: w.IAMEndpoint, EKSEndpoint: w.EKSEndpoint,
 			Temporal: temporalconn.Config{CodecKeyFile: f.codecKeyFile},
 		})
 	}()

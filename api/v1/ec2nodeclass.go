@@ -17,17 +17,17 @@ type EC2NodeClass struct {
 
 // EC2NodeClassSpec is karpenter.k8s.aws/v1 EC2NodeClass.spec.
 type EC2NodeClassSpec struct {
-	AMIFamily                  string                 `json:"amiFamily,omitempty"`
-	Role                       string                 `json:"role,omitempty"`
-	InstanceProfile            string                 `json:"instanceProfile,omitempty"`
-	SubnetSelectorTerms        []SelectorTerm         `json:"subnetSelectorTerms,omitempty"`
-	SecurityGroupSelectorTerms []SelectorTerm         `json:"securityGroupSelectorTerms,omitempty"`
-	AMISelectorTerms           []AMISelectorTerm      `json:"amiSelectorTerms,omitempty"`
-	BlockDeviceMappings        []BlockDeviceMapping   `json:"blockDeviceMappings,omitempty"`
-	MetadataOptions            map[string]interface{} `json:"metadataOptions,omitempty"`
-	UserData                   *string                `json:"userData,omitempty"`
-	Tags                       map[string]string      `json:"tags,omitempty"`
-	Kubelet                    *KubeletConfiguration  `json:"kubelet,omitempty"`
+	AMIFamily                  string                `json:"amiFamily,omitempty"`
+	Role                       string                `json:"role,omitempty"`
+	InstanceProfile            string                `json:"instanceProfile,omitempty"`
+	SubnetSelectorTerms        []SelectorTerm        `json:"subnetSelectorTerms,omitempty"`
+	SecurityGroupSelectorTerms []SelectorTerm        `json:"securityGroupSelectorTerms,omitempty"`
+	AMISelectorTerms           []AMISelectorTerm     `json:"amiSelectorTerms,omitempty"`
+	BlockDeviceMappings        []BlockDeviceMapping  `json:"blockDeviceMappings,omitempty"`
+	MetadataOptions            *MetadataOptions      `json:"metadataOptions,omitempty"`
+	UserData                   *string               `json:"userData,omitempty"`
+	Tags                       map[string]string     `json:"tags,omitempty"`
+	Kubelet                    *KubeletConfiguration `json:"kubelet,omitempty"`
 }
 
 // SelectorTerm selects subnets or security groups by tags, id or name.
@@ -72,6 +72,17 @@ const (
 	AMIFamilyBottlerocket = "Bottlerocket"
 	AMIFamilyCustom       = "Custom"
 )
+
+// MetadataOptions are the instance metadata service options of launched
+// instances (EC2NodeClass.spec.metadataOptions, Karpenter's names). Karpenter's
+// CRD defaults are endpoint enabled, IPv6 disabled, hop limit 1, tokens
+// required; nil fields here mean "not set".
+type MetadataOptions struct {
+	HTTPEndpoint            *string `json:"httpEndpoint,omitempty"`
+	HTTPProtocolIPv6        *string `json:"httpProtocolIPv6,omitempty"`
+	HTTPPutResponseHopLimit *int64  `json:"httpPutResponseHopLimit,omitempty"`
+	HTTPTokens              *string `json:"httpTokens,omitempty"`
+}
 
 // KubeletConfiguration is EC2NodeClass.spec.kubelet (Karpenter v1 field
 // names, which are the kubelet's KubeletConfiguration names): what changes

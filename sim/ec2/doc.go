@@ -15,7 +15,28 @@
 //
 // Supported actions: CreateFleet, DescribeInstances, TerminateInstances,
 // CreateTags, DescribeInstanceTypes, DescribeInstanceTypeOfferings,
-// DescribeSubnets, DescribeSecurityGroups. Others answer InvalidAction.
+// DescribeSubnets, DescribeSecurityGroups, CreateLaunchTemplate,
+// DescribeLaunchTemplates, DeleteLaunchTemplate, DescribeImages,
+// DescribeInstanceAttribute (userData). Others answer InvalidAction.
+//
+// Images: the EKS-optimized AL2023 (x86_64 standard/nvidia/neuron, arm64
+// standard/nvidia), AL2 (x86_64, arm64, gpu) and Bottlerocket (aws-k8s,
+// -nvidia; x86_64, arm64) images of each release for
+// Options.KubernetesVersion, with the public SSM parameters pointing at them
+// (SSMParameter, served by package sim/ssm). PublishImageRelease adds a
+// release and repoints `recommended`/`latest`.
+//
+// CreateFleet is as strict as EC2: the launch template must exist
+// (request-level InvalidLaunchTemplateName.NotFoundException /
+// InvalidLaunchTemplateId.NotFound); per override, in the answer's Errors:
+// an unknown image (InvalidAMIID.NotFound), an image of another
+// architecture than the instance type (InvalidParameterValue), an unknown
+// subnet (InvalidSubnetID.NotFound) or security group
+// (InvalidGroup.NotFound), a subnet without free addresses
+// (InsufficientFreeAddressesInSubnet, SetSubnetAvailable), an instance
+// profile Options.InstanceProfile does not know (InvalidParameterValue
+// "Invalid IAM Instance Profile name"). Instances record the template's
+// user data, image, profile, groups, metadata options and block devices.
 //
 // Faults for tests and chaos runs: insufficient capacity per pool
 // (SetInsufficientCapacity) or at random (SetICEFraction), throttling with

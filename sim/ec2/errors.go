@@ -42,4 +42,17 @@ const (
 	CodeInvalidFleetConfiguration    = "InvalidFleetConfiguration"
 	CodeSpotMaxPriceTooLow           = "SpotMaxPriceTooLow"
 	CodeIdempotentParameterMismatch  = "IdempotentParameterMismatch"
+
+	CodeInsufficientFreeAddresses              = "InsufficientFreeAddressesInSubnet"
+	CodeInvalidParameterValue                  = "InvalidParameterValue"
+	CodeInvalidAMIIDNotFound                   = "InvalidAMIID.NotFound"
+	CodeInvalidAMIIDMalformed                  = "InvalidAMIID.Malformed"
+	CodeInvalidLaunchTemplateNameNotFound      = "InvalidLaunchTemplateName.NotFoundException"
+	CodeInvalidLaunchTemplateNameAlreadyExists = "InvalidLaunchTemplateName.AlreadyExistsException"
+	CodeInvalidLaunchTemplateNameMalformed     = "InvalidLaunchTemplateName.MalformedException"
+	CodeInvalidLaunchTemplateIDNotFound        = "InvalidLaunchTemplateId.NotFound"
+	CodeInvalidLaunchTemplateIDMalformed       = "InvalidLaunchTemplateId.Malformed"
+	CodeInvalidLaunchTemplateIDVersionNotFound = "InvalidLaunchTemplateId.VersionNotFound"
+	CodeInvalidUserDataMalformed               = "InvalidUserData.Malformed"
+	CodeInvalidParameterCombination            = "InvalidParameterCombination"
 )

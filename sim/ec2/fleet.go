@@ -37,15 +37,24 @@ type fleetRecord struct {
 
 // fleetOverride is one launch template override of a CreateFleet request.
 type fleetOverride struct {
-	order    int // position in the request
-	spec     launchTemplateSpecXML
-	xml      overridesXML
-	it       *catalog.InstanceType // nil: not in the catalog
-	subnet   *subnet
-	priority float64 // +Inf when unset
-	maxPrice float64 // 0 when unset
-	weight   float64 // units of capacity one instance gives (default 1)
+	order  int // position in the request
+	spec   launchTemplateSpecXML
+	xml    overridesXML
+	lt     *LaunchTemplate
+	it     *catalog.InstanceType // nil: not in the catalog
+	subnet *subnet               // nil when errCode says the subnet does not exist
+
+	instanceType, imageID   string // the override's, else the template's
+	image                   *Image
+	groups                  []string // security group ids the instance gets
+	profileName, profileArn string
+	errCode, errMsg         string  // why EC2 refuses this override, whatever the capacity
+	priority                float64 // +Inf when unset
+	maxPrice                float64 // 0 when unset
+	weight                  float64 // units of capacity one instance gives (default 1)
 }
+
+func (o *fleetOverride) fail(code, msg string) { o.errCode, o.errMsg = code, msg }
 
 func (o *fleetOverride) price(capacityType string) float64 {
 	if o.it == nil {
@@ -182,7 +191,7 @@ func (s *Server) createFleet(f form) (withRequestID, error) {
 				failed[pick.order] = true
 				resp.Errors = append(resp.Errors, fleetErrorXML{
 					LaunchTemplateAndOverrides: launchTemplateAndOverridesXML{pick.spec, pick.xml},
-					Lifecycle:                  bucket.capacityType, ErrorCode: "InsufficientFreeAddressesInSubnet", ErrorMessage: err.Error(),
+					Lifecycle:                  bucket.capacityType, ErrorCode: CodeInsufficientFreeAddresses, ErrorMessage: err.Error(),
 				})
 				continue
 			}
@@ -215,10 +224,16 @@ func (s *Server) createFleet(f form) (withRequestID, error) {
 }
 
 // parseOverridesLocked reads LaunchTemplateConfigs.N with their Overrides.
-// A config must name a launch template (any name is accepted: the endpoint
-// keeps no launch templates) and list overrides with an InstanceType; each
-// override's subnet is its SubnetId, else its AvailabilityZone's subnet,
-// else the first zone's.
+// Each config must name a launch template that exists, by name or id, at a
+// version it has ($Latest, $Default or 1): otherwise the whole request
+// fails, InvalidLaunchTemplateName.NotFoundException or
+// InvalidLaunchTemplateId.NotFound. A config without Overrides launches the
+// template as it is. An override's InstanceType and ImageId replace the
+// template's; its subnet is its SubnetId, else its AvailabilityZone's
+// subnet, else the first zone's. What makes one override unlaunchable (an
+// unknown subnet, image or security group, an image of another
+// architecture, an unknown instance profile) is recorded on it and reported
+// in the answer's Errors, as EC2 does per override.
 func (s *Server) parseOverridesLocked(f form) ([]*fleetOverride, error) {
 	configs := f.indices("LaunchTemplateConfigs")
 	if len(configs) == 0 {
@@ -235,23 +250,40 @@ func (s *Server) parseOverridesLocked(f form) ([]*fleetOverride, error) {
 		if spec.LaunchTemplateID == "" && spec.LaunchTemplateName == "" {
 			return nil, missingParameter("LaunchTemplateConfigs.LaunchTemplateSpecification.LaunchTemplateName or LaunchTemplateId")
 		}
+		lt, err := s.resolveTemplateLocked(spec.LaunchTemplateID, spec.LaunchTemplateName)
+		if err != nil {
+			return nil, err
+		}
+		if err := checkVersion(lt, spec.Version); err != nil {
+			return nil, err
+		}
 		ois := f.indices(cp + ".Overrides")
 		if len(ois) == 0 {
-			return nil, invalidParameter("The local EC2 endpoint keeps no launch templates: each config needs Overrides with an InstanceType")
+			ois = []int{0} // the template alone
 		}
 		for _, oi := range ois {
 			op := at(cp+".Overrides", oi)
-			o := &fleetOverride{order: len(out), spec: spec, priority: inf, weight: 1}
+			o := &fleetOverride{order: len(out), spec: spec, lt: lt, priority: inf, weight: 1}
 			o.xml = overridesXML{
-				InstanceType: f.get(op + ".InstanceType"), SubnetID: f.get(op + ".SubnetId"),
+				InstanceType: f.get(op + ".InstanceType"), ImageID: f.get(op + ".ImageId"), SubnetID: f.get(op + ".SubnetId"),
 				AvailabilityZone: f.get(op + ".AvailabilityZone"), MaxPrice: f.get(op + ".MaxPrice"),
 				Priority: f.get(op + ".Priority"), WeightedCapacity: f.get(op + ".WeightedCapacity"),
 			}
-			if o.xml.InstanceType == "" {
+			o.instanceType = o.xml.InstanceType
+			if o.instanceType == "" {
+				o.instanceType = lt.Data.InstanceType
+			}
+			if o.instanceType == "" {
 				return nil, missingParameter(op + ".InstanceType")
 			}
-			o.it, _ = s.opts.Catalog.Get(o.xml.InstanceType)
-			var err error
+			o.imageID = o.xml.ImageID
+			if o.imageID == "" {
+				o.imageID = lt.Data.ImageID
+			}
+			if o.imageID == "" {
+				return nil, invalidParameter("Parameter 'amiIdList' cannot be empty.")
+			}
+			o.it, _ = s.opts.Catalog.Get(o.instanceType)
 			if o.priority, err = floatParam(o.xml.Priority, inf, op+".Priority"); err != nil {
 				return nil, err
 			}
@@ -268,8 +300,8 @@ func (s *Server) parseOverridesLocked(f form) ([]*fleetOverride, error) {
 			case o.xml.SubnetID != "":
 				o.subnet = s.subnetByID(o.xml.SubnetID)
 				if o.subnet == nil {
-					return nil, newError(http.StatusBadRequest, CodeInvalidSubnetIDNotFound,
-						"The subnet ID '%s' does not exist", o.xml.SubnetID)
+					o.fail(CodeInvalidSubnetIDNotFound, fmt.Sprintf("The subnet ID '%s' does not exist", o.xml.SubnetID))
+					break
 				}
 				if o.xml.AvailabilityZone != "" && o.xml.AvailabilityZone != o.subnet.zone {
 					return nil, invalidParameter("Subnet %s is in %s, not in the requested Availability Zone %s",
@@ -283,10 +315,74 @@ func (s *Server) parseOverridesLocked(f form) ([]*fleetOverride, error) {
 			default:
 				o.subnet = s.subnets[0]
 			}
+			if o.errCode == "" {
+				s.checkLaunchInputsLocked(o)
+			}
 			out = append(out, o)
 		}
 	}
 	return out, nil
+}
+
+// checkLaunchInputsLocked records on o the first reason EC2 would refuse to
+// launch it, whatever the capacity: the image, its architecture, the
+// security groups, the instance profile.
+func (s *Server) checkLaunchInputsLocked(o *fleetOverride) {
+	im, ok := s.images[o.imageID]
+	if !ok || im.State != "available" {
+		o.fail(CodeInvalidAMIIDNotFound, fmt.Sprintf("The image id '[%s]' does not exist", o.imageID))
+		return
+	}
+	o.image = im
+	if o.it != nil && ec2Arch(o.it.Arch) != im.Architecture {
+		o.fail(CodeInvalidParameterValue, fmt.Sprintf("The architecture '%s' of the specified instance type does not match the architecture '%s' of the specified AMI. "+
+			"Specify an instance type and an AMI that have matching architectures, and try again. "+
+			"You can use 'describe-instance-types' or 'describe-images' to discover the architecture of the instance type or AMI.",
+			ec2Arch(o.it.Arch), im.Architecture))
+		return
+	}
+	d := &o.lt.Data
+	if len(d.SecurityGroupNames) > 0 {
+		o.fail(CodeInvalidParameterCombination, "The parameter groupName cannot be used with the parameter subnet")
+		return
+	}
+	for _, id := range d.SecurityGroupIDs {
+		if s.groupBy(func(g *securityGroup) bool { return g.id == id }) == nil {
+			o.fail(CodeInvalidGroupNotFound, fmt.Sprintf("The security group '%s' does not exist in VPC '%s'", id, s.vpcID))
+			return
+		}
+	}
+	if len(d.SecurityGroupIDs) == 0 {
+		o.groups = []string{s.groups[0].id} // EC2 puts the VPC's default group on the instance
+	} else {
+		o.groups = d.SecurityGroupIDs
+	}
+	switch {
+	case d.IamInstanceProfileArn != "":
+		name := d.IamInstanceProfileArn[strings.LastIndexByte(d.IamInstanceProfileArn, '/')+1:]
+		arn, ok := s.instanceProfile(name)
+		if !ok || arn != d.IamInstanceProfileArn {
+			o.fail(CodeInvalidParameterValue, fmt.Sprintf("Value (%s) for parameter iamInstanceProfile.arn is invalid. Invalid IAM Instance Profile ARN", d.IamInstanceProfileArn))
+			return
+		}
+		o.profileName, o.profileArn = name, arn
+	case d.IamInstanceProfileName != "":
+		arn, ok := s.instanceProfile(d.IamInstanceProfileName)
+		if !ok {
+			o.fail(CodeInvalidParameterValue, fmt.Sprintf("Value (%s) for parameter iamInstanceProfile.name is invalid. Invalid IAM Instance Profile name", d.IamInstanceProfileName))
+			return
+		}
+		o.profileName, o.profileArn = d.IamInstanceProfileName, arn
+	}
+}
+
+// instanceProfile asks Options.InstanceProfile (nil: any name exists, with
+// the ARN it would have at path /).
+func (s *Server) instanceProfile(name string) (string, bool) {
+	if s.opts.InstanceProfile == nil {
+		return "arn:aws:iam::" + s.opts.AccountID + ":instance-profile/" + name, true
+	}
+	return s.opts.InstanceProfile(name)
 }
 
 var inf = 1e308
@@ -321,9 +417,15 @@ func orderOverrides(in []*fleetOverride, capacityType, strategy string) []*fleet
 // checkOverrideLocked returns the CreateFleet error code and message for an
 // override that cannot launch now, or "" when it can.
 func (s *Server) checkOverrideLocked(o *fleetOverride, capacityType string, drawn map[pool]bool) (code, msg string) {
+	if o.errCode != "" {
+		return o.errCode, o.errMsg
+	}
 	if o.it == nil {
 		return CodeUnsupported, fmt.Sprintf("Your requested instance type (%s) is not supported in your requested Availability Zone (%s).",
-			o.xml.InstanceType, o.subnet.zone)
+			o.instanceType, o.subnet.zone)
+	}
+	if o.subnet.available() <= 0 {
+		return CodeInsufficientFreeAddresses, insufficientAddresses(o.subnet.id)
 	}
 	if capacityType == CapacityTypeSpot && o.maxPrice > 0 && o.it.SpotPrice() > o.maxPrice {
 		return CodeSpotMaxPriceTooLow, fmt.Sprintf("Your Spot request price of %s is lower than the minimum required Spot request fulfillment price of %s.",
@@ -365,11 +467,73 @@ func (s *Server) launchLocked(o *fleetOverride, capacityType, fleetID, token str
 		LaunchTime: now, ReservationID: s.resourceIDLocked("r"), FleetID: fleetID,
 		LaunchTemplateID: o.spec.LaunchTemplateID, LaunchTemplateName: o.spec.LaunchTemplateName,
 		LaunchTemplateVersion: o.spec.Version,
-		Tags:                  maps.Clone(tags),
+		Tags:                  maps.Clone(o.lt.Data.TagSpecifications["instance"]),
+		ImageID:               o.imageID, UserData: o.lt.Data.UserData,
+		IAMInstanceProfile: o.profileName, IAMInstanceProfileArn: o.profileArn,
+		SecurityGroupIDs: append([]string(nil), o.groups...),
+		MetadataOptions:  metadataWithDefaults(o.lt.Data.MetadataOptions, o.image),
+		BlockDevices:     blockDevicesFor(o.lt.Data.BlockDevices),
+	}
+	if in.Tags == nil {
+		in.Tags = map[string]string{}
+	}
+	maps.Copy(in.Tags, tags)
+	if in.LaunchTemplateID == "" {
+		in.LaunchTemplateID = o.lt.ID
+	}
+	if in.LaunchTemplateName == "" {
+		in.LaunchTemplateName = o.lt.Name
 	}
 	in.Tags["aws:ec2:fleet-id"] = fleetID
 	s.instances[id] = in
 	return in, nil
+}
+
+// metadataWithDefaults fills what the template left out as EC2 does:
+// endpoint enabled, IPv6 disabled, hop limit 1 (2 for images that require
+// IMDSv2, like AL2023), tokens optional unless the image requires v2.
+func metadataWithDefaults(m *MetadataOptions, im *Image) *MetadataOptions {
+	out := MetadataOptions{}
+	if m != nil {
+		out = *m
+	}
+	v2 := im != nil && im.Family == FamilyAL2023
+	if out.HTTPEndpoint == "" {
+		out.HTTPEndpoint = "enabled"
+	}
+	if out.HTTPProtocolIPv6 == "" {
+		out.HTTPProtocolIPv6 = "disabled"
+	}
+	if out.HTTPPutResponseHopLimit == 0 {
+		out.HTTPPutResponseHopLimit = 1
+		if v2 {
+			out.HTTPPutResponseHopLimit = 2
+		}
+	}
+	if out.HTTPTokens == "" {
+		out.HTTPTokens = "optional"
+		if v2 {
+			out.HTTPTokens = "required"
+		}
+	}
+	if out.InstanceMetadataTags == "" {
+		out.InstanceMetadataTags = "disabled"
+	}
+	return &out
+}
+
+// blockDevicesFor is the template's mappings, or the image's root volume
+// (/dev/xvda, 20 GiB gp3) when it has none.
+func blockDevicesFor(bds []BlockDevice) []BlockDevice {
+	if len(bds) == 0 {
+		del := true
+		return []BlockDevice{{DeviceName: "/dev/xvda", VolumeSize: 20, VolumeType: "gp3", DeleteOnTermination: &del}}
+	}
+	return append([]BlockDevice(nil), bds...)
+}
+
+func insufficientAddresses(subnetID string) string {
+	return fmt.Sprintf("There are not enough free addresses in subnet '%s' to satisfy the requested number of instances.", subnetID)
 }
 
 // privateDNSName is EC2's internal host name for an address:

@@ -1,6 +1,8 @@
 package ec2
 
 import (
+	"crypto/sha256"
+	"encoding/hex"
 	"maps"
 	"net/http"
 	"regexp"
@@ -33,8 +35,17 @@ type Instance struct {
 	LaunchTemplateName    string
 	LaunchTemplateVersion string
 	Tags                  map[string]string
-	UserData              string // base64, exactly as in the launch template data
-	ImageID               string // e.g. "ami-0123456789abcdef0"
+
+	// What the instance was launched with, from its launch template (and
+	// the override's ImageId).
+	ImageID string
+	// UserData is base64, exactly as in the launch template.
+	UserData              string
+	IAMInstanceProfile    string // instance profile name ("" without one)
+	IAMInstanceProfileArn string
+	SecurityGroupIDs      []string
+	MetadataOptions       *MetadataOptions
+	BlockDevices          []BlockDevice
 }
 
 // instance is the server's record: the snapshot plus bookkeeping.
@@ -49,6 +60,12 @@ type instance struct {
 func (in *instance) snapshot() Instance {
 	out := in.Instance
 	out.Tags = maps.Clone(in.Tags)
+	out.SecurityGroupIDs = append([]string(nil), in.SecurityGroupIDs...)
+	out.BlockDevices = append([]BlockDevice(nil), in.BlockDevices...)
+	if in.MetadataOptions != nil {
+		m := *in.MetadataOptions
+		out.MetadataOptions = &m
+	}
 	return out
 }
 
@@ -193,16 +210,19 @@ func (s *Server) lookupInstancesLocked(ids []string) ([]*instance, error) {
 }
 
 var instanceFields = fields[*instance]{
-	"instance-id":         func(in *instance) []string { return []string{in.ID} },
-	"instance-state-name": func(in *instance) []string { return []string{in.State} },
-	"instance-state-code": func(in *instance) []string { return []string{itoa(stateCodes[in.State])} },
-	"instance-type":       func(in *instance) []string { return []string{in.InstanceType} },
-	"availability-zone":   func(in *instance) []string { return []string{in.Zone} },
-	"subnet-id":           func(in *instance) []string { return []string{in.SubnetID} },
-	"private-dns-name":    func(in *instance) []string { return []string{in.PrivateDNSName} },
-	"private-ip-address":  func(in *instance) []string { return []string{in.PrivateIP} },
-	"reservation-id":      func(in *instance) []string { return []string{in.ReservationID} },
-	"architecture":        func(in *instance) []string { return []string{in.Architecture} },
+	"instance-id":              func(in *instance) []string { return []string{in.ID} },
+	"instance-state-name":      func(in *instance) []string { return []string{in.State} },
+	"instance-state-code":      func(in *instance) []string { return []string{itoa(stateCodes[in.State])} },
+	"instance-type":            func(in *instance) []string { return []string{in.InstanceType} },
+	"availability-zone":        func(in *instance) []string { return []string{in.Zone} },
+	"subnet-id":                func(in *instance) []string { return []string{in.SubnetID} },
+	"private-dns-name":         func(in *instance) []string { return []string{in.PrivateDNSName} },
+	"private-ip-address":       func(in *instance) []string { return []string{in.PrivateIP} },
+	"reservation-id":           func(in *instance) []string { return []string{in.ReservationID} },
+	"architecture":             func(in *instance) []string { return []string{in.Architecture} },
+	"image-id":                 func(in *instance) []string { return nonEmpty(in.ImageID) },
+	"instance.group-id":        func(in *instance) []string { return in.SecurityGroupIDs },
+	"iam-instance-profile.arn": func(in *instance) []string { return nonEmpty(in.IAMInstanceProfileArn) },
 	"instance-lifecycle": func(in *instance) []string {
 		if in.CapacityType == "spot" {
 			return []string{"spot"}
@@ -258,7 +278,7 @@ func (s *Server) describeInstances(f form) (withRequestID, error) {
 
 func (s *Server) instanceXMLLocked(in *instance) instanceXML {
 	x := instanceXML{
-		InstanceID: in.ID, ImageID: "ami-0123456789abcdef0", InstanceState: state(in.State),
+		InstanceID: in.ID, ImageID: in.ImageID, InstanceState: state(in.State),
 		PrivateDNSName: in.PrivateDNSName, InstanceType: in.InstanceType,
 		LaunchTime: in.LaunchTime.UTC().Format("2006-01-02T15:04:05.000Z"),
 		Placement:  placementXML{AvailabilityZone: in.Zone, AvailabilityZoneID: s.zoneIDOf(in.Zone), Tenancy: "default"},
@@ -266,9 +286,30 @@ func (s *Server) instanceXMLLocked(in *instance) instanceXML {
 		Architecture: in.Architecture, RootDeviceType: "ebs", RootDeviceName: "/dev/xvda",
 		ClientToken: in.clientToken, Tags: tagSet(in.Tags), VirtualizationType: "hvm", Hypervisor: "xen",
 	}
-	if len(s.groups) > 1 {
-		g := s.groups[1]
-		x.Groups = []groupXML{{GroupID: g.id, GroupName: g.name}}
+	for _, id := range in.SecurityGroupIDs {
+		g := groupXML{GroupID: id}
+		if sg := s.groupBy(func(g *securityGroup) bool { return g.id == id }); sg != nil {
+			g.GroupName = sg.name
+		}
+		x.Groups = append(x.Groups, g)
+	}
+	if in.IAMInstanceProfileArn != "" {
+		sum := sha256.Sum256([]byte(in.IAMInstanceProfileArn))
+		x.IamInstanceProfile = &iamInstanceProfileXML{Arn: in.IAMInstanceProfileArn,
+			ID: "AIPA" + strings.ToUpper(hex.EncodeToString(sum[:9]))[:17]}
+	}
+	if m := in.MetadataOptions; m != nil {
+		x.MetadataOptions = &instanceMetadataOptionsXML{State: "applied", HTTPTokens: m.HTTPTokens,
+			HTTPPutResponseHopLimit: m.HTTPPutResponseHopLimit, HTTPEndpoint: m.HTTPEndpoint,
+			HTTPProtocolIPv6: m.HTTPProtocolIPv6, InstanceMetadataTags: m.InstanceMetadataTags}
+	}
+	if in.State != StateTerminated {
+		for i, b := range in.BlockDevices {
+			sum := sha256.Sum256([]byte(in.ID + "/" + b.DeviceName + strconv.Itoa(i)))
+			x.BlockDevices = append(x.BlockDevices, instanceBlockDeviceXML{DeviceName: b.DeviceName, EBS: instanceEBSDeviceXML{
+				VolumeID: "vol-0" + hex.EncodeToString(sum[:8]), Status: "attached", AttachTime: x.LaunchTime,
+				DeleteOnTermination: b.DeleteOnTermination == nil || *b.DeleteOnTermination}})
+		}
 	}
 	if in.CapacityType == "spot" {
 		x.InstanceLifecycle = "spot"
@@ -365,3 +406,31 @@ func checkTagKeys(tags map[string]string) error {
 }
 
 func itoa(n int) string { return strconv.Itoa(n) }
+
+// describeInstanceAttribute answers the userData attribute (others are
+// InvalidParameterValue here).
+func (s *Server) describeInstanceAttribute(f form) (withRequestID, error) {
+	id, attr := f.get("InstanceId"), f.get("Attribute")
+	if id == "" {
+		return nil, missingParameter("InstanceId")
+	}
+	if attr == "" {
+		return nil, missingParameter("Attribute")
+	}
+	if attr != "userData" {
+		return nil, invalidParameter("Value (%s) for parameter attribute is invalid. The local EC2 endpoint answers only userData.", attr)
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	items, err := s.lookupInstancesLocked([]string{id})
+	if err != nil {
+		return nil, err
+	}
+	out := &describeInstanceAttributeResponse{InstanceID: id}
+	if ud := items[0].UserData; ud != "" {
+		out.UserData = &attributeValueXML{Value: ud}
+	} else {
+		out.UserData = &attributeValueXML{}
+	}
+	return out, nil
+}

@@ -1,6 +1,7 @@
 package ec2
 
 import (
+	"errors"
 	"fmt"
 	"math/bits"
 	"net/http"
@@ -21,6 +22,7 @@ type subnet struct {
 	size             int // addresses in the block
 	next             int // next host offset to hand out
 	inUse            int
+	held             int // addresses taken by others (SetSubnetAvailable)
 	tags             map[string]string
 }
 
@@ -28,13 +30,13 @@ func (sn *subnet) cidr() string { return fmt.Sprintf("10.0.%d.0/%d", sn.octet, s
 
 // available is the free address count as EC2 reports it: the block minus
 // the 5 addresses AWS reserves, minus addresses in use.
-func (sn *subnet) available() int { return sn.size - 5 - sn.inUse }
+func (sn *subnet) available() int { return max(0, sn.size-5-sn.inUse-sn.held) }
 
 // allocate returns the next private address, e.g. "10.0.32.7"; the first
 // four addresses and the last are reserved as on AWS.
 func (sn *subnet) allocate() (string, error) {
-	if sn.next >= sn.size-1 {
-		return "", fmt.Errorf("subnet %s has no free addresses", sn.id)
+	if sn.next >= sn.size-1 || sn.available() <= 0 {
+		return "", errors.New(insufficientAddresses(sn.id))
 	}
 	off := sn.next
 	sn.next++
@@ -83,6 +85,47 @@ func (s *Server) initNetwork() {
 		{id: s.resourceIDLocked("sg"), name: s.opts.ClusterTag + "-node", description: "EKS node shared security group",
 			tags: map[string]string{DiscoveryTag: s.opts.ClusterTag, "Name": s.opts.ClusterTag + "-node"}},
 	}
+}
+
+// SetSubnetAvailable makes the subnet report n free addresses (as if
+// others used the rest): DescribeSubnets shows n, and CreateFleet answers
+// InsufficientFreeAddressesInSubnet for it once n launches used them up.
+// n larger than the block allows is capped.
+func (s *Server) SetSubnetAvailable(id string, n int) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	sn := s.subnetByID(id)
+	if sn == nil {
+		return fmt.Errorf("ec2 sim: no subnet %s", id)
+	}
+	if n < 0 {
+		return fmt.Errorf("ec2 sim: subnet %s: %d free addresses", id, n)
+	}
+	sn.held = max(0, sn.size-5-sn.inUse-n)
+	return nil
+}
+
+// SubnetIDs returns the subnet ids, in zone order.
+func (s *Server) SubnetIDs() []string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	out := make([]string, len(s.subnets))
+	for i, sn := range s.subnets {
+		out[i] = sn.id
+	}
+	return out
+}
+
+// SecurityGroupIDs returns the security group ids: the VPC's default group
+// first, then the cluster's node group.
+func (s *Server) SecurityGroupIDs() []string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	out := make([]string, len(s.groups))
+	for i, g := range s.groups {
+		out[i] = g.id
+	}
+	return out
 }
 
 func (s *Server) subnetByID(id string) *subnet {

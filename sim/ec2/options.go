@@ -48,6 +48,15 @@ type Options struct {
 	// changes it later.
 	Latency time.Duration
 
+	// KubernetesVersion is the minor version the EKS images and their SSM
+	// parameters are published for (default DefaultKubernetesVersion).
+	KubernetesVersion string
+	// InstanceProfile says whether an IAM instance profile exists and its
+	// ARN (the local IAM endpoint answers it). CreateFleet refuses a launch
+	// template naming a profile it does not know, as EC2 does. Nil: every
+	// profile name is taken to exist (unit tests that do not involve IAM).
+	InstanceProfile func(name string) (arn string, ok bool)
+
 	// OnRunning is called, on its own goroutine, when an instance becomes
 	// running (the local world registers a Kubernetes Node then).
 	OnRunning func(Instance)
@@ -68,6 +77,9 @@ func (o Options) withDefaults() Options {
 	}
 	if o.AccountID == "" {
 		o.AccountID = "123456789012"
+	}
+	if o.KubernetesVersion == "" {
+		o.KubernetesVersion = DefaultKubernetesVersion
 	}
 	if o.Catalog == nil {
 		o.Catalog = catalog.MustDefault()

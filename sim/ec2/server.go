@@ -28,6 +28,12 @@ type Server struct {
 	fleets    map[string]fleetRecord
 	closed    bool
 
+	templates    map[string]*LaunchTemplate // by id
+	images       map[string]*Image          // by id
+	customImages []string                   // AddImage ids, in order (state)
+	releases     []Release
+	ssm          map[string]ssmParam // public SSM parameters backed by images
+
 	ice              map[pool]bool // explicit insufficient capacity; "" fields are wildcards
 	iceFraction      float64
 	throttleFraction float64
@@ -58,8 +64,11 @@ func New(opts Options) *Server {
 		latency:          opts.Latency,
 		calls:            map[string]int{},
 		throttled:        map[string]int{},
+		templates:        map[string]*LaunchTemplate{},
+		ssm:              map[string]ssmParam{},
 	}
 	s.initNetwork()
+	s.initImages()
 	return s
 }
 
@@ -209,6 +218,11 @@ var handlers = map[string]handler{
 	"DescribeInstanceTypeOfferings": (*Server).describeInstanceTypeOfferings,
 	"DescribeSubnets":               (*Server).describeSubnets,
 	"DescribeSecurityGroups":        (*Server).describeSecurityGroups,
+	"CreateLaunchTemplate":          (*Server).createLaunchTemplate,
+	"DescribeLaunchTemplates":       (*Server).describeLaunchTemplates,
+	"DeleteLaunchTemplate":          (*Server).deleteLaunchTemplate,
+	"DescribeImages":                (*Server).describeImages,
+	"DescribeInstanceAttribute":     (*Server).describeInstanceAttribute,
 }
 
 // ServeHTTP answers one EC2 Query request.

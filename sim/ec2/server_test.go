@@ -41,6 +41,10 @@ func start(t *testing.T, opts ec2.Options) (*ec2.Server, *sdkec2.Client) {
 		t.Fatal(err)
 	}
 	t.Cleanup(stop)
+	// The template the fleet helper launches from: the x86_64 AL2023 image.
+	if _, err := srv.CreateLaunchTemplate("test-lt", ec2.LaunchTemplateData{ImageID: recommended(t, srv, "x86_64", "standard")}, nil); err != nil {
+		t.Fatal(err)
+	}
 	client := sdkec2.New(sdkec2.Options{
 		Region:       "us-east-1",
 		BaseEndpoint: aws.String(url),
@@ -49,6 +53,16 @@ func start(t *testing.T, opts ec2.Options) (*ec2.Server, *sdkec2.Client) {
 		HTTPClient:   bufferedBodies{awshttp.NewBuildableClient()},
 	})
 	return srv, client
+}
+
+// recommended is the AL2023 image the SSM recommended parameter points at.
+func recommended(t *testing.T, srv *ec2.Server, arch, variant string) string {
+	t.Helper()
+	id, _, _, ok := srv.SSMParameter("/aws/service/eks/optimized-ami/1.37/amazon-linux-2023/" + arch + "/" + variant + "/recommended/image_id")
+	if !ok {
+		t.Fatalf("no recommended %s %s image", arch, variant)
+	}
+	return id
 }
 
 // bufferedBodies sends each request body from memory. Without it the SDK

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"time"
 )
 
 // savedState is the on-disk form of the endpoint's instances, so a local
@@ -14,6 +15,19 @@ type savedState struct {
 	Seq        uint64          `json:"seq"`
 	Instances  []savedInstance `json:"instances"`
 	SubnetNext map[string]int  `json:"subnetNext"` // subnet id -> next host offset
+	SubnetHeld map[string]int  `json:"subnetHeld,omitempty"`
+	// Releases are the published EKS AMI releases (versions), oldest first.
+	Releases []string `json:"releases,omitempty"`
+	// CustomImages are AddImage's images; Deprecations the deprecation
+	// times set on the release images.
+	CustomImages    []Image              `json:"customImages,omitempty"`
+	Deprecations    map[string]time.Time `json:"deprecations,omitempty"`
+	LaunchTemplates []savedTemplate      `json:"launchTemplates,omitempty"`
+}
+
+type savedTemplate struct {
+	LaunchTemplate
+	Seq uint64 `json:"seq"`
 }
 
 type savedInstance struct {
@@ -33,8 +47,29 @@ func (s *Server) SaveState(path string) error {
 		}
 		st.Instances = append(st.Instances, savedInstance{Instance: in.snapshot(), Seq: in.seq, ClientToken: in.clientToken})
 	}
+	st.SubnetHeld = map[string]int{}
 	for _, sn := range s.subnets {
 		st.SubnetNext[sn.id] = sn.next
+		if sn.held > 0 {
+			st.SubnetHeld[sn.id] = sn.held
+		}
+	}
+	for _, r := range s.releases {
+		st.Releases = append(st.Releases, r.Version)
+	}
+	custom := map[string]bool{}
+	for _, id := range s.customImages {
+		custom[id] = true
+		st.CustomImages = append(st.CustomImages, cloneImage(*s.images[id]))
+	}
+	st.Deprecations = map[string]time.Time{}
+	for id, im := range s.images {
+		if !custom[id] && !im.DeprecationTime.IsZero() {
+			st.Deprecations[id] = im.DeprecationTime
+		}
+	}
+	for _, lt := range s.sortedTemplatesLocked() {
+		st.LaunchTemplates = append(st.LaunchTemplates, savedTemplate{LaunchTemplate: lt.snapshot(), Seq: lt.seq})
 	}
 	s.mu.Unlock()
 	data, err := json.MarshalIndent(st, "", "  ")
@@ -75,6 +110,38 @@ func (s *Server) LoadState(path string) error {
 		if n, ok := st.SubnetNext[sn.id]; ok && n > sn.next {
 			sn.next = n
 		}
+		sn.held = st.SubnetHeld[sn.id]
+	}
+	have := map[string]bool{}
+	for _, r := range s.releases {
+		have[r.Version] = true
+	}
+	for _, v := range st.Releases {
+		if !have[v] {
+			if _, err := s.publishLocked(v); err != nil {
+				return fmt.Errorf("ec2 state %s: %v: remove it or run with --fresh", path, err)
+			}
+		}
+	}
+	for _, im := range st.CustomImages {
+		if _, dup := s.images[im.ID]; !dup {
+			im := cloneImage(im)
+			s.images[im.ID] = &im
+			s.customImages = append(s.customImages, im.ID)
+		}
+	}
+	for id, t := range st.Deprecations {
+		if im, ok := s.images[id]; ok {
+			im.DeprecationTime = t
+		}
+	}
+	for _, lt := range st.LaunchTemplates {
+		t := lt.LaunchTemplate.snapshot()
+		t.seq = lt.Seq
+		if t.Tags == nil {
+			t.Tags = map[string]string{}
+		}
+		s.templates[t.ID] = &t
 	}
 	for _, si := range st.Instances {
 		in := &instance{Instance: si.Instance, seq: si.Seq, clientToken: si.ClientToken}

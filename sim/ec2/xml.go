@@ -136,6 +136,7 @@ type launchTemplateSpecXML struct {
 
 type overridesXML struct {
 	InstanceType     string `xml:"instanceType,omitempty"`
+	ImageID          string `xml:"imageId,omitempty"`
 	SubnetID         string `xml:"subnetId,omitempty"`
 	AvailabilityZone string `xml:"availabilityZone,omitempty"`
 	MaxPrice         string `xml:"maxPrice,omitempty"`
@@ -175,30 +176,33 @@ type stateReasonXML struct {
 }
 
 type instanceXML struct {
-	InstanceID            string          `xml:"instanceId"`
-	ImageID               string          `xml:"imageId"`
-	InstanceState         stateXML        `xml:"instanceState"`
-	PrivateDNSName        string          `xml:"privateDnsName"`
-	DNSName               string          `xml:"dnsName"`
-	Reason                string          `xml:"reason"`
-	AmiLaunchIndex        int             `xml:"amiLaunchIndex"`
-	InstanceType          string          `xml:"instanceType"`
-	LaunchTime            string          `xml:"launchTime"`
-	Placement             placementXML    `xml:"placement"`
-	SubnetID              string          `xml:"subnetId,omitempty"`
-	VpcID                 string          `xml:"vpcId,omitempty"`
-	PrivateIPAddress      string          `xml:"privateIpAddress,omitempty"`
-	Groups                []groupXML      `xml:"groupSet>item"`
-	StateReason           *stateReasonXML `xml:"stateReason,omitempty"`
-	Architecture          string          `xml:"architecture"`
-	RootDeviceType        string          `xml:"rootDeviceType"`
-	RootDeviceName        string          `xml:"rootDeviceName"`
-	InstanceLifecycle     string          `xml:"instanceLifecycle,omitempty"`
-	SpotInstanceRequestID string          `xml:"spotInstanceRequestId,omitempty"`
-	ClientToken           string          `xml:"clientToken,omitempty"`
-	Tags                  []tagXML        `xml:"tagSet>item"`
-	VirtualizationType    string          `xml:"virtualizationType"`
-	Hypervisor            string          `xml:"hypervisor"`
+	InstanceID            string                      `xml:"instanceId"`
+	ImageID               string                      `xml:"imageId"`
+	InstanceState         stateXML                    `xml:"instanceState"`
+	PrivateDNSName        string                      `xml:"privateDnsName"`
+	DNSName               string                      `xml:"dnsName"`
+	Reason                string                      `xml:"reason"`
+	AmiLaunchIndex        int                         `xml:"amiLaunchIndex"`
+	InstanceType          string                      `xml:"instanceType"`
+	LaunchTime            string                      `xml:"launchTime"`
+	Placement             placementXML                `xml:"placement"`
+	SubnetID              string                      `xml:"subnetId,omitempty"`
+	VpcID                 string                      `xml:"vpcId,omitempty"`
+	PrivateIPAddress      string                      `xml:"privateIpAddress,omitempty"`
+	Groups                []groupXML                  `xml:"groupSet>item"`
+	IamInstanceProfile    *iamInstanceProfileXML      `xml:"iamInstanceProfile,omitempty"`
+	MetadataOptions       *instanceMetadataOptionsXML `xml:"metadataOptions,omitempty"`
+	BlockDevices          []instanceBlockDeviceXML    `xml:"blockDeviceMapping>item"`
+	StateReason           *stateReasonXML             `xml:"stateReason,omitempty"`
+	Architecture          string                      `xml:"architecture"`
+	RootDeviceType        string                      `xml:"rootDeviceType"`
+	RootDeviceName        string                      `xml:"rootDeviceName"`
+	InstanceLifecycle     string                      `xml:"instanceLifecycle,omitempty"`
+	SpotInstanceRequestID string                      `xml:"spotInstanceRequestId,omitempty"`
+	ClientToken           string                      `xml:"clientToken,omitempty"`
+	Tags                  []tagXML                    `xml:"tagSet>item"`
+	VirtualizationType    string                      `xml:"virtualizationType"`
+	Hypervisor            string                      `xml:"hypervisor"`
 }
 
 type terminateInstancesResponse struct {
@@ -356,3 +360,111 @@ type securityGroupXML struct {
 }
 
 func formatFloat(f float64) string { return strconv.FormatFloat(f, 'f', -1, 64) }
+
+// ---- DescribeImages ----
+
+type describeImagesResponse struct {
+	meta
+	Images    []imageXML `xml:"imagesSet>item"`
+	NextToken string     `xml:"nextToken,omitempty"`
+}
+
+type imageXML struct {
+	ImageID            string                `xml:"imageId"`
+	ImageLocation      string                `xml:"imageLocation"`
+	ImageState         string                `xml:"imageState"`
+	ImageOwnerID       string                `xml:"imageOwnerId"`
+	CreationDate       string                `xml:"creationDate"`
+	IsPublic           bool                  `xml:"isPublic"`
+	Architecture       string                `xml:"architecture"`
+	ImageType          string                `xml:"imageType"`
+	Name               string                `xml:"name"`
+	Description        string                `xml:"description,omitempty"`
+	ImageOwnerAlias    string                `xml:"imageOwnerAlias,omitempty"`
+	RootDeviceType     string                `xml:"rootDeviceType"`
+	RootDeviceName     string                `xml:"rootDeviceName"`
+	BlockDevices       []imageBlockDeviceXML `xml:"blockDeviceMapping>item"`
+	VirtualizationType string                `xml:"virtualizationType"`
+	Hypervisor         string                `xml:"hypervisor"`
+	EnaSupport         bool                  `xml:"enaSupport"`
+	BootMode           string                `xml:"bootMode,omitempty"`
+	ImdsSupport        string                `xml:"imdsSupport,omitempty"`
+	PlatformDetails    string                `xml:"platformDetails"`
+	UsageOperation     string                `xml:"usageOperation"`
+	DeprecationTime    string                `xml:"deprecationTime,omitempty"`
+	Tags               []tagXML              `xml:"tagSet>item"`
+}
+
+type imageBlockDeviceXML struct {
+	DeviceName string      `xml:"deviceName"`
+	EBS        imageEBSXML `xml:"ebs"`
+}
+
+type imageEBSXML struct {
+	SnapshotID          string `xml:"snapshotId"`
+	VolumeSize          int64  `xml:"volumeSize"`
+	DeleteOnTermination bool   `xml:"deleteOnTermination"`
+	VolumeType          string `xml:"volumeType"`
+	Encrypted           bool   `xml:"encrypted"`
+}
+
+// ---- Launch templates ----
+
+type launchTemplateResponse struct {
+	meta
+	LaunchTemplate launchTemplateXML `xml:"launchTemplate"`
+}
+
+type describeLaunchTemplatesResponse struct {
+	meta
+	LaunchTemplates []launchTemplateXML `xml:"launchTemplates>item"`
+	NextToken       string              `xml:"nextToken,omitempty"`
+}
+
+type launchTemplateXML struct {
+	LaunchTemplateID     string   `xml:"launchTemplateId"`
+	LaunchTemplateName   string   `xml:"launchTemplateName"`
+	CreateTime           string   `xml:"createTime"`
+	CreatedBy            string   `xml:"createdBy"`
+	DefaultVersionNumber int64    `xml:"defaultVersionNumber"`
+	LatestVersionNumber  int64    `xml:"latestVersionNumber"`
+	Tags                 []tagXML `xml:"tagSet>item"`
+}
+
+// ---- Instance parts recorded from the launch template ----
+
+type iamInstanceProfileXML struct {
+	Arn string `xml:"arn"`
+	ID  string `xml:"id"`
+}
+
+type instanceMetadataOptionsXML struct {
+	State                   string `xml:"state"`
+	HTTPTokens              string `xml:"httpTokens"`
+	HTTPPutResponseHopLimit int64  `xml:"httpPutResponseHopLimit"`
+	HTTPEndpoint            string `xml:"httpEndpoint"`
+	HTTPProtocolIPv6        string `xml:"httpProtocolIpv6"`
+	InstanceMetadataTags    string `xml:"instanceMetadataTags"`
+}
+
+type instanceBlockDeviceXML struct {
+	DeviceName string               `xml:"deviceName"`
+	EBS        instanceEBSDeviceXML `xml:"ebs"`
+}
+
+type instanceEBSDeviceXML struct {
+	VolumeID            string `xml:"volumeId"`
+	Status              string `xml:"status"`
+	AttachTime          string `xml:"attachTime"`
+	DeleteOnTermination bool   `xml:"deleteOnTermination"`
+}
+
+type describeInstanceAttributeResponse struct {
+	meta
+	InstanceID string             `xml:"instanceId"`
+	UserData   *attributeValueXML `xml:"userData,omitempty"`
+}
+
+type attributeValueXML struct {
+	Value string `xml:"value"`
+}

@@ -56,7 +56,7 @@ func (c *Cluster) apiserver() component {
 			"--client-ca-file=" + pk(caCertFile),
 			"--service-account-issuer=https://kubernetes.default.svc.cluster.local",
 			"--service-account-key-file=" + pk(saPubFile), "--service-account-signing-key-file=" + pk(saKeyFile),
-			"--service-cluster-ip-range=10.0.0.0/24",
+			"--service-cluster-ip-range=" + ServiceCIDR,
 			"--authorization-mode=RBAC",
 			// No ServiceAccount admission (pods need no "default" SA token) and no
 			// TaintNodesByCondition (new Nodes would carry node.kubernetes.io/not-ready
@@ -134,3 +134,7 @@ func (c *Cluster) kwok() component {
 		interval: 100 * time.Millisecond,
 	}
 }
+
+// ServiceCIDR is the kube-apiserver's service IP range (what EKS reports as
+// kubernetesNetworkConfig.serviceIpv4Cidr).
+const ServiceCIDR = "10.0.0.0/24"

@@ -28,6 +28,9 @@ func (w *World) WorkerEnv(clusterName string) []string {
 		"JOINERY_WORKER_TEMPORAL=" + w.Temporal.Address,
 		"JOINERY_WORKER_EC2=" + w.EC2Endpoint,
 		"JOINERY_WORKER_SQS=" + w.SQSEndpoint,
+		"JOINERY_WORKER_SSM=" + w.SSMEndpoint,
+		"JOINERY_WORKER_IAM=" + w.IAMEndpoint,
+		"JOINERY_WORKER_EKS=" + w.EKSEndpoint,
 		"JOINERY_WORKER_QUEUE=" + w.InterruptionQueueURL,
 		"JOINERY_WORKER_LOG=" + filepath.Join(w.StateDir, "joinery.log"),
 		"JOINERY_WORKER_CLUSTER=" + clusterName,
@@ -40,6 +43,7 @@ func (w *World) WorkerArgs(clusterName string) []string {
 	return []string{
 		"--kubeconfig", w.Kube.Kubeconfig(), "--temporal-address", w.Temporal.Address,
 		"--ec2-endpoint", w.EC2Endpoint, "--sqs-endpoint", w.SQSEndpoint, "--interruption-queue", w.InterruptionQueueURL,
+		"--ssm-endpoint", w.SSMEndpoint, "--iam-endpoint", w.IAMEndpoint, "--eks-endpoint", w.EKSEndpoint,
 		"--cluster-name", clusterName,
 	}
 }
@@ -63,6 +67,7 @@ func RunWorkerFromEnv(tune func(*controller.Config)) int {
 		RESTConfig: rc, TemporalAddress: os.Getenv("JOINERY_WORKER_TEMPORAL"), EC2Endpoint: os.Getenv("JOINERY_WORKER_EC2"),
 		SQSEndpoint: os.Getenv("JOINERY_WORKER_SQS"), InterruptionQueue: os.Getenv("JOINERY_WORKER_QUEUE"),
 		ClusterName: os.Getenv("JOINERY_WORKER_CLUSTER"), Log: log,
+		SSMEndpoint: os.Getenv("JOINERY_WORKER_SSM"), IAMEndpoint: os.Getenv("JOINERY_WORKER_IAM"), EKSEndpoint: os.Getenv("JOINERY_WORKER_EKS"),
 	}
 	if tune != nil {
 		tune(&cfg)

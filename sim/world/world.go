@@ -7,6 +7,7 @@ package world
 
 import (
 	"context"
+	"encoding/base64"
 	"fmt"
 	"io"
 	"os"
@@ -15,9 +16,12 @@ import (
 
 	"github.com/joinery/joinery/catalog"
 	"github.com/joinery/joinery/sim/ec2"
+	"github.com/joinery/joinery/sim/eks"
+	"github.com/joinery/joinery/sim/iam"
 	"github.com/joinery/joinery/sim/kube"
 	"github.com/joinery/joinery/sim/kubelet"
 	"github.com/joinery/joinery/sim/sqs"
+	"github.com/joinery/joinery/sim/ssm"
 	"github.com/joinery/joinery/sim/temporal"
 	"github.com/joinery/joinery/workflows"
 	"go.uber.org/zap"
@@ -46,6 +50,10 @@ type Options struct {
 	// AdminAddr, when set (starter dev: 127.0.0.1:8234), serves the
 	// loopback admin endpoint `starter simulate` talks to.
 	SQSAddr, AdminAddr string
+	// ClusterName is the EKS cluster name DescribeCluster answers for
+	// (default "joinery-local", what starter dev passes as the controller's
+	// cluster name).
+	ClusterName string
 	// Progress receives human progress lines (building binaries, readiness).
 	Progress io.Writer
 	Log      *zap.Logger
@@ -62,6 +70,16 @@ type World struct {
 	SQS                  *sqs.Server
 	SQSEndpoint          string
 	InterruptionQueueURL string
+	// IAM (instance profiles; EC2 consults it), SSM (the EKS image
+	// parameters, backed by EC2's images) and EKS (DescribeCluster: the
+	// kube-apiserver's URL, CA and service CIDR) on loopback.
+	IAM         *iam.Server
+	IAMEndpoint string
+	SSM         *ssm.Server
+	SSMEndpoint string
+	EKS         *eks.Server
+	EKSEndpoint string
+	stopAWS     []func()
 	// AdminAddr is the admin endpoint's host:port (empty: not served).
 	AdminAddr     string
 	interruptions interruptions
@@ -130,16 +148,19 @@ func Start(ctx context.Context, o Options) (w *World, err error) {
 	}
 	regCtx, cancel := context.WithCancel(context.Background())
 	w.cancel = cancel
+	w.IAM = iam.New(iam.Options{})
 	// The sim kubelet joins only nodes whose user data names this API server
-	// and its CA. Image stays nil until sim/ec2 serves DescribeImages: every
-	// image counts as a standard one of the instance's architecture.
+	// and its CA, and learns an image's architecture and variant (GPU
+	// drivers) from the EC2 endpoint's images.
 	reg := &kubelet.Registrar{
 		Kube: kc, Catalog: catalog.MustDefault(), Region: "us-east-1", Log: o.Log.Named("sim-kubelet"),
 		ClusterEndpoint: w.Kube.Server(), ClusterCA: rc.TLSClientConfig.CAData,
+		Image: func(id string) (string, string, bool) { return w.EC2.ImageArchVariant(id) },
 	}
 	w.EC2 = ec2.New(ec2.Options{
 		ClusterTag: o.DiscoveryTag, BootDelay: o.BootDelay,
-		OnRunning: func(i ec2.Instance) { _ = reg.Register(regCtx, i) },
+		InstanceProfile: w.IAM.InstanceProfileARN,
+		OnRunning:       func(i ec2.Instance) { _ = reg.Register(regCtx, i) },
 	})
 	ec2State := filepath.Join(abs, "ec2.json")
 	if err := w.EC2.LoadState(ec2State); err != nil {
@@ -165,11 +186,14 @@ func Start(ctx context.Context, o Options) (w *World, err error) {
 		}
 	}()
 	w.ec2State = ec2State
+	if err := w.startAWS(o); err != nil {
+		return w, err
+	}
 	if err := w.startInterruptions(o); err != nil {
 		return w, err
 	}
-	fmt.Fprintf(o.Progress, "joinery: local world up: kube-apiserver %s, Temporal %s, Web UI %s, EC2 %s, SQS %s\n",
-		w.Kube.Server(), w.Temporal.Address, w.Temporal.UIAddress, w.EC2Endpoint, w.SQSEndpoint)
+	fmt.Fprintf(o.Progress, "joinery: local world up: kube-apiserver %s, Temporal %s, Web UI %s, EC2 %s, SQS %s, SSM %s, IAM %s, EKS %s\n",
+		w.Kube.Server(), w.Temporal.Address, w.Temporal.UIAddress, w.EC2Endpoint, w.SQSEndpoint, w.SSMEndpoint, w.IAMEndpoint, w.EKSEndpoint)
 	return w, nil
 }
 
@@ -179,6 +203,9 @@ func (w *World) Stop() {
 		w.cancel()
 	}
 	w.stopInterruptions()
+	for _, stop := range w.stopAWS {
+		stop()
+	}
 	if w.stopEC2 != nil {
 		w.stopEC2()
 		_ = w.EC2.SaveState(w.ec2State)
@@ -189,6 +216,33 @@ func (w *World) Stop() {
 	if w.Kube != nil {
 		_ = w.Kube.Stop()
 	}
+}
+
+// startAWS starts the IAM, SSM and EKS endpoints on loopback ports.
+func (w *World) startAWS(o Options) error {
+	if o.ClusterName == "" {
+		o.ClusterName = "joinery-local"
+	}
+	w.SSM = ssm.New(ssm.Options{Source: w.EC2.SSMParameter})
+	w.EKS = eks.New(eks.Options{Cluster: eks.Cluster{
+		Name: o.ClusterName, Endpoint: w.Kube.Server(), CAData: base64.StdEncoding.EncodeToString(w.Kube.RESTConfig().CAData),
+		ServiceIPv4CIDR: kube.ServiceCIDR, Version: w.EC2.Options().KubernetesVersion,
+	}})
+	for _, part := range []struct {
+		name string
+		srv  interface {
+			Start(string) (string, func(), error)
+		}
+		url *string
+	}{{"iam", w.IAM, &w.IAMEndpoint}, {"ssm", w.SSM, &w.SSMEndpoint}, {"eks", w.EKS, &w.EKSEndpoint}} {
+		url, stop, err := part.srv.Start("127.0.0.1:0")
+		if err != nil {
+			return fmt.Errorf("%s endpoint: %w", part.name, err)
+		}
+		*part.url = url
+		w.stopAWS = append(w.stopAWS, stop)
+	}
+	return nil
 }
 
 // Wipe removes a state directory (what --fresh does).

@@ -1,0 +1,475 @@
+package ec2
+
+import (
+	"encoding/base64"
+	"maps"
+	"net/http"
+	"regexp"
+	"sort"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// LaunchTemplate is one launch template (a single version, 1, which is both
+// $Default and $Latest: the endpoint has no CreateLaunchTemplateVersion).
+type LaunchTemplate struct {
+	ID         string // "lt-0" + 16 hex digits
+	Name       string
+	CreateTime time.Time
+	// Tags are the template's own tags (TagSpecification ResourceType
+	// launch-template of CreateLaunchTemplate).
+	Tags map[string]string
+	Data LaunchTemplateData
+	seq  uint64
+}
+
+// LaunchTemplateData is what the endpoint keeps of a template's
+// LaunchTemplateData: what an instance launched from it gets.
+type LaunchTemplateData struct {
+	ImageID      string
+	InstanceType string
+	// UserData is base64, exactly as sent.
+	UserData string
+	// IamInstanceProfileName / Arn are the IamInstanceProfile fields as sent
+	// (one of them, normally).
+	IamInstanceProfileName string
+	IamInstanceProfileArn  string
+	// SecurityGroupIDs are the SecurityGroupId list, or the groups of the
+	// network interfaces (NetworkInterface.N.SecurityGroupId) when those
+	// carry them.
+	SecurityGroupIDs []string
+	// SecurityGroupNames is the SecurityGroup (name) list.
+	SecurityGroupNames []string
+	// NetworkInterfaces is how many network interfaces the data specifies.
+	NetworkInterfaces int
+	BlockDevices      []BlockDevice
+	MetadataOptions   *MetadataOptions
+	// TagSpecifications are the instance-side tags by resource type
+	// ("instance", "volume", "network-interface", ...).
+	TagSpecifications map[string]map[string]string
+}
+
+// BlockDevice is one block device mapping (EBS).
+type BlockDevice struct {
+	DeviceName          string
+	VolumeSize          int64 // GiB; 0: the snapshot's size
+	VolumeType          string
+	IOPS                int64
+	Throughput          int64
+	Encrypted           *bool
+	DeleteOnTermination *bool
+	KMSKeyID            string
+	SnapshotID          string
+}
+
+// MetadataOptions are the instance metadata service options.
+type MetadataOptions struct {
+	HTTPEndpoint            string
+	HTTPProtocolIPv6        string
+	HTTPPutResponseHopLimit int64
+	HTTPTokens              string
+	InstanceMetadataTags    string
+}
+
+func (lt *LaunchTemplate) snapshot() LaunchTemplate {
+	out := *lt
+	out.Tags = maps.Clone(lt.Tags)
+	out.Data = lt.Data.clone()
+	return out
+}
+
+func (d LaunchTemplateData) clone() LaunchTemplateData {
+	d.SecurityGroupIDs = append([]string(nil), d.SecurityGroupIDs...)
+	d.SecurityGroupNames = append([]string(nil), d.SecurityGroupNames...)
+	d.BlockDevices = append([]BlockDevice(nil), d.BlockDevices...)
+	if d.MetadataOptions != nil {
+		m := *d.MetadataOptions
+		d.MetadataOptions = &m
+	}
+	if d.TagSpecifications != nil {
+		ts := make(map[string]map[string]string, len(d.TagSpecifications))
+		for k, v := range d.TagSpecifications {
+			ts[k] = maps.Clone(v)
+		}
+		d.TagSpecifications = ts
+	}
+	return d
+}
+
+// LaunchTemplates returns every launch template, in creation order.
+func (s *Server) LaunchTemplates() []LaunchTemplate {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	var out []LaunchTemplate
+	for _, lt := range s.sortedTemplatesLocked() {
+		out = append(out, lt.snapshot())
+	}
+	return out
+}
+
+// LaunchTemplate returns the template with the given name or id.
+func (s *Server) LaunchTemplate(nameOrID string) (LaunchTemplate, bool) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for _, lt := range s.templates {
+		if lt.ID == nameOrID || lt.Name == nameOrID {
+			return lt.snapshot(), true
+		}
+	}
+	return LaunchTemplate{}, false
+}
+
+// CreateLaunchTemplate creates a template in process, as the API would
+// (tests that are not about templates use it to have one to launch from).
+func (s *Server) CreateLaunchTemplate(name string, data LaunchTemplateData, tags map[string]string) (LaunchTemplate, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	lt, err := s.createTemplateLocked(name, data.clone(), maps.Clone(tags))
+	if err != nil {
+		return LaunchTemplate{}, err
+	}
+	return lt.snapshot(), nil
+}
+
+var templateName = regexp.MustCompile(`^[a-zA-Z0-9().\-/_]{3,128}$`)
+
+// maxUserData is EC2's limit on user data, before base64 encoding.
+const maxUserData = 16 * 1024
+
+func (s *Server) createTemplateLocked(name string, data LaunchTemplateData, tags map[string]string) (*LaunchTemplate, error) {
+	if !templateName.MatchString(name) {
+		return nil, newError(http.StatusBadRequest, CodeInvalidLaunchTemplateNameMalformed,
+			"A launch template name must be between 3 and 128 characters, and may contain letters, numbers, and the following characters: - ( ) . / _.")
+	}
+	for _, lt := range s.templates {
+		if lt.Name == name {
+			return nil, newError(http.StatusBadRequest, CodeInvalidLaunchTemplateNameAlreadyExists, "Launch template name already in use.")
+		}
+	}
+	if data.UserData != "" {
+		raw, err := base64.StdEncoding.DecodeString(data.UserData)
+		if err != nil {
+			return nil, newError(http.StatusBadRequest, CodeInvalidUserDataMalformed, "Invalid BASE64 encoding of user data.")
+		}
+		if len(raw) > maxUserData {
+			return nil, newError(http.StatusBadRequest, CodeInvalidUserDataMalformed, "User data is limited to %d bytes", maxUserData)
+		}
+	}
+	if tags == nil {
+		tags = map[string]string{}
+	}
+	if err := checkTagKeys(tags); err != nil {
+		return nil, err
+	}
+	id := s.resourceIDLocked("lt")
+	for s.templateByIDLocked(id) != nil {
+		id = s.resourceIDLocked("lt")
+	}
+	s.seq++
+	lt := &LaunchTemplate{ID: id, Name: name, CreateTime: time.Now().UTC().Truncate(time.Second), Tags: tags, Data: data, seq: s.seq}
+	s.templates[id] = lt
+	return lt, nil
+}
+
+func (s *Server) templateByIDLocked(id string) *LaunchTemplate { return s.templates[id] }
+
+func (s *Server) templateByNameLocked(name string) *LaunchTemplate {
+	for _, lt := range s.templates {
+		if lt.Name == name {
+			return lt
+		}
+	}
+	return nil
+}
+
+func (s *Server) sortedTemplatesLocked() []*LaunchTemplate {
+	out := make([]*LaunchTemplate, 0, len(s.templates))
+	for _, lt := range s.templates {
+		out = append(out, lt)
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].seq < out[j].seq })
+	return out
+}
+
+var launchTemplateIDPattern = regexp.MustCompile(`^lt-[0-9a-f]{17}$`)
+
+// resolveTemplateLocked finds the template a request names, failing as EC2
+// does: an unknown name is InvalidLaunchTemplateName.NotFoundException, an
+// unknown id InvalidLaunchTemplateId.NotFound, a malformed id
+// InvalidLaunchTemplateId.Malformed.
+func (s *Server) resolveTemplateLocked(id, name string) (*LaunchTemplate, error) {
+	switch {
+	case id != "" && name != "":
+		return nil, newError(http.StatusBadRequest, "InvalidParameterCombination",
+			"Only one of launchTemplateId or launchTemplateName can be specified")
+	case id != "":
+		if !launchTemplateIDPattern.MatchString(id) {
+			return nil, newError(http.StatusBadRequest, CodeInvalidLaunchTemplateIDMalformed,
+				"The specified ID for the launch template (%s) is not valid. Launch template IDs must be in the format lt-xxxxxxxxxxxxxxxxx.", id)
+		}
+		if lt := s.templateByIDLocked(id); lt != nil {
+			return lt, nil
+		}
+		return nil, newError(http.StatusBadRequest, CodeInvalidLaunchTemplateIDNotFound,
+			"The specified launch template, with template ID %s, does not exist.", id)
+	case name != "":
+		if lt := s.templateByNameLocked(name); lt != nil {
+			return lt, nil
+		}
+		return nil, newError(http.StatusBadRequest, CodeInvalidLaunchTemplateNameNotFound,
+			"The specified launch template, with template name %s, does not exist.", name)
+	}
+	return nil, missingParameter("LaunchTemplateId or LaunchTemplateName")
+}
+
+// checkVersion accepts the versions the single-version template has.
+func checkVersion(lt *LaunchTemplate, v string) error {
+	switch v {
+	case "", "$Latest", "$Default", "1":
+		return nil
+	}
+	if _, err := strconv.ParseInt(v, 10, 64); err != nil {
+		return invalidParameter("Invalid launch template version: %s. Specify a version number, $Latest, or $Default.", v)
+	}
+	return newError(http.StatusBadRequest, CodeInvalidLaunchTemplateIDVersionNotFound,
+		"Could not find launch template version %s for launch template %s.", v, lt.ID)
+}
+
+// templateData reads LaunchTemplateData.* of a CreateLaunchTemplate.
+func templateData(f form) (LaunchTemplateData, error) {
+	const p = "LaunchTemplateData"
+	d := LaunchTemplateData{
+		ImageID: f.get(p + ".ImageId"), InstanceType: f.get(p + ".InstanceType"), UserData: f.get(p + ".UserData"),
+		IamInstanceProfileName: f.get(p + ".IamInstanceProfile.Name"), IamInstanceProfileArn: f.get(p + ".IamInstanceProfile.Arn"),
+		SecurityGroupIDs: f.strings(p + ".SecurityGroupId"), SecurityGroupNames: f.strings(p + ".SecurityGroup"),
+	}
+	nis := f.indices(p + ".NetworkInterface")
+	d.NetworkInterfaces = len(nis)
+	var niGroups []string
+	for _, i := range nis {
+		niGroups = append(niGroups, f.strings(at(p+".NetworkInterface", i)+".SecurityGroupId")...)
+	}
+	if len(niGroups) > 0 {
+		if len(d.SecurityGroupIDs) > 0 {
+			return d, newError(http.StatusBadRequest, "InvalidParameterCombination",
+				"Network interfaces and an instance-level security groups may not be specified on the same request")
+		}
+		d.SecurityGroupIDs = niGroups
+	}
+	for _, i := range f.indices(p + ".BlockDeviceMapping") {
+		bp := at(p+".BlockDeviceMapping", i)
+		b := BlockDevice{DeviceName: f.get(bp + ".DeviceName"), VolumeType: f.get(bp + ".Ebs.VolumeType"),
+			KMSKeyID: f.get(bp + ".Ebs.KmsKeyId"), SnapshotID: f.get(bp + ".Ebs.SnapshotId")}
+		if b.DeviceName == "" {
+			return d, missingParameter(bp + ".DeviceName")
+		}
+		var err error
+		if b.VolumeSize, err = int64Param(f, bp+".Ebs.VolumeSize"); err != nil {
+			return d, err
+		}
+		if b.IOPS, err = int64Param(f, bp+".Ebs.Iops"); err != nil {
+			return d, err
+		}
+		if b.Throughput, err = int64Param(f, bp+".Ebs.Throughput"); err != nil {
+			return d, err
+		}
+		if b.Encrypted, err = boolParam(f, bp+".Ebs.Encrypted"); err != nil {
+			return d, err
+		}
+		if b.DeleteOnTermination, err = boolParam(f, bp+".Ebs.DeleteOnTermination"); err != nil {
+			return d, err
+		}
+		d.BlockDevices = append(d.BlockDevices, b)
+	}
+	mp := p + ".MetadataOptions"
+	if hasPrefix(f, mp+".") {
+		m := &MetadataOptions{HTTPEndpoint: f.get(mp + ".HttpEndpoint"), HTTPProtocolIPv6: f.get(mp + ".HttpProtocolIpv6"),
+			HTTPTokens: f.get(mp + ".HttpTokens"), InstanceMetadataTags: f.get(mp + ".InstanceMetadataTags")}
+		var err error
+		if m.HTTPPutResponseHopLimit, err = int64Param(f, mp+".HttpPutResponseHopLimit"); err != nil {
+			return d, err
+		}
+		if err := m.validate(); err != nil {
+			return d, err
+		}
+		d.MetadataOptions = m
+	}
+	for _, i := range f.indices(p + ".TagSpecification") {
+		tp := at(p+".TagSpecification", i)
+		rt := f.get(tp + ".ResourceType")
+		switch rt {
+		case "instance", "volume", "network-interface", "spot-instances-request", "elastic-gpu":
+		default:
+			return d, invalidParameter("'%s' is not a valid taggable resource type for this operation.", rt)
+		}
+		tags := f.tags(tp + ".Tag")
+		if err := checkTagKeys(tags); err != nil {
+			return d, err
+		}
+		if d.TagSpecifications == nil {
+			d.TagSpecifications = map[string]map[string]string{}
+		}
+		d.TagSpecifications[rt] = tags
+	}
+	return d, nil
+}
+
+func (m *MetadataOptions) validate() error {
+	for _, v := range []struct{ name, value string }{{"HttpEndpoint", m.HTTPEndpoint}, {"HttpProtocolIpv6", m.HTTPProtocolIPv6},
+		{"InstanceMetadataTags", m.InstanceMetadataTags}} {
+		if v.value != "" && v.value != "enabled" && v.value != "disabled" {
+			return invalidParameter("Value (%s) for parameter %s is invalid. Valid values are enabled and disabled.", v.value, v.name)
+		}
+	}
+	if m.HTTPTokens != "" && m.HTTPTokens != "optional" && m.HTTPTokens != "required" {
+		return invalidParameter("Value (%s) for parameter HttpTokens is invalid. Valid values are optional and required.", m.HTTPTokens)
+	}
+	if m.HTTPPutResponseHopLimit != 0 && (m.HTTPPutResponseHopLimit < 1 || m.HTTPPutResponseHopLimit > 64) {
+		return invalidParameter("Value (%d) for parameter HttpPutResponseHopLimit is invalid. Valid values are between 1 and 64.", m.HTTPPutResponseHopLimit)
+	}
+	return nil
+}
+
+func hasPrefix(f form, prefix string) bool {
+	for k := range f {
+		if strings.HasPrefix(k, prefix) {
+			return true
+		}
+	}
+	return false
+}
+
+func int64Param(f form, key string) (int64, error) {
+	v := f.get(key)
+	if v == "" {
+		return 0, nil
+	}
+	n, err := strconv.ParseInt(v, 10, 64)
+	if err != nil {
+		return 0, invalidParameter("Invalid value '%s' for %s", v, key)
+	}
+	return n, nil
+}
+
+func boolParam(f form, key string) (*bool, error) {
+	switch f.get(key) {
+	case "":
+		return nil, nil
+	case "true":
+		b := true
+		return &b, nil
+	case "false":
+		b := false
+		return &b, nil
+	}
+	return nil, invalidParameter("Invalid value '%s' for %s", f.get(key), key)
+}
+
+func (s *Server) createLaunchTemplate(f form) (withRequestID, error) {
+	name := f.get("LaunchTemplateName")
+	if name == "" {
+		return nil, missingParameter("LaunchTemplateName")
+	}
+	if !hasPrefix(f, "LaunchTemplateData.") {
+		return nil, missingParameter("LaunchTemplateData")
+	}
+	data, err := templateData(f)
+	if err != nil {
+		return nil, err
+	}
+	tags := map[string]string{}
+	for _, i := range f.indices("TagSpecification") {
+		p := at("TagSpecification", i)
+		if rt := f.get(p + ".ResourceType"); rt != "launch-template" {
+			return nil, invalidParameter("'%s' is not a valid taggable resource type for this operation.", rt)
+		}
+		maps.Copy(tags, f.tags(p+".Tag"))
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	lt, err := s.createTemplateLocked(name, data, tags)
+	if err != nil {
+		return nil, err
+	}
+	return &launchTemplateResponse{LaunchTemplate: s.templateXML(lt)}, nil
+}
+
+var templateFields = fields[*LaunchTemplate]{
+	"launch-template-name": func(lt *LaunchTemplate) []string { return []string{lt.Name} },
+	"launch-template-id":   func(lt *LaunchTemplate) []string { return []string{lt.ID} },
+	"create-time":          func(lt *LaunchTemplate) []string { return []string{ec2Time(lt.CreateTime)} },
+}
+
+func (s *Server) describeLaunchTemplates(f form) (withRequestID, error) {
+	ids, names := f.strings("LaunchTemplateId"), f.strings("LaunchTemplateName")
+	max, hasMax, err := f.intParam("MaxResults")
+	if err != nil {
+		return nil, err
+	}
+	if hasMax && (len(ids) > 0 || len(names) > 0) {
+		return nil, newError(http.StatusBadRequest, "InvalidParameterCombination",
+			"The parameter launchTemplateIds or launchTemplateNames cannot be used with the parameter maxResults")
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	items := s.sortedTemplatesLocked()
+	if len(ids) > 0 || len(names) > 0 {
+		items = nil
+		seen := map[*LaunchTemplate]bool{}
+		for _, id := range ids {
+			lt, err := s.resolveTemplateLocked(id, "")
+			if err != nil {
+				return nil, err
+			}
+			if !seen[lt] {
+				seen[lt] = true
+				items = append(items, lt)
+			}
+		}
+		for _, name := range names {
+			lt := s.templateByNameLocked(name)
+			if lt == nil {
+				// EC2 answers this one code for any missing name in the list.
+				return nil, newError(http.StatusBadRequest, CodeInvalidLaunchTemplateNameNotFound,
+					"At least one of the launch templates specified in the request does not exist.")
+			}
+			if !seen[lt] {
+				seen[lt] = true
+				items = append(items, lt)
+			}
+		}
+	}
+	items, err = applyFilters(items, f.filters(), templateFields, func(lt *LaunchTemplate) map[string]string { return lt.Tags })
+	if err != nil {
+		return nil, err
+	}
+	items, next, err := page(items, func(lt *LaunchTemplate) uint64 { return lt.seq }, "launchtemplates", f.get("NextToken"), max, 0, 1, 200)
+	if err != nil {
+		return nil, err
+	}
+	out := &describeLaunchTemplatesResponse{NextToken: next}
+	for _, lt := range items {
+		out.LaunchTemplates = append(out.LaunchTemplates, s.templateXML(lt))
+	}
+	return out, nil
+}
+
+func (s *Server) deleteLaunchTemplate(f form) (withRequestID, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	lt, err := s.resolveTemplateLocked(f.get("LaunchTemplateId"), f.get("LaunchTemplateName"))
+	if err != nil {
+		return nil, err
+	}
+	delete(s.templates, lt.ID)
+	return &launchTemplateResponse{LaunchTemplate: s.templateXML(lt)}, nil
+}
+
+func (s *Server) templateXML(lt *LaunchTemplate) launchTemplateXML {
+	return launchTemplateXML{
+		LaunchTemplateID: lt.ID, LaunchTemplateName: lt.Name, CreateTime: ec2Time(lt.CreateTime),
+		CreatedBy:            "arn:aws:iam::" + s.opts.AccountID + ":role/joinery",
+		DefaultVersionNumber: 1, LatestVersionNumber: 1, Tags: tagSet(lt.Tags),
+	}
+}

@@ -1,0 +1,294 @@
+// Package ssm is a local AWS Systems Manager Parameter Store endpoint for
+// the local world and tests: the public parameters EKS publishes for its
+// optimized images (/aws/service/eks/optimized-ami/..., /aws/service/bottlerocket/...).
+//
+// Server is an http.Handler that speaks the AWS JSON 1.1 protocol (POST
+// with X-Amz-Target: AmazonSSM.<Operation>, JSON bodies, errors as
+// {"__type": ..., "message": ...}) closely enough for the real
+// aws-sdk-go-v2 SSM client pointed at it with BaseEndpoint. Signatures are
+// not checked.
+//
+// Supported operations: GetParameter and GetParameters. Values come from
+// Options.Source (the local EC2 endpoint's images, so publishing a release
+// there repoints `recommended`) and from Put. A missing name is
+// ParameterNotFound for GetParameter and an InvalidParameters entry for
+// GetParameters, as on AWS.
+package ssm
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"net"
+	"net/http"
+	"strings"
+	"sync"
+	"time"
+)
+
+// Source answers a parameter the server does not hold itself.
+type Source func(name string) (value string, version int64, modified time.Time, ok bool)
+
+// Options configures New.
+type Options struct {
+	Region string // default us-east-1
+	Source Source
+}
+
+// Server is the local SSM endpoint; create it with New. Safe for concurrent use.
+type Server struct {
+	opts      Options
+	mu        sync.Mutex
+	params    map[string]param
+	recording bool
+	requests  []Request
+	seq       uint64
+}
+
+type param struct {
+	value    string
+	version  int64
+	modified time.Time
+}
+
+// New returns a Server.
+func New(o Options) *Server {
+	if o.Region == "" {
+		o.Region = "us-east-1"
+	}
+	return &Server{opts: o, params: map[string]param{}}
+}
+
+// Put sets a String parameter (a user's own, or one that overrides Source),
+// bumping its version.
+func (s *Server) Put(name, value string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	p := s.params[name]
+	s.params[name] = param{value: value, version: p.version + 1, modified: time.Now().UTC()}
+}
+
+// Start serves s on addr (default 127.0.0.1:0) and returns its base URL for
+// the SDK's BaseEndpoint; stop shuts it down.
+func (s *Server) Start(addr string) (baseURL string, stop func(), err error) {
+	if addr == "" {
+		addr = "127.0.0.1:0"
+	}
+	ln, err := net.Listen("tcp", addr)
+	if err != nil {
+		return "", nil, fmt.Errorf("ssm sim: listen %s: %w", addr, err)
+	}
+	hs := &http.Server{Handler: s, ReadHeaderTimeout: 10 * time.Second}
+	go func() { _ = hs.Serve(ln) }()
+	var once sync.Once
+	stop = func() {
+		once.Do(func() {
+			ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+			defer cancel()
+			_ = hs.Shutdown(ctx)
+		})
+	}
+	return "http://" + ln.Addr().String(), stop, nil
+}
+
+func (s *Server) lookup(name string) (param, bool) {
+	s.mu.Lock()
+	p, ok := s.params[name]
+	s.mu.Unlock()
+	if ok {
+		return p, true
+	}
+	if s.opts.Source != nil {
+		if v, ver, mod, ok := s.opts.Source(name); ok {
+			return param{value: v, version: ver, modified: mod}, true
+		}
+	}
+	return param{}, false
+}
+
+type apiError struct {
+	status int
+	typ    string
+	msg    string
+}
+
+func (e *apiError) Error() string { return e.typ + ": " + e.msg }
+
+func validation(format string, args ...any) *apiError {
+	return &apiError{http.StatusBadRequest, "ValidationException", fmt.Sprintf(format, args...)}
+}
+
+type parameterJSON struct {
+	Name             string  `json:"Name"`
+	Type             string  `json:"Type"`
+	Value            string  `json:"Value"`
+	Version          int64   `json:"Version"`
+	LastModifiedDate float64 `json:"LastModifiedDate"`
+	ARN              string  `json:"ARN"`
+	DataType         string  `json:"DataType"`
+}
+
+func (s *Server) parameterJSON(name string, p param) parameterJSON {
+	arn := "arn:aws:ssm:" + s.opts.Region + "::parameter" + name
+	if !strings.HasPrefix(name, "/") {
+		arn = "arn:aws:ssm:" + s.opts.Region + "::parameter/" + name
+	}
+	return parameterJSON{Name: name, Type: "String", Value: p.value, Version: p.version,
+		LastModifiedDate: float64(p.modified.UnixMilli()) / 1000, ARN: arn, DataType: "text"}
+}
+
+// checkName applies SSM's name rules: at most 2048 characters, and a
+// hierarchical name starts with "/".
+func checkName(name string) *apiError {
+	if name == "" {
+		return validation("1 validation error detected: Value at 'name' failed to satisfy constraint: Member must have length greater than or equal to 1")
+	}
+	if len(name) > 2048 {
+		return validation("1 validation error detected: Value at 'name' failed to satisfy constraint: Member must have length less than or equal to 2048")
+	}
+	if strings.Contains(name, "/") && !strings.HasPrefix(name, "/") {
+		return validation("Parameter name: can't be prefixed with \"ssm\" (case-insensitive). If formed as a path, it must be fully qualified with a leading forward slash (\"/\").")
+	}
+	return nil
+}
+
+// ServeHTTP answers one AWS JSON 1.1 request.
+func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	target := r.Header.Get("X-Amz-Target")
+	op, ok := strings.CutPrefix(target, "AmazonSSM.")
+	s.record(r, op)
+	if r.Method != http.MethodPost || !ok {
+		writeError(w, &apiError{http.StatusBadRequest, "UnknownOperationException",
+			fmt.Sprintf("this endpoint speaks the SSM AWS JSON 1.1 protocol only (X-Amz-Target %q)", target)})
+		return
+	}
+	var out any
+	var err *apiError
+	switch op {
+	case "GetParameter":
+		var in struct {
+			Name           string
+			WithDecryption bool
+		}
+		if e := json.NewDecoder(r.Body).Decode(&in); e != nil {
+			writeError(w, &apiError{http.StatusBadRequest, "SerializationException", "cannot decode the request body: " + e.Error()})
+			return
+		}
+		out, err = s.getParameter(in.Name)
+	case "GetParameters":
+		var in struct {
+			Names          []string
+			WithDecryption bool
+		}
+		if e := json.NewDecoder(r.Body).Decode(&in); e != nil {
+			writeError(w, &apiError{http.StatusBadRequest, "SerializationException", "cannot decode the request body: " + e.Error()})
+			return
+		}
+		out, err = s.getParameters(in.Names)
+	default:
+		err = &apiError{http.StatusBadRequest, "UnknownOperationException", "The local SSM endpoint does not implement " + op}
+	}
+	if err != nil {
+		writeError(w, err)
+		return
+	}
+	w.Header().Set("Content-Type", "application/x-amz-json-1.1")
+	w.Header().Set("x-amzn-RequestId", s.requestID())
+	_ = json.NewEncoder(w).Encode(out)
+}
+
+func (s *Server) getParameter(name string) (any, *apiError) {
+	if err := checkName(name); err != nil {
+		return nil, err
+	}
+	p, ok := s.lookup(name)
+	if !ok {
+		return nil, &apiError{http.StatusBadRequest, "ParameterNotFound", "Parameter " + name + " not found."}
+	}
+	return map[string]any{"Parameter": s.parameterJSON(name, p)}, nil
+}
+
+func (s *Server) getParameters(names []string) (any, *apiError) {
+	if len(names) == 0 {
+		return nil, validation("1 validation error detected: Value null at 'names' failed to satisfy constraint: Member must not be null")
+	}
+	if len(names) > 10 {
+		return nil, validation("1 validation error detected: Value '[%s]' at 'names' failed to satisfy constraint: Member must have length less than or equal to 10",
+			strings.Join(names, ", "))
+	}
+	found := []parameterJSON{}
+	invalid := []string{}
+	seen := map[string]bool{}
+	for _, n := range names {
+		if seen[n] {
+			continue
+		}
+		seen[n] = true
+		if err := checkName(n); err != nil {
+			return nil, err
+		}
+		if p, ok := s.lookup(n); ok {
+			found = append(found, s.parameterJSON(n, p))
+		} else {
+			invalid = append(invalid, n)
+		}
+	}
+	return map[string]any{"Parameters": found, "InvalidParameters": invalid}, nil
+}
+
+func (s *Server) requestID() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.seq++
+	return fmt.Sprintf("00000000-0000-4000-8000-%012x", s.seq)
+}
+
+func writeError(w http.ResponseWriter, e *apiError) {
+	w.Header().Set("Content-Type", "application/x-amz-json-1.1")
+	w.Header().Set("X-Amzn-ErrorType", e.typ)
+	w.WriteHeader(e.status)
+	_ = json.NewEncoder(w).Encode(map[string]string{"__type": e.typ, "message": e.msg})
+}
+
+// Request is one API request the endpoint received, as recorded once
+// SetRecording(true) is called (tests compare the operations made with
+// deploy/iam-policy.json).
+type Request struct {
+	Time      time.Time
+	Operation string // "GetParameter"; the raw X-Amz-Target without the AmazonSSM. prefix
+	Header    http.Header
+}
+
+// SetRecording turns the request log on or off (off by default).
+func (s *Server) SetRecording(on bool) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.recording = on
+}
+
+// Requests returns the requests recorded so far, in arrival order (copies).
+func (s *Server) Requests() []Request {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	out := make([]Request, len(s.requests))
+	for i, r := range s.requests {
+		r.Header = r.Header.Clone()
+		out[i] = r
+	}
+	return out
+}
+
+// ResetRequests forgets the recorded requests.
+func (s *Server) ResetRequests() {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.requests = nil
+}
+
+func (s *Server) record(r *http.Request, op string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.recording {
+		s.requests = append(s.requests, Request{Time: time.Now(), Operation: op, Header: r.Header.Clone()})
+	}
+}
