@@ -42,24 +42,8 @@ var notInWorker = map[string]struct {
 }{
 	"sqs:SendMessage": {"Queue.Send: tests and the local world's interruption simulator only",
 		regexp.MustCompile(`\.Send\(ctx, `), false},
-	"ec2:DescribeSecurityGroups": {"Client.SecurityGroups: cloud's own tests only; the worker launches with the launch template's security groups",
-		regexp.MustCompile(`\.SecurityGroups\(`), false},
 	"ec2:DescribeInstanceTypeOfferings": {"Client.InstanceTypeZones: cloud's own tests only; the worker takes offerings from the catalog and zones from DescribeSubnets",
 		regexp.MustCompile(`\.InstanceTypeZones\(`), false},
-	// The launch path's calls, until the worker makes them (issue 15): the
-	// lead wiring them moves each into deploy/iam-policy.json.
-	"ec2:DescribeImages":           {"Client.DescribeImages: not yet called by the worker", regexp.MustCompile(`\.DescribeImages\(ctx`), true},
-	"ssm:GetParameter":             {"Client.GetParameter: not yet called by the worker", regexp.MustCompile(`\.GetParameter\(ctx`), true},
-	"ec2:DescribeLaunchTemplates":  {"Client.EnsureLaunchTemplate/LaunchTemplates: not yet called by the worker", regexp.MustCompile(`\.(EnsureLaunchTemplate|LaunchTemplates)\(ctx`), true},
-	"ec2:CreateLaunchTemplate":     {"Client.EnsureLaunchTemplate: not yet called by the worker", regexp.MustCompile(`\.EnsureLaunchTemplate\(ctx`), true},
-	"ec2:DeleteLaunchTemplate":     {"Client.DeleteLaunchTemplate: not yet called by the worker", regexp.MustCompile(`\.DeleteLaunchTemplate\(ctx`), true},
-	"iam:GetInstanceProfile":       {"Client.*InstanceProfile: not yet called by the worker", regexp.MustCompile(`\.(Get|Ensure|Delete)InstanceProfile\(ctx`), true},
-	"iam:CreateInstanceProfile":    {"Client.EnsureInstanceProfile: not yet called by the worker", regexp.MustCompile(`\.EnsureInstanceProfile\(ctx`), true},
-	"iam:AddRoleToInstanceProfile": {"Client.EnsureInstanceProfile: not yet called by the worker", regexp.MustCompile(`\.EnsureInstanceProfile\(ctx`), true},
-	"iam:RemoveRoleFromInstanceProfile": {"Client.Ensure/DeleteInstanceProfile: not yet called by the worker",
-		regexp.MustCompile(`\.(Ensure|Delete)InstanceProfile\(ctx`), true},
-	"iam:DeleteInstanceProfile": {"Client.DeleteInstanceProfile: not yet called by the worker", regexp.MustCompile(`\.DeleteInstanceProfile\(ctx`), true},
-	"eks:DescribeCluster":       {"Client.DescribeCluster: not yet called by the worker", regexp.MustCompile(`\.DescribeCluster\(ctx`), true},
 }
 
 // allowedServices are the aws-sdk-go-v2 service packages the scanner knows.

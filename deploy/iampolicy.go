@@ -48,9 +48,14 @@ func (s *StringOrList) UnmarshalJSON(b []byte) error {
 // for each instance, ec2:CreateTags for the tags at creation and
 // iam:PassRole for the launch template's instance profile role (AWS EC2
 // User Guide, "Fleet prerequisites" / "Grant permission to tag resources
-// during creation").
+// during creation"); tags at CreateLaunchTemplate and
+// CreateInstanceProfile need their tagging action, and adding a role to
+// an instance profile passes the role.
 var ImpliedBy = map[string][]string{
-	"ec2:CreateFleet": {"ec2:RunInstances", "ec2:CreateTags", "iam:PassRole"},
+	"ec2:CreateFleet":              {"ec2:RunInstances", "ec2:CreateTags", "iam:PassRole"},
+	"ec2:CreateLaunchTemplate":     {"ec2:CreateTags"},
+	"iam:CreateInstanceProfile":    {"iam:TagInstanceProfile"},
+	"iam:AddRoleToInstanceProfile": {"iam:PassRole"},
 }
 
 // IAMPolicyJSON returns the policy file's bytes.

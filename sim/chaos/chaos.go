@@ -229,7 +229,7 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 		rep: &Report{Seed: cfg.Seed, SagasWanted: cfg.Sagas, Sagas: map[string]int{}, Workflows: map[string]int{}}}
 	r.w, err = world.Start(ctx, world.Options{
 		StateDir: dir, BootDelay: time.Second, TemporalPort: cfg.TemporalPort, UIPort: -1,
-		KubePorts: cfg.KubePorts, Progress: cfg.Progress, Log: log,
+		KubePorts: cfg.KubePorts, Progress: cfg.Progress, Log: log, ClusterName: "joinery-chaos",
 	})
 	if err != nil {
 		return nil, err

@@ -78,3 +78,10 @@ func RunWorkerFromEnv(tune func(*controller.Config)) int {
 	}
 	return 0
 }
+
+// SetEndpoints points a controller configuration at this world's AWS
+// endpoints (EC2, SQS, SSM, IAM, EKS).
+func (w *World) SetEndpoints(cfg *controller.Config) {
+	cfg.EC2Endpoint, cfg.SQSEndpoint = w.EC2Endpoint, w.SQSEndpoint
+	cfg.SSMEndpoint, cfg.IAMEndpoint, cfg.EKSEndpoint = w.SSMEndpoint, w.IAMEndpoint, w.EKSEndpoint
+}

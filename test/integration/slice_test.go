@@ -56,7 +56,7 @@ func startEnvWith(t *testing.T, inProcess bool, tune ...func(*controller.Config)
 		t.Fatal(err)
 	}
 	w, err := world.Start(ctx, world.Options{
-		StateDir: dir, BootDelay: time.Second, TemporalPort: 17233, UIPort: 18233, Progress: os.Stderr, Log: log,
+		StateDir: dir, BootDelay: time.Second, TemporalPort: 17233, UIPort: 18233, Progress: os.Stderr, Log: log, ClusterName: "joinery-it",
 		KubePorts: kube.Ports{Etcd: 33790, EtcdPeer: 33791, APIServer: 26443, Scheduler: 26459, ControllerManager: 26457, Kwok: 26480},
 	})
 	if err != nil {
@@ -99,6 +99,7 @@ func (e *env) runController(t *testing.T, log *zap.Logger, tune ...func(*control
 		RESTConfig: w.Kube.RESTConfig(), TemporalAddress: w.Temporal.Address, EC2Endpoint: w.EC2Endpoint,
 		ClusterName: "joinery-it", Log: log, Ready: ready,
 	}
+	w.SetEndpoints(&cfg)
 	for _, f := range tune {
 		f(&cfg)
 	}
