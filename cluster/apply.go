@@ -31,31 +31,46 @@ func ReadManifests(paths ...string) ([]*unstructured.Unstructured, error) {
 		if err != nil {
 			return nil, err
 		}
-		r := utilyaml.NewYAMLReader(bufio.NewReader(bytes.NewReader(data)))
-		for i := 1; ; i++ {
-			doc, err := r.Read()
-			if err == io.EOF {
-				break
-			}
-			if err != nil {
-				return nil, fmt.Errorf("%s document %d: %w", p, i, err)
-			}
-			if len(bytes.TrimSpace(doc)) == 0 {
-				continue
-			}
-			obj := map[string]interface{}{}
-			if err := yaml.Unmarshal(doc, &obj); err != nil {
-				return nil, fmt.Errorf("%s document %d: %w", p, i, err)
-			}
-			if len(obj) == 0 {
-				continue
-			}
-			u := &unstructured.Unstructured{Object: obj}
-			if u.GetKind() == "" || u.GetAPIVersion() == "" {
-				return nil, fmt.Errorf("%s document %d: missing kind or apiVersion", p, i)
-			}
-			out = append(out, u)
+		objs, err := parseManifests(p, data)
+		if err != nil {
+			return nil, err
 		}
+		out = append(out, objs...)
+	}
+	return out, nil
+}
+
+// ParseManifests is ReadManifests for YAML held in memory.
+func ParseManifests(data []byte) ([]*unstructured.Unstructured, error) {
+	return parseManifests("manifest", data)
+}
+
+func parseManifests(name string, data []byte) ([]*unstructured.Unstructured, error) {
+	var out []*unstructured.Unstructured
+	r := utilyaml.NewYAMLReader(bufio.NewReader(bytes.NewReader(data)))
+	for i := 1; ; i++ {
+		doc, err := r.Read()
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			return nil, fmt.Errorf("%s document %d: %w", name, i, err)
+		}
+		if len(bytes.TrimSpace(doc)) == 0 {
+			continue
+		}
+		obj := map[string]interface{}{}
+		if err := yaml.Unmarshal(doc, &obj); err != nil {
+			return nil, fmt.Errorf("%s document %d: %w", name, i, err)
+		}
+		if len(obj) == 0 {
+			continue
+		}
+		u := &unstructured.Unstructured{Object: obj}
+		if u.GetKind() == "" || u.GetAPIVersion() == "" {
+			return nil, fmt.Errorf("%s document %d: missing kind or apiVersion", name, i)
+		}
+		out = append(out, u)
 	}
 	return out, nil
 }

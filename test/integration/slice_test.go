@@ -242,10 +242,43 @@ func TestSliceProvisionsTheExamples(t *testing.T) {
 	}
 
 	checkMetrics(t, len(byName))
+	checkLaunchedFromNodeClass(t, e, byName)
 
 	// Price sanity: spot is preferred for general-purpose, and the plan is
 	// not one node per pod.
 	if len(byName) >= 30 {
 		t.Errorf("%d nodes for 70 pods: packing is broken", len(byName))
+	}
+}
+
+// checkLaunchedFromNodeClass: the example EC2NodeClass is Ready with its
+// resolved status, and every node booted from a generated launch template
+// with the image its instance type needs (arm64 types the arm64 image, GPU
+// types the nvidia variant, whose driver puts the GPUs in allocatable).
+func checkLaunchedFromNodeClass(t *testing.T, e *env, byName map[string]corev1.Node) {
+	t.Helper()
+	cls := getNodeClass(t, e, dynamicClient(t, e), "default")
+	if !apiv1.ConditionIsTrue(cls.Status.Conditions, apiv1.ConditionReady) || len(cls.Status.Subnets) != 3 ||
+		len(cls.Status.SecurityGroups) == 0 || len(cls.Status.AMIs) < 4 || cls.Status.InstanceProfile == "" {
+		t.Errorf("EC2NodeClass default status = %+v", cls.Status)
+	}
+	for _, i := range e.w.EC2.Instances() {
+		if i.State != "running" {
+			continue
+		}
+		img, _ := e.w.EC2.Image(i.ImageID)
+		n := byName[i.PrivateDNSName]
+		wantArch := map[string]string{"amd64": "x86_64", "arm64": "arm64"}[n.Labels[apiv1.LabelArch]]
+		wantVariant := "standard"
+		if n.Labels[apiv1.LabelInstanceGPUCount] != "" {
+			wantVariant = "nvidia"
+			if gpus := n.Status.Allocatable["nvidia.com/gpu"]; gpus.Value() == 0 {
+				t.Errorf("GPU node %s has no nvidia.com/gpu in allocatable", n.Name)
+			}
+		}
+		if !strings.HasPrefix(i.LaunchTemplateName, "joinery/joinery-it/") || img.Architecture != wantArch || img.Variant != wantVariant {
+			t.Errorf("instance %s (%s) from template %q, image %s %s/%s; want a generated template and %s/%s",
+				i.ID, i.InstanceType, i.LaunchTemplateName, i.ImageID, img.Architecture, img.Variant, wantArch, wantVariant)
+		}
 	}
 }
