@@ -14,6 +14,7 @@ import (
 	"go.temporal.io/sdk/temporal"
 	"go.uber.org/zap"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 )
 
 // LaunchInstance launches the NodeClaim's instance with one CreateFleet
@@ -34,6 +35,9 @@ func (a *Activities) LaunchInstance(ctx context.Context, req workflows.LaunchReq
 		return workflows.Instance{}, err
 	} else if ok {
 		return a.toInstance(existing), nil
+	}
+	if nc.DeletionTimestamp != nil {
+		return workflows.Instance{}, temporal.NewNonRetryableApplicationError("NodeClaim deleted before launch", workflows.ErrNodeClaimGone, nil)
 	}
 	nodeClass, err := a.Cluster.NodeClass(nc.Spec.NodeClassRef.Name)
 	if err != nil {
@@ -73,9 +77,11 @@ func (a *Activities) LaunchInstance(ctx context.Context, req workflows.LaunchReq
 			failed = append(failed, workflows.Offering{InstanceType: o.InstanceType, Zone: o.Zone, CapacityType: o.CapacityType})
 		}
 		a.logger(ctx).Warn("insufficient capacity", zap.String("nodeclaim", req.NodeClaim), zap.Error(err))
+		a.launchFailed(ctx, nc, apiv1.ReasonInsufficientCapacity, err)
 		return workflows.Instance{}, temporal.NewNonRetryableApplicationError(err.Error(), workflows.ErrInsufficientCapacity, nil, failed)
 	}
 	if err != nil {
+		a.launchFailed(ctx, nc, apiv1.ReasonLaunchFailed, err)
 		return workflows.Instance{}, err
 	}
 	out := a.toInstance(inst)
@@ -85,6 +91,18 @@ func (a *Activities) LaunchInstance(ctx context.Context, req workflows.LaunchReq
 	a.logger(ctx).Info("instance launched", zap.String("nodeclaim", req.NodeClaim), zap.String("instance", out.ID),
 		zap.String("instanceType", out.InstanceType), zap.String("zone", out.Zone), zap.String("capacityType", out.CapacityType))
 	return out, nil
+}
+
+// launchFailed sets Launched=False on the NodeClaim with the reason and
+// the error (best effort: the workflow decides what happens next).
+func (a *Activities) launchFailed(ctx context.Context, nc *apiv1.NodeClaim, reason string, cause error) {
+	msg := cause.Error()
+	if len(msg) > 300 {
+		msg = msg[:300] + "..."
+	}
+	conds := apiv1.SetCondition(nc.Status.Conditions, metav1.Condition{Type: apiv1.ConditionLaunched, Status: metav1.ConditionFalse,
+		Reason: reason, Message: msg}, metav1.Now())
+	_ = a.Cluster.PatchNodeClaimStatus(ctx, nc.Name, mustJSON(map[string]interface{}{"status": map[string]interface{}{"conditions": conds}}))
 }
 
 // instanceOf finds a live instance already launched for a NodeClaim.
