@@ -93,7 +93,7 @@ func TestSyncNodeDoNotSyncTaints(t *testing.T) {
 func TestInitializedGates(t *testing.T) {
 	nc := claim()
 	node := &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: "n"},
-		Spec: corev1.NodeSpec{Taints: []corev1.Taint{{Key: "example.com/agent-not-ready", Effect: corev1.TaintEffectNoSchedule}}},
+		Spec:   corev1.NodeSpec{Taints: []corev1.Taint{{Key: "example.com/agent-not-ready", Effect: corev1.TaintEffectNoSchedule}}},
 		Status: corev1.NodeStatus{Allocatable: corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("47"), "nvidia.com/gpu": resource.MustParse("0")}}}
 	check := func(wantOK bool, wantReason string) {
 		t.Helper()
