@@ -39,6 +39,12 @@ func TestDeletionRunsTheNodesTermination(t *testing.T) {
 	}
 	var keep []*unstructured.Unstructured
 	for _, o := range objs {
+		if o.GetKind() == "NodePool" && o.GetName() == "general-purpose" {
+			// lifecycle (weight 100) is preferred; general-purpose takes the pods once it is gone.
+			if err := unstructured.SetNestedField(o.Object, int64(10), "spec", "weight"); err != nil {
+				t.Fatal(err)
+			}
+		}
 		if o.GetKind() != "NodePool" || o.GetName() == "general-purpose" || o.GetName() == "lifecycle" {
 			keep = append(keep, o)
 		}
@@ -61,6 +67,20 @@ func TestDeletionRunsTheNodesTermination(t *testing.T) {
 	if selNode.Labels["team"] != "lifecycle" || selNode.Labels[apiv1.LabelNodePool] != "lifecycle" || !hasFinalizer(selNode.Finalizers) {
 		t.Errorf("lc-selector's node %s: labels %v finalizers %v", selNode.Name, selNode.Labels, selNode.Finalizers)
 	}
+	// The pod selecting the template label was placed once: one node bought.
+	evs, _ := e.kc.CoreV1().Events("default").List(e.ctx, metav1.ListOptions{FieldSelector: "involvedObject.name=lc-selector,reason=Nominated"})
+	nominated := int32(0)
+	for _, ev := range evs.Items {
+		nominated += ev.Count
+	}
+	if nominated != 1 {
+		t.Errorf("lc-selector nominated %d times, want 1 (a second node was bought for it)", nominated)
+	}
+	// A bare pod: the drains below would evict it for good.
+	if err := e.kc.CoreV1().Pods("default").Delete(e.ctx, "lc-selector", metav1.DeleteOptions{}); err != nil {
+		t.Fatal(err)
+	}
+
 	waitFor(t, time.Minute, "PDB status", func() bool {
 		pdb, err := e.kc.PolicyV1().PodDisruptionBudgets("default").Get(e.ctx, "lc-web", metav1.GetOptions{})
 		return err == nil && pdb.Status.DisruptionsAllowed == 2
@@ -184,19 +204,6 @@ func TestDeletionRunsTheNodesTermination(t *testing.T) {
 		t.Fatal(err)
 	}
 	ended("delete node", node, claim, inst)
-
-	// The pod selecting the template label was placed once: one node bought.
-	evs, _ := e.kc.CoreV1().Events("default").List(e.ctx, metav1.ListOptions{FieldSelector: "involvedObject.name=lc-selector,reason=Nominated"})
-	nominated := int32(0)
-	for _, ev := range evs.Items {
-		nominated += ev.Count
-	}
-	if nominated != 1 {
-		t.Errorf("lc-selector nominated %d times, want 1 (a second node was bought for it)", nominated)
-	}
-	if err := e.kc.CoreV1().Pods("default").Delete(e.ctx, "lc-selector", metav1.DeleteOptions{}); err != nil {
-		t.Fatal(err)
-	}
 
 	// 3. kubectl delete nodepool: its NodeClaims go through the garbage collector.
 	var poolNodes []string
