@@ -156,8 +156,8 @@ func (a *Activities) TaintNodeDisrupted(ctx context.Context, r workflows.TaintRe
 		_, err = a.Cluster.Kube.CoreV1().Nodes().Update(ctx, node, metav1.UpdateOptions{})
 		return err
 	})
-	if apierrors.IsNotFound(err) && r.Remove {
-		err = nil
+	if apierrors.IsNotFound(err) {
+		err = nil // a node already gone needs no taint
 	}
 	if err != nil {
 		return err

@@ -15,6 +15,7 @@ import (
 	"go.temporal.io/sdk/temporal"
 	"go.uber.org/zap"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 )
 
 // LaunchInstance launches the NodeClaim's instance with one CreateFleet
@@ -38,15 +39,21 @@ func (a *Activities) LaunchInstance(ctx context.Context, req workflows.LaunchReq
 	} else if len(existing) > 0 {
 		return a.toInstance(existing[0]), nil
 	}
+	if nc.DeletionTimestamp != nil {
+		return workflows.Instance{}, temporal.NewNonRetryableApplicationError("NodeClaim deleted before launch", workflows.ErrNodeClaimGone, nil)
+	}
 	cls, err := a.Cluster.NodeClass(nc.Spec.NodeClassRef.Name)
 	if err != nil {
 		return workflows.Instance{}, err
 	}
 	if why := nodeclass.NotReady(cls); why != "" {
-		return workflows.Instance{}, errors.New(why) // retried: the reconciler may resolve it
+		err := errors.New(why)
+		a.launchFailed(ctx, nc, "NodeClassNotReady", err)
+		return workflows.Instance{}, err // retried: the reconciler may resolve it
 	}
 	lp, err := a.launchPlan(ctx, nc, cls, req)
 	if err != nil {
+		a.launchFailed(ctx, nc, apiv1.ReasonLaunchFailed, err)
 		return workflows.Instance{}, err
 	}
 	token := sha256.Sum256([]byte(fmt.Sprintf("%s|%s|%v", req.NodeClaim, req.CapacityType, lp.configs)))
@@ -60,9 +67,10 @@ func (a *Activities) LaunchInstance(ctx context.Context, req workflows.LaunchReq
 	}
 	var ice *cloud.InsufficientCapacityError
 	if errors.As(err, &ice) {
-		return workflows.Instance{}, a.insufficientCapacity(ctx, req, ice)
+		return workflows.Instance{}, a.insufficientCapacity(ctx, nc, req, ice)
 	}
 	if err != nil {
+		a.launchFailed(ctx, nc, apiv1.ReasonLaunchFailed, err)
 		return workflows.Instance{}, err
 	}
 	out := a.toInstance(inst)
@@ -77,9 +85,21 @@ func (a *Activities) LaunchInstance(ctx context.Context, req workflows.LaunchReq
 	return out, nil
 }
 
+// launchFailed sets Launched=False on the NodeClaim with the reason and
+// the error (best effort: the workflow decides what happens next).
+func (a *Activities) launchFailed(ctx context.Context, nc *apiv1.NodeClaim, reason string, cause error) {
+	msg := cause.Error()
+	if len(msg) > 300 {
+		msg = msg[:300] + "..."
+	}
+	conds := apiv1.SetCondition(nc.Status.Conditions, metav1.Condition{Type: apiv1.ConditionLaunched, Status: metav1.ConditionFalse,
+		Reason: reason, Message: msg}, metav1.Now())
+	_ = a.Cluster.PatchNodeClaimStatus(ctx, nc.Name, mustJSON(map[string]interface{}{"status": map[string]interface{}{"conditions": conds}}))
+}
+
 // insufficientCapacity records the failed offerings and returns the
 // non-retryable error the saga falls back on.
-func (a *Activities) insufficientCapacity(ctx context.Context, req workflows.LaunchRequest, ice *cloud.InsufficientCapacityError) error {
+func (a *Activities) insufficientCapacity(ctx context.Context, nc *apiv1.NodeClaim, req workflows.LaunchRequest, ice *cloud.InsufficientCapacityError) error {
 	var failed []workflows.Offering
 	for _, o := range ice.Offerings {
 		a.ICE.MarkUnavailable(o.InstanceType, o.Zone, o.CapacityType)
@@ -89,6 +109,7 @@ func (a *Activities) insufficientCapacity(ctx context.Context, req workflows.Lau
 		failed = append(failed, workflows.Offering{InstanceType: o.InstanceType, Zone: o.Zone, CapacityType: o.CapacityType})
 	}
 	a.logger(ctx).Warn("insufficient capacity", zap.String("nodeclaim", req.NodeClaim), zap.Error(ice))
+	a.launchFailed(ctx, nc, apiv1.ReasonInsufficientCapacity, ice)
 	return temporal.NewNonRetryableApplicationError(ice.Error(), workflows.ErrInsufficientCapacity, nil, failed)
 }
 

@@ -8,6 +8,7 @@ import (
 
 	apiv1 "github.com/joinery/joinery/api/v1"
 	"github.com/joinery/joinery/cloud"
+	"github.com/joinery/joinery/lifecycle"
 	"github.com/joinery/joinery/workflows"
 	"go.temporal.io/sdk/activity"
 	"go.temporal.io/sdk/temporal"
@@ -16,6 +17,7 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/util/retry"
 )
 
 // MarkNodeClaimLaunched records the instance on the NodeClaim: instance
@@ -41,11 +43,18 @@ func (a *Activities) MarkNodeClaimLaunched(ctx context.Context, l workflows.Node
 	if err := a.Cluster.PatchNodeClaim(ctx, l.NodeClaim, mustJSON(map[string]interface{}{"metadata": meta})); err != nil {
 		return err
 	}
-	status := map[string]interface{}{
-		"providerID": l.Instance.ProviderID,
-		"imageID":    l.Instance.ImageID,
-		"conditions": setCondition(nc.Status.Conditions, apiv1.ConditionLaunched, "Launched", "instance "+l.Instance.ID),
+	now := metav1.Now()
+	conds := apiv1.SetCondition(nc.Status.Conditions, metav1.Condition{Type: apiv1.ConditionLaunched, Status: metav1.ConditionTrue,
+		Reason: apiv1.ReasonLaunched, Message: "instance " + l.Instance.ID}, now)
+	if !apiv1.IsConditionTrue(conds, apiv1.ConditionRegistered) {
+		conds = apiv1.SetCondition(conds, metav1.Condition{Type: apiv1.ConditionRegistered, Status: metav1.ConditionUnknown,
+			Reason: apiv1.ReasonNodeNotFound, Message: "Node not registered with cluster"}, now)
 	}
+	if !apiv1.IsConditionTrue(conds, apiv1.ConditionInitialized) {
+		conds = apiv1.SetCondition(conds, metav1.Condition{Type: apiv1.ConditionInitialized, Status: metav1.ConditionUnknown,
+			Reason: apiv1.ReasonNodeNotFound, Message: "Node not registered with cluster"}, now)
+	}
+	status := map[string]interface{}{"providerID": l.Instance.ProviderID, "imageID": l.Instance.ImageID, "conditions": conds}
 	if shape, ok := a.shapeOf(nc, l.Instance.InstanceType); ok {
 		status["capacity"] = shape.Capacity.ToResourceList()
 		status["allocatable"] = shape.Allocatable.ToResourceList()
@@ -53,94 +62,129 @@ func (a *Activities) MarkNodeClaimLaunched(ctx context.Context, l workflows.Node
 	return a.Cluster.PatchNodeClaimStatus(ctx, l.NodeClaim, mustJSON(map[string]interface{}{"status": status}))
 }
 
-// WaitForNodeReady heartbeats until the instance's Node has registered, is
-// Ready and has no startup taint left. On registration it labels the Node
-// karpenter.sh/registered, removes the unregistered taint and records the
-// node on the NodeClaim (Registered); once ready it labels
-// karpenter.sh/initialized and sets Initialized and Ready. The workflow's
-// schedule-to-close timeout is the registration TTL.
+// WaitForNodeReady heartbeats until the instance's Node has registered and
+// is initialized. Registration (once the Node with the instance's provider
+// ID is in the cache) makes the Node agree with the NodeClaim
+// (lifecycle.SyncNode: labels, annotations, taints, owner reference,
+// termination finalizer, karpenter.sh/registered, the unregistered taint
+// removed) and sets Registered. Initialization (lifecycle.Initialized:
+// Ready, startup and ephemeral taints gone, requested extended resources in
+// allocatable) labels karpenter.sh/initialized and sets Initialized and
+// Ready; until then Initialized is Unknown with the reason it waits for. A
+// NodeClaim deleted (or being deleted) meanwhile fails with ErrNodeClaimGone.
+// The workflow's schedule-to-close timeout is the registration TTL.
 func (a *Activities) WaitForNodeReady(ctx context.Context, l workflows.NodeClaimLaunched) (workflows.NodeReady, error) {
 	log := a.logger(ctx).With(zap.String("nodeclaim", l.NodeClaim), zap.String("instance", l.Instance.ID))
-	var registeredNC *apiv1.NodeClaim // the NodeClaim as read when its node registered
+	gone := func(err error) error {
+		return temporal.NewNonRetryableApplicationError("NodeClaim deleted", workflows.ErrNodeClaimGone, err)
+	}
+	var registeredNC *apiv1.NodeClaim // the NodeClaim as read (and updated) at registration
+	lastReason := ""
 	tick := time.NewTicker(250 * time.Millisecond)
 	defer tick.Stop()
+	wait := func() error {
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-tick.C:
+			return nil
+		}
+	}
 	for {
 		activity.RecordHeartbeat(ctx)
 		// Poll the informer caches; read the NodeClaim from the API server
-		// only to act on it (its conditions are patched from that copy) or
-		// to confirm it is gone. A GET every 250 ms per launching claim was
-		// hundreds of requests a second at a few thousand pending pods. The
-		// startup taints to wait out are the spec's, read at registration.
+		// only to act on it or to confirm it is gone (a GET every 250 ms per
+		// launching claim was hundreds of requests a second at a few
+		// thousand pending pods).
 		node := a.Cluster.NodeByProviderID(l.Instance.ProviderID)
-		cached := a.Cluster.HasNodeClaim(l.NodeClaim)
-		act := node != nil && cached && (registeredNC == nil || (nodeReady(node) && !hasStartupTaint(node, registeredNC)))
-		if cached && !act {
-			select {
-			case <-ctx.Done():
-				return workflows.NodeReady{}, ctx.Err()
-			case <-tick.C:
+		exists, deleting := a.Cluster.NodeClaimState(l.NodeClaim)
+		if deleting {
+			return workflows.NodeReady{}, gone(nil)
+		}
+		if !exists || (node != nil && registeredNC == nil) {
+			nc, err := a.Cluster.NodeClaim(ctx, l.NodeClaim)
+			if apierrors.IsNotFound(err) {
+				return workflows.NodeReady{}, gone(err)
 			}
-			continue
-		}
-		nc, err := a.Cluster.NodeClaim(ctx, l.NodeClaim)
-		if apierrors.IsNotFound(err) {
-			return workflows.NodeReady{}, temporal.NewNonRetryableApplicationError("NodeClaim deleted", workflows.ErrNodeClaimGone, err)
-		}
-		if node != nil && err == nil {
-			if registeredNC == nil {
+			if err == nil && nc.DeletionTimestamp != nil {
+				return workflows.NodeReady{}, gone(nil)
+			}
+			if err == nil && node != nil {
 				if err := a.register(ctx, nc, node); err != nil {
 					return workflows.NodeReady{}, err
 				}
 				registeredNC = nc
 				log.Info("node registered", zap.String("node", node.Name))
 			}
-			if nodeReady(node) && !hasStartupTaint(node, nc) {
-				if err := a.initialize(ctx, nc, node); err != nil {
-					return workflows.NodeReady{}, err
-				}
-				if a.Metrics != nil {
-					a.Metrics.NodeClaimsRegistered.WithLabelValues(nc.Labels[apiv1.LabelNodePool], l.Instance.InstanceType, l.Instance.CapacityType, l.Instance.Zone).Inc()
-				}
-				log.Info("node ready", zap.String("node", node.Name))
-				return workflows.NodeReady{NodeName: node.Name}, nil
+		}
+		if node == nil || registeredNC == nil {
+			if err := wait(); err != nil {
+				return workflows.NodeReady{}, err
+			}
+			continue
+		}
+		ok, reason, msg := lifecycle.Initialized(node, registeredNC)
+		if ok {
+			nc, err := a.Cluster.NodeClaim(ctx, l.NodeClaim)
+			if apierrors.IsNotFound(err) {
+				return workflows.NodeReady{}, gone(err)
+			}
+			if err != nil {
+				return workflows.NodeReady{}, err
+			}
+			if nc.DeletionTimestamp != nil {
+				return workflows.NodeReady{}, gone(nil)
+			}
+			if err := a.initialize(ctx, nc, node); err != nil {
+				return workflows.NodeReady{}, err
+			}
+			if a.Metrics != nil {
+				a.Metrics.NodeClaimsRegistered.WithLabelValues(nc.Labels[apiv1.LabelNodePool], l.Instance.InstanceType, l.Instance.CapacityType, l.Instance.Zone).Inc()
+			}
+			log.Info("node ready", zap.String("node", node.Name))
+			return workflows.NodeReady{NodeName: node.Name}, nil
+		}
+		if reason != lastReason {
+			// Say what initialization waits for (one write per change).
+			conds := apiv1.SetCondition(registeredNC.Status.Conditions, metav1.Condition{Type: apiv1.ConditionInitialized,
+				Status: metav1.ConditionUnknown, Reason: reason, Message: msg}, metav1.Now())
+			err := a.Cluster.PatchNodeClaimStatus(ctx, l.NodeClaim, mustJSON(map[string]interface{}{"status": map[string]interface{}{"conditions": conds}}))
+			if apierrors.IsNotFound(err) {
+				return workflows.NodeReady{}, gone(err)
+			}
+			if err == nil {
+				registeredNC.Status.Conditions, lastReason = conds, reason
 			}
 		}
-		select {
-		case <-ctx.Done():
-			return workflows.NodeReady{}, ctx.Err()
-		case <-tick.C:
+		if err := wait(); err != nil {
+			return workflows.NodeReady{}, err
 		}
 	}
 }
 
-func hasStartupTaint(n *corev1.Node, nc *apiv1.NodeClaim) bool {
-	for _, st := range nc.Spec.StartupTaints {
-		for _, t := range n.Spec.Taints {
-			if t.Key == st.Key && t.Effect == st.Effect {
-				return true
-			}
-		}
-	}
-	return hasTaint(n.Spec.Taints, apiv1.TaintKeyUnregistered)
-}
-
+// register makes the Node agree with the NodeClaim (lifecycle.SyncNode,
+// written with an update retried on conflict, so what the kubelet wrote
+// meanwhile is kept) and records it on the NodeClaim (nodeName,
+// Registered). nc's conditions are updated in place.
 func (a *Activities) register(ctx context.Context, nc *apiv1.NodeClaim, n *corev1.Node) error {
-	var taints []corev1.Taint
-	for _, t := range n.Spec.Taints {
-		if t.Key != apiv1.TaintKeyUnregistered {
-			taints = append(taints, t)
+	err := retry.RetryOnConflict(retry.DefaultRetry, func() error {
+		cur, err := a.Cluster.Kube.CoreV1().Nodes().Get(ctx, n.Name, metav1.GetOptions{})
+		if err != nil {
+			return err
 		}
+		if !lifecycle.SyncNode(cur, nc) {
+			return nil
+		}
+		_, err = a.Cluster.Kube.CoreV1().Nodes().Update(ctx, cur, metav1.UpdateOptions{})
+		return err
+	})
+	if err != nil {
+		return fmt.Errorf("register node %s: %w", n.Name, err)
 	}
-	patch := map[string]interface{}{
-		"metadata": map[string]interface{}{"labels": map[string]string{apiv1.LabelNodeRegistered: "true"}},
-		"spec":     map[string]interface{}{"taints": taints},
-	}
-	if _, err := a.Cluster.Kube.CoreV1().Nodes().Patch(ctx, n.Name, types.StrategicMergePatchType, mustJSON(patch), metav1.PatchOptions{}); err != nil {
-		return fmt.Errorf("label node %s registered: %w", n.Name, err)
-	}
+	nc.Status.Conditions = apiv1.SetCondition(nc.Status.Conditions, metav1.Condition{Type: apiv1.ConditionRegistered, Status: metav1.ConditionTrue,
+		Reason: apiv1.ReasonRegistered, Message: "node " + n.Name}, metav1.Now())
 	return a.Cluster.PatchNodeClaimStatus(ctx, nc.Name, mustJSON(map[string]interface{}{"status": map[string]interface{}{
-		"nodeName":   n.Name,
-		"conditions": setCondition(nc.Status.Conditions, apiv1.ConditionRegistered, "Registered", "node "+n.Name),
+		"nodeName": n.Name, "conditions": nc.Status.Conditions,
 	}}))
 }
 
@@ -149,17 +193,22 @@ func (a *Activities) initialize(ctx context.Context, nc *apiv1.NodeClaim, n *cor
 	if _, err := a.Cluster.Kube.CoreV1().Nodes().Patch(ctx, n.Name, types.StrategicMergePatchType, patch, metav1.PatchOptions{}); err != nil {
 		return fmt.Errorf("label node %s initialized: %w", n.Name, err)
 	}
-	conds := setCondition(nc.Status.Conditions, apiv1.ConditionRegistered, "Registered", "node "+n.Name)
-	conds = setCondition(conds, apiv1.ConditionInitialized, "Initialized", "node Ready, startup taints removed")
-	conds = setCondition(conds, apiv1.ConditionReady, "Ready", "")
+	now := metav1.Now()
+	conds := apiv1.SetCondition(nc.Status.Conditions, metav1.Condition{Type: apiv1.ConditionRegistered, Status: metav1.ConditionTrue,
+		Reason: apiv1.ReasonRegistered, Message: "node " + n.Name}, now)
+	conds = apiv1.SetCondition(conds, metav1.Condition{Type: apiv1.ConditionInitialized, Status: metav1.ConditionTrue,
+		Reason: apiv1.ReasonInitialized, Message: "node Ready, startup taints removed, requested resources registered"}, now)
+	conds = apiv1.SetCondition(conds, metav1.Condition{Type: apiv1.ConditionReady, Status: metav1.ConditionTrue, Reason: "Ready"}, now)
 	return a.Cluster.PatchNodeClaimStatus(ctx, nc.Name, mustJSON(map[string]interface{}{"status": map[string]interface{}{
 		"nodeName": n.Name, "conditions": conds,
 	}}))
 }
 
-// TerminateInstance terminates the instance, waits until EC2 reports it
-// terminated (heartbeating), then deletes the Node and the NodeClaim.
-// Every step tolerates an already-finished step, so retries are safe.
+// TerminateInstance terminates the instance and waits until EC2 reports it
+// terminated (heartbeating); then, unless InstanceOnly, it releases and
+// deletes the Node (named, or found by the instance's provider ID) and the
+// NodeClaim, Joinery's finalizer removed from each first. Every step
+// tolerates an already-finished step, so retries are safe.
 func (a *Activities) TerminateInstance(ctx context.Context, r workflows.TerminateRequest) error {
 	if r.InstanceID != "" {
 		if err := a.Cloud.Terminate(ctx, r.InstanceID); err != nil {
@@ -178,9 +227,18 @@ func (a *Activities) TerminateInstance(ctx context.Context, r workflows.Terminat
 			}
 		}
 	}
-	if r.NodeName != "" {
-		err := a.Cluster.Kube.CoreV1().Nodes().Delete(ctx, r.NodeName, metav1.DeleteOptions{})
-		if err != nil && !apierrors.IsNotFound(err) {
+	if r.InstanceOnly {
+		a.logger(ctx).Info("instance terminated", zap.String("nodeclaim", r.NodeClaim), zap.String("instance", r.InstanceID))
+		return nil
+	}
+	name := r.NodeName
+	if name == "" {
+		if n := a.Cluster.NodeOfInstance(r.InstanceID); n != nil {
+			name = n.Name
+		}
+	}
+	if name != "" {
+		if err := a.Cluster.DeleteNode(ctx, name); err != nil {
 			return err
 		}
 	}
@@ -216,19 +274,6 @@ func (a *Activities) RecordEvent(_ context.Context, e workflows.EventRequest) er
 	}
 	a.Cluster.Recorder.Event(ref, typ, e.Reason, e.Message)
 	return nil
-}
-
-// setCondition returns conds with condition typ set True.
-func setCondition(conds []metav1.Condition, typ, reason, msg string) []metav1.Condition {
-	out := make([]metav1.Condition, 0, len(conds)+1)
-	for _, c := range conds {
-		if c.Type != typ {
-			out = append(out, c)
-		} else if c.Status == metav1.ConditionTrue {
-			return conds
-		}
-	}
-	return append(out, metav1.Condition{Type: typ, Status: metav1.ConditionTrue, Reason: reason, Message: msg, LastTransitionTime: metav1.Now()})
 }
 
 func mustJSON(v interface{}) []byte {

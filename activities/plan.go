@@ -199,16 +199,27 @@ func (a *Activities) writeNodeClaim(ctx context.Context, snap *snapshot, batch s
 			Name:        name,
 			Labels:      labels,
 			Annotations: map[string]string{AnnotationNominatedPods: strings.Join(uids, ",")},
+			// The termination finalizer: deleting the NodeClaim runs the
+			// node's termination before the object goes. Owned by its
+			// NodePool, so deleting the pool deletes its NodeClaims
+			// (kube-controller-manager's garbage collector).
+			Finalizers: []string{apiv1.FinalizerTermination},
 		},
 		Spec: apiv1.NodeClaimSpec{
-			Taints:                 np.Spec.Template.Spec.Taints,
-			StartupTaints:          np.Spec.Template.Spec.StartupTaints,
-			Requirements:           reqs,
+			Taints:        np.Spec.Template.Spec.Taints,
+			StartupTaints: np.Spec.Template.Spec.StartupTaints,
+			Requirements:  reqs,
+			// The pods' summed requests (extended resources included: the
+			// Node is Initialized only once each shows in its allocatable).
 			Resources:              apiv1.ResourceRequirements{Requests: nn.Requests.ToResourceList()},
 			NodeClassRef:           np.Spec.Template.Spec.NodeClassRef,
 			ExpireAfter:            np.Spec.Template.Spec.ExpireAfter,
 			TerminationGracePeriod: np.Spec.Template.Spec.TerminationGracePeriod,
 		},
+	}
+	if np.UID != "" {
+		nc.OwnerReferences = []metav1.OwnerReference{{APIVersion: "karpenter.sh/v1", Kind: "NodePool", Name: np.Name, UID: np.UID,
+			BlockOwnerDeletion: ptrTrue()}}
 	}
 	for k, v := range np.Spec.Template.ObjectMeta.Annotations {
 		nc.Annotations[k] = v
@@ -262,4 +273,9 @@ func randomSuffix() string {
 		b[i] = alphabet[int(b[i])%len(alphabet)]
 	}
 	return string(b)
+}
+
+func ptrTrue() *bool {
+	yes := true
+	return &yes
 }

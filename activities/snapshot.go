@@ -90,8 +90,11 @@ func (a *Activities) takeSnapshot(ctx context.Context, now time.Time) (*snapshot
 		}
 	}
 	for _, n := range nodes {
-		if n.Spec.Unschedulable || !nodeReady(n) || hasTaint(n.Spec.Taints, apiv1.TaintKeyDisrupted) {
+		if n.Spec.Unschedulable || !nodeReady(n) || hasTaint(n.Spec.Taints, apiv1.TaintKeyDisrupted) || n.DeletionTimestamp != nil {
 			continue
+		}
+		if nc := claimByNode[n.Name]; nc != nil && nc.DeletionTimestamp != nil {
+			continue // terminating: its pods are about to move
 		}
 		alloc, _ := resources.FromResourceList(n.Status.Allocatable)
 		var used resources.List

@@ -7,6 +7,7 @@ package cluster
 import (
 	"context"
 	"fmt"
+	"strings"
 	"time"
 
 	apiv1 "github.com/joinery/joinery/api/v1"
@@ -22,6 +23,7 @@ import (
 	appslisters "k8s.io/client-go/listers/apps/v1"
 	corelisters "k8s.io/client-go/listers/core/v1"
 	policylisters "k8s.io/client-go/listers/policy/v1"
+	storagelisters "k8s.io/client-go/listers/storage/v1"
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/cache"
 	"k8s.io/client-go/tools/record"
@@ -40,6 +42,8 @@ type Cluster struct {
 	Nodes       corelisters.NodeLister
 	DaemonSets  appslisters.DaemonSetLister
 	PDBs        policylisters.PodDisruptionBudgetLister
+	// VolumeAttachments: a terminating node waits for its volumes to detach.
+	VolumeAttachments storagelisters.VolumeAttachmentLister
 
 	nodeInformer cache.SharedIndexInformer
 	nodePools    cache.SharedIndexInformer
@@ -102,6 +106,7 @@ func NewFromClients(kc kubernetes.Interface, dc dynamic.Interface) (*Cluster, er
 	}
 	c.DaemonSets = c.factory.Apps().V1().DaemonSets().Lister()
 	c.PDBs = c.factory.Policy().V1().PodDisruptionBudgets().Lister()
+	c.VolumeAttachments = c.factory.Storage().V1().VolumeAttachments().Lister()
 	c.nodePools = c.dynFactory.ForResource(apiv1.NodePoolGVR).Informer()
 	c.nodeClaims = c.dynFactory.ForResource(apiv1.NodeClaimGVR).Informer()
 	c.nodeClasses = c.dynFactory.ForResource(apiv1.EC2NodeClassGVR).Informer()
@@ -149,6 +154,31 @@ func (c *Cluster) NodeByProviderID(id string) *corev1.Node {
 	}
 	n, _ := objs[0].(*corev1.Node)
 	return n
+}
+
+// NodeOfInstance returns the cached Node whose provider ID ends in
+// /<instance id> (nil: none).
+func (c *Cluster) NodeOfInstance(id string) *corev1.Node {
+	if id == "" {
+		return nil
+	}
+	for _, o := range c.nodeInformer.GetStore().List() {
+		if n, ok := o.(*corev1.Node); ok && strings.HasSuffix(n.Spec.ProviderID, "/"+id) {
+			return n
+		}
+	}
+	return nil
+}
+
+// OnNodeEvent and OnNodeClaimEvent add informer event handlers (objects
+// are *corev1.Node and *unstructured.Unstructured).
+func (c *Cluster) OnNodeEvent(h cache.ResourceEventHandler) {
+	_, _ = c.nodeInformer.AddEventHandler(h)
+}
+
+// OnNodeClaimEvent: see OnNodeEvent.
+func (c *Cluster) OnNodeClaimEvent(h cache.ResourceEventHandler) {
+	_, _ = c.nodeClaims.AddEventHandler(h)
 }
 
 // PodsOnNode returns the pods bound to a node (from the informer index).

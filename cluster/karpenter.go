@@ -2,6 +2,7 @@ package cluster
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"sort"
 	"time"
@@ -13,6 +14,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/tools/cache"
+	"k8s.io/client-go/util/retry"
 )
 
 // InvalidNodePool is a NodePool that failed validation, with every reason.
@@ -153,18 +155,108 @@ func (c *Cluster) PatchNodeClaimStatus(ctx context.Context, name string, patch [
 	return err
 }
 
-// DeleteNodeClaim removes a NodeClaim (finalizers cleared first); a missing
+// DeleteNodeClaim removes a NodeClaim: Joinery's termination finalizer is
+// taken off first (others' are kept), then the object deleted; a missing
 // one is not an error.
 func (c *Cluster) DeleteNodeClaim(ctx context.Context, name string) error {
-	err := c.PatchNodeClaim(ctx, name, []byte(`{"metadata":{"finalizers":null}}`))
-	if err != nil && !errors.IsNotFound(err) {
+	if err := c.RemoveNodeClaimFinalizer(ctx, name); err != nil {
 		return err
 	}
-	err = c.Dynamic.Resource(apiv1.NodeClaimGVR).Delete(ctx, name, metav1.DeleteOptions{})
+	err := c.Dynamic.Resource(apiv1.NodeClaimGVR).Delete(ctx, name, metav1.DeleteOptions{})
 	if errors.IsNotFound(err) {
 		return nil
 	}
 	return err
+}
+
+// RemoveNodeClaimFinalizer takes karpenter.sh/termination off a NodeClaim
+// (a merge patch carrying the resourceVersion, so a concurrent change of
+// the list is not lost: retried on conflict). Missing object: no error.
+func (c *Cluster) RemoveNodeClaimFinalizer(ctx context.Context, name string) error {
+	return retry.RetryOnConflict(retry.DefaultRetry, func() error {
+		u, err := c.Dynamic.Resource(apiv1.NodeClaimGVR).Get(ctx, name, metav1.GetOptions{})
+		if errors.IsNotFound(err) {
+			return nil
+		}
+		if err != nil {
+			return err
+		}
+		patch, ok := finalizerPatch(u.GetFinalizers(), u.GetResourceVersion())
+		if !ok {
+			return nil
+		}
+		_, err = c.Dynamic.Resource(apiv1.NodeClaimGVR).Patch(ctx, name, types.MergePatchType, patch, metav1.PatchOptions{})
+		if errors.IsNotFound(err) {
+			return nil
+		}
+		return err
+	})
+}
+
+// DeleteNode removes a Node the same way: Joinery's finalizer off, then delete.
+func (c *Cluster) DeleteNode(ctx context.Context, name string) error {
+	if err := c.RemoveNodeFinalizer(ctx, name); err != nil {
+		return err
+	}
+	err := c.Kube.CoreV1().Nodes().Delete(ctx, name, metav1.DeleteOptions{})
+	if errors.IsNotFound(err) {
+		return nil
+	}
+	return err
+}
+
+// RemoveNodeFinalizer takes karpenter.sh/termination off a Node (see
+// RemoveNodeClaimFinalizer).
+func (c *Cluster) RemoveNodeFinalizer(ctx context.Context, name string) error {
+	return retry.RetryOnConflict(retry.DefaultRetry, func() error {
+		n, err := c.Kube.CoreV1().Nodes().Get(ctx, name, metav1.GetOptions{})
+		if errors.IsNotFound(err) {
+			return nil
+		}
+		if err != nil {
+			return err
+		}
+		patch, ok := finalizerPatch(n.Finalizers, n.ResourceVersion)
+		if !ok {
+			return nil
+		}
+		_, err = c.Kube.CoreV1().Nodes().Patch(ctx, name, types.MergePatchType, patch, metav1.PatchOptions{})
+		if errors.IsNotFound(err) {
+			return nil
+		}
+		return err
+	})
+}
+
+// finalizerPatch is the merge patch that drops Joinery's finalizer from
+// fins under optimistic locking (false: it is not there).
+func finalizerPatch(fins []string, resourceVersion string) ([]byte, bool) {
+	kept := []string{}
+	found := false
+	for _, f := range fins {
+		if f == apiv1.FinalizerTermination {
+			found = true
+			continue
+		}
+		kept = append(kept, f)
+	}
+	if !found {
+		return nil, false
+	}
+	b, _ := json.Marshal(map[string]interface{}{"metadata": map[string]interface{}{"finalizers": kept, "resourceVersion": resourceVersion}})
+	return b, true
+}
+
+// NodeClaimState reports from the informer cache whether a NodeClaim
+// exists and whether it is being deleted (no conversion: cheap enough to
+// call several times a second).
+func (c *Cluster) NodeClaimState(name string) (exists, deleting bool) {
+	o, ok, _ := c.nodeClaims.GetStore().GetByKey(name)
+	if !ok {
+		return false, false
+	}
+	u, isU := o.(*unstructured.Unstructured)
+	return true, isU && u.GetDeletionTimestamp() != nil
 }
 
 // OnNodePoolChange calls fn whenever a NodePool is added or updated.

@@ -198,6 +198,8 @@ func Run(ctx context.Context, cfg Config) error {
 	p := &provisioner{cluster: cl, acts: acts, temporal: tc, metrics: m, log: log,
 		idle: cfg.BatchIdle, max: cfg.BatchMax, trigger: make(chan struct{}, 1)}
 	p.watch()
+	dw := newDeletionWatch(cl, tc, pseudonym != nil, log)
+	go dw.run(ctx)
 	if !cfg.DisableDisruption {
 		if err := startConsolidation(ctx, tc, cfg); err != nil {
 			return err
@@ -232,6 +234,7 @@ func RegisterWorkflows(w worker.WorkflowRegistry) {
 	w.RegisterWorkflowWithOptions(workflows.Provision, workflow.RegisterOptions{Name: workflows.ProvisionWorkflow})
 	w.RegisterWorkflowWithOptions(workflows.NodeClaim, workflow.RegisterOptions{Name: workflows.NodeClaimWorkflow})
 	w.RegisterWorkflowWithOptions(workflows.DrainAndReplace, workflow.RegisterOptions{Name: workflows.DrainAndReplaceWorkflow})
+	w.RegisterWorkflowWithOptions(workflows.NodeClaimTermination, workflow.RegisterOptions{Name: workflows.NodeClaimTerminationWorkflow})
 	w.RegisterWorkflowWithOptions(workflows.Consolidation, workflow.RegisterOptions{Name: workflows.ConsolidationWorkflow})
 	w.RegisterWorkflowWithOptions(workflows.Interruption, workflow.RegisterOptions{Name: workflows.InterruptionWorkflow})
 	w.RegisterWorkflowWithOptions(workflows.InterruptionPoller, workflow.RegisterOptions{Name: workflows.InterruptionPollerWorkflow})

@@ -158,15 +158,9 @@ func compensateReplacement(ctx, short workflow.Context, children []workflow.Chil
 	_ = workflow.ExecuteActivity(short, ActivityTaintDisrupted, taint).Get(ctx, nil)
 }
 
-// drain runs drain passes until the node holds no pod it must wait for.
-// Deadlines use workflow time, so a 4 h termination grace period is a
-// durable timer, not a wall-clock comparison in an activity.
+// drain is DrainAndReplace's drain: the deadline is the earlier of the
+// termination grace period from now and the input's (an interruption's).
 func drain(ctx workflow.Context, in DisruptInput, cand Candidate, res *DisruptResult, event func(string, string, string)) error {
-	// A pass is short: a worker that dies mid-pass is noticed within 30 s.
-	step := workflow.WithActivityOptions(ctx, workflow.ActivityOptions{
-		StartToCloseTimeout: 30 * time.Second,
-		RetryPolicy:         &temporal.RetryPolicy{InitialInterval: time.Second, BackoffCoefficient: 2, MaximumInterval: 30 * time.Second},
-	})
 	req := DrainRequest{NodeName: in.NodeName, EvictDoNotDisrupt: in.Interruption}
 	if cand.TerminationGracePeriod > 0 {
 		req.Deadline = workflow.Now(ctx).Add(cand.TerminationGracePeriod)
@@ -174,18 +168,37 @@ func drain(ctx workflow.Context, in DisruptInput, cand Candidate, res *DisruptRe
 	if !in.Deadline.IsZero() && (req.Deadline.IsZero() || in.Deadline.Before(req.Deadline)) {
 		req.Deadline = in.Deadline
 	}
+	evicted, deleted, err := drainNode(ctx, req, event)
+	res.Evicted += evicted
+	res.Deleted += deleted
+	return err
+}
+
+// drainNode runs drain passes (DrainStep) until the node holds no pod it
+// must wait for, and returns how many pods it evicted and deleted. It is
+// the one drain of Joinery: DrainAndReplace and a deleted node's
+// termination both run it. Deadlines use workflow time, so a 4 h
+// termination grace period is a durable timer, not a wall-clock
+// comparison in an activity. event records a FailedDraining Event once
+// per blocked pod.
+func drainNode(ctx workflow.Context, req DrainRequest, event func(string, string, string)) (evicted, deleted int, err error) {
+	// A pass is short: a worker that dies mid-pass is noticed within 30 s.
+	step := workflow.WithActivityOptions(ctx, workflow.ActivityOptions{
+		StartToCloseTimeout: 30 * time.Second,
+		RetryPolicy:         &temporal.RetryPolicy{InitialInterval: time.Second, BackoffCoefficient: 2, MaximumInterval: 30 * time.Second},
+	})
 	backoff := drainFirstBackoff
 	reported := map[string]bool{}
 	for {
 		req.Now = workflow.Now(ctx)
 		var st DrainStatus
 		if err := workflow.ExecuteActivity(step, ActivityDrainStep, req).Get(ctx, &st); err != nil {
-			return err
+			return evicted, deleted, err
 		}
-		res.Evicted += len(st.Evicted)
-		res.Deleted += len(st.Deleted)
+		evicted += len(st.Evicted)
+		deleted += len(st.Deleted)
 		if st.Remaining == 0 {
-			return nil
+			return evicted, deleted, nil
 		}
 		if len(st.Evicted) > 0 || len(st.Deleted) > 0 {
 			backoff = drainFirstBackoff
@@ -204,7 +217,7 @@ func drain(ctx workflow.Context, in DisruptInput, cand Candidate, res *DisruptRe
 			}
 		}
 		if err := workflow.Sleep(ctx, sleep); err != nil {
-			return err
+			return evicted, deleted, err
 		}
 		backoff = min(2*backoff, drainMaxBackoff)
 	}

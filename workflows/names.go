@@ -14,6 +14,10 @@ const (
 	ProvisionWorkflow       = "Provision"
 	NodeClaimWorkflow       = "NodeClaim"
 	DrainAndReplaceWorkflow = "DrainAndReplace"
+	// NodeClaimTerminationWorkflow is the ending alone, run as a new run
+	// of nodeclaim/<name> when a deleted NodeClaim or Node has no running
+	// NodeClaim workflow to signal (it ended, was terminated, or never ran).
+	NodeClaimTerminationWorkflow = "NodeClaimTermination"
 )
 
 // Activity names (registered by the activities package under these names).
@@ -33,12 +37,20 @@ const (
 	ActivityWaitNodeClaimReady = "WaitNodeClaimReady"
 	ActivityDrainStep          = "DrainStep"
 	ActivityWaitNodeClaimGone  = "WaitNodeClaimGone"
+
+	// The ending of a deleted NodeClaim or Node (finalizer-driven).
+	ActivityBeginTermination    = "BeginTermination"
+	ActivityWaitVolumesDetached = "WaitVolumesDetached"
+	ActivityRemoveFinalizers    = "RemoveTerminationFinalizers"
 )
 
 // Signal and query names.
 const (
 	SignalTerminate = "terminate"
-	QueryStatus     = "status"
+	// SignalDeleted (payload DeletionNotice): the NodeClaim or its Node
+	// was deleted; the workflow runs the node's termination.
+	SignalDeleted = "deleted"
+	QueryStatus   = "status"
 )
 
 // Application error types that workflows branch on.

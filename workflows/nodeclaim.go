@@ -20,6 +20,11 @@ const DefaultRegistrationTTL = 15 * time.Minute
 // terminated and the NodeClaim deleted, so its pods are provisioned again.
 func NodeClaim(ctx workflow.Context, in NodeClaimInput) (NodeClaimStatus, error) {
 	st := NodeClaimStatus{Phase: PhaseLaunching}
+	// Version 1: a NodeClaim deleted before launch has its finalizer
+	// removed; one deleted while launching or registering runs the
+	// termination (terminateNode) instead of the registration-TTL
+	// compensation.
+	finalizers := workflow.GetVersion(ctx, VersionFinalizerTermination, workflow.DefaultVersion, 1) >= 1
 	if err := workflow.SetQueryHandler(ctx, QueryStatus, func() (NodeClaimStatus, error) { return st, nil }); err != nil {
 		return st, err
 	}
@@ -51,6 +56,12 @@ func NodeClaim(ctx workflow.Context, in NodeClaimInput) (NodeClaimStatus, error)
 	if err != nil {
 		var app *temporal.ApplicationError
 		if errors.As(err, &app) && app.Type() == ErrNodeClaimGone {
+			if finalizers {
+				// No instance: release the deleted NodeClaim.
+				if err := workflow.ExecuteActivity(short, ActivityRemoveFinalizers, TerminateRequest{NodeClaim: in.Name, Reason: "deleted before launch"}).Get(ctx, nil); err != nil {
+					return st, err
+				}
+			}
 			setPhase(PhaseTerminated)
 			return st, nil
 		}
@@ -59,7 +70,14 @@ func NodeClaim(ctx workflow.Context, in NodeClaimInput) (NodeClaimStatus, error)
 	st.Instance = inst
 	setPhase(PhaseLaunched, append(identifying(in.Private, SAInstanceID.ValueSet(inst.ID)), SAInstanceType.ValueSet(inst.InstanceType),
 		SAZone.ValueSet(inst.Zone), SACapacityType.ValueSet(inst.CapacityType))...)
+	ended := func(err error) bool {
+		var app *temporal.ApplicationError
+		return finalizers && errors.As(err, &app) && app.Type() == ErrNodeClaimGone
+	}
 	if err := workflow.ExecuteActivity(short, ActivityMarkLaunched, NodeClaimLaunched{NodeClaim: in.Name, Instance: inst}).Get(ctx, nil); err != nil {
+		if ended(err) {
+			return deleted(ctx, in, &st, inst, "", setPhase)
+		}
 		return terminateAfterFailure(ctx, short, in, &st, inst, "record launch", err)
 	}
 
@@ -75,15 +93,32 @@ func NodeClaim(ctx workflow.Context, in NodeClaimInput) (NodeClaimStatus, error)
 	})
 	var ready NodeReady
 	if err := workflow.ExecuteActivity(wait, ActivityWaitForNode, NodeClaimLaunched{NodeClaim: in.Name, Instance: inst}).Get(ctx, &ready); err != nil {
+		if ended(err) {
+			return deleted(ctx, in, &st, inst, "", setPhase)
+		}
 		return terminateAfterFailure(ctx, short, in, &st, inst,
 			fmt.Sprintf("node for instance %s not Ready within registration TTL %s", inst.ID, ttl), err)
 	}
 	st.NodeName = ready.NodeName
 	setPhase(PhaseReady, identifying(in.Private, SANodeName.ValueSet(ready.NodeName))...)
 
-	// Serving: the node lives until a disruption or an operator asks to end it.
+	// Serving: the node lives until a disruption asks to end it (terminate:
+	// it has been drained), or its NodeClaim or Node is deleted (deleted:
+	// the whole termination runs here). Receiving deleted needs no version:
+	// no history recorded before it holds that signal.
 	var reason string
-	workflow.GetSignalChannel(ctx, SignalTerminate).Receive(ctx, &reason)
+	var notice DeletionNotice
+	gotDeleted := false
+	sel := workflow.NewSelector(ctx)
+	sel.AddReceive(workflow.GetSignalChannel(ctx, SignalTerminate), func(c workflow.ReceiveChannel, _ bool) { c.Receive(ctx, &reason) })
+	sel.AddReceive(workflow.GetSignalChannel(ctx, SignalDeleted), func(c workflow.ReceiveChannel, _ bool) {
+		c.Receive(ctx, &notice)
+		gotDeleted = true
+	})
+	sel.Select(ctx)
+	if gotDeleted {
+		return deleted(ctx, in, &st, inst, ready.NodeName, setPhase)
+	}
 	setPhase(PhaseTerminating)
 	term := withTerminateOptions(ctx)
 	if err := workflow.ExecuteActivity(term, ActivityTerminateInstance, TerminateRequest{
@@ -93,6 +128,16 @@ func NodeClaim(ctx workflow.Context, in NodeClaimInput) (NodeClaimStatus, error)
 	}
 	setPhase(PhaseTerminated)
 	return st, nil
+}
+
+// deleted runs the termination of a deleted NodeClaim or Node (see terminateNode).
+func deleted(ctx workflow.Context, in NodeClaimInput, st *NodeClaimStatus, inst Instance, nodeName string,
+	setPhase func(string, ...temporal.SearchAttributeUpdate)) (NodeClaimStatus, error) {
+	res, err := terminateNode(ctx, TerminationRequest{NodeClaim: in.Name, NodeName: nodeName, InstanceID: inst.ID, Reason: "deleted", Private: in.Private}, setPhase)
+	if res.NodeName != "" {
+		st.NodeName = res.NodeName
+	}
+	return *st, err
 }
 
 // NodeClaimLaunched ties a NodeClaim to its instance.

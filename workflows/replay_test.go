@@ -25,6 +25,7 @@ func TestReplayRecordedHistories(t *testing.T) {
 		r.RegisterWorkflowWithOptions(Provision, workflow.RegisterOptions{Name: ProvisionWorkflow})
 		r.RegisterWorkflowWithOptions(NodeClaim, workflow.RegisterOptions{Name: NodeClaimWorkflow})
 		r.RegisterWorkflowWithOptions(DrainAndReplace, workflow.RegisterOptions{Name: DrainAndReplaceWorkflow})
+		r.RegisterWorkflowWithOptions(NodeClaimTermination, workflow.RegisterOptions{Name: NodeClaimTerminationWorkflow})
 		r.RegisterWorkflowWithOptions(Consolidation, workflow.RegisterOptions{Name: ConsolidationWorkflow})
 		r.RegisterWorkflowWithOptions(Interruption, workflow.RegisterOptions{Name: InterruptionWorkflow})
 		r.RegisterWorkflowWithOptions(InterruptionPoller, workflow.RegisterOptions{Name: InterruptionPollerWorkflow})

@@ -113,6 +113,9 @@ type TerminateRequest struct {
 	InstanceID string `json:"instanceId"`
 	NodeName   string `json:"nodeName,omitempty"`
 	Reason     string `json:"reason"`
+	// InstanceOnly: terminate the instance and wait until it is gone, but
+	// leave the Node and NodeClaim (RemoveTerminationFinalizers releases them).
+	InstanceOnly bool `json:"instanceOnly,omitempty"`
 }
 
 // EventRequest records a Kubernetes Event on a NodeClaim, or on a Node

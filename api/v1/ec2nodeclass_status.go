@@ -50,23 +50,3 @@ const (
 	// instance profile and launch templates Joinery made for it are gone.
 	FinalizerNodeClassTermination = "karpenter.k8s.aws/termination"
 )
-
-// ConditionIsTrue reports whether the condition typ is present and True.
-func ConditionIsTrue(conds []metav1.Condition, typ string) bool {
-	for _, c := range conds {
-		if c.Type == typ {
-			return c.Status == metav1.ConditionTrue
-		}
-	}
-	return false
-}
-
-// FindCondition returns the condition typ, or nil.
-func FindCondition(conds []metav1.Condition, typ string) *metav1.Condition {
-	for i := range conds {
-		if conds[i].Type == typ {
-			return &conds[i]
-		}
-	}
-	return nil
-}

@@ -53,8 +53,15 @@ const (
 	// TagName is the EC2 console name tag.
 	TagName = "Name"
 
-	// FinalizerTermination keeps a NodeClaim until its instance is gone.
+	// FinalizerTermination keeps a NodeClaim, and its Node, until the
+	// node is drained and its instance is gone.
 	FinalizerTermination = "karpenter.sh/termination"
+	// AnnotationTerminationTimestamp on a deleted NodeClaim is when its
+	// termination grace period ends (deletion time + terminationGracePeriod).
+	AnnotationTerminationTimestamp = "karpenter.sh/nodeclaim-termination-timestamp"
+	// LabelDoNotSyncTaints on a Node: registration leaves its taints alone
+	// (the provider manages them), except the unregistered taint.
+	LabelDoNotSyncTaints = "karpenter.sh/do-not-sync-taints"
 )
 
 // RestrictedLabels may not be set in a NodePool template's labels: Joinery

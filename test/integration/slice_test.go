@@ -258,7 +258,7 @@ func TestSliceProvisionsTheExamples(t *testing.T) {
 func checkLaunchedFromNodeClass(t *testing.T, e *env, byName map[string]corev1.Node) {
 	t.Helper()
 	cls := getNodeClass(t, e, dynamicClient(t, e), "default")
-	if !apiv1.ConditionIsTrue(cls.Status.Conditions, apiv1.ConditionReady) || len(cls.Status.Subnets) != 3 ||
+	if !apiv1.IsConditionTrue(cls.Status.Conditions, apiv1.ConditionReady) || len(cls.Status.Subnets) != 3 ||
 		len(cls.Status.SecurityGroups) == 0 || len(cls.Status.AMIs) < 4 || cls.Status.InstanceProfile == "" {
 		t.Errorf("EC2NodeClass default status = %+v", cls.Status)
 	}

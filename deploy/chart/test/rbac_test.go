@@ -46,6 +46,8 @@ var needed = map[access]string{
 	{"watch", "apps", "daemonsets"}:                         "cluster/cluster.go: daemonset informer",
 	{"list", "policy", "poddisruptionbudgets"}:              "cluster/cluster.go: PDB informer",
 	{"watch", "policy", "poddisruptionbudgets"}:             "cluster/cluster.go: PDB informer",
+	{"list", "storage.k8s.io", "volumeattachments"}:         "cluster/cluster.go: VolumeAttachment informer (a terminating node waits for its volumes)",
+	{"watch", "storage.k8s.io", "volumeattachments"}:        "cluster/cluster.go: VolumeAttachment informer",
 	{"list", "karpenter.sh", "nodepools"}:                   "cluster/cluster.go: dynamic NodePool informer",
 	{"watch", "karpenter.sh", "nodepools"}:                  "cluster/cluster.go: dynamic NodePool informer",
 	{"patch", "karpenter.sh", "nodepools/status"}:           "cluster/karpenter.go: PatchNodePoolStatus (ValidationSucceeded, Ready conditions)",
@@ -108,9 +110,9 @@ func TestRBACClusterRole(t *testing.T) {
 
 var (
 	// kc.CoreV1().Pods(ns).Delete(  /  .PolicyV1().Evictions(ns).Evict(
-	typedCall = regexp.MustCompile(`\.(CoreV1|AppsV1|PolicyV1)\(\)\.(\w+)\([^)]*\)\.(\w+)\(`)
+	typedCall = regexp.MustCompile(`\.(CoreV1|AppsV1|PolicyV1|StorageV1)\(\)\.(\w+)\([^)]*\)\.(\w+)\(`)
 	// factory.Core().V1().Pods().Informer() / .Lister()
-	informer = regexp.MustCompile(`\.(Core|Apps|Policy)\(\)\.V1\(\)\.(\w+)\(\)\.(Informer|Lister)\(\)`)
+	informer = regexp.MustCompile(`\.(Core|Apps|Policy|Storage)\(\)\.V1\(\)\.(\w+)\(\)\.(Informer|Lister)\(\)`)
 	// dynFactory.ForResource(apiv1.NodeClaimGVR)
 	dynInformer = regexp.MustCompile(`ForResource\(apiv1\.(\w+GVR)\)`)
 	// c.Dynamic.Resource(apiv1.NodeClaimGVR).Patch(
@@ -119,10 +121,11 @@ var (
 	gvrDef = regexp.MustCompile(`(\w+GVR)\s*=\s*schema\.GroupVersionResource\{Group:\s*"([^"]*)",\s*Version:\s*"[^"]*",\s*Resource:\s*"([^"]*)"\}`)
 	// Anything that looks like a Kubernetes client call; each such line must
 	// be understood by one of the patterns above or listed in notWorker.
-	suspicious = regexp.MustCompile(`\.(CoreV1|AppsV1|PolicyV1|CoordinationV1|RbacV1|BatchV1|ApiextensionsV1|EventsV1|Discovery)\(\)|ForResource\(|\.Resource\(|EventSinkImpl|NewForConfig\(`)
+	suspicious = regexp.MustCompile(`\.(CoreV1|AppsV1|PolicyV1|StorageV1|Storage|CoordinationV1|RbacV1|BatchV1|ApiextensionsV1|EventsV1|Discovery)\(\)|ForResource\(|\.Resource\(|EventSinkImpl|NewForConfig\(`)
 )
 
-var groupOf = map[string]string{"CoreV1": "", "Core": "", "AppsV1": "apps", "Apps": "apps", "PolicyV1": "policy", "Policy": "policy"}
+var groupOf = map[string]string{"CoreV1": "", "Core": "", "AppsV1": "apps", "Apps": "apps", "PolicyV1": "policy", "Policy": "policy",
+	"StorageV1": "storage.k8s.io", "Storage": "storage.k8s.io"}
 
 // workerFiles lists the non-test Go files of the joinery packages the worker
 // binary is built from (go list -deps ./worker), relative to the repo root.
