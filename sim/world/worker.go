@@ -49,7 +49,8 @@ func (w *World) WorkerArgs(clusterName string) []string {
 // SIGTERM and returns the exit code; tune adjusts the configuration.
 // JOINERY_WORKER_GC_INTERVAL, JOINERY_WORKER_GC_GRACE and
 // JOINERY_WORKER_DISRUPTION_INTERVAL (Go durations) shorten the
-// garbage-collection and consolidation passes for tests.
+// garbage-collection and consolidation passes for tests;
+// JOINERY_WORKER_METRICS serves /metrics there.
 func RunWorkerFromEnv(tune func(*controller.Config)) int {
 	rc, err := clientcmd.BuildConfigFromFlags("", os.Getenv("JOINERY_WORKER_KUBECONFIG"))
 	if err != nil {
@@ -66,7 +67,7 @@ func RunWorkerFromEnv(tune func(*controller.Config)) int {
 	cfg := controller.Config{
 		RESTConfig: rc, TemporalAddress: os.Getenv("JOINERY_WORKER_TEMPORAL"), EC2Endpoint: os.Getenv("JOINERY_WORKER_EC2"),
 		SQSEndpoint: os.Getenv("JOINERY_WORKER_SQS"), InterruptionQueue: os.Getenv("JOINERY_WORKER_QUEUE"),
-		ClusterName: os.Getenv("JOINERY_WORKER_CLUSTER"), Log: log,
+		ClusterName: os.Getenv("JOINERY_WORKER_CLUSTER"), Log: log, MetricsAddr: os.Getenv("JOINERY_WORKER_METRICS"),
 	}
 	for env, d := range map[string]*time.Duration{
 		"JOINERY_WORKER_GC_INTERVAL": &cfg.GCInterval, "JOINERY_WORKER_GC_GRACE": &cfg.GCLaunchGrace,
