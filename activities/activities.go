@@ -12,6 +12,7 @@ import (
 	"github.com/joinery/joinery/cloud/bootstrap"
 	"github.com/joinery/joinery/cluster"
 	"github.com/joinery/joinery/metrics"
+	"github.com/joinery/joinery/sharedstate"
 	"github.com/joinery/joinery/workflows"
 	"go.temporal.io/sdk/activity"
 	"go.temporal.io/sdk/worker"
@@ -24,10 +25,20 @@ type Activities struct {
 	Cloud   *cloud.Client
 	Catalog *catalog.Catalog
 	ICE     *cloud.ICECache
+	// State, when set, holds what every replica must see and what must
+	// outlive every worker: the ICE cache and the pending-pod memo (see
+	// BindSharedState). Nil: this process's memory only.
+	State   *cluster.StateStore
 	Metrics *metrics.Metrics
 	Log     *zap.Logger
 	// ClusterFacts are what a node's user data needs to join the cluster.
 	ClusterFacts bootstrap.Cluster
+	// ClusterName is the joinery.sh/cluster tag value: garbage collection
+	// only ever touches instances tagged with it.
+	ClusterName string
+	// LaunchTemplates, when set, lets garbage collection delete the
+	// cluster's launch templates nothing uses (nil: none collected).
+	LaunchTemplates LaunchTemplates
 	// RegistrationTTL is passed to every NodeClaim saga (0: the default 15 min).
 	RegistrationTTL time.Duration
 	// NominationWindow: a pending pod nominated to a NodeClaim whose Node
@@ -43,14 +54,15 @@ type Activities struct {
 	// used in clear.
 	Pseudonym func(string) string
 
-	subnets       subnetPicker
-	templates     templateCache
-	invalidMu     sync.Mutex
-	invalid       map[string]string // NodePool -> last reported error
-	empty         emptyTracker
-	unschedMu     sync.Mutex
-	unschedulable map[string]time.Time // pod UID -> when the solver found no place
-	onExisting    map[string]time.Time // pod UID -> when a plan placed it on an existing node
+	subnets   subnetPicker
+	templates templateCache
+	invalidMu sync.Mutex
+	invalid   map[string]string // NodePool -> last reported error
+	empty     emptyTracker
+	// memo remembers, by pod UID, when a plan found a pod no place and
+	// when it placed one on an existing node (shared through State).
+	memo   sharedstate.PodMemo
+	writer string // this process's memo key suffix
 }
 
 // private reports whether payload encryption is on (see Pseudonym).
@@ -83,4 +95,8 @@ func (a *Activities) Register(w worker.Registry) {
 	reg(a.RecordInterruption, workflows.ActivityRecordInterruption)
 	reg(a.ComputeDisruption, workflows.ActivityComputeDisruption)
 	reg(a.ValidateDisruption, workflows.ActivityValidateDisruption)
+	reg(a.PlanGarbageCollection, workflows.ActivityPlanGarbageCollection)
+	reg(a.CollectInstances, workflows.ActivityCollectInstances)
+	reg(a.CollectNodeClaims, workflows.ActivityCollectNodeClaims)
+	reg(a.CollectLaunchTemplates, workflows.ActivityCollectLaunchTemplates)
 }

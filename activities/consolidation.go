@@ -36,7 +36,8 @@ type candidate struct {
 	pods  int     // reschedulable pods
 }
 
-// emptyTracker remembers since when (workflow time) a node has been empty.
+// emptyTracker holds emptiness clocks (by NodeClaim, workflow time) not yet
+// seen on the NodeClaim's Empty condition (see trackEmptiness).
 type emptyTracker struct {
 	mu    sync.Mutex
 	since map[string]time.Time
@@ -95,8 +96,12 @@ func (a *Activities) computeDisruption(ctx context.Context, now time.Time) (work
 			d.Candidates = append(d.Candidates, c.node.Name)
 		}
 	}
+	since := a.trackEmptiness(ctx, cands, now)
+	emptiness := func(cands []candidate, now time.Time, _ *snapshot) (workflows.DisruptionDecision, bool) {
+		return a.emptiness(cands, now, since)
+	}
 	for _, method := range []func([]candidate, time.Time, *snapshot) (workflows.DisruptionDecision, bool){
-		a.emptiness, a.drift, a.expiration, a.multiNode, a.singleNode,
+		emptiness, a.drift, a.expiration, a.multiNode, a.singleNode,
 	} {
 		if dec, ok := method(cands, now, snap); ok {
 			dec.USDPerHour, dec.Eligible, dec.Candidates = d.USDPerHour, d.Eligible, d.Candidates
@@ -158,38 +163,27 @@ func (a *Activities) candidates(now time.Time) []candidate {
 	return out
 }
 
-func (a *Activities) emptiness(cands []candidate, now time.Time, _ *snapshot) (workflows.DisruptionDecision, bool) {
-	a.empty.mu.Lock()
-	defer a.empty.mu.Unlock()
-	if a.empty.since == nil {
-		a.empty.since = map[string]time.Time{}
-	}
-	seen := map[string]bool{}
+// emptiness takes the empty candidates whose clock (since) has run past
+// their pool's consolidateAfter, as budgets allow.
+func (a *Activities) emptiness(cands []candidate, now time.Time, since map[string]time.Time) (workflows.DisruptionDecision, bool) {
 	var nodes []string
 	room := map[string]int{}
 	for _, c := range cands {
 		if c.pods > 0 {
 			continue
 		}
-		seen[c.node.Name] = true
-		since, ok := a.empty.since[c.node.Name]
+		s, ok := since[c.node.Name]
 		if !ok {
-			a.empty.since[c.node.Name] = now
-			since = now
+			continue
 		}
 		after, err := apiv1.ParseNillableDuration(orDefault(c.pool.Spec.Disruption.ConsolidateAfter, "0s"))
-		if err != nil || after == nil || now.Sub(since) < *after {
+		if err != nil || after == nil || now.Sub(s) < *after {
 			continue
 		}
 		if !a.takeBudget(room, c.pool, workflows.ReasonEmpty, now) {
 			continue
 		}
 		nodes = append(nodes, c.node.Name)
-	}
-	for n := range a.empty.since {
-		if !seen[n] {
-			delete(a.empty.since, n)
-		}
 	}
 	if len(nodes) == 0 {
 		return workflows.DisruptionDecision{}, false

@@ -1,10 +1,12 @@
 package activities
 
 import (
+	"context"
 	"testing"
 	"time"
 
 	apiv1 "github.com/joinery/joinery/api/v1"
+	"github.com/joinery/joinery/sharedstate"
 	"github.com/joinery/joinery/solver"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
@@ -69,7 +71,7 @@ func TestPendingToPlanSkipsExistingPlacements(t *testing.T) {
 	a, b, c := pending("a"), pending("b"), pending("c")
 	acts := newFakeActivities(t, nil, a, b, c)
 	snap := &snapshot{podsByKey: map[string]*corev1.Pod{"default/a": a, "default/b": b, "default/c": c}}
-	acts.rememberOutcome(solver.Plan{
+	acts.rememberOutcome(context.Background(), solver.Plan{
 		ExistingPlacements: []solver.Placement{{Pod: "default/a", Node: "ip-10-0-0-9.ec2.internal"}},
 		Unschedulable:      []solver.Unschedulable{{Pod: "default/b", Reason: "too big"}},
 	}, snap, now)
@@ -84,8 +86,11 @@ func TestPendingToPlanSkipsExistingPlacements(t *testing.T) {
 		t.Fatalf("PendingToPlan after the window = %d, want 2 (a again, and c)", n)
 	}
 	// Expired entries are dropped when the next plan is remembered.
-	acts.rememberOutcome(solver.Plan{}, snap, later)
-	if len(acts.onExisting) != 0 || len(acts.unschedulable) != 1 {
-		t.Fatalf("memo after the window: onExisting %v, unschedulable %v", acts.onExisting, acts.unschedulable)
+	acts.rememberOutcome(context.Background(), solver.Plan{}, snap, later)
+	if _, ok := acts.memo.Lookup(sharedstate.KindOnExisting, "uid-a"); ok {
+		t.Fatalf("memo after the window still holds a's placement")
+	}
+	if _, ok := acts.memo.Lookup(sharedstate.KindUnschedulable, "uid-b"); !ok {
+		t.Fatalf("memo after the window lost b (unschedulable for %s)", UnschedulableRetry)
 	}
 }

@@ -1,8 +1,10 @@
 package activities
 
 import (
+	"context"
 	"time"
 
+	"github.com/joinery/joinery/sharedstate"
 	"github.com/joinery/joinery/solver"
 )
 
@@ -29,58 +31,60 @@ func (a *Activities) PendingToPlan(now time.Time) int {
 func (a *Activities) pendingCount(now time.Time, skipOnExisting bool) int {
 	pending := a.Cluster.ProvisionablePods()
 	nominated := a.liveNominations(pending, now)
-	a.unschedMu.Lock()
-	defer a.unschedMu.Unlock()
+	window := a.nominationWindow()
 	n := 0
 	for _, p := range pending {
-		if _, ok := nominated[string(p.UID)]; ok {
+		uid := string(p.UID)
+		if _, ok := nominated[uid]; ok {
 			continue
 		}
-		if at, ok := a.unschedulable[string(p.UID)]; ok && now.Sub(at) < UnschedulableRetry {
+		if at, ok := a.memo.Lookup(sharedstate.KindUnschedulable, uid); ok && now.Sub(at) < UnschedulableRetry {
 			continue
 		}
-		if at, ok := a.onExisting[string(p.UID)]; ok && skipOnExisting && now.Sub(at) < a.nominationWindow() {
-			continue
+		if skipOnExisting {
+			if at, ok := a.memo.Lookup(sharedstate.KindOnExisting, uid); ok && now.Sub(at) < window {
+				continue
+			}
 		}
 		n++
 	}
 	return n
 }
 
-// ForgetUnschedulable lets every pod be planned again (a NodePool changed).
+// ForgetUnschedulable lets every pod be planned again (a NodePool's spec
+// changed): a marker in the shared memo voids every earlier entry on every
+// replica. The write happens in the background (it is called from an
+// informer handler).
 func (a *Activities) ForgetUnschedulable() {
-	a.unschedMu.Lock()
-	a.unschedulable, a.onExisting = nil, nil
-	a.unschedMu.Unlock()
+	now := time.Now()
+	k, v := a.memo.Forget(now)
+	if a.State != nil {
+		go a.persistMemo(context.Background(), map[string]string{k: v}, nil, now)
+	}
 }
 
 // rememberOutcome records, by pod UID, when a plan found a pod no place
-// and when it placed one on an existing node; entries past their window
-// are dropped.
-func (a *Activities) rememberOutcome(plan solver.Plan, snap *snapshot, now time.Time) {
-	a.unschedMu.Lock()
-	defer a.unschedMu.Unlock()
-	if a.unschedulable == nil {
-		a.unschedulable, a.onExisting = map[string]time.Time{}, map[string]time.Time{}
-	}
-	for uid, at := range a.unschedulable {
-		if now.Sub(at) >= UnschedulableRetry {
-			delete(a.unschedulable, uid)
-		}
-	}
-	for uid, at := range a.onExisting {
-		if now.Sub(at) >= a.nominationWindow() {
-			delete(a.onExisting, uid)
-		}
-	}
+// and when it placed one on an existing node, here and in the shared memo;
+// entries past their window are dropped.
+func (a *Activities) rememberOutcome(ctx context.Context, plan solver.Plan, snap *snapshot, now time.Time) {
+	var unsched, existing []string
 	for _, u := range plan.Unschedulable {
 		if p := snap.podsByKey[u.Pod]; p != nil {
-			a.unschedulable[string(p.UID)] = now
+			unsched = append(unsched, string(p.UID))
 		}
 	}
 	for _, pl := range plan.ExistingPlacements {
 		if p := snap.podsByKey[pl.Pod]; p != nil {
-			a.onExisting[string(p.UID)] = now
+			existing = append(existing, string(p.UID))
 		}
 	}
+	set := map[string]string{}
+	if k, v := a.memo.Record(sharedstate.KindUnschedulable, unsched, now, a.writer); k != "" {
+		set[k] = v
+	}
+	if k, v := a.memo.Record(sharedstate.KindOnExisting, existing, now, a.writer); k != "" {
+		set[k] = v
+	}
+	expired := a.memo.Expire(now, a.memoRetention())
+	a.persistMemo(ctx, set, expired, now)
 }

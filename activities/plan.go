@@ -95,7 +95,7 @@ func (a *Activities) PlanProvisioning(ctx context.Context, in workflows.Provisio
 	}
 	snap.input.Budget = a.SolverBudget
 	plan := solver.Solve(snap.input)
-	a.rememberOutcome(plan, snap, time.Now())
+	a.rememberOutcome(ctx, plan, snap, time.Now())
 	out := workflows.ProvisionPlan{PodsConsidered: len(snap.input.Pods), PodsOnExisting: len(plan.ExistingPlacements),
 		UnschedulableTotal: len(plan.Unschedulable)}
 	if len(plan.NewNodeClaims) > workflows.MaxNodeClaimsPerPlan {

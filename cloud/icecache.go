@@ -17,6 +17,54 @@ type ICECache struct {
 	ttl   time.Duration
 	now   func() time.Time
 	until map[OfferingKey]time.Time
+	// onMark, when set, receives every mark (offering -> until) after it
+	// is applied, outside the lock: the worker shares marks with the other
+	// replicas and keeps them across restarts through it.
+	onMark func(map[OfferingKey]time.Time)
+}
+
+// OnMark sets the function that receives every mark (see ICECache.onMark).
+func (c *ICECache) OnMark(fn func(map[OfferingKey]time.Time)) {
+	if c == nil {
+		return
+	}
+	c.mu.Lock()
+	c.onMark = fn
+	c.mu.Unlock()
+}
+
+// Merge adds marks learned elsewhere (another replica, the shared store):
+// each offering is unavailable until the later of the two times. Entries
+// already past are ignored. OnMark is not called.
+func (c *ICECache) Merge(until map[OfferingKey]time.Time) {
+	if c == nil || len(until) == 0 {
+		return
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	now := c.now()
+	for k, t := range until {
+		if now.Before(t) && t.After(c.until[k]) {
+			c.until[k] = t
+		}
+	}
+}
+
+// Entries returns the offerings currently unavailable and until when.
+func (c *ICECache) Entries() map[OfferingKey]time.Time {
+	if c == nil {
+		return nil
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	now := c.now()
+	out := make(map[OfferingKey]time.Time, len(c.until))
+	for k, t := range c.until {
+		if now.Before(t) {
+			out[k] = t
+		}
+	}
+	return out
 }
 
 // NewICECache returns an empty cache whose entries live ttl (<= 0:
@@ -43,10 +91,18 @@ func (c *ICECache) MarkAll(offerings []OfferingKey) {
 		return
 	}
 	c.mu.Lock()
-	defer c.mu.Unlock()
 	exp := c.now().Add(c.ttl)
+	marked := make(map[OfferingKey]time.Time, len(offerings))
 	for _, o := range offerings {
-		c.until[o] = exp
+		if exp.After(c.until[o]) {
+			c.until[o] = exp
+		}
+		marked[o] = c.until[o]
+	}
+	fn := c.onMark
+	c.mu.Unlock()
+	if fn != nil {
+		fn(marked)
 	}
 }
 

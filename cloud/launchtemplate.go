@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"maps"
+	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/ec2"
@@ -34,6 +35,7 @@ type LaunchTemplateData struct {
 type LaunchTemplate struct {
 	ID, Name string
 	Tags     map[string]string
+	Created  time.Time
 }
 
 // EnsureLaunchTemplate returns the launch template called name, creating it
@@ -112,7 +114,8 @@ func (c *Client) DeleteLaunchTemplate(ctx context.Context, id string) error {
 }
 
 func fromEC2Template(lt types.LaunchTemplate) LaunchTemplate {
-	out := LaunchTemplate{ID: aws.ToString(lt.LaunchTemplateId), Name: aws.ToString(lt.LaunchTemplateName), Tags: map[string]string{}}
+	out := LaunchTemplate{ID: aws.ToString(lt.LaunchTemplateId), Name: aws.ToString(lt.LaunchTemplateName), Tags: map[string]string{},
+		Created: aws.ToTime(lt.CreateTime)}
 	for _, t := range lt.Tags {
 		out.Tags[aws.ToString(t.Key)] = aws.ToString(t.Value)
 	}

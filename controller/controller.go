@@ -68,6 +68,14 @@ type Config struct {
 	// does not start it.
 	DisruptionPassInterval, DisruptionValidationDelay time.Duration
 	DisableDisruption                                 bool
+	// GCInterval is the time between garbage-collection passes (default
+	// 2 min); GCLaunchGrace how long an instance may live without a
+	// NodeClaim (default 30 s, gc.DefaultLaunchGrace).
+	GCInterval, GCLaunchGrace time.Duration
+	// StateNamespace holds the shared-state ConfigMaps (ICE cache,
+	// pending-pod memo): the worker's own namespace. Default:
+	// LeaseNamespace, else "default".
+	StateNamespace string
 	// LeaderElect makes replicas elect one pending-pod watcher through a
 	// Lease in LeaseNamespace (every replica still runs the Temporal worker).
 	LeaderElect    bool
@@ -137,6 +145,14 @@ func Run(ctx context.Context, cfg Config) error {
 	if err := cl.Start(ctx, 2*time.Minute); err != nil {
 		return err
 	}
+	stateNS := cfg.StateNamespace
+	if stateNS == "" {
+		stateNS = cfg.LeaseNamespace
+	}
+	if stateNS == "" {
+		stateNS = "default"
+	}
+	state := cluster.NewStateStore(cl.Kube, stateNS)
 	cat, err := catalog.Default()
 	if err != nil {
 		return err
@@ -167,6 +183,14 @@ func Run(ctx context.Context, cfg Config) error {
 		Cluster: cl, Cloud: cc, Catalog: cat, ICE: ice, Metrics: m, Log: log,
 		ClusterFacts: facts, RegistrationTTL: cfg.RegistrationTTL, Pseudonym: pseudonym,
 		SolverBudget: cfg.SolverBudget,
+		ClusterName:  cfg.ClusterName, State: state,
+	}
+	acts.LaunchTemplates = acts.LaunchTemplateGC()
+	// The ICE cache and the pending-pod memo are read from (and written
+	// to) ConfigMaps before any activity runs here.
+	acts.BindSharedState()
+	if err := state.Start(ctx, 2*time.Minute); err != nil {
+		return err
 	}
 	// Autoscaling pollers, not the SDK's default of two fixed pollers per
 	// task type: a Provision starts a hundred NodeClaim children at once
@@ -210,6 +234,9 @@ func Run(ctx context.Context, cfg Config) error {
 			return err
 		}
 	}
+	if err := startGarbageCollection(ctx, tc, cfg); err != nil {
+		return err
+	}
 	log.Info("controller started", zap.String("temporal", tcfg.HostPort), zap.String("temporalSecurity", conn.Describe()),
 		zap.String("taskQueue", workflows.TaskQueue))
 	if cfg.Ready != nil {
@@ -238,6 +265,7 @@ func RegisterWorkflows(w worker.WorkflowRegistry) {
 	w.RegisterWorkflowWithOptions(workflows.Consolidation, workflow.RegisterOptions{Name: workflows.ConsolidationWorkflow})
 	w.RegisterWorkflowWithOptions(workflows.Interruption, workflow.RegisterOptions{Name: workflows.InterruptionWorkflow})
 	w.RegisterWorkflowWithOptions(workflows.InterruptionPoller, workflow.RegisterOptions{Name: workflows.InterruptionPollerWorkflow})
+	w.RegisterWorkflowWithOptions(workflows.GarbageCollection, workflow.RegisterOptions{Name: workflows.GarbageCollectionWorkflow})
 }
 
 func serveMetrics(addr string, m *metrics.Metrics) (*http.Server, error) {
@@ -270,6 +298,19 @@ func startConsolidation(ctx context.Context, tc client.Client, cfg Config) error
 	})
 	if err != nil {
 		return fmt.Errorf("start consolidation workflow: %w", err)
+	}
+	return nil
+}
+
+// startGarbageCollection starts the singleton GarbageCollection workflow,
+// or joins the one already running.
+func startGarbageCollection(ctx context.Context, tc client.Client, cfg Config) error {
+	_, err := tc.ExecuteWorkflow(ctx, client.StartWorkflowOptions{
+		ID: workflows.GarbageCollectionWorkflowID, TaskQueue: workflows.TaskQueue,
+		WorkflowIDConflictPolicy: enumspb.WORKFLOW_ID_CONFLICT_POLICY_USE_EXISTING,
+	}, workflows.GarbageCollectionWorkflow, workflows.GCInput{Interval: cfg.GCInterval, LaunchGrace: cfg.GCLaunchGrace})
+	if err != nil {
+		return fmt.Errorf("start garbage collection workflow: %w", err)
 	}
 	return nil
 }

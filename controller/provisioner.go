@@ -46,11 +46,11 @@ func (p *provisioner) watch() {
 			}
 		},
 	})
-	// A changed NodePool may now take pods found unschedulable before.
-	p.cluster.OnNodePoolChange(func(interface{}) {
-		p.acts.ForgetUnschedulable()
-		p.kick()
-	})
+	// A NodePool whose spec changed may now take pods found unschedulable
+	// before (status writes and the informer's first list do not count:
+	// the memo survives restarts).
+	p.cluster.OnNodePoolChange(func(interface{}) { p.kick() })
+	p.cluster.OnNodePoolSpecChange(p.acts.ForgetUnschedulable)
 }
 
 // newlyProvisionable reports whether an update made a pod provisionable

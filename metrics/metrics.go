@@ -45,6 +45,9 @@ type Metrics struct {
 	// CloudRequestDuration is seconds per AWS call by api and error code
 	// ("" on success), retries included.
 	CloudRequestDuration *prometheus.HistogramVec
+	// GarbageCollected counts what garbage collection collected, by kind
+	// (instance, nodeclaim, node, launch_template).
+	GarbageCollected *prometheus.CounterVec
 }
 
 // New creates and registers the collectors, plus the Go and process collectors.
@@ -85,6 +88,9 @@ func New() *Metrics {
 	m.InterruptionActions = prometheus.NewCounterVec(prometheus.CounterOpts{Name: "joinery_interruption_actions_total",
 		Help: "Actions taken on interruption events, by action."}, []string{"action"})
 	r.MustRegister(m.InterruptionReceived, m.InterruptionActions)
+	m.GarbageCollected = prometheus.NewCounterVec(prometheus.CounterOpts{Name: "joinery_garbage_collected_total",
+		Help: "Objects garbage collection collected, by kind: instance (no NodeClaim), nodeclaim (instance gone), node, launch_template."}, []string{"kind"})
+	r.MustRegister(m.GarbageCollected)
 	r.MustRegister(m.PodsPending, m.PodsUnschedulable, m.NodeClaimsCreated, m.NodeClaimsLaunched, m.NodeClaimsRegistered,
 		m.NodeClaimsTerminated, m.ProvisionDuration, m.InvalidNodePools, m.InsufficientCapacity,
 		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))

@@ -282,7 +282,7 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 func (r *run) startWorker() error {
 	r.workerMu.Lock()
 	defer r.workerMu.Unlock()
-	wp, err := startWorker(r.cfg.WorkerExe, r.cfg.WorkerArgs, r.w.WorkerEnv("joinery-chaos"))
+	wp, err := startWorker(r.cfg.WorkerExe, r.cfg.WorkerArgs, r.w.WorkerEnv(chaosCluster))
 	if err != nil {
 		return err
 	}

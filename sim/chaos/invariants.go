@@ -6,6 +6,9 @@ import (
 	"path/filepath"
 	"sort"
 	"strings"
+	"time"
+
+	apiv1 "github.com/joinery/joinery/api/v1"
 
 	"github.com/joinery/joinery/planner"
 	"github.com/joinery/joinery/sim/ec2"
@@ -24,6 +27,16 @@ var reportedFailures = map[string]bool{
 	workflows.ErrInsufficientCapacity: true,
 	workflows.ErrNodeClaimGone:        true,
 }
+
+// The chaos worker's garbage collection (worker.go): a pass every
+// gcInterval, instances collected gcGrace after launch; an instance may
+// therefore live without NodeClaim for the grace plus up to two passes.
+const (
+	chaosCluster       = "joinery-chaos"
+	gcInterval         = 10 * time.Second
+	gcGrace            = 30 * time.Second
+	gcInstanceDeadline = gcGrace + 2*gcInterval
+)
 
 // costInvariant is the name of the $/hour check.
 const costInvariant = "USD/hour within 10% of the solver's plan"
@@ -92,6 +105,37 @@ func (r *run) check(ctx context.Context) {
 		}
 		sort.Strings(leaked)
 		sort.Strings(orphaned)
+		// Garbage collection's promises (issue 16): every Joinery Node has
+		// a NodeClaim, and no instance tagged for the cluster outlives the
+		// launch grace plus two passes without one.
+		claimNode := map[string]bool{}
+		for _, nc := range ncs.Items {
+			if name, _, _ := unstructured.NestedString(nc.Object, "status", "nodeName"); name != "" {
+				claimNode[name] = true
+			}
+		}
+		var nodeNoClaim, instNoClaim []string
+		for _, n := range nodes.Items {
+			if n.Labels["karpenter.sh/nodepool"] != "" && claimBy[n.Spec.ProviderID] == "" && !claimNode[n.Name] {
+				nodeNoClaim = append(nodeNoClaim, fmt.Sprintf("Node %s (%s, created %s)", n.Name, n.Spec.ProviderID, n.CreationTimestamp.UTC().Format(time.RFC3339)))
+			}
+		}
+		cutoff := time.Now().Add(-gcInstanceDeadline)
+		for _, in := range r.w.EC2.Instances() {
+			pid := "aws:///" + in.Zone + "/" + in.ID
+			if in.Tags[apiv1.TagCluster] != chaosCluster || (in.State != ec2.StateRunning && in.State != ec2.StatePending) ||
+				claimBy[pid] != "" || !in.LaunchTime.Before(cutoff) {
+				continue
+			}
+			instNoClaim = append(instNoClaim, fmt.Sprintf("instance %s %s (%s, launched %s, NodeClaim tag %q)", in.ID, in.InstanceType, in.State,
+				in.LaunchTime.UTC().Format(time.RFC3339), in.Tags[apiv1.TagNodeClaim]))
+		}
+		sort.Strings(nodeNoClaim)
+		sort.Strings(instNoClaim)
+		add(Invariant{Name: "no Node without NodeClaim", OK: len(nodeNoClaim) == 0,
+			Figure: fmt.Sprintf("%d of %d Nodes", len(nodeNoClaim), len(nodes.Items)), Details: nodeNoClaim})
+		add(Invariant{Name: "no instance without NodeClaim after the grace period", OK: len(instNoClaim) == 0,
+			Figure: fmt.Sprintf("%d instances older than %s without NodeClaim", len(instNoClaim), gcInstanceDeadline), Details: instNoClaim})
 		add(Invariant{Name: "0 leaked instances", OK: len(leaked) == 0, Figure: fmt.Sprintf("%d leaked of %d running", len(leaked), len(running)), Details: leaked})
 		add(Invariant{Name: "0 orphaned NodeClaims/Nodes", OK: len(orphaned) == 0, Figure: fmt.Sprintf("%d orphaned of %d NodeClaims", len(orphaned), len(ncs.Items)), Details: orphaned})
 	}
@@ -139,7 +183,7 @@ func (r *run) check(ctx context.Context) {
 		case enumspb.WORKFLOW_EXECUTION_STATUS_COMPLETED, enumspb.WORKFLOW_EXECUTION_STATUS_CONTINUED_AS_NEW:
 		case enumspb.WORKFLOW_EXECUTION_STATUS_RUNNING:
 			switch e.Type {
-			case workflows.NodeClaimWorkflow, workflows.ConsolidationWorkflow, workflows.InterruptionPollerWorkflow:
+			case workflows.NodeClaimWorkflow, workflows.ConsolidationWorkflow, workflows.InterruptionPollerWorkflow, workflows.GarbageCollectionWorkflow:
 			default:
 				stillBusy++
 				wfBad = append(wfBad, fmt.Sprintf("%s (%s) still running after the settle phase", e.ID, e.Type))

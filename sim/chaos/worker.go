@@ -10,10 +10,12 @@ import (
 )
 
 // runWorkerFromEnv runs the controller of a re-executed chaos binary, with
-// short disruption passes so the run sees consolidation.
+// short disruption passes so the run sees consolidation, and garbage
+// collection every 10 s so its invariants are checked at a short horizon.
 func runWorkerFromEnv() int {
 	return world.RunWorkerFromEnv(func(c *controller.Config) {
 		c.DisruptionPassInterval, c.DisruptionValidationDelay = 3*time.Second, 3*time.Second
+		c.GCInterval, c.GCLaunchGrace = gcInterval, gcGrace
 	})
 }
 

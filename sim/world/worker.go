@@ -7,6 +7,7 @@ import (
 	"os/signal"
 	"path/filepath"
 	"syscall"
+	"time"
 
 	"github.com/joinery/joinery/controller"
 	"github.com/joinery/joinery/logging"
@@ -50,6 +51,10 @@ func (w *World) WorkerArgs(clusterName string) []string {
 
 // RunWorkerFromEnv runs the controller configured by WorkerEnv until
 // SIGTERM and returns the exit code; tune adjusts the configuration.
+// JOINERY_WORKER_GC_INTERVAL, JOINERY_WORKER_GC_GRACE and
+// JOINERY_WORKER_DISRUPTION_INTERVAL (Go durations) shorten the
+// garbage-collection and consolidation passes for tests;
+// JOINERY_WORKER_METRICS serves /metrics there.
 func RunWorkerFromEnv(tune func(*controller.Config)) int {
 	rc, err := clientcmd.BuildConfigFromFlags("", os.Getenv("JOINERY_WORKER_KUBECONFIG"))
 	if err != nil {
@@ -66,8 +71,19 @@ func RunWorkerFromEnv(tune func(*controller.Config)) int {
 	cfg := controller.Config{
 		RESTConfig: rc, TemporalAddress: os.Getenv("JOINERY_WORKER_TEMPORAL"), EC2Endpoint: os.Getenv("JOINERY_WORKER_EC2"),
 		SQSEndpoint: os.Getenv("JOINERY_WORKER_SQS"), InterruptionQueue: os.Getenv("JOINERY_WORKER_QUEUE"),
-		ClusterName: os.Getenv("JOINERY_WORKER_CLUSTER"), Log: log,
+		ClusterName: os.Getenv("JOINERY_WORKER_CLUSTER"), Log: log, MetricsAddr: os.Getenv("JOINERY_WORKER_METRICS"),
 		SSMEndpoint: os.Getenv("JOINERY_WORKER_SSM"), IAMEndpoint: os.Getenv("JOINERY_WORKER_IAM"), EKSEndpoint: os.Getenv("JOINERY_WORKER_EKS"),
+	}
+	for env, d := range map[string]*time.Duration{
+		"JOINERY_WORKER_GC_INTERVAL": &cfg.GCInterval, "JOINERY_WORKER_GC_GRACE": &cfg.GCLaunchGrace,
+		"JOINERY_WORKER_DISRUPTION_INTERVAL": &cfg.DisruptionPassInterval,
+	} {
+		if v := os.Getenv(env); v != "" {
+			if *d, err = time.ParseDuration(v); err != nil {
+				fmt.Fprintf(os.Stderr, "%s: %v\n", env, err)
+				return 1
+			}
+		}
 	}
 	if tune != nil {
 		tune(&cfg)

@@ -23,10 +23,10 @@ func TestMain(m *testing.M) {
 // worker is the controller running as its own process.
 type worker struct{ cmd *exec.Cmd }
 
-func (e *env) startWorker(t *testing.T) *worker {
+func (e *env) startWorker(t *testing.T, env ...string) *worker {
 	t.Helper()
 	cmd := exec.Command(os.Args[0], "-test.run=^$")
-	cmd.Env = append(os.Environ(), e.w.WorkerEnv("joinery-it")...)
+	cmd.Env = append(append(os.Environ(), e.w.WorkerEnv("joinery-it")...), env...)
 	cmd.Stdout, cmd.Stderr = os.Stderr, os.Stderr
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)

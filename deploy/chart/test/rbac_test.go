@@ -64,6 +64,15 @@ var needed = map[access]string{
 	{"patch", "karpenter.k8s.aws", "ec2nodeclasses/status"}: "cluster/nodeclass.go: PatchNodeClassStatus (resolved subnets, groups, images, profile, conditions)",
 }
 
+// neededInRole is what the worker calls in its own namespace: granted by
+// the namespaced Role (with the leader-election Lease), not the ClusterRole.
+var neededInRole = map[access]string{
+	{"list", "", "configmaps"}:   "cluster/statestore.go: shared-state ConfigMap informer (ICE cache, pending-pod memo)",
+	{"watch", "", "configmaps"}:  "cluster/statestore.go: shared-state ConfigMap informer",
+	{"create", "", "configmaps"}: "cluster/statestore.go: the first write creates the ConfigMap",
+	{"patch", "", "configmaps"}:  "cluster/statestore.go: merge patches add and prune entries",
+}
+
 // notWorker lists client calls in the worker's packages that the worker
 // process never makes, by file and a substring of the line.
 var notWorker = []struct{ file, line, why string }{
@@ -268,25 +277,47 @@ func TestRBACTableMatchesCode(t *testing.T) {
 		t.Errorf("worker code calls cluster.Apply: it needs RBAC for arbitrary kinds; revisit notWorker and the ClusterRole")
 	}
 	for a, where := range found {
-		if _, ok := needed[a]; !ok {
+		_, cluster := needed[a]
+		_, ns := neededInRole[a]
+		if !cluster && !ns {
 			t.Errorf("code calls %s (%s) but the RBAC table (and so the ClusterRole) lacks it", a, strings.Join(where, ", "))
 		}
 	}
-	for a, why := range needed {
-		if _, ok := found[a]; !ok {
-			t.Errorf("RBAC table has %s (%s) but no worker code calls it any more", a, why)
+	for _, table := range []map[access]string{needed, neededInRole} {
+		for a, why := range table {
+			if _, ok := found[a]; !ok {
+				t.Errorf("RBAC table has %s (%s) but no worker code calls it any more", a, why)
+			}
 		}
 	}
 }
 
 // TestRBACLeaderElectionRole: the Lease for leader election of the
 // pending-pod watcher (controller/leader.go, resourcelock.LeaseLock: get,
-// create, update) is granted by a Role in the release namespace only.
+// create, update) and the shared-state ConfigMaps (neededInRole) are
+// granted by a Role in the release namespace only.
 func TestRBACLeaderElectionRole(t *testing.T) {
 	var role rbacv1.Role
 	strict(t, one(t, mustRender(t, minimal), "Role"), &role)
-	if len(role.Rules) != 1 {
+	if len(role.Rules) != 2 {
 		t.Fatalf("rules = %+v", role.Rules)
+	}
+	cm := role.Rules[1]
+	granted := map[access]bool{}
+	for _, g := range cm.APIGroups {
+		for _, res := range cm.Resources {
+			for _, v := range cm.Verbs {
+				granted[access{v, g, res}] = true
+			}
+		}
+	}
+	for a, why := range neededInRole {
+		if !granted[a] {
+			t.Errorf("Role does not grant %s, needed by %s", a, why)
+		}
+	}
+	if len(granted) != len(neededInRole) || len(cm.ResourceNames) > 0 {
+		t.Errorf("Role's ConfigMap rule %+v grants more than %v", cm, neededInRole)
 	}
 	r := role.Rules[0]
 	got := strings.Join(r.Verbs, ",")

@@ -1,0 +1,87 @@
+package activities
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"time"
+
+	"github.com/joinery/joinery/cloud"
+	"github.com/joinery/joinery/sharedstate"
+	"go.uber.org/zap"
+)
+
+// sharedStateWriteTimeout bounds one write of shared state; a write that
+// fails is logged and the state stays in this replica's memory.
+const sharedStateWriteTimeout = 10 * time.Second
+
+// BindSharedState makes the ICE cache and the pending-pod memo the same on
+// every replica and across restarts: marks and plan outcomes are written to
+// the ConfigMaps of a.State, and what any replica writes there is merged in
+// here. Call it before a.State.Start, so the first copies are read. With
+// a.State nil both stay in this process's memory.
+func (a *Activities) BindSharedState() {
+	if a.State == nil {
+		return
+	}
+	if a.writer == "" {
+		b := make([]byte, 4)
+		_, _ = rand.Read(b)
+		a.writer = hex.EncodeToString(b)
+	}
+	a.State.OnChange(sharedstate.OfferingCacheConfigMap, func(data map[string]string) {
+		until, _ := sharedstate.DecodeOfferings(data)
+		in := make(map[cloud.OfferingKey]time.Time, len(until))
+		for o, t := range until {
+			in[cloud.OfferingKey{InstanceType: o.InstanceType, Zone: o.Zone, CapacityType: o.CapacityType}] = t
+		}
+		a.ICE.Merge(in)
+	})
+	a.State.OnChange(sharedstate.PodMemoConfigMap, a.memo.Merge)
+	a.ICE.OnMark(a.persistICE)
+}
+
+// persistICE writes ICE marks to the shared offering cache.
+func (a *Activities) persistICE(marked map[cloud.OfferingKey]time.Time) {
+	set := make(map[string]string, len(marked))
+	for o, t := range marked {
+		if k, ok := sharedstate.OfferingKey(sharedstate.Offering{InstanceType: o.InstanceType, Zone: o.Zone, CapacityType: o.CapacityType}); ok {
+			set[k] = sharedstate.FormatTime(t)
+		}
+	}
+	if len(set) == 0 {
+		return
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), sharedStateWriteTimeout)
+	defer cancel()
+	now := time.Now()
+	if _, err := a.State.Put(ctx, sharedstate.OfferingCacheConfigMap, set, nil, func(data map[string]string) []string {
+		return sharedstate.ExpiredOfferings(data, now)
+	}); err != nil {
+		a.Log.Warn("insufficient-capacity marks not shared (kept in this replica)", zap.Int("offerings", len(set)), zap.Error(err))
+	}
+}
+
+// memoRetention is how long each kind of memo entry matters.
+func (a *Activities) memoRetention() map[string]time.Duration {
+	return map[string]time.Duration{
+		sharedstate.KindUnschedulable: UnschedulableRetry,
+		sharedstate.KindOnExisting:    a.nominationWindow(),
+	}
+}
+
+// persistMemo writes memo entries (and drops the expired ones) in the
+// shared pod memo.
+func (a *Activities) persistMemo(ctx context.Context, set map[string]string, expired []string, now time.Time) {
+	if a.State == nil || (len(set) == 0 && len(expired) == 0) {
+		return
+	}
+	ctx, cancel := context.WithTimeout(ctx, sharedStateWriteTimeout)
+	defer cancel()
+	ret := a.memoRetention()
+	if _, err := a.State.Put(ctx, sharedstate.PodMemoConfigMap, set, expired, func(data map[string]string) []string {
+		return sharedstate.ExpiredMemo(data, now, ret)
+	}); err != nil {
+		a.Log.Warn("pending-pod memo not shared (kept in this replica)", zap.Int("entries", len(set)), zap.Error(err))
+	}
+}

@@ -1,0 +1,134 @@
+package activities
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	apiv1 "github.com/joinery/joinery/api/v1"
+	"github.com/joinery/joinery/cloud"
+	"github.com/joinery/joinery/cluster"
+	"github.com/joinery/joinery/sharedstate"
+	"github.com/joinery/joinery/solver"
+	"go.uber.org/zap"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+	kubefake "k8s.io/client-go/kubernetes/fake"
+)
+
+// replica is one worker's shared-state half over a shared fake API server.
+func replica(t *testing.T, kc *kubefake.Clientset) *Activities {
+	t.Helper()
+	a := &Activities{ICE: cloud.NewICECache(time.Minute, nil), State: cluster.NewStateStore(kc, "joinery-system"), Log: zap.NewNop()}
+	a.BindSharedState()
+	ctx, cancel := context.WithCancel(context.Background())
+	t.Cleanup(cancel)
+	if err := a.State.Start(ctx, 10*time.Second); err != nil {
+		t.Fatal(err)
+	}
+	return a
+}
+
+// eventually polls cond until it holds (the informer delivers the other
+// replica's write), failing after a generous bound.
+func eventually(t *testing.T, what string, cond func() bool) {
+	t.Helper()
+	for deadline := time.Now().Add(10 * time.Second); !cond(); time.Sleep(5 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatalf("%s: never", what)
+		}
+	}
+}
+
+func TestICEMarkSharedAndKeptAcrossRestart(t *testing.T) {
+	kc := kubefake.NewSimpleClientset()
+	a, b := replica(t, kc), replica(t, kc)
+	a.ICE.MarkUnavailable("c6a.xlarge", "us-east-1a", "spot")
+	if !a.ICE.Unavailable("c6a.xlarge", "us-east-1a", "spot") {
+		t.Fatal("the marking replica forgot its mark")
+	}
+	eventually(t, "replica b honours a's mark", func() bool { return b.ICE.Unavailable("c6a.xlarge", "us-east-1a", "spot") })
+	if b.ICE.Unavailable("c6a.xlarge", "us-east-1b", "spot") || b.ICE.Len() != 1 {
+		t.Errorf("b holds %v", b.ICE.Entries())
+	}
+	cm, err := kc.CoreV1().ConfigMaps("joinery-system").Get(context.Background(), sharedstate.OfferingCacheConfigMap, metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	until, ok := sharedstate.ParseTime(cm.Data["c6a.xlarge_us-east-1a_spot"])
+	if !ok || !until.Equal(a.ICE.Entries()[cloud.OfferingKey{InstanceType: "c6a.xlarge", Zone: "us-east-1a", CapacityType: "spot"}]) {
+		t.Errorf("ConfigMap holds %v, want a's expiry", cm.Data)
+	}
+	if cm.Labels[sharedstate.Label] != "true" {
+		t.Errorf("labels = %v", cm.Labels)
+	}
+	// A restarted replica (fresh memory) starts with the mark.
+	c := replica(t, kc)
+	if !c.ICE.Unavailable("c6a.xlarge", "us-east-1a", "spot") {
+		t.Errorf("a restarted replica lost the mark: %v", c.ICE.Entries())
+	}
+}
+
+func TestPodMemoSharedAndKeptAcrossRestart(t *testing.T) {
+	kc := kubefake.NewSimpleClientset()
+	a, b := replica(t, kc), replica(t, kc)
+	now := time.Now()
+	p := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: "huge", Namespace: "default", UID: types.UID("uid-huge")}}
+	snap := &snapshot{podsByKey: map[string]*corev1.Pod{"default/huge": p}}
+	a.rememberOutcome(context.Background(), solver.Plan{Unschedulable: []solver.Unschedulable{{Pod: "default/huge", Reason: "too big"}}}, snap, now)
+	eventually(t, "replica b sees a's unschedulable pod", func() bool {
+		_, ok := b.memo.Lookup(sharedstate.KindUnschedulable, "uid-huge")
+		return ok
+	})
+	c := replica(t, kc)
+	if at, ok := c.memo.Lookup(sharedstate.KindUnschedulable, "uid-huge"); !ok || at.UnixMilli() != now.UnixMilli() {
+		t.Errorf("restarted replica: %v %v", at, ok)
+	}
+	// A NodePool spec change on any replica voids the memo on all.
+	b.ForgetUnschedulable()
+	eventually(t, "replica a applies b's forget marker", func() bool {
+		_, ok := a.memo.Lookup(sharedstate.KindUnschedulable, "uid-huge")
+		return !ok
+	})
+}
+
+func TestEmptinessClockOnTheNodeClaim(t *testing.T) {
+	node, nc := testNode()
+	nc.ResourceVersion = ""
+	acts := newFakeActivities(t, []*apiv1.NodeClaim{nc}, node)
+	pool := &apiv1.NodePool{ObjectMeta: metav1.ObjectMeta{Name: "general-purpose"}}
+	t0 := time.Date(2026, 3, 1, 12, 0, 0, 300e6, time.UTC)
+	cand := func() []candidate {
+		claims := acts.Cluster.NodeClaims()
+		return []candidate{{node: node, claim: claims[0], pool: pool}}
+	}
+	since := acts.trackEmptiness(context.Background(), cand(), t0)
+	if !since[node.Name].Equal(t0) {
+		t.Fatalf("since = %v, want %v", since, t0)
+	}
+	var stored time.Time
+	eventually(t, "the Empty condition in the cache", func() bool {
+		var ok bool
+		stored, ok = emptySince(acts.Cluster.NodeClaims()[0])
+		return ok
+	})
+	if want := time.Date(2026, 3, 1, 12, 0, 1, 0, time.UTC); !stored.Equal(want) {
+		t.Errorf("stored clock = %v, want %v (rounded up)", stored, want)
+	}
+	// Another replica (or a restarted worker: empty memory) reads the same clock.
+	other := &Activities{Cluster: acts.Cluster, Log: zap.NewNop()}
+	if got := other.trackEmptiness(context.Background(), cand(), t0.Add(time.Minute)); !got[node.Name].Equal(stored) {
+		t.Errorf("other replica's clock = %v, want %v", got, stored)
+	}
+	// Pods again: the clock stops and the condition goes.
+	withPods := cand()
+	withPods[0].pods = 1
+	if got := other.trackEmptiness(context.Background(), withPods, t0.Add(2*time.Minute)); len(got) != 0 {
+		t.Errorf("clock with pods = %v", got)
+	}
+	eventually(t, "the Empty condition removed", func() bool {
+		_, ok := emptySince(acts.Cluster.NodeClaims()[0])
+		return !ok
+	})
+}

@@ -1,0 +1,276 @@
+// Package gc is garbage collection policy, pure: given what EC2 and the
+// cluster hold at one moment, it says which instances, NodeClaims, Nodes
+// and launch templates Joinery should collect, and why. It does no I/O;
+// activities/garbagecollection.go is the adapter that lists, asks and acts.
+//
+// Ownership is never guessed: an instance is Joinery's only when tagged
+// joinery.sh/cluster=<this cluster> and karpenter.sh/nodepool; a Node only
+// when it carries the karpenter.sh/nodepool label; everything else
+// (managed node groups, other clusters, instances someone else launched)
+// is left alone.
+package gc
+
+import (
+	"fmt"
+	"sort"
+	"strings"
+	"time"
+)
+
+// DefaultLaunchGrace is how long an instance may exist without a NodeClaim
+// naming it before it is collected, and how long a NodeClaim must have been
+// launched before a missing instance counts as gone. Karpenter's AWS
+// provider waits 30 s after launch; Joinery waits the same, and on top of
+// it never collects an instance whose karpenter.sh/nodeclaim tag names a
+// NodeClaim that has no provider ID yet (its launch is being recorded).
+const DefaultLaunchGrace = 30 * time.Second
+
+// Instance states as EC2 names them.
+const (
+	StatePending      = "pending"
+	StateRunning      = "running"
+	StateShuttingDown = "shutting-down"
+	StateTerminated   = "terminated"
+	StateStopping     = "stopping"
+	StateStopped      = "stopped"
+	// StateNotFound is what a lookup by id answers for an instance EC2
+	// does not know (InvalidInstanceID.NotFound).
+	StateNotFound = "not-found"
+)
+
+// Tags and labels the policy reads (the same strings as api/v1).
+const (
+	TagCluster     = "joinery.sh/cluster"
+	TagNodePool    = "karpenter.sh/nodepool"
+	TagNodeClaim   = "karpenter.sh/nodeclaim"
+	LabelNodePool  = "karpenter.sh/nodepool"
+	providerPrefix = "aws:///"
+)
+
+// Instance is an EC2 instance as DescribeInstances by tag filter lists it.
+type Instance struct {
+	ID         string
+	State      string
+	LaunchTime time.Time
+	Tags       map[string]string
+}
+
+// NodeClaim is the part of a NodeClaim the policy reads.
+type NodeClaim struct {
+	Name       string
+	NodePool   string
+	ProviderID string // status.providerID; empty before launch
+	NodeName   string // status.nodeName
+	// Launched is when the instance was recorded (the Launched
+	// condition's lastTransitionTime; the creation time when unknown).
+	Launched time.Time
+	Deleting bool // deletionTimestamp set
+}
+
+// Node is the part of a Node the policy reads.
+type Node struct {
+	Name       string
+	ProviderID string
+	NodePool   string // karpenter.sh/nodepool label; empty: not Joinery's
+	Created    time.Time
+	Deleting   bool
+}
+
+// LaunchTemplate is a launch template tagged for this cluster.
+type LaunchTemplate struct {
+	Name    string
+	Created time.Time
+}
+
+// Snapshot is one consistent-enough view: the instances listed (tagged for
+// this cluster, not terminated), NodeClaims and Nodes from the informer
+// caches, and, for instances not in the list, what a lookup by id said.
+type Snapshot struct {
+	Cluster    string
+	Instances  []Instance
+	NodeClaims []NodeClaim
+	Nodes      []Node
+	// Lookups holds DescribeInstances-by-id answers (StateNotFound for an
+	// unknown id) for ids Plan asked to confirm.
+	Lookups map[string]string
+	// LaunchTemplates, when the launch-template API is there, and the
+	// names NodeClaims or NodeClasses still use (or that must stay, such
+	// as the configured default template).
+	LaunchTemplates []LaunchTemplate
+	TemplatesInUse  map[string]bool
+}
+
+// Options tunes the policy (zero: defaults).
+type Options struct {
+	LaunchGrace time.Duration
+}
+
+// Plan is what to collect and why. Confirm lists instance ids that are not
+// in the tag listing and whose state decides a NodeClaim or Node: look them
+// up by id and plan again with Snapshot.Lookups filled. Until then nothing
+// is collected for them (the listing is eventually consistent: a new
+// instance may be missing from it for a while).
+type Plan struct {
+	Instances       []Collect // terminate (and delete their Nodes)
+	NodeClaims      []Collect // delete (their instance is gone)
+	Nodes           []Collect // delete (no NodeClaim, instance gone)
+	LaunchTemplates []Collect
+	Confirm         []string
+}
+
+// Collect is one object to collect.
+type Collect struct {
+	Name       string // instance id, NodeClaim, Node or template name
+	NodePool   string
+	InstanceID string
+	NodeClaim  string
+	NodeName   string // the Node that goes with it, if any (Joinery's only)
+	Why        string
+}
+
+// InstanceID returns the instance id of an aws:///<zone>/<id> provider ID
+// ("" for anything else).
+func InstanceID(providerID string) string {
+	if !strings.HasPrefix(providerID, providerPrefix) {
+		return ""
+	}
+	rest := providerID[len(providerPrefix):]
+	i := strings.LastIndexByte(rest, '/')
+	if i < 0 || i == len(rest)-1 {
+		return ""
+	}
+	return rest[i+1:]
+}
+
+// Owned reports whether an instance is Joinery's in this cluster.
+func Owned(i Instance, cluster string) bool {
+	return cluster != "" && i.Tags[TagCluster] == cluster && i.Tags[TagNodePool] != ""
+}
+
+// gone reports whether an instance state means it no longer runs.
+func gone(state string) bool {
+	return state == StateTerminated || state == StateShuttingDown || state == StateNotFound
+}
+
+// Decide plans one garbage-collection pass at time now.
+func Decide(s Snapshot, now time.Time, o Options) Plan {
+	grace := o.LaunchGrace
+	if grace <= 0 {
+		grace = DefaultLaunchGrace
+	}
+	var p Plan
+	claimByName := map[string]NodeClaim{}
+	claimByInstance := map[string]NodeClaim{}
+	for _, c := range s.NodeClaims {
+		claimByName[c.Name] = c
+		if id := InstanceID(c.ProviderID); id != "" {
+			claimByInstance[id] = c
+		}
+	}
+	nodeByInstance := map[string]Node{}
+	nodeByName := map[string]Node{}
+	for _, n := range s.Nodes {
+		nodeByName[n.Name] = n
+		if id := InstanceID(n.ProviderID); id != "" && n.NodePool != "" {
+			nodeByInstance[id] = n
+		}
+	}
+	listed := map[string]Instance{}
+	for _, i := range s.Instances {
+		listed[i.ID] = i
+	}
+
+	// (a) Instances of this cluster that no NodeClaim names.
+	for _, i := range s.Instances {
+		if !Owned(i, s.Cluster) || gone(i.State) {
+			continue
+		}
+		if _, ok := claimByInstance[i.ID]; ok {
+			continue
+		}
+		if tagged, ok := claimByName[i.Tags[TagNodeClaim]]; ok && tagged.ProviderID == "" && !tagged.Deleting {
+			continue // its launch is being recorded
+		}
+		if i.LaunchTime.IsZero() || now.Sub(i.LaunchTime) < grace {
+			continue
+		}
+		c := Collect{Name: i.ID, InstanceID: i.ID, NodePool: i.Tags[TagNodePool], NodeClaim: i.Tags[TagNodeClaim],
+			Why: fmt.Sprintf("instance %s (launched %s ago) belongs to no NodeClaim", i.ID, now.Sub(i.LaunchTime).Round(time.Second))}
+		if n, ok := nodeByInstance[i.ID]; ok {
+			c.NodeName = n.Name
+		}
+		p.Instances = append(p.Instances, c)
+	}
+
+	// (b) NodeClaims whose instance was terminated outside Joinery.
+	confirm := map[string]bool{}
+	instanceGone := func(id string) (string, bool) {
+		if i, ok := listed[id]; ok {
+			return i.State, gone(i.State)
+		}
+		st, ok := s.Lookups[id]
+		if !ok {
+			confirm[id] = true
+			return "", false
+		}
+		return st, gone(st)
+	}
+	for _, c := range s.NodeClaims {
+		id := InstanceID(c.ProviderID)
+		if id == "" || c.Deleting || c.Launched.IsZero() || now.Sub(c.Launched) < grace {
+			continue
+		}
+		st, isGone := instanceGone(id)
+		if !isGone {
+			continue
+		}
+		col := Collect{Name: c.Name, NodeClaim: c.Name, InstanceID: id, NodePool: c.NodePool,
+			Why: fmt.Sprintf("instance %s of NodeClaim %s is %s outside Joinery", id, c.Name, st)}
+		if n, ok := nodeByInstance[id]; ok {
+			col.NodeName = n.Name
+		} else if n, ok := nodeByName[c.NodeName]; ok && n.NodePool != "" && InstanceID(n.ProviderID) == id {
+			col.NodeName = n.Name
+		}
+		p.NodeClaims = append(p.NodeClaims, col)
+	}
+
+	// (c) Joinery Nodes with no NodeClaim whose instance is gone.
+	claimedNode := map[string]bool{}
+	for _, c := range s.NodeClaims {
+		if c.NodeName != "" {
+			claimedNode[c.NodeName] = true
+		}
+	}
+	for _, n := range s.Nodes {
+		id := InstanceID(n.ProviderID)
+		if n.NodePool == "" || id == "" || n.Deleting || claimedNode[n.Name] || n.Created.IsZero() || now.Sub(n.Created) < grace {
+			continue
+		}
+		if _, ok := claimByInstance[id]; ok {
+			continue
+		}
+		if i, ok := listed[id]; ok && Owned(i, s.Cluster) && !gone(i.State) {
+			continue // (a) handles a live orphan instance and its Node
+		}
+		st, isGone := instanceGone(id)
+		if !isGone {
+			continue
+		}
+		p.Nodes = append(p.Nodes, Collect{Name: n.Name, NodeName: n.Name, InstanceID: id, NodePool: n.NodePool,
+			Why: fmt.Sprintf("node %s has no NodeClaim and its instance %s is %s", n.Name, id, st)})
+	}
+
+	// (d) Launch templates of this cluster no NodeClaim or NodeClass uses.
+	for _, lt := range s.LaunchTemplates {
+		if s.TemplatesInUse[lt.Name] || lt.Created.IsZero() || now.Sub(lt.Created) < grace {
+			continue
+		}
+		p.LaunchTemplates = append(p.LaunchTemplates, Collect{Name: lt.Name, Why: "launch template " + lt.Name + " is used by no NodeClaim or NodeClass"})
+	}
+
+	for id := range confirm {
+		p.Confirm = append(p.Confirm, id)
+	}
+	sort.Strings(p.Confirm)
+	return p
+}
