@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
+	"slices"
 	"sort"
 	"time"
 
@@ -114,19 +116,28 @@ func (a *Activities) takeSnapshot(ctx context.Context, now time.Time) (*snapshot
 		})
 	}
 
-	// In-flight NodeClaims (no Ready Node yet) count as nodes of their
-	// smallest possible shape.
+	dss, _ := a.Cluster.DaemonSets.List(labels.Everything())
+	sort.Slice(dss, func(i, j int) bool { return dss[i].Namespace+"/"+dss[i].Name < dss[j].Namespace+"/"+dss[j].Name })
+	for _, ds := range dss {
+		p := &corev1.Pod{Spec: ds.Spec.Template.Spec}
+		p.Namespace, p.Name = ds.Namespace, ds.Name
+		s.input.DaemonSets = append(s.input.DaemonSets, solver.DaemonSet{Namespace: ds.Namespace, Name: ds.Name, Pod: solver.PodFromK8s(p)})
+	}
+
+	// In-flight NodeClaims (no Node yet) count as nodes of their smallest
+	// possible shape, less the DaemonSet pods that will run on them (not
+	// bound yet, unlike on a registered node) and the nominated pods.
 	for _, nc := range claims {
 		if nc.DeletionTimestamp != nil || nc.Status.NodeName != "" {
 			continue
 		}
-		shape, ok := a.claimShape(nc, false)
+		avail, ok := a.inFlightAvailable(nc, s.input.DaemonSets)
 		if !ok {
 			continue
 		}
 		s.input.ExistingNodes = append(s.input.ExistingNodes, solver.Node{
 			Name: "nodeclaim/" + nc.Name, Labels: claimLabels(nc), Taints: nc.Spec.Taints,
-			Available: shape.Allocatable.Sub(nominatedReq[nc.Name]), NodePool: nc.Labels[apiv1.LabelNodePool],
+			Available: avail.Sub(nominatedReq[nc.Name]), NodePool: nc.Labels[apiv1.LabelNodePool],
 		})
 	}
 
@@ -156,14 +167,6 @@ func (a *Activities) takeSnapshot(ctx context.Context, now time.Time) (*snapshot
 		}
 		s.input.NodePools = append(s.input.NodePools, sp)
 		s.pools[np.Name] = np
-	}
-
-	dss, _ := a.Cluster.DaemonSets.List(labels.Everything())
-	sort.Slice(dss, func(i, j int) bool { return dss[i].Namespace+"/"+dss[i].Name < dss[j].Namespace+"/"+dss[j].Name })
-	for _, ds := range dss {
-		p := &corev1.Pod{Spec: ds.Spec.Template.Spec}
-		p.Namespace, p.Name = ds.Namespace, ds.Name
-		s.input.DaemonSets = append(s.input.DaemonSets, solver.DaemonSet{Namespace: ds.Namespace, Name: ds.Name, Pod: solver.PodFromK8s(p)})
 	}
 	return s, nil
 }
@@ -238,6 +241,71 @@ func (a *Activities) claimShape(nc *apiv1.NodeClaim, pessimistic bool) (catalog.
 		found = true
 	}
 	return out, found
+}
+
+// inFlightAvailable is what an in-flight NodeClaim's node will have free
+// for pods: over every instance type it may launch as (its launched type
+// when known), the element-wise smallest allocatable less the daemonset
+// overhead the solver reserves on a new claim of that type
+// (solver.DaemonSetOverhead, with the claim's labels, requirements and
+// taints as the pool). false when no type is known.
+func (a *Activities) inFlightAvailable(nc *apiv1.NodeClaim, dss []solver.DaemonSet) (resources.List, bool) {
+	var names, zones []string
+	if t := nc.Labels[apiv1.LabelInstanceType]; t != "" {
+		names = []string{t}
+	}
+	for _, r := range nc.Spec.Requirements {
+		switch {
+		case r.Operator != apiv1.OpIn:
+		case r.Key == apiv1.LabelInstanceType && len(names) == 0:
+			names = r.Values
+		case r.Key == apiv1.LabelZone:
+			zones = append(zones, r.Values...)
+		}
+	}
+	var kubelet *apiv1.KubeletConfiguration
+	root := int64(20 << 30)
+	if nc.Spec.NodeClassRef != nil {
+		if cls, err := a.Cluster.NodeClass(nc.Spec.NodeClassRef.Name); err == nil {
+			kubelet, root = cls.Spec.Kubelet, cls.Spec.RootVolumeSize()
+			zones = append(zones, zonesOf(cls)...)
+		}
+	}
+	if z := nc.Labels[apiv1.LabelZone]; z != "" {
+		zones = append(zones, z)
+	}
+	if len(zones) == 0 {
+		zones = catalog.DefaultZones
+	}
+	zones = slices.Compact(slices.Sorted(slices.Values(zones)))
+	// The claim as a pool of its own: its requirements, and its labels
+	// both as labels and as requirements (they narrow type and offering).
+	pool := solver.NodePool{Name: nc.Labels[apiv1.LabelNodePool], Labels: nc.Labels, Taints: nc.Spec.Taints,
+		Requirements: slices.Clone(nc.Spec.Requirements)}
+	for _, k := range slices.Sorted(maps.Keys(nc.Labels)) {
+		pool.Requirements = append(pool.Requirements, apiv1.NodeSelectorRequirementWithMinValues{Key: k, Operator: apiv1.OpIn, Values: []string{nc.Labels[k]}})
+	}
+	for _, n := range names {
+		if it, ok := a.Catalog.Get(n); ok {
+			pool.InstanceTypes = append(pool.InstanceTypes, solver.InstanceTypeOption{Type: it, Shape: it.Shape(kubelet, root), Offerings: it.Offerings(zones)})
+		}
+	}
+	if len(pool.InstanceTypes) == 0 {
+		return resources.List{}, false
+	}
+	overhead := solver.DaemonSetOverhead(pool, dss)
+	var out resources.List
+	for i, it := range pool.InstanceTypes {
+		free := it.Shape.Allocatable.Sub(overhead[i])
+		if i == 0 {
+			out = free
+			continue
+		}
+		for r := range out {
+			out[r] = min(out[r], free[r])
+		}
+	}
+	return out, true
 }
 
 // claimLabels are the labels a NodeClaim's node will carry as far as known:

@@ -112,3 +112,27 @@ func NodePoolFromAPI(np *apiv1.NodePool, nc *apiv1.EC2NodeClass, cat *catalog.Ca
 	}
 	return out
 }
+
+// DaemonSetOverhead is, for each of pool.InstanceTypes in order, the summed
+// requests of the DaemonSet pods that would run on a node of that type of
+// the pool: the overhead Solve reserves on a new NodeClaim of the type (the
+// pod tolerates the pool's taints and one of its node affinity terms, with
+// its node selector, meets the pool's labels and requirements, the type
+// and one of the type's available offerings meeting the requirements; see
+// addDaemonSets). A type with no such offering gets none. The caller uses
+// it for nodes not yet registered, whose DaemonSet pods are not bound yet.
+func DaemonSetOverhead(pool NodePool, dss []DaemonSet) []resources.List {
+	pl := newPoolInfo(&pool, 0)
+	pl.addDaemonSets(sortedDaemonSets(dss))
+	byName := make(map[string]resources.List, len(pl.types))
+	for t := range pl.types {
+		byName[pl.types[t].name] = pl.overhead[t]
+	}
+	out := make([]resources.List, len(pool.InstanceTypes))
+	for i, it := range pool.InstanceTypes {
+		if it.Type != nil {
+			out[i] = byName[it.Type.Name]
+		}
+	}
+	return out
+}

@@ -7,6 +7,7 @@ import (
 	apiv1 "github.com/joinery/joinery/api/v1"
 	"github.com/joinery/joinery/catalog"
 	"github.com/joinery/joinery/resources"
+	corev1 "k8s.io/api/core/v1"
 	"sigs.k8s.io/yaml"
 )
 
@@ -127,5 +128,37 @@ spec:
 	// 20 GiB default root volume, EKS default shape.
 	if s := p.InstanceTypes[0].Shape; s.Capacity[resources.EphemeralStorage] != 20<<30 || s.Allocatable[resources.CPU] != 1930 {
 		t.Errorf("shape = %+v", s)
+	}
+}
+
+// DaemonSetOverhead counts the DaemonSets a node of each type would run:
+// tolerated taints, and node selectors that the type (arch) meets.
+func TestDaemonSetOverhead(t *testing.T) {
+	cat := catalog.MustDefault()
+	np := &apiv1.NodePool{}
+	np.Name = "dedicated"
+	np.Spec.Template.Spec.Requirements = []req{{Key: apiv1.LabelInstanceType, Operator: apiv1.OpIn, Values: []string{"m6i.large", "m6g.large"}}}
+	np.Spec.Template.Spec.Taints = []corev1.Taint{{Key: "dedicated", Value: "x", Effect: corev1.TaintEffectNoSchedule}}
+	pool := NodePoolFromAPI(np, nil, cat, catalog.DefaultZones, nil)
+	if len(pool.InstanceTypes) != 2 {
+		t.Fatalf("types %d", len(pool.InstanceTypes))
+	}
+	all := DaemonSet{Namespace: "kube-system", Name: "agent", Pod: Pod{
+		Requests:    resources.List{resources.CPU: 100, resources.Memory: 100 << 20},
+		Tolerations: []corev1.Toleration{{Operator: corev1.TolerationOpExists}}}}
+	amd := DaemonSet{Namespace: "kube-system", Name: "amd-only", Pod: Pod{
+		Requests:     resources.List{resources.CPU: 50},
+		NodeSelector: map[string]string{apiv1.LabelArch: "amd64"},
+		Tolerations:  []corev1.Toleration{{Operator: corev1.TolerationOpExists}}}}
+	untolerated := DaemonSet{Namespace: "kube-system", Name: "plain", Pod: Pod{Requests: resources.List{resources.CPU: 1000}}}
+	got := DaemonSetOverhead(pool, []DaemonSet{untolerated, amd, all})
+	for i, it := range pool.InstanceTypes {
+		want := resources.List{resources.CPU: 100, resources.Memory: 100 << 20, resources.Pods: 1}
+		if it.Type.Arch == "amd64" {
+			want = resources.List{resources.CPU: 150, resources.Memory: 100 << 20, resources.Pods: 2}
+		}
+		if got[i] != want {
+			t.Errorf("%s: overhead %s, want %s", it.Type.Name, got[i], want)
+		}
 	}
 }

@@ -96,7 +96,9 @@ func (p *prepared) runSeeded(byClass []Strategy, explain bool, only int, seeds [
 	var done []bool
 	if only < 0 && len(seeds) > 0 {
 		s.seeds, done = seeds, make([]bool, len(p.pods))
-		s.plantSeeds(seeds, done)
+		if !s.plantSeeds(seeds, done) {
+			return nil // past the deadline
+		}
 	}
 	var failed []*podInfo
 	for i, pi := range p.pods {

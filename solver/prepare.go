@@ -188,16 +188,7 @@ func prepare(in Input) *prepared {
 	}
 	sort.SliceStable(p.nodes, func(i, j int) bool { return p.nodes[i].Name < p.nodes[j].Name })
 
-	dss := make([]*DaemonSet, len(in.DaemonSets))
-	for i := range in.DaemonSets {
-		dss[i] = &in.DaemonSets[i]
-	}
-	sort.SliceStable(dss, func(i, j int) bool {
-		if dss[i].Namespace != dss[j].Namespace {
-			return dss[i].Namespace < dss[j].Namespace
-		}
-		return dss[i].Name < dss[j].Name
-	})
+	dss := sortedDaemonSets(in.DaemonSets)
 	for _, pl := range p.pools {
 		pl.addDaemonSets(dss)
 		p.maxUsable = p.maxUsable.Max(pl.maxUsable)
@@ -459,6 +450,21 @@ func (pl *poolInfo) compileWith(base []uint64, reqs []req, checkFree bool) *comp
 	}
 	pl.sortByPrice(c.byPrice, ms)
 	return c
+}
+
+// sortedDaemonSets is the DaemonSets by namespace and name.
+func sortedDaemonSets(in []DaemonSet) []*DaemonSet {
+	dss := make([]*DaemonSet, len(in))
+	for i := range in {
+		dss[i] = &in[i]
+	}
+	sort.SliceStable(dss, func(i, j int) bool {
+		if dss[i].Namespace != dss[j].Namespace {
+			return dss[i].Namespace < dss[j].Namespace
+		}
+		return dss[i].Name < dss[j].Name
+	})
+	return dss
 }
 
 // addDaemonSets computes, per instance type, the requests of the DaemonSet

@@ -9,12 +9,15 @@ import (
 // to its bound before its solution seeds a pass.
 var seedGap = 1e-2
 
-// seedShareSteps is how many ascent steps of the weighted-share bound give
-// the configuration LP its starting duals for the seeds: the full 150 cost
-// more than the LP itself on mixed batches, and 20 seed as well (issue 21's
-// 10,000 mixed pods: $760.8 against $767.6/hour; Input B $102.0 against
-// $101.6 in the seeded pass alone).
-var seedShareSteps = 20
+// seedShareSteps are the warm starts of the configuration LP that seeds
+// the LP-guided passes, in the order Solve tries them: how many ascent
+// steps of the weighted-share bound give the LP its starting duals. The LP
+// ends at a different near-optimal solution from each, and which seeds
+// pack cheapest varies from batch to batch by a few percent either way
+// (issue 21's mixed inputs: 20 steps $760.8 against 150 steps $767.6/hour
+// on 10,000 pods with spot, $76.6 against $75.7 on 1,000), so Solve seeds
+// from the cheap start first and, while its budget lasts, from the full one.
+var seedShareSteps = []int{20, shareSteps}
 
 // seed is a NodeClaim the LP-guided pass opens before packing the other
 // pods: the pods of one configuration of the configuration LP's solution
@@ -31,15 +34,16 @@ type seed struct {
 // pods first (so accelerator types survive the exotic filter), else the
 // largest; a configuration with no such pod is skipped and its pods are
 // left to the greedy. It returns no seeds when the LP is skipped or empty.
-// It also returns the LP's lower bound on any plan (USD/hour; 0 if none).
+// steps is the LP's warm start (see seedShareSteps). It also returns the
+// LP's lower bound on any plan (USD/hour; 0 if none).
 // Past the prepared deadline the LP stops where it is (its master is
 // feasible at every round), so the seeds then depend on the clock.
-func (p *prepared) lpSeeds() ([]seed, float64) {
+func (p *prepared) lpSeeds(steps int) ([]seed, float64) {
 	groups := lbGroups(p)
 	if len(groups) < 2 {
 		return nil, 0
 	}
-	_, y := shareBoundSteps(p, groups, seedShareSteps)
+	_, y := shareBoundSteps(p, groups, steps)
 	if p.expired() {
 		return nil, 0
 	}
@@ -105,8 +109,9 @@ func (p *prepared) firstPool(pi *podInfo) *poolInfo {
 // fill evenly. Every add goes through the ordinary checks (resources,
 // types, topology, ports, limits) except the cost heuristics (upsize rule,
 // size cap, accelerator slack rule): the LP chose these nodes. Pods a seed
-// cannot take are left to the greedy; done marks the placed ones.
-func (s *pass) plantSeeds(seeds []seed, done []bool) {
+// cannot take are left to the greedy; done marks the placed ones. With
+// prepared.abortable set it gives up (false) once the deadline has passed.
+func (s *pass) plantSeeds(seeds []seed, done []bool) bool {
 	saved := s.byClass
 	loose := make([]Strategy, len(saved))
 	for i := range loose {
@@ -117,8 +122,12 @@ func (s *pass) plantSeeds(seeds []seed, done []bool) {
 		s.byClass, s.seeding = saved, false
 		s.lastSig, s.lastClaim, s.lastNode = nil, 0, 0
 	}()
+	late := func(i int) bool { return s.p.abortable && i%64 == 0 && s.p.expired() }
 	claims := make([]*claim, len(seeds))
 	for i, sd := range seeds {
+		if late(i) {
+			return false
+		}
 		pi := sd.pods[0]
 		if len(pi.pod.UnknownResources) > 0 {
 			continue
@@ -128,11 +137,14 @@ func (s *pass) plantSeeds(seeds []seed, done []bool) {
 			claims[i], done[pi.idx] = s.claims[n], true
 		}
 	}
-	for k := 1; ; k++ {
+	for k, n := 1, 0; ; k++ {
 		more := false
 		for i, sd := range seeds {
 			if claims[i] == nil || k >= len(sd.pods) {
 				continue
+			}
+			if n++; late(n) {
+				return false
 			}
 			more = true
 			pi := sd.pods[k]
@@ -144,7 +156,7 @@ func (s *pass) plantSeeds(seeds []seed, done []bool) {
 			}
 		}
 		if !more {
-			return
+			return true
 		}
 	}
 }
@@ -163,4 +175,17 @@ func (s *pass) atSomeLevel(pi *podInfo, try func(*sigInfo) bool) bool {
 		}
 	}
 	return false
+}
+
+// sameSeeds reports whether a and b open the same claims with the same pods.
+func sameSeeds(a, b []seed) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for i := range a {
+		if a[i].pool != b[i].pool || !slices.Equal(a[i].pods, b[i].pods) {
+			return false
+		}
+	}
+	return true
 }

@@ -105,13 +105,14 @@ func DefaultStrategies() []Strategy {
 // Anytime and bounded (Input.Budget, DefaultBudget when zero, none when
 // negative). The first pass (greedyStrategy with the default strategies,
 // else the first strategy given) always runs to the end and is
-// deterministic; then the LP seeds, the seeded passes, the other plain
-// passes and the per-class search follow in that order, each replacing the
-// best plan only when better by the ordering above, until the budget is
-// spent (a pass or the LP cut off by it is dropped, so Solve returns at
-// most a few milliseconds late), every pass has run, or the plan costs no
-// more than the LP's lower bound. Only the whole search (a negative
-// budget, or one long enough) is deterministic: what a budget cuts off
+// deterministic; then the LP seeds (from two warm starts), the seeded and
+// the other plain passes and the per-class search follow, the passes that
+// win most often first (see search.run), each replacing the best plan
+// only when better by the ordering above, until the budget is spent (a
+// pass or the LP cut off by it is dropped, so Solve returns at most a few
+// milliseconds late), every pass has run, or the plan costs no more than
+// the LP's lower bound. Only the whole search (a negative budget, or one
+// long enough) is deterministic: what a budget cuts off
 // depends on the machine's speed.
 func Solve(in Input) Plan {
 	start := time.Now()

@@ -1,0 +1,95 @@
+package activities
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	apiv1 "github.com/joinery/joinery/api/v1"
+	"github.com/joinery/joinery/catalog"
+	"github.com/joinery/joinery/resources"
+	"github.com/joinery/joinery/solver"
+	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+)
+
+// An in-flight NodeClaim's free capacity leaves room for the DaemonSet pods
+// that will run on its node (not bound yet): the ones tolerating its taint
+// and matching its arch, as the solver reserves them on new claims. A
+// registered node's free capacity counts its bound DaemonSet pod once, as
+// a used pod, and nothing more.
+func TestSnapshotInFlightClaimLessDaemonSets(t *testing.T) {
+	now := time.Now()
+	res := func(cpu, mem string) corev1.ResourceRequirements {
+		return corev1.ResourceRequirements{Requests: corev1.ResourceList{corev1.ResourceCPU: resource.MustParse(cpu), corev1.ResourceMemory: resource.MustParse(mem)}}
+	}
+	ds := func(name string, tolerateAll bool, selector map[string]string, cpu, mem string) *appsv1.DaemonSet {
+		d := &appsv1.DaemonSet{ObjectMeta: metav1.ObjectMeta{Namespace: "kube-system", Name: name}}
+		d.Spec.Template.Spec.Containers = []corev1.Container{{Name: "c", Resources: res(cpu, mem)}}
+		d.Spec.Template.Spec.NodeSelector = selector
+		if tolerateAll {
+			d.Spec.Template.Spec.Tolerations = []corev1.Toleration{{Operator: corev1.TolerationOpExists}}
+		}
+		return d
+	}
+	agent := ds("agent", true, nil, "200m", "256Mi")                                          // runs everywhere
+	armOnly := ds("arm-agent", true, map[string]string{apiv1.LabelArch: "arm64"}, "1", "1Gi") // not on m6i
+	plain := ds("plain", false, nil, "1", "1Gi")                                              // does not tolerate the claim's taint
+
+	taint := corev1.Taint{Key: "dedicated", Value: "batch", Effect: corev1.TaintEffectNoSchedule}
+	inflight := &apiv1.NodeClaim{ObjectMeta: metav1.ObjectMeta{Name: "batch-abcde",
+		Labels:      map[string]string{apiv1.LabelNodePool: "batch"},
+		Annotations: map[string]string{AnnotationNominatedPods: "uid-nominated"}},
+		Spec: apiv1.NodeClaimSpec{Taints: []corev1.Taint{taint}, Requirements: []apiv1.NodeSelectorRequirementWithMinValues{
+			{Key: apiv1.LabelInstanceType, Operator: apiv1.OpIn, Values: []string{"m6i.large", "m6i.xlarge"}},
+			{Key: apiv1.LabelZone, Operator: apiv1.OpIn, Values: []string{"us-east-1a"}}}}}
+	nominated := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: "default", Name: "nominated", UID: types.UID("uid-nominated")},
+		Spec:   corev1.PodSpec{Containers: []corev1.Container{{Name: "c", Resources: res("500m", "512Mi")}}},
+		Status: corev1.PodStatus{Conditions: []corev1.PodCondition{{Type: corev1.PodScheduled, Status: corev1.ConditionFalse, Reason: corev1.PodReasonUnschedulable}}}}
+
+	// A registered Ready node with the agent's pod bound.
+	node := &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: "ip-10-0-0-7.ec2.internal", Labels: map[string]string{apiv1.LabelNodePool: "general"}},
+		Status: corev1.NodeStatus{Allocatable: corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("2"),
+			corev1.ResourceMemory: resource.MustParse("4Gi"), corev1.ResourcePods: resource.MustParse("20")},
+			Conditions: []corev1.NodeCondition{{Type: corev1.NodeReady, Status: corev1.ConditionTrue}}}}
+	yes := true
+	agentPod := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: "kube-system", Name: "agent-x", UID: "uid-agent-x",
+		OwnerReferences: []metav1.OwnerReference{{APIVersion: "apps/v1", Kind: "DaemonSet", Name: "agent", UID: "u-agent", Controller: &yes}}},
+		Spec: corev1.PodSpec{NodeName: node.Name, Containers: []corev1.Container{{Name: "c", Resources: res("200m", "256Mi")}}}, Status: corev1.PodStatus{Phase: corev1.PodRunning}}
+
+	acts := newFakeActivities(t, []*apiv1.NodeClaim{inflight}, agent, armOnly, plain, nominated, node, agentPod)
+	snap, err := acts.takeSnapshot(context.Background(), now)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := map[string]resources.List{}
+	for _, n := range snap.input.ExistingNodes {
+		got[n.Name] = n.Available
+	}
+
+	// The smaller type (m6i.large): allocatable, less agent (200m, 256Mi,
+	// one pod slot), less the nominated pod (500m, 512Mi, one slot).
+	large, _ := catalog.MustDefault().Get("m6i.large")
+	want := large.Shape(nil, 20<<30).Allocatable.
+		Sub(resources.List{resources.CPU: 200, resources.Memory: 256 << 20, resources.Pods: 1}).
+		Sub(resources.List{resources.CPU: 500, resources.Memory: 512 << 20, resources.Pods: 1})
+	if a := got["nodeclaim/"+inflight.Name]; a != want {
+		t.Errorf("in-flight claim Available = %s, want %s (m6i.large allocatable %s less agent and the nominated pod)",
+			a, want, large.Shape(nil, 20<<30).Allocatable)
+	}
+	// The same through the solver: its overhead for a new claim of the type.
+	pool := solver.NodePool{Name: "batch", Taints: []corev1.Taint{taint},
+		InstanceTypes: []solver.InstanceTypeOption{{Type: large, Shape: large.Shape(nil, 20<<30), Offerings: large.Offerings([]string{"us-east-1a"})}}}
+	if oh := solver.DaemonSetOverhead(pool, snap.input.DaemonSets)[0]; oh != (resources.List{resources.CPU: 200, resources.Memory: 256 << 20, resources.Pods: 1}) {
+		t.Errorf("solver overhead for m6i.large = %s, want only the agent's", oh)
+	}
+
+	// The registered node: allocatable less its bound pods, the agent once.
+	wantNode := resources.List{resources.CPU: 1800, resources.Memory: 4<<30 - 256<<20, resources.Pods: 19}
+	if a := got[node.Name]; a != wantNode {
+		t.Errorf("registered node Available = %s, want %s", a, wantNode)
+	}
+}
