@@ -49,3 +49,26 @@ func (c *Cluster) OnNodeClassChange(fn func(name string)) {
 		AddFunc: name, UpdateFunc: func(_, n interface{}) { name(n) }, DeleteFunc: name,
 	})
 }
+
+// OnNodeClassReadyChange calls fn when an EC2NodeClass's Ready condition
+// changes status (not on the informer's first list: the memo of
+// unschedulable pods survives restarts).
+func (c *Cluster) OnNodeClassReadyChange(fn func()) {
+	ready := func(obj interface{}) string {
+		nc := &apiv1.EC2NodeClass{}
+		if fromUnstructured(obj, nc) != nil {
+			return ""
+		}
+		if cond := apiv1.FindCondition(nc.Status.Conditions, apiv1.ConditionReady); cond != nil {
+			return string(cond.Status)
+		}
+		return ""
+	}
+	_, _ = c.nodeClasses.AddEventHandler(cache.ResourceEventHandlerFuncs{
+		UpdateFunc: func(o, n interface{}) {
+			if ready(o) != ready(n) {
+				fn()
+			}
+		},
+	})
+}

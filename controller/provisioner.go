@@ -51,6 +51,11 @@ func (p *provisioner) watch() {
 	// the memo survives restarts).
 	p.cluster.OnNodePoolChange(func(interface{}) { p.kick() })
 	p.cluster.OnNodePoolSpecChange(p.acts.ForgetUnschedulable)
+	// So may a NodePool whose EC2NodeClass became Ready.
+	p.cluster.OnNodeClassReadyChange(func() {
+		p.acts.ForgetUnschedulable()
+		p.kick()
+	})
 }
 
 // newlyProvisionable reports whether an update made a pod provisionable

@@ -16,6 +16,7 @@ import (
 	"github.com/joinery/joinery/cluster"
 	"github.com/joinery/joinery/controller"
 	"github.com/joinery/joinery/sharedstate"
+	"github.com/joinery/joinery/sim/ec2"
 	"github.com/joinery/joinery/workflows"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -41,8 +42,20 @@ func launchOutside(t *testing.T, e *env, clusterName, claim string) cloud.Instan
 	if err != nil || len(subnets) == 0 {
 		t.Fatalf("subnets: %v %v", subnets, err)
 	}
+	// Someone else's template (EC2 refuses a launch from one that does not
+	// exist), booting a standard x86_64 image.
+	template := "someone-elses-template-" + claim
+	image := ""
+	for _, img := range e.w.EC2.Images() {
+		if img.Architecture == "x86_64" && img.Variant == "standard" {
+			image = img.ID
+		}
+	}
+	if _, err := e.w.EC2.CreateLaunchTemplate(template, ec2.LaunchTemplateData{ImageID: image}, nil); err != nil {
+		t.Fatal(err)
+	}
 	inst, err := cc.Launch(e.ctx, cloud.LaunchRequest{NodeClaim: claim, NodePool: gcPool, CapacityType: apiv1.CapacityTypeOnDemand,
-		InstanceTypes: []string{"c6a.large"}, Subnets: subnets[:1], LaunchTemplateName: "someone-elses-template"})
+		InstanceTypes: []string{"c6a.large"}, Subnets: subnets[:1], LaunchTemplateName: template})
 	if err != nil {
 		t.Fatal(err)
 	}

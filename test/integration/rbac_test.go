@@ -421,6 +421,28 @@ func driveLeastPrivilegeRun(t *testing.T, e *env) {
 		time.Sleep(200 * time.Millisecond)
 	}
 	t.Logf("consolidated %d -> %d nodes; FailedScheduling count for the huge pod: %d", before, poolNodes(), hugeEvent())
+
+	// 5. Deleting the NodePool ends its node through the finalizer, and
+	// deleting the EC2NodeClass then removes its instance profile and
+	// launch templates.
+	if err := dc.Resource(apiv1.NodePoolGVR).Delete(e.ctx, pool, metav1.DeleteOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, 3*time.Minute, "the NodePool's nodes gone", func() bool { return poolNodes() == 0 })
+	if err := dc.Resource(apiv1.EC2NodeClassGVR).Delete(e.ctx, "default", metav1.DeleteOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, 2*time.Minute, "the EC2NodeClass finalized", func() bool {
+		_, err := dc.Resource(apiv1.EC2NodeClassGVR).Get(e.ctx, "default", metav1.GetOptions{})
+		return apierrors.IsNotFound(err)
+	})
+	if n := len(e.w.IAM.InstanceProfiles()); n != 0 {
+		t.Errorf("%d instance profiles left after the EC2NodeClass was deleted", n)
+	}
+	if n := len(e.w.EC2.LaunchTemplates()); n != 0 {
+		t.Errorf("%d launch templates left after the EC2NodeClass was deleted", n)
+	}
+	t.Logf("NodePool and EC2NodeClass deleted: node terminated, instance profile and launch templates removed")
 	// The Lease is renewed every 2 s (update); give the recorder one more.
 	time.Sleep(3 * time.Second)
 }
