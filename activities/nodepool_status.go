@@ -87,6 +87,9 @@ func (a *Activities) writePoolConditions(ctx context.Context, name string, gener
 	}
 	if status == metav1.ConditionTrue {
 		conds[1].Reason = ConditionReady
+		// A valid pool is only written once its class is Ready too.
+		conds = append(conds, metav1.Condition{Type: ConditionNodeClassReady, Status: status, Reason: ConditionNodeClassReady,
+			LastTransitionTime: now, ObservedGeneration: generation})
 	}
 	patch, _ := json.Marshal(map[string]any{"status": map[string]any{"conditions": conds}})
 	if err := a.Cluster.PatchNodePoolStatus(ctx, name, patch); err != nil {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/base64"
 	"fmt"
+	"os"
 	"time"
 
 	"github.com/joinery/joinery/cloud"
@@ -65,11 +66,20 @@ func describeCluster(ctx context.Context, cc *cloud.Client, name string) (cloud.
 	return cloud.ClusterInfo{}, err
 }
 
+// restCA is the CA the controller itself trusts: inline (a kubeconfig) or
+// the in-cluster service account's ca.crt file.
 func restCA(rc *rest.Config) string {
-	if rc == nil || len(rc.CAData) == 0 {
+	if rc == nil {
 		return ""
 	}
-	return base64.StdEncoding.EncodeToString(rc.CAData)
+	data := rc.CAData
+	if len(data) == 0 && rc.CAFile != "" {
+		data, _ = os.ReadFile(rc.CAFile)
+	}
+	if len(data) == 0 {
+		return ""
+	}
+	return base64.StdEncoding.EncodeToString(data)
 }
 
 func firstNonEmpty(a, b string) string {
