@@ -151,9 +151,7 @@ func (r *Registrar) boot(inst ec2.Instance) (*corev1.Node, error) {
 		KubeReserved: cfg.KubeReserved, SystemReserved: cfg.SystemReserved, EvictionHard: cfg.EvictionHard,
 		ClusterDNS: cfg.ClusterDNS,
 	}
-	// TODO(launch path): the root volume size from the instance's block
-	// device mappings once sim/ec2 records them; 20 GiB is the AL2023 default.
-	shape := it.Shape(kc, 20<<30)
+	shape := it.Shape(kc, dataVolumeBytes(inst.BlockDevices, cfg.Format))
 	capacity, allocatable := shape.Capacity, shape.Allocatable
 	// Accelerators are advertised by their driver/device plugin, which only
 	// the matching image variant carries.
@@ -337,4 +335,28 @@ func (r *Registrar) initializeAsCloudProvider(ctx context.Context, inst ec2.Inst
 		_, err = r.Kube.CoreV1().Nodes().Update(ctx, n, metav1.UpdateOptions{})
 		return err
 	})
+}
+
+// dataVolumeBytes is the size of the volume the kubelet's ephemeral
+// storage lives on, as the instance was launched: Bottlerocket's data
+// volume /dev/xvdb, else the root volume /dev/xvda, else the first; 20 GiB
+// (the AL2023 image's own root volume) when the launch set none.
+func dataVolumeBytes(devs []ec2.BlockDevice, format string) int64 {
+	want := "/dev/xvda"
+	if format == FormatBottlerocket {
+		want = "/dev/xvdb"
+	}
+	var pick *ec2.BlockDevice
+	for i := range devs {
+		if devs[i].DeviceName == want {
+			pick = &devs[i]
+		}
+	}
+	if pick == nil && len(devs) > 0 {
+		pick = &devs[0]
+	}
+	if pick == nil || pick.VolumeSize == 0 {
+		return 20 << 30
+	}
+	return pick.VolumeSize << 30
 }
