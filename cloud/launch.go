@@ -87,6 +87,36 @@ func (c *Client) Launch(ctx context.Context, req LaunchRequest) (Instance, error
 	if req.CapacityType != apiv1.CapacityTypeSpot && req.CapacityType != apiv1.CapacityTypeOnDemand {
 		return Instance{}, fmt.Errorf("launch: capacity type %q is not spot or on-demand", req.CapacityType)
 	}
+	configs, zoneOf, err := fleetConfigs(req)
+	if err != nil {
+		return Instance{}, err
+	}
+	tags := c.instanceTags(req)
+	out, err := c.ec2.CreateFleet(ctx, fleetInput(req, configs, tags))
+	if err != nil {
+		return Instance{}, fmt.Errorf("CreateFleet: %w", err)
+	}
+	fleetErrs, unfulfillable := fleetErrors(out.Errors, req.CapacityType, zoneOf)
+	c.opts.ICECache.MarkAll(unfulfillable)
+	if inst, ok := launched(out.Instances, req.CapacityType, tags, zoneOf); ok {
+		return inst, nil
+	}
+	// Insufficient capacity means every override failed for capacity; a
+	// launch that also failed for another reason (a missing image, a full
+	// subnet's neighbour, a bad profile) is a launch error to fix or retry.
+	if len(unfulfillable) > 0 && allUnfulfillable(fleetErrs) {
+		return Instance{}, &InsufficientCapacityError{Offerings: unfulfillable, Errors: fleetErrs}
+	}
+	errs := make([]error, len(fleetErrs))
+	for i, fe := range fleetErrs {
+		errs[i] = fe
+	}
+	return Instance{}, fmt.Errorf("CreateFleet: no instance launched: %w", errors.Join(errs...))
+}
+
+// fleetConfigs turns the request's configs into CreateFleet's, Priority
+// being each override's position across configs; zoneOf maps subnet to zone.
+func fleetConfigs(req LaunchRequest) ([]types.FleetLaunchTemplateConfigRequest, map[string]string, error) {
 	version := req.LaunchTemplateVersion
 	if version == "" {
 		version = "$Latest"
@@ -96,7 +126,7 @@ func (c *Client) Launch(ctx context.Context, req LaunchRequest) (Instance, error
 	priority := 0
 	for _, lc := range req.configs() {
 		if lc.LaunchTemplateName == "" {
-			return Instance{}, errors.New("launch: every launch config needs a LaunchTemplateName")
+			return nil, nil, errors.New("launch: every launch config needs a LaunchTemplateName")
 		}
 		var overrides []types.FleetLaunchTemplateOverridesRequest
 		for _, o := range lc.Overrides {
@@ -124,8 +154,13 @@ func (c *Client) Launch(ctx context.Context, req LaunchRequest) (Instance, error
 		})
 	}
 	if priority == 0 {
-		return Instance{}, errors.New("launch: need at least one offering (instance type and subnet)")
+		return nil, nil, errors.New("launch: need at least one offering (instance type and subnet)")
 	}
+	return configs, zoneOf, nil
+}
+
+// instanceTags are the request's tags under Joinery's own, which win.
+func (c *Client) instanceTags(req LaunchRequest) map[string]string {
 	tags := maps.Clone(req.Tags)
 	if tags == nil {
 		tags = map[string]string{}
@@ -134,6 +169,10 @@ func (c *Client) Launch(ctx context.Context, req LaunchRequest) (Instance, error
 	tags[apiv1.TagNodePool] = req.NodePool
 	tags[apiv1.TagCluster] = c.opts.ClusterName
 	tags[apiv1.TagName] = req.NodeClaim
+	return tags
+}
+
+func fleetInput(req LaunchRequest, configs []types.FleetLaunchTemplateConfigRequest, tags map[string]string) *ec2.CreateFleetInput {
 	var ec2Tags []types.Tag
 	for _, k := range sortedKeys(tags) {
 		ec2Tags = append(ec2Tags, types.Tag{Key: aws.String(k), Value: aws.String(tags[k])})
@@ -158,17 +197,18 @@ func (c *Client) Launch(ctx context.Context, req LaunchRequest) (Instance, error
 	if req.ClientToken != "" {
 		in.ClientToken = aws.String(req.ClientToken)
 	}
-	out, err := c.ec2.CreateFleet(ctx, in)
-	if err != nil {
-		return Instance{}, fmt.Errorf("CreateFleet: %w", err)
-	}
+	return in
+}
 
+// fleetErrors reads CreateFleet's per-override errors; the unfulfillable
+// offerings are listed once each.
+func fleetErrors(in []types.CreateFleetError, capacityType string, zoneOf map[string]string) ([]FleetError, []OfferingKey) {
 	var fleetErrs []FleetError
 	var unfulfillable []OfferingKey
 	seen := map[OfferingKey]bool{}
-	for _, e := range out.Errors {
+	for _, e := range in {
 		fe := FleetError{Code: aws.ToString(e.ErrorCode), Message: aws.ToString(e.ErrorMessage)}
-		fe.Offering.CapacityType = req.CapacityType
+		fe.Offering.CapacityType = capacityType
 		if e.Lifecycle != "" {
 			fe.Offering.CapacityType = string(e.Lifecycle)
 		}
@@ -185,14 +225,17 @@ func (c *Client) Launch(ctx context.Context, req LaunchRequest) (Instance, error
 			unfulfillable = append(unfulfillable, fe.Offering)
 		}
 	}
-	c.opts.ICECache.MarkAll(unfulfillable)
+	return fleetErrs, unfulfillable
+}
 
-	for _, fi := range out.Instances {
+// launched returns the first instance CreateFleet launched.
+func launched(in []types.CreateFleetInstance, capacityType string, tags, zoneOf map[string]string) (Instance, bool) {
+	for _, fi := range in {
 		if len(fi.InstanceIds) == 0 {
 			continue
 		}
 		inst := Instance{
-			ID: fi.InstanceIds[0], Type: string(fi.InstanceType), CapacityType: req.CapacityType,
+			ID: fi.InstanceIds[0], Type: string(fi.InstanceType), CapacityType: capacityType,
 			State: StatePending, Tags: tags,
 		}
 		if fi.Lifecycle != "" {
@@ -207,19 +250,9 @@ func (c *Client) Launch(ctx context.Context, req LaunchRequest) (Instance, error
 				inst.Type = string(lo.Overrides.InstanceType)
 			}
 		}
-		return inst, nil
+		return inst, true
 	}
-	// Insufficient capacity means every override failed for capacity; a
-	// launch that also failed for another reason (a missing image, a full
-	// subnet's neighbour, a bad profile) is a launch error to fix or retry.
-	if len(unfulfillable) > 0 && allUnfulfillable(fleetErrs) {
-		return Instance{}, &InsufficientCapacityError{Offerings: unfulfillable, Errors: fleetErrs}
-	}
-	errs := make([]error, len(fleetErrs))
-	for i, fe := range fleetErrs {
-		errs[i] = fe
-	}
-	return Instance{}, fmt.Errorf("CreateFleet: no instance launched: %w", errors.Join(errs...))
+	return Instance{}, false
 }
 
 func allUnfulfillable(errs []FleetError) bool {

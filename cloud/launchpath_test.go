@@ -204,3 +204,30 @@ func TestDescribeCluster(t *testing.T) {
 		t.Errorf("creating cluster: %v", err)
 	}
 }
+
+// TestInsufficientCapacityOnlyWhenEveryOverrideLacksCapacity: one override
+// without capacity and one refused for another reason (an x86_64 image for
+// an arm64 type) is a launch error, not insufficient capacity; when every
+// override lacks capacity it is.
+func TestInsufficientCapacityOnlyWhenEveryOverrideLacksCapacity(t *testing.T) {
+	w := newLaunchWorld(t)
+	ctx := context.Background()
+	img, _, _ := w.c.GetParameter(ctx, al2023x86)
+	if _, err := w.c.EnsureLaunchTemplate(ctx, "joinery/ice", cloud.LaunchTemplateData{ImageID: img}); err != nil {
+		t.Fatal(err)
+	}
+	sn := subnets(t, w.c)[:1]
+	w.ec2.SetInsufficientCapacity("m5.large", sn[0].Zone, apiv1.CapacityTypeOnDemand, true)
+	req := launchReq(sn, apiv1.CapacityTypeOnDemand, "m5.large", "m7g.large")
+	req.LaunchTemplateName = "joinery/ice"
+	_, err := w.c.Launch(ctx, req)
+	if err == nil || cloud.IsInsufficientCapacity(err) || !strings.Contains(err.Error(), "InvalidParameterValue") {
+		t.Fatalf("ICE on m5.large and an arm64 type on an x86_64 image: got %v, want a launch error naming InvalidParameterValue", err)
+	}
+	w.ec2.SetInsufficientCapacity("m6i.large", sn[0].Zone, apiv1.CapacityTypeOnDemand, true)
+	req = launchReq(sn, apiv1.CapacityTypeOnDemand, "m5.large", "m6i.large")
+	req.LaunchTemplateName = "joinery/ice"
+	if _, err := w.c.Launch(ctx, req); !cloud.IsInsufficientCapacity(err) {
+		t.Fatalf("every override without capacity: got %v, want insufficient capacity", err)
+	}
+}
