@@ -45,18 +45,19 @@ func (a *Activities) takeSnapshot(ctx context.Context, now time.Time) (*snapshot
 	pools, invalid := a.Cluster.NodePools()
 	defer func() { a.reportNodePools(ctx, pools, invalid) }()
 	claims := a.Cluster.NodeClaims()
+	nominatedReq := a.addPendingPods(s, now)
+	a.addExistingNodes(s, claims, nominatedReq)
+	a.addDaemonSets(s)
+	a.addInFlightClaims(s, claims, nominatedReq)
+	invalid = append(invalid, a.addNodePools(s, pools, claims)...)
+	return s, nil
+}
 
-	// In-flight and recently-ready NodeClaims hold nominations.
-	claimByNode := map[string]*apiv1.NodeClaim{}
-	for _, nc := range claims {
-		if nc.Status.NodeName != "" {
-			claimByNode[nc.Status.NodeName] = nc
-		}
-	}
+// addPendingPods adds the pending pods not nominated to a NodeClaim, and
+// returns the requests of the nominated ones by NodeClaim (accounted on it).
+func (a *Activities) addPendingPods(s *snapshot, now time.Time) map[string]resources.List {
 	pending := a.Cluster.ProvisionablePods()
 	nominatedTo := a.liveNominations(pending, now) // pod UID -> nodeclaim
-
-	// Pending pods; nominated ones are accounted on their NodeClaim instead.
 	nominatedReq := map[string]resources.List{}
 	for _, p := range pending {
 		s.pending++
@@ -69,13 +70,21 @@ func (a *Activities) takeSnapshot(ctx context.Context, now time.Time) (*snapshot
 		s.input.Pods = append(s.input.Pods, sp)
 		s.podsByKey[p.Namespace+"/"+p.Name] = p
 	}
+	return nominatedReq
+}
 
-	// Existing Ready nodes with free capacity.
+// addExistingNodes adds the pods bound to any node (for topology spread
+// and pod (anti-)affinity counting, and the host ports they hold), and the
+// Ready nodes with their free capacity.
+func (a *Activities) addExistingNodes(s *snapshot, claims []*apiv1.NodeClaim, nominatedReq map[string]resources.List) {
+	claimByNode := map[string]*apiv1.NodeClaim{}
+	for _, nc := range claims {
+		if nc.Status.NodeName != "" {
+			claimByNode[nc.Status.NodeName] = nc
+		}
+	}
 	nodes, _ := a.Cluster.Nodes.List(labels.Everything())
 	sort.Slice(nodes, func(i, j int) bool { return nodes[i].Name < nodes[j].Name })
-
-	// Pods bound to any node, for topology spread and pod (anti-)affinity
-	// counting, and the host ports they hold.
 	existingPorts := map[string][]solver.HostPort{}
 	for _, n := range nodes {
 		for _, p := range a.Cluster.PodsOnNode(n.Name) {
@@ -105,17 +114,18 @@ func (a *Activities) takeSnapshot(ctx context.Context, now time.Time) (*snapshot
 				used = used.Add(solver.PodFromK8s(p).Requests)
 			}
 		}
-		hostPorts := existingPorts[n.Name]
 		avail := alloc.Sub(used)
-		pool := n.Labels[apiv1.LabelNodePool]
 		if nc := claimByNode[n.Name]; nc != nil {
 			avail = avail.Sub(nominatedReq[nc.Name])
 		}
 		s.input.ExistingNodes = append(s.input.ExistingNodes, solver.Node{
-			Name: n.Name, Labels: n.Labels, Taints: n.Spec.Taints, Available: avail, NodePool: pool, HostPorts: hostPorts,
+			Name: n.Name, Labels: n.Labels, Taints: n.Spec.Taints, Available: avail, NodePool: n.Labels[apiv1.LabelNodePool],
+			HostPorts: existingPorts[n.Name],
 		})
 	}
+}
 
+func (a *Activities) addDaemonSets(s *snapshot) {
 	dss, _ := a.Cluster.DaemonSets.List(labels.Everything())
 	sort.Slice(dss, func(i, j int) bool { return dss[i].Namespace+"/"+dss[i].Name < dss[j].Namespace+"/"+dss[j].Name })
 	for _, ds := range dss {
@@ -123,10 +133,12 @@ func (a *Activities) takeSnapshot(ctx context.Context, now time.Time) (*snapshot
 		p.Namespace, p.Name = ds.Namespace, ds.Name
 		s.input.DaemonSets = append(s.input.DaemonSets, solver.DaemonSet{Namespace: ds.Namespace, Name: ds.Name, Pod: solver.PodFromK8s(p)})
 	}
+}
 
-	// In-flight NodeClaims (no Node yet) count as nodes of their smallest
-	// possible shape, less the DaemonSet pods that will run on them (not
-	// bound yet, unlike on a registered node) and the nominated pods.
+// addInFlightClaims adds the NodeClaims with no Node yet as nodes of their
+// smallest possible shape, less the DaemonSet pods that will run on them
+// (not bound yet, unlike on a registered node) and the nominated pods.
+func (a *Activities) addInFlightClaims(s *snapshot, claims []*apiv1.NodeClaim, nominatedReq map[string]resources.List) {
 	for _, nc := range claims {
 		if nc.DeletionTimestamp != nil || nc.Status.NodeName != "" {
 			continue
@@ -140,17 +152,20 @@ func (a *Activities) takeSnapshot(ctx context.Context, now time.Time) (*snapshot
 			Available: avail.Sub(nominatedReq[nc.Name]), NodePool: nc.Labels[apiv1.LabelNodePool],
 		})
 	}
+}
 
-	// NodePools with instance types, zones and usage.
+// addNodePools adds the pools that can launch, with their instance types,
+// zones and usage; it returns the ones skipped (class missing or not Ready).
+func (a *Activities) addNodePools(s *snapshot, pools []*apiv1.NodePool, claims []*apiv1.NodeClaim) []cluster.InvalidNodePool {
+	var skipped []cluster.InvalidNodePool
 	for _, np := range pools {
-		ref := np.Spec.Template.Spec.NodeClassRef
-		nodeClass, err := a.Cluster.NodeClass(ref.Name)
+		nodeClass, err := a.Cluster.NodeClass(np.Spec.Template.Spec.NodeClassRef.Name)
 		if err != nil {
-			invalid = append(invalid, cluster.InvalidNodePool{Name: np.Name, Err: fmt.Errorf("spec.template.spec.nodeClassRef: %w", err)})
+			skipped = append(skipped, cluster.InvalidNodePool{Name: np.Name, Err: fmt.Errorf("spec.template.spec.nodeClassRef: %w", err)})
 			continue
 		}
 		if why := nodeclass.NotReady(nodeClass); why != "" {
-			invalid = append(invalid, cluster.InvalidNodePool{Name: np.Name, Err: errors.New(why), NodeClassNotReady: true})
+			skipped = append(skipped, cluster.InvalidNodePool{Name: np.Name, Err: errors.New(why), NodeClassNotReady: true})
 			s.notReady = append(s.notReady, "NodePool "+np.Name+" skipped: "+why)
 			continue
 		}
@@ -168,7 +183,7 @@ func (a *Activities) takeSnapshot(ctx context.Context, now time.Time) (*snapshot
 		s.input.NodePools = append(s.input.NodePools, sp)
 		s.pools[np.Name] = np
 	}
-	return s, nil
+	return skipped
 }
 
 // DefaultNominationWindow is how long a NodeClaim's nominations outlive its
