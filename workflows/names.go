@@ -63,6 +63,9 @@ const (
 	// ErrReplacementFailed: a replacement NodeClaim was deleted before its
 	// Node became Ready (launch failed or registration TTL passed).
 	ErrReplacementFailed = "ReplacementFailed"
+	// ErrNodeClaimFailed: the NodeClaim saga gave up (launch failed, or
+	// the node was not Ready within the registration TTL) and compensated.
+	ErrNodeClaimFailed = "NodeClaimFailed"
 )
 
 // Search attributes on every workflow that touches a node, so the Web UI
