@@ -9,6 +9,26 @@ import (
 	"go.temporal.io/sdk/workflow"
 )
 
+// The NodeClaim saga's names.
+const (
+	NodeClaimWorkflow = "NodeClaim"
+
+	ActivityLaunchInstance  = "LaunchInstance"
+	ActivityMarkLaunched    = "MarkNodeClaimLaunched"
+	ActivityWaitForNode     = "WaitForNodeReady"
+	ActivityDeleteNodeClaim = "DeleteNodeClaim"
+
+	// SignalTerminate (payload: the reason): the node has been drained (or
+	// collected); terminate its instance.
+	SignalTerminate = "terminate"
+	// SignalDeleted (payload DeletionNotice): the NodeClaim or its Node
+	// was deleted; the workflow runs the node's termination.
+	SignalDeleted = "deleted"
+)
+
+// NodeClaimWorkflowID is the workflow id of a NodeClaim's lifecycle.
+func NodeClaimWorkflowID(name string) string { return "nodeclaim/" + name }
+
 // DefaultRegistrationTTL is how long an instance may take to become a Ready,
 // initialized Node before it is terminated.
 const DefaultRegistrationTTL = 15 * time.Minute

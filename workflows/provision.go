@@ -6,6 +6,15 @@ import (
 	"go.temporal.io/sdk/workflow"
 )
 
+// The Provision workflow's names.
+const (
+	ProvisionWorkflow        = "Provision"
+	ActivityPlanProvisioning = "PlanProvisioning"
+)
+
+// ProvisionWorkflowID is the workflow id of one provisioning batch.
+func ProvisionWorkflowID(batch string) string { return "provision/" + batch }
+
 // Provision plans one batch of pending pods and starts one NodeClaim
 // lifecycle per new node; a plan of more than MaxNodeClaimsPerPlan nodes
 // comes in rounds (each round's NodeClaim objects are written, and in the
