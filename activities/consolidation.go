@@ -56,7 +56,7 @@ func (a *Activities) computeDisruption(ctx context.Context, now time.Time) (work
 	usd := clusterPrice(snap)
 	// Pods the solver found no place for do not count: they would block
 	// consolidation forever.
-	if why := disruption.Unsettled(a.UnnominatedPending(time.Now()), a.Cluster.NodeClaims()); why != "" {
+	if why := disruption.Unsettled(a.Ledger().UnnominatedPending(time.Now()), a.Cluster.NodeClaims()); why != "" {
 		return workflows.DisruptionDecision{USDPerHour: usd, Why: why}, nil
 	}
 	cands := a.candidates()

@@ -79,17 +79,17 @@ func TestPodMemoSharedAndKeptAcrossRestart(t *testing.T) {
 	snap := &snapshot{podsByKey: map[string]*corev1.Pod{"default/huge": p}}
 	a.rememberOutcome(context.Background(), solver.Plan{Unschedulable: []solver.Unschedulable{{Pod: "default/huge", Reason: "too big"}}}, snap, now)
 	eventually(t, "replica b sees a's unschedulable pod", func() bool {
-		_, ok := b.memo.Lookup(sharedstate.KindUnschedulable, "uid-huge")
+		_, ok := b.Ledger().memo.Lookup(sharedstate.KindUnschedulable, "uid-huge")
 		return ok
 	})
 	c := replica(t, kc)
-	if at, ok := c.memo.Lookup(sharedstate.KindUnschedulable, "uid-huge"); !ok || at.UnixMilli() != now.UnixMilli() {
+	if at, ok := c.Ledger().memo.Lookup(sharedstate.KindUnschedulable, "uid-huge"); !ok || at.UnixMilli() != now.UnixMilli() {
 		t.Errorf("restarted replica: %v %v", at, ok)
 	}
 	// A NodePool spec change on any replica voids the memo on all.
-	b.ForgetUnschedulable()
+	b.Ledger().ForgetUnschedulable()
 	eventually(t, "replica a applies b's forget marker", func() bool {
-		_, ok := a.memo.Lookup(sharedstate.KindUnschedulable, "uid-huge")
+		_, ok := a.Ledger().memo.Lookup(sharedstate.KindUnschedulable, "uid-huge")
 		return !ok
 	})
 }
