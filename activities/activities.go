@@ -12,7 +12,6 @@ import (
 	"github.com/joinery/joinery/cloud/bootstrap"
 	"github.com/joinery/joinery/cluster"
 	"github.com/joinery/joinery/metrics"
-	"github.com/joinery/joinery/sharedstate"
 	"github.com/joinery/joinery/workflows"
 	"go.temporal.io/sdk/activity"
 	"go.temporal.io/sdk/worker"
@@ -59,10 +58,9 @@ type Activities struct {
 	invalidMu sync.Mutex
 	invalid   map[string]string // NodePool -> last reported error
 	empty     emptyTracker
-	// memo remembers, by pod UID, when a plan found a pod no place and
-	// when it placed one on an existing node (shared through State).
-	memo   sharedstate.PodMemo
-	writer string // this process's memo key suffix
+	// ledger is the pending-pod ledger (see Ledger).
+	ledgerOnce sync.Once
+	ledger     *PendingLedger
 }
 
 // private reports whether payload encryption is on (see Pseudonym).

@@ -89,14 +89,22 @@ func (a *Activities) budgetBlocks(node *corev1.Node, pool, reason string, now ti
 // budgetRoom returns the budget's allowed count for a reason at now and how
 // many of the pool's nodes (other than except) are being disrupted.
 func (a *Activities) budgetRoom(np *apiv1.NodePool, reason string, now time.Time, except string) (allowed, disrupting int, err error) {
-	nodes, _ := a.Cluster.Nodes.List(labels.SelectorFromSet(labels.Set{apiv1.LabelNodePool: np.Name}))
+	pn := a.poolNodeCount(np.Name, except)
+	allowed, err = disruption.Allowed(np.Spec.Disruption.Budgets, disruption.BudgetReason(reason), pn.Nodes, now)
+	return allowed, pn.Disrupting, err
+}
+
+// poolNodeCount counts a NodePool's nodes and those of them (other than
+// except) tainted as being disrupted.
+func (a *Activities) poolNodeCount(pool, except string) disruption.PoolNodes {
+	nodes, _ := a.Cluster.Nodes.List(labels.SelectorFromSet(labels.Set{apiv1.LabelNodePool: pool}))
+	pn := disruption.PoolNodes{Nodes: len(nodes)}
 	for _, n := range nodes {
 		if n.Name != except && hasTaint(n.Spec.Taints, apiv1.TaintKeyDisrupted) {
-			disrupting++
+			pn.Disrupting++
 		}
 	}
-	allowed, err = disruption.Allowed(np.Spec.Disruption.Budgets, budgetReason(reason), len(nodes), now)
-	return allowed, disrupting, err
+	return pn
 }
 
 func (a *Activities) nodePool(name string) *apiv1.NodePool {
@@ -107,12 +115,6 @@ func (a *Activities) nodePool(name string) *apiv1.NodePool {
 		}
 	}
 	return nil
-}
-
-// budgetReason maps Joinery's reasons to Karpenter's budget reasons.
-func budgetReason(reason string) string {
-	return map[string]string{workflows.ReasonEmpty: disruption.BudgetReasonEmpty, workflows.ReasonDrifted: disruption.BudgetReasonDrifted,
-		workflows.ReasonUnderused: disruption.BudgetReasonUnderutilized}[reason]
 }
 
 // claimOfNode finds the NodeClaim of a node by status.nodeName or providerID.

@@ -5,6 +5,7 @@ import (
 	"time"
 
 	apiv1 "github.com/joinery/joinery/api/v1"
+	"github.com/joinery/joinery/disruption"
 	"go.uber.org/zap"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -44,7 +45,7 @@ func ceilSecond(t time.Time) time.Time {
 // transitions, each a status patch conditioned on the cached
 // resourceVersion; a write that fails is retried next pass, the clock held
 // in this replica's memory meanwhile.
-func (a *Activities) trackEmptiness(ctx context.Context, cands []candidate, now time.Time) map[string]time.Time {
+func (a *Activities) trackEmptiness(ctx context.Context, cands []disruption.Candidate, now time.Time) map[string]time.Time {
 	a.empty.mu.Lock()
 	defer a.empty.mu.Unlock()
 	if a.empty.since == nil {
@@ -53,22 +54,22 @@ func (a *Activities) trackEmptiness(ctx context.Context, cands []candidate, now 
 	out := map[string]time.Time{}
 	emptyClaims := map[string]bool{}
 	for _, c := range cands {
-		if c.pods > 0 {
+		if c.Pods > 0 {
 			continue
 		}
-		emptyClaims[c.claim.Name] = true
-		if since, ok := emptySince(c.claim); ok {
-			delete(a.empty.since, c.claim.Name)
-			out[c.node.Name] = since
+		emptyClaims[c.Claim.Name] = true
+		if since, ok := emptySince(c.Claim); ok {
+			delete(a.empty.since, c.Claim.Name)
+			out[c.Node.Name] = since
 			continue
 		}
-		since, ok := a.empty.since[c.claim.Name]
+		since, ok := a.empty.since[c.Claim.Name]
 		if !ok {
 			since = now
-			a.empty.since[c.claim.Name] = since
+			a.empty.since[c.Claim.Name] = since
 		}
-		a.writeEmpty(ctx, c.claim, ceilSecond(since))
-		out[c.node.Name] = since
+		a.writeEmpty(ctx, c.Claim, ceilSecond(since))
+		out[c.Node.Name] = since
 	}
 	for _, nc := range a.Cluster.NodeClaims() {
 		if emptyClaims[nc.Name] {

@@ -54,7 +54,7 @@ func TestLiveNominations(t *testing.T) {
 		}
 	}
 	// The provisioner sees b as work to do now, not after the window.
-	if n := acts.UnnominatedPending(now); n != 1 {
+	if n := acts.Ledger().UnnominatedPending(now); n != 1 {
 		t.Fatalf("UnnominatedPending = %d, want 1 (pod b)", n)
 	}
 }
@@ -75,22 +75,22 @@ func TestPendingToPlanSkipsExistingPlacements(t *testing.T) {
 		ExistingPlacements: []solver.Placement{{Pod: "default/a", Node: "ip-10-0-0-9.ec2.internal"}},
 		Unschedulable:      []solver.Unschedulable{{Pod: "default/b", Reason: "too big"}},
 	}, snap, now)
-	if n := acts.PendingToPlan(now.Add(time.Second)); n != 1 {
+	if n := acts.Ledger().PendingToPlan(now.Add(time.Second)); n != 1 {
 		t.Fatalf("PendingToPlan = %d, want 1 (c; a is left to the scheduler, b found no place)", n)
 	}
-	if n := acts.UnnominatedPending(now.Add(time.Second)); n != 2 {
+	if n := acts.Ledger().UnnominatedPending(now.Add(time.Second)); n != 2 {
 		t.Fatalf("UnnominatedPending = %d, want 2 (a and c)", n)
 	}
 	later := now.Add(DefaultNominationWindow + time.Second)
-	if n := acts.PendingToPlan(later); n != 2 {
+	if n := acts.Ledger().PendingToPlan(later); n != 2 {
 		t.Fatalf("PendingToPlan after the window = %d, want 2 (a again, and c)", n)
 	}
 	// Expired entries are dropped when the next plan is remembered.
 	acts.rememberOutcome(context.Background(), solver.Plan{}, snap, later)
-	if _, ok := acts.memo.Lookup(sharedstate.KindOnExisting, "uid-a"); ok {
+	if _, ok := acts.Ledger().memo.Lookup(sharedstate.KindOnExisting, "uid-a"); ok {
 		t.Fatalf("memo after the window still holds a's placement")
 	}
-	if _, ok := acts.memo.Lookup(sharedstate.KindUnschedulable, "uid-b"); !ok {
+	if _, ok := acts.Ledger().memo.Lookup(sharedstate.KindUnschedulable, "uid-b"); !ok {
 		t.Fatalf("memo after the window lost b (unschedulable for %s)", UnschedulableRetry)
 	}
 }

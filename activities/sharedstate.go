@@ -2,8 +2,6 @@ package activities
 
 import (
 	"context"
-	"crypto/rand"
-	"encoding/hex"
 	"time"
 
 	"github.com/joinery/joinery/cloud"
@@ -24,11 +22,6 @@ func (a *Activities) BindSharedState() {
 	if a.State == nil {
 		return
 	}
-	if a.writer == "" {
-		b := make([]byte, 4)
-		_, _ = rand.Read(b)
-		a.writer = hex.EncodeToString(b)
-	}
 	a.State.OnChange(sharedstate.OfferingCacheConfigMap, func(data map[string]string) {
 		until, _ := sharedstate.DecodeOfferings(data)
 		in := make(map[cloud.OfferingKey]time.Time, len(until))
@@ -37,7 +30,7 @@ func (a *Activities) BindSharedState() {
 		}
 		a.ICE.Merge(in)
 	})
-	a.State.OnChange(sharedstate.PodMemoConfigMap, a.memo.Merge)
+	a.Ledger().bind()
 	a.ICE.OnMark(a.persistICE)
 }
 
@@ -59,29 +52,5 @@ func (a *Activities) persistICE(marked map[cloud.OfferingKey]time.Time) {
 		return sharedstate.ExpiredOfferings(data, now)
 	}); err != nil {
 		a.Log.Warn("insufficient-capacity marks not shared (kept in this replica)", zap.Int("offerings", len(set)), zap.Error(err))
-	}
-}
-
-// memoRetention is how long each kind of memo entry matters.
-func (a *Activities) memoRetention() map[string]time.Duration {
-	return map[string]time.Duration{
-		sharedstate.KindUnschedulable: UnschedulableRetry,
-		sharedstate.KindOnExisting:    a.nominationWindow(),
-	}
-}
-
-// persistMemo writes memo entries (and drops the expired ones) in the
-// shared pod memo.
-func (a *Activities) persistMemo(ctx context.Context, set map[string]string, expired []string, now time.Time) {
-	if a.State == nil || (len(set) == 0 && len(expired) == 0) {
-		return
-	}
-	ctx, cancel := context.WithTimeout(ctx, sharedStateWriteTimeout)
-	defer cancel()
-	ret := a.memoRetention()
-	if _, err := a.State.Put(ctx, sharedstate.PodMemoConfigMap, set, expired, func(data map[string]string) []string {
-		return sharedstate.ExpiredMemo(data, now, ret)
-	}); err != nil {
-		a.Log.Warn("pending-pod memo not shared (kept in this replica)", zap.Int("entries", len(set)), zap.Error(err))
 	}
 }

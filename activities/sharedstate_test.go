@@ -8,6 +8,7 @@ import (
 	apiv1 "github.com/joinery/joinery/api/v1"
 	"github.com/joinery/joinery/cloud"
 	"github.com/joinery/joinery/cluster"
+	"github.com/joinery/joinery/disruption"
 	"github.com/joinery/joinery/sharedstate"
 	"github.com/joinery/joinery/solver"
 	"go.uber.org/zap"
@@ -78,17 +79,17 @@ func TestPodMemoSharedAndKeptAcrossRestart(t *testing.T) {
 	snap := &snapshot{podsByKey: map[string]*corev1.Pod{"default/huge": p}}
 	a.rememberOutcome(context.Background(), solver.Plan{Unschedulable: []solver.Unschedulable{{Pod: "default/huge", Reason: "too big"}}}, snap, now)
 	eventually(t, "replica b sees a's unschedulable pod", func() bool {
-		_, ok := b.memo.Lookup(sharedstate.KindUnschedulable, "uid-huge")
+		_, ok := b.Ledger().memo.Lookup(sharedstate.KindUnschedulable, "uid-huge")
 		return ok
 	})
 	c := replica(t, kc)
-	if at, ok := c.memo.Lookup(sharedstate.KindUnschedulable, "uid-huge"); !ok || at.UnixMilli() != now.UnixMilli() {
+	if at, ok := c.Ledger().memo.Lookup(sharedstate.KindUnschedulable, "uid-huge"); !ok || at.UnixMilli() != now.UnixMilli() {
 		t.Errorf("restarted replica: %v %v", at, ok)
 	}
 	// A NodePool spec change on any replica voids the memo on all.
-	b.ForgetUnschedulable()
+	b.Ledger().ForgetUnschedulable()
 	eventually(t, "replica a applies b's forget marker", func() bool {
-		_, ok := a.memo.Lookup(sharedstate.KindUnschedulable, "uid-huge")
+		_, ok := a.Ledger().memo.Lookup(sharedstate.KindUnschedulable, "uid-huge")
 		return !ok
 	})
 }
@@ -99,9 +100,9 @@ func TestEmptinessClockOnTheNodeClaim(t *testing.T) {
 	acts := newFakeActivities(t, []*apiv1.NodeClaim{nc}, node)
 	pool := &apiv1.NodePool{ObjectMeta: metav1.ObjectMeta{Name: "general-purpose"}}
 	t0 := time.Date(2026, 3, 1, 12, 0, 0, 300e6, time.UTC)
-	cand := func() []candidate {
+	cand := func() []disruption.Candidate {
 		claims := acts.Cluster.NodeClaims()
-		return []candidate{{node: node, claim: claims[0], pool: pool}}
+		return []disruption.Candidate{{Node: node, Claim: claims[0], Pool: pool}}
 	}
 	since := acts.trackEmptiness(context.Background(), cand(), t0)
 	if !since[node.Name].Equal(t0) {
@@ -123,7 +124,7 @@ func TestEmptinessClockOnTheNodeClaim(t *testing.T) {
 	}
 	// Pods again: the clock stops and the condition goes.
 	withPods := cand()
-	withPods[0].pods = 1
+	withPods[0].Pods = 1
 	if got := other.trackEmptiness(context.Background(), withPods, t0.Add(2*time.Minute)); len(got) != 0 {
 		t.Errorf("clock with pods = %v", got)
 	}

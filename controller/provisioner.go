@@ -50,10 +50,10 @@ func (p *provisioner) watch() {
 	// before (status writes and the informer's first list do not count:
 	// the memo survives restarts).
 	p.cluster.OnNodePoolChange(func(interface{}) { p.kick() })
-	p.cluster.OnNodePoolSpecChange(p.acts.ForgetUnschedulable)
+	p.cluster.OnNodePoolSpecChange(p.acts.Ledger().ForgetUnschedulable)
 	// So may a NodePool whose EC2NodeClass became Ready.
 	p.cluster.OnNodeClassReadyChange(func() {
-		p.acts.ForgetUnschedulable()
+		p.acts.Ledger().ForgetUnschedulable()
 		p.kick()
 	})
 }
@@ -93,14 +93,14 @@ func (p *provisioner) run(ctx context.Context) error {
 			return nil
 		case <-p.trigger:
 		case <-resync.C:
-			if p.acts.PendingToPlan(time.Now()) == 0 {
+			if p.acts.Ledger().PendingToPlan(time.Now()) == 0 {
 				continue
 			}
 		}
 		if !p.batch(ctx) {
 			return nil
 		}
-		pending := p.acts.PendingToPlan(time.Now())
+		pending := p.acts.Ledger().PendingToPlan(time.Now())
 		p.metrics.PodsPending.Set(float64(pending))
 		if pending == 0 {
 			continue

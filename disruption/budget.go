@@ -1,6 +1,13 @@
-// Package disruption holds the pure rules of voluntary disruption:
-// disruption budgets, drift hashes and candidate ordering. No I/O; the
-// consolidation activity feeds it cluster state and the workflow's clock.
+// Package disruption holds the pure rules of voluntary disruption, over
+// plain structs the consolidation activity builds from its caches: which
+// nodes are candidates (Candidates), when a pass may decide at all
+// (Unsettled), the methods in order and what each takes (Decide:
+// emptiness, drift, expiration, multi-node and single-node consolidation,
+// with candidates ordered by Consolidatable), the budget accounting
+// (Allowed, Active), drift (NodePoolHash, NodeClassHash, Drift) and the
+// re-validation of a decision (Recheck, Resimulated). No I/O and no wall
+// clock: times come from the caller (the workflow's clock), and removal
+// is simulated through the Pass's Simulate function.
 package disruption
 
 import (

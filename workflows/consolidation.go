@@ -5,7 +5,6 @@ import (
 	"time"
 
 	enumspb "go.temporal.io/api/enums/v1"
-	"go.temporal.io/sdk/temporal"
 	"go.temporal.io/sdk/workflow"
 )
 
@@ -33,9 +32,10 @@ func Consolidation(ctx workflow.Context, in ConsolidationInput) error {
 		in.ValidationDelay = DefaultValidationDelay
 	}
 	st := in.State
-	phase := "waiting"
+	current := PhaseWaiting
+	phase := loopPhase(ctx, &current)
 	if err := workflow.SetQueryHandler(ctx, QueryStatus, func() (ConsolidationStatus, error) {
-		return ConsolidationStatus{ConsolidationState: st, Phase: phase}, nil
+		return ConsolidationStatus{ConsolidationState: st, Phase: current}, nil
 	}); err != nil {
 		return err
 	}
@@ -65,10 +65,7 @@ func Consolidation(ctx workflow.Context, in ConsolidationInput) error {
 		}
 		return st.Paused
 	}
-	act := workflow.WithActivityOptions(ctx, workflow.ActivityOptions{
-		StartToCloseTimeout: 2 * time.Minute,
-		RetryPolicy:         &temporal.RetryPolicy{InitialInterval: time.Second, BackoffCoefficient: 2, MaximumInterval: 30 * time.Second, MaximumAttempts: 5},
-	})
+	act := workflow.WithActivityOptions(ctx, planCall(5))
 	record := func(d DisruptionDecision, outcome string) {
 		st.History = append(st.History, DecisionRecord{At: workflow.Now(ctx), Decision: d, Outcome: outcome})
 		if len(st.History) > historyKept {
@@ -77,13 +74,13 @@ func Consolidation(ctx workflow.Context, in ConsolidationInput) error {
 	}
 
 	for pass := 0; pass < passesPerRun; pass++ {
-		phase = "waiting"
+		phase.Set(PhaseWaiting)
 		sleep(ctx, in.PassInterval, pauseCh, resumeCh, handleSignals)
 		st.Passes++
 		if paused() {
 			continue
 		}
-		phase = "deciding"
+		phase.Set(PhaseDeciding)
 		var d DisruptionDecision
 		if err := workflow.ExecuteActivity(act, ActivityComputeDisruption, DisruptionPass{Now: workflow.Now(ctx)}).Get(ctx, &d); err != nil {
 			workflow.GetLogger(ctx).Warn("disruption decision failed", "error", err)
@@ -94,7 +91,7 @@ func Consolidation(ctx workflow.Context, in ConsolidationInput) error {
 			continue
 		}
 		if d.Method == MethodEmptiness || d.Method == MethodMultiNode || d.Method == MethodSingleNode {
-			phase = "validating"
+			phase.Set(PhaseValidating)
 			sleep(ctx, in.ValidationDelay, pauseCh, resumeCh, handleSignals)
 			var v Validation
 			if err := workflow.ExecuteActivity(act, ActivityValidateDisruption, d).Get(ctx, &v); err != nil || !v.Valid {
@@ -110,11 +107,11 @@ func Consolidation(ctx workflow.Context, in ConsolidationInput) error {
 			record(d, "dropped: disruption paused")
 			continue
 		}
-		phase = "disrupting"
+		phase.Set(PhaseDisrupting)
 		record(d, disrupt(ctx, d))
 	}
 	handleSignals()
-	phase = "continuing"
+	phase.Set(PhaseContinuing)
 	return workflow.NewContinueAsNewError(ctx, ConsolidationWorkflow, ConsolidationInput{
 		PassInterval: in.PassInterval, ValidationDelay: in.ValidationDelay, State: st,
 	})
@@ -143,12 +140,9 @@ func disrupt(ctx workflow.Context, d DisruptionDecision) string {
 		if private {
 			ref = d.NodeRefs[i]
 		}
-		cctx := workflow.WithChildOptions(ctx, workflow.ChildWorkflowOptions{
-			WorkflowID: DisruptWorkflowID(d.Reason, ref), TaskQueue: TaskQueue,
-			ParentClosePolicy:     enumspb.PARENT_CLOSE_POLICY_ABANDON,
-			WorkflowIDReusePolicy: enumspb.WORKFLOW_ID_REUSE_POLICY_ALLOW_DUPLICATE,
-			TypedSearchAttributes: temporal.NewSearchAttributes(append(identifying(private, SANodeName.ValueSet(node)), SAPhase.ValueSet(PhaseChecking))...),
-		})
+		opts := drainChild(d.Reason, ref, append(identifying(private, SANodeName.ValueSet(node)), SAPhase.ValueSet(PhaseChecking))...)
+		opts.WorkflowIDReusePolicy = enumspb.WORKFLOW_ID_REUSE_POLICY_ALLOW_DUPLICATE
+		cctx := workflow.WithChildOptions(ctx, opts)
 		return workflow.ExecuteChildWorkflow(cctx, DrainAndReplaceWorkflow, DisruptInput{NodeName: node, Reason: d.Reason, Replace: d.Replace, Private: private})
 	}
 	done, skipped, failed := 0, 0, 0

@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"time"
 
-	enumspb "go.temporal.io/api/enums/v1"
 	"go.temporal.io/sdk/temporal"
 	"go.temporal.io/sdk/workflow"
 )
@@ -25,20 +24,13 @@ const (
 // terminated and the taint removed; the old node keeps serving.
 func DrainAndReplace(ctx workflow.Context, in DisruptInput) (DisruptResult, error) {
 	res := DisruptResult{}
-	phase := PhaseChecking
-	setPhase, err := trackPhase(ctx, &phase)
+	phase, err := trackPhase(ctx, PhaseChecking)
 	if err != nil {
 		return res, err
 	}
-	setPhase(PhaseChecking, identifying(in.Private, SANodeName.ValueSet(in.NodeName))...)
-	short := workflow.WithActivityOptions(ctx, workflow.ActivityOptions{
-		StartToCloseTimeout: time.Minute,
-		RetryPolicy: &temporal.RetryPolicy{InitialInterval: time.Second, BackoffCoefficient: 2, MaximumInterval: 30 * time.Second,
-			NonRetryableErrorTypes: []string{ErrReplacementFailed}},
-	})
-	event := func(typ, reason, msg string) {
-		_ = workflow.ExecuteActivity(short, ActivityRecordEvent, EventRequest{Node: in.NodeName, Type: typ, Reason: reason, Message: msg}).Get(ctx, nil)
-	}
+	phase.Set(PhaseChecking, identifying(in.Private, SANodeName.ValueSet(in.NodeName))...)
+	short := workflow.WithActivityOptions(ctx, shortCall(ErrReplacementFailed))
+	event := nodeEvents(ctx, short, EventRequest{Node: in.NodeName})
 
 	// 1. Still a candidate?
 	var cand Candidate
@@ -46,11 +38,11 @@ func DrainAndReplace(ctx workflow.Context, in DisruptInput) (DisruptResult, erro
 		return res, err
 	}
 	if !cand.OK {
-		setPhase(PhaseSkipped)
+		phase.Set(PhaseSkipped)
 		res.Outcome, res.Why = PhaseSkipped, cand.Why
 		return res, nil
 	}
-	_ = workflow.UpsertTypedSearchAttributes(ctx, append([]temporal.SearchAttributeUpdate{SANodeClaim.ValueSet(cand.NodeClaim), SANodePool.ValueSet(cand.NodePool)},
+	upsert(ctx, append([]temporal.SearchAttributeUpdate{SANodeClaim.ValueSet(cand.NodeClaim), SANodePool.ValueSet(cand.NodePool)},
 		identifying(in.Private, SAInstanceID.ValueSet(cand.InstanceID))...)...)
 
 	// 2. Taint and record the reason.
@@ -58,32 +50,32 @@ func DrainAndReplace(ctx workflow.Context, in DisruptInput) (DisruptResult, erro
 	if err := workflow.ExecuteActivity(short, ActivityTaintDisrupted, taint).Get(ctx, nil); err != nil {
 		return res, err
 	}
-	setPhase(PhaseTainted)
-	event("Normal", "DisruptionStarted", fmt.Sprintf("disrupting node for reason %s", in.Reason))
+	phase.Set(PhaseTainted)
+	event(EventNormal, "DisruptionStarted", fmt.Sprintf("disrupting node for reason %s", in.Reason))
 
 	// 3. Replacements first; the old node keeps serving meanwhile.
 	if in.Replace {
-		setPhase(PhaseReplacing)
+		phase.Set(PhaseReplacing)
 		names, children, err := replace(ctx, short, in)
 		res.Replacements = names
 		if err != nil {
 			compensateReplacement(ctx, short, children, taint)
-			setPhase(PhaseFailed)
-			event("Warning", "DisruptionFailed", "replacement failed, node kept: "+err.Error())
+			phase.Set(PhaseFailed)
+			event(EventWarning, "DisruptionFailed", "replacement failed, node kept: "+err.Error())
 			res.Outcome, res.Why = PhaseFailed, "replacement failed: "+err.Error()
 			return res, temporal.NewNonRetryableApplicationError(res.Why, ErrReplacementFailed, err)
 		}
 	}
 
 	// 4. Drain.
-	setPhase(PhaseDraining)
+	phase.Set(PhaseDraining)
 	if err := drain(ctx, in, cand, &res, event); err != nil {
 		return res, err
 	}
 
 	// 5. Terminate through the node's own lifecycle workflow, so its history
 	// ends with the termination; fall back to terminating directly.
-	setPhase(PhaseTerminating)
+	phase.Set(PhaseTerminating)
 	reason := "disrupted: " + in.Reason
 	sig := workflow.SignalExternalWorkflow(ctx, NodeClaimWorkflowID(cand.NodeClaim), "", SignalTerminate, reason)
 	if err := sig.Get(ctx, nil); err != nil {
@@ -94,14 +86,11 @@ func DrainAndReplace(ctx workflow.Context, in DisruptInput) (DisruptResult, erro
 			return res, err
 		}
 	}
-	gone := workflow.WithActivityOptions(ctx, workflow.ActivityOptions{
-		StartToCloseTimeout: 10 * time.Minute, HeartbeatTimeout: 10 * time.Second,
-		RetryPolicy: &temporal.RetryPolicy{InitialInterval: time.Second, BackoffCoefficient: 2, MaximumInterval: time.Minute},
-	})
+	gone := workflow.WithActivityOptions(ctx, untilGone(10*time.Minute))
 	if err := workflow.ExecuteActivity(gone, ActivityWaitNodeClaimGone, TerminateRequest{NodeClaim: cand.NodeClaim, InstanceID: cand.InstanceID, NodeName: in.NodeName}).Get(ctx, nil); err != nil {
 		return res, err
 	}
-	setPhase(PhaseDone)
+	phase.Set(PhaseDone)
 	res.Outcome = PhaseDone
 	return res, nil
 }
@@ -119,13 +108,7 @@ func replace(ctx, short workflow.Context, in DisruptInput) ([]string, []workflow
 		// A replacement of a private drain is private (PlanReplacement sets
 		// it too; older histories have neither).
 		nc.Private = nc.Private || in.Private
-		cctx := workflow.WithChildOptions(ctx, workflow.ChildWorkflowOptions{
-			WorkflowID: NodeClaimWorkflowID(nc.Name), TaskQueue: TaskQueue,
-			ParentClosePolicy: enumspb.PARENT_CLOSE_POLICY_ABANDON,
-			TypedSearchAttributes: temporal.NewSearchAttributes(
-				SANodeClaim.ValueSet(nc.Name), SANodePool.ValueSet(nc.NodePool), SAPhase.ValueSet(PhaseLaunching)),
-		})
-		f := workflow.ExecuteChildWorkflow(cctx, NodeClaimWorkflow, nc)
+		f := workflow.ExecuteChildWorkflow(workflow.WithChildOptions(ctx, nodeClaimChild(nc)), NodeClaimWorkflow, nc)
 		if err := f.GetChildWorkflowExecution().Get(ctx, nil); err != nil {
 			return names, children, fmt.Errorf("start replacement %s: %w", nc.Name, err)
 		}
@@ -135,11 +118,7 @@ func replace(ctx, short workflow.Context, in DisruptInput) ([]string, []workflow
 	if in.Interruption {
 		return names, children, nil
 	}
-	wait := workflow.WithActivityOptions(ctx, workflow.ActivityOptions{
-		StartToCloseTimeout: DefaultRegistrationTTL + 5*time.Minute, HeartbeatTimeout: 10 * time.Second,
-		RetryPolicy: &temporal.RetryPolicy{InitialInterval: time.Second, MaximumInterval: 10 * time.Second,
-			NonRetryableErrorTypes: []string{ErrReplacementFailed}},
-	})
+	wait := workflow.WithActivityOptions(ctx, untilReady(DefaultRegistrationTTL+5*time.Minute, ErrReplacementFailed))
 	for _, n := range names {
 		if err := workflow.ExecuteActivity(wait, ActivityWaitNodeClaimReady, n).Get(ctx, nil); err != nil {
 			return names, children, err
@@ -151,11 +130,14 @@ func replace(ctx, short workflow.Context, in DisruptInput) ([]string, []workflow
 // compensateReplacement ends the replacements' lifecycles and removes the taint.
 func compensateReplacement(ctx, short workflow.Context, children []workflow.ChildWorkflowFuture, taint TaintRequest) {
 	for _, c := range children {
-		// A replacement whose launch failed has already ended; that is fine.
-		_ = c.SignalChildWorkflow(ctx, SignalTerminate, "replacement for "+taint.NodeName+" abandoned").Get(ctx, nil)
+		// A replacement whose launch failed has already ended: its signal
+		// fails, and that is fine.
+		if err := c.SignalChildWorkflow(ctx, SignalTerminate, "replacement for "+taint.NodeName+" abandoned").Get(ctx, nil); err != nil {
+			workflow.GetLogger(ctx).Info("abandoned replacement not signalled (it may have ended)", "node", taint.NodeName, "error", err)
+		}
 	}
 	taint.Remove = true
-	_ = workflow.ExecuteActivity(short, ActivityTaintDisrupted, taint).Get(ctx, nil)
+	logFailure(ctx, "compensation: removing the disrupted taint", workflow.ExecuteActivity(short, ActivityTaintDisrupted, taint).Get(ctx, nil), "node", taint.NodeName)
 }
 
 // drain is DrainAndReplace's drain: the deadline is the earlier of the
@@ -183,10 +165,7 @@ func drain(ctx workflow.Context, in DisruptInput, cand Candidate, res *DisruptRe
 // per blocked pod.
 func drainNode(ctx workflow.Context, req DrainRequest, event func(string, string, string)) (evicted, deleted int, err error) {
 	// A pass is short: a worker that dies mid-pass is noticed within 30 s.
-	step := workflow.WithActivityOptions(ctx, workflow.ActivityOptions{
-		StartToCloseTimeout: 30 * time.Second,
-		RetryPolicy:         &temporal.RetryPolicy{InitialInterval: time.Second, BackoffCoefficient: 2, MaximumInterval: 30 * time.Second},
-	})
+	step := workflow.WithActivityOptions(ctx, drainPass())
 	backoff := drainFirstBackoff
 	reported := map[string]bool{}
 	for {
@@ -206,7 +185,7 @@ func drainNode(ctx workflow.Context, req DrainRequest, event func(string, string
 		for _, p := range st.Blocked {
 			if !reported[p] {
 				reported[p] = true
-				event("Warning", "FailedDraining", "eviction of "+p+" blocked by a PodDisruptionBudget; retrying")
+				event(EventWarning, "FailedDraining", "eviction of "+p+" blocked by a PodDisruptionBudget; retrying")
 			}
 		}
 		sleep := backoff

@@ -2,6 +2,22 @@ package workflows
 
 import "time"
 
+// The DrainAndReplace saga's names (it also runs ActivityTaintDisrupted
+// and ActivityDrainStep).
+const (
+	DrainAndReplaceWorkflow = "DrainAndReplace"
+
+	ActivityCheckCandidate     = "CheckDisruptionCandidate"
+	ActivityPlanReplacement    = "PlanReplacement"
+	ActivityWaitNodeClaimReady = "WaitNodeClaimReady"
+	ActivityWaitNodeClaimGone  = "WaitNodeClaimGone"
+)
+
+// DisruptWorkflowID is the workflow id of a node's drain-and-replace. With
+// payload encryption on, node is the node name's pseudonym
+// (codec.Keyring.Pseudonym), so the id names no node in clear.
+func DisruptWorkflowID(reason, node string) string { return "disrupt/" + reason + "/" + node }
+
 // Disruption reasons (the <reason> in disrupt/<reason>/<node>).
 const (
 	ReasonManual       = "manual"

@@ -3,7 +3,6 @@ package workflows
 import (
 	"time"
 
-	"go.temporal.io/sdk/temporal"
 	"go.temporal.io/sdk/workflow"
 )
 
@@ -129,16 +128,14 @@ func GarbageCollection(ctx workflow.Context, in GCInput) error {
 	if st.Collected == nil {
 		st.Collected = map[string]int{}
 	}
-	phase := "waiting"
+	current := PhaseWaiting
+	phase := loopPhase(ctx, &current)
 	if err := workflow.SetQueryHandler(ctx, QueryStatus, func() (GCStatus, error) {
-		return GCStatus{GCState: st, Phase: phase}, nil
+		return GCStatus{GCState: st, Phase: current}, nil
 	}); err != nil {
 		return err
 	}
-	act := workflow.WithActivityOptions(ctx, workflow.ActivityOptions{
-		StartToCloseTimeout: 2 * time.Minute,
-		RetryPolicy:         &temporal.RetryPolicy{InitialInterval: time.Second, BackoffCoefficient: 2, MaximumInterval: 30 * time.Second, MaximumAttempts: 3},
-	})
+	act := workflow.WithActivityOptions(ctx, planCall(3))
 	record := func(res GCResult) {
 		for _, kind := range []string{GCKindInstance, GCKindNodeClaim, GCKindNode, GCKindLaunchTemplate} {
 			for _, it := range res.Collected[kind] {
@@ -151,11 +148,11 @@ func GarbageCollection(ctx workflow.Context, in GCInput) error {
 		}
 	}
 	for pass := 0; pass < gcPassesPerRun; pass++ {
-		phase = "waiting"
+		phase.Set(PhaseWaiting)
 		if err := workflow.Sleep(ctx, in.Interval); err != nil {
 			return err
 		}
-		phase = "planning"
+		phase.Set(PhasePlanning)
 		st.Passes++
 		st.LastPass = workflow.Now(ctx)
 		st.LastError = ""
@@ -164,7 +161,7 @@ func GarbageCollection(ctx workflow.Context, in GCInput) error {
 			st.LastError = "plan: " + err.Error()
 			continue
 		}
-		phase = "collecting"
+		phase.Set(PhaseCollecting)
 		collect := func(name string, c GCCollect) GCResult {
 			var res GCResult
 			if err := workflow.ExecuteActivity(act, name, c).Get(ctx, &res); err != nil {
@@ -182,13 +179,16 @@ func GarbageCollection(ctx workflow.Context, in GCInput) error {
 			// End each collected NodeClaim's own saga: its terminate step
 			// finds the instance and objects gone and finishes.
 			for _, it := range res.Collected[GCKindNodeClaim] {
-				_ = workflow.SignalExternalWorkflow(ctx, NodeClaimWorkflowID(it.Name), "", SignalTerminate, "garbage collected: "+it.Why).Get(ctx, nil)
+				if err := workflow.SignalExternalWorkflow(ctx, NodeClaimWorkflowID(it.Name), "", SignalTerminate, "garbage collected: "+it.Why).Get(ctx, nil); err != nil {
+					// Its saga has ended already: nothing to end.
+					workflow.GetLogger(ctx).Info("collected NodeClaim's workflow not signalled", "nodeclaim", it.Name, "error", err)
+				}
 			}
 		}
 		if len(plan.LaunchTemplates) > 0 {
 			collect(ActivityCollectLaunchTemplates, GCCollect{Now: now, LaunchGrace: in.LaunchGrace, Items: plan.LaunchTemplates})
 		}
 	}
-	phase = "continuing"
+	phase.Set(PhaseContinuing)
 	return workflow.NewContinueAsNewError(ctx, GarbageCollectionWorkflow, GCInput{Interval: in.Interval, LaunchGrace: in.LaunchGrace, State: st})
 }

@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"time"
 
-	enumspb "go.temporal.io/api/enums/v1"
 	"go.temporal.io/sdk/temporal"
 	"go.temporal.io/sdk/workflow"
 )
@@ -28,11 +27,7 @@ func InterruptionPoller(ctx workflow.Context, in PollerInput) error {
 	if in.RunFor <= 0 {
 		in.RunFor = defaultPollRunFor
 	}
-	poll := workflow.WithActivityOptions(ctx, workflow.ActivityOptions{
-		StartToCloseTimeout: in.RunFor + time.Minute, HeartbeatTimeout: PollHeartbeatTimeout,
-		RetryPolicy: &temporal.RetryPolicy{InitialInterval: time.Second, BackoffCoefficient: 2, MaximumInterval: 30 * time.Second,
-			NonRetryableErrorTypes: []string{ErrNoInterruptionQueue}},
-	})
+	poll := workflow.WithActivityOptions(ctx, queuePoll(in.RunFor))
 	for i := 0; i < pollerRunsPerHistory; i++ {
 		var r PollResult
 		if err := workflow.ExecuteActivity(poll, ActivityPollInterruptionQueue, in).Get(ctx, &r); err != nil {
@@ -44,26 +39,23 @@ func InterruptionPoller(ctx workflow.Context, in PollerInput) error {
 
 // Interruption handles one interruption event for one instance (id
 // interruption/<instance>/<event>, so a redelivered message is a no-op):
-// find the instance's NodeClaim and Node; for a spot interruption warning
-// mark the (type, zone, spot) offering unavailable so the replacement is
-// bought elsewhere; record an Event and the action metric; then, unless
-// the event asks for nothing (a rebalance recommendation, by default),
-// hand the node to a DrainAndReplace child with Interruption set: the
-// replacement is launched first and the drain starts at once, do-not-disrupt
-// pods are evicted too, budgets do not apply, and pods still there at the
-// end of the notice minus their grace period are deleted.
+// find the instance's NodeClaim and Node, then carry out what
+// planInterruption decides: for a spot interruption warning mark the
+// (type, zone, spot) offering unavailable so the replacement is bought
+// elsewhere; record an Event and the action metric; then, unless the event
+// asks for nothing (a rebalance recommendation, by default), hand the node
+// to a DrainAndReplace child with Interruption set: the replacement is
+// launched first and the drain starts at once, do-not-disrupt pods are
+// evicted too, budgets do not apply, and pods still there at the end of
+// the notice minus their grace period are deleted.
 func Interruption(ctx workflow.Context, in InterruptionInput) (InterruptionResult, error) {
 	res := InterruptionResult{}
-	phase := PhaseChecking
-	setPhase, err := trackPhase(ctx, &phase)
+	phase, err := trackPhase(ctx, PhaseChecking)
 	if err != nil {
 		return res, err
 	}
-	setPhase(PhaseChecking, identifying(in.Private, SAInstanceID.ValueSet(in.InstanceID))...)
-	short := workflow.WithActivityOptions(ctx, workflow.ActivityOptions{
-		StartToCloseTimeout: time.Minute,
-		RetryPolicy:         &temporal.RetryPolicy{InitialInterval: time.Second, BackoffCoefficient: 2, MaximumInterval: 10 * time.Second},
-	})
+	phase.Set(PhaseChecking, identifying(in.Private, SAInstanceID.ValueSet(in.InstanceID))...)
+	short := workflow.WithActivityOptions(ctx, lookupCall())
 
 	var tgt InterruptionTarget
 	if err := workflow.ExecuteActivity(short, ActivityLookupInterruptedInstance, in.InstanceID).Get(ctx, &tgt); err != nil {
@@ -71,73 +63,57 @@ func Interruption(ctx workflow.Context, in InterruptionInput) (InterruptionResul
 	}
 	res.NodeName, res.NodeClaim = tgt.NodeName, tgt.NodeClaim
 	note := func(action, msg string) {
-		_ = workflow.ExecuteActivity(short, ActivityRecordInterruption, InterruptionNote{
+		logFailure(ctx, "recording the interruption", workflow.ExecuteActivity(short, ActivityRecordInterruption, InterruptionNote{
 			Kind: in.Kind, Action: action, EventID: in.EventID, InstanceID: in.InstanceID,
 			NodeName: tgt.NodeName, NodeClaim: tgt.NodeClaim, Message: msg,
-		}).Get(ctx, nil)
+		}).Get(ctx, nil))
 	}
-	skip := func(why string) (InterruptionResult, error) {
-		res.Action, res.Outcome, res.Why = ActionNoAction, PhaseSkipped, why
-		note(ActionNoAction, describeInterruption(in)+": "+why)
-		setPhase(PhaseSkipped)
-		return res, nil
+	plan := planInterruption(in, tgt)
+	if plan.Step != interruptionUnknown {
+		upsert(ctx, targetAttributes(in, tgt)...)
 	}
-	if tgt.NodeClaim == "" {
-		return skip("instance " + in.InstanceID + " belongs to no NodeClaim of this cluster")
-	}
-	updates := []temporal.SearchAttributeUpdate{SANodeClaim.ValueSet(tgt.NodeClaim)}
-	for _, kv := range []struct {
-		k temporal.SearchAttributeKeyKeyword
-		v string
-	}{{SANodeName, tgt.NodeName}, {SANodePool, tgt.NodePool}, {SAInstanceType, tgt.InstanceType}, {SAZone, tgt.Zone}, {SACapacityType, tgt.CapacityType}} {
-		if kv.v != "" && !(in.Private && kv.k == SANodeName) {
-			updates = append(updates, kv.k.ValueSet(kv.v))
-		}
-	}
-	_ = workflow.UpsertTypedSearchAttributes(ctx, updates...)
-
-	drain := interruptionDrains(in)
 	// The pool EC2 is taking spot capacity back from is the last place to
 	// buy the replacement: mark it before the replacement is planned.
-	if drain && (in.Kind == KindSpotInterrupted || in.Kind == KindRebalanceRecommendation) && tgt.InstanceType != "" && tgt.Zone != "" {
-		off := Offering{InstanceType: tgt.InstanceType, Zone: tgt.Zone, CapacityType: "spot"}
-		if err := workflow.ExecuteActivity(short, ActivityMarkOfferingUnavailable, off).Get(ctx, nil); err != nil {
+	if plan.MarkUnavailable != nil {
+		if err := workflow.ExecuteActivity(short, ActivityMarkOfferingUnavailable, *plan.MarkUnavailable).Get(ctx, nil); err != nil {
 			return res, err
 		}
 	}
-	if !drain {
-		res.Action, res.Outcome = ActionNoAction, PhaseDone
-		note(ActionNoAction, describeInterruption(in)+": no disruption (rebalance recommendations only inform unless --interruption-rebalance-drain is set)")
-		setPhase(PhaseDone)
+	switch plan.Step {
+	case interruptionUnknown, interruptionSkip:
+		res.Action, res.Outcome, res.Why = ActionNoAction, PhaseSkipped, plan.Why
+		note(ActionNoAction, plan.Note)
+		phase.Set(PhaseSkipped)
 		return res, nil
-	}
-	if tgt.DisruptingFor != "" {
-		return skip("node is already being disrupted (" + tgt.DisruptingFor + ")")
-	}
-
-	if tgt.NodeName == "" {
+	case interruptionInform:
+		res.Action, res.Outcome = ActionNoAction, PhaseDone
+		note(ActionNoAction, plan.Note)
+		phase.Set(PhaseDone)
+		return res, nil
+	case interruptionTerminate:
 		// Launched but not registered yet: end the NodeClaim so its pods
 		// are provisioned on other capacity.
 		res.Action = ActionTerminate
-		note(ActionTerminate, describeInterruption(in)+": the instance has no Node yet; terminating its NodeClaim")
-		setPhase(PhaseTerminating)
+		note(ActionTerminate, plan.Note)
+		phase.Set(PhaseTerminating)
 		if err := workflow.ExecuteActivity(withTerminateOptions(ctx), ActivityTerminateInstance, TerminateRequest{
 			NodeClaim: tgt.NodeClaim, InstanceID: in.InstanceID, Reason: "interrupted: " + in.Kind,
 		}).Get(ctx, nil); err != nil {
 			return res, err
 		}
 		res.Outcome = PhaseDone
-		setPhase(PhaseDone)
+		phase.Set(PhaseDone)
 		return res, nil
 	}
-
 	res.Action = ActionCordonAndDrain
-	msg := describeInterruption(in) + ": cordon, replace and drain"
-	if !in.NoticeEnd.IsZero() {
-		msg += fmt.Sprintf(" before %s", in.NoticeEnd.UTC().Format(time.RFC3339))
-	}
-	note(ActionCordonAndDrain, msg)
-	setPhase(PhaseInterrupted)
+	note(ActionCordonAndDrain, plan.Note)
+	phase.Set(PhaseInterrupted)
+	return runInterruptionDrain(ctx, in, tgt, res, phase)
+}
+
+// runInterruptionDrain runs the node's DrainAndReplace child
+// (disrupt/interruption/<node or its pseudonym>).
+func runInterruptionDrain(ctx workflow.Context, in InterruptionInput, tgt InterruptionTarget, res InterruptionResult, phase *phaseTracker) (InterruptionResult, error) {
 	ref := tgt.NodeName
 	if in.Private {
 		ref = tgt.NodeRef
@@ -147,31 +123,101 @@ func Interruption(ctx workflow.Context, in InterruptionInput) (InterruptionResul
 			ref = "nodeclaim-" + tgt.NodeClaim
 		}
 	}
-	cctx := workflow.WithChildOptions(ctx, workflow.ChildWorkflowOptions{
-		WorkflowID: DisruptWorkflowID(ReasonInterruption, ref), TaskQueue: TaskQueue,
-		// The drain outlives this workflow if it is terminated.
-		ParentClosePolicy: enumspb.PARENT_CLOSE_POLICY_ABANDON,
-		TypedSearchAttributes: temporal.NewSearchAttributes(append(identifying(in.Private, SANodeName.ValueSet(tgt.NodeName), SAInstanceID.ValueSet(in.InstanceID)),
-			SANodeClaim.ValueSet(tgt.NodeClaim), SAPhase.ValueSet(PhaseChecking))...),
-	})
+	cctx := workflow.WithChildOptions(ctx, drainChild(ReasonInterruption, ref, append(
+		identifying(in.Private, SANodeName.ValueSet(tgt.NodeName), SAInstanceID.ValueSet(in.InstanceID)),
+		SANodeClaim.ValueSet(tgt.NodeClaim), SAPhase.ValueSet(PhaseChecking))...))
 	var dr DisruptResult
-	err = workflow.ExecuteChildWorkflow(cctx, DrainAndReplaceWorkflow, DisruptInput{
+	err := workflow.ExecuteChildWorkflow(cctx, DrainAndReplaceWorkflow, DisruptInput{
 		NodeName: tgt.NodeName, Reason: ReasonInterruption, Replace: true, Interruption: true, SkipBudgets: true,
 		Deadline: in.NoticeEnd, Private: in.Private,
 	}).Get(ctx, &dr)
 	if temporal.IsWorkflowExecutionAlreadyStartedError(err) {
 		res.Outcome, res.Why = PhaseSkipped, "an interruption drain of "+tgt.NodeName+" is already running"
-		setPhase(PhaseSkipped)
+		phase.Set(PhaseSkipped)
 		return res, nil
 	}
 	res.Disrupt = &dr
 	if err != nil {
-		setPhase(PhaseFailed)
+		phase.Set(PhaseFailed)
 		return res, err
 	}
 	res.Outcome = dr.Outcome
-	setPhase(PhaseDone)
+	phase.Set(PhaseDone)
 	return res, nil
+}
+
+// targetAttributes are the search attributes of a known interrupted
+// instance: its NodeClaim, and what is known of its node (the node name
+// not when private).
+func targetAttributes(in InterruptionInput, tgt InterruptionTarget) []temporal.SearchAttributeUpdate {
+	updates := []temporal.SearchAttributeUpdate{SANodeClaim.ValueSet(tgt.NodeClaim)}
+	for _, kv := range []struct {
+		k temporal.SearchAttributeKeyKeyword
+		v string
+	}{{SANodeName, tgt.NodeName}, {SANodePool, tgt.NodePool}, {SAInstanceType, tgt.InstanceType}, {SAZone, tgt.Zone}, {SACapacityType, tgt.CapacityType}} {
+		if kv.v != "" && !(in.Private && kv.k == SANodeName) {
+			updates = append(updates, kv.k.ValueSet(kv.v))
+		}
+	}
+	return updates
+}
+
+// interruptionStep is what an Interruption does about its instance.
+type interruptionStep string
+
+const (
+	// interruptionUnknown: the instance is no NodeClaim of this cluster (skipped).
+	interruptionUnknown interruptionStep = "unknown"
+	// interruptionInform: the event asks for nothing (an Event only).
+	interruptionInform interruptionStep = "inform"
+	// interruptionSkip: the node is already being disrupted.
+	interruptionSkip interruptionStep = "skip"
+	// interruptionTerminate: no Node yet; the NodeClaim is terminated.
+	interruptionTerminate interruptionStep = "terminate"
+	// interruptionDrain: cordon, replace and drain (DrainAndReplace).
+	interruptionDrain interruptionStep = "drain"
+)
+
+// interruptionPlan is planInterruption's answer.
+type interruptionPlan struct {
+	Step interruptionStep
+	// MarkUnavailable, if set, is the spot offering to mark unavailable
+	// before anything else (so the replacement is bought elsewhere).
+	MarkUnavailable *Offering
+	Why             string // why it is skipped
+	Note            string // the Event's message
+}
+
+// planInterruption decides what to do about an interrupted instance
+// (pure: the workflow carries it out).
+func planInterruption(in InterruptionInput, tgt InterruptionTarget) interruptionPlan {
+	if tgt.NodeClaim == "" {
+		why := "instance " + in.InstanceID + " belongs to no NodeClaim of this cluster"
+		return interruptionPlan{Step: interruptionUnknown, Why: why, Note: describeInterruption(in) + ": " + why}
+	}
+	drains := interruptionDrains(in)
+	var p interruptionPlan
+	if drains && (in.Kind == KindSpotInterrupted || in.Kind == KindRebalanceRecommendation) && tgt.InstanceType != "" && tgt.Zone != "" {
+		p.MarkUnavailable = &Offering{InstanceType: tgt.InstanceType, Zone: tgt.Zone, CapacityType: "spot"}
+	}
+	switch {
+	case !drains:
+		p.Step = interruptionInform
+		p.Note = describeInterruption(in) + ": no disruption (rebalance recommendations only inform unless --interruption-rebalance-drain is set)"
+	case tgt.DisruptingFor != "":
+		p.Step, p.Why = interruptionSkip, "node is already being disrupted ("+tgt.DisruptingFor+")"
+		p.Note = describeInterruption(in) + ": " + p.Why
+	case tgt.NodeName == "":
+		p.Step = interruptionTerminate
+		p.Note = describeInterruption(in) + ": the instance has no Node yet; terminating its NodeClaim"
+	default:
+		p.Step = interruptionDrain
+		p.Note = describeInterruption(in) + ": cordon, replace and drain"
+		if !in.NoticeEnd.IsZero() {
+			p.Note += fmt.Sprintf(" before %s", in.NoticeEnd.UTC().Format(time.RFC3339))
+		}
+	}
+	return p
 }
 
 // interruptionDrains: every kind but a rebalance recommendation asks for

@@ -1,7 +1,9 @@
 // Package workflows holds Joinery's Temporal workflow definitions: durable,
 // deterministic sagas (no I/O, no wall clock, no map-order dependence, no
 // goroutines outside workflow.Go). They call activities by name, so this
-// package imports only the SDK and plain data types.
+// package imports only the SDK and plain data types. Each workflow's own
+// names (type, id, signals, activities) are beside it; this file holds
+// what several share.
 package workflows
 
 import "go.temporal.io/sdk/temporal"
@@ -9,49 +11,19 @@ import "go.temporal.io/sdk/temporal"
 // TaskQueue is the one task queue the worker polls.
 const TaskQueue = "joinery"
 
-// Workflow type names.
+// Activity names more than one workflow runs (registered by the
+// activities package under these names).
 const (
-	ProvisionWorkflow       = "Provision"
-	NodeClaimWorkflow       = "NodeClaim"
-	DrainAndReplaceWorkflow = "DrainAndReplace"
-	// NodeClaimTerminationWorkflow is the ending alone, run as a new run
-	// of nodeclaim/<name> when a deleted NodeClaim or Node has no running
-	// NodeClaim workflow to signal (it ended, was terminated, or never ran).
-	NodeClaimTerminationWorkflow = "NodeClaimTermination"
-)
-
-// Activity names (registered by the activities package under these names).
-const (
-	ActivityPlanProvisioning  = "PlanProvisioning"
 	ActivityCreateNodeClaim   = "CreateNodeClaim"
-	ActivityLaunchInstance    = "LaunchInstance"
-	ActivityMarkLaunched      = "MarkNodeClaimLaunched"
-	ActivityWaitForNode       = "WaitForNodeReady"
 	ActivityTerminateInstance = "TerminateInstance"
-	ActivityDeleteNodeClaim   = "DeleteNodeClaim"
 	ActivityRecordEvent       = "RecordEvent"
-
-	ActivityCheckCandidate     = "CheckDisruptionCandidate"
-	ActivityTaintDisrupted     = "TaintNodeDisrupted"
-	ActivityPlanReplacement    = "PlanReplacement"
-	ActivityWaitNodeClaimReady = "WaitNodeClaimReady"
-	ActivityDrainStep          = "DrainStep"
-	ActivityWaitNodeClaimGone  = "WaitNodeClaimGone"
-
-	// The ending of a deleted NodeClaim or Node (finalizer-driven).
-	ActivityBeginTermination    = "BeginTermination"
-	ActivityWaitVolumesDetached = "WaitVolumesDetached"
-	ActivityRemoveFinalizers    = "RemoveTerminationFinalizers"
+	ActivityTaintDisrupted    = "TaintNodeDisrupted"
+	ActivityDrainStep         = "DrainStep"
+	ActivityRemoveFinalizers  = "RemoveTerminationFinalizers"
 )
 
-// Signal and query names.
-const (
-	SignalTerminate = "terminate"
-	// SignalDeleted (payload DeletionNotice): the NodeClaim or its Node
-	// was deleted; the workflow runs the node's termination.
-	SignalDeleted = "deleted"
-	QueryStatus   = "status"
-)
+// QueryStatus is every workflow's status query.
+const QueryStatus = "status"
 
 // Application error types that workflows branch on.
 const (
@@ -63,6 +35,9 @@ const (
 	// ErrReplacementFailed: a replacement NodeClaim was deleted before its
 	// Node became Ready (launch failed or registration TTL passed).
 	ErrReplacementFailed = "ReplacementFailed"
+	// ErrNodeClaimFailed: the NodeClaim saga gave up (launch failed, or
+	// the node was not Ready within the registration TTL) and compensated.
+	ErrNodeClaimFailed = "NodeClaimFailed"
 )
 
 // Search attributes on every workflow that touches a node, so the Web UI
@@ -109,14 +84,3 @@ func identifying(private bool, u ...temporal.SearchAttributeUpdate) []temporal.S
 	}
 	return u
 }
-
-// NodeClaimWorkflowID is the workflow id of a NodeClaim's lifecycle.
-func NodeClaimWorkflowID(name string) string { return "nodeclaim/" + name }
-
-// DisruptWorkflowID is the workflow id of a node's drain-and-replace. With
-// payload encryption on, node is the node name's pseudonym
-// (codec.Keyring.Pseudonym), so the id names no node in clear.
-func DisruptWorkflowID(reason, node string) string { return "disrupt/" + reason + "/" + node }
-
-// ProvisionWorkflowID is the workflow id of one provisioning batch.
-func ProvisionWorkflowID(batch string) string { return "provision/" + batch }

@@ -9,6 +9,26 @@ import (
 	"go.temporal.io/sdk/workflow"
 )
 
+// The NodeClaim saga's names.
+const (
+	NodeClaimWorkflow = "NodeClaim"
+
+	ActivityLaunchInstance  = "LaunchInstance"
+	ActivityMarkLaunched    = "MarkNodeClaimLaunched"
+	ActivityWaitForNode     = "WaitForNodeReady"
+	ActivityDeleteNodeClaim = "DeleteNodeClaim"
+
+	// SignalTerminate (payload: the reason): the node has been drained (or
+	// collected); terminate its instance.
+	SignalTerminate = "terminate"
+	// SignalDeleted (payload DeletionNotice): the NodeClaim or its Node
+	// was deleted; the workflow runs the node's termination.
+	SignalDeleted = "deleted"
+)
+
+// NodeClaimWorkflowID is the workflow id of a NodeClaim's lifecycle.
+func NodeClaimWorkflowID(name string) string { return "nodeclaim/" + name }
+
 // DefaultRegistrationTTL is how long an instance may take to become a Ready,
 // initialized Node before it is terminated.
 const DefaultRegistrationTTL = 15 * time.Minute
@@ -28,28 +48,18 @@ func NodeClaim(ctx workflow.Context, in NodeClaimInput) (NodeClaimStatus, error)
 	if err := workflow.SetQueryHandler(ctx, QueryStatus, func() (NodeClaimStatus, error) { return st, nil }); err != nil {
 		return st, err
 	}
-	setPhase := func(p string, extra ...temporal.SearchAttributeUpdate) {
-		st.Phase = p
-		_ = workflow.UpsertTypedSearchAttributes(ctx, append([]temporal.SearchAttributeUpdate{SAPhase.ValueSet(p)}, extra...)...)
-	}
-	setPhase(PhaseLaunching, SANodeClaim.ValueSet(in.Name), SANodePool.ValueSet(in.NodePool))
-	short := workflow.WithActivityOptions(ctx, workflow.ActivityOptions{
-		StartToCloseTimeout: time.Minute,
-		RetryPolicy: &temporal.RetryPolicy{
-			InitialInterval: time.Second, BackoffCoefficient: 2, MaximumInterval: 30 * time.Second, MaximumAttempts: 10,
-			NonRetryableErrorTypes: []string{ErrInsufficientCapacity, ErrNodeClaimGone},
-		},
-	})
-	event := func(typ, reason, msg string) {
-		_ = workflow.ExecuteActivity(short, ActivityRecordEvent, EventRequest{NodeClaim: in.Name, Type: typ, Reason: reason, Message: msg}).Get(ctx, nil)
-	}
+	phase := nodePhase(ctx, &st.Phase)
+	phase.Set(PhaseLaunching, SANodeClaim.ValueSet(in.Name), SANodePool.ValueSet(in.NodePool))
+	short := workflow.WithActivityOptions(ctx, launchCall())
+	event := nodeEvents(ctx, short, EventRequest{NodeClaim: in.Name})
 	fail := func(msg string, cause error) (NodeClaimStatus, error) {
 		st.Failure = msg
-		setPhase(PhaseFailed)
-		event("Warning", "NodeClaimFailed", msg)
+		phase.Set(PhaseFailed)
+		event(EventWarning, "NodeClaimFailed", msg)
 		// Deleting the NodeClaim releases the pods nominated to it.
-		_ = workflow.ExecuteActivity(short, ActivityDeleteNodeClaim, TerminateRequest{NodeClaim: in.Name, Reason: msg}).Get(ctx, nil)
-		return st, temporal.NewNonRetryableApplicationError(msg, "NodeClaimFailed", cause)
+		logFailure(ctx, "compensation: deleting the failed NodeClaim",
+			workflow.ExecuteActivity(short, ActivityDeleteNodeClaim, TerminateRequest{NodeClaim: in.Name, Reason: msg}).Get(ctx, nil), "nodeclaim", in.Name)
+		return st, temporal.NewNonRetryableApplicationError(msg, ErrNodeClaimFailed, cause)
 	}
 
 	inst, err := launch(ctx, short, in, &st, event)
@@ -62,13 +72,13 @@ func NodeClaim(ctx workflow.Context, in NodeClaimInput) (NodeClaimStatus, error)
 					return st, err
 				}
 			}
-			setPhase(PhaseTerminated)
+			phase.Set(PhaseTerminated)
 			return st, nil
 		}
 		return fail(fmt.Sprintf("launch failed: %v", err), err)
 	}
 	st.Instance = inst
-	setPhase(PhaseLaunched, append(identifying(in.Private, SAInstanceID.ValueSet(inst.ID)), SAInstanceType.ValueSet(inst.InstanceType),
+	phase.Set(PhaseLaunched, append(identifying(in.Private, SAInstanceID.ValueSet(inst.ID)), SAInstanceType.ValueSet(inst.InstanceType),
 		SAZone.ValueSet(inst.Zone), SACapacityType.ValueSet(inst.CapacityType))...)
 	ended := func(err error) bool {
 		var app *temporal.ApplicationError
@@ -76,31 +86,28 @@ func NodeClaim(ctx workflow.Context, in NodeClaimInput) (NodeClaimStatus, error)
 	}
 	if err := workflow.ExecuteActivity(short, ActivityMarkLaunched, NodeClaimLaunched{NodeClaim: in.Name, Instance: inst}).Get(ctx, nil); err != nil {
 		if ended(err) {
-			return deleted(ctx, in, &st, inst, "", setPhase)
+			return deleted(ctx, in, &st, inst, "", phase)
 		}
-		return terminateAfterFailure(ctx, short, in, &st, inst, "record launch", err)
+		return terminateAfterFailure(ctx, short, in, &st, phase, inst, "record launch", err)
 	}
 
 	ttl := in.RegistrationTTL
 	if ttl <= 0 {
 		ttl = DefaultRegistrationTTL
 	}
-	wait := workflow.WithActivityOptions(ctx, workflow.ActivityOptions{
-		ScheduleToCloseTimeout: ttl,
-		StartToCloseTimeout:    ttl,
-		HeartbeatTimeout:       10 * time.Second,
-		RetryPolicy:            &temporal.RetryPolicy{InitialInterval: time.Second, MaximumInterval: 10 * time.Second, NonRetryableErrorTypes: []string{ErrNodeClaimGone}},
-	})
+	waitOpts := untilReady(ttl, ErrNodeClaimGone)
+	waitOpts.ScheduleToCloseTimeout = ttl // the registration TTL is for every attempt together
+	wait := workflow.WithActivityOptions(ctx, waitOpts)
 	var ready NodeReady
 	if err := workflow.ExecuteActivity(wait, ActivityWaitForNode, NodeClaimLaunched{NodeClaim: in.Name, Instance: inst}).Get(ctx, &ready); err != nil {
 		if ended(err) {
-			return deleted(ctx, in, &st, inst, "", setPhase)
+			return deleted(ctx, in, &st, inst, "", phase)
 		}
-		return terminateAfterFailure(ctx, short, in, &st, inst,
+		return terminateAfterFailure(ctx, short, in, &st, phase, inst,
 			fmt.Sprintf("node for instance %s not Ready within registration TTL %s", inst.ID, ttl), err)
 	}
 	st.NodeName = ready.NodeName
-	setPhase(PhaseReady, identifying(in.Private, SANodeName.ValueSet(ready.NodeName))...)
+	phase.Set(PhaseReady, identifying(in.Private, SANodeName.ValueSet(ready.NodeName))...)
 
 	// Serving: the node lives until a disruption asks to end it (terminate:
 	// it has been drained), or its NodeClaim or Node is deleted (deleted:
@@ -117,23 +124,22 @@ func NodeClaim(ctx workflow.Context, in NodeClaimInput) (NodeClaimStatus, error)
 	})
 	sel.Select(ctx)
 	if gotDeleted {
-		return deleted(ctx, in, &st, inst, ready.NodeName, setPhase)
+		return deleted(ctx, in, &st, inst, ready.NodeName, phase)
 	}
-	setPhase(PhaseTerminating)
+	phase.Set(PhaseTerminating)
 	term := withTerminateOptions(ctx)
 	if err := workflow.ExecuteActivity(term, ActivityTerminateInstance, TerminateRequest{
 		NodeClaim: in.Name, InstanceID: inst.ID, NodeName: ready.NodeName, Reason: reason,
 	}).Get(ctx, nil); err != nil {
 		return st, err
 	}
-	setPhase(PhaseTerminated)
+	phase.Set(PhaseTerminated)
 	return st, nil
 }
 
 // deleted runs the termination of a deleted NodeClaim or Node (see terminateNode).
-func deleted(ctx workflow.Context, in NodeClaimInput, st *NodeClaimStatus, inst Instance, nodeName string,
-	setPhase func(string, ...temporal.SearchAttributeUpdate)) (NodeClaimStatus, error) {
-	res, err := terminateNode(ctx, TerminationRequest{NodeClaim: in.Name, NodeName: nodeName, InstanceID: inst.ID, Reason: "deleted", Private: in.Private}, setPhase)
+func deleted(ctx workflow.Context, in NodeClaimInput, st *NodeClaimStatus, inst Instance, nodeName string, phase *phaseTracker) (NodeClaimStatus, error) {
+	res, err := terminateNode(ctx, TerminationRequest{NodeClaim: in.Name, NodeName: nodeName, InstanceID: inst.ID, Reason: "deleted", Private: in.Private}, phase)
 	if res.NodeName != "" {
 		st.NodeName = res.NodeName
 	}
@@ -177,7 +183,7 @@ func launch(ctx, actx workflow.Context, in NodeClaimInput, st *NodeClaimStatus, 
 			failed = req.Offerings
 		}
 		remaining = without(remaining, failed)
-		event("Warning", "InsufficientCapacity", fmt.Sprintf("%d offering(s) had no capacity (%s); %d left to try", len(failed), describe(failed), len(remaining)))
+		event(EventWarning, "InsufficientCapacity", fmt.Sprintf("%d offering(s) had no capacity (%s); %d left to try", len(failed), describe(failed), len(remaining)))
 	}
 	if lastErr == nil {
 		lastErr = errors.New("no offerings to launch")
@@ -186,18 +192,16 @@ func launch(ctx, actx workflow.Context, in NodeClaimInput, st *NodeClaimStatus, 
 }
 
 // terminateAfterFailure is the compensation after an instance exists.
-func terminateAfterFailure(ctx, actx workflow.Context, in NodeClaimInput, st *NodeClaimStatus, inst Instance, msg string, cause error) (NodeClaimStatus, error) {
+func terminateAfterFailure(ctx, actx workflow.Context, in NodeClaimInput, st *NodeClaimStatus, phase *phaseTracker, inst Instance, msg string, cause error) (NodeClaimStatus, error) {
 	st.Failure = msg
-	st.Phase = PhaseTerminating
-	_ = workflow.UpsertTypedSearchAttributes(ctx, SAPhase.ValueSet(PhaseTerminating))
-	_ = workflow.ExecuteActivity(actx, ActivityRecordEvent, EventRequest{NodeClaim: in.Name, Type: "Warning", Reason: "RegistrationTimeout", Message: msg + "; terminating " + inst.ID}).Get(ctx, nil)
+	phase.Set(PhaseTerminating)
+	nodeEvents(ctx, actx, EventRequest{NodeClaim: in.Name})(EventWarning, "RegistrationTimeout", msg+"; terminating "+inst.ID)
 	term := withTerminateOptions(ctx)
 	if err := workflow.ExecuteActivity(term, ActivityTerminateInstance, TerminateRequest{NodeClaim: in.Name, InstanceID: inst.ID, Reason: msg}).Get(ctx, nil); err != nil {
 		return *st, err
 	}
-	st.Phase = PhaseFailed
-	_ = workflow.UpsertTypedSearchAttributes(ctx, SAPhase.ValueSet(PhaseFailed))
-	return *st, temporal.NewNonRetryableApplicationError(msg, "NodeClaimFailed", cause)
+	phase.Set(PhaseFailed)
+	return *st, temporal.NewNonRetryableApplicationError(msg, ErrNodeClaimFailed, cause)
 }
 
 func withCapacityType(offs []Offering, ct string) []Offering {

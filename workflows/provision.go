@@ -2,12 +2,18 @@ package workflows
 
 import (
 	"fmt"
-	"time"
 
-	enumspb "go.temporal.io/api/enums/v1"
-	"go.temporal.io/sdk/temporal"
 	"go.temporal.io/sdk/workflow"
 )
+
+// The Provision workflow's names.
+const (
+	ProvisionWorkflow        = "Provision"
+	ActivityPlanProvisioning = "PlanProvisioning"
+)
+
+// ProvisionWorkflowID is the workflow id of one provisioning batch.
+func ProvisionWorkflowID(batch string) string { return "provision/" + batch }
 
 // Provision plans one batch of pending pods and starts one NodeClaim
 // lifecycle per new node; a plan of more than MaxNodeClaimsPerPlan nodes
@@ -17,12 +23,7 @@ import (
 // every child has started, and the pods the plan could not place are
 // already reported (Event on the pod) by the plan activity.
 func Provision(ctx workflow.Context, in ProvisionInput) (ProvisionResult, error) {
-	actx := workflow.WithActivityOptions(ctx, workflow.ActivityOptions{
-		StartToCloseTimeout: 2 * time.Minute,
-		RetryPolicy: &temporal.RetryPolicy{
-			InitialInterval: time.Second, BackoffCoefficient: 2, MaximumInterval: 30 * time.Second, MaximumAttempts: 5,
-		},
-	})
+	actx := workflow.WithActivityOptions(ctx, planCall(5))
 	var res ProvisionResult
 	var starting []childStart
 	// awaitStarts waits until the children started so far have started.
@@ -46,13 +47,7 @@ func Provision(ctx workflow.Context, in ProvisionInput) (ProvisionResult, error)
 		}
 		res.PodsPlaced += plan.PodsOnExisting
 		for _, nc := range plan.NodeClaims {
-			cctx := workflow.WithChildOptions(ctx, workflow.ChildWorkflowOptions{
-				WorkflowID:        NodeClaimWorkflowID(nc.Name),
-				TaskQueue:         TaskQueue,
-				ParentClosePolicy: enumspb.PARENT_CLOSE_POLICY_ABANDON,
-				TypedSearchAttributes: temporal.NewSearchAttributes(
-					SANodeClaim.ValueSet(nc.Name), SANodePool.ValueSet(nc.NodePool), SAPhase.ValueSet(PhaseLaunching)),
-			})
+			cctx := workflow.WithChildOptions(ctx, nodeClaimChild(nc))
 			starting = append(starting, childStart{Name: nc.Name, Future: workflow.ExecuteChildWorkflow(cctx, NodeClaimWorkflow, nc)})
 			res.PodsPlaced += nc.Pods
 		}

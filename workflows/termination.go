@@ -1,9 +1,6 @@
 package workflows
 
 import (
-	"time"
-
-	"go.temporal.io/sdk/temporal"
 	"go.temporal.io/sdk/workflow"
 )
 
@@ -21,13 +18,10 @@ const VersionFinalizerTermination = "finalizer-termination"
 // (until EC2 reports it terminated), then RemoveTerminationFinalizers
 // (the Node's, then the NodeClaim's: both objects go). Every activity is
 // idempotent, so a worker killed anywhere resumes it.
-func terminateNode(ctx workflow.Context, req TerminationRequest, setPhase func(string, ...temporal.SearchAttributeUpdate)) (TerminationResult, error) {
+func terminateNode(ctx workflow.Context, req TerminationRequest, phase *phaseTracker) (TerminationResult, error) {
 	var res TerminationResult
-	short := workflow.WithActivityOptions(ctx, workflow.ActivityOptions{
-		StartToCloseTimeout: time.Minute,
-		RetryPolicy:         &temporal.RetryPolicy{InitialInterval: time.Second, BackoffCoefficient: 2, MaximumInterval: 30 * time.Second},
-	})
-	setPhase(PhaseTerminating)
+	short := workflow.WithActivityOptions(ctx, shortCall())
+	phase.Set(PhaseTerminating)
 	var plan TerminationPlan
 	if err := workflow.ExecuteActivity(short, ActivityBeginTermination, req).Get(ctx, &plan); err != nil {
 		return res, err
@@ -39,10 +33,8 @@ func terminateNode(ctx workflow.Context, req TerminationRequest, setPhase func(s
 		}).Get(ctx, nil); err != nil {
 			return res, err
 		}
-		setPhase(PhaseDraining)
-		event := func(typ, reason, msg string) {
-			_ = workflow.ExecuteActivity(short, ActivityRecordEvent, EventRequest{Node: plan.NodeName, Type: typ, Reason: reason, Message: msg}).Get(ctx, nil)
-		}
+		phase.Set(PhaseDraining)
+		event := nodeEvents(ctx, short, EventRequest{Node: plan.NodeName})
 		var err error
 		res.Evicted, res.Deleted, err = drainNode(ctx, DrainRequest{NodeName: plan.NodeName, Deadline: plan.Deadline}, event)
 		if err != nil {
@@ -55,10 +47,7 @@ func terminateNode(ctx workflow.Context, req TerminationRequest, setPhase func(s
 		}
 		// Past the grace deadline the volumes are not waited for (as Karpenter).
 		if until.After(now) {
-			vol := workflow.WithActivityOptions(ctx, workflow.ActivityOptions{
-				StartToCloseTimeout: until.Sub(now) + time.Minute, HeartbeatTimeout: 10 * time.Second,
-				RetryPolicy: &temporal.RetryPolicy{InitialInterval: time.Second, BackoffCoefficient: 2, MaximumInterval: 30 * time.Second},
-			})
+			vol := workflow.WithActivityOptions(ctx, volumesDetached(until.Sub(now)))
 			var vs VolumeStatus
 			if err := workflow.ExecuteActivity(vol, ActivityWaitVolumesDetached, VolumeWait{NodeName: plan.NodeName, Until: until}).Get(ctx, &vs); err != nil {
 				return res, err
@@ -66,7 +55,7 @@ func terminateNode(ctx workflow.Context, req TerminationRequest, setPhase func(s
 			res.VolumesLeft = vs.Attached
 		}
 	}
-	setPhase(PhaseTerminating)
+	phase.Set(PhaseTerminating)
 	if plan.InstanceID != "" {
 		if err := workflow.ExecuteActivity(withTerminateOptions(ctx), ActivityTerminateInstance, TerminateRequest{
 			NodeClaim: req.NodeClaim, InstanceID: plan.InstanceID, NodeName: plan.NodeName, Reason: req.Reason, InstanceOnly: true,
@@ -79,7 +68,7 @@ func terminateNode(ctx workflow.Context, req TerminationRequest, setPhase func(s
 	}).Get(ctx, nil); err != nil {
 		return res, err
 	}
-	setPhase(PhaseTerminated)
+	phase.Set(PhaseTerminated)
 	return res, nil
 }
 
@@ -89,10 +78,9 @@ func terminateNode(ctx workflow.Context, req TerminationRequest, setPhase func(s
 // NodeClaim was never Joinery's to launch): the controller's deletion
 // watch starts it when its signal finds no running workflow.
 func NodeClaimTermination(ctx workflow.Context, req TerminationRequest) (TerminationResult, error) {
-	phase := PhaseTerminating
-	setPhase, err := trackPhase(ctx, &phase)
+	phase, err := trackPhase(ctx, PhaseTerminating)
 	if err != nil {
 		return TerminationResult{}, err
 	}
-	return terminateNode(ctx, req, setPhase)
+	return terminateNode(ctx, req, phase)
 }

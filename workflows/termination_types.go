@@ -2,6 +2,17 @@ package workflows
 
 import "time"
 
+// The ending of a deleted NodeClaim or Node (finalizer-driven): its names.
+const (
+	// NodeClaimTerminationWorkflow is the ending alone, run as a new run
+	// of nodeclaim/<name> when a deleted NodeClaim or Node has no running
+	// NodeClaim workflow to signal (it ended, was terminated, or never ran).
+	NodeClaimTerminationWorkflow = "NodeClaimTermination"
+
+	ActivityBeginTermination    = "BeginTermination"
+	ActivityWaitVolumesDetached = "WaitVolumesDetached"
+)
+
 // Objects a DeletionNotice names.
 const (
 	ObjectNodeClaim = "NodeClaim"

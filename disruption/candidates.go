@@ -1,0 +1,125 @@
+package disruption
+
+import (
+	"fmt"
+	"time"
+
+	apiv1 "github.com/joinery/joinery/api/v1"
+	corev1 "k8s.io/api/core/v1"
+)
+
+// Claim is one NodeClaim with what the caches hold about it: the input of
+// candidate filtering.
+type Claim struct {
+	Claim *apiv1.NodeClaim
+	Node  *corev1.Node        // nil: not in the cache
+	Pool  *apiv1.NodePool     // nil: gone
+	Class *apiv1.EC2NodeClass // nil: gone (nothing to drift from)
+	Price float64             // the node's price, USD/hour
+	// Nominating: the NodeClaim still holds nominations for pending pods.
+	Nominating bool
+	Pods       []Pod // the pods bound to the node
+}
+
+// Pod is what candidate filtering needs to know of a pod on a node.
+type Pod struct {
+	Active        bool // neither Succeeded nor Failed
+	DoNotDisrupt  bool // annotated karpenter.sh/do-not-disrupt=true
+	Reschedulable bool // must find a new home when the node goes
+	Controlled    bool // something (ReplicaSet, Job...) recreates it
+	// Blocked: a PodDisruptionBudget that selects it allows no disruption.
+	Blocked bool
+}
+
+// Candidate is a node voluntary disruption may take.
+type Candidate struct {
+	Node  *corev1.Node
+	Claim *apiv1.NodeClaim
+	Pool  *apiv1.NodePool
+	Class *apiv1.EC2NodeClass // nil: gone
+	Price float64             // USD/hour
+	Pods  int                 // reschedulable pods
+}
+
+// Unsettled says why no disruption may be decided now ("": none): pods
+// are pending that no NodeClaim was launched for, or a NodeClaim is still
+// launching.
+func Unsettled(pending int, claims []*apiv1.NodeClaim) string {
+	if pending > 0 {
+		return fmt.Sprintf("not quiet: %d pods pending", pending)
+	}
+	for _, nc := range claims {
+		if !Initialized(nc) {
+			return "not quiet: nodeclaim " + nc.Name + " is launching"
+		}
+	}
+	return ""
+}
+
+// Candidates lists the nodes voluntary disruption may take, in claim
+// order: launched by Joinery and initialized, not already disrupted, not
+// annotated (nor any pod) do-not-disrupt, not holding nominations for
+// pending pods, no pod behind a PodDisruptionBudget that allows no
+// disruption, and no pod that no controller owns (evicting it would lose
+// it, as kubectl drain warns).
+func Candidates(claims []Claim) []Candidate {
+	var out []Candidate
+	for _, s := range claims {
+		if c, ok := candidate(s); ok {
+			out = append(out, c)
+		}
+	}
+	return out
+}
+
+func candidate(s Claim) (Candidate, bool) {
+	nc, node := s.Claim, s.Node
+	if nc.Status.NodeName == "" || nc.DeletionTimestamp != nil || !Initialized(nc) || s.Nominating {
+		return Candidate{}, false
+	}
+	if node == nil || hasTaint(node.Spec.Taints, apiv1.TaintKeyDisrupted) || node.Annotations[apiv1.AnnotationDoNotDisrupt] == "true" {
+		return Candidate{}, false
+	}
+	if s.Pool == nil {
+		return Candidate{}, false
+	}
+	c := Candidate{Node: node, Claim: nc, Pool: s.Pool, Class: s.Class, Price: s.Price}
+	for _, p := range s.Pods {
+		if !p.Active {
+			continue
+		}
+		if p.DoNotDisrupt {
+			return Candidate{}, false
+		}
+		if !p.Reschedulable {
+			continue
+		}
+		if !p.Controlled || p.Blocked {
+			return Candidate{}, false // a bare pod would be lost: nothing recreates it
+		}
+		c.Pods++
+	}
+	return c, true
+}
+
+// Initialized reports whether a NodeClaim's Initialized condition is True.
+func Initialized(nc *apiv1.NodeClaim) bool { return !InitializedAt(nc).IsZero() }
+
+// InitializedAt is when a NodeClaim became Initialized (zero: not yet).
+func InitializedAt(nc *apiv1.NodeClaim) time.Time {
+	for _, c := range nc.Status.Conditions {
+		if c.Type == apiv1.ConditionInitialized && c.Status == "True" {
+			return c.LastTransitionTime.Time
+		}
+	}
+	return time.Time{}
+}
+
+func hasTaint(ts []corev1.Taint, key string) bool {
+	for _, t := range ts {
+		if t.Key == key {
+			return true
+		}
+	}
+	return false
+}

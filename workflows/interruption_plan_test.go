@@ -1,0 +1,53 @@
+package workflows
+
+import (
+	"reflect"
+	"testing"
+	"time"
+)
+
+func TestPlanInterruptionDecidesFromTheEventAndTheTarget(t *testing.T) {
+	node := InterruptionTarget{NodeClaim: "default-abcde", NodeName: "ip-10-0-0-4.ec2.internal", InstanceType: "m5.large", Zone: "us-east-1a"}
+	noNode := node
+	noNode.NodeName = ""
+	busy := node
+	busy.DisruptingFor = "underutilized"
+	noZone := node
+	noZone.Zone = ""
+	spot := InterruptionInput{Kind: KindSpotInterrupted, InstanceID: "i-0123", Action: "terminate"}
+	notice := spot
+	notice.NoticeEnd = time.Date(2026, 3, 1, 12, 2, 0, 0, time.UTC)
+	mark := &Offering{InstanceType: "m5.large", Zone: "us-east-1a", CapacityType: "spot"}
+	cases := []struct {
+		name string
+		in   InterruptionInput
+		tgt  InterruptionTarget
+		want interruptionPlan
+	}{
+		{"instance of no NodeClaim", spot, InterruptionTarget{}, interruptionPlan{Step: interruptionUnknown,
+			Why:  "instance i-0123 belongs to no NodeClaim of this cluster",
+			Note: "spot interruption warning (instance-action terminate): instance i-0123 belongs to no NodeClaim of this cluster"}},
+		{"spot warning: mark the pool, then drain", notice, node, interruptionPlan{Step: interruptionDrain, MarkUnavailable: mark,
+			Note: "spot interruption warning (instance-action terminate): cordon, replace and drain before 2026-03-01T12:02:00Z"}},
+		{"spot warning without a zone: nothing to mark", spot, noZone, interruptionPlan{Step: interruptionDrain,
+			Note: "spot interruption warning (instance-action terminate): cordon, replace and drain"}},
+		{"rebalance recommendation informs only", InterruptionInput{Kind: KindRebalanceRecommendation}, node, interruptionPlan{Step: interruptionInform,
+			Note: "rebalance recommendation: no disruption (rebalance recommendations only inform unless --interruption-rebalance-drain is set)"}},
+		{"rebalance recommendation with drain on: mark and drain", InterruptionInput{Kind: KindRebalanceRecommendation, DrainOnRebalance: true}, node,
+			interruptionPlan{Step: interruptionDrain, MarkUnavailable: mark, Note: "rebalance recommendation: cordon, replace and drain"}},
+		{"already being disrupted: marked, then skipped", spot, busy, interruptionPlan{Step: interruptionSkip, MarkUnavailable: mark,
+			Why:  "node is already being disrupted (underutilized)",
+			Note: "spot interruption warning (instance-action terminate): node is already being disrupted (underutilized)"}},
+		{"no Node yet: terminate the NodeClaim", InterruptionInput{Kind: KindInstanceStopped, State: "stopping"}, noNode,
+			interruptionPlan{Step: interruptionTerminate, Note: "instance stopping: the instance has no Node yet; terminating its NodeClaim"}},
+		{"scheduled change drains without marking", InterruptionInput{Kind: KindScheduledChange}, node,
+			interruptionPlan{Step: interruptionDrain, Note: "scheduled maintenance (AWS Health): cordon, replace and drain"}},
+		{"unknown kind informs", InterruptionInput{Kind: "something_else"}, node, interruptionPlan{Step: interruptionInform,
+			Note: "something_else: no disruption (rebalance recommendations only inform unless --interruption-rebalance-drain is set)"}},
+	}
+	for _, c := range cases {
+		if got := planInterruption(c.in, c.tgt); !reflect.DeepEqual(got, c.want) {
+			t.Errorf("%s:\n got %+v\nwant %+v", c.name, got, c.want)
+		}
+	}
+}
