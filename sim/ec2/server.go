@@ -3,9 +3,10 @@ package ec2
 import (
 	"errors"
 	"fmt"
+	"maps"
 	"math/rand/v2"
 	"net/http"
-	"sort"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -294,11 +295,4 @@ func (s *Server) resourceIDLocked(prefix string) string {
 	return fmt.Sprintf("%s-0%016x", prefix, s.rng.Uint64())
 }
 
-func sortedKeys[V any](m map[string]V) []string {
-	keys := make([]string, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	return keys
-}
+func sortedKeys[V any](m map[string]V) []string { return slices.Sorted(maps.Keys(m)) }

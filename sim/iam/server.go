@@ -28,7 +28,7 @@ import (
 	"net/http"
 	"net/url"
 	"regexp"
-	"sort"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -128,7 +128,7 @@ func (s *Server) InstanceProfiles() []InstanceProfile {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	var out []InstanceProfile
-	for _, n := range sortedKeys(s.profiles) {
+	for _, n := range slices.Sorted(maps.Keys(s.profiles)) {
 		p := s.profiles[n]
 		out = append(out, InstanceProfile{Name: p.name, Path: p.path, ARN: s.profileARN(p), ID: p.id, Created: p.created,
 			Roles: append([]string(nil), p.roles...), Tags: maps.Clone(p.tags)})
@@ -305,7 +305,7 @@ type tagXML struct {
 
 func tagList(tags map[string]string) []tagXML {
 	var out []tagXML
-	for _, k := range sortedKeys(tags) {
+	for _, k := range slices.Sorted(maps.Keys(tags)) {
 		out = append(out, tagXML{k, tags[k]})
 	}
 	return out
@@ -475,7 +475,7 @@ func (s *Server) listInstanceProfiles(f form) (any, *apiError) {
 	}
 	marker := f.get("Marker")
 	var names []string
-	for _, n := range sortedKeys(s.profiles) {
+	for _, n := range slices.Sorted(maps.Keys(s.profiles)) {
 		if strings.HasPrefix(s.profiles[n].path, prefix) && (marker == "" || n >= marker) {
 			names = append(names, n)
 		}
@@ -534,15 +534,6 @@ func (s *Server) getRole(f form) (any, *apiError) {
 	return struct {
 		Role roleXML `xml:"Role"`
 	}{s.roleXML(r)}, nil
-}
-
-func sortedKeys[V any](m map[string]V) []string {
-	keys := make([]string, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	return keys
 }
 
 // Request is one API request the endpoint received, as recorded once
