@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
+	"slices"
 	"sort"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
@@ -41,7 +43,7 @@ func (c *Client) DescribeImages(ctx context.Context, q ImageQuery) ([]Image, err
 	if len(q.Names) > 0 {
 		in.Filters = append(in.Filters, types.Filter{Name: aws.String("name"), Values: q.Names})
 	}
-	for _, k := range sortedKeys(q.Tags) {
+	for _, k := range slices.Sorted(maps.Keys(q.Tags)) {
 		if v := q.Tags[k]; v == "*" {
 			in.Filters = append(in.Filters, types.Filter{Name: aws.String("tag-key"), Values: []string{k}})
 		} else {

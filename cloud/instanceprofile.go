@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"maps"
+	"slices"
 	"strings"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
@@ -59,7 +60,7 @@ func (c *Client) EnsureInstanceProfile(ctx context.Context, p InstanceProfile) e
 			path = "/"
 		}
 		var tags []iamtypes.Tag
-		for _, k := range sortedKeys(p.Tags) {
+		for _, k := range slices.Sorted(maps.Keys(p.Tags)) {
 			tags = append(tags, iamtypes.Tag{Key: aws.String(k), Value: aws.String(p.Tags[k])})
 		}
 		_, err := c.iam.CreateInstanceProfile(ctx, &iam.CreateInstanceProfileInput{

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"maps"
+	"slices"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/ec2"
@@ -174,7 +175,7 @@ func (c *Client) instanceTags(req LaunchRequest) map[string]string {
 
 func fleetInput(req LaunchRequest, configs []types.FleetLaunchTemplateConfigRequest, tags map[string]string) *ec2.CreateFleetInput {
 	var ec2Tags []types.Tag
-	for _, k := range sortedKeys(tags) {
+	for _, k := range slices.Sorted(maps.Keys(tags)) {
 		ec2Tags = append(ec2Tags, types.Tag{Key: aws.String(k), Value: aws.String(tags[k])})
 	}
 	in := &ec2.CreateFleetInput{

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"maps"
+	"slices"
 	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
@@ -124,7 +125,7 @@ func fromEC2Template(lt types.LaunchTemplate) LaunchTemplate {
 
 func ec2Tags(tags map[string]string) []types.Tag {
 	out := make([]types.Tag, 0, len(tags))
-	for _, k := range sortedKeys(tags) {
+	for _, k := range slices.Sorted(maps.Keys(tags)) {
 		out = append(out, types.Tag{Key: aws.String(k), Value: aws.String(tags[k])})
 	}
 	return out

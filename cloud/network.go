@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
+	"slices"
 	"sort"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
@@ -38,7 +40,7 @@ func termFilters(t apiv1.SelectorTerm, idFilter, nameFilter string) ([]types.Fil
 	if t.Name != "" {
 		fs = append(fs, types.Filter{Name: aws.String(nameFilter), Values: []string{t.Name}})
 	}
-	for _, k := range sortedKeys(t.Tags) {
+	for _, k := range slices.Sorted(maps.Keys(t.Tags)) {
 		v := t.Tags[k]
 		if v == "*" {
 			fs = append(fs, types.Filter{Name: aws.String("tag-key"), Values: []string{k}})
@@ -140,15 +142,6 @@ func (c *Client) InstanceTypeZones(ctx context.Context) (map[string][]string, er
 		sort.Strings(zs)
 	}
 	return out, nil
-}
-
-func sortedKeys[V any](m map[string]V) []string {
-	keys := make([]string, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	return keys
 }
 
 // SortByFreeAddresses orders subnets by free addresses, most first, ties by

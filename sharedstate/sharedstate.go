@@ -207,6 +207,11 @@ func (m *PodMemo) addLocked(key string, g memoGroup) {
 		m.index = map[string]map[string]time.Time{}
 	}
 	m.groups[key] = g
+	m.indexLocked(g)
+}
+
+// indexLocked notes g's time for each of its pods where it is the latest.
+func (m *PodMemo) indexLocked(g memoGroup) {
 	idx := m.index[g.kind]
 	if idx == nil {
 		idx = map[string]time.Time{}
@@ -248,16 +253,7 @@ func (m *PodMemo) Expire(now time.Time, retention map[string]time.Duration) []st
 	if len(out) > 0 {
 		m.index = map[string]map[string]time.Time{}
 		for _, g := range m.groups {
-			idx := m.index[g.kind]
-			if idx == nil {
-				idx = map[string]time.Time{}
-				m.index[g.kind] = idx
-			}
-			for _, u := range g.uids {
-				if g.at.After(idx[u]) {
-					idx[u] = g.at
-				}
-			}
+			m.indexLocked(g)
 		}
 	}
 	sort.Strings(out)

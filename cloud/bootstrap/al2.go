@@ -2,7 +2,9 @@ package bootstrap
 
 import (
 	"fmt"
+	"maps"
 	"net"
+	"slices"
 	"strings"
 )
 
@@ -92,7 +94,7 @@ func appendMapArg(args []string, name string, m map[string]string, sep string) [
 		return args
 	}
 	var s []string
-	for _, k := range sortedKeys(m) {
+	for _, k := range slices.Sorted(maps.Keys(m)) {
 		s = append(s, k+sep+m[k])
 	}
 	return append(args, fmt.Sprintf("%s=%q", name, strings.Join(s, ",")))

@@ -348,16 +348,6 @@ func isToken(s, extra string) bool {
 	return true
 }
 
-// sortedKeys returns the keys of m in order.
-func sortedKeys[V any](m map[string]V) []string {
-	keys := make([]string, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	return keys
-}
-
 // userDataError names the field the bad input came from.
 func userDataError(format string, args ...any) error {
 	return fmt.Errorf("spec.userData: "+format, args...)

@@ -7,7 +7,7 @@ import (
 	"maps"
 	"net/http"
 	"regexp"
-	"sort"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -216,15 +216,13 @@ func cloneImage(im Image) Image {
 	return im
 }
 
+func (im *Image) snapshot() Image { return cloneImage(*im) }
+
 // Image returns the image with the given id.
 func (s *Server) Image(id string) (Image, bool) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	im, ok := s.images[id]
-	if !ok {
-		return Image{}, false
-	}
-	return cloneImage(*im), true
+	return snapshotOf(s.images, id, (*Image).snapshot)
 }
 
 // ImageArchVariant is Image in the shape the local kubelet asks for: the
@@ -239,11 +237,7 @@ func (s *Server) ImageArchVariant(id string) (arch, variant string, ok bool) {
 func (s *Server) Images() []Image {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	var out []Image
-	for _, im := range s.sortedImagesLocked() {
-		out = append(out, cloneImage(*im))
-	}
-	return out
+	return snapshots(s.sortedImagesLocked(), (*Image).snapshot)
 }
 
 // Releases returns the published EKS AMI releases, oldest first.
@@ -317,18 +311,14 @@ func (s *Server) SSMParameterNames() []string {
 	return sortedKeys(s.ssm)
 }
 
+// sortedImagesLocked returns the images newest first, ties by name.
 func (s *Server) sortedImagesLocked() []*Image {
-	out := make([]*Image, 0, len(s.images))
-	for _, im := range s.images {
-		out = append(out, im)
-	}
-	sort.Slice(out, func(i, j int) bool {
-		if !out[i].CreationDate.Equal(out[j].CreationDate) {
-			return out[i].CreationDate.After(out[j].CreationDate)
+	return slices.SortedFunc(maps.Values(s.images), func(a, b *Image) int {
+		if c := b.CreationDate.Compare(a.CreationDate); c != 0 {
+			return c
 		}
-		return out[i].Name < out[j].Name
+		return strings.Compare(a.Name, b.Name)
 	})
-	return out
 }
 
 var imageIDPattern = regexp.MustCompile(`^ami-[0-9a-f]{8}([0-9a-f]{9})?$`)

@@ -62,10 +62,7 @@ func (in *instance) snapshot() Instance {
 	out.Tags = maps.Clone(in.Tags)
 	out.SecurityGroupIDs = append([]string(nil), in.SecurityGroupIDs...)
 	out.BlockDevices = append([]BlockDevice(nil), in.BlockDevices...)
-	if in.MetadataOptions != nil {
-		m := *in.MetadataOptions
-		out.MetadataOptions = &m
-	}
+	out.MetadataOptions = clonePtr(in.MetadataOptions)
 	return out
 }
 
@@ -74,22 +71,14 @@ func (in *instance) snapshot() Instance {
 func (s *Server) Instances() []Instance {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	var out []Instance
-	for _, in := range s.sortedInstancesLocked() {
-		out = append(out, in.snapshot())
-	}
-	return out
+	return snapshots(s.sortedInstancesLocked(), (*instance).snapshot)
 }
 
 // Instance returns a snapshot of the instance with the given id.
 func (s *Server) Instance(id string) (Instance, bool) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	in, ok := s.instances[id]
-	if !ok {
-		return Instance{}, false
-	}
-	return in.snapshot(), true
+	return snapshotOf(s.instances, id, (*instance).snapshot)
 }
 
 // sortedInstancesLocked prunes terminated instances past retention and

@@ -1,11 +1,12 @@
 package ec2
 
 import (
+	"cmp"
 	"encoding/base64"
 	"maps"
 	"net/http"
 	"regexp"
-	"sort"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -83,10 +84,7 @@ func (d LaunchTemplateData) clone() LaunchTemplateData {
 	d.SecurityGroupIDs = append([]string(nil), d.SecurityGroupIDs...)
 	d.SecurityGroupNames = append([]string(nil), d.SecurityGroupNames...)
 	d.BlockDevices = append([]BlockDevice(nil), d.BlockDevices...)
-	if d.MetadataOptions != nil {
-		m := *d.MetadataOptions
-		d.MetadataOptions = &m
-	}
+	d.MetadataOptions = clonePtr(d.MetadataOptions)
 	if d.TagSpecifications != nil {
 		ts := make(map[string]map[string]string, len(d.TagSpecifications))
 		for k, v := range d.TagSpecifications {
@@ -101,11 +99,7 @@ func (d LaunchTemplateData) clone() LaunchTemplateData {
 func (s *Server) LaunchTemplates() []LaunchTemplate {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	var out []LaunchTemplate
-	for _, lt := range s.sortedTemplatesLocked() {
-		out = append(out, lt.snapshot())
-	}
-	return out
+	return snapshots(s.sortedTemplatesLocked(), (*LaunchTemplate).snapshot)
 }
 
 // LaunchTemplate returns the template with the given name or id.
@@ -184,12 +178,7 @@ func (s *Server) templateByNameLocked(name string) *LaunchTemplate {
 }
 
 func (s *Server) sortedTemplatesLocked() []*LaunchTemplate {
-	out := make([]*LaunchTemplate, 0, len(s.templates))
-	for _, lt := range s.templates {
-		out = append(out, lt)
-	}
-	sort.Slice(out, func(i, j int) bool { return out[i].seq < out[j].seq })
-	return out
+	return slices.SortedFunc(maps.Values(s.templates), func(a, b *LaunchTemplate) int { return cmp.Compare(a.seq, b.seq) })
 }
 
 var launchTemplateIDPattern = regexp.MustCompile(`^lt-[0-9a-f]{17}$`)

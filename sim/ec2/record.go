@@ -4,6 +4,8 @@ import (
 	"net/http"
 	"net/url"
 	"time"
+
+	"github.com/joinery/joinery/sim/internal/reqlog"
 )
 
 // Request is one API request the endpoint received, as recorded once
@@ -27,48 +29,28 @@ type Request struct {
 // SetRecording turns the request log on or off (off by default: a long run
 // would hold every CreateFleet's parameters). Turning it on does not clear
 // what was recorded before; ResetRequests does.
-func (s *Server) SetRecording(on bool) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	s.recording = on
-}
+func (s *Server) SetRecording(on bool) { s.log.SetRecording(on) }
 
 // Requests returns the requests recorded so far, in arrival order. The
 // slice and its headers and parameters are copies.
-func (s *Server) Requests() []Request {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	out := make([]Request, len(s.requests))
-	for i, r := range s.requests {
-		r.Header = r.Header.Clone()
-		r.Params = cloneValues(r.Params)
-		out[i] = r
-	}
-	return out
-}
+func (s *Server) Requests() []Request { return s.log.Snapshot(Request.clone) }
 
 // ResetRequests forgets the recorded requests.
-func (s *Server) ResetRequests() {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	s.requests = nil
+func (s *Server) ResetRequests() { s.log.Reset() }
+
+func (r Request) clone() Request {
+	r.Header = r.Header.Clone()
+	r.Params = reqlog.CloneValues(r.Params)
+	return r
 }
 
-// recordLocked appends r's request to the log when recording is on.
+// recordLocked appends r's request to the log when recording is on. It is
+// called with s.mu held, so the log's order is the order s.mu was taken in.
 func (s *Server) recordLocked(r *http.Request, action string, f form, throttled bool) {
-	if !s.recording {
-		return
-	}
-	s.requests = append(s.requests, Request{
-		Time: time.Now(), Action: action, Header: r.Header.Clone(),
-		Params: cloneValues(url.Values(f)), Throttled: throttled,
+	s.log.Add(func() Request {
+		return Request{
+			Time: time.Now(), Action: action, Header: r.Header.Clone(),
+			Params: reqlog.CloneValues(url.Values(f)), Throttled: throttled,
+		}
 	})
-}
-
-func cloneValues(v url.Values) url.Values {
-	out := make(url.Values, len(v))
-	for k, vs := range v {
-		out[k] = append([]string(nil), vs...)
-	}
-	return out
 }

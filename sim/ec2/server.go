@@ -1,16 +1,18 @@
 package ec2
 
 import (
-	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"math/rand/v2"
-	"net"
 	"net/http"
-	"sort"
+	"slices"
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/joinery/joinery/sim/internal/reqlog"
+	"github.com/joinery/joinery/sim/internal/serve"
 )
 
 // Server is the local EC2 endpoint. Create it with New; it is safe for
@@ -41,8 +43,7 @@ type Server struct {
 
 	calls     map[string]int
 	throttled map[string]int
-	recording bool      // SetRecording
-	requests  []Request // recorded while recording
+	log       reqlog.Log[Request] // SetRecording
 }
 
 // pool is one EC2 capacity pool: an instance type in a zone bought as a
@@ -80,28 +81,15 @@ func (s *Server) Options() Options { return s.opts }
 // "http://127.0.0.1:41234", for the SDK's BaseEndpoint. stop shuts the
 // listener down and calls Close.
 func (s *Server) Start(addr string) (baseURL string, stop func(), err error) {
-	if addr == "" {
-		addr = "127.0.0.1:0"
-	}
 	if strings.HasPrefix(addr, ":") {
 		addr = "127.0.0.1" + addr
 	}
-	ln, err := net.Listen("tcp", addr)
+	ln, baseURL, err := serve.Listen("ec2", addr)
 	if err != nil {
-		return "", nil, fmt.Errorf("ec2 sim: listen %s: %w", addr, err)
+		return "", nil, err
 	}
-	hs := &http.Server{Handler: s, ReadHeaderTimeout: 10 * time.Second}
-	go func() { _ = hs.Serve(ln) }()
-	var once sync.Once
-	stop = func() {
-		once.Do(func() {
-			ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
-			defer cancel()
-			_ = hs.Shutdown(ctx)
-			s.Close()
-		})
-	}
-	return "http://" + ln.Addr().String(), stop, nil
+	shutdown := serve.Serve(ln, s)
+	return baseURL, sync.OnceFunc(func() { shutdown(); s.Close() }), nil
 }
 
 // Close stops every pending state transition: no hook fires after it
@@ -307,11 +295,4 @@ func (s *Server) resourceIDLocked(prefix string) string {
 	return fmt.Sprintf("%s-0%016x", prefix, s.rng.Uint64())
 }
 
-func sortedKeys[V any](m map[string]V) []string {
-	keys := make([]string, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	return keys
-}
+func sortedKeys[V any](m map[string]V) []string { return slices.Sorted(maps.Keys(m)) }

@@ -11,15 +11,16 @@
 package eks
 
 import (
-	"context"
 	"encoding/json"
 	"fmt"
-	"net"
 	"net/http"
 	"net/url"
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/joinery/joinery/sim/internal/reqlog"
+	"github.com/joinery/joinery/sim/internal/serve"
 )
 
 // Cluster is what DescribeCluster answers.
@@ -46,11 +47,10 @@ type Options struct {
 
 // Server is the local EKS endpoint; create it with New. Safe for concurrent use.
 type Server struct {
-	opts      Options
-	mu        sync.Mutex
-	recording bool
-	requests  []Request
-	seq       uint64
+	opts Options
+	mu   sync.Mutex
+	log  reqlog.Log[Request]
+	seq  uint64
 }
 
 // New returns a Server for one cluster.
@@ -90,24 +90,7 @@ func (s *Server) SetCluster(c Cluster) {
 // Start serves s on addr (default 127.0.0.1:0) and returns its base URL for
 // the SDK's BaseEndpoint; stop shuts it down.
 func (s *Server) Start(addr string) (baseURL string, stop func(), err error) {
-	if addr == "" {
-		addr = "127.0.0.1:0"
-	}
-	ln, err := net.Listen("tcp", addr)
-	if err != nil {
-		return "", nil, fmt.Errorf("eks sim: listen %s: %w", addr, err)
-	}
-	hs := &http.Server{Handler: s, ReadHeaderTimeout: 10 * time.Second}
-	go func() { _ = hs.Serve(ln) }()
-	var once sync.Once
-	stop = func() {
-		once.Do(func() {
-			ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
-			defer cancel()
-			_ = hs.Shutdown(ctx)
-		})
-	}
-	return "http://" + ln.Addr().String(), stop, nil
+	return serve.Start("eks", addr, s)
 }
 
 // ServeHTTP answers one REST-JSON request.
@@ -179,35 +162,21 @@ type Request struct {
 }
 
 // SetRecording turns the request log on or off (off by default).
-func (s *Server) SetRecording(on bool) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	s.recording = on
-}
+func (s *Server) SetRecording(on bool) { s.log.SetRecording(on) }
 
 // Requests returns the requests recorded so far, in arrival order (copies).
-func (s *Server) Requests() []Request {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	out := make([]Request, len(s.requests))
-	for i, r := range s.requests {
-		r.Header = r.Header.Clone()
-		out[i] = r
-	}
-	return out
-}
+func (s *Server) Requests() []Request { return s.log.Snapshot(Request.clone) }
 
 // ResetRequests forgets the recorded requests.
-func (s *Server) ResetRequests() {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	s.requests = nil
+func (s *Server) ResetRequests() { s.log.Reset() }
+
+func (r Request) clone() Request {
+	r.Header = r.Header.Clone()
+	return r
 }
 
 func (s *Server) record(r *http.Request, op string) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if s.recording {
-		s.requests = append(s.requests, Request{Time: time.Now(), Operation: op, Path: r.URL.Path, Header: r.Header.Clone()})
-	}
+	s.log.Add(func() Request {
+		return Request{Time: time.Now(), Operation: op, Path: r.URL.Path, Header: r.Header.Clone()}
+	})
 }

@@ -20,21 +20,22 @@ package iam
 
 import (
 	"bytes"
-	"context"
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/xml"
 	"fmt"
 	"maps"
-	"net"
 	"net/http"
 	"net/url"
 	"regexp"
-	"sort"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/joinery/joinery/sim/internal/reqlog"
+	"github.com/joinery/joinery/sim/internal/serve"
 )
 
 // Namespace is the XML namespace of IAM API version 2010-05-08.
@@ -56,14 +57,13 @@ type Options struct {
 
 // Server is the local IAM endpoint; create it with New. Safe for concurrent use.
 type Server struct {
-	opts      Options
-	mu        sync.Mutex
-	roles     map[string]*role
-	profiles  map[string]*profile
-	seq       uint64
-	recording bool
-	requests  []Request
-	now       func() time.Time
+	opts     Options
+	mu       sync.Mutex
+	roles    map[string]*role
+	profiles map[string]*profile
+	seq      uint64
+	log      reqlog.Log[Request]
+	now      func() time.Time
 }
 
 type role struct {
@@ -128,7 +128,7 @@ func (s *Server) InstanceProfiles() []InstanceProfile {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	var out []InstanceProfile
-	for _, n := range sortedKeys(s.profiles) {
+	for _, n := range slices.Sorted(maps.Keys(s.profiles)) {
 		p := s.profiles[n]
 		out = append(out, InstanceProfile{Name: p.name, Path: p.path, ARN: s.profileARN(p), ID: p.id, Created: p.created,
 			Roles: append([]string(nil), p.roles...), Tags: maps.Clone(p.tags)})
@@ -154,24 +154,7 @@ func uniqueID(prefix, name string) string {
 // Start serves s on addr (default 127.0.0.1:0) and returns its base URL for
 // the SDK's BaseEndpoint; stop shuts it down.
 func (s *Server) Start(addr string) (baseURL string, stop func(), err error) {
-	if addr == "" {
-		addr = "127.0.0.1:0"
-	}
-	ln, err := net.Listen("tcp", addr)
-	if err != nil {
-		return "", nil, fmt.Errorf("iam sim: listen %s: %w", addr, err)
-	}
-	hs := &http.Server{Handler: s, ReadHeaderTimeout: 10 * time.Second}
-	go func() { _ = hs.Serve(ln) }()
-	var once sync.Once
-	stop = func() {
-		once.Do(func() {
-			ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
-			defer cancel()
-			_ = hs.Shutdown(ctx)
-		})
-	}
-	return "http://" + ln.Addr().String(), stop, nil
+	return serve.Start("iam", addr, s)
 }
 
 type apiError struct {
@@ -322,7 +305,7 @@ type tagXML struct {
 
 func tagList(tags map[string]string) []tagXML {
 	var out []tagXML
-	for _, k := range sortedKeys(tags) {
+	for _, k := range slices.Sorted(maps.Keys(tags)) {
 		out = append(out, tagXML{k, tags[k]})
 	}
 	return out
@@ -492,7 +475,7 @@ func (s *Server) listInstanceProfiles(f form) (any, *apiError) {
 	}
 	marker := f.get("Marker")
 	var names []string
-	for _, n := range sortedKeys(s.profiles) {
+	for _, n := range slices.Sorted(maps.Keys(s.profiles)) {
 		if strings.HasPrefix(s.profiles[n].path, prefix) && (marker == "" || n >= marker) {
 			names = append(names, n)
 		}
@@ -553,15 +536,6 @@ func (s *Server) getRole(f form) (any, *apiError) {
 	}{s.roleXML(r)}, nil
 }
 
-func sortedKeys[V any](m map[string]V) []string {
-	keys := make([]string, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	return keys
-}
-
 // Request is one API request the endpoint received, as recorded once
 // SetRecording(true) is called (tests compare the actions made with
 // deploy/iam-policy.json).
@@ -573,44 +547,22 @@ type Request struct {
 }
 
 // SetRecording turns the request log on or off (off by default).
-func (s *Server) SetRecording(on bool) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	s.recording = on
-}
+func (s *Server) SetRecording(on bool) { s.log.SetRecording(on) }
 
 // Requests returns the requests recorded so far, in arrival order (copies).
-func (s *Server) Requests() []Request {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	out := make([]Request, len(s.requests))
-	for i, r := range s.requests {
-		r.Header = r.Header.Clone()
-		r.Params = cloneValues(r.Params)
-		out[i] = r
-	}
-	return out
-}
+func (s *Server) Requests() []Request { return s.log.Snapshot(Request.clone) }
 
 // ResetRequests forgets the recorded requests.
-func (s *Server) ResetRequests() {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	s.requests = nil
+func (s *Server) ResetRequests() { s.log.Reset() }
+
+func (r Request) clone() Request {
+	r.Header = r.Header.Clone()
+	r.Params = reqlog.CloneValues(r.Params)
+	return r
 }
 
 func (s *Server) record(r *http.Request, action string, f form) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if s.recording {
-		s.requests = append(s.requests, Request{Time: time.Now(), Action: action, Header: r.Header.Clone(), Params: cloneValues(url.Values(f))})
-	}
-}
-
-func cloneValues(v url.Values) url.Values {
-	out := make(url.Values, len(v))
-	for k, vs := range v {
-		out[k] = append([]string(nil), vs...)
-	}
-	return out
+	s.log.Add(func() Request {
+		return Request{Time: time.Now(), Action: action, Header: r.Header.Clone(), Params: reqlog.CloneValues(url.Values(f))}
+	})
 }

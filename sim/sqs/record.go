@@ -21,36 +21,19 @@ type Request struct {
 
 // SetRecording turns the request log on or off (off by default). Turning
 // it on does not clear what was recorded before; ResetRequests does.
-func (s *Server) SetRecording(on bool) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	s.recording = on
-}
+func (s *Server) SetRecording(on bool) { s.log.SetRecording(on) }
 
 // Requests returns the requests recorded so far, in arrival order (copies).
-func (s *Server) Requests() []Request {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	out := make([]Request, len(s.requests))
-	for i, r := range s.requests {
-		r.Header = r.Header.Clone()
-		out[i] = r
-	}
-	return out
-}
+func (s *Server) Requests() []Request { return s.log.Snapshot(Request.clone) }
 
 // ResetRequests forgets the recorded requests.
-func (s *Server) ResetRequests() {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	s.requests = nil
+func (s *Server) ResetRequests() { s.log.Reset() }
+
+func (r Request) clone() Request {
+	r.Header = r.Header.Clone()
+	return r
 }
 
 func (s *Server) record(r *http.Request, op string) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if !s.recording {
-		return
-	}
-	s.requests = append(s.requests, Request{Time: time.Now(), Operation: op, Header: r.Header.Clone()})
+	s.log.Add(func() Request { return Request{Time: time.Now(), Operation: op, Header: r.Header.Clone()} })
 }

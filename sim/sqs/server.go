@@ -25,13 +25,15 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
-	"net"
 	"net/http"
 	"sort"
 	"strconv"
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/joinery/joinery/sim/internal/reqlog"
+	"github.com/joinery/joinery/sim/internal/serve"
 )
 
 // Defaults of a queue (SQS's own).
@@ -52,8 +54,7 @@ type Server struct {
 	now       func() time.Time
 	closed    chan struct{}
 	closeOnce sync.Once
-	recording bool      // SetRecording
-	requests  []Request // recorded while recording
+	log       reqlog.Log[Request] // SetRecording
 }
 
 type queue struct {
@@ -96,29 +97,16 @@ func New(o Options) *Server {
 // Start serves s on addr (default 127.0.0.1:0) and returns its base URL for
 // the SDK's BaseEndpoint; stop shuts it down.
 func (s *Server) Start(addr string) (baseURL string, stop func(), err error) {
-	if addr == "" {
-		addr = "127.0.0.1:0"
-	}
-	ln, err := net.Listen("tcp", addr)
+	ln, baseURL, err := serve.Listen("sqs", addr)
 	if err != nil {
-		return "", nil, fmt.Errorf("sqs sim: listen %s: %w", addr, err)
+		return "", nil, err
 	}
-	baseURL = "http://" + ln.Addr().String()
 	s.mu.Lock()
 	s.baseURL = baseURL
 	s.mu.Unlock()
-	hs := &http.Server{Handler: s, ReadHeaderTimeout: 10 * time.Second}
-	go func() { _ = hs.Serve(ln) }()
-	var once sync.Once
-	stop = func() {
-		once.Do(func() {
-			s.Close()
-			ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
-			defer cancel()
-			_ = hs.Shutdown(ctx)
-		})
-	}
-	return baseURL, stop, nil
+	shutdown := serve.Serve(ln, s)
+	// Close first: it ends the long polls Shutdown would otherwise wait for.
+	return baseURL, sync.OnceFunc(func() { s.Close(); shutdown() }), nil
 }
 
 // Close ends every waiting long poll (they answer with no messages).

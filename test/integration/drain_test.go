@@ -49,43 +49,15 @@ func drainWithKills(t *testing.T, workloads string, wantOnNode int) {
 	ready := func() (int, map[string]int) { return e.readyPods("app=workload-sample") }
 	waitFor(t, 3*time.Minute, "10 workload-sample pods Ready", func() bool { n, _ := ready(); return n == 10 })
 	_, byNode := ready()
-	target, most := "", 0
-	for n, c := range byNode {
-		if c > most {
-			target, most = n, c
-		}
-	}
+	target, most := busiestNode(byNode)
 	if most < wantOnNode {
 		t.Fatalf("no node holds %d workload-sample pods: %v", wantOnNode, byNode)
 	}
 	t.Logf("draining %s, which holds %d of the 10 workload-sample pods (%v)", target, most, byNode)
-	// The PDB status comes from the disruption controller: wait until it allows 2.
-	waitFor(t, time.Minute, "PDB status", func() bool {
-		pdb, err := e.kc.PolicyV1().PodDisruptionBudgets("default").Get(e.ctx, "workload-sample", metav1.GetOptions{})
-		return err == nil && pdb.Status.DisruptionsAllowed == 2
-	})
+	e.waitPDBAllows(t, "workload-sample", 2)
 
 	// Sample Ready pods continuously.
-	var mu sync.Mutex
-	minReady := 10
-	stop := make(chan struct{})
-	var wg sync.WaitGroup
-	wg.Add(1)
-	go func() {
-		defer wg.Done()
-		for {
-			select {
-			case <-stop:
-				return
-			case <-time.After(50 * time.Millisecond):
-			}
-			if n, _ := ready(); n >= 0 {
-				mu.Lock()
-				minReady = min(minReady, n)
-				mu.Unlock()
-			}
-		}
-	}()
+	sampler := sampleMinReady(ready, 10)
 
 	id := workflows.DisruptWorkflowID(workflows.ReasonManual, target)
 	run, err := e.tc.ExecuteWorkflow(e.ctx, client.StartWorkflowOptions{ID: id, TaskQueue: workflows.TaskQueue},
@@ -120,8 +92,8 @@ func drainWithKills(t *testing.T, workloads string, wantOnNode int) {
 	if err := run.Get(e.ctx, &res); err != nil {
 		t.Fatalf("drain: %v", err)
 	}
-	close(stop)
-	wg.Wait()
+	sampler.Stop()
+	minReady := sampler.Min()
 	t.Logf("result %+v; killed in %v; min Ready %d", res, killedIn, minReady)
 	if workloads == "testdata/pdb-dense.yaml" {
 		done, err := e.tc.ListWorkflow(e.ctx, &workflowservice.ListWorkflowExecutionsRequest{
@@ -198,6 +170,73 @@ func (e *env) readyPods(selector string) (int, map[string]int) {
 		}
 	}
 	return n, byNode
+}
+
+// waitPDBAllows waits until the disruption controller reports that the
+// default namespace's PDB name allows n disruptions.
+func (e *env) waitPDBAllows(t *testing.T, name string, n int32) {
+	t.Helper()
+	waitFor(t, time.Minute, "PDB status", func() bool {
+		pdb, err := e.kc.PolicyV1().PodDisruptionBudgets("default").Get(e.ctx, name, metav1.GetOptions{})
+		return err == nil && pdb.Status.DisruptionsAllowed == n
+	})
+}
+
+// busiestNode is the node with the most pods in byNode (a readyPods
+// count) and how many it has.
+func busiestNode(byNode map[string]int) (node string, most int) {
+	for n, c := range byNode {
+		if c > most {
+			node, most = n, c
+		}
+	}
+	return node, most
+}
+
+// readySampler keeps the fewest Ready pods ready() counted, sampled every
+// 50 ms from sampleMinReady until Stop: a PDB must hold at every sample.
+type readySampler struct {
+	mu       sync.Mutex
+	min      int
+	stop     chan struct{}
+	stopOnce sync.Once
+	wg       sync.WaitGroup
+}
+
+// sampleMinReady starts sampling ready(), with start as the minimum so far;
+// failed counts (-1) are skipped.
+func sampleMinReady(ready func() (int, map[string]int), start int) *readySampler {
+	s := &readySampler{min: start, stop: make(chan struct{})}
+	s.wg.Add(1)
+	go func() {
+		defer s.wg.Done()
+		for {
+			select {
+			case <-s.stop:
+				return
+			case <-time.After(50 * time.Millisecond):
+			}
+			if n, _ := ready(); n >= 0 {
+				s.mu.Lock()
+				s.min = min(s.min, n)
+				s.mu.Unlock()
+			}
+		}
+	}()
+	return s
+}
+
+// Min is the fewest Ready pods sampled so far.
+func (s *readySampler) Min() int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.min
+}
+
+// Stop ends the sampling and waits for it; calling it again does nothing.
+func (s *readySampler) Stop() {
+	s.stopOnce.Do(func() { close(s.stop) })
+	s.wg.Wait()
 }
 
 func waitFor(t *testing.T, d time.Duration, what string, ok func() bool) {

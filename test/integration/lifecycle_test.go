@@ -5,7 +5,6 @@ package integration
 import (
 	"os"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -81,42 +80,14 @@ func TestDeletionRunsTheNodesTermination(t *testing.T) {
 		t.Fatal(err)
 	}
 
-	waitFor(t, time.Minute, "PDB status", func() bool {
-		pdb, err := e.kc.PolicyV1().PodDisruptionBudgets("default").Get(e.ctx, "lc-web", metav1.GetOptions{})
-		return err == nil && pdb.Status.DisruptionsAllowed == 2
-	})
-
-	var mu sync.Mutex
-	minReady := 10
-	stop := make(chan struct{})
-	var wg sync.WaitGroup
-	wg.Add(1)
-	go func() {
-		defer wg.Done()
-		for {
-			select {
-			case <-stop:
-				return
-			case <-time.After(50 * time.Millisecond):
-			}
-			if n, _ := ready(); n >= 0 {
-				mu.Lock()
-				minReady = min(minReady, n)
-				mu.Unlock()
-			}
-		}
-	}()
-	defer func() { close(stop); wg.Wait() }()
+	e.waitPDBAllows(t, "lc-web", 2)
+	sampler := sampleMinReady(ready, 10)
+	defer sampler.Stop()
 
 	// busiest returns the node with most lc-web pods, its NodeClaim and instance.
 	busiest := func() (node, claim, instance string) {
 		_, byNode := ready()
-		most := 0
-		for n, c := range byNode {
-			if c > most {
-				node, most = n, c
-			}
-		}
+		node, most := busiestNode(byNode)
 		for _, nc := range e.nodeClaims(t) {
 			u := nc.(*unstructured.Unstructured)
 			if name, _, _ := unstructured.NestedString(u.Object, "status", "nodeName"); name == node {
@@ -139,9 +110,7 @@ func TestDeletionRunsTheNodesTermination(t *testing.T) {
 			return apierrors.IsNotFound(nerr) && apierrors.IsNotFound(cerr) && instanceState(e, instance) == "terminated"
 		})
 		waitFor(t, 3*time.Minute, how+": 10 lc-web pods Ready again", func() bool { n, _ := ready(); return n == 10 })
-		mu.Lock()
-		t.Logf("%s: ended; min Ready so far %d", how, minReady)
-		mu.Unlock()
+		t.Logf("%s: ended; min Ready so far %d", how, sampler.Min())
 	}
 
 	// 1. kubectl delete nodeclaim.
@@ -251,8 +220,7 @@ func TestDeletionRunsTheNodesTermination(t *testing.T) {
 		}
 		return true
 	})
-	mu.Lock()
-	defer mu.Unlock()
+	minReady := sampler.Min()
 	t.Logf("min lc-web pods Ready across the three deletions: %d", minReady)
 	if minReady < 8 {
 		t.Errorf("PDB violated: only %d lc-web pods Ready at one moment (minAvailable 8)", minReady)
