@@ -2,6 +2,8 @@ package solver
 
 import (
 	"math"
+
+	"github.com/joinery/joinery/solver/internal/lp"
 	"slices"
 	"sort"
 	"strconv"
@@ -252,7 +254,7 @@ func configLP(p *prepared, groups []*lbGroup, start []float64, primal bool, gap 
 	for i, g := range rowG {
 		rhs[i] = float64(groups[g].n)
 	}
-	lp := newBoundedLP(rhs)
+	master := lp.New(rhs)
 	seen := map[string]bool{}
 	var colBin []int     // per master variable, its bin (-1 surplus)
 	var colKeys []string // per master variable, its key in seen
@@ -270,16 +272,16 @@ func configLP(p *prepared, groups []*lbGroup, start []float64, primal bool, gap 
 		return sb.String()
 	}
 	addCol := func(bin int, ks []int64) int {
-		var c spCol
+		var c lp.Column
 		for g, k := range ks {
 			if k > 0 {
-				c.idx = append(c.idx, int32(row[g]))
-				c.val = append(c.val, float64(k))
+				c.Rows = append(c.Rows, int32(row[g]))
+				c.Values = append(c.Values, float64(k))
 			}
 		}
 		key := colKey(bin, ks)
 		seen[key] = true
-		j := lp.addVar(c, bins[bin].price, math.Inf(1))
+		j := master.AddVar(c, bins[bin].price, math.Inf(1))
 		for len(colBin) <= j {
 			colBin = append(colBin, -1)
 			colKeys = append(colKeys, "")
@@ -295,9 +297,9 @@ func configLP(p *prepared, groups []*lbGroup, start []float64, primal bool, gap 
 		basis[i] = addCol(first[g].bin, ks)
 	}
 	for i := range rowG { // surplus variables
-		lp.addVar(spCol{idx: []int32{int32(i)}, val: []float64{-1}}, 0, math.Inf(1))
+		master.AddVar(lp.Column{Rows: []int32{int32(i)}, Values: []float64{-1}}, 0, math.Inf(1))
 	}
-	if !lp.setBasis(basis) {
+	if !master.SetBasis(basis) {
 		return 0, nil
 	}
 
@@ -346,10 +348,10 @@ func configLP(p *prepared, groups []*lbGroup, start []float64, primal bool, gap 
 		cands = append(cands, cand{bi, v / bins[bi].price, ks})
 	}
 	for round := 0; round < cgMaxRounds && work < cgTotalWork && stall < cgStallRounds && !p.expired(); round++ {
-		ops0 := lp.ops
-		lp.solve(cgMasterPivots)
-		work += lp.ops - ops0
-		duals := lp.duals()
+		ops0 := master.Ops()
+		master.Solve(cgMasterPivots)
+		work += master.Ops() - ops0
+		duals := master.Duals()
 		// Price at a point between the master's duals and the best dual
 		// so far (Wentges' smoothing), which damps the duals' swings.
 		alpha := cgSmoothing
@@ -432,7 +434,7 @@ func configLP(p *prepared, groups []*lbGroup, start []float64, primal bool, gap 
 		}
 		// The master's primal value bounds the LP optimum, hence every
 		// Farley bound, from above: stop when it is within reach.
-		if lp.objective() <= max(best, shareLB)*(1+gap) {
+		if master.Objective() <= max(best, shareLB)*(1+gap) {
 			break
 		}
 		sort.SliceStable(cands, func(i, j int) bool { return cands[i].ratio > cands[j].ratio })
@@ -447,39 +449,34 @@ func configLP(p *prepared, groups []*lbGroup, start []float64, primal bool, gap 
 			addCol(c.bin, c.ks)
 			added++
 		}
-		if len(lp.cols) > cgMaxCols {
+		if master.NumVars() > cgMaxCols {
 			// Drop the generated columns priced worst under the
 			// master's duals (they may come back).
-			duals := lp.duals()
+			duals := master.Duals()
 			type rc struct {
 				j int
 				d float64
 			}
 			var rcs []rc
-			for j := 2 * M; j < len(lp.cols); j++ {
-				if lp.stat[j] == lpBasic {
+			for j := 2 * M; j < master.NumVars(); j++ {
+				if master.Basic(j) {
 					continue
 				}
-				d := lp.cost[j]
-				c := lp.cols[j]
-				for k, r := range c.idx {
-					d -= duals[r] * c.val[k]
-				}
-				rcs = append(rcs, rc{j, d})
+				rcs = append(rcs, rc{j, master.ReducedCost(j, duals)})
 			}
 			sort.SliceStable(rcs, func(a, b int) bool { return rcs[a].d > rcs[b].d })
-			drop := make([]bool, len(lp.cols))
-			for _, x := range rcs[:min(len(rcs), len(lp.cols)-cgMaxCols*2/3)] {
+			drop := make([]bool, master.NumVars())
+			for _, x := range rcs[:min(len(rcs), master.NumVars()-cgMaxCols*2/3)] {
 				drop[x.j] = true
 				delete(seen, colKeys[x.j])
 			}
-			newIdx := lp.removeVars(drop)
+			newIdx := master.RemoveVars(drop)
 			for j, nj := range newIdx {
 				if nj >= 0 {
 					colBin[nj], colKeys[nj] = colBin[j], colKeys[j]
 				}
 			}
-			colBin, colKeys = colBin[:len(lp.cols)], colKeys[:len(lp.cols)]
+			colBin, colKeys = colBin[:master.NumVars()], colKeys[:master.NumVars()]
 		}
 		if added == 0 {
 			if pure || alpha == 0 {
@@ -492,16 +489,16 @@ func configLP(p *prepared, groups []*lbGroup, start []float64, primal bool, gap 
 	}
 	var sol []cgConfig
 	if primal {
-		x := make([]float64, len(lp.cols))
-		lp.values(x)
+		x := make([]float64, master.NumVars())
+		master.Values(x)
 		for j, v := range x {
 			if j >= len(colBin) || colBin[j] < 0 || v <= 1e-9 {
 				continue
 			}
 			b := bins[colBin[j]]
 			c := cgConfig{pool: b.pool, typ: b.typ, price: b.price, x: v, counts: make([]int64, G)}
-			for k, r := range lp.cols[j].idx {
-				c.counts[rowG[r]] = int64(math.Round(lp.cols[j].val[k]))
+			for k, r := range master.Col(j).Rows {
+				c.counts[rowG[r]] = int64(math.Round(master.Col(j).Values[k]))
 			}
 			sol = append(sol, c)
 		}

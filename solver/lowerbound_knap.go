@@ -3,6 +3,8 @@ package solver
 import (
 	"math"
 	"sort"
+
+	"github.com/joinery/joinery/solver/internal/lp"
 )
 
 // cgMaxFit is how many pods of group g one bin holds alone (at most n).
@@ -70,13 +72,13 @@ func newCGPricer(G, D int, reqs [][]int64, groups []*lbGroup) *cgPricer {
 // cgBinLP is a bin's knapsack LP relaxation, kept across rounds: only
 // the costs (−y) change, so each solve starts from the last basis.
 type cgBinLP struct {
-	lp    *boundedLP
-	items []int32 // the bin's groups
-	ub    []int64 // most pods of each the bin holds alone
-	rows  []int   // dims some group requests
-	x     []float64
-	ok    bool
-	mu    []float64 // the duals of the last solve (nil before)
+	relaxation *lp.Bounded
+	items      []int32 // the bin's groups
+	ub         []int64 // most pods of each the bin holds alone
+	rows       []int   // dims some group requests
+	x          []float64
+	ok         bool
+	mu         []float64 // the duals of the last solve (nil before)
 }
 
 // lagrangian is the LP dual bound of bin b under y with the multipliers
@@ -131,25 +133,25 @@ func (pr *cgPricer) binLP(bi int, b *cgBin) *cgBinLP {
 	for i := range one {
 		one[i] = 1
 	}
-	bl.lp = newBoundedLP(one)
+	bl.relaxation = lp.New(one)
 	for _, g := range b.groups {
 		u := cgMaxFit(b.cap, pr.reqs[g], pr.sizes[g])
 		bl.ub = append(bl.ub, u)
-		var c spCol
+		var c lp.Column
 		for ri, d := range bl.rows {
 			if q := pr.reqs[g][d]; q > 0 {
-				c.idx = append(c.idx, int32(ri))
-				c.val = append(c.val, float64(q)/float64(b.cap[d]))
+				c.Rows = append(c.Rows, int32(ri))
+				c.Values = append(c.Values, float64(q)/float64(b.cap[d]))
 			}
 		}
-		bl.lp.addVar(c, 0, float64(u))
+		bl.relaxation.AddVar(c, 0, float64(u))
 	}
 	basis := make([]int, len(bl.rows))
 	for ri := range bl.rows {
-		basis[ri] = bl.lp.addVar(spCol{idx: []int32{int32(ri)}, val: []float64{1}}, 0, math.Inf(1))
+		basis[ri] = bl.relaxation.AddVar(lp.Column{Rows: []int32{int32(ri)}, Values: []float64{1}}, 0, math.Inf(1))
 	}
-	bl.ok = bl.lp.setBasis(basis)
-	bl.x = make([]float64, len(bl.lp.cols))
+	bl.ok = bl.relaxation.SetBasis(basis)
+	bl.x = make([]float64, bl.relaxation.NumVars())
 	pr.binLPs[bi] = bl
 	return bl
 }
@@ -174,21 +176,21 @@ func (pr *cgPricer) price(bi int, b *cgBin, y []float64, mode int) (float64, []i
 	}
 	rows := bl.rows
 	mu := make([]float64, len(rows))
-	ops0 := bl.lp.ops
+	ops0 := bl.relaxation.Ops()
 	if bl.ok {
 		for i, g := range bl.items {
-			bl.lp.cost[i] = -y[g]
+			bl.relaxation.SetCost(i, -y[g])
 		}
-		if bl.lp.refactor() || bl.lp.restart() {
-			bl.lp.solve(20 * (len(bl.items) + len(rows)))
-			for ri, v := range bl.lp.duals() {
+		if bl.relaxation.Refactor() || bl.relaxation.Restart() {
+			bl.relaxation.Solve(20 * (len(bl.items) + len(rows)))
+			for ri, v := range bl.relaxation.Duals() {
 				mu[ri] = max(-v, 0)
 			}
-			bl.lp.values(bl.x)
+			bl.relaxation.Values(bl.x)
 		}
 	}
 	bl.mu = mu
-	work := bl.lp.ops - ops0 + n*len(rows)
+	work := bl.relaxation.Ops() - ops0 + n*len(rows)
 	uLP := pr.lagrangian(bl, b, y)
 	threshold := b.price * (1 + cgImprove)
 	if uLP <= threshold {
