@@ -87,52 +87,13 @@ func shareBound(p *prepared, groups []*lbGroup) (float64, []float64) {
 const shareSteps = 150
 
 // shareBoundSteps is shareBound with at most iters ascent steps (0: the
-// best uniform λ of the grid only).
+// best uniform λ of the grid only): λ starts at the best uniform vector of
+// the grid, then exponentiated-gradient ascent on a soft-min relaxation
+// improves it per type. Soft-min is below min, so every λ it visits gives
+// a valid bound, evaluated exactly; the best one is kept.
 func shareBoundSteps(p *prepared, groups []*lbGroup, iters int) (float64, []float64) {
-	// The coordinates of λ: per resource any group requests, the plain
-	// share and its rounded shares (dffRounding).
-	var dims []lbDim
-	for r := 0; r < resources.Count; r++ {
-		for _, g := range groups {
-			if g.req[r] > 0 {
-				for _, k := range dffKs {
-					dims = append(dims, lbDim{r, k})
-				}
-				break
-			}
-		}
-	}
-	// Candidates: per group, per compatible (pool, type), the vector
-	// w_r = P(t, g)·req_r(g)/u_r(t). Types are numbered across pools.
-	type cand struct {
-		typ int
-		w   []float64
-	}
-	cands := make([][]cand, len(groups))
-	var byType [][]int32 // groups with a candidate on each type
-	typeID := 0
-	for _, pl := range p.pools {
-		for t := range pl.types {
-			id := typeID
-			typeID++
-			byType = append(byType, nil)
-			for gi, g := range groups {
-				price, ok := g.priceOn(pl, t)
-				if !ok {
-					continue
-				}
-				w := make([]float64, len(dims))
-				for d, dm := range dims {
-					if g.req[dm.r] > 0 {
-						w[d] = price * dffRounding(dm.k, g.req[dm.r], pl.usable[t][dm.r])
-					}
-				}
-				cands[gi] = append(cands[gi], cand{typ: id, w: w})
-				byType[id] = append(byType[id], int32(gi))
-			}
-		}
-	}
-	lambda := make([][]float64, typeID)
+	dims := shareDims(groups)
+	cands, types := shareCandidates(p, groups, dims)
 	start := bestUniformLambda(dims, groups, p.expired, func(gi int, l []float64, on []int) float64 {
 		lo := math.Inf(1)
 		for _, c := range cands[gi] {
@@ -144,99 +105,33 @@ func shareBoundSteps(p *prepared, groups []*lbGroup, iters int) (float64, []floa
 		}
 		return lo
 	})
-	for t := range lambda {
-		lambda[t] = start
+	a := &shareAscent{groups: groups, cands: cands, lambda: make([][]float64, types), perPod: make([]float64, len(groups))}
+	for t := range a.lambda {
+		a.lambda[t] = start
 	}
-	// Exponentiated-gradient ascent on a soft-min relaxation: soft-min
-	// is below min, so every λ it visits gives a valid bound, evaluated
-	// exactly; the best one is kept.
-	perPod := make([]float64, len(groups))
 	bestY := make([]float64, len(groups))
-	exact := func() float64 {
-		s := 0.0
-		for gi, g := range groups {
-			lo := math.Inf(1)
-			for _, c := range cands[gi] {
-				lo = min(lo, dot(lambda[c.typ], c.w))
-			}
-			perPod[gi] = 0
-			if !math.IsInf(lo, 1) {
-				s += lo * float64(g.n)
-				perPod[gi] = lo
-			}
-		}
-		return s
-	}
-	bestV := exact()
-	copy(bestY, perPod)
-	for t := range lambda {
+	bestV := a.exact()
+	copy(bestY, a.perPod)
+	for t := range a.lambda {
 		// Leave the grid's zeros room to grow: multiplicative updates
 		// cannot revive a zero weight.
 		l := make([]float64, len(dims))
 		for d := range l {
 			l[d] = 0.9*start[d] + 0.1/float64(len(dims))
 		}
-		lambda[t] = l
+		a.lambda[t] = l
 	}
-	grad := make([][]float64, len(lambda))
-	for t := range grad {
-		grad[t] = make([]float64, len(dims))
+	a.grad = make([][]float64, len(a.lambda))
+	for t := range a.grad {
+		a.grad[t] = make([]float64, len(dims))
 	}
-	vals := []float64{}
 	for it, stale := 0, 0; it < iters && stale < 25 && !p.expired(); it++ {
 		beta := 20 + 480*float64(it)/float64(iters) // soft-min sharpness, relative to the group's minimum
-		for t := range grad {
-			clear(grad[t])
-		}
-		for gi, g := range groups {
-			if len(cands[gi]) == 0 {
-				continue
-			}
-			vals = vals[:0]
-			lo := math.Inf(1)
-			for _, c := range cands[gi] {
-				v := dot(lambda[c.typ], c.w)
-				vals = append(vals, v)
-				lo = min(lo, v)
-			}
-			if lo <= 0 {
-				continue
-			}
-			sum := 0.0
-			for k, v := range vals {
-				vals[k] = math.Exp(-beta * (v - lo) / lo)
-				sum += vals[k]
-			}
-			for k, c := range cands[gi] {
-				wt := float64(g.n) * vals[k] / sum
-				if wt < 1e-12 {
-					continue
-				}
-				for d, x := range c.w {
-					grad[c.typ][d] += wt * x
-				}
-			}
-		}
-		for t, gr := range grad {
-			top := 0.0
-			for _, x := range gr {
-				top = max(top, x)
-			}
-			if top == 0 {
-				continue
-			}
-			sum := 0.0
-			for d, x := range gr {
-				lambda[t][d] *= math.Exp(0.3 * x / top)
-				sum += lambda[t][d]
-			}
-			for d := range lambda[t] {
-				lambda[t][d] /= sum
-			}
-		}
-		v := exact()
+		a.softMinGradient(beta)
+		a.step()
+		v := a.exact()
 		if v > bestV {
-			copy(bestY, perPod)
+			copy(bestY, a.perPod)
 		}
 		if v > bestV*(1+1e-5) {
 			bestV, stale = v, 0
@@ -245,6 +140,145 @@ func shareBoundSteps(p *prepared, groups []*lbGroup, iters int) (float64, []floa
 		}
 	}
 	return bestV, bestY
+}
+
+// shareDims are the coordinates of λ: per resource any group requests,
+// the plain share and its rounded shares (dffRounding).
+func shareDims(groups []*lbGroup) []lbDim {
+	var dims []lbDim
+	for r := 0; r < resources.Count; r++ {
+		for _, g := range groups {
+			if g.req[r] > 0 {
+				for _, k := range dffKs {
+					dims = append(dims, lbDim{r, k})
+				}
+				break
+			}
+		}
+	}
+	return dims
+}
+
+// shareCandidate is a type a group can use and the group's cost vector on
+// it, w_d = P(t, g)·share_d(g, t).
+type shareCandidate struct {
+	typ int
+	w   []float64
+}
+
+// shareCandidates are, per group, its candidates on every compatible
+// (pool, type); types are numbered across pools (types of them).
+func shareCandidates(p *prepared, groups []*lbGroup, dims []lbDim) (cands [][]shareCandidate, types int) {
+	cands = make([][]shareCandidate, len(groups))
+	for _, pl := range p.pools {
+		for t := range pl.types {
+			id := types
+			types++
+			for gi, g := range groups {
+				price, ok := g.priceOn(pl, t)
+				if !ok {
+					continue
+				}
+				w := make([]float64, len(dims))
+				for d, dm := range dims {
+					if g.req[dm.r] > 0 {
+						w[d] = price * dffRounding(dm.k, g.req[dm.r], pl.usable[t][dm.r])
+					}
+				}
+				cands[gi] = append(cands[gi], shareCandidate{typ: id, w: w})
+			}
+		}
+	}
+	return cands, types
+}
+
+// shareAscent is the state of the exponentiated-gradient ascent: λ per
+// type, the soft-min gradient, and the value per pod of each group at the
+// last exact evaluation.
+type shareAscent struct {
+	groups []*lbGroup
+	cands  [][]shareCandidate
+	lambda [][]float64
+	grad   [][]float64
+	perPod []float64
+	vals   []float64 // scratch
+}
+
+// exact is the bound at λ, Σ_g n_g·min over g's candidates of λ·w; it
+// sets perPod.
+func (a *shareAscent) exact() float64 {
+	s := 0.0
+	for gi, g := range a.groups {
+		lo := math.Inf(1)
+		for _, c := range a.cands[gi] {
+			lo = min(lo, dot(a.lambda[c.typ], c.w))
+		}
+		a.perPod[gi] = 0
+		if !math.IsInf(lo, 1) {
+			s += lo * float64(g.n)
+			a.perPod[gi] = lo
+		}
+	}
+	return s
+}
+
+// softMinGradient sets grad to the gradient in λ of the soft-min
+// relaxation with sharpness beta.
+func (a *shareAscent) softMinGradient(beta float64) {
+	for t := range a.grad {
+		clear(a.grad[t])
+	}
+	for gi, g := range a.groups {
+		if len(a.cands[gi]) == 0 {
+			continue
+		}
+		a.vals = a.vals[:0]
+		lo := math.Inf(1)
+		for _, c := range a.cands[gi] {
+			v := dot(a.lambda[c.typ], c.w)
+			a.vals = append(a.vals, v)
+			lo = min(lo, v)
+		}
+		if lo <= 0 {
+			continue
+		}
+		sum := 0.0
+		for k, v := range a.vals {
+			a.vals[k] = math.Exp(-beta * (v - lo) / lo)
+			sum += a.vals[k]
+		}
+		for k, c := range a.cands[gi] {
+			wt := float64(g.n) * a.vals[k] / sum
+			if wt < 1e-12 {
+				continue
+			}
+			for d, x := range c.w {
+				a.grad[c.typ][d] += wt * x
+			}
+		}
+	}
+}
+
+// step multiplies each type's λ by exp(0.3·grad/max grad) and
+// renormalises it to sum 1.
+func (a *shareAscent) step() {
+	for t, gr := range a.grad {
+		top := 0.0
+		for _, x := range gr {
+			top = max(top, x)
+		}
+		if top == 0 {
+			continue
+		}
+		sum := 0.0
+		for d, x := range gr {
+			a.lambda[t][d] *= math.Exp(0.3 * x / top)
+			sum += a.lambda[t][d]
+		}
+		for d := range a.lambda[t] {
+			a.lambda[t][d] /= sum
+		}
+	}
 }
 
 // lbDim is one coordinate of λ: resource r, rounded with dffRounding(k).
