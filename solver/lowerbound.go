@@ -7,66 +7,11 @@ import (
 )
 
 // LowerBound returns a lower bound, in USD/hour, on the price of the new
-// nodes of ANY plan that places every pending pod this solver can place on
+// nodes of any plan that places every pending pod this solver can place on
 // new capacity (pods no instance type can hold, and pods that fit some
-// existing node, contribute 0). It is the larger of two bounds, each valid
-// on its own.
-//
-// Configuration LP (configLPBound; Gilmore and Gomory, "A linear
-// programming approach to the cutting-stock problem", Operations Research
-// 9(6), 1961). Pods are grouped by requests and most relaxed scheduling
-// constraints (group g, n_g pods). A bin is a pair (type t of a NodePool,
-// price level π), π one of the prices P(t, g) = the cheapest available
-// offering of t compatible with g (its taints tolerated, its node affinity
-// met), over the groups g that fit t; the bin holds the groups with
-// P(t, g) ≤ π in t's usable resources (allocatable minus daemonset
-// overhead, every resource: cpu, memory, pods, GPUs, storage...) and costs
-// π. Every node of a plan is a configuration (pods per group) of the bin
-// (t, max of P(t, g) over its groups) and costs at least that π. The dual
-// of "cover every group at least cost with configurations" is
-//
-//	maximize Σ_g n_g·y_g  s.t.  Σ_g k_g·y_g ≤ π_b for every configuration k of every bin b,  y ≥ 0,
-//
-// solved by column generation: a dense simplex over the configurations
-// found so far (started from each group alone on its cheapest bin per pod)
-// gives y, and each bin's pricing problem, the bounded knapsack
-// max Σ_g k_g·y_g within its capacity with k_g ≤ n_g, is solved by LP
-// rounding, an exact dynamic program over the capacity grid when small,
-// or depth-first branch and bound, and yields new configurations. The
-// duals are smoothed towards the best ones so far (Wentges 1997).
-// Validity does not rest on the LP being solved: for ANY y ≥ 0 and upper
-// bounds U_b(y) on every bin's knapsack optimum (the LP relaxation's dual
-// bound, the dynamic program's optimum, or the branch and bound incumbent
-// and the bounds of the subtrees a work limit left open), a plan's nodes
-// each cost at least (pods' y)/θ with θ = max_b U_b(y)/π_b, so every plan
-// costs at least Σ_g n_g·y_g/θ (Farley, "A note on bounding a class of
-// linear programming problems, including cutting stock problems",
-// Operations Research 38(5), 1990). The best such value over the rounds,
-// shrunk by 1e-9 against rounding, is returned. Work budgets (rounds,
-// pivots, DP cells, B&B work) keep it to one or two seconds on inputs A and B
-// and make it deterministic; instances too large for the dense master
-// (over 500 groups, 8,000 bins) skip it.
-//
-// Weighted shares (shareBound), the LP dual of the fractional relaxation
-// "buy fractional nodes of each type, assign pods fractionally, respect
-// every resource of every node". For every instance type t choose weights
-// λ_t over the resources (Σ_r λ_t,r = 1). A node of type t whose pods S
-// fit its usable resources u(t) satisfies Σ_{p∈S} Σ_r λ_t,r·req_r(p)/u_r(t)
-// ≤ 1, so its price P(t) is at least Σ_{p∈S} y_p for any
-//
-//	y_p ≤ min_{t ∈ T(p)} P(t, p) · Σ_r λ_t,r · req_r(p) / u_r(t)
-//
-// where T(p) are the types (in any NodePool whose taints the pod tolerates
-// and whose requirements its most relaxed node affinity meets) that fit p.
-// λ starts as the best single weight vector on a 0.05 grid over (cpu,
-// memory, GPU) and is then improved per type, over plain and rounded
-// shares (dffRounding), by exponentiated-gradient ascent on a soft-min
-// relaxation (at most 150 steps); the best iterate is kept. Its y is
-// dual feasible for the configuration LP and seeds the smoothing.
-//
-// Both relax NodePool limits and weights, topology (spread, affinity,
-// anti-affinity) and host ports away: the bound stays valid, it only gets
-// weaker.
+// existing node, contribute 0): the larger of the configuration-LP bound
+// (configLPBound) and the weighted-share bound (shareBound), each valid on
+// its own; the package documentation states both.
 func LowerBound(in Input) float64 {
 	p := prepare(in)
 	groups := lbGroups(p)
