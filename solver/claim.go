@@ -39,7 +39,7 @@ type claim struct {
 	// rejects every pod with the same signature and requests at least as
 	// large (see pass.lastSig for the caveat): rejSig/rejReq remember the
 	// last rejection.
-	rejSig *sigInfo
+	rejSig *podSignature
 	rejReq resources.List
 	rejRes bool // the last rejection was not by topology
 	// zone is the zone the claim is pinned to (-1: any of its offerings'
@@ -201,7 +201,7 @@ func launchCap(pl *poolInfo, ts []int32) (maxCap resources.List) {
 // signature is monotone or the rejection came after the topology check
 // passed (resources, types and ports only ever narrow; a zone the claim was
 // pinned to for that check stays pinned).
-func (s *pass) tryAdd(c *claim, pi *podInfo, sig *sigInfo) bool {
+func (s *pass) tryAdd(c *claim, pi *podInfo, sig *podSignature) bool {
 	if c.rejSig == sig && (sig.monotone || c.rejRes) && c.rejReq.Fits(pi.req) {
 		return false
 	}
@@ -220,7 +220,7 @@ func (s *pass) tryAdd(c *claim, pi *podInfo, sig *sigInfo) bool {
 // offerings of that zone when it pins a claim that spans several).
 type addition struct {
 	newReq   resources.List
-	sp       *sigPool
+	sp       *poolSignature
 	dsPorts  [][]HostPort
 	zone     int
 	host     int32
@@ -230,7 +230,7 @@ type addition struct {
 // add adds the pod to the claim through the first of its terms that some
 // surviving type meets under the cost rules and the pool's limits (see
 // tryAdd).
-func (s *pass) add(c *claim, pi *podInfo, sig *sigInfo) bool {
+func (s *pass) add(c *claim, pi *podInfo, sig *podSignature) bool {
 	a, ok := s.prepareAdd(c, pi, sig)
 	if !ok {
 		return false
@@ -262,7 +262,7 @@ func (s *pass) add(c *claim, pi *podInfo, sig *sigInfo) bool {
 // prepareAdd checks what does not depend on the pod's terms: resources
 // against the claim's largest type, the pool's taints, host ports, and
 // the topology placement.
-func (s *pass) prepareAdd(c *claim, pi *podInfo, sig *sigInfo) (addition, bool) {
+func (s *pass) prepareAdd(c *claim, pi *podInfo, sig *podSignature) (addition, bool) {
 	pl := c.pool
 	a := addition{newReq: c.req.Add(pi.req), zone: -1, host: s.p.hostBase + int32(c.seq)}
 	if !a.newReq.Fits(c.maxUsable) {
@@ -295,7 +295,7 @@ func (s *pass) prepareAdd(c *claim, pi *podInfo, sig *sigInfo) (addition, bool) 
 // narrowTypes is the claim's type set narrowed by the term, the zone and
 // the daemonset ports (types and offering masks, in s's buffers), whether
 // a type was removed and whether an offering mask narrowed.
-func (s *pass) narrowTypes(c *claim, pi *podInfo, term *compiled, a *addition) (ts []int32, ms []uint64, removed, narrowed bool) {
+func (s *pass) narrowTypes(c *claim, pi *podInfo, term *compiledTerm, a *addition) (ts []int32, ms []uint64, removed, narrowed bool) {
 	pl := c.pool
 	ts, ms = s.bufT[:0], s.bufM[:0]
 	s.gen++
@@ -365,7 +365,7 @@ func (s *pass) narrowedOK(c *claim, pi *podInfo, ts []int32, ms []uint64, narrow
 // commitAdd puts the pod on the claim: the narrowed types (when changed)
 // and their launch capacity against the pool's usage, the zone, the
 // topology record, ports, requests and the claim's place in the order.
-func (s *pass) commitAdd(c *claim, pi *podInfo, sig *sigInfo, term *compiled, a *addition, ts []int32, ms []uint64, changed bool, maxC resources.List) {
+func (s *pass) commitAdd(c *claim, pi *podInfo, sig *podSignature, term *compiledTerm, a *addition, ts []int32, ms []uint64, changed bool, maxC resources.List) {
 	pl := c.pool
 	old := c.order()
 	if changed {
@@ -395,7 +395,7 @@ func (s *pass) commitAdd(c *claim, pi *podInfo, sig *sigInfo, term *compiled, a 
 // fits and meets the term is the new cheapest; none, or a pricier one the
 // accelerator or upsize rule refuses, rejects the pod. It stops at that
 // first type instead of building the narrowed set.
-func (s *pass) quickReject(c *claim, pi *podInfo, term *compiled, newReq resources.List) bool {
+func (s *pass) quickReject(c *claim, pi *podInfo, term *compiledTerm, newReq resources.List) bool {
 	pl := c.pool
 	for i, t := range c.types {
 		if (!term.trivial && term.masks[t] == 0) || !newReq.Fits(pl.usable[t]) {
@@ -416,7 +416,7 @@ func (s *pass) quickReject(c *claim, pi *podInfo, term *compiled, newReq resourc
 	return true
 }
 
-func (c *claim) addReqs(term *compiled) {
+func (c *claim) addReqs(term *compiledTerm) {
 	for _, r := range term.reqs {
 		dup := false
 		for _, have := range c.reqs {

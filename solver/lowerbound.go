@@ -14,7 +14,7 @@ import (
 // its own; the package documentation states both.
 func LowerBound(in Input) float64 {
 	p := prepare(in)
-	groups := lbGroups(p)
+	groups := boundGroups(p)
 	if len(groups) == 0 {
 		return 0
 	}
@@ -24,7 +24,7 @@ func LowerBound(in Input) float64 {
 
 // shareBound is the weighted-share bound and its value per pod of each
 // group (0 for groups no type holds).
-func shareBound(p *prepared, groups []*lbGroup) (float64, []float64) {
+func shareBound(p *prepared, groups []*boundGroup) (float64, []float64) {
 	return shareBoundSteps(p, groups, shareSteps)
 }
 
@@ -36,7 +36,7 @@ const shareSteps = 150
 // the grid, then exponentiated-gradient ascent on a soft-min relaxation
 // improves it per type. Soft-min is below min, so every λ it visits gives
 // a valid bound, evaluated exactly; the best one is kept.
-func shareBoundSteps(p *prepared, groups []*lbGroup, iters int) (float64, []float64) {
+func shareBoundSteps(p *prepared, groups []*boundGroup, iters int) (float64, []float64) {
 	dims := shareDims(groups)
 	cands, types := shareCandidates(p, groups, dims)
 	start := bestUniformLambda(dims, groups, p.expired, func(gi int, l []float64, on []int) float64 {
@@ -89,13 +89,13 @@ func shareBoundSteps(p *prepared, groups []*lbGroup, iters int) (float64, []floa
 
 // shareDims are the coordinates of λ: per resource any group requests,
 // the plain share and its rounded shares (dffRounding).
-func shareDims(groups []*lbGroup) []lbDim {
-	var dims []lbDim
+func shareDims(groups []*boundGroup) []shareDim {
+	var dims []shareDim
 	for r := 0; r < resources.Count; r++ {
 		for _, g := range groups {
 			if g.req[r] > 0 {
 				for _, k := range dffKs {
-					dims = append(dims, lbDim{r, k})
+					dims = append(dims, shareDim{r, k})
 				}
 				break
 			}
@@ -113,7 +113,7 @@ type shareCandidate struct {
 
 // shareCandidates are, per group, its candidates on every compatible
 // (pool, type); types are numbered across pools (types of them).
-func shareCandidates(p *prepared, groups []*lbGroup, dims []lbDim) (cands [][]shareCandidate, types int) {
+func shareCandidates(p *prepared, groups []*boundGroup, dims []shareDim) (cands [][]shareCandidate, types int) {
 	cands = make([][]shareCandidate, len(groups))
 	for _, pl := range p.pools {
 		for t := range pl.types {
@@ -141,7 +141,7 @@ func shareCandidates(p *prepared, groups []*lbGroup, dims []lbDim) (cands [][]sh
 // type, the soft-min gradient, and the value per pod of each group at the
 // last exact evaluation.
 type shareAscent struct {
-	groups []*lbGroup
+	groups []*boundGroup
 	cands  [][]shareCandidate
 	lambda [][]float64
 	grad   [][]float64
@@ -226,8 +226,8 @@ func (a *shareAscent) step() {
 	}
 }
 
-// lbDim is one coordinate of λ: resource r, rounded with dffRounding(k).
-type lbDim struct{ r, k int }
+// shareDim is one coordinate of λ: resource r, rounded with dffRounding(k).
+type shareDim struct{ r, k int }
 
 // dffKs are the roundings used: 0 is the plain share.
 var dffKs = []int{0, 1, 2, 3, 5}
@@ -250,9 +250,9 @@ func dffRounding(k int, a, u int64) float64 {
 	return float64(n/u) / float64(k)
 }
 
-type lbGroup struct {
+type boundGroup struct {
 	req  resources.List
-	sig  *sigInfo
+	sig  *podSignature
 	n    int
 	pods []*podInfo // its pods, in packing order (len n)
 	// perNode is the most pods of the group one new node may hold: 1 under
@@ -263,10 +263,10 @@ type lbGroup struct {
 }
 
 // cap is the most pods of the group one node holds (n, or perNode).
-func (g *lbGroup) cap() int { return min(g.n, g.perNode) }
+func (g *boundGroup) cap() int { return min(g.n, g.perNode) }
 
 // hostCap is perNode for pods with signature sig (n when unconstrained).
-func hostCap(sig *sigInfo, n int) int {
+func hostCap(sig *podSignature, n int) int {
 	for _, c := range sig.cons {
 		if c.ctr.key != domHost || !c.self || c.pref {
 			continue
@@ -284,7 +284,7 @@ func hostCap(sig *sigInfo, n int) int {
 // priceOn reports whether the group's pods may run on type t of pool pl
 // (taints tolerated, most relaxed affinity met, requests fit the usable
 // resources) and the USD/hour of the cheapest offering compatible with them.
-func (g *lbGroup) priceOn(pl *poolInfo, t int) (float64, bool) {
+func (g *boundGroup) priceOn(pl *poolInfo, t int) (float64, bool) {
 	sp := g.sig.forPool(pl)
 	if sp.taint != nil {
 		return 0, false
@@ -301,14 +301,14 @@ func (g *lbGroup) priceOn(pl *poolInfo, t int) (float64, bool) {
 
 type groupKey struct {
 	req resources.List
-	sig *sigInfo
+	sig *podSignature
 }
 
-// lbGroups groups the pods that need new capacity by (requests, most
+// boundGroups groups the pods that need new capacity by (requests, most
 // relaxed constraint signature), in first-seen order.
-func lbGroups(p *prepared) []*lbGroup {
-	var groups []*lbGroup
-	idx := map[groupKey]*lbGroup{}
+func boundGroups(p *prepared) []*boundGroup {
+	var groups []*boundGroup
+	idx := map[groupKey]*boundGroup{}
 	for _, pi := range p.pods {
 		if len(pi.pod.UnknownResources) > 0 {
 			continue
@@ -330,7 +330,7 @@ func lbGroups(p *prepared) []*lbGroup {
 			g.pods = append(g.pods, pi)
 			continue
 		}
-		g := &lbGroup{req: pi.req, sig: last, n: 1, pods: []*podInfo{pi}, perNode: hostCap(last, len(p.pods))}
+		g := &boundGroup{req: pi.req, sig: last, n: 1, pods: []*podInfo{pi}, perNode: hostCap(last, len(p.pods))}
 		idx[k] = g
 		groups = append(groups, g)
 	}
@@ -341,7 +341,7 @@ func lbGroups(p *prepared) []*lbGroup {
 // 0.05 grid over cpu, memory and nvidia.com/gpu that maximizes the bound;
 // groupMin(g, λ, on) is group g's per-pod bound under λ, whose nonzero
 // coordinates are in on; stop ends the search early.
-func bestUniformLambda(dims []lbDim, groups []*lbGroup, stop func() bool, groupMin func(int, []float64, []int) float64) []float64 {
+func bestUniformLambda(dims []shareDim, groups []*boundGroup, stop func() bool, groupMin func(int, []float64, []int) float64) []float64 {
 	var active uint32
 	for d, dm := range dims {
 		if dm.k == 0 && (dm.r == resources.CPU || dm.r == resources.Memory || dm.r == resources.NvidiaGPU) {

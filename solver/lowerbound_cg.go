@@ -38,10 +38,10 @@ var (
 	cgBBWork  = [2]int{200000, 20000000}   // branch and bound: bound terms
 )
 
-// cgBin is a bin of the configuration LP: a node of one type of one pool
+// configBin is a bin of the configuration LP: a node of one type of one pool
 // at price level price, which may hold the groups in groups (those whose
 // cheapest compatible offering of the type costs at most price).
-type cgBin struct {
+type configBin struct {
 	pool    *poolInfo
 	typ     int32
 	price   float64
@@ -51,16 +51,16 @@ type cgBin struct {
 }
 
 // configLPBound is the configuration-LP bound of LowerBound, see there.
-// groups are lbGroups(p).
-func configLPBound(p *prepared, groups []*lbGroup, start []float64) float64 {
+// groups are boundGroups(p).
+func configLPBound(p *prepared, groups []*boundGroup, start []float64) float64 {
 	b, _ := configLP(p, groups, start, false, cgGapStop)
 	return b
 }
 
-// cgConfig is one configuration of the configuration LP's final master
+// lpConfiguration is one configuration of the configuration LP's final master
 // solution: x nodes of bin's type (pool, typ, at price level price), each
 // holding counts[g] pods of group g.
-type cgConfig struct {
+type lpConfiguration struct {
 	pool   *poolInfo
 	typ    int32
 	price  float64
@@ -73,7 +73,7 @@ type cgConfig struct {
 // master's solution (the configurations with x > 0, in variable order).
 // Its stages: the bins, pruned of free groups and dominated bins; the
 // master over the initial columns; column generation.
-func configLP(p *prepared, groups []*lbGroup, start []float64, primal bool, gap float64) (float64, []cgConfig) {
+func configLP(p *prepared, groups []*boundGroup, start []float64, primal bool, gap float64) (float64, []lpConfiguration) {
 	G := len(groups)
 	if G == 0 {
 		return 0, nil
@@ -93,7 +93,7 @@ func configLP(p *prepared, groups []*lbGroup, start []float64, primal bool, gap 
 	}
 	cg := newColumnGeneration(p, m, start)
 	cg.run(gap)
-	var sol []cgConfig
+	var sol []lpConfiguration
 	if primal {
 		sol = m.solution()
 	}
@@ -101,7 +101,7 @@ func configLP(p *prepared, groups []*lbGroup, start []float64, primal bool, gap 
 }
 
 // boundDims are the resources some group requests (the bound's dims).
-func boundDims(groups []*lbGroup) []int {
+func boundDims(groups []*boundGroup) []int {
 	var dims []int
 	for r := range groups[0].req {
 		for _, g := range groups {
@@ -117,7 +117,7 @@ func boundDims(groups []*lbGroup) []int {
 // configBins are the bins: per pool type, one per distinct price of its
 // compatible groups, each admitting the groups at or below that price.
 // free marks the groups some zero-price node holds (they keep y = 0).
-func configBins(p *prepared, groups []*lbGroup, dims []int) (bins []*cgBin, free []bool) {
+func configBins(p *prepared, groups []*boundGroup, dims []int) (bins []*configBin, free []bool) {
 	G, D := len(groups), len(dims)
 	words := (G + 63) / 64
 	free = make([]bool, G)
@@ -155,7 +155,7 @@ func configBins(p *prepared, groups []*lbGroup, dims []int) (bins []*cgBin, free
 						free[c.g] = true
 					}
 				} else {
-					b := &cgBin{pool: pl, typ: int32(t), price: level, cap: cp, allowed: make([]uint64, words)}
+					b := &configBin{pool: pl, typ: int32(t), price: level, cap: cp, allowed: make([]uint64, words)}
 					for _, c := range compat[:j] {
 						b.allowed[c.g/64] |= 1 << (c.g % 64)
 					}
@@ -172,7 +172,7 @@ func configBins(p *prepared, groups []*lbGroup, dims []int) (bins []*cgBin, free
 // larger and admitting no more groups than another adds nothing (every
 // configuration of it is one of the other at no lower price). It reports
 // false when Solve's deadline passed.
-func pruneBins(p *prepared, bins []*cgBin, free []bool, G int) ([]*cgBin, bool) {
+func pruneBins(p *prepared, bins []*configBin, free []bool, G int) ([]*configBin, bool) {
 	kept := bins[:0]
 	for _, b := range bins {
 		for g := range free {
@@ -195,7 +195,7 @@ func pruneBins(p *prepared, bins []*cgBin, free []bool, G int) ([]*cgBin, bool) 
 		order[i] = i
 	}
 	sort.SliceStable(order, func(i, j int) bool { return bins[order[i]].price < bins[order[j]].price })
-	var live []*cgBin
+	var live []*configBin
 	for oi, b := range order {
 		if oi%64 == 0 && p.expired() {
 			return nil, false
@@ -223,7 +223,7 @@ func pruneBins(p *prepared, bins []*cgBin, free []bool, G int) ([]*cgBin, bool) 
 // binDominates reports whether bins[a] ≻ bins[b]: no pricier, no smaller,
 // admitting every group b does, and strictly better in one of these or
 // earlier.
-func binDominates(bins []*cgBin, a, b int) bool {
+func binDominates(bins []*configBin, a, b int) bool {
 	x, y := bins[a], bins[b]
 	if x.price > y.price {
 		return false
@@ -248,8 +248,8 @@ func binDominates(bins []*cgBin, a, b int) bool {
 // group some bin holds (rows ≥ n_g), one column per configuration found
 // so far (its bin's price), and a surplus column per row.
 type configMaster struct {
-	groups []*lbGroup
-	bins   []*cgBin
+	groups []*boundGroup
+	bins   []*configBin
 	reqs   [][]int64 // per group, over the bound's dims
 	row    []int     // master row of each group, -1 none
 	rowG   []int     // group of each row
@@ -265,7 +265,7 @@ type configMaster struct {
 // group has a bin, the instance is too large for a dense master and
 // per-bin LPs (LowerBound keeps the share bound), or the basis is
 // singular.
-func newConfigMaster(groups []*lbGroup, bins []*cgBin, dims []int) *configMaster {
+func newConfigMaster(groups []*boundGroup, bins []*configBin, dims []int) *configMaster {
 	G, D := len(groups), len(dims)
 	m := &configMaster{groups: groups, bins: bins, reqs: make([][]int64, G), row: make([]int, G), seen: map[string]bool{}}
 	for gi, g := range groups {
@@ -285,7 +285,7 @@ func newConfigMaster(groups []*lbGroup, bins []*cgBin, dims []int) *configMaster
 	}
 	for bi, b := range bins {
 		for _, g := range b.groups {
-			if k := cgMaxFit(b.cap, m.reqs[g], groups[g].cap()); k > 0 && b.price/float64(k) < first[g].per {
+			if k := maxFitAlone(b.cap, m.reqs[g], groups[g].cap()); k > 0 && b.price/float64(k) < first[g].per {
 				first[g] = homog{bi, k, b.price / float64(k)}
 			}
 		}
@@ -395,8 +395,8 @@ func (m *configMaster) dropWorstColumns() {
 
 // solution is the master's current primal solution: the configurations
 // with x > 0, in variable order.
-func (m *configMaster) solution() []cgConfig {
-	var sol []cgConfig
+func (m *configMaster) solution() []lpConfiguration {
+	var sol []lpConfiguration
 	x := make([]float64, m.lp.NumVars())
 	m.lp.Values(x)
 	for j, v := range x {
@@ -404,7 +404,7 @@ func (m *configMaster) solution() []cgConfig {
 			continue
 		}
 		b := m.bins[m.colBin[j]]
-		c := cgConfig{pool: b.pool, typ: b.typ, price: b.price, x: v, counts: make([]int64, len(m.groups))}
+		c := lpConfiguration{pool: b.pool, typ: b.typ, price: b.price, x: v, counts: make([]int64, len(m.groups))}
 		col := m.lp.Col(j)
 		for k, r := range col.Rows {
 			c.counts[m.rowG[r]] = int64(math.Round(col.Values[k]))
@@ -428,7 +428,7 @@ type candidate struct {
 type columnGeneration struct {
 	p        *prepared
 	m        *configMaster
-	pr       *cgPricer
+	pr       *binPricer
 	y        []float64 // the pricing point
 	center   []float64 // the best dual so far, scaled to θ = 1
 	centerLB float64
@@ -447,7 +447,7 @@ type columnGeneration struct {
 func newColumnGeneration(p *prepared, m *configMaster, start []float64) *columnGeneration {
 	G, nb := len(m.groups), len(m.bins)
 	cg := &columnGeneration{
-		p: p, m: m, pr: newCGPricer(G, len(m.reqs[0]), m.reqs, m.groups),
+		p: p, m: m, pr: newBinPricer(G, len(m.reqs[0]), m.reqs, m.groups),
 		y: make([]float64, G), center: make([]float64, G),
 		us: make([]float64, nb), rank: make([]int, nb), done: make([]bool, nb),
 	}

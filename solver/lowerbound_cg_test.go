@@ -45,7 +45,7 @@ func TestConfigLPBoundByHand(t *testing.T) {
 	}
 	lb := LowerBound(in)
 	p := prepare(in)
-	share, _ := shareBound(p, lbGroups(p))
+	share, _ := shareBound(p, boundGroups(p))
 	t.Logf("configuration LP %.6f, weighted shares %.6f", lb, share)
 	if math.Abs(lb-15) > 1e-6 {
 		t.Errorf("bound %.9f, want 15", lb)
@@ -221,7 +221,7 @@ func lowerBoundTrials(t *testing.T, exact bool) {
 		}
 		lb := LowerBound(in)
 		p := prepare(in)
-		share, _ := shareBound(p, lbGroups(p))
+		share, _ := shareBound(p, boundGroups(p))
 		if lb > opt*(1+1e-9)+1e-12 {
 			t.Fatalf("trial %d: bound %.6f above the optimum %.6f (%d pods)", trial, lb, opt, len(idx))
 		}

@@ -8,8 +8,8 @@ import (
 	"github.com/joinery/joinery/solver/internal/lp"
 )
 
-// cgMaxFit is how many pods of group g one bin holds alone (at most n).
-func cgMaxFit(capacity, req []int64, n int) int64 {
+// maxFitAlone is how many pods of group g one bin holds alone (at most n).
+func maxFitAlone(capacity, req []int64, n int) int64 {
 	k := int64(n)
 	for d, q := range req {
 		if q > 0 {
@@ -19,7 +19,7 @@ func cgMaxFit(capacity, req []int64, n int) int64 {
 	return max(k, 0)
 }
 
-// cgPricer solves the pricing problem of one bin under duals y: the
+// binPricer solves the pricing problem of one bin under duals y: the
 // bounded multi-dimensional knapsack
 //
 //	max Σ_g k_g·y_g  s.t.  Σ_g k_g·req_g ≤ cap,  0 ≤ k_g ≤ n_g integer,
@@ -30,31 +30,31 @@ func cgMaxFit(capacity, req []int64, n int) int64 {
 // duality), an exact dynamic program over the capacity grid when that grid
 // is small, and branch and bound (incumbent, or the bounds of the subtrees
 // a work limit left open).
-type cgPricer struct {
+type binPricer struct {
 	G, D  int
 	reqs  [][]int64 // per group, over the D dims
 	sizes []int     // pods per group
 
-	items []int32 // the bin's groups with y_g > 0 (indices into its cgBinLP items)
+	items []int32 // the bin's groups with y_g > 0 (indices into its binRelaxation items)
 	// order is the group of each knapsack item: the items sorted by
 	// value per surrogate size.
 	order []int32
 	knap  *knapsack.Knapsack
 
-	binLPs []*cgBinLP
+	binLPs []*binRelaxation
 }
 
-func newCGPricer(G, D int, reqs [][]int64, groups []*lbGroup) *cgPricer {
-	pr := &cgPricer{G: G, D: D, reqs: reqs, knap: knapsack.New(D)}
+func newBinPricer(G, D int, reqs [][]int64, groups []*boundGroup) *binPricer {
+	pr := &binPricer{G: G, D: D, reqs: reqs, knap: knapsack.New(D)}
 	for _, g := range groups {
 		pr.sizes = append(pr.sizes, g.cap())
 	}
 	return pr
 }
 
-// cgBinLP is a bin's knapsack LP relaxation, kept across rounds: only
+// binRelaxation is a bin's knapsack LP relaxation, kept across rounds: only
 // the costs (−y) change, so each solve starts from the last basis.
-type cgBinLP struct {
+type binRelaxation struct {
 	relaxation *lp.Bounded
 	items      []int32 // the bin's groups
 	ub         []int64 // most pods of each the bin holds alone
@@ -68,7 +68,7 @@ type cgBinLP struct {
 // of its last LP solve: by weak duality, for any μ ≥ 0,
 // Σ_r μ_r + Σ_g ub_g·(y_g − Σ_r μ_r·req_g,r/cap_r)⁺ is at least the LP
 // optimum, whatever the simplex achieved. +Inf before the first solve.
-func (pr *cgPricer) lagrangian(bl *cgBinLP, b *cgBin, y []float64) float64 {
+func (pr *binPricer) lagrangian(bl *binRelaxation, b *configBin, y []float64) float64 {
 	if bl.mu == nil {
 		return math.Inf(1)
 	}
@@ -92,18 +92,18 @@ func (pr *cgPricer) lagrangian(bl *cgBinLP, b *cgBin, y []float64) float64 {
 }
 
 // cheap is the bound lagrangian gives bin bi without solving its LP.
-func (pr *cgPricer) cheap(bi int, b *cgBin, y []float64) float64 {
+func (pr *binPricer) cheap(bi int, b *configBin, y []float64) float64 {
 	return pr.lagrangian(pr.binLP(bi, b), b, y)
 }
 
-func (pr *cgPricer) binLP(bi int, b *cgBin) *cgBinLP {
+func (pr *binPricer) binLP(bi int, b *configBin) *binRelaxation {
 	for len(pr.binLPs) <= bi {
 		pr.binLPs = append(pr.binLPs, nil)
 	}
 	if bl := pr.binLPs[bi]; bl != nil {
 		return bl
 	}
-	bl := &cgBinLP{items: b.groups}
+	bl := &binRelaxation{items: b.groups}
 	for d := 0; d < pr.D; d++ {
 		for _, g := range b.groups {
 			if pr.reqs[g][d] > 0 {
@@ -118,7 +118,7 @@ func (pr *cgPricer) binLP(bi int, b *cgBin) *cgBinLP {
 	}
 	bl.relaxation = lp.New(one)
 	for _, g := range b.groups {
-		u := cgMaxFit(b.cap, pr.reqs[g], pr.sizes[g])
+		u := maxFitAlone(b.cap, pr.reqs[g], pr.sizes[g])
 		bl.ub = append(bl.ub, u)
 		var c lp.Column
 		for ri, d := range bl.rows {
@@ -146,7 +146,7 @@ func (pr *cgPricer) binLP(bi int, b *cgBin) *cgBinLP {
 // usual, 1 final). The stages, cheapest first, each returning when it
 // settles the bin: the LP relaxation's dual bound, a greedy incumbent,
 // the dynamic program, branch and bound.
-func (pr *cgPricer) price(bi int, b *cgBin, y []float64, mode int) (float64, []int64, bool, int) {
+func (pr *binPricer) price(bi int, b *configBin, y []float64, mode int) (float64, []int64, bool, int) {
 	bl := pr.binLP(bi, b)
 	pr.items = pr.items[:0] // indices into bl.items
 	for i, g := range bl.items {
@@ -187,7 +187,7 @@ func (pr *cgPricer) price(bi int, b *cgBin, y []float64, mode int) (float64, []i
 // relax solves the bin's knapsack LP relaxation at costs −y from its last
 // basis and keeps its multipliers μ (≥ 0, per row) for lagrangian; it
 // returns them and the work spent.
-func (pr *cgPricer) relax(bl *cgBinLP, y []float64) ([]float64, int) {
+func (pr *binPricer) relax(bl *binRelaxation, y []float64) ([]float64, int) {
 	rows := bl.rows
 	mu := make([]float64, len(rows))
 	ops0 := bl.relaxation.Ops()
@@ -210,14 +210,14 @@ func (pr *cgPricer) relax(bl *cgBinLP, y []float64) ([]float64, int) {
 // pricedItem is one knapsack item: its index in the bin's items, its
 // surrogate size and its value per surrogate size.
 type pricedItem struct {
-	idx   int32 // in cgBinLP.items
+	idx   int32 // in binRelaxation.items
 	a, ef float64
 }
 
 // sortItems loads the knapsack with pr.items by value per surrogate size
 // (weights μ per unit of capacity, plus a little of every dim so none is
 // free), best first, and returns them in that order.
-func (pr *cgPricer) sortItems(bl *cgBinLP, b *cgBin, y, mu []float64) []pricedItem {
+func (pr *binPricer) sortItems(bl *binRelaxation, b *configBin, y, mu []float64) []pricedItem {
 	D, rows, kn := pr.D, bl.rows, pr.knap
 	msum := 0.0
 	for _, m := range mu {
@@ -249,7 +249,7 @@ func (pr *cgPricer) sortItems(bl *cgBinLP, b *cgBin, y, mu []float64) []pricedIt
 
 // incumbent is the LP optimum rounded down, then filled greedily in item
 // order, and its value.
-func (pr *cgPricer) incumbent(bl *cgBinLP, b *cgBin, its []pricedItem) ([]int64, float64) {
+func (pr *binPricer) incumbent(bl *binRelaxation, b *configBin, its []pricedItem) ([]int64, float64) {
 	D, kn := pr.D, pr.knap
 	k0 := make([]int64, len(its))
 	v0 := 0.0
@@ -276,7 +276,7 @@ func (pr *cgPricer) incumbent(bl *cgBinLP, b *cgBin, its []pricedItem) ([]int64,
 }
 
 // config turns counts per knapsack item into pods per group.
-func (pr *cgPricer) config(k []int64) []int64 {
+func (pr *binPricer) config(k []int64) []int64 {
 	ks := make([]int64, pr.G)
 	for i, g := range pr.order {
 		ks[g] = k[i]
