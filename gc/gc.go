@@ -154,123 +154,169 @@ func gone(state string) bool {
 
 // Decide plans one garbage-collection pass at time now.
 func Decide(s Snapshot, now time.Time, o Options) Plan {
-	grace := o.LaunchGrace
-	if grace <= 0 {
-		grace = DefaultLaunchGrace
-	}
+	d := newDecision(s, now, o)
 	var p Plan
-	claimByName := map[string]NodeClaim{}
-	claimByInstance := map[string]NodeClaim{}
-	for _, c := range s.NodeClaims {
-		claimByName[c.Name] = c
-		if id := InstanceID(c.ProviderID); id != "" {
-			claimByInstance[id] = c
-		}
+	p.Instances = d.orphanInstances()
+	p.NodeClaims = d.goneNodeClaims()
+	p.Nodes = d.goneNodes()
+	p.LaunchTemplates = d.unusedLaunchTemplates()
+	for id := range d.confirm {
+		p.Confirm = append(p.Confirm, id)
 	}
-	nodeByInstance := map[string]Node{}
-	nodeByName := map[string]Node{}
-	for _, n := range s.Nodes {
-		nodeByName[n.Name] = n
-		if id := InstanceID(n.ProviderID); id != "" && n.NodePool != "" {
-			nodeByInstance[id] = n
-		}
-	}
-	listed := map[string]Instance{}
-	for _, i := range s.Instances {
-		listed[i.ID] = i
-	}
+	sort.Strings(p.Confirm)
+	return p
+}
 
-	// (a) Instances of this cluster that no NodeClaim names.
+// decision is one Decide: the snapshot, its indexes, and the instances
+// whose state must be confirmed by a lookup.
+type decision struct {
+	s               Snapshot
+	now             time.Time
+	grace           time.Duration
+	claimByName     map[string]NodeClaim
+	claimByInstance map[string]NodeClaim
+	nodeByInstance  map[string]Node // Joinery nodes only
+	nodeByName      map[string]Node
+	listed          map[string]Instance
+	confirm         map[string]bool
+}
+
+func newDecision(s Snapshot, now time.Time, o Options) *decision {
+	d := &decision{s: s, now: now, grace: o.LaunchGrace,
+		claimByName: map[string]NodeClaim{}, claimByInstance: map[string]NodeClaim{},
+		nodeByInstance: map[string]Node{}, nodeByName: map[string]Node{},
+		listed: map[string]Instance{}, confirm: map[string]bool{}}
+	if d.grace <= 0 {
+		d.grace = DefaultLaunchGrace
+	}
+	for _, c := range s.NodeClaims {
+		d.claimByName[c.Name] = c
+		if id := InstanceID(c.ProviderID); id != "" {
+			d.claimByInstance[id] = c
+		}
+	}
+	for _, n := range s.Nodes {
+		d.nodeByName[n.Name] = n
+		if id := InstanceID(n.ProviderID); id != "" && n.NodePool != "" {
+			d.nodeByInstance[id] = n
+		}
+	}
 	for _, i := range s.Instances {
-		if !Owned(i, s.Cluster) || gone(i.State) {
+		d.listed[i.ID] = i
+	}
+	return d
+}
+
+// young reports whether t is unknown or within the launch grace.
+func (d *decision) young(t time.Time) bool {
+	return t.IsZero() || d.now.Sub(t) < d.grace
+}
+
+// orphanInstances: (a) instances of this cluster that no NodeClaim names.
+func (d *decision) orphanInstances() []Collect {
+	var out []Collect
+	for _, i := range d.s.Instances {
+		if !Owned(i, d.s.Cluster) || gone(i.State) {
 			continue
 		}
-		if _, ok := claimByInstance[i.ID]; ok {
+		if _, ok := d.claimByInstance[i.ID]; ok {
 			continue
 		}
-		if tagged, ok := claimByName[i.Tags[TagNodeClaim]]; ok && tagged.ProviderID == "" && !tagged.Deleting {
+		if tagged, ok := d.claimByName[i.Tags[TagNodeClaim]]; ok && tagged.ProviderID == "" && !tagged.Deleting {
 			continue // its launch is being recorded
 		}
-		if i.LaunchTime.IsZero() || now.Sub(i.LaunchTime) < grace {
+		if d.young(i.LaunchTime) {
 			continue
 		}
 		c := Collect{Name: i.ID, InstanceID: i.ID, NodePool: i.Tags[TagNodePool], NodeClaim: i.Tags[TagNodeClaim],
-			Why: fmt.Sprintf("instance %s (launched %s ago) belongs to no NodeClaim", i.ID, now.Sub(i.LaunchTime).Round(time.Second))}
-		if n, ok := nodeByInstance[i.ID]; ok {
+			Why: fmt.Sprintf("instance %s (launched %s ago) belongs to no NodeClaim", i.ID, d.now.Sub(i.LaunchTime).Round(time.Second))}
+		if n, ok := d.nodeByInstance[i.ID]; ok {
 			c.NodeName = n.Name
 		}
-		p.Instances = append(p.Instances, c)
+		out = append(out, c)
 	}
+	return out
+}
 
-	// (b) NodeClaims whose instance was terminated outside Joinery.
-	confirm := map[string]bool{}
-	instanceGone := func(id string) (string, bool) {
-		if i, ok := listed[id]; ok {
-			return i.State, gone(i.State)
-		}
-		st, ok := s.Lookups[id]
-		if !ok {
-			confirm[id] = true
-			return "", false
-		}
-		return st, gone(st)
+// instanceGone is the instance's state and whether it is gone, from the
+// listing or else a lookup; an instance neither knows is to be confirmed
+// (and not gone yet).
+func (d *decision) instanceGone(id string) (string, bool) {
+	if i, ok := d.listed[id]; ok {
+		return i.State, gone(i.State)
 	}
-	for _, c := range s.NodeClaims {
+	st, ok := d.s.Lookups[id]
+	if !ok {
+		d.confirm[id] = true
+		return "", false
+	}
+	return st, gone(st)
+}
+
+// goneNodeClaims: (b) NodeClaims whose instance was terminated outside
+// Joinery.
+func (d *decision) goneNodeClaims() []Collect {
+	var out []Collect
+	for _, c := range d.s.NodeClaims {
 		id := InstanceID(c.ProviderID)
-		if id == "" || c.Deleting || c.Launched.IsZero() || now.Sub(c.Launched) < grace {
+		if id == "" || c.Deleting || d.young(c.Launched) {
 			continue
 		}
-		st, isGone := instanceGone(id)
+		st, isGone := d.instanceGone(id)
 		if !isGone {
 			continue
 		}
 		col := Collect{Name: c.Name, NodeClaim: c.Name, InstanceID: id, NodePool: c.NodePool,
 			Why: fmt.Sprintf("instance %s of NodeClaim %s is %s outside Joinery", id, c.Name, st)}
-		if n, ok := nodeByInstance[id]; ok {
+		if n, ok := d.nodeByInstance[id]; ok {
 			col.NodeName = n.Name
-		} else if n, ok := nodeByName[c.NodeName]; ok && n.NodePool != "" && InstanceID(n.ProviderID) == id {
+		} else if n, ok := d.nodeByName[c.NodeName]; ok && n.NodePool != "" && InstanceID(n.ProviderID) == id {
 			col.NodeName = n.Name
 		}
-		p.NodeClaims = append(p.NodeClaims, col)
+		out = append(out, col)
 	}
+	return out
+}
 
-	// (c) Joinery Nodes with no NodeClaim whose instance is gone.
+// goneNodes: (c) Joinery Nodes with no NodeClaim whose instance is gone.
+func (d *decision) goneNodes() []Collect {
 	claimedNode := map[string]bool{}
-	for _, c := range s.NodeClaims {
+	for _, c := range d.s.NodeClaims {
 		if c.NodeName != "" {
 			claimedNode[c.NodeName] = true
 		}
 	}
-	for _, n := range s.Nodes {
+	var out []Collect
+	for _, n := range d.s.Nodes {
 		id := InstanceID(n.ProviderID)
-		if n.NodePool == "" || id == "" || n.Deleting || claimedNode[n.Name] || n.Created.IsZero() || now.Sub(n.Created) < grace {
+		if n.NodePool == "" || id == "" || n.Deleting || claimedNode[n.Name] || d.young(n.Created) {
 			continue
 		}
-		if _, ok := claimByInstance[id]; ok {
+		if _, ok := d.claimByInstance[id]; ok {
 			continue
 		}
-		if i, ok := listed[id]; ok && Owned(i, s.Cluster) && !gone(i.State) {
+		if i, ok := d.listed[id]; ok && Owned(i, d.s.Cluster) && !gone(i.State) {
 			continue // (a) handles a live orphan instance and its Node
 		}
-		st, isGone := instanceGone(id)
+		st, isGone := d.instanceGone(id)
 		if !isGone {
 			continue
 		}
-		p.Nodes = append(p.Nodes, Collect{Name: n.Name, NodeName: n.Name, InstanceID: id, NodePool: n.NodePool,
+		out = append(out, Collect{Name: n.Name, NodeName: n.Name, InstanceID: id, NodePool: n.NodePool,
 			Why: fmt.Sprintf("node %s has no NodeClaim and its instance %s is %s", n.Name, id, st)})
 	}
+	return out
+}
 
-	// (d) Launch templates of this cluster no NodeClaim or NodeClass uses.
-	for _, lt := range s.LaunchTemplates {
-		if s.TemplatesInUse[lt.Name] || lt.Created.IsZero() || now.Sub(lt.Created) < grace {
+// unusedLaunchTemplates: (d) launch templates of this cluster no
+// NodeClaim or NodeClass uses.
+func (d *decision) unusedLaunchTemplates() []Collect {
+	var out []Collect
+	for _, lt := range d.s.LaunchTemplates {
+		if d.s.TemplatesInUse[lt.Name] || d.young(lt.Created) {
 			continue
 		}
-		p.LaunchTemplates = append(p.LaunchTemplates, Collect{Name: lt.Name, Why: "launch template " + lt.Name + " is used by no NodeClaim or NodeClass"})
+		out = append(out, Collect{Name: lt.Name, Why: "launch template " + lt.Name + " is used by no NodeClaim or NodeClass"})
 	}
-
-	for id := range confirm {
-		p.Confirm = append(p.Confirm, id)
-	}
-	sort.Strings(p.Confirm)
-	return p
+	return out
 }

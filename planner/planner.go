@@ -153,220 +153,277 @@ type workloadPod struct {
 // pending), Node, PersistentVolume, PersistentVolumeClaim; others
 // (PodDisruptionBudget, Service, ...) are accepted and ignored.
 func Build(docs []Doc, opts Options) (*Built, Errors) {
-	cat := opts.Catalog
-	if cat == nil {
+	b := &builder{cat: opts.Catalog, zones: opts.Zones, out: &Built{},
+		classes: map[string]*apiv1.EC2NodeClass{}, pvs: map[string]*corev1.PersistentVolume{}, pvcs: map[string]*corev1.PersistentVolumeClaim{}}
+	if b.cat == nil {
 		var err error
-		if cat, err = catalog.Default(); err != nil {
+		if b.cat, err = catalog.Default(); err != nil {
 			return nil, Errors{{Reason: "embedded catalog: " + err.Error()}}
 		}
 	}
-	zones := opts.Zones
-	if zones == nil {
-		zones = catalog.DefaultZones
-	}
-	out := &Built{}
-	var errs Errors
-	fail := func(d Doc, field, reason string) {
-		errs = append(errs, ManifestError{File: d.File, Doc: d.Index, Kind: d.Obj.GetKind(), Name: d.Obj.GetName(), Field: field, Reason: reason})
-	}
-	convert := func(d Doc, into interface{}) bool {
-		if err := runtime.DefaultUnstructuredConverter.FromUnstructuredWithValidation(d.Obj.Object, into, true); err != nil {
-			fail(d, "", err.Error())
-			return false
-		}
-		return true
-	}
-	var pools []*apiv1.NodePool
-	classes := map[string]*apiv1.EC2NodeClass{}
-	var pending, bound []workloadPod
-	var nodes []*corev1.Node
-	pvs := map[string]*corev1.PersistentVolume{}
-	pvcs := map[string]*corev1.PersistentVolumeClaim{}
-	expand := func(d Doc, name, ns string, n int, tmpl *corev1.PodTemplateSpec, claims []string, sts bool) {
-		if ns == "" {
-			ns = "default"
-		}
-		if n > MaxReplicas {
-			fail(d, "spec.replicas", fmt.Sprintf("%d pods: more than the planner's limit of %d", n, MaxReplicas))
-			return
-		}
-		for i := 0; i < n; i++ {
-			p := &corev1.Pod{ObjectMeta: *tmpl.ObjectMeta.DeepCopy(), Spec: *tmpl.Spec.DeepCopy()}
-			p.Namespace, p.Name = ns, fmt.Sprintf("%s-%d", name, i)
-			wp := workloadPod{pod: p, doc: d}
-			for _, v := range p.Spec.Volumes {
-				if v.PersistentVolumeClaim != nil {
-					wp.pvcs = append(wp.pvcs, v.PersistentVolumeClaim.ClaimName)
-				}
-			}
-			if sts {
-				for _, c := range claims {
-					wp.pvcs = append(wp.pvcs, fmt.Sprintf("%s-%s-%d", c, name, i))
-				}
-			}
-			pending = append(pending, wp)
-		}
-	}
-	replicas := func(r *int32) int {
-		if r == nil {
-			return 1
-		}
-		return int(*r)
+	if b.zones == nil {
+		b.zones = catalog.DefaultZones
 	}
 	for _, d := range docs {
-		switch d.Obj.GetKind() {
-		case "NodePool":
-			np := &apiv1.NodePool{}
-			if !convert(d, np) {
-				continue
+		b.read(d)
+	}
+	b.existingPods()
+	usage, count := b.existingNodes()
+	b.nodePools(usage, count)
+	for _, wp := range b.pending {
+		sp := solver.PodFromK8s(wp.pod)
+		sp.VolumeRequirements = b.volumeRequirements(wp)
+		b.out.Input.Pods = append(b.out.Input.Pods, sp)
+	}
+	return b.out, b.errs
+}
+
+// builder holds what Build has read so far.
+type builder struct {
+	cat   *catalog.Catalog
+	zones []string
+	out   *Built
+	errs  Errors
+
+	pools          []*apiv1.NodePool
+	classes        map[string]*apiv1.EC2NodeClass
+	pending, bound []workloadPod
+	nodes          []*corev1.Node
+	pvs            map[string]*corev1.PersistentVolume
+	pvcs           map[string]*corev1.PersistentVolumeClaim // by namespace/name
+}
+
+func (b *builder) fail(d Doc, field, reason string) {
+	b.errs = append(b.errs, ManifestError{File: d.File, Doc: d.Index, Kind: d.Obj.GetKind(), Name: d.Obj.GetName(), Field: field, Reason: reason})
+}
+
+// convert decodes the document into into, failing it when it does not fit.
+func (b *builder) convert(d Doc, into interface{}) bool {
+	if err := runtime.DefaultUnstructuredConverter.FromUnstructuredWithValidation(d.Obj.Object, into, true); err != nil {
+		b.fail(d, "", err.Error())
+		return false
+	}
+	return true
+}
+
+func (b *builder) warn(format string, args ...any) {
+	b.out.Warnings = append(b.out.Warnings, fmt.Sprintf(format, args...))
+}
+
+// read takes one document by its kind.
+func (b *builder) read(d Doc) {
+	switch d.Obj.GetKind() {
+	case "NodePool":
+		np := &apiv1.NodePool{}
+		if !b.convert(d, np) {
+			return
+		}
+		if fe := np.Validate(); len(fe) > 0 {
+			for _, e := range fe {
+				b.fail(d, e.Field, e.ErrorBody())
 			}
-			if fe := np.Validate(); len(fe) > 0 {
-				for _, e := range fe {
-					fail(d, e.Field, e.ErrorBody())
-				}
-				continue
-			}
-			pools = append(pools, np)
-		case "EC2NodeClass":
-			nc := &apiv1.EC2NodeClass{}
-			if convert(d, nc) {
-				classes[nc.Name] = nc
-			}
-		case "Deployment":
-			o := &appsv1.Deployment{}
-			if convert(d, o) {
-				expand(d, o.Name, o.Namespace, replicas(o.Spec.Replicas), &o.Spec.Template, nil, false)
-			}
-		case "ReplicaSet":
-			o := &appsv1.ReplicaSet{}
-			if convert(d, o) {
-				expand(d, o.Name, o.Namespace, replicas(o.Spec.Replicas), &o.Spec.Template, nil, false)
-			}
-		case "StatefulSet":
-			o := &appsv1.StatefulSet{}
-			if convert(d, o) {
-				var claims []string
-				for _, c := range o.Spec.VolumeClaimTemplates {
-					claims = append(claims, c.Name)
-				}
-				expand(d, o.Name, o.Namespace, replicas(o.Spec.Replicas), &o.Spec.Template, claims, true)
-			}
-		case "Job":
-			o := &batchv1.Job{}
-			if convert(d, o) {
-				n := replicas(o.Spec.Parallelism)
-				if o.Spec.Completions != nil && int(*o.Spec.Completions) < n {
-					n = int(*o.Spec.Completions)
-				}
-				expand(d, o.Name, o.Namespace, n, &o.Spec.Template, nil, false)
-			}
-		case "CronJob":
-			o := &batchv1.CronJob{}
-			if convert(d, o) {
-				js := o.Spec.JobTemplate.Spec
-				n := replicas(js.Parallelism)
-				expand(d, o.Name, o.Namespace, n, &js.Template, nil, false)
-				out.Warnings = append(out.Warnings, fmt.Sprintf("%s document %d: CronJob %s planned as one run", d.File, d.Index, o.Name))
-			}
-		case "DaemonSet":
-			o := &appsv1.DaemonSet{}
-			if convert(d, o) {
-				if o.Namespace == "" {
-					o.Namespace = "default"
-				}
-				out.Input.DaemonSets = append(out.Input.DaemonSets, solver.DaemonSetFromK8s(o))
-			}
-		case "Pod":
-			o := &corev1.Pod{}
-			if !convert(d, o) {
-				continue
-			}
+			return
+		}
+		b.pools = append(b.pools, np)
+	case "EC2NodeClass":
+		nc := &apiv1.EC2NodeClass{}
+		if b.convert(d, nc) {
+			b.classes[nc.Name] = nc
+		}
+	case "Deployment", "ReplicaSet", "StatefulSet", "Job", "CronJob":
+		b.readWorkload(d)
+	case "DaemonSet":
+		o := &appsv1.DaemonSet{}
+		if b.convert(d, o) {
 			if o.Namespace == "" {
 				o.Namespace = "default"
 			}
-			if len(o.Spec.Containers) == 0 {
-				fail(d, "spec.containers", "Required value")
-				continue
+			b.out.Input.DaemonSets = append(b.out.Input.DaemonSets, solver.DaemonSetFromK8s(o))
+		}
+	case "Pod":
+		b.readPod(d)
+	case "Node":
+		o := &corev1.Node{}
+		if b.convert(d, o) {
+			b.nodes = append(b.nodes, o)
+		}
+	case "PersistentVolume":
+		o := &corev1.PersistentVolume{}
+		if b.convert(d, o) {
+			b.pvs[o.Name] = o
+		}
+	case "PersistentVolumeClaim":
+		o := &corev1.PersistentVolumeClaim{}
+		if b.convert(d, o) {
+			if o.Namespace == "" {
+				o.Namespace = "default"
 			}
-			wp := workloadPod{pod: o, doc: d}
-			for _, v := range o.Spec.Volumes {
-				if v.PersistentVolumeClaim != nil {
-					wp.pvcs = append(wp.pvcs, v.PersistentVolumeClaim.ClaimName)
-				}
+			b.pvcs[o.Namespace+"/"+o.Name] = o
+		}
+	default:
+		b.warn("%s document %d: %s %s ignored", d.File, d.Index, d.Obj.GetKind(), d.Obj.GetName())
+	}
+}
+
+func replicas(r *int32) int {
+	if r == nil {
+		return 1
+	}
+	return int(*r)
+}
+
+// readWorkload expands a Deployment, ReplicaSet, StatefulSet, Job or
+// CronJob (one run) into its pending pods.
+func (b *builder) readWorkload(d Doc) {
+	switch d.Obj.GetKind() {
+	case "Deployment":
+		o := &appsv1.Deployment{}
+		if b.convert(d, o) {
+			b.expand(d, o.Name, o.Namespace, replicas(o.Spec.Replicas), &o.Spec.Template, nil, false)
+		}
+	case "ReplicaSet":
+		o := &appsv1.ReplicaSet{}
+		if b.convert(d, o) {
+			b.expand(d, o.Name, o.Namespace, replicas(o.Spec.Replicas), &o.Spec.Template, nil, false)
+		}
+	case "StatefulSet":
+		o := &appsv1.StatefulSet{}
+		if b.convert(d, o) {
+			var claims []string
+			for _, c := range o.Spec.VolumeClaimTemplates {
+				claims = append(claims, c.Name)
 			}
-			if o.Spec.NodeName != "" {
-				bound = append(bound, wp)
-			} else {
-				pending = append(pending, wp)
+			b.expand(d, o.Name, o.Namespace, replicas(o.Spec.Replicas), &o.Spec.Template, claims, true)
+		}
+	case "Job":
+		o := &batchv1.Job{}
+		if b.convert(d, o) {
+			n := replicas(o.Spec.Parallelism)
+			if o.Spec.Completions != nil && int(*o.Spec.Completions) < n {
+				n = int(*o.Spec.Completions)
 			}
-		case "Node":
-			o := &corev1.Node{}
-			if convert(d, o) {
-				nodes = append(nodes, o)
-			}
-		case "PersistentVolume":
-			o := &corev1.PersistentVolume{}
-			if convert(d, o) {
-				pvs[o.Name] = o
-			}
-		case "PersistentVolumeClaim":
-			o := &corev1.PersistentVolumeClaim{}
-			if convert(d, o) {
-				if o.Namespace == "" {
-					o.Namespace = "default"
-				}
-				pvcs[o.Namespace+"/"+o.Name] = o
-			}
-		default:
-			out.Warnings = append(out.Warnings, fmt.Sprintf("%s document %d: %s %s ignored", d.File, d.Index, d.Obj.GetKind(), d.Obj.GetName()))
+			b.expand(d, o.Name, o.Namespace, n, &o.Spec.Template, nil, false)
+		}
+	case "CronJob":
+		o := &batchv1.CronJob{}
+		if b.convert(d, o) {
+			js := o.Spec.JobTemplate.Spec
+			n := replicas(js.Parallelism)
+			b.expand(d, o.Name, o.Namespace, n, &js.Template, nil, false)
+			b.warn("%s document %d: CronJob %s planned as one run", d.File, d.Index, o.Name)
 		}
 	}
+}
 
-	volumeReqs := func(wp workloadPod) []apiv1.NodeSelectorRequirementWithMinValues {
-		var out []apiv1.NodeSelectorRequirementWithMinValues
-		for _, c := range wp.pvcs {
-			pvc := pvcs[wp.pod.Namespace+"/"+c]
-			if pvc == nil || pvc.Spec.VolumeName == "" {
-				continue // unbound: the volume follows the pod (WaitForFirstConsumer)
-			}
-			pv := pvs[pvc.Spec.VolumeName]
-			if pv == nil || pv.Spec.NodeAffinity == nil || pv.Spec.NodeAffinity.Required == nil || len(pv.Spec.NodeAffinity.Required.NodeSelectorTerms) == 0 {
-				continue
-			}
-			// The first term (EBS volumes have exactly one).
-			for _, e := range pv.Spec.NodeAffinity.Required.NodeSelectorTerms[0].MatchExpressions {
-				out = append(out, apiv1.NodeSelectorRequirementWithMinValues{Key: e.Key, Operator: string(e.Operator), Values: append([]string(nil), e.Values...)})
+// expand adds n pending pods name-0.. of the template; a StatefulSet's
+// (sts) also claim their volumeClaimTemplates' PVCs.
+func (b *builder) expand(d Doc, name, ns string, n int, tmpl *corev1.PodTemplateSpec, claims []string, sts bool) {
+	if ns == "" {
+		ns = "default"
+	}
+	if n > MaxReplicas {
+		b.fail(d, "spec.replicas", fmt.Sprintf("%d pods: more than the planner's limit of %d", n, MaxReplicas))
+		return
+	}
+	for i := 0; i < n; i++ {
+		p := &corev1.Pod{ObjectMeta: *tmpl.ObjectMeta.DeepCopy(), Spec: *tmpl.Spec.DeepCopy()}
+		p.Namespace, p.Name = ns, fmt.Sprintf("%s-%d", name, i)
+		wp := workloadPod{pod: p, doc: d, pvcs: claimNames(p)}
+		if sts {
+			for _, c := range claims {
+				wp.pvcs = append(wp.pvcs, fmt.Sprintf("%s-%s-%d", c, name, i))
 			}
 		}
-		return out
+		b.pending = append(b.pending, wp)
 	}
+}
 
-	// Existing nodes and their pods.
-	nodeByName := map[string]*corev1.Node{}
-	sort.SliceStable(nodes, func(i, j int) bool { return nodes[i].Name < nodes[j].Name })
-	used := map[string]resources.List{}
-	ports := map[string][]solver.HostPort{}
-	for _, wp := range bound {
+// claimNames are the PVCs the pod's volumes name.
+func claimNames(p *corev1.Pod) []string {
+	var out []string
+	for _, v := range p.Spec.Volumes {
+		if v.PersistentVolumeClaim != nil {
+			out = append(out, v.PersistentVolumeClaim.ClaimName)
+		}
+	}
+	return out
+}
+
+// readPod takes a Pod: bound when it names a node, else pending.
+func (b *builder) readPod(d Doc) {
+	o := &corev1.Pod{}
+	if !b.convert(d, o) {
+		return
+	}
+	if o.Namespace == "" {
+		o.Namespace = "default"
+	}
+	if len(o.Spec.Containers) == 0 {
+		b.fail(d, "spec.containers", "Required value")
+		return
+	}
+	wp := workloadPod{pod: o, doc: d, pvcs: claimNames(o)}
+	if o.Spec.NodeName != "" {
+		b.bound = append(b.bound, wp)
+	} else {
+		b.pending = append(b.pending, wp)
+	}
+}
+
+// volumeRequirements are the node requirements of the pod's bound
+// volumes (the first node selector term of each PV's node affinity).
+func (b *builder) volumeRequirements(wp workloadPod) []apiv1.NodeSelectorRequirementWithMinValues {
+	var out []apiv1.NodeSelectorRequirementWithMinValues
+	for _, c := range wp.pvcs {
+		pvc := b.pvcs[wp.pod.Namespace+"/"+c]
+		if pvc == nil || pvc.Spec.VolumeName == "" {
+			continue // unbound: the volume follows the pod (WaitForFirstConsumer)
+		}
+		pv := b.pvs[pvc.Spec.VolumeName]
+		if pv == nil || pv.Spec.NodeAffinity == nil || pv.Spec.NodeAffinity.Required == nil || len(pv.Spec.NodeAffinity.Required.NodeSelectorTerms) == 0 {
+			continue
+		}
+		// The first term (EBS volumes have exactly one).
+		for _, e := range pv.Spec.NodeAffinity.Required.NodeSelectorTerms[0].MatchExpressions {
+			out = append(out, apiv1.NodeSelectorRequirementWithMinValues{Key: e.Key, Operator: string(e.Operator), Values: append([]string(nil), e.Values...)})
+		}
+	}
+	return out
+}
+
+// existingPods adds the bound pods (with their node's zone), nodes sorted
+// by name first.
+func (b *builder) existingPods() {
+	sort.SliceStable(b.nodes, func(i, j int) bool { return b.nodes[i].Name < b.nodes[j].Name })
+	for _, wp := range b.bound {
 		sp := solver.PodFromK8s(wp.pod)
-		used[wp.pod.Spec.NodeName] = used[wp.pod.Spec.NodeName].Add(sp.Requests)
-		ports[wp.pod.Spec.NodeName] = append(ports[wp.pod.Spec.NodeName], sp.HostPorts...)
 		zone := ""
-		for _, n := range nodes {
+		for _, n := range b.nodes {
 			if n.Name == wp.pod.Spec.NodeName {
 				zone = n.Labels[apiv1.LabelZone]
 			}
 		}
-		out.Input.ExistingPods = append(out.Input.ExistingPods, solver.ExistingPod{Pod: sp, Node: wp.pod.Spec.NodeName, Zone: zone,
+		b.out.Input.ExistingPods = append(b.out.Input.ExistingPods, solver.ExistingPod{Pod: sp, Node: wp.pod.Spec.NodeName, Zone: zone,
 			Daemon: len(wp.pod.OwnerReferences) > 0 && wp.pod.OwnerReferences[0].Kind == "DaemonSet"})
 	}
-	usage := map[string]resources.List{}
-	count := map[string]int{}
-	for _, n := range nodes {
-		nodeByName[n.Name] = n
+}
+
+// existingNodes adds the schedulable nodes with what their bound pods
+// leave and their catalog price, and returns each NodePool's capacity
+// in use and node count.
+func (b *builder) existingNodes() (usage map[string]resources.List, count map[string]int) {
+	used := map[string]resources.List{}
+	ports := map[string][]solver.HostPort{}
+	for _, ep := range b.out.Input.ExistingPods {
+		used[ep.Node] = used[ep.Node].Add(ep.Pod.Requests)
+		ports[ep.Node] = append(ports[ep.Node], ep.Pod.HostPorts...)
+	}
+	usage, count = map[string]resources.List{}, map[string]int{}
+	for _, n := range b.nodes {
 		alloc, _ := resources.FromResourceList(n.Status.Allocatable)
 		capacity, _ := resources.FromResourceList(n.Status.Capacity)
 		price := 0.0
-		if it, ok := cat.Get(n.Labels[apiv1.LabelInstanceType]); ok {
+		if it, ok := b.cat.Get(n.Labels[apiv1.LabelInstanceType]); ok {
 			price = it.OnDemandPrice
 			if n.Labels[apiv1.LabelCapacityType] == apiv1.CapacityTypeSpot {
 				price = it.SpotPrice()
@@ -380,30 +437,28 @@ func Build(docs []Doc, opts Options) (*Built, Errors) {
 		if n.Spec.Unschedulable {
 			continue
 		}
-		out.Input.ExistingNodes = append(out.Input.ExistingNodes, solver.Node{Name: n.Name, Labels: n.Labels, Taints: n.Spec.Taints,
+		b.out.Input.ExistingNodes = append(b.out.Input.ExistingNodes, solver.Node{Name: n.Name, Labels: n.Labels, Taints: n.Spec.Taints,
 			Available: alloc.Sub(used[n.Name]), NodePool: pool, HostPorts: ports[n.Name], Price: price})
 	}
+	return usage, count
+}
 
-	// NodePools over the catalog.
-	sort.SliceStable(pools, func(i, j int) bool { return pools[i].Name < pools[j].Name })
-	for _, np := range pools {
+// nodePools adds the NodePools (by name) over the catalog, with their
+// usage by the existing nodes.
+func (b *builder) nodePools(usage map[string]resources.List, count map[string]int) {
+	sort.SliceStable(b.pools, func(i, j int) bool { return b.pools[i].Name < b.pools[j].Name })
+	for _, np := range b.pools {
 		var nc *apiv1.EC2NodeClass
 		if ref := np.Spec.Template.Spec.NodeClassRef; ref != nil && ref.Name != "" {
-			nc = classes[ref.Name]
+			nc = b.classes[ref.Name]
 			if nc == nil {
-				out.Warnings = append(out.Warnings, fmt.Sprintf("NodePool %s: EC2NodeClass %s not in the manifests; EKS defaults used", np.Name, ref.Name))
+				b.warn("NodePool %s: EC2NodeClass %s not in the manifests; EKS defaults used", np.Name, ref.Name)
 			}
 		}
-		sp := solver.NodePoolFromAPI(np, nc, cat, zones, nil)
+		sp := solver.NodePoolFromAPI(np, nc, b.cat, b.zones, nil)
 		sp.Usage, sp.NodeCount = usage[np.Name], count[np.Name]
-		out.Input.NodePools = append(out.Input.NodePools, sp)
+		b.out.Input.NodePools = append(b.out.Input.NodePools, sp)
 	}
-	for _, wp := range pending {
-		sp := solver.PodFromK8s(wp.pod)
-		sp.VolumeRequirements = volumeReqs(wp)
-		out.Input.Pods = append(out.Input.Pods, sp)
-	}
-	return out, errs
 }
 
 // Result is a solved plan with its cost figures.

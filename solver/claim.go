@@ -39,7 +39,7 @@ type claim struct {
 	// rejects every pod with the same signature and requests at least as
 	// large (see pass.lastSig for the caveat): rejSig/rejReq remember the
 	// last rejection.
-	rejSig *sigInfo
+	rejSig *podSignature
 	rejReq resources.List
 	rejRes bool // the last rejection was not by topology
 	// zone is the zone the claim is pinned to (-1: any of its offerings'
@@ -201,7 +201,7 @@ func launchCap(pl *poolInfo, ts []int32) (maxCap resources.List) {
 // signature is monotone or the rejection came after the topology check
 // passed (resources, types and ports only ever narrow; a zone the claim was
 // pinned to for that check stays pinned).
-func (s *pass) tryAdd(c *claim, pi *podInfo, sig *sigInfo) bool {
+func (s *pass) tryAdd(c *claim, pi *podInfo, sig *podSignature) bool {
 	if c.rejSig == sig && (sig.monotone || c.rejRes) && c.rejReq.Fits(pi.req) {
 		return false
 	}
@@ -213,127 +213,180 @@ func (s *pass) tryAdd(c *claim, pi *podInfo, sig *sigInfo) bool {
 	return true
 }
 
-func (s *pass) add(c *claim, pi *podInfo, sig *sigInfo) bool {
+// addition is what add knows about one pod joining one claim before it
+// tries the pod's terms: the claim's requests with the pod, the pod's
+// signature in the pool, the daemonset ports to check (nil: none), and
+// the zone and host the topology check placed it in (zoneMask: the
+// offerings of that zone when it pins a claim that spans several).
+type addition struct {
+	newReq   resources.List
+	sp       *poolSignature
+	dsPorts  [][]HostPort
+	zone     int
+	host     int32
+	zoneMask []uint64
+}
+
+// add adds the pod to the claim through the first of its terms that some
+// surviving type meets under the cost rules and the pool's limits (see
+// tryAdd).
+func (s *pass) add(c *claim, pi *podInfo, sig *podSignature) bool {
+	a, ok := s.prepareAdd(c, pi, sig)
+	if !ok {
+		return false
+	}
 	pl := c.pool
-	newReq := c.req.Add(pi.req)
-	if !newReq.Fits(c.maxUsable) {
-		return false
-	}
-	sp := sig.forPool(pl)
-	if sp.taint != nil {
-		return false
-	}
-	var dsPorts [][]HostPort
-	if len(pi.ports) > 0 {
-		if _, bad := portsConflict(pi.ports, c.ports); bad {
-			return false
-		}
-		dsPorts = pl.dsPorts
-	}
-	zone, host := -1, s.p.hostBase+int32(c.seq)
-	var zm []uint64
-	if s.tp.active {
-		var ok bool
-		zs := c.zones()
-		if zone, ok = s.topoAt(pi, sig, host, zs, c.zonePrice); !ok {
-			s.topoRej = true
-			return false
-		}
-		if zone >= 0 && c.zone < 0 && bits.OnesCount64(zs) > 1 {
-			zm = pl.zoneMask[zone]
-		}
-	}
-	for _, term := range sp.terms {
+	for _, term := range a.sp.terms {
 		if !term.any || !freeOK(pl, c.free, term.free) {
 			continue
 		}
-		if zm == nil && dsPorts == nil && (term.trivial || term.typeOnly) && s.quickReject(c, pi, term, newReq) {
+		if a.zoneMask == nil && a.dsPorts == nil && (term.trivial || term.typeOnly) && s.quickReject(c, pi, term, a.newReq) {
 			continue
 		}
-		ts, ms := s.bufT[:0], s.bufM[:0]
-		removed, narrowed := false, false
-		s.gen++
-		stamp, fit, class := s.stamp[pl.idx], s.fit[pl.idx], pl.class
-		for i, t := range c.types {
-			m := c.masks[i]
-			if !term.trivial {
-				m &= term.masks[t]
-			}
-			if zm != nil {
-				m &= zm[t]
-			}
-			if dsPorts != nil {
-				if _, bad := portsConflict(pi.ports, dsPorts[t]); bad {
-					m = 0
-				}
-			}
-			cl := class[t]
-			if stamp[cl] != s.gen {
-				stamp[cl], fit[cl] = s.gen, newReq.Fits(pl.classUsable[cl])
-			}
-			if m == 0 || !fit[cl] {
-				removed = true
-				continue
-			}
-			narrowed = narrowed || m != c.masks[i]
-			ts, ms = append(ts, t), append(ms, m)
-		}
-		s.bufT, s.bufM = ts, ms
+		ts, ms, removed, narrowed := s.narrowTypes(c, pi, term, &a)
 		if len(ts) == 0 {
 			continue
 		}
 		var maxC resources.List
 		if removed || narrowed {
-			oldPrice, newT, newPrice := c.price(), ts[0], pl.types[ts[0]].cheapest(ms[0])
-			if narrowed { // offerings changed: prices too
-				for i, t := range ts {
-					if p := pl.types[t].cheapest(ms[i]); p < newPrice {
-						newT, newPrice = t, p
-					}
-				}
-			}
-			// An ordinary pod only fills the slack of an accelerator
-			// claim: growing a GPU node for CPU work costs GPU prices.
-			if newPrice > oldPrice && c.req.HasExtended() && !pi.req.HasExtended() && !s.seeding {
-				continue
-			}
-			if newPrice > oldPrice && !upsizeOK(pl, c.types[0], newT, oldPrice, newPrice, newReq, s.byClass[pi.class].UpsizeTolerance) {
-				continue
-			}
-			if narrowed {
-				pl.sortByPrice(ts, ms)
-			}
-			if !minValuesOK(pl, ts, ms) {
-				continue
-			}
-			maxC = launchCap(pl, ts)
-			if !s.limitOK(pl, s.usage[pl.idx].Sub(c.maxCap), maxC) {
+			if maxC, ok = s.narrowedOK(c, pi, ts, ms, narrowed, a.newReq); !ok {
 				continue
 			}
 		}
-		old := c.order()
-		if removed || narrowed {
-			c.types = append(c.types[:0], ts...)
-			c.masks = append(c.masks[:0], ms...)
-			// maxUsable stays as it was: still an upper bound, as the set only shrank.
-			s.usage[pl.idx] = s.usage[pl.idx].Sub(c.maxCap).Add(maxC)
-			c.maxCap = maxC
-			c.zsetOK, c.zpDone = false, 0
-		}
-		if zone >= 0 {
-			c.zone = zone
-		}
-		if s.tp.active {
-			s.topo.record(pi.topo, sig, host, c.zone)
-		}
-		c.ports = append(c.ports, pi.ports...)
-		c.req = newReq
-		c.pods = append(c.pods, pi)
-		c.addReqs(term)
-		s.reorder(c, old)
+		s.commitAdd(c, pi, sig, term, &a, ts, ms, removed || narrowed, maxC)
 		return true
 	}
 	return false
+}
+
+// prepareAdd checks what does not depend on the pod's terms: resources
+// against the claim's largest type, the pool's taints, host ports, and
+// the topology placement.
+func (s *pass) prepareAdd(c *claim, pi *podInfo, sig *podSignature) (addition, bool) {
+	pl := c.pool
+	a := addition{newReq: c.req.Add(pi.req), zone: -1, host: s.p.hostBase + int32(c.seq)}
+	if !a.newReq.Fits(c.maxUsable) {
+		return a, false
+	}
+	a.sp = sig.forPool(pl)
+	if a.sp.taint != nil {
+		return a, false
+	}
+	if len(pi.ports) > 0 {
+		if _, bad := portsConflict(pi.ports, c.ports); bad {
+			return a, false
+		}
+		a.dsPorts = pl.dsPorts
+	}
+	if s.tp.active {
+		var ok bool
+		zs := c.zones()
+		if a.zone, ok = s.topoAt(pi, sig, a.host, zs, c.zonePrice); !ok {
+			s.topoRej = true
+			return a, false
+		}
+		if a.zone >= 0 && c.zone < 0 && bits.OnesCount64(zs) > 1 {
+			a.zoneMask = pl.zoneMask[a.zone]
+		}
+	}
+	return a, true
+}
+
+// narrowTypes is the claim's type set narrowed by the term, the zone and
+// the daemonset ports (types and offering masks, in s's buffers), whether
+// a type was removed and whether an offering mask narrowed.
+func (s *pass) narrowTypes(c *claim, pi *podInfo, term *compiledTerm, a *addition) (ts []int32, ms []uint64, removed, narrowed bool) {
+	pl := c.pool
+	ts, ms = s.bufT[:0], s.bufM[:0]
+	s.gen++
+	stamp, fit, class := s.stamp[pl.idx], s.fit[pl.idx], pl.class
+	for i, t := range c.types {
+		m := c.masks[i]
+		if !term.trivial {
+			m &= term.masks[t]
+		}
+		if a.zoneMask != nil {
+			m &= a.zoneMask[t]
+		}
+		if a.dsPorts != nil {
+			if _, bad := portsConflict(pi.ports, a.dsPorts[t]); bad {
+				m = 0
+			}
+		}
+		cl := class[t]
+		if stamp[cl] != s.gen {
+			stamp[cl], fit[cl] = s.gen, a.newReq.Fits(pl.classUsable[cl])
+		}
+		if m == 0 || !fit[cl] {
+			removed = true
+			continue
+		}
+		narrowed = narrowed || m != c.masks[i]
+		ts, ms = append(ts, t), append(ms, m)
+	}
+	s.bufT, s.bufM = ts, ms
+	return ts, ms, removed, narrowed
+}
+
+// narrowedOK applies the cost rules (accelerator slack, upsize), minValues
+// and the pool's limits to a narrowed type set (sorting it by price when
+// offerings narrowed); it returns the set's launch capacity.
+func (s *pass) narrowedOK(c *claim, pi *podInfo, ts []int32, ms []uint64, narrowed bool, newReq resources.List) (resources.List, bool) {
+	pl := c.pool
+	oldPrice, newT, newPrice := c.price(), ts[0], pl.types[ts[0]].cheapest(ms[0])
+	if narrowed { // offerings changed: prices too
+		for i, t := range ts {
+			if p := pl.types[t].cheapest(ms[i]); p < newPrice {
+				newT, newPrice = t, p
+			}
+		}
+	}
+	// An ordinary pod only fills the slack of an accelerator
+	// claim: growing a GPU node for CPU work costs GPU prices.
+	if newPrice > oldPrice && c.req.HasExtended() && !pi.req.HasExtended() && !s.seeding {
+		return resources.List{}, false
+	}
+	if newPrice > oldPrice && !upsizeOK(pl, c.types[0], newT, oldPrice, newPrice, newReq, s.byClass[pi.class].UpsizeTolerance) {
+		return resources.List{}, false
+	}
+	if narrowed {
+		pl.sortByPrice(ts, ms)
+	}
+	if !minValuesOK(pl, ts, ms) {
+		return resources.List{}, false
+	}
+	maxC := launchCap(pl, ts)
+	if !s.limitOK(pl, s.usage[pl.idx].Sub(c.maxCap), maxC) {
+		return resources.List{}, false
+	}
+	return maxC, true
+}
+
+// commitAdd puts the pod on the claim: the narrowed types (when changed)
+// and their launch capacity against the pool's usage, the zone, the
+// topology record, ports, requests and the claim's place in the order.
+func (s *pass) commitAdd(c *claim, pi *podInfo, sig *podSignature, term *compiledTerm, a *addition, ts []int32, ms []uint64, changed bool, maxC resources.List) {
+	pl := c.pool
+	old := c.order()
+	if changed {
+		c.types = append(c.types[:0], ts...)
+		c.masks = append(c.masks[:0], ms...)
+		// maxUsable stays as it was: still an upper bound, as the set only shrank.
+		s.usage[pl.idx] = s.usage[pl.idx].Sub(c.maxCap).Add(maxC)
+		c.maxCap = maxC
+		c.zsetOK, c.zpDone = false, 0
+	}
+	if a.zone >= 0 {
+		c.zone = a.zone
+	}
+	if s.tp.active {
+		s.topo.record(pi.topo, sig, a.host, c.zone)
+	}
+	c.ports = append(c.ports, pi.ports...)
+	c.req = a.newReq
+	c.pods = append(c.pods, pi)
+	c.addReqs(term)
+	s.reorder(c, old)
 }
 
 // quickReject is what add's scan of the claim's types would conclude about
@@ -342,7 +395,7 @@ func (s *pass) add(c *claim, pi *podInfo, sig *sigInfo) bool {
 // fits and meets the term is the new cheapest; none, or a pricier one the
 // accelerator or upsize rule refuses, rejects the pod. It stops at that
 // first type instead of building the narrowed set.
-func (s *pass) quickReject(c *claim, pi *podInfo, term *compiled, newReq resources.List) bool {
+func (s *pass) quickReject(c *claim, pi *podInfo, term *compiledTerm, newReq resources.List) bool {
 	pl := c.pool
 	for i, t := range c.types {
 		if (!term.trivial && term.masks[t] == 0) || !newReq.Fits(pl.usable[t]) {
@@ -363,7 +416,7 @@ func (s *pass) quickReject(c *claim, pi *podInfo, term *compiled, newReq resourc
 	return true
 }
 
-func (c *claim) addReqs(term *compiled) {
+func (c *claim) addReqs(term *compiledTerm) {
 	for _, r := range term.reqs {
 		dup := false
 		for _, have := range c.reqs {

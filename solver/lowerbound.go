@@ -7,69 +7,14 @@ import (
 )
 
 // LowerBound returns a lower bound, in USD/hour, on the price of the new
-// nodes of ANY plan that places every pending pod this solver can place on
+// nodes of any plan that places every pending pod this solver can place on
 // new capacity (pods no instance type can hold, and pods that fit some
-// existing node, contribute 0). It is the larger of two bounds, each valid
-// on its own.
-//
-// Configuration LP (configLPBound; Gilmore and Gomory, "A linear
-// programming approach to the cutting-stock problem", Operations Research
-// 9(6), 1961). Pods are grouped by requests and most relaxed scheduling
-// constraints (group g, n_g pods). A bin is a pair (type t of a NodePool,
-// price level π), π one of the prices P(t, g) = the cheapest available
-// offering of t compatible with g (its taints tolerated, its node affinity
-// met), over the groups g that fit t; the bin holds the groups with
-// P(t, g) ≤ π in t's usable resources (allocatable minus daemonset
-// overhead, every resource: cpu, memory, pods, GPUs, storage...) and costs
-// π. Every node of a plan is a configuration (pods per group) of the bin
-// (t, max of P(t, g) over its groups) and costs at least that π. The dual
-// of "cover every group at least cost with configurations" is
-//
-//	maximize Σ_g n_g·y_g  s.t.  Σ_g k_g·y_g ≤ π_b for every configuration k of every bin b,  y ≥ 0,
-//
-// solved by column generation: a dense simplex over the configurations
-// found so far (started from each group alone on its cheapest bin per pod)
-// gives y, and each bin's pricing problem, the bounded knapsack
-// max Σ_g k_g·y_g within its capacity with k_g ≤ n_g, is solved by LP
-// rounding, an exact dynamic program over the capacity grid when small,
-// or depth-first branch and bound, and yields new configurations. The
-// duals are smoothed towards the best ones so far (Wentges 1997).
-// Validity does not rest on the LP being solved: for ANY y ≥ 0 and upper
-// bounds U_b(y) on every bin's knapsack optimum (the LP relaxation's dual
-// bound, the dynamic program's optimum, or the branch and bound incumbent
-// and the bounds of the subtrees a work limit left open), a plan's nodes
-// each cost at least (pods' y)/θ with θ = max_b U_b(y)/π_b, so every plan
-// costs at least Σ_g n_g·y_g/θ (Farley, "A note on bounding a class of
-// linear programming problems, including cutting stock problems",
-// Operations Research 38(5), 1990). The best such value over the rounds,
-// shrunk by 1e-9 against rounding, is returned. Work budgets (rounds,
-// pivots, DP cells, B&B work) keep it to one or two seconds on inputs A and B
-// and make it deterministic; instances too large for the dense master
-// (over 500 groups, 8,000 bins) skip it.
-//
-// Weighted shares (shareBound), the LP dual of the fractional relaxation
-// "buy fractional nodes of each type, assign pods fractionally, respect
-// every resource of every node". For every instance type t choose weights
-// λ_t over the resources (Σ_r λ_t,r = 1). A node of type t whose pods S
-// fit its usable resources u(t) satisfies Σ_{p∈S} Σ_r λ_t,r·req_r(p)/u_r(t)
-// ≤ 1, so its price P(t) is at least Σ_{p∈S} y_p for any
-//
-//	y_p ≤ min_{t ∈ T(p)} P(t, p) · Σ_r λ_t,r · req_r(p) / u_r(t)
-//
-// where T(p) are the types (in any NodePool whose taints the pod tolerates
-// and whose requirements its most relaxed node affinity meets) that fit p.
-// λ starts as the best single weight vector on a 0.05 grid over (cpu,
-// memory, GPU) and is then improved per type, over plain and rounded
-// shares (dffRounding), by exponentiated-gradient ascent on a soft-min
-// relaxation (at most 150 steps); the best iterate is kept. Its y is
-// dual feasible for the configuration LP and seeds the smoothing.
-//
-// Both relax NodePool limits and weights, topology (spread, affinity,
-// anti-affinity) and host ports away: the bound stays valid, it only gets
-// weaker.
+// existing node, contribute 0): the larger of the configuration-LP bound
+// (configLPBound) and the weighted-share bound (shareBound), each valid on
+// its own; the package documentation states both.
 func LowerBound(in Input) float64 {
 	p := prepare(in)
-	groups := lbGroups(p)
+	groups := boundGroups(p)
 	if len(groups) == 0 {
 		return 0
 	}
@@ -79,7 +24,7 @@ func LowerBound(in Input) float64 {
 
 // shareBound is the weighted-share bound and its value per pod of each
 // group (0 for groups no type holds).
-func shareBound(p *prepared, groups []*lbGroup) (float64, []float64) {
+func shareBound(p *prepared, groups []*boundGroup) (float64, []float64) {
 	return shareBoundSteps(p, groups, shareSteps)
 }
 
@@ -87,52 +32,13 @@ func shareBound(p *prepared, groups []*lbGroup) (float64, []float64) {
 const shareSteps = 150
 
 // shareBoundSteps is shareBound with at most iters ascent steps (0: the
-// best uniform λ of the grid only).
-func shareBoundSteps(p *prepared, groups []*lbGroup, iters int) (float64, []float64) {
-	// The coordinates of λ: per resource any group requests, the plain
-	// share and its rounded shares (dffRounding).
-	var dims []lbDim
-	for r := 0; r < resources.Count; r++ {
-		for _, g := range groups {
-			if g.req[r] > 0 {
-				for _, k := range dffKs {
-					dims = append(dims, lbDim{r, k})
-				}
-				break
-			}
-		}
-	}
-	// Candidates: per group, per compatible (pool, type), the vector
-	// w_r = P(t, g)·req_r(g)/u_r(t). Types are numbered across pools.
-	type cand struct {
-		typ int
-		w   []float64
-	}
-	cands := make([][]cand, len(groups))
-	var byType [][]int32 // groups with a candidate on each type
-	typeID := 0
-	for _, pl := range p.pools {
-		for t := range pl.types {
-			id := typeID
-			typeID++
-			byType = append(byType, nil)
-			for gi, g := range groups {
-				price, ok := g.priceOn(pl, t)
-				if !ok {
-					continue
-				}
-				w := make([]float64, len(dims))
-				for d, dm := range dims {
-					if g.req[dm.r] > 0 {
-						w[d] = price * dffRounding(dm.k, g.req[dm.r], pl.usable[t][dm.r])
-					}
-				}
-				cands[gi] = append(cands[gi], cand{typ: id, w: w})
-				byType[id] = append(byType[id], int32(gi))
-			}
-		}
-	}
-	lambda := make([][]float64, typeID)
+// best uniform λ of the grid only): λ starts at the best uniform vector of
+// the grid, then exponentiated-gradient ascent on a soft-min relaxation
+// improves it per type. Soft-min is below min, so every λ it visits gives
+// a valid bound, evaluated exactly; the best one is kept.
+func shareBoundSteps(p *prepared, groups []*boundGroup, iters int) (float64, []float64) {
+	dims := shareDims(groups)
+	cands, types := shareCandidates(p, groups, dims)
 	start := bestUniformLambda(dims, groups, p.expired, func(gi int, l []float64, on []int) float64 {
 		lo := math.Inf(1)
 		for _, c := range cands[gi] {
@@ -144,99 +50,33 @@ func shareBoundSteps(p *prepared, groups []*lbGroup, iters int) (float64, []floa
 		}
 		return lo
 	})
-	for t := range lambda {
-		lambda[t] = start
+	a := &shareAscent{groups: groups, cands: cands, lambda: make([][]float64, types), perPod: make([]float64, len(groups))}
+	for t := range a.lambda {
+		a.lambda[t] = start
 	}
-	// Exponentiated-gradient ascent on a soft-min relaxation: soft-min
-	// is below min, so every λ it visits gives a valid bound, evaluated
-	// exactly; the best one is kept.
-	perPod := make([]float64, len(groups))
 	bestY := make([]float64, len(groups))
-	exact := func() float64 {
-		s := 0.0
-		for gi, g := range groups {
-			lo := math.Inf(1)
-			for _, c := range cands[gi] {
-				lo = min(lo, dot(lambda[c.typ], c.w))
-			}
-			perPod[gi] = 0
-			if !math.IsInf(lo, 1) {
-				s += lo * float64(g.n)
-				perPod[gi] = lo
-			}
-		}
-		return s
-	}
-	bestV := exact()
-	copy(bestY, perPod)
-	for t := range lambda {
+	bestV := a.exact()
+	copy(bestY, a.perPod)
+	for t := range a.lambda {
 		// Leave the grid's zeros room to grow: multiplicative updates
 		// cannot revive a zero weight.
 		l := make([]float64, len(dims))
 		for d := range l {
 			l[d] = 0.9*start[d] + 0.1/float64(len(dims))
 		}
-		lambda[t] = l
+		a.lambda[t] = l
 	}
-	grad := make([][]float64, len(lambda))
-	for t := range grad {
-		grad[t] = make([]float64, len(dims))
+	a.grad = make([][]float64, len(a.lambda))
+	for t := range a.grad {
+		a.grad[t] = make([]float64, len(dims))
 	}
-	vals := []float64{}
 	for it, stale := 0, 0; it < iters && stale < 25 && !p.expired(); it++ {
 		beta := 20 + 480*float64(it)/float64(iters) // soft-min sharpness, relative to the group's minimum
-		for t := range grad {
-			clear(grad[t])
-		}
-		for gi, g := range groups {
-			if len(cands[gi]) == 0 {
-				continue
-			}
-			vals = vals[:0]
-			lo := math.Inf(1)
-			for _, c := range cands[gi] {
-				v := dot(lambda[c.typ], c.w)
-				vals = append(vals, v)
-				lo = min(lo, v)
-			}
-			if lo <= 0 {
-				continue
-			}
-			sum := 0.0
-			for k, v := range vals {
-				vals[k] = math.Exp(-beta * (v - lo) / lo)
-				sum += vals[k]
-			}
-			for k, c := range cands[gi] {
-				wt := float64(g.n) * vals[k] / sum
-				if wt < 1e-12 {
-					continue
-				}
-				for d, x := range c.w {
-					grad[c.typ][d] += wt * x
-				}
-			}
-		}
-		for t, gr := range grad {
-			top := 0.0
-			for _, x := range gr {
-				top = max(top, x)
-			}
-			if top == 0 {
-				continue
-			}
-			sum := 0.0
-			for d, x := range gr {
-				lambda[t][d] *= math.Exp(0.3 * x / top)
-				sum += lambda[t][d]
-			}
-			for d := range lambda[t] {
-				lambda[t][d] /= sum
-			}
-		}
-		v := exact()
+		a.softMinGradient(beta)
+		a.step()
+		v := a.exact()
 		if v > bestV {
-			copy(bestY, perPod)
+			copy(bestY, a.perPod)
 		}
 		if v > bestV*(1+1e-5) {
 			bestV, stale = v, 0
@@ -247,8 +87,147 @@ func shareBoundSteps(p *prepared, groups []*lbGroup, iters int) (float64, []floa
 	return bestV, bestY
 }
 
-// lbDim is one coordinate of λ: resource r, rounded with dffRounding(k).
-type lbDim struct{ r, k int }
+// shareDims are the coordinates of λ: per resource any group requests,
+// the plain share and its rounded shares (dffRounding).
+func shareDims(groups []*boundGroup) []shareDim {
+	var dims []shareDim
+	for r := 0; r < resources.Count; r++ {
+		for _, g := range groups {
+			if g.req[r] > 0 {
+				for _, k := range dffKs {
+					dims = append(dims, shareDim{r, k})
+				}
+				break
+			}
+		}
+	}
+	return dims
+}
+
+// shareCandidate is a type a group can use and the group's cost vector on
+// it, w_d = P(t, g)·share_d(g, t).
+type shareCandidate struct {
+	typ int
+	w   []float64
+}
+
+// shareCandidates are, per group, its candidates on every compatible
+// (pool, type); types are numbered across pools (types of them).
+func shareCandidates(p *prepared, groups []*boundGroup, dims []shareDim) (cands [][]shareCandidate, types int) {
+	cands = make([][]shareCandidate, len(groups))
+	for _, pl := range p.pools {
+		for t := range pl.types {
+			id := types
+			types++
+			for gi, g := range groups {
+				price, ok := g.priceOn(pl, t)
+				if !ok {
+					continue
+				}
+				w := make([]float64, len(dims))
+				for d, dm := range dims {
+					if g.req[dm.r] > 0 {
+						w[d] = price * dffRounding(dm.k, g.req[dm.r], pl.usable[t][dm.r])
+					}
+				}
+				cands[gi] = append(cands[gi], shareCandidate{typ: id, w: w})
+			}
+		}
+	}
+	return cands, types
+}
+
+// shareAscent is the state of the exponentiated-gradient ascent: λ per
+// type, the soft-min gradient, and the value per pod of each group at the
+// last exact evaluation.
+type shareAscent struct {
+	groups []*boundGroup
+	cands  [][]shareCandidate
+	lambda [][]float64
+	grad   [][]float64
+	perPod []float64
+	vals   []float64 // scratch
+}
+
+// exact is the bound at λ, Σ_g n_g·min over g's candidates of λ·w; it
+// sets perPod.
+func (a *shareAscent) exact() float64 {
+	s := 0.0
+	for gi, g := range a.groups {
+		lo := math.Inf(1)
+		for _, c := range a.cands[gi] {
+			lo = min(lo, dot(a.lambda[c.typ], c.w))
+		}
+		a.perPod[gi] = 0
+		if !math.IsInf(lo, 1) {
+			s += lo * float64(g.n)
+			a.perPod[gi] = lo
+		}
+	}
+	return s
+}
+
+// softMinGradient sets grad to the gradient in λ of the soft-min
+// relaxation with sharpness beta.
+func (a *shareAscent) softMinGradient(beta float64) {
+	for t := range a.grad {
+		clear(a.grad[t])
+	}
+	for gi, g := range a.groups {
+		if len(a.cands[gi]) == 0 {
+			continue
+		}
+		a.vals = a.vals[:0]
+		lo := math.Inf(1)
+		for _, c := range a.cands[gi] {
+			v := dot(a.lambda[c.typ], c.w)
+			a.vals = append(a.vals, v)
+			lo = min(lo, v)
+		}
+		if lo <= 0 {
+			continue
+		}
+		sum := 0.0
+		for k, v := range a.vals {
+			a.vals[k] = math.Exp(-beta * (v - lo) / lo)
+			sum += a.vals[k]
+		}
+		for k, c := range a.cands[gi] {
+			wt := float64(g.n) * a.vals[k] / sum
+			if wt < 1e-12 {
+				continue
+			}
+			for d, x := range c.w {
+				a.grad[c.typ][d] += wt * x
+			}
+		}
+	}
+}
+
+// step multiplies each type's λ by exp(0.3·grad/max grad) and
+// renormalises it to sum 1.
+func (a *shareAscent) step() {
+	for t, gr := range a.grad {
+		top := 0.0
+		for _, x := range gr {
+			top = max(top, x)
+		}
+		if top == 0 {
+			continue
+		}
+		sum := 0.0
+		for d, x := range gr {
+			a.lambda[t][d] *= math.Exp(0.3 * x / top)
+			sum += a.lambda[t][d]
+		}
+		for d := range a.lambda[t] {
+			a.lambda[t][d] /= sum
+		}
+	}
+}
+
+// shareDim is one coordinate of λ: resource r, rounded with dffRounding(k).
+type shareDim struct{ r, k int }
 
 // dffKs are the roundings used: 0 is the plain share.
 var dffKs = []int{0, 1, 2, 3, 5}
@@ -271,9 +250,9 @@ func dffRounding(k int, a, u int64) float64 {
 	return float64(n/u) / float64(k)
 }
 
-type lbGroup struct {
+type boundGroup struct {
 	req  resources.List
-	sig  *sigInfo
+	sig  *podSignature
 	n    int
 	pods []*podInfo // its pods, in packing order (len n)
 	// perNode is the most pods of the group one new node may hold: 1 under
@@ -284,10 +263,10 @@ type lbGroup struct {
 }
 
 // cap is the most pods of the group one node holds (n, or perNode).
-func (g *lbGroup) cap() int { return min(g.n, g.perNode) }
+func (g *boundGroup) cap() int { return min(g.n, g.perNode) }
 
 // hostCap is perNode for pods with signature sig (n when unconstrained).
-func hostCap(sig *sigInfo, n int) int {
+func hostCap(sig *podSignature, n int) int {
 	for _, c := range sig.cons {
 		if c.ctr.key != domHost || !c.self || c.pref {
 			continue
@@ -305,7 +284,7 @@ func hostCap(sig *sigInfo, n int) int {
 // priceOn reports whether the group's pods may run on type t of pool pl
 // (taints tolerated, most relaxed affinity met, requests fit the usable
 // resources) and the USD/hour of the cheapest offering compatible with them.
-func (g *lbGroup) priceOn(pl *poolInfo, t int) (float64, bool) {
+func (g *boundGroup) priceOn(pl *poolInfo, t int) (float64, bool) {
 	sp := g.sig.forPool(pl)
 	if sp.taint != nil {
 		return 0, false
@@ -322,14 +301,14 @@ func (g *lbGroup) priceOn(pl *poolInfo, t int) (float64, bool) {
 
 type groupKey struct {
 	req resources.List
-	sig *sigInfo
+	sig *podSignature
 }
 
-// lbGroups groups the pods that need new capacity by (requests, most
+// boundGroups groups the pods that need new capacity by (requests, most
 // relaxed constraint signature), in first-seen order.
-func lbGroups(p *prepared) []*lbGroup {
-	var groups []*lbGroup
-	idx := map[groupKey]*lbGroup{}
+func boundGroups(p *prepared) []*boundGroup {
+	var groups []*boundGroup
+	idx := map[groupKey]*boundGroup{}
 	for _, pi := range p.pods {
 		if len(pi.pod.UnknownResources) > 0 {
 			continue
@@ -351,7 +330,7 @@ func lbGroups(p *prepared) []*lbGroup {
 			g.pods = append(g.pods, pi)
 			continue
 		}
-		g := &lbGroup{req: pi.req, sig: last, n: 1, pods: []*podInfo{pi}, perNode: hostCap(last, len(p.pods))}
+		g := &boundGroup{req: pi.req, sig: last, n: 1, pods: []*podInfo{pi}, perNode: hostCap(last, len(p.pods))}
 		idx[k] = g
 		groups = append(groups, g)
 	}
@@ -362,7 +341,7 @@ func lbGroups(p *prepared) []*lbGroup {
 // 0.05 grid over cpu, memory and nvidia.com/gpu that maximizes the bound;
 // groupMin(g, λ, on) is group g's per-pod bound under λ, whose nonzero
 // coordinates are in on; stop ends the search early.
-func bestUniformLambda(dims []lbDim, groups []*lbGroup, stop func() bool, groupMin func(int, []float64, []int) float64) []float64 {
+func bestUniformLambda(dims []shareDim, groups []*boundGroup, stop func() bool, groupMin func(int, []float64, []int) float64) []float64 {
 	var active uint32
 	for d, dm := range dims {
 		if dm.k == 0 && (dm.r == resources.CPU || dm.r == resources.Memory || dm.r == resources.NvidiaGPU) {

@@ -2,6 +2,8 @@ package solver
 
 import (
 	"math"
+
+	"github.com/joinery/joinery/solver/internal/lp"
 	"slices"
 	"sort"
 	"strconv"
@@ -36,10 +38,10 @@ var (
 	cgBBWork  = [2]int{200000, 20000000}   // branch and bound: bound terms
 )
 
-// cgBin is a bin of the configuration LP: a node of one type of one pool
+// configBin is a bin of the configuration LP: a node of one type of one pool
 // at price level price, which may hold the groups in groups (those whose
 // cheapest compatible offering of the type costs at most price).
-type cgBin struct {
+type configBin struct {
 	pool    *poolInfo
 	typ     int32
 	price   float64
@@ -49,16 +51,16 @@ type cgBin struct {
 }
 
 // configLPBound is the configuration-LP bound of LowerBound, see there.
-// groups are lbGroups(p).
-func configLPBound(p *prepared, groups []*lbGroup, start []float64) float64 {
+// groups are boundGroups(p).
+func configLPBound(p *prepared, groups []*boundGroup, start []float64) float64 {
 	b, _ := configLP(p, groups, start, false, cgGapStop)
 	return b
 }
 
-// cgConfig is one configuration of the configuration LP's final master
+// lpConfiguration is one configuration of the configuration LP's final master
 // solution: x nodes of bin's type (pool, typ, at price level price), each
 // holding counts[g] pods of group g.
-type cgConfig struct {
+type lpConfiguration struct {
 	pool   *poolInfo
 	typ    int32
 	price  float64
@@ -69,11 +71,37 @@ type cgConfig struct {
 // configLP is configLPBound, stopping when the master's value is within gap
 // (relative) of the bound; with primal set it also returns the final
 // master's solution (the configurations with x > 0, in variable order).
-func configLP(p *prepared, groups []*lbGroup, start []float64, primal bool, gap float64) (float64, []cgConfig) {
+// Its stages: the bins, pruned of free groups and dominated bins; the
+// master over the initial columns; column generation.
+func configLP(p *prepared, groups []*boundGroup, start []float64, primal bool, gap float64) (float64, []lpConfiguration) {
 	G := len(groups)
 	if G == 0 {
 		return 0, nil
 	}
+	dims := boundDims(groups)
+	bins, free := configBins(p, groups, dims)
+	if len(bins) > cgMaxBins {
+		return 0, nil // the dominance pass is quadratic
+	}
+	bins, ok := pruneBins(p, bins, free, G)
+	if !ok {
+		return 0, nil // past Solve's deadline
+	}
+	m := newConfigMaster(groups, bins, dims)
+	if m == nil {
+		return 0, nil
+	}
+	cg := newColumnGeneration(p, m, start)
+	cg.run(gap)
+	var sol []lpConfiguration
+	if primal {
+		sol = m.solution()
+	}
+	return cg.best * (1 - cgSafety), sol
+}
+
+// boundDims are the resources some group requests (the bound's dims).
+func boundDims(groups []*boundGroup) []int {
 	var dims []int
 	for r := range groups[0].req {
 		for _, g := range groups {
@@ -83,12 +111,16 @@ func configLP(p *prepared, groups []*lbGroup, start []float64, primal bool, gap 
 			}
 		}
 	}
-	D := len(dims)
-	words := (G + 63) / 64
+	return dims
+}
 
-	// Bins: per pool type, one per distinct price of its compatible groups.
-	var bins []*cgBin
-	free := make([]bool, G) // some zero-price node holds the group: y = 0
+// configBins are the bins: per pool type, one per distinct price of its
+// compatible groups, each admitting the groups at or below that price.
+// free marks the groups some zero-price node holds (they keep y = 0).
+func configBins(p *prepared, groups []*boundGroup, dims []int) (bins []*configBin, free []bool) {
+	G, D := len(groups), len(dims)
+	words := (G + 63) / 64
+	free = make([]bool, G)
 	type gp struct {
 		g     int32
 		price float64
@@ -123,7 +155,7 @@ func configLP(p *prepared, groups []*lbGroup, start []float64, primal bool, gap 
 						free[c.g] = true
 					}
 				} else {
-					b := &cgBin{pool: pl, typ: int32(t), price: level, cap: cp, allowed: make([]uint64, words)}
+					b := &configBin{pool: pl, typ: int32(t), price: level, cap: cp, allowed: make([]uint64, words)}
 					for _, c := range compat[:j] {
 						b.allowed[c.g/64] |= 1 << (c.g % 64)
 					}
@@ -133,12 +165,14 @@ func configLP(p *prepared, groups []*lbGroup, start []float64, primal bool, gap 
 			}
 		}
 	}
-	if len(bins) > cgMaxBins {
-		return 0, nil // the dominance pass is quadratic
-	}
-	// Drop free groups, then dominated bins: a bin no cheaper, no larger
-	// and admitting no more groups than another adds nothing (every
-	// configuration of it is one of the other at no lower price).
+	return bins, free
+}
+
+// pruneBins drops free groups, then dominated bins: a bin no cheaper, no
+// larger and admitting no more groups than another adds nothing (every
+// configuration of it is one of the other at no lower price). It reports
+// false when Solve's deadline passed.
+func pruneBins(p *prepared, bins []*configBin, free []bool, G int) ([]*configBin, bool) {
 	kept := bins[:0]
 	for _, b := range bins {
 		for g := range free {
@@ -156,39 +190,19 @@ func configLP(p *prepared, groups []*lbGroup, start []float64, primal bool, gap 
 		}
 	}
 	bins = kept
-	dominates := func(a, b int) bool { // a ≻ b
-		x, y := bins[a], bins[b]
-		if x.price > y.price {
-			return false
-		}
-		strict := x.price < y.price
-		for d := range x.cap {
-			if x.cap[d] < y.cap[d] {
-				return false
-			}
-			strict = strict || x.cap[d] > y.cap[d]
-		}
-		for w := range x.allowed {
-			if y.allowed[w]&^x.allowed[w] != 0 {
-				return false
-			}
-			strict = strict || x.allowed[w] != y.allowed[w]
-		}
-		return strict || a < b
-	}
 	order := make([]int, len(bins))
 	for i := range order {
 		order[i] = i
 	}
 	sort.SliceStable(order, func(i, j int) bool { return bins[order[i]].price < bins[order[j]].price })
-	var live []*cgBin
+	var live []*configBin
 	for oi, b := range order {
 		if oi%64 == 0 && p.expired() {
-			return 0, nil // past Solve's deadline
+			return nil, false
 		}
 		dom := false
 		for _, a := range order[:oi] { // cheaper or equal price first
-			if dominates(a, b) {
+			if binDominates(bins, a, b) {
 				dom = true
 				break
 			}
@@ -197,26 +211,69 @@ func configLP(p *prepared, groups []*lbGroup, start []float64, primal bool, gap 
 			if dom || bins[a].price > bins[b].price {
 				break
 			}
-			dom = dominates(a, b)
+			dom = binDominates(bins, a, b)
 		}
 		if !dom {
 			live = append(live, bins[b])
 		}
 	}
-	bins = live
+	return live, true
+}
 
-	// Groups that some bin holds; the rest keep y = 0.
-	reqs := make([][]int64, G)
+// binDominates reports whether bins[a] ≻ bins[b]: no pricier, no smaller,
+// admitting every group b does, and strictly better in one of these or
+// earlier.
+func binDominates(bins []*configBin, a, b int) bool {
+	x, y := bins[a], bins[b]
+	if x.price > y.price {
+		return false
+	}
+	strict := x.price < y.price
+	for d := range x.cap {
+		if x.cap[d] < y.cap[d] {
+			return false
+		}
+		strict = strict || x.cap[d] > y.cap[d]
+	}
+	for w := range x.allowed {
+		if y.allowed[w]&^x.allowed[w] != 0 {
+			return false
+		}
+		strict = strict || x.allowed[w] != y.allowed[w]
+	}
+	return strict || a < b
+}
+
+// configMaster is the master LP of the column generation: one row per
+// group some bin holds (rows ≥ n_g), one column per configuration found
+// so far (its bin's price), and a surplus column per row.
+type configMaster struct {
+	groups []*boundGroup
+	bins   []*configBin
+	reqs   [][]int64 // per group, over the bound's dims
+	row    []int     // master row of each group, -1 none
+	rowG   []int     // group of each row
+	lp     *lp.Bounded
+	seen   map[string]bool // the configurations in the master, by key
+	// Per master variable, its bin (-1 surplus) and its key in seen.
+	colBin  []int
+	colKeys []string
+}
+
+// newConfigMaster builds the master over the initial columns (each group
+// alone on its cheapest bin per pod) with them as the basis; nil when no
+// group has a bin, the instance is too large for a dense master and
+// per-bin LPs (LowerBound keeps the share bound), or the basis is
+// singular.
+func newConfigMaster(groups []*boundGroup, bins []*configBin, dims []int) *configMaster {
+	G, D := len(groups), len(dims)
+	m := &configMaster{groups: groups, bins: bins, reqs: make([][]int64, G), row: make([]int, G), seen: map[string]bool{}}
 	for gi, g := range groups {
-		reqs[gi] = make([]int64, D)
+		m.reqs[gi] = make([]int64, D)
 		for d, r := range dims {
-			reqs[gi][d] = g.req[r]
+			m.reqs[gi][d] = g.req[r]
 		}
 	}
-	maxFit := func(b *cgBin, g int) int64 { return cgMaxFit(b.cap, reqs[g], groups[g].cap()) }
-	// Initial columns: each group alone on its cheapest bin per pod.
-	row := make([]int, G) // master row of each group, -1 none
-	var rowG []int
 	type homog struct {
 		bin int
 		k   int64
@@ -228,283 +285,356 @@ func configLP(p *prepared, groups []*lbGroup, start []float64, primal bool, gap 
 	}
 	for bi, b := range bins {
 		for _, g := range b.groups {
-			if k := maxFit(b, int(g)); k > 0 && b.price/float64(k) < first[g].per {
+			if k := maxFitAlone(b.cap, m.reqs[g], groups[g].cap()); k > 0 && b.price/float64(k) < first[g].per {
 				first[g] = homog{bi, k, b.price / float64(k)}
 			}
 		}
 	}
-	for g := range row {
-		row[g] = -1
+	for g := range m.row {
+		m.row[g] = -1
 		if first[g].bin >= 0 {
-			row[g] = len(rowG)
-			rowG = append(rowG, g)
+			m.row[g] = len(m.rowG)
+			m.rowG = append(m.rowG, g)
 		}
 	}
-	M := len(rowG)
+	M := len(m.rowG)
 	items := 0
 	for _, b := range bins {
 		items += len(b.groups)
 	}
 	if M == 0 || M > cgMaxRows || items > cgMaxBinItems {
-		return 0, nil // too large for a dense master / per-bin LPs: LowerBound keeps the share bound
+		return nil
 	}
 	rhs := make([]float64, M)
-	for i, g := range rowG {
+	for i, g := range m.rowG {
 		rhs[i] = float64(groups[g].n)
 	}
-	lp := newBoundedLP(rhs)
-	seen := map[string]bool{}
-	var colBin []int     // per master variable, its bin (-1 surplus)
-	var colKeys []string // per master variable, its key in seen
-	colKey := func(bin int, ks []int64) string {
-		var sb strings.Builder
-		sb.WriteString(strconv.Itoa(bin))
-		for g, k := range ks {
-			if k > 0 {
-				sb.WriteByte(' ')
-				sb.WriteString(strconv.Itoa(g))
-				sb.WriteByte(':')
-				sb.WriteString(strconv.FormatInt(k, 10))
-			}
-		}
-		return sb.String()
-	}
-	addCol := func(bin int, ks []int64) int {
-		var c spCol
-		for g, k := range ks {
-			if k > 0 {
-				c.idx = append(c.idx, int32(row[g]))
-				c.val = append(c.val, float64(k))
-			}
-		}
-		key := colKey(bin, ks)
-		seen[key] = true
-		j := lp.addVar(c, bins[bin].price, math.Inf(1))
-		for len(colBin) <= j {
-			colBin = append(colBin, -1)
-			colKeys = append(colKeys, "")
-		}
-		colBin[j], colKeys[j] = bin, key
-		return j
-	}
+	m.lp = lp.New(rhs)
 	basis := make([]int, M)
 	ks := make([]int64, G)
-	for i, g := range rowG {
+	for i, g := range m.rowG {
 		clear(ks)
 		ks[g] = first[g].k
-		basis[i] = addCol(first[g].bin, ks)
+		basis[i] = m.addCol(first[g].bin, ks)
 	}
-	for i := range rowG { // surplus variables
-		lp.addVar(spCol{idx: []int32{int32(i)}, val: []float64{-1}}, 0, math.Inf(1))
+	for i := range m.rowG { // surplus variables
+		m.lp.AddVar(lp.Column{Rows: []int32{int32(i)}, Values: []float64{-1}}, 0, math.Inf(1))
 	}
-	if !lp.setBasis(basis) {
-		return 0, nil
+	if !m.lp.SetBasis(basis) {
+		return nil
 	}
+	return m
+}
 
-	pr := newCGPricer(G, D, reqs, groups)
-	y := make([]float64, G)      // the pricing point
-	center := make([]float64, G) // the best dual so far, scaled to θ = 1
-	centerLB := 0.0
-	if len(start) == G {
-		for g, v := range start {
-			if row[g] >= 0 {
-				center[g] = max(v, 0)
-				centerLB += float64(groups[g].n) * center[g]
-			}
+// colKey names configuration ks of bin (for seen).
+func colKey(bin int, ks []int64) string {
+	var sb strings.Builder
+	sb.WriteString(strconv.Itoa(bin))
+	for g, k := range ks {
+		if k > 0 {
+			sb.WriteByte(' ')
+			sb.WriteString(strconv.Itoa(g))
+			sb.WriteByte(':')
+			sb.WriteString(strconv.FormatInt(k, 10))
 		}
 	}
-	shareLB := centerLB
-	us := make([]float64, len(bins)) // upper bound on each bin's knapsack under y
-	rank := make([]int, len(bins))
-	done := make([]bool, len(bins)) // us cannot be tightened further
-	best, stall, finals, work := 0.0, 0, 0, 0
-	pure := false
-	type cand struct {
-		bin   int
-		ratio float64
-		ks    []int64
+	return sb.String()
+}
+
+// addCol adds configuration ks of bin to the master and returns its
+// variable.
+func (m *configMaster) addCol(bin int, ks []int64) int {
+	var c lp.Column
+	for g, k := range ks {
+		if k > 0 {
+			c.Rows = append(c.Rows, int32(m.row[g]))
+			c.Values = append(c.Values, float64(k))
+		}
 	}
-	var cands []cand
-	addCand := func(bi int, ks []int64) {
-		// Only configurations that fit (a guard: pricing returns no other).
-		use := make([]int64, D)
-		v := 0.0
-		for g, k := range ks {
-			if k < 0 || k > int64(groups[g].cap()) || (k > 0 && !slices.Contains(bins[bi].groups, int32(g))) {
-				return
-			}
-			for d, q := range reqs[g] {
-				use[d] += k * q
-			}
-			v += float64(k) * y[g]
-		}
-		for d, u := range use {
-			if u > bins[bi].cap[d] {
-				return
-			}
-		}
-		cands = append(cands, cand{bi, v / bins[bi].price, ks})
+	key := colKey(bin, ks)
+	m.seen[key] = true
+	j := m.lp.AddVar(c, m.bins[bin].price, math.Inf(1))
+	for len(m.colBin) <= j {
+		m.colBin = append(m.colBin, -1)
+		m.colKeys = append(m.colKeys, "")
 	}
-	for round := 0; round < cgMaxRounds && work < cgTotalWork && stall < cgStallRounds && !p.expired(); round++ {
-		ops0 := lp.ops
-		lp.solve(cgMasterPivots)
-		work += lp.ops - ops0
-		duals := lp.duals()
-		// Price at a point between the master's duals and the best dual
-		// so far (Wentges' smoothing), which damps the duals' swings.
-		alpha := cgSmoothing
-		if pure || centerLB == 0 {
-			alpha = 0
-		}
-		z := 0.0
-		for i, g := range rowG {
-			y[g] = alpha*center[g] + (1-alpha)*max(duals[i], 0)
-			z += float64(groups[g].n) * y[g]
-		}
-		cands = cands[:0]
-		// Partial pricing: solve the bins whose cheap bound (their last
-		// LP multipliers) is worst; the others keep the cheap bound. All
-		// of them when those yield no column.
-		for bi, b := range bins {
-			us[bi], done[bi] = pr.cheap(bi, b, y), false
-			work += len(b.groups) * D
-			rank[bi] = bi
-		}
-		sort.SliceStable(rank, func(a, b int) bool {
-			return us[rank[a]]/bins[rank[a]].price > us[rank[b]]/bins[rank[b]].price
-		})
-		for k, bi := range rank {
-			if k >= cgPriceBins && len(cands) > 0 {
-				break
-			}
-			b := bins[bi]
-			if us[bi] <= b.price*(1+cgImprove) {
-				break // and so are the rest
-			}
-			u, ks, exact, w := pr.price(bi, b, y, 0)
-			work += w
-			us[bi], done[bi] = min(us[bi], u), exact
-			if ks != nil {
-				addCand(bi, ks)
-			}
-		}
-		// No improving column at the usual effort: spend the larger
-		// budgets on the bins that set θ, worst first, until one yields
-		// a column or the worst one cannot be tightened.
-		for len(cands) == 0 && finals < cgFinalRounds {
-			wi, wr, dr := -1, 0.0, 0.0
-			for bi, b := range bins {
-				r := us[bi] / b.price
-				if done[bi] {
-					dr = max(dr, r)
-				} else if r > wr {
-					wi, wr = bi, r
-				}
-			}
-			if wi < 0 || wr <= dr || wr <= 1+cgImprove {
-				finals++
-				break
-			}
-			u, ks, _, w := pr.price(wi, bins[wi], y, 1)
-			work += w
-			us[wi], done[wi] = min(us[wi], u), true
-			if ks != nil {
-				addCand(wi, ks)
-			}
-		}
-		theta := 0.0
-		for bi, b := range bins {
-			theta = max(theta, us[bi]/b.price)
-		}
-		if theta > 0 {
-			lb := z / theta
-			if lb > best*(1+cgStallRelative) {
-				best, stall = lb, 0
-			} else {
-				best, stall = max(best, lb), stall+1
-			}
-			if lb > centerLB {
-				for g := range center {
-					center[g] = y[g] / theta
-				}
-				centerLB = lb
-			}
-		}
-		// The master's primal value bounds the LP optimum, hence every
-		// Farley bound, from above: stop when it is within reach.
-		if lp.objective() <= max(best, shareLB)*(1+gap) {
-			break
-		}
-		sort.SliceStable(cands, func(i, j int) bool { return cands[i].ratio > cands[j].ratio })
-		added := 0
-		for _, c := range cands {
-			if added == max(cgColsPerRound, M/2) {
-				break
-			}
-			if seen[colKey(c.bin, c.ks)] {
-				continue
-			}
-			addCol(c.bin, c.ks)
-			added++
-		}
-		if len(lp.cols) > cgMaxCols {
-			// Drop the generated columns priced worst under the
-			// master's duals (they may come back).
-			duals := lp.duals()
-			type rc struct {
-				j int
-				d float64
-			}
-			var rcs []rc
-			for j := 2 * M; j < len(lp.cols); j++ {
-				if lp.stat[j] == lpBasic {
-					continue
-				}
-				d := lp.cost[j]
-				c := lp.cols[j]
-				for k, r := range c.idx {
-					d -= duals[r] * c.val[k]
-				}
-				rcs = append(rcs, rc{j, d})
-			}
-			sort.SliceStable(rcs, func(a, b int) bool { return rcs[a].d > rcs[b].d })
-			drop := make([]bool, len(lp.cols))
-			for _, x := range rcs[:min(len(rcs), len(lp.cols)-cgMaxCols*2/3)] {
-				drop[x.j] = true
-				delete(seen, colKeys[x.j])
-			}
-			newIdx := lp.removeVars(drop)
-			for j, nj := range newIdx {
-				if nj >= 0 {
-					colBin[nj], colKeys[nj] = colBin[j], colKeys[j]
-				}
-			}
-			colBin, colKeys = colBin[:len(lp.cols)], colKeys[:len(lp.cols)]
-		}
-		if added == 0 {
-			if pure || alpha == 0 {
-				break
-			}
-			pure = true // nothing at the smoothed point: try the master's duals
+	m.colBin[j], m.colKeys[j] = bin, key
+	return j
+}
+
+// dropWorstColumns drops the generated columns priced worst under the
+// master's duals, down to two thirds of cgMaxCols (they may come back).
+func (m *configMaster) dropWorstColumns() {
+	M := len(m.rowG)
+	duals := m.lp.Duals()
+	type rc struct {
+		j int
+		d float64
+	}
+	var rcs []rc
+	for j := 2 * M; j < m.lp.NumVars(); j++ {
+		if m.lp.Basic(j) {
 			continue
 		}
-		pure = false
+		rcs = append(rcs, rc{j, m.lp.ReducedCost(j, duals)})
 	}
-	var sol []cgConfig
-	if primal {
-		x := make([]float64, len(lp.cols))
-		lp.values(x)
-		for j, v := range x {
-			if j >= len(colBin) || colBin[j] < 0 || v <= 1e-9 {
-				continue
-			}
-			b := bins[colBin[j]]
-			c := cgConfig{pool: b.pool, typ: b.typ, price: b.price, x: v, counts: make([]int64, G)}
-			for k, r := range lp.cols[j].idx {
-				c.counts[rowG[r]] = int64(math.Round(lp.cols[j].val[k]))
-			}
-			sol = append(sol, c)
+	sort.SliceStable(rcs, func(a, b int) bool { return rcs[a].d > rcs[b].d })
+	drop := make([]bool, m.lp.NumVars())
+	for _, x := range rcs[:min(len(rcs), m.lp.NumVars()-cgMaxCols*2/3)] {
+		drop[x.j] = true
+		delete(m.seen, m.colKeys[x.j])
+	}
+	newIdx := m.lp.RemoveVars(drop)
+	for j, nj := range newIdx {
+		if nj >= 0 {
+			m.colBin[nj], m.colKeys[nj] = m.colBin[j], m.colKeys[j]
 		}
 	}
-	return best * (1 - cgSafety), sol
+	m.colBin, m.colKeys = m.colBin[:m.lp.NumVars()], m.colKeys[:m.lp.NumVars()]
+}
+
+// solution is the master's current primal solution: the configurations
+// with x > 0, in variable order.
+func (m *configMaster) solution() []lpConfiguration {
+	var sol []lpConfiguration
+	x := make([]float64, m.lp.NumVars())
+	m.lp.Values(x)
+	for j, v := range x {
+		if j >= len(m.colBin) || m.colBin[j] < 0 || v <= 1e-9 {
+			continue
+		}
+		b := m.bins[m.colBin[j]]
+		c := lpConfiguration{pool: b.pool, typ: b.typ, price: b.price, x: v, counts: make([]int64, len(m.groups))}
+		col := m.lp.Col(j)
+		for k, r := range col.Rows {
+			c.counts[m.rowG[r]] = int64(math.Round(col.Values[k]))
+		}
+		sol = append(sol, c)
+	}
+	return sol
+}
+
+// candidate is a priced configuration ks of bin, by its value under y per
+// unit of the bin's price.
+type candidate struct {
+	bin   int
+	ratio float64
+	ks    []int64
+}
+
+// columnGeneration is the state of the rounds: the pricing point, the
+// best dual so far (the stability center), per bin upper bounds on the
+// knapsack optimum, and the best Farley bound.
+type columnGeneration struct {
+	p        *prepared
+	m        *configMaster
+	pr       *binPricer
+	y        []float64 // the pricing point
+	center   []float64 // the best dual so far, scaled to θ = 1
+	centerLB float64
+	shareLB  float64
+	us       []float64 // upper bound on each bin's knapsack under y
+	rank     []int
+	done     []bool // us cannot be tightened further
+	best     float64
+	stall    int
+	finals   int
+	work     int
+	pure     bool // price at the master's duals, unsmoothed
+	cands    []candidate
+}
+
+func newColumnGeneration(p *prepared, m *configMaster, start []float64) *columnGeneration {
+	G, nb := len(m.groups), len(m.bins)
+	cg := &columnGeneration{
+		p: p, m: m, pr: newBinPricer(G, len(m.reqs[0]), m.reqs, m.groups),
+		y: make([]float64, G), center: make([]float64, G),
+		us: make([]float64, nb), rank: make([]int, nb), done: make([]bool, nb),
+	}
+	if len(start) == G {
+		for g, v := range start {
+			if m.row[g] >= 0 {
+				cg.center[g] = max(v, 0)
+				cg.centerLB += float64(m.groups[g].n) * cg.center[g]
+			}
+		}
+	}
+	cg.shareLB = cg.centerLB
+	return cg
+}
+
+// run is the column generation: each round solves the master, prices the
+// bins at a smoothed point, tightens the Farley bound and adds the best
+// columns, until a budget, a stall, or the master's value is within gap
+// of the bound.
+func (cg *columnGeneration) run(gap float64) {
+	m := cg.m
+	for round := 0; round < cgMaxRounds && cg.work < cgTotalWork && cg.stall < cgStallRounds && !cg.p.expired(); round++ {
+		ops0 := m.lp.Ops()
+		m.lp.Solve(cgMasterPivots)
+		cg.work += m.lp.Ops() - ops0
+		alpha, z := cg.pricingPoint(m.lp.Duals())
+		cg.cands = cg.cands[:0]
+		cg.pricePartial()
+		cg.priceFinal()
+		cg.tighten(z)
+		// The master's primal value bounds the LP optimum, hence every
+		// Farley bound, from above: stop when it is within reach.
+		if m.lp.Objective() <= max(cg.best, cg.shareLB)*(1+gap) {
+			break
+		}
+		added := cg.addColumns()
+		if m.lp.NumVars() > cgMaxCols {
+			m.dropWorstColumns()
+		}
+		if added == 0 {
+			if cg.pure || alpha == 0 {
+				break
+			}
+			cg.pure = true // nothing at the smoothed point: try the master's duals
+			continue
+		}
+		cg.pure = false
+	}
+}
+
+// pricingPoint sets y between the master's duals and the best dual so
+// far (Wentges' smoothing), which damps the duals' swings; it returns the
+// smoothing weight and Σ_g n_g·y_g.
+func (cg *columnGeneration) pricingPoint(duals []float64) (alpha, z float64) {
+	alpha = cgSmoothing
+	if cg.pure || cg.centerLB == 0 {
+		alpha = 0
+	}
+	for i, g := range cg.m.rowG {
+		cg.y[g] = alpha*cg.center[g] + (1-alpha)*max(duals[i], 0)
+		z += float64(cg.m.groups[g].n) * cg.y[g]
+	}
+	return alpha, z
+}
+
+// pricePartial solves the bins whose cheap bound (their last LP
+// multipliers) is worst; the others keep the cheap bound. All of them
+// when those yield no column.
+func (cg *columnGeneration) pricePartial() {
+	bins, D := cg.m.bins, cg.pr.D
+	for bi, b := range bins {
+		cg.us[bi], cg.done[bi] = cg.pr.cheap(bi, b, cg.y), false
+		cg.work += len(b.groups) * D
+		cg.rank[bi] = bi
+	}
+	rank, us := cg.rank, cg.us
+	sort.SliceStable(rank, func(a, b int) bool {
+		return us[rank[a]]/bins[rank[a]].price > us[rank[b]]/bins[rank[b]].price
+	})
+	for k, bi := range rank {
+		if k >= cgPriceBins && len(cg.cands) > 0 {
+			break
+		}
+		b := bins[bi]
+		if us[bi] <= b.price*(1+cgImprove) {
+			break // and so are the rest
+		}
+		u, ks, exact, w := cg.pr.price(bi, b, cg.y, 0)
+		cg.work += w
+		us[bi], cg.done[bi] = min(us[bi], u), exact
+		if ks != nil {
+			cg.addCand(bi, ks)
+		}
+	}
+}
+
+// priceFinal: with no improving column at the usual effort, spend the
+// larger budgets on the bins that set θ, worst first, until one yields a
+// column or the worst one cannot be tightened.
+func (cg *columnGeneration) priceFinal() {
+	bins := cg.m.bins
+	for len(cg.cands) == 0 && cg.finals < cgFinalRounds {
+		wi, wr, dr := -1, 0.0, 0.0
+		for bi, b := range bins {
+			r := cg.us[bi] / b.price
+			if cg.done[bi] {
+				dr = max(dr, r)
+			} else if r > wr {
+				wi, wr = bi, r
+			}
+		}
+		if wi < 0 || wr <= dr || wr <= 1+cgImprove {
+			cg.finals++
+			break
+		}
+		u, ks, _, w := cg.pr.price(wi, bins[wi], cg.y, 1)
+		cg.work += w
+		cg.us[wi], cg.done[wi] = min(cg.us[wi], u), true
+		if ks != nil {
+			cg.addCand(wi, ks)
+		}
+	}
+}
+
+// tighten computes Farley's bound z/θ at y, θ = max_b U_b(y)/π_b, keeps
+// the best (counting a stall when it is not better by cgStallRelative)
+// and moves the center to y/θ when it beats the center's bound.
+func (cg *columnGeneration) tighten(z float64) {
+	theta := 0.0
+	for bi, b := range cg.m.bins {
+		theta = max(theta, cg.us[bi]/b.price)
+	}
+	if theta <= 0 {
+		return
+	}
+	lb := z / theta
+	if lb > cg.best*(1+cgStallRelative) {
+		cg.best, cg.stall = lb, 0
+	} else {
+		cg.best, cg.stall = max(cg.best, lb), cg.stall+1
+	}
+	if lb > cg.centerLB {
+		for g := range cg.center {
+			cg.center[g] = cg.y[g] / theta
+		}
+		cg.centerLB = lb
+	}
+}
+
+// addCand records configuration ks of bin bi, only if it fits (a guard:
+// pricing returns no other).
+func (cg *columnGeneration) addCand(bi int, ks []int64) {
+	m := cg.m
+	use := make([]int64, cg.pr.D)
+	v := 0.0
+	for g, k := range ks {
+		if k < 0 || k > int64(m.groups[g].cap()) || (k > 0 && !slices.Contains(m.bins[bi].groups, int32(g))) {
+			return
+		}
+		for d, q := range m.reqs[g] {
+			use[d] += k * q
+		}
+		v += float64(k) * cg.y[g]
+	}
+	for d, u := range use {
+		if u > m.bins[bi].cap[d] {
+			return
+		}
+	}
+	cg.cands = append(cg.cands, candidate{bi, v / m.bins[bi].price, ks})
+}
+
+// addColumns adds the best candidates not yet in the master, at most
+// max(cgColsPerRound, rows/2), and returns how many.
+func (cg *columnGeneration) addColumns() int {
+	m := cg.m
+	sort.SliceStable(cg.cands, func(i, j int) bool { return cg.cands[i].ratio > cg.cands[j].ratio })
+	added := 0
+	for _, c := range cg.cands {
+		if added == max(cgColsPerRound, len(m.rowG)/2) {
+			break
+		}
+		if m.seen[colKey(c.bin, c.ks)] {
+			continue
+		}
+		m.addCol(c.bin, c.ks)
+		added++
+	}
+	return added
 }

@@ -11,6 +11,7 @@ import (
 	apiv1 "github.com/joinery/joinery/api/v1"
 	"github.com/joinery/joinery/catalog"
 	"github.com/joinery/joinery/resources"
+	"github.com/joinery/joinery/solver/internal/lp"
 	corev1 "k8s.io/api/core/v1"
 )
 
@@ -44,7 +45,7 @@ func TestConfigLPBoundByHand(t *testing.T) {
 	}
 	lb := LowerBound(in)
 	p := prepare(in)
-	share, _ := shareBound(p, lbGroups(p))
+	share, _ := shareBound(p, boundGroups(p))
 	t.Logf("configuration LP %.6f, weighted shares %.6f", lb, share)
 	if math.Abs(lb-15) > 1e-6 {
 		t.Errorf("bound %.9f, want 15", lb)
@@ -220,7 +221,7 @@ func lowerBoundTrials(t *testing.T, exact bool) {
 		}
 		lb := LowerBound(in)
 		p := prepare(in)
-		share, _ := shareBound(p, lbGroups(p))
+		share, _ := shareBound(p, boundGroups(p))
 		if lb > opt*(1+1e-9)+1e-12 {
 			t.Fatalf("trial %d: bound %.6f above the optimum %.6f (%d pods)", trial, lb, opt, len(idx))
 		}
@@ -294,7 +295,7 @@ func allConfigLP(t *testing.T, ps []Pod, tolerates []bool, idx []int, node func(
 	for g, k := range keys {
 		rhs[g] = float64(count[k])
 	}
-	lp := newBoundedLP(rhs)
+	master := lp.New(rhs)
 	var basis []int
 	for g, k := range keys { // each group alone, one pod per node, at its cheapest
 		best := math.Inf(1)
@@ -303,10 +304,10 @@ func allConfigLP(t *testing.T, ps []Pod, tolerates []bool, idx []int, node func(
 				best = min(best, price)
 			}
 		}
-		basis = append(basis, lp.addVar(spCol{idx: []int32{int32(g)}, val: []float64{1}}, best, math.Inf(1)))
+		basis = append(basis, master.AddVar(lp.Column{Rows: []int32{int32(g)}, Values: []float64{1}}, best, math.Inf(1)))
 	}
 	for g := range keys {
-		lp.addVar(spCol{idx: []int32{int32(g)}, val: []float64{-1}}, 0, math.Inf(1))
+		master.AddVar(lp.Column{Rows: []int32{int32(g)}, Values: []float64{-1}}, 0, math.Inf(1))
 	}
 	ks := make([]int, len(keys))
 	for j := 0; j < nodes; j++ {
@@ -314,15 +315,15 @@ func allConfigLP(t *testing.T, ps []Pod, tolerates []bool, idx []int, node func(
 		var rec func(g int, use resources.List)
 		rec = func(g int, use resources.List) {
 			if g == len(keys) {
-				var c spCol
+				var c lp.Column
 				for h, k := range ks {
 					if k > 0 {
-						c.idx = append(c.idx, int32(h))
-						c.val = append(c.val, float64(k))
+						c.Rows = append(c.Rows, int32(h))
+						c.Values = append(c.Values, float64(k))
 					}
 				}
-				if len(c.idx) > 0 {
-					lp.addVar(c, price, math.Inf(1))
+				if len(c.Rows) > 0 {
+					master.AddVar(c, price, math.Inf(1))
 				}
 				return
 			}
@@ -344,8 +345,8 @@ func allConfigLP(t *testing.T, ps []Pod, tolerates []bool, idx []int, node func(
 		}
 		rec(0, resources.List{})
 	}
-	if !lp.setBasis(basis) || !lp.solve(100000) {
+	if !master.SetBasis(basis) || !master.Solve(100000) {
 		t.Fatalf("configuration LP not solved")
 	}
-	return lp.objective()
+	return master.Objective()
 }

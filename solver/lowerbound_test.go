@@ -93,11 +93,9 @@ func TestDFFRounding(t *testing.T) {
 // cache, GPU training) the per-class strategy search beats the best single
 // strategy (both without the LP-guided passes, which reach $28.7 either way).
 func TestSolvePerClassStrategies(t *testing.T) {
-	lpGuided = false
-	defer func() { lpGuided = true }()
 	full := inputB(t)
 	in := full
-	in.Pods, in.Budget = nil, -1 // the whole search
+	in.Pods, in.Budget, in.DisableLPGuided = nil, -1, true // the whole search, unguided
 	for i, p := range full.Pods {
 		if i%4 == 0 {
 			in.Pods = append(in.Pods, p)

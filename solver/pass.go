@@ -31,7 +31,7 @@ type pass struct {
 	// This holds exactly for resources, labels and taints; a claim rejected
 	// by the upsize rule or a limit might in rare cases accept later, and
 	// the skip then misses that chance (never a wrong placement).
-	lastSig   *sigInfo
+	lastSig   *podSignature
 	lastReq   resources.List
 	lastClaim int          // order index from which claims were not yet known to reject
 	lastNode  int          // node index likewise
@@ -164,7 +164,7 @@ func (s *pass) fail(pi *podInfo) {
 	s.unsched = append(s.unsched, u)
 }
 
-func (s *pass) placeExisting(pi *podInfo, sig *sigInfo) bool {
+func (s *pass) placeExisting(pi *podInfo, sig *podSignature) bool {
 	for i := s.lastNode; i < len(s.p.nodes); i++ {
 		n := s.p.nodes[i]
 		if !pi.req.Fits(s.nodeAvail[i]) || !sig.fitsNode(i, n) {
@@ -195,7 +195,7 @@ func (s *pass) placeExisting(pi *podInfo, sig *sigInfo) bool {
 	return false
 }
 
-func (s *pass) placeClaim(pi *podInfo, sig *sigInfo) bool {
+func (s *pass) placeClaim(pi *podInfo, sig *podSignature) bool {
 	for i := s.lastClaim; i < len(s.order); i++ {
 		// Claims before i keep their order when s.order[i] moves right.
 		if s.tryAdd(s.order[i], pi, sig) {
@@ -206,7 +206,7 @@ func (s *pass) placeClaim(pi *podInfo, sig *sigInfo) bool {
 	return false
 }
 
-func (s *pass) placeNew(pi *podInfo, sig *sigInfo) bool {
+func (s *pass) placeNew(pi *podInfo, sig *podSignature) bool {
 	for _, pl := range s.p.pools {
 		if s.open(pl, pi, sig) {
 			return true
@@ -236,7 +236,7 @@ func (s *pass) nodesOK(pl *poolInfo) bool {
 // limits; then exotic types (GPU, accelerator, metal) are dropped when any
 // other type remains, and types above the pass's vCPU cap are dropped
 // (the cap never excludes the cheapest type that fits the pod).
-func (s *pass) open(pl *poolInfo, pi *podInfo, sig *sigInfo) bool {
+func (s *pass) open(pl *poolInfo, pi *podInfo, sig *podSignature) bool {
 	sp := sig.forPool(pl)
 	if sp.taint != nil || !s.nodesOK(pl) || !pi.req.Fits(pl.maxUsable) {
 		return false
@@ -308,14 +308,14 @@ type candidates struct {
 }
 
 type openKey struct {
-	term *compiled
+	term *compiledTerm
 	req  resources.List
 	cap  int
 }
 
 // openSet returns, cached across passes, the starting set of a new claim
 // for a pod with these requests under this term and cap, ignoring limits.
-func (p *prepared) openSet(pl *poolInfo, term *compiled, req resources.List, vcpuCap int) *candidates {
+func (p *prepared) openSet(pl *poolInfo, term *compiledTerm, req resources.List, vcpuCap int) *candidates {
 	k := openKey{term, req, vcpuCap}
 	if c, ok := p.opens[k]; ok {
 		return c
@@ -411,7 +411,7 @@ func (a *pass) better(b *pass) bool {
 // pod's host ports (types whose daemonsets hold one are dropped) and
 // topology (the set narrows to the chosen zone's offerings). It returns
 // fresh slices, the pinned zone (-1 none) and whether anything is left.
-func (s *pass) narrowNew(pl *poolInfo, pi *podInfo, sig *sigInfo, ts []int32, ms []uint64) ([]int32, []uint64, int, bool) {
+func (s *pass) narrowNew(pl *poolInfo, pi *podInfo, sig *podSignature, ts []int32, ms []uint64) ([]int32, []uint64, int, bool) {
 	if len(pi.ports) > 0 && pl.dsPorts != nil {
 		ts, ms = pick(ts, ms, func(t int32) bool {
 			_, bad := portsConflict(pi.ports, pl.dsPorts[t])

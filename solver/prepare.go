@@ -28,7 +28,7 @@ type prepared struct {
 	pods    []*podInfo
 	pools   []*poolInfo
 	nodes   []*Node
-	sigs    map[string]*sigInfo // lookups only, never iterated
+	sigs    map[string]*podSignature // lookups only, never iterated
 	opens   map[openKey]*candidates
 	// maxVCPU is the largest vCPU count of any instance type of any pool.
 	maxVCPU int
@@ -65,9 +65,9 @@ type podInfo struct {
 	pod *Pod
 	key string // namespace/name
 	req resources.List
-	sig *sigInfo // levels[0]
+	sig *podSignature // levels[0]
 	// levels are the relaxation levels (see levels); most pods have one.
-	levels []*sigInfo
+	levels []*podSignature
 	topo   *podTopo
 	ports  []HostPort
 	// class is the pod's packing class (see podClasses): Solve may pack
@@ -116,15 +116,15 @@ type poolInfo struct {
 	dsPorts  [][]HostPort // host ports held by daemonset pods, per type
 }
 
-// sigInfo is a pod's scheduling constraints apart from requests; pods with
+// podSignature is a pod's scheduling constraints apart from requests; pods with
 // the same signature share every compatibility result.
-type sigInfo struct {
+type podSignature struct {
 	nodeSelector map[string]string
 	terms        [][]req // ORed; each ANDed with the node selector already
 	emptyTerm    []bool  // term came from an empty affinity term (matches nothing)
 	tolerations  []corev1.Toleration
 	strictPNS    bool // PreferNoSchedule taints block (a preference not yet relaxed)
-	perPool      []*sigPool
+	perPool      []*poolSignature
 	perNode      []int8 // 0 unknown, 1 compatible, 2 not
 	// cons are the topology constraints at this level. monotone holds when
 	// a claim or node that rejected the pod rejects every later pod with
@@ -136,14 +136,14 @@ type sigInfo struct {
 	eligibleDone bool
 }
 
-// sigPool is a signature compiled against one pool.
-type sigPool struct {
+// poolSignature is a signature compiled against one pool.
+type poolSignature struct {
 	taint *corev1.Taint // first pool taint the pod does not tolerate
-	terms []*compiled
+	terms []*compiledTerm
 }
 
-// compiled is one ORed affinity term (with the node selector) against one pool.
-type compiled struct {
+// compiledTerm is one ORed affinity term (with the node selector) against one pool.
+type compiledTerm struct {
 	reqs []req
 	// masks has, per pool type, the offerings meeting both the pool and
 	// this term; it is the pool's base slice itself when trivial.
@@ -161,7 +161,7 @@ type compiled struct {
 }
 
 func prepare(in Input) *prepared {
-	p := &prepared{sigs: map[string]*sigInfo{}, opens: map[openKey]*candidates{}, counters: map[string]*counter{}}
+	p := &prepared{sigs: map[string]*podSignature{}, opens: map[openKey]*candidates{}, counters: map[string]*counter{}}
 
 	nps := make([]*NodePool, len(in.NodePools))
 	for i := range in.NodePools {
@@ -368,14 +368,14 @@ func (pl *poolInfo) constValue(key string) (string, bool) {
 }
 
 // compile evaluates requirements (ANDed) against the pool's types and offerings.
-func (pl *poolInfo) compile(reqs []req) *compiled {
+func (pl *poolInfo) compile(reqs []req) *compiledTerm {
 	return pl.compileWith(pl.base, reqs, true)
 }
 
 // compileWith narrows base by reqs. checkFree also checks requirements on
 // free keys against the pool's own (the pool's base compile skips that).
-func (pl *poolInfo) compileWith(base []uint64, reqs []req, checkFree bool) *compiled {
-	c := &compiled{reqs: reqs, masks: base, trivial: true}
+func (pl *poolInfo) compileWith(base []uint64, reqs []req, checkFree bool) *compiledTerm {
+	c := &compiledTerm{reqs: reqs, masks: base, trivial: true}
 	own := func() {
 		if c.trivial {
 			c.masks = append([]uint64(nil), base...)
@@ -484,7 +484,7 @@ func (pl *poolInfo) addDaemonSets(dss []*DaemonSet) {
 			r[resources.Pods] = 1
 		}
 		sig := newSig(&ds.Pod, 0, 0, false)
-		var terms []*compiled
+		var terms []*compiledTerm
 		for i, reqs := range sig.terms {
 			if sig.emptyTerm[i] {
 				continue
@@ -526,7 +526,7 @@ func (pl *poolInfo) addDaemonSets(dss []*DaemonSet) {
 }
 
 // signature returns the shared constraint record of a pod.
-func (p *prepared) signature(pod *Pod, strictPNS bool, cons []*constraint) *sigInfo {
+func (p *prepared) signature(pod *Pod, strictPNS bool, cons []*constraint) *podSignature {
 	var b strings.Builder
 	b.WriteString(sigKey(pod))
 	b.WriteString(strconv.FormatBool(strictPNS))
@@ -551,9 +551,9 @@ func (p *prepared) signature(pod *Pod, strictPNS bool, cons []*constraint) *sigI
 	return s
 }
 
-func newSig(pod *Pod, pools, nodes int, strictPNS bool) *sigInfo {
-	s := &sigInfo{nodeSelector: pod.NodeSelector, tolerations: pod.Tolerations, strictPNS: strictPNS,
-		perPool: make([]*sigPool, pools), perNode: make([]int8, nodes)}
+func newSig(pod *Pod, pools, nodes int, strictPNS bool) *podSignature {
+	s := &podSignature{nodeSelector: pod.NodeSelector, tolerations: pod.Tolerations, strictPNS: strictPNS,
+		perPool: make([]*poolSignature, pools), perNode: make([]int8, nodes)}
 	keys := make([]string, 0, len(pod.NodeSelector))
 	for k := range pod.NodeSelector {
 		keys = append(keys, k)
@@ -620,14 +620,14 @@ func sigKey(pod *Pod) string {
 }
 
 // forPool compiles the signature against a pool (cached).
-func (s *sigInfo) forPool(pl *poolInfo) *sigPool {
+func (s *podSignature) forPool(pl *poolInfo) *poolSignature {
 	if sp := s.perPool[pl.idx]; sp != nil {
 		return sp
 	}
-	sp := &sigPool{taint: untolerated(pl.np.Taints, s.tolerations, s.strictPNS)}
+	sp := &poolSignature{taint: untolerated(pl.np.Taints, s.tolerations, s.strictPNS)}
 	for i, reqs := range s.terms {
 		if s.emptyTerm[i] {
-			sp.terms = append(sp.terms, &compiled{reqs: reqs, masks: make([]uint64, len(pl.types)), fail: "an empty required node-affinity term (matches no node)"})
+			sp.terms = append(sp.terms, &compiledTerm{reqs: reqs, masks: make([]uint64, len(pl.types)), fail: "an empty required node-affinity term (matches no node)"})
 			continue
 		}
 		c := pl.compile(reqs)
@@ -642,7 +642,7 @@ func (s *sigInfo) forPool(pl *poolInfo) *sigPool {
 
 // fitsNode reports whether the signature allows an existing node (labels
 // and taints; resources are checked by the caller).
-func (s *sigInfo) fitsNode(i int, n *Node) bool {
+func (s *podSignature) fitsNode(i int, n *Node) bool {
 	if v := s.perNode[i]; v != 0 {
 		return v == 1
 	}
@@ -654,7 +654,7 @@ func (s *sigInfo) fitsNode(i int, n *Node) bool {
 	return ok
 }
 
-func (s *sigInfo) matchesLabels(labels map[string]string) bool {
+func (s *podSignature) matchesLabels(labels map[string]string) bool {
 	for i, term := range s.terms {
 		if s.emptyTerm[i] {
 			continue

@@ -149,7 +149,7 @@ func (s *pass) poolReason(pl *poolInfo, pi *podInfo) string {
 
 // termsReason names the requirement(s) of the pod that no type or offering
 // of the pool meets.
-func termsReason(pl *poolInfo, sp *sigPool) string {
+func termsReason(pl *poolInfo, sp *poolSignature) string {
 	if len(sp.terms) == 1 {
 		return termReason(pl, sp.terms[0])
 	}
@@ -160,7 +160,7 @@ func termsReason(pl *poolInfo, sp *sigPool) string {
 	return fmt.Sprintf("none of the %d required node-affinity terms can be met (%s)", len(sp.terms), strings.Join(parts, "; "))
 }
 
-func termReason(pl *poolInfo, c *compiled) string {
+func termReason(pl *poolInfo, c *compiledTerm) string {
 	if c.fail != "" {
 		if strings.HasPrefix(c.fail, "an empty") {
 			return c.fail

@@ -27,6 +27,7 @@ type search struct {
 	p          *prepared
 	strategies []Strategy
 	custom     bool // the strategies came from the Input
+	lpGuided   bool // run the LP-guided passes (not Input.DisableLPGuided)
 	tried      []Strategy
 	best       *pass
 	bound      float64 // the LP's lower bound (0: none)
@@ -83,7 +84,7 @@ func (sr *search) run() *pass {
 		return sr.best
 	}
 	var seedSets [][]seed
-	if p.classes > 1 && lpGuided {
+	if p.classes > 1 && sr.lpGuided {
 		for k, steps := range seedShareSteps {
 			if sr.done() {
 				break

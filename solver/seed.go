@@ -39,7 +39,7 @@ type seed struct {
 // Past the prepared deadline the LP stops where it is (its master is
 // feasible at every round), so the seeds then depend on the clock.
 func (p *prepared) lpSeeds(steps int) ([]seed, float64) {
-	groups := lbGroups(p)
+	groups := boundGroups(p)
 	if len(groups) < 2 {
 		return nil, 0
 	}
@@ -133,7 +133,7 @@ func (s *pass) plantSeeds(seeds []seed, done []bool) bool {
 			continue
 		}
 		n := len(s.claims)
-		if s.atSomeLevel(pi, func(sig *sigInfo) bool { return s.open(sd.pool, pi, sig) }) {
+		if s.atSomeLevel(pi, func(sig *podSignature) bool { return s.open(sd.pool, pi, sig) }) {
 			claims[i], done[pi.idx] = s.claims[n], true
 		}
 	}
@@ -151,7 +151,7 @@ func (s *pass) plantSeeds(seeds []seed, done []bool) bool {
 			if len(pi.pod.UnknownResources) > 0 {
 				continue
 			}
-			if s.atSomeLevel(pi, func(sig *sigInfo) bool { return s.add(claims[i], pi, sig) }) {
+			if s.atSomeLevel(pi, func(sig *podSignature) bool { return s.add(claims[i], pi, sig) }) {
 				done[pi.idx] = true
 			}
 		}
@@ -164,7 +164,7 @@ func (s *pass) plantSeeds(seeds []seed, done []bool) bool {
 // atSomeLevel tries try at each of the pod's relaxation levels in turn,
 // with the topology state prepared for that level, and reports whether one
 // succeeded.
-func (s *pass) atSomeLevel(pi *podInfo, try func(*sigInfo) bool) bool {
+func (s *pass) atSomeLevel(pi *podInfo, try func(*podSignature) bool) bool {
 	for _, sig := range pi.levels {
 		s.tp.active = false
 		if s.p.hasTopo {

@@ -42,9 +42,9 @@ func TestLPGuidedBeatsGreedy(t *testing.T) {
 	}
 	in.Pods = append(in.Pods, pods("web", 12, 500, 1<<10)...)
 
-	lpGuided = false
-	greedy := Solve(in)
-	lpGuided = true
+	unguided := in
+	unguided.DisableLPGuided = true
+	greedy := Solve(unguided)
 	plan := Solve(in)
 	checkPlanInvariants(t, in, &plan)
 	lb := LowerBound(in)

@@ -38,89 +38,17 @@ func DefaultStrategies() []Strategy {
 }
 
 // Solve places pending pods: onto existing nodes, onto new NodeClaims, or
-// reports them unschedulable with a reason. It is pure and deterministic.
-//
-// Packing is first-fit decreasing (cpu desc, memory desc, older first, then
-// namespace/name). For each pod: the first existing node by name that fits;
-// else the least-loaded NodeClaim already opened in this plan whose
-// remaining instance-type set can still hold it (the set narrows to the
-// types that fit every pod on the claim, as in Karpenter); else a new
-// NodeClaim from the highest-weight NodePool that can take the pod (weight
-// is strict priority, ties by name).
-//
-// Cost heuristic (Joinery's, not Karpenter's). A claim that keeps every type
-// that fits grows until its largest type is full, whatever that costs: two
-// 1-GPU pods grow a g4dn.xlarge claim into a 4-GPU p3.8xlarge, one
-// on-demand pod turns a spot claim on-demand, and the unfilled remainder of
-// very large nodes is wasted. Two rules bound this:
-//   - upsize rule: a pod may force the claim's cheapest type to a pricier
-//     one only if the USD/hour per unit of the load's dominant resource does
-//     not get worse by more than Strategy.UpsizeTolerance; otherwise the pod
-//     goes to another claim or a new one;
-//   - size cap: a new claim only keeps types up to Strategy.VCPUCap vCPUs.
-//
-// Which tolerance and cap are cheapest depends on the batch (pod shapes,
-// daemonset overhead, spot discounts per size), so Solve packs the batch
-// once per strategy (Input.Strategies, default DefaultStrategies) and keeps
-// the plan with the fewest unschedulable pods, then the lowest total price
-// (USD/hour), then the fewest nodes, then the earliest strategy. When the
-// batch mixes pod classes (accelerator pods, pods of differently tainted
-// pools: see podClasses), one round of coordinate search follows: for each
-// class in turn, every other strategy for that class alone (with the
-// default strategies: caps none, 32 and 8), the rest fixed, keeping any
-// plan that is better by the same ordering (Input B: $164.8 -> $125.4/hour
-// before the LP-guided passes). Each claim's price is its cheapest
-// surviving offering, so a claim that ends half full falls back to a
-// smaller type by itself.
-//
-// LP-guided passes (mixed batches: more than one pod class). First-fit
-// decreasing packs each class apart (memory-heavy replicas on memory
-// nodes, small web pods on small nodes), while the cheapest plans mix
-// them on large nodes. Solve therefore solves the configuration LP of
-// LowerBound (column generation, stopped within 1% of its bound: about
-// 0.4 s on Input B) and turns its solution into seeds: ⌊x_c⌋ claims per
-// configuration c (a node type of a pool with so many pods of each
-// group). Each strategy of the grid is also run seeded: the seeds' claims
-// open first, each through the ordinary open in the configuration's pool
-// by a pod whose highest-weight pool able to take it is that pool
-// (accelerator pods first, then in packing order; a configuration without
-// such a pod is not seeded), and their other pods join round robin, one
-// per seed per round, through the ordinary add, so resources, types,
-// zone spread and other topology, host ports and limits are all checked;
-// only the cost heuristics (upsize rule, size cap, accelerator slack rule)
-// are off for seeds. Pods a seed cannot take, and those of the fractional
-// rest of the LP solution, are packed by the greedy after the seeds (onto
-// seeds first, as onto any open claim). Seeded passes compete with the
-// others by the same ordering, and the per-class search continues from the
-// best pass, seeded or not (Input B: $125.4 -> $101.6/hour, 1.04 x the
-// bound, in less time than before as seeded passes are cheaper). Unlike
-// the greedy, a seed's first pod opens its claim even when an earlier
-// claim could still hold it. Batches of one class (Input A) skip all this.
-//
-// A claim launches as one of its MaxInstanceTypes cheapest surviving types
-// and counts against NodePool limits by their largest capacity; limits are
-// re-checked whenever a claim's set changes, so no pool limit is exceeded
-// whichever of those types is launched.
-//
-// Anytime and bounded (Input.Budget, DefaultBudget when zero, none when
-// negative). The first pass (greedyStrategy with the default strategies,
-// else the first strategy given) always runs to the end and is
-// deterministic; then the LP seeds (from two warm starts), the seeded and
-// the other plain passes and the per-class search follow, the passes that
-// win most often first (see search.run), each replacing the best plan
-// only when better by the ordering above, until the budget is spent (a
-// pass or the LP cut off by it is dropped, so Solve returns at most a few
-// milliseconds late), every pass has run, or the plan costs no more than
-// the LP's lower bound. Only the whole search (a negative budget, or one
-// long enough) is deterministic: what a budget cuts off
-// depends on the machine's speed.
+// reports them unschedulable with a reason. It packs the batch first-fit
+// decreasing once per strategy, searches per pod class and, for mixed
+// batches, runs passes seeded by the configuration LP, within
+// Input.Budget; the package documentation describes the search.
 func Solve(in Input) Plan {
 	start := time.Now()
 	p := prepare(in)
 	if in.Budget >= 0 {
 		p.deadline = start.Add(budgetOf(in.Budget))
 	}
-	sr := &search{p: p, custom: len(in.Strategies) > 0, strategies: in.Strategies}
+	sr := &search{p: p, custom: len(in.Strategies) > 0, strategies: in.Strategies, lpGuided: !in.DisableLPGuided}
 	if !sr.custom {
 		sr.strategies = DefaultStrategies()
 	}
@@ -131,9 +59,6 @@ func Solve(in Input) Plan {
 	}
 	return p.plan(best)
 }
-
-// lpGuided enables the LP-guided passes (a variable for the tests).
-var lpGuided = true
 
 // refineCap: the size caps the per-class search tries with the default
 // strategies (none, 32 and 8 vCPUs found every improvement the full grid

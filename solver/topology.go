@@ -196,7 +196,7 @@ func weighted(pw []corev1.WeightedPodAffinityTerm, kind int) []preference {
 
 // levels returns the pod's relaxation levels: level 0 honours every
 // preference as a requirement; level k has dropped the first k preferences.
-func (p *prepared) levels(pod *Pod) []*sigInfo {
+func (p *prepared) levels(pod *Pod) []*podSignature {
 	var prefs []preference
 	if a := pod.PodAffinity; a != nil {
 		prefs = append(prefs, weighted(a.PreferredDuringSchedulingIgnoredDuringExecution, prefPodAff)...)
@@ -218,7 +218,7 @@ func (p *prepared) levels(pod *Pod) []*sigInfo {
 	if p.preferNoSchedule {
 		prefs = append(prefs, preference{kind: prefPNS})
 	}
-	out := make([]*sigInfo, 0, len(prefs)+1)
+	out := make([]*podSignature, 0, len(prefs)+1)
 	for k := 0; k <= len(prefs); k++ {
 		out = append(out, p.levelSig(pod, prefs[k:]))
 	}
@@ -227,7 +227,7 @@ func (p *prepared) levels(pod *Pod) []*sigInfo {
 
 // levelSig builds the signature of the pod with the given preferences still
 // honoured (as requirements).
-func (p *prepared) levelSig(pod *Pod, prefs []preference) *sigInfo {
+func (p *prepared) levelSig(pod *Pod, prefs []preference) *podSignature {
 	lp := *pod
 	strictPNS := false
 	var nodePref []req
@@ -352,7 +352,7 @@ func inc(s *[]int32, i int32) {
 }
 
 // record counts a pod placed in host domain host and zone (−1 unknown).
-func (t *topoState) record(pt *podTopo, sig *sigInfo, host int32, zone int) {
+func (t *topoState) record(pt *podTopo, sig *podSignature, host int32, zone int) {
 	for _, c := range pt.matches {
 		t.total[c.id]++
 		if c.key == domHost {
@@ -387,7 +387,7 @@ type topoPod struct {
 }
 
 // prepTopo computes the zone verdict of pi at level sig.
-func (s *pass) prepTopo(pi *podInfo, sig *sigInfo) {
+func (s *pass) prepTopo(pi *podInfo, sig *podSignature) {
 	tp := &s.tp
 	tp.active = len(sig.cons) > 0 || len(pi.topo.matches) > 0
 	if !tp.active {
@@ -459,7 +459,7 @@ func (s *pass) prepTopo(pi *podInfo, sig *sigInfo) {
 // topoAt checks a candidate: host domain and the zones it may still be in.
 // It returns the zone to pin (−1: leave as is) and whether the pod may go.
 // price, when not nil, gives the candidate's price in a zone (tie-break).
-func (s *pass) topoAt(pi *podInfo, sig *sigInfo, host int32, zones uint64, price func(z int) float64) (int, bool) {
+func (s *pass) topoAt(pi *podInfo, sig *podSignature, host int32, zones uint64, price func(z int) float64) (int, bool) {
 	tp := &s.tp
 	if !tp.active {
 		return -1, true
@@ -528,7 +528,7 @@ func (s *pass) topoAt(pi *podInfo, sig *sigInfo, host int32, zones uint64, price
 }
 
 // eligibleZones are the zones a pod's node affinity admits (cached per signature).
-func (p *prepared) eligibleZones(sig *sigInfo) uint64 {
+func (p *prepared) eligibleZones(sig *podSignature) uint64 {
 	if sig.eligibleDone {
 		return sig.eligible
 	}

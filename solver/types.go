@@ -1,7 +1,3 @@
-// Package solver decides where pending pods go: onto existing nodes, onto
-// new NodeClaims with a price-ordered set of instance types, or nowhere
-// (with the reason). It is pure and deterministic: no I/O, no clock, no
-// map-order dependence; the same Input always gives the same Plan.
 package solver
 
 import (
@@ -30,6 +26,9 @@ type Input struct {
 	// negative no bound (the whole search, deterministic). The first plan
 	// is always completed, however long it takes.
 	Budget time.Duration
+	// DisableLPGuided skips the LP-guided passes of Solve (the strategy
+	// search runs unseeded), e.g. to measure what they add.
+	DisableLPGuided bool
 }
 
 // Pod is a pending pod reduced to what scheduling needs.
