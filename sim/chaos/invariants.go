@@ -44,7 +44,6 @@ const costInvariant = "USD/hour within 10% of the solver's plan"
 // check fills the report's figures and invariants.
 func (r *run) check(ctx context.Context) {
 	rep := r.rep
-	add := func(in Invariant) { rep.Invariants = append(rep.Invariants, in) }
 	if c, err := r.sagas(ctx); err == nil {
 		rep.Sagas, rep.SagasTotal = c, total(c)
 	}
@@ -55,8 +54,22 @@ func (r *run) check(ctx context.Context) {
 		rep.EC2Throttled += v
 	}
 	rep.ICEEvents = r.w.EC2.FleetErrorCounts()["InsufficientInstanceCapacity"]
+	r.checkObjects(ctx)
+	r.checkPDB()
+	r.checkPods(ctx)
+	r.checkWorkflows(ctx)
+	r.checkCost(ctx)
+	rep.Passed = true
+	for _, in := range rep.Invariants {
+		rep.Passed = rep.Passed && in.OK
+	}
+}
 
-	// 1. Leaked and orphaned.
+func (r *run) add(in Invariant) { r.rep.Invariants = append(r.rep.Invariants, in) }
+
+// checkObjects checks 0 leaked instances, 0 orphaned NodeClaims/Nodes, and garbage collection's promises.
+func (r *run) checkObjects(ctx context.Context) {
+	add := r.add
 	nodes, err := r.kc.CoreV1().Nodes().List(ctx, metav1.ListOptions{})
 	if err != nil {
 		add(Invariant{Name: "0 leaked, 0 orphaned", Figure: "list nodes: " + err.Error()})
@@ -139,17 +152,27 @@ func (r *run) check(ctx context.Context) {
 		add(Invariant{Name: "0 leaked instances", OK: len(leaked) == 0, Figure: fmt.Sprintf("%d leaked of %d running", len(leaked), len(running)), Details: leaked})
 		add(Invariant{Name: "0 orphaned NodeClaims/Nodes", OK: len(orphaned) == 0, Figure: fmt.Sprintf("%d orphaned of %d NodeClaims", len(orphaned), len(ncs.Items)), Details: orphaned})
 	}
+}
 
-	// 2. PDB.
+// checkPDB checks the sampled PodDisruptionBudget never dipped below minAvailable.
+func (r *run) checkPDB() {
+	rep := r.rep
+	add := r.add
 	r.mu.Lock()
 	rep.PDBMinReady, rep.PDBSamples = r.pdbMin, r.pdbSamples
 	bad := append([]string(nil), r.pdbBad...)
-	lost := append([]string(nil), r.lost...)
 	r.mu.Unlock()
 	add(Invariant{Name: "PDB never violated", OK: rep.PDBSamples > 0 && rep.PDBMinReady >= 8,
 		Figure: fmt.Sprintf("min %d Ready of 10 (minAvailable 8) over %d samples", rep.PDBMinReady, rep.PDBSamples), Details: bad})
+}
 
-	// 3. Lost pods.
+// checkPods checks no pod was lost: every wanted pod Running at the end.
+func (r *run) checkPods(ctx context.Context) {
+	rep := r.rep
+	add := r.add
+	r.mu.Lock()
+	lost := append([]string(nil), r.lost...)
+	r.mu.Unlock()
 	pods, err := r.kc.CoreV1().Pods("default").List(ctx, metav1.ListOptions{})
 	notRunning := []string{}
 	if err == nil {
@@ -173,11 +196,15 @@ func (r *run) check(ctx context.Context) {
 	lostAll := append(lost, notRunning...)
 	add(Invariant{Name: "0 lost pods", OK: err == nil && len(lostAll) == 0 && rep.FinalPods == want,
 		Figure: fmt.Sprintf("%d deleted after their node vanished, %d not Running at the end; %d of %d wanted Running", len(lost), len(notRunning), rep.FinalPods, want), Details: lostAll})
+}
 
-	// 4. Workflows.
+// checkWorkflows checks every workflow completed or waits as designed.
+func (r *run) checkWorkflows(ctx context.Context) {
+	rep := r.rep
+	add := r.add
 	var wfBad []string
 	stillBusy := 0
-	err = r.listWorkflows(ctx, "", func(e wfInfo) {
+	err := r.listWorkflows(ctx, "", func(e wfInfo) {
 		rep.Workflows[strings.ToLower(strings.TrimPrefix(e.Status.String(), "WORKFLOW_EXECUTION_STATUS_"))]++
 		switch e.Status {
 		case enumspb.WORKFLOW_EXECUTION_STATUS_COMPLETED, enumspb.WORKFLOW_EXECUTION_STATUS_CONTINUED_AS_NEW:
@@ -202,8 +229,12 @@ func (r *run) check(ctx context.Context) {
 	}
 	add(Invariant{Name: "workflows completed or waiting as designed", OK: len(wfBad) == 0,
 		Figure: fmt.Sprintf("%s; %d failures not reported, %d still in flight", fmtCounts(rep.Workflows), len(wfBad)-stillBusy, stillBusy), Details: wfBad})
+}
 
-	// 5. Cost against the solver's plan for the final pods.
+// checkCost checks the final cost against the solver's plan for the final pods.
+func (r *run) checkCost(ctx context.Context) {
+	rep := r.rep
+	add := r.add
 	s, err := world.Summarize(ctx, r.kc, rep.FinalPods)
 	if err == nil {
 		rep.FinalUSDPerHour = s.USDPerHour
@@ -225,11 +256,6 @@ func (r *run) check(ctx context.Context) {
 		}
 	}
 	add(Invariant{Name: costInvariant, OK: ok, Figure: fig, Details: det})
-
-	rep.Passed = true
-	for _, in := range rep.Invariants {
-		rep.Passed = rep.Passed && in.OK
-	}
 }
 
 // failure reads a failed workflow's failure type and message.
