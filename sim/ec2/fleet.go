@@ -66,71 +66,18 @@ func (o *fleetOverride) price(capacityType string) float64 {
 	return o.it.OnDemandPrice
 }
 
-func (s *Server) createFleet(f form) (withRequestID, error) {
-	if t := f.get("Type"); t != "instant" {
-		return nil, newError(http.StatusBadRequest, CodeUnsupported,
-			"The local EC2 endpoint supports only CreateFleet Type=instant, not %q", t)
-	}
-	total, ok, err := f.intParam("TargetCapacitySpecification.TotalTargetCapacity")
-	if err != nil {
-		return nil, err
-	}
-	if !ok {
-		return nil, missingParameter("TargetCapacitySpecification.TotalTargetCapacity")
-	}
-	if total < 1 || total > 1000 {
-		return nil, invalidParameter("TotalTargetCapacity must be between 1 and 1000, not %d", total)
-	}
-	defaultType := f.get("TargetCapacitySpecification.DefaultTargetCapacityType")
-	if defaultType != CapacityTypeSpot && defaultType != CapacityTypeOnDemand {
-		return nil, invalidParameter("DefaultTargetCapacityType must be spot or on-demand, not %q", defaultType)
-	}
-	odTarget, _, err := f.intParam("TargetCapacitySpecification.OnDemandTargetCapacity")
-	if err != nil {
-		return nil, err
-	}
-	spotTarget, _, err := f.intParam("TargetCapacitySpecification.SpotTargetCapacity")
-	if err != nil {
-		return nil, err
-	}
-	if odTarget < 0 || spotTarget < 0 || odTarget+spotTarget > total {
-		return nil, invalidParameter("OnDemandTargetCapacity + SpotTargetCapacity exceeds TotalTargetCapacity")
-	}
-	if defaultType == CapacityTypeSpot {
-		spotTarget = total - odTarget
-	} else {
-		odTarget = total - spotTarget
-	}
-	odStrategy := f.get("OnDemandOptions.AllocationStrategy")
-	if odStrategy == "" {
-		odStrategy = "lowest-price"
-	}
-	if !onDemandStrategies[odStrategy] {
-		return nil, invalidParameter("Invalid OnDemandOptions.AllocationStrategy %q", odStrategy)
-	}
-	spotStrategy := f.get("SpotOptions.AllocationStrategy")
-	if spotStrategy == "" {
-		spotStrategy = "lowest-price"
-	}
-	if !spotStrategies[spotStrategy] {
-		return nil, invalidParameter("Invalid SpotOptions.AllocationStrategy %q", spotStrategy)
-	}
-	instanceTags := map[string]string{}
-	for _, i := range f.indices("TagSpecification") {
-		p := at("TagSpecification", i)
-		rt := f.get(p + ".ResourceType")
-		switch rt {
-		case "instance":
-			maps.Copy(instanceTags, f.tags(p+".Tag"))
-		case "fleet", "volume", "network-interface", "spot-instances-request":
-		default:
-			return nil, invalidParameter("'%s' is not a valid taggable resource type for this operation.", rt)
-		}
-		if err := checkTagKeys(f.tags(p + ".Tag")); err != nil {
-			return nil, err
-		}
-	}
+// fleetRequest is a CreateFleet request's validated top-level parameters.
+type fleetRequest struct {
+	odTarget, spotTarget     int
+	odStrategy, spotStrategy string
+	instanceTags             map[string]string
+}
 
+func (s *Server) createFleet(f form) (withRequestID, error) {
+	req, err := parseFleetRequest(f)
+	if err != nil {
+		return nil, err
+	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
 
@@ -150,69 +97,13 @@ func (s *Server) createFleet(f form) (withRequestID, error) {
 	if err != nil {
 		return nil, err
 	}
-
 	resp := &createFleetResponse{FleetID: "fleet-" + s.uuidLocked()}
 	now := time.Now()
 	var launched []*instance
-	for _, bucket := range []struct {
-		capacityType, strategy string
-		target                 int
-	}{{CapacityTypeOnDemand, odStrategy, odTarget}, {CapacityTypeSpot, spotStrategy, spotTarget}} {
-		if bucket.target == 0 {
-			continue
-		}
-		ordered := orderOverrides(overrides, bucket.capacityType, bucket.strategy)
-		capacity := map[pool]bool{} // one draw per pool per request
-		failed := map[int]bool{}
-		groups := map[int]int{} // override order → index in resp.Instances
-		filled := 0.0
-		for filled < float64(bucket.target) {
-			var pick *fleetOverride
-			for _, o := range ordered {
-				if failed[o.order] {
-					continue
-				}
-				if code, msg := s.checkOverrideLocked(o, bucket.capacityType, capacity); code != "" {
-					failed[o.order] = true
-					resp.Errors = append(resp.Errors, fleetErrorXML{
-						LaunchTemplateAndOverrides: launchTemplateAndOverridesXML{o.spec, o.xml},
-						Lifecycle:                  bucket.capacityType, ErrorCode: code, ErrorMessage: msg,
-					})
-					continue
-				}
-				pick = o
-				break
-			}
-			if pick == nil {
-				break
-			}
-			in, err := s.launchLocked(pick, bucket.capacityType, resp.FleetID, token, instanceTags, now)
-			if err != nil {
-				failed[pick.order] = true
-				resp.Errors = append(resp.Errors, fleetErrorXML{
-					LaunchTemplateAndOverrides: launchTemplateAndOverridesXML{pick.spec, pick.xml},
-					Lifecycle:                  bucket.capacityType, ErrorCode: CodeInsufficientFreeAddresses, ErrorMessage: err.Error(),
-				})
-				continue
-			}
-			launched = append(launched, in)
-			gi, ok := groups[pick.order]
-			if !ok {
-				gi = len(resp.Instances)
-				groups[pick.order] = gi
-				resp.Instances = append(resp.Instances, fleetInstanceXML{
-					LaunchTemplateAndOverrides: launchTemplateAndOverridesXML{pick.spec, pick.xml},
-					Lifecycle:                  bucket.capacityType, InstanceType: pick.it.Name,
-				})
-			}
-			g := &resp.Instances[gi]
-			if len(g.InstanceIDs) > 0 {
-				// Instances launched from one override share a reservation.
-				in.ReservationID = s.instances[g.InstanceIDs[0]].ReservationID
-			}
-			g.InstanceIDs = append(g.InstanceIDs, in.ID)
-			filled += pick.weight
-		}
+	for _, bucket := range []fleetBucket{
+		{CapacityTypeOnDemand, req.odStrategy, req.odTarget}, {CapacityTypeSpot, req.spotStrategy, req.spotTarget},
+	} {
+		launched = append(launched, s.fillBucketLocked(resp, bucket, overrides, token, req.instanceTags, now)...)
 	}
 	for _, in := range launched {
 		s.bootLocked(in)
@@ -221,6 +112,150 @@ func (s *Server) createFleet(f form) (withRequestID, error) {
 		s.fleets[token] = fleetRecord{hash: hash, resp: *resp}
 	}
 	return resp, nil
+}
+
+// parseFleetRequest validates Type, the target capacity, the allocation
+// strategies and the tag specifications as EC2 does.
+func parseFleetRequest(f form) (fleetRequest, error) {
+	var req fleetRequest
+	if t := f.get("Type"); t != "instant" {
+		return req, newError(http.StatusBadRequest, CodeUnsupported,
+			"The local EC2 endpoint supports only CreateFleet Type=instant, not %q", t)
+	}
+	total, ok, err := f.intParam("TargetCapacitySpecification.TotalTargetCapacity")
+	if err != nil {
+		return req, err
+	}
+	if !ok {
+		return req, missingParameter("TargetCapacitySpecification.TotalTargetCapacity")
+	}
+	if total < 1 || total > 1000 {
+		return req, invalidParameter("TotalTargetCapacity must be between 1 and 1000, not %d", total)
+	}
+	defaultType := f.get("TargetCapacitySpecification.DefaultTargetCapacityType")
+	if defaultType != CapacityTypeSpot && defaultType != CapacityTypeOnDemand {
+		return req, invalidParameter("DefaultTargetCapacityType must be spot or on-demand, not %q", defaultType)
+	}
+	if req.odTarget, _, err = f.intParam("TargetCapacitySpecification.OnDemandTargetCapacity"); err != nil {
+		return req, err
+	}
+	if req.spotTarget, _, err = f.intParam("TargetCapacitySpecification.SpotTargetCapacity"); err != nil {
+		return req, err
+	}
+	if req.odTarget < 0 || req.spotTarget < 0 || req.odTarget+req.spotTarget > total {
+		return req, invalidParameter("OnDemandTargetCapacity + SpotTargetCapacity exceeds TotalTargetCapacity")
+	}
+	if defaultType == CapacityTypeSpot {
+		req.spotTarget = total - req.odTarget
+	} else {
+		req.odTarget = total - req.spotTarget
+	}
+	if req.odStrategy, err = strategy(f, "OnDemandOptions.AllocationStrategy", onDemandStrategies); err != nil {
+		return req, err
+	}
+	if req.spotStrategy, err = strategy(f, "SpotOptions.AllocationStrategy", spotStrategies); err != nil {
+		return req, err
+	}
+	req.instanceTags, err = fleetInstanceTags(f)
+	return req, err
+}
+
+func strategy(f form, param string, allowed map[string]bool) (string, error) {
+	v := f.get(param)
+	if v == "" {
+		v = "lowest-price"
+	}
+	if !allowed[v] {
+		return "", invalidParameter("Invalid %s %q", param, v)
+	}
+	return v, nil
+}
+
+// fleetInstanceTags checks the tag specifications and returns the instance's.
+func fleetInstanceTags(f form) (map[string]string, error) {
+	tags := map[string]string{}
+	for _, i := range f.indices("TagSpecification") {
+		p := at("TagSpecification", i)
+		rt := f.get(p + ".ResourceType")
+		switch rt {
+		case "instance":
+			maps.Copy(tags, f.tags(p+".Tag"))
+		case "fleet", "volume", "network-interface", "spot-instances-request":
+		default:
+			return nil, invalidParameter("'%s' is not a valid taggable resource type for this operation.", rt)
+		}
+		if err := checkTagKeys(f.tags(p + ".Tag")); err != nil {
+			return nil, err
+		}
+	}
+	return tags, nil
+}
+
+// fleetBucket is one capacity type's share of the target.
+type fleetBucket struct {
+	capacityType, strategy string
+	target                 int
+}
+
+// fillBucketLocked launches the bucket's target from its overrides in
+// strategy order, recording each override that fails as EC2 does.
+func (s *Server) fillBucketLocked(resp *createFleetResponse, bucket fleetBucket, overrides []*fleetOverride,
+	token string, instanceTags map[string]string, now time.Time) []*instance {
+	if bucket.target == 0 {
+		return nil
+	}
+	ordered := orderOverrides(overrides, bucket.capacityType, bucket.strategy)
+	capacity := map[pool]bool{} // one draw per pool per request
+	failed := map[int]bool{}
+	groups := map[int]int{} // override order → index in resp.Instances
+	fail := func(o *fleetOverride, code, msg string) {
+		failed[o.order] = true
+		resp.Errors = append(resp.Errors, fleetErrorXML{
+			LaunchTemplateAndOverrides: launchTemplateAndOverridesXML{o.spec, o.xml},
+			Lifecycle:                  bucket.capacityType, ErrorCode: code, ErrorMessage: msg,
+		})
+	}
+	var launched []*instance
+	for filled := 0.0; filled < float64(bucket.target); {
+		var pick *fleetOverride
+		for _, o := range ordered {
+			if failed[o.order] {
+				continue
+			}
+			if code, msg := s.checkOverrideLocked(o, bucket.capacityType, capacity); code != "" {
+				fail(o, code, msg)
+				continue
+			}
+			pick = o
+			break
+		}
+		if pick == nil {
+			break
+		}
+		in, err := s.launchLocked(pick, bucket.capacityType, resp.FleetID, token, instanceTags, now)
+		if err != nil {
+			fail(pick, CodeInsufficientFreeAddresses, err.Error())
+			continue
+		}
+		launched = append(launched, in)
+		gi, ok := groups[pick.order]
+		if !ok {
+			gi = len(resp.Instances)
+			groups[pick.order] = gi
+			resp.Instances = append(resp.Instances, fleetInstanceXML{
+				LaunchTemplateAndOverrides: launchTemplateAndOverridesXML{pick.spec, pick.xml},
+				Lifecycle:                  bucket.capacityType, InstanceType: pick.it.Name,
+			})
+		}
+		g := &resp.Instances[gi]
+		if len(g.InstanceIDs) > 0 {
+			// Instances launched from one override share a reservation.
+			in.ReservationID = s.instances[g.InstanceIDs[0]].ReservationID
+		}
+		g.InstanceIDs = append(g.InstanceIDs, in.ID)
+		filled += pick.weight
+	}
+	return launched
 }
 
 // parseOverridesLocked reads LaunchTemplateConfigs.N with their Overrides.
