@@ -114,8 +114,42 @@ func Start(ctx context.Context, o Options) (*Server, error) {
 	if err != nil {
 		return nil, err
 	}
-	host := "127.0.0.1"
-	frontend := fmt.Sprintf("%s:%d", host, o.FrontendPort)
+	sqlConf, shards, err := openStore(o)
+	if err != nil {
+		return nil, err
+	}
+	frontend := fmt.Sprintf("%s:%d", loopback, o.FrontendPort)
+	srv, err := newServer(o, serverConfig(o, frontend, ports, sqlConf, shards), ports)
+	if err != nil {
+		return nil, err
+	}
+	if err := srv.Start(); err != nil {
+		return nil, fmt.Errorf("temporal server start: %w", err)
+	}
+	s := &Server{opts: o, srv: srv, Address: frontend}
+	if o.UIPort > 0 {
+		s.ui = uiserver.NewServer(uiserveroptions.WithConfigProvider(&uiconfig.Config{
+			Host: loopback, Port: o.UIPort, TemporalGRPCAddress: frontend, EnableUI: true,
+			CORS: uiconfig.CORS{CookieInsecure: true}, HideLogs: true, DisableNewsFetch: true,
+			DefaultNamespace: o.Namespace,
+		}))
+		go func() { _ = s.ui.Start() }()
+		s.UIAddress = fmt.Sprintf("http://%s:%d", loopback, o.UIPort)
+	}
+	if err := s.ensureSearchAttributes(ctx); err != nil {
+		s.Stop()
+		return nil, err
+	}
+	return s, nil
+}
+
+// loopback is where every service of the embedded server listens.
+const loopback = "127.0.0.1"
+
+// openStore prepares the SQLite store (in memory without DBPath; a new
+// file gets the schema and newDBShards history shards) with the namespace
+// and its Keyword search attributes.
+func openStore(o Options) (config.SQL, int32, error) {
 	sqlConf := config.SQL{PluginName: sqliteplugin.PluginName, ConnectAttributes: map[string]string{}}
 	shards := int32(newDBShards)
 	if o.DBPath == "" {
@@ -124,17 +158,17 @@ func Start(ctx context.Context, o Options) (*Server, error) {
 		sqlConf.ConnectAttributes["cache"] = "shared"
 	} else {
 		if err := os.MkdirAll(filepath.Dir(o.DBPath), 0o755); err != nil {
-			return nil, err
+			return config.SQL{}, 0, err
 		}
 		sqlConf.DatabaseName = o.DBPath
 		sqlConf.ConnectAttributes["mode"] = "rwc"
 		sqlConf.ConnectAttributes["journal_mode"] = "wal"
 		if _, err := os.Stat(o.DBPath); errors.Is(err, os.ErrNotExist) {
 			if err := sqliteschema.SetupSchema(&sqlConf); err != nil {
-				return nil, fmt.Errorf("create temporal schema in %s: %w", o.DBPath, err)
+				return config.SQL{}, 0, fmt.Errorf("create temporal schema in %s: %w", o.DBPath, err)
 			}
 			if err := os.WriteFile(o.DBPath+shardsSuffix, []byte(strconv.Itoa(newDBShards)), 0o644); err != nil {
-				return nil, err
+				return config.SQL{}, 0, err
 			}
 		}
 		shards = dbShards(o.DBPath)
@@ -145,13 +179,20 @@ func Start(ctx context.Context, o Options) (*Server, error) {
 	}
 	nsConf, err := sqliteschema.NewNamespaceConfig("active", o.Namespace, false, sas)
 	if err != nil {
-		return nil, err
+		return config.SQL{}, 0, err
 	}
 	if err := sqliteschema.CreateNamespaces(&sqlConf, nsConf); err != nil {
-		return nil, fmt.Errorf("temporal state in %s is unusable (%v): remove it or run with --fresh", o.DBPath, err)
+		return config.SQL{}, 0, fmt.Errorf("temporal state in %s is unusable (%v): remove it or run with --fresh", o.DBPath, err)
 	}
 
-	conf := &config.Config{
+	return sqlConf, shards, nil
+}
+
+// serverConfig is the server's static configuration: one cluster, all
+// services on loopback, archival off.
+func serverConfig(o Options, frontend string, ports []int, sqlConf config.SQL, shards int32) *config.Config {
+	host := loopback
+	return &config.Config{
 		Global: config.Global{Membership: config.Membership{MaxJoinDuration: 30 * time.Second, BroadcastAddress: host}},
 		Persistence: config.Persistence{
 			DefaultStore: "sqlite-default", VisibilityStore: "sqlite-default", NumHistoryShards: shards,
@@ -181,6 +222,10 @@ func Start(ctx context.Context, o Options) (*Server, error) {
 		}},
 		PublicClient: config.PublicClient{HostPort: frontend},
 	}
+}
+
+func newServer(o Options, conf *config.Config, ports []int) (temporal.Server, error) {
+	host := loopback
 	dyn := dynamicconfig.StaticClient{
 		dynamicconfig.HistoryCacheHostLevelMaxSize.Key():                 8096,
 		dynamicconfig.FrontendMaxNamespaceVisibilityRPSPerInstance.Key(): 100,
@@ -205,24 +250,7 @@ func Start(ctx context.Context, o Options) (*Server, error) {
 	if err != nil {
 		return nil, fmt.Errorf("temporal server: %w", err)
 	}
-	if err := srv.Start(); err != nil {
-		return nil, fmt.Errorf("temporal server start: %w", err)
-	}
-	s := &Server{opts: o, srv: srv, Address: frontend}
-	if o.UIPort > 0 {
-		s.ui = uiserver.NewServer(uiserveroptions.WithConfigProvider(&uiconfig.Config{
-			Host: host, Port: o.UIPort, TemporalGRPCAddress: frontend, EnableUI: true,
-			CORS: uiconfig.CORS{CookieInsecure: true}, HideLogs: true, DisableNewsFetch: true,
-			DefaultNamespace: o.Namespace,
-		}))
-		go func() { _ = s.ui.Start() }()
-		s.UIAddress = fmt.Sprintf("http://%s:%d", host, o.UIPort)
-	}
-	if err := s.ensureSearchAttributes(ctx); err != nil {
-		s.Stop()
-		return nil, err
-	}
-	return s, nil
+	return srv, nil
 }
 
 // ensureSearchAttributes adds any missing search attribute: CreateNamespaces
