@@ -25,8 +25,8 @@ type temporalFlags struct {
 }
 
 func (t *temporalFlags) add(cmd *cobra.Command) {
-	cmd.Flags().StringVar(&t.address, "temporal-address", "127.0.0.1:7233", "Temporal frontend host:port")
-	cmd.Flags().StringVar(&t.namespace, "temporal-namespace", "default", "Temporal namespace")
+	cmd.Flags().StringVar(&t.address, "temporal-address", temporalconn.DefaultHostPort, "Temporal frontend host:port")
+	cmd.Flags().StringVar(&t.namespace, "temporal-namespace", temporalconn.DefaultNamespace, "Temporal namespace")
 	t.sec = temporalconn.FromEnv(os.Getenv)
 	t.sec.BindFlags(cmd.Flags())
 }
