@@ -23,7 +23,6 @@ const (
 // Activity names (registered by the activities package under these names).
 const (
 	ActivityPlanProvisioning  = "PlanProvisioning"
-	ActivityCreateNodeClaim   = "CreateNodeClaim"
 	ActivityLaunchInstance    = "LaunchInstance"
 	ActivityMarkLaunched      = "MarkNodeClaimLaunched"
 	ActivityWaitForNode       = "WaitForNodeReady"
@@ -85,7 +84,6 @@ var SearchAttributeNames = []string{"NodeClaim", "NodeName", "NodePool", "Instan
 const (
 	PhaseLaunching   = "Launching"
 	PhaseLaunched    = "Launched"
-	PhaseRegistered  = "Registered"
 	PhaseReady       = "Ready"
 	PhaseTerminating = "Terminating"
 	PhaseTerminated  = "Terminated"
