@@ -265,23 +265,6 @@ func IsLoopback(hostPort string) bool {
 	return ip != nil && ip.IsLoopback()
 }
 
-// Dial loads c and connects; tune may add a logger, metrics handler, etc.
-func Dial(c Config, tune func(*client.Options)) (client.Client, *Connection, error) {
-	conn, err := Load(c)
-	if err != nil {
-		return nil, nil, err
-	}
-	opts := conn.Options
-	if tune != nil {
-		tune(&opts)
-	}
-	cl, err := client.Dial(opts)
-	if err != nil {
-		return nil, nil, fmt.Errorf("temporal at %s (%s): %w", opts.HostPort, conn.Describe(), err)
-	}
-	return cl, conn, nil
-}
-
 // ErrNoKeyring is returned by RequireKeyring when encryption is off.
 var ErrNoKeyring = errors.New("no payload encryption keyring: pass --codec-key-file or set " + EnvCodecKeyFile + " or " + EnvCodecKeys)
 
