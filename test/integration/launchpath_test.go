@@ -321,4 +321,3 @@ func hasTaint(ts []corev1.Taint, key, value string) bool {
 	}
 	return false
 }
-
