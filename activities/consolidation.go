@@ -34,10 +34,10 @@ func (a *Activities) ComputeDisruption(ctx context.Context, p workflows.Disrupti
 			d.NodeRefs = append(d.NodeRefs, a.Pseudonym(n))
 		}
 	}
-	if err == nil && a.Metrics != nil {
-		a.Metrics.DisruptionEligibleNodes.Set(float64(d.Eligible))
+	if err == nil {
+		a.Metrics.SetDisruptionEligible(d.Eligible)
 		if d.Method != "" {
-			a.Metrics.DisruptionDecisions.WithLabelValues(d.Reason, "proposed").Inc()
+			a.Metrics.DisruptionDecision(d.Reason, "proposed")
 		}
 	}
 	if err == nil && d.Method != "" {
@@ -134,12 +134,12 @@ func (a *Activities) poolNodes(cands []disruption.Candidate) map[string]disrupti
 // says whether it still holds (disruption.Recheck, disruption.Resimulated).
 func (a *Activities) ValidateDisruption(ctx context.Context, d workflows.DisruptionDecision) (workflows.Validation, error) {
 	v, err := a.validate(ctx, d)
-	if err == nil && a.Metrics != nil {
+	if err == nil {
 		outcome := "valid"
 		if !v.Valid {
 			outcome = "dropped"
 		}
-		a.Metrics.DisruptionDecisions.WithLabelValues(d.Reason, outcome).Inc()
+		a.Metrics.DisruptionDecision(d.Reason, outcome)
 	}
 	return v, err
 }

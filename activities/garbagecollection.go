@@ -309,9 +309,7 @@ func (a *Activities) collected(ctx context.Context, kind string, it workflows.GC
 	if ref != nil && a.Cluster.Recorder != nil {
 		a.Cluster.Recorder.Event(ref, corev1.EventTypeNormal, reasonGarbageCollected, msg)
 	}
-	if a.Metrics != nil && a.Metrics.GarbageCollected != nil {
-		a.Metrics.GarbageCollected.WithLabelValues(kind).Inc()
-	}
+	a.Metrics.Collected(kind)
 	a.logger(ctx).Info("garbage collected", zap.String("kind", kind), zap.String("name", it.Name), zap.String("instance", it.InstanceID),
 		zap.String("nodeclaim", it.NodeClaim), zap.String("node", it.NodeName), zap.String("nodepool", it.NodePool), zap.String("why", it.Why))
 }

@@ -90,9 +90,7 @@ func (a *Activities) RecordInterruption(_ context.Context, n workflows.Interrupt
 	if n.NodeClaim != "" {
 		a.Cluster.Recorder.Event(&corev1.ObjectReference{APIVersion: "karpenter.sh/v1", Kind: "NodeClaim", Name: n.NodeClaim}, typ, reason, msg)
 	}
-	if a.Metrics != nil && a.Metrics.InterruptionActions != nil {
-		a.Metrics.InterruptionActions.WithLabelValues(n.Action).Inc()
-	}
+	a.Metrics.InterruptionAction(n.Action)
 	a.Log.Info("interruption", zap.String("kind", n.Kind), zap.String("action", n.Action), zap.String("instance", n.InstanceID),
 		zap.String("node", n.NodeName), zap.String("nodeclaim", n.NodeClaim), zap.String("event", n.EventID), zap.String("message", n.Message))
 	return nil

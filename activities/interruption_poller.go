@@ -100,9 +100,7 @@ func (p *InterruptionPoller) Handle(ctx context.Context, m cloud.QueueMessage, r
 	if err != nil {
 		kind = interruption.KindUnparsable
 	}
-	if p.Metrics != nil && p.Metrics.InterruptionReceived != nil {
-		p.Metrics.InterruptionReceived.WithLabelValues(kind).Inc()
-	}
+	p.Metrics.InterruptionMessage(kind)
 	switch {
 	case err != nil:
 		res.Unparsable++

@@ -76,9 +76,7 @@ func (a *Activities) LaunchInstance(ctx context.Context, req workflows.LaunchReq
 	out := a.toInstance(inst)
 	out.ImageID, out.SubnetID, out.SecurityGroupIDs = lp.image[out.InstanceType], lp.subnet[out.Zone], lp.securityGroups
 	a.subnets.used(cls.Name, out.SubnetID)
-	if a.Metrics != nil {
-		a.Metrics.NodeClaimsLaunched.WithLabelValues(req.NodePool, out.InstanceType, out.CapacityType, out.Zone).Inc()
-	}
+	a.Metrics.NodeClaimLaunched(req.NodePool, out.InstanceType, out.CapacityType, out.Zone)
 	a.logger(ctx).Info("instance launched", zap.String("nodeclaim", req.NodeClaim), zap.String("instance", out.ID),
 		zap.String("instanceType", out.InstanceType), zap.String("zone", out.Zone), zap.String("capacityType", out.CapacityType),
 		zap.String("image", out.ImageID), zap.String("subnet", out.SubnetID))
@@ -103,9 +101,7 @@ func (a *Activities) insufficientCapacity(ctx context.Context, nc *apiv1.NodeCla
 	var failed []workflows.Offering
 	for _, o := range ice.Offerings {
 		a.ICE.MarkUnavailable(o.InstanceType, o.Zone, o.CapacityType)
-		if a.Metrics != nil {
-			a.Metrics.InsufficientCapacity.WithLabelValues(o.InstanceType, o.Zone, o.CapacityType).Inc()
-		}
+		a.Metrics.OfferingInsufficient(o.InstanceType, o.Zone, o.CapacityType)
 		failed = append(failed, workflows.Offering{InstanceType: o.InstanceType, Zone: o.Zone, CapacityType: o.CapacityType})
 	}
 	a.logger(ctx).Warn("insufficient capacity", zap.String("nodeclaim", req.NodeClaim), zap.Error(ice))

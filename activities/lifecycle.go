@@ -138,9 +138,7 @@ func (a *Activities) WaitForNodeReady(ctx context.Context, l workflows.NodeClaim
 			if err := a.initialize(ctx, nc, node); err != nil {
 				return workflows.NodeReady{}, err
 			}
-			if a.Metrics != nil {
-				a.Metrics.NodeClaimsRegistered.WithLabelValues(nc.Labels[apiv1.LabelNodePool], l.Instance.InstanceType, l.Instance.CapacityType, l.Instance.Zone).Inc()
-			}
+			a.Metrics.NodeClaimRegistered(nc.Labels[apiv1.LabelNodePool], l.Instance.InstanceType, l.Instance.CapacityType, l.Instance.Zone)
 			log.Info("node ready", zap.String("node", node.Name))
 			return workflows.NodeReady{NodeName: node.Name}, nil
 		}
@@ -249,9 +247,7 @@ func (a *Activities) TerminateInstance(ctx context.Context, r workflows.Terminat
 	if err := a.Cluster.DeleteNodeClaim(ctx, r.NodeClaim); err != nil {
 		return err
 	}
-	if a.Metrics != nil {
-		a.Metrics.NodeClaimsTerminated.WithLabelValues(pool, r.Reason).Inc()
-	}
+	a.Metrics.NodeClaimTerminated(pool, r.Reason)
 	a.logger(ctx).Info("nodeclaim terminated", zap.String("nodeclaim", r.NodeClaim), zap.String("instance", r.InstanceID), zap.String("reason", r.Reason))
 	return nil
 }

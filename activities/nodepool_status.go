@@ -57,9 +57,7 @@ func (a *Activities) reportNodePools(ctx context.Context, valid []*apiv1.NodePoo
 			a.invalid[b.Name] = msg
 		}
 	}
-	if a.Metrics != nil {
-		a.Metrics.InvalidNodePools.Set(float64(invalid))
-	}
+	a.Metrics.SetInvalidNodePools(invalid)
 	for _, np := range valid {
 		if isBad[np.Name] {
 			continue // valid spec, but its EC2NodeClass is missing

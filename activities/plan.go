@@ -134,9 +134,7 @@ func (a *Activities) PlanProvisioning(ctx context.Context, in workflows.Provisio
 				a.Cluster.Recorder.Eventf(p, corev1.EventTypeNormal, "Nominated", "Pod should schedule on: nodeclaim/%s", nc.Name)
 			}
 		}
-		if a.Metrics != nil {
-			a.Metrics.NodeClaimsCreated.WithLabelValues(nn.NodePool).Inc()
-		}
+		a.Metrics.NodeClaimCreated(nn.NodePool)
 		log.Info("nodeclaim planned", zap.String("nodeclaim", nc.Name), zap.String("nodepool", nn.NodePool),
 			zap.Int("pods", len(nn.Pods)), zap.String("cheapest", in.Offerings[0].InstanceType), zap.Float64("usdPerHour", nn.Price()))
 	}
@@ -151,9 +149,7 @@ func (a *Activities) PlanProvisioning(ctx context.Context, in workflows.Provisio
 			a.Cluster.Recorder.Eventf(p, corev1.EventTypeWarning, "FailedScheduling", "Failed to schedule pod, %s", u.Reason)
 		}
 		log.Warn("pod cannot be provisioned", zap.String("pod", u.Pod), zap.String("reason", u.Reason))
-		if a.Metrics != nil {
-			a.Metrics.PodsUnschedulable.Inc()
-		}
+		a.Metrics.PodUnschedulable()
 	}
 	log.Info("provisioning plan", zap.Int("pending", snap.pending), zap.Int("nominated", snap.nominated),
 		zap.Int("considered", out.PodsConsidered), zap.Int("onExisting", out.PodsOnExisting),

@@ -154,8 +154,8 @@ func (a *Activities) RemoveTerminationFinalizers(ctx context.Context, r workflow
 	if err := a.Cluster.DeleteNodeClaim(ctx, r.NodeClaim); err != nil {
 		return fmt.Errorf("release NodeClaim %s: %w", r.NodeClaim, err)
 	}
-	if a.Metrics != nil && r.InstanceID != "" && pool != "" {
-		a.Metrics.NodeClaimsTerminated.WithLabelValues(pool, r.Reason).Inc()
+	if r.InstanceID != "" && pool != "" {
+		a.Metrics.NodeClaimTerminated(pool, r.Reason)
 	}
 	a.logger(ctx).Info("nodeclaim terminated", zap.String("nodeclaim", r.NodeClaim), zap.String("instance", r.InstanceID), zap.String("reason", r.Reason))
 	return nil

@@ -52,7 +52,8 @@ type Config struct {
 	// eks:DescribeCluster (see clusterFacts).
 	ClusterEndpoint, ClusterCABundle, ServiceCIDR, ClusterDNS string
 	// NodeClassResync is how often every EC2NodeClass is resolved again
-	// (default 1 min; tests shorten it).
+	// even when unchanged: subnets fill up, security groups and images
+	// change (default 1 min; tests shorten it).
 	NodeClassResync time.Duration
 	// MetricsAddr serves /metrics, /healthz and /readyz (empty: off).
 	MetricsAddr string
@@ -93,95 +94,163 @@ type Config struct {
 	InterruptionRebalanceDrain bool
 }
 
-// Run runs the controller until ctx ends.
-func Run(ctx context.Context, cfg Config) error {
+// Defaults of the Config fields that have one, defined here once: Run
+// falls back on them for zero fields, and the worker's flags show them.
+// Other zero durations take the default of the package that uses them
+// (RegistrationTTL and the disruption and GC intervals: workflows;
+// SolverBudget: solver.DefaultBudget; GCLaunchGrace: gc.DefaultLaunchGrace).
+const (
+	DefaultTemporalAddress = temporalconn.DefaultHostPort
+	DefaultNamespace       = temporalconn.DefaultNamespace
+	DefaultRegion          = "us-east-1"
+	DefaultClusterName     = "joinery"
+	DefaultBatchIdle       = time.Second
+	DefaultBatchMax        = 10 * time.Second
+	DefaultNodeClassResync = time.Minute
+	// DefaultKubeNamespace holds the Lease and the shared state when
+	// LeaseNamespace and StateNamespace are empty.
+	DefaultKubeNamespace = "default"
+)
+
+// WithDefaults returns cfg with the defaults above in its zero fields
+// (and the Temporal connection's address and namespace from
+// TemporalAddress and Namespace when unset).
+func (cfg Config) WithDefaults() Config {
 	if cfg.TemporalAddress == "" {
-		cfg.TemporalAddress = "127.0.0.1:7233"
+		cfg.TemporalAddress = DefaultTemporalAddress
 	}
 	if cfg.Namespace == "" {
-		cfg.Namespace = "default"
+		cfg.Namespace = DefaultNamespace
+	}
+	if cfg.Temporal.HostPort == "" {
+		cfg.Temporal.HostPort = cfg.TemporalAddress
+	}
+	if cfg.Temporal.Namespace == "" {
+		cfg.Temporal.Namespace = cfg.Namespace
 	}
 	if cfg.Region == "" {
-		cfg.Region = "us-east-1"
+		cfg.Region = DefaultRegion
 	}
 	if cfg.ClusterName == "" {
-		cfg.ClusterName = "joinery"
+		cfg.ClusterName = DefaultClusterName
 	}
 	if cfg.BatchIdle == 0 {
-		cfg.BatchIdle = time.Second
+		cfg.BatchIdle = DefaultBatchIdle
 	}
 	if cfg.BatchMax == 0 {
-		cfg.BatchMax = 10 * time.Second
+		cfg.BatchMax = DefaultBatchMax
 	}
-	log := cfg.Log
-	if log == nil {
-		log = zap.NewNop()
+	if cfg.NodeClassResync <= 0 {
+		cfg.NodeClassResync = DefaultNodeClassResync
 	}
-	tcfg := cfg.Temporal
-	if tcfg.HostPort == "" {
-		tcfg.HostPort = cfg.TemporalAddress
+	if cfg.StateNamespace == "" {
+		cfg.StateNamespace = cfg.LeaseNamespace
 	}
-	if tcfg.Namespace == "" {
-		tcfg.Namespace = cfg.Namespace
+	if cfg.StateNamespace == "" {
+		cfg.StateNamespace = DefaultKubeNamespace
 	}
-	conn, err := temporalconn.Load(tcfg)
+	if cfg.LeaseNamespace == "" {
+		cfg.LeaseNamespace = DefaultKubeNamespace
+	}
+	if cfg.Log == nil {
+		cfg.Log = zap.NewNop()
+	}
+	return cfg
+}
+
+// Run runs the controller until ctx ends: defaults, then the
+// dependencies (clients, caches, the activities), then start (the
+// Temporal worker, the watchers, the singleton workflows).
+func Run(ctx context.Context, cfg Config) error {
+	cfg = cfg.WithDefaults()
+	d, err := newDependencies(ctx, cfg)
+	defer d.close()
 	if err != nil {
 		return err
 	}
-	if conn.Plaintext() && !temporalconn.IsLoopback(tcfg.HostPort) {
-		log.Warn("plaintext connection to Temporal off this machine: workflow data and commands cross the network unprotected; "+
-			"configure mTLS (--temporal-tls-cert/--temporal-tls-key/--temporal-tls-ca) or an API key", zap.String("temporal", tcfg.HostPort))
+	return d.start(ctx, cfg)
+}
+
+// dependencies are what the controller runs on, built in order by
+// newDependencies; close releases them in reverse.
+type dependencies struct {
+	log       *zap.Logger
+	conn      *temporalconn.Connection
+	pseudonym func(string) string // nil: payloads in clear
+	metrics   *metrics.Metrics
+	cluster   *cluster.Cluster
+	temporal  client.Client
+	acts      *activities.Activities
+	classes   *nodeClassReconciler
+	closers   []func()
+}
+
+func (d *dependencies) close() {
+	for i := len(d.closers) - 1; i >= 0; i-- {
+		d.closers[i]()
 	}
-	var pseudonym func(string) string
+	d.closers = nil
+}
+
+// newDependencies connects to Kubernetes, AWS and Temporal and builds the
+// activities. On error, d holds what was opened (close releases it).
+func newDependencies(ctx context.Context, cfg Config) (*dependencies, error) {
+	log := cfg.Log
+	d := &dependencies{log: log}
+	conn, err := temporalconn.Load(cfg.Temporal)
+	if err != nil {
+		return d, err
+	}
+	d.conn = conn
+	if conn.Plaintext() && !temporalconn.IsLoopback(cfg.Temporal.HostPort) {
+		log.Warn("plaintext connection to Temporal off this machine: workflow data and commands cross the network unprotected; "+
+			"configure mTLS (--temporal-tls-cert/--temporal-tls-key/--temporal-tls-ca) or an API key", zap.String("temporal", cfg.Temporal.HostPort))
+	}
 	if conn.Keyring != nil {
-		pseudonym = conn.Keyring.Pseudonym
+		d.pseudonym = conn.Keyring.Pseudonym
 	}
 	m := metrics.New()
+	d.metrics = m
 	cl, err := cluster.New(cfg.RESTConfig)
 	if err != nil {
-		return fmt.Errorf("kubernetes client: %w", err)
+		return d, fmt.Errorf("kubernetes client: %w", err)
 	}
-	defer cl.Shutdown()
+	d.cluster = cl
+	d.closers = append(d.closers, cl.Shutdown)
 	if err := cl.Start(ctx, 2*time.Minute); err != nil {
-		return err
+		return d, err
 	}
-	stateNS := cfg.StateNamespace
-	if stateNS == "" {
-		stateNS = cfg.LeaseNamespace
-	}
-	if stateNS == "" {
-		stateNS = "default"
-	}
-	state := cluster.NewStateStore(cl.Kube, stateNS)
+	state := cluster.NewStateStore(cl.Kube, cfg.StateNamespace)
 	cat, err := catalog.Default()
 	if err != nil {
-		return err
+		return d, err
 	}
 	ice := cloud.NewICECache(3*time.Minute, nil)
 	m.Registry.MustRegister(newNodeCollector(cl, ice))
 	cc, err := cloud.New(ctx, cloud.Options{Region: cfg.Region, Endpoint: cfg.EC2Endpoint, SSMEndpoint: cfg.SSMEndpoint,
 		IAMEndpoint: cfg.IAMEndpoint, EKSEndpoint: cfg.EKSEndpoint, ClusterName: cfg.ClusterName, ICECache: ice, Observe: m.ObserveCloud})
 	if err != nil {
-		return fmt.Errorf("aws clients: %w", err)
+		return d, fmt.Errorf("aws clients: %w", err)
 	}
 	facts, err := clusterFacts(ctx, cfg, cc, log)
 	if err != nil {
-		return err
+		return d, err
 	}
-	classes := newNodeClassReconciler(cl, cc, cfg, m.Registry, log)
+	d.classes = newNodeClassReconciler(cl, cc, cfg, m.Registry, log)
 	sdkHandler, sdkCloser := sdkMetrics(m.Registry)
-	defer sdkCloser.Close()
+	d.closers = append(d.closers, func() { _ = sdkCloser.Close() })
 	topts := conn.Options
 	topts.Logger, topts.MetricsHandler = logging.NewTemporal(log), sdkHandler
 	tc, err := client.Dial(topts)
 	if err != nil {
-		return fmt.Errorf("temporal at %s (%s): %w", tcfg.HostPort, conn.Describe(), err)
+		return d, fmt.Errorf("temporal at %s (%s): %w", cfg.Temporal.HostPort, conn.Describe(), err)
 	}
-	defer tc.Close()
+	d.temporal = tc
+	d.closers = append(d.closers, tc.Close)
 
 	acts := &activities.Activities{
 		Cluster: cl, Cloud: cc, Catalog: cat, ICE: ice, Metrics: m, Log: log,
-		ClusterFacts: facts, RegistrationTTL: cfg.RegistrationTTL, Pseudonym: pseudonym,
+		ClusterFacts: facts, RegistrationTTL: cfg.RegistrationTTL, Pseudonym: d.pseudonym,
 		SolverBudget: cfg.SolverBudget,
 		ClusterName:  cfg.ClusterName, State: state,
 	}
@@ -190,8 +259,17 @@ func Run(ctx context.Context, cfg Config) error {
 	// to) ConfigMaps before any activity runs here.
 	acts.BindSharedState()
 	if err := state.Start(ctx, 2*time.Minute); err != nil {
-		return err
+		return d, err
 	}
+	d.acts = acts
+	return d, nil
+}
+
+// start runs the Temporal worker, the metrics server, the watchers and the
+// singleton workflows, then watches pending pods (when leading) until ctx
+// ends.
+func (d *dependencies) start(ctx context.Context, cfg Config) error {
+	log, tc, m := d.log, d.temporal, d.metrics
 	// Autoscaling pollers, not the SDK's default of two fixed pollers per
 	// task type: a Provision starts a hundred NodeClaim children at once
 	// (bench, 1,000 pods, single runs: every launch 29.0-35.2 s after the
@@ -201,8 +279,8 @@ func Run(ctx context.Context, cfg Config) error {
 		ActivityTaskPollerBehavior: worker.NewPollerBehaviorAutoscaling(worker.PollerBehaviorAutoscalingOptions{}),
 	})
 	RegisterWorkflows(w)
-	acts.Register(w)
-	interruptions, err := newInterruptionPoller(ctx, cfg, tc, pseudonym, m, log)
+	d.acts.Register(w)
+	interruptions, err := newInterruptionPoller(ctx, cfg, tc, d.pseudonym, m, log)
 	if err != nil {
 		return err
 	}
@@ -210,19 +288,19 @@ func Run(ctx context.Context, cfg Config) error {
 	if err := w.Start(); err != nil {
 		return fmt.Errorf("temporal worker: %w", err)
 	}
-	defer w.Stop()
+	d.closers = append(d.closers, w.Stop)
 
 	if cfg.MetricsAddr != "" {
-		srv, err := serveMetrics(cfg.MetricsAddr, m)
+		srv, err := serveMetrics(cfg.MetricsAddr, m, log)
 		if err != nil {
 			return err
 		}
-		defer srv.Close()
+		d.closers = append(d.closers, func() { _ = srv.Close() })
 	}
-	p := &provisioner{cluster: cl, acts: acts, temporal: tc, metrics: m, log: log,
+	p := &provisioner{cluster: d.cluster, acts: d.acts, temporal: tc, metrics: m, log: log,
 		idle: cfg.BatchIdle, max: cfg.BatchMax, trigger: make(chan struct{}, 1)}
 	p.watch()
-	dw := newDeletionWatch(cl, tc, pseudonym != nil, log)
+	dw := newDeletionWatch(d.cluster, tc, d.pseudonym != nil, log)
 	go dw.run(ctx)
 	if !cfg.DisableDisruption {
 		if err := startConsolidation(ctx, tc, cfg); err != nil {
@@ -237,22 +315,18 @@ func Run(ctx context.Context, cfg Config) error {
 	if err := startGarbageCollection(ctx, tc, cfg); err != nil {
 		return err
 	}
-	log.Info("controller started", zap.String("temporal", tcfg.HostPort), zap.String("temporalSecurity", conn.Describe()),
+	log.Info("controller started", zap.String("temporal", cfg.Temporal.HostPort), zap.String("temporalSecurity", d.conn.Describe()),
 		zap.String("taskQueue", workflows.TaskQueue))
 	if cfg.Ready != nil {
 		close(cfg.Ready)
 	}
 	if cfg.LeaderElect {
-		ns := cfg.LeaseNamespace
-		if ns == "" {
-			ns = "default"
-		}
-		return runLeading(ctx, cl.Kube, ns, log, func(lctx context.Context) {
-			go classes.run(lctx)
+		return runLeading(ctx, d.cluster.Kube, cfg.LeaseNamespace, log, func(lctx context.Context) {
+			go d.classes.run(lctx)
 			_ = p.run(lctx)
 		})
 	}
-	go classes.run(ctx)
+	go d.classes.run(ctx)
 	return p.run(ctx)
 }
 
@@ -268,7 +342,7 @@ func RegisterWorkflows(w worker.WorkflowRegistry) {
 	w.RegisterWorkflowWithOptions(workflows.GarbageCollection, workflow.RegisterOptions{Name: workflows.GarbageCollectionWorkflow})
 }
 
-func serveMetrics(addr string, m *metrics.Metrics) (*http.Server, error) {
+func serveMetrics(addr string, m *metrics.Metrics, log *zap.Logger) (*http.Server, error) {
 	mux := http.NewServeMux()
 	mux.Handle("/metrics", promhttp.HandlerFor(m.Registry, promhttp.HandlerOpts{}))
 	ok := func(w http.ResponseWriter, _ *http.Request) { _, _ = w.Write([]byte("ok")) }
@@ -281,7 +355,7 @@ func serveMetrics(addr string, m *metrics.Metrics) (*http.Server, error) {
 	srv := &http.Server{Handler: mux, ReadHeaderTimeout: 5 * time.Second}
 	go func() {
 		if err := srv.Serve(l); err != nil && !errors.Is(err, http.ErrServerClosed) {
-			zap.L().Error("metrics server", zap.Error(err))
+			log.Error("metrics server", zap.Error(err))
 		}
 	}()
 	return srv, nil

@@ -20,10 +20,6 @@ import (
 	"k8s.io/client-go/util/workqueue"
 )
 
-// nodeClassResync is how often every EC2NodeClass is resolved again even
-// when unchanged: subnets fill up, security groups and images change.
-const nodeClassResync = time.Minute
-
 // nodeClassReconciler resolves each EC2NodeClass's selector terms into its
 // status (subnets, security groups, images, instance profile) with
 // conditions, as Karpenter's nodeclass controller does, and cleans up what
@@ -49,7 +45,7 @@ func newNodeClassReconciler(cl *cluster.Cluster, cc *cloud.Client, cfg Config, r
 		queue: workqueue.NewTypedRateLimitingQueue(workqueue.NewTypedItemExponentialFailureRateLimiter[string](time.Second, 5*time.Minute)),
 	}
 	if r.resync <= 0 {
-		r.resync = nodeClassResync
+		r.resync = DefaultNodeClassResync
 	}
 	reg.MustRegister(r.ready)
 	cl.OnNodeClassChange(r.queue.Add)

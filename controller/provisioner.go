@@ -101,7 +101,7 @@ func (p *provisioner) run(ctx context.Context) error {
 			return nil
 		}
 		pending := p.acts.Ledger().PendingToPlan(time.Now())
-		p.metrics.PodsPending.Set(float64(pending))
+		p.metrics.SetPodsPending(pending)
 		if pending == 0 {
 			continue
 		}
@@ -151,7 +151,7 @@ func (p *provisioner) provision(ctx context.Context, pending int) error {
 	if err := run.Get(ctx, &res); err != nil {
 		return fmt.Errorf("%s: %w", id, err)
 	}
-	p.metrics.ProvisionDuration.Observe(time.Since(start).Seconds())
+	p.metrics.ObserveProvision(time.Since(start).Seconds())
 	p.log.Info("provisioned", zap.String("workflow", id), zap.Int("nodeclaims", len(res.NodeClaims)),
 		zap.Int("podsPlaced", res.PodsPlaced), zap.Int("unschedulable", res.Unschedulable), zap.Duration("took", time.Since(start)))
 	return nil

@@ -151,17 +151,6 @@ func HasTaint(ts []corev1.Taint, t corev1.Taint) bool {
 	return false
 }
 
-// RemoveString returns ss without s (nil when nothing is left).
-func RemoveString(ss []string, s string) []string {
-	var out []string
-	for _, x := range ss {
-		if x != s {
-			out = append(out, x)
-		}
-	}
-	return out
-}
-
 func hasString(ss []string, s string) bool {
 	for _, x := range ss {
 		if x == s {

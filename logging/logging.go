@@ -39,6 +39,10 @@ func NewTemporal(z *zap.Logger) *Temporal {
 	return &Temporal{Z: z.WithOptions(zap.AddCallerSkip(1)).With(zap.String("component", "temporal-sdk")).Sugar()}
 }
 
+// NopTemporal is an SDK logger that writes nothing: for clients whose
+// connection chatter has no reader (a CLI's terminal, setup clients).
+func NopTemporal() *Temporal { return NewTemporal(zap.NewNop()) }
+
 func (t *Temporal) Debug(msg string, kv ...interface{}) { t.Z.Debugw(msg, kv...) }
 func (t *Temporal) Info(msg string, kv ...interface{})  { t.Z.Infow(msg, kv...) }
 func (t *Temporal) Warn(msg string, kv ...interface{})  { t.Z.Warnw(msg, kv...) }

@@ -8,6 +8,8 @@ import (
 )
 
 // Metrics holds every collector; the zero value is not usable, use New.
+// A nil *Metrics is: its methods then record nothing, so code that may run
+// without metrics (unit tests, tools) calls them unguarded.
 type Metrics struct {
 	Registry *prometheus.Registry
 
@@ -99,5 +101,122 @@ func New() *Metrics {
 
 // ObserveCloud records one AWS call (for cloud.Options.Observe).
 func (m *Metrics) ObserveCloud(api, code string, seconds float64) {
+	if m == nil {
+		return
+	}
 	m.CloudRequestDuration.WithLabelValues(api, code).Observe(seconds)
+}
+
+// SetPodsPending sets the number of pending pods seen and not yet placed.
+func (m *Metrics) SetPodsPending(n int) {
+	if m == nil {
+		return
+	}
+	m.PodsPending.Set(float64(n))
+}
+
+// PodUnschedulable counts one pod the solver could place nowhere.
+func (m *Metrics) PodUnschedulable() {
+	if m == nil {
+		return
+	}
+	m.PodsUnschedulable.Inc()
+}
+
+// NodeClaimCreated counts one NodeClaim created by provisioning.
+func (m *Metrics) NodeClaimCreated(nodePool string) {
+	if m == nil {
+		return
+	}
+	m.NodeClaimsCreated.WithLabelValues(nodePool).Inc()
+}
+
+// NodeClaimLaunched counts one NodeClaim whose instance CreateFleet launched.
+func (m *Metrics) NodeClaimLaunched(nodePool, instanceType, capacityType, zone string) {
+	if m == nil {
+		return
+	}
+	m.NodeClaimsLaunched.WithLabelValues(nodePool, instanceType, capacityType, zone).Inc()
+}
+
+// NodeClaimRegistered counts one NodeClaim whose Node registered and became Ready.
+func (m *Metrics) NodeClaimRegistered(nodePool, instanceType, capacityType, zone string) {
+	if m == nil {
+		return
+	}
+	m.NodeClaimsRegistered.WithLabelValues(nodePool, instanceType, capacityType, zone).Inc()
+}
+
+// NodeClaimTerminated counts one NodeClaim whose instance was terminated.
+func (m *Metrics) NodeClaimTerminated(nodePool, reason string) {
+	if m == nil {
+		return
+	}
+	m.NodeClaimsTerminated.WithLabelValues(nodePool, reason).Inc()
+}
+
+// ObserveProvision records the seconds from a Provision workflow's start
+// to all its NodeClaims started.
+func (m *Metrics) ObserveProvision(seconds float64) {
+	if m == nil {
+		return
+	}
+	m.ProvisionDuration.Observe(seconds)
+}
+
+// SetInvalidNodePools sets the number of NodePools skipped for failing validation.
+func (m *Metrics) SetInvalidNodePools(n int) {
+	if m == nil {
+		return
+	}
+	m.InvalidNodePools.Set(float64(n))
+}
+
+// OfferingInsufficient counts one offering CreateFleet reported without capacity.
+func (m *Metrics) OfferingInsufficient(instanceType, zone, capacityType string) {
+	if m == nil {
+		return
+	}
+	m.InsufficientCapacity.WithLabelValues(instanceType, zone, capacityType).Inc()
+}
+
+// SetDisruptionEligible sets the number of nodes the last pass could disrupt.
+func (m *Metrics) SetDisruptionEligible(n int) {
+	if m == nil {
+		return
+	}
+	m.DisruptionEligibleNodes.Set(float64(n))
+}
+
+// DisruptionDecision counts one consolidation decision by reason and what
+// became of it (proposed, valid, dropped).
+func (m *Metrics) DisruptionDecision(reason, decision string) {
+	if m == nil {
+		return
+	}
+	m.DisruptionDecisions.WithLabelValues(reason, decision).Inc()
+}
+
+// InterruptionMessage counts one interruption queue message by kind.
+func (m *Metrics) InterruptionMessage(kind string) {
+	if m == nil {
+		return
+	}
+	m.InterruptionReceived.WithLabelValues(kind).Inc()
+}
+
+// InterruptionAction counts one action an interruption made Joinery take.
+func (m *Metrics) InterruptionAction(action string) {
+	if m == nil {
+		return
+	}
+	m.InterruptionActions.WithLabelValues(action).Inc()
+}
+
+// Collected counts one object garbage collection collected, by kind.
+func (m *Metrics) Collected(kind string) {
+	if m == nil {
+		return
+	}
+	m.GarbageCollected.WithLabelValues(kind).Inc()
 }

@@ -127,17 +127,6 @@ func (l List) Fits(c List) bool {
 	return true
 }
 
-// Exceeding lists the resource names where l is above c.
-func (l List) Exceeding(c List) []string {
-	var out []string
-	for i := range l {
-		if l[i] > c[i] {
-			out = append(out, string(Names[i]))
-		}
-	}
-	return out
-}
-
 // String formats non-zero entries, e.g. "cpu=1500m memory=2Gi pods=3".
 func (l List) String() string {
 	var parts []string

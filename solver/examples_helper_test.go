@@ -131,11 +131,3 @@ func exampleK8sPods(t testing.TB) []*corev1.Pod {
 	}
 	return pods
 }
-
-func examplePods(t testing.TB) []Pod {
-	var out []Pod
-	for _, p := range exampleK8sPods(t) {
-		out = append(out, PodFromK8s(p))
-	}
-	return out
-}

@@ -7,6 +7,7 @@ import (
 	"os"
 
 	"github.com/joinery/joinery/codec"
+	"github.com/joinery/joinery/logging"
 	"github.com/joinery/joinery/temporalconn"
 	"github.com/joinery/joinery/workflows"
 	"github.com/spf13/cobra"
@@ -25,8 +26,8 @@ type temporalFlags struct {
 }
 
 func (t *temporalFlags) add(cmd *cobra.Command) {
-	cmd.Flags().StringVar(&t.address, "temporal-address", "127.0.0.1:7233", "Temporal frontend host:port")
-	cmd.Flags().StringVar(&t.namespace, "temporal-namespace", "default", "Temporal namespace")
+	cmd.Flags().StringVar(&t.address, "temporal-address", temporalconn.DefaultHostPort, "Temporal frontend host:port")
+	cmd.Flags().StringVar(&t.namespace, "temporal-namespace", temporalconn.DefaultNamespace, "Temporal namespace")
 	t.sec = temporalconn.FromEnv(os.Getenv)
 	t.sec.BindFlags(cmd.Flags())
 }
@@ -39,7 +40,7 @@ func (t *temporalFlags) dial() (client.Client, error) {
 		return nil, err
 	}
 	opts := conn.Options
-	opts.Logger = quietLogger{}
+	opts.Logger = logging.NopTemporal() // keeps the SDK's chatter off the terminal
 	c, err := client.Dial(opts)
 	if err != nil {
 		return nil, fmt.Errorf("temporal at %s (%s): %w (is `starter dev` or the worker's Temporal running?)", t.address, conn.Describe(), err)
@@ -121,11 +122,3 @@ func printDrainResult(ctx context.Context, run client.WorkflowRun, output string
 	}
 	return nil
 }
-
-// quietLogger keeps the SDK's connection chatter off a CLI's terminal.
-type quietLogger struct{}
-
-func (quietLogger) Debug(string, ...interface{}) {}
-func (quietLogger) Info(string, ...interface{})  {}
-func (quietLogger) Warn(string, ...interface{})  {}
-func (quietLogger) Error(string, ...interface{}) {}

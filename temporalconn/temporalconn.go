@@ -32,6 +32,12 @@ const (
 	EnvCodecKeys     = "JOINERY_CODEC_KEYS"       // keyring JSON inline; a secret, so never a flag
 )
 
+// The frontend address and namespace an empty Config uses.
+const (
+	DefaultHostPort  = "127.0.0.1:7233"
+	DefaultNamespace = "default"
+)
+
 // Config is how to reach Temporal. The zero value (plus HostPort) is a
 // plaintext connection with payloads in clear, which is what the local
 // world uses on loopback.
@@ -137,10 +143,10 @@ func (c *Connection) Describe() string {
 // A CA file alone is accepted: TLS that authenticates the server only.
 func Load(c Config) (*Connection, error) {
 	if c.HostPort == "" {
-		c.HostPort = "127.0.0.1:7233"
+		c.HostPort = DefaultHostPort
 	}
 	if c.Namespace == "" {
-		c.Namespace = "default"
+		c.Namespace = DefaultNamespace
 	}
 	conn := &Connection{Options: client.Options{HostPort: c.HostPort, Namespace: c.Namespace}}
 
@@ -257,23 +263,6 @@ func IsLoopback(hostPort string) bool {
 	}
 	ip := net.ParseIP(host)
 	return ip != nil && ip.IsLoopback()
-}
-
-// Dial loads c and connects; tune may add a logger, metrics handler, etc.
-func Dial(c Config, tune func(*client.Options)) (client.Client, *Connection, error) {
-	conn, err := Load(c)
-	if err != nil {
-		return nil, nil, err
-	}
-	opts := conn.Options
-	if tune != nil {
-		tune(&opts)
-	}
-	cl, err := client.Dial(opts)
-	if err != nil {
-		return nil, nil, fmt.Errorf("temporal at %s (%s): %w", opts.HostPort, conn.Describe(), err)
-	}
-	return cl, conn, nil
 }
 
 // ErrNoKeyring is returned by RequireKeyring when encryption is off.

@@ -21,11 +21,11 @@ import (
 func main() {
 	var (
 		kubeconfig  = flag.String("kubeconfig", os.Getenv("KUBECONFIG"), "kubeconfig path (empty: in-cluster config)")
-		temporal    = flag.String("temporal-address", "127.0.0.1:7233", "Temporal frontend host:port")
-		namespace   = flag.String("temporal-namespace", "default", "Temporal namespace")
+		temporal    = flag.String("temporal-address", controller.DefaultTemporalAddress, "Temporal frontend host:port")
+		namespace   = flag.String("temporal-namespace", controller.DefaultNamespace, "Temporal namespace")
 		ec2Endpoint = flag.String("ec2-endpoint", "", "EC2 API base URL (empty: AWS for --region)")
-		region      = flag.String("region", "us-east-1", "AWS region")
-		clusterName = flag.String("cluster-name", "joinery", "cluster name tagged on every instance")
+		region      = flag.String("region", controller.DefaultRegion, "AWS region")
+		clusterName = flag.String("cluster-name", controller.DefaultClusterName, "cluster name tagged on every instance")
 		metricsAddr = flag.String("metrics-addr", "127.0.0.1:8080", "address for /metrics, /healthz, /readyz (loopback by default; in a pod pass e.g. :8080 so the kubelet and Prometheus reach it)")
 		leaderElect = flag.Bool("leader-elect", false, "elect one pending-pod watcher among replicas (Lease "+controller.LeaseName+")")
 		leaseNS     = flag.String("leader-election-namespace", os.Getenv("POD_NAMESPACE"), "namespace of the leader-election Lease (default $POD_NAMESPACE, else default)")

@@ -14,7 +14,6 @@ const TaskQueue = "joinery"
 // Activity names more than one workflow runs (registered by the
 // activities package under these names).
 const (
-	ActivityCreateNodeClaim   = "CreateNodeClaim"
 	ActivityTerminateInstance = "TerminateInstance"
 	ActivityRecordEvent       = "RecordEvent"
 	ActivityTaintDisrupted    = "TaintNodeDisrupted"
@@ -60,7 +59,6 @@ var SearchAttributeNames = []string{"NodeClaim", "NodeName", "NodePool", "Instan
 const (
 	PhaseLaunching   = "Launching"
 	PhaseLaunched    = "Launched"
-	PhaseRegistered  = "Registered"
 	PhaseReady       = "Ready"
 	PhaseTerminating = "Terminating"
 	PhaseTerminated  = "Terminated"

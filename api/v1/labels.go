@@ -12,7 +12,6 @@ const (
 	LabelNodePool         = "karpenter.sh/nodepool"
 	LabelNodeInitialized  = "karpenter.sh/initialized"
 	LabelNodeRegistered   = "karpenter.sh/registered"
-	LabelNodeClass        = "karpenter.k8s.aws/ec2nodeclass"
 	LabelInstanceFamily   = "karpenter.k8s.aws/instance-family"
 	LabelInstanceCategory = "karpenter.k8s.aws/instance-category"
 	LabelInstanceGen      = "karpenter.k8s.aws/instance-generation"

@@ -36,7 +36,7 @@ func testOptions(family string, userData *string) Options {
 		Cluster: testCluster(),
 		Labels: map[string]string{
 			apiv1.LabelNodePool:                "general-purpose",
-			apiv1.LabelNodeClass:               "default",
+			"karpenter.k8s.aws/ec2nodeclass":   "default",
 			apiv1.LabelCapacityType:            "spot",
 			apiv1.LabelInstanceType:            "m5.large",
 			"team":                             "platform",

@@ -1,11 +1,16 @@
-// Command bench measures Joinery's whole provisioning path on the local
-// world: it applies Deployments totalling --pods pods of mixed shapes over
-// the example NodePools (plus a DaemonSet) and reports the time from apply
-// to the first Provision workflow, to every NodeClaim launched, every Node
-// Ready and every pod Running, the nodes and $/hour against the solver's
-// lower bound, peak RSS, workflow counts and EC2 calls.
+// Command bench is a test harness, not part of what Joinery ships: it
+// measures the whole provisioning path on the local world (the worker
+// command in its own process, sim/world around it). It applies
+// Deployments totalling --pods pods of mixed shapes over the example
+// NodePools (plus a DaemonSet) and reports the time from apply to the
+// first Provision workflow, to every NodeClaim launched, every Node Ready
+// and every pod Running, the nodes and $/hour against the solver's lower
+// bound, peak RSS, workflow counts and EC2 calls.
 //
 //	go run ./sim/bench --pods 1000 [--json]
+//
+// TestBenchSmoke (200 pods, -tags integration) runs it in hack/test.sh;
+// the figures it prints go to docs/performance.md.
 package main
 
 import (

@@ -1,13 +1,16 @@
-// Command chaos drives the local world through provisioning, consolidation,
-// manual drains and spot interruptions while it SIGKILLs the controller
-// process at random moments, restarts the Temporal server once from its
-// SQLite file and makes the EC2 endpoint fail (insufficient capacity,
-// throttling, latency); then it checks that nothing was leaked, orphaned or
-// lost and that no PodDisruptionBudget was violated.
+// Command chaos is a test harness, not part of what Joinery ships: it
+// checks durability under failures. It drives the local world through
+// provisioning, consolidation, manual drains and spot interruptions while
+// it SIGKILLs the controller process at random moments, restarts the
+// Temporal server once from its SQLite file and makes the EC2 endpoint
+// fail (insufficient capacity, throttling, latency); then it checks that
+// nothing was leaked, orphaned or lost and that no PodDisruptionBudget was
+// violated.
 //
 //	go run ./sim/chaos --sagas 200 --seed 1 [--json]
 //
-// It exits 1 if an invariant fails, 2 on a setup error.
+// It exits 1 if an invariant fails, 2 on a setup error. TestChaosShort
+// (20 sagas, -tags integration) runs it in hack/test.sh.
 package main
 
 import (

@@ -39,7 +39,6 @@ const (
 	CodeInvalidSubnetIDNotFound      = "InvalidSubnetID.NotFound"
 	CodeInvalidGroupNotFound         = "InvalidGroup.NotFound"
 	CodeInvalidInstanceType          = "InvalidInstanceType"
-	CodeInvalidFleetConfiguration    = "InvalidFleetConfiguration"
 	CodeSpotMaxPriceTooLow           = "SpotMaxPriceTooLow"
 	CodeIdempotentParameterMismatch  = "IdempotentParameterMismatch"
 

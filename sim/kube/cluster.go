@@ -150,9 +150,6 @@ func (c *Cluster) RESTConfig() *rest.Config { return restConfigFor(c.server, c.p
 // Server returns the kube-apiserver URL, https://127.0.0.1:<port>.
 func (c *Cluster) Server() string { return c.server }
 
-// StateDir returns the absolute state directory.
-func (c *Cluster) StateDir() string { return c.opts.StateDir }
-
 // BinDir returns the folder the control-plane binaries were run from.
 func (c *Cluster) BinDir() string { return c.binDir }
 

@@ -50,10 +50,10 @@ func ptr[T any](v T) *T { return &v }
 
 var (
 	nodeClaimLabels = map[string]string{
-		apiv1.LabelNodePool:     "general-purpose",
-		apiv1.LabelNodeClass:    "default",
-		apiv1.LabelCapacityType: "spot",
-		"team":                  "platform",
+		apiv1.LabelNodePool:              "general-purpose",
+		"karpenter.k8s.aws/ec2nodeclass": "default",
+		apiv1.LabelCapacityType:          "spot",
+		"team":                           "platform",
 	}
 	nodeClaimTaints = []corev1.Taint{
 		{Key: "dedicated", Value: "gpu", Effect: corev1.TaintEffectNoSchedule},
@@ -183,7 +183,7 @@ func TestRegisterFromUserData(t *testing.T) {
 		n := ns[0]
 		want := map[string]string{
 			// user data
-			apiv1.LabelNodePool: "general-purpose", apiv1.LabelNodeClass: "default", apiv1.LabelCapacityType: "spot", "team": "platform",
+			apiv1.LabelNodePool: "general-purpose", "karpenter.k8s.aws/ec2nodeclass": "default", apiv1.LabelCapacityType: "spot", "team": "platform",
 			// the kubelet
 			apiv1.LabelHostname: "ip-10-0-64-4.ec2.internal", apiv1.LabelOS: "linux", apiv1.LabelArch: "amd64",
 			"beta.kubernetes.io/os": "linux", "beta.kubernetes.io/arch": "amd64",

@@ -16,6 +16,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/joinery/joinery/logging"
 	uiserver "github.com/temporalio/ui-server/v2/server"
 	uiconfig "github.com/temporalio/ui-server/v2/server/config"
 	uiserveroptions "github.com/temporalio/ui-server/v2/server/server_options"
@@ -257,7 +258,7 @@ func newServer(o Options, conf *config.Config, ports []int) (temporal.Server, er
 // skips an existing namespace, so attributes added to the code later would
 // otherwise never reach an old DB file.
 func (s *Server) ensureSearchAttributes(ctx context.Context) error {
-	c, err := client.Dial(client.Options{HostPort: s.Address, Namespace: s.opts.Namespace, Logger: nopLogger{}})
+	c, err := client.Dial(client.Options{HostPort: s.Address, Namespace: s.opts.Namespace, Logger: logging.NopTemporal()})
 	if err != nil {
 		return fmt.Errorf("temporal server not reachable: %w", err)
 	}

@@ -10,7 +10,7 @@ import (
 
 	apiv1 "github.com/joinery/joinery/api/v1"
 	"github.com/joinery/joinery/cluster"
-	"github.com/joinery/joinery/sim/history"
+	"github.com/joinery/joinery/test/history"
 	"github.com/joinery/joinery/workflows"
 	corev1 "k8s.io/api/core/v1"
 	storagev1 "k8s.io/api/storage/v1"

@@ -276,12 +276,13 @@ func tagProxy(t *testing.T, target string) string {
 	if err != nil {
 		t.Fatal(err)
 	}
-	p := httputil.NewSingleHostReverseProxy(u)
-	p.ErrorLog = stdlog.New(io.Discard, "", 0) // long polls cut at shutdown
-	direct := p.Director
-	p.Director = func(r *http.Request) {
-		direct(r)
-		r.Header.Set(clientTagHeader, "worker")
+	p := &httputil.ReverseProxy{
+		Rewrite: func(r *httputil.ProxyRequest) {
+			r.SetURL(u)
+			r.Out.Host = r.In.Host // the Host the SDK signed (SigV4)
+			r.Out.Header.Set(clientTagHeader, "worker")
+		},
+		ErrorLog: stdlog.New(io.Discard, "", 0), // long polls cut at shutdown
 	}
 	l, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {

@@ -6,7 +6,7 @@ import (
 	"os"
 	"testing"
 
-	"github.com/joinery/joinery/sim/history"
+	"github.com/joinery/joinery/test/history"
 )
 
 // recordHistories saves workflow histories into workflows/testdata/histories

@@ -1,6 +1,7 @@
 // Package history exports workflow histories as JSON (the shape `temporal
 // workflow show --output json` prints) so replay tests can check that
-// workflow code changes stay deterministic.
+// workflow code changes stay deterministic. Test support only: the
+// integration tests record with it (JOINERY_RECORD_HISTORIES=1).
 package history
 
 import (
