@@ -27,6 +27,7 @@ import (
 // ErrInsufficientCapacity error whose details are the failed offerings
 // (also put in the ICE cache).
 func (a *Activities) LaunchInstance(ctx context.Context, req workflows.LaunchRequest) (workflows.Instance, error) {
+	defer keepAlive(ctx)()
 	nc, err := a.Cluster.NodeClaim(ctx, req.NodeClaim)
 	if apierrors.IsNotFound(err) {
 		return workflows.Instance{}, temporal.NewNonRetryableApplicationError("NodeClaim deleted before launch", workflows.ErrNodeClaimGone, err)

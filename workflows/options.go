@@ -31,10 +31,13 @@ func shortCall(nonRetryable ...string) workflow.ActivityOptions {
 
 // launchCall is the NodeClaim saga's short call: ten attempts at most, and
 // no retry of insufficient capacity (the saga tries other offerings) or a
-// deleted NodeClaim.
+// deleted NodeClaim. A launch is several EC2 calls (its instance, subnets,
+// templates, CreateFleet): it heartbeats, so one lost with its worker is
+// retried after the heartbeat timeout, not after the minute.
 func launchCall() workflow.ActivityOptions {
 	o := shortCall(ErrInsufficientCapacity, ErrNodeClaimGone)
 	o.RetryPolicy.MaximumAttempts = 10
+	o.HeartbeatTimeout = heartbeat
 	return o
 }
 
