@@ -3,6 +3,7 @@ package controller
 import (
 	"context"
 	"encoding/json"
+	"slices"
 
 	apiv1 "github.com/joinery/joinery/api/v1"
 	"github.com/joinery/joinery/disruption"
@@ -45,30 +46,19 @@ func (r *nodeClassReconciler) markDrift(ctx context.Context, cls *apiv1.EC2NodeC
 	}
 }
 
-// driftCondition returns conds with Drifted set (reason != "") or removed.
+// driftCondition returns conds with Drifted set (reason != "") or removed,
+// and whether that changed them.
 func driftCondition(conds []metav1.Condition, reason, msg string) ([]metav1.Condition, bool) {
 	cur := apiv1.FindCondition(conds, apiv1.ConditionDrifted)
 	if reason == "" {
 		if cur == nil {
 			return conds, false
 		}
-		out := make([]metav1.Condition, 0, len(conds))
-		for _, c := range conds {
-			if c.Type != apiv1.ConditionDrifted {
-				out = append(out, c)
-			}
-		}
-		return out, true
+		return slices.DeleteFunc(slices.Clone(conds), func(c metav1.Condition) bool { return c.Type == apiv1.ConditionDrifted }), true
 	}
 	if cur != nil && cur.Status == metav1.ConditionTrue && cur.Reason == reason && cur.Message == msg {
 		return conds, false
 	}
-	out := make([]metav1.Condition, 0, len(conds)+1)
-	for _, c := range conds {
-		if c.Type != apiv1.ConditionDrifted {
-			out = append(out, c)
-		}
-	}
-	return append(out, metav1.Condition{Type: apiv1.ConditionDrifted, Status: metav1.ConditionTrue, Reason: reason, Message: msg,
-		LastTransitionTime: metav1.Now()}), true
+	return apiv1.SetCondition(conds, metav1.Condition{Type: apiv1.ConditionDrifted, Status: metav1.ConditionTrue,
+		Reason: reason, Message: msg}, metav1.Now()), true
 }
