@@ -88,7 +88,7 @@ func NodeClaim(ctx workflow.Context, in NodeClaimInput) (NodeClaimStatus, error)
 		if ended(err) {
 			return deleted(ctx, in, &st, inst, "", phase)
 		}
-		return terminateAfterFailure(ctx, short, in, &st, phase, inst, "record launch", err)
+		return terminateAfterFailure(ctx, short, in, &st, phase, inst, "LaunchRecordFailed", "record launch", err)
 	}
 
 	ttl := in.RegistrationTTL
@@ -103,7 +103,7 @@ func NodeClaim(ctx workflow.Context, in NodeClaimInput) (NodeClaimStatus, error)
 		if ended(err) {
 			return deleted(ctx, in, &st, inst, "", phase)
 		}
-		return terminateAfterFailure(ctx, short, in, &st, phase, inst,
+		return terminateAfterFailure(ctx, short, in, &st, phase, inst, "RegistrationTimeout",
 			fmt.Sprintf("node for instance %s not Ready within registration TTL %s", inst.ID, ttl), err)
 	}
 	st.NodeName = ready.NodeName
@@ -191,11 +191,12 @@ func launch(ctx, actx workflow.Context, in NodeClaimInput, st *NodeClaimStatus, 
 	return Instance{}, fmt.Errorf("every offering tried failed: %w", lastErr)
 }
 
-// terminateAfterFailure is the compensation after an instance exists.
-func terminateAfterFailure(ctx, actx workflow.Context, in NodeClaimInput, st *NodeClaimStatus, phase *phaseTracker, inst Instance, msg string, cause error) (NodeClaimStatus, error) {
+// terminateAfterFailure is the compensation after an instance exists;
+// reason names the failure on the NodeClaim's Warning Event.
+func terminateAfterFailure(ctx, actx workflow.Context, in NodeClaimInput, st *NodeClaimStatus, phase *phaseTracker, inst Instance, reason, msg string, cause error) (NodeClaimStatus, error) {
 	st.Failure = msg
 	phase.Set(PhaseTerminating)
-	nodeEvents(ctx, actx, EventRequest{NodeClaim: in.Name})(EventWarning, "RegistrationTimeout", msg+"; terminating "+inst.ID)
+	nodeEvents(ctx, actx, EventRequest{NodeClaim: in.Name})(EventWarning, reason, msg+"; terminating "+inst.ID)
 	term := withTerminateOptions(ctx)
 	if err := workflow.ExecuteActivity(term, ActivityTerminateInstance, TerminateRequest{NodeClaim: in.Name, InstanceID: inst.ID, Reason: msg}).Get(ctx, nil); err != nil {
 		return *st, err

@@ -3,6 +3,7 @@ package workflows
 import (
 	"context"
 	"errors"
+	"reflect"
 	"testing"
 	"time"
 
@@ -21,6 +22,7 @@ type fakeCloud struct {
 	deleted     []string
 	events      []string
 	nodeErr     error
+	markErr     error // MarkLaunched's answer
 	launchFn    func(LaunchRequest) (Instance, error) // overrides iceTypes when set
 	markedReady bool
 }
@@ -40,7 +42,7 @@ func (f *fakeCloud) register(env *testsuite.TestWorkflowEnvironment) {
 		}
 		return Instance{}, temporal.NewNonRetryableApplicationError("no capacity", ErrInsufficientCapacity, nil, failed)
 	}, activity.RegisterOptions{Name: ActivityLaunchInstance})
-	env.RegisterActivityWithOptions(func(context.Context, NodeClaimLaunched) error { return nil }, activity.RegisterOptions{Name: ActivityMarkLaunched})
+	env.RegisterActivityWithOptions(func(context.Context, NodeClaimLaunched) error { return f.markErr }, activity.RegisterOptions{Name: ActivityMarkLaunched})
 	env.RegisterActivityWithOptions(func(_ context.Context, l NodeClaimLaunched) (NodeReady, error) {
 		if f.nodeErr != nil {
 			return NodeReady{}, f.nodeErr
@@ -174,6 +176,29 @@ func TestNodeClaimTerminatesInstanceThatNeverRegisters(t *testing.T) {
 	}
 	if sa["Phase"] != PhaseFailed {
 		t.Errorf("Phase = %q, want Failed", sa["Phase"])
+	}
+	if !reflect.DeepEqual(f.events, []string{"RegistrationTimeout"}) {
+		t.Errorf("events %v, want [RegistrationTimeout]", f.events)
+	}
+}
+
+// A launch that cannot be recorded on the NodeClaim is not a registration
+// timeout: the instance is terminated under its own reason.
+func TestNodeClaimTerminatesInstanceWhoseLaunchCannotBeRecorded(t *testing.T) {
+	var s testsuite.WorkflowTestSuite
+	env := s.NewTestWorkflowEnvironment()
+	f := &fakeCloud{markErr: temporal.NewNonRetryableApplicationError("forbidden", "Forbidden", nil)}
+	f.register(env)
+	env.RegisterWorkflowWithOptions(NodeClaim, workflow.RegisterOptions{Name: NodeClaimWorkflow})
+	env.ExecuteWorkflow(NodeClaimWorkflow, NodeClaimInput{Name: "x", NodePool: "p", Offerings: offerings()})
+	if env.GetWorkflowError() == nil {
+		t.Fatal("expected the saga to fail")
+	}
+	if !reflect.DeepEqual(f.terminated, []string{"i-1"}) || f.markedReady {
+		t.Errorf("terminated %v, waited for the node %v", f.terminated, f.markedReady)
+	}
+	if !reflect.DeepEqual(f.events, []string{"LaunchRecordFailed"}) {
+		t.Errorf("events %v, want [LaunchRecordFailed]", f.events)
 	}
 }
 
