@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"reflect"
+	"slices"
 	"testing"
 	"time"
 
@@ -22,7 +23,7 @@ type fakeCloud struct {
 	deleted     []string
 	events      []string
 	nodeErr     error
-	markErr     error // MarkLaunched's answer
+	markErr     error                                 // MarkLaunched's answer
 	launchFn    func(LaunchRequest) (Instance, error) // overrides iceTypes when set
 	markedReady bool
 }
@@ -217,5 +218,20 @@ func TestNodeClaimFailsAndReleasesPodsWhenNoOfferingHasCapacity(t *testing.T) {
 	}
 	if len(f.launches) != 2 || len(f.deleted) != 1 || len(f.terminated) != 0 {
 		t.Fatalf("launches=%d deleted=%v terminated=%v", len(f.launches), f.deleted, f.terminated)
+	}
+}
+
+// A launch whose attempts keep failing (workers dying mid-call) is retried
+// for the whole window, not for a count of attempts. (The test environment
+// caps unlimited attempts at 10, so the policy itself is checked.)
+func TestLaunchCallRetriesForAWindowNotACount(t *testing.T) {
+	o := launchCall()
+	if o.RetryPolicy.MaximumAttempts != 0 || o.ScheduleToCloseTimeout != launchRetryWindow || o.HeartbeatTimeout != heartbeat {
+		t.Errorf("launchCall: attempts %d, schedule-to-close %s, heartbeat %s", o.RetryPolicy.MaximumAttempts, o.ScheduleToCloseTimeout, o.HeartbeatTimeout)
+	}
+	for _, typ := range []string{ErrInsufficientCapacity, ErrNodeClaimGone} {
+		if !slices.Contains(o.RetryPolicy.NonRetryableErrorTypes, typ) {
+			t.Errorf("%s must not be retried", typ)
+		}
 	}
 }

@@ -29,17 +29,22 @@ func shortCall(nonRetryable ...string) workflow.ActivityOptions {
 	return workflow.ActivityOptions{StartToCloseTimeout: time.Minute, RetryPolicy: backoff(30*time.Second, nonRetryable...)}
 }
 
-// launchCall is the NodeClaim saga's short call: ten attempts at most, and
-// no retry of insufficient capacity (the saga tries other offerings) or a
-// deleted NodeClaim. A launch is several EC2 calls (its instance, subnets,
-// templates, CreateFleet): it heartbeats, so one lost with its worker is
-// retried after the heartbeat timeout, not after the minute.
+// launchCall is the NodeClaim saga's short call: retried for five
+// minutes, whatever the number of attempts, and no retry of insufficient
+// capacity (the saga tries other offerings) or a deleted NodeClaim. A
+// launch is several EC2 calls (its instance, subnets, templates,
+// CreateFleet, idempotent by client token): it heartbeats, so one lost
+// with its worker is retried after the heartbeat timeout, not after the
+// minute; a count of attempts would fail a launch whose workers keep dying.
 func launchCall() workflow.ActivityOptions {
 	o := shortCall(ErrInsufficientCapacity, ErrNodeClaimGone)
-	o.RetryPolicy.MaximumAttempts = 10
+	o.ScheduleToCloseTimeout = launchRetryWindow
 	o.HeartbeatTimeout = heartbeat
 	return o
 }
+
+// launchRetryWindow bounds every attempt of one NodeClaim saga call together.
+const launchRetryWindow = 5 * time.Minute
 
 // lookupCall is the interruption's short call, retried with backoff up to
 // 10 s: the notice is two minutes.
