@@ -57,7 +57,6 @@ type Activities struct {
 	templates templateCache
 	invalidMu sync.Mutex
 	invalid   map[string]string // NodePool -> last reported error
-	empty     emptyTracker
 	// ledger is the pending-pod ledger (see Ledger).
 	ledgerOnce sync.Once
 	ledger     *PendingLedger

@@ -2,7 +2,6 @@ package activities
 
 import (
 	"context"
-	"sync"
 	"time"
 
 	apiv1 "github.com/joinery/joinery/api/v1"
@@ -15,13 +14,6 @@ import (
 	policyv1 "k8s.io/api/policy/v1"
 	"k8s.io/apimachinery/pkg/labels"
 )
-
-// emptyTracker holds emptiness clocks (by NodeClaim, workflow time) not yet
-// seen on the NodeClaim's Empty condition (see trackEmptiness).
-type emptyTracker struct {
-	mu    sync.Mutex
-	since map[string]time.Time
-}
 
 // ComputeDisruption makes one consolidation pass's decision at workflow
 // time p.Now: it reads the caches into a disruption.Pass and lets
@@ -62,12 +54,13 @@ func (a *Activities) computeDisruption(ctx context.Context, now time.Time) (work
 	cands := a.candidates()
 	pass := &disruption.Pass{
 		Now: now, Candidates: cands,
-		EmptySince: a.trackEmptiness(ctx, cands, now),
-		Pools:      a.poolNodes(cands),
-		Simulate:   func(nodes []string) solver.RemovalResult { return solver.SimulateRemoval(snap.input, nodes) },
+		Pools:    a.poolNodes(cands),
+		Simulate: func(nodes []string) solver.RemovalResult { return solver.SimulateRemoval(snap.input, nodes) },
 		OnBudgetError: func(pool string, err error) {
 			a.Log.Warn("disruption budget", zap.String("nodepool", pool), zap.Error(err))
 		},
+		PoolTotals: a.balancedPoolTotals(cands),
+		OnScore:    a.consolidationScored,
 	}
 	d := disruption.Decide(pass)
 	d.USDPerHour = usd
@@ -100,6 +93,7 @@ func (a *Activities) candidates() []disruption.Candidate {
 				s.Pods = append(s.Pods, disruption.Pod{
 					Active: cluster.IsActive(p), DoNotDisrupt: p.Annotations[apiv1.AnnotationDoNotDisrupt] == "true",
 					Reschedulable: reschedulable(p), Controlled: hasController(p), Blocked: pdbBlocked(pdbs, p),
+					Annotations: p.Annotations, Priority: p.Spec.Priority,
 				})
 			}
 		}
@@ -145,7 +139,11 @@ func (a *Activities) ValidateDisruption(ctx context.Context, d workflows.Disrupt
 }
 
 func (a *Activities) validate(ctx context.Context, d workflows.DisruptionDecision) (workflows.Validation, error) {
-	if v, final := disruption.Recheck(d, a.candidates()); final {
+	cands := a.candidates()
+	if why := disruption.ConsolidateAfterRecheck(d, cands, time.Now()); why != "" {
+		return workflows.Validation{Why: why}, nil
+	}
+	if v, final := disruption.Recheck(d, cands); final {
 		return v, nil
 	}
 	snap, err := a.takeSnapshot(ctx, time.Now())

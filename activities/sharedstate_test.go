@@ -5,10 +5,8 @@ import (
 	"testing"
 	"time"
 
-	apiv1 "github.com/joinery/joinery/api/v1"
 	"github.com/joinery/joinery/cloud"
 	"github.com/joinery/joinery/cluster"
-	"github.com/joinery/joinery/disruption"
 	"github.com/joinery/joinery/sharedstate"
 	"github.com/joinery/joinery/solver"
 	"go.uber.org/zap"
@@ -90,46 +88,6 @@ func TestPodMemoSharedAndKeptAcrossRestart(t *testing.T) {
 	b.Ledger().ForgetUnschedulable()
 	eventually(t, "replica a applies b's forget marker", func() bool {
 		_, ok := a.Ledger().memo.Lookup(sharedstate.KindUnschedulable, "uid-huge")
-		return !ok
-	})
-}
-
-func TestEmptinessClockOnTheNodeClaim(t *testing.T) {
-	node, nc := testNode()
-	nc.ResourceVersion = ""
-	acts := newFakeActivities(t, []*apiv1.NodeClaim{nc}, node)
-	pool := &apiv1.NodePool{ObjectMeta: metav1.ObjectMeta{Name: "general-purpose"}}
-	t0 := time.Date(2026, 3, 1, 12, 0, 0, 300e6, time.UTC)
-	cand := func() []disruption.Candidate {
-		claims := acts.Cluster.NodeClaims()
-		return []disruption.Candidate{{Node: node, Claim: claims[0], Pool: pool}}
-	}
-	since := acts.trackEmptiness(context.Background(), cand(), t0)
-	if !since[node.Name].Equal(t0) {
-		t.Fatalf("since = %v, want %v", since, t0)
-	}
-	var stored time.Time
-	eventually(t, "the Empty condition in the cache", func() bool {
-		var ok bool
-		stored, ok = emptySince(acts.Cluster.NodeClaims()[0])
-		return ok
-	})
-	if want := time.Date(2026, 3, 1, 12, 0, 1, 0, time.UTC); !stored.Equal(want) {
-		t.Errorf("stored clock = %v, want %v (rounded up)", stored, want)
-	}
-	// Another replica (or a restarted worker: empty memory) reads the same clock.
-	other := &Activities{Cluster: acts.Cluster, Log: zap.NewNop()}
-	if got := other.trackEmptiness(context.Background(), cand(), t0.Add(time.Minute)); !got[node.Name].Equal(stored) {
-		t.Errorf("other replica's clock = %v, want %v", got, stored)
-	}
-	// Pods again: the clock stops and the condition goes.
-	withPods := cand()
-	withPods[0].Pods = 1
-	if got := other.trackEmptiness(context.Background(), withPods, t0.Add(2*time.Minute)); len(got) != 0 {
-		t.Errorf("clock with pods = %v", got)
-	}
-	eventually(t, "the Empty condition removed", func() bool {
-		_, ok := emptySince(acts.Cluster.NodeClaims()[0])
 		return !ok
 	})
 }

@@ -300,6 +300,7 @@ func (d *dependencies) start(ctx context.Context, cfg Config) error {
 	p := &provisioner{cluster: d.cluster, acts: d.acts, temporal: tc, metrics: m, log: log,
 		idle: cfg.BatchIdle, max: cfg.BatchMax, trigger: make(chan struct{}, 1)}
 	p.watch()
+	pe := newPodEvents(d.cluster, m, log)
 	dw := newDeletionWatch(d.cluster, tc, d.pseudonym != nil, log)
 	go dw.run(ctx)
 	if !cfg.DisableDisruption {
@@ -323,10 +324,12 @@ func (d *dependencies) start(ctx context.Context, cfg Config) error {
 	if cfg.LeaderElect {
 		return runLeading(ctx, d.cluster.Kube, cfg.LeaseNamespace, log, func(lctx context.Context) {
 			go d.classes.run(lctx)
+			go pe.run(lctx)
 			_ = p.run(lctx)
 		})
 	}
 	go d.classes.run(ctx)
+	go pe.run(ctx)
 	return p.run(ctx)
 }
 

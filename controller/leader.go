@@ -15,8 +15,9 @@ import (
 
 // LeaseName is the coordination.k8s.io Lease the pending-pod watchers of
 // several worker replicas elect a leader with: only the leader batches pods
-// into Provision workflows (two would buy capacity twice); every replica
-// runs the Temporal worker.
+// into Provision workflows (two would buy capacity twice), and it alone
+// runs the EC2NodeClass reconciler and the pod-events controller; every
+// replica runs the Temporal worker.
 const LeaseName = "joinery-provisioner"
 
 // runLeading runs fn while this process holds the Lease in namespace,

@@ -29,6 +29,9 @@ type Pod struct {
 	Controlled    bool // something (ReplicaSet, Job...) recreates it
 	// Blocked: a PodDisruptionBudget that selects it allows no disruption.
 	Blocked bool
+	// Annotations and Priority give its EvictionCost.
+	Annotations map[string]string
+	Priority    *int32
 }
 
 // Candidate is a node voluntary disruption may take.
@@ -39,6 +42,9 @@ type Candidate struct {
 	Class *apiv1.EC2NodeClass // nil: gone
 	Price float64             // USD/hour
 	Pods  int                 // reschedulable pods
+	// RescheduleDisruptionCost: 1 plus each reschedulable pod's
+	// EvictionCost floored at 0 (see DisruptionCost).
+	RescheduleDisruptionCost float64
 }
 
 // Unsettled says why no disruption may be decided now ("": none): pods
@@ -83,7 +89,7 @@ func candidate(s Claim) (Candidate, bool) {
 	if s.Pool == nil {
 		return Candidate{}, false
 	}
-	c := Candidate{Node: node, Claim: nc, Pool: s.Pool, Class: s.Class, Price: s.Price}
+	c := Candidate{Node: node, Claim: nc, Pool: s.Pool, Class: s.Class, Price: s.Price, RescheduleDisruptionCost: PerNodeBaseDisruptionCost}
 	for _, p := range s.Pods {
 		if !p.Active {
 			continue
@@ -98,6 +104,7 @@ func candidate(s Claim) (Candidate, bool) {
 			return Candidate{}, false // a bare pod would be lost: nothing recreates it
 		}
 		c.Pods++
+		c.RescheduleDisruptionCost += max(0, p.EvictionCost())
 	}
 	return c, true
 }

@@ -28,9 +28,6 @@ type Pass struct {
 	// Now is the workflow's time: clocks and budget schedules read it.
 	Now        time.Time
 	Candidates []Candidate
-	// EmptySince is since when each empty candidate (by node name) has
-	// been empty: the Empty condition's clock.
-	EmptySince map[string]time.Time
 	// Pools holds, by NodePool name, the node counts its budgets apply to.
 	Pools map[string]PoolNodes
 	// Simulate says whether the pods of nodes fit elsewhere
@@ -39,6 +36,11 @@ type Pass struct {
 	// OnBudgetError, if set, hears of a NodePool whose budgets do not
 	// parse (it then allows nothing).
 	OnBudgetError func(pool string, err error)
+	// PoolTotals are the Balanced policy's pool sums, by NodePool name
+	// (needed only for Balanced pools; a pool without them approves no
+	// move). OnScore, if set, hears every Balanced score.
+	PoolTotals map[string]PoolTotals
+	OnScore    func(Score)
 }
 
 // PoolNodes are a NodePool's nodes and how many of them are being
@@ -52,7 +54,8 @@ type PoolNodes struct {
 type method func(*Pass) (workflows.DisruptionDecision, bool)
 
 // Decide makes one pass's decision. Methods in order, the first that finds
-// something acts: emptiness (empty longer than consolidateAfter), drift
+// something acts: emptiness (empty and consolidatable: consolidateAfter
+// since the last pod event), drift
 // (Drift), expiration (older than expireAfter), multi-node then
 // single-node consolidation (Simulate). Budgets limit each method per
 // NodePool. USDPerHour is left to the caller.
@@ -73,21 +76,15 @@ func Decide(p *Pass) workflows.DisruptionDecision {
 	return d
 }
 
-// emptiness takes the empty candidates whose clock has run past their
-// pool's consolidateAfter, as budgets allow.
+// emptiness takes the empty candidates (Candidate.Empty) that are
+// consolidatable (IsConsolidatable: consolidateAfter since their last pod
+// event), highest SavingsRatio first, as budgets allow. It runs for every
+// policy but consolidateAfter Never.
 func emptiness(p *Pass) (workflows.DisruptionDecision, bool) {
 	var nodes []string
 	room := budgets{}
-	for _, c := range p.Candidates {
-		if c.Pods > 0 {
-			continue
-		}
-		s, ok := p.EmptySince[c.Node.Name]
-		if !ok {
-			continue
-		}
-		after, err := apiv1.ParseNillableDuration(orDefault(c.Pool.Spec.Disruption.ConsolidateAfter, "0s"))
-		if err != nil || after == nil || p.Now.Sub(s) < *after {
+	for _, c := range bySavingsRatio(p.Candidates) {
+		if !c.Empty() || !IsConsolidatable(c.Claim, c.Pool, p.Now) {
 			continue
 		}
 		if !p.take(room, c.Pool, workflows.ReasonEmpty) {
@@ -99,7 +96,7 @@ func emptiness(p *Pass) (workflows.DisruptionDecision, bool) {
 		return workflows.DisruptionDecision{}, false
 	}
 	return workflows.DisruptionDecision{Method: workflows.MethodEmptiness, Reason: workflows.ReasonEmpty, Nodes: nodes,
-		Why: fmt.Sprintf("%d node(s) empty for longer than consolidateAfter", len(nodes))}, true
+		Why: fmt.Sprintf("%d node(s) empty, consolidateAfter passed since their last pod event", len(nodes))}, true
 }
 
 // drift takes the first drifted candidate (Drift) its budget allows.
@@ -135,31 +132,31 @@ func expiration(p *Pass) (workflows.DisruptionDecision, bool) {
 	return workflows.DisruptionDecision{}, false
 }
 
-// Consolidatable returns the candidates consolidation may act on, most
-// expensive per pod first (Karpenter's disruption-cost order). The budget
-// is applied in that order: for a multi-node command (multi) each pool
-// gives as many candidates as it has room for; for single-node every
-// candidate of a pool with room is a choice (one is taken per pass), so a
-// 1-node budget does not pin the search to the first candidate by name.
+// Consolidatable returns the candidates consolidation may act on: not of
+// a WhenEmpty pool, consolidatable (IsConsolidatable: consolidateAfter
+// since the last pod event), not empty (emptiness takes those, under the
+// Empty budget), and for single-node one whose outright deletion a
+// Balanced pool would approve (CanPassThreshold). They come highest
+// SavingsRatio first (price per unit of disruption cost, Karpenter
+// v1.14's order). The budget is applied in that order: for a multi-node
+// command (multi) each pool gives as many candidates as it has room for;
+// for single-node every candidate of a pool with room is a choice (one is
+// taken per pass), so a 1-node budget does not pin the search to the
+// first candidate by name.
 func Consolidatable(p *Pass, multi bool) []Candidate {
 	var out []Candidate
-	for _, c := range p.Candidates {
+	for _, c := range bySavingsRatio(p.Candidates) {
 		if c.Pool.Spec.Disruption.ConsolidationPolicy == apiv1.ConsolidationPolicyWhenEmpty {
 			continue
 		}
-		after, err := apiv1.ParseNillableDuration(orDefault(c.Pool.Spec.Disruption.ConsolidateAfter, "0s"))
-		if err != nil || after == nil || p.Now.Sub(InitializedAt(c.Claim)) < *after {
+		if c.Empty() || !IsConsolidatable(c.Claim, c.Pool, p.Now) {
+			continue
+		}
+		if !multi && !CanPassThreshold(c, p.PoolTotals) {
 			continue
 		}
 		out = append(out, c)
 	}
-	sort.SliceStable(out, func(i, j int) bool {
-		ci, cj := out[i].Price/float64(1+out[i].Pods), out[j].Price/float64(1+out[j].Pods)
-		if ci != cj {
-			return ci > cj
-		}
-		return out[i].Node.Name < out[j].Node.Name
-	})
 	room := budgets{}
 	kept := out[:0]
 	for _, c := range out {
@@ -191,7 +188,7 @@ func multiNode(p *Pass) (workflows.DisruptionDecision, bool) {
 	for i, c := range cs {
 		names[i] = c.Node.Name
 	}
-	try := func(k int) solver.RemovalResult { return p.Simulate(names[:k]) }
+	try := func(k int) solver.RemovalResult { return p.balanced(cs[:k], p.Simulate(names[:k])) }
 	lo, hi := 1, len(names) // lo: known feasible or 1
 	var best solver.RemovalResult
 	bestK := 0
@@ -225,7 +222,7 @@ func multiNode(p *Pass) (workflows.DisruptionDecision, bool) {
 // only with MinCheaperSpotTypes cheaper types to choose from.
 func singleNode(p *Pass) (workflows.DisruptionDecision, bool) {
 	for _, c := range Consolidatable(p, false) {
-		r := p.Simulate([]string{c.Node.Name})
+		r := p.balanced([]Candidate{c}, p.Simulate([]string{c.Node.Name}))
 		if !r.Possible {
 			continue
 		}
@@ -255,7 +252,7 @@ func Recheck(d workflows.DisruptionDecision, cands []Candidate) (v workflows.Val
 		if !ok {
 			return workflows.Validation{Why: "node " + n + " is no longer a candidate (do-not-disrupt, PDB, nomination or gone)"}, true
 		}
-		if d.Method == workflows.MethodEmptiness && c.Pods > 0 {
+		if d.Method == workflows.MethodEmptiness && !c.Empty() {
 			return workflows.Validation{Why: "node " + n + " is no longer empty"}, true
 		}
 	}
@@ -348,6 +345,20 @@ func replacementNote(r solver.RemovalResult) string {
 		return ""
 	}
 	return fmt.Sprintf(" plus one %s", r.Replacement.InstanceTypes[0].Type.Name)
+}
+
+// bySavingsRatio returns the candidates highest SavingsRatio first (ties
+// by node name), leaving cs as it was.
+func bySavingsRatio(cs []Candidate) []Candidate {
+	out := append([]Candidate(nil), cs...)
+	sort.SliceStable(out, func(i, j int) bool {
+		ri, rj := out[i].SavingsRatio(), out[j].SavingsRatio()
+		if ri != rj {
+			return ri > rj
+		}
+		return out[i].Node.Name < out[j].Node.Name
+	})
+	return out
 }
 
 func orDefault(s, def string) string {

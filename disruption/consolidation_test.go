@@ -194,13 +194,15 @@ func TestDecideTriesTheMethodsInOrder(t *testing.T) {
 		replace  bool
 		budgetNo bool // the pool's budget allows nothing
 	}{
-		{"empty longer than consolidateAfter beats drift", func(cs []Candidate, p *Pass) {
+		{"empty for longer than consolidateAfter since the last pod event beats drift", func(cs []Candidate, p *Pass) {
 			cs[0].Pods, cs[1].Pods = 0, 0
-			p.EmptySince = map[string]time.Time{cs[0].Node.Name: t0.Add(-2 * time.Minute), cs[1].Node.Name: t0.Add(-30 * time.Second)}
+			cs[0].Claim.Status.LastPodEventTime = &metav1.Time{Time: t0.Add(-2 * time.Minute)}
+			cs[1].Claim.Status.LastPodEventTime = &metav1.Time{Time: t0.Add(-30 * time.Second)}
 			drifted(&cs[2])
-		}, workflows.MethodEmptiness, []string{"ip-10-0-0-10.ec2.internal"}, "1 node(s) empty for longer than consolidateAfter", false, false},
-		{"empty without a clock is not taken", func(cs []Candidate, p *Pass) {
+		}, workflows.MethodEmptiness, []string{"ip-10-0-0-10.ec2.internal"}, "1 node(s) empty, consolidateAfter passed since their last pod event", false, false},
+		{"empty but a pod left 30s ago is not taken", func(cs []Candidate, p *Pass) {
 			cs[0].Pods = 0
+			cs[0].Claim.Status.LastPodEventTime = &metav1.Time{Time: t0.Add(-30 * time.Second)}
 			drifted(&cs[2])
 		}, workflows.MethodDrift, []string{"ip-10-0-0-12.ec2.internal"}, "drifted: NodePool general-purpose template changed", true, false},
 		{"drift beats expiration", func(cs []Candidate, p *Pass) {
@@ -269,7 +271,7 @@ func TestBudgetErrorAllowsNothingAndIsReported(t *testing.T) {
 	node, nc := testClaim(0, pool)
 	var reported []string
 	p := &Pass{Now: t0, Candidates: []Candidate{{Node: node, Claim: nc, Pool: pool}},
-		EmptySince: map[string]time.Time{node.Name: t0.Add(-time.Hour)}, Pools: map[string]PoolNodes{pool.Name: {Nodes: 1}},
+		Pools:    map[string]PoolNodes{pool.Name: {Nodes: 1}},
 		Simulate: func([]string) solver.RemovalResult { return solver.RemovalResult{Possible: true} },
 		OnBudgetError: func(pool string, err error) {
 			reported = append(reported, pool+": "+err.Error())

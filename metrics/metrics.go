@@ -50,6 +50,12 @@ type Metrics struct {
 	// GarbageCollected counts what garbage collection collected, by kind
 	// (instance, nodeclaim, node, launch_template).
 	GarbageCollected *prometheus.CounterVec
+	// ConsolidationMoves and ConsolidationScore: Balanced scores of
+	// consolidation moves by nodepool and decision (approved, rejected);
+	// PodEventWrites: lastPodEventTime writes (metrics/consolidation.go).
+	ConsolidationMoves *prometheus.CounterVec
+	ConsolidationScore *prometheus.HistogramVec
+	PodEventWrites     prometheus.Counter
 }
 
 // New creates and registers the collectors, plus the Go and process collectors.
@@ -93,6 +99,7 @@ func New() *Metrics {
 	m.GarbageCollected = prometheus.NewCounterVec(prometheus.CounterOpts{Name: "joinery_garbage_collected_total",
 		Help: "Objects garbage collection collected, by kind: instance (no NodeClaim), nodeclaim (instance gone), node, launch_template."}, []string{"kind"})
 	r.MustRegister(m.GarbageCollected)
+	m.newConsolidationMetrics(r)
 	r.MustRegister(m.PodsPending, m.PodsUnschedulable, m.NodeClaimsCreated, m.NodeClaimsLaunched, m.NodeClaimsRegistered,
 		m.NodeClaimsTerminated, m.ProvisionDuration, m.InvalidNodePools, m.InsufficientCapacity,
 		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))

@@ -37,6 +37,11 @@ const (
 
 	// AnnotationDoNotDisrupt on a pod or node blocks voluntary disruption.
 	AnnotationDoNotDisrupt = "karpenter.sh/do-not-disrupt"
+	// AnnotationDisruptionCost on a pod is an int32 cost of evicting it
+	// (Karpenter v1.14+): it raises the pod's eviction cost, which
+	// consolidation orders and Balanced scores by. Unset, the pod's
+	// controller.kubernetes.io/pod-deletion-cost is read instead.
+	AnnotationDisruptionCost = "karpenter.sh/disruption-cost"
 	// AnnotationNodePoolHash stamps the NodePool template hash at launch (drift).
 	AnnotationNodePoolHash = "karpenter.sh/nodepool-hash"
 

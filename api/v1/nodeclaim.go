@@ -38,6 +38,10 @@ type NodeClaimStatus struct {
 	Capacity    corev1.ResourceList `json:"capacity,omitempty"`
 	Allocatable corev1.ResourceList `json:"allocatable,omitempty"`
 	Conditions  []metav1.Condition  `json:"conditions,omitempty"`
+	// LastPodEventTime is when a pod was last bound to the node, or one
+	// of its pods went terminating or terminal (Karpenter v1's field):
+	// consolidateAfter counts from it. Nil: no pod event yet.
+	LastPodEventTime *metav1.Time `json:"lastPodEventTime,omitempty"`
 }
 
 // NodeClaim condition types.
@@ -46,4 +50,8 @@ const (
 	ConditionRegistered  = "Registered"
 	ConditionInitialized = "Initialized"
 	ConditionReady       = "Ready"
+	// ConditionConsolidatable is True once consolidateAfter has passed
+	// since the node's last pod event (or its initialization); absent
+	// otherwise, as in Karpenter.
+	ConditionConsolidatable = "Consolidatable"
 )

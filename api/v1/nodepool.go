@@ -78,7 +78,15 @@ type Disruption struct {
 const (
 	ConsolidationPolicyWhenEmpty                = "WhenEmpty"
 	ConsolidationPolicyWhenEmptyOrUnderutilized = "WhenEmptyOrUnderutilized"
+	// ConsolidationPolicyBalanced (Karpenter v1.14+) consolidates empty
+	// and underutilized nodes, but approves a move only when its share of
+	// the pool's cost saved is at least half its share of the pool's
+	// disruption cost (disruption.BalancedK).
+	ConsolidationPolicyBalanced = "Balanced"
 )
+
+// ConsolidationPolicies are the values spec.disruption.consolidationPolicy accepts.
+var ConsolidationPolicies = []string{ConsolidationPolicyWhenEmpty, ConsolidationPolicyWhenEmptyOrUnderutilized, ConsolidationPolicyBalanced}
 
 // Budget caps how many nodes may be disrupted at once ("10%" or "5").
 type Budget struct {

@@ -89,10 +89,9 @@ func (np *NodePool) Validate() field.ErrorList {
 	d := np.Spec.Disruption
 	dp := spec.Child("disruption")
 	switch d.ConsolidationPolicy {
-	case "", ConsolidationPolicyWhenEmpty, ConsolidationPolicyWhenEmptyOrUnderutilized:
+	case "", ConsolidationPolicyWhenEmpty, ConsolidationPolicyWhenEmptyOrUnderutilized, ConsolidationPolicyBalanced:
 	default:
-		errs = append(errs, field.NotSupported(dp.Child("consolidationPolicy"), d.ConsolidationPolicy,
-			[]string{ConsolidationPolicyWhenEmpty, ConsolidationPolicyWhenEmptyOrUnderutilized}))
+		errs = append(errs, field.NotSupported(dp.Child("consolidationPolicy"), d.ConsolidationPolicy, ConsolidationPolicies))
 	}
 	if d.ConsolidateAfter != "" {
 		if _, err := ParseNillableDuration(d.ConsolidateAfter); err != nil {

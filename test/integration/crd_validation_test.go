@@ -102,10 +102,11 @@ func TestCRDValidation(t *testing.T) {
 			t.Errorf("PatchNodeClaim: %v", err)
 		}
 		status := map[string]any{"status": map[string]any{
-			"providerID":  "aws:///us-east-1a/i-0123456789abcdef0",
-			"nodeName":    "ip-10-0-0-4.ec2.internal",
-			"capacity":    corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("2"), corev1.ResourceMemory: resource.MustParse("7548Mi")},
-			"allocatable": corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("1930m"), corev1.ResourcePods: resource.MustParse("29")},
+			"providerID":       "aws:///us-east-1a/i-0123456789abcdef0",
+			"nodeName":         "ip-10-0-0-4.ec2.internal",
+			"lastPodEventTime": metav1.Now(),
+			"capacity":         corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("2"), corev1.ResourceMemory: resource.MustParse("7548Mi")},
+			"allocatable":      corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("1930m"), corev1.ResourcePods: resource.MustParse("29")},
 			"conditions": []metav1.Condition{
 				{Type: apiv1.ConditionLaunched, Status: metav1.ConditionTrue, Reason: "Launched", Message: "instance i-0123", LastTransitionTime: metav1.Now()},
 				{Type: apiv1.ConditionReady, Status: metav1.ConditionTrue, Reason: "Ready", Message: "", LastTransitionTime: metav1.Now()},
@@ -116,7 +117,7 @@ func TestCRDValidation(t *testing.T) {
 		}
 		got, err := cl.NodeClaim(ctx, nc.Name)
 		if err != nil || got.Status.ProviderID == "" || len(got.Status.Conditions) != 2 || len(got.Spec.Requirements) != 5 ||
-			got.Spec.Requirements[3].MinValues == nil || got.Spec.TerminationGracePeriod == nil {
+			got.Spec.Requirements[3].MinValues == nil || got.Spec.TerminationGracePeriod == nil || got.Status.LastPodEventTime == nil {
 			t.Errorf("NodeClaim read back: %+v, %v", got, err)
 		}
 	})
