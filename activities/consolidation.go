@@ -65,6 +65,7 @@ func (a *Activities) computeDisruption(ctx context.Context, now time.Time) (work
 		EmptySince: a.trackEmptiness(ctx, cands, now),
 		Pools:      a.poolNodes(cands),
 		Simulate:   func(nodes []string) solver.RemovalResult { return solver.SimulateRemoval(snap.input, nodes) },
+		SpotToSpot: a.SpotToSpotConsolidation,
 		OnBudgetError: func(pool string, err error) {
 			a.Log.Warn("disruption budget", zap.String("nodepool", pool), zap.Error(err))
 		},
