@@ -99,7 +99,7 @@ func TestConsolidationRunsOneSagaPerDecision(t *testing.T) {
 	env := s.NewTestWorkflowEnvironment()
 	plan := &Replacement{NodePool: "general-purpose", InstanceTypes: []string{"c6a.large", "m6a.large"}, Offerings: offerings()[:2],
 		Requirements: []Requirement{{Key: "karpenter.sh/capacity-type", Operator: "In", Values: []string{"spot"}}},
-		Requests: map[string]string{"cpu": "3"}, Pods: 3, USDPerHour: 0.04, MaxUSDPerHour: 0.05}
+		Requests:     map[string]string{"cpu": "3"}, Pods: 3, USDPerHour: 0.04, MaxUSDPerHour: 0.05}
 	multi := DisruptionDecision{Method: MethodMultiNode, Reason: ReasonUnderused, Nodes: []string{"n1", "n2", "n3"}, Replace: true,
 		Replacement: plan, SavingUSDPerHour: 0.2, USDPerHour: 1, Why: "3 of 5 candidates fit on the rest plus one c6a.large"}
 	f := &fakeConsolidation{valid: Validation{Valid: true}, decide: func(i int, _ time.Time) DisruptionDecision {
