@@ -55,7 +55,7 @@ func replacementFor(cands []Candidate, nn *solver.NewNodeClaim, spotToSpot bool)
 		return nil, why
 	}
 	if len(cands) > 1 {
-		if types, needed, why = notOwnType(cands, reqs, types); why != "" {
+		if types, why = notOwnType(cands, reqs, types); why != "" {
 			return nil, why
 		}
 	} else if spotToSpotMove {
@@ -91,7 +91,7 @@ func cheaperThan(reqs []apiv1.NodeSelectorRequirementWithMinValues, types []solv
 // notOwnType is Karpenter's filterOutSameInstanceType: when the options
 // include a candidate's own type, a replacement of that type or dearer is
 // no better than keeping that candidate, so only cheaper types stay.
-func notOwnType(cands []Candidate, reqs []apiv1.NodeSelectorRequirementWithMinValues, types []solver.InstanceTypeOption) ([]solver.InstanceTypeOption, int, string) {
+func notOwnType(cands []Candidate, reqs []apiv1.NodeSelectorRequirementWithMinValues, types []solver.InstanceTypeOption) ([]solver.InstanceTypeOption, string) {
 	own := map[string]float64{}
 	for _, c := range cands {
 		t := c.Node.Labels[apiv1.LabelInstanceType]
@@ -106,14 +106,13 @@ func notOwnType(cands []Candidate, reqs []apiv1.NodeSelectorRequirementWithMinVa
 		}
 	}
 	if math.IsInf(maxPrice, 1) {
-		needed, _ := solver.MinValuesNeeded(reqs, types)
-		return types, needed, ""
+		return types, ""
 	}
-	kept, needed, why := cheaperThan(reqs, types, maxPrice)
+	kept, _, why := cheaperThan(reqs, types, maxPrice)
 	if why != "" {
-		return nil, 0, "the replacement would be a candidate's own type or dearer: " + why
+		return nil, "the replacement would be a candidate's own type or dearer: " + why
 	}
-	return kept, needed, ""
+	return kept, ""
 }
 
 // allows reports whether every requirement on key admits value (no

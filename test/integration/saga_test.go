@@ -91,6 +91,23 @@ func TestConsolidationMovesEachPodOnce(t *testing.T) {
 			t.Logf("decision %s %d node(s) %v at %.4f USD/h -> %s (%s)", r.Decision.Method, len(r.Decision.Nodes), r.Decision.Nodes, r.Decision.USDPerHour, r.Outcome, r.Decision.Why)
 		}
 	}
+	multi := checkMovedOnce(t, sagas, evictions, pods, scaledAt)
+	if len(sagas) == 0 {
+		t.Fatal("no Consolidate saga ran")
+	}
+	if multi == 0 {
+		t.Error("no multi-node decision: the test proves nothing about multi-node consolidation")
+	}
+	if nodeCount(before) < 3 {
+		t.Errorf("only %d nodes for 50 pods before scaling down: the test proves nothing", nodeCount(before))
+	}
+}
+
+// checkMovedOnce checks and logs the evictions: no pod evicted twice, no
+// saga evicting a pod created after it started (one its own drain moved),
+// at most one replacement per saga. It returns the multi-node sagas.
+func checkMovedOnce(t *testing.T, sagas []saga, evictions []eviction, pods *podLog, scaledAt time.Time) int {
+	t.Helper()
 	byNode := map[string][]eviction{}
 	perPod := map[string]int{}
 	for _, ev := range evictions {
@@ -139,15 +156,7 @@ func TestConsolidationMovesEachPodOnce(t *testing.T) {
 	}
 	t.Logf("evictions per pod (%d pods, %d evictions, %d of them copies an earlier decision had moved): %s",
 		len(perPod), len(evictions), again, strings.Join(line, " "))
-	if len(sagas) == 0 {
-		t.Fatal("no Consolidate saga ran")
-	}
-	if multi == 0 {
-		t.Error("no multi-node decision: the test proves nothing about multi-node consolidation")
-	}
-	if nodeCount(before) < 3 {
-		t.Errorf("only %d nodes for 50 pods before scaling down: the test proves nothing", nodeCount(before))
-	}
+	return multi
 }
 
 // applyInflate applies the example general-purpose NodePool (consolidateAfter
