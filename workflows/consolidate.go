@@ -81,6 +81,9 @@ func Consolidate(ctx workflow.Context, in ConsolidateInput) (ConsolidateResult, 
 			untaint()
 			phase.Set(PhaseFailed)
 			res.Outcome, res.Why = PhaseFailed, "replacement failed: "+err.Error()
+			for _, c := range cands {
+				nodeEvents(ctx, short, EventRequest{Node: c.NodeName})(EventWarning, "DisruptionFailed", "replacement failed, node kept: "+err.Error())
+			}
 			return res, temporal.NewNonRetryableApplicationError(res.Why, ErrReplacementFailed, err)
 		}
 	}
