@@ -46,6 +46,9 @@ type Activities struct {
 	// SolverBudget bounds each solver.Solve (solver.Input.Budget: 0 is
 	// solver.DefaultBudget).
 	SolverBudget time.Duration
+	// SpotToSpotConsolidation is the feature gate of that name: spot nodes
+	// may be replaced by cheaper spot nodes (off: only deleted).
+	SpotToSpotConsolidation bool
 	// Pseudonym, set when payload encryption is on, maps a node name to
 	// the keyed hash (codec.Keyring.Pseudonym) that stands for it in
 	// workflow ids; the sagas these activities plan are then Private (no
@@ -92,6 +95,9 @@ func (a *Activities) Register(w worker.Registry) {
 	reg(a.RecordInterruption, workflows.ActivityRecordInterruption)
 	reg(a.ComputeDisruption, workflows.ActivityComputeDisruption)
 	reg(a.ValidateDisruption, workflows.ActivityValidateDisruption)
+	reg(a.CheckDisruptionCandidates, workflows.ActivityCheckCandidates)
+	reg(a.RecheckConsolidation, workflows.ActivityRecheckConsolidation)
+	reg(a.CreateReplacement, workflows.ActivityCreateReplacement)
 	reg(a.PlanGarbageCollection, workflows.ActivityPlanGarbageCollection)
 	reg(a.CollectInstances, workflows.ActivityCollectInstances)
 	reg(a.CollectNodeClaims, workflows.ActivityCollectNodeClaims)

@@ -23,8 +23,22 @@ import (
 // newFakeActivities wires Activities over client-go fakes holding objs.
 func newFakeActivities(t *testing.T, claims []*apiv1.NodeClaim, objs ...runtime.Object) *Activities {
 	t.Helper()
+	return newFakeActivitiesWithPools(t, nil, claims, objs...)
+}
+
+// newFakeActivitiesWithPools is newFakeActivities with NodePools too.
+func newFakeActivitiesWithPools(t *testing.T, pools []*apiv1.NodePool, claims []*apiv1.NodeClaim, objs ...runtime.Object) *Activities {
+	t.Helper()
 	kc := kubefake.NewSimpleClientset(objs...)
 	var dyn []runtime.Object
+	for _, np := range pools {
+		np.APIVersion, np.Kind = "karpenter.sh/v1", "NodePool"
+		u, err := runtime.DefaultUnstructuredConverter.ToUnstructured(np)
+		if err != nil {
+			t.Fatal(err)
+		}
+		dyn = append(dyn, &unstructured.Unstructured{Object: u})
+	}
 	for _, nc := range claims {
 		nc.APIVersion, nc.Kind = "karpenter.sh/v1", "NodeClaim"
 		u, err := runtime.DefaultUnstructuredConverter.ToUnstructured(nc)

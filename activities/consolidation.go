@@ -54,8 +54,9 @@ func (a *Activities) computeDisruption(ctx context.Context, now time.Time) (work
 	cands := a.candidates()
 	pass := &disruption.Pass{
 		Now: now, Candidates: cands,
-		Pools:    a.poolNodes(cands),
-		Simulate: func(nodes []string) solver.RemovalResult { return solver.SimulateRemoval(snap.input, nodes) },
+		Pools:      a.poolNodes(cands),
+		Simulate:   func(nodes []string) solver.RemovalResult { return solver.SimulateRemoval(snap.input, nodes) },
+		SpotToSpot: a.SpotToSpotConsolidation,
 		OnBudgetError: func(pool string, err error) {
 			a.Log.Warn("disruption budget", zap.String("nodepool", pool), zap.Error(err))
 		},

@@ -6,7 +6,6 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"fmt"
-	"sort"
 	"strings"
 	"time"
 
@@ -22,9 +21,8 @@ import (
 )
 
 // MaxOfferingsPerNodeClaim bounds the offerings a NodeClaim saga carries in
-// its history (cheapest first): enough to fall back through several types
-// and zones on insufficient capacity, small enough for big batches.
-const MaxOfferingsPerNodeClaim = 20
+// its history (see workflows.MaxOfferingsPerNodeClaim).
+const MaxOfferingsPerNodeClaim = workflows.MaxOfferingsPerNodeClaim
 
 // LabelProvisionBatch marks the NodeClaims one planning activity wrote
 // (see attemptBatch).
@@ -160,8 +158,6 @@ func (a *Activities) PlanProvisioning(ctx context.Context, in workflows.Provisio
 
 // writeNodeClaim creates the NodeClaim object for one planned node.
 func (a *Activities) writeNodeClaim(ctx context.Context, snap *snapshot, batch string, nn solver.NewNodeClaim) (*apiv1.NodeClaim, workflows.NodeClaimInput, error) {
-	np := snap.pools[nn.NodePool]
-	name := nn.NodePool + "-" + randomSuffix()
 	offs := flattenOfferings(nn)
 	if len(offs) == 0 {
 		return nil, workflows.NodeClaimInput{}, fmt.Errorf("solver returned nodeclaim for %s without offerings", nn.NodePool)
@@ -172,16 +168,6 @@ func (a *Activities) writeNodeClaim(ctx context.Context, snap *snapshot, batch s
 			uids = append(uids, string(p.UID))
 		}
 	}
-	labels := map[string]string{apiv1.LabelNodePool: nn.NodePool, LabelProvisionBatch: batch}
-	for k, v := range nn.Labels {
-		labels[k] = v
-	}
-	reqs := make([]apiv1.NodeSelectorRequirementWithMinValues, 0, len(nn.Requirements)+2)
-	for _, r := range nn.Requirements {
-		if r.Key != apiv1.LabelInstanceType {
-			reqs = append(reqs, r)
-		}
-	}
 	var types []string
 	for i, o := range nn.InstanceTypes {
 		if i == MaxInstanceTypesPerNodeClaim {
@@ -189,12 +175,47 @@ func (a *Activities) writeNodeClaim(ctx context.Context, snap *snapshot, batch s
 		}
 		types = append(types, o.Type.Name)
 	}
-	reqs = append(reqs, apiv1.NodeSelectorRequirementWithMinValues{Key: apiv1.LabelInstanceType, Operator: apiv1.OpIn, Values: types})
+	nc, err := a.createNodeClaim(ctx, snap.pools[nn.NodePool], claimSpec{batch: batch, labels: nn.Labels, reqs: nn.Requirements, types: types,
+		requests: nn.Requests.ToResourceList(), nominated: uids})
+	if err != nil {
+		return nil, workflows.NodeClaimInput{}, err
+	}
+	return nc, workflows.NodeClaimInput{
+		Name: nc.Name, NodePool: nn.NodePool, Offerings: offs, Pods: len(nn.Pods), RegistrationTTL: a.RegistrationTTL,
+		Private: a.private(),
+	}, nil
+}
+
+// claimSpec is what a NodeClaim object carries besides its pool's template.
+type claimSpec struct {
+	batch  string            // LabelProvisionBatch
+	labels map[string]string // template labels
+	// reqs are the requirements (an instance-type one is replaced by types).
+	reqs      []apiv1.NodeSelectorRequirementWithMinValues
+	types     []string // instance types, cheapest first
+	requests  corev1.ResourceList
+	nominated []string // pod UIDs (AnnotationNominatedPods)
+}
+
+// createNodeClaim creates a NodeClaim object of pool np.
+func (a *Activities) createNodeClaim(ctx context.Context, np *apiv1.NodePool, cs claimSpec) (*apiv1.NodeClaim, error) {
+	name := np.Name + "-" + randomSuffix()
+	labels := map[string]string{apiv1.LabelNodePool: np.Name, LabelProvisionBatch: cs.batch}
+	for k, v := range cs.labels {
+		labels[k] = v
+	}
+	reqs := make([]apiv1.NodeSelectorRequirementWithMinValues, 0, len(cs.reqs)+2)
+	for _, r := range cs.reqs {
+		if r.Key != apiv1.LabelInstanceType {
+			reqs = append(reqs, r)
+		}
+	}
+	reqs = append(reqs, apiv1.NodeSelectorRequirementWithMinValues{Key: apiv1.LabelInstanceType, Operator: apiv1.OpIn, Values: cs.types})
 	nc := &apiv1.NodeClaim{
 		ObjectMeta: metav1.ObjectMeta{
 			Name:        name,
 			Labels:      labels,
-			Annotations: map[string]string{AnnotationNominatedPods: strings.Join(uids, ",")},
+			Annotations: map[string]string{AnnotationNominatedPods: strings.Join(cs.nominated, ",")},
 			// The termination finalizer: deleting the NodeClaim runs the
 			// node's termination before the object goes. Owned by its
 			// NodePool, so deleting the pool deletes its NodeClaims
@@ -207,7 +228,7 @@ func (a *Activities) writeNodeClaim(ctx context.Context, snap *snapshot, batch s
 			Requirements:  reqs,
 			// The pods' summed requests (extended resources included: the
 			// Node is Initialized only once each shows in its allocatable).
-			Resources:              apiv1.ResourceRequirements{Requests: nn.Requests.ToResourceList()},
+			Resources:              apiv1.ResourceRequirements{Requests: cs.requests},
 			NodeClassRef:           np.Spec.Template.Spec.NodeClassRef,
 			ExpireAfter:            np.Spec.Template.Spec.ExpireAfter,
 			TerminationGracePeriod: np.Spec.Template.Spec.TerminationGracePeriod,
@@ -226,38 +247,15 @@ func (a *Activities) writeNodeClaim(ctx context.Context, snap *snapshot, batch s
 		nc.Annotations[disruption.AnnotationNodeClassHash] = disruption.NodeClassHash(cls)
 	}
 	if err := a.Cluster.CreateNodeClaim(ctx, nc); err != nil {
-		return nil, workflows.NodeClaimInput{}, fmt.Errorf("create NodeClaim %s: %w", name, err)
+		return nil, fmt.Errorf("create NodeClaim %s: %w", name, err)
 	}
-	return nc, workflows.NodeClaimInput{
-		Name: name, NodePool: nn.NodePool, Offerings: offs, Pods: len(nn.Pods), RegistrationTTL: a.RegistrationTTL,
-		Private: a.private(),
-	}, nil
+	return nc, nil
 }
 
 // flattenOfferings lists a planned node's offerings cheapest first (ties by
 // instance type, then zone), capped at MaxOfferingsPerNodeClaim.
 func flattenOfferings(nn solver.NewNodeClaim) []workflows.Offering {
-	var offs []workflows.Offering
-	for _, it := range nn.InstanceTypes {
-		for _, o := range it.Offerings {
-			if o.Available {
-				offs = append(offs, workflows.Offering{InstanceType: it.Type.Name, Zone: o.Zone, CapacityType: o.CapacityType, Price: o.Price})
-			}
-		}
-	}
-	sort.SliceStable(offs, func(i, j int) bool {
-		if offs[i].Price != offs[j].Price {
-			return offs[i].Price < offs[j].Price
-		}
-		if offs[i].InstanceType != offs[j].InstanceType {
-			return offs[i].InstanceType < offs[j].InstanceType
-		}
-		return offs[i].Zone < offs[j].Zone
-	})
-	if len(offs) > MaxOfferingsPerNodeClaim {
-		offs = offs[:MaxOfferingsPerNodeClaim]
-	}
-	return offs
+	return disruption.ReplacementOfferings(nn.InstanceTypes, MaxOfferingsPerNodeClaim)
 }
 
 // randomSuffix is the 5-character name suffix Karpenter-style NodeClaims carry.

@@ -69,6 +69,9 @@ type Config struct {
 	// does not start it.
 	DisruptionPassInterval, DisruptionValidationDelay time.Duration
 	DisableDisruption                                 bool
+	// FeatureGates are the optional behaviours of --feature-gates
+	// (ParseFeatureGates): SpotToSpotConsolidation, off by default.
+	FeatureGates FeatureGates
 	// GCInterval is the time between garbage-collection passes (default
 	// 2 min); GCLaunchGrace how long an instance may live without a
 	// NodeClaim (default 30 s, gc.DefaultLaunchGrace).
@@ -253,6 +256,7 @@ func newDependencies(ctx context.Context, cfg Config) (*dependencies, error) {
 		ClusterFacts: facts, RegistrationTTL: cfg.RegistrationTTL, Pseudonym: d.pseudonym,
 		SolverBudget: cfg.SolverBudget,
 		ClusterName:  cfg.ClusterName, State: state,
+		SpotToSpotConsolidation: cfg.FeatureGates.SpotToSpotConsolidation,
 	}
 	acts.LaunchTemplates = acts.LaunchTemplateGC()
 	// The ICE cache and the pending-pod memo are read from (and written
@@ -340,6 +344,7 @@ func RegisterWorkflows(w worker.WorkflowRegistry) {
 	w.RegisterWorkflowWithOptions(workflows.DrainAndReplace, workflow.RegisterOptions{Name: workflows.DrainAndReplaceWorkflow})
 	w.RegisterWorkflowWithOptions(workflows.NodeClaimTermination, workflow.RegisterOptions{Name: workflows.NodeClaimTerminationWorkflow})
 	w.RegisterWorkflowWithOptions(workflows.Consolidation, workflow.RegisterOptions{Name: workflows.ConsolidationWorkflow})
+	w.RegisterWorkflowWithOptions(workflows.Consolidate, workflow.RegisterOptions{Name: workflows.ConsolidateWorkflow})
 	w.RegisterWorkflowWithOptions(workflows.Interruption, workflow.RegisterOptions{Name: workflows.InterruptionWorkflow})
 	w.RegisterWorkflowWithOptions(workflows.InterruptionPoller, workflow.RegisterOptions{Name: workflows.InterruptionPollerWorkflow})
 	w.RegisterWorkflowWithOptions(workflows.GarbageCollection, workflow.RegisterOptions{Name: workflows.GarbageCollectionWorkflow})

@@ -5,7 +5,6 @@ import (
 	"math"
 
 	apiv1 "github.com/joinery/joinery/api/v1"
-	"github.com/joinery/joinery/solver"
 )
 
 // The Balanced consolidation policy (Karpenter v1.14+,
@@ -142,21 +141,18 @@ func CanPassThreshold(c Candidate, totals map[string]PoolTotals) bool {
 }
 
 // balanced is the Balanced policy's hook in multi- and single-node
-// consolidation: a possible removal of cands that a Balanced pool does not
-// approve becomes impossible, its Reason the score. Every score is
-// reported to OnScore.
-func (p *Pass) balanced(cands []Candidate, r solver.RemovalResult) solver.RemovalResult {
-	if !r.Possible {
-		return r
-	}
-	ok, why, scores := Approve(cands, r.SavingUSDPerHour, p.PoolTotals)
+// consolidation (Pass.move): a possible removal of cands saving saving
+// USD/hour that a Balanced pool does not approve is refused, why being
+// the score. Every score is reported to OnScore.
+func (p *Pass) balanced(cands []Candidate, saving float64) (bool, string) {
+	ok, why, scores := Approve(cands, saving, p.PoolTotals)
 	if p.OnScore != nil {
 		for _, s := range scores {
 			p.OnScore(s)
 		}
 	}
 	if !ok {
-		r.Possible, r.Reason = false, "Balanced: "+why
+		return false, "Balanced: " + why
 	}
-	return r
+	return true, ""
 }

@@ -15,11 +15,6 @@ import (
 // MaxConsolidationCandidates bounds multi-node consolidation (as Karpenter).
 const MaxConsolidationCandidates = 100
 
-// MinCheaperSpotTypes: a spot node is replaced by spot only when at least
-// this many cheaper types remain, so consolidation does not chase the
-// price-capacity-optimized allocation.
-const MinCheaperSpotTypes = 15
-
 // candidatesShown is how many candidate names a decision lists.
 const candidatesShown = 10
 
@@ -41,6 +36,9 @@ type Pass struct {
 	// move). OnScore, if set, hears every Balanced score.
 	PoolTotals map[string]PoolTotals
 	OnScore    func(Score)
+	// SpotToSpot is the SpotToSpotConsolidation feature gate: spot nodes
+	// may be replaced by a cheaper spot node (off: only deleted).
+	SpotToSpot bool
 }
 
 // PoolNodes are a NodePool's nodes and how many of them are being
@@ -177,8 +175,9 @@ func Consolidatable(p *Pass, multi bool) []Candidate {
 }
 
 // multiNode binary-searches the longest prefix of candidates whose pods fit
-// on the rest plus at most one cheaper node, then checks the prefixes just
-// above it linearly (the feasibility is not strictly monotone).
+// on the rest plus at most one node launching strictly cheaper than them
+// (replacementFor), then checks the prefixes just above it linearly (the
+// feasibility is not strictly monotone).
 func multiNode(p *Pass) (workflows.DisruptionDecision, bool) {
 	cs := Consolidatable(p, true)
 	if len(cs) < 2 {
@@ -188,9 +187,9 @@ func multiNode(p *Pass) (workflows.DisruptionDecision, bool) {
 	for i, c := range cs {
 		names[i] = c.Node.Name
 	}
-	try := func(k int) solver.RemovalResult { return p.balanced(cs[:k], p.Simulate(names[:k])) }
+	try := func(k int) (move, bool) { return p.move(cs[:k], names[:k]) }
 	lo, hi := 1, len(names) // lo: known feasible or 1
-	var best solver.RemovalResult
+	var best move
 	bestK := 0
 	for lo <= hi {
 		mid := (lo + hi) / 2
@@ -198,44 +197,81 @@ func multiNode(p *Pass) (workflows.DisruptionDecision, bool) {
 			lo = 2
 			continue
 		}
-		if r := try(mid); r.Possible {
-			best, bestK, lo = r, mid, mid+1
+		if m, ok := try(mid); ok {
+			best, bestK, lo = m, mid, mid+1
 		} else {
 			hi = mid - 1
 		}
 	}
 	for k := bestK + 1; k <= min(bestK+3, len(names)); k++ {
-		if r := try(k); r.Possible {
-			best, bestK = r, k
+		if m, ok := try(k); ok {
+			best, bestK = m, k
 		}
 	}
 	if bestK < 2 {
 		return workflows.DisruptionDecision{}, false
 	}
-	return workflows.DisruptionDecision{Method: workflows.MethodMultiNode, Reason: workflows.ReasonUnderused, Nodes: names[:bestK],
-		Replace: true, SavingUSDPerHour: best.SavingUSDPerHour,
-		Why: fmt.Sprintf("%d of %d candidates fit on the rest%s, saving %.4f USD/hour", bestK, len(names), replacementNote(best), best.SavingUSDPerHour)}, true
+	return best.decision(workflows.MethodMultiNode, names[:bestK],
+		fmt.Sprintf("%d of %d candidates fit on the rest%s", bestK, len(names), replacementNote(best.replacement))), true
 }
 
 // singleNode takes the first consolidatable candidate whose pods fit on
-// the rest plus at most one cheaper node; a spot node is replaced by spot
-// only with MinCheaperSpotTypes cheaper types to choose from.
+// the rest plus at most one node launching strictly cheaper than it
+// (replacementFor: spot-to-spot only behind its gate, with
+// MinSpotToSpotTypes cheaper types).
 func singleNode(p *Pass) (workflows.DisruptionDecision, bool) {
 	for _, c := range Consolidatable(p, false) {
-		r := p.balanced([]Candidate{c}, p.Simulate([]string{c.Node.Name}))
-		if !r.Possible {
+		m, ok := p.move([]Candidate{c}, []string{c.Node.Name})
+		if !ok {
 			continue
 		}
-		if r.Replacement != nil && c.Node.Labels[apiv1.LabelCapacityType] == apiv1.CapacityTypeSpot && replacementIsSpot(r.Replacement) {
-			if cheaper := cheaperTypes(r.Replacement, c.Price); cheaper < MinCheaperSpotTypes {
-				continue
-			}
-		}
-		return workflows.DisruptionDecision{Method: workflows.MethodSingleNode, Reason: workflows.ReasonUnderused, Nodes: []string{c.Node.Name},
-			Replace: true, SavingUSDPerHour: r.SavingUSDPerHour,
-			Why: fmt.Sprintf("pods fit on the rest%s, saving %.4f USD/hour", replacementNote(r), r.SavingUSDPerHour)}, true
+		return m.decision(workflows.MethodSingleNode, []string{c.Node.Name}, "pods fit on the rest"+replacementNote(m.replacement)), true
 	}
 	return workflows.DisruptionDecision{}, false
+}
+
+// move is a possible consolidation: the removal simulation and the
+// replacement to launch (nil: a deletion).
+type move struct {
+	sim         solver.RemovalResult
+	replacement *workflows.Replacement
+	why         string // why it is not possible
+}
+
+// move simulates removing cands (named names) and applies the
+// replacement rules; ok when the move may be made.
+func (p *Pass) move(cands []Candidate, names []string) (move, bool) {
+	m := move{sim: p.Simulate(names)}
+	if !m.sim.Possible {
+		m.why = m.sim.Reason
+		return m, false
+	}
+	if m.sim.Replacement != nil {
+		m.replacement, m.why = replacementFor(cands, m.sim.Replacement, p.SpotToSpot)
+		if m.replacement == nil {
+			return m, false
+		}
+	}
+	if ok, why := p.balanced(cands, m.saving()); !ok {
+		m.why = why
+		return m, false
+	}
+	return m, true
+}
+
+// saving is what the move saves, USD/hour: the candidates' price minus the
+// replacement's cheapest offering.
+func (m move) saving() float64 {
+	if m.replacement == nil {
+		return m.sim.SavingUSDPerHour // all of it
+	}
+	return m.sim.CandidatesUSDPerHour - m.replacement.USDPerHour
+}
+
+func (m move) decision(method string, nodes []string, why string) workflows.DisruptionDecision {
+	return workflows.DisruptionDecision{Method: method, Reason: workflows.ReasonUnderused, Nodes: nodes,
+		Replace: m.replacement != nil, Replacement: m.replacement, SavingUSDPerHour: m.saving(),
+		Why: fmt.Sprintf("%s, saving %.4f USD/hour", why, m.saving())}
 }
 
 // Recheck is a decision's validation before any simulation: every node
@@ -263,14 +299,35 @@ func Recheck(d workflows.DisruptionDecision, cands []Candidate) (v workflows.Val
 }
 
 // Resimulated says whether a consolidation still holds given a fresh
-// simulation of removing its nodes: still possible, and saving at least
-// 95% of what was decided.
+// simulation of removing its nodes, as Karpenter's validation: still
+// possible, and the same shape: a deletion stays a deletion, and one
+// replacement stays exactly one whose options include every type the
+// decision launches (so none of them got dearer or stopped fitting), still
+// launching strictly below what the candidates cost.
 func Resimulated(d workflows.DisruptionDecision, r solver.RemovalResult) workflows.Validation {
 	if !r.Possible {
 		return workflows.Validation{Why: "no longer possible: " + r.Reason}
 	}
-	if r.SavingUSDPerHour < d.SavingUSDPerHour*0.95 {
-		return workflows.Validation{Why: fmt.Sprintf("saving fell from %.4f to %.4f USD/hour", d.SavingUSDPerHour, r.SavingUSDPerHour)}
+	switch {
+	case d.Replacement == nil && r.Replacement != nil:
+		return workflows.Validation{Why: "the pods now need a new node: the deletion became a replacement"}
+	case d.Replacement == nil:
+		return workflows.Validation{Valid: true}
+	case r.Replacement == nil:
+		return workflows.Validation{Why: "the pods now fit without a new node: a deletion would do"}
+	}
+	fresh := map[string]bool{}
+	for _, it := range r.Replacement.InstanceTypes {
+		fresh[it.Type.Name] = true
+	}
+	for _, t := range d.Replacement.InstanceTypes {
+		if !fresh[t] {
+			return workflows.Validation{Why: "the replacement changed: instance type " + t + " is no longer an option"}
+		}
+	}
+	if d.Replacement.MaxUSDPerHour >= r.CandidatesUSDPerHour {
+		return workflows.Validation{Why: fmt.Sprintf("no longer cheaper: the replacement may cost %.4f USD/hour, the nodes %.4f",
+			d.Replacement.MaxUSDPerHour, r.CandidatesUSDPerHour)}
 	}
 	return workflows.Validation{Valid: true}
 }
@@ -326,25 +383,11 @@ func BudgetReason(reason string) string {
 	return ""
 }
 
-func replacementIsSpot(n *solver.NewNodeClaim) bool {
-	return len(n.InstanceTypes) > 0 && solver.CheapestOffering(n.InstanceTypes[0].Offerings).CapacityType == apiv1.CapacityTypeSpot
-}
-
-func cheaperTypes(n *solver.NewNodeClaim, than float64) int {
-	c := 0
-	for _, it := range n.InstanceTypes {
-		if solver.CheapestOffering(it.Offerings).Price < than {
-			c++
-		}
-	}
-	return c
-}
-
-func replacementNote(r solver.RemovalResult) string {
-	if r.Replacement == nil {
+func replacementNote(r *workflows.Replacement) string {
+	if r == nil {
 		return ""
 	}
-	return fmt.Sprintf(" plus one %s", r.Replacement.InstanceTypes[0].Type.Name)
+	return fmt.Sprintf(" plus one %s", r.InstanceTypes[0])
 }
 
 // bySavingsRatio returns the candidates highest SavingsRatio first (ties

@@ -218,11 +218,21 @@ func TestDecideTriesTheMethodsInOrder(t *testing.T) {
 			pool.Spec.Disruption.Budgets = []apiv1.Budget{{Nodes: "100%"}}
 			p.Simulate = fitsAny
 		}, workflows.MethodMultiNode, []string{"ip-10-0-0-12.ec2.internal", "ip-10-0-0-11.ec2.internal", "ip-10-0-0-10.ec2.internal"},
-			"3 of 3 candidates fit on the rest, saving 0.3000 USD/hour", true, false},
+			"3 of 3 candidates fit on the rest, saving 0.3000 USD/hour", false, false},
 		{"single-node when no two fit together", func(cs []Candidate, p *Pass) {
 			p.Simulate = fitsOne
-		}, workflows.MethodSingleNode, []string{"ip-10-0-0-12.ec2.internal"}, "pods fit on the rest, saving 0.1000 USD/hour", true, false},
-		{"a spot node is not replaced by spot with few cheaper types", func(cs []Candidate, p *Pass) {
+		}, workflows.MethodSingleNode, []string{"ip-10-0-0-12.ec2.internal"}, "pods fit on the rest, saving 0.1000 USD/hour", false, false},
+		{"single-node replacement launches strictly cheaper", func(cs []Candidate, p *Pass) {
+			p.Simulate = func(nodes []string) solver.RemovalResult {
+				if len(nodes) != 1 {
+					return solver.RemovalResult{}
+				}
+				nn := newClaim([]apiv1.NodeSelectorRequirementWithMinValues{capacity(apiv1.CapacityTypeOnDemand)},
+					opt("c6a.large", "on-demand@us-east-1a=0.0765"), opt("m6a.large", "on-demand@us-east-1a=0.2"))
+				return solver.RemovalResult{Possible: true, Replacement: nn, CandidatesUSDPerHour: 0.12, SavingUSDPerHour: 0.12 - 0.0765}
+			}
+		}, workflows.MethodSingleNode, []string{"ip-10-0-0-12.ec2.internal"}, "pods fit on the rest plus one c6a.large, saving 0.0435 USD/hour", true, false},
+		{"spot-to-spot is off by default", func(cs []Candidate, p *Pass) {
 			for i := range cs {
 				cs[i].Node.Labels[apiv1.LabelCapacityType] = apiv1.CapacityTypeSpot
 			}
@@ -307,20 +317,6 @@ func TestRecheckAndResimulated(t *testing.T) {
 	for _, c := range cases {
 		if v, final := Recheck(c.d, cands); v != c.want || final != c.final {
 			t.Errorf("%s: %+v final %v, want %+v final %v", c.name, v, final, c.want, c.final)
-		}
-	}
-	d := workflows.DisruptionDecision{SavingUSDPerHour: 1}
-	sims := []struct {
-		r    solver.RemovalResult
-		want workflows.Validation
-	}{
-		{solver.RemovalResult{Possible: true, SavingUSDPerHour: 0.96}, workflows.Validation{Valid: true}},
-		{solver.RemovalResult{Possible: true, SavingUSDPerHour: 0.5}, workflows.Validation{Why: "saving fell from 1.0000 to 0.5000 USD/hour"}},
-		{solver.RemovalResult{Reason: "pod default/a fits nowhere"}, workflows.Validation{Why: "no longer possible: pod default/a fits nowhere"}},
-	}
-	for _, s := range sims {
-		if got := Resimulated(d, s.r); got != s.want {
-			t.Errorf("Resimulated(%+v) = %+v, want %+v", s.r, got, s.want)
 		}
 	}
 }

@@ -196,7 +196,7 @@ func (m *Metrics) SetDisruptionEligible(n int) {
 }
 
 // DisruptionDecision counts one consolidation decision by reason and what
-// became of it (proposed, valid, dropped).
+// became of it (proposed, valid, dropped; rechecked, aborted by the saga).
 func (m *Metrics) DisruptionDecision(reason, decision string) {
 	if m == nil {
 		return

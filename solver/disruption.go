@@ -16,6 +16,9 @@ type RemovalResult struct {
 	Placements []Placement
 	// SavingUSDPerHour = Σ candidate Node.Price − Replacement.Price() (USD/hour).
 	SavingUSDPerHour float64
+	// CandidatesUSDPerHour = Σ candidate Node.Price: what a replacement
+	// must cost strictly less than.
+	CandidatesUSDPerHour float64
 	// Reason says why it is not possible.
 	Reason string
 }
@@ -48,7 +51,7 @@ func SimulateRemoval(in Input, candidates []string) RemovalResult {
 		sim.ExistingNodes = append(sim.ExistingNodes, n)
 	}
 	if found != len(cand) {
-		return RemovalResult{Reason: "a candidate is not among the existing nodes"}
+		return RemovalResult{Reason: "a candidate is not among the existing nodes", CandidatesUSDPerHour: total}
 	}
 	for _, ep := range in.ExistingPods {
 		if !cand[ep.Node] {
@@ -78,12 +81,12 @@ func SimulateRemoval(in Input, candidates []string) RemovalResult {
 	if best == nil {
 		s := p.run(strategies[0], true)
 		if len(s.unsched) > 0 {
-			return RemovalResult{Reason: "pod " + s.unsched[0].Pod + " cannot move: " + s.unsched[0].Reason}
+			return RemovalResult{Reason: "pod " + s.unsched[0].Pod + " cannot move: " + s.unsched[0].Reason, CandidatesUSDPerHour: total}
 		}
-		return RemovalResult{Reason: "the pods need more than one new node"}
+		return RemovalResult{Reason: "the pods need more than one new node", CandidatesUSDPerHour: total}
 	}
 	plan := p.plan(best)
-	res := RemovalResult{Placements: plan.ExistingPlacements, SavingUSDPerHour: total}
+	res := RemovalResult{Placements: plan.ExistingPlacements, SavingUSDPerHour: total, CandidatesUSDPerHour: total}
 	if len(plan.NewNodeClaims) == 1 {
 		res.Replacement = &plan.NewNodeClaims[0]
 		res.SavingUSDPerHour = total - res.Replacement.Price()

@@ -31,6 +31,7 @@ type devFlags struct {
 	discoveryTag string
 	codecKeyFile string
 	adminAddr    string
+	featureGates string
 }
 
 func newDevCommand() *cobra.Command {
@@ -61,6 +62,7 @@ prints the summary when settled and keeps running until Ctrl-C.`,
 	fl.StringVar(&f.logLevel, "log-level", "info", "controller log level: debug, info, warn, error")
 	fl.StringVar(&f.adminAddr, "admin-addr", DefaultAdminAddr, "loopback admin endpoint for `starter simulate` (empty: off)")
 	fl.StringVar(&f.discoveryTag, "discovery-tag", "production-eks", "karpenter.sh/discovery tag value of the local subnets and security group")
+	fl.StringVar(&f.featureGates, "feature-gates", "", "the controller's optional features, as the worker's --feature-gates (e.g. SpotToSpotConsolidation=true)")
 	fl.StringVar(&f.codecKeyFile, "codec-key-file", os.Getenv(temporalconn.EnvCodecKeyFile),
 		"encrypt workflow payloads with this keyring (the connection stays plaintext on loopback); other commands then need the same keyring, and the Web UI `starter codec-server`")
 	return cmd
@@ -70,6 +72,10 @@ func runDev(parent context.Context, f *devFlags) error {
 	ctx, stop := signal.NotifyContext(parent, os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	objs, err := cluster.ReadManifests(f.files...)
+	if err != nil {
+		return err
+	}
+	gates, err := controller.ParseFeatureGates(f.featureGates)
 	if err != nil {
 		return err
 	}
@@ -109,7 +115,7 @@ func runDev(parent context.Context, f *devFlags) error {
 			ClusterName: "joinery-local", MetricsAddr: f.metricsAddr, Log: log, Ready: ready,
 			InterruptionQueue: w.InterruptionQueueURL, SQSEndpoint: w.SQSEndpoint,
 			SSMEndpoint: w.SSMEndpoint, IAMEndpoint: w.IAMEndpoint, EKSEndpoint: w.EKSEndpoint,
-			Temporal: temporalconn.Config{CodecKeyFile: f.codecKeyFile},
+			Temporal: temporalconn.Config{CodecKeyFile: f.codecKeyFile}, FeatureGates: gates,
 		})
 	}()
 	select {

@@ -66,12 +66,14 @@ func Consolidation(ctx workflow.Context, in ConsolidationInput) error {
 		return st.Paused
 	}
 	act := workflow.WithActivityOptions(ctx, planCall(5))
-	record := func(d DisruptionDecision, outcome string) {
-		st.History = append(st.History, DecisionRecord{At: workflow.Now(ctx), Decision: d, Outcome: outcome})
+	keep := func(r DecisionRecord) {
+		r.At = workflow.Now(ctx)
+		st.History = append(st.History, r)
 		if len(st.History) > historyKept {
 			st.History = st.History[len(st.History)-historyKept:]
 		}
 	}
+	record := func(d DisruptionDecision, outcome string) { keep(DecisionRecord{Decision: d, Outcome: outcome}) }
 
 	for pass := 0; pass < passesPerRun; pass++ {
 		phase.Set(PhaseWaiting)
@@ -108,7 +110,9 @@ func Consolidation(ctx workflow.Context, in ConsolidationInput) error {
 			continue
 		}
 		phase.Set(PhaseDisrupting)
-		record(d, disrupt(ctx, d))
+		r := disrupt(ctx, d)
+		r.Decision = d
+		keep(r)
 	}
 	handleSignals()
 	phase.Set(PhaseContinuing)
@@ -130,10 +134,53 @@ func sleep(ctx workflow.Context, d time.Duration, pauseCh, resumeCh workflow.Rec
 	}
 }
 
-// disrupt runs one DrainAndReplace per node: in parallel for empty nodes
-// (nothing to move), one after the other otherwise, so each replacement is
-// planned against the cluster as the previous drain left it.
-func disrupt(ctx workflow.Context, d DisruptionDecision) string {
+// disrupt carries out a validated decision: an emptiness or consolidation
+// decision as one Consolidate saga (all its nodes, at most one
+// replacement); drift and expiration as one DrainAndReplace per node.
+func disrupt(ctx workflow.Context, d DisruptionDecision) DecisionRecord {
+	if d.Method == MethodEmptiness || d.Method == MethodMultiNode || d.Method == MethodSingleNode {
+		// Before this version each node had its own DrainAndReplace, which
+		// planned its replacement again.
+		if workflow.GetVersion(ctx, VersionConsolidationSaga, workflow.DefaultVersion, 1) >= 1 {
+			return consolidate(ctx, d)
+		}
+	}
+	return DecisionRecord{Outcome: disruptEach(ctx, d)}
+}
+
+// consolidate runs the decision's Consolidate child (disrupt/<reason>/<first node>).
+func consolidate(ctx workflow.Context, d DisruptionDecision) DecisionRecord {
+	private := len(d.NodeRefs) == len(d.Nodes) && len(d.NodeRefs) > 0
+	ref := d.Nodes[0]
+	if private {
+		ref = d.NodeRefs[0]
+	}
+	opts := drainChild(d.Reason, ref, append(identifying(private, SANodeName.ValueSet(d.Nodes[0])), SAPhase.ValueSet(PhaseChecking))...)
+	opts.WorkflowIDReusePolicy = enumspb.WORKFLOW_ID_REUSE_POLICY_ALLOW_DUPLICATE
+	var res ConsolidateResult
+	err := workflow.ExecuteChildWorkflow(workflow.WithChildOptions(ctx, opts), ConsolidateWorkflow, ConsolidateInput{Decision: d, Private: private}).Get(ctx, &res)
+	rec := DecisionRecord{Evicted: res.Evicted}
+	if res.Replacement != "" {
+		rec.Replacements = []string{res.Replacement}
+	}
+	switch {
+	case err != nil:
+		rec.Outcome = "failed: " + err.Error()
+	case res.Outcome == PhaseSkipped:
+		rec.Outcome = "skipped: " + res.Why
+	default:
+		rec.Outcome = fmt.Sprintf("disrupted %d/%d, %d pod(s) evicted", len(res.Nodes), len(d.Nodes), res.Evicted)
+		if res.Replacement != "" {
+			rec.Outcome += ", replaced by " + res.Replacement
+		}
+	}
+	return rec
+}
+
+// disruptEach runs one DrainAndReplace per node: in parallel for empty
+// nodes (nothing to move), one after the other otherwise, so each
+// replacement is planned against the cluster as the previous drain left it.
+func disruptEach(ctx workflow.Context, d DisruptionDecision) string {
 	private := len(d.NodeRefs) == len(d.Nodes) && len(d.NodeRefs) > 0
 	start := func(i int) workflow.ChildWorkflowFuture {
 		node, ref := d.Nodes[i], d.Nodes[i]

@@ -3,7 +3,7 @@ package workflows
 import (
 	"context"
 	"errors"
-	"sort"
+	"reflect"
 	"testing"
 	"time"
 
@@ -19,6 +19,7 @@ type fakeConsolidation struct {
 	valid    Validation
 	decided  []time.Time
 	drained  []DisruptInput
+	sagas    []ConsolidateInput
 	validate int
 }
 
@@ -33,9 +34,18 @@ func (f *fakeConsolidation) register(env *testsuite.TestWorkflowEnvironment) {
 	}, activity.RegisterOptions{Name: ActivityValidateDisruption})
 	env.RegisterWorkflowWithOptions(Consolidation, workflow.RegisterOptions{Name: ConsolidationWorkflow})
 	env.RegisterWorkflowWithOptions(DrainAndReplace, workflow.RegisterOptions{Name: DrainAndReplaceWorkflow})
+	env.RegisterWorkflowWithOptions(Consolidate, workflow.RegisterOptions{Name: ConsolidateWorkflow})
 	env.OnWorkflow(DrainAndReplaceWorkflow, mock.Anything, mock.Anything).Return(func(_ workflow.Context, in DisruptInput) (DisruptResult, error) {
 		f.drained = append(f.drained, in)
 		return DisruptResult{Outcome: PhaseDone}, nil
+	})
+	env.OnWorkflow(ConsolidateWorkflow, mock.Anything, mock.Anything).Return(func(_ workflow.Context, in ConsolidateInput) (ConsolidateResult, error) {
+		f.sagas = append(f.sagas, in)
+		res := ConsolidateResult{Outcome: PhaseDone, Nodes: in.Decision.Nodes, Evicted: 3 * len(in.Decision.Nodes)}
+		if in.Decision.Replacement != nil {
+			res.Replacement = "general-purpose-r2d2x"
+		}
+		return res, nil
 	})
 }
 
@@ -72,13 +82,51 @@ func TestConsolidationDisruptsAValidatedDecision(t *testing.T) {
 	if len(f.decided) != passesPerRun || f.validate != 1 {
 		t.Fatalf("decided %d times, validated %d", len(f.decided), f.validate)
 	}
-	// Empty nodes drain in parallel (mocked children run in any order).
-	sort.Slice(f.drained, func(i, j int) bool { return f.drained[i].NodeName < f.drained[j].NodeName })
-	if len(f.drained) != 2 || f.drained[0].NodeName != "n1" || f.drained[0].Replace || f.drained[0].Reason != ReasonEmpty {
-		t.Fatalf("drained %+v", f.drained)
+	// One saga for the whole decision: both empty nodes, no replacement.
+	if len(f.drained) != 0 || len(f.sagas) != 1 || !reflect.DeepEqual(f.sagas[0].Decision, emptyDecision(1, time.Time{})) {
+		t.Fatalf("drained %+v, sagas %+v", f.drained, f.sagas)
 	}
-	if len(st.History) != 1 || st.History[0].Outcome != "disrupted 2/2 (skipped 0, failed 0)" || st.USDPerHour != 1.5 {
+	if len(st.History) != 1 || st.History[0].Outcome != "disrupted 2/2, 6 pod(s) evicted" || st.USDPerHour != 1.5 || st.History[0].Evicted != 6 {
 		t.Fatalf("status %+v", st)
+	}
+}
+
+// A multi-node consolidation is one Consolidate saga that carries out
+// exactly the validated decision, its replacement included; drift still
+// runs one DrainAndReplace per node.
+func TestConsolidationRunsOneSagaPerDecision(t *testing.T) {
+	var s testsuite.WorkflowTestSuite
+	env := s.NewTestWorkflowEnvironment()
+	plan := &Replacement{NodePool: "general-purpose", InstanceTypes: []string{"c6a.large", "m6a.large"}, Offerings: offerings()[:2],
+		Requirements: []Requirement{{Key: "karpenter.sh/capacity-type", Operator: "In", Values: []string{"spot"}}},
+		Requests:     map[string]string{"cpu": "3"}, Pods: 3, USDPerHour: 0.04, MaxUSDPerHour: 0.05}
+	multi := DisruptionDecision{Method: MethodMultiNode, Reason: ReasonUnderused, Nodes: []string{"n1", "n2", "n3"}, Replace: true,
+		Replacement: plan, SavingUSDPerHour: 0.2, USDPerHour: 1, Why: "3 of 5 candidates fit on the rest plus one c6a.large"}
+	f := &fakeConsolidation{valid: Validation{Valid: true}, decide: func(i int, _ time.Time) DisruptionDecision {
+		switch i {
+		case 1:
+			return multi
+		case 3:
+			return DisruptionDecision{Method: MethodDrift, Reason: ReasonDrifted, Nodes: []string{"n4"}, Replace: true}
+		}
+		return DisruptionDecision{}
+	}}
+	f.register(env)
+	var st ConsolidationStatus
+	env.RegisterDelayedCallback(func() {
+		v, _ := env.QueryWorkflow(QueryStatus)
+		_ = v.Get(&st)
+	}, 3*time.Minute)
+	runUntilContinueAsNew(t, env, ConsolidationInput{})
+	if len(f.sagas) != 1 || !reflect.DeepEqual(f.sagas[0].Decision, multi) || f.validate != 1 {
+		t.Fatalf("sagas %+v (validated %d), want exactly the validated decision", f.sagas, f.validate)
+	}
+	if len(f.drained) != 1 || f.drained[0].NodeName != "n4" || !f.drained[0].Replace {
+		t.Fatalf("drift drains %+v", f.drained)
+	}
+	if len(st.History) != 2 || st.History[0].Outcome != "disrupted 3/3, 9 pod(s) evicted, replaced by general-purpose-r2d2x" ||
+		!reflect.DeepEqual(st.History[0].Replacements, []string{"general-purpose-r2d2x"}) {
+		t.Fatalf("history %+v", st.History)
 	}
 }
 

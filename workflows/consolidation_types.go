@@ -65,9 +65,13 @@ type DisruptionDecision struct {
 	// children are then disrupt/<reason>/<pseudonym>, Private, with no
 	// NodeName search attribute.
 	NodeRefs []string `json:"nodeRefs,omitempty"`
-	// Replace launches replacement capacity first (everything but emptiness).
-	Replace          bool    `json:"replace,omitempty"`
-	SavingUSDPerHour float64 `json:"savingUsdPerHour,omitempty"`
+	// Replace launches replacement capacity first: drift and expiration
+	// (DrainAndReplace plans it), and a consolidation with a Replacement.
+	Replace bool `json:"replace,omitempty"`
+	// Replacement is a consolidation's one new node, exactly as launched
+	// (nil: the nodes are deleted, their pods fit on the rest).
+	Replacement      *Replacement `json:"replacement,omitempty"`
+	SavingUSDPerHour float64      `json:"savingUsdPerHour,omitempty"`
 	// USDPerHour is the cluster's node cost when deciding.
 	USDPerHour float64  `json:"usdPerHour"`
 	Why        string   `json:"why"`
@@ -86,6 +90,11 @@ type DecisionRecord struct {
 	At       time.Time          `json:"at"`
 	Decision DisruptionDecision `json:"decision"`
 	Outcome  string             `json:"outcome"` // e.g. "done 2/2", "dropped: ...", "paused"
+	// Replacements are the NodeClaims launched for it; Evicted counts the
+	// pods it evicted (Consolidate sagas; DrainAndReplace children leave
+	// both empty).
+	Replacements []string `json:"replacements,omitempty"`
+	Evicted      int      `json:"evicted,omitempty"`
 }
 
 // ConsolidationStatus is the status query's answer.

@@ -74,25 +74,32 @@ func DrainAndReplace(ctx workflow.Context, in DisruptInput) (DisruptResult, erro
 	}
 
 	// 5. Terminate through the node's own lifecycle workflow, so its history
-	// ends with the termination; fall back to terminating directly.
+	// ends with the termination.
 	phase.Set(PhaseTerminating)
-	reason := "disrupted: " + in.Reason
-	sig := workflow.SignalExternalWorkflow(ctx, NodeClaimWorkflowID(cand.NodeClaim), "", SignalTerminate, reason)
-	if err := sig.Get(ctx, nil); err != nil {
-		term := withTerminateOptions(ctx)
-		if err := workflow.ExecuteActivity(term, ActivityTerminateInstance, TerminateRequest{
-			NodeClaim: cand.NodeClaim, InstanceID: cand.InstanceID, NodeName: in.NodeName, Reason: reason,
-		}).Get(ctx, nil); err != nil {
-			return res, err
-		}
-	}
-	gone := workflow.WithActivityOptions(ctx, untilGone(10*time.Minute))
-	if err := workflow.ExecuteActivity(gone, ActivityWaitNodeClaimGone, TerminateRequest{NodeClaim: cand.NodeClaim, InstanceID: cand.InstanceID, NodeName: in.NodeName}).Get(ctx, nil); err != nil {
+	if err := terminateDisrupted(ctx, cand, in.NodeName, "disrupted: "+in.Reason); err != nil {
 		return res, err
 	}
 	phase.Set(PhaseDone)
 	res.Outcome = PhaseDone
 	return res, nil
+}
+
+// terminateDisrupted ends a drained node: its NodeClaim workflow is told to
+// terminate (its history then ends with the termination), or, if it is not
+// running, the instance is terminated directly; then it waits until the
+// NodeClaim and the instance are gone.
+func terminateDisrupted(ctx workflow.Context, cand Candidate, nodeName, reason string) error {
+	sig := workflow.SignalExternalWorkflow(ctx, NodeClaimWorkflowID(cand.NodeClaim), "", SignalTerminate, reason)
+	if err := sig.Get(ctx, nil); err != nil {
+		term := withTerminateOptions(ctx)
+		if err := workflow.ExecuteActivity(term, ActivityTerminateInstance, TerminateRequest{
+			NodeClaim: cand.NodeClaim, InstanceID: cand.InstanceID, NodeName: nodeName, Reason: reason,
+		}).Get(ctx, nil); err != nil {
+			return err
+		}
+	}
+	gone := workflow.WithActivityOptions(ctx, untilGone(10*time.Minute))
+	return workflow.ExecuteActivity(gone, ActivityWaitNodeClaimGone, TerminateRequest{NodeClaim: cand.NodeClaim, InstanceID: cand.InstanceID, NodeName: nodeName}).Get(ctx, nil)
 }
 
 // replace plans replacement NodeClaims, starts their lifecycles and, unless
@@ -102,12 +109,22 @@ func replace(ctx, short workflow.Context, in DisruptInput) ([]string, []workflow
 	if err := workflow.ExecuteActivity(short, ActivityPlanReplacement, in).Get(ctx, &claims); err != nil {
 		return nil, nil, err
 	}
+	names, children, err := startReplacements(ctx, claims, in.Private)
+	if err != nil || in.Interruption {
+		return names, children, err
+	}
+	return names, children, waitReady(ctx, names)
+}
+
+// startReplacements starts the lifecycles (nodeclaim/<name>) of
+// replacement NodeClaims whose objects exist.
+func startReplacements(ctx workflow.Context, claims []NodeClaimInput, private bool) ([]string, []workflow.ChildWorkflowFuture, error) {
 	var names []string
 	var children []workflow.ChildWorkflowFuture
 	for _, nc := range claims {
 		// A replacement of a private drain is private (PlanReplacement sets
 		// it too; older histories have neither).
-		nc.Private = nc.Private || in.Private
+		nc.Private = nc.Private || private
 		f := workflow.ExecuteChildWorkflow(workflow.WithChildOptions(ctx, nodeClaimChild(nc)), NodeClaimWorkflow, nc)
 		if err := f.GetChildWorkflowExecution().Get(ctx, nil); err != nil {
 			return names, children, fmt.Errorf("start replacement %s: %w", nc.Name, err)
@@ -115,45 +132,60 @@ func replace(ctx, short workflow.Context, in DisruptInput) ([]string, []workflow
 		names = append(names, nc.Name)
 		children = append(children, f)
 	}
-	if in.Interruption {
-		return names, children, nil
-	}
+	return names, children, nil
+}
+
+// waitReady waits until each replacement's Node is Ready and initialized
+// (ErrReplacementFailed if its NodeClaim goes first).
+func waitReady(ctx workflow.Context, names []string) error {
 	wait := workflow.WithActivityOptions(ctx, untilReady(DefaultRegistrationTTL+5*time.Minute, ErrReplacementFailed))
 	for _, n := range names {
 		if err := workflow.ExecuteActivity(wait, ActivityWaitNodeClaimReady, n).Get(ctx, nil); err != nil {
-			return names, children, err
+			return err
 		}
 	}
-	return names, children, nil
+	return nil
 }
 
 // compensateReplacement ends the replacements' lifecycles and removes the taint.
 func compensateReplacement(ctx, short workflow.Context, children []workflow.ChildWorkflowFuture, taint TaintRequest) {
-	for _, c := range children {
-		// A replacement whose launch failed has already ended: its signal
-		// fails, and that is fine.
-		if err := c.SignalChildWorkflow(ctx, SignalTerminate, "replacement for "+taint.NodeName+" abandoned").Get(ctx, nil); err != nil {
-			workflow.GetLogger(ctx).Info("abandoned replacement not signalled (it may have ended)", "node", taint.NodeName, "error", err)
-		}
-	}
+	abandon(ctx, children, "replacement for "+taint.NodeName+" abandoned")
 	taint.Remove = true
 	logFailure(ctx, "compensation: removing the disrupted taint", workflow.ExecuteActivity(short, ActivityTaintDisrupted, taint).Get(ctx, nil), "node", taint.NodeName)
+}
+
+// abandon tells replacements to terminate. A replacement whose launch
+// failed has already ended: its signal fails, and that is fine.
+func abandon(ctx workflow.Context, children []workflow.ChildWorkflowFuture, why string) {
+	for _, c := range children {
+		if err := c.SignalChildWorkflow(ctx, SignalTerminate, why).Get(ctx, nil); err != nil {
+			workflow.GetLogger(ctx).Info("abandoned replacement not signalled (it may have ended)", "why", why, "error", err)
+		}
+	}
 }
 
 // drain is DrainAndReplace's drain: the deadline is the earlier of the
 // termination grace period from now and the input's (an interruption's).
 func drain(ctx workflow.Context, in DisruptInput, cand Candidate, res *DisruptResult, event func(string, string, string)) error {
-	req := DrainRequest{NodeName: in.NodeName, EvictDoNotDisrupt: in.Interruption}
-	if cand.TerminationGracePeriod > 0 {
-		req.Deadline = workflow.Now(ctx).Add(cand.TerminationGracePeriod)
-	}
-	if !in.Deadline.IsZero() && (req.Deadline.IsZero() || in.Deadline.Before(req.Deadline)) {
-		req.Deadline = in.Deadline
-	}
+	req := drainRequest(ctx, in.NodeName, cand, in.Deadline)
+	req.EvictDoNotDisrupt = in.Interruption
 	evicted, deleted, err := drainNode(ctx, req, event)
 	res.Evicted += evicted
 	res.Deleted += deleted
 	return err
+}
+
+// drainRequest is the drain of a candidate: its deadline is the earlier of
+// the termination grace period from now and deadline (zero: none).
+func drainRequest(ctx workflow.Context, node string, cand Candidate, deadline time.Time) DrainRequest {
+	req := DrainRequest{NodeName: node}
+	if cand.TerminationGracePeriod > 0 {
+		req.Deadline = workflow.Now(ctx).Add(cand.TerminationGracePeriod)
+	}
+	if !deadline.IsZero() && (req.Deadline.IsZero() || deadline.Before(req.Deadline)) {
+		req.Deadline = deadline
+	}
+	return req
 }
 
 // drainNode runs drain passes (DrainStep) until the node holds no pod it

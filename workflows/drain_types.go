@@ -55,7 +55,8 @@ type DisruptInput struct {
 // Candidate is the answer of the candidate re-check.
 type Candidate struct {
 	OK         bool   `json:"ok"`
-	Why        string `json:"why,omitempty"` // when not OK
+	Why        string `json:"why,omitempty"`      // when not OK
+	NodeName   string `json:"nodeName,omitempty"` // the node checked (set by CheckDisruptionCandidates)
 	NodeClaim  string `json:"nodeClaim,omitempty"`
 	NodePool   string `json:"nodePool,omitempty"`
 	InstanceID string `json:"instanceId,omitempty"`

@@ -42,15 +42,18 @@ func TestPrivateNodeClaimSetsNoIdentifyingSearchAttributes(t *testing.T) {
 	}
 }
 
-// A private consolidation decision names its drains by the pseudonyms the
-// activity gave, and marks them private.
+// A private decision names its saga (and a drift's drain) by the
+// pseudonyms the activity gave, and marks them private.
 func TestPrivateConsolidationNamesDrainsByPseudonym(t *testing.T) {
 	var s testsuite.WorkflowTestSuite
 	env := s.NewTestWorkflowEnvironment()
 	f := &fakeConsolidation{valid: Validation{Valid: true}, decide: func(i int, _ time.Time) DisruptionDecision {
-		if i == 1 {
+		switch i {
+		case 1:
 			return DisruptionDecision{Method: MethodEmptiness, Reason: ReasonEmpty, Nodes: []string{"ip-10-0-0-1.ec2.internal", "ip-10-0-0-2.ec2.internal"},
 				NodeRefs: []string{"p-1", "p-2"}}
+		case 3:
+			return DisruptionDecision{Method: MethodDrift, Reason: ReasonDrifted, Nodes: []string{"ip-10-0-0-3.ec2.internal"}, NodeRefs: []string{"p-3"}, Replace: true}
 		}
 		return DisruptionDecision{}
 	}}
@@ -62,28 +65,35 @@ func TestPrivateConsolidationNamesDrainsByPseudonym(t *testing.T) {
 		activity.RegisterOptions{Name: ActivityValidateDisruption})
 	env.RegisterWorkflowWithOptions(Consolidation, workflow.RegisterOptions{Name: ConsolidationWorkflow})
 	env.RegisterWorkflowWithOptions(DrainAndReplace, workflow.RegisterOptions{Name: DrainAndReplaceWorkflow})
+	env.RegisterWorkflowWithOptions(Consolidate, workflow.RegisterOptions{Name: ConsolidateWorkflow})
 	var ids []string
 	var nodeNameSA []string
-	env.OnWorkflow(DrainAndReplaceWorkflow, mock.Anything, mock.Anything).Return(func(ctx workflow.Context, in DisruptInput) (DisruptResult, error) {
+	child := func(ctx workflow.Context) {
 		ids = append(ids, workflow.GetInfo(ctx).WorkflowExecution.ID)
 		if v, ok := workflow.GetTypedSearchAttributes(ctx).GetKeyword(SANodeName); ok {
 			nodeNameSA = append(nodeNameSA, v)
 		}
+	}
+	env.OnWorkflow(DrainAndReplaceWorkflow, mock.Anything, mock.Anything).Return(func(ctx workflow.Context, in DisruptInput) (DisruptResult, error) {
+		child(ctx)
 		f.drained = append(f.drained, in)
 		return DisruptResult{Outcome: PhaseDone}, nil
 	})
+	env.OnWorkflow(ConsolidateWorkflow, mock.Anything, mock.Anything).Return(func(ctx workflow.Context, in ConsolidateInput) (ConsolidateResult, error) {
+		child(ctx)
+		f.sagas = append(f.sagas, in)
+		return ConsolidateResult{Outcome: PhaseDone}, nil
+	})
 	runUntilContinueAsNew(t, env, ConsolidationInput{})
 	sort.Strings(ids)
-	if strings.Join(ids, ",") != "disrupt/empty/p-1,disrupt/empty/p-2" {
+	if strings.Join(ids, ",") != "disrupt/drifted/p-3,disrupt/empty/p-1" {
 		t.Errorf("child ids %v", ids)
 	}
 	if len(nodeNameSA) != 0 {
-		t.Errorf("NodeName search attribute on the drains: %v", nodeNameSA)
+		t.Errorf("NodeName search attribute on the children: %v", nodeNameSA)
 	}
-	for _, d := range f.drained {
-		if !d.Private || !strings.HasPrefix(d.NodeName, "ip-") {
-			t.Errorf("drain input %+v", d)
-		}
+	if len(f.sagas) != 1 || !f.sagas[0].Private || len(f.drained) != 1 || !f.drained[0].Private || !strings.HasPrefix(f.drained[0].NodeName, "ip-") {
+		t.Errorf("sagas %+v drains %+v", f.sagas, f.drained)
 	}
 }
 

@@ -496,7 +496,7 @@ func (r *run) sagas(ctx context.Context) (map[string]int, error) {
 		case e.Type == workflows.DrainAndReplaceWorkflow && strings.HasPrefix(e.ID, "disrupt/"+workflows.ReasonManual+"/"):
 			out["drain"]++
 		case e.Type == workflows.DrainAndReplaceWorkflow && strings.HasPrefix(e.ID, "disrupt/interruption/"):
-		case e.Type == workflows.DrainAndReplaceWorkflow:
+		case e.Type == workflows.DrainAndReplaceWorkflow, e.Type == workflows.ConsolidateWorkflow:
 			out["consolidation"]++
 		case e.Type == workflows.InterruptionWorkflow:
 			parts := strings.Split(e.ID, "/")
@@ -707,7 +707,7 @@ func (r *run) settle(ctx context.Context) {
 		busy := 0
 		_ = r.listWorkflows(ctx, `ExecutionStatus = "Running"`, func(e wfInfo) {
 			switch e.Type {
-			case workflows.ProvisionWorkflow, workflows.DrainAndReplaceWorkflow, workflows.InterruptionWorkflow:
+			case workflows.ProvisionWorkflow, workflows.DrainAndReplaceWorkflow, workflows.ConsolidateWorkflow, workflows.InterruptionWorkflow:
 				busy++
 			}
 		})

@@ -22,6 +22,17 @@ func recordHistories(t *testing.T, e *env, ids ...string) {
 	}
 }
 
+// recordHistoryAs saves one workflow's history as <name>.json (for ids
+// whose kind name would overwrite another kind's recording).
+func recordHistoryAs(t *testing.T, e *env, id, name string) {
+	if os.Getenv("JOINERY_RECORD_HISTORIES") != "1" {
+		return
+	}
+	if err := history.Save(e.ctx, e.tc, id, "../../workflows/testdata/histories", name); err != nil {
+		t.Errorf("record %s: %v", id, err)
+	}
+}
+
 // kindName names a recorded history by workflow kind, not by its random id.
 func kindName(id string) string {
 	if id == "consolidation" {

@@ -1,0 +1,155 @@
+package activities
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	apiv1 "github.com/joinery/joinery/api/v1"
+	"github.com/joinery/joinery/disruption"
+	"github.com/joinery/joinery/solver"
+	"github.com/joinery/joinery/workflows"
+	"go.temporal.io/sdk/temporal"
+	"go.uber.org/zap"
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
+)
+
+// CheckDisruptionCandidates re-checks a decision's nodes together, right
+// before the Consolidate saga acts: each as CheckDisruptionCandidate does
+// (it exists, Joinery launched it, neither it nor a pod on it is
+// do-not-disrupt, no bare pod), and their NodePools' budgets for all of
+// them at once, nodes already being disrupted counted.
+func (a *Activities) CheckDisruptionCandidates(ctx context.Context, r workflows.CandidatesRequest) (workflows.CandidateSet, error) {
+	var set workflows.CandidateSet
+	now := time.Now()
+	room := map[string]int{} // NodePool -> disruptions left
+	for _, n := range r.Nodes {
+		c, err := a.CheckDisruptionCandidate(ctx, workflows.DisruptInput{NodeName: n, Reason: r.Reason, SkipBudgets: true})
+		if err != nil {
+			return set, err
+		}
+		if c.OK {
+			if why := a.takeBudget(room, c.NodePool, r.Reason, now); why != "" {
+				c = workflows.Candidate{Why: why}
+			}
+		}
+		c.NodeName = n
+		if !c.OK && !r.Partial && set.Why == "" {
+			set.Why = "node " + n + ": " + c.Why
+		}
+		set.Candidates = append(set.Candidates, c)
+	}
+	return set, nil
+}
+
+// takeBudget reserves one disruption of the pool's budget for the reason
+// in room, and says why not when none is left.
+func (a *Activities) takeBudget(room map[string]int, pool, reason string, now time.Time) string {
+	left, ok := room[pool]
+	if !ok {
+		np := a.nodePool(pool)
+		if np == nil {
+			return "NodePool " + pool + " is gone"
+		}
+		allowed, disrupting, err := a.budgetRoom(np, reason, now, "")
+		if err != nil {
+			return err.Error()
+		}
+		left = allowed - disrupting
+	}
+	if left <= 0 {
+		room[pool] = 0
+		return fmt.Sprintf("NodePool %s disruption budget allows no more nodes to be disrupted at once", pool)
+	}
+	room[pool] = left - 1
+	return ""
+}
+
+// RecheckConsolidation is the saving re-checked just before acting: with
+// the decision's nodes tainted, a fresh simulation of removing them must
+// still hold the decision to its shape and price (disruption.Resimulated).
+func (a *Activities) RecheckConsolidation(ctx context.Context, d workflows.DisruptionDecision) (workflows.Validation, error) {
+	snap, err := a.takeSnapshot(ctx, time.Now())
+	if err != nil {
+		return workflows.Validation{}, err
+	}
+	a.priceNodes(snap)
+	a.addRemoved(snap, d.Nodes)
+	r := solver.SimulateRemoval(snap.input, d.Nodes)
+	v := disruption.Resimulated(d, r)
+	outcome := "rechecked"
+	if !v.Valid {
+		outcome = "aborted"
+	}
+	a.Metrics.DisruptionDecision(d.Reason, outcome)
+	a.logger(ctx).Info("consolidation re-checked before acting", zap.Strings("nodes", d.Nodes), zap.Bool("valid", v.Valid),
+		zap.String("why", v.Why), zap.Float64("nodesUsdPerHour", r.CandidatesUSDPerHour))
+	return v, nil
+}
+
+// addRemoved puts nodes the snapshot left out (tainted disrupted: no pod
+// may go there) back as existing nodes with their price, so the simulation
+// can remove them and count what they cost.
+func (a *Activities) addRemoved(snap *snapshot, nodes []string) {
+	have := map[string]bool{}
+	for _, n := range snap.input.ExistingNodes {
+		have[n.Name] = true
+	}
+	for _, name := range nodes {
+		if have[name] {
+			continue
+		}
+		node, err := a.Cluster.Nodes.Get(name)
+		if err != nil {
+			continue // gone: the simulation says so
+		}
+		snap.input.ExistingNodes = append(snap.input.ExistingNodes, solver.Node{Name: name, Labels: node.Labels, Taints: node.Spec.Taints,
+			NodePool: node.Labels[apiv1.LabelNodePool], Price: a.nodePrice(node)})
+	}
+}
+
+// CreateReplacement writes the NodeClaim object of a consolidation's
+// replacement exactly as the decision planned it (instance types,
+// requirements, requests; the pool's template for the rest) and returns
+// its saga's input with the planned offerings. A retry first deletes what
+// an earlier attempt wrote.
+func (a *Activities) CreateReplacement(ctx context.Context, r workflows.ReplacementRequest) (workflows.NodeClaimInput, error) {
+	batch, err := a.discardEarlierAttempt(ctx)
+	if err != nil {
+		return workflows.NodeClaimInput{}, err
+	}
+	plan := r.Replacement
+	np := a.nodePool(plan.NodePool)
+	if np == nil {
+		return workflows.NodeClaimInput{}, temporal.NewNonRetryableApplicationError("NodePool "+plan.NodePool+" is gone", workflows.ErrReplacementFailed, nil)
+	}
+	if len(plan.InstanceTypes) == 0 || len(plan.Offerings) == 0 {
+		return workflows.NodeClaimInput{}, temporal.NewNonRetryableApplicationError("replacement plan has no instance types or offerings", workflows.ErrReplacementFailed, nil)
+	}
+	requests := corev1.ResourceList{}
+	for name, v := range plan.Requests {
+		q, err := resource.ParseQuantity(v)
+		if err != nil {
+			return workflows.NodeClaimInput{}, temporal.NewNonRetryableApplicationError(fmt.Sprintf("replacement plan requests.%s: %v", name, err), workflows.ErrReplacementFailed, err)
+		}
+		requests[corev1.ResourceName(name)] = q
+	}
+	reqs := make([]apiv1.NodeSelectorRequirementWithMinValues, 0, len(plan.Requirements))
+	for _, q := range plan.Requirements {
+		reqs = append(reqs, apiv1.NodeSelectorRequirementWithMinValues{Key: q.Key, Operator: q.Operator, Values: q.Values, MinValues: q.MinValues})
+	}
+	nc, err := a.createNodeClaim(ctx, np, claimSpec{batch: batch, labels: np.Spec.Template.ObjectMeta.Labels, reqs: reqs,
+		types: plan.InstanceTypes, requests: requests})
+	if err != nil {
+		return workflows.NodeClaimInput{}, err
+	}
+	if err := a.Cluster.WaitNodeClaimsCached(ctx, []string{nc.Name}, cacheWait); err != nil {
+		return workflows.NodeClaimInput{}, err
+	}
+	a.Metrics.NodeClaimCreated(np.Name)
+	a.logger(ctx).Info("replacement created as planned", zap.String("nodeclaim", nc.Name), zap.Strings("for", r.For),
+		zap.Strings("instanceTypes", plan.InstanceTypes), zap.Float64("usdPerHour", plan.USDPerHour), zap.Float64("maxUsdPerHour", plan.MaxUSDPerHour))
+	return workflows.NodeClaimInput{Name: nc.Name, NodePool: np.Name, Offerings: plan.Offerings, Pods: plan.Pods,
+		RegistrationTTL: a.RegistrationTTL, Private: a.private() || r.Private}, nil
+}

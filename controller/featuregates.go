@@ -1,0 +1,79 @@
+package controller
+
+import (
+	"fmt"
+	"sort"
+	"strconv"
+	"strings"
+)
+
+// FeatureGates are the optional behaviours the worker's --feature-gates
+// flag turns on or off, with Karpenter's syntax (Key=bool, comma-separated)
+// and defaults.
+type FeatureGates struct {
+	// SpotToSpotConsolidation lets consolidation replace spot nodes by a
+	// cheaper spot node (single-node: only with 15 cheaper types, launching
+	// the 15 cheapest). Off (Karpenter's default): spot nodes are only
+	// deleted, or replaced by on-demand where that is cheaper.
+	SpotToSpotConsolidation bool
+}
+
+// FeatureGateSpotToSpotConsolidation is the one gate Joinery implements.
+const FeatureGateSpotToSpotConsolidation = "SpotToSpotConsolidation"
+
+// karpenterOnlyGates are Karpenter's other gates: accepted when false (so a
+// Karpenter FEATURE_GATES value with them off works as is), refused when
+// true, since Joinery does not have the feature.
+var karpenterOnlyGates = map[string]bool{
+	"NodeRepair": true, "ReservedCapacity": true, "NodeOverlay": true, "StaticCapacity": true, "CapacityBuffer": true,
+	"TerminateFirstDrift": true, "TerminateFirstRepair": true, "PodDeletionCostManagement": true,
+}
+
+// ParseFeatureGates reads "Key=bool,Key=bool" (spaces allowed, empty: the
+// defaults). An unknown key, a value that is not a bool, or a Karpenter
+// feature Joinery lacks set to true is an error naming the gate.
+func ParseFeatureGates(s string) (FeatureGates, error) {
+	var g FeatureGates
+	for _, item := range strings.Split(s, ",") {
+		item = strings.TrimSpace(item)
+		if item == "" {
+			continue
+		}
+		k, v, ok := strings.Cut(item, "=")
+		k, v = strings.TrimSpace(k), strings.TrimSpace(v)
+		if !ok || k == "" {
+			return FeatureGates{}, fmt.Errorf("--feature-gates: %q is not Key=true or Key=false", item)
+		}
+		on, err := strconv.ParseBool(v)
+		if err != nil {
+			return FeatureGates{}, fmt.Errorf("--feature-gates: %s=%q: the value must be true or false", k, v)
+		}
+		switch {
+		case k == FeatureGateSpotToSpotConsolidation:
+			g.SpotToSpotConsolidation = on
+		case karpenterOnlyGates[k]:
+			if on {
+				return FeatureGates{}, fmt.Errorf("--feature-gates: %s=true: Joinery does not implement Karpenter's %s (it may only be false; known gates: %s)",
+					k, k, FeatureGateSpotToSpotConsolidation)
+			}
+		default:
+			return FeatureGates{}, fmt.Errorf("--feature-gates: unknown feature gate %q (known: %s; Karpenter's %s may be set to false)",
+				k, FeatureGateSpotToSpotConsolidation, strings.Join(sortedKeys(karpenterOnlyGates), ", "))
+		}
+	}
+	return g, nil
+}
+
+// String is the gates in --feature-gates syntax.
+func (g FeatureGates) String() string {
+	return fmt.Sprintf("%s=%t", FeatureGateSpotToSpotConsolidation, g.SpotToSpotConsolidation)
+}
+
+func sortedKeys(m map[string]bool) []string {
+	out := make([]string, 0, len(m))
+	for k := range m {
+		out = append(out, k)
+	}
+	sort.Strings(out)
+	return out
+}

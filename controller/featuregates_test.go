@@ -1,0 +1,41 @@
+package controller
+
+import (
+	"strings"
+	"testing"
+)
+
+func TestParseFeatureGates(t *testing.T) {
+	cases := []struct {
+		in      string
+		spot    bool
+		wantErr string
+	}{
+		{"", false, ""},
+		{"SpotToSpotConsolidation=true", true, ""},
+		{" SpotToSpotConsolidation = true , ", true, ""},
+		{"SpotToSpotConsolidation=false", false, ""},
+		{"SpotToSpotConsolidation=true,SpotToSpotConsolidation=false", false, ""}, // the last one wins
+		// Karpenter's default FEATURE_GATES, with the beta gate turned off.
+		{"NodeRepair=false,ReservedCapacity=false,SpotToSpotConsolidation=true,NodeOverlay=false,StaticCapacity=false,CapacityBuffer=false", true, ""},
+		{"NodeRepair=true", false, `--feature-gates: NodeRepair=true: Joinery does not implement Karpenter's NodeRepair`},
+		{"SpotToSpot=true", false, `--feature-gates: unknown feature gate "SpotToSpot" (known: SpotToSpotConsolidation; Karpenter's CapacityBuffer, NodeOverlay`},
+		{"SpotToSpotConsolidation=yes", false, `--feature-gates: SpotToSpotConsolidation="yes": the value must be true or false`},
+		{"SpotToSpotConsolidation", false, `--feature-gates: "SpotToSpotConsolidation" is not Key=true or Key=false`},
+	}
+	for _, c := range cases {
+		g, err := ParseFeatureGates(c.in)
+		if c.wantErr != "" {
+			if err == nil || !strings.HasPrefix(err.Error(), c.wantErr) {
+				t.Errorf("ParseFeatureGates(%q) error %v, want %q...", c.in, err, c.wantErr)
+			}
+			continue
+		}
+		if err != nil || g.SpotToSpotConsolidation != c.spot {
+			t.Errorf("ParseFeatureGates(%q) = %+v, %v; want SpotToSpotConsolidation=%v", c.in, g, err, c.spot)
+		}
+	}
+	if s := (FeatureGates{SpotToSpotConsolidation: true}).String(); s != "SpotToSpotConsolidation=true" {
+		t.Errorf("String() = %q", s)
+	}
+}
