@@ -182,6 +182,7 @@ type dependencies struct {
 	temporal  client.Client
 	acts      *activities.Activities
 	classes   *nodeClassReconciler
+	expiry    *expirationReconciler
 	closers   []func()
 }
 
@@ -237,6 +238,7 @@ func newDependencies(ctx context.Context, cfg Config) (*dependencies, error) {
 		return d, err
 	}
 	d.classes = newNodeClassReconciler(cl, cc, cfg, m.Registry, log)
+	d.expiry = newExpirationReconciler(cl, m, log)
 	sdkHandler, sdkCloser := sdkMetrics(m.Registry)
 	d.closers = append(d.closers, func() { _ = sdkCloser.Close() })
 	topts := conn.Options
@@ -323,10 +325,12 @@ func (d *dependencies) start(ctx context.Context, cfg Config) error {
 	if cfg.LeaderElect {
 		return runLeading(ctx, d.cluster.Kube, cfg.LeaseNamespace, log, func(lctx context.Context) {
 			go d.classes.run(lctx)
+			go d.expiry.run(lctx)
 			_ = p.run(lctx)
 		})
 	}
 	go d.classes.run(ctx)
+	go d.expiry.run(ctx)
 	return p.run(ctx)
 }
 
