@@ -222,6 +222,7 @@ func (a *Activities) writeNodeClaim(ctx context.Context, snap *snapshot, batch s
 	}
 	// Drift is a difference between these stamps and the current specs.
 	nc.Annotations[disruption.AnnotationNodePoolHash] = disruption.NodePoolHash(np)
+	nc.Annotations[disruption.AnnotationNodePoolHashVersion] = disruption.NodePoolHashVersion
 	if cls, err := a.Cluster.NodeClass(np.Spec.Template.Spec.NodeClassRef.Name); err == nil {
 		nc.Annotations[disruption.AnnotationNodeClassHash] = disruption.NodeClassHash(cls)
 	}
