@@ -66,7 +66,7 @@ type Config struct {
 	SolverBudget time.Duration
 	// DisruptionPassInterval and DisruptionValidationDelay tune the
 	// Consolidation workflow (defaults 10 s and 15 s); DisableDisruption
-	// does not start it.
+	// does not start it, nor the expiration reconciler.
 	DisruptionPassInterval, DisruptionValidationDelay time.Duration
 	DisableDisruption                                 bool
 	// GCInterval is the time between garbage-collection passes (default
@@ -325,12 +325,16 @@ func (d *dependencies) start(ctx context.Context, cfg Config) error {
 	if cfg.LeaderElect {
 		return runLeading(ctx, d.cluster.Kube, cfg.LeaseNamespace, log, func(lctx context.Context) {
 			go d.classes.run(lctx)
-			go d.expiry.run(lctx)
+			if !cfg.DisableDisruption {
+				go d.expiry.run(lctx)
+			}
 			_ = p.run(lctx)
 		})
 	}
 	go d.classes.run(ctx)
-	go d.expiry.run(ctx)
+	if !cfg.DisableDisruption {
+		go d.expiry.run(ctx)
+	}
 	return p.run(ctx)
 }
 

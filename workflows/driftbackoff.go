@@ -1,10 +1,12 @@
 package workflows
 
 import (
+	"errors"
 	"fmt"
 	"time"
 
 	enumspb "go.temporal.io/api/enums/v1"
+	"go.temporal.io/sdk/temporal"
 	"go.temporal.io/sdk/workflow"
 )
 
@@ -73,7 +75,10 @@ func (st *ConsolidationState) noteDrift(pool string, now time.Time, res DisruptR
 		return
 	}
 	why := res.Why
+	var appErr *temporal.ApplicationError
 	switch {
+	case errors.As(err, &appErr):
+		why = appErr.Message() // the child's own words, without the wrapping
 	case err != nil:
 		why = err.Error()
 	case res.Outcome == PhaseDone:

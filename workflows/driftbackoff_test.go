@@ -3,7 +3,6 @@ package workflows
 import (
 	"context"
 	"errors"
-	"strings"
 	"testing"
 	"time"
 
@@ -113,7 +112,7 @@ func TestConsolidationBacksOffAFailingPoolsDrift(t *testing.T) {
 	if bDrifts != passesPerRun-len(want) {
 		t.Errorf("pool b drifted %d times, want every other pass (%d)", bDrifts, passesPerRun-len(want))
 	}
-	if b := mid.DriftBackoff["a"]; b.Failures != 2 || !b.NotBefore.Equal(start.Add(190*time.Second)) || !strings.Contains(b.Why, "InsufficientInstanceCapacity") {
+	if b := mid.DriftBackoff["a"]; b.Failures != 2 || !b.NotBefore.Equal(start.Add(190*time.Second)) || b.Why != "replacement failed: InsufficientInstanceCapacity" {
 		t.Errorf("status at 100 s: %+v", mid.DriftBackoff)
 	}
 	var last DecisionRecord
