@@ -55,7 +55,30 @@ func newExpirationReconciler(cl *cluster.Cluster, m *metrics.Metrics, log *zap.L
 		AddFunc:    r.observe,
 		UpdateFunc: func(_, o interface{}) { r.observe(o) },
 	})
+	// NodeClaims without their own expireAfter follow their pool's.
+	cl.OnNodePoolSpecChange(func() {
+		for _, nc := range cl.NodeClaims() {
+			if nc.Spec.ExpireAfter == "" {
+				r.schedule(nc)
+			}
+		}
+	})
 	return r
+}
+
+// expiry is the claim's Expiry, its NodePool read only when the claim
+// has no expireAfter of its own.
+func (r *expirationReconciler) expiry(nc *apiv1.NodeClaim) (disruption.Expiry, error) {
+	var pool *apiv1.NodePool
+	if nc.Spec.ExpireAfter == "" {
+		pools, _ := r.cl.NodePools()
+		for _, p := range pools {
+			if p.Name == nc.Labels[apiv1.LabelNodePool] {
+				pool = p
+			}
+		}
+	}
+	return disruption.ExpiryOf(nc, pool)
 }
 
 func (r *expirationReconciler) observe(obj interface{}) {
@@ -75,7 +98,7 @@ func (r *expirationReconciler) schedule(nc *apiv1.NodeClaim) {
 	if nc.DeletionTimestamp != nil {
 		return
 	}
-	e, err := disruption.ExpiryOf(nc)
+	e, err := r.expiry(nc)
 	if err != nil || e.Never {
 		return // a malformed expireAfter is reported by reconcile's caller, once per listing
 	}
@@ -103,7 +126,7 @@ func (r *expirationReconciler) run(ctx context.Context) {
 		q.ShutDown()
 	}()
 	for _, nc := range r.cl.NodeClaims() {
-		if _, err := disruption.ExpiryOf(nc); err != nil {
+		if _, err := r.expiry(nc); err != nil {
 			r.log.Warn("NodeClaim never expires: its expireAfter is not valid", zap.Error(err))
 		}
 		r.schedule(nc)
@@ -137,7 +160,7 @@ func (r *expirationReconciler) reconcile(ctx context.Context, q workqueue.TypedR
 	if nc.DeletionTimestamp != nil {
 		return nil
 	}
-	e, err := disruption.ExpiryOf(nc)
+	e, err := r.expiry(nc)
 	if err != nil {
 		r.log.Warn("NodeClaim never expires: its expireAfter is not valid", zap.Error(err))
 		return nil

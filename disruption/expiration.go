@@ -8,10 +8,13 @@ import (
 )
 
 // Expiry is when a NodeClaim expires, as Karpenter v1's expiration
-// controller reads it: creationTimestamp + spec.expireAfter (unset:
-// apiv1.DefaultExpireAfter, 720h). Never: "Never", no expiry. An expired
-// NodeClaim is deleted outright; its termination then drains it, bounded
-// only by its terminationGracePeriod (no budgets, no do-not-disrupt, no
+// controller reads it: creationTimestamp + spec.expireAfter (copied from
+// the NodePool at launch, so 720h when the pool leaves it unset). Never:
+// "Never", no expiry. A NodeClaim launched before Joinery copied it has
+// none: its NodePool's applies (apiv1.NodeClaim.EffectiveExpireAfter),
+// so setting the pool's to Never keeps such nodes. An expired NodeClaim
+// is deleted outright; its termination then drains it, bounded only by
+// its terminationGracePeriod (no budgets, no do-not-disrupt, no
 // quiet-cluster wait).
 type Expiry struct {
 	At    time.Time
@@ -19,11 +22,12 @@ type Expiry struct {
 	Never bool
 }
 
-// ExpiryOf computes a NodeClaim's Expiry. A malformed expireAfter (the
-// CRD refuses it; an older CRD may not have) is an error naming the field
-// and the value, and the claim never expires on it.
-func ExpiryOf(nc *apiv1.NodeClaim) (Expiry, error) {
-	raw := nc.ExpireAfterOrDefault()
+// ExpiryOf computes a NodeClaim's Expiry; pool is its NodePool (nil:
+// gone), read only when the claim has no expireAfter. A malformed
+// expireAfter (the CRD refuses it; an older CRD may not have) is an error
+// naming the field and the value, and the claim never expires on it.
+func ExpiryOf(nc *apiv1.NodeClaim, pool *apiv1.NodePool) (Expiry, error) {
+	raw := nc.EffectiveExpireAfter(pool)
 	d, err := apiv1.ParseNillableDuration(raw)
 	if err != nil {
 		return Expiry{Never: true}, fmt.Errorf("nodeclaim %s: spec.expireAfter %q: %v", nc.Name, raw, err)

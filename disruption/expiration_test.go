@@ -16,7 +16,7 @@ func TestExpiryOfAClaim(t *testing.T) {
 		never       bool
 		err         string
 	}{
-		{"", t0.Add(720 * time.Hour), false, ""}, // Karpenter v1's default
+		{"", t0.Add(720 * time.Hour), false, ""}, // its pool is gone: Karpenter v1's default
 		{"720h", t0.Add(720 * time.Hour), false, ""},
 		{"2m", t0.Add(2 * time.Minute), false, ""},
 		{"1h30m", t0.Add(90 * time.Minute), false, ""},
@@ -28,7 +28,7 @@ func TestExpiryOfAClaim(t *testing.T) {
 	for _, c := range cases {
 		nc := &apiv1.NodeClaim{ObjectMeta: metav1.ObjectMeta{Name: "c", CreationTimestamp: metav1.NewTime(t0)}}
 		nc.Spec.ExpireAfter = c.expireAfter
-		e, err := ExpiryOf(nc)
+		e, err := ExpiryOf(nc, nil)
 		if c.err != "" {
 			if err == nil || !strings.HasPrefix(err.Error(), c.err) || !e.Never {
 				t.Errorf("%q: %+v, %v; want never and error %q", c.expireAfter, e, err, c.err)
@@ -47,6 +47,26 @@ func TestExpiryOfAClaim(t *testing.T) {
 		if e.Expired(c.at.Add(-time.Nanosecond)) || !e.Expired(c.at) || !e.Expired(c.at.Add(time.Hour)) {
 			t.Errorf("%q: expired just before %s, or not at or after it", c.expireAfter, c.at)
 		}
+	}
+}
+
+// A NodeClaim without expireAfter (launched before Joinery copied it)
+// follows its NodePool's, 720h when the pool leaves it unset; its own
+// value wins over the pool's.
+func TestExpiryOfAClaimWithoutItsOwnFollowsItsPool(t *testing.T) {
+	pool := testPool("general-purpose")
+	pool.SetDefaults()
+	nc := &apiv1.NodeClaim{ObjectMeta: metav1.ObjectMeta{Name: "c", CreationTimestamp: metav1.NewTime(t0)}}
+	if e, err := ExpiryOf(nc, pool); err != nil || !e.At.Equal(t0.Add(720*time.Hour)) {
+		t.Errorf("pool defaulted: %+v %v, want 720h", e, err)
+	}
+	pool.Spec.Template.Spec.ExpireAfter = "Never"
+	if e, err := ExpiryOf(nc, pool); err != nil || !e.Never {
+		t.Errorf("pool Never: %+v %v", e, err)
+	}
+	nc.Spec.ExpireAfter = "2m"
+	if e, err := ExpiryOf(nc, pool); err != nil || !e.At.Equal(t0.Add(2*time.Minute)) {
+		t.Errorf("own 2m, pool Never: %+v %v", e, err)
 	}
 }
 

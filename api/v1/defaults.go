@@ -1,8 +1,9 @@
 package v1
 
-// DefaultExpireAfter is what an unset expireAfter means, on a NodePool's
-// template and on a NodeClaim (Karpenter v1's default; the CRDs in
-// deploy/crds default the field to it too). "Never" turns expiration off.
+// DefaultExpireAfter is what an unset expireAfter means on a NodePool's
+// template (Karpenter v1's default; the NodePool CRD in deploy/crds
+// defaults the field to it too), and so on the NodeClaims launched from
+// it, which copy it. "Never" turns expiration off.
 const DefaultExpireAfter = "720h"
 
 // SetDefaults fills the NodePool fields that have a default and are unset,
@@ -15,11 +16,15 @@ func (np *NodePool) SetDefaults() {
 	}
 }
 
-// ExpireAfterOrDefault is a NodeClaim's spec.expireAfter, DefaultExpireAfter
-// when unset.
-func (nc *NodeClaim) ExpireAfterOrDefault() string {
-	if nc.Spec.ExpireAfter == "" {
-		return DefaultExpireAfter
+// EffectiveExpireAfter is a NodeClaim's spec.expireAfter; unset (a
+// NodeClaim launched before Joinery copied it), its NodePool's
+// (defaulted), or DefaultExpireAfter when the pool is gone.
+func (nc *NodeClaim) EffectiveExpireAfter(pool *NodePool) string {
+	switch {
+	case nc.Spec.ExpireAfter != "":
+		return nc.Spec.ExpireAfter
+	case pool != nil && pool.Spec.Template.Spec.ExpireAfter != "":
+		return pool.Spec.Template.Spec.ExpireAfter
 	}
-	return nc.Spec.ExpireAfter
+	return DefaultExpireAfter
 }
