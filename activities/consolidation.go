@@ -20,7 +20,7 @@ import (
 // disruption.Decide choose (see there for the methods and their order).
 // Nothing is decided while pods are pending or NodeClaims are launching.
 func (a *Activities) ComputeDisruption(ctx context.Context, p workflows.DisruptionPass) (workflows.DisruptionDecision, error) {
-	d, err := a.computeDisruption(ctx, p.Now)
+	d, err := a.computeDisruption(ctx, p)
 	if err == nil && a.private() {
 		for _, n := range d.Nodes {
 			d.NodeRefs = append(d.NodeRefs, a.Pseudonym(n))
@@ -39,7 +39,8 @@ func (a *Activities) ComputeDisruption(ctx context.Context, p workflows.Disrupti
 	return d, err
 }
 
-func (a *Activities) computeDisruption(ctx context.Context, now time.Time) (workflows.DisruptionDecision, error) {
+func (a *Activities) computeDisruption(ctx context.Context, p workflows.DisruptionPass) (workflows.DisruptionDecision, error) {
+	now := p.Now
 	snap, err := a.takeSnapshot(ctx, time.Now())
 	if err != nil {
 		return workflows.DisruptionDecision{}, err
@@ -60,8 +61,9 @@ func (a *Activities) computeDisruption(ctx context.Context, now time.Time) (work
 		OnBudgetError: func(pool string, err error) {
 			a.Log.Warn("disruption budget", zap.String("nodepool", pool), zap.Error(err))
 		},
-		PoolTotals: a.balancedPoolTotals(cands),
-		OnScore:    a.consolidationScored,
+		PoolTotals:     a.balancedPoolTotals(cands),
+		OnScore:        a.consolidationScored,
+		DriftNotBefore: p.DriftNotBefore,
 	}
 	d := disruption.Decide(pass)
 	d.USDPerHour = usd

@@ -243,6 +243,7 @@ func (a *Activities) createNodeClaim(ctx context.Context, np *apiv1.NodePool, cs
 	}
 	// Drift is a difference between these stamps and the current specs.
 	nc.Annotations[disruption.AnnotationNodePoolHash] = disruption.NodePoolHash(np)
+	nc.Annotations[disruption.AnnotationNodePoolHashVersion] = disruption.NodePoolHashVersion
 	if cls, err := a.Cluster.NodeClass(np.Spec.Template.Spec.NodeClassRef.Name); err == nil {
 		nc.Annotations[disruption.AnnotationNodeClassHash] = disruption.NodeClassHash(cls)
 	}

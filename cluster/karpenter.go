@@ -26,8 +26,9 @@ type InvalidNodePool struct {
 	NodeClassNotReady bool
 }
 
-// NodePools returns the valid NodePools sorted by name, and the invalid ones
-// with their field errors (they are skipped, never fatal).
+// NodePools returns the valid NodePools sorted by name, defaulted
+// (NodePool.SetDefaults, as the CRD's schema defaults would), and the
+// invalid ones with their field errors (they are skipped, never fatal).
 func (c *Cluster) NodePools() ([]*apiv1.NodePool, []InvalidNodePool) {
 	var out []*apiv1.NodePool
 	var bad []InvalidNodePool
@@ -44,6 +45,7 @@ func (c *Cluster) NodePools() ([]*apiv1.NodePool, []InvalidNodePool) {
 		if np.DeletionTimestamp != nil {
 			continue
 		}
+		np.SetDefaults()
 		if errs := np.Validate(); len(errs) > 0 {
 			bad = append(bad, InvalidNodePool{Name: np.Name, Err: errs.ToAggregate()})
 			continue

@@ -66,7 +66,7 @@ type Config struct {
 	SolverBudget time.Duration
 	// DisruptionPassInterval and DisruptionValidationDelay tune the
 	// Consolidation workflow (defaults 10 s and 15 s); DisableDisruption
-	// does not start it.
+	// does not start it, nor the expiration reconciler.
 	DisruptionPassInterval, DisruptionValidationDelay time.Duration
 	DisableDisruption                                 bool
 	// FeatureGates are the optional behaviours of --feature-gates
@@ -185,6 +185,7 @@ type dependencies struct {
 	temporal  client.Client
 	acts      *activities.Activities
 	classes   *nodeClassReconciler
+	expiry    *expirationReconciler
 	closers   []func()
 }
 
@@ -240,6 +241,7 @@ func newDependencies(ctx context.Context, cfg Config) (*dependencies, error) {
 		return d, err
 	}
 	d.classes = newNodeClassReconciler(cl, cc, cfg, m.Registry, log)
+	d.expiry = newExpirationReconciler(cl, m, log)
 	sdkHandler, sdkCloser := sdkMetrics(m.Registry)
 	d.closers = append(d.closers, func() { _ = sdkCloser.Close() })
 	topts := conn.Options
@@ -329,11 +331,17 @@ func (d *dependencies) start(ctx context.Context, cfg Config) error {
 		return runLeading(ctx, d.cluster.Kube, cfg.LeaseNamespace, log, func(lctx context.Context) {
 			go d.classes.run(lctx)
 			go pe.run(lctx)
+			if !cfg.DisableDisruption {
+				go d.expiry.run(lctx)
+			}
 			_ = p.run(lctx)
 		})
 	}
 	go d.classes.run(ctx)
 	go pe.run(ctx)
+	if !cfg.DisableDisruption {
+		go d.expiry.run(ctx)
+	}
 	return p.run(ctx)
 }
 

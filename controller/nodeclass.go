@@ -35,6 +35,9 @@ type nodeClassReconciler struct {
 	queue   workqueue.TypedRateLimitingInterface[string]
 	k8s     string // "1.37", read once
 	resync  time.Duration
+	// poolChanged is signalled when a NodePool's spec changes
+	// (markDriftOnPoolChange).
+	poolChanged chan struct{}
 }
 
 func newNodeClassReconciler(cl *cluster.Cluster, cc *cloud.Client, cfg Config, reg prometheus.Registerer, log *zap.Logger) *nodeClassReconciler {
@@ -49,16 +52,25 @@ func newNodeClassReconciler(cl *cluster.Cluster, cc *cloud.Client, cfg Config, r
 	}
 	reg.MustRegister(r.ready)
 	cl.OnNodeClassChange(r.queue.Add)
+	r.poolChanged = make(chan struct{}, 1)
+	cl.OnNodePoolSpecChange(func() {
+		select {
+		case r.poolChanged <- struct{}{}:
+		default:
+		}
+	})
 	return r
 }
 
 // run reconciles until ctx ends: on every change, and every class each
-// resync.
+// resync; the drift of NodeClaims is judged again on each, and when a
+// NodePool's spec changes.
 func (r *nodeClassReconciler) run(ctx context.Context) {
 	go func() {
 		<-ctx.Done()
 		r.queue.ShutDown()
 	}()
+	go r.markDriftOnPoolChange(ctx)
 	go func() {
 		t := time.NewTicker(r.resync)
 		defer t.Stop()

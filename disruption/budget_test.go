@@ -59,22 +59,3 @@ func TestBudgetDefaultsAndErrors(t *testing.T) {
 		t.Error("a bad schedule must be an error")
 	}
 }
-
-func TestDriftHashChangesWithTheTemplateOnly(t *testing.T) {
-	w := int32(10)
-	np := &apiv1.NodePool{Spec: apiv1.NodePoolSpec{Weight: &w, Template: apiv1.NodeClaimTemplate{Spec: apiv1.NodeClaimTemplateSpec{
-		NodeClassRef: &apiv1.NodeClassReference{Name: "default"},
-		Requirements: []apiv1.NodeSelectorRequirementWithMinValues{{Key: apiv1.LabelArch, Operator: apiv1.OpIn, Values: []string{"amd64"}}},
-	}}}}
-	h := NodePoolHash(np)
-	w2 := int32(50)
-	np.Spec.Weight = &w2
-	np.Spec.Disruption.ConsolidateAfter = "5m"
-	if NodePoolHash(np) != h {
-		t.Error("weight and disruption settings must not cause drift")
-	}
-	np.Spec.Template.Spec.Requirements[0].Values = []string{"arm64"}
-	if NodePoolHash(np) == h {
-		t.Error("a requirement change must cause drift")
-	}
-}

@@ -39,6 +39,12 @@ type Pass struct {
 	// SpotToSpot is the SpotToSpotConsolidation feature gate: spot nodes
 	// may be replaced by a cheaper spot node (off: only deleted).
 	SpotToSpot bool
+	// DriftNotBefore holds, by NodePool name, until when the pool's drift
+	// is backed off (its drift replacements kept failing): drift skips
+	// the pool's nodes until then and takes another pool's.
+	DriftNotBefore map[string]time.Time
+
+	backedOff []string // pools drift skipped this pass, for Why
 }
 
 // PoolNodes are a NodePool's nodes and how many of them are being
@@ -53,10 +59,11 @@ type method func(*Pass) (workflows.DisruptionDecision, bool)
 
 // Decide makes one pass's decision. Methods in order, the first that finds
 // something acts: emptiness (empty and consolidatable: consolidateAfter
-// since the last pod event), drift
-// (Drift), expiration (older than expireAfter), multi-node then
-// single-node consolidation (Simulate). Budgets limit each method per
-// NodePool. USDPerHour is left to the caller.
+// since the last pod event), drift (Drift, pools not backed off),
+// multi-node then single-node consolidation (Simulate). Budgets limit
+// each method per NodePool. Expiration is not among them: an expired
+// NodeClaim is deleted by the expiration controller whatever the
+// cluster's state (ExpiryOf). USDPerHour is left to the caller.
 func Decide(p *Pass) workflows.DisruptionDecision {
 	d := workflows.DisruptionDecision{Eligible: len(p.Candidates)}
 	for _, c := range p.Candidates {
@@ -64,13 +71,16 @@ func Decide(p *Pass) workflows.DisruptionDecision {
 			d.Candidates = append(d.Candidates, c.Node.Name)
 		}
 	}
-	for _, m := range []method{emptiness, drift, expiration, multiNode, singleNode} {
+	for _, m := range []method{emptiness, drift, multiNode, singleNode} {
 		if dec, ok := m(p); ok {
 			dec.Eligible, dec.Candidates = d.Eligible, d.Candidates
 			return dec
 		}
 	}
 	d.Why = fmt.Sprintf("nothing to do among %d candidates", len(p.Candidates))
+	for _, pool := range p.backedOff {
+		d.Why += fmt.Sprintf("; drift of NodePool %s backed off until %s", pool, p.DriftNotBefore[pool].UTC().Format(time.RFC3339))
+	}
 	return d
 }
 
@@ -97,34 +107,27 @@ func emptiness(p *Pass) (workflows.DisruptionDecision, bool) {
 		Why: fmt.Sprintf("%d node(s) empty, consolidateAfter passed since their last pod event", len(nodes))}, true
 }
 
-// drift takes the first drifted candidate (Drift) its budget allows.
+// drift takes the first drifted candidate (Drift) its budget allows, of
+// a pool whose drift is not backed off (DriftNotBefore): a pool whose
+// replacements keep failing does not hold up the other pools' drift.
 func drift(p *Pass) (workflows.DisruptionDecision, bool) {
 	room := budgets{}
+	skipped := map[string]bool{}
 	for _, c := range p.Candidates {
-		_, why := Drift(c.Claim, c.Pool, c.Class, nodeclass.LaunchedFrom(c.Claim))
-		if why != "" && p.take(room, c.Pool, workflows.ReasonDrifted) {
-			return workflows.DisruptionDecision{Method: workflows.MethodDrift, Reason: workflows.ReasonDrifted, Nodes: []string{c.Node.Name},
-				Replace: true, Why: "drifted: " + why}, true
-		}
-	}
-	return workflows.DisruptionDecision{}, false
-}
-
-// expiration takes the first candidate older than its expireAfter (the
-// NodeClaim's, else its pool's; budgets do not apply).
-func expiration(p *Pass) (workflows.DisruptionDecision, bool) {
-	for _, c := range p.Candidates {
-		exp := c.Claim.Spec.ExpireAfter
-		if exp == "" {
-			exp = c.Pool.Spec.Template.Spec.ExpireAfter
-		}
-		d, err := apiv1.ParseNillableDuration(orDefault(exp, "Never"))
-		if err != nil || d == nil {
+		_, why := Drift(c.Claim, c.Node, c.Pool, c.Class, nodeclass.LaunchedFrom(c.Claim))
+		if why == "" {
 			continue
 		}
-		if age := p.Now.Sub(c.Claim.CreationTimestamp.Time); age >= *d {
-			return workflows.DisruptionDecision{Method: workflows.MethodExpiration, Reason: workflows.ReasonExpired, Nodes: []string{c.Node.Name},
-				Replace: true, Why: fmt.Sprintf("expired: %s old, expireAfter %s", age.Round(time.Second), exp)}, true
+		if nb, ok := p.DriftNotBefore[c.Pool.Name]; ok && p.Now.Before(nb) {
+			if !skipped[c.Pool.Name] {
+				skipped[c.Pool.Name] = true
+				p.backedOff = append(p.backedOff, c.Pool.Name)
+			}
+			continue
+		}
+		if p.take(room, c.Pool, workflows.ReasonDrifted) {
+			return workflows.DisruptionDecision{Method: workflows.MethodDrift, Reason: workflows.ReasonDrifted, Nodes: []string{c.Node.Name},
+				NodePool: c.Pool.Name, Replace: true, Why: "drifted: " + why}, true
 		}
 	}
 	return workflows.DisruptionDecision{}, false

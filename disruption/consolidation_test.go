@@ -176,7 +176,7 @@ func spotReplacement(prices ...float64) *solver.NewNodeClaim {
 func TestDecideTriesTheMethodsInOrder(t *testing.T) {
 	pool := testPool("general-purpose")
 	drifted := func(c *Candidate) {
-		c.Claim.Annotations = map[string]string{AnnotationNodePoolHash: "stale"}
+		c.Claim.Annotations = map[string]string{AnnotationNodePoolHash: "stale", AnnotationNodePoolHashVersion: NodePoolHashVersion}
 	}
 	expired := func(c *Candidate) { c.Claim.Spec.ExpireAfter = "90m" }
 	fitsAny := func(nodes []string) solver.RemovalResult {
@@ -205,14 +205,14 @@ func TestDecideTriesTheMethodsInOrder(t *testing.T) {
 			cs[0].Claim.Status.LastPodEventTime = &metav1.Time{Time: t0.Add(-30 * time.Second)}
 			drifted(&cs[2])
 		}, workflows.MethodDrift, []string{"ip-10-0-0-12.ec2.internal"}, "drifted: NodePool general-purpose template changed", true, false},
-		{"drift beats expiration", func(cs []Candidate, p *Pass) {
+		{"an expired node is not a consolidation decision (the expiration controller deletes it)", func(cs []Candidate, p *Pass) {
 			expired(&cs[0])
 			drifted(&cs[1])
 		}, workflows.MethodDrift, []string{"ip-10-0-0-11.ec2.internal"}, "drifted: NodePool general-purpose template changed", true, false},
-		{"drift waits for its budget, expiration does not", func(cs []Candidate, p *Pass) {
+		{"drift waits for its budget", func(cs []Candidate, p *Pass) {
 			expired(&cs[0])
 			drifted(&cs[1])
-		}, workflows.MethodExpiration, []string{"ip-10-0-0-10.ec2.internal"}, "expired: 2h0m0s old, expireAfter 90m", true, true},
+		}, "", nil, "nothing to do among 3 candidates", false, true},
 		{"multi-node takes the longest prefix that fits", func(cs []Candidate, p *Pass) {
 			p.Pools[pool.Name] = PoolNodes{Nodes: 3}
 			pool.Spec.Disruption.Budgets = []apiv1.Budget{{Nodes: "100%"}}

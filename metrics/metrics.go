@@ -56,6 +56,10 @@ type Metrics struct {
 	ConsolidationMoves *prometheus.CounterVec
 	ConsolidationScore *prometheus.HistogramVec
 	PodEventWrites     prometheus.Counter
+	// NodeClaimsDisrupted counts NodeClaims disruption deleted, by
+	// nodepool, reason (expired) and capacity_type (Karpenter's
+	// karpenter_nodeclaims_disrupted_total).
+	NodeClaimsDisrupted *prometheus.CounterVec
 }
 
 // New creates and registers the collectors, plus the Go and process collectors.
@@ -100,6 +104,9 @@ func New() *Metrics {
 		Help: "Objects garbage collection collected, by kind: instance (no NodeClaim), nodeclaim (instance gone), node, launch_template."}, []string{"kind"})
 	r.MustRegister(m.GarbageCollected)
 	m.newConsolidationMetrics(r)
+	m.NodeClaimsDisrupted = prometheus.NewCounterVec(prometheus.CounterOpts{Name: "joinery_nodeclaims_disrupted_total",
+		Help: "NodeClaims deleted by disruption, by nodepool, reason (expired) and capacity type."}, []string{"nodepool", "reason", "capacity_type"})
+	r.MustRegister(m.NodeClaimsDisrupted)
 	r.MustRegister(m.PodsPending, m.PodsUnschedulable, m.NodeClaimsCreated, m.NodeClaimsLaunched, m.NodeClaimsRegistered,
 		m.NodeClaimsTerminated, m.ProvisionDuration, m.InvalidNodePools, m.InsufficientCapacity,
 		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
@@ -226,4 +233,13 @@ func (m *Metrics) Collected(kind string) {
 		return
 	}
 	m.GarbageCollected.WithLabelValues(kind).Inc()
+}
+
+// NodeClaimDisrupted counts a NodeClaim disruption deleted (reason
+// "expired": the expiration reconciler).
+func (m *Metrics) NodeClaimDisrupted(nodePool, reason, capacityType string) {
+	if m == nil {
+		return
+	}
+	m.NodeClaimsDisrupted.WithLabelValues(nodePool, reason, capacityType).Inc()
 }

@@ -19,7 +19,7 @@ const (
 
 // Consolidation is the singleton (id "consolidation") that decides which
 // nodes to take away: each pass asks for one decision (emptiness, drift,
-// expiration, multi-node, single-node consolidation), re-simulates
+// multi-node, single-node consolidation), re-simulates
 // consolidation decisions after ValidationDelay, and runs DrainAndReplace
 // children to carry it out. pause-disruption / resume-disruption signals
 // stop and restart new disruptions; the pause is workflow state, so it
@@ -84,7 +84,8 @@ func Consolidation(ctx workflow.Context, in ConsolidationInput) error {
 		}
 		phase.Set(PhaseDeciding)
 		var d DisruptionDecision
-		if err := workflow.ExecuteActivity(act, ActivityComputeDisruption, DisruptionPass{Now: workflow.Now(ctx)}).Get(ctx, &d); err != nil {
+		now := workflow.Now(ctx)
+		if err := workflow.ExecuteActivity(act, ActivityComputeDisruption, DisruptionPass{Now: now, DriftNotBefore: st.driftNotBefore(now)}).Get(ctx, &d); err != nil {
 			workflow.GetLogger(ctx).Warn("disruption decision failed", "error", err)
 			continue
 		}
@@ -110,6 +111,10 @@ func Consolidation(ctx workflow.Context, in ConsolidationInput) error {
 			continue
 		}
 		phase.Set(PhaseDisrupting)
+		if d.Method == MethodDrift {
+			record(d, disruptDrifted(ctx, &st, d)) // notes the pool's back-off
+			continue
+		}
 		r := disrupt(ctx, d)
 		r.Decision = d
 		keep(r)

@@ -15,6 +15,9 @@ const (
 )
 
 // Disruption methods, tried in this order each pass; one acts per pass.
+// MethodExpiration is no longer one of them (an expired NodeClaim is
+// deleted by the controller's expiration reconciler); decisions recorded
+// before may still carry it.
 const (
 	MethodEmptiness  = "emptiness"
 	MethodDrift      = "drift"
@@ -42,6 +45,9 @@ type ConsolidationState struct {
 	// USDPerHour is the cluster's node cost at the last pass.
 	USDPerHour float64 `json:"usdPerHour"`
 	Passes     int     `json:"passes"`
+	// DriftBackoff holds, by NodePool name, the pools whose drift
+	// replacements failed last (see driftbackoff.go).
+	DriftBackoff map[string]DriftBackoff `json:"driftBackoff,omitempty"`
 }
 
 // PauseRequest is the pause-disruption signal's payload.
@@ -53,6 +59,9 @@ type PauseRequest struct {
 // DisruptionPass asks for one decision at workflow time Now.
 type DisruptionPass struct {
 	Now time.Time `json:"now"`
+	// DriftNotBefore holds, by NodePool name, until when the pool's drift
+	// is backed off (ConsolidationState.DriftBackoff).
+	DriftNotBefore map[string]time.Time `json:"driftNotBefore,omitempty"`
 }
 
 // DisruptionDecision is one pass's answer.
@@ -60,6 +69,9 @@ type DisruptionDecision struct {
 	Method string   `json:"method,omitempty"` // empty: nothing to do
 	Reason string   `json:"reason,omitempty"` // DrainAndReplace reason
 	Nodes  []string `json:"nodes,omitempty"`
+	// NodePool is the NodePool of the nodes (set by drift: its back-off
+	// is per pool).
+	NodePool string `json:"nodePool,omitempty"`
 	// NodeRefs, set by the decision activity when payload encryption is on,
 	// are the pseudonyms of Nodes (same order): the DrainAndReplace
 	// children are then disrupt/<reason>/<pseudonym>, Private, with no

@@ -44,6 +44,9 @@ const (
 	AnnotationDisruptionCost = "karpenter.sh/disruption-cost"
 	// AnnotationNodePoolHash stamps the NodePool template hash at launch (drift).
 	AnnotationNodePoolHash = "karpenter.sh/nodepool-hash"
+	// AnnotationNodePoolHashVersion stamps the version of the hash function
+	// next to it: hashes of different versions are not compared.
+	AnnotationNodePoolHashVersion = "karpenter.sh/nodepool-hash-version"
 
 	// TaintKeyDisrupted marks a node being drained (NoSchedule).
 	TaintKeyDisrupted = "karpenter.sh/disrupted"
@@ -67,6 +70,17 @@ const (
 	// (the provider manages them), except the unregistered taint.
 	LabelDoNotSyncTaints = "karpenter.sh/do-not-sync-taints"
 )
+
+// NormalizedLabels maps deprecated aliases of well-known labels to the
+// label they stand for (Karpenter's NormalizedLabels): a requirement on
+// the alias is a requirement on the label.
+var NormalizedLabels = map[string]string{
+	"failure-domain.beta.kubernetes.io/zone":   LabelZone,
+	"failure-domain.beta.kubernetes.io/region": LabelRegion,
+	"beta.kubernetes.io/arch":                  LabelArch,
+	"beta.kubernetes.io/os":                    LabelOS,
+	"beta.kubernetes.io/instance-type":         LabelInstanceType,
+}
 
 // RestrictedLabels may not be set in a NodePool template's labels: Joinery
 // sets them itself (as Karpenter does).

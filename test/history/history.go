@@ -19,7 +19,12 @@ import (
 
 // Export reads the full history of a workflow's latest run.
 func Export(ctx context.Context, c client.Client, workflowID string) ([]byte, error) {
-	it := c.GetWorkflowHistory(ctx, workflowID, "", false, enumspb.HISTORY_EVENT_FILTER_TYPE_ALL_EVENT)
+	return ExportRun(ctx, c, workflowID, "")
+}
+
+// ExportRun reads the full history of one run of a workflow ("": the latest).
+func ExportRun(ctx context.Context, c client.Client, workflowID, runID string) ([]byte, error) {
+	it := c.GetWorkflowHistory(ctx, workflowID, runID, false, enumspb.HISTORY_EVENT_FILTER_TYPE_ALL_EVENT)
 	h := &historypb.History{}
 	for it.HasNext() {
 		ev, err := it.Next()
