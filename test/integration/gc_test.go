@@ -254,8 +254,8 @@ func TestSharedStateAcrossWorkers(t *testing.T) {
 	}
 
 	// Emptiness clock: scale to 0 with consolidateAfter 10m, wait for the
-	// Empty condition on both NodeClaims, kill both workers, restart: the
-	// clocks are unchanged.
+	// pod-event clock (status.lastPodEventTime, the pods' deletion) on
+	// both NodeClaims, kill both workers, restart: the clocks are unchanged.
 	dc, err := dynamic.NewForConfig(e.w.Kube.RESTConfig())
 	if err != nil {
 		t.Fatal(err)
@@ -264,6 +264,7 @@ func TestSharedStateAcrossWorkers(t *testing.T) {
 		[]byte(`{"spec":{"disruption":{"consolidateAfter":"10m"}}}`), metav1.PatchOptions{}); err != nil {
 		t.Fatal(err)
 	}
+	scaledAt := time.Now().Truncate(time.Second)
 	if _, err := e.kc.AppsV1().Deployments("default").Patch(e.ctx, "gc-app", types.MergePatchType,
 		[]byte(`{"spec":{"replicas":0}}`), metav1.PatchOptions{}); err != nil {
 		t.Fatal(err)
@@ -277,16 +278,16 @@ func TestSharedStateAcrossWorkers(t *testing.T) {
 		for _, u := range l.Items {
 			var nc apiv1.NodeClaim
 			_ = runtime.DefaultUnstructuredConverter.FromUnstructured(u.Object, &nc)
-			for _, c := range nc.Status.Conditions {
-				if c.Type == "Empty" && c.Status == metav1.ConditionTrue {
-					out[nc.Name] = c.LastTransitionTime.UTC().Format(time.RFC3339)
-				}
+			if t := nc.Status.LastPodEventTime; t != nil && !t.Time.Before(scaledAt) {
+				out[nc.Name] = t.UTC().Format(time.RFC3339)
 			}
 		}
 		return out
 	}
 	var before map[string]string
-	waitFor(t, 2*time.Minute, "Empty on both NodeClaims", func() bool { before = clocks(); return len(before) == 2 })
+	waitFor(t, 2*time.Minute, "the pods' deletion on both NodeClaims' clocks", func() bool { before = clocks(); return len(before) == 2 })
+	time.Sleep(11 * time.Second) // a deletion inside the 10 s write window is written when it ends
+	before = clocks()
 	for _, w := range workers {
 		w.kill()
 	}
