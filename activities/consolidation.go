@@ -64,7 +64,7 @@ func (a *Activities) computeDisruption(ctx context.Context, now time.Time) (work
 		Now: now, Candidates: cands,
 		EmptySince: a.trackEmptiness(ctx, cands, now),
 		Pools:      a.poolNodes(cands),
-		Simulate:   func(nodes []string) solver.RemovalResult { return solver.SimulateRemoval(snap.input, nodes) },
+		Simulate:   solver.NewRemovalSimulator(snap.input).Simulate,
 		OnBudgetError: func(pool string, err error) {
 			a.Log.Warn("disruption budget", zap.String("nodepool", pool), zap.Error(err))
 		},

@@ -31,12 +31,37 @@ type RemovalResult struct {
 // most one new node is kept. in.Pods are ignored (consolidation runs when
 // nothing is pending). Pure and deterministic.
 func SimulateRemoval(in Input, candidates []string) RemovalResult {
+	return NewRemovalSimulator(in).Simulate(candidates)
+}
+
+// RemovalSimulator answers SimulateRemoval for many candidate sets over
+// one input, compiling its NodePools and DaemonSets once (a consolidation
+// pass asks tens of times). Its answers are SimulateRemoval's. The input
+// must not change while it is used; Simulate may be called concurrently.
+type RemovalSimulator struct {
+	in    Input
+	pools *poolSet
+}
+
+// NewRemovalSimulator prepares removal simulations over in.
+func NewRemovalSimulator(in Input) *RemovalSimulator {
+	return &RemovalSimulator{in: in, pools: preparePools(in)}
+}
+
+// Simulate is SimulateRemoval(in, candidates) for the simulator's input.
+func (rs *RemovalSimulator) Simulate(candidates []string) RemovalResult {
+	in := rs.in
 	cand := map[string]bool{}
 	for _, c := range candidates {
 		cand[c] = true
 	}
 	var sim Input
 	sim.NodePools, sim.DaemonSets, sim.Strategies = in.NodePools, in.DaemonSets, in.Strategies
+	// The pods that stay are passed by reference: ExistingPods are large
+	// structs, and copying them dominated a consolidation pass (tens of
+	// simulations per pass).
+	sim.ExistingNodes = make([]Node, 0, len(in.ExistingNodes))
+	staying := make([]*ExistingPod, 0, len(in.ExistingPods))
 	total := 0.0
 	found := 0
 	for _, n := range in.ExistingNodes {
@@ -50,9 +75,10 @@ func SimulateRemoval(in Input, candidates []string) RemovalResult {
 	if found != len(cand) {
 		return RemovalResult{Reason: "a candidate is not among the existing nodes"}
 	}
-	for _, ep := range in.ExistingPods {
+	for i := range in.ExistingPods {
+		ep := &in.ExistingPods[i]
 		if !cand[ep.Node] {
-			sim.ExistingPods = append(sim.ExistingPods, ep)
+			staying = append(staying, ep)
 			continue
 		}
 		if !ep.Daemon {
@@ -60,7 +86,7 @@ func SimulateRemoval(in Input, candidates []string) RemovalResult {
 		}
 	}
 	sort.SliceStable(sim.Pods, func(i, j int) bool { return sim.Pods[i].Key() < sim.Pods[j].Key() })
-	p := prepare(sim)
+	p := prepareWith(sim, rs.pools, staying)
 	strategies := sim.Strategies
 	if len(strategies) == 0 {
 		strategies = DefaultStrategies()
