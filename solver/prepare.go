@@ -31,8 +31,8 @@ type prepared struct {
 	// existing are the input's ExistingPods (in order; a RemovalSimulator
 	// passes the ones off its candidates without copying them).
 	existing []*ExistingPod
-	sigs    map[string]*podSignature // lookups only, never iterated
-	opens   map[openKey]*candidates
+	sigs     map[string]*podSignature // lookups only, never iterated
+	opens    map[openKey]*candidates
 	// maxVCPU is the largest vCPU count of any instance type of any pool.
 	maxVCPU int
 	// maxUsable is the element-wise largest usable shape of any type of any pool.
