@@ -58,6 +58,7 @@ type Activities struct {
 	invalidMu sync.Mutex
 	invalid   map[string]string // NodePool -> last reported error
 	empty     emptyTracker
+	dedupe    eventDedupe // Events about disruption published recently
 	// ledger is the pending-pod ledger (see Ledger).
 	ledgerOnce sync.Once
 	ledger     *PendingLedger

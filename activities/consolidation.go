@@ -6,14 +6,11 @@ import (
 	"time"
 
 	apiv1 "github.com/joinery/joinery/api/v1"
-	"github.com/joinery/joinery/cluster"
 	"github.com/joinery/joinery/disruption"
 	"github.com/joinery/joinery/solver"
 	"github.com/joinery/joinery/workflows"
 	"go.uber.org/zap"
 	corev1 "k8s.io/api/core/v1"
-	policyv1 "k8s.io/api/policy/v1"
-	"k8s.io/apimachinery/pkg/labels"
 )
 
 // emptyTracker holds emptiness clocks (by NodeClaim, workflow time) not yet
@@ -54,68 +51,35 @@ func (a *Activities) computeDisruption(ctx context.Context, now time.Time) (work
 	}
 	a.priceNodes(snap)
 	usd := clusterPrice(snap)
+	claims := a.disruptionClaims(ctx, now)
+	cands, blocked := disruption.Filter(claims)
 	// Pods the solver found no place for do not count: they would block
 	// consolidation forever.
 	if why := disruption.Unsettled(a.Ledger().UnnominatedPending(time.Now()), a.Cluster.NodeClaims()); why != "" {
-		return workflows.DisruptionDecision{USDPerHour: usd, Why: why}, nil
+		d := workflows.DisruptionDecision{USDPerHour: usd, Why: why}
+		a.reportBlocked(ctx, &d, claims, blocked)
+		return d, nil
 	}
-	cands := a.candidates()
+	trace := &disruption.Trace{}
 	pass := &disruption.Pass{
 		Now: now, Candidates: cands,
 		EmptySince: a.trackEmptiness(ctx, cands, now),
 		Pools:      a.poolNodes(cands),
-		Simulate:   solver.NewRemovalSimulator(snap.input).Simulate,
+		Simulate:   trace.Wrap(solver.NewRemovalSimulator(snap.input).Simulate),
 		OnBudgetError: func(pool string, err error) {
 			a.Log.Warn("disruption budget", zap.String("nodepool", pool), zap.Error(err))
 		},
 	}
 	d := disruption.Decide(pass)
 	d.USDPerHour = usd
+	a.reportBlocked(ctx, &d, claims, disruption.Merge(blocked, disruption.PassBlocks(pass, d, trace)))
 	return d, nil
 }
 
-// candidates reads every NodeClaim's node, pool, class, price and pods from
-// the caches and keeps the ones disruption.Candidates allows.
+// candidates reads every NodeClaim from the caches and keeps the ones
+// disruption.Candidates allows.
 func (a *Activities) candidates() []disruption.Candidate {
-	pdbs, _ := a.Cluster.PDBs.List(labels.Everything())
-	claims := a.Cluster.NodeClaims()
-	in := make([]disruption.Claim, 0, len(claims))
-	for _, nc := range claims {
-		s := disruption.Claim{Claim: nc, Nominating: a.nominationLive(nc, time.Now())}
-		if nc.Status.NodeName != "" {
-			if node, err := a.Cluster.Nodes.Get(nc.Status.NodeName); err == nil {
-				s.Node, s.Price = node, a.nodePrice(node)
-			}
-		}
-		if s.Node != nil {
-			s.Pool = a.nodePool(nc.Labels[apiv1.LabelNodePool])
-		}
-		if s.Pool != nil {
-			if ref := s.Pool.Spec.Template.Spec.NodeClassRef; ref != nil {
-				if cls, err := a.Cluster.NodeClass(ref.Name); err == nil {
-					s.Class = cls
-				}
-			}
-			for _, p := range a.Cluster.PodsOnNode(s.Node.Name) {
-				s.Pods = append(s.Pods, disruption.Pod{
-					Active: cluster.IsActive(p), DoNotDisrupt: p.Annotations[apiv1.AnnotationDoNotDisrupt] == "true",
-					Reschedulable: reschedulable(p), Controlled: hasController(p), Blocked: pdbBlocked(pdbs, p),
-				})
-			}
-		}
-		in = append(in, s)
-	}
-	return disruption.Candidates(in)
-}
-
-// pdbBlocked: a PodDisruptionBudget that selects the pod allows no disruption.
-func pdbBlocked(pdbs []*policyv1.PodDisruptionBudget, p *corev1.Pod) bool {
-	for _, pdb := range pdbs {
-		if pdb.Namespace == p.Namespace && pdb.Status.DisruptionsAllowed == 0 && selects(pdb.Spec.Selector, p.Labels) {
-			return true
-		}
-	}
-	return false
+	return disruption.Candidates(a.disruptionClaims(context.Background(), time.Now()))
 }
 
 // poolNodes counts the nodes of each candidate's NodePool and those of

@@ -18,6 +18,10 @@ type RemovalResult struct {
 	SavingUSDPerHour float64
 	// Reason says why it is not possible.
 	Reason string
+	// Pod is the pod ("namespace/name") that fits nowhere, when that is why.
+	Pod string
+	// NotCheaper: the pods fit, but the replacement would not cost less.
+	NotCheaper bool
 }
 
 // SimulateRemoval asks: can the nodes named in candidates go away? Their
@@ -104,7 +108,7 @@ func (rs *RemovalSimulator) Simulate(candidates []string) RemovalResult {
 	if best == nil {
 		s := p.run(strategies[0], true)
 		if len(s.unsched) > 0 {
-			return RemovalResult{Reason: "pod " + s.unsched[0].Pod + " cannot move: " + s.unsched[0].Reason}
+			return RemovalResult{Reason: "pod " + s.unsched[0].Pod + " cannot move: " + s.unsched[0].Reason, Pod: s.unsched[0].Pod}
 		}
 		return RemovalResult{Reason: "the pods need more than one new node"}
 	}
@@ -116,7 +120,7 @@ func (rs *RemovalSimulator) Simulate(candidates []string) RemovalResult {
 	}
 	res.Possible = res.SavingUSDPerHour > 1e-9
 	if !res.Possible {
-		res.Reason = "the replacement is not cheaper than the candidates"
+		res.Reason, res.NotCheaper = "the replacement is not cheaper than the candidates", true
 	}
 	return res
 }

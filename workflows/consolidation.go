@@ -87,6 +87,10 @@ func Consolidation(ctx workflow.Context, in ConsolidationInput) error {
 			continue
 		}
 		st.USDPerHour = d.USDPerHour
+		if d.Blocked != nil {
+			st.LastPass = &PassReport{At: workflow.Now(ctx), Why: d.Why, Eligible: d.Eligible, BlockedReport: *d.Blocked}
+			d.Blocked = nil // the report lives in LastPass; History stays small
+		}
 		if len(d.Nodes) == 0 {
 			continue
 		}

@@ -42,6 +42,49 @@ type ConsolidationState struct {
 	// USDPerHour is the cluster's node cost at the last pass.
 	USDPerHour float64 `json:"usdPerHour"`
 	Passes     int     `json:"passes"`
+	// LastPass is what the last pass that asked for a decision found
+	// (nil until one did, and in states written before it existed).
+	LastPass *PassReport `json:"lastPass,omitempty"`
+}
+
+// PassReport is one pass's outcome and why nodes were not disrupted.
+type PassReport struct {
+	At  time.Time `json:"at"`
+	Why string    `json:"why"` // the decision's Why
+	// Eligible is how many nodes were candidates.
+	Eligible int `json:"eligible"`
+	BlockedReport
+}
+
+// MaxBlockedReported bounds the nodes a pass report lists (the counts
+// cover every node).
+const MaxBlockedReported = 50
+
+// BlockedReport lists nodes that were not disrupted, with their reasons.
+type BlockedReport struct {
+	// Nodes are at most MaxBlockedReported nodes, those with a reason that
+	// is an Event (a block, not a state such as launching) first.
+	Nodes []BlockedNode `json:"nodes,omitempty"`
+	// Total is how many nodes had a reason; ByReason counts them by reason
+	// (a node with two reasons counts under both).
+	Total    int            `json:"total,omitempty"`
+	ByReason map[string]int `json:"byReason,omitempty"`
+}
+
+// BlockedNode is one node and every reason it was not disrupted.
+type BlockedNode struct {
+	Node      string        `json:"node,omitempty"` // empty before the Node registered
+	NodeClaim string        `json:"nodeClaim"`
+	NodePool  string        `json:"nodePool,omitempty"`
+	Reasons   []BlockReason `json:"reasons"`
+}
+
+// BlockReason is one reason: its kind (the metric label), the Event
+// reason it is published under ("" for none) and the Event's message.
+type BlockReason struct {
+	Reason  string `json:"reason"`
+	Event   string `json:"event,omitempty"`
+	Message string `json:"message"`
 }
 
 // PauseRequest is the pause-disruption signal's payload.
@@ -73,6 +116,9 @@ type DisruptionDecision struct {
 	Why        string   `json:"why"`
 	Eligible   int      `json:"eligible"`
 	Candidates []string `json:"candidates,omitempty"` // first few, in the order tried
+	// Blocked says why nodes were not disrupted this pass (bounded); the
+	// workflow keeps it as LastPass, not in History.
+	Blocked *BlockedReport `json:"blocked,omitempty"`
 }
 
 // Validation is the re-simulation's verdict on a decision.
