@@ -119,7 +119,9 @@ func Filter(claims []Claim) ([]Candidate, []Blocked) {
 
 func filterOne(s Claim) (Candidate, []Block) {
 	nc, node := s.Claim, s.Node
-	one := func(k BlockKind, msg string) (Candidate, []Block) { return Candidate{}, []Block{{Kind: k, Message: msg}} }
+	one := func(k BlockKind, msg string) (Candidate, []Block) {
+		return Candidate{}, []Block{{Kind: k, Message: msg}}
+	}
 	switch {
 	case nc.DeletionTimestamp != nil:
 		return one(BlockDeleting, "Node is deleting or marked for deletion")
