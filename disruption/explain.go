@@ -68,6 +68,17 @@ func (k BlockKind) Event() string {
 	return EventDisruptionBlocked
 }
 
+// Filtering reports whether the kind comes from candidate filtering (the
+// node is not a candidate) rather than from a pass over the candidates.
+func (k BlockKind) Filtering() bool {
+	switch k {
+	case BlockNoNode, BlockNotInitialized, BlockDeleting, BlockDisrupting, BlockNominated,
+		BlockDoNotDisruptNode, BlockDoNotDisruptPod, BlockPDB, BlockNoController, BlockNodePoolNotFound:
+		return true
+	}
+	return false
+}
+
 // Block is one reason, with the sentence the Event carries.
 type Block struct {
 	Kind    BlockKind

@@ -114,6 +114,15 @@ func TestBlockKindEvents(t *testing.T) {
 	if len(BlockKinds) != 17 {
 		t.Errorf("%d kinds listed", len(BlockKinds))
 	}
+	filtering := 0
+	for _, k := range BlockKinds {
+		if k.Filtering() {
+			filtering++
+		}
+	}
+	if filtering != 10 || BlockBudget.Filtering() || !BlockPDB.Filtering() {
+		t.Errorf("%d filtering kinds", filtering)
+	}
 }
 
 // A pass says why the candidates it did not take stayed: budgets, the
