@@ -154,7 +154,8 @@ func filterOne(s Claim) (Candidate, []Block) {
 		return Candidate{}, append(bs, Block{Kind: BlockNodePoolNotFound, Message: fmt.Sprintf("NodePool not found (NodePool=%s)", nc.Labels[apiv1.LabelNodePool])})
 	}
 	c := Candidate{Node: node, Claim: nc, Pool: s.Pool, Class: s.Class, Price: s.Price}
-	var dnd, pdb, bare podList
+	var dnd, bare podList
+	var pdbs pdbGroups
 	for _, p := range s.Pods {
 		if !p.Active {
 			continue
@@ -171,14 +172,7 @@ func filterOne(s Claim) (Candidate, []Block) {
 			continue
 		}
 		if p.Blocked {
-			switch {
-			case len(p.PDBs) > 1:
-				pdb.add(fmt.Sprintf("Eviction does not support multiple PDBs (PodDisruptionBudgets %s select pod %s)", strings.Join(p.PDBs, ", "), p.named()))
-			case len(p.PDBs) == 1:
-				pdb.add(fmt.Sprintf("PDB %s prevents pod evictions (pod %s)", p.PDBs[0], p.named()))
-			default:
-				pdb.add(fmt.Sprintf("A PDB prevents pod evictions (pod %s)", p.named()))
-			}
+			pdbs.add(p.PDBs, p.named())
 		}
 		if !p.Controlled {
 			bare.add(fmt.Sprintf("Pod %s has no controller: evicting it would lose it", p.named()))
@@ -186,7 +180,7 @@ func filterOne(s Claim) (Candidate, []Block) {
 		c.Pods++
 	}
 	bs = append(bs, dnd.block(BlockDoNotDisruptPod)...)
-	bs = append(bs, pdb.block(BlockPDB)...)
+	bs = append(bs, pdbs.block()...)
 	bs = append(bs, bare.block(BlockNoController)...)
 	if len(bs) > 0 {
 		return Candidate{}, bs
@@ -225,6 +219,66 @@ func (l *podList) block(k BlockKind) []Block {
 		msg += fmt.Sprintf("; and %d more pods", l.more)
 	}
 	return []Block{{Kind: k, Message: msg}}
+}
+
+// pdbGroups gathers a node's PDB-blocked pods by the budgets that block
+// them, in the order first seen.
+type pdbGroups struct {
+	keys []string
+	by   map[string]*pdbGroup
+}
+
+type pdbGroup struct {
+	pdbs []string
+	pods []string
+	more int
+}
+
+func (g *pdbGroups) add(pdbs []string, pod string) {
+	k := strings.Join(pdbs, ", ")
+	if g.by == nil {
+		g.by = map[string]*pdbGroup{}
+	}
+	e, ok := g.by[k]
+	if !ok {
+		e = &pdbGroup{pdbs: pdbs}
+		g.by[k] = e
+		g.keys = append(g.keys, k)
+	}
+	if len(e.pods) < podsNamed {
+		e.pods = append(e.pods, pod)
+	} else {
+		e.more++
+	}
+}
+
+// block is one Block naming each budget and the pods it blocks: Karpenter's
+// sentences ("PDB ... prevents pod evictions", "Eviction does not support
+// multiple PDBs") with the objects named.
+func (g *pdbGroups) block() []Block {
+	if len(g.keys) == 0 {
+		return nil
+	}
+	var msgs []string
+	for _, k := range g.keys {
+		e := g.by[k]
+		pods := "pod " + e.pods[0]
+		if len(e.pods) > 1 || e.more > 0 {
+			pods = "pods " + strings.Join(e.pods, ", ")
+		}
+		if e.more > 0 {
+			pods += fmt.Sprintf(" and %d more", e.more)
+		}
+		switch {
+		case len(e.pdbs) > 1:
+			msgs = append(msgs, fmt.Sprintf("Eviction does not support multiple PDBs (PodDisruptionBudgets %s select %s)", k, pods))
+		case len(e.pdbs) == 1:
+			msgs = append(msgs, fmt.Sprintf("PDB %s prevents pod evictions (%s)", k, pods))
+		default:
+			msgs = append(msgs, fmt.Sprintf("A PDB prevents pod evictions (%s)", pods))
+		}
+	}
+	return []Block{{Kind: BlockPDB, Message: strings.Join(msgs, "; ")}}
 }
 
 // Trace records what a pass's simulations answered for single nodes (the

@@ -45,6 +45,7 @@ func TestFilterSaysWhyEachNodeIsNotACandidate(t *testing.T) {
 				{Name: "jobs/train", Active: true, Reschedulable: true, Controlled: true, DoNotDisrupt: true, DoNotDisruptUntil: until},
 				{Name: "jobs/forever", Active: true, Reschedulable: true, Controlled: true, DoNotDisrupt: true},
 				{Name: "default/web-1", Active: true, Reschedulable: true, Controlled: true, Blocked: true, PDBs: []string{"default/web"}},
+				{Name: "default/web-2", Active: true, Reschedulable: true, Controlled: true, Blocked: true, PDBs: []string{"default/web"}},
 				{Name: "default/db-0", Active: true, Reschedulable: true, Controlled: true, Blocked: true, PDBs: []string{"default/db", "default/all"}},
 				{Name: "default/scratch", Active: true, Reschedulable: true},
 				{Name: "default/done", Active: false, DoNotDisrupt: true},
@@ -54,10 +55,16 @@ func TestFilterSaysWhyEachNodeIsNotACandidate(t *testing.T) {
 			{Kind: BlockDoNotDisruptNode, Message: `Disruption is blocked through the "karpenter.sh/do-not-disrupt" annotation`},
 			{Kind: BlockDoNotDisruptPod, Message: `Pod jobs/train has "karpenter.sh/do-not-disrupt" annotation until 2026-11-29T12:20:00Z; ` +
 				`Pod jobs/forever has "karpenter.sh/do-not-disrupt" annotation`},
-			{Kind: BlockPDB, Message: "PDB default/web prevents pod evictions (pod default/web-1); " +
+			{Kind: BlockPDB, Message: "PDB default/web prevents pod evictions (pods default/web-1, default/web-2); " +
 				"Eviction does not support multiple PDBs (PodDisruptionBudgets default/db, default/all select pod default/db-0)"},
 			{Kind: BlockNoController, Message: "Pod default/scratch has no controller: evicting it would lose it"},
 		}},
+		{"one PDB over many pods", func(s *Claim) {
+			for i := 0; i < 5; i++ {
+				s.Pods = append(s.Pods, Pod{Name: fmt.Sprintf("default/web-%d", i), Active: true, Reschedulable: true, Controlled: true,
+					Blocked: true, PDBs: []string{"default/web"}})
+			}
+		}, []Block{{Kind: BlockPDB, Message: "PDB default/web prevents pod evictions (pods default/web-0, default/web-1, default/web-2 and 2 more)"}}},
 		{"many pods: three named, then a count", func(s *Claim) {
 			for i := 0; i < 5; i++ {
 				s.Pods = append(s.Pods, Pod{Name: fmt.Sprintf("default/bare-%d", i), Active: true, Reschedulable: true})
