@@ -156,7 +156,11 @@ func filterOne(s Claim) (Candidate, []Block) {
 	c := Candidate{Node: node, Claim: nc, Pool: s.Pool, Class: s.Class, Price: s.Price}
 	var dnd, bare podList
 	var pdbs pdbGroups
-	for _, p := range s.Pods {
+	// By name, so a node's messages read the same every pass (Events are
+	// deduplicated by message).
+	pods := append([]Pod(nil), s.Pods...)
+	sort.SliceStable(pods, func(i, j int) bool { return pods[i].Name < pods[j].Name })
+	for _, p := range pods {
 		if !p.Active {
 			continue
 		}

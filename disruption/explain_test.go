@@ -53,10 +53,10 @@ func TestFilterSaysWhyEachNodeIsNotACandidate(t *testing.T) {
 		}, []Block{
 			{Kind: BlockNominated, Message: "Node is nominated for a pending pod"},
 			{Kind: BlockDoNotDisruptNode, Message: `Disruption is blocked through the "karpenter.sh/do-not-disrupt" annotation`},
-			{Kind: BlockDoNotDisruptPod, Message: `Pod jobs/train has "karpenter.sh/do-not-disrupt" annotation until 2026-11-29T12:20:00Z; ` +
-				`Pod jobs/forever has "karpenter.sh/do-not-disrupt" annotation`},
-			{Kind: BlockPDB, Message: "PDB default/web prevents pod evictions (pods default/web-1, default/web-2); " +
-				"Eviction does not support multiple PDBs (PodDisruptionBudgets default/db, default/all select pod default/db-0)"},
+			{Kind: BlockDoNotDisruptPod, Message: `Pod jobs/forever has "karpenter.sh/do-not-disrupt" annotation; ` +
+				`Pod jobs/train has "karpenter.sh/do-not-disrupt" annotation until 2026-11-29T12:20:00Z`},
+			{Kind: BlockPDB, Message: "Eviction does not support multiple PDBs (PodDisruptionBudgets default/db, default/all select pod default/db-0); " +
+				"PDB default/web prevents pod evictions (pods default/web-1, default/web-2)"},
 			{Kind: BlockNoController, Message: "Pod default/scratch has no controller: evicting it would lose it"},
 		}},
 		{"one PDB over many pods", func(s *Claim) {
@@ -79,6 +79,15 @@ func TestFilterSaysWhyEachNodeIsNotACandidate(t *testing.T) {
 			s := Claim{Claim: nc, Node: node, Pool: pool, Price: 0.1}
 			c.change(&s)
 			cands, blocked := Filter([]Claim{s})
+			// The pods' order does not change the messages.
+			rev := s
+			rev.Pods = nil
+			for i := len(s.Pods) - 1; i >= 0; i-- {
+				rev.Pods = append(rev.Pods, s.Pods[i])
+			}
+			if _, again := Filter([]Claim{rev}); !reflect.DeepEqual(again, blocked) {
+				t.Fatalf("pods reversed: %+v, want %+v", again, blocked)
+			}
 			if !reflect.DeepEqual(nodeNames(cands), nodeNames(Candidates([]Claim{s}))) {
 				t.Fatalf("Filter kept %v, Candidates %v", nodeNames(cands), nodeNames(Candidates([]Claim{s})))
 			}

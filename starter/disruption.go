@@ -131,7 +131,7 @@ func printLastPass(lp *workflows.PassReport) {
 	if lp == nil {
 		return
 	}
-	fmt.Printf("last pass %s: %s (%d candidates)\n", lp.At.UTC().Format("15:04:05"), lp.Why, lp.Eligible)
+	fmt.Printf("last pass %s: %s\n", lp.At.UTC().Format("15:04:05"), lp.Why)
 	if lp.Total == 0 {
 		fmt.Println("no node blocked")
 		return
