@@ -26,6 +26,9 @@ type emptyTracker struct {
 // Nothing is decided while pods are pending or NodeClaims are launching.
 func (a *Activities) ComputeDisruption(ctx context.Context, p workflows.DisruptionPass) (workflows.DisruptionDecision, error) {
 	d, err := a.computeDisruption(ctx, p.Now)
+	if err == nil && d.Blocked != nil && p.Reported != "" && d.Blocked.Digest() == p.Reported {
+		d.Blocked, d.BlockedUnchanged = nil, true // the workflow holds this report already
+	}
 	if err == nil && a.private() {
 		for _, n := range d.Nodes {
 			d.NodeRefs = append(d.NodeRefs, a.Pseudonym(n))

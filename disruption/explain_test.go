@@ -1,6 +1,7 @@
 package disruption
 
 import (
+	"encoding/json"
 	"fmt"
 	"reflect"
 	"testing"
@@ -248,5 +249,33 @@ func TestMergeAndReport(t *testing.T) {
 	}
 	if all := Report(m, 10); all.Nodes[2].Node != "n-3" || all.Nodes[3].NodeClaim != "c-launching" {
 		t.Fatalf("order %+v", all.Nodes)
+	}
+}
+
+// The workflow sends back the digest of the report it decoded from its
+// history: a report and its JSON round trip have the same digest, and a
+// changed message another.
+func TestReportDigestSurvivesJSON(t *testing.T) {
+	rep := Report([]Blocked{
+		{NodeClaim: "c-1", Node: "n-1", NodePool: "p", Blocks: []Block{{Kind: BlockPDB, Message: "PDB default/web prevents pod evictions (pod default/web-1)"}}},
+		{NodeClaim: "c-2", NodePool: "p", Blocks: []Block{{Kind: BlockNoNode, Message: "Nodeclaim does not have an associated node"}}},
+	}, workflows.MaxBlockedReported)
+	b, err := json.Marshal(workflows.ConsolidationState{LastPass: &workflows.PassReport{At: t0, BlockedReport: rep}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var back workflows.ConsolidationState
+	if err := json.Unmarshal(b, &back); err != nil {
+		t.Fatal(err)
+	}
+	if back.LastPass.BlockedReport.Digest() != rep.Digest() {
+		t.Fatalf("digest changed over JSON: %s", b)
+	}
+	rep.Nodes[0].Reasons[0].Message += "!"
+	if back.LastPass.BlockedReport.Digest() == rep.Digest() {
+		t.Fatal("a changed message has the same digest")
+	}
+	if (workflows.BlockedReport{}).Digest() == back.LastPass.BlockedReport.Digest() {
+		t.Fatal("empty and full reports share a digest")
 	}
 }

@@ -4,6 +4,8 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
+	"reflect"
 	"sort"
 	"testing"
 	"time"
@@ -20,6 +22,7 @@ type fakeConsolidation struct {
 	decide   func(i int, now time.Time) DisruptionDecision
 	valid    Validation
 	decided  []time.Time
+	reported []string // DisruptionPass.Reported per pass
 	drained  []DisruptInput
 	validate int
 }
@@ -27,6 +30,7 @@ type fakeConsolidation struct {
 func (f *fakeConsolidation) register(env *testsuite.TestWorkflowEnvironment) {
 	env.RegisterActivityWithOptions(func(_ context.Context, p DisruptionPass) (DisruptionDecision, error) {
 		f.decided = append(f.decided, p.Now)
+		f.reported = append(f.reported, p.Reported)
 		return f.decide(len(f.decided)-1, p.Now), nil
 	}, activity.RegisterOptions{Name: ActivityComputeDisruption})
 	env.RegisterActivityWithOptions(func(context.Context, DisruptionDecision) (Validation, error) {
@@ -195,5 +199,48 @@ func TestConsolidationStatusListsTheLastPassBlockedNodes(t *testing.T) {
 	var old ConsolidationInput
 	if err := json.Unmarshal([]byte(`{"state":{"paused":true,"pauseReason":"x","usdPerHour":2,"passes":7}}`), &old); err != nil || old.State.LastPass != nil || old.State.Passes != 7 {
 		t.Fatalf("old state %+v, %v", old.State, err)
+	}
+}
+
+// A pass whose report equals the one the workflow holds (the digest it
+// sent) comes back without it: LastPass keeps the report and takes the
+// pass's time and outcome.
+func TestConsolidationKeepsAnUnchangedReport(t *testing.T) {
+	var s testsuite.WorkflowTestSuite
+	env := s.NewTestWorkflowEnvironment()
+	rep := BlockedReport{Total: 1, ByReason: map[string]int{"pdb": 1}, Nodes: []BlockedNode{{Node: "n3", NodeClaim: "general-3",
+		Reasons: []BlockReason{{Reason: "pdb", Event: "DisruptionBlocked", Message: "PDB default/web prevents pod evictions (pod default/web-1)"}}}}}
+	var f *fakeConsolidation
+	f = &fakeConsolidation{decide: func(i int, _ time.Time) DisruptionDecision {
+		d := DisruptionDecision{Why: fmt.Sprintf("pass %d", i)}
+		if f.reported[i] == rep.Digest() {
+			d.BlockedUnchanged = true
+		} else {
+			d.Blocked = &rep
+		}
+		return d
+	}}
+	f.register(env)
+	var st ConsolidationStatus
+	var at time.Time
+	env.RegisterDelayedCallback(func() {
+		v, err := env.QueryWorkflow(QueryStatus)
+		if err == nil {
+			_ = v.Get(&st)
+		}
+		at = env.Now()
+	}, 2*time.Minute)
+	env.ExecuteWorkflow(ConsolidationWorkflow, ConsolidationInput{})
+	if f.reported[0] != "" {
+		t.Fatalf("first pass sent digest %q", f.reported[0])
+	}
+	for i, r := range f.reported[1:] {
+		if r != rep.Digest() {
+			t.Fatalf("pass %d sent %q, want %q", i+1, r, rep.Digest())
+		}
+	}
+	lp := st.LastPass
+	if lp == nil || !reflect.DeepEqual(lp.BlockedReport, rep) || lp.Why == "pass 0" || at.Sub(lp.At) > DefaultPassInterval+time.Second {
+		t.Fatalf("last pass %+v (query at %s)", lp, at)
 	}
 }

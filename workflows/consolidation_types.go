@@ -1,6 +1,11 @@
 package workflows
 
-import "time"
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"time"
+)
 
 // ConsolidationWorkflow is the singleton that decides voluntary disruption.
 const (
@@ -71,6 +76,13 @@ type BlockedReport struct {
 	ByReason map[string]int `json:"byReason,omitempty"`
 }
 
+// Digest identifies a report's content (nodes, reasons, counts).
+func (r BlockedReport) Digest() string {
+	b, _ := json.Marshal(r) // plain data; map keys sorted
+	sum := sha256.Sum256(b)
+	return hex.EncodeToString(sum[:12])
+}
+
 // BlockedNode is one node and every reason it was not disrupted.
 type BlockedNode struct {
 	Node      string        `json:"node,omitempty"` // empty before the Node registered
@@ -96,6 +108,11 @@ type PauseRequest struct {
 // DisruptionPass asks for one decision at workflow time Now.
 type DisruptionPass struct {
 	Now time.Time `json:"now"`
+	// Reported is the Digest of the blocked-node report the workflow
+	// holds: an identical new report comes back as BlockedUnchanged, so a
+	// steady cluster does not write the same report into every pass's
+	// history.
+	Reported string `json:"reported,omitempty"`
 }
 
 // DisruptionDecision is one pass's answer.
@@ -117,8 +134,10 @@ type DisruptionDecision struct {
 	Eligible   int      `json:"eligible"`
 	Candidates []string `json:"candidates,omitempty"` // first few, in the order tried
 	// Blocked says why nodes were not disrupted this pass (bounded); the
-	// workflow keeps it as LastPass, not in History.
-	Blocked *BlockedReport `json:"blocked,omitempty"`
+	// workflow keeps it as LastPass, not in History. Nil with
+	// BlockedUnchanged: the same as DisruptionPass.Reported.
+	Blocked          *BlockedReport `json:"blocked,omitempty"`
+	BlockedUnchanged bool           `json:"blockedUnchanged,omitempty"`
 }
 
 // Validation is the re-simulation's verdict on a decision.
