@@ -81,8 +81,8 @@ func (a *Activities) computeDisruption(ctx context.Context, now time.Time) (work
 
 // candidates reads every NodeClaim from the caches and keeps the ones
 // disruption.Candidates allows.
-func (a *Activities) candidates() []disruption.Candidate {
-	return disruption.Candidates(a.disruptionClaims(context.Background(), time.Now()))
+func (a *Activities) candidates(ctx context.Context) []disruption.Candidate {
+	return disruption.Candidates(a.disruptionClaims(ctx, time.Now()))
 }
 
 // poolNodes counts the nodes of each candidate's NodePool and those of
@@ -112,7 +112,7 @@ func (a *Activities) ValidateDisruption(ctx context.Context, d workflows.Disrupt
 }
 
 func (a *Activities) validate(ctx context.Context, d workflows.DisruptionDecision) (workflows.Validation, error) {
-	if v, final := disruption.Recheck(d, a.candidates()); final {
+	if v, final := disruption.Recheck(d, a.candidates(ctx)); final {
 		return v, nil
 	}
 	snap, err := a.takeSnapshot(ctx, time.Now())
