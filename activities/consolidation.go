@@ -5,14 +5,11 @@ import (
 	"time"
 
 	apiv1 "github.com/joinery/joinery/api/v1"
-	"github.com/joinery/joinery/cluster"
 	"github.com/joinery/joinery/disruption"
 	"github.com/joinery/joinery/solver"
 	"github.com/joinery/joinery/workflows"
 	"go.uber.org/zap"
 	corev1 "k8s.io/api/core/v1"
-	policyv1 "k8s.io/api/policy/v1"
-	"k8s.io/apimachinery/pkg/labels"
 )
 
 // ComputeDisruption makes one consolidation pass's decision at workflow
@@ -21,6 +18,9 @@ import (
 // Nothing is decided while pods are pending or NodeClaims are launching.
 func (a *Activities) ComputeDisruption(ctx context.Context, p workflows.DisruptionPass) (workflows.DisruptionDecision, error) {
 	d, err := a.computeDisruption(ctx, p)
+	if err == nil && d.Blocked != nil && p.Reported != "" && d.Blocked.Digest() == p.Reported {
+		d.Blocked, d.BlockedUnchanged = nil, true // the workflow holds this report already
+	}
 	if err == nil && a.private() {
 		for _, n := range d.Nodes {
 			d.NodeRefs = append(d.NodeRefs, a.Pseudonym(n))
@@ -47,16 +47,20 @@ func (a *Activities) computeDisruption(ctx context.Context, p workflows.Disrupti
 	}
 	a.priceNodes(snap)
 	usd := clusterPrice(snap)
+	claims := a.disruptionClaims(ctx, now)
+	cands, blocked := disruption.Filter(claims)
 	// Pods the solver found no place for do not count: they would block
 	// consolidation forever.
 	if why := disruption.Unsettled(a.Ledger().UnnominatedPending(time.Now()), a.Cluster.NodeClaims()); why != "" {
-		return workflows.DisruptionDecision{USDPerHour: usd, Why: why}, nil
+		d := workflows.DisruptionDecision{USDPerHour: usd, Why: why}
+		a.reportBlocked(ctx, &d, claims, blocked)
+		return d, nil
 	}
-	cands := a.candidates()
+	trace := &disruption.Trace{}
 	pass := &disruption.Pass{
 		Now: now, Candidates: cands,
 		Pools:      a.poolNodes(cands),
-		Simulate:   func(nodes []string) solver.RemovalResult { return solver.SimulateRemoval(snap.input, nodes) },
+		Simulate:   trace.Wrap(solver.NewRemovalSimulator(snap.input).Simulate),
 		SpotToSpot: a.SpotToSpotConsolidation,
 		OnBudgetError: func(pool string, err error) {
 			a.Log.Warn("disruption budget", zap.String("nodepool", pool), zap.Error(err))
@@ -67,52 +71,14 @@ func (a *Activities) computeDisruption(ctx context.Context, p workflows.Disrupti
 	}
 	d := disruption.Decide(pass)
 	d.USDPerHour = usd
+	a.reportBlocked(ctx, &d, claims, disruption.Merge(blocked, disruption.PassBlocks(pass, d, trace)))
 	return d, nil
 }
 
-// candidates reads every NodeClaim's node, pool, class, price and pods from
-// the caches and keeps the ones disruption.Candidates allows.
-func (a *Activities) candidates() []disruption.Candidate {
-	pdbs, _ := a.Cluster.PDBs.List(labels.Everything())
-	claims := a.Cluster.NodeClaims()
-	in := make([]disruption.Claim, 0, len(claims))
-	for _, nc := range claims {
-		s := disruption.Claim{Claim: nc, Nominating: a.nominationLive(nc, time.Now())}
-		if nc.Status.NodeName != "" {
-			if node, err := a.Cluster.Nodes.Get(nc.Status.NodeName); err == nil {
-				s.Node, s.Price = node, a.nodePrice(node)
-			}
-		}
-		if s.Node != nil {
-			s.Pool = a.nodePool(nc.Labels[apiv1.LabelNodePool])
-		}
-		if s.Pool != nil {
-			if ref := s.Pool.Spec.Template.Spec.NodeClassRef; ref != nil {
-				if cls, err := a.Cluster.NodeClass(ref.Name); err == nil {
-					s.Class = cls
-				}
-			}
-			for _, p := range a.Cluster.PodsOnNode(s.Node.Name) {
-				s.Pods = append(s.Pods, disruption.Pod{
-					Active: cluster.IsActive(p), DoNotDisrupt: p.Annotations[apiv1.AnnotationDoNotDisrupt] == "true",
-					Reschedulable: reschedulable(p), Controlled: hasController(p), Blocked: pdbBlocked(pdbs, p),
-					Annotations: p.Annotations, Priority: p.Spec.Priority,
-				})
-			}
-		}
-		in = append(in, s)
-	}
-	return disruption.Candidates(in)
-}
-
-// pdbBlocked: a PodDisruptionBudget that selects the pod allows no disruption.
-func pdbBlocked(pdbs []*policyv1.PodDisruptionBudget, p *corev1.Pod) bool {
-	for _, pdb := range pdbs {
-		if pdb.Namespace == p.Namespace && pdb.Status.DisruptionsAllowed == 0 && selects(pdb.Spec.Selector, p.Labels) {
-			return true
-		}
-	}
-	return false
+// candidates reads every NodeClaim from the caches and keeps the ones
+// disruption.Candidates allows.
+func (a *Activities) candidates(ctx context.Context) []disruption.Candidate {
+	return disruption.Candidates(a.disruptionClaims(ctx, time.Now()))
 }
 
 // poolNodes counts the nodes of each candidate's NodePool and those of
@@ -142,7 +108,7 @@ func (a *Activities) ValidateDisruption(ctx context.Context, d workflows.Disrupt
 }
 
 func (a *Activities) validate(ctx context.Context, d workflows.DisruptionDecision) (workflows.Validation, error) {
-	cands := a.candidates()
+	cands := a.candidates(ctx)
 	if why := disruption.ConsolidateAfterRecheck(d, cands, time.Now()); why != "" {
 		return workflows.Validation{Why: why}, nil
 	}

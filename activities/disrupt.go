@@ -27,8 +27,10 @@ const ConditionDisruptionReason = "DisruptionReason"
 
 // CheckDisruptionCandidate re-checks, right before acting, that a node may
 // be disrupted: it exists and Joinery launched it; unless this is an
-// interruption, neither the node nor any of its pods is annotated
-// karpenter.sh/do-not-disrupt=true and its NodePool's disruption budgets
+// interruption, neither the node (="true") nor any of its pods (="true",
+// or a duration not yet elapsed since the pod started:
+// disruption.PodProtection) is annotated karpenter.sh/do-not-disrupt, and
+// its NodePool's disruption budgets
 // allow one more node (unless skipped).
 func (a *Activities) CheckDisruptionCandidate(ctx context.Context, in workflows.DisruptInput) (workflows.Candidate, error) {
 	node, err := a.Cluster.Kube.CoreV1().Nodes().Get(ctx, in.NodeName, metav1.GetOptions{})
@@ -49,12 +51,17 @@ func (a *Activities) CheckDisruptionCandidate(ctx context.Context, in workflows.
 	if in.Interruption {
 		return c, nil
 	}
-	if node.Annotations[apiv1.AnnotationDoNotDisrupt] == "true" {
+	if disruption.NodeProtected(node.Annotations) {
 		return workflows.Candidate{Why: "node is annotated " + apiv1.AnnotationDoNotDisrupt}, nil
 	}
+	now := time.Now()
 	for _, p := range a.Cluster.PodsOnNode(node.Name) {
-		if cluster.IsActive(p) && p.Annotations[apiv1.AnnotationDoNotDisrupt] == "true" {
-			return workflows.Candidate{Why: fmt.Sprintf("pod %s/%s is annotated %s", p.Namespace, p.Name, apiv1.AnnotationDoNotDisrupt)}, nil
+		if pr := a.podProtection(ctx, p, now); cluster.IsActive(p) && pr.Active {
+			why := fmt.Sprintf("pod %s/%s is annotated %s", p.Namespace, p.Name, apiv1.AnnotationDoNotDisrupt)
+			if !pr.Until.IsZero() {
+				why += " until " + pr.Until.UTC().Format(time.RFC3339)
+			}
+			return workflows.Candidate{Why: why}, nil
 		}
 		// An operator's drain may evict a bare pod (like kubectl drain --force); automation may not.
 		if in.Reason != workflows.ReasonManual && reschedulable(p) && !hasController(p) {

@@ -72,7 +72,7 @@ func (a *Activities) DrainStep(ctx context.Context, r workflows.DrainRequest) (w
 			a.logger(ctx).Warn("pod deleted at termination grace deadline", zap.String("pod", key(p)), zap.String("node", r.NodeName))
 			continue
 		}
-		if p.Annotations[apiv1.AnnotationDoNotDisrupt] == "true" && !r.EvictDoNotDisrupt {
+		if !r.EvictDoNotDisrupt && a.podProtection(ctx, p, r.Now).Active {
 			st.Blocked = append(st.Blocked, key(p))
 			continue
 		}

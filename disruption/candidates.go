@@ -23,15 +23,23 @@ type Claim struct {
 
 // Pod is what candidate filtering needs to know of a pod on a node.
 type Pod struct {
-	Active        bool // neither Succeeded nor Failed
-	DoNotDisrupt  bool // annotated karpenter.sh/do-not-disrupt=true
-	Reschedulable bool // must find a new home when the node goes
-	Controlled    bool // something (ReplicaSet, Job...) recreates it
-	// Blocked: a PodDisruptionBudget that selects it allows no disruption.
+	Name          string // namespace/name, for the reasons
+	Active        bool   // neither Succeeded nor Failed
+	DoNotDisrupt  bool   // karpenter.sh/do-not-disrupt protects it now (PodProtection)
+	Reschedulable bool   // must find a new home when the node goes
+	Controlled    bool   // something (ReplicaSet, Job...) recreates it
+	// Blocked: its eviction would be refused: a PodDisruptionBudget that
+	// selects it allows no disruption, or more than one selects it.
 	Blocked bool
 	// Annotations and Priority give its EvictionCost.
 	Annotations map[string]string
 	Priority    *int32
+	// PDBs name (namespace/name) the budgets that block it: the one that
+	// allows nothing, or every one when several select it.
+	PDBs []string
+	// DoNotDisruptUntil is when a duration annotation's protection ends
+	// (zero: "true", or not started).
+	DoNotDisruptUntil time.Time
 }
 
 // Candidate is a node voluntary disruption may take.
@@ -67,46 +75,10 @@ func Unsettled(pending int, claims []*apiv1.NodeClaim) string {
 // annotated (nor any pod) do-not-disrupt, not holding nominations for
 // pending pods, no pod behind a PodDisruptionBudget that allows no
 // disruption, and no pod that no controller owns (evicting it would lose
-// it, as kubectl drain warns).
+// it, as kubectl drain warns). Filter also says why the others are not.
 func Candidates(claims []Claim) []Candidate {
-	var out []Candidate
-	for _, s := range claims {
-		if c, ok := candidate(s); ok {
-			out = append(out, c)
-		}
-	}
+	out, _ := Filter(claims)
 	return out
-}
-
-func candidate(s Claim) (Candidate, bool) {
-	nc, node := s.Claim, s.Node
-	if nc.Status.NodeName == "" || nc.DeletionTimestamp != nil || !Initialized(nc) || s.Nominating {
-		return Candidate{}, false
-	}
-	if node == nil || hasTaint(node.Spec.Taints, apiv1.TaintKeyDisrupted) || node.Annotations[apiv1.AnnotationDoNotDisrupt] == "true" {
-		return Candidate{}, false
-	}
-	if s.Pool == nil {
-		return Candidate{}, false
-	}
-	c := Candidate{Node: node, Claim: nc, Pool: s.Pool, Class: s.Class, Price: s.Price, RescheduleDisruptionCost: PerNodeBaseDisruptionCost}
-	for _, p := range s.Pods {
-		if !p.Active {
-			continue
-		}
-		if p.DoNotDisrupt {
-			return Candidate{}, false
-		}
-		if !p.Reschedulable {
-			continue
-		}
-		if !p.Controlled || p.Blocked {
-			return Candidate{}, false // a bare pod would be lost: nothing recreates it
-		}
-		c.Pods++
-		c.RescheduleDisruptionCost += max(0, p.EvictionCost())
-	}
-	return c, true
 }
 
 // Initialized reports whether a NodeClaim's Initialized condition is True.

@@ -37,6 +37,10 @@ type Metrics struct {
 	DisruptionDecisions *prometheus.CounterVec
 	// DisruptionEligibleNodes is the number of nodes the last pass could disrupt.
 	DisruptionEligibleNodes prometheus.Gauge
+	// DisruptionBlockedNodes is, by reason, how many nodes the last
+	// consolidation pass did not disrupt for that reason (budget,
+	// do_not_disrupt_pod, pdb, no_cheaper_replacement, would_not_fit...).
+	DisruptionBlockedNodes *prometheus.GaugeVec
 	// InterruptionReceived counts interruption queue messages by kind
 	// (spot_interrupted, rebalance_recommendation, scheduled_change,
 	// instance_stopped, instance_terminated, no_op, unknown, unparsable).
@@ -94,7 +98,9 @@ func New() *Metrics {
 	m.CloudRequestDuration = prometheus.NewHistogramVec(prometheus.HistogramOpts{Name: "joinery_cloud_request_duration_seconds",
 		Help: "AWS API calls by api and error code (empty on success), retries included.", Buckets: prometheus.ExponentialBuckets(0.005, 2, 12)},
 		[]string{"api", "code"})
-	r.MustRegister(m.DisruptionDecisions, m.DisruptionEligibleNodes, m.CloudRequestDuration)
+	m.DisruptionBlockedNodes = prometheus.NewGaugeVec(prometheus.GaugeOpts{Name: "joinery_disruption_blocked_nodes",
+		Help: "Nodes the last consolidation pass did not disrupt, by reason (a node with two reasons counts under both)."}, []string{"reason"})
+	r.MustRegister(m.DisruptionDecisions, m.DisruptionEligibleNodes, m.DisruptionBlockedNodes, m.CloudRequestDuration)
 	m.InterruptionReceived = prometheus.NewCounterVec(prometheus.CounterOpts{Name: "joinery_interruption_received_messages_total",
 		Help: "Messages received from the interruption queue, by kind."}, []string{"kind"})
 	m.InterruptionActions = prometheus.NewCounterVec(prometheus.CounterOpts{Name: "joinery_interruption_actions_total",
@@ -200,6 +206,20 @@ func (m *Metrics) SetDisruptionEligible(n int) {
 		return
 	}
 	m.DisruptionEligibleNodes.Set(float64(n))
+}
+
+// SetDisruptionBlocked sets the blocked-node gauge of every reason in
+// reasons from byReason (absent: 0), so a reason that cleared reads 0.
+func (m *Metrics) SetDisruptionBlocked(byReason map[string]int, reasons []string) {
+	if m == nil {
+		return
+	}
+	for _, r := range reasons {
+		m.DisruptionBlockedNodes.WithLabelValues(r).Set(float64(byReason[r]))
+	}
+	for r, n := range byReason {
+		m.DisruptionBlockedNodes.WithLabelValues(r).Set(float64(n))
+	}
 }
 
 // DisruptionDecision counts one consolidation decision by reason and what

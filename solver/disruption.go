@@ -21,6 +21,10 @@ type RemovalResult struct {
 	CandidatesUSDPerHour float64
 	// Reason says why it is not possible.
 	Reason string
+	// Pod is the pod ("namespace/name") that fits nowhere, when that is why.
+	Pod string
+	// NotCheaper: the pods fit, but the replacement would not cost less.
+	NotCheaper bool
 }
 
 // SimulateRemoval asks: can the nodes named in candidates go away? Their
@@ -34,12 +38,37 @@ type RemovalResult struct {
 // most one new node is kept. in.Pods are ignored (consolidation runs when
 // nothing is pending). Pure and deterministic.
 func SimulateRemoval(in Input, candidates []string) RemovalResult {
+	return NewRemovalSimulator(in).Simulate(candidates)
+}
+
+// RemovalSimulator answers SimulateRemoval for many candidate sets over
+// one input, compiling its NodePools and DaemonSets once (a consolidation
+// pass asks tens of times). Its answers are SimulateRemoval's. The input
+// must not change while it is used; Simulate may be called concurrently.
+type RemovalSimulator struct {
+	in    Input
+	pools *poolSet
+}
+
+// NewRemovalSimulator prepares removal simulations over in.
+func NewRemovalSimulator(in Input) *RemovalSimulator {
+	return &RemovalSimulator{in: in, pools: preparePools(in)}
+}
+
+// Simulate is SimulateRemoval(in, candidates) for the simulator's input.
+func (rs *RemovalSimulator) Simulate(candidates []string) RemovalResult {
+	in := rs.in
 	cand := map[string]bool{}
 	for _, c := range candidates {
 		cand[c] = true
 	}
 	var sim Input
 	sim.NodePools, sim.DaemonSets, sim.Strategies = in.NodePools, in.DaemonSets, in.Strategies
+	// The pods that stay are passed by reference: ExistingPods are large
+	// structs, and copying them dominated a consolidation pass (tens of
+	// simulations per pass).
+	sim.ExistingNodes = make([]Node, 0, len(in.ExistingNodes))
+	staying := make([]*ExistingPod, 0, len(in.ExistingPods))
 	total := 0.0
 	found := 0
 	for _, n := range in.ExistingNodes {
@@ -53,9 +82,10 @@ func SimulateRemoval(in Input, candidates []string) RemovalResult {
 	if found != len(cand) {
 		return RemovalResult{Reason: "a candidate is not among the existing nodes", CandidatesUSDPerHour: total}
 	}
-	for _, ep := range in.ExistingPods {
+	for i := range in.ExistingPods {
+		ep := &in.ExistingPods[i]
 		if !cand[ep.Node] {
-			sim.ExistingPods = append(sim.ExistingPods, ep)
+			staying = append(staying, ep)
 			continue
 		}
 		if !ep.Daemon {
@@ -63,7 +93,7 @@ func SimulateRemoval(in Input, candidates []string) RemovalResult {
 		}
 	}
 	sort.SliceStable(sim.Pods, func(i, j int) bool { return sim.Pods[i].Key() < sim.Pods[j].Key() })
-	p := prepare(sim)
+	p := prepareWith(sim, rs.pools, staying)
 	strategies := sim.Strategies
 	if len(strategies) == 0 {
 		strategies = DefaultStrategies()
@@ -81,7 +111,7 @@ func SimulateRemoval(in Input, candidates []string) RemovalResult {
 	if best == nil {
 		s := p.run(strategies[0], true)
 		if len(s.unsched) > 0 {
-			return RemovalResult{Reason: "pod " + s.unsched[0].Pod + " cannot move: " + s.unsched[0].Reason, CandidatesUSDPerHour: total}
+			return RemovalResult{Reason: "pod " + s.unsched[0].Pod + " cannot move: " + s.unsched[0].Reason, Pod: s.unsched[0].Pod, CandidatesUSDPerHour: total}
 		}
 		return RemovalResult{Reason: "the pods need more than one new node", CandidatesUSDPerHour: total}
 	}
@@ -93,7 +123,7 @@ func SimulateRemoval(in Input, candidates []string) RemovalResult {
 	}
 	res.Possible = res.SavingUSDPerHour > 1e-9
 	if !res.Possible {
-		res.Reason = "the replacement is not cheaper than the candidates"
+		res.Reason, res.NotCheaper = "the replacement is not cheaper than the candidates", true
 	}
 	return res
 }

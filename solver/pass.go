@@ -80,9 +80,10 @@ func (p *prepared) runSeeded(byClass []Strategy, explain bool, only int, seeds [
 	if len(byClass) > 0 {
 		s.strategy = byClass[0]
 	}
-	for _, n := range p.nodes {
-		s.nodeAvail = append(s.nodeAvail, n.Available)
-		s.nodePorts = append(s.nodePorts, normPorts(n.HostPorts))
+	s.nodeAvail = make([]resources.List, len(p.nodes))
+	s.nodePorts = make([][]HostPort, len(p.nodes))
+	for i, n := range p.nodes {
+		s.nodeAvail[i], s.nodePorts[i] = n.Available, normPorts(n.HostPorts)
 	}
 	for _, pl := range p.pools {
 		s.usage = append(s.usage, pl.np.Usage)

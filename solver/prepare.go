@@ -28,8 +28,11 @@ type prepared struct {
 	pods    []*podInfo
 	pools   []*poolInfo
 	nodes   []*Node
-	sigs    map[string]*podSignature // lookups only, never iterated
-	opens   map[openKey]*candidates
+	// existing are the input's ExistingPods (in order; a RemovalSimulator
+	// passes the ones off its candidates without copying them).
+	existing []*ExistingPod
+	sigs     map[string]*podSignature // lookups only, never iterated
+	opens    map[openKey]*candidates
 	// maxVCPU is the largest vCPU count of any instance type of any pool.
 	maxVCPU int
 	// maxUsable is the element-wise largest usable shape of any type of any pool.
@@ -160,9 +163,23 @@ type compiledTerm struct {
 	byPrice []int32
 }
 
-func prepare(in Input) *prepared {
-	p := &prepared{sigs: map[string]*podSignature{}, opens: map[openKey]*candidates{}, counters: map[string]*counter{}}
+func prepare(in Input) *prepared { return prepareWith(in, preparePools(in), nil) }
 
+// poolSet is an input's pools compiled: newPoolInfo in weight order with
+// the daemonset overhead added. It depends on in.NodePools and
+// in.DaemonSets only, and nothing writes a poolInfo afterwards except the
+// zone fields (prepareTopology replaces them), so one poolSet serves many
+// inputs that share those two (see RemovalSimulator): prepareWith works on
+// shallow copies.
+type poolSet struct {
+	pools            []*poolInfo
+	maxVCPU          int
+	maxUsable        resources.List
+	preferNoSchedule bool
+}
+
+func preparePools(in Input) *poolSet {
+	ps := &poolSet{}
 	nps := make([]*NodePool, len(in.NodePools))
 	for i := range in.NodePools {
 		nps[i] = &in.NodePools[i]
@@ -175,30 +192,51 @@ func prepare(in Input) *prepared {
 	})
 	for i, np := range nps {
 		pl := newPoolInfo(np, i)
-		p.pools = append(p.pools, pl)
+		ps.pools = append(ps.pools, pl)
 		for t := range pl.types {
-			if pl.base[t] != 0 && pl.types[t].vcpu > p.maxVCPU {
-				p.maxVCPU = pl.types[t].vcpu
+			if pl.base[t] != 0 && pl.types[t].vcpu > ps.maxVCPU {
+				ps.maxVCPU = pl.types[t].vcpu
 			}
 		}
 	}
+	dss := sortedDaemonSets(in.DaemonSets)
+	for _, pl := range ps.pools {
+		pl.addDaemonSets(dss)
+		ps.maxUsable = ps.maxUsable.Max(pl.maxUsable)
+	}
+	for _, pl := range ps.pools {
+		for _, t := range pl.np.Taints {
+			ps.preferNoSchedule = ps.preferNoSchedule || t.Effect == corev1.TaintEffectPreferNoSchedule
+		}
+	}
+	return ps
+}
 
+// prepareWith prepares in over its compiled pools ps (preparePools of an
+// input with the same NodePools and DaemonSets). existing, if not nil,
+// stands for in.ExistingPods.
+func prepareWith(in Input, ps *poolSet, existing []*ExistingPod) *prepared {
+	p := &prepared{sigs: map[string]*podSignature{}, opens: map[openKey]*candidates{}, counters: map[string]*counter{}}
+	p.existing = existing
+	if existing == nil {
+		p.existing = make([]*ExistingPod, len(in.ExistingPods))
+		for i := range in.ExistingPods {
+			p.existing[i] = &in.ExistingPods[i]
+		}
+	}
+	p.maxVCPU, p.maxUsable, p.preferNoSchedule = ps.maxVCPU, ps.maxUsable, ps.preferNoSchedule
+	p.pools = make([]*poolInfo, len(ps.pools))
+	for i, pl := range ps.pools {
+		c := *pl
+		p.pools[i] = &c
+	}
+
+	p.nodes = make([]*Node, 0, len(in.ExistingNodes))
 	for i := range in.ExistingNodes {
 		p.nodes = append(p.nodes, &in.ExistingNodes[i])
 	}
 	sort.SliceStable(p.nodes, func(i, j int) bool { return p.nodes[i].Name < p.nodes[j].Name })
 
-	dss := sortedDaemonSets(in.DaemonSets)
-	for _, pl := range p.pools {
-		pl.addDaemonSets(dss)
-		p.maxUsable = p.maxUsable.Max(pl.maxUsable)
-	}
-
-	for _, pl := range p.pools {
-		for _, t := range pl.np.Taints {
-			p.preferNoSchedule = p.preferNoSchedule || t.Effect == corev1.TaintEffectPreferNoSchedule
-		}
-	}
 	for _, n := range p.nodes {
 		for _, t := range n.Taints {
 			p.preferNoSchedule = p.preferNoSchedule || t.Effect == corev1.TaintEffectPreferNoSchedule

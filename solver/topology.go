@@ -579,8 +579,8 @@ func (p *prepared) prepareTopology(in *Input) {
 			zoneSet[z] = true
 		}
 	}
-	for i := range in.ExistingPods {
-		if z := in.ExistingPods[i].Zone; z != "" {
+	for _, ep := range p.existing {
+		if z := ep.Zone; z != "" {
 			zoneSet[z] = true
 		}
 	}
@@ -621,9 +621,9 @@ func (p *prepared) prepareTopology(in *Input) {
 		p.hostIdx[n.Name] = int32(i)
 		p.nodeZone[i] = zoneOf(n.Labels[apiv1.LabelZone])
 	}
-	for i := range in.ExistingPods {
-		if _, ok := p.hostIdx[in.ExistingPods[i].Node]; !ok && in.ExistingPods[i].Node != "" {
-			p.hostIdx[in.ExistingPods[i].Node] = int32(len(p.hostIdx))
+	for _, ep := range p.existing {
+		if _, ok := p.hostIdx[ep.Node]; !ok && ep.Node != "" {
+			p.hostIdx[ep.Node] = int32(len(p.hostIdx))
 		}
 	}
 	p.hostBase = int32(len(p.hostIdx))
@@ -633,8 +633,7 @@ func (p *prepared) prepareTopology(in *Input) {
 		ctr []*counter
 	}
 	var owners []owned
-	for i := range in.ExistingPods {
-		ep := &in.ExistingPods[i]
+	for _, ep := range p.existing {
 		if a := ep.Pod.PodAntiAffinity; a != nil {
 			var cs []*counter
 			for j := range a.RequiredDuringSchedulingIgnoredDuringExecution {
@@ -705,8 +704,7 @@ func (p *prepared) finishTopology(in *Input) {
 			}
 		}
 	}
-	for i := range in.ExistingPods {
-		ep := &in.ExistingPods[i]
+	for _, ep := range p.existing {
 		host := int32(-1)
 		if h, ok := p.hostIdx[ep.Node]; ok {
 			host = h

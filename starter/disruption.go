@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"os"
+	"sort"
 	"strings"
 	"time"
 
@@ -69,7 +70,7 @@ func newStatusCommand() *cobra.Command {
 	)
 	cmd := &cobra.Command{
 		Use:   "status",
-		Short: "Show the disruption state: paused or not, cost, the last decisions",
+		Short: "Show the disruption state: paused or not, cost, the nodes not disrupted and why, the last decisions",
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			c, err := tf.dial()
@@ -108,6 +109,7 @@ func printStatus(st workflows.ConsolidationStatus) {
 	}
 	fmt.Printf("phase: %s, passes: %d\n", st.Phase, st.Passes)
 	fmt.Printf("nodes cost now: %.4f USD/hour\n", st.USDPerHour)
+	printLastPass(st.LastPass)
 	if len(st.History) == 0 {
 		fmt.Println("no decisions yet")
 		return
@@ -120,6 +122,47 @@ func printStatus(st workflows.ConsolidationStatus) {
 		if d.Why != "" {
 			fmt.Printf("      why: %s\n", d.Why)
 		}
+	}
+}
+
+// printLastPass lists the nodes the last pass did not disrupt, with every
+// reason, and the counts by reason.
+func printLastPass(lp *workflows.PassReport) {
+	if lp == nil {
+		return
+	}
+	fmt.Printf("last pass %s: %s\n", lp.At.UTC().Format("15:04:05"), lp.Why)
+	if lp.Total == 0 {
+		fmt.Println("no node blocked")
+		return
+	}
+	reasons := make([]string, 0, len(lp.ByReason))
+	for r := range lp.ByReason {
+		reasons = append(reasons, r)
+	}
+	sort.Slice(reasons, func(i, j int) bool {
+		if lp.ByReason[reasons[i]] != lp.ByReason[reasons[j]] {
+			return lp.ByReason[reasons[i]] > lp.ByReason[reasons[j]]
+		}
+		return reasons[i] < reasons[j]
+	})
+	var counts []string
+	for _, r := range reasons {
+		counts = append(counts, fmt.Sprintf("%s %d", r, lp.ByReason[r]))
+	}
+	fmt.Printf("not disrupted: %d nodes (%s)\n", lp.Total, strings.Join(counts, ", "))
+	for _, n := range lp.Nodes {
+		name := n.Node
+		if name == "" {
+			name = "nodeclaim/" + n.NodeClaim
+		}
+		fmt.Printf("  %s (%s)\n", name, n.NodePool)
+		for _, r := range n.Reasons {
+			fmt.Printf("      %-22s %s\n", r.Reason, r.Message)
+		}
+	}
+	if len(lp.Nodes) < lp.Total {
+		fmt.Printf("  ... and %d more (starter explain node <name>, or the Events)\n", lp.Total-len(lp.Nodes))
 	}
 }
 

@@ -33,17 +33,38 @@ type Explanation struct {
 }
 
 func newExplainCommand() *cobra.Command {
-	var kubeconfig, namespace, output string
+	var (
+		kubeconfig, namespace, output string
+		tf                            temporalFlags
+	)
 	cmd := &cobra.Command{
-		Use:   "explain <pod>",
-		Short: "Say why a pod is pending or where Joinery would put it",
-		Long: `explain reads a pod, the kube-scheduler's verdict and Joinery's Events on it
-(FailedScheduling with the reason, Nominated with the NodeClaim), and plans the pod alone
-against the cluster's NodePools and the instance catalog to say which NodePool and
-instance type would take it, or which constraint no instance type meets.`,
-		Args: cobra.ExactArgs(1),
+		Use:   "explain [pod] <pod> | explain node <node>",
+		Short: "Say why a pod is pending or where Joinery would put it; why a node is or is not disrupted",
+		Long: `explain <pod> (or explain pod <pod>) reads a pod, the kube-scheduler's verdict and
+Joinery's Events on it (FailedScheduling with the reason, Nominated with the NodeClaim), and
+plans the pod alone against the cluster's NodePools and the instance catalog to say which
+NodePool and instance type would take it, or which constraint no instance type meets.
+
+explain node <node> (a Node or NodeClaim name) prints its NodeClaim, NodePool, instance type
+and price, whether voluntary disruption may take it, every reason the last consolidation
+pass gave for not disrupting it (the Consolidation workflow's status query: do-not-disrupt
+pods, PDBs, budgets, no cheaper replacement, pods that would not fit...), the recent
+decisions naming it, and Joinery's Events on the Node and NodeClaim (DisruptionBlocked,
+Unconsolidatable, Disruption*).`,
+		Args: cobra.RangeArgs(1, 2),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			ex, err := explain(cmd.Context(), kubeconfig, namespace, args[0])
+			name := args[0]
+			if len(args) == 2 {
+				switch args[0] {
+				case "node":
+					return runExplainNode(cmd.Context(), kubeconfig, tf, args[1], output)
+				case "pod":
+					name = args[1]
+				default:
+					return fmt.Errorf("explain %s %s: the first word must be pod or node", args[0], args[1])
+				}
+			}
+			ex, err := explain(cmd.Context(), kubeconfig, namespace, name)
 			if err != nil {
 				return err
 			}
@@ -68,6 +89,7 @@ instance type would take it, or which constraint no instance type meets.`,
 	cmd.Flags().StringVar(&kubeconfig, "kubeconfig", defaultKubeconfig(), "kubeconfig (default $KUBECONFIG, else the local world's)")
 	cmd.Flags().StringVarP(&namespace, "namespace", "n", "default", "the pod's namespace")
 	cmd.Flags().StringVarP(&output, "output", "o", "text", "text or json")
+	tf.add(cmd) // explain node asks the Consolidation workflow
 	return cmd
 }
 

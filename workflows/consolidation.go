@@ -85,11 +85,23 @@ func Consolidation(ctx workflow.Context, in ConsolidationInput) error {
 		phase.Set(PhaseDeciding)
 		var d DisruptionDecision
 		now := workflow.Now(ctx)
-		if err := workflow.ExecuteActivity(act, ActivityComputeDisruption, DisruptionPass{Now: now, DriftNotBefore: st.driftNotBefore(now)}).Get(ctx, &d); err != nil {
+		req := DisruptionPass{Now: now, DriftNotBefore: st.driftNotBefore(now)}
+		if st.LastPass != nil {
+			req.Reported = st.LastPass.BlockedReport.Digest()
+		}
+		if err := workflow.ExecuteActivity(act, ActivityComputeDisruption, req).Get(ctx, &d); err != nil {
 			workflow.GetLogger(ctx).Warn("disruption decision failed", "error", err)
 			continue
 		}
 		st.USDPerHour = d.USDPerHour
+		switch {
+		case d.Blocked != nil:
+			st.LastPass = &PassReport{At: workflow.Now(ctx), Why: d.Why, Eligible: d.Eligible, BlockedReport: *d.Blocked}
+			d.Blocked = nil // the report lives in LastPass; History stays small
+		case d.BlockedUnchanged && st.LastPass != nil:
+			st.LastPass.At, st.LastPass.Why, st.LastPass.Eligible = workflow.Now(ctx), d.Why, d.Eligible
+		}
+		d.BlockedUnchanged = false
 		if len(d.Nodes) == 0 {
 			continue
 		}

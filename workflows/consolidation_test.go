@@ -2,13 +2,16 @@ package workflows
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
+	"fmt"
 	"reflect"
 	"testing"
 	"time"
 
 	"github.com/stretchr/testify/mock"
 	"go.temporal.io/sdk/activity"
+	"go.temporal.io/sdk/converter"
 	"go.temporal.io/sdk/testsuite"
 	"go.temporal.io/sdk/workflow"
 )
@@ -18,6 +21,7 @@ type fakeConsolidation struct {
 	decide   func(i int, now time.Time) DisruptionDecision
 	valid    Validation
 	decided  []time.Time
+	reported []string // DisruptionPass.Reported per pass
 	drained  []DisruptInput
 	sagas    []ConsolidateInput
 	validate int
@@ -26,6 +30,7 @@ type fakeConsolidation struct {
 func (f *fakeConsolidation) register(env *testsuite.TestWorkflowEnvironment) {
 	env.RegisterActivityWithOptions(func(_ context.Context, p DisruptionPass) (DisruptionDecision, error) {
 		f.decided = append(f.decided, p.Now)
+		f.reported = append(f.reported, p.Reported)
 		return f.decide(len(f.decided)-1, p.Now), nil
 	}, activity.RegisterOptions{Name: ActivityComputeDisruption})
 	env.RegisterActivityWithOptions(func(context.Context, DisruptionDecision) (Validation, error) {
@@ -188,5 +193,101 @@ func TestConsolidationPauseSurvivesContinueAsNew(t *testing.T) {
 	runUntilContinueAsNew(t, env, ConsolidationInput{State: ConsolidationState{Paused: true, PauseReason: "freeze"}})
 	if len(f.decided) != 0 {
 		t.Fatalf("decided %d times while paused from the carried state", len(f.decided))
+	}
+}
+
+// The status query lists the last pass's blocked nodes (LastPass), and the
+// continue-as-new input carries them; History keeps decisions without the
+// report. A state written before LastPass existed still decodes.
+func TestConsolidationStatusListsTheLastPassBlockedNodes(t *testing.T) {
+	var s testsuite.WorkflowTestSuite
+	env := s.NewTestWorkflowEnvironment()
+	report := func(i int) *BlockedReport {
+		return &BlockedReport{Total: 2, ByReason: map[string]int{"pdb": 1, "budget": 1 + i%2},
+			Nodes: []BlockedNode{{Node: "n3", NodeClaim: "general-3", NodePool: "general", Reasons: []BlockReason{
+				{Reason: "pdb", Event: "DisruptionBlocked", Message: "PDB default/web prevents pod evictions (pod default/web-1)"}}}}}
+	}
+	f := &fakeConsolidation{valid: Validation{Valid: true}, decide: func(i int, _ time.Time) DisruptionDecision {
+		d := DisruptionDecision{USDPerHour: 1, Why: "nothing to do among 3 candidates", Eligible: 3, Blocked: report(i)}
+		if i == 1 {
+			d.Method, d.Reason, d.Nodes, d.Why = MethodEmptiness, ReasonEmpty, []string{"n1"}, "1 node(s) empty"
+		}
+		return d
+	}}
+	f.register(env)
+	var st ConsolidationStatus
+	env.RegisterDelayedCallback(func() {
+		v, err := env.QueryWorkflow(QueryStatus)
+		if err == nil {
+			_ = v.Get(&st)
+		}
+	}, 2*time.Minute)
+	env.ExecuteWorkflow(ConsolidationWorkflow, ConsolidationInput{})
+	var can *workflow.ContinueAsNewError
+	if err := env.GetWorkflowError(); !errors.As(err, &can) {
+		t.Fatalf("want continue-as-new, got %v", err)
+	}
+	lp := st.LastPass
+	if lp == nil || lp.Why != "nothing to do among 3 candidates" || lp.Eligible != 3 || lp.Total != 2 || len(lp.Nodes) != 1 ||
+		lp.Nodes[0].Reasons[0].Message != "PDB default/web prevents pod evictions (pod default/web-1)" || lp.At.IsZero() {
+		t.Fatalf("last pass %+v", lp)
+	}
+	if len(st.History) != 1 || st.History[0].Decision.Blocked != nil {
+		t.Fatalf("history %+v", st.History)
+	}
+	var next ConsolidationInput
+	if err := converter.GetDefaultDataConverter().FromPayloads(can.Input, &next); err != nil {
+		t.Fatal(err)
+	}
+	// The last pass (i = passesPerRun-1, odd) counted 2 budget-blocked nodes.
+	if next.State.LastPass == nil || next.State.LastPass.ByReason["budget"] != 2 || next.State.Passes != passesPerRun {
+		t.Fatalf("carried state %+v", next.State.LastPass)
+	}
+	var old ConsolidationInput
+	if err := json.Unmarshal([]byte(`{"state":{"paused":true,"pauseReason":"x","usdPerHour":2,"passes":7}}`), &old); err != nil || old.State.LastPass != nil || old.State.Passes != 7 {
+		t.Fatalf("old state %+v, %v", old.State, err)
+	}
+}
+
+// A pass whose report equals the one the workflow holds (the digest it
+// sent) comes back without it: LastPass keeps the report and takes the
+// pass's time and outcome.
+func TestConsolidationKeepsAnUnchangedReport(t *testing.T) {
+	var s testsuite.WorkflowTestSuite
+	env := s.NewTestWorkflowEnvironment()
+	rep := BlockedReport{Total: 1, ByReason: map[string]int{"pdb": 1}, Nodes: []BlockedNode{{Node: "n3", NodeClaim: "general-3",
+		Reasons: []BlockReason{{Reason: "pdb", Event: "DisruptionBlocked", Message: "PDB default/web prevents pod evictions (pod default/web-1)"}}}}}
+	var f *fakeConsolidation
+	f = &fakeConsolidation{decide: func(i int, _ time.Time) DisruptionDecision {
+		d := DisruptionDecision{Why: fmt.Sprintf("pass %d", i)}
+		if f.reported[i] == rep.Digest() {
+			d.BlockedUnchanged = true
+		} else {
+			d.Blocked = &rep
+		}
+		return d
+	}}
+	f.register(env)
+	var st ConsolidationStatus
+	var at time.Time
+	env.RegisterDelayedCallback(func() {
+		v, err := env.QueryWorkflow(QueryStatus)
+		if err == nil {
+			_ = v.Get(&st)
+		}
+		at = env.Now()
+	}, 2*time.Minute)
+	env.ExecuteWorkflow(ConsolidationWorkflow, ConsolidationInput{})
+	if f.reported[0] != "" {
+		t.Fatalf("first pass sent digest %q", f.reported[0])
+	}
+	for i, r := range f.reported[1:] {
+		if r != rep.Digest() {
+			t.Fatalf("pass %d sent %q, want %q", i+1, r, rep.Digest())
+		}
+	}
+	lp := st.LastPass
+	if lp == nil || !reflect.DeepEqual(lp.BlockedReport, rep) || lp.Why == "pass 0" || at.Sub(lp.At) > DefaultPassInterval+time.Second {
+		t.Fatalf("last pass %+v (query at %s)", lp, at)
 	}
 }

@@ -1,6 +1,11 @@
 package workflows
 
-import "time"
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"time"
+)
 
 // ConsolidationWorkflow is the singleton that decides voluntary disruption.
 const (
@@ -48,6 +53,56 @@ type ConsolidationState struct {
 	// DriftBackoff holds, by NodePool name, the pools whose drift
 	// replacements failed last (see driftbackoff.go).
 	DriftBackoff map[string]DriftBackoff `json:"driftBackoff,omitempty"`
+	// LastPass is what the last pass that asked for a decision found
+	// (nil until one did, and in states written before it existed).
+	LastPass *PassReport `json:"lastPass,omitempty"`
+}
+
+// PassReport is one pass's outcome and why nodes were not disrupted.
+type PassReport struct {
+	At  time.Time `json:"at"`
+	Why string    `json:"why"` // the decision's Why
+	// Eligible is how many nodes were candidates.
+	Eligible int `json:"eligible"`
+	BlockedReport
+}
+
+// MaxBlockedReported bounds the nodes a pass report lists (the counts
+// cover every node).
+const MaxBlockedReported = 50
+
+// BlockedReport lists nodes that were not disrupted, with their reasons.
+type BlockedReport struct {
+	// Nodes are at most MaxBlockedReported nodes, those with a reason that
+	// is an Event (a block, not a state such as launching) first.
+	Nodes []BlockedNode `json:"nodes,omitempty"`
+	// Total is how many nodes had a reason; ByReason counts them by reason
+	// (a node with two reasons counts under both).
+	Total    int            `json:"total,omitempty"`
+	ByReason map[string]int `json:"byReason,omitempty"`
+}
+
+// Digest identifies a report's content (nodes, reasons, counts).
+func (r BlockedReport) Digest() string {
+	b, _ := json.Marshal(r) // plain data; map keys sorted
+	sum := sha256.Sum256(b)
+	return hex.EncodeToString(sum[:12])
+}
+
+// BlockedNode is one node and every reason it was not disrupted.
+type BlockedNode struct {
+	Node      string        `json:"node,omitempty"` // empty before the Node registered
+	NodeClaim string        `json:"nodeClaim"`
+	NodePool  string        `json:"nodePool,omitempty"`
+	Reasons   []BlockReason `json:"reasons"`
+}
+
+// BlockReason is one reason: its kind (the metric label), the Event
+// reason it is published under ("" for none) and the Event's message.
+type BlockReason struct {
+	Reason  string `json:"reason"`
+	Event   string `json:"event,omitempty"`
+	Message string `json:"message"`
 }
 
 // PauseRequest is the pause-disruption signal's payload.
@@ -62,6 +117,11 @@ type DisruptionPass struct {
 	// DriftNotBefore holds, by NodePool name, until when the pool's drift
 	// is backed off (ConsolidationState.DriftBackoff).
 	DriftNotBefore map[string]time.Time `json:"driftNotBefore,omitempty"`
+	// Reported is the Digest of the blocked-node report the workflow
+	// holds: an identical new report comes back as BlockedUnchanged, so a
+	// steady cluster does not write the same report into every pass's
+	// history.
+	Reported string `json:"reported,omitempty"`
 }
 
 // DisruptionDecision is one pass's answer.
@@ -89,6 +149,11 @@ type DisruptionDecision struct {
 	Why        string   `json:"why"`
 	Eligible   int      `json:"eligible"`
 	Candidates []string `json:"candidates,omitempty"` // first few, in the order tried
+	// Blocked says why nodes were not disrupted this pass (bounded); the
+	// workflow keeps it as LastPass, not in History. Nil with
+	// BlockedUnchanged: the same as DisruptionPass.Reported.
+	Blocked          *BlockedReport `json:"blocked,omitempty"`
+	BlockedUnchanged bool           `json:"blockedUnchanged,omitempty"`
 }
 
 // Validation is the re-simulation's verdict on a decision.

@@ -1,0 +1,229 @@
+package activities
+
+import (
+	"context"
+	"fmt"
+	"maps"
+	"sync"
+	"time"
+
+	apiv1 "github.com/joinery/joinery/api/v1"
+	"github.com/joinery/joinery/cluster"
+	"github.com/joinery/joinery/disruption"
+	"github.com/joinery/joinery/workflows"
+	"go.uber.org/zap"
+	corev1 "k8s.io/api/core/v1"
+	policyv1 "k8s.io/api/policy/v1"
+	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/apimachinery/pkg/types"
+)
+
+// How long an Event is not repeated for the same object, reason and
+// message (Karpenter's dedupe timeouts: 2 minutes by default, 15 for
+// Unconsolidatable, 1 for a NodePool's budget).
+const (
+	dedupeBlocked          = 2 * time.Minute
+	dedupeUnconsolidatable = 15 * time.Minute
+	dedupeNodePoolBudget   = time.Minute
+	dedupeInvalidDND       = 2 * time.Minute
+)
+
+// Event reasons on pods and NodePools about disruption (Karpenter's).
+const (
+	eventInvalidDoNotDisrupt = "InvalidDoNotDisruptAnnotation"
+)
+
+// eventDedupe remembers the Events published recently, so a pass every
+// 10 s does not publish the same Event each time: one per key per TTL.
+type eventDedupe struct {
+	mu        sync.Mutex
+	until     map[string]time.Time
+	lastPurge time.Time
+	// last is the previous pass's count of blocked nodes by reason (the
+	// summary log line is written when it changes).
+	last map[string]int
+}
+
+// first reports whether key was not published within its TTL, and
+// records it until now+ttl.
+func (d *eventDedupe) first(key string, ttl time.Duration, now time.Time) bool {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if d.until == nil {
+		d.until = map[string]time.Time{}
+	}
+	if now.Sub(d.lastPurge) > time.Minute {
+		for k, t := range d.until {
+			if !now.Before(t) {
+				delete(d.until, k)
+			}
+		}
+		d.lastPurge = now
+	}
+	if t, ok := d.until[key]; ok && now.Before(t) {
+		return false
+	}
+	d.until[key] = now.Add(ttl)
+	return true
+}
+
+// disruptionClaims reads every NodeClaim's node, pool, class, price and
+// pods from the caches for candidate filtering, do-not-disrupt judged at
+// now. A pod whose do-not-disrupt value is invalid gets the Warning Event
+// InvalidDoNotDisruptAnnotation (the annotation is ignored, as Karpenter
+// does).
+func (a *Activities) disruptionClaims(ctx context.Context, now time.Time) []disruption.Claim {
+	pdbs, _ := a.Cluster.PDBs.List(labels.Everything())
+	claims := a.Cluster.NodeClaims()
+	in := make([]disruption.Claim, 0, len(claims))
+	for _, nc := range claims {
+		s := disruption.Claim{Claim: nc, Nominating: a.nominationLive(nc, time.Now())}
+		if nc.Status.NodeName != "" {
+			if node, err := a.Cluster.Nodes.Get(nc.Status.NodeName); err == nil {
+				s.Node, s.Price = node, a.nodePrice(node)
+			}
+		}
+		if s.Node != nil {
+			s.Pool = a.nodePool(nc.Labels[apiv1.LabelNodePool])
+		}
+		if s.Pool != nil {
+			if ref := s.Pool.Spec.Template.Spec.NodeClassRef; ref != nil {
+				if cls, err := a.Cluster.NodeClass(ref.Name); err == nil {
+					s.Class = cls
+				}
+			}
+			for _, p := range a.Cluster.PodsOnNode(s.Node.Name) {
+				pr := a.podProtection(ctx, p, now)
+				blocked, names := pdbBlocking(pdbs, p)
+				s.Pods = append(s.Pods, disruption.Pod{
+					Name: key(p), Active: cluster.IsActive(p), DoNotDisrupt: pr.Active, DoNotDisruptUntil: pr.Until,
+					Reschedulable: reschedulable(p), Controlled: hasController(p), Blocked: blocked, PDBs: names,
+					Annotations: p.Annotations, Priority: p.Spec.Priority,
+				})
+			}
+		}
+		in = append(in, s)
+	}
+	return in
+}
+
+// podProtection is disruption.PodProtection for a pod at now; an invalid
+// value is reported on the pod (deduplicated) and ignored.
+func (a *Activities) podProtection(ctx context.Context, p *corev1.Pod, now time.Time) disruption.Protection {
+	var started *time.Time
+	if p.Status.StartTime != nil {
+		started = &p.Status.StartTime.Time
+	}
+	pr := disruption.PodProtection(p.Annotations, started, now)
+	if pr.Invalid != nil && a.Cluster.Recorder != nil &&
+		a.dedupe.first("pod/"+string(p.UID)+"/"+pr.Invalid.Error(), dedupeInvalidDND, time.Now()) {
+		a.Cluster.Recorder.Eventf(p, corev1.EventTypeWarning, eventInvalidDoNotDisrupt,
+			"Invalid %s annotation: %v, ignoring annotation", apiv1.AnnotationDoNotDisrupt, pr.Invalid)
+		a.logger(ctx).Warn("invalid do-not-disrupt annotation ignored", zap.String("pod", key(p)), zap.Error(pr.Invalid))
+	}
+	return pr
+}
+
+// pdbBlocking says whether PodDisruptionBudgets block the pod's eviction
+// and which: a selecting PDB that allows no disruption (that one), or
+// several selecting it (all: the eviction API refuses such pods).
+func pdbBlocking(pdbs []*policyv1.PodDisruptionBudget, p *corev1.Pod) (bool, []string) {
+	var sel, zero []string
+	for _, pdb := range pdbs {
+		if pdb.Namespace != p.Namespace || !selects(pdb.Spec.Selector, p.Labels) {
+			continue
+		}
+		sel = append(sel, pdb.Namespace+"/"+pdb.Name)
+		if pdb.Status.DisruptionsAllowed == 0 {
+			zero = append(zero, pdb.Namespace+"/"+pdb.Name)
+		}
+	}
+	switch {
+	case len(sel) > 1:
+		return true, sel
+	case len(zero) > 0:
+		return true, zero[:1]
+	}
+	return false, nil
+}
+
+// reportBlocked publishes why nodes were not disrupted this pass: the
+// Events DisruptionBlocked / Unconsolidatable on each Node and NodeClaim
+// (deduplicated by object, reason and message: Karpenter's dedupe
+// timeouts), DisruptionBlocked on a NodePool whose budget blocks (as
+// Karpenter), a log line per published Event and one when the counts
+// change, joinery_disruption_blocked_nodes{reason}, and the bounded report
+// in the decision for the Consolidation workflow's status.
+func (a *Activities) reportBlocked(ctx context.Context, d *workflows.DisruptionDecision, claims []disruption.Claim, blocked []disruption.Blocked) {
+	now := time.Now()
+	uid := map[string]types.UID{}
+	for _, c := range claims {
+		uid[c.Claim.Name] = c.Claim.UID
+	}
+	log := a.logger(ctx)
+	budgetPools := map[string]string{}
+	for _, b := range blocked {
+		for _, x := range b.Blocks {
+			ev := x.Kind.Event()
+			if ev == "" {
+				continue
+			}
+			ttl := dedupeBlocked
+			if ev == disruption.EventUnconsolidatable {
+				ttl = dedupeUnconsolidatable
+			}
+			if x.Kind == disruption.BlockBudget && b.NodePool != "" {
+				budgetPools[b.NodePool] = x.BudgetReason
+			}
+			published := false
+			if b.Node != "" && a.dedupe.first("node/"+b.Node+"/"+ev+"/"+x.Message, ttl, now) {
+				a.event(&corev1.ObjectReference{APIVersion: "v1", Kind: "Node", Name: b.Node, UID: types.UID(b.Node)}, ev, x.Message)
+				published = true
+			}
+			if a.dedupe.first("nodeclaim/"+b.NodeClaim+"/"+ev+"/"+x.Message, ttl, now) {
+				a.event(&corev1.ObjectReference{APIVersion: "karpenter.sh/v1", Kind: "NodeClaim", Name: b.NodeClaim, UID: uid[b.NodeClaim]}, ev, x.Message)
+				published = true
+			}
+			if published {
+				log.Info("disruption blocked", zap.String("node", b.Node), zap.String("nodeclaim", b.NodeClaim), zap.String("nodepool", b.NodePool),
+					zap.String("event", ev), zap.String("reason", string(x.Kind)), zap.String("message", x.Message))
+			}
+		}
+	}
+	for pool, reason := range budgetPools {
+		msg := fmt.Sprintf("No allowed disruptions for disruption reason %s due to blocking budget", reason)
+		if a.dedupe.first("nodepool/"+pool+"/"+msg, dedupeNodePoolBudget, now) {
+			a.event(&corev1.ObjectReference{APIVersion: "karpenter.sh/v1", Kind: "NodePool", Name: pool}, disruption.EventDisruptionBlocked, msg)
+		}
+	}
+	rep := disruption.Report(blocked, workflows.MaxBlockedReported)
+	d.Blocked = &rep
+	a.Metrics.SetDisruptionBlocked(rep.ByReason, blockKinds())
+	a.dedupe.mu.Lock()
+	changed := !maps.Equal(a.dedupe.last, rep.ByReason)
+	a.dedupe.last = rep.ByReason
+	a.dedupe.mu.Unlock()
+	if changed {
+		fields := []zap.Field{zap.Int("nodes", rep.Total), zap.String("why", d.Why)}
+		for _, k := range blockKinds() {
+			if n := rep.ByReason[k]; n > 0 {
+				fields = append(fields, zap.Int(k, n))
+			}
+		}
+		log.Info("nodes not disrupted, by reason", fields...)
+	}
+}
+
+func (a *Activities) event(ref *corev1.ObjectReference, reason, msg string) {
+	if a.Cluster.Recorder != nil {
+		a.Cluster.Recorder.Event(ref, corev1.EventTypeNormal, reason, msg)
+	}
+}
+
+func blockKinds() []string {
+	out := make([]string, len(disruption.BlockKinds))
+	for i, k := range disruption.BlockKinds {
+		out[i] = string(k)
+	}
+	return out
+}

@@ -1,0 +1,179 @@
+package activities
+
+import (
+	"context"
+	"reflect"
+	"sort"
+	"strings"
+	"testing"
+	"time"
+
+	apiv1 "github.com/joinery/joinery/api/v1"
+	"github.com/joinery/joinery/disruption"
+	"github.com/joinery/joinery/metrics"
+	"github.com/joinery/joinery/workflows"
+	"github.com/prometheus/client_golang/prometheus/testutil"
+	policyv1 "k8s.io/api/policy/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/client-go/tools/record"
+)
+
+func testPDB(name string, allowed int32, app string) *policyv1.PodDisruptionBudget {
+	return &policyv1.PodDisruptionBudget{ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: "default"},
+		Spec:   policyv1.PodDisruptionBudgetSpec{Selector: &metav1.LabelSelector{MatchLabels: map[string]string{"app": app}}},
+		Status: policyv1.PodDisruptionBudgetStatus{DisruptionsAllowed: allowed}}
+}
+
+// The PDB that blocks a pod is named: the one allowing nothing, or every
+// one when several select the pod (the eviction API refuses such pods).
+func TestPDBBlockingNamesTheBudget(t *testing.T) {
+	web := pod("web-1", true, nil)
+	web.Labels = map[string]string{"app": "web"}
+	other := pod("db-0", true, nil)
+	other.Labels = map[string]string{"app": "db"}
+	cases := []struct {
+		name    string
+		pdbs    []*policyv1.PodDisruptionBudget
+		blocked bool
+		names   []string
+	}{
+		{"allows one", []*policyv1.PodDisruptionBudget{testPDB("web", 1, "web")}, false, nil},
+		{"allows none", []*policyv1.PodDisruptionBudget{testPDB("db", 0, "db"), testPDB("web", 0, "web")}, true, []string{"default/web"}},
+		{"two select it", []*policyv1.PodDisruptionBudget{testPDB("web", 3, "web"), testPDB("all", 5, "web")}, true, []string{"default/web", "default/all"}},
+		{"another namespace", func() []*policyv1.PodDisruptionBudget {
+			p := testPDB("web", 0, "web")
+			p.Namespace = "prod"
+			return []*policyv1.PodDisruptionBudget{p}
+		}(), false, nil},
+	}
+	for _, c := range cases {
+		blocked, names := pdbBlocking(c.pdbs, web)
+		if blocked != c.blocked || !reflect.DeepEqual(names, c.names) {
+			t.Errorf("%s: %v %v, want %v %v", c.name, blocked, names, c.blocked, c.names)
+		}
+	}
+	if blocked, _ := pdbBlocking([]*policyv1.PodDisruptionBudget{testPDB("web", 0, "web")}, other); blocked {
+		t.Error("a PDB selecting other pods blocks db-0")
+	}
+}
+
+func drainEvents(rec *record.FakeRecorder) []string {
+	var out []string
+	for {
+		select {
+		case e := <-rec.Events:
+			out = append(out, e)
+		default:
+			sort.Strings(out)
+			return out
+		}
+	}
+}
+
+// A pass publishes each reason once on the Node and the NodeClaim (and a
+// blocking budget on the NodePool), not again on the next pass while the
+// dedupe timeout runs, again when the message changes; the gauge counts
+// nodes by reason and reads 0 for a reason that cleared.
+func TestReportBlockedPublishesEventsOnceAndSetsTheGauge(t *testing.T) {
+	a := newFakeActivities(t, nil)
+	rec := record.NewFakeRecorder(100)
+	a.Cluster.Recorder, a.Metrics = rec, metrics.New()
+	pdb := disruption.Block{Kind: disruption.BlockPDB, Message: "PDB default/web prevents pod evictions (pod default/web-1)"}
+	blocked := []disruption.Blocked{
+		{NodeClaim: "general-a", Node: "ip-10-0-0-4.ec2.internal", NodePool: "general", Blocks: []disruption.Block{pdb,
+			{Kind: disruption.BlockBudget, BudgetReason: "Underutilized", Message: "No allowed disruptions for disruption reason Underutilized due to blocking budget (NodePool general allows 0, 0 being disrupted)"}}},
+		{NodeClaim: "general-b", Node: "ip-10-0-0-5.ec2.internal", NodePool: "general", Blocks: []disruption.Block{
+			{Kind: disruption.BlockWouldNotFit, Message: "Pod default/big cannot move: no room"}}},
+		{NodeClaim: "general-c", Node: "ip-10-0-0-6.ec2.internal", NodePool: "general", Blocks: []disruption.Block{
+			{Kind: disruption.BlockConsolidateAfter, Message: "Node is not consolidatable yet: consolidateAfter 1m has not elapsed"}}},
+	}
+	var d workflows.DisruptionDecision
+	a.reportBlocked(context.Background(), &d, nil, blocked)
+	want := []string{
+		"Normal DisruptionBlocked No allowed disruptions for disruption reason Underutilized due to blocking budget",
+		"Normal DisruptionBlocked No allowed disruptions for disruption reason Underutilized due to blocking budget (NodePool general allows 0, 0 being disrupted)",
+		"Normal DisruptionBlocked No allowed disruptions for disruption reason Underutilized due to blocking budget (NodePool general allows 0, 0 being disrupted)",
+		"Normal DisruptionBlocked PDB default/web prevents pod evictions (pod default/web-1)",
+		"Normal DisruptionBlocked PDB default/web prevents pod evictions (pod default/web-1)",
+		"Normal Unconsolidatable Pod default/big cannot move: no room",
+		"Normal Unconsolidatable Pod default/big cannot move: no room",
+	}
+	if got := drainEvents(rec); !reflect.DeepEqual(got, want) {
+		t.Fatalf("events\n%s\nwant\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
+	}
+	if d.Blocked == nil || d.Blocked.Total != 3 || len(d.Blocked.Nodes) != 3 || d.Blocked.ByReason["pdb"] != 1 {
+		t.Fatalf("report %+v", d.Blocked)
+	}
+	if v := testutil.ToFloat64(a.Metrics.DisruptionBlockedNodes.WithLabelValues("would_not_fit")); v != 1 {
+		t.Fatalf("would_not_fit gauge %v", v)
+	}
+	// The next pass: the same reasons publish nothing; a changed message does.
+	a.reportBlocked(context.Background(), &d, nil, blocked)
+	if got := drainEvents(rec); len(got) != 0 {
+		t.Fatalf("republished %v", got)
+	}
+	blocked[1].Blocks[0].Message = "Pod default/bigger cannot move: no room"
+	a.reportBlocked(context.Background(), &d, nil, blocked[1:2])
+	if got := drainEvents(rec); len(got) != 2 || !strings.Contains(got[0], "default/bigger") {
+		t.Fatalf("events %v", got)
+	}
+	for reason, want := range map[string]float64{"would_not_fit": 1, "pdb": 0, "budget": 0, "consolidate_after": 0} {
+		if v := testutil.ToFloat64(a.Metrics.DisruptionBlockedNodes.WithLabelValues(reason)); v != want {
+			t.Errorf("%s gauge %v, want %v", reason, v, want)
+		}
+	}
+}
+
+// A pod's do-not-disrupt duration blocks a drain-and-replace until it has
+// run out since the pod started, and so does the drain; "true" always; an
+// invalid value is ignored with a Warning Event on the pod.
+func TestDoNotDisruptDurationInCandidateCheckAndDrain(t *testing.T) {
+	cases := []struct {
+		value   string
+		age     time.Duration
+		blocked bool
+		event   string
+	}{
+		{"30m", 10 * time.Minute, true, ""},
+		{"30m", 40 * time.Minute, false, ""},
+		{"true", 48 * time.Hour, true, ""},
+		{"soon", time.Minute, false, `Warning InvalidDoNotDisruptAnnotation Invalid karpenter.sh/do-not-disrupt annotation: failed to parse "soon" as a duration`},
+	}
+	for _, c := range cases {
+		t.Run(c.value+"/"+c.age.String(), func(t *testing.T) {
+			node, nc := testNode()
+			p := pod("train", true, map[string]string{apiv1.AnnotationDoNotDisrupt: c.value})
+			p.UID = "u-train"
+			p.Status.StartTime = &metav1.Time{Time: time.Now().Add(-c.age)}
+			a := newFakeActivities(t, []*apiv1.NodeClaim{nc}, []runtime.Object{node, p}...)
+			rec := record.NewFakeRecorder(10)
+			a.Cluster.Recorder = rec
+			got, err := a.CheckDisruptionCandidate(context.Background(), workflows.DisruptInput{NodeName: node.Name, Reason: workflows.ReasonUnderused, SkipBudgets: true})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got.OK == c.blocked {
+				t.Fatalf("candidate %+v, want blocked=%v", got, c.blocked)
+			}
+			if c.blocked && c.value != "true" && !strings.Contains(got.Why, " until ") {
+				t.Errorf("why %q does not say until when", got.Why)
+			}
+			st, err := a.DrainStep(context.Background(), workflows.DrainRequest{NodeName: node.Name, Now: time.Now()})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if blocked := len(st.Blocked) == 1; blocked != c.blocked || (!c.blocked && len(st.Evicted) != 1) {
+				t.Fatalf("drain %+v, want blocked=%v", st, c.blocked)
+			}
+			evs := drainEvents(rec)
+			found := c.event == ""
+			for _, e := range evs {
+				found = found || strings.HasPrefix(e, c.event)
+			}
+			if !found {
+				t.Fatalf("events %v, want %q", evs, c.event)
+			}
+		})
+	}
+}
