@@ -60,7 +60,7 @@ type Activities struct {
 	templates templateCache
 	invalidMu sync.Mutex
 	invalid   map[string]string // NodePool -> last reported error
-	dedupe    eventDedupe // Events about disruption published recently
+	dedupe    eventDedupe       // Events about disruption published recently
 	// ledger is the pending-pod ledger (see Ledger).
 	ledgerOnce sync.Once
 	ledger     *PendingLedger
