@@ -16,6 +16,7 @@ import (
 	"github.com/joinery/joinery/resources"
 	"github.com/joinery/joinery/solver"
 	corev1 "k8s.io/api/core/v1"
+	storagev1 "k8s.io/api/storage/v1"
 	"k8s.io/apimachinery/pkg/labels"
 )
 
@@ -34,6 +35,28 @@ type snapshot struct {
 	// notReady says, per skipped NodePool, which condition of its
 	// EC2NodeClass keeps it from launching.
 	notReady []string
+	// volumes looks up the claims, PersistentVolumes and StorageClasses
+	// pods' volumes name (informer caches).
+	volumes solver.VolumeObjects
+}
+
+// volumeObjects reads claims, PersistentVolumes and StorageClasses from the
+// informer caches.
+func (a *Activities) volumeObjects() solver.VolumeObjects {
+	return solver.VolumeObjects{
+		PVC: func(ns, name string) *corev1.PersistentVolumeClaim {
+			o, _ := a.Cluster.PVCs.PersistentVolumeClaims(ns).Get(name)
+			return o
+		},
+		PV: func(name string) *corev1.PersistentVolume {
+			o, _ := a.Cluster.PVs.Get(name)
+			return o
+		},
+		StorageClass: func(name string) *storagev1.StorageClass {
+			o, _ := a.Cluster.StorageClasses.Get(name)
+			return o
+		},
+	}
 }
 
 // takeSnapshot builds the solver input from the informer caches: valid
@@ -41,7 +64,7 @@ type snapshot struct {
 // nodes with their free capacity, pending pods not yet nominated, and
 // DaemonSets.
 func (a *Activities) takeSnapshot(ctx context.Context, now time.Time) (*snapshot, error) {
-	s := &snapshot{pools: map[string]*apiv1.NodePool{}, podsByKey: map[string]*corev1.Pod{}}
+	s := &snapshot{pools: map[string]*apiv1.NodePool{}, podsByKey: map[string]*corev1.Pod{}, volumes: a.volumeObjects()}
 	pools, invalid := a.Cluster.NodePools()
 	defer func() { a.reportNodePools(ctx, pools, invalid) }()
 	claims := a.Cluster.NodeClaims()
@@ -61,7 +84,7 @@ func (a *Activities) addPendingPods(s *snapshot, now time.Time) map[string]resou
 	nominatedReq := map[string]resources.List{}
 	for _, p := range pending {
 		s.pending++
-		sp := solver.PodFromK8s(p)
+		sp := solver.PodWithVolumes(p, s.volumes)
 		if nc, ok := nominatedTo[string(p.UID)]; ok {
 			nominatedReq[nc] = nominatedReq[nc].Add(sp.Requests)
 			s.nominated++
@@ -91,7 +114,7 @@ func (a *Activities) addExistingNodes(s *snapshot, claims []*apiv1.NodeClaim, no
 			if !cluster.IsActive(p) {
 				continue
 			}
-			sp := solver.PodFromK8s(p)
+			sp := solver.PodWithVolumes(p, s.volumes)
 			existingPorts[n.Name] = append(existingPorts[n.Name], sp.HostPorts...)
 			daemon := false
 			for _, o := range p.OwnerReferences {

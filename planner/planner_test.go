@@ -1,8 +1,12 @@
 package planner
 
 import (
+	"reflect"
 	"strings"
 	"testing"
+
+	apiv1 "github.com/joinery/joinery/api/v1"
+	"github.com/joinery/joinery/solver"
 )
 
 func TestExamplesPlan(t *testing.T) {
@@ -109,21 +113,14 @@ spec:
   containers: [{name: c, resources: {requests: {cpu: 1}}}]
   volumes: [{name: d, persistentVolumeClaim: {claimName: data}}]
 `
-	docs, errs := Parse("c.yaml", []byte(y))
-	if len(errs) > 0 {
-		t.Fatal(errs)
-	}
-	b, errs := Build(docs, Options{})
-	if len(errs) > 0 {
-		t.Fatal(errs)
-	}
+	b := mustBuild(t, "c.yaml", y)
 	if len(b.Input.ExistingNodes) != 1 || b.Input.ExistingNodes[0].Available.String() == "" || b.Input.ExistingNodes[0].Available[0] != 500 {
 		t.Fatalf("existing nodes %+v", b.Input.ExistingNodes)
 	}
 	if len(b.Input.ExistingPods) != 1 || b.Input.ExistingPods[0].Zone != "us-east-1b" {
 		t.Errorf("existing pods %+v", b.Input.ExistingPods)
 	}
-	if len(b.Input.Pods) != 1 || len(b.Input.Pods[0].VolumeRequirements) != 1 || b.Input.Pods[0].VolumeRequirements[0].Values[0] != "us-east-1c" {
+	if len(b.Input.Pods) != 1 || len(b.Input.Pods[0].VolumeRequirements) != 1 || b.Input.Pods[0].VolumeRequirements[0][0].Values[0] != "us-east-1c" {
 		t.Errorf("pending pods %+v", b.Input.Pods)
 	}
 }
@@ -147,4 +144,87 @@ func FuzzManifests(f *testing.F) {
 		}
 		_ = Solve(b.Input)
 	})
+}
+
+// A StatefulSet's pods claim <template>-<set>-<ordinal>: replica 0's claim
+// is in the manifests, bound to a volume in us-east-1c; replica 1's is made
+// from the template without a class, so it gets the default StorageClass
+// (WaitForFirstConsumer, allowed only in us-east-1b); a generic ephemeral
+// volume's claim of an Immediate class refuses its pod.
+func TestBuildStatefulSetVolumes(t *testing.T) {
+	y := `
+apiVersion: storage.k8s.io/v1
+kind: StorageClass
+metadata: {name: gp3, annotations: {storageclass.kubernetes.io/is-default-class: "true"}}
+provisioner: ebs.csi.aws.com
+volumeBindingMode: WaitForFirstConsumer
+allowedTopologies: [{matchLabelExpressions: [{key: topology.ebs.csi.aws.com/zone, values: [us-east-1b]}]}]
+---
+apiVersion: storage.k8s.io/v1
+kind: StorageClass
+metadata: {name: now}
+provisioner: ebs.csi.aws.com
+---
+apiVersion: apps/v1
+kind: StatefulSet
+metadata: {name: db}
+spec:
+  replicas: 2
+  selector: {matchLabels: {app: db}}
+  template:
+    metadata: {labels: {app: db}}
+    spec: {containers: [{name: c, resources: {requests: {cpu: 1}}}]}
+  volumeClaimTemplates:
+  - metadata: {name: data}
+    spec: {accessModes: [ReadWriteOnce], resources: {requests: {storage: 10Gi}}}
+---
+apiVersion: v1
+kind: PersistentVolumeClaim
+metadata: {name: data-db-0}
+spec: {volumeName: pv-db-0, storageClassName: gp3}
+---
+apiVersion: v1
+kind: PersistentVolume
+metadata: {name: pv-db-0}
+spec:
+  capacity: {storage: 10Gi}
+  csi: {driver: ebs.csi.aws.com, volumeHandle: vol-0}
+  nodeAffinity: {required: {nodeSelectorTerms: [{matchExpressions: [{key: topology.kubernetes.io/zone, operator: In, values: [us-east-1c]}]}]}}
+---
+apiVersion: v1
+kind: Pod
+metadata: {name: scratch}
+spec:
+  containers: [{name: c}]
+  volumes: [{name: tmp, ephemeral: {volumeClaimTemplate: {spec: {storageClassName: now, resources: {requests: {storage: 1Gi}}}}}}]
+`
+	b := mustBuild(t, "s.yaml", y)
+	got := map[string]solver.Pod{}
+	for _, p := range b.Input.Pods {
+		got[p.Name] = p
+	}
+	for name, zone := range map[string]string{"db-0": "us-east-1c", "db-1": "us-east-1b"} {
+		p := got[name]
+		if len(p.VolumeRequirements) != 1 || len(p.VolumeRequirements[0]) != 1 || p.VolumeRequirements[0][0].Key != apiv1.LabelZone ||
+			!reflect.DeepEqual(p.VolumeRequirements[0][0].Values, []string{zone}) || p.Refused != "" {
+			t.Errorf("%s: volume requirements %v refused %q, want zone %s", name, p.VolumeRequirements, p.Refused, zone)
+		}
+	}
+	if r := got["scratch"].Refused; !strings.Contains(r, "default/scratch-tmp is unbound and its StorageClass now binds Immediate") {
+		t.Errorf("scratch: refused %q", r)
+	}
+}
+
+// mustBuild parses and builds one manifest file's text, failing on any error.
+func mustBuild(t *testing.T, file, y string) *Built {
+	t.Helper()
+	docs, errs := Parse(file, []byte(y))
+	if len(errs) > 0 {
+		t.Fatal(errs)
+	}
+	b, errs := Build(docs, Options{})
+	if len(errs) > 0 {
+		t.Fatal(errs)
+	}
+	return b
 }
