@@ -15,6 +15,7 @@ import (
 	storagev1 "k8s.io/api/storage/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/types"
 )
 
@@ -89,8 +90,9 @@ func TestSnapshotInFlightClaimLessDaemonSets(t *testing.T) {
 		t.Errorf("solver overhead for m6i.large = %s, want only the agent's", oh)
 	}
 
-	// The registered node: allocatable less its bound pods, the agent once.
-	wantNode := resources.List{resources.CPU: 1800, resources.Memory: 4<<30 - 256<<20, resources.Pods: 19}
+	// The registered node: allocatable less its bound pods, the agent once;
+	// no CSINode, so no EBS attach limit.
+	wantNode := resources.List{resources.CPU: 1800, resources.Memory: 4<<30 - 256<<20, resources.Pods: 19, resources.EBSVolumes: resources.NoLimit}
 	if a := got[node.Name]; a != wantNode {
 		t.Errorf("registered node Available = %s, want %s", a, wantNode)
 	}
@@ -146,5 +148,66 @@ func TestSnapshotReadsPodVolumes(t *testing.T) {
 	}
 	if r := got["lost"].Refused; r != `persistentvolumeclaim "nope" not found` {
 		t.Errorf("pod lost: refused %q", r)
+	}
+}
+
+// A node's free EBS attachments are its CSINode's count less the EBS
+// volumes attached to it, each once: two pods sharing a claim, a third
+// pod's own volume, and a VolumeAttachment no pod uses (the kube-scheduler
+// counts it too). A pending pod that shares a volume already attached
+// brings no new one; a pending pod with its own claim brings one.
+func TestSnapshotEBSAttachments(t *testing.T) {
+	node := &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: "ip-10-0-0-9.ec2.internal", Labels: map[string]string{apiv1.LabelNodePool: "general"}},
+		Status: corev1.NodeStatus{Allocatable: corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("4"), corev1.ResourceMemory: resource.MustParse("8Gi"), corev1.ResourcePods: resource.MustParse("20")},
+			Conditions: []corev1.NodeCondition{{Type: corev1.NodeReady, Status: corev1.ConditionTrue}}}}
+	count := int32(25)
+	csiNode := &storagev1.CSINode{ObjectMeta: metav1.ObjectMeta{Name: node.Name}, Spec: storagev1.CSINodeSpec{Drivers: []storagev1.CSINodeDriver{
+		{Name: "efs.csi.aws.com", NodeID: "fs"}, {Name: solver.EBSDriver, NodeID: "i-0123", Allocatable: &storagev1.VolumeNodeResources{Count: &count}}}}}
+	gp3, wffc := "gp3", storagev1.VolumeBindingWaitForFirstConsumer
+	sc := &storagev1.StorageClass{ObjectMeta: metav1.ObjectMeta{Name: "gp3"}, Provisioner: solver.EBSDriver, VolumeBindingMode: &wffc}
+	var objs []runtime.Object
+	pv := func(name string) *corev1.PersistentVolume {
+		return &corev1.PersistentVolume{ObjectMeta: metav1.ObjectMeta{Name: name}, Spec: corev1.PersistentVolumeSpec{
+			PersistentVolumeSource: corev1.PersistentVolumeSource{CSI: &corev1.CSIPersistentVolumeSource{Driver: solver.EBSDriver, VolumeHandle: "vol-" + name}}}}
+	}
+	claim := func(name, volume string) *corev1.PersistentVolumeClaim {
+		return &corev1.PersistentVolumeClaim{ObjectMeta: metav1.ObjectMeta{Namespace: "default", Name: name}, Spec: corev1.PersistentVolumeClaimSpec{VolumeName: volume, StorageClassName: &gp3}}
+	}
+	withClaim := func(name, nodeName, c string) *corev1.Pod {
+		p := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: "default", Name: name, UID: types.UID("uid-" + name)},
+			Spec: corev1.PodSpec{NodeName: nodeName, Containers: []corev1.Container{{Name: "c"}},
+				Volumes: []corev1.Volume{{Name: "d", VolumeSource: corev1.VolumeSource{PersistentVolumeClaim: &corev1.PersistentVolumeClaimVolumeSource{ClaimName: c}}}}}}
+		if nodeName == "" {
+			p.Status.Conditions = []corev1.PodCondition{{Type: corev1.PodScheduled, Status: corev1.ConditionFalse, Reason: corev1.PodReasonUnschedulable}}
+		} else {
+			p.Status.Phase = corev1.PodRunning
+		}
+		return p
+	}
+	pvName := "pv-orphan"
+	va := &storagev1.VolumeAttachment{ObjectMeta: metav1.ObjectMeta{Name: "csi-orphan"}, Spec: storagev1.VolumeAttachmentSpec{Attacher: solver.EBSDriver, NodeName: node.Name,
+		Source: storagev1.VolumeAttachmentSource{PersistentVolumeName: &pvName}}}
+	objs = append(objs, node, csiNode, sc, pv("pv-shared"), pv("pv-own"), pv(pvName), va,
+		claim("shared", "pv-shared"), claim("own", "pv-own"), claim("new", ""),
+		withClaim("a", node.Name, "shared"), withClaim("b", node.Name, "shared"), withClaim("c", node.Name, "own"),
+		withClaim("pending-shared", "", "shared"), withClaim("pending-new", "", "new"))
+	acts := newFakeActivities(t, nil, objs...)
+	snap, err := acts.takeSnapshot(context.Background(), time.Now())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(snap.input.ExistingNodes) != 1 {
+		t.Fatalf("existing nodes %+v", snap.input.ExistingNodes)
+	}
+	// 25 less pv-shared, pv-own and pv-orphan.
+	if got := snap.input.ExistingNodes[0].Available[resources.EBSVolumes]; got != 22 {
+		t.Errorf("free EBS attachments %d, want 22 (25 less shared, own and the orphan attachment)", got)
+	}
+	got := map[string]int64{}
+	for _, p := range snap.input.Pods {
+		got[p.Name] = p.Requests[resources.EBSVolumes]
+	}
+	if got["pending-shared"] != 0 || got["pending-new"] != 1 {
+		t.Errorf("pending pods' EBS volumes %v, want pending-shared 0 (already attached), pending-new 1", got)
 	}
 }

@@ -150,7 +150,8 @@ type workloadPod struct {
 // Build converts documents into a solver input. Kinds used: NodePool,
 // EC2NodeClass, Deployment, StatefulSet, ReplicaSet, Job, CronJob (one
 // run), DaemonSet, Pod (with spec.nodeName: running on that Node; else
-// pending), Node, PersistentVolume, PersistentVolumeClaim, StorageClass;
+// pending), Node, PersistentVolume, PersistentVolumeClaim, StorageClass,
+// CSINode (a Node's EBS attach limit; a Node without one has none);
 // others (PodDisruptionBudget, Service, ...) are accepted and ignored.
 // Volumes are read by solver.VolumesOf, as the controller reads them: a
 // StatefulSet's pods claim <template>-<set>-<ordinal> (made from the claim
@@ -161,7 +162,7 @@ type workloadPod struct {
 func Build(docs []Doc, opts Options) (*Built, Errors) {
 	b := &builder{cat: opts.Catalog, zones: opts.Zones, out: &Built{},
 		classes: map[string]*apiv1.EC2NodeClass{}, pvs: map[string]*corev1.PersistentVolume{}, pvcs: map[string]*corev1.PersistentVolumeClaim{},
-		storageClasses: map[string]*storagev1.StorageClass{}}
+		storageClasses: map[string]*storagev1.StorageClass{}, csiNodes: map[string]*storagev1.CSINode{}, attached: solver.VolumeSet{}}
 	if b.cat == nil {
 		var err error
 		if b.cat, err = catalog.Default(); err != nil {
@@ -179,7 +180,7 @@ func Build(docs []Doc, opts Options) (*Built, Errors) {
 	usage, count := b.existingNodes()
 	b.nodePools(usage, count)
 	for _, wp := range b.pending {
-		b.out.Input.Pods = append(b.out.Input.Pods, b.solverPod(wp.pod))
+		b.out.Input.Pods = append(b.out.Input.Pods, b.solverPod(wp.pod, b.attached))
 	}
 	return b.out, b.errs
 }
@@ -193,9 +194,10 @@ func (b *builder) volumeObjects() solver.VolumeObjects {
 	}
 }
 
-// solverPod is the pod reduced for the solver, with its volumes.
-func (b *builder) solverPod(p *corev1.Pod) solver.Pod {
-	return solver.PodWithVolumes(p, b.volumeObjects())
+// solverPod is the pod reduced for the solver, with its volumes (the EBS
+// volumes not in seen counted, and added to it).
+func (b *builder) solverPod(p *corev1.Pod, seen solver.VolumeSet) solver.Pod {
+	return solver.PodWithVolumes(p, b.volumeObjects(), seen)
 }
 
 // defaultClaimClasses gives claims without storageClassName the default
@@ -237,6 +239,10 @@ type builder struct {
 	pvs            map[string]*corev1.PersistentVolume
 	pvcs           map[string]*corev1.PersistentVolumeClaim // by namespace/name
 	storageClasses map[string]*storagev1.StorageClass
+	csiNodes       map[string]*storagev1.CSINode
+	// attached are the EBS volumes of the bound pods: a pending pod that
+	// shares one does not count it again.
+	attached solver.VolumeSet
 }
 
 func (b *builder) fail(d Doc, field, reason string) {
@@ -310,6 +316,11 @@ func (b *builder) read(d Doc) {
 		o := &storagev1.StorageClass{}
 		if b.convert(d, o) {
 			b.storageClasses[o.Name] = o
+		}
+	case "CSINode":
+		o := &storagev1.CSINode{}
+		if b.convert(d, o) {
+			b.csiNodes[o.Name] = o
 		}
 	default:
 		b.warn("%s document %d: %s %s ignored", d.File, d.Index, d.Obj.GetKind(), d.Obj.GetName())
@@ -427,12 +438,21 @@ func (b *builder) readPod(d Doc) {
 	}
 }
 
-// existingPods adds the bound pods (with their node's zone), nodes sorted
-// by name first.
+// existingPods adds the bound pods (with their node's zone; each EBS
+// volume counted once per node), nodes sorted by name first.
 func (b *builder) existingPods() {
 	sort.SliceStable(b.nodes, func(i, j int) bool { return b.nodes[i].Name < b.nodes[j].Name })
+	onNode := map[string]solver.VolumeSet{}
 	for _, wp := range b.bound {
-		sp := b.solverPod(wp.pod)
+		seen := onNode[wp.pod.Spec.NodeName]
+		if seen == nil {
+			seen = solver.VolumeSet{}
+			onNode[wp.pod.Spec.NodeName] = seen
+		}
+		sp := b.solverPod(wp.pod, seen)
+		for id := range seen {
+			b.attached[id] = true
+		}
 		zone := ""
 		for _, n := range b.nodes {
 			if n.Name == wp.pod.Spec.NodeName {
@@ -457,6 +477,7 @@ func (b *builder) existingNodes() (usage map[string]resources.List, count map[st
 	usage, count = map[string]resources.List{}, map[string]int{}
 	for _, n := range b.nodes {
 		alloc, _ := resources.FromResourceList(n.Status.Allocatable)
+		alloc[resources.EBSVolumes] = solver.EBSLimit(b.csiNodes[n.Name])
 		capacity, _ := resources.FromResourceList(n.Status.Capacity)
 		price := 0.0
 		if it, ok := b.cat.Get(n.Labels[apiv1.LabelInstanceType]); ok {

@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	apiv1 "github.com/joinery/joinery/api/v1"
+	"github.com/joinery/joinery/resources"
 	corev1 "k8s.io/api/core/v1"
 	storagev1 "k8s.io/api/storage/v1"
 )
@@ -331,12 +332,41 @@ func (s VolumeSet) Count(ids []string) int64 {
 }
 
 // PodWithVolumes is PodFromK8s with the pod's volumes read (VolumesOf):
-// their node requirements and refusal. The controller's snapshot and the
-// offline planner both reduce pods through it.
-func PodWithVolumes(p *corev1.Pod, objs VolumeObjects) Pod {
+// their node requirements, refusal, and in Requests[EBSVolumes] the EBS
+// volumes not in seen (added to it; nil: all of the pod's). The
+// controller's snapshot and the offline planner both reduce pods through it.
+func PodWithVolumes(p *corev1.Pod, objs VolumeObjects, seen VolumeSet) Pod {
 	out := PodFromK8s(p)
 	v := VolumesOf(p, objs)
 	out.VolumeRequirements = v.Requirements
 	out.Refused = v.Refused
+	if seen == nil {
+		seen = VolumeSet{}
+	}
+	out.Requests[resources.EBSVolumes] = seen.Count(v.EBS)
 	return out
+}
+
+// EBSLimit is a node's EBS attach limit from its CSINode (nil: none yet):
+// the EBS CSI driver's allocatable count, or resources.NoLimit when the
+// driver has not registered one (the kube-scheduler then enforces none).
+func EBSLimit(cn *storagev1.CSINode) int64 {
+	if cn != nil {
+		for _, d := range cn.Spec.Drivers {
+			if d.Name == EBSDriver && d.Allocatable != nil && d.Allocatable.Count != nil {
+				return int64(*d.Allocatable.Count)
+			}
+		}
+	}
+	return resources.NoLimit
+}
+
+// AttachedEBS is the ID (as PodVolumes.EBS) of the volume a
+// VolumeAttachment attaches, when the EBS CSI driver attaches it ("" else):
+// the kube-scheduler counts attachments no pod on the node uses as well.
+func AttachedEBS(va *storagev1.VolumeAttachment) string {
+	if va.Spec.Attacher != EBSDriver || va.Spec.Source.PersistentVolumeName == nil {
+		return ""
+	}
+	return "pv/" + *va.Spec.Source.PersistentVolumeName
 }

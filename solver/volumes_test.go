@@ -1,11 +1,13 @@
 package solver
 
 import (
+	"fmt"
 	"reflect"
 	"strings"
 	"testing"
 
 	apiv1 "github.com/joinery/joinery/api/v1"
+	"github.com/joinery/joinery/resources"
 	corev1 "k8s.io/api/core/v1"
 	storagev1 "k8s.io/api/storage/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -183,7 +185,7 @@ func TestVolumeRequirementsPlacement(t *testing.T) {
 	kp.Spec.Containers[0].Resources.Requests = cpuMem("500m", "512Mi")
 	kp.Spec.Affinity = &corev1.Affinity{NodeAffinity: &corev1.NodeAffinity{RequiredDuringSchedulingIgnoredDuringExecution: &corev1.NodeSelector{
 		NodeSelectorTerms: []corev1.NodeSelectorTerm{{MatchExpressions: []corev1.NodeSelectorRequirement{{Key: apiv1.LabelZone, Operator: corev1.NodeSelectorOpIn, Values: []string{"us-east-1a", "us-east-1c"}}}}}}}}
-	p := PodWithVolumes(kp, w.objs())
+	p := PodWithVolumes(kp, w.objs(), nil)
 	in := Input{Pods: []Pod{p}, NodePools: []NodePool{basicPool()}}
 	plan := Solve(in)
 	checkPlanInvariants(t, in, &plan)
@@ -193,7 +195,7 @@ func TestVolumeRequirementsPlacement(t *testing.T) {
 	// Karpenter: "should not schedule if storage class zones are
 	// incompatible": the pod wants a, the class allows b and c.
 	kp.Spec.Affinity.NodeAffinity.RequiredDuringSchedulingIgnoredDuringExecution.NodeSelectorTerms[0].MatchExpressions[0].Values = []string{"us-east-1a"}
-	p = PodWithVolumes(kp, w.objs())
+	p = PodWithVolumes(kp, w.objs(), nil)
 	plan = Solve(Input{Pods: []Pod{p}, NodePools: []NodePool{basicPool()}})
 	if _, ok := unschedulable(&plan, p.Key()); !ok || len(plan.NewNodeClaims) != 0 {
 		t.Errorf("pod in a with a volume class of b|c: %d claims, want none and the pod unschedulable", len(plan.NewNodeClaims))
@@ -208,7 +210,7 @@ func TestVolumeRequirementsPlacement(t *testing.T) {
 		NodeSelectorTerms: []corev1.NodeSelectorTerm{
 			{MatchExpressions: []corev1.NodeSelectorRequirement{{Key: "example.com/label", Operator: corev1.NodeSelectorOpIn, Values: []string{"unsupported"}}}},
 			{MatchExpressions: []corev1.NodeSelectorRequirement{{Key: apiv1.LabelCapacityType, Operator: corev1.NodeSelectorOpIn, Values: []string{"on-demand"}}}}}}}}
-	p = PodWithVolumes(kp, w.objs())
+	p = PodWithVolumes(kp, w.objs(), nil)
 	in = Input{Pods: []Pod{p}, NodePools: []NodePool{basicPool()}}
 	plan = Solve(in)
 	checkPlanInvariants(t, in, &plan)
@@ -218,7 +220,7 @@ func TestVolumeRequirementsPlacement(t *testing.T) {
 	// A refused pod gets the volume reason and no node; the others are
 	// still planned (Karpenter: "should schedule valid pods when a pod
 	// with an invalid pvc is encountered").
-	bad := PodWithVolumes(podWithClaims("bad", "missing"), w.objs())
+	bad := PodWithVolumes(podWithClaims("bad", "missing"), w.objs(), nil)
 	good := pod("good", 500, 512)
 	plan = Solve(Input{Pods: []Pod{bad, good}, NodePools: []NodePool{basicPool()}})
 	if r, _ := unschedulable(&plan, bad.Key()); r != `persistentvolumeclaim "missing" not found` {
@@ -244,7 +246,7 @@ func TestVolumeAlternativesWithAntiAffinity(t *testing.T) {
 		kp.Labels = map[string]string{"app": "multi-zone-app"}
 		kp.Spec.Affinity = &corev1.Affinity{PodAntiAffinity: &corev1.PodAntiAffinity{RequiredDuringSchedulingIgnoredDuringExecution: []corev1.PodAffinityTerm{
 			{LabelSelector: sel("multi-zone-app"), TopologyKey: apiv1.LabelZone}}}}
-		p := PodWithVolumes(kp, w.objs())
+		p := PodWithVolumes(kp, w.objs(), nil)
 		p.Requests = pod(name, 500, 512).Requests
 		in.Pods = append(in.Pods, p)
 	}
@@ -290,5 +292,95 @@ func TestVolumeZoneDoesNotShrinkSpreadDomains(t *testing.T) {
 	plan = Solve(in)
 	if _, ok := unschedulable(&plan, p.Key()); !ok {
 		t.Errorf("pod placed in a although a holds 2 and b, c 1 each (maxSkew 1): %+v", plan.NewNodeClaims)
+	}
+}
+
+// ebsPods are n pods of 50m/64Mi, each bringing vols EBS volumes.
+func ebsPods(prefix string, n int, vols int64) []Pod {
+	ps := pods(prefix, n, 50, 64)
+	for i := range ps {
+		ps[i].Requests[resources.EBSVolumes] = vols
+	}
+	return ps
+}
+
+// The issue's case: 40 pods with one EBS volume each, a pool of m5.xlarge
+// only (4 vCPU, 16 GiB, 58 pods: one node holds all 40 by cpu, memory and
+// pods), whose 27 shared attachments leave 26 volumes after the root
+// volume (what the EBS CSI driver reports): two nodes, 26 + 14. Karpenter
+// does not know a new node's limit (it reads CSINodes of existing nodes
+// only), launches one node and leaves 14 pods pending for a second round;
+// Joinery plans both nodes at once.
+func TestVolumeLimitSplitsNodes(t *testing.T) {
+	pool := poolYAML(t, `
+metadata: {name: ebs}
+spec:
+	template:
+		spec:
+			nodeClassRef: {group: karpenter.k8s.aws, kind: EC2NodeClass, name: default}
+			requirements:
+			- {key: node.kubernetes.io/instance-type, operator: In, values: [m5.xlarge]}
+			- {key: karpenter.sh/capacity-type, operator: In, values: [on-demand]}
+`)
+	in := Input{Pods: ebsPods("db", 40, 1), NodePools: []NodePool{pool}}
+	plan := Solve(in)
+	checkPlanInvariants(t, in, &plan)
+	if len(plan.NewNodeClaims) != 2 || len(plan.Unschedulable) != 0 {
+		t.Fatalf("%d claims, unschedulable %v; want 2 claims", len(plan.NewNodeClaims), plan.Unschedulable)
+	}
+	n0, n1 := len(plan.NewNodeClaims[0].Pods), len(plan.NewNodeClaims[1].Pods)
+	if max(n0, n1) != 26 || min(n0, n1) != 14 {
+		t.Errorf("pods per claim %d and %d, want 26 and 14", n0, n1)
+	}
+	for _, nc := range plan.NewNodeClaims {
+		if nc.Requests[resources.EBSVolumes] != int64(len(nc.Pods)) {
+			t.Errorf("claim requests %d EBS volumes for %d pods", nc.Requests[resources.EBSVolumes], len(nc.Pods))
+		}
+	}
+	// Without volumes the same pods share one node.
+	in.Pods = ebsPods("web", 40, 0)
+	if plan = Solve(in); len(plan.NewNodeClaims) != 1 {
+		t.Errorf("40 pods without volumes on %d claims, want 1", len(plan.NewNodeClaims))
+	}
+	// A pod that needs more volumes than any type allows is unschedulable,
+	// with the limit named.
+	in.Pods = ebsPods("big", 1, 30)
+	plan = Solve(in)
+	if r, _ := unschedulable(&plan, "default/big-aa"); !strings.Contains(r, "attachable-volumes-aws-ebs=30 exceed the largest allocatable (attachable-volumes-aws-ebs=26)") {
+		t.Errorf("reason %q", r)
+	}
+}
+
+// Karpenter's "should launch multiple nodes if required due to volume
+// limits": an existing node whose CSINode allows 10 volumes, six pods with
+// two claims each: five fit it (10 volumes), the sixth gets a new node.
+// And "should launch a single node if all pods use the same PVC": 100 pods
+// sharing one claim bring one volume (VolumeSet counts it for the first
+// only) and all fit the existing node.
+func TestVolumeLimitOnExistingNode(t *testing.T) {
+	node := Node{Name: "n1", Labels: map[string]string{apiv1.LabelZone: "us-east-1a"}, NodePool: "p",
+		Available: resources.List{resources.CPU: 64000, resources.Memory: 256 << 30, resources.Pods: 1024, resources.EBSVolumes: 10}}
+	in := Input{Pods: ebsPods("two", 6, 2), NodePools: []NodePool{basicPool()}, ExistingNodes: []Node{node}}
+	plan := Solve(in)
+	checkPlanInvariants(t, in, &plan)
+	if len(plan.ExistingPlacements) != 5 || len(plan.NewNodeClaims) != 1 || len(plan.NewNodeClaims[0].Pods) != 1 {
+		t.Errorf("%d on the node, %d claims; want 5 and one claim for the sixth", len(plan.ExistingPlacements), len(plan.NewNodeClaims))
+	}
+	w := newVolWorld()
+	w.ebsPV("pv-1", apiv1.LabelZone, "us-east-1a")
+	w.claim("shared", "pv-1", "")
+	seen := VolumeSet{}
+	in.Pods = nil
+	for i := 0; i < 100; i++ {
+		p := PodWithVolumes(podWithClaims(fmt.Sprintf("s-%03d", i), "shared"), w.objs(), seen)
+		p.Requests[resources.CPU], p.Requests[resources.Memory] = 10, 16<<20
+		in.Pods = append(in.Pods, p)
+	}
+	if in.Pods[0].Requests[resources.EBSVolumes] != 1 || in.Pods[1].Requests[resources.EBSVolumes] != 0 {
+		t.Fatalf("shared claim counted %d, %d; want 1 then 0", in.Pods[0].Requests[resources.EBSVolumes], in.Pods[1].Requests[resources.EBSVolumes])
+	}
+	plan = Solve(in)
+	if len(plan.ExistingPlacements) != 100 || len(plan.NewNodeClaims) != 0 {
+		t.Errorf("%d on the node, %d claims; want all 100 on it", len(plan.ExistingPlacements), len(plan.NewNodeClaims))
 	}
 }

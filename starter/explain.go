@@ -159,7 +159,7 @@ func wouldGo(ctx context.Context, kc kubernetes.Interface, dc dynamic.Interface,
 			o, _ := kc.StorageV1().StorageClasses().Get(ctx, name, metav1.GetOptions{})
 			return o
 		},
-	})}
+	}, nil)}
 	plan := solver.Solve(in)
 	if len(plan.Unschedulable) > 0 {
 		return "nowhere: " + plan.Unschedulable[0].Reason, nil

@@ -1,6 +1,8 @@
 package v1
 
 import (
+	"strings"
+
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 )
@@ -120,4 +122,49 @@ func (s *EC2NodeClassSpec) RootVolumeSize() int64 {
 		return 20 << 30
 	}
 	return pick.EBS.VolumeSize.Value()
+}
+
+// DefaultBlockDeviceMappings are the block devices Karpenter launches an
+// image family with when spec.blockDeviceMappings is empty: Bottlerocket a
+// 4Gi OS volume /dev/xvda and a 20Gi data volume /dev/xvdb, the others a
+// 20Gi root volume /dev/xvda; gp3, encrypted, deleted on termination.
+func DefaultBlockDeviceMappings(family string) []BlockDeviceMapping {
+	gp3 := func(dev string, size string) BlockDeviceMapping {
+		q := resource.MustParse(size)
+		t := true
+		return BlockDeviceMapping{DeviceName: dev, EBS: &EBS{VolumeSize: &q, VolumeType: "gp3", Encrypted: &t, DeleteOnTermination: &t}}
+	}
+	if family == AMIFamilyBottlerocket {
+		return []BlockDeviceMapping{gp3("/dev/xvda", "4Gi"), gp3("/dev/xvdb", "20Gi")}
+	}
+	return []BlockDeviceMapping{gp3("/dev/xvda", "20Gi")}
+}
+
+// LaunchedBlockDeviceMappings are the block devices an instance of the
+// class is launched with: spec.blockDeviceMappings, else its family's
+// defaults (the family of spec.amiFamily, else of the alias term).
+func (s *EC2NodeClassSpec) LaunchedBlockDeviceMappings() []BlockDeviceMapping {
+	if len(s.BlockDeviceMappings) > 0 {
+		return s.BlockDeviceMappings
+	}
+	family := s.AMIFamily
+	for _, t := range s.AMISelectorTerms {
+		if name, _, ok := strings.Cut(t.Alias, "@"); ok && family == "" && strings.EqualFold(name, "bottlerocket") {
+			family = AMIFamilyBottlerocket
+		}
+	}
+	return DefaultBlockDeviceMappings(family)
+}
+
+// ExtraEBSVolumes is the number of EBS volumes an instance of the class is
+// launched with besides its root volume (/dev/xvda, or the mapping marked
+// rootVolume): each takes an EBS attachment slot.
+func (s *EC2NodeClassSpec) ExtraEBSVolumes() int {
+	n := 0
+	for _, b := range s.LaunchedBlockDeviceMappings() {
+		if !b.RootVolume && b.DeviceName != "/dev/xvda" {
+			n++
+		}
+	}
+	return n
 }

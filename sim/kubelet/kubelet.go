@@ -28,6 +28,7 @@ import (
 	"github.com/joinery/joinery/sim/ec2"
 	"go.uber.org/zap"
 	corev1 "k8s.io/api/core/v1"
+	storagev1 "k8s.io/api/storage/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes"
@@ -302,7 +303,80 @@ func (r *Registrar) register(ctx context.Context, inst ec2.Instance, node *corev
 		}
 	}
 	r.Log.Info("node registered", zap.String("node", node.Name), zap.String("instance", inst.ID), zap.String("instanceType", inst.InstanceType))
-	return r.initializeAsCloudProvider(ctx, inst, node.Name)
+	if err := r.initializeAsCloudProvider(ctx, inst, node.Name); err != nil {
+		return err
+	}
+	return r.registerEBSDriver(ctx, inst, created)
+}
+
+// EBS CSI driver facts its node plugin reports (aws-ebs-csi-driver
+// pkg/driver: NodeGetInfo's topology segments; the kubelet lists their keys
+// in CSINode and labels the Node with them).
+const (
+	ebsDriver   = "ebs.csi.aws.com"
+	ebsZoneKey  = "topology.ebs.csi.aws.com/zone"
+	nodeIDsNote = "csi.volume.kubernetes.io/nodeid"
+)
+
+// registerEBSDriver is the EBS CSI driver's node plugin registering with
+// the kubelet: the kubelet writes the driver into the node's CSINode
+// (node ID = instance ID, topology keys, and as allocatable count the
+// volume limit the plugin computes from what instance metadata shows it:
+// the instance type, the EBS block devices besides the root volume and
+// the attached ENIs), and labels and annotates the Node with the driver's
+// topology and node ID. The kube-scheduler's NodeVolumeLimits plugin then
+// holds pods to that limit.
+func (r *Registrar) registerEBSDriver(ctx context.Context, inst ec2.Instance, node *corev1.Node) error {
+	it, ok := r.Catalog.Get(inst.InstanceType)
+	if !ok {
+		return nil
+	}
+	extra := 0
+	for _, b := range inst.BlockDevices {
+		if b.DeviceName != "/dev/xvda" {
+			extra++ // IMDS block-device-mapping lists it as ebsN
+		}
+	}
+	count := int32(it.EBSVolumeLimit(extra, max(inst.NetworkInterfaces, 1)))
+	driver := storagev1.CSINodeDriver{Name: ebsDriver, NodeID: inst.ID,
+		TopologyKeys: []string{apiv1.LabelOS, ebsZoneKey, apiv1.LabelZone},
+		Allocatable:  &storagev1.VolumeNodeResources{Count: &count}}
+	want := &storagev1.CSINode{ObjectMeta: metav1.ObjectMeta{Name: node.Name,
+		OwnerReferences: []metav1.OwnerReference{{APIVersion: "v1", Kind: "Node", Name: node.Name, UID: node.UID}}},
+		Spec: storagev1.CSINodeSpec{Drivers: []storagev1.CSINodeDriver{driver}}}
+	csiNodes := r.Kube.StorageV1().CSINodes()
+	if _, err := csiNodes.Create(ctx, want, metav1.CreateOptions{}); apierrors.IsAlreadyExists(err) {
+		err = retry.RetryOnConflict(retry.DefaultRetry, func() error {
+			cur, err := csiNodes.Get(ctx, node.Name, metav1.GetOptions{})
+			if err != nil {
+				return err
+			}
+			cur.Spec.Drivers = []storagev1.CSINodeDriver{driver}
+			_, err = csiNodes.Update(ctx, cur, metav1.UpdateOptions{})
+			return err
+		})
+		if err != nil {
+			return fmt.Errorf("CSINode %s: %w", node.Name, err)
+		}
+	} else if err != nil {
+		return fmt.Errorf("CSINode %s: %w", node.Name, err)
+	}
+	return retry.RetryOnConflict(retry.DefaultRetry, func() error {
+		n, err := r.Kube.CoreV1().Nodes().Get(ctx, node.Name, metav1.GetOptions{})
+		if err != nil {
+			return err
+		}
+		if n.Labels == nil {
+			n.Labels = map[string]string{}
+		}
+		if n.Annotations == nil {
+			n.Annotations = map[string]string{}
+		}
+		n.Labels[ebsZoneKey] = inst.Zone
+		n.Annotations[nodeIDsNote] = fmt.Sprintf(`{%q:%q}`, ebsDriver, inst.ID)
+		_, err = r.Kube.CoreV1().Nodes().Update(ctx, n, metav1.UpdateOptions{})
+		return err
+	})
 }
 
 // initializeAsCloudProvider is the cloud node manager's part.

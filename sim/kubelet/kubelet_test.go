@@ -191,6 +191,8 @@ func TestRegisterFromUserData(t *testing.T) {
 			apiv1.LabelInstanceType: "m5.large", "beta.kubernetes.io/instance-type": "m5.large",
 			apiv1.LabelZone: "us-east-1b", "failure-domain.beta.kubernetes.io/zone": "us-east-1b",
 			apiv1.LabelRegion: "us-east-1", "failure-domain.beta.kubernetes.io/region": "us-east-1",
+			// the kubelet, from the EBS CSI driver's topology
+			"topology.ebs.csi.aws.com/zone": "us-east-1b",
 		}
 		if !reflect.DeepEqual(n.Labels, want) {
 			t.Errorf("%s: labels\n got %v\nwant %v", family, n.Labels, want)
@@ -350,4 +352,45 @@ func TestImageOfOtherArchDoesNotBoot(t *testing.T) {
 		t.Fatalf("arm64 image on m5.large: %v, %d nodes", err, len(nodes(t, kc)))
 	}
 	t.Log(err)
+}
+
+// The node's CSINode carries the EBS CSI driver with the volume limit its
+// node plugin computes from instance metadata (aws-ebs-csi-driver
+// getVolumesLimit): m5.large has 27 attachments shared with ENIs; the
+// root volume takes one (26), a second EBS volume another (25), two more
+// ENIs two more (24). c7i.large's 32 are dedicated: ENIs do not count.
+func TestCSINodeCarriesTheEBSLimit(t *testing.T) {
+	ca := newCA(t, "cluster")
+	ud := generate(t, options(apiv1.AMIFamilyAL2023, ca))
+	root := ec2.BlockDevice{DeviceName: "/dev/xvda", VolumeSize: 20}
+	data := ec2.BlockDevice{DeviceName: "/dev/xvdb", VolumeSize: 50}
+	for _, c := range []struct {
+		typ  string
+		devs []ec2.BlockDevice
+		enis int
+		want int32
+	}{
+		{"m5.large", []ec2.BlockDevice{root}, 1, 26},
+		{"m5.large", []ec2.BlockDevice{root, data}, 1, 25},
+		{"m5.large", []ec2.BlockDevice{root}, 3, 24},
+		{"c7i.large", []ec2.BlockDevice{root}, 3, 31},
+	} {
+		r, kc := registrar(t, ca)
+		inst := instance(c.typ, ud)
+		inst.BlockDevices, inst.NetworkInterfaces = c.devs, c.enis
+		if err := r.Register(context.Background(), inst); err != nil {
+			t.Fatal(err)
+		}
+		cn, err := kc.StorageV1().CSINodes().Get(context.Background(), inst.PrivateDNSName, metav1.GetOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(cn.Spec.Drivers) != 1 || cn.Spec.Drivers[0].Name != "ebs.csi.aws.com" || cn.Spec.Drivers[0].NodeID != inst.ID ||
+			cn.Spec.Drivers[0].Allocatable == nil || *cn.Spec.Drivers[0].Allocatable.Count != c.want {
+			t.Errorf("%s, %d block devices, %d ENIs: CSINode drivers %+v, want ebs.csi.aws.com count %d", c.typ, len(c.devs), c.enis, cn.Spec.Drivers, c.want)
+		}
+		if len(cn.OwnerReferences) != 1 || cn.OwnerReferences[0].Kind != "Node" || cn.OwnerReferences[0].Name != inst.PrivateDNSName {
+			t.Errorf("CSINode owner %+v, want the Node", cn.OwnerReferences)
+		}
+	}
 }
