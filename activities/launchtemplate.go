@@ -88,6 +88,7 @@ func (a *Activities) launchTemplate(ctx context.Context, nc *apiv1.NodeClaim, cl
 	userData, err := bootstrap.Generate(bootstrap.Options{
 		Family: family, Cluster: a.ClusterFacts, Labels: nodeLabels(nc, capacityType),
 		Taints: append(slices.Clone(nc.Spec.Taints), nc.Spec.StartupTaints...), Kubelet: cls.Spec.Kubelet, UserData: cls.Spec.UserData,
+		RAID0: cls.Spec.RAID0(),
 	})
 	if err != nil {
 		return "", fmt.Errorf("EC2NodeClass %s user data: %w", cls.Name, err)

@@ -37,6 +37,10 @@ type Launch struct {
 	// plugin starts (0: one, the primary).
 	ExtraEBSVolumes int
 	ENIs            int
+	// InstanceStoreRAID0 is EC2NodeClass spec.instanceStorePolicy RAID0:
+	// on a type with instance store volumes, ephemeral storage lives on
+	// them (their total size) instead of the root volume.
+	InstanceStoreRAID0 bool
 }
 
 // LaunchOf is how an EC2NodeClass launches its nodes (nil: EKS defaults).
@@ -44,7 +48,7 @@ func LaunchOf(spec *apiv1.EC2NodeClassSpec) Launch {
 	if spec == nil {
 		return Launch{RootVolumeBytes: 20 << 30}
 	}
-	return Launch{Kubelet: spec.Kubelet, RootVolumeBytes: spec.RootVolumeSize(), ExtraEBSVolumes: spec.ExtraEBSVolumes()}
+	return Launch{Kubelet: spec.Kubelet, RootVolumeBytes: spec.RootVolumeSize(), ExtraEBSVolumes: spec.ExtraEBSVolumes(), InstanceStoreRAID0: spec.RAID0()}
 }
 
 // Shape is ShapeOf with the given kubelet settings and root volume size in
@@ -54,7 +58,9 @@ func (it *InstanceType) Shape(kubelet *apiv1.KubeletConfiguration, rootVolumeByt
 }
 
 // ShapeOf computes capacity and allocatable of a node of this type launched
-// as l says.
+// as l says. Ephemeral storage is the root volume's size, or with
+// InstanceStoreRAID0 on a type with instance store the store's total size
+// (Karpenter's instance-local-nvme, decimal GB).
 //
 // Formulas (amazon-eks-ami nodeadm kubelet config; Karpenter
 // pkg/providers/instancetype/types.go):
@@ -73,6 +79,10 @@ func (it *InstanceType) Shape(kubelet *apiv1.KubeletConfiguration, rootVolumeByt
 // CSINode for the node.
 func (it *InstanceType) ShapeOf(l Launch) NodeShape {
 	kubelet, rootVolumeBytes := l.Kubelet, l.RootVolumeBytes
+	if l.InstanceStoreRAID0 && it.LocalNVMeGB > 0 {
+		// Karpenter: the instance store's TotalSizeInGB, decimal.
+		rootVolumeBytes = it.LocalNVMeGB * 1_000_000_000
+	}
 	var c resources.List
 	c[resources.CPU] = int64(it.VCPU) * 1000
 	mib := it.MemoryMiB

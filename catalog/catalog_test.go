@@ -99,3 +99,28 @@ func TestEBSVolumeLimit(t *testing.T) {
 		t.Errorf("a type the driver does not list gets its default 27 shared")
 	}
 }
+
+// instanceStorePolicy RAID0: ephemeral storage is the instance store's
+// total size where the type has one (Karpenter's ephemeralStorage):
+// m5d.large 75 GB (decimal), allocatable less 1Gi kube-reserved and 10%
+// nodefs eviction; m5.large has none and keeps its root volume.
+func TestRAID0EphemeralStorage(t *testing.T) {
+	cat := MustDefault()
+	raid0 := apiv1.InstanceStorePolicyRAID0
+	spec := &apiv1.EC2NodeClassSpec{InstanceStorePolicy: &raid0}
+	m5d, _ := cat.Get("m5d.large")
+	sh := m5d.ShapeOf(LaunchOf(spec))
+	if sh.Capacity[resources.EphemeralStorage] != 75_000_000_000 {
+		t.Errorf("m5d.large RAID0 ephemeral capacity %d, want 75000000000", sh.Capacity[resources.EphemeralStorage])
+	}
+	if want := int64(75_000_000_000 - 1<<30 - 7_500_000_000); sh.Allocatable[resources.EphemeralStorage] != want {
+		t.Errorf("m5d.large RAID0 ephemeral allocatable %d, want %d", sh.Allocatable[resources.EphemeralStorage], want)
+	}
+	if sh := m5d.ShapeOf(LaunchOf(&apiv1.EC2NodeClassSpec{})); sh.Capacity[resources.EphemeralStorage] != 20<<30 {
+		t.Errorf("m5d.large without RAID0: %d, want the 20Gi root volume", sh.Capacity[resources.EphemeralStorage])
+	}
+	m5, _ := cat.Get("m5.large")
+	if sh := m5.ShapeOf(LaunchOf(spec)); sh.Capacity[resources.EphemeralStorage] != 20<<30 {
+		t.Errorf("m5.large RAID0 (no instance store): %d, want the 20Gi root volume", sh.Capacity[resources.EphemeralStorage])
+	}
+}

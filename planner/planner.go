@@ -16,6 +16,7 @@ import (
 
 	apiv1 "github.com/joinery/joinery/api/v1"
 	"github.com/joinery/joinery/catalog"
+	"github.com/joinery/joinery/nodeclass"
 	"github.com/joinery/joinery/resources"
 	"github.com/joinery/joinery/solver"
 	appsv1 "k8s.io/api/apps/v1"
@@ -510,6 +511,12 @@ func (b *builder) nodePools(usage map[string]resources.List, count map[string]in
 			nc = b.classes[ref.Name]
 			if nc == nil {
 				b.warn("NodePool %s: EC2NodeClass %s not in the manifests; EKS defaults used", np.Name, ref.Name)
+			}
+		}
+		if nc != nil {
+			if why := nodeclass.Refused(nc); why != "" {
+				b.warn("NodePool %s skipped: %s", np.Name, why)
+				continue
 			}
 		}
 		sp := solver.NodePoolFromAPI(np, nc, b.cat, b.zones, nil)

@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	apiv1 "github.com/joinery/joinery/api/v1"
+	"github.com/joinery/joinery/resources"
 	"github.com/joinery/joinery/solver"
 )
 
@@ -227,4 +228,116 @@ func mustBuild(t *testing.T, file, y string) *Built {
 		t.Fatal(errs)
 	}
 	return b
+}
+
+// Every field of Karpenter v1.14's EC2NodeClass and NodePool decodes (no
+// strict-decoding error); instanceStorePolicy RAID0 is honoured (a pod
+// asking 60G of ephemeral storage gets a type whose instance store holds
+// it, with the root volume only 20Gi), the refused fields skip their pool
+// with a warning naming them, and static and Balanced NodePools fail
+// validation with the reason.
+func TestBuildKarpenterV114Fields(t *testing.T) {
+	y := `
+apiVersion: karpenter.k8s.aws/v1
+kind: EC2NodeClass
+metadata: {name: raid}
+spec:
+  amiSelectorTerms: [{alias: al2023@latest}]
+  role: KarpenterNodeRole
+  subnetSelectorTerms: [{tags: {karpenter.sh/discovery: c}}]
+  securityGroupSelectorTerms: [{tags: {karpenter.sh/discovery: c}}]
+  instanceStorePolicy: RAID0
+---
+apiVersion: karpenter.k8s.aws/v1
+kind: EC2NodeClass
+metadata: {name: everything}
+spec:
+  amiFamily: AL2023
+  amiSelectorTerms: [{ssmParameter: /my/ami, owner: self}]
+  role: KarpenterNodeRole
+  subnetSelectorTerms: [{id: subnet-1}]
+  securityGroupSelectorTerms: [{name: sg}]
+  capacityReservationSelectorTerms: [{id: cr-0123456789abcdef0}, {tags: {a: b}, ownerID: "012345678901", instanceMatchCriteria: open}]
+  placementGroupSelector: {name: pg}
+  associatePublicIPAddress: false
+  ipPrefixCount: 1
+  instanceStorePolicy: RAID0
+  networkInterfaces: [{networkCardIndex: 0, deviceIndex: 0, interfaceType: interface}, {networkCardIndex: 0, deviceIndex: 1, interfaceType: efa-only}]
+  detailedMonitoring: true
+  connectionTracking: {tcpEstablishedTimeout: 432000, udpStreamTimeout: 180, udpTimeout: 30}
+  context: c-123
+  cpuOptions: {nestedVirtualization: enabled}
+  blockDeviceMappings: [{deviceName: /dev/xvda, rootVolume: true, ebs: {volumeSize: 50Gi, volumeType: gp3, iops: 3000, throughput: 125, encrypted: true, kmsKeyID: k, deleteOnTermination: true, snapshotID: snap-1, volumeInitializationRate: 100}}]
+  metadataOptions: {httpEndpoint: enabled, httpProtocolIPv6: disabled, httpPutResponseHopLimit: 1, httpTokens: required}
+  tags: {team: a}
+  userData: "echo hi"
+  kubelet: {maxPods: 110, podsPerCore: 10, clusterDNS: [10.0.0.10], systemReserved: {cpu: 100m}, kubeReserved: {cpu: 100m}, evictionHard: {memory.available: 5%}, evictionSoft: {memory.available: 10%}, evictionSoftGracePeriod: {memory.available: 1m}, evictionMaxPodGracePeriod: 60, imageGCHighThresholdPercent: 85, imageGCLowThresholdPercent: 80, cpuCFSQuota: true}
+status:
+  capacityReservations: [{availabilityZone: us-east-1a, id: cr-0123456789abcdef0, instanceMatchCriteria: targeted, instanceType: m5.large, ownerID: "012345678901", reservationType: default, interruptible: false, state: active}]
+---
+apiVersion: karpenter.sh/v1
+kind: NodePool
+metadata: {name: raid}
+spec:
+  template:
+    spec:
+      nodeClassRef: {group: karpenter.k8s.aws, kind: EC2NodeClass, name: raid}
+      requirements: [{key: karpenter.sh/capacity-type, operator: In, values: [on-demand]}]
+---
+apiVersion: karpenter.sh/v1
+kind: NodePool
+metadata: {name: refused}
+spec:
+  template:
+    spec:
+      nodeClassRef: {group: karpenter.k8s.aws, kind: EC2NodeClass, name: everything}
+status: {nodes: 3, nodeClassObservedGeneration: 2}
+---
+apiVersion: v1
+kind: Pod
+metadata: {name: scratch}
+spec:
+  containers: [{name: c, resources: {requests: {cpu: 500m, ephemeral-storage: 60G}}}]
+`
+	b := mustBuild(t, "k.yaml", y)
+	if len(b.Input.NodePools) != 1 || b.Input.NodePools[0].Name != "raid" {
+		t.Fatalf("pools %d, want only raid", len(b.Input.NodePools))
+	}
+	found := false
+	for _, w := range b.Warnings {
+		if strings.Contains(w, "NodePool refused skipped: EC2NodeClass everything sets fields Joinery does not support: spec.capacityReservationSelectorTerms") &&
+			strings.Contains(w, "spec.amiSelectorTerms[0].ssmParameter") && strings.Contains(w, "volumeInitializationRate") {
+			found = true
+		}
+	}
+	if !found {
+		t.Errorf("warnings %q: want the refused pool with its fields", b.Warnings)
+	}
+	r := Solve(b.Input)
+	if len(r.Plan.NewNodeClaims) != 1 {
+		t.Fatalf("plan %+v", r.Plan)
+	}
+	it := r.Plan.NewNodeClaims[0].InstanceTypes[0]
+	if it.Type.LocalNVMeGB < 60 || it.Shape.Capacity[resources.EphemeralStorage] != it.Type.LocalNVMeGB*1_000_000_000 {
+		t.Errorf("pod placed on %s (instance store %d GB, ephemeral %d), want its instance store to hold 60G", it.Type.Name, it.Type.LocalNVMeGB, it.Shape.Capacity[resources.EphemeralStorage])
+	}
+
+	bad := `
+apiVersion: karpenter.sh/v1
+kind: NodePool
+metadata: {name: static}
+spec:
+  replicas: 3
+  disruption: {consolidationPolicy: Balanced, consolidateAfter: 1m}
+  template: {spec: {nodeClassRef: {group: karpenter.k8s.aws, kind: EC2NodeClass, name: raid}}}
+`
+	docs, errs := Parse("b.yaml", []byte(bad))
+	if len(errs) > 0 {
+		t.Fatal(errs)
+	}
+	_, errs = Build(docs, Options{})
+	msg := errs.Error()
+	if len(errs) != 2 || !strings.Contains(msg, "spec.replicas: Invalid value: 3: static NodePools") || !strings.Contains(msg, "Balanced consolidation (Karpenter v1.14) is not supported by Joinery") {
+		t.Errorf("errors %v", errs)
+	}
 }

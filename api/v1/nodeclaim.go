@@ -38,6 +38,8 @@ type NodeClaimStatus struct {
 	Capacity    corev1.ResourceList `json:"capacity,omitempty"`
 	Allocatable corev1.ResourceList `json:"allocatable,omitempty"`
 	Conditions  []metav1.Condition  `json:"conditions,omitempty"`
+	// LastPodEventTime is Karpenter's (decoded, not written by Joinery).
+	LastPodEventTime *metav1.Time `json:"lastPodEventTime,omitempty"`
 }
 
 // NodeClaim condition types.

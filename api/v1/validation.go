@@ -90,6 +90,9 @@ func (np *NodePool) Validate() field.ErrorList {
 	dp := spec.Child("disruption")
 	switch d.ConsolidationPolicy {
 	case "", ConsolidationPolicyWhenEmpty, ConsolidationPolicyWhenEmptyOrUnderutilized:
+	case ConsolidationPolicyBalanced:
+		errs = append(errs, field.Invalid(dp.Child("consolidationPolicy"), d.ConsolidationPolicy,
+			"Balanced consolidation (Karpenter v1.14) is not supported by Joinery: use WhenEmptyOrUnderutilized or WhenEmpty"))
 	default:
 		errs = append(errs, field.NotSupported(dp.Child("consolidationPolicy"), d.ConsolidationPolicy,
 			[]string{ConsolidationPolicyWhenEmpty, ConsolidationPolicyWhenEmptyOrUnderutilized}))
@@ -104,6 +107,10 @@ func (np *NodePool) Validate() field.ErrorList {
 	}
 	for i, b := range d.Budgets {
 		errs = append(errs, validateBudget(b, dp.Child("budgets").Index(i))...)
+	}
+	if r := np.Spec.Replicas; r != nil {
+		errs = append(errs, field.Invalid(spec.Child("replicas"), *r,
+			"static NodePools (Karpenter v1.14 replicas) are not supported by Joinery: remove replicas to provision nodes for pending pods"))
 	}
 	if w := np.Spec.Weight; w != nil && (*w < 1 || *w > 100) {
 		errs = append(errs, field.Invalid(spec.Child("weight"), *w, "must be between 1 and 100"))

@@ -152,7 +152,13 @@ func (r *Registrar) boot(inst ec2.Instance) (*corev1.Node, error) {
 		KubeReserved: cfg.KubeReserved, SystemReserved: cfg.SystemReserved, EvictionHard: cfg.EvictionHard,
 		ClusterDNS: cfg.ClusterDNS,
 	}
-	shape := it.Shape(kc, dataVolumeBytes(inst.BlockDevices, cfg.Format))
+	storage := dataVolumeBytes(inst.BlockDevices, cfg.Format)
+	if cfg.RAID0 && it.LocalNVMeGB > 0 {
+		// The kubelet's filesystem is the RAID0 array of the instance
+		// store volumes: their total size (decimal GB, as EC2 gives it).
+		storage = it.LocalNVMeGB * 1_000_000_000
+	}
+	shape := it.Shape(kc, storage)
 	capacity, allocatable := shape.Capacity, shape.Allocatable
 	// Accelerators are advertised by their driver/device plugin, which only
 	// the matching image variant carries.

@@ -394,3 +394,49 @@ func TestCSINodeCarriesTheEBSLimit(t *testing.T) {
 		}
 	}
 }
+
+// instanceStorePolicy RAID0 reaches the node through user data alone: the
+// agent finds nodeadm's localStorage strategy, bootstrap.sh's --local-disks
+// raid0 or Bottlerocket's ephemeral-storage commands, and the kubelet's
+// ephemeral storage is the instance store's 75 GB on m5d.large (decimal, as
+// EC2 gives it); without the policy, or on m5.large (no instance store),
+// the 20Gi root volume.
+func TestRAID0EphemeralStorageFromUserData(t *testing.T) {
+	ca := newCA(t, "cluster")
+	root := []ec2.BlockDevice{{DeviceName: "/dev/xvda", VolumeSize: 20}}
+	for _, family := range []string{apiv1.AMIFamilyAL2023, apiv1.AMIFamilyAL2, apiv1.AMIFamilyBottlerocket} {
+		for _, c := range []struct {
+			typ   string
+			raid0 bool
+			want  int64 // ephemeral-storage capacity, bytes
+		}{
+			{"m5d.large", true, 75_000_000_000},
+			{"m5d.large", false, 20 << 30},
+			{"m5.large", true, 20 << 30},
+		} {
+			o := options(family, ca)
+			o.RAID0 = c.raid0
+			ud := generate(t, o)
+			cfg, err := ParseUserData(ud)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if cfg.RAID0 != c.raid0 {
+				t.Errorf("%s: user data says RAID0 %t, want %t", family, cfg.RAID0, c.raid0)
+			}
+			r, kc := registrar(t, ca)
+			inst := instance(c.typ, ud)
+			inst.BlockDevices = root
+			if family == apiv1.AMIFamilyBottlerocket {
+				inst.BlockDevices = []ec2.BlockDevice{{DeviceName: "/dev/xvda", VolumeSize: 4}, {DeviceName: "/dev/xvdb", VolumeSize: 20}}
+			}
+			if err := r.Register(context.Background(), inst); err != nil {
+				t.Fatal(err)
+			}
+			got := nodes(t, kc)[0].Status.Capacity[corev1.ResourceEphemeralStorage]
+			if got.Value() != c.want {
+				t.Errorf("%s %s RAID0=%t: ephemeral-storage capacity %d, want %d", family, c.typ, c.raid0, got.Value(), c.want)
+			}
+		}
+	}
+}
