@@ -167,8 +167,8 @@ type Plan struct {
 
 // Placement binds one pod to one existing node name.
 type Placement struct {
-	Pod  string // namespace/name
-	Node string
+	Pod  string `json:"pod"` // namespace/name
+	Node string `json:"node"`
 }
 
 // NewNodeClaim is one node to launch.
@@ -203,8 +203,8 @@ func (n *NewNodeClaim) Price() float64 {
 // platform engineer can act on (e.g. "no instance type in NodePool
 // general-purpose has cpu >= 1000").
 type Unschedulable struct {
-	Pod    string // namespace/name
-	Reason string
+	Pod    string `json:"pod"` // namespace/name
+	Reason string `json:"reason"`
 }
 
 // CheapestOffering returns the lowest-priced available offering (zero value if none).
