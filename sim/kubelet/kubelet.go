@@ -322,6 +322,11 @@ const (
 	ebsDriver   = "ebs.csi.aws.com"
 	ebsZoneKey  = "topology.ebs.csi.aws.com/zone"
 	nodeIDsNote = "csi.volume.kubernetes.io/nodeid"
+	// ebsNotReadyTaint is the startup taint the EBS CSI driver's node
+	// plugin removes once it has registered (its taint watcher): a
+	// NodePool lists it in startupTaints so that no pod with a volume
+	// lands before the node's attach limit is known.
+	ebsNotReadyTaint = "ebs.csi.aws.com/agent-not-ready"
 )
 
 // registerEBSDriver is the EBS CSI driver's node plugin registering with
@@ -330,8 +335,11 @@ const (
 // volume limit the plugin computes from what instance metadata shows it:
 // the instance type, the EBS block devices besides the root volume and
 // the attached ENIs), and labels and annotates the Node with the driver's
-// topology and node ID. The kube-scheduler's NodeVolumeLimits plugin then
-// holds pods to that limit.
+// topology and node ID; then the plugin removes its startup taint
+// ebs.csi.aws.com/agent-not-ready if the node registered with it. The
+// kube-scheduler's NodeVolumeLimits plugin then holds pods to that limit.
+// (The local world stands for a cluster with the EBS CSI driver add-on
+// installed; its node plugin's own pod is not simulated.)
 func (r *Registrar) registerEBSDriver(ctx context.Context, inst ec2.Instance, node *corev1.Node) error {
 	it, ok := r.Catalog.Get(inst.InstanceType)
 	if !ok {
@@ -367,7 +375,8 @@ func (r *Registrar) registerEBSDriver(ctx context.Context, inst ec2.Instance, no
 	} else if err != nil {
 		return fmt.Errorf("CSINode %s: %w", node.Name, err)
 	}
-	return retry.RetryOnConflict(retry.DefaultRetry, func() error {
+	tainted := false
+	err := retry.RetryOnConflict(retry.DefaultRetry, func() error {
 		n, err := r.Kube.CoreV1().Nodes().Get(ctx, node.Name, metav1.GetOptions{})
 		if err != nil {
 			return err
@@ -380,9 +389,78 @@ func (r *Registrar) registerEBSDriver(ctx context.Context, inst ec2.Instance, no
 		}
 		n.Labels[ebsZoneKey] = inst.Zone
 		n.Annotations[nodeIDsNote] = fmt.Sprintf(`{%q:%q}`, ebsDriver, inst.ID)
+		tainted = dropTaint(n, ebsNotReadyTaint) || tainted
 		_, err = r.Kube.CoreV1().Nodes().Update(ctx, n, metav1.UpdateOptions{})
 		return err
 	})
+	if err == nil && tainted {
+		go r.watchNotReadyTaint(ctx, node.Name, ebsTaintWatch)
+	}
+	return err
+}
+
+// ebsTaintWatch is how long the EBS CSI driver's taint watcher keeps
+// removing its startup taint (aws-ebs-csi-driver taintWatcherDuration):
+// whoever puts it back in that time (a controller syncing a NodeClaim's
+// startup taints) sees it removed again.
+const ebsTaintWatch = 10 * time.Minute
+
+// watchNotReadyTaint removes ebsNotReadyTaint whenever the Node carries it,
+// for d or until ctx ends or the Node is gone.
+func (r *Registrar) watchNotReadyTaint(ctx context.Context, name string, d time.Duration) {
+	ctx, cancel := context.WithTimeout(ctx, d)
+	defer cancel()
+	nodes := r.Kube.CoreV1().Nodes()
+	for ctx.Err() == nil {
+		w, err := nodes.Watch(ctx, metav1.ListOptions{FieldSelector: "metadata.name=" + name})
+		if err != nil {
+			select {
+			case <-ctx.Done():
+			case <-time.After(time.Second):
+			}
+			continue
+		}
+		for ev := range w.ResultChan() {
+			n, ok := ev.Object.(*corev1.Node)
+			if !ok || !hasTaintKey(n, ebsNotReadyTaint) {
+				continue
+			}
+			_ = retry.RetryOnConflict(retry.DefaultRetry, func() error {
+				cur, err := nodes.Get(ctx, name, metav1.GetOptions{})
+				if err != nil || !dropTaint(cur, ebsNotReadyTaint) {
+					return err
+				}
+				_, err = nodes.Update(ctx, cur, metav1.UpdateOptions{})
+				return err
+			})
+		}
+		w.Stop()
+		if _, err := nodes.Get(ctx, name, metav1.GetOptions{}); apierrors.IsNotFound(err) {
+			return
+		}
+	}
+}
+
+func hasTaintKey(n *corev1.Node, key string) bool {
+	for _, t := range n.Spec.Taints {
+		if t.Key == key {
+			return true
+		}
+	}
+	return false
+}
+
+// dropTaint removes the taints with key from n, reporting whether it had one.
+func dropTaint(n *corev1.Node, key string) bool {
+	kept := n.Spec.Taints[:0]
+	for _, t := range n.Spec.Taints {
+		if t.Key != key {
+			kept = append(kept, t)
+		}
+	}
+	had := len(kept) != len(n.Spec.Taints)
+	n.Spec.Taints = kept
+	return had
 }
 
 // initializeAsCloudProvider is the cloud node manager's part.

@@ -440,3 +440,56 @@ func TestRAID0EphemeralStorageFromUserData(t *testing.T) {
 		}
 	}
 }
+
+// The EBS CSI driver's node plugin removes its startup taint once the
+// node's CSINode carries its limit.
+func TestEBSDriverRemovesItsStartupTaint(t *testing.T) {
+	ca := newCA(t, "cluster")
+	o := options(apiv1.AMIFamilyAL2023, ca)
+	o.Taints = append(o.Taints, corev1.Taint{Key: "ebs.csi.aws.com/agent-not-ready", Effect: corev1.TaintEffectNoExecute})
+	r, kc := registrar(t, ca)
+	if err := r.Register(context.Background(), instance("m5.large", generate(t, o))); err != nil {
+		t.Fatal(err)
+	}
+	n := nodes(t, kc)[0]
+	for _, tt := range n.Spec.Taints {
+		if tt.Key == "ebs.csi.aws.com/agent-not-ready" {
+			t.Errorf("taint %v still on the node", tt)
+		}
+	}
+	if !reflect.DeepEqual(n.Spec.Taints, wantTaints) {
+		t.Errorf("taints %v, want %v", n.Spec.Taints, wantTaints)
+	}
+}
+
+// The driver's taint watcher removes its taint again when a controller
+// puts it back after registration (Karpenter's startup taint sync).
+func TestEBSTaintWatcherRemovesTheTaintAgain(t *testing.T) {
+	ca := newCA(t, "cluster")
+	o := options(apiv1.AMIFamilyAL2023, ca)
+	o.Taints = append(o.Taints, corev1.Taint{Key: "ebs.csi.aws.com/agent-not-ready", Effect: corev1.TaintEffectNoExecute})
+	r, kc := registrar(t, ca)
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	if err := r.Register(ctx, instance("m5.large", generate(t, o))); err != nil {
+		t.Fatal(err)
+	}
+	n := nodes(t, kc)[0]
+	n.Spec.Taints = append(n.Spec.Taints, corev1.Taint{Key: "ebs.csi.aws.com/agent-not-ready", Effect: corev1.TaintEffectNoExecute})
+	if _, err := kc.CoreV1().Nodes().Update(ctx, &n, metav1.UpdateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	for i := 0; ; i++ {
+		cur, err := kc.CoreV1().Nodes().Get(ctx, n.Name, metav1.GetOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !hasTaintKey(cur, "ebs.csi.aws.com/agent-not-ready") {
+			break
+		}
+		if i == 500 {
+			t.Fatal("the taint put back was never removed")
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+}
