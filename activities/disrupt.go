@@ -224,7 +224,8 @@ func (a *Activities) PlanReplacement(ctx context.Context, in workflows.DisruptIn
 		if !reschedulable(p) {
 			continue
 		}
-		snap.input.Pods = append(snap.input.Pods, solver.PodFromK8s(p))
+		// nil: the pod's own volumes count on its new node (they detach from this one).
+		snap.input.Pods = append(snap.input.Pods, solver.PodWithVolumes(p, snap.volumes, nil))
 		snap.podsByKey[p.Namespace+"/"+p.Name] = p
 	}
 	snap.input.Budget = a.SolverBudget

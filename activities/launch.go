@@ -128,12 +128,17 @@ func (a *Activities) shapeOf(nc *apiv1.NodeClaim, instanceType string) (catalog.
 	if !ok {
 		return catalog.NodeShape{}, false
 	}
-	var kubelet *apiv1.KubeletConfiguration
-	root := int64(20 << 30)
+	launch, _ := a.claimLaunch(nc)
+	return it.ShapeOf(launch), true
+}
+
+// claimLaunch is how a NodeClaim's node is launched, from its NodeClass
+// (nil when the class is not known: EKS defaults).
+func (a *Activities) claimLaunch(nc *apiv1.NodeClaim) (catalog.Launch, *apiv1.EC2NodeClass) {
 	if nc.Spec.NodeClassRef != nil {
 		if cls, err := a.Cluster.NodeClass(nc.Spec.NodeClassRef.Name); err == nil {
-			kubelet, root = cls.Spec.Kubelet, cls.Spec.RootVolumeSize()
+			return catalog.LaunchOf(&cls.Spec), cls
 		}
 	}
-	return it.Shape(kubelet, root), true
+	return catalog.LaunchOf(nil), nil
 }

@@ -14,7 +14,6 @@ import (
 	"github.com/joinery/joinery/cloud/bootstrap"
 	"github.com/joinery/joinery/nodeclass"
 	"github.com/joinery/joinery/workflows"
-	"k8s.io/apimachinery/pkg/api/resource"
 )
 
 // launchPlan is one CreateFleet request's launch templates and overrides,
@@ -89,6 +88,7 @@ func (a *Activities) launchTemplate(ctx context.Context, nc *apiv1.NodeClaim, cl
 	userData, err := bootstrap.Generate(bootstrap.Options{
 		Family: family, Cluster: a.ClusterFacts, Labels: nodeLabels(nc, capacityType),
 		Taints: append(slices.Clone(nc.Spec.Taints), nc.Spec.StartupTaints...), Kubelet: cls.Spec.Kubelet, UserData: cls.Spec.UserData,
+		RAID0: cls.Spec.RAID0(),
 	})
 	if err != nil {
 		return "", fmt.Errorf("EC2NodeClass %s user data: %w", cls.Name, err)
@@ -133,20 +133,12 @@ func launchTags(cls *apiv1.EC2NodeClass) map[string]string {
 	return tags
 }
 
-// blockDevices are the class's, or the family's default root volume.
+// blockDevices are the class's, or the family's defaults.
 func blockDevices(cls *apiv1.EC2NodeClass, family string) []apiv1.BlockDeviceMapping {
 	if len(cls.Spec.BlockDeviceMappings) > 0 {
 		return cls.Spec.BlockDeviceMappings
 	}
-	gp3 := func(dev string, size string) apiv1.BlockDeviceMapping {
-		q := resource.MustParse(size)
-		t := true
-		return apiv1.BlockDeviceMapping{DeviceName: dev, EBS: &apiv1.EBS{VolumeSize: &q, VolumeType: "gp3", Encrypted: &t, DeleteOnTermination: &t}}
-	}
-	if family == apiv1.AMIFamilyBottlerocket {
-		return []apiv1.BlockDeviceMapping{gp3("/dev/xvda", "4Gi"), gp3("/dev/xvdb", "20Gi")}
-	}
-	return []apiv1.BlockDeviceMapping{gp3("/dev/xvda", "20Gi")}
+	return apiv1.DefaultBlockDeviceMappings(family)
 }
 
 // templateTTL is how long a launch template known to exist is used

@@ -16,6 +16,7 @@ import (
 	"github.com/joinery/joinery/resources"
 	"github.com/joinery/joinery/solver"
 	corev1 "k8s.io/api/core/v1"
+	storagev1 "k8s.io/api/storage/v1"
 	"k8s.io/apimachinery/pkg/labels"
 )
 
@@ -34,6 +35,34 @@ type snapshot struct {
 	// notReady says, per skipped NodePool, which condition of its
 	// EC2NodeClass keeps it from launching.
 	notReady []string
+	// volumes looks up the claims, PersistentVolumes and StorageClasses
+	// pods' volumes name (informer caches).
+	volumes solver.VolumeObjects
+	// used is, per node, the requests of its active pods, with the EBS
+	// volumes attached to it (its pods' and its VolumeAttachments', each
+	// once); attached are all those volumes: a pending pod that shares one
+	// does not count it again.
+	used     map[string]resources.List
+	attached solver.VolumeSet
+}
+
+// volumeObjects reads claims, PersistentVolumes and StorageClasses from the
+// informer caches.
+func (a *Activities) volumeObjects() solver.VolumeObjects {
+	return solver.VolumeObjects{
+		PVC: func(ns, name string) *corev1.PersistentVolumeClaim {
+			o, _ := a.Cluster.PVCs.PersistentVolumeClaims(ns).Get(name)
+			return o
+		},
+		PV: func(name string) *corev1.PersistentVolume {
+			o, _ := a.Cluster.PVs.Get(name)
+			return o
+		},
+		StorageClass: func(name string) *storagev1.StorageClass {
+			o, _ := a.Cluster.StorageClasses.Get(name)
+			return o
+		},
+	}
 }
 
 // takeSnapshot builds the solver input from the informer caches: valid
@@ -41,12 +70,13 @@ type snapshot struct {
 // nodes with their free capacity, pending pods not yet nominated, and
 // DaemonSets.
 func (a *Activities) takeSnapshot(ctx context.Context, now time.Time) (*snapshot, error) {
-	s := &snapshot{pools: map[string]*apiv1.NodePool{}, podsByKey: map[string]*corev1.Pod{}}
+	s := &snapshot{pools: map[string]*apiv1.NodePool{}, podsByKey: map[string]*corev1.Pod{}, volumes: a.volumeObjects()}
 	pools, invalid := a.Cluster.NodePools()
 	defer func() { a.reportNodePools(ctx, pools, invalid) }()
 	claims := a.Cluster.NodeClaims()
+	nodes := a.addExistingPods(s)
 	nominatedReq := a.addPendingPods(s, now)
-	a.addExistingNodes(s, claims, nominatedReq)
+	a.addExistingNodes(s, nodes, claims, nominatedReq)
 	a.addDaemonSets(s)
 	a.addInFlightClaims(s, claims, nominatedReq)
 	invalid = append(invalid, a.addNodePools(s, pools, claims)...)
@@ -61,7 +91,7 @@ func (a *Activities) addPendingPods(s *snapshot, now time.Time) map[string]resou
 	nominatedReq := map[string]resources.List{}
 	for _, p := range pending {
 		s.pending++
-		sp := solver.PodFromK8s(p)
+		sp := solver.PodWithVolumes(p, s.volumes, s.attached)
 		if nc, ok := nominatedTo[string(p.UID)]; ok {
 			nominatedReq[nc] = nominatedReq[nc].Add(sp.Requests)
 			s.nominated++
@@ -73,32 +103,58 @@ func (a *Activities) addPendingPods(s *snapshot, now time.Time) map[string]resou
 	return nominatedReq
 }
 
-// addExistingNodes adds the pods bound to any node (for topology spread
-// and pod (anti-)affinity counting, and the host ports they hold), and the
-// Ready nodes with their free capacity.
-func (a *Activities) addExistingNodes(s *snapshot, claims []*apiv1.NodeClaim, nominatedReq map[string]resources.List) {
+// addExistingPods adds the pods bound to any node (for topology spread
+// and pod (anti-)affinity counting, and the host ports they hold) and what
+// they use per node, and returns the nodes sorted by name.
+func (a *Activities) addExistingPods(s *snapshot) []*corev1.Node {
+	nodes, _ := a.Cluster.Nodes.List(labels.Everything())
+	sort.Slice(nodes, func(i, j int) bool { return nodes[i].Name < nodes[j].Name })
+	s.used, s.attached = map[string]resources.List{}, solver.VolumeSet{}
+	onNode := map[string]solver.VolumeSet{}
+	for _, n := range nodes {
+		seen := solver.VolumeSet{}
+		onNode[n.Name] = seen
+		var used resources.List
+		for _, p := range a.Cluster.PodsOnNode(n.Name) {
+			if !cluster.IsActive(p) {
+				continue
+			}
+			sp := solver.PodWithVolumes(p, s.volumes, seen)
+			used = used.Add(sp.Requests)
+			s.input.ExistingPods = append(s.input.ExistingPods, solver.ExistingPod{Pod: sp, Node: n.Name, Zone: n.Labels[apiv1.LabelZone], Daemon: cluster.IsDaemonSetPod(p)})
+		}
+		s.used[n.Name] = used
+	}
+	vas, _ := a.Cluster.VolumeAttachments.List(labels.Everything())
+	sort.Slice(vas, func(i, j int) bool { return vas[i].Name < vas[j].Name })
+	for _, va := range vas {
+		if id := solver.AttachedEBS(va); id != "" && onNode[va.Spec.NodeName] != nil {
+			u := s.used[va.Spec.NodeName]
+			u[resources.EBSVolumes] += onNode[va.Spec.NodeName].Count([]string{id})
+			s.used[va.Spec.NodeName] = u
+		}
+	}
+	for _, seen := range onNode {
+		for id := range seen {
+			s.attached[id] = true
+		}
+	}
+	return nodes
+}
+
+// addExistingNodes adds the Ready nodes with their free capacity: their
+// allocatable (EBS volumes: the attach limit their CSINode reports) less
+// what their pods use and the pods nominated to them.
+func (a *Activities) addExistingNodes(s *snapshot, nodes []*corev1.Node, claims []*apiv1.NodeClaim, nominatedReq map[string]resources.List) {
 	claimByNode := map[string]*apiv1.NodeClaim{}
 	for _, nc := range claims {
 		if nc.Status.NodeName != "" {
 			claimByNode[nc.Status.NodeName] = nc
 		}
 	}
-	nodes, _ := a.Cluster.Nodes.List(labels.Everything())
-	sort.Slice(nodes, func(i, j int) bool { return nodes[i].Name < nodes[j].Name })
-	existingPorts := map[string][]solver.HostPort{}
-	for _, n := range nodes {
-		for _, p := range a.Cluster.PodsOnNode(n.Name) {
-			if !cluster.IsActive(p) {
-				continue
-			}
-			sp := solver.PodFromK8s(p)
-			existingPorts[n.Name] = append(existingPorts[n.Name], sp.HostPorts...)
-			daemon := false
-			for _, o := range p.OwnerReferences {
-				daemon = daemon || o.Kind == "DaemonSet"
-			}
-			s.input.ExistingPods = append(s.input.ExistingPods, solver.ExistingPod{Pod: sp, Node: n.Name, Zone: n.Labels[apiv1.LabelZone], Daemon: daemon})
-		}
+	ports := map[string][]solver.HostPort{}
+	for _, ep := range s.input.ExistingPods {
+		ports[ep.Node] = append(ports[ep.Node], ep.Pod.HostPorts...)
 	}
 	for _, n := range nodes {
 		if n.Spec.Unschedulable || !nodeReady(n) || hasTaint(n.Spec.Taints, apiv1.TaintKeyDisrupted) || n.DeletionTimestamp != nil {
@@ -108,19 +164,15 @@ func (a *Activities) addExistingNodes(s *snapshot, claims []*apiv1.NodeClaim, no
 			continue // terminating: its pods are about to move
 		}
 		alloc, _ := resources.FromResourceList(n.Status.Allocatable)
-		var used resources.List
-		for _, p := range a.Cluster.PodsOnNode(n.Name) {
-			if cluster.IsActive(p) {
-				used = used.Add(solver.PodFromK8s(p).Requests)
-			}
-		}
-		avail := alloc.Sub(used)
+		cn, _ := a.Cluster.CSINodes.Get(n.Name)
+		alloc[resources.EBSVolumes] = solver.EBSLimit(cn)
+		avail := alloc.Sub(s.used[n.Name])
 		if nc := claimByNode[n.Name]; nc != nil {
 			avail = avail.Sub(nominatedReq[nc.Name])
 		}
 		s.input.ExistingNodes = append(s.input.ExistingNodes, solver.Node{
 			Name: n.Name, Labels: n.Labels, Taints: n.Spec.Taints, Available: avail, NodePool: n.Labels[apiv1.LabelNodePool],
-			HostPorts: existingPorts[n.Name],
+			HostPorts: ports[n.Name],
 		})
 	}
 }
@@ -226,13 +278,7 @@ func (a *Activities) claimShape(nc *apiv1.NodeClaim, pessimistic bool) (catalog.
 			}
 		}
 	}
-	var kubelet *apiv1.KubeletConfiguration
-	root := int64(20 << 30)
-	if nc.Spec.NodeClassRef != nil {
-		if cls, err := a.Cluster.NodeClass(nc.Spec.NodeClassRef.Name); err == nil {
-			kubelet, root = cls.Spec.Kubelet, cls.Spec.RootVolumeSize()
-		}
-	}
+	launch, _ := a.claimLaunch(nc)
 	var out catalog.NodeShape
 	found := false
 	for _, n := range names {
@@ -240,7 +286,7 @@ func (a *Activities) claimShape(nc *apiv1.NodeClaim, pessimistic bool) (catalog.
 		if !ok {
 			continue
 		}
-		sh := it.Shape(kubelet, root)
+		sh := it.ShapeOf(launch)
 		switch {
 		case !found:
 			out = sh
@@ -278,13 +324,9 @@ func (a *Activities) inFlightAvailable(nc *apiv1.NodeClaim, dss []solver.DaemonS
 			zones = append(zones, r.Values...)
 		}
 	}
-	var kubelet *apiv1.KubeletConfiguration
-	root := int64(20 << 30)
-	if nc.Spec.NodeClassRef != nil {
-		if cls, err := a.Cluster.NodeClass(nc.Spec.NodeClassRef.Name); err == nil {
-			kubelet, root = cls.Spec.Kubelet, cls.Spec.RootVolumeSize()
-			zones = append(zones, zonesOf(cls)...)
-		}
+	launch, cls := a.claimLaunch(nc)
+	if cls != nil {
+		zones = append(zones, zonesOf(cls)...)
 	}
 	if z := nc.Labels[apiv1.LabelZone]; z != "" {
 		zones = append(zones, z)
@@ -302,7 +344,7 @@ func (a *Activities) inFlightAvailable(nc *apiv1.NodeClaim, dss []solver.DaemonS
 	}
 	for _, n := range names {
 		if it, ok := a.Catalog.Get(n); ok {
-			pool.InstanceTypes = append(pool.InstanceTypes, solver.InstanceTypeOption{Type: it, Shape: it.Shape(kubelet, root), Offerings: it.Offerings(zones)})
+			pool.InstanceTypes = append(pool.InstanceTypes, solver.InstanceTypeOption{Type: it, Shape: it.ShapeOf(launch), Offerings: it.Offerings(zones)})
 		}
 	}
 	if len(pool.InstanceTypes) == 0 {

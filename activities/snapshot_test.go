@@ -2,6 +2,7 @@ package activities
 
 import (
 	"context"
+	"reflect"
 	"testing"
 	"time"
 
@@ -11,8 +12,10 @@ import (
 	"github.com/joinery/joinery/solver"
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
+	storagev1 "k8s.io/api/storage/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/types"
 )
 
@@ -87,9 +90,124 @@ func TestSnapshotInFlightClaimLessDaemonSets(t *testing.T) {
 		t.Errorf("solver overhead for m6i.large = %s, want only the agent's", oh)
 	}
 
-	// The registered node: allocatable less its bound pods, the agent once.
-	wantNode := resources.List{resources.CPU: 1800, resources.Memory: 4<<30 - 256<<20, resources.Pods: 19}
+	// The registered node: allocatable less its bound pods, the agent once;
+	// no CSINode, so no EBS attach limit.
+	wantNode := resources.List{resources.CPU: 1800, resources.Memory: 4<<30 - 256<<20, resources.Pods: 19, resources.EBSVolumes: resources.NoLimit}
 	if a := got[node.Name]; a != wantNode {
 		t.Errorf("registered node Available = %s, want %s", a, wantNode)
+	}
+}
+
+// The snapshot gives the solver what `starter plan` has: a pending pod's
+// bound volume pins its zone (the PV's node affinity), an unbound
+// WaitForFirstConsumer claim is steered by its StorageClass's
+// allowedTopologies, a generic ephemeral volume is its <pod>-<volume>
+// claim, and a claim that does not exist refuses the pod.
+func TestSnapshotReadsPodVolumes(t *testing.T) {
+	pending := func(name string, vols ...corev1.Volume) *corev1.Pod {
+		return &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: "default", Name: name, UID: types.UID("uid-" + name)},
+			Spec:   corev1.PodSpec{Containers: []corev1.Container{{Name: "c"}}, Volumes: vols},
+			Status: corev1.PodStatus{Conditions: []corev1.PodCondition{{Type: corev1.PodScheduled, Status: corev1.ConditionFalse, Reason: corev1.PodReasonUnschedulable}}}}
+	}
+	claimVol := func(claim string) corev1.Volume {
+		return corev1.Volume{Name: "data", VolumeSource: corev1.VolumeSource{PersistentVolumeClaim: &corev1.PersistentVolumeClaimVolumeSource{ClaimName: claim}}}
+	}
+	gp3, wffc := "gp3", storagev1.VolumeBindingWaitForFirstConsumer
+	pv := &corev1.PersistentVolume{ObjectMeta: metav1.ObjectMeta{Name: "pv-c"}, Spec: corev1.PersistentVolumeSpec{
+		PersistentVolumeSource: corev1.PersistentVolumeSource{CSI: &corev1.CSIPersistentVolumeSource{Driver: solver.EBSDriver, VolumeHandle: "vol-1"}},
+		NodeAffinity: &corev1.VolumeNodeAffinity{Required: &corev1.NodeSelector{NodeSelectorTerms: []corev1.NodeSelectorTerm{
+			{MatchExpressions: []corev1.NodeSelectorRequirement{{Key: apiv1.LabelZone, Operator: corev1.NodeSelectorOpIn, Values: []string{"us-east-1c"}}}}}}}}}
+	bound := &corev1.PersistentVolumeClaim{ObjectMeta: metav1.ObjectMeta{Namespace: "default", Name: "bound"}, Spec: corev1.PersistentVolumeClaimSpec{VolumeName: "pv-c", StorageClassName: &gp3}}
+	unbound := &corev1.PersistentVolumeClaim{ObjectMeta: metav1.ObjectMeta{Namespace: "default", Name: "unbound"}, Spec: corev1.PersistentVolumeClaimSpec{StorageClassName: &gp3}}
+	sc := &storagev1.StorageClass{ObjectMeta: metav1.ObjectMeta{Name: "gp3"}, Provisioner: solver.EBSDriver, VolumeBindingMode: &wffc,
+		AllowedTopologies: []corev1.TopologySelectorTerm{{MatchLabelExpressions: []corev1.TopologySelectorLabelRequirement{{Key: apiv1.LabelEBSCSIZone, Values: []string{"us-east-1b"}}}}}}
+	eph := pending("scratch", corev1.Volume{Name: "tmp", VolumeSource: corev1.VolumeSource{Ephemeral: &corev1.EphemeralVolumeSource{
+		VolumeClaimTemplate: &corev1.PersistentVolumeClaimTemplate{Spec: corev1.PersistentVolumeClaimSpec{StorageClassName: &gp3}}}}})
+	yes := true
+	ephClaim := &corev1.PersistentVolumeClaim{ObjectMeta: metav1.ObjectMeta{Namespace: "default", Name: "scratch-tmp",
+		OwnerReferences: []metav1.OwnerReference{{APIVersion: "v1", Kind: "Pod", Name: "scratch", UID: eph.UID, Controller: &yes}}},
+		Spec: corev1.PersistentVolumeClaimSpec{VolumeName: "pv-c", StorageClassName: &gp3}}
+
+	acts := newFakeActivities(t, nil, pv, bound, unbound, sc, ephClaim, eph,
+		pending("db", claimVol("bound")), pending("cache", claimVol("unbound")), pending("lost", claimVol("nope")))
+	snap, err := acts.takeSnapshot(context.Background(), time.Now())
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := map[string]solver.Pod{}
+	for _, p := range snap.input.Pods {
+		got[p.Name] = p
+	}
+	zone := func(z string) [][]apiv1.NodeSelectorRequirementWithMinValues {
+		return [][]apiv1.NodeSelectorRequirementWithMinValues{{{Key: apiv1.LabelZone, Operator: apiv1.OpIn, Values: []string{z}}}}
+	}
+	for name, want := range map[string][][]apiv1.NodeSelectorRequirementWithMinValues{"db": zone("us-east-1c"), "cache": zone("us-east-1b"), "scratch": zone("us-east-1c")} {
+		if p := got[name]; !reflect.DeepEqual(p.VolumeRequirements, want) || p.Refused != "" {
+			t.Errorf("pod %s: volume requirements %v refused %q, want %v", name, p.VolumeRequirements, p.Refused, want)
+		}
+	}
+	if r := got["lost"].Refused; r != `persistentvolumeclaim "nope" not found` {
+		t.Errorf("pod lost: refused %q", r)
+	}
+}
+
+// A node's free EBS attachments are its CSINode's count less the EBS
+// volumes attached to it, each once: two pods sharing a claim, a third
+// pod's own volume, and a VolumeAttachment no pod uses (the kube-scheduler
+// counts it too). A pending pod that shares a volume already attached
+// brings no new one; a pending pod with its own claim brings one.
+func TestSnapshotEBSAttachments(t *testing.T) {
+	node := &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: "ip-10-0-0-9.ec2.internal", Labels: map[string]string{apiv1.LabelNodePool: "general"}},
+		Status: corev1.NodeStatus{Allocatable: corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("4"), corev1.ResourceMemory: resource.MustParse("8Gi"), corev1.ResourcePods: resource.MustParse("20")},
+			Conditions: []corev1.NodeCondition{{Type: corev1.NodeReady, Status: corev1.ConditionTrue}}}}
+	count := int32(25)
+	csiNode := &storagev1.CSINode{ObjectMeta: metav1.ObjectMeta{Name: node.Name}, Spec: storagev1.CSINodeSpec{Drivers: []storagev1.CSINodeDriver{
+		{Name: "efs.csi.aws.com", NodeID: "fs"}, {Name: solver.EBSDriver, NodeID: "i-0123", Allocatable: &storagev1.VolumeNodeResources{Count: &count}}}}}
+	gp3, wffc := "gp3", storagev1.VolumeBindingWaitForFirstConsumer
+	sc := &storagev1.StorageClass{ObjectMeta: metav1.ObjectMeta{Name: "gp3"}, Provisioner: solver.EBSDriver, VolumeBindingMode: &wffc}
+	var objs []runtime.Object
+	pv := func(name string) *corev1.PersistentVolume {
+		return &corev1.PersistentVolume{ObjectMeta: metav1.ObjectMeta{Name: name}, Spec: corev1.PersistentVolumeSpec{
+			PersistentVolumeSource: corev1.PersistentVolumeSource{CSI: &corev1.CSIPersistentVolumeSource{Driver: solver.EBSDriver, VolumeHandle: "vol-" + name}}}}
+	}
+	claim := func(name, volume string) *corev1.PersistentVolumeClaim {
+		return &corev1.PersistentVolumeClaim{ObjectMeta: metav1.ObjectMeta{Namespace: "default", Name: name}, Spec: corev1.PersistentVolumeClaimSpec{VolumeName: volume, StorageClassName: &gp3}}
+	}
+	withClaim := func(name, nodeName, c string) *corev1.Pod {
+		p := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: "default", Name: name, UID: types.UID("uid-" + name)},
+			Spec: corev1.PodSpec{NodeName: nodeName, Containers: []corev1.Container{{Name: "c"}},
+				Volumes: []corev1.Volume{{Name: "d", VolumeSource: corev1.VolumeSource{PersistentVolumeClaim: &corev1.PersistentVolumeClaimVolumeSource{ClaimName: c}}}}}}
+		if nodeName == "" {
+			p.Status.Conditions = []corev1.PodCondition{{Type: corev1.PodScheduled, Status: corev1.ConditionFalse, Reason: corev1.PodReasonUnschedulable}}
+		} else {
+			p.Status.Phase = corev1.PodRunning
+		}
+		return p
+	}
+	pvName := "pv-orphan"
+	va := &storagev1.VolumeAttachment{ObjectMeta: metav1.ObjectMeta{Name: "csi-orphan"}, Spec: storagev1.VolumeAttachmentSpec{Attacher: solver.EBSDriver, NodeName: node.Name,
+		Source: storagev1.VolumeAttachmentSource{PersistentVolumeName: &pvName}}}
+	objs = append(objs, node, csiNode, sc, pv("pv-shared"), pv("pv-own"), pv(pvName), va,
+		claim("shared", "pv-shared"), claim("own", "pv-own"), claim("new", ""),
+		withClaim("a", node.Name, "shared"), withClaim("b", node.Name, "shared"), withClaim("c", node.Name, "own"),
+		withClaim("pending-shared", "", "shared"), withClaim("pending-new", "", "new"))
+	acts := newFakeActivities(t, nil, objs...)
+	snap, err := acts.takeSnapshot(context.Background(), time.Now())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(snap.input.ExistingNodes) != 1 {
+		t.Fatalf("existing nodes %+v", snap.input.ExistingNodes)
+	}
+	// 25 less pv-shared, pv-own and pv-orphan.
+	if got := snap.input.ExistingNodes[0].Available[resources.EBSVolumes]; got != 22 {
+		t.Errorf("free EBS attachments %d, want 22 (25 less shared, own and the orphan attachment)", got)
+	}
+	got := map[string]int64{}
+	for _, p := range snap.input.Pods {
+		got[p.Name] = p.Requests[resources.EBSVolumes]
+	}
+	if got["pending-shared"] != 0 || got["pending-new"] != 1 {
+		t.Errorf("pending pods' EBS volumes %v, want pending-shared 0 (already attached), pending-new 1", got)
 	}
 }

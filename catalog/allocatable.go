@@ -24,9 +24,43 @@ type NodeShape struct {
 	Allocatable resources.List
 }
 
-// Shape computes capacity and allocatable of a node of this type launched
-// with the given kubelet settings (nil for EKS defaults) and root volume size
-// in bytes.
+// Launch is what a node's shape depends on besides its instance type: its
+// kubelet settings and the volumes and network interfaces it is launched
+// with.
+type Launch struct {
+	Kubelet *apiv1.KubeletConfiguration // nil: EKS defaults
+	// RootVolumeBytes is the size of the volume the kubelet's ephemeral
+	// storage lives on.
+	RootVolumeBytes int64
+	// ExtraEBSVolumes are the EBS volumes launched besides the root volume;
+	// ENIs the network interfaces attached when the EBS CSI driver's node
+	// plugin starts (0: one, the primary).
+	ExtraEBSVolumes int
+	ENIs            int
+	// InstanceStoreRAID0 is EC2NodeClass spec.instanceStorePolicy RAID0:
+	// on a type with instance store volumes, ephemeral storage lives on
+	// them (their total size) instead of the root volume.
+	InstanceStoreRAID0 bool
+}
+
+// LaunchOf is how an EC2NodeClass launches its nodes (nil: EKS defaults).
+func LaunchOf(spec *apiv1.EC2NodeClassSpec) Launch {
+	if spec == nil {
+		return Launch{RootVolumeBytes: 20 << 30}
+	}
+	return Launch{Kubelet: spec.Kubelet, RootVolumeBytes: spec.RootVolumeSize(), ExtraEBSVolumes: spec.ExtraEBSVolumes(), InstanceStoreRAID0: spec.RAID0()}
+}
+
+// Shape is ShapeOf with the given kubelet settings and root volume size in
+// bytes, and no other volume or network interface.
+func (it *InstanceType) Shape(kubelet *apiv1.KubeletConfiguration, rootVolumeBytes int64) NodeShape {
+	return it.ShapeOf(Launch{Kubelet: kubelet, RootVolumeBytes: rootVolumeBytes})
+}
+
+// ShapeOf computes capacity and allocatable of a node of this type launched
+// as l says. Ephemeral storage is the root volume's size, or with
+// InstanceStoreRAID0 on a type with instance store the store's total size
+// (Karpenter's instance-local-nvme, decimal GB).
 //
 // Formulas (amazon-eks-ami nodeadm kubelet config; Karpenter
 // pkg/providers/instancetype/types.go):
@@ -40,8 +74,15 @@ type NodeShape struct {
 //   - eviction hard: memory.available 100 MiB, nodefs.available 10%
 //
 // An explicit kubeReserved, systemReserved or evictionHard in the kubelet
-// settings replaces the matching default.
-func (it *InstanceType) Shape(kubelet *apiv1.KubeletConfiguration, rootVolumeBytes int64) NodeShape {
+// settings replaces the matching default. The EBSVolumes entry (capacity
+// and allocatable) is EBSVolumeLimit: what the EBS CSI driver reports in
+// CSINode for the node.
+func (it *InstanceType) ShapeOf(l Launch) NodeShape {
+	kubelet, rootVolumeBytes := l.Kubelet, l.RootVolumeBytes
+	if l.InstanceStoreRAID0 && it.LocalNVMeGB > 0 {
+		// Karpenter: the instance store's TotalSizeInGB, decimal.
+		rootVolumeBytes = it.LocalNVMeGB * 1_000_000_000
+	}
 	var c resources.List
 	c[resources.CPU] = int64(it.VCPU) * 1000
 	mib := it.MemoryMiB
@@ -70,6 +111,7 @@ func (it *InstanceType) Shape(kubelet *apiv1.KubeletConfiguration, rootVolumeByt
 		c[resources.Neuron] = int64(it.AcceleratorCount)
 	}
 	c[resources.EFA] = int64(it.EFACount)
+	c[resources.EBSVolumes] = it.EBSVolumeLimit(l.ExtraEBSVolumes, max(l.ENIs, 1))
 
 	var kubeReserved resources.List
 	kubeReserved[resources.CPU] = kubeReservedCPU(c[resources.CPU])

@@ -3,6 +3,7 @@ package catalog
 import (
 	"testing"
 
+	apiv1 "github.com/joinery/joinery/api/v1"
 	"github.com/joinery/joinery/resources"
 )
 
@@ -53,5 +54,73 @@ func TestShapeMatchesEKSFormulas(t *testing.T) {
 	// 96 vCPU: 60 + 10 + 10 + 0.25% × 92000 = 310m
 	if got := kubeReservedCPU(96000); got != 310 {
 		t.Errorf("kube-reserved cpu for 96 vCPU = %d, want 310", got)
+	}
+}
+
+// The EBS volume limit is what the EBS CSI driver's node plugin reports in
+// CSINode (aws-ebs-csi-driver pkg/driver/node.go getVolumesLimit): the
+// type's EC2 attachment limit (27 for a Nitro type the driver's table
+// leaves out, 26 for m5d.large whose NVMe disk takes a slot, 32 dedicated
+// for c7i.large, 39 for the Xen m4.large) less the root volume and the
+// other EBS volumes, less the ENIs beyond the first when they share it.
+func TestEBSVolumeLimit(t *testing.T) {
+	cat := MustDefault()
+	cases := []struct {
+		typ        string
+		extra, eni int
+		want       int64
+	}{
+		{"m5.large", 0, 1, 26},
+		{"m5.large", 1, 1, 25}, // Bottlerocket's data volume
+		{"m5.large", 0, 3, 24}, // two more ENIs share the 28 slots
+		{"m5d.large", 0, 1, 25},
+		{"c7i.large", 0, 3, 31}, // dedicated: ENIs do not count
+		{"m4.large", 0, 2, 38},
+		{"m5.large", 30, 1, 1}, // never below 1
+	}
+	for _, c := range cases {
+		it, ok := cat.Get(c.typ)
+		if !ok {
+			t.Fatalf("%s not in catalog", c.typ)
+		}
+		if got := it.EBSVolumeLimit(c.extra, c.eni); got != c.want {
+			t.Errorf("%s with %d extra volumes and %d ENIs: %d, want %d", c.typ, c.extra, c.eni, got, c.want)
+		}
+	}
+	m5, _ := cat.Get("m5.xlarge")
+	if sh := m5.Shape(nil, 20<<30); sh.Allocatable[resources.EBSVolumes] != 26 || sh.Capacity[resources.EBSVolumes] != 26 {
+		t.Errorf("m5.xlarge shape EBS volumes %d/%d, want 26", sh.Capacity[resources.EBSVolumes], sh.Allocatable[resources.EBSVolumes])
+	}
+	br := &apiv1.EC2NodeClassSpec{AMISelectorTerms: []apiv1.AMISelectorTerm{{Alias: "bottlerocket@latest"}}}
+	if sh := m5.ShapeOf(LaunchOf(br)); sh.Allocatable[resources.EBSVolumes] != 25 {
+		t.Errorf("m5.xlarge on Bottlerocket (data volume /dev/xvdb): %d EBS volumes, want 25", sh.Allocatable[resources.EBSVolumes])
+	}
+	if (&InstanceType{Name: "x"}).EBSVolumeLimit(0, 1) != 26 {
+		t.Errorf("a type the driver does not list gets its default 27 shared")
+	}
+}
+
+// instanceStorePolicy RAID0: ephemeral storage is the instance store's
+// total size where the type has one (Karpenter's ephemeralStorage):
+// m5d.large 75 GB (decimal), allocatable less 1Gi kube-reserved and 10%
+// nodefs eviction; m5.large has none and keeps its root volume.
+func TestRAID0EphemeralStorage(t *testing.T) {
+	cat := MustDefault()
+	raid0 := apiv1.InstanceStorePolicyRAID0
+	spec := &apiv1.EC2NodeClassSpec{InstanceStorePolicy: &raid0}
+	m5d, _ := cat.Get("m5d.large")
+	sh := m5d.ShapeOf(LaunchOf(spec))
+	if sh.Capacity[resources.EphemeralStorage] != 75_000_000_000 {
+		t.Errorf("m5d.large RAID0 ephemeral capacity %d, want 75000000000", sh.Capacity[resources.EphemeralStorage])
+	}
+	if want := int64(75_000_000_000 - 1<<30 - 7_500_000_000); sh.Allocatable[resources.EphemeralStorage] != want {
+		t.Errorf("m5d.large RAID0 ephemeral allocatable %d, want %d", sh.Allocatable[resources.EphemeralStorage], want)
+	}
+	if sh := m5d.ShapeOf(LaunchOf(&apiv1.EC2NodeClassSpec{})); sh.Capacity[resources.EphemeralStorage] != 20<<30 {
+		t.Errorf("m5d.large without RAID0: %d, want the 20Gi root volume", sh.Capacity[resources.EphemeralStorage])
+	}
+	m5, _ := cat.Get("m5.large")
+	if sh := m5.ShapeOf(LaunchOf(spec)); sh.Capacity[resources.EphemeralStorage] != 20<<30 {
+		t.Errorf("m5.large RAID0 (no instance store): %d, want the 20Gi root volume", sh.Capacity[resources.EphemeralStorage])
 	}
 }

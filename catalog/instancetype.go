@@ -38,6 +38,12 @@ type InstanceType struct {
 	Hypervisor           string // "nitro", "xen" or "" (bare metal)
 	BareMetal            bool
 	CPUManufacturer      string
+	// MaxEBSAttachments is the type's EBS attachment limit as the EBS CSI
+	// driver knows it (EC2 MaximumEbsAttachments), EBSAttachmentType
+	// "shared" (ENIs take slots from it) or "dedicated"; 0 and "" for a type
+	// the driver does not list (it then assumes 27, shared).
+	MaxEBSAttachments int
+	EBSAttachmentType string
 
 	// OnDemandPrice is the us-east-1 Linux on-demand list price, USD/hour.
 	OnDemandPrice float64
@@ -96,4 +102,30 @@ func (it *InstanceType) Labels() map[string]string {
 		l[apiv1.LabelInstanceEBSBW] = strconv.FormatInt(it.EBSBandwidthMbps, 10)
 	}
 	return l
+}
+
+// DefaultEBSAttachments is the EBS CSI driver's limit for a type it does not
+// list: the Nitro default, 27 attachments shared with ENIs.
+const DefaultEBSAttachments = 27
+
+// EBSVolumeLimit is the number of EBS volumes the EBS CSI driver's node
+// plugin lets Kubernetes attach to an instance of this type (the count it
+// reports in CSINode, aws-ebs-csi-driver pkg/driver/node.go
+// getVolumesLimit): the type's attachment limit, less the root volume and
+// the other EBS block devices the instance was launched with, less, when
+// ENIs share the limit, every network interface beyond the first; never
+// below 1 (Kubernetes reads 0 as no limit).
+func (it *InstanceType) EBSVolumeLimit(extraEBSVolumes, enis int) int64 {
+	limit, shared := it.MaxEBSAttachments, it.EBSAttachmentType == "shared"
+	if limit == 0 {
+		limit, shared = DefaultEBSAttachments, true
+	}
+	n := limit - (extraEBSVolumes + 1)
+	if shared && enis > 1 {
+		n -= enis - 1
+	}
+	if n < 1 {
+		n = 1
+	}
+	return int64(n)
 }

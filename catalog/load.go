@@ -18,6 +18,9 @@ var instanceTypesCSV []byte
 //go:embed data/ec2-spot-savings.csv
 var spotSavingsCSV []byte
 
+//go:embed data/ebs-attachment-limits.csv
+var ebsLimitsCSV []byte
+
 // Catalog is the set of instance types Joinery can launch, sorted by name.
 type Catalog struct {
 	Types  []*InstanceType
@@ -34,8 +37,38 @@ var (
 // that can be Kubernetes nodes are kept: a known architecture, vCPU, memory
 // and on-demand price, and not mac* (Dedicated Hosts only).
 func Default() (*Catalog, error) {
-	loadOnce.Do(func() { loaded, loadErr = Parse(instanceTypesCSV, spotSavingsCSV) })
+	loadOnce.Do(func() {
+		if loaded, loadErr = Parse(instanceTypesCSV, spotSavingsCSV); loadErr == nil {
+			loadErr = loaded.SetEBSLimits(ebsLimitsCSV)
+		}
+	})
 	return loaded, loadErr
+}
+
+// SetEBSLimits reads an EBS attachment limits CSV (data/README.md) into the
+// catalog's types; types it does not list keep the driver's default.
+func (c *Catalog) SetEBSLimits(limitsCSV []byte) error {
+	err := eachRow(limitsCSV, func(get func(string) string) error {
+		it, ok := c.byName[get("instance_type")]
+		if !ok {
+			return nil
+		}
+		n, err := strconv.Atoi(get("max_ebs_attachments"))
+		if err != nil || n < 1 {
+			return fmt.Errorf("%s max_ebs_attachments %q: not a positive integer", it.Name, get("max_ebs_attachments"))
+		}
+		switch t := get("attachment_limit_type"); t {
+		case "shared", "dedicated":
+			it.MaxEBSAttachments, it.EBSAttachmentType = n, t
+		default:
+			return fmt.Errorf("%s attachment_limit_type %q: want shared or dedicated", it.Name, t)
+		}
+		return nil
+	})
+	if err != nil {
+		return fmt.Errorf("EBS attachment limits: %w", err)
+	}
+	return nil
 }
 
 // MustDefault is Default for tests and programs that cannot run without it.

@@ -1,5 +1,6 @@
 // Package cluster is Joinery's Kubernetes adapter over client-go: informers
-// and an in-memory view of pods, nodes, DaemonSets, NodePools, NodeClaims and
+// and an in-memory view of pods, nodes, DaemonSets, volumes (claims,
+// PersistentVolumes, StorageClasses, CSINodes), NodePools, NodeClaims and
 // EC2NodeClasses, plus the writes Joinery makes (NodeClaims, node labels,
 // Events). It holds no decisions.
 package cluster
@@ -44,6 +45,13 @@ type Cluster struct {
 	PDBs        policylisters.PodDisruptionBudgetLister
 	// VolumeAttachments: a terminating node waits for its volumes to detach.
 	VolumeAttachments storagelisters.VolumeAttachmentLister
+	// PVCs, PVs and StorageClasses: a pod's volumes constrain its node's
+	// zone and count against its attach limit; CSINodes carry each node's
+	// attach limit as its CSI drivers report it.
+	PVCs           corelisters.PersistentVolumeClaimLister
+	PVs            corelisters.PersistentVolumeLister
+	StorageClasses storagelisters.StorageClassLister
+	CSINodes       storagelisters.CSINodeLister
 
 	nodeInformer cache.SharedIndexInformer
 	nodePools    cache.SharedIndexInformer
@@ -107,6 +115,10 @@ func NewFromClients(kc kubernetes.Interface, dc dynamic.Interface) (*Cluster, er
 	c.DaemonSets = c.factory.Apps().V1().DaemonSets().Lister()
 	c.PDBs = c.factory.Policy().V1().PodDisruptionBudgets().Lister()
 	c.VolumeAttachments = c.factory.Storage().V1().VolumeAttachments().Lister()
+	c.PVCs = c.factory.Core().V1().PersistentVolumeClaims().Lister()
+	c.PVs = c.factory.Core().V1().PersistentVolumes().Lister()
+	c.StorageClasses = c.factory.Storage().V1().StorageClasses().Lister()
+	c.CSINodes = c.factory.Storage().V1().CSINodes().Lister()
 	c.nodePools = c.dynFactory.ForResource(apiv1.NodePoolGVR).Informer()
 	c.nodeClaims = c.dynFactory.ForResource(apiv1.NodeClaimGVR).Informer()
 	c.nodeClasses = c.dynFactory.ForResource(apiv1.EC2NodeClassGVR).Informer()

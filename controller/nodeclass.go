@@ -124,6 +124,7 @@ func (r *nodeClassReconciler) reconcile(ctx context.Context, name string) error 
 	res.SecurityGroups, res.SecurityGroupsErr = r.securityGroups(ctx, cls)
 	res.AMIs, res.AMIsErr = r.amis(ctx, cls)
 	res.InstanceProfile, res.InstanceProfileErr = r.instanceProfile(ctx, cls)
+	res.Unsupported = nodeclass.Unsupported(&cls.Spec)
 	st := nodeclass.Status(cls.Status.Conditions, res, cls.Generation, metav1.Now())
 	r.report(cls, st)
 	defer func() {

@@ -19,6 +19,10 @@ type Resolution struct {
 	AMIsErr            error
 	InstanceProfile    string
 	InstanceProfileErr error
+	// Unsupported are the set fields Joinery does not honour
+	// (Unsupported): ValidationSucceeded is False naming them, and so is
+	// Ready.
+	Unsupported []string
 }
 
 // Status turns a resolution into the class's status, keeping each
@@ -29,6 +33,10 @@ func Status(old []metav1.Condition, r Resolution, generation int64, now metav1.T
 		part(apiv1.ConditionSecurityGroupsReady, len(r.SecurityGroups) > 0, r.SecurityGroupsErr, "SecurityGroupsNotFound", "no security group matches securityGroupSelectorTerms"),
 		part(apiv1.ConditionAMIsReady, len(r.AMIs) > 0, r.AMIsErr, "AMINotFound", "no image matches amiSelectorTerms"),
 		part(apiv1.ConditionInstanceProfileReady, r.InstanceProfile != "", r.InstanceProfileErr, "InstanceProfileNotFound", "no instance profile: set spec.role or spec.instanceProfile"),
+	}
+	if len(r.Unsupported) > 0 {
+		parts = append(parts, metav1.Condition{Type: apiv1.ConditionValidationSucceeded, Status: metav1.ConditionFalse,
+			Reason: "UnsupportedField", Message: unsupportedMessage(r.Unsupported)})
 	}
 	ready := metav1.Condition{Type: apiv1.ConditionReady, Status: metav1.ConditionTrue, Reason: "Ready"}
 	for _, c := range parts {
@@ -69,7 +77,13 @@ func part(typ string, found bool, err error, notFound, notFoundMsg string) metav
 
 // NotReady says why a class cannot launch ("" when it can): the first
 // condition that is not True, or that the status is older than the spec.
+//
+// A class that sets fields Joinery does not honour (Unsupported) is not
+// ready whatever its status says.
 func NotReady(cls *apiv1.EC2NodeClass) string {
+	if why := Refused(cls); why != "" {
+		return why
+	}
 	ready := apiv1.FindCondition(cls.Status.Conditions, apiv1.ConditionReady)
 	switch {
 	case ready == nil:

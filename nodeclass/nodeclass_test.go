@@ -151,3 +151,56 @@ func TestNamesAreStableAndChangeWithContent(t *testing.T) {
 		t.Fatal("a new role must give a new profile name")
 	}
 }
+
+// Every Karpenter v1.14 field Joinery does not honour is named when set
+// (nothing silently ignored), and a class setting one is not ready;
+// instanceStorePolicy RAID0 is honoured, so not listed.
+func TestUnsupportedFieldsAreNamed(t *testing.T) {
+	raid0, other, name := apiv1.InstanceStorePolicyRAID0, "RAID10", "pg"
+	yes, n := true, int32(2)
+	spec := apiv1.EC2NodeClassSpec{
+		InstanceStorePolicy:              &raid0,
+		CapacityReservationSelectorTerms: []apiv1.CapacityReservationSelectorTerm{{ID: "cr-0123"}},
+		PlacementGroupSelector:           &apiv1.PlacementGroupSelector{Name: &name},
+		AssociatePublicIPAddress:         &yes,
+		IPPrefixCount:                    &n,
+		NetworkInterfaces:                []apiv1.NetworkInterface{{InterfaceType: "interface"}},
+		DetailedMonitoring:               &yes,
+		ConnectionTracking:               &apiv1.ConnectionTracking{UDPTimeout: &n},
+		Context:                          &name,
+		CPUOptions:                       &apiv1.CPUOptions{NestedVirtualization: &name},
+		AMISelectorTerms:                 []apiv1.AMISelectorTerm{{ID: "ami-1"}, {SSMParameter: "/my/ami"}},
+		BlockDeviceMappings:              []apiv1.BlockDeviceMapping{{DeviceName: "/dev/xvda", EBS: &apiv1.EBS{VolumeInitializationRate: &n}}},
+	}
+	got := Unsupported(&spec)
+	want := []string{"spec.capacityReservationSelectorTerms", "spec.placementGroupSelector", "spec.associatePublicIPAddress",
+		"spec.ipPrefixCount", "spec.networkInterfaces", "spec.detailedMonitoring", "spec.connectionTracking", "spec.context",
+		"spec.cpuOptions", "spec.amiSelectorTerms[1].ssmParameter", "spec.blockDeviceMappings[0].ebs.volumeInitializationRate"}
+	if len(got) != len(want) {
+		t.Fatalf("unsupported %q, want %d entries", got, len(want))
+	}
+	for i, w := range want {
+		if !strings.HasPrefix(got[i], w+": ") {
+			t.Errorf("entry %d %q, want field %s", i, got[i], w)
+		}
+	}
+	if u := Unsupported(&apiv1.EC2NodeClassSpec{InstanceStorePolicy: &raid0}); u != nil {
+		t.Errorf("RAID0 alone refused: %q", u)
+	}
+	if u := Unsupported(&apiv1.EC2NodeClassSpec{InstanceStorePolicy: &other}); len(u) != 1 || !strings.Contains(u[0], `"RAID10" is not a policy`) {
+		t.Errorf("RAID10: %q", u)
+	}
+	cls := &apiv1.EC2NodeClass{Spec: apiv1.EC2NodeClassSpec{DetailedMonitoring: &yes}}
+	cls.Name = "default"
+	cls.Status.Conditions = []metav1.Condition{{Type: apiv1.ConditionReady, Status: metav1.ConditionTrue}}
+	if why := NotReady(cls); !strings.Contains(why, "EC2NodeClass default sets fields Joinery does not support: spec.detailedMonitoring: ") {
+		t.Errorf("NotReady %q", why)
+	}
+	st := Status(nil, Resolution{Subnets: []apiv1.SubnetStatus{{ID: "s"}}, SecurityGroups: []apiv1.SecurityGroupStatus{{ID: "g"}},
+		AMIs: []apiv1.AMIStatus{{ID: "a"}}, InstanceProfile: "p", Unsupported: Unsupported(&cls.Spec)}, 1, metav1.Now())
+	v := apiv1.FindCondition(st.Conditions, apiv1.ConditionValidationSucceeded)
+	r := apiv1.FindCondition(st.Conditions, apiv1.ConditionReady)
+	if v == nil || v.Status != metav1.ConditionFalse || v.Reason != "UnsupportedField" || r.Status != metav1.ConditionFalse || !strings.Contains(r.Message, "spec.detailedMonitoring") {
+		t.Errorf("conditions %+v", st.Conditions)
+	}
+}

@@ -1,6 +1,6 @@
 // Package planner turns ordinary Kubernetes manifests (NodePools,
-// EC2NodeClasses, workloads, DaemonSets, Nodes with their pods, PVs and
-// PVCs) into a solver.Input, without a cluster: the offline planner behind
+// EC2NodeClasses, workloads, DaemonSets, Nodes with their pods, PVs, PVCs
+// and StorageClasses) into a solver.Input, without a cluster: the offline planner behind
 // `starter plan`.
 package planner
 
@@ -16,11 +16,13 @@ import (
 
 	apiv1 "github.com/joinery/joinery/api/v1"
 	"github.com/joinery/joinery/catalog"
+	"github.com/joinery/joinery/nodeclass"
 	"github.com/joinery/joinery/resources"
 	"github.com/joinery/joinery/solver"
 	appsv1 "k8s.io/api/apps/v1"
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
+	storagev1 "k8s.io/api/storage/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
 	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
@@ -142,19 +144,26 @@ type Built struct {
 }
 
 type workloadPod struct {
-	pod  *corev1.Pod
-	doc  Doc
-	pvcs []string // claim names (namespace of the pod)
+	pod *corev1.Pod
+	doc Doc
 }
 
 // Build converts documents into a solver input. Kinds used: NodePool,
 // EC2NodeClass, Deployment, StatefulSet, ReplicaSet, Job, CronJob (one
 // run), DaemonSet, Pod (with spec.nodeName: running on that Node; else
-// pending), Node, PersistentVolume, PersistentVolumeClaim; others
-// (PodDisruptionBudget, Service, ...) are accepted and ignored.
+// pending), Node, PersistentVolume, PersistentVolumeClaim, StorageClass,
+// CSINode (a Node's EBS attach limit; a Node without one has none);
+// others (PodDisruptionBudget, Service, ...) are accepted and ignored.
+// Volumes are read by solver.VolumesOf, as the controller reads them: a
+// StatefulSet's pods claim <template>-<set>-<ordinal> (made from the claim
+// template when the manifests do not hold it, as the StatefulSet controller
+// would), and a claim without storageClassName gets the default
+// StorageClass (storageclass.kubernetes.io/is-default-class), as admission
+// would give it.
 func Build(docs []Doc, opts Options) (*Built, Errors) {
 	b := &builder{cat: opts.Catalog, zones: opts.Zones, out: &Built{},
-		classes: map[string]*apiv1.EC2NodeClass{}, pvs: map[string]*corev1.PersistentVolume{}, pvcs: map[string]*corev1.PersistentVolumeClaim{}}
+		classes: map[string]*apiv1.EC2NodeClass{}, pvs: map[string]*corev1.PersistentVolume{}, pvcs: map[string]*corev1.PersistentVolumeClaim{},
+		storageClasses: map[string]*storagev1.StorageClass{}, csiNodes: map[string]*storagev1.CSINode{}, attached: solver.VolumeSet{}}
 	if b.cat == nil {
 		var err error
 		if b.cat, err = catalog.Default(); err != nil {
@@ -167,15 +176,54 @@ func Build(docs []Doc, opts Options) (*Built, Errors) {
 	for _, d := range docs {
 		b.read(d)
 	}
+	b.defaultClaimClasses()
 	b.existingPods()
 	usage, count := b.existingNodes()
 	b.nodePools(usage, count)
 	for _, wp := range b.pending {
-		sp := solver.PodFromK8s(wp.pod)
-		sp.VolumeRequirements = b.volumeRequirements(wp)
-		b.out.Input.Pods = append(b.out.Input.Pods, sp)
+		b.out.Input.Pods = append(b.out.Input.Pods, b.solverPod(wp.pod, b.attached))
 	}
 	return b.out, b.errs
+}
+
+// volumeObjects looks the manifests' claims, volumes and classes up.
+func (b *builder) volumeObjects() solver.VolumeObjects {
+	return solver.VolumeObjects{
+		PVC:          func(ns, name string) *corev1.PersistentVolumeClaim { return b.pvcs[ns+"/"+name] },
+		PV:           func(name string) *corev1.PersistentVolume { return b.pvs[name] },
+		StorageClass: func(name string) *storagev1.StorageClass { return b.storageClasses[name] },
+	}
+}
+
+// solverPod is the pod reduced for the solver, with its volumes (the EBS
+// volumes not in seen counted, and added to it).
+func (b *builder) solverPod(p *corev1.Pod, seen solver.VolumeSet) solver.Pod {
+	return solver.PodWithVolumes(p, b.volumeObjects(), seen)
+}
+
+// defaultClaimClasses gives claims without storageClassName the default
+// StorageClass (the DefaultStorageClass admission plugin; with several
+// defaults, the newest, then the first by name).
+func (b *builder) defaultClaimClasses() {
+	var def *storagev1.StorageClass
+	for _, sc := range b.storageClasses {
+		if sc.Annotations["storageclass.kubernetes.io/is-default-class"] != "true" && sc.Annotations["storageclass.beta.kubernetes.io/is-default-class"] != "true" {
+			continue
+		}
+		if def == nil || sc.CreationTimestamp.After(def.CreationTimestamp.Time) ||
+			(sc.CreationTimestamp.Equal(&def.CreationTimestamp) && sc.Name < def.Name) {
+			def = sc
+		}
+	}
+	if def == nil {
+		return
+	}
+	for _, pvc := range b.pvcs {
+		if pvc.Spec.StorageClassName == nil && pvc.Spec.VolumeName == "" {
+			name := def.Name
+			pvc.Spec.StorageClassName = &name
+		}
+	}
 }
 
 // builder holds what Build has read so far.
@@ -191,6 +239,11 @@ type builder struct {
 	nodes          []*corev1.Node
 	pvs            map[string]*corev1.PersistentVolume
 	pvcs           map[string]*corev1.PersistentVolumeClaim // by namespace/name
+	storageClasses map[string]*storagev1.StorageClass
+	csiNodes       map[string]*storagev1.CSINode
+	// attached are the EBS volumes of the bound pods: a pending pod that
+	// shares one does not count it again.
+	attached solver.VolumeSet
 }
 
 func (b *builder) fail(d Doc, field, reason string) {
@@ -260,6 +313,16 @@ func (b *builder) read(d Doc) {
 			}
 			b.pvcs[o.Namespace+"/"+o.Name] = o
 		}
+	case "StorageClass":
+		o := &storagev1.StorageClass{}
+		if b.convert(d, o) {
+			b.storageClasses[o.Name] = o
+		}
+	case "CSINode":
+		o := &storagev1.CSINode{}
+		if b.convert(d, o) {
+			b.csiNodes[o.Name] = o
+		}
 	default:
 		b.warn("%s document %d: %s %s ignored", d.File, d.Index, d.Obj.GetKind(), d.Obj.GetName())
 	}
@@ -289,11 +352,7 @@ func (b *builder) readWorkload(d Doc) {
 	case "StatefulSet":
 		o := &appsv1.StatefulSet{}
 		if b.convert(d, o) {
-			var claims []string
-			for _, c := range o.Spec.VolumeClaimTemplates {
-				claims = append(claims, c.Name)
-			}
-			b.expand(d, o.Name, o.Namespace, replicas(o.Spec.Replicas), &o.Spec.Template, claims, true)
+			b.expand(d, o.Name, o.Namespace, replicas(o.Spec.Replicas), &o.Spec.Template, o.Spec.VolumeClaimTemplates, true)
 		}
 	case "Job":
 		o := &batchv1.Job{}
@@ -316,8 +375,11 @@ func (b *builder) readWorkload(d Doc) {
 }
 
 // expand adds n pending pods name-0.. of the template; a StatefulSet's
-// (sts) also claim their volumeClaimTemplates' PVCs.
-func (b *builder) expand(d Doc, name, ns string, n int, tmpl *corev1.PodTemplateSpec, claims []string, sts bool) {
+// (sts) also claim their volumeClaimTemplates' PVCs, as the StatefulSet
+// controller makes them: a volume named after the template claims
+// <template>-<set>-<ordinal>, a claim made from the template unless the
+// manifests hold it.
+func (b *builder) expand(d Doc, name, ns string, n int, tmpl *corev1.PodTemplateSpec, claims []corev1.PersistentVolumeClaim, sts bool) {
 	if ns == "" {
 		ns = "default"
 	}
@@ -328,25 +390,32 @@ func (b *builder) expand(d Doc, name, ns string, n int, tmpl *corev1.PodTemplate
 	for i := 0; i < n; i++ {
 		p := &corev1.Pod{ObjectMeta: *tmpl.ObjectMeta.DeepCopy(), Spec: *tmpl.Spec.DeepCopy()}
 		p.Namespace, p.Name = ns, fmt.Sprintf("%s-%d", name, i)
-		wp := workloadPod{pod: p, doc: d, pvcs: claimNames(p)}
 		if sts {
 			for _, c := range claims {
-				wp.pvcs = append(wp.pvcs, fmt.Sprintf("%s-%s-%d", c, name, i))
+				claim := fmt.Sprintf("%s-%s-%d", c.Name, name, i)
+				if b.pvcs[ns+"/"+claim] == nil {
+					pvc := &corev1.PersistentVolumeClaim{ObjectMeta: *c.ObjectMeta.DeepCopy(), Spec: *c.Spec.DeepCopy()}
+					pvc.Namespace, pvc.Name = ns, claim
+					b.pvcs[ns+"/"+claim] = pvc
+				}
+				setClaimVolume(p, c.Name, claim)
 			}
 		}
-		b.pending = append(b.pending, wp)
+		b.pending = append(b.pending, workloadPod{pod: p, doc: d})
 	}
 }
 
-// claimNames are the PVCs the pod's volumes name.
-func claimNames(p *corev1.Pod) []string {
-	var out []string
-	for _, v := range p.Spec.Volumes {
-		if v.PersistentVolumeClaim != nil {
-			out = append(out, v.PersistentVolumeClaim.ClaimName)
+// setClaimVolume makes the pod's volume vol claim claim (replacing a
+// template volume of that name, else added).
+func setClaimVolume(p *corev1.Pod, vol, claim string) {
+	v := corev1.Volume{Name: vol, VolumeSource: corev1.VolumeSource{PersistentVolumeClaim: &corev1.PersistentVolumeClaimVolumeSource{ClaimName: claim}}}
+	for i := range p.Spec.Volumes {
+		if p.Spec.Volumes[i].Name == vol {
+			p.Spec.Volumes[i] = v
+			return
 		}
 	}
-	return out
+	p.Spec.Volumes = append(p.Spec.Volumes, v)
 }
 
 // readPod takes a Pod: bound when it names a node, else pending.
@@ -362,7 +431,7 @@ func (b *builder) readPod(d Doc) {
 		b.fail(d, "spec.containers", "Required value")
 		return
 	}
-	wp := workloadPod{pod: o, doc: d, pvcs: claimNames(o)}
+	wp := workloadPod{pod: o, doc: d}
 	if o.Spec.NodeName != "" {
 		b.bound = append(b.bound, wp)
 	} else {
@@ -370,33 +439,21 @@ func (b *builder) readPod(d Doc) {
 	}
 }
 
-// volumeRequirements are the node requirements of the pod's bound
-// volumes (the first node selector term of each PV's node affinity).
-func (b *builder) volumeRequirements(wp workloadPod) []apiv1.NodeSelectorRequirementWithMinValues {
-	var out []apiv1.NodeSelectorRequirementWithMinValues
-	for _, c := range wp.pvcs {
-		pvc := b.pvcs[wp.pod.Namespace+"/"+c]
-		if pvc == nil || pvc.Spec.VolumeName == "" {
-			continue // unbound: the volume follows the pod (WaitForFirstConsumer)
-		}
-		pv := b.pvs[pvc.Spec.VolumeName]
-		if pv == nil || pv.Spec.NodeAffinity == nil || pv.Spec.NodeAffinity.Required == nil || len(pv.Spec.NodeAffinity.Required.NodeSelectorTerms) == 0 {
-			continue
-		}
-		// The first term (EBS volumes have exactly one).
-		for _, e := range pv.Spec.NodeAffinity.Required.NodeSelectorTerms[0].MatchExpressions {
-			out = append(out, apiv1.NodeSelectorRequirementWithMinValues{Key: e.Key, Operator: string(e.Operator), Values: append([]string(nil), e.Values...)})
-		}
-	}
-	return out
-}
-
-// existingPods adds the bound pods (with their node's zone), nodes sorted
-// by name first.
+// existingPods adds the bound pods (with their node's zone; each EBS
+// volume counted once per node), nodes sorted by name first.
 func (b *builder) existingPods() {
 	sort.SliceStable(b.nodes, func(i, j int) bool { return b.nodes[i].Name < b.nodes[j].Name })
+	onNode := map[string]solver.VolumeSet{}
 	for _, wp := range b.bound {
-		sp := solver.PodFromK8s(wp.pod)
+		seen := onNode[wp.pod.Spec.NodeName]
+		if seen == nil {
+			seen = solver.VolumeSet{}
+			onNode[wp.pod.Spec.NodeName] = seen
+		}
+		sp := b.solverPod(wp.pod, seen)
+		for id := range seen {
+			b.attached[id] = true
+		}
 		zone := ""
 		for _, n := range b.nodes {
 			if n.Name == wp.pod.Spec.NodeName {
@@ -421,6 +478,7 @@ func (b *builder) existingNodes() (usage map[string]resources.List, count map[st
 	usage, count = map[string]resources.List{}, map[string]int{}
 	for _, n := range b.nodes {
 		alloc, _ := resources.FromResourceList(n.Status.Allocatable)
+		alloc[resources.EBSVolumes] = solver.EBSLimit(b.csiNodes[n.Name])
 		capacity, _ := resources.FromResourceList(n.Status.Capacity)
 		price := 0.0
 		if it, ok := b.cat.Get(n.Labels[apiv1.LabelInstanceType]); ok {
@@ -453,6 +511,12 @@ func (b *builder) nodePools(usage map[string]resources.List, count map[string]in
 			nc = b.classes[ref.Name]
 			if nc == nil {
 				b.warn("NodePool %s: EC2NodeClass %s not in the manifests; EKS defaults used", np.Name, ref.Name)
+			}
+		}
+		if nc != nil {
+			if why := nodeclass.Refused(nc); why != "" {
+				b.warn("NodePool %s skipped: %s", np.Name, why)
+				continue
 			}
 		}
 		sp := solver.NodePoolFromAPI(np, nc, b.cat, b.zones, nil)

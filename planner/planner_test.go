@@ -1,8 +1,13 @@
 package planner
 
 import (
+	"reflect"
 	"strings"
 	"testing"
+
+	apiv1 "github.com/joinery/joinery/api/v1"
+	"github.com/joinery/joinery/resources"
+	"github.com/joinery/joinery/solver"
 )
 
 func TestExamplesPlan(t *testing.T) {
@@ -109,21 +114,14 @@ spec:
   containers: [{name: c, resources: {requests: {cpu: 1}}}]
   volumes: [{name: d, persistentVolumeClaim: {claimName: data}}]
 `
-	docs, errs := Parse("c.yaml", []byte(y))
-	if len(errs) > 0 {
-		t.Fatal(errs)
-	}
-	b, errs := Build(docs, Options{})
-	if len(errs) > 0 {
-		t.Fatal(errs)
-	}
+	b := mustBuild(t, "c.yaml", y)
 	if len(b.Input.ExistingNodes) != 1 || b.Input.ExistingNodes[0].Available.String() == "" || b.Input.ExistingNodes[0].Available[0] != 500 {
 		t.Fatalf("existing nodes %+v", b.Input.ExistingNodes)
 	}
 	if len(b.Input.ExistingPods) != 1 || b.Input.ExistingPods[0].Zone != "us-east-1b" {
 		t.Errorf("existing pods %+v", b.Input.ExistingPods)
 	}
-	if len(b.Input.Pods) != 1 || len(b.Input.Pods[0].VolumeRequirements) != 1 || b.Input.Pods[0].VolumeRequirements[0].Values[0] != "us-east-1c" {
+	if len(b.Input.Pods) != 1 || len(b.Input.Pods[0].VolumeRequirements) != 1 || b.Input.Pods[0].VolumeRequirements[0][0].Values[0] != "us-east-1c" {
 		t.Errorf("pending pods %+v", b.Input.Pods)
 	}
 }
@@ -147,4 +145,200 @@ func FuzzManifests(f *testing.F) {
 		}
 		_ = Solve(b.Input)
 	})
+}
+
+// A StatefulSet's pods claim <template>-<set>-<ordinal>: replica 0's claim
+// is in the manifests, bound to a volume in us-east-1c; replica 1's is made
+// from the template without a class, so it gets the default StorageClass
+// (WaitForFirstConsumer, allowed only in us-east-1b); a generic ephemeral
+// volume's claim of an Immediate class refuses its pod.
+func TestBuildStatefulSetVolumes(t *testing.T) {
+	y := `
+apiVersion: storage.k8s.io/v1
+kind: StorageClass
+metadata: {name: gp3, annotations: {storageclass.kubernetes.io/is-default-class: "true"}}
+provisioner: ebs.csi.aws.com
+volumeBindingMode: WaitForFirstConsumer
+allowedTopologies: [{matchLabelExpressions: [{key: topology.ebs.csi.aws.com/zone, values: [us-east-1b]}]}]
+---
+apiVersion: storage.k8s.io/v1
+kind: StorageClass
+metadata: {name: now}
+provisioner: ebs.csi.aws.com
+---
+apiVersion: apps/v1
+kind: StatefulSet
+metadata: {name: db}
+spec:
+  replicas: 2
+  selector: {matchLabels: {app: db}}
+  template:
+    metadata: {labels: {app: db}}
+    spec: {containers: [{name: c, resources: {requests: {cpu: 1}}}]}
+  volumeClaimTemplates:
+  - metadata: {name: data}
+    spec: {accessModes: [ReadWriteOnce], resources: {requests: {storage: 10Gi}}}
+---
+apiVersion: v1
+kind: PersistentVolumeClaim
+metadata: {name: data-db-0}
+spec: {volumeName: pv-db-0, storageClassName: gp3}
+---
+apiVersion: v1
+kind: PersistentVolume
+metadata: {name: pv-db-0}
+spec:
+  capacity: {storage: 10Gi}
+  csi: {driver: ebs.csi.aws.com, volumeHandle: vol-0}
+  nodeAffinity: {required: {nodeSelectorTerms: [{matchExpressions: [{key: topology.kubernetes.io/zone, operator: In, values: [us-east-1c]}]}]}}
+---
+apiVersion: v1
+kind: Pod
+metadata: {name: scratch}
+spec:
+  containers: [{name: c}]
+  volumes: [{name: tmp, ephemeral: {volumeClaimTemplate: {spec: {storageClassName: now, resources: {requests: {storage: 1Gi}}}}}}]
+`
+	b := mustBuild(t, "s.yaml", y)
+	got := map[string]solver.Pod{}
+	for _, p := range b.Input.Pods {
+		got[p.Name] = p
+	}
+	for name, zone := range map[string]string{"db-0": "us-east-1c", "db-1": "us-east-1b"} {
+		p := got[name]
+		if len(p.VolumeRequirements) != 1 || len(p.VolumeRequirements[0]) != 1 || p.VolumeRequirements[0][0].Key != apiv1.LabelZone ||
+			!reflect.DeepEqual(p.VolumeRequirements[0][0].Values, []string{zone}) || p.Refused != "" {
+			t.Errorf("%s: volume requirements %v refused %q, want zone %s", name, p.VolumeRequirements, p.Refused, zone)
+		}
+	}
+	if r := got["scratch"].Refused; !strings.Contains(r, "default/scratch-tmp is unbound and its StorageClass now binds Immediate") {
+		t.Errorf("scratch: refused %q", r)
+	}
+}
+
+// mustBuild parses and builds one manifest file's text, failing on any error.
+func mustBuild(t *testing.T, file, y string) *Built {
+	t.Helper()
+	docs, errs := Parse(file, []byte(y))
+	if len(errs) > 0 {
+		t.Fatal(errs)
+	}
+	b, errs := Build(docs, Options{})
+	if len(errs) > 0 {
+		t.Fatal(errs)
+	}
+	return b
+}
+
+// Every field of Karpenter v1.14's EC2NodeClass and NodePool decodes (no
+// strict-decoding error); instanceStorePolicy RAID0 is honoured (a pod
+// asking 60G of ephemeral storage gets a type whose instance store holds
+// it, with the root volume only 20Gi), the refused fields skip their pool
+// with a warning naming them, and static and Balanced NodePools fail
+// validation with the reason.
+func TestBuildKarpenterV114Fields(t *testing.T) {
+	y := `
+apiVersion: karpenter.k8s.aws/v1
+kind: EC2NodeClass
+metadata: {name: raid}
+spec:
+  amiSelectorTerms: [{alias: al2023@latest}]
+  role: KarpenterNodeRole
+  subnetSelectorTerms: [{tags: {karpenter.sh/discovery: c}}]
+  securityGroupSelectorTerms: [{tags: {karpenter.sh/discovery: c}}]
+  instanceStorePolicy: RAID0
+---
+apiVersion: karpenter.k8s.aws/v1
+kind: EC2NodeClass
+metadata: {name: everything}
+spec:
+  amiFamily: AL2023
+  amiSelectorTerms: [{ssmParameter: /my/ami, owner: self}]
+  role: KarpenterNodeRole
+  subnetSelectorTerms: [{id: subnet-1}]
+  securityGroupSelectorTerms: [{name: sg}]
+  capacityReservationSelectorTerms: [{id: cr-0123456789abcdef0}, {tags: {a: b}, ownerID: "012345678901", instanceMatchCriteria: open}]
+  placementGroupSelector: {name: pg}
+  associatePublicIPAddress: false
+  ipPrefixCount: 1
+  instanceStorePolicy: RAID0
+  networkInterfaces: [{networkCardIndex: 0, deviceIndex: 0, interfaceType: interface}, {networkCardIndex: 0, deviceIndex: 1, interfaceType: efa-only}]
+  detailedMonitoring: true
+  connectionTracking: {tcpEstablishedTimeout: 432000, udpStreamTimeout: 180, udpTimeout: 30}
+  context: c-123
+  cpuOptions: {nestedVirtualization: enabled}
+  blockDeviceMappings: [{deviceName: /dev/xvda, rootVolume: true, ebs: {volumeSize: 50Gi, volumeType: gp3, iops: 3000, throughput: 125, encrypted: true, kmsKeyID: k, deleteOnTermination: true, snapshotID: snap-1, volumeInitializationRate: 100}}]
+  metadataOptions: {httpEndpoint: enabled, httpProtocolIPv6: disabled, httpPutResponseHopLimit: 1, httpTokens: required}
+  tags: {team: a}
+  userData: "echo hi"
+  kubelet: {maxPods: 110, podsPerCore: 10, clusterDNS: [10.0.0.10], systemReserved: {cpu: 100m}, kubeReserved: {cpu: 100m}, evictionHard: {memory.available: 5%}, evictionSoft: {memory.available: 10%}, evictionSoftGracePeriod: {memory.available: 1m}, evictionMaxPodGracePeriod: 60, imageGCHighThresholdPercent: 85, imageGCLowThresholdPercent: 80, cpuCFSQuota: true}
+status:
+  capacityReservations: [{availabilityZone: us-east-1a, id: cr-0123456789abcdef0, instanceMatchCriteria: targeted, instanceType: m5.large, ownerID: "012345678901", reservationType: default, interruptible: false, state: active}]
+---
+apiVersion: karpenter.sh/v1
+kind: NodePool
+metadata: {name: raid}
+spec:
+  template:
+    spec:
+      nodeClassRef: {group: karpenter.k8s.aws, kind: EC2NodeClass, name: raid}
+      requirements: [{key: karpenter.sh/capacity-type, operator: In, values: [on-demand]}]
+---
+apiVersion: karpenter.sh/v1
+kind: NodePool
+metadata: {name: refused}
+spec:
+  template:
+    spec:
+      nodeClassRef: {group: karpenter.k8s.aws, kind: EC2NodeClass, name: everything}
+status: {nodes: 3, nodeClassObservedGeneration: 2}
+---
+apiVersion: v1
+kind: Pod
+metadata: {name: scratch}
+spec:
+  containers: [{name: c, resources: {requests: {cpu: 500m, ephemeral-storage: 60G}}}]
+`
+	b := mustBuild(t, "k.yaml", y)
+	if len(b.Input.NodePools) != 1 || b.Input.NodePools[0].Name != "raid" {
+		t.Fatalf("pools %d, want only raid", len(b.Input.NodePools))
+	}
+	found := false
+	for _, w := range b.Warnings {
+		if strings.Contains(w, "NodePool refused skipped: EC2NodeClass everything sets fields Joinery does not support: spec.capacityReservationSelectorTerms") &&
+			strings.Contains(w, "spec.amiSelectorTerms[0].ssmParameter") && strings.Contains(w, "volumeInitializationRate") {
+			found = true
+		}
+	}
+	if !found {
+		t.Errorf("warnings %q: want the refused pool with its fields", b.Warnings)
+	}
+	r := Solve(b.Input)
+	if len(r.Plan.NewNodeClaims) != 1 {
+		t.Fatalf("plan %+v", r.Plan)
+	}
+	it := r.Plan.NewNodeClaims[0].InstanceTypes[0]
+	if it.Type.LocalNVMeGB < 60 || it.Shape.Capacity[resources.EphemeralStorage] != it.Type.LocalNVMeGB*1_000_000_000 {
+		t.Errorf("pod placed on %s (instance store %d GB, ephemeral %d), want its instance store to hold 60G", it.Type.Name, it.Type.LocalNVMeGB, it.Shape.Capacity[resources.EphemeralStorage])
+	}
+
+	bad := `
+apiVersion: karpenter.sh/v1
+kind: NodePool
+metadata: {name: static}
+spec:
+  replicas: 3
+  disruption: {consolidationPolicy: Balanced, consolidateAfter: 1m}
+  template: {spec: {nodeClassRef: {group: karpenter.k8s.aws, kind: EC2NodeClass, name: raid}}}
+`
+	docs, errs := Parse("b.yaml", []byte(bad))
+	if len(errs) > 0 {
+		t.Fatal(errs)
+	}
+	_, errs = Build(docs, Options{})
+	// Balanced is honoured (disruption.Approve); only replicas is refused.
+	msg := errs.Error()
+	if len(errs) != 1 || !strings.Contains(msg, "spec.replicas: Invalid value: 3: static NodePools") {
+		t.Errorf("errors %v", errs)
+	}
 }

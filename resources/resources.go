@@ -1,6 +1,6 @@
 // Package resources is a fixed-size vector of the resource quantities the
 // solver packs: cpu in millicores, memory and ephemeral-storage in bytes,
-// pods and extended resources as counts. A fixed array keeps the hot path
+// pods, extended resources and attachable EBS volumes as counts. A fixed array keeps the hot path
 // of the solver free of map lookups and allocations.
 package resources
 
@@ -23,8 +23,19 @@ const (
 	Neuron
 	EFA
 	PodENI
+	// EBSVolumes counts EBS volumes attached to a node: a node's entry is
+	// the attach limit the EBS CSI driver reports (CSINode
+	// spec.drivers[ebs.csi.aws.com].allocatable.count), a pod's the EBS
+	// volumes it brings. It is no Kubernetes resource: Node and NodeClaim
+	// resource lists never carry it (FromResourceList and ToResourceList
+	// skip it).
+	EBSVolumes
 	Count // number of tracked resources
 )
+
+// NoLimit is a count no request reaches: the EBSVolumes entry of a node
+// whose attach limit is unknown (the kube-scheduler then sets none).
+const NoLimit = int64(1) << 40
 
 // Names are the Kubernetes resource names, by index.
 var Names = [Count]corev1.ResourceName{
@@ -37,6 +48,7 @@ var Names = [Count]corev1.ResourceName{
 	Neuron:           "aws.amazon.com/neuron",
 	EFA:              "vpc.amazonaws.com/efa",
 	PodENI:           "vpc.amazonaws.com/pod-eni",
+	EBSVolumes:       "attachable-volumes-aws-ebs",
 }
 
 // List holds one quantity per tracked resource (cpu in millicores, bytes for
@@ -49,6 +61,9 @@ type List [Count]int64
 func FromResourceList(rl corev1.ResourceList) (l List, unknown []string) {
 	for name, q := range rl {
 		i := IndexOf(name)
+		if i == EBSVolumes {
+			continue // from CSINode, never from a resource list
+		}
 		if i < 0 {
 			if strings.HasPrefix(string(name), "requests.") || strings.HasPrefix(string(name), "hugepages-") {
 				continue
@@ -83,7 +98,7 @@ func IndexOf(name corev1.ResourceName) int {
 func (l List) ToResourceList() corev1.ResourceList {
 	rl := corev1.ResourceList{}
 	for i, v := range l {
-		if v == 0 {
+		if v == 0 || i == EBSVolumes {
 			continue
 		}
 		rl[Names[i]] = l.Quantity(i)
@@ -142,7 +157,7 @@ func (l List) String() string {
 // HasExtended reports whether l requests any accelerator or network device
 // (GPUs, Neuron, EFA, pod ENIs): the resources only some instance types have.
 func (l List) HasExtended() bool {
-	for r := NvidiaGPU; r < Count; r++ {
+	for r := NvidiaGPU; r <= PodENI; r++ {
 		if l[r] > 0 {
 			return true
 		}

@@ -26,7 +26,8 @@ type synth struct {
 var testZones = []string{"us-east-1a", "us-east-1b", "us-east-1c"}
 
 // synthPool is a NodePool whose types have exactly the given allocatable
-// (capacity equal to it, 110 pods, 20Gi storage), on-demand in three zones.
+// (capacity equal to it, 110 pods, 20Gi storage, 26 EBS volumes: a Nitro
+// type's), on-demand in three zones.
 func synthPool(name string, weight int32, types ...synth) NodePool {
 	np := NodePool{Name: name, Weight: weight, NodesLimit: -1}
 	for _, s := range types {
@@ -38,6 +39,7 @@ func synthPool(name string, weight int32, types ...synth) NodePool {
 			VCPU: int((s.cpu + 999) / 1000), MemoryMiB: s.memMiB, OnDemandPrice: s.price, MaxPods: 110}
 		var a resources.List
 		a[resources.CPU], a[resources.Memory], a[resources.Pods], a[resources.EphemeralStorage] = s.cpu, s.memMiB<<20, 110, 20<<30
+		a[resources.EBSVolumes] = it.EBSVolumeLimit(0, 1)
 		opt := InstanceTypeOption{Type: it, Shape: catalog.NodeShape{Capacity: a, Allocatable: a}}
 		for _, z := range testZones {
 			opt.Offerings = append(opt.Offerings, catalog.Offering{Zone: z, CapacityType: apiv1.CapacityTypeOnDemand, Price: s.price, Available: true})

@@ -310,7 +310,7 @@ func boundGroups(p *prepared) []*boundGroup {
 	var groups []*boundGroup
 	idx := map[groupKey]*boundGroup{}
 	for _, pi := range p.pods {
-		if len(pi.pod.UnknownResources) > 0 {
+		if pi.pod.refused() {
 			continue
 		}
 		onNode := false

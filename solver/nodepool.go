@@ -41,7 +41,7 @@ func NodePoolFromAPI(np *apiv1.NodePool, nc *apiv1.EC2NodeClass, cat *catalog.Ca
 			continue
 		}
 		i := resources.IndexOf(name)
-		if i < 0 {
+		if i < 0 || i == resources.EBSVolumes {
 			continue
 		}
 		out.HasLimit[i] = true
@@ -52,13 +52,11 @@ func NodePoolFromAPI(np *apiv1.NodePool, nc *apiv1.EC2NodeClass, cat *catalog.Ca
 		}
 	}
 
-	var kubelet *apiv1.KubeletConfiguration
 	spec := &apiv1.EC2NodeClassSpec{}
 	if nc != nil {
 		spec = &nc.Spec
-		kubelet = nc.Spec.Kubelet
 	}
-	rootVolume := spec.RootVolumeSize()
+	launch := catalog.LaunchOf(spec)
 
 	var typeReqs, offeringReqs []apiv1.NodeSelectorRequirementWithMinValues
 	for _, r := range out.Requirements {
@@ -108,7 +106,7 @@ func NodePoolFromAPI(np *apiv1.NodePool, nc *apiv1.EC2NodeClass, cat *catalog.Ca
 		if !available {
 			continue
 		}
-		out.InstanceTypes = append(out.InstanceTypes, InstanceTypeOption{Type: it, Shape: it.Shape(kubelet, rootVolume), Offerings: offs})
+		out.InstanceTypes = append(out.InstanceTypes, InstanceTypeOption{Type: it, Shape: it.ShapeOf(launch), Offerings: offs})
 	}
 	return out
 }

@@ -109,7 +109,7 @@ func (p *prepared) runSeeded(byClass []Strategy, explain bool, only int, seeds [
 		if (only >= 0 && pi.class != only) || (done != nil && done[pi.idx]) {
 			continue
 		}
-		if len(pi.pod.UnknownResources) > 0 {
+		if pi.pod.refused() {
 			failed = append(failed, pi)
 			continue
 		}
@@ -121,7 +121,7 @@ func (p *prepared) runSeeded(byClass []Strategy, explain bool, only int, seeds [
 		progress = false
 		left := failed[:0]
 		for _, pi := range failed {
-			if len(pi.pod.UnknownResources) == 0 && s.place(pi) {
+			if !pi.pod.refused() && s.place(pi) {
 				progress = true
 				continue
 			}

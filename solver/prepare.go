@@ -137,6 +137,9 @@ type podSignature struct {
 	monotone     bool
 	eligible     uint64 // zones its node affinity admits (eligibleZones)
 	eligibleDone bool
+	// domains, when set, is the signature without the pod's volume
+	// requirements: its zones are the ones topology spread counts.
+	domains *podSignature
 }
 
 // poolSignature is a signature compiled against one pool.
@@ -564,10 +567,13 @@ func (pl *poolInfo) addDaemonSets(dss []*DaemonSet) {
 }
 
 // signature returns the shared constraint record of a pod.
-func (p *prepared) signature(pod *Pod, strictPNS bool, cons []*constraint) *podSignature {
+func (p *prepared) signature(pod *Pod, strictPNS bool, cons []*constraint, domains *podSignature) *podSignature {
 	var b strings.Builder
 	b.WriteString(sigKey(pod))
 	b.WriteString(strconv.FormatBool(strictPNS))
+	if domains != nil {
+		fmt.Fprintf(&b, "|d%p", domains)
+	}
 	for _, c := range cons {
 		fmt.Fprintf(&b, "|%d:%d:%d:%d:%t", c.kind, c.ctr.id, c.maxSkew, c.minDomains, c.pref)
 	}
@@ -579,7 +585,7 @@ func (p *prepared) signature(pod *Pod, strictPNS bool, cons []*constraint) *podS
 		return s
 	}
 	s := newSig(pod, len(p.pools), len(p.nodes), strictPNS)
-	s.cons, s.monotone = cons, true
+	s.cons, s.monotone, s.domains = cons, true, domains
 	for _, c := range cons {
 		if c.ctr.key == domZone || c.kind == topoAffinity {
 			s.monotone = false

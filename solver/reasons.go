@@ -12,6 +12,9 @@ import (
 // reason explains, in words a platform engineer can act on, why no
 // existing node, open claim or NodePool took the pod.
 func (s *pass) reason(pi *podInfo) string {
+	if pi.pod.Refused != "" {
+		return pi.pod.Refused
+	}
 	if u := pi.pod.UnknownResources; len(u) > 0 {
 		word := "resource"
 		if len(u) > 1 {

@@ -129,7 +129,7 @@ func (s *pass) plantSeeds(seeds []seed, done []bool) bool {
 			return false
 		}
 		pi := sd.pods[0]
-		if len(pi.pod.UnknownResources) > 0 {
+		if pi.pod.refused() {
 			continue
 		}
 		n := len(s.claims)
@@ -148,7 +148,7 @@ func (s *pass) plantSeeds(seeds []seed, done []bool) bool {
 			}
 			more = true
 			pi := sd.pods[k]
-			if len(pi.pod.UnknownResources) > 0 {
+			if pi.pod.refused() {
 				continue
 			}
 			if s.atSomeLevel(pi, func(sig *podSignature) bool { return s.add(claims[i], pi, sig) }) {

@@ -81,3 +81,27 @@ func BenchmarkSolve(b *testing.B) {
 		})
 	}
 }
+
+// volumePods are n StatefulSet-like pods (250m/1Gi), each with its own EBS
+// volume bound in one of three zones (as VolumesOf reads a PV's node
+// affinity), so each node holds at most its type's attach limit of them.
+func volumePods(n int) []Pod {
+	zones := []string{"us-east-1a", "us-east-1b", "us-east-1c"}
+	out := make([]Pod, 0, n)
+	for i := 0; i < n; i++ {
+		var r resources.List
+		r[resources.CPU], r[resources.Memory], r[resources.Pods], r[resources.EBSVolumes] = 250, 1<<30, 1, 1
+		out = append(out, Pod{Namespace: "bench", Name: fmt.Sprintf("db-%05d", i), Requests: r, CreationUnix: 1_700_000_000,
+			Labels:             map[string]string{"app": "db"},
+			VolumeRequirements: [][]req{{{Key: "topology.kubernetes.io/zone", Operator: "In", Values: []string{zones[i%3]}}}}})
+	}
+	return out
+}
+
+// BenchmarkSolveVolumes: 5,000 pods with a volume each (zone-pinned, the
+// attach limit binding before cpu and memory), under the default budget.
+// go test -run xxx -bench SolveVolumes ./solver/
+func BenchmarkSolveVolumes(b *testing.B) {
+	in := Input{Pods: volumePods(5000), NodePools: benchPools(b)}
+	benchSolve(b, in)
+}

@@ -288,21 +288,45 @@ func (p *prepared) levelSig(pod *Pod, prefs []preference) *podSignature {
 			strictPNS = true
 		}
 	}
-	extra := append(append([]req(nil), pod.VolumeRequirements...), nodePref...)
-	if len(extra) > 0 {
-		if len(pod.RequiredAffinity) == 0 {
-			lp.RequiredAffinity = [][]req{extra}
-		} else {
-			lp.RequiredAffinity = make([][]req, len(pod.RequiredAffinity))
-			for i, t := range pod.RequiredAffinity {
-				if len(t) == 0 {
-					continue // an empty term matches nothing, and stays so
-				}
-				lp.RequiredAffinity[i] = append(append([]req(nil), t...), extra...)
-			}
+	lp.RequiredAffinity = withExtra(pod.RequiredAffinity, nil, nodePref)
+	if len(pod.VolumeRequirements) == 0 {
+		return p.signature(&lp, strictPNS, cons, nil)
+	}
+	// The volumes constrain the node, not the domains topology spread
+	// counts (kube-scheduler: the pod's own node affinity): the signature
+	// without them says which zones are eligible.
+	domains := p.signature(&lp, strictPNS, nil, nil)
+	lv := *pod
+	lv.RequiredAffinity = withExtra(pod.RequiredAffinity, pod.VolumeRequirements, nodePref)
+	return p.signature(&lv, strictPNS, cons, domains)
+}
+
+// withExtra ANDs each ORed affinity term (none: one term of no
+// requirements) with each volume alternative (none: one of nothing) and the
+// preferred requirements; an empty required term matches nothing and stays
+// so. It returns terms itself when there is nothing to add.
+func withExtra(terms, vol [][]req, pref []req) [][]req {
+	if len(vol) == 0 && len(pref) == 0 {
+		return terms
+	}
+	if len(vol) == 0 {
+		vol = [][]req{nil}
+	}
+	base := terms
+	if len(base) == 0 {
+		base = [][]req{nil}
+	}
+	out := make([][]req, 0, len(base)*len(vol))
+	for _, t := range base {
+		if len(terms) > 0 && len(t) == 0 {
+			out = append(out, nil)
+			continue
+		}
+		for _, v := range vol {
+			out = append(out, append(append(append(make([]req, 0, len(t)+len(v)+len(pref)), t...), v...), pref...))
 		}
 	}
-	return p.signature(&lp, strictPNS, cons)
+	return out
 }
 
 // podTopo is what a pod contributes to counting.
@@ -530,6 +554,10 @@ func (s *pass) topoAt(pi *podInfo, sig *podSignature, host int32, zones uint64, 
 // eligibleZones are the zones a pod's node affinity admits (cached per signature).
 func (p *prepared) eligibleZones(sig *podSignature) uint64 {
 	if sig.eligibleDone {
+		return sig.eligible
+	}
+	if sig.domains != nil {
+		sig.eligible, sig.eligibleDone = p.eligibleZones(sig.domains), true
 		return sig.eligible
 	}
 	var m uint64

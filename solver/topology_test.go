@@ -278,14 +278,14 @@ func TestTolerationsPreferNoScheduleAndExists(t *testing.T) {
 
 func TestVolumeZoneRequirements(t *testing.T) {
 	p := pod("db", 500, 512)
-	p.VolumeRequirements = []req{{Key: apiv1.LabelZone, Operator: apiv1.OpIn, Values: []string{"us-east-1c"}}}
+	p.VolumeRequirements = [][]req{{{Key: apiv1.LabelZone, Operator: apiv1.OpIn, Values: []string{"us-east-1c"}}}}
 	in := Input{Pods: []Pod{p}, NodePools: []NodePool{basicPool()}}
 	plan := Solve(in)
 	checkPlanInvariants(t, in, &plan)
 	if z := zoneOfClaim(onlyClaim(t, &plan)); z != "us-east-1c" {
 		t.Errorf("zone %q, want us-east-1c", z)
 	}
-	p.VolumeRequirements[0].Values = []string{"eu-west-1a"}
+	p.VolumeRequirements[0][0].Values = []string{"eu-west-1a"}
 	plan = Solve(Input{Pods: []Pod{p}, NodePools: []NodePool{basicPool()}})
 	if r, _ := unschedulable(&plan, p.Key()); !strings.Contains(r, "topology.kubernetes.io/zone In [eu-west-1a]") {
 		t.Errorf("reason %q", r)

@@ -65,11 +65,22 @@ type Pod struct {
 	PodAntiAffinity *corev1.PodAntiAffinity
 	// HostPorts are the host ports the pod's containers bind.
 	HostPorts []HostPort
-	// VolumeRequirements are ANDed with every node-affinity term: the node
-	// affinity of the PersistentVolumes the pod's claims are bound to
-	// (typically topology.kubernetes.io/zone In [the volume's zone]).
-	VolumeRequirements []apiv1.NodeSelectorRequirementWithMinValues
+	// VolumeRequirements are what the pod's volumes require of its node
+	// (VolumesOf): ORed alternatives, each ANDed with every node-affinity
+	// term (typically one alternative, topology.kubernetes.io/zone In [the
+	// bound volume's zone]). They constrain the node only: topology spread
+	// counts its domains by the pod's own node affinity, as kube-scheduler
+	// does.
+	VolumeRequirements [][]apiv1.NodeSelectorRequirementWithMinValues
+	// Refused, when set, is why the pod cannot be scheduled whatever the
+	// node (e.g. its claim does not exist): it is reported unschedulable
+	// with this reason and never placed.
+	Refused string
 }
+
+// refused reports whether the pod is never placed (unknown resources or a
+// refusal found before packing).
+func (p *Pod) refused() bool { return len(p.UnknownResources) > 0 || p.Refused != "" }
 
 // WeightedTerm is one preferred node-affinity term (weight 1..100).
 type WeightedTerm struct {
@@ -156,8 +167,8 @@ type Plan struct {
 
 // Placement binds one pod to one existing node name.
 type Placement struct {
-	Pod  string // namespace/name
-	Node string
+	Pod  string `json:"pod"` // namespace/name
+	Node string `json:"node"`
 }
 
 // NewNodeClaim is one node to launch.
@@ -192,8 +203,8 @@ func (n *NewNodeClaim) Price() float64 {
 // platform engineer can act on (e.g. "no instance type in NodePool
 // general-purpose has cpu >= 1000").
 type Unschedulable struct {
-	Pod    string // namespace/name
-	Reason string
+	Pod    string `json:"pod"` // namespace/name
+	Reason string `json:"reason"`
 }
 
 // CheapestOffering returns the lowest-priced available offering (zero value if none).

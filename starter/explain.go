@@ -12,6 +12,7 @@ import (
 	"github.com/joinery/joinery/solver"
 	"github.com/spf13/cobra"
 	corev1 "k8s.io/api/core/v1"
+	storagev1 "k8s.io/api/storage/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/client-go/dynamic"
@@ -137,12 +138,13 @@ func explain(ctx context.Context, kubeconfig, ns, name string) (*Explanation, er
 			}
 		}
 	}
-	ex.WouldGo, err = wouldGo(ctx, dc, pod)
+	ex.WouldGo, err = wouldGo(ctx, kc, dc, pod)
 	return ex, err
 }
 
-// wouldGo plans the pod alone on new capacity from the cluster's valid NodePools.
-func wouldGo(ctx context.Context, dc dynamic.Interface, pod *corev1.Pod) (string, error) {
+// wouldGo plans the pod alone on new capacity from the cluster's valid
+// NodePools, with its volumes read from the cluster.
+func wouldGo(ctx context.Context, kc kubernetes.Interface, dc dynamic.Interface, pod *corev1.Pod) (string, error) {
 	cat, err := catalog.Default()
 	if err != nil {
 		return "", err
@@ -166,7 +168,20 @@ func wouldGo(ctx context.Context, dc dynamic.Interface, pod *corev1.Pod) (string
 	}
 	p := pod.DeepCopy()
 	p.Spec.NodeName = ""
-	in.Pods = []solver.Pod{solver.PodFromK8s(p)}
+	in.Pods = []solver.Pod{solver.PodWithVolumes(p, solver.VolumeObjects{
+		PVC: func(ns, name string) *corev1.PersistentVolumeClaim {
+			o, _ := kc.CoreV1().PersistentVolumeClaims(ns).Get(ctx, name, metav1.GetOptions{})
+			return o
+		},
+		PV: func(name string) *corev1.PersistentVolume {
+			o, _ := kc.CoreV1().PersistentVolumes().Get(ctx, name, metav1.GetOptions{})
+			return o
+		},
+		StorageClass: func(name string) *storagev1.StorageClass {
+			o, _ := kc.StorageV1().StorageClasses().Get(ctx, name, metav1.GetOptions{})
+			return o
+		},
+	}, nil)}
 	plan := solver.Solve(in)
 	if len(plan.Unschedulable) > 0 {
 		return "nowhere: " + plan.Unschedulable[0].Reason, nil

@@ -1,6 +1,8 @@
 package v1
 
 import (
+	"strings"
+
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 )
@@ -15,7 +17,11 @@ type EC2NodeClass struct {
 	Status            EC2NodeClassStatus `json:"status,omitempty"`
 }
 
-// EC2NodeClassSpec is karpenter.k8s.aws/v1 EC2NodeClass.spec.
+// EC2NodeClassSpec is karpenter.k8s.aws/v1 EC2NodeClass.spec: every field
+// of Karpenter v1.14, so any valid Karpenter YAML decodes strictly. The
+// fields Joinery does not act on are refused, not ignored:
+// nodeclass.Unsupported names them and a class that sets one does not
+// launch.
 type EC2NodeClassSpec struct {
 	AMIFamily                  string                `json:"amiFamily,omitempty"`
 	Role                       string                `json:"role,omitempty"`
@@ -28,6 +34,64 @@ type EC2NodeClassSpec struct {
 	UserData                   *string               `json:"userData,omitempty"`
 	Tags                       map[string]string     `json:"tags,omitempty"`
 	Kubelet                    *KubeletConfiguration `json:"kubelet,omitempty"`
+	// InstanceStorePolicy RAID0: the instance store volumes, striped into
+	// one RAID0 array, hold the kubelet's and containers' ephemeral storage
+	// (the node's ephemeral-storage is their size, and user data says so).
+	InstanceStorePolicy *string `json:"instanceStorePolicy,omitempty"`
+
+	// Karpenter v1.14 fields Joinery refuses (nodeclass.Unsupported).
+	CapacityReservationSelectorTerms []CapacityReservationSelectorTerm `json:"capacityReservationSelectorTerms,omitempty"`
+	PlacementGroupSelector           *PlacementGroupSelector           `json:"placementGroupSelector,omitempty"`
+	AssociatePublicIPAddress         *bool                             `json:"associatePublicIPAddress,omitempty"`
+	IPPrefixCount                    *int32                            `json:"ipPrefixCount,omitempty"`
+	NetworkInterfaces                []NetworkInterface                `json:"networkInterfaces,omitempty"`
+	DetailedMonitoring               *bool                             `json:"detailedMonitoring,omitempty"`
+	ConnectionTracking               *ConnectionTracking               `json:"connectionTracking,omitempty"`
+	Context                          *string                           `json:"context,omitempty"`
+	CPUOptions                       *CPUOptions                       `json:"cpuOptions,omitempty"`
+}
+
+// InstanceStorePolicyRAID0 is the one value of spec.instanceStorePolicy.
+const InstanceStorePolicyRAID0 = "RAID0"
+
+// RAID0 reports whether the class puts ephemeral storage on the instance
+// store (spec.instanceStorePolicy: RAID0).
+func (s *EC2NodeClassSpec) RAID0() bool {
+	return s != nil && s.InstanceStorePolicy != nil && *s.InstanceStorePolicy == InstanceStorePolicyRAID0
+}
+
+// CapacityReservationSelectorTerm selects On-Demand Capacity Reservations
+// or Capacity Blocks by tags or id (Karpenter v1.14).
+type CapacityReservationSelectorTerm struct {
+	Tags                  map[string]string `json:"tags,omitempty"`
+	ID                    string            `json:"id,omitempty"`
+	OwnerID               string            `json:"ownerID,omitempty"`
+	InstanceMatchCriteria string            `json:"instanceMatchCriteria,omitempty"`
+}
+
+// PlacementGroupSelector names the placement group instances launch into.
+type PlacementGroupSelector struct {
+	Name *string `json:"name,omitempty"`
+	ID   *string `json:"id,omitempty"`
+}
+
+// NetworkInterface is one interface of spec.networkInterfaces.
+type NetworkInterface struct {
+	NetworkCardIndex int32  `json:"networkCardIndex"`
+	DeviceIndex      int32  `json:"deviceIndex"`
+	InterfaceType    string `json:"interfaceType"`
+}
+
+// ConnectionTracking are the ENIs' idle connection tracking timeouts.
+type ConnectionTracking struct {
+	TCPEstablishedTimeout *int32 `json:"tcpEstablishedTimeout,omitempty"`
+	UDPStreamTimeout      *int32 `json:"udpStreamTimeout,omitempty"`
+	UDPTimeout            *int32 `json:"udpTimeout,omitempty"`
+}
+
+// CPUOptions are the instances' CPU options.
+type CPUOptions struct {
+	NestedVirtualization *string `json:"nestedVirtualization,omitempty"`
 }
 
 // SelectorTerm selects subnets or security groups by tags, id or name.
@@ -37,13 +101,15 @@ type SelectorTerm struct {
 	Name string            `json:"name,omitempty"`
 }
 
-// AMISelectorTerm selects an AMI by alias ("al2023@latest"), tags, id or name.
+// AMISelectorTerm selects an AMI by alias ("al2023@latest"), tags, id or
+// name (or, refused by Joinery, an SSM parameter).
 type AMISelectorTerm struct {
-	Alias string            `json:"alias,omitempty"`
-	Tags  map[string]string `json:"tags,omitempty"`
-	ID    string            `json:"id,omitempty"`
-	Name  string            `json:"name,omitempty"`
-	Owner string            `json:"owner,omitempty"`
+	Alias        string            `json:"alias,omitempty"`
+	Tags         map[string]string `json:"tags,omitempty"`
+	ID           string            `json:"id,omitempty"`
+	Name         string            `json:"name,omitempty"`
+	Owner        string            `json:"owner,omitempty"`
+	SSMParameter string            `json:"ssmParameter,omitempty"`
 }
 
 // BlockDeviceMapping is one EBS volume of the instance.
@@ -63,6 +129,8 @@ type EBS struct {
 	DeleteOnTermination *bool              `json:"deleteOnTermination,omitempty"`
 	KMSKeyID            string             `json:"kmsKeyID,omitempty"`
 	SnapshotID          string             `json:"snapshotID,omitempty"`
+	// VolumeInitializationRate (MiB/s, refused by Joinery).
+	VolumeInitializationRate *int32 `json:"volumeInitializationRate,omitempty"`
 }
 
 // AMI families (EC2NodeClass spec.amiFamily): the bootstrap format of the image.
@@ -120,4 +188,49 @@ func (s *EC2NodeClassSpec) RootVolumeSize() int64 {
 		return 20 << 30
 	}
 	return pick.EBS.VolumeSize.Value()
+}
+
+// DefaultBlockDeviceMappings are the block devices Karpenter launches an
+// image family with when spec.blockDeviceMappings is empty: Bottlerocket a
+// 4Gi OS volume /dev/xvda and a 20Gi data volume /dev/xvdb, the others a
+// 20Gi root volume /dev/xvda; gp3, encrypted, deleted on termination.
+func DefaultBlockDeviceMappings(family string) []BlockDeviceMapping {
+	gp3 := func(dev string, size string) BlockDeviceMapping {
+		q := resource.MustParse(size)
+		t := true
+		return BlockDeviceMapping{DeviceName: dev, EBS: &EBS{VolumeSize: &q, VolumeType: "gp3", Encrypted: &t, DeleteOnTermination: &t}}
+	}
+	if family == AMIFamilyBottlerocket {
+		return []BlockDeviceMapping{gp3("/dev/xvda", "4Gi"), gp3("/dev/xvdb", "20Gi")}
+	}
+	return []BlockDeviceMapping{gp3("/dev/xvda", "20Gi")}
+}
+
+// LaunchedBlockDeviceMappings are the block devices an instance of the
+// class is launched with: spec.blockDeviceMappings, else its family's
+// defaults (the family of spec.amiFamily, else of the alias term).
+func (s *EC2NodeClassSpec) LaunchedBlockDeviceMappings() []BlockDeviceMapping {
+	if len(s.BlockDeviceMappings) > 0 {
+		return s.BlockDeviceMappings
+	}
+	family := s.AMIFamily
+	for _, t := range s.AMISelectorTerms {
+		if name, _, ok := strings.Cut(t.Alias, "@"); ok && family == "" && strings.EqualFold(name, "bottlerocket") {
+			family = AMIFamilyBottlerocket
+		}
+	}
+	return DefaultBlockDeviceMappings(family)
+}
+
+// ExtraEBSVolumes is the number of EBS volumes an instance of the class is
+// launched with besides its root volume (/dev/xvda, or the mapping marked
+// rootVolume): each takes an EBS attachment slot.
+func (s *EC2NodeClassSpec) ExtraEBSVolumes() int {
+	n := 0
+	for _, b := range s.LaunchedBlockDeviceMappings() {
+		if !b.RootVolume && b.DeviceName != "/dev/xvda" {
+			n++
+		}
+	}
+	return n
 }

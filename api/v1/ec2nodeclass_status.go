@@ -13,6 +13,22 @@ type EC2NodeClassStatus struct {
 	AMIs            []AMIStatus           `json:"amis,omitempty"`
 	InstanceProfile string                `json:"instanceProfile,omitempty"`
 	Conditions      []metav1.Condition    `json:"conditions,omitempty"`
+	// CapacityReservations is Karpenter's resolved reservations; Joinery
+	// resolves none (decoded so that a status copied from Karpenter reads).
+	CapacityReservations []CapacityReservationStatus `json:"capacityReservations,omitempty"`
+}
+
+// CapacityReservationStatus is one of Karpenter's status.capacityReservations.
+type CapacityReservationStatus struct {
+	AvailabilityZone      string       `json:"availabilityZone"`
+	EndTime               *metav1.Time `json:"endTime,omitempty"`
+	ID                    string       `json:"id"`
+	InstanceMatchCriteria string       `json:"instanceMatchCriteria"`
+	InstanceType          string       `json:"instanceType"`
+	OwnerID               string       `json:"ownerID"`
+	ReservationType       string       `json:"reservationType,omitempty"`
+	Interruptible         bool         `json:"interruptible,omitempty"`
+	State                 string       `json:"state,omitempty"`
 }
 
 // SubnetStatus is one resolved subnet.
@@ -43,6 +59,9 @@ const (
 	ConditionSecurityGroupsReady  = "SecurityGroupsReady"
 	ConditionAMIsReady            = "AMIsReady"
 	ConditionInstanceProfileReady = "InstanceProfileReady"
+	// ConditionValidationSucceeded is False when the class sets fields
+	// Joinery does not honour (reason UnsupportedField, naming them).
+	ConditionValidationSucceeded = "ValidationSucceeded"
 	// ConditionDrifted on a NodeClaim says it no longer matches its
 	// NodePool or EC2NodeClass; the reason says which.
 	ConditionDrifted = "Drifted"

@@ -71,17 +71,6 @@ const (
 	LabelDoNotSyncTaints = "karpenter.sh/do-not-sync-taints"
 )
 
-// NormalizedLabels maps deprecated aliases of well-known labels to the
-// label they stand for (Karpenter's NormalizedLabels): a requirement on
-// the alias is a requirement on the label.
-var NormalizedLabels = map[string]string{
-	"failure-domain.beta.kubernetes.io/zone":   LabelZone,
-	"failure-domain.beta.kubernetes.io/region": LabelRegion,
-	"beta.kubernetes.io/arch":                  LabelArch,
-	"beta.kubernetes.io/os":                    LabelOS,
-	"beta.kubernetes.io/instance-type":         LabelInstanceType,
-}
-
 // RestrictedLabels may not be set in a NodePool template's labels: Joinery
 // sets them itself (as Karpenter does).
 var RestrictedLabels = map[string]bool{
@@ -89,4 +78,32 @@ var RestrictedLabels = map[string]bool{
 	LabelNodeInitialized: true,
 	LabelNodeRegistered:  true,
 	LabelHostname:        true,
+}
+
+// NormalizedLabels maps deprecated or driver-specific label keys to the
+// well-known key a node always carries (Karpenter's v1.NormalizedLabels, with
+// the AWS provider's addition for the EBS CSI driver's topology key): a
+// requirement on the old key is one on the new.
+var NormalizedLabels = map[string]string{
+	"failure-domain.beta.kubernetes.io/zone":   LabelZone,
+	"failure-domain.beta.kubernetes.io/region": LabelRegion,
+	"beta.kubernetes.io/arch":                  LabelArch,
+	"beta.kubernetes.io/os":                    LabelOS,
+	"beta.kubernetes.io/instance-type":         LabelInstanceType,
+	LabelEBSCSIZone:                            LabelZone,
+}
+
+// LabelEBSCSIZone is the topology key of the AWS EBS CSI driver: the kubelet
+// labels a node with it once the driver's node plugin has registered, and
+// older driver versions write it into the node affinity of the volumes they
+// provision.
+const LabelEBSCSIZone = "topology.ebs.csi.aws.com/zone"
+
+// NormalizeLabelKey returns the well-known key for key (key itself when it
+// has no other name).
+func NormalizeLabelKey(key string) string {
+	if k, ok := NormalizedLabels[key]; ok {
+		return k
+	}
+	return key
 }

@@ -24,6 +24,10 @@ type NodePoolSpec struct {
 	Limits corev1.ResourceList `json:"limits,omitempty"`
 	// Weight orders pools: the highest-weight pool that can take a pod wins.
 	Weight *int32 `json:"weight,omitempty"`
+	// Replicas makes a static NodePool (Karpenter v1.14: a fixed node
+	// count, no provisioning for pending pods). Joinery refuses it (the
+	// pool fails validation with this reason).
+	Replicas *int64 `json:"replicas,omitempty"`
 }
 
 // NodeClaimTemplate is NodePool.spec.template.
@@ -74,7 +78,7 @@ type Disruption struct {
 	Budgets             []Budget `json:"budgets,omitempty"`
 }
 
-// Consolidation policies.
+// Consolidation policies. Balanced (Karpenter v1.14) is refused.
 const (
 	ConsolidationPolicyWhenEmpty                = "WhenEmpty"
 	ConsolidationPolicyWhenEmptyOrUnderutilized = "WhenEmptyOrUnderutilized"
@@ -96,10 +100,13 @@ type Budget struct {
 	Duration *metav1.Duration `json:"duration,omitempty"`
 }
 
-// NodePoolStatus is NodePool.status.
+// NodePoolStatus is NodePool.status (Nodes and NodeClassObservedGeneration
+// are Karpenter's, decoded so that a status copied from Karpenter reads).
 type NodePoolStatus struct {
-	Resources  corev1.ResourceList `json:"resources,omitempty"`
-	Conditions []metav1.Condition  `json:"conditions,omitempty"`
+	Resources                   corev1.ResourceList `json:"resources,omitempty"`
+	Conditions                  []metav1.Condition  `json:"conditions,omitempty"`
+	Nodes                       *int64              `json:"nodes,omitempty"`
+	NodeClassObservedGeneration int64               `json:"nodeClassObservedGeneration,omitempty"`
 }
 
 // WeightOrZero returns spec.weight, 0 when unset.

@@ -104,6 +104,10 @@ func (np *NodePool) Validate() field.ErrorList {
 	for i, b := range d.Budgets {
 		errs = append(errs, validateBudget(b, dp.Child("budgets").Index(i))...)
 	}
+	if r := np.Spec.Replicas; r != nil {
+		errs = append(errs, field.Invalid(spec.Child("replicas"), *r,
+			"static NodePools (Karpenter v1.14 replicas) are not supported by Joinery: remove replicas to provision nodes for pending pods"))
+	}
 	if w := np.Spec.Weight; w != nil && (*w < 1 || *w > 100) {
 		errs = append(errs, field.Invalid(spec.Child("weight"), *w, "must be between 1 and 100"))
 	}

@@ -42,6 +42,9 @@ func (n *node) bootstrapScript() string {
 		b.WriteString(" \\\n--use-max-pods false")
 	}
 	fmt.Fprintf(&b, " \\\n--kubelet-extra-args '%s'", strings.Join(n.kubeletExtraArgs(), " "))
+	if n.raid0 {
+		b.WriteString(" \\\n--local-disks raid0")
+	}
 	return b.String()
 }
 

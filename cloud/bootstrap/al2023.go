@@ -22,8 +22,20 @@ type nodeConfig struct {
 }
 
 type nodeConfigSpec struct {
-	Cluster nodeConfigCluster `json:"cluster"`
-	Kubelet nodeConfigKubelet `json:"kubelet"`
+	Cluster  nodeConfigCluster   `json:"cluster"`
+	Instance *nodeConfigInstance `json:"instance,omitempty"`
+	Kubelet  nodeConfigKubelet   `json:"kubelet"`
+}
+
+// nodeConfigInstance is spec.instance: how the instance's local disks are
+// used (localStorage.strategy RAID0: one RAID0 array of the instance store
+// volumes, mounted for the kubelet and containerd).
+type nodeConfigInstance struct {
+	LocalStorage nodeConfigLocalStorage `json:"localStorage"`
+}
+
+type nodeConfigLocalStorage struct {
+	Strategy string `json:"strategy"`
 }
 
 type nodeConfigCluster struct {
@@ -120,6 +132,9 @@ func (n *node) nodeConfigYAML() (string, error) {
 			},
 			Kubelet: nodeConfigKubelet{Config: cfg},
 		},
+	}
+	if n.raid0 {
+		c.Spec.Instance = &nodeConfigInstance{LocalStorage: nodeConfigLocalStorage{Strategy: "RAID0"}}
 	}
 	if arg := n.nodeLabelsFlag(); arg != "" {
 		c.Spec.Kubelet.Flags = []string{arg}

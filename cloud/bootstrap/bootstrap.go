@@ -44,6 +44,11 @@ type Options struct {
 	Kubelet  *apiv1.KubeletConfiguration // EC2NodeClass spec.kubelet
 	MaxPods  int32                       // used when Kubelet.MaxPods is nil; 0 = omit
 	UserData *string                     // EC2NodeClass spec.userData, merged per family
+	// RAID0 is EC2NodeClass spec.instanceStorePolicy RAID0: the node
+	// stripes its instance store volumes into one array for ephemeral
+	// storage (nodeadm localStorage strategy RAID0, bootstrap.sh
+	// --local-disks raid0, Bottlerocket's ephemeral-storage commands).
+	RAID0 bool
 }
 
 // Generate returns the user data, base64-encoded as EC2 launch templates take it.
@@ -128,6 +133,7 @@ type node struct {
 	kubelet apiv1.KubeletConfiguration
 	maxPods int32 // 0 = unset
 	dnsIP   string
+	raid0   bool
 }
 
 type kv struct{ k, v string }
@@ -161,7 +167,7 @@ func normalize(o Options) (*node, error) {
 			return nil, fmt.Errorf("cluster service CIDR %q: %v", c.ServiceCIDR, err)
 		}
 	}
-	n := &node{cluster: c}
+	n := &node{cluster: c, raid0: o.RAID0}
 	if o.Kubelet != nil {
 		n.kubelet = *o.Kubelet
 	}

@@ -79,6 +79,12 @@ func minimalOptions(family string, userData *string) Options {
 	}
 }
 
+// raid0 is o with spec.instanceStorePolicy RAID0.
+func raid0(o Options) Options {
+	o.RAID0 = true
+	return o
+}
+
 const userShell = "#!/bin/bash\necho \"Running custom user data script\"\n"
 
 const userMIME = `MIME-Version: 1.0
@@ -171,6 +177,9 @@ func TestGolden(t *testing.T) {
 		{"bottlerocket_minimal", minimalOptions(apiv1.AMIFamilyBottlerocket, nil)},
 		{"bottlerocket_userdata", testOptions(apiv1.AMIFamilyBottlerocket, ptr(userTOML))},
 		{"custom", testOptions(apiv1.AMIFamilyCustom, ptr(userShell))},
+		{"al2023_raid0", raid0(minimalOptions(apiv1.AMIFamilyAL2023, nil))},
+		{"al2_raid0", raid0(minimalOptions(apiv1.AMIFamilyAL2, nil))},
+		{"bottlerocket_raid0", raid0(minimalOptions(apiv1.AMIFamilyBottlerocket, nil))},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			b64, err := Generate(tc.o)

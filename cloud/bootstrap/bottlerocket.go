@@ -77,6 +77,23 @@ func bottlerocket(n *node, userData *string) (string, error) {
 	if k.CPUCFSQuota != nil {
 		k8s["cpu-cfs-quota-enforced"] = *k.CPUCFSQuota
 	}
+	if n.raid0 {
+		// Karpenter's command (the form with --dirs works on every
+		// Bottlerocket version): RAID0 the instance store, bind the
+		// kubelet's, containerd's and the pod logs' directories onto it.
+		cmds, err := table(settings, "bootstrap-commands", "settings.bootstrap-commands")
+		if err != nil {
+			return "", err
+		}
+		cmds["000-mount-instance-storage"] = map[string]any{
+			"commands": []any{
+				[]any{"apiclient", "ephemeral-storage", "init"},
+				[]any{"apiclient", "ephemeral-storage", "bind", "--dirs", "/var/lib/containerd", "/var/lib/kubelet", "/var/log/pods"},
+			},
+			"essential": true,
+			"mode":      "always",
+		}
+	}
 	out, err := toml.Marshal(doc)
 	if err != nil {
 		return "", userDataError("TOML cannot be written back: %v", err)

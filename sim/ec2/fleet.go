@@ -505,9 +505,10 @@ func (s *Server) launchLocked(o *fleetOverride, capacityType, fleetID, token str
 		Tags:                  maps.Clone(o.lt.Data.TagSpecifications["instance"]),
 		ImageID:               o.imageID, UserData: o.lt.Data.UserData,
 		IAMInstanceProfile: o.profileName, IAMInstanceProfileArn: o.profileArn,
-		SecurityGroupIDs: append([]string(nil), o.groups...),
-		MetadataOptions:  metadataWithDefaults(o.lt.Data.MetadataOptions, o.image),
-		BlockDevices:     blockDevicesFor(o.lt.Data.BlockDevices),
+		SecurityGroupIDs:  append([]string(nil), o.groups...),
+		MetadataOptions:   metadataWithDefaults(o.lt.Data.MetadataOptions, o.image),
+		BlockDevices:      blockDevicesFor(o.lt.Data.BlockDevices),
+		NetworkInterfaces: max(o.lt.Data.NetworkInterfaces, 1),
 	}
 	if in.Tags == nil {
 		in.Tags = map[string]string{}

@@ -46,6 +46,9 @@ type Instance struct {
 	SecurityGroupIDs      []string
 	MetadataOptions       *MetadataOptions
 	BlockDevices          []BlockDevice
+	// NetworkInterfaces is how many ENIs are attached at launch: the launch
+	// template's network interfaces, at least the primary one.
+	NetworkInterfaces int
 }
 
 // instance is the server's record: the snapshot plus bookkeeping.

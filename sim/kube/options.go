@@ -29,8 +29,15 @@ func DefaultPorts() Ports {
 // DefaultControllers are the kube-controller-manager controllers the local world
 // runs: PDB status (disruption), namespace deletion, ownerReference garbage
 // collection, default ServiceAccounts, ReplicaSets/Deployments (re-create
-// evicted pods), Jobs and their TTL cleanup. No node-lifecycle controller: kwok
-// keeps nodes Ready and the TaintNodesByCondition admission plugin is disabled.
+// evicted pods), StatefulSets (pods and their claims), Jobs and their TTL
+// cleanup, and the volume binder (binds pre-bound and matching static
+// PersistentVolumes to claims, as on a real cluster) with the claims of
+// generic ephemeral volumes. No node-lifecycle controller: kwok keeps nodes
+// Ready and the TaintNodesByCondition admission plugin is disabled. No
+// attach/detach controller and no CSI provisioner: nothing attaches volumes
+// or provisions them dynamically (a WaitForFirstConsumer claim stays
+// unbound and its pod Pending, as on a cluster without the EBS CSI
+// driver's controller).
 var DefaultControllers = []string{
 	"disruption-controller",
 	"namespace-controller",
@@ -38,8 +45,11 @@ var DefaultControllers = []string{
 	"serviceaccount-controller",
 	"replicaset-controller",
 	"deployment-controller",
+	"statefulset-controller",
 	"job-controller",
 	"ttl-after-finished-controller",
+	"persistentvolume-binder-controller",
+	"ephemeral-volume-controller",
 }
 
 // Options configure Start. The zero value is usable from inside the repository.

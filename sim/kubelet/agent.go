@@ -58,6 +58,11 @@ type BootConfig struct {
 	SystemReserved map[string]string
 	EvictionHard   map[string]string
 	ClusterDNS     []string
+	// RAID0: the instance store volumes are striped into one RAID0 array
+	// that holds the kubelet's and containerd's directories (nodeadm
+	// spec.instance.localStorage.strategy RAID0, bootstrap.sh --local-disks
+	// raid0, Bottlerocket's apiclient ephemeral-storage init and bind).
+	RAID0 bool
 }
 
 // ParseUserData decodes an instance's user data (base64, as EC2 holds it).
@@ -234,6 +239,11 @@ func parseNodeadm(docs [][]byte) (*BootConfig, error) {
 	}
 	if _, _, err := net.ParseCIDR(c.ServiceCIDR); err != nil {
 		return nil, fmt.Errorf("nodeadm: cluster cidr: %v", err)
+	}
+	if inst, ok := merged["instance"].(map[string]any); ok {
+		if ls, ok := inst["localStorage"].(map[string]any); ok {
+			c.RAID0 = ls["strategy"] == "RAID0"
+		}
 	}
 	k, _ := merged["kubelet"].(map[string]any)
 	cfg, _ := k["config"].(map[string]any)
@@ -520,6 +530,8 @@ func parseBootstrapSh(line string) (*BootConfig, error) {
 			c.ClusterDNS = []string{v}
 		case "--use-max-pods":
 			useMaxPods = v != "false"
+		case "--local-disks":
+			c.RAID0 = v == "raid0"
 		case "--kubelet-extra-args":
 			if extra, err = shellWords(v); err != nil {
 				return nil, fmt.Errorf("bootstrap.sh --kubelet-extra-args: %v", err)
@@ -582,6 +594,7 @@ func parseBottlerocket(doc map[string]any) (*BootConfig, error) {
 		Format: FormatBottlerocket, ClusterName: s.ClusterName, Endpoint: s.APIServer, CABundle: s.Certificate,
 		MaxPods: s.MaxPods, Labels: s.NodeLabels,
 		KubeReserved: s.KubeReserved, SystemReserved: s.SystemReserved, EvictionHard: s.EvictionHard,
+		RAID0: bottlerocketEphemeralStorage(settings["bootstrap-commands"]),
 	}
 	switch v := s.ClusterDNSIP.(type) {
 	case string:
@@ -612,4 +625,52 @@ func parseBottlerocket(doc map[string]any) (*BootConfig, error) {
 		}
 	}
 	return c, nil
+}
+
+// bottlerocketEphemeralStorage reports whether a bootstrap command (not
+// off) runs "apiclient ephemeral-storage init" and then binds the
+// kubelet's directory onto the array: "ephemeral-storage bind" without
+// --dirs (the defaults include /var/lib/kubelet) or with it among --dirs.
+func bottlerocketEphemeralStorage(v any) bool {
+	cmds, _ := v.(map[string]any)
+	for _, c := range cmds {
+		bc, _ := c.(map[string]any)
+		if bc["mode"] == "off" {
+			continue
+		}
+		list, _ := bc["commands"].([]any)
+		initDone := false
+		for _, cmd := range list {
+			words, _ := cmd.([]any)
+			var w []string
+			for _, x := range words {
+				if s, ok := x.(string); ok {
+					w = append(w, s)
+				}
+			}
+			if len(w) < 3 || w[0] != "apiclient" || w[1] != "ephemeral-storage" {
+				continue
+			}
+			switch w[2] {
+			case "init":
+				initDone = true
+			case "bind":
+				dirs := false
+				for i, x := range w[3:] {
+					if x == "--dirs" {
+						dirs = true
+						for _, d := range w[3+i+1:] {
+							if d == "/var/lib/kubelet" && initDone {
+								return true
+							}
+						}
+					}
+				}
+				if !dirs && initDone {
+					return true
+				}
+			}
+		}
+	}
+	return false
 }

@@ -28,6 +28,7 @@ import (
 	"github.com/joinery/joinery/sim/ec2"
 	"go.uber.org/zap"
 	corev1 "k8s.io/api/core/v1"
+	storagev1 "k8s.io/api/storage/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes"
@@ -151,7 +152,13 @@ func (r *Registrar) boot(inst ec2.Instance) (*corev1.Node, error) {
 		KubeReserved: cfg.KubeReserved, SystemReserved: cfg.SystemReserved, EvictionHard: cfg.EvictionHard,
 		ClusterDNS: cfg.ClusterDNS,
 	}
-	shape := it.Shape(kc, dataVolumeBytes(inst.BlockDevices, cfg.Format))
+	storage := dataVolumeBytes(inst.BlockDevices, cfg.Format)
+	if cfg.RAID0 && it.LocalNVMeGB > 0 {
+		// The kubelet's filesystem is the RAID0 array of the instance
+		// store volumes: their total size (decimal GB, as EC2 gives it).
+		storage = it.LocalNVMeGB * 1_000_000_000
+	}
+	shape := it.Shape(kc, storage)
 	capacity, allocatable := shape.Capacity, shape.Allocatable
 	// Accelerators are advertised by their driver/device plugin, which only
 	// the matching image variant carries.
@@ -302,7 +309,158 @@ func (r *Registrar) register(ctx context.Context, inst ec2.Instance, node *corev
 		}
 	}
 	r.Log.Info("node registered", zap.String("node", node.Name), zap.String("instance", inst.ID), zap.String("instanceType", inst.InstanceType))
-	return r.initializeAsCloudProvider(ctx, inst, node.Name)
+	if err := r.initializeAsCloudProvider(ctx, inst, node.Name); err != nil {
+		return err
+	}
+	return r.registerEBSDriver(ctx, inst, created)
+}
+
+// EBS CSI driver facts its node plugin reports (aws-ebs-csi-driver
+// pkg/driver: NodeGetInfo's topology segments; the kubelet lists their keys
+// in CSINode and labels the Node with them).
+const (
+	ebsDriver   = "ebs.csi.aws.com"
+	ebsZoneKey  = "topology.ebs.csi.aws.com/zone"
+	nodeIDsNote = "csi.volume.kubernetes.io/nodeid"
+	// ebsNotReadyTaint is the startup taint the EBS CSI driver's node
+	// plugin removes once it has registered (its taint watcher): a
+	// NodePool lists it in startupTaints so that no pod with a volume
+	// lands before the node's attach limit is known.
+	ebsNotReadyTaint = "ebs.csi.aws.com/agent-not-ready"
+)
+
+// registerEBSDriver is the EBS CSI driver's node plugin registering with
+// the kubelet: the kubelet writes the driver into the node's CSINode
+// (node ID = instance ID, topology keys, and as allocatable count the
+// volume limit the plugin computes from what instance metadata shows it:
+// the instance type, the EBS block devices besides the root volume and
+// the attached ENIs), and labels and annotates the Node with the driver's
+// topology and node ID; then the plugin removes its startup taint
+// ebs.csi.aws.com/agent-not-ready if the node registered with it. The
+// kube-scheduler's NodeVolumeLimits plugin then holds pods to that limit.
+// (The local world stands for a cluster with the EBS CSI driver add-on
+// installed; its node plugin's own pod is not simulated.)
+func (r *Registrar) registerEBSDriver(ctx context.Context, inst ec2.Instance, node *corev1.Node) error {
+	it, ok := r.Catalog.Get(inst.InstanceType)
+	if !ok {
+		return nil
+	}
+	extra := 0
+	for _, b := range inst.BlockDevices {
+		if b.DeviceName != "/dev/xvda" {
+			extra++ // IMDS block-device-mapping lists it as ebsN
+		}
+	}
+	count := int32(it.EBSVolumeLimit(extra, max(inst.NetworkInterfaces, 1)))
+	driver := storagev1.CSINodeDriver{Name: ebsDriver, NodeID: inst.ID,
+		TopologyKeys: []string{apiv1.LabelOS, ebsZoneKey, apiv1.LabelZone},
+		Allocatable:  &storagev1.VolumeNodeResources{Count: &count}}
+	want := &storagev1.CSINode{ObjectMeta: metav1.ObjectMeta{Name: node.Name,
+		OwnerReferences: []metav1.OwnerReference{{APIVersion: "v1", Kind: "Node", Name: node.Name, UID: node.UID}}},
+		Spec: storagev1.CSINodeSpec{Drivers: []storagev1.CSINodeDriver{driver}}}
+	csiNodes := r.Kube.StorageV1().CSINodes()
+	if _, err := csiNodes.Create(ctx, want, metav1.CreateOptions{}); apierrors.IsAlreadyExists(err) {
+		err = retry.RetryOnConflict(retry.DefaultRetry, func() error {
+			cur, err := csiNodes.Get(ctx, node.Name, metav1.GetOptions{})
+			if err != nil {
+				return err
+			}
+			cur.Spec.Drivers = []storagev1.CSINodeDriver{driver}
+			_, err = csiNodes.Update(ctx, cur, metav1.UpdateOptions{})
+			return err
+		})
+		if err != nil {
+			return fmt.Errorf("CSINode %s: %w", node.Name, err)
+		}
+	} else if err != nil {
+		return fmt.Errorf("CSINode %s: %w", node.Name, err)
+	}
+	tainted := false
+	err := retry.RetryOnConflict(retry.DefaultRetry, func() error {
+		n, err := r.Kube.CoreV1().Nodes().Get(ctx, node.Name, metav1.GetOptions{})
+		if err != nil {
+			return err
+		}
+		if n.Labels == nil {
+			n.Labels = map[string]string{}
+		}
+		if n.Annotations == nil {
+			n.Annotations = map[string]string{}
+		}
+		n.Labels[ebsZoneKey] = inst.Zone
+		n.Annotations[nodeIDsNote] = fmt.Sprintf(`{%q:%q}`, ebsDriver, inst.ID)
+		tainted = dropTaint(n, ebsNotReadyTaint) || tainted
+		_, err = r.Kube.CoreV1().Nodes().Update(ctx, n, metav1.UpdateOptions{})
+		return err
+	})
+	if err == nil && tainted {
+		go r.watchNotReadyTaint(ctx, node.Name, ebsTaintWatch)
+	}
+	return err
+}
+
+// ebsTaintWatch is how long the EBS CSI driver's taint watcher keeps
+// removing its startup taint (aws-ebs-csi-driver taintWatcherDuration):
+// whoever puts it back in that time (a controller syncing a NodeClaim's
+// startup taints) sees it removed again.
+const ebsTaintWatch = 10 * time.Minute
+
+// watchNotReadyTaint removes ebsNotReadyTaint whenever the Node carries it,
+// for d or until ctx ends or the Node is gone.
+func (r *Registrar) watchNotReadyTaint(ctx context.Context, name string, d time.Duration) {
+	ctx, cancel := context.WithTimeout(ctx, d)
+	defer cancel()
+	nodes := r.Kube.CoreV1().Nodes()
+	for ctx.Err() == nil {
+		w, err := nodes.Watch(ctx, metav1.ListOptions{FieldSelector: "metadata.name=" + name})
+		if err != nil {
+			select {
+			case <-ctx.Done():
+			case <-time.After(time.Second):
+			}
+			continue
+		}
+		for ev := range w.ResultChan() {
+			n, ok := ev.Object.(*corev1.Node)
+			if !ok || !hasTaintKey(n, ebsNotReadyTaint) {
+				continue
+			}
+			_ = retry.RetryOnConflict(retry.DefaultRetry, func() error {
+				cur, err := nodes.Get(ctx, name, metav1.GetOptions{})
+				if err != nil || !dropTaint(cur, ebsNotReadyTaint) {
+					return err
+				}
+				_, err = nodes.Update(ctx, cur, metav1.UpdateOptions{})
+				return err
+			})
+		}
+		w.Stop()
+		if _, err := nodes.Get(ctx, name, metav1.GetOptions{}); apierrors.IsNotFound(err) {
+			return
+		}
+	}
+}
+
+func hasTaintKey(n *corev1.Node, key string) bool {
+	for _, t := range n.Spec.Taints {
+		if t.Key == key {
+			return true
+		}
+	}
+	return false
+}
+
+// dropTaint removes the taints with key from n, reporting whether it had one.
+func dropTaint(n *corev1.Node, key string) bool {
+	kept := n.Spec.Taints[:0]
+	for _, t := range n.Spec.Taints {
+		if t.Key != key {
+			kept = append(kept, t)
+		}
+	}
+	had := len(kept) != len(n.Spec.Taints)
+	n.Spec.Taints = kept
+	return had
 }
 
 // initializeAsCloudProvider is the cloud node manager's part.

@@ -191,6 +191,8 @@ func TestRegisterFromUserData(t *testing.T) {
 			apiv1.LabelInstanceType: "m5.large", "beta.kubernetes.io/instance-type": "m5.large",
 			apiv1.LabelZone: "us-east-1b", "failure-domain.beta.kubernetes.io/zone": "us-east-1b",
 			apiv1.LabelRegion: "us-east-1", "failure-domain.beta.kubernetes.io/region": "us-east-1",
+			// the kubelet, from the EBS CSI driver's topology
+			"topology.ebs.csi.aws.com/zone": "us-east-1b",
 		}
 		if !reflect.DeepEqual(n.Labels, want) {
 			t.Errorf("%s: labels\n got %v\nwant %v", family, n.Labels, want)
@@ -350,4 +352,144 @@ func TestImageOfOtherArchDoesNotBoot(t *testing.T) {
 		t.Fatalf("arm64 image on m5.large: %v, %d nodes", err, len(nodes(t, kc)))
 	}
 	t.Log(err)
+}
+
+// The node's CSINode carries the EBS CSI driver with the volume limit its
+// node plugin computes from instance metadata (aws-ebs-csi-driver
+// getVolumesLimit): m5.large has 27 attachments shared with ENIs; the
+// root volume takes one (26), a second EBS volume another (25), two more
+// ENIs two more (24). c7i.large's 32 are dedicated: ENIs do not count.
+func TestCSINodeCarriesTheEBSLimit(t *testing.T) {
+	ca := newCA(t, "cluster")
+	ud := generate(t, options(apiv1.AMIFamilyAL2023, ca))
+	root := ec2.BlockDevice{DeviceName: "/dev/xvda", VolumeSize: 20}
+	data := ec2.BlockDevice{DeviceName: "/dev/xvdb", VolumeSize: 50}
+	for _, c := range []struct {
+		typ  string
+		devs []ec2.BlockDevice
+		enis int
+		want int32
+	}{
+		{"m5.large", []ec2.BlockDevice{root}, 1, 26},
+		{"m5.large", []ec2.BlockDevice{root, data}, 1, 25},
+		{"m5.large", []ec2.BlockDevice{root}, 3, 24},
+		{"c7i.large", []ec2.BlockDevice{root}, 3, 31},
+	} {
+		r, kc := registrar(t, ca)
+		inst := instance(c.typ, ud)
+		inst.BlockDevices, inst.NetworkInterfaces = c.devs, c.enis
+		if err := r.Register(context.Background(), inst); err != nil {
+			t.Fatal(err)
+		}
+		cn, err := kc.StorageV1().CSINodes().Get(context.Background(), inst.PrivateDNSName, metav1.GetOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(cn.Spec.Drivers) != 1 || cn.Spec.Drivers[0].Name != "ebs.csi.aws.com" || cn.Spec.Drivers[0].NodeID != inst.ID ||
+			cn.Spec.Drivers[0].Allocatable == nil || *cn.Spec.Drivers[0].Allocatable.Count != c.want {
+			t.Errorf("%s, %d block devices, %d ENIs: CSINode drivers %+v, want ebs.csi.aws.com count %d", c.typ, len(c.devs), c.enis, cn.Spec.Drivers, c.want)
+		}
+		if len(cn.OwnerReferences) != 1 || cn.OwnerReferences[0].Kind != "Node" || cn.OwnerReferences[0].Name != inst.PrivateDNSName {
+			t.Errorf("CSINode owner %+v, want the Node", cn.OwnerReferences)
+		}
+	}
+}
+
+// instanceStorePolicy RAID0 reaches the node through user data alone: the
+// agent finds nodeadm's localStorage strategy, bootstrap.sh's --local-disks
+// raid0 or Bottlerocket's ephemeral-storage commands, and the kubelet's
+// ephemeral storage is the instance store's 75 GB on m5d.large (decimal, as
+// EC2 gives it); without the policy, or on m5.large (no instance store),
+// the 20Gi root volume.
+func TestRAID0EphemeralStorageFromUserData(t *testing.T) {
+	ca := newCA(t, "cluster")
+	root := []ec2.BlockDevice{{DeviceName: "/dev/xvda", VolumeSize: 20}}
+	for _, family := range []string{apiv1.AMIFamilyAL2023, apiv1.AMIFamilyAL2, apiv1.AMIFamilyBottlerocket} {
+		for _, c := range []struct {
+			typ   string
+			raid0 bool
+			want  int64 // ephemeral-storage capacity, bytes
+		}{
+			{"m5d.large", true, 75_000_000_000},
+			{"m5d.large", false, 20 << 30},
+			{"m5.large", true, 20 << 30},
+		} {
+			o := options(family, ca)
+			o.RAID0 = c.raid0
+			ud := generate(t, o)
+			cfg, err := ParseUserData(ud)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if cfg.RAID0 != c.raid0 {
+				t.Errorf("%s: user data says RAID0 %t, want %t", family, cfg.RAID0, c.raid0)
+			}
+			r, kc := registrar(t, ca)
+			inst := instance(c.typ, ud)
+			inst.BlockDevices = root
+			if family == apiv1.AMIFamilyBottlerocket {
+				inst.BlockDevices = []ec2.BlockDevice{{DeviceName: "/dev/xvda", VolumeSize: 4}, {DeviceName: "/dev/xvdb", VolumeSize: 20}}
+			}
+			if err := r.Register(context.Background(), inst); err != nil {
+				t.Fatal(err)
+			}
+			got := nodes(t, kc)[0].Status.Capacity[corev1.ResourceEphemeralStorage]
+			if got.Value() != c.want {
+				t.Errorf("%s %s RAID0=%t: ephemeral-storage capacity %d, want %d", family, c.typ, c.raid0, got.Value(), c.want)
+			}
+		}
+	}
+}
+
+// The EBS CSI driver's node plugin removes its startup taint once the
+// node's CSINode carries its limit.
+func TestEBSDriverRemovesItsStartupTaint(t *testing.T) {
+	ca := newCA(t, "cluster")
+	o := options(apiv1.AMIFamilyAL2023, ca)
+	o.Taints = append(o.Taints, corev1.Taint{Key: "ebs.csi.aws.com/agent-not-ready", Effect: corev1.TaintEffectNoExecute})
+	r, kc := registrar(t, ca)
+	if err := r.Register(context.Background(), instance("m5.large", generate(t, o))); err != nil {
+		t.Fatal(err)
+	}
+	n := nodes(t, kc)[0]
+	for _, tt := range n.Spec.Taints {
+		if tt.Key == "ebs.csi.aws.com/agent-not-ready" {
+			t.Errorf("taint %v still on the node", tt)
+		}
+	}
+	if !reflect.DeepEqual(n.Spec.Taints, wantTaints) {
+		t.Errorf("taints %v, want %v", n.Spec.Taints, wantTaints)
+	}
+}
+
+// The driver's taint watcher removes its taint again when a controller
+// puts it back after registration (Karpenter's startup taint sync).
+func TestEBSTaintWatcherRemovesTheTaintAgain(t *testing.T) {
+	ca := newCA(t, "cluster")
+	o := options(apiv1.AMIFamilyAL2023, ca)
+	o.Taints = append(o.Taints, corev1.Taint{Key: "ebs.csi.aws.com/agent-not-ready", Effect: corev1.TaintEffectNoExecute})
+	r, kc := registrar(t, ca)
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	if err := r.Register(ctx, instance("m5.large", generate(t, o))); err != nil {
+		t.Fatal(err)
+	}
+	n := nodes(t, kc)[0]
+	n.Spec.Taints = append(n.Spec.Taints, corev1.Taint{Key: "ebs.csi.aws.com/agent-not-ready", Effect: corev1.TaintEffectNoExecute})
+	if _, err := kc.CoreV1().Nodes().Update(ctx, &n, metav1.UpdateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	for i := 0; ; i++ {
+		cur, err := kc.CoreV1().Nodes().Get(ctx, n.Name, metav1.GetOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !hasTaintKey(cur, "ebs.csi.aws.com/agent-not-ready") {
+			break
+		}
+		if i == 500 {
+			t.Fatal("the taint put back was never removed")
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
 }

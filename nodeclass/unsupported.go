@@ -1,0 +1,77 @@
+package nodeclass
+
+import (
+	"fmt"
+	"strings"
+
+	apiv1 "github.com/joinery/joinery/api/v1"
+)
+
+// Unsupported lists the EC2NodeClass fields that are set but that Joinery
+// does not honour, each as "<field>: <why>" in spec order (nil: none). A
+// class that sets one does not launch (NotReady says so), rather than
+// launching nodes that differ from what the field asks for.
+func Unsupported(spec *apiv1.EC2NodeClassSpec) []string {
+	if spec == nil {
+		return nil
+	}
+	var out []string
+	add := func(field, why string) { out = append(out, field+": "+why) }
+	if p := spec.InstanceStorePolicy; p != nil && *p != apiv1.InstanceStorePolicyRAID0 {
+		add("spec.instanceStorePolicy", fmt.Sprintf("%q is not a policy (RAID0 is the only one)", *p))
+	}
+	if len(spec.CapacityReservationSelectorTerms) > 0 {
+		add("spec.capacityReservationSelectorTerms", "capacity reservations are not supported: Joinery launches on-demand and spot capacity only")
+	}
+	if spec.PlacementGroupSelector != nil {
+		add("spec.placementGroupSelector", "placement groups are not supported")
+	}
+	if spec.AssociatePublicIPAddress != nil {
+		add("spec.associatePublicIPAddress", "not supported: instances get the subnet's public IP setting")
+	}
+	if spec.IPPrefixCount != nil {
+		add("spec.ipPrefixCount", "IPv4 prefix delegation is not supported (it would change the nodes' max pods)")
+	}
+	if len(spec.NetworkInterfaces) > 0 {
+		add("spec.networkInterfaces", "custom network interfaces (EFA) are not supported: instances get one primary interface")
+	}
+	if spec.DetailedMonitoring != nil {
+		add("spec.detailedMonitoring", "not supported: instances get EC2's default (basic) monitoring")
+	}
+	if spec.ConnectionTracking != nil {
+		add("spec.connectionTracking", "connection tracking timeouts are not supported")
+	}
+	if spec.Context != nil {
+		add("spec.context", "the reserved EC2 Context is not supported")
+	}
+	if spec.CPUOptions != nil {
+		add("spec.cpuOptions", "CPU options (nested virtualization) are not supported")
+	}
+	for i, t := range spec.AMISelectorTerms {
+		if t.SSMParameter != "" {
+			add(fmt.Sprintf("spec.amiSelectorTerms[%d].ssmParameter", i), "AMIs from a custom SSM parameter are not supported: use an alias, id, name or tags")
+		}
+	}
+	for i, b := range spec.BlockDeviceMappings {
+		if b.EBS != nil && b.EBS.VolumeInitializationRate != nil {
+			add(fmt.Sprintf("spec.blockDeviceMappings[%d].ebs.volumeInitializationRate", i), "EBS volume initialization rates are not supported")
+		}
+	}
+	return out
+}
+
+// unsupportedMessage is the ValidationSucceeded condition's message for a
+// class with unsupported fields.
+func unsupportedMessage(fields []string) string {
+	return "fields Joinery does not support: " + strings.Join(fields, "; ")
+}
+
+// Refused says why a class may not launch because of the fields it sets
+// ("" when none is refused): NotReady's first reason, and `starter plan`'s
+// for skipping the class's NodePools.
+func Refused(cls *apiv1.EC2NodeClass) string {
+	if u := Unsupported(&cls.Spec); len(u) > 0 {
+		return fmt.Sprintf("EC2NodeClass %s sets %s", cls.Name, unsupportedMessage(u))
+	}
+	return ""
+}
