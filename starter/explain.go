@@ -101,16 +101,25 @@ func defaultKubeconfig() string {
 	return ".joinery/kube/admin.kubeconfig"
 }
 
-func explain(ctx context.Context, kubeconfig, ns, name string) (*Explanation, error) {
+// kubeClients are the typed and dynamic clients of a kubeconfig.
+func kubeClients(kubeconfig string) (*kubernetes.Clientset, *dynamic.DynamicClient, error) {
 	rc, err := clientcmd.BuildConfigFromFlags("", kubeconfig)
 	if err != nil {
-		return nil, fmt.Errorf("kubeconfig %s: %w", kubeconfig, err)
+		return nil, nil, fmt.Errorf("kubeconfig %s: %w", kubeconfig, err)
 	}
 	kc, err := kubernetes.NewForConfig(rc)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	dc, err := dynamic.NewForConfig(rc)
+	if err != nil {
+		return nil, nil, err
+	}
+	return kc, dc, nil
+}
+
+func explain(ctx context.Context, kubeconfig, ns, name string) (*Explanation, error) {
+	kc, dc, err := kubeClients(kubeconfig)
 	if err != nil {
 		return nil, err
 	}

@@ -18,8 +18,6 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/client-go/dynamic"
-	"k8s.io/client-go/kubernetes"
-	"k8s.io/client-go/tools/clientcmd"
 )
 
 // NodeExplanation is what `starter explain node` reports about one node.
@@ -81,15 +79,7 @@ func runExplainNode(ctx context.Context, kubeconfig string, tf temporalFlags, na
 // explainNode reads the node (or, by that name, a NodeClaim without one),
 // its NodeClaim, price and Joinery's Events on both.
 func explainNode(ctx context.Context, kubeconfig, name string) (*NodeExplanation, error) {
-	rc, err := clientcmd.BuildConfigFromFlags("", kubeconfig)
-	if err != nil {
-		return nil, fmt.Errorf("kubeconfig %s: %w", kubeconfig, err)
-	}
-	kc, err := kubernetes.NewForConfig(rc)
-	if err != nil {
-		return nil, err
-	}
-	dc, err := dynamic.NewForConfig(rc)
+	kc, dc, err := kubeClients(kubeconfig)
 	if err != nil {
 		return nil, err
 	}

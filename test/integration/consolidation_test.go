@@ -7,12 +7,10 @@ import (
 	"testing"
 	"time"
 
-	"github.com/joinery/joinery/cluster"
 	"github.com/joinery/joinery/controller"
 	"github.com/joinery/joinery/sim/world"
 	"github.com/joinery/joinery/workflows"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/types"
 )
 
@@ -22,24 +20,7 @@ func TestConsolidationShrinksTheClusterAfterScaleDown(t *testing.T) {
 	e := startEnvWith(t, true, func(c *controller.Config) {
 		c.DisruptionPassInterval, c.DisruptionValidationDelay = 2*time.Second, 2*time.Second
 	})
-	objs, err := cluster.ReadManifests("../../examples/nodepools.yaml", "../../examples/workloads.yaml")
-	if err != nil {
-		t.Fatal(err)
-	}
-	var keep []*unstructured.Unstructured
-	for _, o := range objs {
-		switch {
-		case o.GetKind() == "NodePool" && o.GetName() == "general-purpose":
-			// 1m in the example; shortened so the test takes seconds.
-			_ = unstructured.SetNestedField(o.Object, "5s", "spec", "disruption", "consolidateAfter")
-			keep = append(keep, o)
-		case o.GetKind() == "EC2NodeClass" || o.GetName() == "inflate":
-			keep = append(keep, o)
-		}
-	}
-	if err := cluster.Apply(e.ctx, e.w.Kube.RESTConfig(), keep); err != nil {
-		t.Fatal(err)
-	}
+	applyInflate(t, e, "5s", "") // consolidateAfter 1m in the example; shortened so the test takes seconds
 	if _, err := world.WaitSettled(e.ctx, e.kc, 50, []string{"default"}); err != nil {
 		t.Fatal(err)
 	}

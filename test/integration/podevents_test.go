@@ -9,13 +9,11 @@ import (
 	"time"
 
 	apiv1 "github.com/joinery/joinery/api/v1"
-	"github.com/joinery/joinery/cluster"
 	"github.com/joinery/joinery/controller"
 	"github.com/joinery/joinery/disruption"
 	"github.com/joinery/joinery/sim/world"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/dynamic"
 )
@@ -33,24 +31,7 @@ func TestConsolidateAfterCountsFromTheLastPodEvent(t *testing.T) {
 	e := startEnvWith(t, true, func(c *controller.Config) {
 		c.DisruptionPassInterval, c.DisruptionValidationDelay = 2*time.Second, 2*time.Second
 	})
-	objs, err := cluster.ReadManifests("../../examples/nodepools.yaml", "../../examples/workloads.yaml")
-	if err != nil {
-		t.Fatal(err)
-	}
-	var keep []*unstructured.Unstructured
-	for _, o := range objs {
-		switch {
-		case o.GetKind() == "NodePool" && o.GetName() == "general-purpose":
-			_ = unstructured.SetNestedField(o.Object, after.String(), "spec", "disruption", "consolidateAfter")
-			_ = unstructured.SetNestedSlice(o.Object, []interface{}{map[string]interface{}{"nodes": "100%"}}, "spec", "disruption", "budgets")
-			keep = append(keep, o)
-		case o.GetKind() == "EC2NodeClass" || o.GetName() == "inflate":
-			keep = append(keep, o)
-		}
-	}
-	if err := cluster.Apply(e.ctx, e.w.Kube.RESTConfig(), keep); err != nil {
-		t.Fatal(err)
-	}
+	applyInflate(t, e, after.String(), "100%")
 	if _, err := world.WaitSettled(e.ctx, e.kc, 50, []string{"default"}); err != nil {
 		t.Fatal(err)
 	}

@@ -42,7 +42,7 @@ func TestConsolidationMovesEachPodOnce(t *testing.T) {
 		c.DisruptionPassInterval, c.DisruptionValidationDelay = 2*time.Second, 2*time.Second
 		c.FeatureGates.SpotToSpotConsolidation = true
 	})
-	applyInflate(t, e, "100%")
+	applyInflate(t, e, "5s", "100%")
 	pods := watchPods(t, e)
 	if _, err := world.WaitSettled(e.ctx, e.kc, 50, []string{"default"}); err != nil {
 		t.Fatal(err)
@@ -160,8 +160,9 @@ func checkMovedOnce(t *testing.T, sagas []saga, evictions []eviction, pods *podL
 }
 
 // applyInflate applies the example general-purpose NodePool (consolidateAfter
-// shortened to 5 s, budgets nodes=budget), the EC2NodeClass and inflate.
-func applyInflate(t *testing.T, e *env, budget string) {
+// shortened, budgets nodes=budget, or the example's if ""), the
+// EC2NodeClass and inflate.
+func applyInflate(t *testing.T, e *env, consolidateAfter, budget string) {
 	t.Helper()
 	objs, err := cluster.ReadManifests("../../examples/nodepools.yaml", "../../examples/workloads.yaml")
 	if err != nil {
@@ -171,8 +172,10 @@ func applyInflate(t *testing.T, e *env, budget string) {
 	for _, o := range objs {
 		switch {
 		case o.GetKind() == "NodePool" && o.GetName() == "general-purpose":
-			_ = unstructured.SetNestedField(o.Object, "5s", "spec", "disruption", "consolidateAfter")
-			_ = unstructured.SetNestedSlice(o.Object, []interface{}{map[string]interface{}{"nodes": budget}}, "spec", "disruption", "budgets")
+			_ = unstructured.SetNestedField(o.Object, consolidateAfter, "spec", "disruption", "consolidateAfter")
+			if budget != "" {
+				_ = unstructured.SetNestedSlice(o.Object, []interface{}{map[string]interface{}{"nodes": budget}}, "spec", "disruption", "budgets")
+			}
 			keep = append(keep, o)
 		case o.GetKind() == "EC2NodeClass" || o.GetName() == "inflate":
 			keep = append(keep, o)
