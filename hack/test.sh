@@ -18,7 +18,7 @@ go test -count=1 ./...
 echo "== Helm chart (rendered by Helm's engine; separate module deploy/chart/test)"
 (cd deploy/chart/test && GOFLAGS=-mod=mod go vet ./... && GOFLAGS=-mod=mod go test -count=1 ./...)
 echo "== integration tests (local world)"
-go test -count=1 -tags integration -timeout 20m ./sim/kube/ ./test/integration/
+go test -count=1 -tags integration -timeout 40m ./sim/kube/ ./test/integration/
 echo "== bench smoke test (200 pods) and short chaos run (20 sagas)"
 go test -count=1 -tags integration -timeout 15m ./sim/bench/ ./sim/chaos/
 echo "== all tests passed in $(( $(date +%s) - t0 ))s"
