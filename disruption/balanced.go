@@ -139,20 +139,3 @@ func CanPassThreshold(c Candidate, totals map[string]PoolTotals) bool {
 	}
 	return ScoreMove(c.Pool.Name, c.Price, c.DisruptionCost(), t).Approved()
 }
-
-// balanced is the Balanced policy's hook in multi- and single-node
-// consolidation (Pass.move): a possible removal of cands saving saving
-// USD/hour that a Balanced pool does not approve is refused, why being
-// the score. Every score is reported to OnScore.
-func (p *Pass) balanced(cands []Candidate, saving float64) (bool, string) {
-	ok, why, scores := Approve(cands, saving, p.PoolTotals)
-	if p.OnScore != nil {
-		for _, s := range scores {
-			p.OnScore(s)
-		}
-	}
-	if !ok {
-		return false, "Balanced: " + why
-	}
-	return true, ""
-}

@@ -238,28 +238,51 @@ func singleNode(p *Pass) (workflows.DisruptionDecision, bool) {
 type move struct {
 	sim         solver.RemovalResult
 	replacement *workflows.Replacement
-	why         string // why it is not possible
+	why         string    // why it is not possible
+	block       BlockKind // its kind, when not possible
 }
 
 // move simulates removing cands (named names) and applies the
-// replacement rules; ok when the move may be made.
+// replacement rules; ok when the move may be made. Every Balanced score
+// is reported to OnScore.
 func (p *Pass) move(cands []Candidate, names []string) (move, bool) {
-	m := move{sim: p.Simulate(names)}
-	if !m.sim.Possible {
-		m.why = m.sim.Reason
-		return m, false
-	}
-	if m.sim.Replacement != nil {
-		m.replacement, m.why = replacementFor(cands, m.sim.Replacement, p.SpotToSpot)
-		if m.replacement == nil {
-			return m, false
+	m, ok, scores := p.judge(cands, p.Simulate(names))
+	if p.OnScore != nil {
+		for _, s := range scores {
+			p.OnScore(s)
 		}
 	}
-	if ok, why := p.balanced(cands, m.saving()); !ok {
-		m.why = why
-		return m, false
+	return m, ok
+}
+
+// judge applies the replacement rules (replacementFor) and the Balanced
+// policy to a removal simulation of cands: ok when the move may be made,
+// else m.block and m.why say why. scores are the Balanced scores taken.
+func (p *Pass) judge(cands []Candidate, sim solver.RemovalResult) (m move, ok bool, scores []Score) {
+	m = move{sim: sim, why: sim.Reason}
+	if !sim.Possible {
+		m.block = BlockWouldNotFit
+		if sim.NotCheaper {
+			m.block = BlockNoCheaper
+		}
+		return m, false, nil
 	}
-	return m, true
+	if sim.Replacement != nil {
+		m.replacement, m.why = replacementFor(cands, sim.Replacement, p.SpotToSpot)
+		if m.replacement == nil {
+			m.block = BlockNoCheaper
+			if strings.Contains(m.why, "SpotToSpotConsolidation") {
+				m.block = BlockSpotToSpot
+			}
+			return m, false, nil
+		}
+	}
+	approved, why, scores := Approve(cands, m.saving(), p.PoolTotals)
+	if !approved {
+		m.block, m.why = BlockBalanced, "Balanced: "+why
+		return m, false, scores
+	}
+	return m, true, scores
 }
 
 // saving is what the move saves, USD/hour: the candidates' price minus the

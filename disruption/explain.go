@@ -409,31 +409,19 @@ func (p *Pass) consolidationBlocks(c Candidate) []Block {
 }
 
 // verdictBlock turns a single-node simulation into a reason (false: it was
-// possible and nothing in it blocks): the replacement rules of Pass.move
-// (replacementFor) and the Balanced score, without reporting the score
-// again.
+// possible and nothing in it blocks), judged as Pass.move judges it
+// (without reporting the Balanced score again).
 func (p *Pass) verdictBlock(c Candidate, r solver.RemovalResult) (Block, bool) {
-	if r.NotCheaper {
+	m, ok, _ := p.judge([]Candidate{c}, r)
+	switch {
+	case ok:
+		return Block{}, false
+	case m.block == BlockNoCheaper:
 		return Block{Kind: BlockNoCheaper, Message: "Can't replace with a cheaper node"}, true
+	case m.block == BlockWouldNotFit:
+		return Block{Kind: BlockWouldNotFit, Message: sentence(m.why)}, true
 	}
-	if !r.Possible {
-		return Block{Kind: BlockWouldNotFit, Message: sentence(r.Reason)}, true
-	}
-	saving := r.SavingUSDPerHour
-	if r.Replacement != nil {
-		repl, why := replacementFor([]Candidate{c}, r.Replacement, p.SpotToSpot)
-		if repl == nil {
-			if strings.Contains(why, "SpotToSpotConsolidation") {
-				return Block{Kind: BlockSpotToSpot, Message: why}, true
-			}
-			return Block{Kind: BlockNoCheaper, Message: "Can't replace with a cheaper node"}, true
-		}
-		saving = c.Price - repl.USDPerHour
-	}
-	if ok, why, _ := Approve([]Candidate{c}, saving, p.PoolTotals); !ok {
-		return Block{Kind: BlockBalanced, Message: "Balanced: " + why}, true
-	}
-	return Block{}, false
+	return Block{Kind: m.block, Message: m.why}, true
 }
 
 func sentence(s string) string {
