@@ -29,6 +29,12 @@ func newFakeActivities(t *testing.T, claims []*apiv1.NodeClaim, objs ...runtime.
 // newFakeActivitiesWithPools is newFakeActivities with NodePools too.
 func newFakeActivitiesWithPools(t *testing.T, pools []*apiv1.NodePool, claims []*apiv1.NodeClaim, objs ...runtime.Object) *Activities {
 	t.Helper()
+	return newFakeActivitiesWith(t, pools, claims, nil, objs...)
+}
+
+// newFakeActivitiesWith is newFakeActivities with NodePools and EC2NodeClasses too.
+func newFakeActivitiesWith(t *testing.T, pools []*apiv1.NodePool, claims []*apiv1.NodeClaim, classes []*apiv1.EC2NodeClass, objs ...runtime.Object) *Activities {
+	t.Helper()
 	kc := kubefake.NewSimpleClientset(objs...)
 	var dyn []runtime.Object
 	for _, np := range pools {
@@ -42,6 +48,14 @@ func newFakeActivitiesWithPools(t *testing.T, pools []*apiv1.NodePool, claims []
 	for _, nc := range claims {
 		nc.APIVersion, nc.Kind = "karpenter.sh/v1", "NodeClaim"
 		u, err := runtime.DefaultUnstructuredConverter.ToUnstructured(nc)
+		if err != nil {
+			t.Fatal(err)
+		}
+		dyn = append(dyn, &unstructured.Unstructured{Object: u})
+	}
+	for _, cls := range classes {
+		cls.APIVersion, cls.Kind = "karpenter.k8s.aws/v1", "EC2NodeClass"
+		u, err := runtime.DefaultUnstructuredConverter.ToUnstructured(cls)
 		if err != nil {
 			t.Fatal(err)
 		}

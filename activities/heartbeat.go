@@ -2,6 +2,7 @@ package activities
 
 import (
 	"context"
+	"sync"
 	"time"
 
 	"go.temporal.io/sdk/activity"
@@ -11,17 +12,32 @@ import (
 // made of several slow calls is seen alive (and one whose worker died is
 // retried after the heartbeat timeout). Outside an activity it does nothing.
 func keepAlive(ctx context.Context) (stop func()) {
+	return startPulse(ctx).stop
+}
+
+// pulse is keepAlive's heartbeat, which can also carry an activity's
+// progress: the details of its last heartbeat are what the next attempt
+// of the activity reads (activity.GetHeartbeatDetails).
+type pulse struct {
+	ctx     context.Context
+	mu      sync.Mutex
+	details []interface{}
+	done    chan struct{}
+}
+
+func startPulse(ctx context.Context) *pulse {
+	p := &pulse{ctx: ctx, done: make(chan struct{})}
 	if !activity.IsActivity(ctx) {
-		return func() {}
+		close(p.done)
+		return p
 	}
-	done := make(chan struct{})
 	go func() {
 		t := time.NewTicker(2 * time.Second)
 		defer t.Stop()
 		for {
-			activity.RecordHeartbeat(ctx)
+			p.beat()
 			select {
-			case <-done:
+			case <-p.done:
 				return
 			case <-ctx.Done():
 				return
@@ -29,5 +45,30 @@ func keepAlive(ctx context.Context) (stop func()) {
 			}
 		}
 	}()
-	return func() { close(done) }
+	return p
+}
+
+// carry makes progress the details of this and every later heartbeat.
+func (p *pulse) carry(progress ...interface{}) {
+	p.mu.Lock()
+	p.details = progress
+	p.mu.Unlock()
+	if activity.IsActivity(p.ctx) {
+		p.beat()
+	}
+}
+
+func (p *pulse) beat() {
+	p.mu.Lock()
+	d := p.details
+	p.mu.Unlock()
+	activity.RecordHeartbeat(p.ctx, d...)
+}
+
+func (p *pulse) stop() {
+	select {
+	case <-p.done:
+	default:
+		close(p.done)
+	}
 }

@@ -12,6 +12,7 @@ import (
 	"github.com/joinery/joinery/cloud"
 	"github.com/joinery/joinery/nodeclass"
 	"github.com/joinery/joinery/workflows"
+	"go.temporal.io/sdk/activity"
 	"go.temporal.io/sdk/temporal"
 	"go.uber.org/zap"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -27,7 +28,8 @@ import (
 // ErrInsufficientCapacity error whose details are the failed offerings
 // (also put in the ICE cache).
 func (a *Activities) LaunchInstance(ctx context.Context, req workflows.LaunchRequest) (workflows.Instance, error) {
-	defer keepAlive(ctx)()
+	beat := startPulse(ctx)
+	defer beat.stop()
 	nc, err := a.Cluster.NodeClaim(ctx, req.NodeClaim)
 	if apierrors.IsNotFound(err) {
 		return workflows.Instance{}, temporal.NewNonRetryableApplicationError("NodeClaim deleted before launch", workflows.ErrNodeClaimGone, err)
@@ -35,10 +37,16 @@ func (a *Activities) LaunchInstance(ctx context.Context, req workflows.LaunchReq
 	if err != nil {
 		return workflows.Instance{}, err
 	}
-	if existing, err := a.Cloud.ForNodeClaim(ctx, req.NodeClaim); err != nil {
-		return workflows.Instance{}, err
-	} else if len(existing) > 0 {
-		return a.toInstance(existing[0]), nil
+	lp, resumed := resumedPlan(ctx)
+	// A resumed attempt's CreateFleet carries the earlier attempt's client
+	// token, so EC2 answers with the instance that attempt may have
+	// launched; only a deleted NodeClaim needs the lookup first.
+	if !resumed || nc.DeletionTimestamp != nil {
+		if existing, err := a.Cloud.ForNodeClaim(ctx, req.NodeClaim); err != nil {
+			return workflows.Instance{}, err
+		} else if len(existing) > 0 {
+			return a.toInstance(existing[0]), nil
+		}
 	}
 	if nc.DeletionTimestamp != nil {
 		return workflows.Instance{}, temporal.NewNonRetryableApplicationError("NodeClaim deleted before launch", workflows.ErrNodeClaimGone, nil)
@@ -47,24 +55,21 @@ func (a *Activities) LaunchInstance(ctx context.Context, req workflows.LaunchReq
 	if err != nil {
 		return workflows.Instance{}, err
 	}
-	if why := nodeclass.NotReady(cls); why != "" {
-		err := errors.New(why)
-		a.launchFailed(ctx, nc, "NodeClassNotReady", err)
-		return workflows.Instance{}, err // retried: the reconciler may resolve it
+	if !resumed {
+		if lp, err = a.planLaunch(ctx, nc, cls, req); err != nil {
+			return workflows.Instance{}, err
+		}
+		beat.carry(lp)
 	}
-	lp, err := a.launchPlan(ctx, nc, cls, req)
-	if err != nil {
-		a.launchFailed(ctx, nc, apiv1.ReasonLaunchFailed, err)
-		return workflows.Instance{}, err
-	}
-	token := sha256.Sum256([]byte(fmt.Sprintf("%s|%s|%v", req.NodeClaim, req.CapacityType, lp.configs)))
+	token := sha256.Sum256([]byte(fmt.Sprintf("%s|%s|%v", req.NodeClaim, req.CapacityType, lp.Configs)))
 	inst, err := a.Cloud.Launch(ctx, cloud.LaunchRequest{
-		NodeClaim: req.NodeClaim, NodePool: req.NodePool, CapacityType: req.CapacityType, Configs: lp.configs,
+		NodeClaim: req.NodeClaim, NodePool: req.NodePool, CapacityType: req.CapacityType, Configs: lp.Configs,
 		Tags: launchTags(cls), ClientToken: hex.EncodeToString(token[:16]),
 	})
 	if cloud.IsLaunchTemplateNotFound(err) {
 		a.templates.forget()
-		return workflows.Instance{}, err // retried with the templates made again
+		beat.carry() // the next attempt makes its templates again
+		return workflows.Instance{}, err
 	}
 	var ice *cloud.InsufficientCapacityError
 	if errors.As(err, &ice) {
@@ -75,13 +80,42 @@ func (a *Activities) LaunchInstance(ctx context.Context, req workflows.LaunchReq
 		return workflows.Instance{}, err
 	}
 	out := a.toInstance(inst)
-	out.ImageID, out.SubnetID, out.SecurityGroupIDs = lp.image[out.InstanceType], lp.subnet[out.Zone], lp.securityGroups
+	out.ImageID, out.SubnetID, out.SecurityGroupIDs = lp.Image[out.InstanceType], lp.Subnet[out.Zone], lp.SecurityGroups
 	a.subnets.used(cls.Name, out.SubnetID)
 	a.Metrics.NodeClaimLaunched(req.NodePool, out.InstanceType, out.CapacityType, out.Zone)
 	a.logger(ctx).Info("instance launched", zap.String("nodeclaim", req.NodeClaim), zap.String("instance", out.ID),
 		zap.String("instanceType", out.InstanceType), zap.String("zone", out.Zone), zap.String("capacityType", out.CapacityType),
-		zap.String("image", out.ImageID), zap.String("subnet", out.SubnetID))
+		zap.String("image", out.ImageID), zap.String("subnet", out.SubnetID), zap.Bool("resumed", resumed))
 	return out, nil
+}
+
+// planLaunch is the launch plan of a NodeClaim whose class is Ready; a
+// failure is set on the NodeClaim (Launched=False) and retried.
+func (a *Activities) planLaunch(ctx context.Context, nc *apiv1.NodeClaim, cls *apiv1.EC2NodeClass, req workflows.LaunchRequest) (launchPlan, error) {
+	if why := nodeclass.NotReady(cls); why != "" {
+		err := errors.New(why)
+		a.launchFailed(ctx, nc, "NodeClassNotReady", err)
+		return launchPlan{}, err // the reconciler may resolve it
+	}
+	lp, err := a.launchPlan(ctx, nc, cls, req)
+	if err != nil {
+		a.launchFailed(ctx, nc, apiv1.ReasonLaunchFailed, err)
+	}
+	return lp, err
+}
+
+// resumedPlan is the launch plan an earlier attempt of this activity
+// carried in its heartbeat: a retry after a lost worker goes straight to
+// CreateFleet instead of resolving subnets and templates again.
+func resumedPlan(ctx context.Context) (launchPlan, bool) {
+	var lp launchPlan
+	if !activity.IsActivity(ctx) || !activity.HasHeartbeatDetails(ctx) {
+		return lp, false
+	}
+	if err := activity.GetHeartbeatDetails(ctx, &lp); err != nil || len(lp.Configs) == 0 {
+		return launchPlan{}, false
+	}
+	return lp, true
 }
 
 // launchFailed sets Launched=False on the NodeClaim with the reason and

@@ -18,11 +18,12 @@ import (
 
 // launchPlan is one CreateFleet request's launch templates and overrides,
 // and what each offering boots with.
+// It is a launch's progress in its heartbeat, hence exported fields.
 type launchPlan struct {
-	configs        []cloud.LaunchConfig
-	image          map[string]string // instance type -> image id
-	subnet         map[string]string // zone -> subnet id
-	securityGroups []string
+	Configs        []cloud.LaunchConfig
+	Image          map[string]string // instance type -> image id
+	Subnet         map[string]string // zone -> subnet id
+	SecurityGroups []string
 }
 
 // launchPlan groups the request's offerings by the image their instance
@@ -35,11 +36,11 @@ func (a *Activities) launchPlan(ctx context.Context, nc *apiv1.NodeClaim, cls *a
 	if err != nil {
 		return launchPlan{}, err
 	}
-	lp := launchPlan{image: map[string]string{}, subnet: subnets}
+	lp := launchPlan{Image: map[string]string{}, Subnet: subnets}
 	for _, g := range cls.Status.SecurityGroups {
-		lp.securityGroups = append(lp.securityGroups, g.ID)
+		lp.SecurityGroups = append(lp.SecurityGroups, g.ID)
 	}
-	byImage := map[string]int{} // image -> index in lp.configs
+	byImage := map[string]int{} // image -> index in lp.Configs
 	var skipped []string
 	for _, o := range req.Offerings {
 		it, ok := a.Catalog.Get(o.InstanceType)
@@ -59,20 +60,20 @@ func (a *Activities) launchPlan(ctx context.Context, nc *apiv1.NodeClaim, cls *a
 		}
 		i, ok := byImage[ami.ID]
 		if !ok {
-			name, err := a.launchTemplate(ctx, nc, cls, req.CapacityType, ami.ID, lp.securityGroups)
+			name, err := a.launchTemplate(ctx, nc, cls, req.CapacityType, ami.ID, lp.SecurityGroups)
 			if err != nil {
 				return launchPlan{}, err
 			}
-			i = len(lp.configs)
+			i = len(lp.Configs)
 			byImage[ami.ID] = i
-			lp.configs = append(lp.configs, cloud.LaunchConfig{LaunchTemplateName: name})
+			lp.Configs = append(lp.Configs, cloud.LaunchConfig{LaunchTemplateName: name})
 		}
-		lp.configs[i].Overrides = append(lp.configs[i].Overrides, cloud.LaunchOverride{
+		lp.Configs[i].Overrides = append(lp.Configs[i].Overrides, cloud.LaunchOverride{
 			InstanceType: o.InstanceType, SubnetID: sn, Zone: o.Zone, ImageID: ami.ID,
 		})
-		lp.image[o.InstanceType] = ami.ID
+		lp.Image[o.InstanceType] = ami.ID
 	}
-	if len(lp.configs) == 0 {
+	if len(lp.Configs) == 0 {
 		return launchPlan{}, fmt.Errorf("EC2NodeClass %s can launch none of the %d offerings: %s", cls.Name, len(req.Offerings), strings.Join(skipped, "; "))
 	}
 	return lp, nil

@@ -283,6 +283,10 @@ func (d *dependencies) start(ctx context.Context, cfg Config) error {
 	w := worker.New(tc, workflows.TaskQueue, worker.Options{
 		WorkflowTaskPollerBehavior: worker.NewPollerBehaviorAutoscaling(worker.PollerBehaviorAutoscalingOptions{}),
 		ActivityTaskPollerBehavior: worker.NewPollerBehaviorAutoscaling(worker.PollerBehaviorAutoscalingOptions{}),
+		// A heartbeat carrying progress (a launch's resolved plan) must reach
+		// the server before the worker can die: the default batches
+		// heartbeats for 80% of the 10 s heartbeat timeout.
+		MaxHeartbeatThrottleInterval: time.Second,
 	})
 	RegisterWorkflows(w)
 	d.acts.Register(w)

@@ -12,8 +12,13 @@ import (
 // runWorkerFromEnv runs the controller of a re-executed chaos binary, with
 // short disruption passes so the run sees consolidation, and garbage
 // collection every 10 s so its invariants are checked at a short horizon.
+// Spot-to-spot consolidation is on: the run's capacity faults push spot
+// NodeClaims onto dearer types, which with the gate off (Karpenter's
+// default) consolidation may only delete, never replace, and the cost
+// invariant would measure the gate rather than the sagas.
 func runWorkerFromEnv() int {
 	return world.RunWorkerFromEnv(func(c *controller.Config) {
+		c.FeatureGates.SpotToSpotConsolidation = true
 		c.DisruptionPassInterval, c.DisruptionValidationDelay = 3*time.Second, 3*time.Second
 		c.GCInterval, c.GCLaunchGrace = gcInterval, gcGrace
 	})

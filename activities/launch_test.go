@@ -1,0 +1,194 @@
+package activities
+
+import (
+	"context"
+	"maps"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	apiv1 "github.com/joinery/joinery/api/v1"
+	"github.com/joinery/joinery/cloud"
+	"github.com/joinery/joinery/cloud/bootstrap"
+	simec2 "github.com/joinery/joinery/sim/ec2"
+	"github.com/joinery/joinery/workflows"
+	"go.temporal.io/sdk/activity"
+	"go.temporal.io/sdk/interceptor"
+	"go.temporal.io/sdk/testsuite"
+	"go.temporal.io/sdk/worker"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+)
+
+// launchWorld is a NodeClaim of a Ready EC2NodeClass over the local EC2.
+func launchWorld(t *testing.T) (*Activities, *simec2.Server, workflows.LaunchRequest) {
+	t.Helper()
+	srv := simec2.New(simec2.Options{ClusterTag: "production-eks", BootDelay: 40 * time.Millisecond, TerminateDelay: 40 * time.Millisecond})
+	url, stop, err := srv.Start("127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(stop)
+	cc, err := cloud.New(context.Background(), cloud.Options{Endpoint: url, ClusterName: "launch-test", MaxBackoff: 5 * time.Millisecond})
+	if err != nil {
+		t.Fatal(err)
+	}
+	terms := []apiv1.SelectorTerm{{Tags: map[string]string{"karpenter.sh/discovery": "production-eks"}}}
+	sns, err := cc.Subnets(context.Background(), terms)
+	if err != nil || len(sns) == 0 {
+		t.Fatalf("subnets %v %v", sns, err)
+	}
+	img, _, _, _ := srv.SSMParameter("/aws/service/eks/optimized-ami/1.37/amazon-linux-2023/x86_64/standard/recommended/image_id")
+	cls := &apiv1.EC2NodeClass{ObjectMeta: metav1.ObjectMeta{Name: "default", Generation: 1},
+		Spec: apiv1.EC2NodeClassSpec{AMISelectorTerms: []apiv1.AMISelectorTerm{{Alias: "al2023@latest"}}, SubnetSelectorTerms: terms},
+		Status: apiv1.EC2NodeClassStatus{
+			AMIs: []apiv1.AMIStatus{{ID: img, Requirements: []corev1.NodeSelectorRequirement{
+				{Key: corev1.LabelArchStable, Operator: corev1.NodeSelectorOpIn, Values: []string{"amd64"}}}}},
+			SecurityGroups:  []apiv1.SecurityGroupStatus{{ID: srv.SecurityGroupIDs()[0]}},
+			InstanceProfile: "launch-test-profile",
+			Conditions:      []metav1.Condition{{Type: apiv1.ConditionReady, Status: metav1.ConditionTrue, ObservedGeneration: 1, Reason: "Ready"}},
+		}}
+	for _, s := range sns {
+		cls.Status.Subnets = append(cls.Status.Subnets, apiv1.SubnetStatus{ID: s.ID, Zone: s.Zone})
+	}
+	nc := &apiv1.NodeClaim{ObjectMeta: metav1.ObjectMeta{Name: "general-purpose-l4nch", Labels: map[string]string{apiv1.LabelNodePool: "general-purpose"}},
+		Spec: apiv1.NodeClaimSpec{NodeClassRef: &apiv1.NodeClassReference{Group: "karpenter.k8s.aws", Kind: "EC2NodeClass", Name: "default"}}}
+	a := newFakeActivitiesWith(t, nil, []*apiv1.NodeClaim{nc}, []*apiv1.EC2NodeClass{cls})
+	a.Cloud = cc
+	a.ClusterFacts = bootstrap.Cluster{Name: "launch-test", Endpoint: "https://127.0.0.1:6443", CABundle: "Y2E=", ServiceCIDR: "10.100.0.0/16"}
+	req := workflows.LaunchRequest{NodeClaim: nc.Name, NodePool: "general-purpose", CapacityType: apiv1.CapacityTypeOnDemand,
+		Offerings: []workflows.Offering{{InstanceType: "m5.large", Zone: sns[0].Zone, CapacityType: apiv1.CapacityTypeOnDemand}}}
+	return a, srv, req
+}
+
+// launchAttempt runs LaunchInstance as one attempt of the activity,
+// starting from the progress an earlier one heartbeated (nil: the first),
+// and returns its result, the progress of its last heartbeat and the EC2
+// calls it made.
+func launchAttempt(t *testing.T, a *Activities, srv *simec2.Server, req workflows.LaunchRequest, progress *launchPlan) (workflows.Instance, *launchPlan, map[string]int, error) {
+	t.Helper()
+	var s testsuite.WorkflowTestSuite
+	env := s.NewTestActivityEnvironment()
+	rec := &heartbeats{}
+	env.SetWorkerOptions(worker.Options{Interceptors: []interceptor.WorkerInterceptor{rec}})
+	env.RegisterActivityWithOptions(a.LaunchInstance, activity.RegisterOptions{Name: workflows.ActivityLaunchInstance})
+	if progress != nil {
+		env.SetHeartbeatDetails(*progress)
+	}
+	before := maps.Clone(srv.Calls())
+	v, err := env.ExecuteActivity(workflows.ActivityLaunchInstance, req)
+	calls := map[string]int{}
+	for k, n := range srv.Calls() {
+		if d := n - before[k]; d > 0 {
+			calls[k] = d
+		}
+	}
+	var out workflows.Instance
+	if err == nil {
+		err = v.Get(&out)
+	}
+	return out, rec.lastPlan(), calls, err
+}
+
+// heartbeats records the details of an activity's heartbeats as it makes
+// them (the test environment, like a worker, batches what it sends).
+type heartbeats struct {
+	interceptor.WorkerInterceptorBase
+	mu   sync.Mutex
+	last []interface{}
+}
+
+func (h *heartbeats) InterceptActivity(_ context.Context, next interceptor.ActivityInboundInterceptor) interceptor.ActivityInboundInterceptor {
+	return &heartbeatsIn{ActivityInboundInterceptorBase: interceptor.ActivityInboundInterceptorBase{Next: next}, h: h}
+}
+
+func (h *heartbeats) lastPlan() *launchPlan {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if len(h.last) == 1 {
+		if lp, ok := h.last[0].(launchPlan); ok {
+			return &lp
+		}
+	}
+	return nil
+}
+
+type heartbeatsIn struct {
+	interceptor.ActivityInboundInterceptorBase
+	h *heartbeats
+}
+
+func (i *heartbeatsIn) Init(out interceptor.ActivityOutboundInterceptor) error {
+	return i.Next.Init(&heartbeatsOut{ActivityOutboundInterceptorBase: interceptor.ActivityOutboundInterceptorBase{Next: out}, h: i.h})
+}
+
+type heartbeatsOut struct {
+	interceptor.ActivityOutboundInterceptorBase
+	h *heartbeats
+}
+
+func (o *heartbeatsOut) RecordHeartbeat(ctx context.Context, details ...interface{}) {
+	o.h.mu.Lock()
+	o.h.last = details
+	o.h.mu.Unlock()
+	o.Next.RecordHeartbeat(ctx, details...)
+}
+
+// A retried launch resumes from the plan its earlier attempt heartbeated:
+// one CreateFleet, with that attempt's client token, so the instance it
+// launched is the one returned and no second is bought.
+func TestLaunchResumesFromHeartbeatedPlan(t *testing.T) {
+	a, srv, req := launchWorld(t)
+	first, details, calls, err := launchAttempt(t, a, srv, req, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if details == nil {
+		t.Fatal("the first attempt heartbeated no launch plan")
+	}
+	lp := *details
+	if calls["CreateFleet"] != 1 || calls["CreateLaunchTemplate"] != 1 || calls["DescribeInstances"] == 0 {
+		t.Fatalf("first attempt's EC2 calls %v: want a lookup, a template and one CreateFleet", calls)
+	}
+	if len(lp.Configs) != 1 || len(lp.Configs[0].Overrides) != 1 ||
+		lp.Configs[0].Overrides[0].InstanceType != "m5.large" || lp.Subnet[req.Offerings[0].Zone] == "" {
+		t.Fatalf("heartbeated plan %+v", lp)
+	}
+
+	// The worker died after CreateFleet, before the result was recorded.
+	again, _, calls, err := launchAttempt(t, a, srv, req, details)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := map[string]int{"CreateFleet": 1}; !maps.Equal(calls, want) {
+		t.Fatalf("resumed attempt's EC2 calls %v, want %v", calls, want)
+	}
+	if again.ID != first.ID || again.SubnetID != first.SubnetID || again.ImageID == "" {
+		t.Fatalf("resumed attempt returned %+v, the first launched %+v", again, first)
+	}
+	if n := len(srv.Instances()); n != 1 {
+		t.Fatalf("%d instances after a resumed launch, want 1", n)
+	}
+}
+
+// A plan whose template is gone is dropped: that attempt fails, and the
+// next one makes its templates again.
+func TestLaunchDropsAPlanWhoseTemplateIsGone(t *testing.T) {
+	a, srv, req := launchWorld(t)
+	lp := launchPlan{Configs: []cloud.LaunchConfig{{LaunchTemplateName: "joinery/deleted",
+		Overrides: []cloud.LaunchOverride{{InstanceType: "m5.large", SubnetID: srv.SubnetIDs()[0], Zone: req.Offerings[0].Zone}}}}}
+	_, details, calls, err := launchAttempt(t, a, srv, req, &lp)
+	if err == nil || !strings.Contains(err.Error(), "InvalidLaunchTemplateName.NotFoundException") {
+		t.Fatalf("launch from a deleted template: %v (EC2 calls %v)", err, calls)
+	}
+	if details != nil {
+		t.Fatalf("the failed attempt still heartbeats the stale plan %+v", *details)
+	}
+	if calls["CreateLaunchTemplate"] != 0 {
+		t.Fatalf("the resumed attempt made templates %v", calls)
+	}
+	if _, _, _, err := launchAttempt(t, a, srv, req, nil); err != nil {
+		t.Fatalf("next attempt: %v", err)
+	}
+}
