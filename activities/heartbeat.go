@@ -8,16 +8,11 @@ import (
 	"go.temporal.io/sdk/activity"
 )
 
-// keepAlive heartbeats every 2 s until stop is called, so an activity
-// made of several slow calls is seen alive (and one whose worker died is
-// retried after the heartbeat timeout). Outside an activity it does nothing.
-func keepAlive(ctx context.Context) (stop func()) {
-	return startPulse(ctx).stop
-}
-
-// pulse is keepAlive's heartbeat, which can also carry an activity's
-// progress: the details of its last heartbeat are what the next attempt
-// of the activity reads (activity.GetHeartbeatDetails).
+// pulse heartbeats every 2 s until stopped, so an activity made of
+// several slow calls is seen alive (and one whose worker died is retried
+// after the heartbeat timeout); it can also carry the activity's progress:
+// the details of its last heartbeat are what the next attempt reads
+// (activity.GetHeartbeatDetails). Outside an activity it does nothing.
 type pulse struct {
 	ctx     context.Context
 	mu      sync.Mutex

@@ -42,9 +42,10 @@ type claim struct {
 	rejSig *podSignature
 	rejReq resources.List
 	rejRes bool // the last rejection was not by topology
-	// zone is the zone the claim is pinned to (-1: any of its offerings'
-	// zones); zset caches the zones of its offerings while zsetOK.
-	zone   int
+	// pins are the values of the topology keys the claim is pinned to (-1:
+	// any of its offerings'; pins[0] is the zone); zset caches the zones of
+	// its offerings while zsetOK.
+	pins   keyVals
 	zset   uint64
 	zsetOK bool
 	// zp caches zonePrice for the zones in zpDone.
@@ -55,8 +56,8 @@ type claim struct {
 
 // zones returns the claim's possible zones as a bit set.
 func (c *claim) zones() uint64 {
-	if c.zone >= 0 {
-		return 1 << uint(c.zone)
+	if c.pins[0] >= 0 {
+		return 1 << uint(c.pins[0])
 	}
 	if !c.zsetOK {
 		c.zset = 0
@@ -216,15 +217,17 @@ func (s *pass) tryAdd(c *claim, pi *podInfo, sig *podSignature) bool {
 // addition is what add knows about one pod joining one claim before it
 // tries the pod's terms: the claim's requests with the pod, the pod's
 // signature in the pool, the daemonset ports to check (nil: none), and
-// the zone and host the topology check placed it in (zoneMask: the
-// offerings of that zone when it pins a claim that spans several).
+// the key values and host the topology check placed it in (narrow: the
+// keys whose pin narrows a claim that spans several values; sel: those
+// pins alone).
 type addition struct {
-	newReq   resources.List
-	sp       *poolSignature
-	dsPorts  [][]HostPort
-	zone     int
-	host     int32
-	zoneMask []uint64
+	newReq  resources.List
+	sp      *poolSignature
+	dsPorts [][]HostPort
+	pins    keyVals
+	host    int32
+	narrow  uint16
+	sel     keyVals
 }
 
 // add adds the pod to the claim through the first of its terms that some
@@ -240,7 +243,7 @@ func (s *pass) add(c *claim, pi *podInfo, sig *podSignature) bool {
 		if !term.any || !freeOK(pl, c.free, term.free) {
 			continue
 		}
-		if a.zoneMask == nil && a.dsPorts == nil && (term.trivial || term.typeOnly) && s.quickReject(c, pi, term, a.newReq) {
+		if a.narrow == 0 && a.dsPorts == nil && (term.trivial || term.typeOnly) && s.quickReject(c, pi, term, a.newReq) {
 			continue
 		}
 		ts, ms, removed, narrowed := s.narrowTypes(c, pi, term, &a)
@@ -264,7 +267,7 @@ func (s *pass) add(c *claim, pi *podInfo, sig *podSignature) bool {
 // the topology placement.
 func (s *pass) prepareAdd(c *claim, pi *podInfo, sig *podSignature) (addition, bool) {
 	pl := c.pool
-	a := addition{newReq: c.req.Add(pi.req), zone: -1, host: s.p.hostBase + int32(c.seq)}
+	a := addition{newReq: c.req.Add(pi.req), pins: noVals(), host: s.p.hostBase + int32(c.seq)}
 	if !a.newReq.Fits(c.maxUsable) {
 		return a, false
 	}
@@ -280,16 +283,31 @@ func (s *pass) prepareAdd(c *claim, pi *podInfo, sig *podSignature) (addition, b
 	}
 	if s.tp.active {
 		var ok bool
-		zs := c.zones()
-		if a.zone, ok = s.topoAt(pi, sig, a.host, zs, c.zonePrice); !ok {
+		s.view = domView{c: c, pl: pl, ts: c.types, ms: c.masks}
+		if a.pins, ok = s.topoAt(pi, sig, a.host, &s.view); !ok {
 			s.topoRej = true
 			return a, false
 		}
-		if a.zone >= 0 && c.zone < 0 && bits.OnesCount64(zs) > 1 {
-			a.zoneMask = pl.zoneMask[a.zone]
-		}
+		a.narrow, a.sel = s.narrowing(&s.view, &a.pins, &c.pins)
 	}
 	return a, true
+}
+
+// narrowing is the keys whose new pin narrows the candidate, and those
+// pins alone: the keys it could still take several values of (a key's
+// values are counted with the keys before it pinned, so one left with a
+// single value is not narrowed again).
+func (s *pass) narrowing(v *domView, pins, had *keyVals) (uint16, keyVals) {
+	var out uint16
+	sel, before := noVals(), noVals()
+	for k := range s.p.keys {
+		if pins[k] >= 0 && had[k] < 0 && bits.OnesCount64(v.values(k, &before)) > 1 {
+			out |= 1 << uint(k)
+			sel[k] = pins[k]
+		}
+		before[k] = pins[k]
+	}
+	return out, sel
 }
 
 // narrowTypes is the claim's type set narrowed by the term, the zone and
@@ -305,8 +323,8 @@ func (s *pass) narrowTypes(c *claim, pi *podInfo, term *compiledTerm, a *additio
 		if !term.trivial {
 			m &= term.masks[t]
 		}
-		if a.zoneMask != nil {
-			m &= a.zoneMask[t]
+		if a.narrow != 0 {
+			m &= pl.pinMask(&a.sel, t)
 		}
 		if a.dsPorts != nil {
 			if _, bad := portsConflict(pi.ports, a.dsPorts[t]); bad {
@@ -376,11 +394,13 @@ func (s *pass) commitAdd(c *claim, pi *podInfo, sig *podSignature, term *compile
 		c.maxCap = maxC
 		c.zsetOK, c.zpDone = false, 0
 	}
-	if a.zone >= 0 {
-		c.zone = a.zone
+	for k, v := range a.pins {
+		if v >= 0 {
+			c.pins[k] = v
+		}
 	}
 	if s.tp.active {
-		s.topo.record(pi.topo, sig, a.host, c.zone)
+		s.topo.record(pi.topo, sig, a.host, &c.pins)
 	}
 	c.ports = append(c.ports, pi.ports...)
 	c.req = a.newReq

@@ -1,8 +1,6 @@
 package solver
 
 import (
-	"math/bits"
-
 	"github.com/joinery/joinery/resources"
 )
 
@@ -37,6 +35,7 @@ type pass struct {
 	lastNode  int          // node index likewise
 	nodePorts [][]HostPort // host ports bound per existing node
 	topo      topoState    // topology counts (when prepared.hasTopo)
+	view      domView      // the candidate topoAt looks at (reused)
 	tp        topoPod      // the topology verdict of the pod being placed
 	topoRej   bool         // the last add was refused by topology
 	// Per pool and shape class: whether the class fits the requests being
@@ -177,14 +176,11 @@ func (s *pass) placeExisting(pi *podInfo, sig *podSignature) bool {
 			}
 		}
 		if s.tp.active {
-			var zb uint64
-			if z := s.p.nodeZone[i]; z >= 0 {
-				zb = 1 << uint(z)
-			}
-			if _, ok := s.topoAt(pi, sig, int32(i), zb, nil); !ok {
+			s.view = domView{fixed: &s.p.nodeVals[i]}
+			if _, ok := s.topoAt(pi, sig, int32(i), &s.view); !ok {
 				continue
 			}
-			s.topo.record(pi.topo, sig, int32(i), s.p.nodeZone[i])
+			s.topo.record(pi.topo, sig, int32(i), &s.p.nodeVals[i])
 		}
 		s.nodePorts[i] = append(s.nodePorts[i], pi.ports...)
 		s.nodeAvail[i] = s.nodeAvail[i].Sub(pi.req)
@@ -264,20 +260,20 @@ func (s *pass) open(pl *poolInfo, pi *podInfo, sig *podSignature) bool {
 		}
 		ts, ms := cand.ts, cand.ms
 		maxUsable, maxCap := cand.maxUsable, cand.maxCap
-		zone := -1
+		pins := noVals()
 		if (len(pi.ports) > 0 && pl.dsPorts != nil) || s.tp.active {
 			var ok bool
-			if ts, ms, zone, ok = s.narrowNew(pl, pi, sig, ts, ms); !ok {
+			if ts, ms, pins, ok = s.narrowNew(pl, pi, sig, ts, ms); !ok {
 				continue
 			}
 			maxUsable, maxCap = bounds(pl, ts)
 		}
 		c := &claim{pool: pl, seq: len(s.claims), req: pi.req, pods: []*podInfo{pi},
 			types: append([]int32(nil), ts...), masks: append([]uint64(nil), ms...),
-			maxUsable: maxUsable, maxCap: maxCap, zone: zone}
+			maxUsable: maxUsable, maxCap: maxCap, pins: pins}
 		c.ports = append(c.ports, pi.ports...)
 		if s.tp.active {
-			s.topo.record(pi.topo, sig, s.p.hostBase+int32(c.seq), zone)
+			s.topo.record(pi.topo, sig, s.p.hostBase+int32(c.seq), &c.pins)
 		}
 		c.addReqs(term)
 		s.usage[pl.idx] = s.usage[pl.idx].Add(c.maxCap)
@@ -410,53 +406,32 @@ func (a *pass) better(b *pass) bool {
 
 // narrowNew filters a new claim's starting set (cheapest first) for the
 // pod's host ports (types whose daemonsets hold one are dropped) and
-// topology (the set narrows to the chosen zone's offerings). It returns
-// fresh slices, the pinned zone (-1 none) and whether anything is left.
-func (s *pass) narrowNew(pl *poolInfo, pi *podInfo, sig *podSignature, ts []int32, ms []uint64) ([]int32, []uint64, int, bool) {
+// topology (the set narrows to the offerings carrying the chosen values).
+// It returns fresh slices, the pinned values and whether anything is left.
+func (s *pass) narrowNew(pl *poolInfo, pi *podInfo, sig *podSignature, ts []int32, ms []uint64) ([]int32, []uint64, keyVals, bool) {
+	pins := noVals()
 	if len(pi.ports) > 0 && pl.dsPorts != nil {
 		ts, ms = pick(ts, ms, func(t int32) bool {
 			_, bad := portsConflict(pi.ports, pl.dsPorts[t])
 			return !bad
 		})
 		if len(ts) == 0 || !minValuesOK(pl, ts, ms) {
-			return nil, nil, -1, false
+			return nil, nil, pins, false
 		}
 	}
 	if !s.tp.active {
-		return ts, ms, -1, true
+		return ts, ms, pins, true
 	}
-	var zones uint64
-	for i, t := range ts {
-		zones |= pl.zonesOf(t, ms[i])
-	}
-	price := func(z int) float64 {
-		for i, t := range ts {
-			if m := ms[i] & pl.zoneMask[z][t]; m != 0 {
-				return pl.types[t].cheapest(m)
-			}
-		}
-		return 0
-	}
-	zone, ok := s.topoAt(pi, sig, s.p.hostBase+int32(len(s.claims)), zones, price)
+	s.view = domView{pl: pl, ts: ts, ms: ms}
+	pins, ok := s.topoAt(pi, sig, s.p.hostBase+int32(len(s.claims)), &s.view)
 	if !ok {
-		return nil, nil, -1, false
+		return nil, nil, pins, false
 	}
-	if zone < 0 || bits.OnesCount64(zones) == 1 {
-		return ts, ms, zone, true
+	had := noVals()
+	which, _ := s.narrowing(&s.view, &pins, &had)
+	if which == 0 {
+		return ts, ms, pins, true
 	}
-	zm := pl.zoneMask[zone]
-	nt, nm := make([]int32, 0, len(ts)), make([]uint64, 0, len(ts))
-	for i, t := range ts {
-		if m := ms[i] & zm[t]; m != 0 {
-			nt, nm = append(nt, t), append(nm, m)
-		}
-	}
-	if len(nt) == 0 {
-		return nil, nil, -1, false
-	}
-	pl.sortByPrice(nt, nm)
-	if !minValuesOK(pl, nt, nm) {
-		return nil, nil, -1, false
-	}
-	return nt, nm, zone, true
+	nt, nm, ok := narrowByPins(pl, ts, ms, &pins, which)
+	return nt, nm, pins, ok
 }

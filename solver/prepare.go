@@ -41,13 +41,19 @@ type prepared struct {
 	// Topology (topology.go): counters by key, zones and host domains
 	// (existing nodes first, in p.nodes order, then other nodes of
 	// existing pods; NodeClaims follow from hostBase by creation order).
-	counters         map[string]*counter
-	ctrList          []*counter
-	zones            []string
-	zoneIdx          map[string]int
-	hostIdx          map[string]int32
-	hostBase         int32
-	nodeZone         []int // per p.nodes entry, -1 when unknown
+	counters map[string]*counter
+	ctrList  []*counter
+	zones    []string
+	zoneIdx  map[string]int
+	hostIdx  map[string]int32
+	hostBase int32
+	nodeZone []int // per p.nodes entry, -1 when unknown
+	// keys are the topology keys besides hostname (zone first) and
+	// nodeVals each node's values of them (domains.go); overKeys the keys
+	// beyond maxKeys.
+	keys             []*domKey
+	nodeVals         []keyVals
+	overKeys         map[string]bool
 	baseTopo         topoState
 	ownersLater      func(*topoState)
 	preferNoSchedule bool // some pool or node has a PreferNoSchedule taint
@@ -116,7 +122,10 @@ type poolInfo struct {
 	// zoneMask[z][t] the offerings of type t in zone z.
 	offZone  [][]int8
 	zoneMask [][]uint64
-	dsPorts  [][]HostPort // host ports held by daemonset pods, per type
+	// valMask[k][v][t] are the offerings of type t whose node carries
+	// value v of topology key k (valMask[0] is zoneMask).
+	valMask [][][]uint64
+	dsPorts [][]HostPort // host ports held by daemonset pods, per type
 }
 
 // podSignature is a pod's scheduling constraints apart from requests; pods with
@@ -133,10 +142,12 @@ type podSignature struct {
 	// a claim or node that rejected the pod rejects every later pod with
 	// this signature and requests at least as large (no zone or affinity
 	// constraint, whose verdict changes as other pods are placed).
-	cons         []*constraint
-	monotone     bool
-	eligible     uint64 // zones its node affinity admits (eligibleZones)
-	eligibleDone bool
+	cons     []*constraint
+	monotone bool
+	// eligible caches, per key and inclusion policy, the values a spread
+	// counts (prepared.eligible).
+	eligible     [maxKeys * 4]uint64
+	eligibleDone uint32
 	// domains, when set, is the signature without the pod's volume
 	// requirements: its zones are the ones topology spread counts.
 	domains *podSignature
@@ -251,6 +262,11 @@ func prepareWith(in Input, ps *poolSet, existing []*ExistingPod) *prepared {
 		r := pod.Requests
 		if r[resources.Pods] < 1 {
 			r[resources.Pods] = 1
+		}
+		if why := overKeys(pod, p.overKeys); why != "" && pod.Refused == "" {
+			cp := *pod
+			cp.Refused = why
+			pod = &cp
 		}
 		pi := &podInfo{pod: pod, key: pod.Namespace + "/" + pod.Name, req: r, ports: normPorts(pod.HostPorts)}
 		pi.levels = p.levels(pod)
@@ -575,7 +591,7 @@ func (p *prepared) signature(pod *Pod, strictPNS bool, cons []*constraint, domai
 		fmt.Fprintf(&b, "|d%p", domains)
 	}
 	for _, c := range cons {
-		fmt.Fprintf(&b, "|%d:%d:%d:%d:%t", c.kind, c.ctr.id, c.maxSkew, c.minDomains, c.pref)
+		fmt.Fprintf(&b, "|%d:%d:%d:%d:%t:%d", c.kind, c.ctr.id, c.maxSkew, c.minDomains, c.pref, c.policy)
 	}
 	for _, hp := range normPorts(pod.HostPorts) {
 		fmt.Fprintf(&b, "|p%s:%s:%d", hp.Protocol, hp.IP, hp.Port)
@@ -587,7 +603,7 @@ func (p *prepared) signature(pod *Pod, strictPNS bool, cons []*constraint, domai
 	s := newSig(pod, len(p.pools), len(p.nodes), strictPNS)
 	s.cons, s.monotone, s.domains = cons, true, domains
 	for _, c := range cons {
-		if c.ctr.key == domZone || c.kind == topoAffinity {
+		if c.ctr.key != domHost || c.kind == topoAffinity {
 			s.monotone = false
 		}
 	}

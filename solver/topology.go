@@ -13,11 +13,12 @@ import (
 	"k8s.io/apimachinery/pkg/selection"
 )
 
-// Topology: topology spread constraints and pod (anti-)affinity on the keys
-// topology.kubernetes.io/zone and kubernetes.io/hostname.
+// Topology: topology spread constraints and pod (anti-)affinity on
+// kubernetes.io/hostname and on any other key (domains.go).
 //
-// A counter counts, per domain (a zone, or a node: an existing node or a
-// NodeClaim of the plan), the pods matching one label selector in a set of
+// A counter counts, per domain (a value of its key, e.g. a zone or a
+// capacity type, or for hostname a node: an existing node or a NodeClaim
+// of the plan), the pods matching one label selector in a set of
 // namespaces: existing pods (Input.ExistingPods) and the pods the plan has
 // placed so far. Constraints of several kinds and pods share one counter
 // when selector, namespaces and key are equal (100 replicas with self
@@ -28,34 +29,40 @@ import (
 //     where self is 1 if the pod matches its own selector and min is the
 //     lowest count over the eligible domains (0 when fewer than minDomains
 //     are eligible). For hostname, min is 0: a new node can always be made.
-//     Eligible zones are the zones of the offerings the pod's node affinity
-//     admits in any NodePool, plus the zones of existing nodes it admits
-//     (nodeAffinityPolicy Honor, nodeTaintsPolicy Ignore: the defaults).
+//     Eligible domains are the values of the offerings the pod's node
+//     affinity admits in any NodePool, plus the values of existing nodes
+//     it admits (nodeAffinityPolicy Honor; Ignore: every pool's and node's
+//     values), leaving out pools and nodes whose taints the pod does not
+//     tolerate under nodeTaintsPolicy Honor (default Ignore).
 //   - affinity: only domains with count > 0; when no matching pod exists
 //     anywhere and the pod matches its own selector, any domain (bootstrap).
 //   - anti-affinity: only domains with count 0; and, inversely, a pod
 //     matching the selector of a pod's anti-affinity term never goes into a
 //     domain holding that pod (existing pods included).
 //
-// A NodeClaim holding a pod that a zone counter counts is pinned to one
-// zone (its offerings narrow to that zone), so every count is exact.
+// A NodeClaim holding a pod that a counter of key k counts is pinned to
+// one value of k (its offerings narrow to those carrying it), so every
+// count is exact.
 const (
 	topoSpread = iota
 	topoAffinity
 	topoAnti
 )
 
+// A counter's key is domHost or the index of a key in prepared.keys
+// (domZone, 0, is topology.kubernetes.io/zone).
 const (
-	domZone = iota
-	domHost
+	domZone = 0
+	domHost = -1
 )
 
 // maxZones is how many distinct zones topology tracks (one bit each).
-const maxZones = 64
+const maxZones = maxValues
 
 type counter struct {
 	id    int
-	key   int // domZone or domHost
+	key   int // domHost or a key index
+	name  string
 	sel   labels.Selector
 	nsAll bool
 	ns    []string
@@ -77,27 +84,45 @@ type constraint struct {
 	minDomains int32
 	self       bool
 	pref       bool // a preference: its anti-affinity does not repel other pods
+	policy     uint8
+}
+
+// A spread's node inclusion policies (which nodes' domains count).
+const (
+	ignoreAffinity uint8 = 1 << iota // nodeAffinityPolicy: Ignore
+	honorTaints                      // nodeTaintsPolicy: Honor
+)
+
+func inclusionPolicy(t *corev1.TopologySpreadConstraint) uint8 {
+	var p uint8
+	if t.NodeAffinityPolicy != nil && *t.NodeAffinityPolicy == corev1.NodeInclusionPolicyIgnore {
+		p |= ignoreAffinity
+	}
+	if t.NodeTaintsPolicy != nil && *t.NodeTaintsPolicy == corev1.NodeInclusionPolicyHonor {
+		p |= honorTaints
+	}
+	return p
 }
 
 func (c *constraint) String() string {
 	kind := [...]string{"spread", "affinity", "anti-affinity"}[c.kind]
-	key := apiv1.LabelZone
-	if c.ctr.key == domHost {
-		key = apiv1.LabelHostname
-	}
-	s := "pod " + kind + " on " + key + " (" + c.ctr.sel.String()
+	s := "pod " + kind + " on " + c.ctr.name + " (" + c.ctr.sel.String()
 	if c.kind == topoSpread {
 		s += " maxSkew " + strconv.Itoa(int(c.maxSkew))
 	}
 	return s + ")"
 }
 
-func topoKey(k string) (int, bool) {
-	switch k {
-	case apiv1.LabelZone:
-		return domZone, true
-	case apiv1.LabelHostname:
+// topoKey is the counter key of a topology key (false: beyond maxKeys,
+// and the pod is refused: see overKeys).
+func (p *prepared) topoKey(k string) (int, bool) {
+	if k == apiv1.LabelHostname {
 		return domHost, true
+	}
+	for i, dk := range p.keys {
+		if dk.name == k {
+			return i, true
+		}
 	}
 	return 0, false
 }
@@ -110,7 +135,11 @@ func (p *prepared) counterFor(key int, sel labels.Selector, nsAll bool, ns []str
 	if c, ok := p.counters[k]; ok {
 		return c
 	}
-	c := &counter{id: len(p.ctrList), key: key, sel: sel, nsAll: nsAll, ns: ns}
+	name := apiv1.LabelHostname
+	if key != domHost {
+		name = p.keys[key].name
+	}
+	c := &counter{id: len(p.ctrList), key: key, name: name, sel: sel, nsAll: nsAll, ns: ns}
 	p.counters[k] = c
 	p.ctrList = append(p.ctrList, c)
 	return c
@@ -153,7 +182,7 @@ func selectorOf(ls *metav1.LabelSelector, matchLabelKeys []string, podLabels map
 // term's namespaces, all namespaces when a namespaceSelector is set (the
 // solver has no Namespace labels), else the pod's own namespace.
 func (p *prepared) affinityCounter(pod *Pod, t *corev1.PodAffinityTerm) *counter {
-	key, ok := topoKey(t.TopologyKey)
+	key, ok := p.topoKey(t.TopologyKey)
 	if !ok {
 		return nil
 	}
@@ -233,17 +262,17 @@ func (p *prepared) levelSig(pod *Pod, prefs []preference) *podSignature {
 	var nodePref []req
 	var cons []*constraint
 	pref := false
-	addCons := func(kind int, c *counter, skew, minDom int32) {
+	addCons := func(kind int, c *counter, skew, minDom int32, policy uint8) {
 		if c == nil {
 			return
 		}
 		if kind == topoAnti && !pref {
 			c.anti = true
 		}
-		cons = append(cons, &constraint{kind: kind, ctr: c, maxSkew: skew, minDomains: minDom, pref: pref})
+		cons = append(cons, &constraint{kind: kind, ctr: c, maxSkew: skew, minDomains: minDom, pref: pref, policy: policy})
 	}
 	spread := func(t *corev1.TopologySpreadConstraint) {
-		key, ok := topoKey(t.TopologyKey)
+		key, ok := p.topoKey(t.TopologyKey)
 		if !ok {
 			return
 		}
@@ -251,7 +280,7 @@ func (p *prepared) levelSig(pod *Pod, prefs []preference) *podSignature {
 		if t.MinDomains != nil {
 			md = *t.MinDomains
 		}
-		addCons(topoSpread, p.counterFor(key, selectorOf(t.LabelSelector, t.MatchLabelKeys, pod.Labels), false, []string{pod.Namespace}), max(t.MaxSkew, 1), md)
+		addCons(topoSpread, p.counterFor(key, selectorOf(t.LabelSelector, t.MatchLabelKeys, pod.Labels), false, []string{pod.Namespace}), max(t.MaxSkew, 1), md, inclusionPolicy(t))
 	}
 	for i := range pod.TopologySpread {
 		if pod.TopologySpread[i].WhenUnsatisfiable != corev1.ScheduleAnyway {
@@ -260,21 +289,21 @@ func (p *prepared) levelSig(pod *Pod, prefs []preference) *podSignature {
 	}
 	if a := pod.PodAffinity; a != nil {
 		for i := range a.RequiredDuringSchedulingIgnoredDuringExecution {
-			addCons(topoAffinity, p.affinityCounter(pod, &a.RequiredDuringSchedulingIgnoredDuringExecution[i]), 0, 0)
+			addCons(topoAffinity, p.affinityCounter(pod, &a.RequiredDuringSchedulingIgnoredDuringExecution[i]), 0, 0, 0)
 		}
 	}
 	if a := pod.PodAntiAffinity; a != nil {
 		for i := range a.RequiredDuringSchedulingIgnoredDuringExecution {
-			addCons(topoAnti, p.affinityCounter(pod, &a.RequiredDuringSchedulingIgnoredDuringExecution[i]), 0, 0)
+			addCons(topoAnti, p.affinityCounter(pod, &a.RequiredDuringSchedulingIgnoredDuringExecution[i]), 0, 0, 0)
 		}
 	}
 	pref = true
 	for _, pr := range prefs {
 		switch pr.kind {
 		case prefPodAff:
-			addCons(topoAffinity, p.affinityCounter(pod, pr.term), 0, 0)
+			addCons(topoAffinity, p.affinityCounter(pod, pr.term), 0, 0, 0)
 		case prefPodAnti:
-			addCons(topoAnti, p.affinityCounter(pod, pr.term), 0, 0)
+			addCons(topoAnti, p.affinityCounter(pod, pr.term), 0, 0, 0)
 		case prefNode:
 			if nodePref == nil {
 				nodePref = pr.node // the heaviest remaining term
@@ -333,15 +362,15 @@ func withExtra(terms, vol [][]req, pref []req) [][]req {
 type podTopo struct {
 	matches   []*counter // counters that count this pod
 	antiMatch []*counter // of those, the ones some pod's anti-affinity owns
-	pinZone   bool       // a zone counter counts it
+	pinKeys   uint16     // keys whose counters count it (its node's value must be known)
 }
 
 // topoState is the per-pass topology bookkeeping.
 type topoState struct {
-	zc    [][]int32 // per counter: pods per zone
+	zc    [][]int32 // per counter: pods per value of its key
 	hc    [][]int32 // per counter: pods per host domain
 	total []int32   // per counter: pods in any domain
-	zo    []uint64  // per counter: zones holding an owner of an anti-affinity term on it
+	zo    []uint64  // per counter: values holding an owner of an anti-affinity term on it
 	ho    [][]int32 // per counter: owners per host domain
 }
 
@@ -375,14 +404,15 @@ func inc(s *[]int32, i int32) {
 	(*s)[i]++
 }
 
-// record counts a pod placed in host domain host and zone (−1 unknown).
-func (t *topoState) record(pt *podTopo, sig *podSignature, host int32, zone int) {
+// record counts a pod placed in host domain host with the key values vals
+// (−1 unknown).
+func (t *topoState) record(pt *podTopo, sig *podSignature, host int32, vals *keyVals) {
 	for _, c := range pt.matches {
 		t.total[c.id]++
 		if c.key == domHost {
 			inc(&t.hc[c.id], host)
-		} else if zone >= 0 {
-			t.zc[c.id][zone]++
+		} else if v := vals[c.key]; v >= 0 {
+			t.zc[c.id][v]++
 		}
 	}
 	if sig == nil {
@@ -394,8 +424,8 @@ func (t *topoState) record(pt *podTopo, sig *podSignature, host int32, zone int)
 		}
 		if c.ctr.key == domHost {
 			inc(&t.ho[c.ctr.id], host)
-		} else if zone >= 0 {
-			t.zo[c.ctr.id] |= 1 << uint(zone)
+		} else if v := vals[c.ctr.key]; v >= 0 {
+			t.zo[c.ctr.id] |= 1 << uint(v)
 		}
 	}
 }
@@ -403,14 +433,22 @@ func (t *topoState) record(pt *podTopo, sig *podSignature, host int32, zone int)
 // topoPod is the topology verdict for one pod at one level, computed once
 // before its candidates are scanned (counts do not change during a scan).
 type topoPod struct {
-	active   bool   // the pod has constraints or is counted
-	needZone bool   // the candidate must end up in exactly one zone
-	zoneCons bool   // own zone constraints (a node without a zone cannot take it)
-	allowed  uint64 // zones allowed by zone constraints and inverse anti-affinity
-	score    [maxZones]int32
+	active  bool   // the pod has constraints or is counted
+	need    uint16 // keys the candidate must end up with one value of
+	cons    uint16 // keys of own constraints (a node without the key cannot take it)
+	allowed [maxKeys]uint64
+	scored  uint16 // keys whose score row is set (others score 0)
+	score   [maxKeys][maxValues]int32
 }
 
-// prepTopo computes the zone verdict of pi at level sig.
+func (tp *topoPod) scoreOf(k, v int) int32 {
+	if tp.scored&(1<<uint(k)) == 0 {
+		return 0
+	}
+	return tp.score[k][v]
+}
+
+// prepTopo computes the domain verdict of pi at level sig.
 func (s *pass) prepTopo(pi *podInfo, sig *podSignature) {
 	tp := &s.tp
 	tp.active = len(sig.cons) > 0 || len(pi.topo.matches) > 0
@@ -418,76 +456,115 @@ func (s *pass) prepTopo(pi *podInfo, sig *podSignature) {
 		return
 	}
 	t := &s.topo
-	nz := len(s.p.zones)
-	all := uint64(1)<<uint(nz) - 1
-	if nz >= 64 {
-		all = ^uint64(0)
+	tp.need, tp.cons, tp.scored = pi.topo.pinKeys, 0, 0
+	for k, dk := range s.p.keys {
+		tp.allowed[k] = allBits(len(dk.values))
 	}
-	tp.allowed, tp.needZone, tp.zoneCons = all, pi.topo.pinZone, false
-	tp.score = [maxZones]int32{}
 	for _, c := range sig.cons {
-		if c.ctr.key != domZone {
+		k := c.ctr.key
+		if k == domHost {
 			continue
 		}
-		tp.zoneCons, tp.needZone = true, true
-		zc := t.zc[c.ctr.id]
-		var m uint64
-		self := int32(0)
-		if c.self {
-			self = 1
+		bit := uint16(1) << uint(k)
+		tp.cons, tp.need = tp.cons|bit, tp.need|bit
+		if tp.scored&bit == 0 {
+			tp.score[k], tp.scored = [maxValues]int32{}, tp.scored|bit
 		}
-		switch c.kind {
-		case topoSpread:
-			elig := s.p.eligibleZones(sig)
-			lo := int32(-1)
-			for z := 0; z < nz; z++ {
-				if elig&(1<<uint(z)) != 0 && (lo < 0 || zc[z] < lo) {
-					lo = zc[z]
-				}
-			}
-			if lo < 0 || int32(bits.OnesCount64(elig)) < c.minDomains {
-				lo = 0
-			}
-			for z := 0; z < nz; z++ {
-				if elig&(1<<uint(z)) != 0 && zc[z]+self-lo <= c.maxSkew {
-					m |= 1 << uint(z)
-				}
-				tp.score[z] += zc[z]
-			}
-		case topoAffinity:
-			if t.total[c.ctr.id] == 0 && c.self {
-				m = all
-			} else {
-				for z := 0; z < nz; z++ {
-					if zc[z] > 0 {
-						m |= 1 << uint(z)
-					}
-				}
-			}
-		case topoAnti:
-			for z := 0; z < nz; z++ {
-				if zc[z] == 0 {
-					m |= 1 << uint(z)
-				}
-			}
-		}
-		tp.allowed &= m
+		tp.allowed[k] &= s.allowedValues(c, sig, t.zc[c.ctr.id], t.total[c.ctr.id], &tp.score[k])
 	}
 	for _, c := range pi.topo.antiMatch {
-		if c.key == domZone {
-			tp.allowed &^= t.zo[c.id]
+		if c.key != domHost {
+			tp.allowed[c.key] &^= t.zo[c.id]
 		}
 	}
 }
 
-// topoAt checks a candidate: host domain and the zones it may still be in.
-// It returns the zone to pin (−1: leave as is) and whether the pod may go.
-// price, when not nil, gives the candidate's price in a zone (tie-break).
-func (s *pass) topoAt(pi *podInfo, sig *podSignature, host int32, zones uint64, price func(z int) float64) (int, bool) {
+// allowedValues is the set of values of the constraint's key that its
+// counts allow (adding a spread's counts to score).
+func (s *pass) allowedValues(c *constraint, sig *podSignature, zc []int32, total int32, score *[maxValues]int32) uint64 {
+	nv := len(zc)
+	var m uint64
+	switch c.kind {
+	case topoSpread:
+		self := int32(0)
+		if c.self {
+			self = 1
+		}
+		elig := s.p.eligible(sig, c.ctr.key, c.policy)
+		lo := int32(-1)
+		for z := 0; z < nv; z++ {
+			if elig&(1<<uint(z)) != 0 && (lo < 0 || zc[z] < lo) {
+				lo = zc[z]
+			}
+		}
+		if lo < 0 || int32(bits.OnesCount64(elig)) < c.minDomains {
+			lo = 0
+		}
+		for z := 0; z < nv; z++ {
+			if elig&(1<<uint(z)) != 0 && zc[z]+self-lo <= c.maxSkew {
+				m |= 1 << uint(z)
+			}
+			score[z] += zc[z]
+		}
+	case topoAffinity:
+		if total == 0 && c.self {
+			return allBits(nv)
+		}
+		for z := 0; z < nv; z++ {
+			if zc[z] > 0 {
+				m |= 1 << uint(z)
+			}
+		}
+	case topoAnti:
+		for z := 0; z < nv; z++ {
+			if zc[z] == 0 {
+				m |= 1 << uint(z)
+			}
+		}
+	}
+	return m
+}
+
+// topoAt checks a candidate: its host domain and the domains it may still
+// be in (v). It returns the value to pin per key (−1: leave as is) and
+// whether the pod may go.
+func (s *pass) topoAt(pi *podInfo, sig *podSignature, host int32, v *domView) (keyVals, bool) {
+	pins := noVals()
 	tp := &s.tp
 	if !tp.active {
-		return -1, true
+		return pins, true
 	}
+	if !s.hostOK(pi, sig, host) {
+		return pins, false
+	}
+	for k := 0; k < len(s.p.keys) && tp.need>>uint(k) != 0; k++ {
+		if tp.need&(1<<uint(k)) == 0 {
+			continue
+		}
+		vals := v.values(k, &pins)
+		if vals == 0 { // a node without the key's label
+			if tp.cons&(1<<uint(k)) != 0 {
+				return pins, false
+			}
+			continue
+		}
+		ok := vals & tp.allowed[k]
+		if ok == 0 {
+			return pins, false
+		}
+		if bits.OnesCount64(ok) == 1 {
+			pins[k] = int8(bits.TrailingZeros64(ok))
+			continue
+		}
+		kk := k
+		pins[k] = int8(lowest(ok, func(x int) int32 { return tp.scoreOf(kk, x) }, func(x int) float64 { return v.price(kk, x, &pins) }))
+	}
+	return pins, true
+}
+
+// hostOK checks the pod's hostname constraints and the inverse
+// anti-affinity of placed pods in host domain host.
+func (s *pass) hostOK(pi *podInfo, sig *podSignature, host int32) bool {
 	t := &s.topo
 	for _, c := range sig.cons {
 		if c.ctr.key != domHost {
@@ -501,80 +578,74 @@ func (s *pass) topoAt(pi *podInfo, sig *podSignature, host int32, zones uint64, 
 				self = 1
 			}
 			if n+self > c.maxSkew {
-				return -1, false
+				return false
 			}
 		case topoAffinity:
 			if n == 0 && !(t.total[c.ctr.id] == 0 && c.self) {
-				return -1, false
+				return false
 			}
 		case topoAnti:
 			if n > 0 {
-				return -1, false
+				return false
 			}
 		}
 	}
 	for _, c := range pi.topo.antiMatch {
 		if c.key == domHost && get(t.ho[c.id], host) > 0 {
-			return -1, false
+			return false
 		}
 	}
-	if !tp.needZone {
-		return -1, true
-	}
-	if zones == 0 { // a node without a zone label
-		return -1, !tp.zoneCons
-	}
-	ok := zones & tp.allowed
-	if ok == 0 {
-		return -1, false
-	}
-	if bits.OnesCount64(zones) == 1 {
-		return bits.TrailingZeros64(zones), true
-	}
-	// Lowest score first; among equal scores the cheapest zone (prices
-	// only computed for ties; -1 is not yet computed).
-	best, bestScore, bestPrice := -1, int32(0), -1.0
-	for m := ok; m != 0; m &= m - 1 {
-		z := bits.TrailingZeros64(m)
-		switch {
-		case best < 0 || tp.score[z] < bestScore:
-			best, bestScore, bestPrice = z, tp.score[z], -1
-		case tp.score[z] == bestScore && price != nil:
-			if bestPrice < 0 {
-				bestPrice = price(best)
-			}
-			if pz := price(z); pz < bestPrice {
-				best, bestPrice = z, pz
-			}
-		}
-	}
-	return best, true
+	return true
 }
 
-// eligibleZones are the zones a pod's node affinity admits (cached per signature).
-func (p *prepared) eligibleZones(sig *podSignature) uint64 {
-	if sig.eligibleDone {
-		return sig.eligible
+// eligible is the set of values of key k that count for a spread of the
+// pod under the inclusion policy (cached per signature).
+func (p *prepared) eligible(sig *podSignature, k int, policy uint8) uint64 {
+	slot := uint(k)*4 + uint(policy)
+	if sig.eligibleDone&(1<<slot) != 0 {
+		return sig.eligible[slot]
 	}
+	var m uint64
 	if sig.domains != nil {
-		sig.eligible, sig.eligibleDone = p.eligibleZones(sig.domains), true
-		return sig.eligible
+		m = p.eligible(sig.domains, k, policy)
+	} else {
+		m = p.eligibleOf(sig, k, policy)
 	}
+	sig.eligible[slot], sig.eligibleDone = m, sig.eligibleDone|1<<slot
+	return m
+}
+
+func (p *prepared) eligibleOf(sig *podSignature, k int, policy uint8) uint64 {
 	var m uint64
 	for _, pl := range p.pools {
 		sp := sig.forPool(pl)
+		if policy&honorTaints != 0 && sp.taint != nil {
+			continue
+		}
+		if policy&ignoreAffinity != 0 {
+			for t := range pl.types {
+				m |= pl.valuesOf(k, int32(t), pl.base[t])
+			}
+			continue
+		}
 		for _, c := range sp.terms {
 			for _, t := range c.byPrice {
-				m |= pl.zonesOf(t, c.masks[t])
+				m |= pl.valuesOf(k, t, c.masks[t])
 			}
 		}
 	}
 	for i, n := range p.nodes {
-		if z := p.nodeZone[i]; z >= 0 && sig.matchesLabels(n.Labels) {
-			m |= 1 << uint(z)
+		x := p.nodeVals[i][k]
+		if x < 0 {
+			continue
+		}
+		if policy&honorTaints != 0 && untolerated(n.Taints, sig.tolerations, false) != nil {
+			continue
+		}
+		if policy&ignoreAffinity != 0 || sig.matchesLabels(n.Labels) {
+			m |= 1 << uint(x)
 		}
 	}
-	sig.eligible, sig.eligibleDone = m, true
 	return m
 }
 
@@ -620,6 +691,8 @@ func (p *prepared) prepareTopology(in *Input) {
 	for i, z := range p.zones {
 		p.zoneIdx[z] = i
 	}
+	p.overKeys = p.registerKeys(in)
+	p.keys[0].values, p.keys[0].idx = p.zones, p.zoneIdx
 	zoneOf := func(z string) int {
 		if i, ok := p.zoneIdx[z]; ok {
 			return i
@@ -676,12 +749,12 @@ func (p *prepared) prepareTopology(in *Input) {
 	p.ownersLater = func(t *topoState) {
 		for _, o := range owners {
 			host := p.hostIdx[o.ep.Node]
-			z := zoneOf(o.ep.Zone)
+			vals := p.existingVals(o.ep)
 			for _, c := range o.ctr {
 				if c.key == domHost {
 					inc(&t.ho[c.id], host)
-				} else if z >= 0 {
-					t.zo[c.id] |= 1 << uint(z)
+				} else if v := vals[c.key]; v >= 0 {
+					t.zo[c.id] |= 1 << uint(v)
 				}
 			}
 		}
@@ -691,13 +764,14 @@ func (p *prepared) prepareTopology(in *Input) {
 // finishTopology runs once every counter exists: it computes which counters
 // count each pending pod and counts the existing pods into the base state.
 func (p *prepared) finishTopology(in *Input) {
+	p.indexKeys()
 	n := len(p.ctrList)
 	t := topoState{zc: make([][]int32, n), hc: make([][]int32, n), total: make([]int32, n), zo: make([]uint64, n), ho: make([][]int32, n)}
 	for i, c := range p.ctrList {
-		if c.key == domZone {
-			t.zc[i] = make([]int32, len(p.zones))
-		} else {
+		if c.key == domHost {
 			t.hc[i] = make([]int32, p.hostBase)
+		} else {
+			t.zc[i] = make([]int32, len(p.keys[c.key].values))
 		}
 	}
 	cache := map[string]*podTopo{}
@@ -716,8 +790,8 @@ func (p *prepared) finishTopology(in *Input) {
 				if c.anti {
 					pt.antiMatch = append(pt.antiMatch, c)
 				}
-				if c.key == domZone {
-					pt.pinZone = true
+				if c.key != domHost {
+					pt.pinKeys |= 1 << uint(c.key)
 				}
 			}
 		}
@@ -737,14 +811,24 @@ func (p *prepared) finishTopology(in *Input) {
 		if h, ok := p.hostIdx[ep.Node]; ok {
 			host = h
 		}
-		z := -1
-		if i, ok := p.zoneIdx[ep.Zone]; ok {
-			z = i
-		}
-		t.record(topoOf(&ep.Pod), nil, host, z)
+		vals := p.existingVals(ep)
+		t.record(topoOf(&ep.Pod), nil, host, &vals)
 	}
 	p.ownersLater(&t)
 	p.baseTopo = t
+}
+
+// existingVals are the key values of an existing pod's node: its labels
+// when the node is an input node, else only the pod's zone.
+func (p *prepared) existingVals(ep *ExistingPod) keyVals {
+	if h, ok := p.hostIdx[ep.Node]; ok && int(h) < len(p.nodeVals) {
+		return p.nodeVals[h]
+	}
+	vals := noVals()
+	if i, ok := p.zoneIdx[ep.Zone]; ok {
+		vals[0] = int8(i)
+	}
+	return vals
 }
 
 func labelKey(ns string, l map[string]string) string {

@@ -58,8 +58,7 @@ type Pod struct {
 	// term at a time when it cannot be met.
 	PreferredAffinity []WeightedTerm
 	// TopologySpread, PodAffinity and PodAntiAffinity are the pod's own
-	// fields (keys kubernetes.io/hostname and topology.kubernetes.io/zone
-	// are enforced; other keys are ignored).
+	// fields, on any topology key (topology.go, domains.go).
 	TopologySpread  []corev1.TopologySpreadConstraint
 	PodAffinity     *corev1.PodAffinity
 	PodAntiAffinity *corev1.PodAntiAffinity
