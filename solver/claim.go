@@ -218,8 +218,8 @@ func (s *pass) tryAdd(c *claim, pi *podInfo, sig *podSignature) bool {
 // tries the pod's terms: the claim's requests with the pod, the pod's
 // signature in the pool, the daemonset ports to check (nil: none), and
 // the key values and host the topology check placed it in (narrow: the
-// keys whose pin narrows a claim that spans several values; sel: those
-// pins alone).
+// keys whose pin narrows a claim that spans several values; pinMask: the
+// offerings of each type carrying every such pinned value).
 type addition struct {
 	newReq  resources.List
 	sp      *poolSignature
@@ -227,7 +227,7 @@ type addition struct {
 	pins    keyVals
 	host    int32
 	narrow  uint16
-	sel     keyVals
+	pinMask []uint64
 }
 
 // add adds the pod to the claim through the first of its terms that some
@@ -288,26 +288,11 @@ func (s *pass) prepareAdd(c *claim, pi *podInfo, sig *podSignature) (addition, b
 			s.topoRej = true
 			return a, false
 		}
-		a.narrow, a.sel = s.narrowing(&s.view, &a.pins, &c.pins)
+		if a.narrow = s.tp.narrow; a.narrow != 0 {
+			a.pinMask = pl.pinMasks(&a.pins, a.narrow)
+		}
 	}
 	return a, true
-}
-
-// narrowing is the keys whose new pin narrows the candidate, and those
-// pins alone: the keys it could still take several values of (a key's
-// values are counted with the keys before it pinned, so one left with a
-// single value is not narrowed again).
-func (s *pass) narrowing(v *domView, pins, had *keyVals) (uint16, keyVals) {
-	var out uint16
-	sel, before := noVals(), noVals()
-	for k := range s.p.keys {
-		if pins[k] >= 0 && had[k] < 0 && bits.OnesCount64(v.values(k, &before)) > 1 {
-			out |= 1 << uint(k)
-			sel[k] = pins[k]
-		}
-		before[k] = pins[k]
-	}
-	return out, sel
 }
 
 // narrowTypes is the claim's type set narrowed by the term, the zone and
@@ -323,8 +308,8 @@ func (s *pass) narrowTypes(c *claim, pi *podInfo, term *compiledTerm, a *additio
 		if !term.trivial {
 			m &= term.masks[t]
 		}
-		if a.narrow != 0 {
-			m &= pl.pinMask(&a.sel, t)
+		if a.pinMask != nil {
+			m &= a.pinMask[t]
 		}
 		if a.dsPorts != nil {
 			if _, bad := portsConflict(pi.ports, a.dsPorts[t]); bad {

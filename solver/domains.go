@@ -171,6 +171,28 @@ func (pl *poolInfo) pinMask(pins *keyVals, t int32) uint64 {
 	return m
 }
 
+// pinMasks is, per type, the offerings carrying the values pinned for the
+// keys in which: one key's value mask itself, several keys' ANDed.
+func (pl *poolInfo) pinMasks(pins *keyVals, which uint16) []uint64 {
+	var out []uint64
+	for k := 0; which>>uint(k) != 0; k++ {
+		if which&(1<<uint(k)) == 0 {
+			continue
+		}
+		vm := pl.valMask[k][pins[k]]
+		if out == nil {
+			out = vm
+			continue
+		}
+		and := make([]uint64, len(vm))
+		for t := range and {
+			and[t] = out[t] & vm[t]
+		}
+		out = and
+	}
+	return out
+}
+
 // allBits is the set of the first n values.
 func allBits(n int) uint64 {
 	if n >= 64 {
@@ -265,15 +287,10 @@ func narrowByPins(pl *poolInfo, ts []int32, ms []uint64, pins *keyVals, which ui
 	if which == 0 {
 		return ts, ms, true
 	}
-	sel := noVals()
-	for k := range sel {
-		if which&(1<<uint(k)) != 0 {
-			sel[k] = pins[k]
-		}
-	}
+	pm := pl.pinMasks(pins, which)
 	nt, nm := make([]int32, 0, len(ts)), make([]uint64, 0, len(ts))
 	for i, t := range ts {
-		if m := ms[i] & pl.pinMask(&sel, t); m != 0 {
+		if m := ms[i] & pm[t]; m != 0 {
 			nt, nm = append(nt, t), append(nm, m)
 		}
 	}

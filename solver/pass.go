@@ -427,11 +427,9 @@ func (s *pass) narrowNew(pl *poolInfo, pi *podInfo, sig *podSignature, ts []int3
 	if !ok {
 		return nil, nil, pins, false
 	}
-	had := noVals()
-	which, _ := s.narrowing(&s.view, &pins, &had)
-	if which == 0 {
+	if s.tp.narrow == 0 {
 		return ts, ms, pins, true
 	}
-	nt, nm, ok := narrowByPins(pl, ts, ms, &pins, which)
+	nt, nm, ok := narrowByPins(pl, ts, ms, &pins, s.tp.narrow)
 	return nt, nm, pins, ok
 }

@@ -438,7 +438,10 @@ type topoPod struct {
 	cons    uint16 // keys of own constraints (a node without the key cannot take it)
 	allowed [maxKeys]uint64
 	scored  uint16 // keys whose score row is set (others score 0)
-	score   [maxKeys][maxValues]int32
+	// narrow is, after topoAt, the keys it pinned among several values
+	// the candidate could take: its offerings must narrow to the pin.
+	narrow uint16
+	score  [maxKeys][maxValues]int32
 }
 
 func (tp *topoPod) scoreOf(k, v int) int32 {
@@ -531,6 +534,7 @@ func (s *pass) allowedValues(c *constraint, sig *podSignature, zc []int32, total
 func (s *pass) topoAt(pi *podInfo, sig *podSignature, host int32, v *domView) (keyVals, bool) {
 	pins := noVals()
 	tp := &s.tp
+	tp.narrow = 0
 	if !tp.active {
 		return pins, true
 	}
@@ -551,6 +555,9 @@ func (s *pass) topoAt(pi *podInfo, sig *podSignature, host int32, v *domView) (k
 		ok := vals & tp.allowed[k]
 		if ok == 0 {
 			return pins, false
+		}
+		if bits.OnesCount64(vals) > 1 {
+			tp.narrow |= 1 << uint(k)
 		}
 		if bits.OnesCount64(ok) == 1 {
 			pins[k] = int8(bits.TrailingZeros64(ok))

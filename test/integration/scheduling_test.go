@@ -17,10 +17,11 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 )
 
-// TestVolumes runs pods with EBS volumes on one world, with the real
-// kube-scheduler (VolumeBinding, VolumeZone, NodeVolumeLimits), the
-// StatefulSet and PV binder controllers, and the local kubelet's CSINode
-// (the EBS CSI driver's count):
+// TestSchedulingParity runs pods with EBS volumes and topology spread on
+// one world, with the real kube-scheduler (VolumeBinding, VolumeZone,
+// NodeVolumeLimits, PodTopologySpread), the StatefulSet, Deployment and PV
+// binder controllers, and the local kubelet's CSINode (the EBS CSI
+// driver's count):
 //
 //   - a StatefulSet of 3 replicas whose claims are pre-bound to static
 //     volumes in us-east-1a, b and c, with a zone spread, gets one node per
@@ -32,10 +33,13 @@ import (
 //   - an EC2NodeClass with instanceStorePolicy RAID0 launches m5d.xlarge
 //     whose ephemeral storage is its 150 GB instance store (user data
 //     asks for the array; the kubelet reads it from there), so a pod
-//     asking 100G runs although the root volume has 50Gi.
-func TestVolumes(t *testing.T) {
+//     asking 100G runs although the root volume has 50Gi;
+//   - a Deployment of 2 spread over karpenter.sh/capacity-type (maxSkew 1,
+//     one pod per node) gets one spot and one on-demand node, although
+//     spot is cheaper.
+func TestSchedulingParity(t *testing.T) {
 	e := startEnv(t)
-	objs, err := cluster.ReadManifests("../../examples/nodepools.yaml", "testdata/volumes.yaml")
+	objs, err := cluster.ReadManifests("../../examples/nodepools.yaml", "testdata/volumes.yaml", "testdata/topology.yaml")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -43,13 +47,13 @@ func TestVolumes(t *testing.T) {
 	for _, o := range objs {
 		switch {
 		case o.GetKind() == "EC2NodeClass" && (o.GetName() == "default" || o.GetName() == "raid"),
-			o.GetKind() == "NodePool" && (o.GetName() == "zonal" || o.GetName() == "ebs" || o.GetName() == "raid"):
+			o.GetKind() == "NodePool" && (o.GetName() == "zonal" || o.GetName() == "ebs" || o.GetName() == "raid" || o.GetName() == "split"):
 			base = append(base, o)
-		case o.GetKind() == "StatefulSet", o.GetKind() == "Pod":
+		case o.GetKind() == "StatefulSet", o.GetKind() == "Pod", o.GetKind() == "Deployment":
 			sets = append(sets, o)
 		}
 	}
-	if len(base) != 5 || len(sets) != 3 {
+	if len(base) != 6 || len(sets) != 4 {
 		t.Fatalf("manifests: %d class/pools, %d StatefulSets", len(base), len(sets))
 	}
 	if err := cluster.Apply(e.ctx, e.w.Kube.RESTConfig(), base); err != nil {
@@ -153,6 +157,21 @@ func TestVolumes(t *testing.T) {
 			if n := nominated[fmt.Sprintf("ebs-%d", i)]; n != 1 {
 				t.Errorf("pod ebs-%d nominated %d times, want once", i, n)
 			}
+		}
+	})
+
+	t.Run("DeploymentSpreadOverCapacityType", func(t *testing.T) {
+		waitFor(t, 4*time.Minute, "2 split pods Running", func() bool { n, _ := e.readyPods("app=split"); return n == 2 })
+		byType := map[string]int{}
+		for _, name := range e.poolNodes(t, "split") {
+			n, err := e.kc.CoreV1().Nodes().Get(e.ctx, name, metav1.GetOptions{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			byType[n.Labels[apiv1.LabelCapacityType]]++
+		}
+		if byType["spot"] != 1 || byType["on-demand"] != 1 || len(byType) != 2 {
+			t.Errorf("NodePool split nodes by capacity type %v, want one spot and one on-demand", byType)
 		}
 	})
 
