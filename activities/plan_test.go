@@ -45,7 +45,7 @@ func TestDiscardBatch(t *testing.T) {
 // the plan lists it unschedulable.
 func TestPlanReportsDRAPodFailedScheduling(t *testing.T) {
 	p := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: "default", Name: "trainer", UID: "uid-trainer"},
-		Spec: corev1.PodSpec{Containers: []corev1.Container{{Name: "c"}}, ResourceClaims: []corev1.PodResourceClaim{{Name: "gpu-claim"}}},
+		Spec:   corev1.PodSpec{Containers: []corev1.Container{{Name: "c"}}, ResourceClaims: []corev1.PodResourceClaim{{Name: "gpu-claim"}}},
 		Status: corev1.PodStatus{Conditions: []corev1.PodCondition{{Type: corev1.PodScheduled, Status: corev1.ConditionFalse, Reason: corev1.PodReasonUnschedulable}}}}
 	a := newFakeActivities(t, nil, p)
 	rec := record.NewFakeRecorder(10)
