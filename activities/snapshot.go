@@ -16,6 +16,7 @@ import (
 	"github.com/joinery/joinery/resources"
 	"github.com/joinery/joinery/solver"
 	corev1 "k8s.io/api/core/v1"
+	nodev1 "k8s.io/api/node/v1"
 	storagev1 "k8s.io/api/storage/v1"
 	"k8s.io/apimachinery/pkg/labels"
 )
@@ -177,14 +178,24 @@ func (a *Activities) addExistingNodes(s *snapshot, nodes []*corev1.Node, claims 
 	}
 }
 
+// addDaemonSets adds the DaemonSets whose pods new nodes will run, their
+// templates admitted as their pods will be (solver.AdmittedDaemonSet: a
+// RuntimeClass's overhead and scheduling). One whose pods admission
+// rejects runs none; the DaemonSet controller reports that on it.
 func (a *Activities) addDaemonSets(s *snapshot) {
 	dss, _ := a.Cluster.DaemonSets.List(labels.Everything())
 	sort.Slice(dss, func(i, j int) bool { return dss[i].Namespace+"/"+dss[i].Name < dss[j].Namespace+"/"+dss[j].Name })
 	for _, ds := range dss {
-		p := &corev1.Pod{Spec: ds.Spec.Template.Spec}
-		p.Namespace, p.Name = ds.Namespace, ds.Name
-		s.input.DaemonSets = append(s.input.DaemonSets, solver.DaemonSet{Namespace: ds.Namespace, Name: ds.Name, Pod: solver.PodFromK8s(p)})
+		if d, why := solver.AdmittedDaemonSet(ds, a.runtimeClass); why == "" {
+			s.input.DaemonSets = append(s.input.DaemonSets, d)
+		}
 	}
+}
+
+// runtimeClass reads a RuntimeClass from the informer cache (nil: none).
+func (a *Activities) runtimeClass(name string) *nodev1.RuntimeClass {
+	o, _ := a.Cluster.RuntimeClasses.Get(name)
+	return o
 }
 
 // addInFlightClaims adds the NodeClaims with no Node yet as nodes of their

@@ -1,7 +1,7 @@
 // Package cluster is Joinery's Kubernetes adapter over client-go: informers
 // and an in-memory view of pods, nodes, DaemonSets, volumes (claims,
-// PersistentVolumes, StorageClasses, CSINodes), NodePools, NodeClaims and
-// EC2NodeClasses, plus the writes Joinery makes (NodeClaims, node labels,
+// PersistentVolumes, StorageClasses, CSINodes), RuntimeClasses, NodePools,
+// NodeClaims and EC2NodeClasses, plus the writes Joinery makes (NodeClaims, node labels,
 // Events). It holds no decisions.
 package cluster
 
@@ -23,6 +23,7 @@ import (
 	typedcorev1 "k8s.io/client-go/kubernetes/typed/core/v1"
 	appslisters "k8s.io/client-go/listers/apps/v1"
 	corelisters "k8s.io/client-go/listers/core/v1"
+	nodelisters "k8s.io/client-go/listers/node/v1"
 	policylisters "k8s.io/client-go/listers/policy/v1"
 	storagelisters "k8s.io/client-go/listers/storage/v1"
 	"k8s.io/client-go/rest"
@@ -52,6 +53,9 @@ type Cluster struct {
 	PVs            corelisters.PersistentVolumeLister
 	StorageClasses storagelisters.StorageClassLister
 	CSINodes       storagelisters.CSINodeLister
+	// RuntimeClasses: a DaemonSet's template gets its class's overhead, as
+	// admission gives it to the DaemonSet's pods (pods that exist carry it).
+	RuntimeClasses nodelisters.RuntimeClassLister
 
 	nodeInformer cache.SharedIndexInformer
 	nodePools    cache.SharedIndexInformer
@@ -119,6 +123,7 @@ func NewFromClients(kc kubernetes.Interface, dc dynamic.Interface) (*Cluster, er
 	c.PVs = c.factory.Core().V1().PersistentVolumes().Lister()
 	c.StorageClasses = c.factory.Storage().V1().StorageClasses().Lister()
 	c.CSINodes = c.factory.Storage().V1().CSINodes().Lister()
+	c.RuntimeClasses = c.factory.Node().V1().RuntimeClasses().Lister()
 	c.nodePools = c.dynFactory.ForResource(apiv1.NodePoolGVR).Informer()
 	c.nodeClaims = c.dynFactory.ForResource(apiv1.NodeClaimGVR).Informer()
 	c.nodeClasses = c.dynFactory.ForResource(apiv1.EC2NodeClassGVR).Informer()

@@ -22,6 +22,7 @@ import (
 	appsv1 "k8s.io/api/apps/v1"
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
+	nodev1 "k8s.io/api/node/v1"
 	storagev1 "k8s.io/api/storage/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
@@ -152,7 +153,9 @@ type workloadPod struct {
 // EC2NodeClass, Deployment, StatefulSet, ReplicaSet, Job, CronJob (one
 // run), DaemonSet, Pod (with spec.nodeName: running on that Node; else
 // pending), Node, PersistentVolume, PersistentVolumeClaim, StorageClass,
-// CSINode (a Node's EBS attach limit; a Node without one has none);
+// CSINode (a Node's EBS attach limit; a Node without one has none),
+// RuntimeClass (pending pods and DaemonSets naming one get what its
+// admission plugin gives them: overhead, node selector, tolerations);
 // others (PodDisruptionBudget, Service, ...) are accepted and ignored.
 // Volumes are read by solver.VolumesOf, as the controller reads them: a
 // StatefulSet's pods claim <template>-<set>-<ordinal> (made from the claim
@@ -163,7 +166,8 @@ type workloadPod struct {
 func Build(docs []Doc, opts Options) (*Built, Errors) {
 	b := &builder{cat: opts.Catalog, zones: opts.Zones, out: &Built{},
 		classes: map[string]*apiv1.EC2NodeClass{}, pvs: map[string]*corev1.PersistentVolume{}, pvcs: map[string]*corev1.PersistentVolumeClaim{},
-		storageClasses: map[string]*storagev1.StorageClass{}, csiNodes: map[string]*storagev1.CSINode{}, attached: solver.VolumeSet{}}
+		storageClasses: map[string]*storagev1.StorageClass{}, csiNodes: map[string]*storagev1.CSINode{}, attached: solver.VolumeSet{},
+		runtimeClasses: map[string]*nodev1.RuntimeClass{}}
 	if b.cat == nil {
 		var err error
 		if b.cat, err = catalog.Default(); err != nil {
@@ -177,11 +181,12 @@ func Build(docs []Doc, opts Options) (*Built, Errors) {
 		b.read(d)
 	}
 	b.defaultClaimClasses()
+	b.daemonSetsInput()
 	b.existingPods()
 	usage, count := b.existingNodes()
 	b.nodePools(usage, count)
 	for _, wp := range b.pending {
-		b.out.Input.Pods = append(b.out.Input.Pods, b.solverPod(wp.pod, b.attached))
+		b.out.Input.Pods = append(b.out.Input.Pods, b.pendingPod(wp.pod))
 	}
 	return b.out, b.errs
 }
@@ -241,6 +246,8 @@ type builder struct {
 	pvcs           map[string]*corev1.PersistentVolumeClaim // by namespace/name
 	storageClasses map[string]*storagev1.StorageClass
 	csiNodes       map[string]*storagev1.CSINode
+	runtimeClasses map[string]*nodev1.RuntimeClass
+	daemonSets     []docDaemonSet
 	// attached are the EBS volumes of the bound pods: a pending pod that
 	// shares one does not count it again.
 	attached solver.VolumeSet
@@ -291,7 +298,13 @@ func (b *builder) read(d Doc) {
 			if o.Namespace == "" {
 				o.Namespace = "default"
 			}
-			b.out.Input.DaemonSets = append(b.out.Input.DaemonSets, solver.DaemonSetFromK8s(o))
+			// Reduced once every RuntimeClass is read (daemonSets).
+			b.daemonSets = append(b.daemonSets, docDaemonSet{ds: o, doc: d})
+		}
+	case "RuntimeClass":
+		o := &nodev1.RuntimeClass{}
+		if b.convert(d, o) {
+			b.runtimeClasses[o.Name] = o
 		}
 	case "Pod":
 		b.readPod(d)

@@ -56,6 +56,8 @@ var needed = map[access]string{
 	{"watch", "storage.k8s.io", "storageclasses"}:           "cluster/cluster.go: StorageClass informer",
 	{"list", "storage.k8s.io", "csinodes"}:                  "cluster/cluster.go: CSINode informer (a node's volume attach limit)",
 	{"watch", "storage.k8s.io", "csinodes"}:                 "cluster/cluster.go: CSINode informer",
+	{"list", "node.k8s.io", "runtimeclasses"}:               "cluster/cluster.go: RuntimeClass informer (a DaemonSet template's overhead)",
+	{"watch", "node.k8s.io", "runtimeclasses"}:              "cluster/cluster.go: RuntimeClass informer",
 	{"list", "karpenter.sh", "nodepools"}:                   "cluster/cluster.go: dynamic NodePool informer",
 	{"watch", "karpenter.sh", "nodepools"}:                  "cluster/cluster.go: dynamic NodePool informer",
 	{"patch", "karpenter.sh", "nodepools/status"}:           "cluster/karpenter.go: PatchNodePoolStatus (ValidationSucceeded, Ready conditions)",
@@ -130,7 +132,7 @@ var (
 	// kc.CoreV1().Pods(ns).Delete(  /  .PolicyV1().Evictions(ns).Evict(
 	typedCall = regexp.MustCompile(`\.(CoreV1|AppsV1|PolicyV1|StorageV1)\(\)\.(\w+)\([^)]*\)\.(\w+)\(`)
 	// factory.Core().V1().Pods().Informer() / .Lister()
-	informer = regexp.MustCompile(`\.(Core|Apps|Policy|Storage)\(\)\.V1\(\)\.(\w+)\(\)\.(Informer|Lister)\(\)`)
+	informer = regexp.MustCompile(`\.(Core|Apps|Policy|Storage|Node)\(\)\.V1\(\)\.(\w+)\(\)\.(Informer|Lister)\(\)`)
 	// dynFactory.ForResource(apiv1.NodeClaimGVR)
 	dynInformer = regexp.MustCompile(`ForResource\(apiv1\.(\w+GVR)\)`)
 	// c.Dynamic.Resource(apiv1.NodeClaimGVR).Patch(
@@ -143,7 +145,7 @@ var (
 )
 
 var groupOf = map[string]string{"CoreV1": "", "Core": "", "AppsV1": "apps", "Apps": "apps", "PolicyV1": "policy", "Policy": "policy",
-	"StorageV1": "storage.k8s.io", "Storage": "storage.k8s.io"}
+	"StorageV1": "storage.k8s.io", "Storage": "storage.k8s.io", "Node": "node.k8s.io"}
 
 // workerFiles lists the non-test Go files of the joinery packages the worker
 // binary is built from (go list -deps ./worker), relative to the repo root.
