@@ -39,6 +39,9 @@ type snapshot struct {
 	// volumes looks up the claims, PersistentVolumes and StorageClasses
 	// pods' volumes name (informer caches).
 	volumes solver.VolumeObjects
+	// selectors looks up what selects a pod, for default spread
+	// constraints (informer caches).
+	selectors solver.SelectorObjects
 	// used is, per node, the requests of its active pods, with the EBS
 	// volumes attached to it (its pods' and its VolumeAttachments', each
 	// once); attached are all those volumes: a pending pod that shares one
@@ -71,7 +74,7 @@ func (a *Activities) volumeObjects() solver.VolumeObjects {
 // nodes with their free capacity, pending pods not yet nominated, and
 // DaemonSets.
 func (a *Activities) takeSnapshot(ctx context.Context, now time.Time) (*snapshot, error) {
-	s := &snapshot{pools: map[string]*apiv1.NodePool{}, podsByKey: map[string]*corev1.Pod{}, volumes: a.volumeObjects()}
+	s := &snapshot{pools: map[string]*apiv1.NodePool{}, podsByKey: map[string]*corev1.Pod{}, volumes: a.volumeObjects(), selectors: a.selectorObjects()}
 	pools, invalid := a.Cluster.NodePools()
 	defer func() { a.reportNodePools(ctx, pools, invalid) }()
 	claims := a.Cluster.NodeClaims()
@@ -92,7 +95,7 @@ func (a *Activities) addPendingPods(s *snapshot, now time.Time) map[string]resou
 	nominatedReq := map[string]resources.List{}
 	for _, p := range pending {
 		s.pending++
-		sp := solver.PodWithVolumes(p, s.volumes, s.attached)
+		sp := a.solverPod(s, p, s.attached)
 		if nc, ok := nominatedTo[string(p.UID)]; ok {
 			nominatedReq[nc] = nominatedReq[nc].Add(sp.Requests)
 			s.nominated++
@@ -120,7 +123,7 @@ func (a *Activities) addExistingPods(s *snapshot) []*corev1.Node {
 			if !cluster.IsActive(p) {
 				continue
 			}
-			sp := solver.PodWithVolumes(p, s.volumes, seen)
+			sp := a.solverPod(s, p, seen)
 			used = used.Add(sp.Requests)
 			s.input.ExistingPods = append(s.input.ExistingPods, solver.ExistingPod{Pod: sp, Node: n.Name, Zone: n.Labels[apiv1.LabelZone], Daemon: cluster.IsDaemonSetPod(p)})
 		}

@@ -56,6 +56,13 @@ type Cluster struct {
 	// RuntimeClasses: a DaemonSet's template gets its class's overhead, as
 	// admission gives it to the DaemonSet's pods (pods that exist carry it).
 	RuntimeClasses nodelisters.RuntimeClassLister
+	// Services, ReplicationControllers, ReplicaSets and StatefulSets are
+	// nil unless WatchSpreadSelectors was called: what selects a pod is the
+	// selector of kube-scheduler's default topology spread constraints.
+	Services               corelisters.ServiceLister
+	ReplicationControllers corelisters.ReplicationControllerLister
+	ReplicaSets            appslisters.ReplicaSetLister
+	StatefulSets           appslisters.StatefulSetLister
 
 	nodeInformer cache.SharedIndexInformer
 	nodePools    cache.SharedIndexInformer
@@ -92,7 +99,7 @@ func New(cfg *rest.Config) (*Cluster, error) {
 // client-go's fakes).
 func NewFromClients(kc kubernetes.Interface, dc dynamic.Interface) (*Cluster, error) {
 	c := &Cluster{Kube: kc, Dynamic: dc}
-	c.factory = informers.NewSharedInformerFactoryWithOptions(kc, 0, informers.WithTransform(stripManagedFields))
+	c.factory = informers.NewSharedInformerFactoryWithOptions(kc, 0, informers.WithTransform(trimForCache))
 	c.dynFactory = dynamicinformer.NewDynamicSharedInformerFactory(dc, 0)
 	c.PodInformer = c.factory.Core().V1().Pods().Informer()
 	if err := c.PodInformer.AddIndexers(cache.Indexers{podsByNodeIndex: func(obj interface{}) ([]string, error) {
@@ -136,6 +143,17 @@ func NewFromClients(kc kubernetes.Interface, dc dynamic.Interface) (*Cluster, er
 	c.broadcaster.StartRecordingToSink(&typedcorev1.EventSinkImpl{Interface: kc.CoreV1().Events("")})
 	c.Recorder = c.broadcaster.NewRecorder(scheme.Scheme, corev1.EventSource{Component: "joinery"})
 	return c, nil
+}
+
+// WatchSpreadSelectors adds the Service, ReplicationController, ReplicaSet
+// and StatefulSet informers (call it before Start): only a worker given
+// kube-scheduler's default spread constraints reads them, and ReplicaSets
+// are many (every Deployment keeps its old ones).
+func (c *Cluster) WatchSpreadSelectors() {
+	c.Services = c.factory.Core().V1().Services().Lister()
+	c.ReplicationControllers = c.factory.Core().V1().ReplicationControllers().Lister()
+	c.ReplicaSets = c.factory.Apps().V1().ReplicaSets().Lister()
+	c.StatefulSets = c.factory.Apps().V1().StatefulSets().Lister()
 }
 
 // Start runs the informers and waits for their caches (up to timeout).

@@ -2,6 +2,7 @@ package charttest
 
 import (
 	"bufio"
+	"maps"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -74,6 +75,20 @@ var needed = map[access]string{
 	{"patch", "karpenter.k8s.aws", "ec2nodeclasses/status"}: "cluster/nodeclass.go: PatchNodeClassStatus (resolved subnets, groups, images, profile, conditions)",
 }
 
+// neededWithSchedulerConfig is what the worker calls only when given
+// --scheduler-config (the chart's schedulerConfig value): the ClusterRole
+// grants these only then.
+var neededWithSchedulerConfig = map[access]string{
+	{"list", "", "services"}:                "cluster/cluster.go: Service informer (WatchSpreadSelectors: default spread selectors)",
+	{"watch", "", "services"}:               "cluster/cluster.go: Service informer",
+	{"list", "", "replicationcontrollers"}:  "cluster/cluster.go: ReplicationController informer (WatchSpreadSelectors)",
+	{"watch", "", "replicationcontrollers"}: "cluster/cluster.go: ReplicationController informer",
+	{"list", "apps", "replicasets"}:         "cluster/cluster.go: ReplicaSet informer (WatchSpreadSelectors)",
+	{"watch", "apps", "replicasets"}:        "cluster/cluster.go: ReplicaSet informer",
+	{"list", "apps", "statefulsets"}:        "cluster/cluster.go: StatefulSet informer (WatchSpreadSelectors)",
+	{"watch", "apps", "statefulsets"}:       "cluster/cluster.go: StatefulSet informer",
+}
+
 // neededInRole is what the worker calls in its own namespace: granted by
 // the namespaced Role (with the leader-election Lease), not the ClusterRole.
 var neededInRole = map[access]string{
@@ -92,10 +107,19 @@ var notWorker = []struct{ file, line, why string }{
 }
 
 // TestRBACClusterRole: the rendered ClusterRole grants every row of needed
-// and nothing else: no wildcards, no resourceNames, no non-resource URLs.
+// and nothing else: no wildcards, no resourceNames, no non-resource URLs;
+// with schedulerConfig set, neededWithSchedulerConfig too.
 func TestRBACClusterRole(t *testing.T) {
+	checkClusterRole(t, minimal, needed)
+	all := maps.Clone(needed)
+	maps.Copy(all, neededWithSchedulerConfig)
+	checkClusterRole(t, minimal+"schedulerConfig: |\n  apiVersion: kubescheduler.config.k8s.io/v1\n  kind: KubeSchedulerConfiguration\n", all)
+}
+
+func checkClusterRole(t *testing.T, values string, want map[access]string) {
+	t.Helper()
 	var cr rbacv1.ClusterRole
-	strict(t, one(t, mustRender(t, minimal), "ClusterRole"), &cr)
+	strict(t, one(t, mustRender(t, values), "ClusterRole"), &cr)
 	granted := map[access]bool{}
 	for i, r := range cr.Rules {
 		if len(r.NonResourceURLs) > 0 || len(r.ResourceNames) > 0 {
@@ -116,14 +140,14 @@ func TestRBACClusterRole(t *testing.T) {
 			}
 		}
 	}
-	for a, why := range needed {
+	for a, why := range want {
 		if !granted[a] {
 			t.Errorf("ClusterRole does not grant %s, needed by %s", a, why)
 		}
 	}
 	for a := range granted {
-		if _, ok := needed[a]; !ok {
-			t.Errorf("ClusterRole grants %s, which no worker code needs", a)
+		if _, ok := want[a]; !ok {
+			t.Errorf("ClusterRole grants %s, which no worker code needs (values %q)", a, values)
 		}
 	}
 }
@@ -290,11 +314,12 @@ func TestRBACTableMatchesCode(t *testing.T) {
 	for a, where := range found {
 		_, cluster := needed[a]
 		_, ns := neededInRole[a]
-		if !cluster && !ns {
+		_, sched := neededWithSchedulerConfig[a]
+		if !cluster && !ns && !sched {
 			t.Errorf("code calls %s (%s) but the RBAC table (and so the ClusterRole) lacks it", a, strings.Join(where, ", "))
 		}
 	}
-	for _, table := range []map[access]string{needed, neededInRole} {
+	for _, table := range []map[access]string{needed, neededInRole, neededWithSchedulerConfig} {
 		for a, why := range table {
 			if _, ok := found[a]; !ok {
 				t.Errorf("RBAC table has %s (%s) but no worker code calls it any more", a, why)
