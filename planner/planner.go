@@ -131,6 +131,11 @@ func Parse(file string, data []byte) ([]Doc, Errors) {
 type Options struct {
 	Catalog *catalog.Catalog // nil: the embedded catalog
 	Zones   []string         // nil: catalog.DefaultZones
+	// SpreadDefaults are kube-scheduler's default topology spread
+	// constraints (schedulerconfig.Load): pending pods without their own
+	// get them, selecting by their workload and the Services of the
+	// manifests. Nil: none.
+	SpreadDefaults solver.SpreadDefaults
 }
 
 // MaxReplicas is the most pods one workload may expand to.
@@ -164,7 +169,7 @@ type workloadPod struct {
 // StorageClass (storageclass.kubernetes.io/is-default-class), as admission
 // would give it.
 func Build(docs []Doc, opts Options) (*Built, Errors) {
-	b := &builder{cat: opts.Catalog, zones: opts.Zones, out: &Built{},
+	b := &builder{cat: opts.Catalog, zones: opts.Zones, out: &Built{}, spread: opts.SpreadDefaults, selectors: newSelectorIndex(),
 		classes: map[string]*apiv1.EC2NodeClass{}, pvs: map[string]*corev1.PersistentVolume{}, pvcs: map[string]*corev1.PersistentVolumeClaim{},
 		storageClasses: map[string]*storagev1.StorageClass{}, csiNodes: map[string]*storagev1.CSINode{}, attached: solver.VolumeSet{},
 		runtimeClasses: map[string]*nodev1.RuntimeClass{}}
@@ -186,7 +191,9 @@ func Build(docs []Doc, opts Options) (*Built, Errors) {
 	usage, count := b.existingNodes()
 	b.nodePools(usage, count)
 	for _, wp := range b.pending {
-		b.out.Input.Pods = append(b.out.Input.Pods, b.pendingPod(wp.pod))
+		sp := b.pendingPod(wp.pod)
+		b.spread.Apply(&sp, wp.pod, b.selectors.objects())
+		b.out.Input.Pods = append(b.out.Input.Pods, sp)
 	}
 	return b.out, b.errs
 }
@@ -248,6 +255,8 @@ type builder struct {
 	csiNodes       map[string]*storagev1.CSINode
 	runtimeClasses map[string]*nodev1.RuntimeClass
 	daemonSets     []docDaemonSet
+	spread         solver.SpreadDefaults
+	selectors      *selectorIndex
 	// attached are the EBS volumes of the bound pods: a pending pod that
 	// shares one does not count it again.
 	attached solver.VolumeSet
@@ -308,6 +317,11 @@ func (b *builder) read(d Doc) {
 		}
 	case "Pod":
 		b.readPod(d)
+	case "Service":
+		o := &corev1.Service{}
+		if b.convert(d, o) {
+			b.selectors.addService(o)
+		}
 	case "Node":
 		o := &corev1.Node{}
 		if b.convert(d, o) {
@@ -355,17 +369,23 @@ func (b *builder) readWorkload(d Doc) {
 	case "Deployment":
 		o := &appsv1.Deployment{}
 		if b.convert(d, o) {
+			from := len(b.pending)
 			b.expand(d, o.Name, o.Namespace, replicas(o.Spec.Replicas), &o.Spec.Template, nil, false)
+			b.controlledBy(b.pending[from:], rsKind, o.Name, o.Spec.Selector)
 		}
 	case "ReplicaSet":
 		o := &appsv1.ReplicaSet{}
 		if b.convert(d, o) {
+			from := len(b.pending)
 			b.expand(d, o.Name, o.Namespace, replicas(o.Spec.Replicas), &o.Spec.Template, nil, false)
+			b.controlledBy(b.pending[from:], rsKind, o.Name, o.Spec.Selector)
 		}
 	case "StatefulSet":
 		o := &appsv1.StatefulSet{}
 		if b.convert(d, o) {
+			from := len(b.pending)
 			b.expand(d, o.Name, o.Namespace, replicas(o.Spec.Replicas), &o.Spec.Template, o.Spec.VolumeClaimTemplates, true)
+			b.controlledBy(b.pending[from:], ssKind, o.Name, o.Spec.Selector)
 		}
 	case "Job":
 		o := &batchv1.Job{}
@@ -374,14 +394,18 @@ func (b *builder) readWorkload(d Doc) {
 			if o.Spec.Completions != nil && int(*o.Spec.Completions) < n {
 				n = int(*o.Spec.Completions)
 			}
+			from := len(b.pending)
 			b.expand(d, o.Name, o.Namespace, n, &o.Spec.Template, nil, false)
+			b.controlledBy(b.pending[from:], jobKind, o.Name, nil)
 		}
 	case "CronJob":
 		o := &batchv1.CronJob{}
 		if b.convert(d, o) {
 			js := o.Spec.JobTemplate.Spec
 			n := replicas(js.Parallelism)
+			from := len(b.pending)
 			b.expand(d, o.Name, o.Namespace, n, &js.Template, nil, false)
+			b.controlledBy(b.pending[from:], jobKind, o.Name, nil)
 			b.warn("%s document %d: CronJob %s planned as one run", d.File, d.Index, o.Name)
 		}
 	}
