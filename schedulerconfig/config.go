@@ -7,6 +7,7 @@
 package schedulerconfig
 
 import (
+	"errors"
 	"fmt"
 	"os"
 
@@ -110,7 +111,7 @@ func spreadArgs(pcs []configv1.PluginConfig) (configv1.PodTopologySpreadArgs, er
 			continue
 		}
 		if seen {
-			return args, fmt.Errorf("Duplicate value: %q", pluginName)
+			return args, errors.New("listed twice")
 		}
 		seen = true
 		if len(pc.Args.Raw) > 0 {

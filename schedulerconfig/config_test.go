@@ -109,6 +109,7 @@ func TestParseRejectsWhatKubeSchedulerRejects(t *testing.T) {
 			"defaultConstraints[1]: Duplicate value: {a, DoNotSchedule}"},
 		{"unknown arg", args("{defaultingType: List, defaultConstraintz: []}"), `unknown field "defaultConstraintz"`},
 		{"unnamed profiles", head + "profiles: [{}, {schedulerName: b}]\n", "profiles[0]: schedulerName: Required value"},
+		{"args twice", head + "profiles:\n- pluginConfig: [{name: PodTopologySpread}, {name: PodTopologySpread}]\n", "profiles[0]: pluginConfig PodTopologySpread: listed twice"},
 		{"same name", head + "profiles: [{schedulerName: a}, {schedulerName: a}]\n", `profiles[1].schedulerName: Duplicate value: "a"`},
 	} {
 		_, err := Parse([]byte(c.y))
