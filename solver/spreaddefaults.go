@@ -84,7 +84,7 @@ func DefaultSelector(p *corev1.Pod, objs SelectorObjects) *metav1.LabelSelector 
 	if objs.Services != nil {
 		for _, svc := range objs.Services(p.Namespace) {
 			// A nil selector selects nothing, not everything.
-			if svc.Spec.Selector != nil && labels.Set(svc.Spec.Selector).AsSelectorPreValidated().Matches(labels.Set(p.Labels)) {
+			if svc.Spec.Selector != nil && selects(svc.Spec.Selector, p.Labels) {
 				set = labels.Merge(set, svc.Spec.Selector)
 			}
 		}
@@ -112,6 +112,18 @@ func DefaultSelector(p *corev1.Pod, objs SelectorObjects) *metav1.LabelSelector 
 		out.MatchLabels = set
 	}
 	return out
+}
+
+// selects reports whether a Service's selector (equalities) matches labels:
+// labels.Set(sel).AsSelector().Matches without building the selector, as
+// the snapshot asks it for every pod and Service.
+func selects(sel, podLabels map[string]string) bool {
+	for k, v := range sel {
+		if pv, ok := podLabels[k]; !ok || pv != v {
+			return false
+		}
+	}
+	return true
 }
 
 // controllerKind is the name and kind of the pod's controller ("" and the

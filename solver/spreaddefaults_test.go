@@ -165,3 +165,23 @@ func TestSolveHonoursDefaultSpread(t *testing.T) {
 		t.Errorf("without defaults: %d claims, want one holding the three pods", len(plan.NewNodeClaims))
 	}
 }
+
+// BenchmarkSpreadDefaultsApply: one pending pod of a ReplicaSet among 100
+// Services in its namespace (what the snapshot does per pod with
+// --scheduler-config).
+func BenchmarkSpreadDefaultsApply(b *testing.B) {
+	var svcs []*corev1.Service
+	for i := 0; i < 100; i++ {
+		svcs = append(svcs, &corev1.Service{Spec: corev1.ServiceSpec{Selector: map[string]string{"app": "svc-" + string(rune('a'+i%26)) + string(rune('a'+i/26))}}})
+	}
+	objs := webObjects()
+	objs.Services = func(string) []*corev1.Service { return svcs }
+	d := listDefaults()
+	k := ownedPod("web-5d8f-x", map[string]string{"app": "web", "pod-template-hash": "5d8f"}, "apps/v1", "ReplicaSet", "web-5d8f")
+	p := PodFromK8s(k)
+	b.ReportAllocs()
+	for b.Loop() {
+		p.TopologySpread = nil
+		d.Apply(&p, k, objs)
+	}
+}
