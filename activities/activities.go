@@ -12,6 +12,7 @@ import (
 	"github.com/joinery/joinery/cloud/bootstrap"
 	"github.com/joinery/joinery/cluster"
 	"github.com/joinery/joinery/metrics"
+	"github.com/joinery/joinery/solver"
 	"github.com/joinery/joinery/workflows"
 	"go.temporal.io/sdk/activity"
 	"go.temporal.io/sdk/worker"
@@ -49,6 +50,11 @@ type Activities struct {
 	// SpotToSpotConsolidation is the feature gate of that name: spot nodes
 	// may be replaced by cheaper spot nodes (off: only deleted).
 	SpotToSpotConsolidation bool
+	// SpreadDefaults are kube-scheduler's default topology spread
+	// constraints (--scheduler-config), given to pods without their own;
+	// nil: none. With them, Cluster must watch what selects pods
+	// (cluster.WatchSpreadSelectors).
+	SpreadDefaults solver.SpreadDefaults
 	// Pseudonym, set when payload encryption is on, maps a node name to
 	// the keyed hash (codec.Keyring.Pseudonym) that stands for it in
 	// workflow ids; the sagas these activities plan are then Private (no

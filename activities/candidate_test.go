@@ -35,6 +35,13 @@ func newFakeActivitiesWithPools(t *testing.T, pools []*apiv1.NodePool, claims []
 // newFakeActivitiesWith is newFakeActivities with NodePools and EC2NodeClasses too.
 func newFakeActivitiesWith(t *testing.T, pools []*apiv1.NodePool, claims []*apiv1.NodeClaim, classes []*apiv1.EC2NodeClass, objs ...runtime.Object) *Activities {
 	t.Helper()
+	return newFakeActivitiesPrepared(t, nil, pools, claims, classes, objs...)
+}
+
+// newFakeActivitiesPrepared is newFakeActivitiesWith calling prepare (if
+// not nil) on the Cluster before its informers start.
+func newFakeActivitiesPrepared(t *testing.T, prepare func(*cluster.Cluster), pools []*apiv1.NodePool, claims []*apiv1.NodeClaim, classes []*apiv1.EC2NodeClass, objs ...runtime.Object) *Activities {
+	t.Helper()
 	kc := kubefake.NewSimpleClientset(objs...)
 	var dyn []runtime.Object
 	for _, np := range pools {
@@ -67,6 +74,9 @@ func newFakeActivitiesWith(t *testing.T, pools []*apiv1.NodePool, claims []*apiv
 	cl, err := cluster.NewFromClients(kc, dc)
 	if err != nil {
 		t.Fatal(err)
+	}
+	if prepare != nil {
+		prepare(cl)
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	t.Cleanup(cancel)

@@ -225,7 +225,7 @@ func (a *Activities) PlanReplacement(ctx context.Context, in workflows.DisruptIn
 			continue
 		}
 		// nil: the pod's own volumes count on its new node (they detach from this one).
-		snap.input.Pods = append(snap.input.Pods, solver.PodWithVolumes(p, snap.volumes, nil))
+		snap.input.Pods = append(snap.input.Pods, a.solverPod(snap, p, nil))
 		snap.podsByKey[p.Namespace+"/"+p.Name] = p
 	}
 	snap.input.Budget = a.SolverBudget

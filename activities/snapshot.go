@@ -16,6 +16,7 @@ import (
 	"github.com/joinery/joinery/resources"
 	"github.com/joinery/joinery/solver"
 	corev1 "k8s.io/api/core/v1"
+	nodev1 "k8s.io/api/node/v1"
 	storagev1 "k8s.io/api/storage/v1"
 	"k8s.io/apimachinery/pkg/labels"
 )
@@ -38,6 +39,9 @@ type snapshot struct {
 	// volumes looks up the claims, PersistentVolumes and StorageClasses
 	// pods' volumes name (informer caches).
 	volumes solver.VolumeObjects
+	// selectors looks up what selects a pod, for default spread
+	// constraints (informer caches).
+	selectors solver.SelectorObjects
 	// used is, per node, the requests of its active pods, with the EBS
 	// volumes attached to it (its pods' and its VolumeAttachments', each
 	// once); attached are all those volumes: a pending pod that shares one
@@ -70,7 +74,7 @@ func (a *Activities) volumeObjects() solver.VolumeObjects {
 // nodes with their free capacity, pending pods not yet nominated, and
 // DaemonSets.
 func (a *Activities) takeSnapshot(ctx context.Context, now time.Time) (*snapshot, error) {
-	s := &snapshot{pools: map[string]*apiv1.NodePool{}, podsByKey: map[string]*corev1.Pod{}, volumes: a.volumeObjects()}
+	s := &snapshot{pools: map[string]*apiv1.NodePool{}, podsByKey: map[string]*corev1.Pod{}, volumes: a.volumeObjects(), selectors: a.selectorObjects()}
 	pools, invalid := a.Cluster.NodePools()
 	defer func() { a.reportNodePools(ctx, pools, invalid) }()
 	claims := a.Cluster.NodeClaims()
@@ -91,7 +95,7 @@ func (a *Activities) addPendingPods(s *snapshot, now time.Time) map[string]resou
 	nominatedReq := map[string]resources.List{}
 	for _, p := range pending {
 		s.pending++
-		sp := solver.PodWithVolumes(p, s.volumes, s.attached)
+		sp := a.solverPod(s, p, s.attached)
 		if nc, ok := nominatedTo[string(p.UID)]; ok {
 			nominatedReq[nc] = nominatedReq[nc].Add(sp.Requests)
 			s.nominated++
@@ -119,7 +123,7 @@ func (a *Activities) addExistingPods(s *snapshot) []*corev1.Node {
 			if !cluster.IsActive(p) {
 				continue
 			}
-			sp := solver.PodWithVolumes(p, s.volumes, seen)
+			sp := a.solverPod(s, p, seen)
 			used = used.Add(sp.Requests)
 			s.input.ExistingPods = append(s.input.ExistingPods, solver.ExistingPod{Pod: sp, Node: n.Name, Zone: n.Labels[apiv1.LabelZone], Daemon: cluster.IsDaemonSetPod(p)})
 		}
@@ -177,14 +181,24 @@ func (a *Activities) addExistingNodes(s *snapshot, nodes []*corev1.Node, claims 
 	}
 }
 
+// addDaemonSets adds the DaemonSets whose pods new nodes will run, their
+// templates admitted as their pods will be (solver.AdmittedDaemonSet: a
+// RuntimeClass's overhead and scheduling). One whose pods admission
+// rejects runs none; the DaemonSet controller reports that on it.
 func (a *Activities) addDaemonSets(s *snapshot) {
 	dss, _ := a.Cluster.DaemonSets.List(labels.Everything())
 	sort.Slice(dss, func(i, j int) bool { return dss[i].Namespace+"/"+dss[i].Name < dss[j].Namespace+"/"+dss[j].Name })
 	for _, ds := range dss {
-		p := &corev1.Pod{Spec: ds.Spec.Template.Spec}
-		p.Namespace, p.Name = ds.Namespace, ds.Name
-		s.input.DaemonSets = append(s.input.DaemonSets, solver.DaemonSet{Namespace: ds.Namespace, Name: ds.Name, Pod: solver.PodFromK8s(p)})
+		if d, why := solver.AdmittedDaemonSet(ds, a.runtimeClass); why == "" {
+			s.input.DaemonSets = append(s.input.DaemonSets, d)
+		}
 	}
+}
+
+// runtimeClass reads a RuntimeClass from the informer cache (nil: none).
+func (a *Activities) runtimeClass(name string) *nodev1.RuntimeClass {
+	o, _ := a.Cluster.RuntimeClasses.Get(name)
+	return o
 }
 
 // addInFlightClaims adds the NodeClaims with no Node yet as nodes of their

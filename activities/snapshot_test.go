@@ -12,6 +12,7 @@ import (
 	"github.com/joinery/joinery/solver"
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
+	nodev1 "k8s.io/api/node/v1"
 	storagev1 "k8s.io/api/storage/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -209,5 +210,30 @@ func TestSnapshotEBSAttachments(t *testing.T) {
 	}
 	if got["pending-shared"] != 0 || got["pending-new"] != 1 {
 		t.Errorf("pending pods' EBS volumes %v, want pending-shared 0 (already attached), pending-new 1", got)
+	}
+}
+
+// A DaemonSet whose template names a RuntimeClass reserves its pods'
+// requests plus the class's overhead on new nodes, as admission gives the
+// DaemonSet's pods (the template itself carries none); one naming a class
+// that does not exist runs no pods and reserves nothing.
+func TestSnapshotDaemonSetRuntimeClassOverhead(t *testing.T) {
+	ds := func(name, class string) *appsv1.DaemonSet {
+		d := &appsv1.DaemonSet{ObjectMeta: metav1.ObjectMeta{Namespace: "kube-system", Name: name}}
+		d.Spec.Template.Spec.RuntimeClassName = &class
+		d.Spec.Template.Spec.Containers = []corev1.Container{{Name: "c", Resources: corev1.ResourceRequirements{Requests: corev1.ResourceList{
+			corev1.ResourceCPU: resource.MustParse("100m"), corev1.ResourceMemory: resource.MustParse("64Mi")}}}}
+		return d
+	}
+	kata := &nodev1.RuntimeClass{ObjectMeta: metav1.ObjectMeta{Name: "kata"}, Handler: "kata",
+		Overhead: &nodev1.Overhead{PodFixed: corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("250m"), corev1.ResourceMemory: resource.MustParse("160Mi")}}}
+	acts := newFakeActivities(t, nil, kata, ds("sandboxed", "kata"), ds("lost", "gvisor"))
+	snap, err := acts.takeSnapshot(context.Background(), time.Now())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := snap.input.DaemonSets; len(got) != 1 || got[0].Name != "sandboxed" ||
+		got[0].Pod.Requests != (resources.List{resources.CPU: 350, resources.Memory: 224 << 20, resources.Pods: 1}) {
+		t.Errorf("DaemonSets %+v, want sandboxed only, requesting 350m cpu and 224Mi (100m+250m, 64Mi+160Mi)", got)
 	}
 }

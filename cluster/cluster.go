@@ -1,7 +1,7 @@
 // Package cluster is Joinery's Kubernetes adapter over client-go: informers
 // and an in-memory view of pods, nodes, DaemonSets, volumes (claims,
-// PersistentVolumes, StorageClasses, CSINodes), NodePools, NodeClaims and
-// EC2NodeClasses, plus the writes Joinery makes (NodeClaims, node labels,
+// PersistentVolumes, StorageClasses, CSINodes), RuntimeClasses, NodePools,
+// NodeClaims and EC2NodeClasses, plus the writes Joinery makes (NodeClaims, node labels,
 // Events). It holds no decisions.
 package cluster
 
@@ -23,6 +23,7 @@ import (
 	typedcorev1 "k8s.io/client-go/kubernetes/typed/core/v1"
 	appslisters "k8s.io/client-go/listers/apps/v1"
 	corelisters "k8s.io/client-go/listers/core/v1"
+	nodelisters "k8s.io/client-go/listers/node/v1"
 	policylisters "k8s.io/client-go/listers/policy/v1"
 	storagelisters "k8s.io/client-go/listers/storage/v1"
 	"k8s.io/client-go/rest"
@@ -52,6 +53,16 @@ type Cluster struct {
 	PVs            corelisters.PersistentVolumeLister
 	StorageClasses storagelisters.StorageClassLister
 	CSINodes       storagelisters.CSINodeLister
+	// RuntimeClasses: a DaemonSet's template gets its class's overhead, as
+	// admission gives it to the DaemonSet's pods (pods that exist carry it).
+	RuntimeClasses nodelisters.RuntimeClassLister
+	// Services, ReplicationControllers, ReplicaSets and StatefulSets are
+	// nil unless WatchSpreadSelectors was called: what selects a pod is the
+	// selector of kube-scheduler's default topology spread constraints.
+	Services               corelisters.ServiceLister
+	ReplicationControllers corelisters.ReplicationControllerLister
+	ReplicaSets            appslisters.ReplicaSetLister
+	StatefulSets           appslisters.StatefulSetLister
 
 	nodeInformer cache.SharedIndexInformer
 	nodePools    cache.SharedIndexInformer
@@ -88,7 +99,7 @@ func New(cfg *rest.Config) (*Cluster, error) {
 // client-go's fakes).
 func NewFromClients(kc kubernetes.Interface, dc dynamic.Interface) (*Cluster, error) {
 	c := &Cluster{Kube: kc, Dynamic: dc}
-	c.factory = informers.NewSharedInformerFactoryWithOptions(kc, 0, informers.WithTransform(stripManagedFields))
+	c.factory = informers.NewSharedInformerFactoryWithOptions(kc, 0, informers.WithTransform(trimForCache))
 	c.dynFactory = dynamicinformer.NewDynamicSharedInformerFactory(dc, 0)
 	c.PodInformer = c.factory.Core().V1().Pods().Informer()
 	if err := c.PodInformer.AddIndexers(cache.Indexers{podsByNodeIndex: func(obj interface{}) ([]string, error) {
@@ -119,6 +130,7 @@ func NewFromClients(kc kubernetes.Interface, dc dynamic.Interface) (*Cluster, er
 	c.PVs = c.factory.Core().V1().PersistentVolumes().Lister()
 	c.StorageClasses = c.factory.Storage().V1().StorageClasses().Lister()
 	c.CSINodes = c.factory.Storage().V1().CSINodes().Lister()
+	c.RuntimeClasses = c.factory.Node().V1().RuntimeClasses().Lister()
 	c.nodePools = c.dynFactory.ForResource(apiv1.NodePoolGVR).Informer()
 	c.nodeClaims = c.dynFactory.ForResource(apiv1.NodeClaimGVR).Informer()
 	c.nodeClasses = c.dynFactory.ForResource(apiv1.EC2NodeClassGVR).Informer()
@@ -131,6 +143,17 @@ func NewFromClients(kc kubernetes.Interface, dc dynamic.Interface) (*Cluster, er
 	c.broadcaster.StartRecordingToSink(&typedcorev1.EventSinkImpl{Interface: kc.CoreV1().Events("")})
 	c.Recorder = c.broadcaster.NewRecorder(scheme.Scheme, corev1.EventSource{Component: "joinery"})
 	return c, nil
+}
+
+// WatchSpreadSelectors adds the Service, ReplicationController, ReplicaSet
+// and StatefulSet informers (call it before Start): only a worker given
+// kube-scheduler's default spread constraints reads them, and ReplicaSets
+// are many (every Deployment keeps its old ones).
+func (c *Cluster) WatchSpreadSelectors() {
+	c.Services = c.factory.Core().V1().Services().Lister()
+	c.ReplicationControllers = c.factory.Core().V1().ReplicationControllers().Lister()
+	c.ReplicaSets = c.factory.Apps().V1().ReplicaSets().Lister()
+	c.StatefulSets = c.factory.Apps().V1().StatefulSets().Lister()
 }
 
 // Start runs the informers and waits for their caches (up to timeout).

@@ -1,8 +1,26 @@
 package cluster
 
 import (
+	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/meta"
 )
+
+// trimForCache is the typed informers' transform: stripManagedFields, and
+// the pod templates of ReplicaSets, StatefulSets and ReplicationControllers
+// (of those Joinery reads only the selector, and a ReplicaSet is mostly its
+// template). DaemonSets keep theirs: a new node runs their pods.
+func trimForCache(obj interface{}) (interface{}, error) {
+	switch o := obj.(type) {
+	case *appsv1.ReplicaSet:
+		o.Spec.Template = corev1.PodTemplateSpec{}
+	case *appsv1.StatefulSet:
+		o.Spec.Template, o.Spec.VolumeClaimTemplates = corev1.PodTemplateSpec{}, nil
+	case *corev1.ReplicationController:
+		o.Spec.Template = nil
+	}
+	return stripManagedFields(obj)
+}
 
 // stripManagedFields is the informers' transform: server-side-apply
 // bookkeeping (metadata.managedFields, often the largest part of a pod

@@ -3,6 +3,7 @@ package cluster
 import (
 	"testing"
 
+	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -25,5 +26,28 @@ func TestStripManagedFields(t *testing.T) {
 	tomb := cache.DeletedFinalStateUnknown{Key: "default/web", Obj: p}
 	if out, err := stripManagedFields(tomb); err != nil || out.(cache.DeletedFinalStateUnknown).Key != "default/web" {
 		t.Fatalf("tombstone: %v %v", out, err)
+	}
+}
+
+// Workload templates leave the cache, their selectors stay; a DaemonSet's
+// template stays (a new node runs its pods).
+func TestTrimForCache(t *testing.T) {
+	sel := &metav1.LabelSelector{MatchLabels: map[string]string{"app": "web"}}
+	tmpl := corev1.PodTemplateSpec{Spec: corev1.PodSpec{Containers: []corev1.Container{{Name: "c"}}}}
+	rs := &appsv1.ReplicaSet{Spec: appsv1.ReplicaSetSpec{Selector: sel, Template: tmpl}}
+	ss := &appsv1.StatefulSet{Spec: appsv1.StatefulSetSpec{Selector: sel, Template: tmpl, VolumeClaimTemplates: []corev1.PersistentVolumeClaim{{}}}}
+	rc := &corev1.ReplicationController{Spec: corev1.ReplicationControllerSpec{Selector: map[string]string{"app": "web"}, Template: &tmpl}}
+	ds := &appsv1.DaemonSet{ObjectMeta: metav1.ObjectMeta{ManagedFields: []metav1.ManagedFieldsEntry{{Manager: "m"}}}, Spec: appsv1.DaemonSetSpec{Selector: sel, Template: tmpl}}
+	for _, o := range []interface{}{rs, ss, rc, ds} {
+		if _, err := trimForCache(o); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if rs.Spec.Template.Spec.Containers != nil || rs.Spec.Selector != sel || ss.Spec.Template.Spec.Containers != nil || ss.Spec.VolumeClaimTemplates != nil ||
+		ss.Spec.Selector != sel || rc.Spec.Template != nil || rc.Spec.Selector["app"] != "web" {
+		t.Errorf("templates kept or selectors lost: %+v %+v %+v", rs.Spec, ss.Spec, rc.Spec)
+	}
+	if len(ds.Spec.Template.Spec.Containers) != 1 || ds.ManagedFields != nil {
+		t.Errorf("DaemonSet: template %+v, managedFields %v", ds.Spec.Template, ds.ManagedFields)
 	}
 }

@@ -18,6 +18,7 @@ import (
 	"github.com/joinery/joinery/cluster"
 	"github.com/joinery/joinery/logging"
 	"github.com/joinery/joinery/metrics"
+	"github.com/joinery/joinery/solver"
 	"github.com/joinery/joinery/temporalconn"
 	"github.com/joinery/joinery/workflows"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
@@ -69,6 +70,13 @@ type Config struct {
 	// does not start it, nor the expiration reconciler.
 	DisruptionPassInterval, DisruptionValidationDelay time.Duration
 	DisableDisruption                                 bool
+	// SpreadDefaults are kube-scheduler's default topology spread
+	// constraints by scheduler name (--scheduler-config, read by
+	// schedulerconfig.Load): pods without constraints of their own are
+	// planned with them. Nil: none (as Karpenter); with them the worker
+	// also watches Services, ReplicationControllers, ReplicaSets and
+	// StatefulSets (what selects a pod is the constraints' selector).
+	SpreadDefaults solver.SpreadDefaults
 	// FeatureGates are the optional behaviours of --feature-gates
 	// (ParseFeatureGates): SpotToSpotConsolidation, off by default.
 	FeatureGates FeatureGates
@@ -221,6 +229,9 @@ func newDependencies(ctx context.Context, cfg Config) (*dependencies, error) {
 	}
 	d.cluster = cl
 	d.closers = append(d.closers, cl.Shutdown)
+	if len(cfg.SpreadDefaults) > 0 {
+		cl.WatchSpreadSelectors()
+	}
 	if err := cl.Start(ctx, 2*time.Minute); err != nil {
 		return d, err
 	}
@@ -259,6 +270,7 @@ func newDependencies(ctx context.Context, cfg Config) (*dependencies, error) {
 		SolverBudget: cfg.SolverBudget,
 		ClusterName:  cfg.ClusterName, State: state,
 		SpotToSpotConsolidation: cfg.FeatureGates.SpotToSpotConsolidation,
+		SpreadDefaults:          cfg.SpreadDefaults,
 	}
 	acts.LaunchTemplates = acts.LaunchTemplateGC()
 	// The ICE cache and the pending-pod memo are read from (and written

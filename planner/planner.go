@@ -22,6 +22,7 @@ import (
 	appsv1 "k8s.io/api/apps/v1"
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
+	nodev1 "k8s.io/api/node/v1"
 	storagev1 "k8s.io/api/storage/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
@@ -130,6 +131,11 @@ func Parse(file string, data []byte) ([]Doc, Errors) {
 type Options struct {
 	Catalog *catalog.Catalog // nil: the embedded catalog
 	Zones   []string         // nil: catalog.DefaultZones
+	// SpreadDefaults are kube-scheduler's default topology spread
+	// constraints (schedulerconfig.Load): pending pods without their own
+	// get them, selecting by their workload and the Services of the
+	// manifests. Nil: none.
+	SpreadDefaults solver.SpreadDefaults
 }
 
 // MaxReplicas is the most pods one workload may expand to.
@@ -152,7 +158,9 @@ type workloadPod struct {
 // EC2NodeClass, Deployment, StatefulSet, ReplicaSet, Job, CronJob (one
 // run), DaemonSet, Pod (with spec.nodeName: running on that Node; else
 // pending), Node, PersistentVolume, PersistentVolumeClaim, StorageClass,
-// CSINode (a Node's EBS attach limit; a Node without one has none);
+// CSINode (a Node's EBS attach limit; a Node without one has none),
+// RuntimeClass (pending pods and DaemonSets naming one get what its
+// admission plugin gives them: overhead, node selector, tolerations);
 // others (PodDisruptionBudget, Service, ...) are accepted and ignored.
 // Volumes are read by solver.VolumesOf, as the controller reads them: a
 // StatefulSet's pods claim <template>-<set>-<ordinal> (made from the claim
@@ -161,9 +169,10 @@ type workloadPod struct {
 // StorageClass (storageclass.kubernetes.io/is-default-class), as admission
 // would give it.
 func Build(docs []Doc, opts Options) (*Built, Errors) {
-	b := &builder{cat: opts.Catalog, zones: opts.Zones, out: &Built{},
+	b := &builder{cat: opts.Catalog, zones: opts.Zones, out: &Built{}, spread: opts.SpreadDefaults, selectors: newSelectorIndex(),
 		classes: map[string]*apiv1.EC2NodeClass{}, pvs: map[string]*corev1.PersistentVolume{}, pvcs: map[string]*corev1.PersistentVolumeClaim{},
-		storageClasses: map[string]*storagev1.StorageClass{}, csiNodes: map[string]*storagev1.CSINode{}, attached: solver.VolumeSet{}}
+		storageClasses: map[string]*storagev1.StorageClass{}, csiNodes: map[string]*storagev1.CSINode{}, attached: solver.VolumeSet{},
+		runtimeClasses: map[string]*nodev1.RuntimeClass{}}
 	if b.cat == nil {
 		var err error
 		if b.cat, err = catalog.Default(); err != nil {
@@ -177,11 +186,14 @@ func Build(docs []Doc, opts Options) (*Built, Errors) {
 		b.read(d)
 	}
 	b.defaultClaimClasses()
+	b.daemonSetsInput()
 	b.existingPods()
 	usage, count := b.existingNodes()
 	b.nodePools(usage, count)
 	for _, wp := range b.pending {
-		b.out.Input.Pods = append(b.out.Input.Pods, b.solverPod(wp.pod, b.attached))
+		sp := b.pendingPod(wp.pod)
+		b.spread.Apply(&sp, wp.pod, b.selectors.objects())
+		b.out.Input.Pods = append(b.out.Input.Pods, sp)
 	}
 	return b.out, b.errs
 }
@@ -241,6 +253,10 @@ type builder struct {
 	pvcs           map[string]*corev1.PersistentVolumeClaim // by namespace/name
 	storageClasses map[string]*storagev1.StorageClass
 	csiNodes       map[string]*storagev1.CSINode
+	runtimeClasses map[string]*nodev1.RuntimeClass
+	daemonSets     []docDaemonSet
+	spread         solver.SpreadDefaults
+	selectors      *selectorIndex
 	// attached are the EBS volumes of the bound pods: a pending pod that
 	// shares one does not count it again.
 	attached solver.VolumeSet
@@ -291,10 +307,21 @@ func (b *builder) read(d Doc) {
 			if o.Namespace == "" {
 				o.Namespace = "default"
 			}
-			b.out.Input.DaemonSets = append(b.out.Input.DaemonSets, solver.DaemonSetFromK8s(o))
+			// Reduced once every RuntimeClass is read (daemonSets).
+			b.daemonSets = append(b.daemonSets, docDaemonSet{ds: o, doc: d})
+		}
+	case "RuntimeClass":
+		o := &nodev1.RuntimeClass{}
+		if b.convert(d, o) {
+			b.runtimeClasses[o.Name] = o
 		}
 	case "Pod":
 		b.readPod(d)
+	case "Service":
+		o := &corev1.Service{}
+		if b.convert(d, o) {
+			b.selectors.addService(o)
+		}
 	case "Node":
 		o := &corev1.Node{}
 		if b.convert(d, o) {
@@ -342,17 +369,23 @@ func (b *builder) readWorkload(d Doc) {
 	case "Deployment":
 		o := &appsv1.Deployment{}
 		if b.convert(d, o) {
+			from := len(b.pending)
 			b.expand(d, o.Name, o.Namespace, replicas(o.Spec.Replicas), &o.Spec.Template, nil, false)
+			b.controlledBy(b.pending[from:], rsKind, o.Name, o.Spec.Selector)
 		}
 	case "ReplicaSet":
 		o := &appsv1.ReplicaSet{}
 		if b.convert(d, o) {
+			from := len(b.pending)
 			b.expand(d, o.Name, o.Namespace, replicas(o.Spec.Replicas), &o.Spec.Template, nil, false)
+			b.controlledBy(b.pending[from:], rsKind, o.Name, o.Spec.Selector)
 		}
 	case "StatefulSet":
 		o := &appsv1.StatefulSet{}
 		if b.convert(d, o) {
+			from := len(b.pending)
 			b.expand(d, o.Name, o.Namespace, replicas(o.Spec.Replicas), &o.Spec.Template, o.Spec.VolumeClaimTemplates, true)
+			b.controlledBy(b.pending[from:], ssKind, o.Name, o.Spec.Selector)
 		}
 	case "Job":
 		o := &batchv1.Job{}
@@ -361,14 +394,18 @@ func (b *builder) readWorkload(d Doc) {
 			if o.Spec.Completions != nil && int(*o.Spec.Completions) < n {
 				n = int(*o.Spec.Completions)
 			}
+			from := len(b.pending)
 			b.expand(d, o.Name, o.Namespace, n, &o.Spec.Template, nil, false)
+			b.controlledBy(b.pending[from:], jobKind, o.Name, nil)
 		}
 	case "CronJob":
 		o := &batchv1.CronJob{}
 		if b.convert(d, o) {
 			js := o.Spec.JobTemplate.Spec
 			n := replicas(js.Parallelism)
+			from := len(b.pending)
 			b.expand(d, o.Name, o.Namespace, n, &js.Template, nil, false)
+			b.controlledBy(b.pending[from:], jobKind, o.Name, nil)
 			b.warn("%s document %d: CronJob %s planned as one run", d.File, d.Index, o.Name)
 		}
 	}

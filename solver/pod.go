@@ -1,7 +1,9 @@
 package solver
 
 import (
+	"fmt"
 	"sort"
+	"strings"
 
 	apiv1 "github.com/joinery/joinery/api/v1"
 	"github.com/joinery/joinery/resources"
@@ -29,9 +31,10 @@ func (p *Pod) Key() string { return p.Namespace + "/" + p.Name }
 // requirement on metadata.name becomes one on kubernetes.io/hostname.
 // Labels, preferred node affinity, topology spread, pod (anti-)affinity and
 // host ports (containers and init containers) are copied; volume
-// requirements are left to the caller (they need the bound PVs).
+// requirements are left to the caller (they need the bound PVs). A pod with
+// DRA resource claims is Refused (draRefusal).
 func PodFromK8s(p *corev1.Pod) Pod {
-	out := Pod{Namespace: p.Namespace, Name: p.Name, UID: string(p.UID)}
+	out := Pod{Namespace: p.Namespace, Name: p.Name, UID: string(p.UID), Refused: draRefusal(p)}
 	if !p.CreationTimestamp.IsZero() {
 		out.CreationUnix = p.CreationTimestamp.Unix()
 	}
@@ -138,6 +141,24 @@ func PodFromK8s(p *corev1.Pod) Pod {
 	ports(p.Spec.InitContainers)
 	out.Tolerations = append([]corev1.Toleration(nil), p.Spec.Tolerations...)
 	return out
+}
+
+// draRefusal says why a pod with dynamic resource allocation claims
+// (spec.resourceClaims) is not placed ("" when it has none): the devices
+// they allocate come from a DRA driver's ResourceSlices, which no instance
+// type models, so a node launched for the pod could not be shown to hold
+// them. Refusing names the claims instead of buying a node the pod may
+// never start on.
+func draRefusal(p *corev1.Pod) string {
+	if len(p.Spec.ResourceClaims) == 0 {
+		return ""
+	}
+	names := make([]string, len(p.Spec.ResourceClaims))
+	for i, c := range p.Spec.ResourceClaims {
+		names[i] = c.Name
+	}
+	return fmt.Sprintf("pod requests DRA resource claims (spec.resourceClaims: %s); Joinery does not provision for dynamic resource allocation",
+		strings.Join(names, ", "))
 }
 
 // DaemonSetFromK8s reduces a DaemonSet to its pod template's scheduling needs.

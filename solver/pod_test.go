@@ -156,3 +156,54 @@ func TestPodFromK8sConstraints(t *testing.T) {
 		t.Errorf("selector/tolerations = %v %v", p.NodeSelector, p.Tolerations)
 	}
 }
+
+// A pod with DRA resource claims is refused, naming every claim; the same
+// pod without them is not. PodWithVolumes keeps the DRA refusal ahead of
+// a volume's (its claim does not exist either).
+func TestPodFromK8sRefusesDRAClaims(t *testing.T) {
+	tmpl := "gpu-template"
+	spec := corev1.PodSpec{
+		Containers: []corev1.Container{container("c", rl("cpu", "1"), nil)},
+		ResourceClaims: []corev1.PodResourceClaim{
+			{Name: "gpu-claim", ResourceClaimTemplateName: &tmpl},
+			{Name: "nic"},
+		},
+	}
+	want := "pod requests DRA resource claims (spec.resourceClaims: gpu-claim, nic); Joinery does not provision for dynamic resource allocation"
+	if got := PodFromK8s(podWith(spec)).Refused; got != want {
+		t.Errorf("Refused = %q, want %q", got, want)
+	}
+	plain := spec
+	plain.ResourceClaims = nil
+	if got := PodFromK8s(podWith(plain)).Refused; got != "" {
+		t.Errorf("pod without claims: Refused = %q", got)
+	}
+	spec.Volumes = []corev1.Volume{{Name: "data", VolumeSource: corev1.VolumeSource{PersistentVolumeClaim: &corev1.PersistentVolumeClaimVolumeSource{ClaimName: "missing"}}}}
+	if got := PodWithVolumes(podWith(spec), VolumeObjects{}, nil).Refused; got != want {
+		t.Errorf("PodWithVolumes: Refused = %q, want the DRA refusal", got)
+	}
+	if got := PodWithVolumes(podWith(plain), VolumeObjects{}, nil).Refused; got != "" {
+		t.Errorf("PodWithVolumes without claims or volumes: Refused = %q", got)
+	}
+}
+
+// The solver never places a DRA pod: it is unschedulable with the refusal
+// as its reason, while a pod of the same size gets a node.
+func TestSolveReportsDRAPodUnschedulable(t *testing.T) {
+	spec := corev1.PodSpec{Containers: []corev1.Container{container("c", rl("cpu", "1", "memory", "1Gi"), nil)}}
+	plain := PodFromK8s(podWith(spec))
+	spec.ResourceClaims = []corev1.PodResourceClaim{{Name: "gpu-claim"}}
+	k8s := podWith(spec)
+	k8s.Name = "with-dra"
+	dra := PodFromK8s(k8s)
+	in := Input{Pods: []Pod{plain, dra}, NodePools: []NodePool{simplePool(t, "general", 10, "m6i", "")}}
+	plan := Solve(in)
+	checkPlanInvariants(t, in, &plan)
+	want := "pod requests DRA resource claims (spec.resourceClaims: gpu-claim); Joinery does not provision for dynamic resource allocation"
+	if reason, ok := unschedulable(&plan, "ns/with-dra"); !ok || reason != want {
+		t.Errorf("ns/with-dra: unschedulable %v, reason %q; want %q", ok, reason, want)
+	}
+	if claimOf(&plan, "ns/with-dra") != nil || claimOf(&plan, "ns/p") == nil || len(plan.NewNodeClaims) != 1 {
+		t.Errorf("claims %+v: want one, for ns/p only", plan.NewNodeClaims)
+	}
+}

@@ -339,7 +339,9 @@ func PodWithVolumes(p *corev1.Pod, objs VolumeObjects, seen VolumeSet) Pod {
 	out := PodFromK8s(p)
 	v := VolumesOf(p, objs)
 	out.VolumeRequirements = v.Requirements
-	out.Refused = v.Refused
+	if out.Refused == "" {
+		out.Refused = v.Refused // a refusal of the pod itself (DRA) comes first
+	}
 	if seen == nil {
 		seen = VolumeSet{}
 	}

@@ -12,6 +12,7 @@ import (
 
 	"github.com/joinery/joinery/catalog"
 	"github.com/joinery/joinery/planner"
+	"github.com/joinery/joinery/schedulerconfig"
 	"github.com/joinery/joinery/solver"
 	"github.com/spf13/cobra"
 )
@@ -22,10 +23,10 @@ import (
 // Temporal is needed.
 func newPlanCommand() *cobra.Command {
 	var files []string
-	var catalogPath, output string
+	var catalogPath, output, schedConfig string
 	var budget time.Duration
 	cmd := &cobra.Command{
-		Use:   "plan -f nodepools.yaml -f workloads.yaml [--catalog types.csv] [--budget 1s] [-o table|json]",
+		Use:   "plan -f nodepools.yaml -f workloads.yaml [--catalog types.csv] [--scheduler-config file] [--budget 1s] [-o table|json]",
 		Short: "Plan nodes for manifests offline: the plan, its USD/hour, a lower bound and the solve time",
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if len(files) == 0 {
@@ -45,6 +46,13 @@ func newPlanCommand() *cobra.Command {
 					return fmt.Errorf("--catalog %s: %w", catalogPath, err)
 				}
 				opts.Catalog = cat
+			}
+			if schedConfig != "" {
+				sd, err := schedulerconfig.Load(schedConfig)
+				if err != nil {
+					return err
+				}
+				opts.SpreadDefaults = sd
 			}
 			docs, errs := planner.ReadFiles(files...)
 			built, berrs := planner.Build(docs, opts)
@@ -67,6 +75,7 @@ func newPlanCommand() *cobra.Command {
 	cmd.Flags().StringArrayVarP(&files, "filename", "f", nil, "manifest file (repeatable; multi-document YAML)")
 	cmd.Flags().StringVar(&catalogPath, "catalog", "", "instance-type CSV (schema of catalog/data/ec2-instance-types.csv; missing columns allowed)")
 	cmd.Flags().StringVarP(&output, "output", "o", "table", "table or json")
+	cmd.Flags().StringVar(&schedConfig, "scheduler-config", "", "kube-scheduler's KubeSchedulerConfiguration: pods without topology spread constraints get its default constraints (empty: none)")
 	cmd.Flags().DurationVar(&budget, "budget", solver.DefaultBudget, "solver time budget (the first plan is always complete; negative: the whole search)")
 	return cmd
 }

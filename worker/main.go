@@ -12,6 +12,7 @@ import (
 
 	"github.com/joinery/joinery/controller"
 	"github.com/joinery/joinery/logging"
+	"github.com/joinery/joinery/schedulerconfig"
 	"github.com/joinery/joinery/solver"
 	"github.com/joinery/joinery/temporalconn"
 	"k8s.io/client-go/rest"
@@ -43,6 +44,7 @@ func main() {
 		rebalance   = flag.Bool("interruption-rebalance-drain", false, "treat rebalance recommendations like spot interruption warnings")
 		disruption  = flag.Bool("disruption", true, "run consolidation, drift, expiration and emptiness (false: provisioning and interruption handling only)")
 		budget      = flag.Duration("solver-budget", solver.DefaultBudget, "time each solve may take: the first plan is always complete, later passes improve it within this")
+		schedConfig = flag.String("scheduler-config", "", "kube-scheduler's KubeSchedulerConfiguration file: pods without topology spread constraints are planned with its PodTopologySpread default constraints (empty: none, as Karpenter)")
 		gates       = flag.String("feature-gates", os.Getenv("FEATURE_GATES"), "optional features, Key=true|false comma-separated (Karpenter's syntax; default $FEATURE_GATES): SpotToSpotConsolidation (default false)")
 		cpuProfile  = flag.String("cpuprofile", "", "write a CPU profile of the whole run to this file (go tool pprof)")
 		memProfile  = flag.String("memprofile", "", "write a heap profile to this file on exit (go tool pprof)")
@@ -64,6 +66,11 @@ func main() {
 		fmt.Fprintln(os.Stderr, "error:", err)
 		os.Exit(1)
 	}
+	spreadDefaults, err := loadSchedulerConfig(*schedConfig)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "error:", err)
+		os.Exit(1)
+	}
 	stopProfiles, err := startProfiles(*cpuProfile, *memProfile)
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "error:", err)
@@ -75,13 +82,21 @@ func main() {
 		InterruptionQueue: *queue, SQSEndpoint: *sqsEndpoint, InterruptionRebalanceDrain: *rebalance,
 		SSMEndpoint: *ssmEndpoint, IAMEndpoint: *iamEndpoint, EKSEndpoint: *eksEndpoint,
 		ClusterEndpoint: *apiEndpoint, ClusterCABundle: *caBundle, ServiceCIDR: *serviceCIDR, ClusterDNS: *clusterDNS,
-		DisableDisruption: !*disruption, SolverBudget: *budget, FeatureGates: featureGates,
+		DisableDisruption: !*disruption, SolverBudget: *budget, FeatureGates: featureGates, SpreadDefaults: spreadDefaults,
 	}, *dev, *level)
 	stopProfiles()
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "error:", err)
 		os.Exit(1)
 	}
+}
+
+// loadSchedulerConfig reads --scheduler-config (nil for none).
+func loadSchedulerConfig(path string) (solver.SpreadDefaults, error) {
+	if path == "" {
+		return nil, nil
+	}
+	return schedulerconfig.Load(path)
 }
 
 func run(kubeconfig string, cfg controller.Config, dev bool, level string) error {

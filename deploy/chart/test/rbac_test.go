@@ -2,6 +2,7 @@ package charttest
 
 import (
 	"bufio"
+	"maps"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -56,6 +57,8 @@ var needed = map[access]string{
 	{"watch", "storage.k8s.io", "storageclasses"}:           "cluster/cluster.go: StorageClass informer",
 	{"list", "storage.k8s.io", "csinodes"}:                  "cluster/cluster.go: CSINode informer (a node's volume attach limit)",
 	{"watch", "storage.k8s.io", "csinodes"}:                 "cluster/cluster.go: CSINode informer",
+	{"list", "node.k8s.io", "runtimeclasses"}:               "cluster/cluster.go: RuntimeClass informer (a DaemonSet template's overhead)",
+	{"watch", "node.k8s.io", "runtimeclasses"}:              "cluster/cluster.go: RuntimeClass informer",
 	{"list", "karpenter.sh", "nodepools"}:                   "cluster/cluster.go: dynamic NodePool informer",
 	{"watch", "karpenter.sh", "nodepools"}:                  "cluster/cluster.go: dynamic NodePool informer",
 	{"patch", "karpenter.sh", "nodepools/status"}:           "cluster/karpenter.go: PatchNodePoolStatus (ValidationSucceeded, Ready conditions)",
@@ -70,6 +73,20 @@ var needed = map[access]string{
 	{"watch", "karpenter.k8s.aws", "ec2nodeclasses"}:        "cluster/cluster.go: dynamic EC2NodeClass informer",
 	{"patch", "karpenter.k8s.aws", "ec2nodeclasses"}:        "cluster/nodeclass.go: PatchNodeClass (termination finalizer)",
 	{"patch", "karpenter.k8s.aws", "ec2nodeclasses/status"}: "cluster/nodeclass.go: PatchNodeClassStatus (resolved subnets, groups, images, profile, conditions)",
+}
+
+// neededWithSchedulerConfig is what the worker calls only when given
+// --scheduler-config (the chart's schedulerConfig value): the ClusterRole
+// grants these only then.
+var neededWithSchedulerConfig = map[access]string{
+	{"list", "", "services"}:                "cluster/cluster.go: Service informer (WatchSpreadSelectors: default spread selectors)",
+	{"watch", "", "services"}:               "cluster/cluster.go: Service informer",
+	{"list", "", "replicationcontrollers"}:  "cluster/cluster.go: ReplicationController informer (WatchSpreadSelectors)",
+	{"watch", "", "replicationcontrollers"}: "cluster/cluster.go: ReplicationController informer",
+	{"list", "apps", "replicasets"}:         "cluster/cluster.go: ReplicaSet informer (WatchSpreadSelectors)",
+	{"watch", "apps", "replicasets"}:        "cluster/cluster.go: ReplicaSet informer",
+	{"list", "apps", "statefulsets"}:        "cluster/cluster.go: StatefulSet informer (WatchSpreadSelectors)",
+	{"watch", "apps", "statefulsets"}:       "cluster/cluster.go: StatefulSet informer",
 }
 
 // neededInRole is what the worker calls in its own namespace: granted by
@@ -90,10 +107,19 @@ var notWorker = []struct{ file, line, why string }{
 }
 
 // TestRBACClusterRole: the rendered ClusterRole grants every row of needed
-// and nothing else: no wildcards, no resourceNames, no non-resource URLs.
+// and nothing else: no wildcards, no resourceNames, no non-resource URLs;
+// with schedulerConfig set, neededWithSchedulerConfig too.
 func TestRBACClusterRole(t *testing.T) {
+	checkClusterRole(t, minimal, needed)
+	all := maps.Clone(needed)
+	maps.Copy(all, neededWithSchedulerConfig)
+	checkClusterRole(t, minimal+"schedulerConfig: |\n  apiVersion: kubescheduler.config.k8s.io/v1\n  kind: KubeSchedulerConfiguration\n", all)
+}
+
+func checkClusterRole(t *testing.T, values string, want map[access]string) {
+	t.Helper()
 	var cr rbacv1.ClusterRole
-	strict(t, one(t, mustRender(t, minimal), "ClusterRole"), &cr)
+	strict(t, one(t, mustRender(t, values), "ClusterRole"), &cr)
 	granted := map[access]bool{}
 	for i, r := range cr.Rules {
 		if len(r.NonResourceURLs) > 0 || len(r.ResourceNames) > 0 {
@@ -114,14 +140,14 @@ func TestRBACClusterRole(t *testing.T) {
 			}
 		}
 	}
-	for a, why := range needed {
+	for a, why := range want {
 		if !granted[a] {
 			t.Errorf("ClusterRole does not grant %s, needed by %s", a, why)
 		}
 	}
 	for a := range granted {
-		if _, ok := needed[a]; !ok {
-			t.Errorf("ClusterRole grants %s, which no worker code needs", a)
+		if _, ok := want[a]; !ok {
+			t.Errorf("ClusterRole grants %s, which no worker code needs (values %q)", a, values)
 		}
 	}
 }
@@ -130,7 +156,7 @@ var (
 	// kc.CoreV1().Pods(ns).Delete(  /  .PolicyV1().Evictions(ns).Evict(
 	typedCall = regexp.MustCompile(`\.(CoreV1|AppsV1|PolicyV1|StorageV1)\(\)\.(\w+)\([^)]*\)\.(\w+)\(`)
 	// factory.Core().V1().Pods().Informer() / .Lister()
-	informer = regexp.MustCompile(`\.(Core|Apps|Policy|Storage)\(\)\.V1\(\)\.(\w+)\(\)\.(Informer|Lister)\(\)`)
+	informer = regexp.MustCompile(`\.(Core|Apps|Policy|Storage|Node)\(\)\.V1\(\)\.(\w+)\(\)\.(Informer|Lister)\(\)`)
 	// dynFactory.ForResource(apiv1.NodeClaimGVR)
 	dynInformer = regexp.MustCompile(`ForResource\(apiv1\.(\w+GVR)\)`)
 	// c.Dynamic.Resource(apiv1.NodeClaimGVR).Patch(
@@ -143,7 +169,7 @@ var (
 )
 
 var groupOf = map[string]string{"CoreV1": "", "Core": "", "AppsV1": "apps", "Apps": "apps", "PolicyV1": "policy", "Policy": "policy",
-	"StorageV1": "storage.k8s.io", "Storage": "storage.k8s.io"}
+	"StorageV1": "storage.k8s.io", "Storage": "storage.k8s.io", "Node": "node.k8s.io"}
 
 // workerFiles lists the non-test Go files of the joinery packages the worker
 // binary is built from (go list -deps ./worker), relative to the repo root.
@@ -288,11 +314,12 @@ func TestRBACTableMatchesCode(t *testing.T) {
 	for a, where := range found {
 		_, cluster := needed[a]
 		_, ns := neededInRole[a]
-		if !cluster && !ns {
+		_, sched := neededWithSchedulerConfig[a]
+		if !cluster && !ns && !sched {
 			t.Errorf("code calls %s (%s) but the RBAC table (and so the ClusterRole) lacks it", a, strings.Join(where, ", "))
 		}
 	}
-	for _, table := range []map[access]string{needed, neededInRole} {
+	for _, table := range []map[access]string{needed, neededInRole, neededWithSchedulerConfig} {
 		for a, why := range table {
 			if _, ok := found[a]; !ok {
 				t.Errorf("RBAC table has %s (%s) but no worker code calls it any more", a, why)

@@ -189,6 +189,8 @@ func typed(t *testing.T, objs []object) {
 			into = &policyv1.PodDisruptionBudget{}
 		case "ServiceMonitor":
 			into = &serviceMonitor{}
+		case "ConfigMap":
+			into = &corev1.ConfigMap{}
 		default:
 			t.Errorf("unexpected kind %s (%s): add it to this test", o.kind, o.file)
 			continue
@@ -348,6 +350,9 @@ image: {repository: example.com/joinery, tag: v9}
 replicas: 3
 logLevel: debug
 devLogs: true
+schedulerConfig: |
+  apiVersion: kubescheduler.config.k8s.io/v1
+  kind: KubeSchedulerConfiguration
 extraArgs: ["--something=1"]
 metrics:
   port: 9090
@@ -376,6 +381,7 @@ serviceAccount: {name: jw, annotations: {eks.amazonaws.com/role-arn: "arn:aws:ia
 		"--sqs-endpoint=http://sqs.local:4566",
 		"--interruption-queue=https://sqs.us-west-2.amazonaws.com/111122223333/prod-eks",
 		"--interruption-rebalance-drain",
+		"--scheduler-config=/etc/joinery/scheduler/config.yaml",
 		"--dev",
 		"--something=1",
 	}
@@ -412,6 +418,7 @@ serviceAccount: {name: jw, annotations: {eks.amazonaws.com/role-arn: "arn:aws:ia
 	if secrets["temporal-tls"] != "temporal-client" || secrets["temporal-ca"] != "temporal-ca" {
 		t.Errorf("secret volumes %v", secrets)
 	}
+	checkSchedulerConfig(t, objs, d)
 	ps := d.Spec.Template.Spec
 	if ps.NodeSelector["role"] != "system" || len(ps.Tolerations) != 1 || ps.Affinity.PodAntiAffinity != nil || ps.Affinity.NodeAffinity == nil {
 		t.Errorf("scheduling: nodeSelector %v tolerations %v affinity %+v", ps.NodeSelector, ps.Tolerations, ps.Affinity)
@@ -536,5 +543,33 @@ func TestChartCRDs(t *testing.T) {
 		if !bytes.Equal(got[filepath.Base(p)], b) {
 			t.Errorf("crds/%s differs from deploy/crds (cp deploy/crds/*.yaml deploy/chart/joinery/crds/)", filepath.Base(p))
 		}
+	}
+}
+
+// checkSchedulerConfig: schedulerConfig becomes a ConfigMap mounted where
+// --scheduler-config reads it, and a checksum that rolls the pods.
+func checkSchedulerConfig(t *testing.T, objs []object, d *appsv1.Deployment) {
+	t.Helper()
+	var cm corev1.ConfigMap
+	strict(t, one(t, objs, "ConfigMap"), &cm)
+	want := "apiVersion: kubescheduler.config.k8s.io/v1\nkind: KubeSchedulerConfiguration"
+	if cm.Name != "joinery-scheduler-config" || strings.TrimSpace(cm.Data["config.yaml"]) != want {
+		t.Errorf("ConfigMap %s data %q, want config.yaml %q", cm.Name, cm.Data, want)
+	}
+	ps := d.Spec.Template.Spec
+	mounted := false
+	for _, v := range ps.Volumes {
+		if v.ConfigMap == nil || v.ConfigMap.Name != cm.Name {
+			continue
+		}
+		for _, m := range ps.Containers[0].VolumeMounts {
+			mounted = mounted || (m.Name == v.Name && m.MountPath == "/etc/joinery/scheduler")
+		}
+	}
+	if !mounted {
+		t.Errorf("ConfigMap %s is not mounted at /etc/joinery/scheduler: volumes %+v", cm.Name, ps.Volumes)
+	}
+	if d.Spec.Template.Annotations["checksum/scheduler-config"] == "" {
+		t.Errorf("pod annotations %v lack checksum/scheduler-config", d.Spec.Template.Annotations)
 	}
 }
