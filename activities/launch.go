@@ -89,14 +89,22 @@ func (a *Activities) LaunchInstance(ctx context.Context, req workflows.LaunchReq
 	return out, nil
 }
 
-// planLaunch is the launch plan of a NodeClaim whose class is Ready; a
-// failure is set on the NodeClaim (Launched=False) and retried.
+// planLaunch is the launch plan of a NodeClaim whose class is Ready, over
+// launchOfferings (the request's, widened to meet minValues); a failure is
+// set on the NodeClaim (Launched=False) and retried, except minValues that
+// cannot be met (non-retryable, see launchOfferings).
 func (a *Activities) planLaunch(ctx context.Context, nc *apiv1.NodeClaim, cls *apiv1.EC2NodeClass, req workflows.LaunchRequest) (launchPlan, error) {
 	if why := nodeclass.NotReady(cls); why != "" {
 		err := errors.New(why)
 		a.launchFailed(ctx, nc, "NodeClassNotReady", err)
 		return launchPlan{}, err // the reconciler may resolve it
 	}
+	offs, err := a.launchOfferings(nc, cls, req)
+	if err != nil {
+		a.launchFailed(ctx, nc, apiv1.ReasonInsufficientCapacity, err)
+		return launchPlan{}, err
+	}
+	req.Offerings = offs
 	lp, err := a.launchPlan(ctx, nc, cls, req)
 	if err != nil {
 		a.launchFailed(ctx, nc, apiv1.ReasonLaunchFailed, err)

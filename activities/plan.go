@@ -210,7 +210,8 @@ func (a *Activities) createNodeClaim(ctx context.Context, np *apiv1.NodePool, cs
 			reqs = append(reqs, r)
 		}
 	}
-	reqs = append(reqs, apiv1.NodeSelectorRequirementWithMinValues{Key: apiv1.LabelInstanceType, Operator: apiv1.OpIn, Values: cs.types})
+	reqs = append(reqs, apiv1.NodeSelectorRequirementWithMinValues{Key: apiv1.LabelInstanceType, Operator: apiv1.OpIn, Values: cs.types,
+		MinValues: typeMinValues(cs.reqs)})
 	nc := &apiv1.NodeClaim{
 		ObjectMeta: metav1.ObjectMeta{
 			Name:        name,
@@ -251,6 +252,19 @@ func (a *Activities) createNodeClaim(ctx context.Context, np *apiv1.NodePool, cs
 		return nil, fmt.Errorf("create NodeClaim %s: %w", name, err)
 	}
 	return nc, nil
+}
+
+// typeMinValues is the minValues of the instance-type requirement among
+// reqs (nil when none): the NodeClaim keeps it, as Karpenter's do, so the
+// launch meets it (launchOfferings).
+func typeMinValues(reqs []apiv1.NodeSelectorRequirementWithMinValues) *int {
+	for _, r := range reqs {
+		if r.Key == apiv1.LabelInstanceType && r.MinValues != nil {
+			mv := *r.MinValues
+			return &mv
+		}
+	}
+	return nil
 }
 
 // flattenOfferings lists a planned node's offerings cheapest first (ties by

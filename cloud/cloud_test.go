@@ -237,7 +237,12 @@ func TestLaunchFallsBackOnInsufficientCapacity(t *testing.T) {
 			wantOfferings = append(wantOfferings, cloud.OfferingKey{InstanceType: ty, Zone: z, CapacityType: "spot"})
 		}
 	}
-	if !slices.Equal(iceErr.Offerings, wantOfferings) {
+	// In the order tried: by each zone's spot price.
+	got := slices.Clone(iceErr.Offerings)
+	key := func(o cloud.OfferingKey) string { return o.InstanceType + "/" + o.Zone }
+	slices.SortFunc(got, func(a, b cloud.OfferingKey) int { return strings.Compare(key(a), key(b)) })
+	slices.SortFunc(wantOfferings, func(a, b cloud.OfferingKey) int { return strings.Compare(key(a), key(b)) })
+	if !slices.Equal(got, wantOfferings) {
 		t.Errorf("offerings %v, want %v", iceErr.Offerings, wantOfferings)
 	}
 	for _, fe := range iceErr.Errors {
@@ -456,5 +461,46 @@ func TestInstanceTypeZones(t *testing.T) {
 	}
 	if len(zones) != len(catalog.MustDefault().Types) || !slices.Equal(zones["m5.large"], catalog.DefaultZones) {
 		t.Errorf("%d types; m5.large in %v", len(zones), zones["m5.large"])
+	}
+	// The local world's us-east-1c does not sell c7a (simec2.DefaultNotOffered).
+	if !slices.Equal(zones["c7a.large"], []string{"us-east-1a", "us-east-1b"}) {
+		t.Errorf("c7a.large in %v", zones["c7a.large"])
+	}
+}
+
+// SpotPrices reads every page of DescribeSpotPriceHistory and keeps the
+// newest point per (type, zone): a moved price is the one returned, a
+// zone that does not sell a type has none, zones differ.
+func TestSpotPrices(t *testing.T) {
+	srv, c := world(t, simec2.Options{}, cloud.Options{})
+	if err := srv.SetSpotPrice("m5.large", "us-east-1b", 0.0123); err != nil {
+		t.Fatal(err)
+	}
+	prices, err := c.SpotPrices(context.Background(), time.Now())
+	if err != nil {
+		t.Fatal(err)
+	}
+	pairs := 0
+	for _, zs := range prices {
+		pairs += len(zs)
+	}
+	want := 0
+	for _, it := range catalog.MustDefault().Types {
+		for _, z := range catalog.DefaultZones {
+			if srv.Offered(it.Name, z) {
+				want++
+			}
+		}
+	}
+	if pairs != want {
+		t.Errorf("%d (type, zone) prices, want the %d offered pairs", pairs, want)
+	}
+	m5 := prices["m5.large"]
+	a, _ := srv.SpotPrice("m5.large", "us-east-1a")
+	if len(m5) != 3 || m5["us-east-1b"] != 0.0123 || m5["us-east-1a"] != a || m5["us-east-1a"] == m5["us-east-1c"] {
+		t.Errorf("m5.large spot prices %v (1a on the server %v)", m5, a)
+	}
+	if _, ok := prices["c7a.large"]["us-east-1c"]; ok || len(prices["c7a.large"]) != 2 {
+		t.Errorf("c7a.large spot prices %v: us-east-1c does not sell it", prices["c7a.large"])
 	}
 }

@@ -7,6 +7,8 @@ import (
 	"maps"
 	"slices"
 	"sort"
+	"strconv"
+	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/ec2"
@@ -140,6 +142,48 @@ func (c *Client) InstanceTypeZones(ctx context.Context) (map[string][]string, er
 	}
 	for _, zs := range out {
 		sort.Strings(zs)
+	}
+	return out, nil
+}
+
+// ProductLinux is the product description of Linux spot prices.
+const ProductLinux = "Linux/UNIX"
+
+// SpotPrices returns the spot price (USD/hour) of every instance type in
+// every zone EC2 has one for, instanceType -> zone -> price: the newest
+// point per pair of DescribeSpotPriceHistory for Linux/UNIX from now (the
+// price in effect now), as Karpenter's pricing provider reads it.
+func (c *Client) SpotPrices(ctx context.Context, now time.Time) (map[string]map[string]float64, error) {
+	type point struct {
+		price float64
+		at    time.Time
+	}
+	newest := map[[2]string]point{}
+	p := ec2.NewDescribeSpotPriceHistoryPaginator(c.ec2, &ec2.DescribeSpotPriceHistoryInput{
+		ProductDescriptions: []string{ProductLinux}, StartTime: aws.Time(now),
+	})
+	for p.HasMorePages() {
+		page, err := p.NextPage(ctx)
+		if err != nil {
+			return nil, fmt.Errorf("DescribeSpotPriceHistory: %w", err)
+		}
+		for _, sp := range page.SpotPriceHistory {
+			price, err := strconv.ParseFloat(aws.ToString(sp.SpotPrice), 64)
+			if err != nil || price <= 0 || sp.Timestamp == nil {
+				continue // EC2 sends none of these; skip rather than misprice
+			}
+			k := [2]string{string(sp.InstanceType), aws.ToString(sp.AvailabilityZone)}
+			if old, ok := newest[k]; !ok || sp.Timestamp.After(old.at) {
+				newest[k] = point{price, *sp.Timestamp}
+			}
+		}
+	}
+	out := map[string]map[string]float64{}
+	for k, pt := range newest {
+		if out[k[0]] == nil {
+			out[k[0]] = map[string]float64{}
+		}
+		out[k[0]][k[1]] = pt.price
 	}
 	return out, nil
 }

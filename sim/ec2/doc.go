@@ -8,14 +8,20 @@
 // Request signatures are not checked.
 //
 // It serves the embedded EC2 catalog (package catalog): instance types,
-// per-zone offerings, on-demand and spot prices; one subnet per zone and one
+// per-zone offerings, on-demand and spot prices. Zones differ, by a fixed
+// rule: Options.NotOffered (default DefaultNotOffered) leaves some
+// families out of some zones (DescribeInstanceTypeOfferings omits them,
+// CreateFleet answers Unsupported), and a zone's spot price is the
+// catalog's times a factor in [0.9, 1.1] hashed from the type and zone,
+// moved during a test with SetSpotPrice (DescribeSpotPriceHistory shows
+// the points; spot launches pay the zone's current price); one subnet per zone and one
 // security group, both tagged karpenter.sh/discovery=<ClusterTag>; and
 // instances launched with CreateFleet (Type=instant) that boot after
 // BootDelay and terminate after TerminateDelay.
 //
 // Supported actions: CreateFleet, DescribeInstances, TerminateInstances,
 // CreateTags, DescribeInstanceTypes, DescribeInstanceTypeOfferings,
-// DescribeSubnets, DescribeSecurityGroups, CreateLaunchTemplate,
+// DescribeSpotPriceHistory, DescribeSubnets, DescribeSecurityGroups, CreateLaunchTemplate,
 // DescribeLaunchTemplates, DeleteLaunchTemplate, DescribeImages,
 // DescribeInstanceAttribute (userData). Others answer InvalidAction.
 //
@@ -32,7 +38,8 @@
 // an unknown image (InvalidAMIID.NotFound), an image of another
 // architecture than the instance type (InvalidParameterValue), an unknown
 // subnet (InvalidSubnetID.NotFound) or security group
-// (InvalidGroup.NotFound), a subnet without free addresses
+// (InvalidGroup.NotFound), a type the zone does not sell (Unsupported),
+// a subnet without free addresses
 // (InsufficientFreeAddressesInSubnet, SetSubnetAvailable), an instance
 // profile Options.InstanceProfile does not know (InvalidParameterValue
 // "Invalid IAM Instance Profile name"). Instances record the template's

@@ -52,6 +52,7 @@ type fleetOverride struct {
 	priority                float64 // +Inf when unset
 	maxPrice                float64 // 0 when unset
 	weight                  float64 // units of capacity one instance gives (default 1)
+	spot                    float64 // the spot price in the override's zone (0 without a type or subnet)
 }
 
 func (o *fleetOverride) fail(code, msg string) { o.errCode, o.errMsg = code, msg }
@@ -61,7 +62,7 @@ func (o *fleetOverride) price(capacityType string) float64 {
 		return 0
 	}
 	if capacityType == CapacityTypeSpot {
-		return o.it.SpotPrice()
+		return o.spot
 	}
 	return o.it.OnDemandPrice
 }
@@ -96,6 +97,11 @@ func (s *Server) createFleet(f form) (withRequestID, error) {
 	overrides, err := s.parseOverridesLocked(f)
 	if err != nil {
 		return nil, err
+	}
+	for _, o := range overrides {
+		if o.it != nil && o.subnet != nil {
+			o.spot = s.spotPriceLocked(o.it, o.subnet.zone)
+		}
 	}
 	resp := &createFleetResponse{FleetID: "fleet-" + s.uuidLocked()}
 	now := time.Now()
@@ -459,12 +465,15 @@ func (s *Server) checkOverrideLocked(o *fleetOverride, capacityType string, draw
 		return CodeUnsupported, fmt.Sprintf("Your requested instance type (%s) is not supported in your requested Availability Zone (%s).",
 			o.instanceType, o.subnet.zone)
 	}
+	if !s.offered(o.it, o.subnet.zone) {
+		return CodeUnsupported, unsupportedInZone(o.it.Name, o.subnet.zone, s.offeredZones(o.it))
+	}
 	if o.subnet.available() <= 0 {
 		return CodeInsufficientFreeAddresses, insufficientAddresses(o.subnet.id)
 	}
-	if capacityType == CapacityTypeSpot && o.maxPrice > 0 && o.it.SpotPrice() > o.maxPrice {
+	if capacityType == CapacityTypeSpot && o.maxPrice > 0 && o.spot > o.maxPrice {
 		return CodeSpotMaxPriceTooLow, fmt.Sprintf("Your Spot request price of %s is lower than the minimum required Spot request fulfillment price of %s.",
-			formatFloat(o.maxPrice), formatFloat(o.it.SpotPrice()))
+			formatFloat(o.maxPrice), formatFloat(o.spot))
 	}
 	p := pool{o.it.Name, o.subnet.zone, capacityType}
 	ok, seen := drawn[p]

@@ -150,22 +150,27 @@ func (s *Server) describeInstanceTypeOfferings(f form) (withRequestID, error) {
 	if lt == "" {
 		lt = "region"
 	}
-	var locations []string
+	// locations, each with the zone whose offerings it shows ("" for the
+	// region: a type is in the region if some zone sells it).
+	var locations, zones []string
 	switch lt {
 	case "region":
-		locations = []string{s.opts.Region}
+		locations, zones = []string{s.opts.Region}, []string{""}
 	case "availability-zone":
-		locations = s.opts.Zones
+		locations, zones = s.opts.Zones, s.opts.Zones
 	case "availability-zone-id":
 		for _, sn := range s.subnets {
-			locations = append(locations, sn.zoneID)
+			locations, zones = append(locations, sn.zoneID), append(zones, sn.zone)
 		}
 	default:
 		return nil, invalidParameter("Invalid LocationType %q", lt)
 	}
 	var items []offeringItem
 	for _, it := range s.opts.Catalog.Types {
-		for _, loc := range locations {
+		for i, loc := range locations {
+			if z := zones[i]; (z == "" && len(s.offeredZones(it)) == 0) || (z != "" && !s.offered(it, z)) {
+				continue
+			}
 			items = append(items, offeringItem{key: uint64(len(items)), instanceType: it.Name, location: loc})
 		}
 	}

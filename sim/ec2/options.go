@@ -21,6 +21,11 @@ type Options struct {
 	AccountID string
 	// Catalog supplies instance types and prices (default catalog.MustDefault()).
 	Catalog *catalog.Catalog
+	// NotOffered names, by zone, the instance families the zone does not
+	// sell (DescribeInstanceTypeOfferings leaves them out, CreateFleet
+	// answers Unsupported). Nil: DefaultNotOffered; an empty map: every
+	// type in every zone.
+	NotOffered map[string][]string
 
 	// BootDelay is how long an instance stays pending before it is running
 	// (default 2s; negative: it is running as soon as CreateFleet returns).
@@ -71,6 +76,9 @@ func (o Options) withDefaults() Options {
 	}
 	if len(o.Zones) == 0 {
 		o.Zones = append([]string(nil), catalog.DefaultZones...)
+	}
+	if o.NotOffered == nil {
+		o.NotOffered = DefaultNotOffered
 	}
 	if o.ClusterTag == "" {
 		o.ClusterTag = "joinery-local"

@@ -41,6 +41,9 @@ type Server struct {
 	throttleFraction float64
 	latency          time.Duration
 
+	started   time.Time                 // the initial spot prices' timestamp
+	spotMoves map[[2]string][]spotPoint // SetSpotPrice, by (type, zone), oldest first
+
 	calls     map[string]int
 	throttled map[string]int
 	log       reqlog.Log[Request] // SetRecording
@@ -67,6 +70,8 @@ func New(opts Options) *Server {
 		throttled:        map[string]int{},
 		templates:        map[string]*LaunchTemplate{},
 		ssm:              map[string]ssmParam{},
+		started:          time.Now().UTC().Truncate(time.Second),
+		spotMoves:        map[[2]string][]spotPoint{},
 	}
 	s.initNetwork()
 	s.initImages()
@@ -204,6 +209,7 @@ var handlers = map[string]handler{
 	"CreateTags":                    (*Server).createTags,
 	"DescribeInstanceTypes":         (*Server).describeInstanceTypes,
 	"DescribeInstanceTypeOfferings": (*Server).describeInstanceTypeOfferings,
+	"DescribeSpotPriceHistory":      (*Server).describeSpotPriceHistory,
 	"DescribeSubnets":               (*Server).describeSubnets,
 	"DescribeSecurityGroups":        (*Server).describeSecurityGroups,
 	"CreateLaunchTemplate":          (*Server).createLaunchTemplate,

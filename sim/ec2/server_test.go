@@ -261,7 +261,7 @@ func TestDescribeInstanceTypesPaginationAndFilters(t *testing.T) {
 }
 
 func TestDescribeInstanceTypeOfferings(t *testing.T) {
-	_, c := start(t, ec2.Options{})
+	srv, c := start(t, ec2.Options{})
 	ctx := context.Background()
 	cat := catalog.MustDefault()
 	perZone := map[string]int{}
@@ -281,9 +281,20 @@ func TestDescribeInstanceTypeOfferings(t *testing.T) {
 		}
 	}
 	for _, z := range catalog.DefaultZones {
-		if perZone[z] != len(cat.Types) {
-			t.Errorf("zone %s offers %d types, want %d", z, perZone[z], len(cat.Types))
+		want := 0
+		for _, it := range cat.Types {
+			if srv.Offered(it.Name, z) {
+				want++
+			}
 		}
+		if perZone[z] != want {
+			t.Errorf("zone %s offers %d types, want %d", z, perZone[z], want)
+		}
+	}
+	// The local world's rule (DefaultNotOffered): us-east-1b sells every
+	// type, 1a lacks the c6in/m6in/r6in families and 1c c7a/m7a/r7a.
+	if perZone["us-east-1b"] != len(cat.Types) || perZone["us-east-1a"] >= len(cat.Types) || perZone["us-east-1c"] >= len(cat.Types) {
+		t.Errorf("types per zone %v of %d", perZone, len(cat.Types))
 	}
 	if len(perZone) != len(catalog.DefaultZones) {
 		t.Errorf("zones = %v", perZone)
@@ -367,13 +378,13 @@ func TestCreateFleetPicksCheapestPoolWithCapacity(t *testing.T) {
 		t.Errorf("instance id %q", in.ID)
 	}
 
-	// Spot: the cheapest spot pool among the types, by the catalog's spot price.
+	// Spot: the cheapest spot pool among the types, by the zone's spot price.
 	cands := []string{"c5.large", "m5.large", "r5.large", "c6i.large"}
 	cheapest := cands[0]
 	for _, n := range cands {
-		a, _ := cat.Get(n)
-		b, _ := cat.Get(cheapest)
-		if a.SpotPrice() < b.SpotPrice() {
+		a, _ := srv.SpotPrice(n, "us-east-1c")
+		b, _ := srv.SpotPrice(cheapest, "us-east-1c")
+		if a < b {
 			cheapest = n
 		}
 	}
@@ -405,6 +416,12 @@ func TestCreateFleetInsufficientCapacity(t *testing.T) {
 	sub := subnetsByZone(t, c)
 	ov := [][2]string{{"m5.large", sub["us-east-1a"]}, {"m5.large", sub["us-east-1b"]}, {"m5.xlarge", sub["us-east-1a"]}}
 
+	// 1a's spot m5.large is the cheapest, 1b's the next.
+	for zone, price := range map[string]float64{"us-east-1a": 0.03, "us-east-1b": 0.031} {
+		if err := srv.SetSpotPrice("m5.large", zone, price); err != nil {
+			t.Fatal(err)
+		}
+	}
 	srv.SetInsufficientCapacity("m5.large", "us-east-1a", "spot", true)
 	out, err := c.CreateFleet(ctx, fleet("spot", 1, ov, nil))
 	if err != nil {

@@ -1,0 +1,125 @@
+package activities
+
+import (
+	"fmt"
+	"slices"
+	"sort"
+	"strings"
+
+	apiv1 "github.com/joinery/joinery/api/v1"
+	"github.com/joinery/joinery/catalog"
+	"github.com/joinery/joinery/nodeclass"
+	"github.com/joinery/joinery/solver"
+	"github.com/joinery/joinery/workflows"
+	"go.temporal.io/sdk/temporal"
+)
+
+// launchOfferings is what one CreateFleet of the NodeClaim tries: the
+// saga's offerings of the request's capacity type (its cheapest, at most
+// MaxOfferingsPerNodeClaim across capacity types, so a saga's history stays
+// small), plus, when the NodeClaim's requirements carry minValues those
+// offerings do not meet, every available offering of the request's capacity
+// type, in the NodeClaim's zones, of its next-cheapest instance types (its
+// instance-type requirement, at most MaxInstanceTypesPerNodeClaim) until
+// they do: Karpenter truncates a launch to 60 types only as far as
+// minValues allows. When even all of them together cannot meet minValues
+// (the insufficient-capacity cache took some since the plan), the launch
+// fails with a non-retryable ErrInsufficientCapacity over the request's
+// offerings, so the saga tries its other capacity type or gives up.
+func (a *Activities) launchOfferings(nc *apiv1.NodeClaim, cls *apiv1.EC2NodeClass, req workflows.LaunchRequest) ([]workflows.Offering, error) {
+	var mv []apiv1.NodeSelectorRequirementWithMinValues
+	var types []string
+	zone := apiv1.NodeSelectorRequirementWithMinValues{Key: apiv1.LabelZone, Operator: apiv1.OpExists}
+	for _, r := range nc.Spec.Requirements {
+		if r.MinValues != nil && *r.MinValues > 0 {
+			mv = append(mv, r)
+		}
+		switch {
+		case r.Key == apiv1.LabelInstanceType && r.Operator == apiv1.OpIn:
+			types = r.Values
+		case r.Key == apiv1.LabelZone && r.Operator == apiv1.OpIn:
+			zone = r
+		}
+	}
+	if len(mv) == 0 {
+		return req.Offerings, nil
+	}
+	// The saga's types first (its offerings as they are), then the
+	// NodeClaim's others, cheapest first.
+	var opts []solver.InstanceTypeOption
+	index := map[string]int{}
+	for _, o := range req.Offerings {
+		i, ok := index[o.InstanceType]
+		if !ok {
+			it, known := a.Catalog.Get(o.InstanceType)
+			if !known {
+				continue
+			}
+			i = len(opts)
+			index[o.InstanceType] = i
+			opts = append(opts, solver.InstanceTypeOption{Type: it})
+		}
+		opts[i].Offerings = append(opts[i].Offerings, catalog.Offering{Zone: o.Zone, CapacityType: o.CapacityType, Price: o.Price, Available: true})
+	}
+	have := len(opts)
+	var more []solver.InstanceTypeOption
+	zones := zonesOf(cls)
+	for _, name := range types {
+		if _, ok := index[name]; ok {
+			continue
+		}
+		it, ok := a.Catalog.Get(name)
+		if !ok {
+			continue
+		}
+		if _, ok := nodeclass.AMIFor(cls.Status.AMIs, it.Labels()); !ok {
+			continue
+		}
+		var offs []catalog.Offering
+		for _, o := range it.Offerings(zones) {
+			if o.CapacityType == req.CapacityType && zone.Matches(o.Zone, true) && !a.ICE.Unavailable(name, o.Zone, o.CapacityType) {
+				offs = append(offs, o)
+			}
+		}
+		if len(offs) > 0 {
+			index[name] = -1
+			more = append(more, solver.InstanceTypeOption{Type: it, Offerings: offs})
+		}
+	}
+	sort.SliceStable(more, func(i, j int) bool { return cheapest(more[i].Offerings) < cheapest(more[j].Offerings) })
+	if room := MaxInstanceTypesPerNodeClaim - have; len(more) > room {
+		more = more[:max(room, 0)]
+	}
+	opts = append(opts, more...)
+	n, ok := solver.MinValuesNeeded(mv, opts)
+	if !ok {
+		msg := fmt.Sprintf("NodeClaim %s: the available %s offerings of its %d instance types cannot meet the minValues of %s",
+			nc.Name, req.CapacityType, len(opts), minValuesKeys(mv))
+		return nil, temporal.NewNonRetryableApplicationError(msg, workflows.ErrInsufficientCapacity, nil, req.Offerings)
+	}
+	out := slices.Clone(req.Offerings)
+	for _, it := range opts[have:max(n, have)] {
+		for _, o := range it.Offerings {
+			out = append(out, workflows.Offering{InstanceType: it.Type.Name, Zone: o.Zone, CapacityType: o.CapacityType, Price: o.Price})
+		}
+	}
+	return out, nil
+}
+
+// cheapest is the lowest price among offerings.
+func cheapest(offs []catalog.Offering) float64 {
+	low := offs[0].Price
+	for _, o := range offs[1:] {
+		low = min(low, o.Price)
+	}
+	return low
+}
+
+// minValuesKeys names the requirements' minValues ("key>=N, ...").
+func minValuesKeys(reqs []apiv1.NodeSelectorRequirementWithMinValues) string {
+	parts := make([]string, len(reqs))
+	for i, r := range reqs {
+		parts[i] = fmt.Sprintf("%s>=%d", r.Key, *r.MinValues)
+	}
+	return strings.Join(parts, ", ")
+}
