@@ -255,7 +255,35 @@ func (r *run) checkCost(ctx context.Context) {
 			det = append(det, fmt.Sprintf("%s %s %s %s x%d %.4f", g.NodePool, g.InstanceType, g.CapacityType, g.Zone, g.Count, g.USDPerHour))
 		}
 	}
+	if !ok {
+		det = append(det, r.consolidationVerdicts(ctx)...)
+	}
 	add(Invariant{Name: costInvariant, OK: ok, Figure: fig, Details: det})
+}
+
+// consolidationVerdicts is what the Consolidation workflow's last pass
+// said: why no node was disrupted, per node.
+func (r *run) consolidationVerdicts(ctx context.Context) []string {
+	v, err := r.tc.QueryWorkflow(ctx, workflows.ConsolidationWorkflowID, "", workflows.QueryStatus)
+	var st workflows.ConsolidationStatus
+	if err == nil {
+		err = v.Get(&st)
+	}
+	if err != nil {
+		return []string{"consolidation status: " + err.Error()}
+	}
+	if st.LastPass == nil {
+		return []string{"consolidation: no pass reported"}
+	}
+	out := []string{fmt.Sprintf("last consolidation pass %s: %s", st.LastPass.At.UTC().Format(time.RFC3339), st.LastPass.Why)}
+	for _, b := range st.LastPass.Nodes {
+		var why []string
+		for _, rs := range b.Reasons {
+			why = append(why, rs.Reason+": "+rs.Message)
+		}
+		out = append(out, fmt.Sprintf("  %s (%s): %s", b.Node, b.NodeClaim, strings.Join(why, "; ")))
+	}
+	return out
 }
 
 // failure reads a failed workflow's failure type and message.
