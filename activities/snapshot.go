@@ -84,7 +84,19 @@ func (a *Activities) takeSnapshot(ctx context.Context, now time.Time) (*snapshot
 	a.addDaemonSets(s)
 	a.addInFlightClaims(s, claims, nominatedReq)
 	invalid = append(invalid, a.addNodePools(s, pools, claims)...)
+	s.input.NamespaceLabels = a.namespaceLabels()
 	return s, nil
+}
+
+// namespaceLabels are every namespace's labels (pod affinity
+// namespaceSelectors select by them).
+func (a *Activities) namespaceLabels() map[string]map[string]string {
+	nss, _ := a.Cluster.Namespaces.List(labels.Everything())
+	out := make(map[string]map[string]string, len(nss))
+	for _, ns := range nss {
+		out[ns.Name] = ns.Labels
+	}
+	return out
 }
 
 // addPendingPods adds the pending pods not nominated to a NodeClaim, and

@@ -56,6 +56,8 @@ type Cluster struct {
 	// RuntimeClasses: a DaemonSet's template gets its class's overhead, as
 	// admission gives it to the DaemonSet's pods (pods that exist carry it).
 	RuntimeClasses nodelisters.RuntimeClassLister
+	// Namespaces: pod (anti-)affinity namespaceSelectors select by their labels.
+	Namespaces corelisters.NamespaceLister
 	// Services, ReplicationControllers, ReplicaSets and StatefulSets are
 	// nil unless WatchSpreadSelectors was called: what selects a pod is the
 	// selector of kube-scheduler's default topology spread constraints.
@@ -131,6 +133,7 @@ func NewFromClients(kc kubernetes.Interface, dc dynamic.Interface) (*Cluster, er
 	c.StorageClasses = c.factory.Storage().V1().StorageClasses().Lister()
 	c.CSINodes = c.factory.Storage().V1().CSINodes().Lister()
 	c.RuntimeClasses = c.factory.Node().V1().RuntimeClasses().Lister()
+	c.Namespaces = c.factory.Core().V1().Namespaces().Lister()
 	c.nodePools = c.dynFactory.ForResource(apiv1.NodePoolGVR).Informer()
 	c.nodeClaims = c.dynFactory.ForResource(apiv1.NodeClaimGVR).Informer()
 	c.nodeClasses = c.dynFactory.ForResource(apiv1.EC2NodeClassGVR).Informer()

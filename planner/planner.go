@@ -9,6 +9,7 @@ import (
 	"bytes"
 	"fmt"
 	"io"
+	"maps"
 	"os"
 	"sort"
 	"strings"
@@ -317,6 +318,16 @@ func (b *builder) read(d Doc) {
 		}
 	case "Pod":
 		b.readPod(d)
+	case "Namespace":
+		if b.out.Input.NamespaceLabels == nil {
+			b.out.Input.NamespaceLabels = map[string]map[string]string{}
+		}
+		l := maps.Clone(d.Obj.GetLabels())
+		if l == nil {
+			l = map[string]string{}
+		}
+		l[corev1.LabelMetadataName] = d.Obj.GetName() // as the API server sets it
+		b.out.Input.NamespaceLabels[d.Obj.GetName()] = l
 	case "Service":
 		o := &corev1.Service{}
 		if b.convert(d, o) {

@@ -54,6 +54,7 @@ type prepared struct {
 	keys             []*domKey
 	nodeVals         []keyVals
 	overKeys         map[string]bool
+	nsLabels         map[string]map[string]string // Input.NamespaceLabels
 	baseTopo         topoState
 	ownersLater      func(*topoState)
 	preferNoSchedule bool // some pool or node has a PreferNoSchedule taint
@@ -177,6 +178,24 @@ type compiledTerm struct {
 	byPrice []int32
 }
 
+// withMetadataName copies namespace labels, each with the
+// kubernetes.io/metadata.name label the API server sets.
+func withMetadataName(nsl map[string]map[string]string) map[string]map[string]string {
+	if nsl == nil {
+		return nil
+	}
+	out := make(map[string]map[string]string, len(nsl))
+	for ns, l := range nsl {
+		c := make(map[string]string, len(l)+1)
+		for k, v := range l {
+			c[k] = v
+		}
+		c[corev1.LabelMetadataName] = ns
+		out[ns] = c
+	}
+	return out
+}
+
 func prepare(in Input) *prepared { return prepareWith(in, preparePools(in), nil) }
 
 // poolSet is an input's pools compiled: newPoolInfo in weight order with
@@ -231,7 +250,7 @@ func preparePools(in Input) *poolSet {
 // stands for in.ExistingPods.
 func prepareWith(in Input, ps *poolSet, existing []*ExistingPod) *prepared {
 	p := &prepared{sigs: map[string]*podSignature{}, opens: map[openKey]*candidates{}, counters: map[string]*counter{}}
-	p.existing = existing
+	p.existing, p.nsLabels = existing, withMetadataName(in.NamespaceLabels)
 	if existing == nil {
 		p.existing = make([]*ExistingPod, len(in.ExistingPods))
 		for i := range in.ExistingPods {

@@ -64,16 +64,28 @@ type counter struct {
 	key   int // domHost or a key index
 	name  string
 	sel   labels.Selector
-	nsAll bool
 	ns    []string
+	nsSel labels.Selector // a term's namespaceSelector (nil: none)
+	nsl   map[string]map[string]string
 	anti  bool // some pod owns an anti-affinity term on it
 }
 
+// matches reports whether the counter counts a pod: in one of its
+// namespaces or one its namespace selector selects, with matching labels.
 func (c *counter) matches(ns string, l map[string]string) bool {
-	if !c.nsAll && !contains(c.ns, ns) {
+	if !contains(c.ns, ns) && (c.nsSel == nil || !c.nsSel.Matches(namespaceLabels(c.nsl, ns))) {
 		return false
 	}
 	return c.sel.Matches(labels.Set(l))
+}
+
+// namespaceLabels are a namespace's labels: Input.NamespaceLabels', else
+// the one the API server sets on every namespace.
+func namespaceLabels(nsl map[string]map[string]string, ns string) labels.Set {
+	if l, ok := nsl[ns]; ok {
+		return l
+	}
+	return labels.Set{corev1.LabelMetadataName: ns}
 }
 
 // constraint is one topology rule of a pod (at one relaxation level).
@@ -128,10 +140,14 @@ func (p *prepared) topoKey(k string) (int, bool) {
 }
 
 // counterFor returns the shared counter for a selector, namespaces and key.
-func (p *prepared) counterFor(key int, sel labels.Selector, nsAll bool, ns []string) *counter {
+func (p *prepared) counterFor(key int, sel, nsSel labels.Selector, ns []string) *counter {
 	ns = append([]string(nil), ns...)
 	sort.Strings(ns)
-	k := strconv.Itoa(key) + "|" + strconv.FormatBool(nsAll) + "|" + strings.Join(ns, ",") + "|" + selString(sel)
+	nsKey := "-"
+	if nsSel != nil {
+		nsKey = selString(nsSel)
+	}
+	k := strconv.Itoa(key) + "|" + nsKey + "|" + strings.Join(ns, ",") + "|" + selString(sel)
 	if c, ok := p.counters[k]; ok {
 		return c
 	}
@@ -139,7 +155,7 @@ func (p *prepared) counterFor(key int, sel labels.Selector, nsAll bool, ns []str
 	if key != domHost {
 		name = p.keys[key].name
 	}
-	c := &counter{id: len(p.ctrList), key: key, name: name, sel: sel, nsAll: nsAll, ns: ns}
+	c := &counter{id: len(p.ctrList), key: key, name: name, sel: sel, nsSel: nsSel, nsl: p.nsLabels, ns: ns}
 	p.counters[k] = c
 	p.ctrList = append(p.ctrList, c)
 	return c
@@ -179,19 +195,25 @@ func selectorOf(ls *metav1.LabelSelector, matchLabelKeys []string, podLabels map
 }
 
 // affinityCounter builds the counter of a pod (anti-)affinity term: the
-// term's namespaces, all namespaces when a namespaceSelector is set (the
-// solver has no Namespace labels), else the pod's own namespace.
+// union of the term's namespaces and those its namespaceSelector selects
+// (an empty one: all), the pod's own namespace when it has neither.
 func (p *prepared) affinityCounter(pod *Pod, t *corev1.PodAffinityTerm) *counter {
 	key, ok := p.topoKey(t.TopologyKey)
 	if !ok {
 		return nil
 	}
 	ns := t.Namespaces
-	nsAll := t.NamespaceSelector != nil
-	if len(ns) == 0 && !nsAll {
+	var nsSel labels.Selector
+	if t.NamespaceSelector != nil {
+		var err error
+		if nsSel, err = metav1.LabelSelectorAsSelector(t.NamespaceSelector); err != nil {
+			nsSel = labels.Nothing()
+		}
+	}
+	if len(ns) == 0 && nsSel == nil {
 		ns = []string{pod.Namespace}
 	}
-	return p.counterFor(key, selectorOf(t.LabelSelector, t.MatchLabelKeys, pod.Labels), nsAll, ns)
+	return p.counterFor(key, selectorOf(t.LabelSelector, t.MatchLabelKeys, pod.Labels), nsSel, ns)
 }
 
 // preference is one relaxable preference of a pod, in Karpenter's
@@ -280,7 +302,7 @@ func (p *prepared) levelSig(pod *Pod, prefs []preference) *podSignature {
 		if t.MinDomains != nil {
 			md = *t.MinDomains
 		}
-		addCons(topoSpread, p.counterFor(key, selectorOf(t.LabelSelector, t.MatchLabelKeys, pod.Labels), false, []string{pod.Namespace}), max(t.MaxSkew, 1), md, inclusionPolicy(t))
+		addCons(topoSpread, p.counterFor(key, selectorOf(t.LabelSelector, t.MatchLabelKeys, pod.Labels), nil, []string{pod.Namespace}), max(t.MaxSkew, 1), md, inclusionPolicy(t))
 	}
 	for i := range pod.TopologySpread {
 		if pod.TopologySpread[i].WhenUnsatisfiable != corev1.ScheduleAnyway {

@@ -9,6 +9,7 @@ import (
 	"github.com/joinery/joinery/catalog"
 	"github.com/joinery/joinery/resources"
 	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 )
 
 // spotAndOnDemand is basicPool with every offering also as spot, at 40%
@@ -301,5 +302,43 @@ func TestTopologyTooManyKeys(t *testing.T) {
 	}
 	if r := plan.Unschedulable[0].Reason; !strings.Contains(r, "more than 8 distinct topology keys") {
 		t.Errorf("reason %q", r)
+	}
+}
+
+// A namespaceSelector selects namespaces by their labels (the union with
+// the term's namespaces); an empty one selects all; a namespace not in
+// Input.NamespaceLabels still carries kubernetes.io/metadata.name.
+func TestTopologyNamespaceSelector(t *testing.T) {
+	antiIn := func(ns *metav1.LabelSelector) func(p *Pod) {
+		return func(p *Pod) {
+			p.PodAntiAffinity = &corev1.PodAntiAffinity{RequiredDuringSchedulingIgnoredDuringExecution: []corev1.PodAffinityTerm{
+				{TopologyKey: apiv1.LabelZone, LabelSelector: sel("db"), NamespaceSelector: ns}}}
+			p.RequiredAffinity = [][]apiv1.NodeSelectorRequirementWithMinValues{{{Key: apiv1.LabelZone, Operator: apiv1.OpIn, Values: []string{"us-east-1a", "us-east-1b"}}}}
+		}
+	}
+	db := func(ns, zone string) ExistingPod {
+		return ExistingPod{Pod: Pod{Namespace: ns, Name: "db", Labels: map[string]string{"app": "db"}}, Node: "n-" + zone, Zone: zone}
+	}
+	in := Input{NodePools: []NodePool{basicPool()},
+		NamespaceLabels: map[string]map[string]string{"team-a": {"team": "a"}, "team-b": {"team": "b"}},
+		ExistingPods:    []ExistingPod{db("team-a", "us-east-1a"), db("team-b", "us-east-1b")}}
+	for _, c := range []struct {
+		name string
+		ns   *metav1.LabelSelector
+		zone string // "" unschedulable
+	}{
+		{"team a only", &metav1.LabelSelector{MatchLabels: map[string]string{"team": "a"}}, "us-east-1b"},
+		{"team b by metadata.name", &metav1.LabelSelector{MatchLabels: map[string]string{corev1.LabelMetadataName: "team-b"}}, "us-east-1a"},
+		{"every namespace", &metav1.LabelSelector{}, ""},
+	} {
+		in.Pods = each(pods("web", 1, 500, 512), antiIn(c.ns))
+		plan := Solve(in)
+		got := ""
+		if len(plan.NewNodeClaims) == 1 {
+			got = zoneOfClaim(&plan.NewNodeClaims[0])
+		}
+		if got != c.zone {
+			t.Errorf("%s: new node in %q, want %q (unschedulable: %v)", c.name, got, c.zone, plan.Unschedulable)
+		}
 	}
 }

@@ -20,6 +20,10 @@ type Input struct {
 	// and their required anti-affinity keeps matching new pods out of their
 	// domains. SimulateRemoval moves the ones on candidate nodes.
 	ExistingPods []ExistingPod
+	// NamespaceLabels are the labels of the namespaces pods live in, for
+	// pod (anti-)affinity namespaceSelectors; a namespace not listed has
+	// only kubernetes.io/metadata.name, which the API server sets on each.
+	NamespaceLabels map[string]map[string]string
 	// Strategies to try (see Solve); empty means DefaultStrategies().
 	Strategies []Strategy
 	// Budget bounds Solve's search (see Solve): zero means DefaultBudget,

@@ -59,6 +59,8 @@ var needed = map[access]string{
 	{"watch", "storage.k8s.io", "csinodes"}:                 "cluster/cluster.go: CSINode informer",
 	{"list", "node.k8s.io", "runtimeclasses"}:               "cluster/cluster.go: RuntimeClass informer (a DaemonSet template's overhead)",
 	{"watch", "node.k8s.io", "runtimeclasses"}:              "cluster/cluster.go: RuntimeClass informer",
+	{"list", "", "namespaces"}:                              "cluster/cluster.go: Namespace informer (pod affinity namespaceSelectors)",
+	{"watch", "", "namespaces"}:                             "cluster/cluster.go: Namespace informer",
 	{"list", "karpenter.sh", "nodepools"}:                   "cluster/cluster.go: dynamic NodePool informer",
 	{"watch", "karpenter.sh", "nodepools"}:                  "cluster/cluster.go: dynamic NodePool informer",
 	{"patch", "karpenter.sh", "nodepools/status"}:           "cluster/karpenter.go: PatchNodePoolStatus (ValidationSucceeded, Ready conditions)",
