@@ -44,29 +44,24 @@ func newFakeActivitiesPrepared(t *testing.T, prepare func(*cluster.Cluster), poo
 	t.Helper()
 	kc := kubefake.NewSimpleClientset(objs...)
 	var dyn []runtime.Object
-	for _, np := range pools {
-		np.APIVersion, np.Kind = "karpenter.sh/v1", "NodePool"
-		u, err := runtime.DefaultUnstructuredConverter.ToUnstructured(np)
+	add := func(obj interface{}) {
+		u, err := runtime.DefaultUnstructuredConverter.ToUnstructured(obj)
 		if err != nil {
 			t.Fatal(err)
 		}
 		dyn = append(dyn, &unstructured.Unstructured{Object: u})
+	}
+	for _, np := range pools {
+		np.APIVersion, np.Kind = "karpenter.sh/v1", "NodePool"
+		add(np)
 	}
 	for _, nc := range claims {
 		nc.APIVersion, nc.Kind = "karpenter.sh/v1", "NodeClaim"
-		u, err := runtime.DefaultUnstructuredConverter.ToUnstructured(nc)
-		if err != nil {
-			t.Fatal(err)
-		}
-		dyn = append(dyn, &unstructured.Unstructured{Object: u})
+		add(nc)
 	}
 	for _, cls := range classes {
 		cls.APIVersion, cls.Kind = "karpenter.k8s.aws/v1", "EC2NodeClass"
-		u, err := runtime.DefaultUnstructuredConverter.ToUnstructured(cls)
-		if err != nil {
-			t.Fatal(err)
-		}
-		dyn = append(dyn, &unstructured.Unstructured{Object: u})
+		add(cls)
 	}
 	dc := dynfake.NewSimpleDynamicClientWithCustomListKinds(runtime.NewScheme(), map[schema.GroupVersionResource]string{
 		apiv1.NodePoolGVR: "NodePoolList", apiv1.NodeClaimGVR: "NodeClaimList", apiv1.EC2NodeClassGVR: "EC2NodeClassList",

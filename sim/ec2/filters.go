@@ -103,6 +103,20 @@ func glob(pattern, s string) bool {
 	return pi == len(p)
 }
 
+// filterPage applies the request's filters (tagsOf nil: no tag filters),
+// then returns the page its MaxResults and NextToken ask for (page).
+func filterPage[T any](f form, items []T, fs fields[T], tagsOf func(T) map[string]string, key func(T) uint64, kind string, def, lo, hi int) ([]T, string, error) {
+	items, err := applyFilters(items, f.filters(), fs, tagsOf)
+	if err != nil {
+		return nil, "", err
+	}
+	max, _, err := f.intParam("MaxResults")
+	if err != nil {
+		return nil, "", err
+	}
+	return page(items, key, kind, f.get("NextToken"), max, def, lo, hi)
+}
+
 // page returns one page of items (sorted by key, ascending) and the
 // NextToken for the rest ("" on the last page). The token names the key of
 // the first item of the next page, so items added or pruned between calls do

@@ -42,16 +42,8 @@ func (s *Server) describeInstanceTypes(f form) (withRequestID, error) {
 				"The following supplied instance types do not exist: [%s]", strings.Join(missing, ", "))
 		}
 	}
-	items, err := applyFilters(items, f.filters(), instanceTypeFields, nil)
-	if err != nil {
-		return nil, err
-	}
-	max, _, err := f.intParam("MaxResults")
-	if err != nil {
-		return nil, err
-	}
 	idx := indexOf(cat.Types)
-	items, next, err := page(items, func(it *catalog.InstanceType) uint64 { return idx[it] }, "instancetypes", f.get("NextToken"), max, 100, 5, 100)
+	items, next, err := filterPage(f, items, instanceTypeFields, nil, func(it *catalog.InstanceType) uint64 { return idx[it] }, "instancetypes", 100, 5, 100)
 	if err != nil {
 		return nil, err
 	}
@@ -174,18 +166,10 @@ func (s *Server) describeInstanceTypeOfferings(f form) (withRequestID, error) {
 			items = append(items, offeringItem{key: uint64(len(items)), instanceType: it.Name, location: loc})
 		}
 	}
-	items, err := applyFilters(items, f.filters(), fields[offeringItem]{
+	items, next, err := filterPage(f, items, fields[offeringItem]{
 		"instance-type": func(o offeringItem) []string { return []string{o.instanceType} },
 		"location":      func(o offeringItem) []string { return []string{o.location} },
-	}, nil)
-	if err != nil {
-		return nil, err
-	}
-	max, _, err := f.intParam("MaxResults")
-	if err != nil {
-		return nil, err
-	}
-	items, next, err := page(items, func(o offeringItem) uint64 { return o.key }, "offerings", f.get("NextToken"), max, 1000, 5, 1000)
+	}, nil, func(o offeringItem) uint64 { return o.key }, "offerings", 1000, 5, 1000)
 	if err != nil {
 		return nil, err
 	}

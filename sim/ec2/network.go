@@ -179,16 +179,9 @@ func (s *Server) describeSubnets(f form) (withRequestID, error) {
 	for k, v := range subnetFields {
 		fs[k] = v
 	}
-	items, err := applyFilters(items, f.filters(), fs, func(sn *subnet) map[string]string { return sn.tags })
-	if err != nil {
-		return nil, err
-	}
-	max, _, err := f.intParam("MaxResults")
-	if err != nil {
-		return nil, err
-	}
 	idx := indexOf(s.subnets)
-	items, next, err := page(items, func(sn *subnet) uint64 { return idx[sn] }, "subnets", f.get("NextToken"), max, 0, 5, 1000)
+	items, next, err := filterPage(f, items, fs, func(sn *subnet) map[string]string { return sn.tags },
+		func(sn *subnet) uint64 { return idx[sn] }, "subnets", 0, 5, 1000)
 	if err != nil {
 		return nil, err
 	}
@@ -237,16 +230,9 @@ func (s *Server) describeSecurityGroups(f form) (withRequestID, error) {
 	for k, v := range groupFields {
 		fs[k] = v
 	}
-	items, err := applyFilters(items, f.filters(), fs, func(g *securityGroup) map[string]string { return g.tags })
-	if err != nil {
-		return nil, err
-	}
-	max, _, err := f.intParam("MaxResults")
-	if err != nil {
-		return nil, err
-	}
 	idx := indexOf(s.groups)
-	items, next, err := page(items, func(g *securityGroup) uint64 { return idx[g] }, "groups", f.get("NextToken"), max, 0, 5, 1000)
+	items, next, err := filterPage(f, items, fs, func(g *securityGroup) map[string]string { return g.tags },
+		func(g *securityGroup) uint64 { return idx[g] }, "groups", 0, 5, 1000)
 	if err != nil {
 		return nil, err
 	}

@@ -196,20 +196,12 @@ func (s *Server) describeSpotPriceHistory(f form) (withRequestID, error) {
 		}
 	}
 	s.mu.Unlock()
-	items, err = applyFilters(items, f.filters(), fields[spotPriceItem]{
+	items, next, err := filterPage(f, items, fields[spotPriceItem]{
 		"instance-type":       func(o spotPriceItem) []string { return []string{o.instanceType} },
 		"availability-zone":   func(o spotPriceItem) []string { return []string{o.zone} },
 		"product-description": func(spotPriceItem) []string { return []string{ProductLinux} },
 		"spot-price":          func(o spotPriceItem) []string { return []string{formatSpotPrice(o.price)} },
-	}, nil)
-	if err != nil {
-		return nil, err
-	}
-	max, _, err := f.intParam("MaxResults")
-	if err != nil {
-		return nil, err
-	}
-	items, next, err := page(items, func(o spotPriceItem) uint64 { return o.key }, "spotprices", f.get("NextToken"), max, 1000, 1, 1000)
+	}, nil, func(o spotPriceItem) uint64 { return o.key }, "spotprices", 1000, 1, 1000)
 	if err != nil {
 		return nil, err
 	}
