@@ -10,7 +10,6 @@ import (
 
 	apiv1 "github.com/joinery/joinery/api/v1"
 	"github.com/joinery/joinery/nodeclass"
-	"k8s.io/apimachinery/pkg/runtime"
 	"sigs.k8s.io/yaml"
 )
 
@@ -252,8 +251,8 @@ func (c *converter) convert(in Input) {
 }
 
 // strict checks the object against a v1beta1 schema: each unknown field
-// is refused by path, and a value of the wrong type by the decoder's
-// message. It returns the typed object (nil when refused).
+// is refused by path (saying so when it is a v1 field), and a value of the
+// wrong type by its field. It returns the typed object (nil when refused).
 func (c *converter) strict(e *entry, t reflect.Type, v1 reflect.Type) interface{} {
 	if unknown := unknownFields(e.obj, t); len(unknown) > 0 {
 		for _, f := range unknown {
@@ -266,12 +265,34 @@ func (c *converter) strict(e *entry, t reflect.Type, v1 reflect.Type) interface{
 		}
 		return nil
 	}
-	typed := reflect.New(t).Interface()
-	if err := runtime.DefaultUnstructuredConverter.FromUnstructuredWithValidation(e.obj, typed, true); err != nil {
-		c.refuse(e, "", err.Error())
+	typed, field, err := decodeTyped(e.obj, t)
+	if err != nil {
+		c.refuse(e, field, err.Error())
 		return nil
 	}
 	return typed
+}
+
+// decodeV1 decodes a converted object strictly as Joinery's v1 type into
+// (a pointer to a struct), refusing each unknown field and a wrongly typed
+// one by path.
+func (c *converter) decodeV1(e *entry, into interface{}) bool {
+	t := reflect.TypeOf(into).Elem()
+	what := str(e.obj["apiVersion"]) + " " + e.kind
+	unknown := unknownFields(e.obj, t)
+	for _, f := range unknown {
+		c.refuse(e, f, "not a field of "+what)
+	}
+	if len(unknown) > 0 {
+		return false
+	}
+	typed, field, err := decodeTyped(e.obj, t)
+	if err != nil {
+		c.refuse(e, field, err.Error()+" (as "+what+")")
+		return false
+	}
+	reflect.ValueOf(into).Elem().Set(reflect.ValueOf(typed).Elem())
+	return true
 }
 
 // stripServerFields removes what the API server and controllers write:
@@ -719,8 +740,7 @@ func (c *converter) validate() {
 			switch x.kind {
 			case "NodePool":
 				np := &apiv1.NodePool{}
-				if err := runtime.DefaultUnstructuredConverter.FromUnstructuredWithValidation(x.obj, np, true); err != nil {
-					c.refuse(x, "", "the result is not a karpenter.sh/v1 NodePool: "+err.Error())
+				if !c.decodeV1(x, np) {
 					continue
 				}
 				for _, fe := range np.Validate() {
@@ -728,8 +748,7 @@ func (c *converter) validate() {
 				}
 			case "EC2NodeClass":
 				nc := &apiv1.EC2NodeClass{}
-				if err := runtime.DefaultUnstructuredConverter.FromUnstructuredWithValidation(x.obj, nc, true); err != nil {
-					c.refuse(x, "", "the result is not a karpenter.k8s.aws/v1 EC2NodeClass: "+err.Error())
+				if !c.decodeV1(x, nc) {
 					continue
 				}
 				for _, u := range nodeclass.Unsupported(&nc.Spec) {

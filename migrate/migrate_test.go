@@ -150,3 +150,40 @@ func TestJSONIsAList(t *testing.T) {
 		t.Fatalf("%v\n%s", err, j)
 	}
 }
+
+// TestMalformedInputIsRefusedByField: wrong shapes are refusals naming
+// the object and field, never a panic or a silent pass.
+func TestMalformedInputIsRefusedByField(t *testing.T) {
+	for _, c := range []struct{ yaml, want string }{
+		{"apiVersion: karpenter.sh/v1beta1\nkind: NodePool\nmetadata: x\n", "NodePool: metadata.name: required"},
+		{"apiVersion: karpenter.sh/v1beta1\nkind: NodePool\nmetadata: {name: a}\n", "NodePool a: spec.template.spec.nodeClassRef: required"},
+		{"apiVersion: karpenter.sh/v1beta1\nkind: NodePool\nmetadata: {name: a}\nspec: {template: {spec: {nodeClassRef: {name: d}, kubelet: {maxPods: many}}}}\n", "NodePool a: spec.template.spec.kubelet.maxPods: a string, not an integer"},
+		{"apiVersion: karpenter.sh/v1beta1\nkind: NodePool\nmetadata: {name: a}\nspec: {template: {spec: {nodeClassRef: {name: d}}}, disruption: {consolidationPolicy: WhenEmptyOrUnderutilized}}\n",
+			`NodePool a: spec.disruption.consolidationPolicy: "WhenEmptyOrUnderutilized" is not a v1beta1 policy (WhenEmpty, WhenUnderutilized)`},
+		{"apiVersion: karpenter.sh/v1beta1\nkind: NodePool\nmetadata: {name: a}\nspec: {template: {spec: {nodeClassRef: {name: d}, requirements: [{key: k, operator: Gt, values: [x, \"y\"]}]}}}\n",
+			"NodePool a: spec.template.spec.requirements[0]"},
+		{"apiVersion: karpenter.sh/v1beta1\nkind: NodePool\nmetadata: {name: a}\nspec: {template: {spec: {nodeClassRef: {name: d}, requirements: [{key: k, operator: In, values: [x, y]}]}}}\n",
+			"NodePool a: spec.template.spec.requirements.values: a bool, not a string"},
+		{"apiVersion: karpenter.sh/v1beta1\nkind: NodePool\nmetadata: {name: a}\nspec: {template: {spec: {nodeClassRef: {name: d}}}, disruption: {budgets: [{nodes: 1, reasons: [Empty]}]}}\n",
+			"NodePool a: spec.disruption.budgets[0].reasons: a v1 field, not a karpenter.sh/v1beta1 one"},
+		{"apiVersion: karpenter.k8s.aws/v1beta1\nkind: EC2NodeClass\nmetadata: {name: c}\nspec: {amiFamily: 7}\n", "EC2NodeClass c: "},
+		{"apiVersion: karpenter.k8s.aws/v1beta1\nkind: EC2NodeClass\nmetadata: {name: c}\nspec: {amiFamily: AL2, kubelet: {maxPods: 3}}\n", "EC2NodeClass c: spec.kubelet: a v1 field"},
+		{"apiVersion: karpenter.k8s.aws/v1beta1\nkind: EC2NodeClass\nmetadata: {name: c}\nspec: {amiFamily: Windows2022, role: r}\nmetadata: {name: c, annotations: {compatibility.karpenter.k8s.aws/v1-alias-version: v2}}\n",
+			"EC2NodeClass c: metadata.annotations[compatibility.karpenter.k8s.aws/v1-alias-version]: \"v2\": a Windows alias takes only the version latest in v1"},
+		{"apiVersion: karpenter.sh/v1\nkind: NodePool\nmetadata: {name: a, annotations: {compatibility.karpenter.sh/v1beta1-kubelet-conversion: '{\"maxPod\":1}'}}\nspec: {template: {spec: {nodeClassRef: {name: d}}}}\n",
+			"NodePool a: metadata.annotations[compatibility.karpenter.sh/v1beta1-kubelet-conversion]: not v1beta1 kubelet settings"},
+		{"apiVersion: karpenter.sh/v1\nkind: NodePool\nmetadata: {name: a}\nspec: {template: {spec: {nodeClassRef: {name: d}, kubelet: {maxPods: 3}}}}\n",
+			"NodePool a: spec.template.spec.kubelet: not a field of karpenter.sh/v1 NodePool"},
+		{"apiVersion: karpenter.sh/v2\nkind: NodePool\nmetadata: {name: a}\n", "karpenter.sh/v2 NodePool a: apiVersion: not a Karpenter kind and version this command converts"},
+	} {
+		docs, errs := planner.Parse("m.yaml", []byte(c.yaml))
+		if len(errs) > 0 {
+			t.Fatal(errs)
+		}
+		in := []Input{{File: "m.yaml", Doc: 1, Object: docs[0].Obj.Object}}
+		r := Convert(in)
+		if len(r.Refusals) == 0 || !strings.Contains(r.Refusals[0].Error(), c.want) {
+			t.Errorf("%s: refusals %v, want one containing %q", c.yaml, r.Refusals, c.want)
+		}
+	}
+}

@@ -2,6 +2,7 @@ package migrate
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
 	"reflect"
 	"sort"
@@ -101,4 +102,54 @@ func jsonFields(t reflect.Type) map[string]reflect.Type {
 		out[name] = f.Type
 	}
 	return out
+}
+
+// decodeTyped decodes v into a new value of type t through JSON, as the
+// API server reads a custom resource: a value of the wrong type is
+// reported with its field's path ("" when the decoder names none). Fields t
+// lacks are ignored here (unknownFields reports them).
+func decodeTyped(v interface{}, t reflect.Type) (interface{}, string, error) {
+	raw, err := json.Marshal(v)
+	if err != nil {
+		return nil, "", err
+	}
+	typed := reflect.New(t).Interface()
+	err = json.Unmarshal(raw, typed)
+	var te *json.UnmarshalTypeError
+	switch {
+	case err == nil:
+		return typed, "", nil
+	case errors.As(err, &te):
+		return nil, te.Field, fmt.Errorf("%s, not %s", article(te.Value), article(jsonKind(te.Type)))
+	}
+	return nil, "", err
+}
+
+// jsonKind names a Go type by the JSON value it takes.
+func jsonKind(t reflect.Type) string {
+	for t.Kind() == reflect.Pointer {
+		t = t.Elem()
+	}
+	switch t.Kind() {
+	case reflect.String:
+		return "string"
+	case reflect.Bool:
+		return "boolean"
+	case reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64, reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64:
+		return "integer"
+	case reflect.Float32, reflect.Float64:
+		return "number"
+	case reflect.Slice:
+		return "list"
+	case reflect.Map, reflect.Struct:
+		return "object"
+	}
+	return t.String()
+}
+
+func article(w string) string {
+	if w != "" && strings.ContainsRune("aeiou", rune(w[0])) {
+		return "an " + w
+	}
+	return "a " + w
 }
