@@ -8,6 +8,7 @@ import (
 	"io"
 	"os"
 
+	apiv1 "github.com/joinery/joinery/api/v1"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -23,7 +24,9 @@ import (
 
 // ReadManifests parses multi-document YAML files into objects, in order.
 // Empty documents are skipped; a document without kind or apiVersion is an
-// error naming the file and document number.
+// error naming the file and document number, and so is an object of an
+// older Karpenter API version (karpenter.sh/v1beta1 ...), with the command
+// that converts it (apiv1.OlderVersion).
 func ReadManifests(paths ...string) ([]*unstructured.Unstructured, error) {
 	var out []*unstructured.Unstructured
 	for _, p := range paths {
@@ -42,10 +45,14 @@ func ReadManifests(paths ...string) ([]*unstructured.Unstructured, error) {
 
 // ParseManifests is ReadManifests for YAML held in memory.
 func ParseManifests(data []byte) ([]*unstructured.Unstructured, error) {
-	return parseManifests("manifest", data)
+	return parseManifests("", data)
 }
 
-func parseManifests(name string, data []byte) ([]*unstructured.Unstructured, error) {
+func parseManifests(file string, data []byte) ([]*unstructured.Unstructured, error) {
+	name := file
+	if name == "" {
+		name = "manifest"
+	}
 	var out []*unstructured.Unstructured
 	r := utilyaml.NewYAMLReader(bufio.NewReader(bytes.NewReader(data)))
 	for i := 1; ; i++ {
@@ -69,6 +76,9 @@ func parseManifests(name string, data []byte) ([]*unstructured.Unstructured, err
 		u := &unstructured.Unstructured{Object: obj}
 		if u.GetKind() == "" || u.GetAPIVersion() == "" {
 			return nil, fmt.Errorf("%s document %d: missing kind or apiVersion", name, i)
+		}
+		if advice, old := apiv1.OlderVersion(u.GetAPIVersion(), u.GetKind(), file); old {
+			return nil, fmt.Errorf("%s document %d: %s %s %s: %s", name, i, u.GetAPIVersion(), u.GetKind(), u.GetName(), advice)
 		}
 		out = append(out, u)
 	}

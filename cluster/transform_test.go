@@ -51,3 +51,23 @@ func TestTrimForCache(t *testing.T) {
 		t.Errorf("DaemonSet: template %+v, managedFields %v", ds.Spec.Template, ds.ManagedFields)
 	}
 }
+
+func TestReadManifestsNamesMigrateForV1beta1(t *testing.T) {
+	_, err := parseManifests("old.yaml", []byte(`apiVersion: apps/v1
+kind: Deployment
+metadata: {name: web}
+---
+apiVersion: karpenter.sh/v1beta1
+kind: NodePool
+metadata: {name: default}
+spec: {}
+`))
+	want := "old.yaml document 2: karpenter.sh/v1beta1 NodePool default: convert it with `starter migrate -f old.yaml` (Joinery serves karpenter.sh/v1)"
+	if err == nil || err.Error() != want {
+		t.Fatalf("got %v, want %s", err, want)
+	}
+	objs, err := ParseManifests([]byte("apiVersion: karpenter.sh/v1\nkind: NodePool\nmetadata: {name: default}\n"))
+	if err != nil || len(objs) != 1 {
+		t.Fatalf("v1: %v, %d objects", err, len(objs))
+	}
+}

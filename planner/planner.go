@@ -168,7 +168,9 @@ type workloadPod struct {
 // template when the manifests do not hold it, as the StatefulSet controller
 // would), and a claim without storageClassName gets the default
 // StorageClass (storageclass.kubernetes.io/is-default-class), as admission
-// would give it.
+// would give it. An object of an older Karpenter API version
+// (karpenter.sh/v1beta1 ...) is an error naming the command that converts
+// it (apiv1.OlderVersion).
 func Build(docs []Doc, opts Options) (*Built, Errors) {
 	b := &builder{cat: opts.Catalog, zones: opts.Zones, out: &Built{}, spread: opts.SpreadDefaults, selectors: newSelectorIndex(),
 		classes: map[string]*apiv1.EC2NodeClass{}, pvs: map[string]*corev1.PersistentVolume{}, pvcs: map[string]*corev1.PersistentVolumeClaim{},
@@ -282,6 +284,10 @@ func (b *builder) warn(format string, args ...any) {
 
 // read takes one document by its kind.
 func (b *builder) read(d Doc) {
+	if advice, old := apiv1.OlderVersion(d.Obj.GetAPIVersion(), d.Obj.GetKind(), d.File); old {
+		b.fail(d, "apiVersion", d.Obj.GetAPIVersion()+" "+d.Obj.GetKind()+" "+d.Obj.GetName()+": "+advice)
+		return
+	}
 	switch d.Obj.GetKind() {
 	case "NodePool":
 		np := &apiv1.NodePool{}

@@ -75,6 +75,29 @@ kind: Pod
 	}
 }
 
+func TestBuildRefusesV1beta1NamingMigrate(t *testing.T) {
+	docs, errs := Parse("old.yaml", []byte(`apiVersion: karpenter.sh/v1beta1
+kind: NodePool
+metadata: {name: default}
+spec:
+  template:
+    spec:
+      nodeClassRef: {name: default}
+  disruption: {consolidationPolicy: WhenUnderutilized}
+`))
+	if len(errs) > 0 {
+		t.Fatal(errs)
+	}
+	b, berrs := Build(docs, Options{})
+	want := "old.yaml document 1 (NodePool default): apiVersion: karpenter.sh/v1beta1 NodePool default: convert it with `starter migrate -f old.yaml` (Joinery serves karpenter.sh/v1)"
+	if len(berrs) != 1 || berrs[0].Error() != want {
+		t.Fatalf("errors %v, want %s", berrs, want)
+	}
+	if len(b.Input.NodePools) != 0 {
+		t.Errorf("%d pools built", len(b.Input.NodePools))
+	}
+}
+
 func TestExistingNodesAndVolumes(t *testing.T) {
 	y := `apiVersion: v1
 kind: Node

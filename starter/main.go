@@ -28,6 +28,7 @@ func main() {
 	root.AddCommand(newExplainCommand())
 	root.AddCommand(newPauseCommand(), newResumeCommand(), newStatusCommand())
 	root.AddCommand(newPlanCommand())
+	root.AddCommand(newMigrateCommand())
 	root.AddCommand(newSimulateCommand())
 	root.AddCommand(newCodecServerCommand())
 	if err := root.Execute(); err != nil {
