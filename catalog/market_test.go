@@ -9,7 +9,7 @@ import (
 
 func TestMarketOfferings(t *testing.T) {
 	cat := MustDefault()
-	c6a, _ := cat.Get("c6a.large")  // on-demand 0.0765, static spot 0.02907
+	c6a, _ := cat.Get("c6a.large")   // on-demand 0.0765, static spot 0.02907
 	c6in, _ := cat.Get("c6in.large") // on-demand 0.1134, static spot 0.044226
 	zones := []string{"us-east-1a", "us-east-1b", "us-east-1c"}
 
