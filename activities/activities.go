@@ -24,7 +24,11 @@ type Activities struct {
 	Cluster *cluster.Cluster
 	Cloud   *cloud.Client
 	Catalog *catalog.Catalog
-	ICE     *cloud.ICECache
+	// Market, when set, makes offerings region-true: the zones each type
+	// is sold in and the zone's spot price, refreshed by the controller
+	// (catalog.Market). Nil: the catalog's static offerings.
+	Market *catalog.Market
+	ICE    *cloud.ICECache
 	// State, when set, holds what every replica must see and what must
 	// outlive every worker: the ICE cache and the pending-pod memo (see
 	// BindSharedState). Nil: this process's memory only.

@@ -141,14 +141,12 @@ func clusterPrice(snap *snapshot) float64 {
 	return total
 }
 
-// nodePrice is the catalog price of a node's instance type and capacity type (USD/hour).
+// nodePrice is the price of a node's instance type and capacity type in
+// its zone (USD/hour): on-demand, or the zone's spot price from the market.
 func (a *Activities) nodePrice(n *corev1.Node) float64 {
 	it, ok := a.Catalog.Get(n.Labels[apiv1.LabelInstanceType])
 	if !ok {
 		return 0
 	}
-	if n.Labels[apiv1.LabelCapacityType] == apiv1.CapacityTypeSpot {
-		return it.SpotPrice()
-	}
-	return it.OnDemandPrice
+	return a.Market.Price(it, n.Labels[apiv1.LabelZone], n.Labels[apiv1.LabelCapacityType])
 }

@@ -155,11 +155,7 @@ func (a *Activities) insufficientCapacity(ctx context.Context, nc *apiv1.NodeCla
 func (a *Activities) toInstance(i cloud.Instance) workflows.Instance {
 	out := workflows.Instance{ID: i.ID, InstanceType: i.Type, Zone: i.Zone, CapacityType: i.CapacityType, ProviderID: i.ProviderID()}
 	if it, ok := a.Catalog.Get(i.Type); ok {
-		for _, o := range it.Offerings([]string{i.Zone}) {
-			if o.CapacityType == i.CapacityType {
-				out.Price = o.Price
-			}
-		}
+		out.Price = a.Market.Price(it, i.Zone, i.CapacityType)
 	}
 	return out
 }

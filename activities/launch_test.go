@@ -19,10 +19,17 @@ import (
 	"go.temporal.io/sdk/worker"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
 )
 
 // launchWorld is a NodeClaim of a Ready EC2NodeClass over the local EC2.
 func launchWorld(t *testing.T) (*Activities, *simec2.Server, workflows.LaunchRequest) {
+	t.Helper()
+	return launchWorldWith(t, nil)
+}
+
+// launchWorldWith is launchWorld with NodePools and Kubernetes objects.
+func launchWorldWith(t *testing.T, pools []*apiv1.NodePool, objs ...runtime.Object) (*Activities, *simec2.Server, workflows.LaunchRequest) {
 	t.Helper()
 	srv := simec2.New(simec2.Options{ClusterTag: "production-eks", BootDelay: 40 * time.Millisecond, TerminateDelay: 40 * time.Millisecond})
 	url, stop, err := srv.Start("127.0.0.1:0")
@@ -54,7 +61,7 @@ func launchWorld(t *testing.T) (*Activities, *simec2.Server, workflows.LaunchReq
 	}
 	nc := &apiv1.NodeClaim{ObjectMeta: metav1.ObjectMeta{Name: "general-purpose-l4nch", Labels: map[string]string{apiv1.LabelNodePool: "general-purpose"}},
 		Spec: apiv1.NodeClaimSpec{NodeClassRef: &apiv1.NodeClassReference{Group: "karpenter.k8s.aws", Kind: "EC2NodeClass", Name: "default"}}}
-	a := newFakeActivitiesWith(t, nil, []*apiv1.NodeClaim{nc}, []*apiv1.EC2NodeClass{cls})
+	a := newFakeActivitiesWith(t, pools, []*apiv1.NodeClaim{nc}, []*apiv1.EC2NodeClass{cls}, objs...)
 	a.Cloud = cc
 	a.ClusterFacts = bootstrap.Cluster{Name: "launch-test", Endpoint: "https://127.0.0.1:6443", CABundle: "Y2E=", ServiceCIDR: "10.100.0.0/16"}
 	req := workflows.LaunchRequest{NodeClaim: nc.Name, NodePool: "general-purpose", CapacityType: apiv1.CapacityTypeOnDemand,

@@ -76,7 +76,7 @@ func (a *Activities) launchOfferings(nc *apiv1.NodeClaim, cls *apiv1.EC2NodeClas
 			continue
 		}
 		var offs []catalog.Offering
-		for _, o := range it.Offerings(zones) {
+		for _, o := range a.Market.Offerings(it, zones) {
 			if o.CapacityType == req.CapacityType && zone.Matches(o.Zone, true) && !a.ICE.Unavailable(name, o.Zone, o.CapacityType) {
 				offs = append(offs, o)
 			}

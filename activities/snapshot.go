@@ -247,7 +247,7 @@ func (a *Activities) addNodePools(s *snapshot, pools []*apiv1.NodePool, claims [
 			s.notReady = append(s.notReady, "NodePool "+np.Name+" skipped: "+why)
 			continue
 		}
-		sp := solver.NodePoolFromAPI(np, nodeClass, a.Catalog, zonesOf(nodeClass), a.ICE.Unavailable)
+		sp := solver.NodePoolFromMarket(np, nodeClass, a.Catalog, a.Market, zonesOf(nodeClass), a.ICE.Unavailable)
 		sp.InstanceTypes = launchable(sp.InstanceTypes, nodeClass)
 		for _, nc := range claims {
 			if nc.Labels[apiv1.LabelNodePool] != np.Name || nc.DeletionTimestamp != nil {
@@ -370,7 +370,7 @@ func (a *Activities) inFlightAvailable(nc *apiv1.NodeClaim, dss []solver.DaemonS
 	}
 	for _, n := range names {
 		if it, ok := a.Catalog.Get(n); ok {
-			pool.InstanceTypes = append(pool.InstanceTypes, solver.InstanceTypeOption{Type: it, Shape: it.ShapeOf(launch), Offerings: it.Offerings(zones)})
+			pool.InstanceTypes = append(pool.InstanceTypes, solver.InstanceTypeOption{Type: it, Shape: it.ShapeOf(launch), Offerings: a.Market.Offerings(it, zones)})
 		}
 	}
 	if len(pool.InstanceTypes) == 0 {

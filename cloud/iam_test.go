@@ -42,10 +42,6 @@ var notInWorker = map[string]struct {
 }{
 	"sqs:SendMessage": {"Queue.Send: tests and the local world's interruption simulator only",
 		regexp.MustCompile(`\.Send\(ctx, `), false},
-	"ec2:DescribeInstanceTypeOfferings": {"Client.InstanceTypeZones: cloud's own tests only; the worker takes offerings from the catalog and zones from DescribeSubnets",
-		regexp.MustCompile(`\.InstanceTypeZones\(`), false},
-	"ec2:DescribeSpotPriceHistory": {"Client.SpotPrices: cloud's own tests only; the worker prices spot from the catalog",
-		regexp.MustCompile(`\.SpotPrices\(`), false},
 }
 
 // allowedServices are the aws-sdk-go-v2 service packages the scanner knows.

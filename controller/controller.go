@@ -56,6 +56,12 @@ type Config struct {
 	// even when unchanged: subnets fill up, security groups and images
 	// change (default 1 min; tests shorten it).
 	NodeClassResync time.Duration
+	// OfferingsRefresh and SpotPriceRefresh are how often the live catalog
+	// reads the zones each instance type is sold in
+	// (DescribeInstanceTypeOfferings) and the spot prices per zone
+	// (DescribeSpotPriceHistory); both are also read once at start
+	// (defaults 1 h and 5 min).
+	OfferingsRefresh, SpotPriceRefresh time.Duration
 	// MetricsAddr serves /metrics, /healthz and /readyz (empty: off).
 	MetricsAddr string
 	// BatchIdle and BatchMax bound a provisioning batch (defaults 1 s, 10 s).
@@ -154,6 +160,12 @@ func (cfg Config) WithDefaults() Config {
 	if cfg.NodeClassResync <= 0 {
 		cfg.NodeClassResync = DefaultNodeClassResync
 	}
+	if cfg.OfferingsRefresh <= 0 {
+		cfg.OfferingsRefresh = DefaultOfferingsRefresh
+	}
+	if cfg.SpotPriceRefresh <= 0 {
+		cfg.SpotPriceRefresh = DefaultSpotPriceRefresh
+	}
 	if cfg.StateNamespace == "" {
 		cfg.StateNamespace = cfg.LeaseNamespace
 	}
@@ -194,6 +206,7 @@ type dependencies struct {
 	acts      *activities.Activities
 	classes   *nodeClassReconciler
 	expiry    *expirationReconciler
+	market    *marketRefresher
 	closers   []func()
 }
 
@@ -264,8 +277,13 @@ func newDependencies(ctx context.Context, cfg Config) (*dependencies, error) {
 	d.temporal = tc
 	d.closers = append(d.closers, tc.Close)
 
+	// The live catalog: this controller's own (the embedded catalog is
+	// shared in-process), read once now so the first plan sees it.
+	market := catalog.NewMarket()
+	d.market = newMarketRefresher(market, cc, cfg, m, log)
+	d.market.refreshAll(ctx)
 	acts := &activities.Activities{
-		Cluster: cl, Cloud: cc, Catalog: cat, ICE: ice, Metrics: m, Log: log,
+		Cluster: cl, Cloud: cc, Catalog: cat, Market: market, ICE: ice, Metrics: m, Log: log,
 		ClusterFacts: facts, RegistrationTTL: cfg.RegistrationTTL, Pseudonym: d.pseudonym,
 		SolverBudget: cfg.SolverBudget,
 		ClusterName:  cfg.ClusterName, State: state,
@@ -325,6 +343,7 @@ func (d *dependencies) start(ctx context.Context, cfg Config) error {
 	pe := newPodEvents(d.cluster, m, log)
 	dw := newDeletionWatch(d.cluster, tc, d.pseudonym != nil, log)
 	go dw.run(ctx)
+	go d.market.run(ctx)
 	if !cfg.DisableDisruption {
 		if err := startConsolidation(ctx, tc, cfg); err != nil {
 			return err

@@ -64,6 +64,12 @@ type Metrics struct {
 	// nodepool, reason (expired) and capacity_type (Karpenter's
 	// karpenter_nodeclaims_disrupted_total).
 	NodeClaimsDisrupted *prometheus.CounterVec
+	// CatalogRefreshErrors counts failed refreshes of the live catalog by
+	// source (offerings: DescribeInstanceTypeOfferings, spot_prices:
+	// DescribeSpotPriceHistory); CatalogRefreshLastSuccess is the Unix
+	// time of each source's last successful refresh (absent before one).
+	CatalogRefreshErrors      *prometheus.CounterVec
+	CatalogRefreshLastSuccess *prometheus.GaugeVec
 }
 
 // New creates and registers the collectors, plus the Go and process collectors.
@@ -113,6 +119,11 @@ func New() *Metrics {
 	m.NodeClaimsDisrupted = prometheus.NewCounterVec(prometheus.CounterOpts{Name: "joinery_nodeclaims_disrupted_total",
 		Help: "NodeClaims deleted by disruption, by nodepool, reason (expired) and capacity type."}, []string{"nodepool", "reason", "capacity_type"})
 	r.MustRegister(m.NodeClaimsDisrupted)
+	m.CatalogRefreshErrors = prometheus.NewCounterVec(prometheus.CounterOpts{Name: "joinery_catalog_refresh_errors_total",
+		Help: "Failed refreshes of the live catalog, by source (offerings, spot_prices); the last good data, else the embedded data, stays in use."}, []string{"source"})
+	m.CatalogRefreshLastSuccess = prometheus.NewGaugeVec(prometheus.GaugeOpts{Name: "joinery_catalog_refresh_last_success_timestamp_seconds",
+		Help: "Unix time of the last successful refresh of the live catalog, by source (offerings, spot_prices)."}, []string{"source"})
+	r.MustRegister(m.CatalogRefreshErrors, m.CatalogRefreshLastSuccess)
 	r.MustRegister(m.PodsPending, m.PodsUnschedulable, m.NodeClaimsCreated, m.NodeClaimsLaunched, m.NodeClaimsRegistered,
 		m.NodeClaimsTerminated, m.ProvisionDuration, m.InvalidNodePools, m.InsufficientCapacity,
 		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
@@ -262,4 +273,20 @@ func (m *Metrics) NodeClaimDisrupted(nodePool, reason, capacityType string) {
 		return
 	}
 	m.NodeClaimsDisrupted.WithLabelValues(nodePool, reason, capacityType).Inc()
+}
+
+// CatalogRefreshFailed counts one failed refresh of the live catalog's source.
+func (m *Metrics) CatalogRefreshFailed(source string) {
+	if m == nil {
+		return
+	}
+	m.CatalogRefreshErrors.WithLabelValues(source).Inc()
+}
+
+// CatalogRefreshed records a successful refresh of the source at unixSeconds.
+func (m *Metrics) CatalogRefreshed(source string, unixSeconds float64) {
+	if m == nil {
+		return
+	}
+	m.CatalogRefreshLastSuccess.WithLabelValues(source).Set(unixSeconds)
 }

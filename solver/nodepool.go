@@ -17,7 +17,17 @@ import (
 // their Available flag from unavailable, which may be nil) and its node
 // shape under nc's kubelet settings and root volume size (EKS defaults and
 // 20 GiB when nc is nil). Usage and NodeCount are left for the caller.
+// Offerings are the static ones (InstanceType.Offerings): every zone, spot
+// at the advisor's saving; NodePoolFromMarket takes live ones.
 func NodePoolFromAPI(np *apiv1.NodePool, nc *apiv1.EC2NodeClass, cat *catalog.Catalog, zones []string,
+	unavailable func(instanceType, zone, capacityType string) bool) NodePool {
+	return NodePoolFromMarket(np, nc, cat, nil, zones, unavailable)
+}
+
+// NodePoolFromMarket is NodePoolFromAPI with each type's offerings from
+// market (catalog.Market.Offerings: only the zones the type is offered
+// in, spot at the zone's price); a nil market gives the static offerings.
+func NodePoolFromMarket(np *apiv1.NodePool, nc *apiv1.EC2NodeClass, cat *catalog.Catalog, market *catalog.Market, zones []string,
 	unavailable func(instanceType, zone, capacityType string) bool) NodePool {
 	out := NodePool{
 		Name:         np.Name,
@@ -85,7 +95,7 @@ func NodePoolFromAPI(np *apiv1.NodePool, nc *apiv1.EC2NodeClass, cat *catalog.Ca
 		}
 		var offs []catalog.Offering
 		available := false
-		for _, o := range it.Offerings(zones) {
+		for _, o := range market.Offerings(it, zones) {
 			match := true
 			for _, r := range offeringReqs {
 				v, has := offeringValue(r.Key, &o)

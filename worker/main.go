@@ -43,6 +43,8 @@ func main() {
 		clusterDNS  = flag.String("cluster-dns", "", "cluster DNS IP for the kubelet (empty: spec.kubelet.clusterDNS, else the node derives it from the service CIDR)")
 		rebalance   = flag.Bool("interruption-rebalance-drain", false, "treat rebalance recommendations like spot interruption warnings")
 		disruption  = flag.Bool("disruption", true, "run consolidation, drift, expiration and emptiness (false: provisioning and interruption handling only)")
+		offersEvery = flag.Duration("offerings-refresh", controller.DefaultOfferingsRefresh, "how often the zones each instance type is sold in are read again (ec2:DescribeInstanceTypeOfferings; also at start)")
+		spotEvery   = flag.Duration("spot-price-refresh", controller.DefaultSpotPriceRefresh, "how often spot prices per instance type and zone are read again (ec2:DescribeSpotPriceHistory; also at start)")
 		budget      = flag.Duration("solver-budget", solver.DefaultBudget, "time each solve may take: the first plan is always complete, later passes improve it within this")
 		schedConfig = flag.String("scheduler-config", "", "kube-scheduler's KubeSchedulerConfiguration file: pods without topology spread constraints are planned with its PodTopologySpread default constraints (empty: none, as Karpenter)")
 		gates       = flag.String("feature-gates", os.Getenv("FEATURE_GATES"), "optional features, Key=true|false comma-separated (Karpenter's syntax; default $FEATURE_GATES): SpotToSpotConsolidation (default false)")
@@ -82,7 +84,7 @@ func main() {
 		InterruptionQueue: *queue, SQSEndpoint: *sqsEndpoint, InterruptionRebalanceDrain: *rebalance,
 		SSMEndpoint: *ssmEndpoint, IAMEndpoint: *iamEndpoint, EKSEndpoint: *eksEndpoint,
 		ClusterEndpoint: *apiEndpoint, ClusterCABundle: *caBundle, ServiceCIDR: *serviceCIDR, ClusterDNS: *clusterDNS,
-		DisableDisruption: !*disruption, SolverBudget: *budget, FeatureGates: featureGates, SpreadDefaults: spreadDefaults,
+		DisableDisruption: !*disruption, SolverBudget: *budget, OfferingsRefresh: *offersEvery, SpotPriceRefresh: *spotEvery, FeatureGates: featureGates, SpreadDefaults: spreadDefaults,
 	}, *dev, *level)
 	stopProfiles()
 	if err != nil {
