@@ -62,8 +62,9 @@ func (m *Market) Known() (zoneTypes, spotTypes int) {
 	return zoneTypes, spotTypes
 }
 
-// offeredIn is whether the type is sold in the zone: true for a type (or
-// a Market) without zone data.
+// offeredIn is whether the type is sold in the zone: true without zone
+// data (the embedded fallback); with it, a type EC2 did not list is not
+// sold in the region, as on AWS.
 func (m *Market) offeredIn(name, zone string) bool {
 	if m == nil {
 		return true
@@ -72,8 +73,7 @@ func (m *Market) offeredIn(name, zone string) bool {
 	if z == nil {
 		return true
 	}
-	zs, ok := (*z)[name]
-	return !ok || slices.Contains(zs, zone)
+	return slices.Contains((*z)[name], zone)
 }
 
 // spotPrice is the type's spot price in the zone: the live one when the
