@@ -293,14 +293,13 @@ func TestSharedStateAcrossWorkers(t *testing.T) {
 	}
 	_ = start()
 	// Two consolidation passes by the new workers (2 s each) have looked.
+	// The first query waits for a new worker to answer it (a worker reads
+	// the market from EC2 before it polls).
 	var st workflows.ConsolidationStatus
-	v, err := e.tc.QueryWorkflow(e.ctx, workflows.ConsolidationWorkflowID, "", workflows.QueryStatus)
-	if err == nil {
-		err = v.Get(&st)
-	}
-	if err != nil {
-		t.Fatal(err)
-	}
+	waitFor(t, time.Minute, "a new worker answers the consolidation query", func() bool {
+		v, err := e.tc.QueryWorkflow(e.ctx, workflows.ConsolidationWorkflowID, "", workflows.QueryStatus)
+		return err == nil && v.Get(&st) == nil
+	})
 	passes := st.Passes
 	waitFor(t, time.Minute, "two consolidation passes after the restart", func() bool {
 		v, err := e.tc.QueryWorkflow(e.ctx, workflows.ConsolidationWorkflowID, "", workflows.QueryStatus)
