@@ -278,10 +278,11 @@ func newDependencies(ctx context.Context, cfg Config) (*dependencies, error) {
 	d.closers = append(d.closers, tc.Close)
 
 	// The live catalog: this controller's own (the embedded catalog is
-	// shared in-process), read once now so the first plan sees it.
+	// shared in-process). It is read in the background from the start
+	// (run): a slow EC2 API must not keep the worker from polling, and
+	// until the first answer plans use the embedded data.
 	market := catalog.NewMarket()
 	d.market = newMarketRefresher(market, cc, cfg, m, log)
-	d.market.refreshAll(ctx)
 	acts := &activities.Activities{
 		Cluster: cl, Cloud: cc, Catalog: cat, Market: market, ICE: ice, Metrics: m, Log: log,
 		ClusterFacts: facts, RegistrationTTL: cfg.RegistrationTTL, Pseudonym: d.pseudonym,

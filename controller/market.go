@@ -108,8 +108,9 @@ func (r *marketRefresher) refreshAll(ctx context.Context) {
 	}
 }
 
-// run refreshes each source on its period until ctx ends.
+// run reads both sources at once, then each on its period until ctx ends.
 func (r *marketRefresher) run(ctx context.Context) {
+	r.refreshAll(ctx)
 	offers, spot := time.NewTicker(r.offeringsEvery), time.NewTicker(r.spotEvery)
 	defer offers.Stop()
 	defer spot.Stop()

@@ -293,8 +293,7 @@ func TestSharedStateAcrossWorkers(t *testing.T) {
 	}
 	_ = start()
 	// Two consolidation passes by the new workers (2 s each) have looked.
-	// The first query waits for a new worker to answer it (a worker reads
-	// the market from EC2 before it polls).
+	// The first query waits for a new worker to answer it.
 	var st workflows.ConsolidationStatus
 	waitFor(t, time.Minute, "a new worker answers the consolidation query", func() bool {
 		v, err := e.tc.QueryWorkflow(e.ctx, workflows.ConsolidationWorkflowID, "", workflows.QueryStatus)
