@@ -81,8 +81,8 @@ func startWorld(ctx context.Context, dir string, boot time.Duration) (*world.Wor
 		return nil, err
 	}
 	w, err := world.Start(ctx, world.Options{
-		StateDir: dir, BootDelay: boot, TemporalPort: 47233, UIPort: -1, Progress: os.Stderr, Log: log, ClusterName: "joinery-bench",
-		KubePorts: kube.Ports{Etcd: 53790, EtcdPeer: 53791, APIServer: 56443, Scheduler: 56459, ControllerManager: 56457, Kwok: 56480},
+		StateDir: dir, BootDelay: boot, TemporalPort: 30233, UIPort: -1, Progress: os.Stderr, Log: log, ClusterName: "joinery-bench",
+		KubePorts: kube.Ports{Etcd: 30790, EtcdPeer: 30791, APIServer: 30443, Scheduler: 30459, ControllerManager: 30457, Kwok: 30480},
 	})
 	if err != nil {
 		return nil, err

@@ -65,7 +65,7 @@ func DefaultConfig() Config {
 		SettleTimeout: 6 * time.Minute, Quiet: 45 * time.Second,
 		ICEFraction: 0.3, ThrottleFraction: 0.2, LatencyMin: time.Second, LatencyMax: 5 * time.Second,
 		InterruptionNotice: 2 * time.Minute, TemporalPort: 27233,
-		KubePorts: kube.Ports{Etcd: 43790, EtcdPeer: 43791, APIServer: 36443, Scheduler: 36459, ControllerManager: 36457, Kwok: 36480},
+		KubePorts: kube.Ports{Etcd: 28790, EtcdPeer: 28791, APIServer: 28443, Scheduler: 28459, ControllerManager: 28457, Kwok: 28480},
 		Progress:  io.Discard,
 	}
 }

@@ -34,8 +34,8 @@ func TestChaosShort(t *testing.T) {
 	cfg.SettleTimeout = 150 * time.Second
 	cfg.Quiet = 30 * time.Second
 	// Apart from the chaos command's ports, so both can run at once.
-	cfg.TemporalPort = 27333
-	cfg.KubePorts = kube.Ports{Etcd: 43890, EtcdPeer: 43891, APIServer: 36543, Scheduler: 36559, ControllerManager: 36557, Kwok: 36580}
+	cfg.TemporalPort = 29233
+	cfg.KubePorts = kube.Ports{Etcd: 29790, EtcdPeer: 29791, APIServer: 29443, Scheduler: 29459, ControllerManager: 29457, Kwok: 29480}
 	cfg.WorkerExe, cfg.WorkerArgs = os.Args[0], []string{"-test.run=^$"}
 	cfg.Progress = testWriter{t}
 	rep, err := Run(context.Background(), cfg)

@@ -38,6 +38,7 @@ import (
 	"k8s.io/client-go/restmapper"
 	"k8s.io/client-go/tools/clientcmd"
 
+	"github.com/joinery/joinery/sim/internal/freeport"
 	"github.com/joinery/joinery/sim/kube"
 )
 
@@ -409,18 +410,9 @@ func waitFor(t *testing.T, timeout time.Duration, what string, cond func() (bool
 
 func freePorts(t *testing.T) kube.Ports {
 	t.Helper()
-	var ps []int
-	var ls []net.Listener
-	for range 6 {
-		l, err := net.Listen("tcp", "127.0.0.1:0")
-		if err != nil {
-			t.Fatal(err)
-		}
-		ls = append(ls, l)
-		ps = append(ps, l.Addr().(*net.TCPAddr).Port)
-	}
-	for _, l := range ls {
-		l.Close()
+	ps, err := freeport.Pick(6)
+	if err != nil {
+		t.Fatal(err)
 	}
 	return kube.Ports{Etcd: ps[0], EtcdPeer: ps[1], APIServer: ps[2], Scheduler: ps[3], ControllerManager: ps[4], Kwok: ps[5]}
 }

@@ -9,29 +9,15 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/joinery/joinery/sim/internal/freeport"
 )
 
-// freePorts returns n distinct TCP ports that were free a moment ago.
-func freePorts(t *testing.T, n int) []int {
-	t.Helper()
-	var ls []net.Listener
-	var ports []int
-	for range n {
-		l, err := net.Listen("tcp", "127.0.0.1:0")
-		if err != nil {
-			t.Fatal(err)
-		}
-		ls = append(ls, l)
-		ports = append(ports, l.Addr().(*net.TCPAddr).Port)
-	}
-	for _, l := range ls {
-		l.Close()
-	}
-	return ports
-}
-
 func testPorts(t *testing.T) Ports {
-	p := freePorts(t, 6)
+	p, err := freeport.Pick(6)
+	if err != nil {
+		t.Fatal(err)
+	}
 	return Ports{Etcd: p[0], EtcdPeer: p[1], APIServer: p[2], Scheduler: p[3], ControllerManager: p[4], Kwok: p[5]}
 }
 

@@ -17,6 +17,7 @@ import (
 	"time"
 
 	"github.com/joinery/joinery/logging"
+	"github.com/joinery/joinery/sim/internal/freeport"
 	uiserver "github.com/temporalio/ui-server/v2/server"
 	uiconfig "github.com/temporalio/ui-server/v2/server/config"
 	uiserveroptions "github.com/temporalio/ui-server/v2/server/server_options"
@@ -111,7 +112,7 @@ func Start(ctx context.Context, o Options) (*Server, error) {
 			return nil, fmt.Errorf("temporal Web UI port %d is in use (%v): is another `starter dev` running? stop it or pick another port", o.UIPort, err)
 		}
 	}
-	ports, err := freePorts(4)
+	ports, err := freeport.Pick(4)
 	if err != nil {
 		return nil, err
 	}
@@ -299,23 +300,4 @@ func portFree(port int) error {
 		return err
 	}
 	return l.Close()
-}
-
-func freePorts(n int) ([]int, error) {
-	var ls []net.Listener
-	defer func() {
-		for _, l := range ls {
-			l.Close()
-		}
-	}()
-	var out []int
-	for i := 0; i < n; i++ {
-		l, err := net.Listen("tcp", "127.0.0.1:0")
-		if err != nil {
-			return nil, err
-		}
-		ls = append(ls, l)
-		out = append(out, l.Addr().(*net.TCPAddr).Port)
-	}
-	return out, nil
 }

@@ -27,7 +27,7 @@ import (
 
 // crdPorts keep this control plane apart from the local world of the other
 // integration tests (startEnv) and from sim/kube's tests.
-var crdPorts = kube.Ports{Etcd: 34790, EtcdPeer: 34791, APIServer: 27443, Scheduler: 27459, ControllerManager: 27457, Kwok: 27480}
+var crdPorts = kube.Ports{Etcd: 27790, EtcdPeer: 27791, APIServer: 27443, Scheduler: 27459, ControllerManager: 27457, Kwok: 27480}
 
 var crdGVR = map[string]schema.GroupVersionResource{
 	"NodePool":     apiv1.NodePoolGVR,

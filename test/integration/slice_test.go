@@ -57,7 +57,7 @@ func startEnvWith(t *testing.T, inProcess bool, tune ...func(*controller.Config)
 	}
 	w, err := world.Start(ctx, world.Options{
 		StateDir: dir, BootDelay: time.Second, TemporalPort: 17233, UIPort: 18233, Progress: os.Stderr, Log: log, ClusterName: "joinery-it",
-		KubePorts: kube.Ports{Etcd: 33790, EtcdPeer: 33791, APIServer: 26443, Scheduler: 26459, ControllerManager: 26457, Kwok: 26480},
+		KubePorts: kube.Ports{Etcd: 26790, EtcdPeer: 26791, APIServer: 26443, Scheduler: 26459, ControllerManager: 26457, Kwok: 26480},
 	})
 	if err != nil {
 		t.Fatal(err)
