@@ -12,7 +12,9 @@ import (
 // several slow calls is seen alive (and one whose worker died is retried
 // after the heartbeat timeout); it can also carry the activity's progress:
 // the details of its last heartbeat are what the next attempt reads
-// (activity.GetHeartbeatDetails). Outside an activity it does nothing.
+// (activity.GetHeartbeatDetails), so an attempt starts with the progress
+// it resumed from: a worker that dies before the first carry does not lose
+// what earlier attempts did. Outside an activity it does nothing.
 type pulse struct {
 	ctx     context.Context
 	mu      sync.Mutex
@@ -20,8 +22,8 @@ type pulse struct {
 	done    chan struct{}
 }
 
-func startPulse(ctx context.Context) *pulse {
-	p := &pulse{ctx: ctx, done: make(chan struct{})}
+func startPulse(ctx context.Context, progress ...interface{}) *pulse {
+	p := &pulse{ctx: ctx, details: progress, done: make(chan struct{})}
 	if !activity.IsActivity(ctx) {
 		close(p.done)
 		return p

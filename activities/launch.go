@@ -12,7 +12,6 @@ import (
 	"github.com/joinery/joinery/cloud"
 	"github.com/joinery/joinery/nodeclass"
 	"github.com/joinery/joinery/workflows"
-	"go.temporal.io/sdk/activity"
 	"go.temporal.io/sdk/temporal"
 	"go.uber.org/zap"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -28,8 +27,8 @@ import (
 // ErrInsufficientCapacity error whose details are the failed offerings
 // (also put in the ICE cache).
 func (a *Activities) LaunchInstance(ctx context.Context, req workflows.LaunchRequest) (workflows.Instance, error) {
-	beat := startPulse(ctx)
-	defer beat.stop()
+	prog := resumeLaunch(ctx)
+	defer prog.beat.stop()
 	nc, err := a.Cluster.NodeClaim(ctx, req.NodeClaim)
 	if apierrors.IsNotFound(err) {
 		return workflows.Instance{}, temporal.NewNonRetryableApplicationError("NodeClaim deleted before launch", workflows.ErrNodeClaimGone, err)
@@ -37,7 +36,7 @@ func (a *Activities) LaunchInstance(ctx context.Context, req workflows.LaunchReq
 	if err != nil {
 		return workflows.Instance{}, err
 	}
-	lp, resumed := resumedPlan(ctx)
+	resumed := prog.Plan != nil
 	// A resumed attempt's CreateFleet carries the earlier attempt's client
 	// token, so EC2 answers with the instance that attempt may have
 	// launched; only a deleted NodeClaim needs the lookup first.
@@ -56,11 +55,13 @@ func (a *Activities) LaunchInstance(ctx context.Context, req workflows.LaunchReq
 		return workflows.Instance{}, err
 	}
 	if !resumed {
-		if lp, err = a.planLaunch(ctx, nc, cls, req); err != nil {
+		lp, err := a.planLaunch(ctx, nc, cls, req, prog)
+		if err != nil {
 			return workflows.Instance{}, err
 		}
-		beat.carry(lp)
+		prog.planned(lp)
 	}
+	lp := *prog.Plan
 	token := sha256.Sum256([]byte(fmt.Sprintf("%s|%s|%v", req.NodeClaim, req.CapacityType, lp.Configs)))
 	inst, err := a.Cloud.Launch(ctx, cloud.LaunchRequest{
 		NodeClaim: req.NodeClaim, NodePool: req.NodePool, CapacityType: req.CapacityType, Configs: lp.Configs,
@@ -68,7 +69,7 @@ func (a *Activities) LaunchInstance(ctx context.Context, req workflows.LaunchReq
 	})
 	if cloud.IsLaunchTemplateNotFound(err) {
 		a.templates.forget()
-		beat.carry() // the next attempt makes its templates again
+		prog.forget()
 		return workflows.Instance{}, err
 	}
 	var ice *cloud.InsufficientCapacityError
@@ -93,7 +94,7 @@ func (a *Activities) LaunchInstance(ctx context.Context, req workflows.LaunchReq
 // launchOfferings (the request's, widened to meet minValues); a failure is
 // set on the NodeClaim (Launched=False) and retried, except minValues that
 // cannot be met (non-retryable, see launchOfferings).
-func (a *Activities) planLaunch(ctx context.Context, nc *apiv1.NodeClaim, cls *apiv1.EC2NodeClass, req workflows.LaunchRequest) (launchPlan, error) {
+func (a *Activities) planLaunch(ctx context.Context, nc *apiv1.NodeClaim, cls *apiv1.EC2NodeClass, req workflows.LaunchRequest, prog *progressLog) (launchPlan, error) {
 	if why := nodeclass.NotReady(cls); why != "" {
 		err := errors.New(why)
 		a.launchFailed(ctx, nc, "NodeClassNotReady", err)
@@ -105,25 +106,11 @@ func (a *Activities) planLaunch(ctx context.Context, nc *apiv1.NodeClaim, cls *a
 		return launchPlan{}, err
 	}
 	req.Offerings = offs
-	lp, err := a.launchPlan(ctx, nc, cls, req)
+	lp, err := a.launchPlan(ctx, nc, cls, req, prog)
 	if err != nil {
 		a.launchFailed(ctx, nc, apiv1.ReasonLaunchFailed, err)
 	}
 	return lp, err
-}
-
-// resumedPlan is the launch plan an earlier attempt of this activity
-// carried in its heartbeat: a retry after a lost worker goes straight to
-// CreateFleet instead of resolving subnets and templates again.
-func resumedPlan(ctx context.Context) (launchPlan, bool) {
-	var lp launchPlan
-	if !activity.IsActivity(ctx) || !activity.HasHeartbeatDetails(ctx) {
-		return lp, false
-	}
-	if err := activity.GetHeartbeatDetails(ctx, &lp); err != nil || len(lp.Configs) == 0 {
-		return launchPlan{}, false
-	}
-	return lp, true
 }
 
 // launchFailed sets Launched=False on the NodeClaim with the reason and

@@ -3,6 +3,7 @@ package activities
 import (
 	"context"
 	"maps"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -73,7 +74,7 @@ func launchWorldWith(t *testing.T, pools []*apiv1.NodePool, objs ...runtime.Obje
 // starting from the progress an earlier one heartbeated (nil: the first),
 // and returns its result, the progress of its last heartbeat and the EC2
 // calls it made.
-func launchAttempt(t *testing.T, a *Activities, srv *simec2.Server, req workflows.LaunchRequest, progress *launchPlan) (workflows.Instance, *launchPlan, map[string]int, error) {
+func launchAttempt(t *testing.T, a *Activities, srv *simec2.Server, req workflows.LaunchRequest, progress *launchProgress) (workflows.Instance, *launchProgress, map[string]int, error) {
 	t.Helper()
 	var s testsuite.WorkflowTestSuite
 	env := s.NewTestActivityEnvironment()
@@ -95,7 +96,7 @@ func launchAttempt(t *testing.T, a *Activities, srv *simec2.Server, req workflow
 	if err == nil {
 		err = v.Get(&out)
 	}
-	return out, rec.lastPlan(), calls, err
+	return out, rec.lastProgress(), calls, err
 }
 
 // heartbeats records the details of an activity's heartbeats as it makes
@@ -110,12 +111,12 @@ func (h *heartbeats) InterceptActivity(_ context.Context, next interceptor.Activ
 	return &heartbeatsIn{ActivityInboundInterceptorBase: interceptor.ActivityInboundInterceptorBase{Next: next}, h: h}
 }
 
-func (h *heartbeats) lastPlan() *launchPlan {
+func (h *heartbeats) lastProgress() *launchProgress {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	if len(h.last) == 1 {
-		if lp, ok := h.last[0].(launchPlan); ok {
-			return &lp
+		if p, ok := h.last[0].(launchProgress); ok {
+			return &p
 		}
 	}
 	return nil
@@ -151,10 +152,10 @@ func TestLaunchResumesFromHeartbeatedPlan(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if details == nil {
-		t.Fatal("the first attempt heartbeated no launch plan")
+	if details == nil || details.Plan == nil {
+		t.Fatalf("the first attempt heartbeated no launch plan: %+v", details)
 	}
-	lp := *details
+	lp := *details.Plan
 	if calls["CreateFleet"] != 1 || calls["CreateLaunchTemplate"] != 1 || calls["DescribeInstances"] == 0 {
 		t.Fatalf("first attempt's EC2 calls %v: want a lookup, a template and one CreateFleet", calls)
 	}
@@ -185,17 +186,67 @@ func TestLaunchDropsAPlanWhoseTemplateIsGone(t *testing.T) {
 	a, srv, req := launchWorld(t)
 	lp := launchPlan{Configs: []cloud.LaunchConfig{{LaunchTemplateName: "joinery/deleted",
 		Overrides: []cloud.LaunchOverride{{InstanceType: "m5.large", SubnetID: srv.SubnetIDs()[0], Zone: req.Offerings[0].Zone}}}}}
-	_, details, calls, err := launchAttempt(t, a, srv, req, &lp)
+	_, details, calls, err := launchAttempt(t, a, srv, req, &launchProgress{Plan: &lp})
 	if err == nil || !strings.Contains(err.Error(), "InvalidLaunchTemplateName.NotFoundException") {
 		t.Fatalf("launch from a deleted template: %v (EC2 calls %v)", err, calls)
 	}
-	if details != nil {
-		t.Fatalf("the failed attempt still heartbeats the stale plan %+v", *details)
+	if details == nil || details.Plan != nil || len(details.Templates) != 0 {
+		t.Fatalf("the failed attempt still heartbeats the stale plan %+v", details)
 	}
 	if calls["CreateLaunchTemplate"] != 0 {
 		t.Fatalf("the resumed attempt made templates %v", calls)
 	}
 	if _, _, _, err := launchAttempt(t, a, srv, req, nil); err != nil {
 		t.Fatalf("next attempt: %v", err)
+	}
+}
+
+// An attempt whose worker died after it chose subnets and made its
+// template, before it carried the plan, leaves both to the next attempt: on
+// a fresh worker (empty caches) that one looks for an instance (the dead
+// attempt may have reached CreateFleet) and launches, without resolving
+// subnets or templates again.
+func TestLaunchResumesEachStepsProgress(t *testing.T) {
+	a, srv, req := launchWorld(t)
+	_, details, _, err := launchAttempt(t, a, srv, req, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if details == nil || len(details.Subnets) == 0 || len(details.Templates) != 1 {
+		t.Fatalf("first attempt's progress %+v: want its subnets and its one template", details)
+	}
+	for _, i := range srv.Instances() {
+		if err := a.Cloud.Terminate(context.Background(), i.ID); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for end := time.Now().Add(5 * time.Second); ; time.Sleep(20 * time.Millisecond) {
+		left, err := a.Cloud.ForNodeClaim(context.Background(), req.NodeClaim)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(left) == 0 {
+			break
+		}
+		if time.Now().After(end) {
+			t.Fatalf("instance %s still %s", left[0].ID, left[0].State)
+		}
+	}
+	partial := launchProgress{Subnets: details.Subnets, Templates: details.Templates}
+	a.templates.forget()
+	a.subnets = subnetPicker{}
+	inst, after, calls, err := launchAttempt(t, a, srv, req, &partial)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if calls["DescribeSubnets"] != 0 || calls["DescribeLaunchTemplates"] != 0 || calls["CreateLaunchTemplate"] != 0 ||
+		calls["DescribeInstances"] == 0 || calls["CreateFleet"] != 1 {
+		t.Fatalf("resumed attempt's EC2 calls %v: want the lookup and CreateFleet only", calls)
+	}
+	if inst.SubnetID != details.Subnets[req.Offerings[0].Zone] {
+		t.Fatalf("launched into %s, the carried subnet is %s", inst.SubnetID, details.Subnets[req.Offerings[0].Zone])
+	}
+	if after == nil || after.Plan == nil || !slices.Equal(after.Templates, details.Templates) {
+		t.Fatalf("resumed attempt's progress %+v", after)
 	}
 }

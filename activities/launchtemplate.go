@@ -31,10 +31,14 @@ type launchPlan struct {
 // image, GPU types the nvidia one) and makes sure one launch template per
 // image exists. Offerings no image or subnet serves are left out; none
 // left is an error naming why.
-func (a *Activities) launchPlan(ctx context.Context, nc *apiv1.NodeClaim, cls *apiv1.EC2NodeClass, req workflows.LaunchRequest) (launchPlan, error) {
-	subnets, err := a.subnets.choose(ctx, a.Cloud, cls)
-	if err != nil {
-		return launchPlan{}, err
+func (a *Activities) launchPlan(ctx context.Context, nc *apiv1.NodeClaim, cls *apiv1.EC2NodeClass, req workflows.LaunchRequest, prog *progressLog) (launchPlan, error) {
+	subnets := prog.Subnets
+	if subnets == nil {
+		var err error
+		if subnets, err = a.subnets.choose(ctx, a.Cloud, cls); err != nil {
+			return launchPlan{}, err
+		}
+		prog.chose(subnets)
 	}
 	lp := launchPlan{Image: map[string]string{}, Subnet: subnets}
 	for _, g := range cls.Status.SecurityGroups {
@@ -60,7 +64,7 @@ func (a *Activities) launchPlan(ctx context.Context, nc *apiv1.NodeClaim, cls *a
 		}
 		i, ok := byImage[ami.ID]
 		if !ok {
-			name, err := a.launchTemplate(ctx, nc, cls, req.CapacityType, ami.ID, lp.SecurityGroups)
+			name, err := a.launchTemplate(ctx, nc, cls, req.CapacityType, ami.ID, lp.SecurityGroups, prog)
 			if err != nil {
 				return launchPlan{}, err
 			}
@@ -80,8 +84,9 @@ func (a *Activities) launchPlan(ctx context.Context, nc *apiv1.NodeClaim, cls *a
 }
 
 // launchTemplate returns the name of the launch template for one image of
-// a NodeClaim, creating it if EC2 does not have it.
-func (a *Activities) launchTemplate(ctx context.Context, nc *apiv1.NodeClaim, cls *apiv1.EC2NodeClass, capacityType, imageID string, groups []string) (string, error) {
+// a NodeClaim, creating it if EC2 does not have it (nor this worker or an
+// earlier attempt saw it).
+func (a *Activities) launchTemplate(ctx context.Context, nc *apiv1.NodeClaim, cls *apiv1.EC2NodeClass, capacityType, imageID string, groups []string, prog *progressLog) (string, error) {
 	family, err := bootstrap.FamilyOf(&cls.Spec)
 	if err != nil {
 		return "", fmt.Errorf("EC2NodeClass %s: %w", cls.Name, err)
@@ -105,13 +110,13 @@ func (a *Activities) launchTemplate(ctx context.Context, nc *apiv1.NodeClaim, cl
 	if err != nil {
 		return "", err
 	}
-	if a.templates.has(name) {
-		return name, nil
+	if !a.templates.has(name) && !prog.hasTemplate(name) {
+		if _, err := a.Cloud.EnsureLaunchTemplate(ctx, name, data); err != nil {
+			return "", err
+		}
+		a.templates.add(name)
 	}
-	if _, err := a.Cloud.EnsureLaunchTemplate(ctx, name, data); err != nil {
-		return "", err
-	}
-	a.templates.add(name)
+	prog.madeTemplate(name)
 	return name, nil
 }
 
