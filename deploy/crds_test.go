@@ -2,6 +2,7 @@ package deploy
 
 import (
 	"bytes"
+	"cmp"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -34,6 +35,7 @@ func TestCRDs(t *testing.T) {
 		"nodepools.karpenter.sh":           "NodePool",
 		"nodeclaims.karpenter.sh":          "NodeClaim",
 		"ec2nodeclasses.karpenter.k8s.aws": "EC2NodeClass",
+		"nodeoverlays.karpenter.sh":        "NodeOverlay",
 	}
 	crds := parseCRDs(t)
 	if len(crds) != len(want) {
@@ -50,7 +52,7 @@ func TestCRDs(t *testing.T) {
 			t.Fatalf("%s: %d versions", crd.Name, len(crd.Spec.Versions))
 		}
 		v := crd.Spec.Versions[0]
-		if v.Name != "v1" || !v.Served || !v.Storage || v.Subresources == nil || v.Subresources.Status == nil || len(v.AdditionalPrinterColumns) == 0 {
+		if wantVersion := map[string]string{"NodeOverlay": "v1alpha1"}[crd.Spec.Names.Kind]; v.Name != cmp.Or(wantVersion, "v1") || !v.Served || !v.Storage || v.Subresources == nil || v.Subresources.Status == nil || len(v.AdditionalPrinterColumns) == 0 {
 			t.Errorf("%s: version %+v", crd.Name, v)
 		}
 		for _, f := range []string{"spec", "status"} {

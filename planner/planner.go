@@ -11,13 +11,16 @@ import (
 	"io"
 	"maps"
 	"os"
+	"slices"
 	"sort"
 	"strings"
 	"time"
 
 	apiv1 "github.com/joinery/joinery/api/v1"
+	"github.com/joinery/joinery/api/v1alpha1"
 	"github.com/joinery/joinery/catalog"
 	"github.com/joinery/joinery/nodeclass"
+	"github.com/joinery/joinery/overlay"
 	"github.com/joinery/joinery/resources"
 	"github.com/joinery/joinery/solver"
 	appsv1 "k8s.io/api/apps/v1"
@@ -148,6 +151,9 @@ type Built struct {
 	// Warnings name documents that were ignored (kinds the planner does
 	// not use) or approximated.
 	Warnings []string
+	// Overlays names the NodeOverlays whose prices and capacity the
+	// pools carry, in the order they apply.
+	Overlays []string
 }
 
 type workloadPod struct {
@@ -161,7 +167,8 @@ type workloadPod struct {
 // pending), Node, PersistentVolume, PersistentVolumeClaim, StorageClass,
 // CSINode (a Node's EBS attach limit; a Node without one has none),
 // RuntimeClass (pending pods and DaemonSets naming one get what its
-// admission plugin gives them: overhead, node selector, tolerations);
+// admission plugin gives them: overhead, node selector, tolerations),
+// NodeOverlay (prices and extended capacity, package overlay);
 // others (PodDisruptionBudget, Service, ...) are accepted and ignored.
 // Volumes are read by solver.VolumesOf, as the controller reads them: a
 // StatefulSet's pods claim <template>-<set>-<ordinal> (made from the claim
@@ -257,6 +264,7 @@ type builder struct {
 	storageClasses map[string]*storagev1.StorageClass
 	csiNodes       map[string]*storagev1.CSINode
 	runtimeClasses map[string]*nodev1.RuntimeClass
+	overlays       []*v1alpha1.NodeOverlay
 	daemonSets     []docDaemonSet
 	spread         solver.SpreadDefaults
 	selectors      *selectorIndex
@@ -306,6 +314,18 @@ func (b *builder) read(d Doc) {
 		if b.convert(d, nc) {
 			b.classes[nc.Name] = nc
 		}
+	case "NodeOverlay":
+		o := &v1alpha1.NodeOverlay{}
+		if !b.convert(d, o) {
+			return
+		}
+		if fe := o.Validate(); len(fe) > 0 {
+			for _, e := range fe {
+				b.fail(d, e.Field, e.ErrorBody())
+			}
+			return
+		}
+		b.overlays = append(b.overlays, o)
 	case "Deployment", "ReplicaSet", "StatefulSet", "Job", "CronJob":
 		b.readWorkload(d)
 	case "DaemonSet":
@@ -576,6 +596,25 @@ func (b *builder) nodePools(usage map[string]resources.List, count map[string]in
 		sp := solver.NodePoolFromAPI(np, nc, b.cat, b.zones, nil)
 		sp.Usage, sp.NodeCount = usage[np.Name], count[np.Name]
 		b.out.Input.NodePools = append(b.out.Input.NodePools, sp)
+	}
+	b.applyOverlays()
+}
+
+// applyOverlays prices the pools' offerings after the NodeOverlays, as
+// the controller does with --feature-gates NodeOverlay=true.
+func (b *builder) applyOverlays() {
+	if len(b.overlays) == 0 {
+		return
+	}
+	set := overlay.Resolve(b.overlays, b.out.Input.NodePools)
+	set.Apply(b.out.Input.NodePools)
+	b.out.Overlays = set.Active()
+	for _, name := range slices.Sorted(maps.Keys(set.Rejected)) {
+		v := set.Rejected[name]
+		b.warn("NodeOverlay %s not applied (%s): %s", name, v.Reason, v.Message)
+	}
+	for _, u := range set.Unmodelled {
+		b.warn("%s", u)
 	}
 }
 

@@ -10,6 +10,7 @@ import (
 	"text/tabwriter"
 	"time"
 
+	apiv1 "github.com/joinery/joinery/api/v1"
 	"github.com/joinery/joinery/catalog"
 	"github.com/joinery/joinery/planner"
 	"github.com/joinery/joinery/schedulerconfig"
@@ -65,10 +66,18 @@ func newPlanCommand() *cobra.Command {
 			}
 			built.Input.Budget = budget
 			res := planner.Solve(built.Input)
+			cat := opts.Catalog
+			if cat == nil {
+				cat = catalog.MustDefault()
+			}
+			list := listPrice(cat, res)
 			if output == "json" {
-				return writePlanJSON(cmd.OutOrStdout(), res)
+				return writePlanJSON(cmd.OutOrStdout(), res, built.Overlays, list)
 			}
 			writePlanTable(cmd.OutOrStdout(), built.Input, res)
+			if len(built.Overlays) > 0 {
+				fmt.Fprintf(cmd.OutOrStdout(), "Prices after NodeOverlays %s; at list prices: %.4f USD/hour\n", strings.Join(built.Overlays, ", "), list)
+			}
 			return nil
 		},
 	}
@@ -98,6 +107,10 @@ type jsonPlan struct {
 	LowerBoundUSDHour  float64                `json:"lowerBoundUSDPerHour"`
 	Ratio              float64                `json:"ratio"`
 	SolveSeconds       float64                `json:"solveSeconds"`
+	// Overlays are the NodeOverlays the prices include; ListPrice is
+	// the new nodes at list prices.
+	Overlays         []string `json:"overlays,omitempty"`
+	ListPriceUSDHour float64  `json:"listPriceUSDPerHour"`
 }
 
 func claimJSON(nc *solver.NewNodeClaim) jsonClaim {
@@ -112,9 +125,28 @@ func claimJSON(nc *solver.NewNodeClaim) jsonClaim {
 	return j
 }
 
-func writePlanJSON(w io.Writer, r planner.Result) error {
+// listPrice is the plan's new nodes at their types' list prices (on-demand,
+// or the spot estimate), whatever NodeOverlays say.
+func listPrice(cat *catalog.Catalog, r planner.Result) float64 {
+	var usd float64
+	for i := range r.Plan.NewNodeClaims {
+		j := claimJSON(&r.Plan.NewNodeClaims[i])
+		it, ok := cat.Get(j.InstanceType)
+		switch {
+		case !ok:
+		case j.CapacityType == apiv1.CapacityTypeSpot:
+			usd += it.SpotPrice()
+		default:
+			usd += it.OnDemandPrice
+		}
+	}
+	return usd
+}
+
+func writePlanJSON(w io.Writer, r planner.Result, overlays []string, list float64) error {
 	out := jsonPlan{ExistingPlacements: r.Plan.ExistingPlacements, Unschedulable: r.Plan.Unschedulable,
-		PriceUSDHour: r.Price, LowerBoundUSDHour: r.LowerBound, Ratio: r.Ratio, SolveSeconds: r.SolveTime.Seconds()}
+		PriceUSDHour: r.Price, LowerBoundUSDHour: r.LowerBound, Ratio: r.Ratio, SolveSeconds: r.SolveTime.Seconds(),
+		Overlays: overlays, ListPriceUSDHour: list}
 	for i := range r.Plan.NewNodeClaims {
 		out.NewNodeClaims = append(out.NewNodeClaims, claimJSON(&r.Plan.NewNodeClaims[i]))
 	}

@@ -35,7 +35,7 @@ spec: {containers: [{name: c, resources: {requests: {cpu: 500m}}}]}
 	res.Plan.ExistingPlacements = []solver.Placement{{Pod: "default/a", Node: "ip-10-0-0-9.ec2.internal"}}
 	res.Plan.Unschedulable = []solver.Unschedulable{{Pod: "default/b", Reason: "too big"}}
 	var buf bytes.Buffer
-	if err := writePlanJSON(&buf, res); err != nil {
+	if err := writePlanJSON(&buf, res, []string{"savings-plan"}, 0.1); err != nil {
 		t.Fatal(err)
 	}
 	var doc any

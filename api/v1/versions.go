@@ -14,7 +14,8 @@ const (
 // OlderVersion says how to bring an object of an API version of
 // Karpenter's groups other than v1 to v1, as advice to append to
 // "<apiVersion> <kind> <name>: " (false when apiVersion is not one of
-// Karpenter's groups, or is v1). file is the manifest the object came from,
+// Karpenter's groups, is v1, or is the current karpenter.sh/v1alpha1
+// NodeOverlay). file is the manifest the object came from,
 // named in the command it suggests ("" writes FILE).
 //
 // karpenter.sh/v1beta1 and karpenter.k8s.aws/v1beta1 convert with `starter
@@ -22,7 +23,8 @@ const (
 // AWSNodeTemplate convert to v1beta1 first (Karpenter's karpenter-convert).
 func OlderVersion(apiVersion, kind, file string) (string, bool) {
 	group, version, ok := strings.Cut(apiVersion, "/")
-	if !ok || (group != GroupKarpenter && group != GroupAWS) || version == "v1" {
+	if !ok || (group != GroupKarpenter && group != GroupAWS) || version == "v1" ||
+		(group == GroupKarpenter && version == "v1alpha1" && kind == "NodeOverlay") {
 		return "", false
 	}
 	if file == "" {

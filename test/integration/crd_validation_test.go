@@ -12,6 +12,7 @@ import (
 	"time"
 
 	apiv1 "github.com/joinery/joinery/api/v1"
+	"github.com/joinery/joinery/api/v1alpha1"
 	"github.com/joinery/joinery/cluster"
 	"github.com/joinery/joinery/sim/kube"
 	corev1 "k8s.io/api/core/v1"
@@ -33,6 +34,7 @@ var crdGVR = map[string]schema.GroupVersionResource{
 	"NodePool":     apiv1.NodePoolGVR,
 	"NodeClaim":    apiv1.NodeClaimGVR,
 	"EC2NodeClass": apiv1.EC2NodeClassGVR,
+	"NodeOverlay":  v1alpha1.NodeOverlayGVR,
 }
 
 // TestCRDValidation installs deploy/crds into a real kube-apiserver and checks
@@ -124,7 +126,7 @@ func TestCRDValidation(t *testing.T) {
 
 	t.Run("bad", func(t *testing.T) {
 		n := 0
-		for _, f := range []string{"../../api/v1/testdata/invalid-nodepools.yaml", "../../api/v1/testdata/invalid-others.yaml"} {
+		for _, f := range []string{"../../api/v1/testdata/invalid-nodepools.yaml", "../../api/v1/testdata/invalid-others.yaml", "../../api/v1alpha1/testdata/invalid-nodeoverlays.yaml"} {
 			for _, o := range crdObjects(t, f) {
 				n++
 				field := o.GetAnnotations()["test.joinery.sh/field"]
