@@ -71,6 +71,7 @@ type Activities struct {
 	invalidMu sync.Mutex
 	invalid   map[string]string // NodePool -> last reported error
 	dedupe    eventDedupe       // Events about disruption published recently
+	overlays  overlayState
 	// ledger is the pending-pod ledger (see Ledger).
 	ledgerOnce sync.Once
 	ledger     *PendingLedger

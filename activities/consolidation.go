@@ -142,11 +142,13 @@ func clusterPrice(snap *snapshot) float64 {
 }
 
 // nodePrice is the price of a node's instance type and capacity type in
-// its zone (USD/hour): on-demand, or the zone's spot price from the market.
+// its zone (USD/hour): on-demand, or the zone's spot price from the market,
+// after its pool's NodeOverlays.
 func (a *Activities) nodePrice(n *corev1.Node) float64 {
 	it, ok := a.Catalog.Get(n.Labels[apiv1.LabelInstanceType])
 	if !ok {
 		return 0
 	}
-	return a.Market.Price(it, n.Labels[apiv1.LabelZone], n.Labels[apiv1.LabelCapacityType])
+	zone, ct := n.Labels[apiv1.LabelZone], n.Labels[apiv1.LabelCapacityType]
+	return a.overlaidPrice(it, n.Labels[apiv1.LabelNodePool], zone, ct, a.Market.Price(it, zone, ct))
 }

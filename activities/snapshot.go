@@ -84,6 +84,7 @@ func (a *Activities) takeSnapshot(ctx context.Context, now time.Time) (*snapshot
 	a.addDaemonSets(s)
 	a.addInFlightClaims(s, claims, nominatedReq)
 	invalid = append(invalid, a.addNodePools(s, pools, claims)...)
+	a.applyOverlays(s)
 	s.input.NamespaceLabels = a.namespaceLabels()
 	return s, nil
 }

@@ -70,6 +70,7 @@ type Cluster struct {
 	nodePools    cache.SharedIndexInformer
 	nodeClaims   cache.SharedIndexInformer
 	nodeClasses  cache.SharedIndexInformer
+	nodeOverlays cache.SharedIndexInformer // nil unless WatchNodeOverlays
 
 	Recorder    record.EventRecorder
 	broadcaster record.EventBroadcaster

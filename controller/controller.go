@@ -245,6 +245,11 @@ func newDependencies(ctx context.Context, cfg Config) (*dependencies, error) {
 	if len(cfg.SpreadDefaults) > 0 {
 		cl.WatchSpreadSelectors()
 	}
+	if cfg.FeatureGates.NodeOverlay {
+		if err := cl.WatchNodeOverlays(); err != nil {
+			return d, err
+		}
+	}
 	if err := cl.Start(ctx, 2*time.Minute); err != nil {
 		return d, err
 	}
@@ -363,8 +368,17 @@ func (d *dependencies) start(ctx context.Context, cfg Config) error {
 	if cfg.Ready != nil {
 		close(cfg.Ready)
 	}
+	ov := &overlayStatus{cl: d.cluster, acts: d.acts, log: log, every: 10 * time.Second}
+	if !cfg.FeatureGates.NodeOverlay {
+		if n := d.cluster.CountNodeOverlays(ctx); n > 0 {
+			log.Warn("NodeOverlays are ignored: --feature-gates NodeOverlay=true turns them on", zap.Int("nodeOverlays", n))
+		}
+	}
 	if cfg.LeaderElect {
 		return runLeading(ctx, d.cluster.Kube, cfg.LeaseNamespace, log, func(lctx context.Context) {
+			if cfg.FeatureGates.NodeOverlay {
+				go ov.run(lctx)
+			}
 			go d.classes.run(lctx)
 			go pe.run(lctx)
 			if !cfg.DisableDisruption {
@@ -372,6 +386,9 @@ func (d *dependencies) start(ctx context.Context, cfg Config) error {
 			}
 			_ = p.run(lctx)
 		})
+	}
+	if cfg.FeatureGates.NodeOverlay {
+		go ov.run(ctx)
 	}
 	go d.classes.run(ctx)
 	go pe.run(ctx)

@@ -16,16 +16,26 @@ type FeatureGates struct {
 	// the 15 cheapest). Off (Karpenter's default): spot nodes are only
 	// deleted, or replaced by on-demand where that is cheaper.
 	SpotToSpotConsolidation bool
+	// NodeOverlay honours NodeOverlays (karpenter.sh/v1alpha1): their
+	// prices and extended capacity in every plan. Off (Karpenter's
+	// default, alpha there): NodeOverlays are ignored, and a worker that
+	// finds some says so.
+	NodeOverlay bool
 }
 
-// FeatureGateSpotToSpotConsolidation is the one gate Joinery implements.
-const FeatureGateSpotToSpotConsolidation = "SpotToSpotConsolidation"
+// The gates Joinery implements.
+const (
+	FeatureGateSpotToSpotConsolidation = "SpotToSpotConsolidation"
+	FeatureGateNodeOverlay             = "NodeOverlay"
+)
+
+var knownGates = FeatureGateSpotToSpotConsolidation + ", " + FeatureGateNodeOverlay
 
 // karpenterOnlyGates are Karpenter's other gates: accepted when false (so a
 // Karpenter FEATURE_GATES value with them off works as is), refused when
 // true, since Joinery does not have the feature.
 var karpenterOnlyGates = map[string]bool{
-	"NodeRepair": true, "ReservedCapacity": true, "NodeOverlay": true, "StaticCapacity": true, "CapacityBuffer": true,
+	"NodeRepair": true, "ReservedCapacity": true, "StaticCapacity": true, "CapacityBuffer": true,
 	"TerminateFirstDrift": true, "TerminateFirstRepair": true, "PodDeletionCostManagement": true,
 }
 
@@ -51,14 +61,16 @@ func ParseFeatureGates(s string) (FeatureGates, error) {
 		switch {
 		case k == FeatureGateSpotToSpotConsolidation:
 			g.SpotToSpotConsolidation = on
+		case k == FeatureGateNodeOverlay:
+			g.NodeOverlay = on
 		case karpenterOnlyGates[k]:
 			if on {
 				return FeatureGates{}, fmt.Errorf("--feature-gates: %s=true: Joinery does not implement Karpenter's %s (it may only be false; known gates: %s)",
-					k, k, FeatureGateSpotToSpotConsolidation)
+					k, k, knownGates)
 			}
 		default:
 			return FeatureGates{}, fmt.Errorf("--feature-gates: unknown feature gate %q (known: %s; Karpenter's %s may be set to false)",
-				k, FeatureGateSpotToSpotConsolidation, strings.Join(sortedKeys(karpenterOnlyGates), ", "))
+				k, knownGates, strings.Join(sortedKeys(karpenterOnlyGates), ", "))
 		}
 	}
 	return g, nil
@@ -66,7 +78,7 @@ func ParseFeatureGates(s string) (FeatureGates, error) {
 
 // String is the gates in --feature-gates syntax.
 func (g FeatureGates) String() string {
-	return fmt.Sprintf("%s=%t", FeatureGateSpotToSpotConsolidation, g.SpotToSpotConsolidation)
+	return fmt.Sprintf("%s=%t,%s=%t", FeatureGateNodeOverlay, g.NodeOverlay, FeatureGateSpotToSpotConsolidation, g.SpotToSpotConsolidation)
 }
 
 func sortedKeys(m map[string]bool) []string {

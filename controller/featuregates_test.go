@@ -19,7 +19,7 @@ func TestParseFeatureGates(t *testing.T) {
 		// Karpenter's default FEATURE_GATES, with the beta gate turned off.
 		{"NodeRepair=false,ReservedCapacity=false,SpotToSpotConsolidation=true,NodeOverlay=false,StaticCapacity=false,CapacityBuffer=false", true, ""},
 		{"NodeRepair=true", false, `--feature-gates: NodeRepair=true: Joinery does not implement Karpenter's NodeRepair`},
-		{"SpotToSpot=true", false, `--feature-gates: unknown feature gate "SpotToSpot" (known: SpotToSpotConsolidation; Karpenter's CapacityBuffer, NodeOverlay`},
+		{"SpotToSpot=true", false, `--feature-gates: unknown feature gate "SpotToSpot" (known: SpotToSpotConsolidation, NodeOverlay; Karpenter's CapacityBuffer, NodeRepair`},
 		{"SpotToSpotConsolidation=yes", false, `--feature-gates: SpotToSpotConsolidation="yes": the value must be true or false`},
 		{"SpotToSpotConsolidation", false, `--feature-gates: "SpotToSpotConsolidation" is not Key=true or Key=false`},
 	}
@@ -35,7 +35,10 @@ func TestParseFeatureGates(t *testing.T) {
 			t.Errorf("ParseFeatureGates(%q) = %+v, %v; want SpotToSpotConsolidation=%v", c.in, g, err, c.spot)
 		}
 	}
-	if s := (FeatureGates{SpotToSpotConsolidation: true}).String(); s != "SpotToSpotConsolidation=true" {
+	if g, err := ParseFeatureGates("NodeOverlay=true"); err != nil || !g.NodeOverlay || g.SpotToSpotConsolidation {
+		t.Errorf("NodeOverlay=true: %+v, %v", g, err)
+	}
+	if s := (FeatureGates{SpotToSpotConsolidation: true}).String(); s != "NodeOverlay=false,SpotToSpotConsolidation=true" {
 		t.Errorf("String() = %q", s)
 	}
 }

@@ -71,6 +71,9 @@ var needed = map[access]string{
 	{"patch", "karpenter.sh", "nodeclaims"}:                 "cluster/karpenter.go: PatchNodeClaim merge-patches metadata/spec (e.g. nominated pods)",
 	{"delete", "karpenter.sh", "nodeclaims"}:                "cluster/karpenter.go: DeleteNodeClaim after the instance is terminated",
 	{"patch", "karpenter.sh", "nodeclaims/status"}:          "cluster/karpenter.go: PatchNodeClaimStatus (providerID, nodeName, conditions)",
+	{"list", "karpenter.sh", "nodeoverlays"}:                "cluster/nodeoverlay.go: NodeOverlay informer (NodeOverlay gate), else one list (CountNodeOverlays)",
+	{"watch", "karpenter.sh", "nodeoverlays"}:               "cluster/nodeoverlay.go: NodeOverlay informer (NodeOverlay gate)",
+	{"patch", "karpenter.sh", "nodeoverlays/status"}:        "cluster/nodeoverlay.go: SetNodeOverlayConditions (ValidationSucceeded, Ready)",
 	{"list", "karpenter.k8s.aws", "ec2nodeclasses"}:         "cluster/cluster.go: dynamic EC2NodeClass informer",
 	{"watch", "karpenter.k8s.aws", "ec2nodeclasses"}:        "cluster/cluster.go: dynamic EC2NodeClass informer",
 	{"patch", "karpenter.k8s.aws", "ec2nodeclasses"}:        "cluster/nodeclass.go: PatchNodeClass (termination finalizer)",
@@ -160,9 +163,9 @@ var (
 	// factory.Core().V1().Pods().Informer() / .Lister()
 	informer = regexp.MustCompile(`\.(Core|Apps|Policy|Storage|Node)\(\)\.V1\(\)\.(\w+)\(\)\.(Informer|Lister)\(\)`)
 	// dynFactory.ForResource(apiv1.NodeClaimGVR)
-	dynInformer = regexp.MustCompile(`ForResource\(apiv1\.(\w+GVR)\)`)
+	dynInformer = regexp.MustCompile(`ForResource\((?:apiv1|v1alpha1)\.(\w+GVR)\)`)
 	// c.Dynamic.Resource(apiv1.NodeClaimGVR).Patch(
-	dynCall = regexp.MustCompile(`\.Resource\(apiv1\.(\w+GVR)\)\.(\w+)\(`)
+	dynCall = regexp.MustCompile(`\.Resource\((?:apiv1|v1alpha1)\.(\w+GVR)\)\.(\w+)\(`)
 	// NodeClaimGVR = schema.GroupVersionResource{Group: "karpenter.sh", Version: "v1", Resource: "nodeclaims"}
 	gvrDef = regexp.MustCompile(`(\w+GVR)\s*=\s*schema\.GroupVersionResource\{Group:\s*"([^"]*)",\s*Version:\s*"[^"]*",\s*Resource:\s*"([^"]*)"\}`)
 	// Anything that looks like a Kubernetes client call; each such line must
@@ -212,15 +215,17 @@ func workerFiles(t *testing.T) []string {
 // a ClusterRole rule fails here, and so does a rule whose call is gone.
 func TestRBACTableMatchesCode(t *testing.T) {
 	gvrs := map[string][2]string{}
-	src, err := os.ReadFile(filepath.Join(repoRoot, "api", "v1", "doc.go"))
-	if err != nil {
-		t.Fatal(err)
+	for _, f := range []string{"api/v1/doc.go", "api/v1alpha1/nodeoverlay.go"} {
+		src, err := os.ReadFile(filepath.Join(repoRoot, f))
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, m := range gvrDef.FindAllStringSubmatch(string(src), -1) {
+			gvrs[m[1]] = [2]string{m[2], m[3]}
+		}
 	}
-	for _, m := range gvrDef.FindAllStringSubmatch(string(src), -1) {
-		gvrs[m[1]] = [2]string{m[2], m[3]}
-	}
-	if len(gvrs) != 3 {
-		t.Fatalf("GVRs in api/v1/doc.go: %v", gvrs)
+	if len(gvrs) != 4 {
+		t.Fatalf("GVRs in api/v1/doc.go and api/v1alpha1: %v", gvrs)
 	}
 	found := map[access][]string{}
 	add := func(a access, where string) { found[a] = append(found[a], where) }

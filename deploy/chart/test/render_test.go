@@ -353,6 +353,7 @@ devLogs: true
 schedulerConfig: |
   apiVersion: kubescheduler.config.k8s.io/v1
   kind: KubeSchedulerConfiguration
+featureGates: NodeOverlay=true,SpotToSpotConsolidation=true
 extraArgs: ["--something=1"]
 metrics:
   port: 9090
@@ -382,6 +383,7 @@ serviceAccount: {name: jw, annotations: {eks.amazonaws.com/role-arn: "arn:aws:ia
 		"--interruption-queue=https://sqs.us-west-2.amazonaws.com/111122223333/prod-eks",
 		"--interruption-rebalance-drain",
 		"--scheduler-config=/etc/joinery/scheduler/config.yaml",
+		"--feature-gates=NodeOverlay=true,SpotToSpotConsolidation=true",
 		"--dev",
 		"--something=1",
 	}

@@ -1,0 +1,64 @@
+package activities
+
+import (
+	"sync"
+
+	apiv1 "github.com/joinery/joinery/api/v1"
+	"github.com/joinery/joinery/api/v1alpha1"
+	"github.com/joinery/joinery/catalog"
+	"github.com/joinery/joinery/overlay"
+	"github.com/joinery/joinery/solver"
+)
+
+// overlayState is the NodeOverlay set the last snapshot resolved: existing
+// nodes are priced with it, and the leader reports its verdicts.
+type overlayState struct {
+	mu  sync.Mutex
+	set *overlay.Set
+}
+
+// applyOverlays prices the snapshot's pools after the NodeOverlays the
+// cluster watches (none unless --feature-gates NodeOverlay=true).
+func (a *Activities) applyOverlays(s *snapshot) {
+	list, _ := a.Cluster.NodeOverlays()
+	var set *overlay.Set
+	if len(list) > 0 {
+		set = overlay.Resolve(list, s.input.NodePools)
+		set.Apply(s.input.NodePools)
+	}
+	a.overlays.mu.Lock()
+	a.overlays.set = set
+	a.overlays.mu.Unlock()
+}
+
+// lastOverlays is the set the last snapshot resolved (nil: none).
+func (a *Activities) lastOverlays() *overlay.Set {
+	a.overlays.mu.Lock()
+	defer a.overlays.mu.Unlock()
+	return a.overlays.set
+}
+
+// ResolveOverlays resolves the watched NodeOverlays against the NodePools
+// as they are now, for the leader to report each overlay's verdict.
+func (a *Activities) ResolveOverlays() ([]*v1alpha1.NodeOverlay, *overlay.Set) {
+	list, _ := a.Cluster.NodeOverlays()
+	pools, _ := a.Cluster.NodePools()
+	s := &snapshot{pools: map[string]*apiv1.NodePool{}}
+	a.addNodePools(s, pools, nil)
+	return list, overlay.Resolve(list, s.input.NodePools)
+}
+
+// overlaidPrice is a node's price after the NodeOverlays of its pool.
+func (a *Activities) overlaidPrice(it *catalog.InstanceType, poolName, zone, capacityType string, base float64) float64 {
+	set := a.lastOverlays()
+	if set == nil {
+		return base
+	}
+	np := a.nodePool(poolName)
+	if np == nil {
+		return base
+	}
+	pool := solver.NodePool{Name: np.Name, Labels: np.Spec.Template.ObjectMeta.Labels, Requirements: np.Spec.Template.Spec.Requirements}
+	return set.Price(&pool, it, zone, capacityType, base)
+}
+
