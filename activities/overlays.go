@@ -61,4 +61,3 @@ func (a *Activities) overlaidPrice(it *catalog.InstanceType, poolName, zone, cap
 	pool := solver.NodePool{Name: np.Name, Labels: np.Spec.Template.ObjectMeta.Labels, Requirements: np.Spec.Template.Spec.Requirements}
 	return set.Price(&pool, it, zone, capacityType, base)
 }
-
