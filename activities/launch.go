@@ -64,7 +64,7 @@ func (a *Activities) LaunchInstance(ctx context.Context, req workflows.LaunchReq
 	lp := *prog.Plan
 	token := sha256.Sum256([]byte(fmt.Sprintf("%s|%s|%v", req.NodeClaim, req.CapacityType, lp.Configs)))
 	inst, err := a.Cloud.Launch(ctx, cloud.LaunchRequest{
-		NodeClaim: req.NodeClaim, NodePool: req.NodePool, CapacityType: req.CapacityType, Configs: lp.Configs,
+		NodeClaim: req.NodeClaim, NodePool: req.NodePool, CapacityType: req.CapacityType, Configs: lp.Configs, Prioritized: lp.Prioritized,
 		Tags: launchTags(cls), ClientToken: hex.EncodeToString(token[:16]),
 	})
 	if cloud.IsLaunchTemplateNotFound(err) {
@@ -110,6 +110,7 @@ func (a *Activities) planLaunch(ctx context.Context, nc *apiv1.NodeClaim, cls *a
 	if err != nil {
 		a.launchFailed(ctx, nc, apiv1.ReasonLaunchFailed, err)
 	}
+	lp.Prioritized = a.pricesOverlaid(req.NodePool, cls, offs)
 	return lp, err
 }
 

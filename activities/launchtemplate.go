@@ -24,6 +24,9 @@ type launchPlan struct {
 	Image          map[string]string // instance type -> image id
 	Subnet         map[string]string // zone -> subnet id
 	SecurityGroups []string
+	// Prioritized: NodeOverlays set the offerings' prices, so CreateFleet
+	// goes by them (cloud.LaunchRequest.Prioritized).
+	Prioritized bool
 }
 
 // launchPlan groups the request's offerings by the image their instance
@@ -73,7 +76,7 @@ func (a *Activities) launchPlan(ctx context.Context, nc *apiv1.NodeClaim, cls *a
 			lp.Configs = append(lp.Configs, cloud.LaunchConfig{LaunchTemplateName: name})
 		}
 		lp.Configs[i].Overrides = append(lp.Configs[i].Overrides, cloud.LaunchOverride{
-			InstanceType: o.InstanceType, SubnetID: sn, Zone: o.Zone, ImageID: ami.ID,
+			InstanceType: o.InstanceType, SubnetID: sn, Zone: o.Zone, ImageID: ami.ID, Price: o.Price,
 		})
 		lp.Image[o.InstanceType] = ami.ID
 	}

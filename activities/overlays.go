@@ -8,6 +8,7 @@ import (
 	"github.com/joinery/joinery/catalog"
 	"github.com/joinery/joinery/overlay"
 	"github.com/joinery/joinery/solver"
+	"github.com/joinery/joinery/workflows"
 )
 
 // overlayState is the NodeOverlay set the last snapshot resolved: existing
@@ -60,4 +61,23 @@ func (a *Activities) overlaidPrice(it *catalog.InstanceType, poolName, zone, cap
 	}
 	pool := solver.NodePool{Name: np.Name, Labels: np.Spec.Template.ObjectMeta.Labels, Requirements: np.Spec.Template.Spec.Requirements}
 	return set.Price(&pool, it, zone, capacityType, base)
+}
+
+// pricesOverlaid reports whether a NodeOverlay sets the price of one of
+// the launch's offerings. It resolves the overlays against the NodeClaim's
+// pool alone (conflicts are per pool), so any worker answers alike.
+func (a *Activities) pricesOverlaid(poolName string, cls *apiv1.EC2NodeClass, offs []workflows.Offering) bool {
+	list, _ := a.Cluster.NodeOverlays()
+	np := a.nodePool(poolName)
+	if len(list) == 0 || np == nil {
+		return false
+	}
+	pools := []solver.NodePool{solver.NodePoolFromMarket(np, cls, a.Catalog, a.Market, zonesOf(cls), nil)}
+	set := overlay.Resolve(list, pools)
+	for _, o := range offs {
+		if it, ok := a.Catalog.Get(o.InstanceType); ok && set.Overlaid(&pools[0], it, o.Zone, o.CapacityType) {
+			return true
+		}
+	}
+	return false
 }

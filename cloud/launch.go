@@ -22,6 +22,10 @@ type LaunchRequest struct {
 	// CapacityType is "spot" (allocation strategy price-capacity-optimized)
 	// or "on-demand" (lowest-price).
 	CapacityType string
+	// Prioritized launches by the overrides' Price instead of EC2's own
+	// prices (capacity-optimized-prioritized for spot, prioritized for
+	// on-demand), as Karpenter does when NodeOverlays set the prices.
+	Prioritized bool
 	// Configs are the launch templates with their overrides, one config per
 	// template (one per image and user data), overrides in the caller's
 	// price order across configs; Priority is that position.
@@ -59,6 +63,9 @@ type LaunchOverride struct {
 	SubnetID     string
 	Zone         string
 	ImageID      string
+	// Price is what Joinery expects to pay (USD/hour): the override's
+	// Priority when the request is Prioritized.
+	Price float64
 }
 
 // configs returns the request's configs, expanding the shorthand.
@@ -137,6 +144,9 @@ func fleetConfigs(req LaunchRequest) ([]types.FleetLaunchTemplateConfigRequest, 
 				SubnetId:     aws.String(o.SubnetID),
 				Priority:     aws.Float64(float64(priority)),
 			}
+			if req.Prioritized {
+				ov.Priority = aws.Float64(o.Price)
+			}
 			if o.Zone != "" {
 				ov.AvailabilityZone = aws.String(o.Zone)
 			}
@@ -190,9 +200,14 @@ func fleetInput(req LaunchRequest, configs []types.FleetLaunchTemplateConfigRequ
 			{ResourceType: types.ResourceTypeVolume, Tags: ec2Tags},
 		},
 	}
-	if req.CapacityType == apiv1.CapacityTypeSpot {
+	switch {
+	case req.CapacityType == apiv1.CapacityTypeSpot && req.Prioritized:
+		in.SpotOptions = &types.SpotOptionsRequest{AllocationStrategy: types.SpotAllocationStrategyCapacityOptimizedPrioritized}
+	case req.CapacityType == apiv1.CapacityTypeSpot:
 		in.SpotOptions = &types.SpotOptionsRequest{AllocationStrategy: types.SpotAllocationStrategyPriceCapacityOptimized}
-	} else {
+	case req.Prioritized:
+		in.OnDemandOptions = &types.OnDemandOptionsRequest{AllocationStrategy: types.FleetOnDemandAllocationStrategyPrioritized}
+	default:
 		in.OnDemandOptions = &types.OnDemandOptionsRequest{AllocationStrategy: types.FleetOnDemandAllocationStrategyLowestPrice}
 	}
 	if req.ClientToken != "" {

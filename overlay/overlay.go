@@ -121,6 +121,21 @@ func (s *Set) Price(pool *solver.NodePool, it *catalog.InstanceType, zone, capac
 	return base
 }
 
+// Overlaid reports whether an overlay sets the price of the type's
+// offering in the pool.
+func (s *Set) Overlaid(pool *solver.NodePool, it *catalog.InstanceType, zone, capacityType string) bool {
+	if s == nil {
+		return false
+	}
+	labels := nodeLabels(pool, it)
+	for _, o := range s.active {
+		if priceChange(o) != "" && typeMatches(o, labels) && offeringMatches(o, zone, capacityType) {
+			return true
+		}
+	}
+	return false
+}
+
 func (s *Set) addCapacity(pool *solver.NodePool, it *solver.InstanceTypeOption) {
 	labels := nodeLabels(pool, it.Type)
 	set := map[corev1.ResourceName]bool{}
