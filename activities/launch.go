@@ -81,6 +81,9 @@ func (a *Activities) LaunchInstance(ctx context.Context, req workflows.LaunchReq
 		return workflows.Instance{}, err
 	}
 	out := a.toInstance(inst)
+	if lp.Prioritized {
+		out.Price = plannedPrice(req.Offerings, out)
+	}
 	out.ImageID, out.SubnetID, out.SecurityGroupIDs = lp.Image[out.InstanceType], lp.Subnet[out.Zone], lp.SecurityGroups
 	a.subnets.used(cls.Name, out.SubnetID)
 	a.Metrics.NodeClaimLaunched(req.NodePool, out.InstanceType, out.CapacityType, out.Zone)
@@ -146,6 +149,17 @@ func (a *Activities) toInstance(i cloud.Instance) workflows.Instance {
 		out.Price = a.Market.Price(it, i.Zone, i.CapacityType)
 	}
 	return out
+}
+
+// plannedPrice is the price the plan gave the launched offering (after
+// NodeOverlays); the list price when the offering is not among them.
+func plannedPrice(offs []workflows.Offering, in workflows.Instance) float64 {
+	for _, o := range offs {
+		if o.InstanceType == in.InstanceType && o.Zone == in.Zone && o.CapacityType == in.CapacityType {
+			return o.Price
+		}
+	}
+	return in.Price
 }
 
 // shapeOf is the node shape of an instance type under a NodeClaim's NodeClass.
