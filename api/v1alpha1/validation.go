@@ -5,6 +5,7 @@ import (
 	"regexp"
 	"strconv"
 
+	apiv1 "github.com/joinery/joinery/api/v1"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/util/validation"
 	"k8s.io/apimachinery/pkg/util/validation/field"
@@ -82,44 +83,21 @@ func validateRequirement(r NodeSelectorRequirement, p *field.Path) field.ErrorLi
 }
 
 // Matches reports whether a node with the label (has: whether it is set)
-// meets the requirement.
+// meets the requirement: api/v1's operators, and Gte and Lte.
 func (r NodeSelectorRequirement) Matches(value string, has bool) bool {
-	switch r.Operator {
-	case "In":
-		return has && contains(r.Values, value)
-	case "NotIn":
-		return !has || !contains(r.Values, value)
-	case "Exists":
-		return has
-	case "DoesNotExist":
-		return !has
-	case "Gt", "Lt", "Gte", "Lte":
-		if !has || len(r.Values) != 1 {
-			return false
-		}
-		v, err1 := strconv.ParseInt(value, 10, 64)
-		bound, err2 := strconv.ParseInt(r.Values[0], 10, 64)
-		if err1 != nil || err2 != nil {
-			return false
-		}
-		switch r.Operator {
-		case "Gt":
-			return v > bound
-		case "Lt":
-			return v < bound
-		case "Gte":
-			return v >= bound
-		}
-		return v <= bound
+	if r.Operator != "Gte" && r.Operator != "Lte" {
+		return apiv1.NodeSelectorRequirementWithMinValues{Key: r.Key, Operator: r.Operator, Values: r.Values}.Matches(value, has)
 	}
-	return false
-}
-
-func contains(list []string, s string) bool {
-	for _, v := range list {
-		if v == s {
-			return true
-		}
+	if !has || len(r.Values) != 1 {
+		return false
 	}
-	return false
+	v, err1 := strconv.ParseInt(value, 10, 64)
+	bound, err2 := strconv.ParseInt(r.Values[0], 10, 64)
+	if err1 != nil || err2 != nil {
+		return false
+	}
+	if r.Operator == "Gte" {
+		return v >= bound
+	}
+	return v <= bound
 }

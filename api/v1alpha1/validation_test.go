@@ -56,3 +56,22 @@ func TestValidAccepted(t *testing.T) {
 		}
 	}
 }
+
+func TestMatches(t *testing.T) {
+	for _, c := range []struct {
+		op, bound, value string
+		has, want        bool
+	}{
+		{"Gte", "8", "8", true, true}, {"Gte", "8", "7", true, false}, {"Lte", "8", "8", true, true}, {"Lte", "8", "9", true, false},
+		{"Gt", "8", "8", true, false}, {"Lt", "8", "7", true, true}, {"Gte", "8", "", false, false},
+		{"In", "8", "8", true, true}, {"NotIn", "8", "", false, true}, {"DoesNotExist", "", "", false, true},
+	} {
+		r := NodeSelectorRequirement{Key: "k", Operator: c.op}
+		if c.bound != "" {
+			r.Values = []string{c.bound}
+		}
+		if got := r.Matches(c.value, c.has); got != c.want {
+			t.Errorf("%s %s on %q (set %v) = %v", c.op, c.bound, c.value, c.has, got)
+		}
+	}
+}
