@@ -2,6 +2,7 @@ package controller
 
 import (
 	"context"
+	"strings"
 	"time"
 
 	"github.com/joinery/joinery/activities"
@@ -20,6 +21,8 @@ type overlayStatus struct {
 	acts  *activities.Activities
 	log   *zap.Logger
 	every time.Duration
+	// unmodelled is what was last said of capacity not planned for.
+	unmodelled string
 }
 
 func (r *overlayStatus) run(ctx context.Context) {
@@ -49,8 +52,11 @@ func (r *overlayStatus) reconcile(ctx context.Context) {
 			r.log.Warn("NodeOverlay status", zap.String("nodeoverlay", o.Name), zap.Error(err))
 		}
 	}
-	for _, u := range set.Unmodelled {
-		r.log.Debug("NodeOverlay capacity ignored", zap.String("why", u))
+	if u := strings.Join(set.Unmodelled, "; "); u != r.unmodelled {
+		r.unmodelled = u
+		for _, why := range set.Unmodelled {
+			r.log.Warn("NodeOverlay capacity ignored", zap.String("why", why))
+		}
 	}
 }
 
