@@ -46,13 +46,13 @@ func (a *Activities) computeDisruption(ctx context.Context, p workflows.Disrupti
 		return workflows.DisruptionDecision{}, err
 	}
 	a.priceNodes(snap)
-	usd := clusterPrice(snap)
+	usd, list := clusterPrice(snap), a.listPrice(snap)
 	claims := a.disruptionClaims(ctx, now)
 	cands, blocked := disruption.Filter(claims)
 	// Pods the solver found no place for do not count: they would block
 	// consolidation forever.
 	if why := disruption.Unsettled(a.Ledger().UnnominatedPending(time.Now()), a.Cluster.NodeClaims()); why != "" {
-		d := workflows.DisruptionDecision{USDPerHour: usd, Why: why}
+		d := workflows.DisruptionDecision{USDPerHour: usd, ListUSDPerHour: list, Why: why}
 		a.reportBlocked(ctx, &d, claims, blocked)
 		return d, nil
 	}
@@ -70,7 +70,7 @@ func (a *Activities) computeDisruption(ctx context.Context, p workflows.Disrupti
 		DriftNotBefore: p.DriftNotBefore,
 	}
 	d := disruption.Decide(pass)
-	d.USDPerHour = usd
+	d.USDPerHour, d.ListUSDPerHour = usd, list
 	a.reportBlocked(ctx, &d, claims, disruption.Merge(blocked, disruption.PassBlocks(pass, d, trace)))
 	return d, nil
 }
@@ -137,6 +137,19 @@ func clusterPrice(snap *snapshot) float64 {
 	total := 0.0
 	for _, n := range snap.input.ExistingNodes {
 		total += n.Price
+	}
+	return total
+}
+
+// listPrice is the existing nodes at their list prices, NodeOverlays aside.
+func (a *Activities) listPrice(snap *snapshot) float64 {
+	total := 0.0
+	for _, n := range snap.input.ExistingNodes {
+		if node, err := a.Cluster.Nodes.Get(n.Name); err == nil {
+			if it, ok := a.Catalog.Get(node.Labels[apiv1.LabelInstanceType]); ok {
+				total += a.Market.Price(it, node.Labels[apiv1.LabelZone], node.Labels[apiv1.LabelCapacityType])
+			}
+		}
 	}
 	return total
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"math"
 	"os"
 	"sort"
 	"strings"
@@ -108,7 +109,11 @@ func printStatus(st workflows.ConsolidationStatus) {
 		fmt.Println("disruption: active")
 	}
 	fmt.Printf("phase: %s, passes: %d\n", st.Phase, st.Passes)
-	fmt.Printf("nodes cost now: %.4f USD/hour\n", st.USDPerHour)
+	fmt.Printf("nodes cost now: %.4f USD/hour", st.USDPerHour)
+	if st.ListUSDPerHour > 0 && math.Abs(st.ListUSDPerHour-st.USDPerHour) > 1e-9 {
+		fmt.Printf(" after NodeOverlays (%.4f at list prices)", st.ListUSDPerHour)
+	}
+	fmt.Println()
 	printLastPass(st.LastPass)
 	if len(st.History) == 0 {
 		fmt.Println("no decisions yet")

@@ -47,9 +47,11 @@ type ConsolidationState struct {
 	PauseReason string    `json:"pauseReason,omitempty"`
 	// History holds the last decisions, newest last.
 	History []DecisionRecord `json:"history,omitempty"`
-	// USDPerHour is the cluster's node cost at the last pass.
-	USDPerHour float64 `json:"usdPerHour"`
-	Passes     int     `json:"passes"`
+	// USDPerHour is the cluster's node cost at the last pass (after
+	// NodeOverlays); ListUSDPerHour the same nodes at list prices.
+	USDPerHour     float64 `json:"usdPerHour"`
+	ListUSDPerHour float64 `json:"listUsdPerHour,omitempty"`
+	Passes         int     `json:"passes"`
 	// DriftBackoff holds, by NodePool name, the pools whose drift
 	// replacements failed last (see driftbackoff.go).
 	DriftBackoff map[string]DriftBackoff `json:"driftBackoff,omitempty"`
@@ -144,11 +146,13 @@ type DisruptionDecision struct {
 	// (nil: the nodes are deleted, their pods fit on the rest).
 	Replacement      *Replacement `json:"replacement,omitempty"`
 	SavingUSDPerHour float64      `json:"savingUsdPerHour,omitempty"`
-	// USDPerHour is the cluster's node cost when deciding.
-	USDPerHour float64  `json:"usdPerHour"`
-	Why        string   `json:"why"`
-	Eligible   int      `json:"eligible"`
-	Candidates []string `json:"candidates,omitempty"` // first few, in the order tried
+	// USDPerHour is the cluster's node cost when deciding (after
+	// NodeOverlays); ListUSDPerHour at list prices.
+	USDPerHour     float64  `json:"usdPerHour"`
+	ListUSDPerHour float64  `json:"listUsdPerHour,omitempty"`
+	Why            string   `json:"why"`
+	Eligible       int      `json:"eligible"`
+	Candidates     []string `json:"candidates,omitempty"` // first few, in the order tried
 	// Blocked says why nodes were not disrupted this pass (bounded); the
 	// workflow keeps it as LastPass, not in History. Nil with
 	// BlockedUnchanged: the same as DisruptionPass.Reported.

@@ -13,6 +13,7 @@ import (
 	"github.com/joinery/joinery/catalog"
 	"github.com/joinery/joinery/controller"
 	"github.com/joinery/joinery/logging"
+	"github.com/joinery/joinery/workflows"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/client-go/dynamic"
@@ -39,6 +40,15 @@ func TestNodeOverlayMovesTheLaunch(t *testing.T) {
 	t.Logf("overlaid: %s at %.4f USD/hour (list %.4f)", it, price, m5.OnDemandPrice)
 	if it != "m5.large" || math.Abs(price-m5.OnDemandPrice*0.7) > 1e-9 {
 		t.Errorf("node %s at %.4f, want m5.large at %.4f (30%% off %.4f; c5.large is 0.085)", it, price, m5.OnDemandPrice*0.7, m5.OnDemandPrice)
+	}
+	// starter status's figures: the node after overlays and at list price.
+	var st workflows.ConsolidationStatus
+	waitFor(t, time.Minute, "the consolidation pass to price the node", func() bool {
+		v, err := e.tc.QueryWorkflow(e.ctx, workflows.ConsolidationWorkflowID, "", workflows.QueryStatus)
+		return err == nil && v.Get(&st) == nil && st.ListUSDPerHour > 0
+	})
+	if math.Abs(st.USDPerHour-m5.OnDemandPrice*0.7) > 1e-9 || math.Abs(st.ListUSDPerHour-m5.OnDemandPrice) > 1e-9 {
+		t.Errorf("status: %.4f USD/h after overlays, %.4f at list; want %.4f and %.4f", st.USDPerHour, st.ListUSDPerHour, m5.OnDemandPrice*0.7, m5.OnDemandPrice)
 	}
 	dyn := dynamic.NewForConfigOrDie(e.w.Kube.RESTConfig())
 	waitFor(t, time.Minute, "the overlays' conditions", func() bool {
