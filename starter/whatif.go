@@ -10,12 +10,9 @@ import (
 	"time"
 
 	"github.com/joinery/joinery/activities"
-	apiv1 "github.com/joinery/joinery/api/v1"
-	"github.com/joinery/joinery/planner"
 	"github.com/joinery/joinery/solver"
 	"github.com/joinery/joinery/whatif"
 	"github.com/spf13/cobra"
-	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/client-go/tools/clientcmd"
 )
 
@@ -87,9 +84,13 @@ func runWhatIf(cmd *cobra.Command, f whatIfFlags) error {
 	}
 	var ch whatif.Change
 	if len(f.files) > 0 {
+		var notes []string
 		var err error
-		if ch, err = readChange(cmd.ErrOrStderr(), f.files); err != nil {
+		if ch, notes, err = whatif.ReadChange(f.files...); err != nil {
 			return err
+		}
+		for _, n := range notes {
+			fmt.Fprintln(cmd.ErrOrStderr(), "note:", n)
 		}
 	}
 	rc, err := clientcmd.BuildConfigFromFlags("", f.kubeconfig)
@@ -127,53 +128,6 @@ func runWhatIf(cmd *cobra.Command, f whatIfFlags) error {
 	}
 	writeWhatIf(w, out, f)
 	return nil
-}
-
-// readChange reads the NodePools and EC2NodeClasses of the files; other
-// kinds are noted and ignored, a bad object is an error naming it.
-func readChange(stderr io.Writer, files []string) (whatif.Change, error) {
-	var ch whatif.Change
-	docs, errs := planner.ReadFiles(files...)
-	for _, d := range docs {
-		if advice, old := apiv1.OlderVersion(d.Obj.GetAPIVersion(), d.Obj.GetKind(), d.File); old {
-			errs = append(errs, planner.ManifestError{File: d.File, Doc: d.Index, Kind: d.Obj.GetKind(), Name: d.Obj.GetName(), Field: "apiVersion", Reason: advice})
-			continue
-		}
-		bad := func(field, reason string) {
-			errs = append(errs, planner.ManifestError{File: d.File, Doc: d.Index, Kind: d.Obj.GetKind(), Name: d.Obj.GetName(), Field: field, Reason: reason})
-		}
-		switch d.Obj.GetKind() {
-		case "NodePool":
-			np := &apiv1.NodePool{}
-			if err := runtime.DefaultUnstructuredConverter.FromUnstructuredWithValidation(d.Obj.Object, np, true); err != nil {
-				bad("", err.Error())
-				continue
-			}
-			if fe := np.Validate(); len(fe) > 0 {
-				for _, e := range fe {
-					bad(e.Field, e.ErrorBody())
-				}
-				continue
-			}
-			ch.NodePools = append(ch.NodePools, np)
-		case "EC2NodeClass":
-			nc := &apiv1.EC2NodeClass{}
-			if err := runtime.DefaultUnstructuredConverter.FromUnstructuredWithValidation(d.Obj.Object, nc, true); err != nil {
-				bad("", err.Error())
-				continue
-			}
-			ch.NodeClasses = append(ch.NodeClasses, nc)
-		default:
-			fmt.Fprintf(stderr, "note: %s document %d: %s %s ignored (what-if reads NodePools and EC2NodeClasses)\n", d.File, d.Index, d.Obj.GetKind(), d.Obj.GetName())
-		}
-	}
-	if len(errs) > 0 {
-		return ch, fmt.Errorf("bad manifests:\n%s", errs.Error())
-	}
-	if len(ch.NodePools)+len(ch.NodeClasses) == 0 {
-		return ch, fmt.Errorf("%s: no NodePool or EC2NodeClass", strings.Join(files, ", "))
-	}
-	return ch, nil
 }
 
 func writeWhatIf(w io.Writer, o whatIfOutput, f whatIfFlags) {
