@@ -3,10 +3,6 @@ package main
 import (
 	"encoding/json"
 	"fmt"
-	"io"
-	"sort"
-	"strings"
-	"text/tabwriter"
 	"time"
 
 	"github.com/joinery/joinery/activities"
@@ -67,14 +63,6 @@ else the embedded catalog's.`,
 	return cmd
 }
 
-// whatIfOutput is `-o json`: the change's report, the rebalance, or both.
-type whatIfOutput struct {
-	At        time.Time         `json:"at"`
-	Prices    string            `json:"prices"` // "ec2" or "catalog"
-	Change    *whatif.Report    `json:"change,omitempty"`
-	Rebalance *whatif.Rebalance `json:"rebalance,omitempty"`
-}
-
 func runWhatIf(cmd *cobra.Command, f whatIfFlags) error {
 	if len(f.files) == 0 && !f.rebalance {
 		return fmt.Errorf("-f nodepools.yaml or --rebalance is required")
@@ -104,7 +92,7 @@ func runWhatIf(cmd *cobra.Command, f whatIfFlags) error {
 	defer stop()
 	now := time.Now().UTC()
 	st := acts.Preview(ch, now)
-	out := whatIfOutput{At: now.Truncate(time.Second), Prices: "catalog"}
+	out := whatif.Output{At: now.Truncate(time.Second), Prices: "catalog"}
 	if acts.Market != nil {
 		out.Prices = "ec2"
 	}
@@ -126,128 +114,6 @@ func runWhatIf(cmd *cobra.Command, f whatIfFlags) error {
 		enc.SetIndent("", "  ")
 		return enc.Encode(out)
 	}
-	writeWhatIf(w, out, f)
+	whatif.WriteText(w, out, f.timing)
 	return nil
-}
-
-func writeWhatIf(w io.Writer, o whatIfOutput, f whatIfFlags) {
-	prices := "the embedded catalog (--region or --ec2-endpoint for the live market)"
-	if o.Prices == "ec2" {
-		prices = "the EC2 market"
-	}
-	fmt.Fprintf(w, "what-if at %s, prices from %s\n", o.At.Format(time.RFC3339), prices)
-	if r := o.Change; r != nil {
-		writeChange(w, r, f)
-	}
-	if r := o.Rebalance; r != nil {
-		writeRebalance(w, r)
-	}
-}
-
-func writeChange(w io.Writer, r *whatif.Report, f whatIfFlags) {
-	fmt.Fprintf(w, "\nDrifted: %d nodes\n", len(r.Drifted))
-	if len(r.Drifted) > 0 {
-		tw := tabwriter.NewWriter(w, 2, 4, 2, ' ', 0)
-		fmt.Fprintln(tw, "  NODE\tNODEPOOL\tINSTANCE TYPE\tCAPACITY TYPE\tZONE\tUSD/HOUR\tPODS\tREASON")
-		for _, d := range r.Drifted {
-			note := d.Reason + ": " + d.Message
-			if d.AlreadyDrifted {
-				note += " (drifted already)"
-			}
-			fmt.Fprintf(tw, "  %s\t%s\t%s\t%s\t%s\t%.4f\t%d\t%s\n", d.Node.Node, d.NodePool, d.InstanceType, d.CapacityType, d.Zone, d.PriceUSDHour, d.Pods, note)
-		}
-		tw.Flush()
-		for _, d := range r.Drifted {
-			for _, b := range d.Blocked {
-				fmt.Fprintf(w, "  %s stays drifted: %s\n", d.Node.Node, b)
-			}
-		}
-	}
-	if len(r.Order) > 0 {
-		fmt.Fprintf(w, "\nOrder (Drifted budgets; a pass every %s, one node at a time: launch ~%s when it has pods, drain ~%s):\n",
-			f.timing.PassInterval, f.timing.Launch, f.timing.Drain)
-		for i, s := range r.Order {
-			wait := ""
-			if s.Waited > 0 {
-				wait = fmt.Sprintf(" (budget held it %s)", s.Waited)
-			}
-			fmt.Fprintf(w, "  %d. %-8s %s (%s), gone at %s%s\n", i+1, "+"+clock(s.Start), s.Node, s.NodePool, "+"+clock(s.End), wait)
-		}
-		fmt.Fprintf(w, "  all replaced after about %s\n", clock(r.Total))
-	}
-	for _, h := range r.Held {
-		fmt.Fprintf(w, "  held: %s: %s\n", h.Node, h.Why)
-	}
-	fmt.Fprintf(w, "\nReplacement plan: %d new nodes (%d pods placed on nodes that stay)\n", len(r.Replacements), r.Placed)
-	writeClaims(w, r.Replacements)
-	if len(r.Unschedulable) == 0 {
-		fmt.Fprintln(w, "Unschedulable: none")
-	}
-	for _, u := range r.Unschedulable {
-		from := "pending now"
-		if u.From != "" {
-			from = "from " + u.From
-		}
-		fmt.Fprintf(w, "Unschedulable %s (%s): %s\n", u.Pod, from, u.Reason)
-	}
-	fmt.Fprintf(w, "Cost: %.4f USD/hour now -> %.4f USD/hour after (%+.4f)\n", r.BeforeUSDHour, r.AfterUSDHour, r.AfterUSDHour-r.BeforeUSDHour)
-	for _, n := range r.Notes {
-		fmt.Fprintln(w, "note:", n)
-	}
-}
-
-func writeRebalance(w io.Writer, r *whatif.Rebalance) {
-	fmt.Fprintf(w, "\nRebalance: the cluster re-planned from scratch now\n")
-	writeClaims(w, r.Nodes)
-	for _, u := range r.Unschedulable {
-		fmt.Fprintf(w, "Unschedulable %s: %s\n", u.Pod, u.Reason)
-	}
-	if r.Kept > 0 {
-		fmt.Fprintf(w, "Kept: %d nodes no NodePool owns, %.4f USD/hour\n", r.Kept, r.KeptUSDHour)
-	}
-	fmt.Fprintf(w, "Now: %.4f USD/hour; re-planned: %.4f USD/hour (%+.4f)\n", r.NowUSDHour, r.PlanUSDHour, r.PlanUSDHour-r.NowUSDHour)
-	fmt.Fprintf(w, "Lower bound on any plan: %.4f USD/hour (re-planned / bound %.3f)\n", r.LowerBoundUSDHour, r.Ratio)
-}
-
-// writeClaims prints new nodes grouped as `starter plan` does.
-func writeClaims(w io.Writer, cs []whatif.Claim) {
-	if len(cs) == 0 {
-		return
-	}
-	type row struct {
-		pool, it, ct, zone string
-		nodes, pods        int
-		price              float64
-	}
-	rows := map[string]*row{}
-	for _, c := range cs {
-		k := strings.Join([]string{c.NodePool, c.InstanceType, c.CapacityType, c.Zone}, "\x00")
-		if rows[k] == nil {
-			rows[k] = &row{pool: c.NodePool, it: c.InstanceType, ct: c.CapacityType, zone: c.Zone}
-		}
-		rows[k].nodes++
-		rows[k].pods += len(c.Pods)
-		rows[k].price += c.PriceUSDHour
-	}
-	keys := make([]string, 0, len(rows))
-	for k := range rows {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	tw := tabwriter.NewWriter(w, 2, 4, 2, ' ', 0)
-	fmt.Fprintln(tw, "  NODEPOOL\tINSTANCE TYPE\tCAPACITY TYPE\tZONE\tNODES\tPODS\tUSD/HOUR")
-	for _, k := range keys {
-		x := rows[k]
-		fmt.Fprintf(tw, "  %s\t%s\t%s\t%s\t%d\t%d\t%.4f\n", x.pool, x.it, x.ct, x.zone, x.nodes, x.pods, x.price)
-	}
-	tw.Flush()
-}
-
-// clock is a duration as m:ss (h:mm:ss from an hour).
-func clock(d time.Duration) string {
-	s := int(d.Round(time.Second).Seconds())
-	if s >= 3600 {
-		return fmt.Sprintf("%d:%02d:%02d", s/3600, s/60%60, s%60)
-	}
-	return fmt.Sprintf("%d:%02d", s/60, s%60)
 }
