@@ -39,14 +39,23 @@ func writeChange(w io.Writer, r *Report, t Timing) {
 	if len(r.Drifted) > 0 {
 		tw := tabwriter.NewWriter(w, 2, 4, 2, ' ', 0)
 		fmt.Fprintln(tw, "  NODE\tNODEPOOL\tINSTANCE TYPE\tCAPACITY TYPE\tZONE\tUSD/HOUR\tPODS\tREASON")
+		var msgs []string
+		count := map[string]int{}
 		for _, d := range r.Drifted {
-			note := d.Reason + ": " + d.Message
+			reason := d.Reason
 			if d.AlreadyDrifted {
-				note += " (drifted already)"
+				reason += " (already)"
 			}
-			fmt.Fprintf(tw, "  %s\t%s\t%s\t%s\t%s\t%.4f\t%d\t%s\n", d.Node.Node, d.NodePool, d.InstanceType, d.CapacityType, d.Zone, d.PriceUSDHour, d.Pods, note)
+			fmt.Fprintf(tw, "  %s\t%s\t%s\t%s\t%s\t%.4f\t%d\t%s\n", d.Node.Node, d.NodePool, d.InstanceType, d.CapacityType, d.Zone, d.PriceUSDHour, d.Pods, reason)
+			if count[d.Message] == 0 {
+				msgs = append(msgs, d.Message)
+			}
+			count[d.Message]++
 		}
 		tw.Flush()
+		for _, m := range msgs {
+			fmt.Fprintf(w, "  %d node(s): %s\n", count[m], m)
+		}
 		for _, d := range r.Drifted {
 			for _, b := range d.Blocked {
 				fmt.Fprintf(w, "  %s stays drifted: %s\n", d.Node.Node, b)
