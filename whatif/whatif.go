@@ -324,6 +324,8 @@ func Order(claims []disruption.Claim, pools map[string]disruption.PoolNodes, now
 		switch {
 		case err != nil:
 			h.Why = "NodePool " + c.Pool.Name + " budgets: " + err.Error()
+		case allowed > 0:
+			h.Why = fmt.Sprintf("not reached within %s (one node at a time)", t.Horizon)
 		default:
 			h.Why = fmt.Sprintf("NodePool %s's Drifted budget allows %d node(s) now and opens for no more within %s", c.Pool.Name, allowed, t.Horizon)
 		}
@@ -413,6 +415,12 @@ func Analyze(st State, ch Change, t Timing, budget time.Duration) Report {
 	after := Retarget(st.Claims, ch, st.Classes)
 	r := Report{Drifted: DriftedBy(st.Claims, after), BeforeUSDHour: Price(st.Before), Notes: st.Notes}
 	r.Order, r.Held, r.Total = Order(after, st.Pools, st.Now, t)
+	if r.Drifted == nil {
+		r.Drifted = []Drifted{}
+	}
+	if r.Order == nil {
+		r.Order = []Step{}
+	}
 	var gone []string
 	for _, s := range r.Order {
 		gone = append(gone, s.Node)
