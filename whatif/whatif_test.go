@@ -229,3 +229,26 @@ func TestAnalyzeCostsBeforeAndAfter(t *testing.T) {
 		t.Errorf("rebalance %+v", rb)
 	}
 }
+
+// An EC2NodeClass change alone drifts the nodes of every pool naming the
+// class (its static hash), keeping the cluster class's resolved status.
+func TestClassChangeDriftsItsNodes(t *testing.T) {
+	ud := "echo one"
+	cls := &apiv1.EC2NodeClass{ObjectMeta: metav1.ObjectMeta{Name: "default"}, Spec: apiv1.EC2NodeClassSpec{UserData: &ud}}
+	cls.Status.Subnets = []apiv1.SubnetStatus{{ID: "subnet-a", Zone: "us-east-1a"}}
+	gp, other := pool("general-purpose", "m7i"), pool("other", "m7i")
+	other.Spec.Template.Spec.NodeClassRef = &apiv1.NodeClassReference{Group: "karpenter.k8s.aws", Kind: "EC2NodeClass", Name: "special"}
+	claims := []disruption.Claim{claim(0, gp, "m7i.large", 0.1, 1), claim(1, other, "m7i.large", 0.1, 1)}
+	claims[0].Class = cls
+	claims[0].Claim.Annotations[disruption.AnnotationNodeClassHash] = disruption.NodeClassHash(cls)
+	ud2 := "echo two"
+	changed := &apiv1.EC2NodeClass{ObjectMeta: metav1.ObjectMeta{Name: "default"}, Spec: apiv1.EC2NodeClassSpec{UserData: &ud2}}
+	after := Retarget(claims, Change{NodeClasses: []*apiv1.EC2NodeClass{changed}}, map[string]*apiv1.EC2NodeClass{"default": cls})
+	if after[0].Class.Status.Subnets[0].ID != "subnet-a" || *after[0].Class.Spec.UserData != ud2 || after[1].Class != nil {
+		t.Fatalf("retargeted classes %+v %+v", after[0].Class, after[1].Class)
+	}
+	ds := DriftedBy(claims, after)
+	if len(ds) != 1 || ds[0].Node.Node != claims[0].Node.Name || ds[0].Reason != disruption.ReasonNodeClassDrift {
+		t.Fatalf("drifted %+v, want the default class's node, NodeClassDrift", ds)
+	}
+}
