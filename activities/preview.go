@@ -13,6 +13,7 @@ import (
 	"github.com/joinery/joinery/cluster"
 	"github.com/joinery/joinery/disruption"
 	"github.com/joinery/joinery/whatif"
+	"go.uber.org/zap"
 	"k8s.io/client-go/rest"
 )
 
@@ -116,7 +117,7 @@ func NewPreview(ctx context.Context, o PreviewOptions) (*Activities, func(), err
 		cancel()
 		return nil, nil, err
 	}
-	a := &Activities{Cluster: cl, Catalog: cat, ICE: cloud.NewICECache(3*time.Minute, nil)}
+	a := &Activities{Cluster: cl, Catalog: cat, ICE: cloud.NewICECache(3*time.Minute, nil), Log: zap.NewNop()}
 	if o.Region != "" || o.EC2Endpoint != "" {
 		region := o.Region
 		if region == "" {
