@@ -45,7 +45,7 @@ func (a *Activities) ResolveOverlays() ([]*v1alpha1.NodeOverlay, *overlay.Set) {
 	list, _ := a.Cluster.NodeOverlays()
 	pools, _ := a.Cluster.NodePools()
 	s := &snapshot{pools: map[string]*apiv1.NodePool{}}
-	a.addNodePools(s, pools, nil)
+	a.addNodePools(s, pools, nil, a.Cluster.NodeClass)
 	return list, overlay.Resolve(list, s.input.NodePools)
 }
 

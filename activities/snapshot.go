@@ -74,19 +74,27 @@ func (a *Activities) volumeObjects() solver.VolumeObjects {
 // nodes with their free capacity, pending pods not yet nominated, and
 // DaemonSets.
 func (a *Activities) takeSnapshot(ctx context.Context, now time.Time) (*snapshot, error) {
-	s := &snapshot{pools: map[string]*apiv1.NodePool{}, podsByKey: map[string]*corev1.Pod{}, volumes: a.volumeObjects(), selectors: a.selectorObjects()}
 	pools, invalid := a.Cluster.NodePools()
-	defer func() { a.reportNodePools(ctx, pools, invalid) }()
+	s, skipped := a.buildSnapshot(now, pools, a.Cluster.NodeClass)
+	a.reportNodePools(ctx, pools, append(invalid, skipped...))
+	return s, nil
+}
+
+// buildSnapshot is takeSnapshot over the given NodePools, their
+// EC2NodeClasses looked up by classOf, writing nothing (Preview plans a
+// change's pools with it). It returns the pools skipped.
+func (a *Activities) buildSnapshot(now time.Time, pools []*apiv1.NodePool, classOf func(string) (*apiv1.EC2NodeClass, error)) (*snapshot, []cluster.InvalidNodePool) {
+	s := &snapshot{pools: map[string]*apiv1.NodePool{}, podsByKey: map[string]*corev1.Pod{}, volumes: a.volumeObjects(), selectors: a.selectorObjects()}
 	claims := a.Cluster.NodeClaims()
 	nodes := a.addExistingPods(s)
 	nominatedReq := a.addPendingPods(s, now)
 	a.addExistingNodes(s, nodes, claims, nominatedReq)
 	a.addDaemonSets(s)
 	a.addInFlightClaims(s, claims, nominatedReq)
-	invalid = append(invalid, a.addNodePools(s, pools, claims)...)
+	skipped := a.addNodePools(s, pools, claims, classOf)
 	a.applyOverlays(s)
 	s.input.NamespaceLabels = a.namespaceLabels()
-	return s, nil
+	return s, skipped
 }
 
 // namespaceLabels are every namespace's labels (pod affinity
@@ -235,10 +243,10 @@ func (a *Activities) addInFlightClaims(s *snapshot, claims []*apiv1.NodeClaim, n
 
 // addNodePools adds the pools that can launch, with their instance types,
 // zones and usage; it returns the ones skipped (class missing or not Ready).
-func (a *Activities) addNodePools(s *snapshot, pools []*apiv1.NodePool, claims []*apiv1.NodeClaim) []cluster.InvalidNodePool {
+func (a *Activities) addNodePools(s *snapshot, pools []*apiv1.NodePool, claims []*apiv1.NodeClaim, classOf func(string) (*apiv1.EC2NodeClass, error)) []cluster.InvalidNodePool {
 	var skipped []cluster.InvalidNodePool
 	for _, np := range pools {
-		nodeClass, err := a.Cluster.NodeClass(np.Spec.Template.Spec.NodeClassRef.Name)
+		nodeClass, err := classOf(np.Spec.Template.Spec.NodeClassRef.Name)
 		if err != nil {
 			skipped = append(skipped, cluster.InvalidNodePool{Name: np.Name, Err: fmt.Errorf("spec.template.spec.nodeClassRef: %w", err)})
 			continue

@@ -107,6 +107,12 @@ func emptiness(p *Pass) (workflows.DisruptionDecision, bool) {
 		Why: fmt.Sprintf("%d node(s) empty, consolidateAfter passed since their last pod event", len(nodes))}, true
 }
 
+// DriftDecision is the drift method of a pass on its own (what Decide
+// does when emptiness finds nothing): the first drifted candidate its
+// budget allows, or false. `starter what-if` replays passes with it to
+// order the nodes a NodePool or EC2NodeClass change would drift.
+func DriftDecision(p *Pass) (workflows.DisruptionDecision, bool) { return drift(p) }
+
 // drift takes the first drifted candidate (Drift) its budget allows, of
 // a pool whose drift is not backed off (DriftNotBefore): a pool whose
 // replacements keep failing does not hold up the other pools' drift.

@@ -29,6 +29,7 @@ func main() {
 	root.AddCommand(newPauseCommand(), newResumeCommand(), newStatusCommand())
 	root.AddCommand(newPlanCommand())
 	root.AddCommand(newMigrateCommand())
+	root.AddCommand(newWhatIfCommand())
 	root.AddCommand(newSimulateCommand())
 	root.AddCommand(newCodecServerCommand())
 	if err := root.Execute(); err != nil {
