@@ -59,7 +59,8 @@ func (a *Activities) launchOfferings(nc *apiv1.NodeClaim, cls *apiv1.EC2NodeClas
 			index[o.InstanceType] = i
 			opts = append(opts, solver.InstanceTypeOption{Type: it})
 		}
-		opts[i].Offerings = append(opts[i].Offerings, catalog.Offering{Zone: o.Zone, CapacityType: o.CapacityType, Price: o.Price, Available: true})
+		opts[i].Offerings = append(opts[i].Offerings, catalog.Offering{Zone: o.Zone, CapacityType: o.CapacityType, Price: o.Price, Available: true,
+			ReservationID: o.ReservationID})
 	}
 	have := len(opts)
 	var more []solver.InstanceTypeOption
@@ -100,7 +101,8 @@ func (a *Activities) launchOfferings(nc *apiv1.NodeClaim, cls *apiv1.EC2NodeClas
 	out := slices.Clone(req.Offerings)
 	for _, it := range opts[have:max(n, have)] {
 		for _, o := range it.Offerings {
-			out = append(out, workflows.Offering{InstanceType: it.Type.Name, Zone: o.Zone, CapacityType: o.CapacityType, Price: o.Price})
+			out = append(out, workflows.Offering{InstanceType: it.Type.Name, Zone: o.Zone, CapacityType: o.CapacityType, Price: o.Price,
+				ReservationID: o.ReservationID})
 		}
 	}
 	return out, nil

@@ -195,7 +195,8 @@ func ReplacementOfferings(types []solver.InstanceTypeOption, limit int) []workfl
 	for _, it := range types {
 		for _, o := range it.Offerings {
 			if o.Available {
-				offs = append(offs, workflows.Offering{InstanceType: it.Type.Name, Zone: o.Zone, CapacityType: o.CapacityType, Price: o.Price})
+				offs = append(offs, workflows.Offering{InstanceType: it.Type.Name, Zone: o.Zone, CapacityType: o.CapacityType, Price: o.Price,
+					ReservationID: o.ReservationID})
 			}
 		}
 	}
