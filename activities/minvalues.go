@@ -25,8 +25,13 @@ import (
 // minValues allows. When even all of them together cannot meet minValues
 // (the insufficient-capacity cache took some since the plan), the launch
 // fails with a non-retryable ErrInsufficientCapacity over the request's
-// offerings, so the saga tries its other capacity type or gives up.
+// offerings, so the saga tries its other capacity type or gives up. A
+// reserved launch is not widened: it targets its reservations as planned
+// (minValues holds for the spot and on-demand launches after it).
 func (a *Activities) launchOfferings(nc *apiv1.NodeClaim, cls *apiv1.EC2NodeClass, req workflows.LaunchRequest) ([]workflows.Offering, error) {
+	if req.CapacityType == apiv1.CapacityTypeReserved {
+		return req.Offerings, nil
+	}
 	var mv []apiv1.NodeSelectorRequirementWithMinValues
 	var types []string
 	zone := apiv1.NodeSelectorRequirementWithMinValues{Key: apiv1.LabelZone, Operator: apiv1.OpExists}

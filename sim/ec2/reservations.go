@@ -55,7 +55,7 @@ type reservation struct {
 
 // AddCapacityReservation creates a reservation (as an account owner would
 // in the console) and returns it with its id. The type must be in the
-// catalog and offered in the zone.
+// catalog and offered in the zone. Reservations are kept by SaveState.
 func (s *Server) AddCapacityReservation(r CapacityReservation) (CapacityReservation, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -90,6 +90,18 @@ func (s *Server) AddCapacityReservation(r CapacityReservation) (CapacityReservat
 	s.seq++
 	s.reservations[r.ID] = &reservation{CapacityReservation: r, seq: s.seq}
 	return s.reservationSnapshotLocked(s.reservations[r.ID], time.Now()), nil
+}
+
+// EnsureCapacityReservation returns the reservation tagged like r (same
+// type, zone and tags) if there is one (a world resumed from its state
+// directory), else adds r.
+func (s *Server) EnsureCapacityReservation(r CapacityReservation) (CapacityReservation, error) {
+	for _, have := range s.CapacityReservations() {
+		if have.InstanceType == r.InstanceType && have.Zone == r.Zone && maps.Equal(have.Tags, r.Tags) {
+			return have, nil
+		}
+	}
+	return s.AddCapacityReservation(r)
 }
 
 // CapacityReservations returns every reservation with its available count.

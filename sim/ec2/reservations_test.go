@@ -117,4 +117,23 @@ func TestCapacityReservationIsHonoured(t *testing.T) {
 	if out := launch(); len(out.Instances) != 1 {
 		t.Fatalf("launch after a termination: %+v", out.Errors)
 	}
+
+	// Kept across a resumed state directory, with the instances in it.
+	path := t.TempDir() + "/ec2.json"
+	if err := srv.SaveState(path); err != nil {
+		t.Fatal(err)
+	}
+	again := ec2.New(ec2.Options{BootDelay: -1})
+	if err := again.LoadState(path); err != nil {
+		t.Fatal(err)
+	}
+	defer again.Close()
+	rs := again.CapacityReservations()
+	if len(rs) != 2 || rs[0].ID != cr.ID || rs[0].AvailableInstanceCount != 0 || rs[0].Tags["team"] != "ml" {
+		t.Errorf("after LoadState: %+v", rs)
+	}
+	if r, err := again.EnsureCapacityReservation(ec2.CapacityReservation{InstanceType: "m5.large", Zone: "us-east-1a", TotalInstanceCount: 2,
+		Tags: map[string]string{"team": "ml"}}); err != nil || r.ID != cr.ID || len(again.CapacityReservations()) != 2 {
+		t.Errorf("EnsureCapacityReservation made another: %+v %v", r, err)
+	}
 }
