@@ -46,11 +46,27 @@ type CapacityReservation struct {
 	AvailableInstanceCount int
 	// State is "active", or "expired" past EndDate (snapshots).
 	State string
+	// Held instances are in use by others (SetReservationHeld).
+	Held int
 }
 
 type reservation struct {
 	CapacityReservation
 	seq uint64
+}
+
+// SetReservationHeld makes n of the reservation's instances taken by
+// launches outside this endpoint's view (another team's instances in a
+// shared reservation): they count against it as its own instances do.
+func (s *Server) SetReservationHeld(id string, n int) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	r := s.reservations[id]
+	if r == nil {
+		return fmt.Errorf("no capacity reservation %s", id)
+	}
+	r.Held = max(0, n)
+	return nil
 }
 
 // AddCapacityReservation creates a reservation (as an account owner would
@@ -123,7 +139,7 @@ func (s *Server) sortedReservationsLocked() []*reservation {
 func (s *Server) reservationSnapshotLocked(r *reservation, now time.Time) CapacityReservation {
 	out := r.CapacityReservation
 	out.Tags = maps.Clone(r.Tags)
-	out.AvailableInstanceCount = r.TotalInstanceCount - s.reservationUsedLocked(r.ID)
+	out.AvailableInstanceCount = max(0, r.TotalInstanceCount-s.reservationUsedLocked(r.ID)-r.Held)
 	out.State = "active"
 	if !r.EndDate.IsZero() && !now.Before(r.EndDate) {
 		out.State = "expired"

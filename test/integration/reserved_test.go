@@ -10,8 +10,11 @@ import (
 
 	apiv1 "github.com/joinery/joinery/api/v1"
 	"github.com/joinery/joinery/cluster"
+	"github.com/joinery/joinery/controller"
 	"github.com/joinery/joinery/logging"
+	"github.com/joinery/joinery/sharedstate"
 	"github.com/joinery/joinery/sim/ec2"
+	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 )
@@ -21,7 +24,12 @@ import (
 // pods' NodeClaims say capacity type reserved with the reservation's id and
 // launch with CreateFleet from a template that targets it (on-demand
 // capacity, capacity-reservations-only); once it is used up, the next pods'
-// nodes are spot or on-demand, outside it.
+// nodes are spot or on-demand, outside it. Then a second reservation whose
+// count in the class's status is stale (another team took one of its 2
+// instances after the class read it): the second NodeClaim planned on it
+// is refused by EC2 (ReservationCapacityExceeded), the reserved offering
+// goes into the shared ICE cache and that NodeClaim falls back to spot or
+// on-demand.
 func TestReservedCapacityIsUsedFirst(t *testing.T) {
 	e := startEnvWith(t, false)
 	cr, err := e.w.EC2.AddCapacityReservation(ec2.CapacityReservation{InstanceType: "m5.large", Zone: "us-east-1a", TotalInstanceCount: 3,
@@ -33,7 +41,9 @@ func TestReservedCapacityIsUsedFirst(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	e.runController(t, log)
+	// Resolved on each change of the class only: the status count stays
+	// what EC2 said then (the second reservation's goes stale on purpose).
+	e.runController(t, log, func(c *controller.Config) { c.NodeClassResync = time.Hour })
 	e.w.EC2.SetRecording(true)
 	e.applyWithDefaultClass(t, "testdata/reserved.yaml")
 	dc := dynamicClient(t, e)
@@ -105,10 +115,47 @@ func TestReservedCapacityIsUsedFirst(t *testing.T) {
 		t.Errorf("%d reserved and %d spot/on-demand NodeClaims, want 3 and 2", reserved, other)
 	}
 
+	cr2, err := e.w.EC2.AddCapacityReservation(ec2.CapacityReservation{InstanceType: "m5.large", Zone: "us-east-1b", TotalInstanceCount: 2,
+		Tags: map[string]string{"joinery.sh/purpose": "reserved-test"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	touch := []byte(`{"metadata":{"annotations":{"test.joinery.sh/touch":"1"}}}`)
+	if _, err := dc.Resource(apiv1.EC2NodeClassGVR).Patch(e.ctx, "reserved", types.MergePatchType, touch, metav1.PatchOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, time.Minute, "the second reservation in the class's status", func() bool {
+		rs := getNodeClass(t, e, dc, "reserved").Status.CapacityReservations
+		return len(rs) == 2 && rs[0].ID == min(cr.ID, cr2.ID) && rs[1].ID == max(cr.ID, cr2.ID)
+	})
+	if err := e.w.EC2.SetReservationHeld(cr2.ID, 1); err != nil {
+		t.Fatal(err)
+	}
+	scale = []byte(`{"spec":{"replicas":7}}`)
+	if _, err := e.kc.AppsV1().Deployments("default").Patch(e.ctx, "reserved-app", types.MergePatchType, scale, metav1.PatchOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, 3*time.Minute, "7 reserved-app pods Ready", func() bool { n, _ := e.readyPods("app=reserved-app"); return n == 7 })
+	byReservation := map[string]int{}
+	for _, nc := range e.poolClaims(t, "reserved") {
+		byReservation[nc.Labels[apiv1.LabelCapacityReservationID]]++
+		if (nc.Labels[apiv1.LabelCapacityReservationID] != "") != (nc.Labels[apiv1.LabelCapacityType] == apiv1.CapacityTypeReserved) {
+			t.Errorf("NodeClaim %s: capacity type %s, reservation %q", nc.Name, nc.Labels[apiv1.LabelCapacityType], nc.Labels[apiv1.LabelCapacityReservationID])
+		}
+	}
+	t.Logf("NodeClaims by reservation after the stale count: %v", byReservation)
+	if byReservation[cr.ID] != 3 || byReservation[cr2.ID] != 1 || byReservation[""] != 3 {
+		t.Errorf("NodeClaims by reservation %v, want 3 in %s, 1 in %s, 3 in none", byReservation, cr.ID, cr2.ID)
+	}
+	cm, err := e.kc.CoreV1().ConfigMaps("default").Get(e.ctx, sharedstate.OfferingCacheConfigMap, metav1.GetOptions{})
+	if err != nil || cm.Data["m5.large_us-east-1b_reserved"] == "" {
+		t.Errorf("shared ICE cache: %v, data %v; want m5.large_us-east-1b_reserved", err, cmData(cm))
+	}
+
 	// The CreateFleet requests the endpoint received: 3 from a template
-	// that targets the reservation (on-demand capacity), none refused for
-	// it, 2 outside any reservation.
-	var targeted, outside int
+	// that targets the first reservation (on-demand capacity), 2 targeting
+	// the second (one refused), 3 outside any reservation.
+	var targeted, targeted2, outside int
 	for _, r := range e.w.EC2.Requests() {
 		if r.Action != "CreateFleet" {
 			continue
@@ -120,6 +167,10 @@ func TestReservedCapacityIsUsedFirst(t *testing.T) {
 			continue
 		}
 		ct := r.Params.Get("TargetCapacitySpecification.DefaultTargetCapacityType")
+		if lt.Data.CapacityReservationID == cr2.ID {
+			targeted2++
+			continue
+		}
 		if lt.Data.CapacityReservationID != "" {
 			targeted++
 			if lt.Data.CapacityReservationID != cr.ID || lt.Data.CapacityReservationPreference != ec2.PreferenceCapacityReservationsOnly || ct != "on-demand" ||
@@ -132,8 +183,9 @@ func TestReservedCapacityIsUsedFirst(t *testing.T) {
 			outside++
 		}
 	}
-	if targeted != 3 || outside != 2 {
-		t.Errorf("CreateFleet: %d targeting the reservation, %d outside it; want 3 and 2", targeted, outside)
+	if targeted != 3 || targeted2 != 2 || outside != 3 {
+		t.Errorf("CreateFleet: %d targeting the first reservation, %d the second, %d outside them; want 3, 2 (one refused) and 3",
+			targeted, targeted2, outside)
 	}
 }
 
@@ -148,4 +200,11 @@ func (e *env) poolClaims(t *testing.T, pool string) []*apiv1.NodeClaim {
 	}
 	sort.Slice(out, func(i, j int) bool { return out[i].Name < out[j].Name })
 	return out
+}
+
+func cmData(cm *corev1.ConfigMap) map[string]string {
+	if cm == nil {
+		return nil
+	}
+	return cm.Data
 }
