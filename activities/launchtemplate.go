@@ -114,6 +114,10 @@ func (a *Activities) launchTemplate(ctx context.Context, nc *apiv1.NodeClaim, cl
 		ImageID: imageID, UserData: userData, InstanceProfile: cls.Status.InstanceProfile, SecurityGroupIDs: groups,
 		BlockDevices: blockDevices(cls, family), MetadataOptions: metadataOptions(cls), Tags: tags,
 		CapacityReservationID: reservation,
+		// A class that counts on reservations keeps its spot and on-demand
+		// launches out of open ones (Karpenter's targeted launch mode);
+		// other classes' templates are as before (their names unchanged).
+		NoCapacityReservations: reservation == "" && len(cls.Spec.CapacityReservationSelectorTerms) > 0,
 	}
 	name, err := nodeclass.LaunchTemplateName(a.Cloud.ClusterName(), data)
 	if err != nil {

@@ -181,6 +181,11 @@ func TestReservedCapacityIsUsedFirst(t *testing.T) {
 			}
 		} else {
 			outside++
+			// The class counts on reservations: its spot and on-demand
+			// templates keep out of open ones (preference none).
+			if lt.Data.CapacityReservationPreference != ec2.PreferenceNone {
+				t.Errorf("CreateFleet outside the reservations from template %s with preference %q, want none", name, lt.Data.CapacityReservationPreference)
+			}
 		}
 	}
 	if targeted != 3 || targeted2 != 2 || outside != 3 {
