@@ -85,6 +85,9 @@ func (a *Activities) LaunchInstance(ctx context.Context, req workflows.LaunchReq
 		out.Price = plannedPrice(req.Offerings, out)
 	}
 	out.ImageID, out.SubnetID, out.SecurityGroupIDs = lp.Image[out.InstanceType], lp.Subnet[out.Zone], lp.SecurityGroups
+	if out.CapacityReservationID != "" {
+		a.Market.ReservationLaunched(out.CapacityReservationID)
+	}
 	a.subnets.used(cls.Name, out.SubnetID)
 	a.Metrics.NodeClaimLaunched(req.NodePool, out.InstanceType, out.CapacityType, out.Zone)
 	a.logger(ctx).Info("instance launched", zap.String("nodeclaim", req.NodeClaim), zap.String("instance", out.ID),
@@ -133,6 +136,16 @@ func (a *Activities) launchFailed(ctx context.Context, nc *apiv1.NodeClaim, reas
 // non-retryable error the saga falls back on.
 func (a *Activities) insufficientCapacity(ctx context.Context, nc *apiv1.NodeClaim, req workflows.LaunchRequest, ice *cloud.InsufficientCapacityError) error {
 	var failed []workflows.Offering
+	for _, fe := range ice.Errors {
+		if fe.Code != cloud.CodeReservationCapacityExceeded {
+			continue
+		}
+		for _, o := range req.Offerings {
+			if o.ReservationID != "" && o.InstanceType == fe.Offering.InstanceType && o.Zone == fe.Offering.Zone {
+				a.Market.ReservationUsedUp(o.ReservationID) // until EC2 reports a new count
+			}
+		}
+	}
 	for _, o := range ice.Offerings {
 		a.ICE.MarkUnavailable(o.InstanceType, o.Zone, o.CapacityType)
 		a.Metrics.OfferingInsufficient(o.InstanceType, o.Zone, o.CapacityType)
@@ -144,7 +157,8 @@ func (a *Activities) insufficientCapacity(ctx context.Context, nc *apiv1.NodeCla
 }
 
 func (a *Activities) toInstance(i cloud.Instance) workflows.Instance {
-	out := workflows.Instance{ID: i.ID, InstanceType: i.Type, Zone: i.Zone, CapacityType: i.CapacityType, ProviderID: i.ProviderID()}
+	out := workflows.Instance{ID: i.ID, InstanceType: i.Type, Zone: i.Zone, CapacityType: i.CapacityType, ProviderID: i.ProviderID(),
+		CapacityReservationID: i.CapacityReservationID}
 	if it, ok := a.Catalog.Get(i.Type); ok {
 		out.Price = a.Market.Price(it, i.Zone, i.CapacityType)
 	}

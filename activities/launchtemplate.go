@@ -32,8 +32,11 @@ type launchPlan struct {
 // launchPlan groups the request's offerings by the image their instance
 // type needs (the first of status.amis it meets: arm64 types get the arm64
 // image, GPU types the nvidia one) and makes sure one launch template per
-// image exists. Offerings no image or subnet serves are left out; none
-// left is an error naming why.
+// image exists. A reserved request gets one template per image and
+// capacity reservation, each targeting its reservation (and labelling its
+// nodes with it); a reserved offering whose reservation the class's status
+// no longer lists is left out. Offerings no image or subnet serves are left
+// out; none left is an error naming why.
 func (a *Activities) launchPlan(ctx context.Context, nc *apiv1.NodeClaim, cls *apiv1.EC2NodeClass, req workflows.LaunchRequest, prog *progressLog) (launchPlan, error) {
 	subnets := prog.Subnets
 	if subnets == nil {
@@ -47,7 +50,7 @@ func (a *Activities) launchPlan(ctx context.Context, nc *apiv1.NodeClaim, cls *a
 	for _, g := range cls.Status.SecurityGroups {
 		lp.SecurityGroups = append(lp.SecurityGroups, g.ID)
 	}
-	byImage := map[string]int{} // image -> index in lp.Configs
+	byImage := map[[2]string]int{} // (image, reservation) -> index in lp.Configs
 	var skipped []string
 	for _, o := range req.Offerings {
 		it, ok := a.Catalog.Get(o.InstanceType)
@@ -65,15 +68,24 @@ func (a *Activities) launchPlan(ctx context.Context, nc *apiv1.NodeClaim, cls *a
 			skipped = append(skipped, o.Zone+": no subnet")
 			continue
 		}
-		i, ok := byImage[ami.ID]
+		reservation := ""
+		if req.CapacityType == apiv1.CapacityTypeReserved {
+			if r, ok := nodeclass.ReservationFor(cls, o.ReservationID); !ok || r.InstanceType != o.InstanceType || r.AvailabilityZone != o.Zone {
+				skipped = append(skipped, fmt.Sprintf("%s/%s: capacity reservation %q is not in status.capacityReservations", o.InstanceType, o.Zone, o.ReservationID))
+				continue
+			}
+			reservation = o.ReservationID
+		}
+		key := [2]string{ami.ID, reservation}
+		i, ok := byImage[key]
 		if !ok {
-			name, err := a.launchTemplate(ctx, nc, cls, req.CapacityType, ami.ID, lp.SecurityGroups, prog)
+			name, err := a.launchTemplate(ctx, nc, cls, req.CapacityType, reservation, ami.ID, lp.SecurityGroups, prog)
 			if err != nil {
 				return launchPlan{}, err
 			}
 			i = len(lp.Configs)
-			byImage[ami.ID] = i
-			lp.Configs = append(lp.Configs, cloud.LaunchConfig{LaunchTemplateName: name})
+			byImage[key] = i
+			lp.Configs = append(lp.Configs, cloud.LaunchConfig{LaunchTemplateName: name, CapacityReservationID: reservation})
 		}
 		lp.Configs[i].Overrides = append(lp.Configs[i].Overrides, cloud.LaunchOverride{
 			InstanceType: o.InstanceType, SubnetID: sn, Zone: o.Zone, ImageID: ami.ID, Price: o.Price,
@@ -87,15 +99,16 @@ func (a *Activities) launchPlan(ctx context.Context, nc *apiv1.NodeClaim, cls *a
 }
 
 // launchTemplate returns the name of the launch template for one image of
-// a NodeClaim, creating it if EC2 does not have it (nor this worker or an
-// earlier attempt saw it).
-func (a *Activities) launchTemplate(ctx context.Context, nc *apiv1.NodeClaim, cls *apiv1.EC2NodeClass, capacityType, imageID string, groups []string, prog *progressLog) (string, error) {
+// a NodeClaim (and, for a reserved launch, one capacity reservation),
+// creating it if EC2 does not have it (nor this worker or an earlier
+// attempt saw it).
+func (a *Activities) launchTemplate(ctx context.Context, nc *apiv1.NodeClaim, cls *apiv1.EC2NodeClass, capacityType, reservation, imageID string, groups []string, prog *progressLog) (string, error) {
 	family, err := bootstrap.FamilyOf(&cls.Spec)
 	if err != nil {
 		return "", fmt.Errorf("EC2NodeClass %s: %w", cls.Name, err)
 	}
 	userData, err := bootstrap.Generate(bootstrap.Options{
-		Family: family, Cluster: a.ClusterFacts, Labels: nodeLabels(nc, capacityType),
+		Family: family, Cluster: a.ClusterFacts, Labels: nodeLabels(nc, capacityType, reservation),
 		Taints: append(slices.Clone(nc.Spec.Taints), nc.Spec.StartupTaints...), Kubelet: cls.Spec.Kubelet, UserData: cls.Spec.UserData,
 		RAID0: cls.Spec.RAID0(),
 	})
@@ -108,6 +121,11 @@ func (a *Activities) launchTemplate(ctx context.Context, nc *apiv1.NodeClaim, cl
 	data := cloud.LaunchTemplateData{
 		ImageID: imageID, UserData: userData, InstanceProfile: cls.Status.InstanceProfile, SecurityGroupIDs: groups,
 		BlockDevices: blockDevices(cls, family), MetadataOptions: metadataOptions(cls), Tags: tags,
+		CapacityReservationID: reservation,
+		// A class that counts on reservations keeps its spot and on-demand
+		// launches out of open ones (Karpenter's targeted launch mode);
+		// other classes' templates are as before (their names unchanged).
+		NoCapacityReservations: reservation == "" && len(cls.Spec.CapacityReservationSelectorTerms) > 0,
 	}
 	name, err := nodeclass.LaunchTemplateName(a.Cloud.ClusterName(), data)
 	if err != nil {
@@ -125,11 +143,16 @@ func (a *Activities) launchTemplate(ctx context.Context, nc *apiv1.NodeClaim, cl
 
 // nodeLabels are the labels a node registers with through user data: the
 // NodeClaim's (template labels, NodePool, single-value requirements) and
-// the capacity type, without Joinery's bookkeeping label.
-func nodeLabels(nc *apiv1.NodeClaim, capacityType string) map[string]string {
+// the capacity type (and the capacity reservation of a reserved node),
+// without Joinery's bookkeeping label.
+func nodeLabels(nc *apiv1.NodeClaim, capacityType, reservation string) map[string]string {
 	l := claimLabels(nc)
 	delete(l, LabelProvisionBatch)
 	l[apiv1.LabelCapacityType] = capacityType
+	if reservation != "" {
+		l[apiv1.LabelCapacityReservationID] = reservation
+		l[apiv1.LabelCapacityReservationType] = apiv1.CapacityReservationTypeDefault
+	}
 	return l
 }
 

@@ -39,6 +39,10 @@ func (a *Activities) MarkNodeClaimLaunched(ctx context.Context, l workflows.Node
 			lbl[k] = v
 		}
 	}
+	if id := l.Instance.CapacityReservationID; id != "" {
+		lbl[apiv1.LabelCapacityReservationID] = id
+		lbl[apiv1.LabelCapacityReservationType] = apiv1.CapacityReservationTypeDefault
+	}
 	meta := map[string]interface{}{"labels": lbl, "annotations": launchedAnnotations(l.Instance)}
 	if err := a.Cluster.PatchNodeClaim(ctx, l.NodeClaim, mustJSON(map[string]interface{}{"metadata": meta})); err != nil {
 		return err

@@ -25,8 +25,13 @@ import (
 // minValues allows. When even all of them together cannot meet minValues
 // (the insufficient-capacity cache took some since the plan), the launch
 // fails with a non-retryable ErrInsufficientCapacity over the request's
-// offerings, so the saga tries its other capacity type or gives up.
+// offerings, so the saga tries its other capacity type or gives up. A
+// reserved launch is not widened: it targets its reservations as planned
+// (minValues holds for the spot and on-demand launches after it).
 func (a *Activities) launchOfferings(nc *apiv1.NodeClaim, cls *apiv1.EC2NodeClass, req workflows.LaunchRequest) ([]workflows.Offering, error) {
+	if req.CapacityType == apiv1.CapacityTypeReserved {
+		return req.Offerings, nil
+	}
 	var mv []apiv1.NodeSelectorRequirementWithMinValues
 	var types []string
 	zone := apiv1.NodeSelectorRequirementWithMinValues{Key: apiv1.LabelZone, Operator: apiv1.OpExists}
@@ -59,7 +64,8 @@ func (a *Activities) launchOfferings(nc *apiv1.NodeClaim, cls *apiv1.EC2NodeClas
 			index[o.InstanceType] = i
 			opts = append(opts, solver.InstanceTypeOption{Type: it})
 		}
-		opts[i].Offerings = append(opts[i].Offerings, catalog.Offering{Zone: o.Zone, CapacityType: o.CapacityType, Price: o.Price, Available: true})
+		opts[i].Offerings = append(opts[i].Offerings, catalog.Offering{Zone: o.Zone, CapacityType: o.CapacityType, Price: o.Price, Available: true,
+			ReservationID: o.ReservationID})
 	}
 	have := len(opts)
 	var more []solver.InstanceTypeOption
@@ -100,7 +106,8 @@ func (a *Activities) launchOfferings(nc *apiv1.NodeClaim, cls *apiv1.EC2NodeClas
 	out := slices.Clone(req.Offerings)
 	for _, it := range opts[have:max(n, have)] {
 		for _, o := range it.Offerings {
-			out = append(out, workflows.Offering{InstanceType: it.Type.Name, Zone: o.Zone, CapacityType: o.CapacityType, Price: o.Price})
+			out = append(out, workflows.Offering{InstanceType: it.Type.Name, Zone: o.Zone, CapacityType: o.CapacityType, Price: o.Price,
+				ReservationID: o.ReservationID})
 		}
 	}
 	return out, nil

@@ -93,6 +93,9 @@ func (a *Activities) PlanProvisioning(ctx context.Context, in workflows.Provisio
 	}
 	snap.input.Budget = a.SolverBudget
 	plan := solver.Solve(snap.input)
+	if n := capReservations(plan.NewNodeClaims, a.reservationBudget()); n > 0 {
+		log.Info("capacity reservations used up: nodeclaims planned on other offerings", zap.Int("nodeclaims", n))
+	}
 	a.rememberOutcome(ctx, plan, snap, time.Now())
 	out := workflows.ProvisionPlan{PodsConsidered: len(snap.input.Pods), PodsOnExisting: len(plan.ExistingPlacements),
 		UnschedulableTotal: len(plan.Unschedulable)}

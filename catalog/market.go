@@ -20,6 +20,8 @@ import (
 type Market struct {
 	zones atomic.Pointer[map[string][]string]
 	spot  atomic.Pointer[map[string]map[string]float64]
+	// reserved counts what each capacity reservation has left (reserved.go).
+	reserved reservationCounts
 }
 
 // NewMarket returns a Market holding no data (static offerings until set).
@@ -120,6 +122,9 @@ func (m *Market) Offerings(it *InstanceType, zones []string) []Offering {
 func (m *Market) Price(it *InstanceType, zone, capacityType string) float64 {
 	if capacityType == apiv1.CapacityTypeSpot {
 		return m.spotPrice(it, zone)
+	}
+	if capacityType == apiv1.CapacityTypeReserved {
+		return ReservedPrice(it)
 	}
 	return it.OnDemandPrice
 }

@@ -13,6 +13,9 @@ type Offering struct {
 	CapacityType string  `json:"capacityType"`
 	Price        float64 `json:"price"`
 	Available    bool    `json:"available"`
+	// ReservationID is the capacity reservation a reserved offering
+	// launches into (CapacityType "reserved"; "" for the others).
+	ReservationID string `json:"reservationID,omitempty"`
 }
 
 // Offerings returns on-demand and spot offerings of the type in each zone,

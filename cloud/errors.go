@@ -38,6 +38,8 @@ var unfulfillableCodes = map[string]bool{
 	"UnfulfillableCapacity":             true,
 	"Unsupported":                       true,
 	"InsufficientFreeAddressesInSubnet": true,
+	"MaxFleetCountExceeded":             true,
+	CodeReservationCapacityExceeded:     true,
 }
 
 // IsUnfulfillableCode reports whether a CreateFleet error code means the

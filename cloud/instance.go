@@ -17,7 +17,10 @@ type Instance struct {
 	ID           string // e.g. "i-0123456789abcdef0"
 	Type         string // instance type, e.g. "m5.large"
 	Zone         string // e.g. "us-east-1a"
-	CapacityType string // "on-demand" or "spot"
+	CapacityType string // "on-demand", "spot" or "reserved"
+	// CapacityReservationID is the capacity reservation the instance runs
+	// in ("" for none); such an instance's CapacityType is "reserved".
+	CapacityReservationID string
 	// State is EC2's state name: pending, running, shutting-down,
 	// terminated, stopping or stopped.
 	State string
@@ -54,6 +57,9 @@ func fromEC2(in types.Instance) Instance {
 	}
 	if in.InstanceLifecycle == types.InstanceLifecycleTypeSpot {
 		out.CapacityType = apiv1.CapacityTypeSpot
+	}
+	if id := aws.ToString(in.CapacityReservationId); id != "" {
+		out.CapacityType, out.CapacityReservationID = apiv1.CapacityTypeReserved, id
 	}
 	if in.Placement != nil {
 		out.Zone = aws.ToString(in.Placement.AvailabilityZone)

@@ -19,8 +19,11 @@ import (
 type LaunchRequest struct {
 	NodeClaim string // NodeClaim name: karpenter.sh/nodeclaim and Name tags
 	NodePool  string // karpenter.sh/nodepool tag
-	// CapacityType is "spot" (allocation strategy price-capacity-optimized)
-	// or "on-demand" (lowest-price).
+	// CapacityType is "spot" (allocation strategy price-capacity-optimized),
+	// "on-demand" (lowest-price), or "reserved": on-demand capacity
+	// (lowest-price) from launch templates that each target one capacity
+	// reservation (LaunchConfig.CapacityReservationID), as Karpenter
+	// launches a default (non-interruptible) reservation.
 	CapacityType string
 	// Prioritized launches by the overrides' Price instead of EC2's own
 	// prices (capacity-optimized-prioritized for spot, prioritized for
@@ -54,6 +57,9 @@ type LaunchRequest struct {
 type LaunchConfig struct {
 	LaunchTemplateName string
 	Overrides          []LaunchOverride
+	// CapacityReservationID is the reservation the template targets
+	// (reserved launches; "" otherwise).
+	CapacityReservationID string `json:",omitempty"`
 }
 
 // LaunchOverride is one offering: an instance type in a subnet (zone),
@@ -92,12 +98,19 @@ func (r LaunchRequest) configs() []LaunchConfig {
 // The Instance returned is pending; its LaunchTime and PrivateDNSName are
 // known once Get sees it.
 func (c *Client) Launch(ctx context.Context, req LaunchRequest) (Instance, error) {
-	if req.CapacityType != apiv1.CapacityTypeSpot && req.CapacityType != apiv1.CapacityTypeOnDemand {
-		return Instance{}, fmt.Errorf("launch: capacity type %q is not spot or on-demand", req.CapacityType)
+	if req.CapacityType != apiv1.CapacityTypeSpot && req.CapacityType != apiv1.CapacityTypeOnDemand && req.CapacityType != apiv1.CapacityTypeReserved {
+		return Instance{}, fmt.Errorf("launch: capacity type %q is not spot, on-demand or reserved", req.CapacityType)
 	}
 	configs, zoneOf, err := fleetConfigs(req)
 	if err != nil {
 		return Instance{}, err
+	}
+	if req.CapacityType == apiv1.CapacityTypeReserved {
+		for _, lc := range req.configs() {
+			if lc.CapacityReservationID == "" {
+				return Instance{}, fmt.Errorf("launch: reserved launch template %s targets no capacity reservation", lc.LaunchTemplateName)
+			}
+		}
 	}
 	tags := c.instanceTags(req)
 	out, err := c.ec2.CreateFleet(ctx, fleetInput(req, configs, tags))
@@ -107,6 +120,9 @@ func (c *Client) Launch(ctx context.Context, req LaunchRequest) (Instance, error
 	fleetErrs, unfulfillable := fleetErrors(out.Errors, req.CapacityType, zoneOf)
 	c.opts.ICECache.MarkAll(unfulfillable)
 	if inst, ok := launched(out.Instances, req.CapacityType, tags, zoneOf); ok {
+		if req.CapacityType == apiv1.CapacityTypeReserved {
+			inst.CapacityReservationID = reservationOf(req, inst.Type, inst.Zone)
+		}
 		return inst, nil
 	}
 	// Insufficient capacity means every override failed for capacity; a
@@ -193,7 +209,7 @@ func fleetInput(req LaunchRequest, configs []types.FleetLaunchTemplateConfigRequ
 		LaunchTemplateConfigs: configs,
 		TargetCapacitySpecification: &types.TargetCapacitySpecificationRequest{
 			TotalTargetCapacity:       aws.Int32(1),
-			DefaultTargetCapacityType: types.DefaultTargetCapacityType(req.CapacityType),
+			DefaultTargetCapacityType: defaultTargetCapacityType(req.CapacityType),
 		},
 		TagSpecifications: []types.TagSpecification{
 			{ResourceType: types.ResourceTypeInstance, Tags: ec2Tags},
@@ -216,6 +232,27 @@ func fleetInput(req LaunchRequest, configs []types.FleetLaunchTemplateConfigRequ
 	return in
 }
 
+// defaultTargetCapacityType: a default reservation is on-demand capacity.
+func defaultTargetCapacityType(capacityType string) types.DefaultTargetCapacityType {
+	if capacityType == apiv1.CapacityTypeReserved {
+		return types.DefaultTargetCapacityTypeOnDemand
+	}
+	return types.DefaultTargetCapacityType(capacityType)
+}
+
+// reservationOf is the reservation the request's config for the instance
+// type in the zone targets ("" when none does).
+func reservationOf(req LaunchRequest, instanceType, zone string) string {
+	for _, lc := range req.configs() {
+		for _, o := range lc.Overrides {
+			if o.InstanceType == instanceType && o.Zone == zone {
+				return lc.CapacityReservationID
+			}
+		}
+	}
+	return ""
+}
+
 // fleetErrors reads CreateFleet's per-override errors; the unfulfillable
 // offerings are listed once each.
 func fleetErrors(in []types.CreateFleetError, capacityType string, zoneOf map[string]string) ([]FleetError, []OfferingKey) {
@@ -225,8 +262,8 @@ func fleetErrors(in []types.CreateFleetError, capacityType string, zoneOf map[st
 	for _, e := range in {
 		fe := FleetError{Code: aws.ToString(e.ErrorCode), Message: aws.ToString(e.ErrorMessage)}
 		fe.Offering.CapacityType = capacityType
-		if e.Lifecycle != "" {
-			fe.Offering.CapacityType = string(e.Lifecycle)
+		if e.Lifecycle != "" && capacityType != apiv1.CapacityTypeReserved {
+			fe.Offering.CapacityType = string(e.Lifecycle) // reserved capacity is on-demand to EC2
 		}
 		if lo := e.LaunchTemplateAndOverrides; lo != nil && lo.Overrides != nil {
 			fe.Offering.InstanceType = string(lo.Overrides.InstanceType)
@@ -254,7 +291,7 @@ func launched(in []types.CreateFleetInstance, capacityType string, tags, zoneOf 
 			ID: fi.InstanceIds[0], Type: string(fi.InstanceType), CapacityType: capacityType,
 			State: StatePending, Tags: tags,
 		}
-		if fi.Lifecycle != "" {
+		if fi.Lifecycle != "" && capacityType != apiv1.CapacityTypeReserved {
 			inst.CapacityType = string(fi.Lifecycle)
 		}
 		if lo := fi.LaunchTemplateAndOverrides; lo != nil && lo.Overrides != nil {

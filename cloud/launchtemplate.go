@@ -30,6 +30,17 @@ type LaunchTemplateData struct {
 	// instances' network interfaces (Karpenter's set); the cluster tag is
 	// added.
 	Tags map[string]string
+	// CapacityReservationID, when set, makes the template launch only into
+	// that capacity reservation (CapacityReservationSpecification:
+	// preference capacity-reservations-only, the reservation as target), as
+	// Karpenter's reserved launch templates do. Omitted from the template
+	// name's hash when empty, so other templates keep their names.
+	CapacityReservationID string `json:",omitempty"`
+	// NoCapacityReservations keeps the template's on-demand launches out of
+	// open capacity reservations (preference none), as Karpenter's
+	// on-demand and spot templates are with reserved capacity on, so they
+	// do not use up reservations a class counts on. Omitted when false.
+	NoCapacityReservations bool `json:",omitempty"`
 }
 
 // LaunchTemplate names one launch template.
@@ -194,6 +205,17 @@ func requestTemplateData(d LaunchTemplateData, tags map[string]string) (*types.R
 			mo.HttpPutResponseHopLimit = aws.Int32(int32(*m.HTTPPutResponseHopLimit))
 		}
 		out.MetadataOptions = mo
+	}
+	if d.NoCapacityReservations && d.CapacityReservationID == "" {
+		out.CapacityReservationSpecification = &types.LaunchTemplateCapacityReservationSpecificationRequest{
+			CapacityReservationPreference: types.CapacityReservationPreferenceNone,
+		}
+	}
+	if d.CapacityReservationID != "" {
+		out.CapacityReservationSpecification = &types.LaunchTemplateCapacityReservationSpecificationRequest{
+			CapacityReservationPreference: types.CapacityReservationPreferenceCapacityReservationsOnly,
+			CapacityReservationTarget:     &types.CapacityReservationTarget{CapacityReservationId: aws.String(d.CapacityReservationID)},
+		}
 	}
 	out.TagSpecifications = []types.LaunchTemplateTagSpecificationRequest{{ResourceType: types.ResourceTypeNetworkInterface, Tags: ec2Tags(tags)}}
 	return out, nil

@@ -124,6 +124,7 @@ func (r *nodeClassReconciler) reconcile(ctx context.Context, name string) error 
 	res.SecurityGroups, res.SecurityGroupsErr = r.securityGroups(ctx, cls)
 	res.AMIs, res.AMIsErr = r.amis(ctx, cls)
 	res.InstanceProfile, res.InstanceProfileErr = r.instanceProfile(ctx, cls)
+	res.CapacityReservations, res.CapacityReservationsErr = r.capacityReservations(ctx, cls)
 	res.Unsupported = nodeclass.Unsupported(&cls.Spec)
 	st := nodeclass.Status(cls.Status.Conditions, res, cls.Generation, metav1.Now())
 	r.report(cls, st)
@@ -200,6 +201,25 @@ func (r *nodeClassReconciler) securityGroups(ctx context.Context, cls *apiv1.EC2
 	out := make([]apiv1.SecurityGroupStatus, 0, len(gs))
 	for _, g := range gs {
 		out = append(out, apiv1.SecurityGroupStatus{ID: g.ID, Name: g.Name})
+	}
+	return out, nil
+}
+
+// capacityReservations resolves spec.capacityReservationSelectorTerms
+// through DescribeCapacityReservations (no call when there are none);
+// reservations left out are logged with why.
+func (r *nodeClassReconciler) capacityReservations(ctx context.Context, cls *apiv1.EC2NodeClass) ([]apiv1.CapacityReservationStatus, error) {
+	terms := cls.Spec.CapacityReservationSelectorTerms
+	if len(terms) == 0 || len(apiv1.ValidateCapacityReservationTerms(terms, nil)) > 0 {
+		return nil, nil // invalid terms: ValidationSucceeded=False says why
+	}
+	found, err := r.cloud.CapacityReservations(ctx, terms)
+	if err != nil {
+		return nil, err
+	}
+	out, skipped := nodeclass.SelectReservations(found, time.Now())
+	if len(skipped) > 0 {
+		r.log.Info("capacity reservations not used", zap.String("nodeclass", cls.Name), zap.Strings("skipped", skipped))
 	}
 	return out, nil
 }

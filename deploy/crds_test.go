@@ -151,6 +151,18 @@ func TestCRDPatternsMatchAPIValidation(t *testing.T) {
 			t.Errorf("%s: %v", c.name, err)
 		}
 	}
+	cr := parseCRDs(t)["EC2NodeClass"].Spec.Versions[0].Schema.OpenAPIV3Schema.Properties["spec"].Properties["capacityReservationSelectorTerms"]
+	if got := cr.Items.Schema.Properties["id"].Pattern; got != apiv1.CapacityReservationIDPattern {
+		t.Errorf("capacityReservationSelectorTerms[].id: CRD pattern %q, api/v1 %q", got, apiv1.CapacityReservationIDPattern)
+	}
+	if got := cr.Items.Schema.Properties["ownerID"].Pattern; got != apiv1.AccountIDPattern {
+		t.Errorf("capacityReservationSelectorTerms[].ownerID: CRD pattern %q, api/v1 %q", got, apiv1.AccountIDPattern)
+	}
+	if cr.MaxItems == nil || *cr.MaxItems != apiv1.MaxSelectorTerms || cr.Items.Schema.Properties["tags"].MaxProperties == nil ||
+		*cr.Items.Schema.Properties["tags"].MaxProperties != apiv1.MaxSelectorTags {
+		t.Errorf("capacityReservationSelectorTerms maxItems %v, tags maxProperties %v, want %d, %d", cr.MaxItems,
+			cr.Items.Schema.Properties["tags"].MaxProperties, apiv1.MaxSelectorTerms, apiv1.MaxSelectorTags)
+	}
 	reqRules := tpl.Properties["requirements"].Items.Schema.XValidations
 	found := false
 	for _, r := range reqRules {

@@ -43,6 +43,12 @@ func replacementFor(cands []Candidate, nn *solver.NewNodeClaim, spotToSpot bool)
 		allSpot = allSpot && c.Node.Labels[apiv1.LabelCapacityType] == apiv1.CapacityTypeSpot
 	}
 	reqs, types := nn.Requirements, nn.InstanceTypes
+	if hasReserved(types) {
+		// As Karpenter's scheduler pins a NodeClaim that took a reservation
+		// to reserved: the replacement launches into the reservation or
+		// not at all (a full reservation must not fall back to a dearer node).
+		reqs, types = pinCapacityType(reqs, apiv1.CapacityTypeReserved), onlyCapacityType(types, apiv1.CapacityTypeReserved)
+	}
 	spotToSpotMove := allSpot && allows(reqs, apiv1.LabelCapacityType, apiv1.CapacityTypeSpot)
 	if spotToSpotMove && !spotToSpot {
 		return nil, "SpotToSpotConsolidation is disabled, can't replace a spot node with a spot node"
@@ -128,6 +134,23 @@ func allows(reqs []apiv1.NodeSelectorRequirementWithMinValues, key, value string
 
 // pinSpot replaces the capacity-type requirements by capacity-type In [spot].
 func pinSpot(reqs []apiv1.NodeSelectorRequirementWithMinValues) []apiv1.NodeSelectorRequirementWithMinValues {
+	return pinCapacityType(reqs, apiv1.CapacityTypeSpot)
+}
+
+// hasReserved reports whether any type has an available reserved offering.
+func hasReserved(types []solver.InstanceTypeOption) bool {
+	for _, it := range types {
+		for _, o := range it.Offerings {
+			if o.CapacityType == apiv1.CapacityTypeReserved && o.Available {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// pinCapacityType replaces the capacity-type requirements by capacity-type In [ct].
+func pinCapacityType(reqs []apiv1.NodeSelectorRequirementWithMinValues, ct string) []apiv1.NodeSelectorRequirementWithMinValues {
 	out := make([]apiv1.NodeSelectorRequirementWithMinValues, 0, len(reqs)+1)
 	for _, r := range reqs {
 		if r.Key != apiv1.LabelCapacityType {
@@ -135,17 +158,23 @@ func pinSpot(reqs []apiv1.NodeSelectorRequirementWithMinValues) []apiv1.NodeSele
 		}
 	}
 	return append(out, apiv1.NodeSelectorRequirementWithMinValues{Key: apiv1.LabelCapacityType, Operator: apiv1.OpIn,
-		Values: []string{apiv1.CapacityTypeSpot}})
+		Values: []string{ct}})
 }
 
 // spotOnly keeps the spot offerings of each type and the types that have
 // an available one, cheapest first (ties by name).
 func spotOnly(types []solver.InstanceTypeOption) []solver.InstanceTypeOption {
+	return onlyCapacityType(types, apiv1.CapacityTypeSpot)
+}
+
+// onlyCapacityType keeps the offerings of capacity type ct of each type
+// and the types that have an available one, cheapest first (ties by name).
+func onlyCapacityType(types []solver.InstanceTypeOption, ct string) []solver.InstanceTypeOption {
 	var out []solver.InstanceTypeOption
 	for _, it := range types {
 		var offs []catalog.Offering
 		for _, o := range it.Offerings {
-			if o.CapacityType == apiv1.CapacityTypeSpot && o.Available {
+			if o.CapacityType == ct && o.Available {
 				offs = append(offs, o)
 			}
 		}
@@ -195,7 +224,8 @@ func ReplacementOfferings(types []solver.InstanceTypeOption, limit int) []workfl
 	for _, it := range types {
 		for _, o := range it.Offerings {
 			if o.Available {
-				offs = append(offs, workflows.Offering{InstanceType: it.Type.Name, Zone: o.Zone, CapacityType: o.CapacityType, Price: o.Price})
+				offs = append(offs, workflows.Offering{InstanceType: it.Type.Name, Zone: o.Zone, CapacityType: o.CapacityType, Price: o.Price,
+					ReservationID: o.ReservationID})
 			}
 		}
 	}

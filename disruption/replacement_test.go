@@ -240,3 +240,24 @@ func TestResimulatedRequiresTheSameShape(t *testing.T) {
 		}
 	}
 }
+
+// A replacement that can go into a capacity reservation is pinned to
+// reserved, as Karpenter's scheduler pins a NodeClaim that took one: a full
+// reservation fails the launch rather than buying a dearer node.
+func TestReplacementWithAReservationIsPinnedToReserved(t *testing.T) {
+	m5 := opt("m5.large", "on-demand@us-east-1a=0.096", "spot@us-east-1a=0.04")
+	m5.Offerings = append(m5.Offerings, catalog.Offering{CapacityType: "reserved", Zone: "us-east-1a", Price: 0.096 / 1e7, Available: true, ReservationID: "cr-1"})
+	nn := newClaim([]apiv1.NodeSelectorRequirementWithMinValues{capacity(apiv1.CapacityTypeReserved, apiv1.CapacityTypeSpot, apiv1.CapacityTypeOnDemand)},
+		m5, opt("c6a.large", "spot@us-east-1b=0.03"))
+	r, why := replacementFor([]Candidate{replaced(apiv1.CapacityTypeOnDemand, "m6a.xlarge", 0.1728)}, nn, false)
+	if r == nil {
+		t.Fatalf("no replacement: %s", why)
+	}
+	if !reflect.DeepEqual(r.InstanceTypes, []string{"m5.large"}) || len(r.Offerings) != 1 ||
+		r.Offerings[0] != (workflows.Offering{InstanceType: "m5.large", Zone: "us-east-1a", CapacityType: "reserved", Price: 0.096 / 1e7, ReservationID: "cr-1"}) {
+		t.Errorf("replacement %v %+v, want m5.large reserved in cr-1 only", r.InstanceTypes, r.Offerings)
+	}
+	if want := []workflows.Requirement{{Key: apiv1.LabelCapacityType, Operator: apiv1.OpIn, Values: []string{apiv1.CapacityTypeReserved}}}; !reflect.DeepEqual(r.Requirements, want) {
+		t.Errorf("requirements %+v, want capacity type reserved", r.Requirements)
+	}
+}

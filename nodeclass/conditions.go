@@ -19,6 +19,11 @@ type Resolution struct {
 	AMIsErr            error
 	InstanceProfile    string
 	InstanceProfileErr error
+	// CapacityReservations are the selected reservations (SelectReservations);
+	// CapacityReservationsErr the DescribeCapacityReservations failure, which
+	// makes CapacityReservationsReady (and Ready) False.
+	CapacityReservations    []apiv1.CapacityReservationStatus
+	CapacityReservationsErr error
 	// Unsupported are the set fields Joinery does not honour
 	// (Unsupported): ValidationSucceeded is False naming them, and so is
 	// Ready.
@@ -33,6 +38,7 @@ func Status(old []metav1.Condition, r Resolution, generation int64, now metav1.T
 		part(apiv1.ConditionSecurityGroupsReady, len(r.SecurityGroups) > 0, r.SecurityGroupsErr, "SecurityGroupsNotFound", "no security group matches securityGroupSelectorTerms"),
 		part(apiv1.ConditionAMIsReady, len(r.AMIs) > 0, r.AMIsErr, "AMINotFound", "no image matches amiSelectorTerms"),
 		part(apiv1.ConditionInstanceProfileReady, r.InstanceProfile != "", r.InstanceProfileErr, "InstanceProfileNotFound", "no instance profile: set spec.role or spec.instanceProfile"),
+		part(apiv1.ConditionCapacityReservationsReady, true, r.CapacityReservationsErr, "", ""),
 	}
 	if len(r.Unsupported) > 0 {
 		parts = append(parts, metav1.Condition{Type: apiv1.ConditionValidationSucceeded, Status: metav1.ConditionFalse,
@@ -56,7 +62,7 @@ func Status(old []metav1.Condition, r Resolution, generation int64, now metav1.T
 	}
 	st := apiv1.EC2NodeClassStatus{
 		Subnets: r.Subnets, SecurityGroups: r.SecurityGroups, AMIs: r.AMIs,
-		InstanceProfile: r.InstanceProfile, Conditions: conds,
+		InstanceProfile: r.InstanceProfile, Conditions: conds, CapacityReservations: r.CapacityReservations,
 	}
 	return st
 }

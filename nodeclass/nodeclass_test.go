@@ -173,7 +173,7 @@ func TestUnsupportedFieldsAreNamed(t *testing.T) {
 		BlockDeviceMappings:              []apiv1.BlockDeviceMapping{{DeviceName: "/dev/xvda", EBS: &apiv1.EBS{VolumeInitializationRate: &n}}},
 	}
 	got := Unsupported(&spec)
-	want := []string{"spec.capacityReservationSelectorTerms", "spec.placementGroupSelector", "spec.associatePublicIPAddress",
+	want := []string{"spec.placementGroupSelector", "spec.associatePublicIPAddress",
 		"spec.ipPrefixCount", "spec.networkInterfaces", "spec.detailedMonitoring", "spec.connectionTracking", "spec.context",
 		"spec.cpuOptions", "spec.amiSelectorTerms[1].ssmParameter", "spec.blockDeviceMappings[0].ebs.volumeInitializationRate"}
 	if len(got) != len(want) {

@@ -20,8 +20,10 @@ func Unsupported(spec *apiv1.EC2NodeClassSpec) []string {
 	if p := spec.InstanceStorePolicy; p != nil && *p != apiv1.InstanceStorePolicyRAID0 {
 		add("spec.instanceStorePolicy", fmt.Sprintf("%q is not a policy (RAID0 is the only one)", *p))
 	}
-	if len(spec.CapacityReservationSelectorTerms) > 0 {
-		add("spec.capacityReservationSelectorTerms", "capacity reservations are not supported: Joinery launches on-demand and spot capacity only")
+	// Invalid reservation terms (the CRD refuses them; an object stored
+	// before the schema, or read from a manifest, is caught here).
+	for _, e := range apiv1.ValidateCapacityReservationTerms(spec.CapacityReservationSelectorTerms, nil) {
+		add(e.Field, e.ErrorBody())
 	}
 	if spec.PlacementGroupSelector != nil {
 		add("spec.placementGroupSelector", "placement groups are not supported")

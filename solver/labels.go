@@ -46,7 +46,7 @@ var typeLevelKeys = map[string]bool{
 
 // isOfferingKey reports whether the key's value depends on the offering.
 func isOfferingKey(key string) bool {
-	return key == apiv1.LabelZone || key == apiv1.LabelCapacityType || key == apiv1.LabelRegion
+	return key == apiv1.LabelZone || key == apiv1.LabelCapacityType || key == apiv1.LabelRegion || key == apiv1.LabelCapacityReservationID
 }
 
 // offeringValue is the value of an offering-level label for an offering.
@@ -59,6 +59,8 @@ func offeringValue(key string, o *catalog.Offering) (string, bool) {
 	case apiv1.LabelRegion:
 		r := regionOf(o.Zone)
 		return r, r != ""
+	case apiv1.LabelCapacityReservationID:
+		return o.ReservationID, o.ReservationID != ""
 	}
 	return "", false
 }

@@ -147,3 +147,76 @@ spec:
 		t.Errorf("plan after the move: %d claim(s) in %s at %v, want 1 in us-east-1a at 0.03", n, z, price)
 	}
 }
+
+// Reserved offerings join a pool only when its capacity-type requirement
+// admits reserved; then they are the cheapest (on-demand / 1e7), so the
+// plan's first NodeClaims go to the reservation.
+func TestReservedOfferingsNeedThePoolToAdmitThem(t *testing.T) {
+	three := int32(3)
+	nc := &apiv1.EC2NodeClass{}
+	nc.Status.CapacityReservations = []apiv1.CapacityReservationStatus{{ID: "cr-0123", InstanceType: "m5.large",
+		AvailabilityZone: "us-east-1a", InstanceMatchCriteria: "targeted", State: "active", AvailableInstanceCount: &three}}
+	pool := func(values string) NodePool {
+		np := &apiv1.NodePool{}
+		y := `
+metadata: {name: p}
+spec:
+	template:
+		spec:
+			nodeClassRef: {group: karpenter.k8s.aws, kind: EC2NodeClass, name: default}
+			requirements:
+				- {key: node.kubernetes.io/instance-type, operator: In, values: [m5.large, c6a.large]}
+` + values
+		if err := yaml.UnmarshalStrict([]byte(strings.ReplaceAll(y, "\t", "  ")), np); err != nil {
+			t.Fatal(err)
+		}
+		return NodePoolFromMarket(np, nc, catalog.MustDefault(), catalog.NewMarket(), catalog.DefaultZones, nil)
+	}
+	reserved := func(p NodePool) int {
+		n := 0
+		for _, it := range p.InstanceTypes {
+			for _, o := range it.Offerings {
+				if o.CapacityType == apiv1.CapacityTypeReserved {
+					n++
+					if it.Type.Name != "m5.large" || o.Zone != "us-east-1a" || o.ReservationID != "cr-0123" || !o.Available {
+						t.Errorf("reserved offering %s %+v", it.Type.Name, o)
+					}
+				}
+			}
+		}
+		return n
+	}
+	for _, c := range []struct {
+		reqs string
+		want int
+	}{
+		{"", 0}, // no capacity-type requirement: no reservations
+		{"\t\t\t\t- {key: karpenter.sh/capacity-type, operator: In, values: [spot, on-demand]}\n", 0},
+		{"\t\t\t\t- {key: karpenter.sh/capacity-type, operator: In, values: [reserved, on-demand]}\n", 1},
+		{"\t\t\t\t- {key: karpenter.sh/capacity-type, operator: NotIn, values: [spot]}\n", 1},
+		{"\t\t\t\t- {key: karpenter.sh/capacity-type, operator: Exists}\n", 1},
+	} {
+		if got := reserved(pool(c.reqs)); got != c.want {
+			t.Errorf("requirements %q: %d reserved offerings, want %d", c.reqs, got, c.want)
+		}
+	}
+	p := pool("\t\t\t\t- {key: karpenter.sh/capacity-type, operator: In, values: [reserved, spot, on-demand]}\n")
+	in := Input{Pods: []Pod{pod("a", 1500, 1024)}, NodePools: []NodePool{p}, Budget: -1}
+	plan := Solve(in)
+	checkPlanInvariants(t, in, &plan)
+	if len(plan.NewNodeClaims) != 1 {
+		t.Fatalf("plan %+v", plan)
+	}
+	first := CheapestOffering(plan.NewNodeClaims[0].InstanceTypes[0].Offerings)
+	if plan.NewNodeClaims[0].InstanceTypes[0].Type.Name != "m5.large" || first.CapacityType != "reserved" || first.ReservationID != "cr-0123" {
+		t.Errorf("first option %s %+v, want m5.large reserved in cr-0123", plan.NewNodeClaims[0].InstanceTypes[0].Type.Name, first)
+	}
+	// A pod selecting the reservation by its label lands on it.
+	sel := pod("b", 500, 512)
+	sel.NodeSelector = map[string]string{apiv1.LabelCapacityReservationID: "cr-0123"}
+	in = Input{Pods: []Pod{sel}, NodePools: []NodePool{p}, Budget: -1}
+	plan = Solve(in)
+	if len(plan.NewNodeClaims) != 1 || len(plan.NewNodeClaims[0].InstanceTypes) != 1 || len(plan.NewNodeClaims[0].InstanceTypes[0].Offerings) != 1 {
+		t.Errorf("pod selecting cr-0123: plan %+v", plan)
+	}
+}

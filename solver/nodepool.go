@@ -80,6 +80,13 @@ func NodePoolFromMarket(np *apiv1.NodePool, nc *apiv1.EC2NodeClass, cat *catalog
 	if cat == nil {
 		return out
 	}
+	// Reserved offerings only for a pool whose capacity-type requirements
+	// name a key that admits "reserved" (as Karpenter: a pool that says
+	// nothing about capacity types does not use reservations).
+	var reservations []apiv1.CapacityReservationStatus
+	if nc != nil && admitsReserved(out.Requirements) {
+		reservations = nc.Status.CapacityReservations
+	}
 	for _, it := range cat.Types {
 		labels := it.Labels()
 		ok := true
@@ -95,7 +102,11 @@ func NodePoolFromMarket(np *apiv1.NodePool, nc *apiv1.EC2NodeClass, cat *catalog
 		}
 		var offs []catalog.Offering
 		available := false
-		for _, o := range market.Offerings(it, zones) {
+		all := market.Offerings(it, zones)
+		if len(reservations) > 0 {
+			all = append(all, market.ReservedOfferings(it, reservations, zones)...)
+		}
+		for _, o := range all {
 			match := true
 			for _, r := range offeringReqs {
 				v, has := offeringValue(r.Key, &o)
@@ -119,6 +130,21 @@ func NodePoolFromMarket(np *apiv1.NodePool, nc *apiv1.EC2NodeClass, cat *catalog
 		out.InstanceTypes = append(out.InstanceTypes, InstanceTypeOption{Type: it, Shape: it.ShapeOf(launch), Offerings: offs})
 	}
 	return out
+}
+
+// admitsReserved reports whether requirements have a capacity-type
+// requirement and all of them admit "reserved".
+func admitsReserved(reqs []apiv1.NodeSelectorRequirementWithMinValues) bool {
+	found := false
+	for _, r := range reqs {
+		if r.Key == apiv1.LabelCapacityType {
+			if !r.Matches(apiv1.CapacityTypeReserved, true) {
+				return false
+			}
+			found = true
+		}
+	}
+	return found
 }
 
 // DaemonSetOverhead is, for each of pool.InstanceTypes in order, the summed

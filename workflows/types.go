@@ -9,6 +9,9 @@ type Offering struct {
 	Zone         string  `json:"zone"`
 	CapacityType string  `json:"capacityType"`
 	Price        float64 `json:"price"`
+	// ReservationID is the capacity reservation a "reserved" offering
+	// launches into ("" otherwise; absent in older histories).
+	ReservationID string `json:"reservationID,omitempty"`
 }
 
 // ProvisionInput starts one provisioning batch.
@@ -95,6 +98,8 @@ type Instance struct {
 	CapacityType string  `json:"capacityType"`
 	ProviderID   string  `json:"providerID"`
 	Price        float64 `json:"price"`
+	// CapacityReservationID is the reservation a reserved instance runs in.
+	CapacityReservationID string `json:"capacityReservationID,omitempty"`
 	// What the instance was launched with, for drift.
 	ImageID          string   `json:"imageID,omitempty"`
 	SubnetID         string   `json:"subnetID,omitempty"`

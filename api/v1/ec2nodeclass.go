@@ -38,17 +38,20 @@ type EC2NodeClassSpec struct {
 	// one RAID0 array, hold the kubelet's and containers' ephemeral storage
 	// (the node's ephemeral-storage is their size, and user data says so).
 	InstanceStorePolicy *string `json:"instanceStorePolicy,omitempty"`
+	// CapacityReservationSelectorTerms select On-Demand Capacity
+	// Reservations (terms ORed) whose instances the class's NodePools may
+	// launch as capacity type "reserved" (ValidateCapacityReservationTerms).
+	CapacityReservationSelectorTerms []CapacityReservationSelectorTerm `json:"capacityReservationSelectorTerms,omitempty"`
 
 	// Karpenter v1.14 fields Joinery refuses (nodeclass.Unsupported).
-	CapacityReservationSelectorTerms []CapacityReservationSelectorTerm `json:"capacityReservationSelectorTerms,omitempty"`
-	PlacementGroupSelector           *PlacementGroupSelector           `json:"placementGroupSelector,omitempty"`
-	AssociatePublicIPAddress         *bool                             `json:"associatePublicIPAddress,omitempty"`
-	IPPrefixCount                    *int32                            `json:"ipPrefixCount,omitempty"`
-	NetworkInterfaces                []NetworkInterface                `json:"networkInterfaces,omitempty"`
-	DetailedMonitoring               *bool                             `json:"detailedMonitoring,omitempty"`
-	ConnectionTracking               *ConnectionTracking               `json:"connectionTracking,omitempty"`
-	Context                          *string                           `json:"context,omitempty"`
-	CPUOptions                       *CPUOptions                       `json:"cpuOptions,omitempty"`
+	PlacementGroupSelector   *PlacementGroupSelector `json:"placementGroupSelector,omitempty"`
+	AssociatePublicIPAddress *bool                   `json:"associatePublicIPAddress,omitempty"`
+	IPPrefixCount            *int32                  `json:"ipPrefixCount,omitempty"`
+	NetworkInterfaces        []NetworkInterface      `json:"networkInterfaces,omitempty"`
+	DetailedMonitoring       *bool                   `json:"detailedMonitoring,omitempty"`
+	ConnectionTracking       *ConnectionTracking     `json:"connectionTracking,omitempty"`
+	Context                  *string                 `json:"context,omitempty"`
+	CPUOptions               *CPUOptions             `json:"cpuOptions,omitempty"`
 }
 
 // InstanceStorePolicyRAID0 is the one value of spec.instanceStorePolicy.
@@ -61,7 +64,8 @@ func (s *EC2NodeClassSpec) RAID0() bool {
 }
 
 // CapacityReservationSelectorTerm selects On-Demand Capacity Reservations
-// or Capacity Blocks by tags or id (Karpenter v1.14).
+// by id, or by tags ("*" matches any value) and/or instanceMatchCriteria,
+// optionally of one owner account (Karpenter v1.14).
 type CapacityReservationSelectorTerm struct {
 	Tags                  map[string]string `json:"tags,omitempty"`
 	ID                    string            `json:"id,omitempty"`

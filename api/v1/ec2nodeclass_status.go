@@ -13,8 +13,9 @@ type EC2NodeClassStatus struct {
 	AMIs            []AMIStatus           `json:"amis,omitempty"`
 	InstanceProfile string                `json:"instanceProfile,omitempty"`
 	Conditions      []metav1.Condition    `json:"conditions,omitempty"`
-	// CapacityReservations is Karpenter's resolved reservations; Joinery
-	// resolves none (decoded so that a status copied from Karpenter reads).
+	// CapacityReservations are the active reservations
+	// spec.capacityReservationSelectorTerms select (DescribeCapacityReservations),
+	// sorted by id.
 	CapacityReservations []CapacityReservationStatus `json:"capacityReservations,omitempty"`
 }
 
@@ -29,7 +30,20 @@ type CapacityReservationStatus struct {
 	ReservationType       string       `json:"reservationType,omitempty"`
 	Interruptible         bool         `json:"interruptible,omitempty"`
 	State                 string       `json:"state,omitempty"`
+	// AvailableInstanceCount is how many more instances the reservation
+	// could take when it was last described (Joinery's addition: Karpenter
+	// keeps it in memory). Nil in a status copied from Karpenter.
+	AvailableInstanceCount *int32 `json:"availableInstanceCount,omitempty"`
 }
+
+// Capacity reservation values Joinery reads (CapacityReservationStatus).
+const (
+	CapacityReservationTypeDefault       = "default"
+	CapacityReservationTypeCapacityBlock = "capacity-block"
+	CapacityReservationStateActive       = "active"
+	InstanceMatchCriteriaOpen            = "open"
+	InstanceMatchCriteriaTargeted        = "targeted"
+)
 
 // SubnetStatus is one resolved subnet.
 type SubnetStatus struct {
@@ -59,6 +73,9 @@ const (
 	ConditionSecurityGroupsReady  = "SecurityGroupsReady"
 	ConditionAMIsReady            = "AMIsReady"
 	ConditionInstanceProfileReady = "InstanceProfileReady"
+	// ConditionCapacityReservationsReady is True once the class's
+	// capacityReservationSelectorTerms were resolved (none set: True).
+	ConditionCapacityReservationsReady = "CapacityReservationsReady"
 	// ConditionValidationSucceeded is False when the class sets fields
 	// Joinery does not honour (reason UnsupportedField, naming them).
 	ConditionValidationSucceeded = "ValidationSucceeded"

@@ -34,6 +34,16 @@ const (
 	// Capacity types (values of LabelCapacityType).
 	CapacityTypeOnDemand = "on-demand"
 	CapacityTypeSpot     = "spot"
+	// CapacityTypeReserved is capacity bought ahead in an On-Demand
+	// Capacity Reservation (EC2NodeClass spec.capacityReservationSelectorTerms).
+	CapacityTypeReserved = "reserved"
+
+	// LabelCapacityReservationID is the reservation a reserved node was
+	// launched into (Karpenter's karpenter.k8s.aws/capacity-reservation-id).
+	LabelCapacityReservationID = "karpenter.k8s.aws/capacity-reservation-id"
+	// LabelCapacityReservationType is the reservation's type ("default";
+	// Joinery does not launch into capacity blocks).
+	LabelCapacityReservationType = "karpenter.k8s.aws/capacity-reservation-type"
 
 	// AnnotationDoNotDisrupt on a pod or node blocks voluntary disruption.
 	AnnotationDoNotDisrupt = "karpenter.sh/do-not-disrupt"

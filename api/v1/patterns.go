@@ -14,6 +14,11 @@ const (
 
 	// BudgetNodesPattern is a disruption budget's nodes: a count or a
 	// percentage 0-100%.
+	// CapacityReservationIDPattern is a capacity reservation id, and
+	// AccountIDPattern an AWS account id (capacityReservationSelectorTerms).
+	CapacityReservationIDPattern = `^cr-[0-9a-z]+$`
+	AccountIDPattern             = `^[0-9]{12}$`
+
 	BudgetNodesPattern = `^((100|[0-9]{1,2})%|[0-9]{1,9})$`
 
 	// BudgetSchedulePattern is a disruption budget's schedule: a standard
@@ -35,6 +40,10 @@ const (
 	MaxNameLength       = 253
 	// MaxDurationLength bounds every duration string ("720h", "Never").
 	MaxDurationLength = 64
+	// MaxSelectorTerms bounds each selector term list of an EC2NodeClass,
+	// MaxSelectorTags the tags of one term.
+	MaxSelectorTerms = 30
+	MaxSelectorTags  = 20
 )
 
 // BudgetReasons are the disruption reasons a budget may be limited to.

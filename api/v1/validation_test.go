@@ -188,3 +188,34 @@ func TestValidateAgreesWithTheCRD(t *testing.T) {
 		t.Fatal("no valid NodePools")
 	}
 }
+
+// The capacity reservation rows of testdata/invalid-others.yaml, which the
+// API server refuses, are refused by ValidateCapacityReservationTerms too,
+// naming the same field (and message, when the row names one).
+func TestCapacityReservationTermsAgreeWithTheCRD(t *testing.T) {
+	n := 0
+	for _, obj := range readObjects(t, "testdata/invalid-others.yaml") {
+		u := unstructured.Unstructured{Object: obj}
+		field := u.GetAnnotations()["test.joinery.sh/field"]
+		if u.GetKind() != "EC2NodeClass" || !strings.HasPrefix(field, "spec.capacityReservationSelectorTerms") {
+			continue
+		}
+		n++
+		var cls EC2NodeClass
+		if err := runtime.DefaultUnstructuredConverter.FromUnstructured(obj, &cls); err != nil {
+			t.Fatalf("%s: %v", u.GetName(), err)
+		}
+		errs := ValidateCapacityReservationTerms(cls.Spec.CapacityReservationSelectorTerms, nil)
+		got := errs.ToAggregate()
+		if got == nil {
+			t.Errorf("%s: accepted (the CRD refuses it at %s)", u.GetName(), field)
+			continue
+		}
+		if !strings.Contains(got.Error(), field) || !strings.Contains(got.Error(), u.GetAnnotations()["test.joinery.sh/message"]) {
+			t.Errorf("%s: %q, want the field %s and %q", u.GetName(), got, field, u.GetAnnotations()["test.joinery.sh/message"])
+		}
+	}
+	if n < 6 {
+		t.Fatalf("%d capacity reservation rows", n)
+	}
+}

@@ -53,6 +53,7 @@ type fleetOverride struct {
 	maxPrice                float64 // 0 when unset
 	weight                  float64 // units of capacity one instance gives (default 1)
 	spot                    float64 // the spot price in the override's zone (0 without a type or subnet)
+	reservation             string  // the capacity reservation the last check chose ("" none)
 }
 
 func (o *fleetOverride) fail(code, msg string) { o.errCode, o.errMsg = code, msg }
@@ -475,6 +476,13 @@ func (s *Server) checkOverrideLocked(o *fleetOverride, capacityType string, draw
 		return CodeSpotMaxPriceTooLow, fmt.Sprintf("Your Spot request price of %s is lower than the minimum required Spot request fulfillment price of %s.",
 			formatFloat(o.maxPrice), formatFloat(o.spot))
 	}
+	id, code, msg := s.reservationForLaunchLocked(o, capacityType, time.Now())
+	if code != "" {
+		return code, msg
+	}
+	if o.reservation = id; id != "" {
+		return "", "" // reserved capacity is there by definition
+	}
 	p := pool{o.it.Name, o.subnet.zone, capacityType}
 	ok, seen := drawn[p]
 	if !seen {
@@ -508,7 +516,7 @@ func (s *Server) launchLocked(o *fleetOverride, capacityType, fleetID, token str
 		ID: id, InstanceType: o.it.Name, Zone: o.subnet.zone, SubnetID: o.subnet.id,
 		CapacityType: capacityType, State: StatePending, Architecture: ec2Arch(o.it.Arch),
 		Price: o.price(capacityType), PrivateIP: ip, PrivateDNSName: s.privateDNSName(ip),
-		LaunchTime: now, ReservationID: s.resourceIDLocked("r"), FleetID: fleetID,
+		LaunchTime: now, ReservationID: s.resourceIDLocked("r"), FleetID: fleetID, CapacityReservationID: o.reservation,
 		LaunchTemplateID: o.spec.LaunchTemplateID, LaunchTemplateName: o.spec.LaunchTemplateName,
 		LaunchTemplateVersion: o.spec.Version,
 		Tags:                  maps.Clone(o.lt.Data.TagSpecifications["instance"]),

@@ -28,8 +28,11 @@ type Instance struct {
 	PrivateDNSName string // e.g. "ip-10-0-64-4.ec2.internal"
 	LaunchTime     time.Time
 	// TerminateTime is when TerminateInstances was accepted; zero before.
-	TerminateTime         time.Time
-	ReservationID         string
+	TerminateTime time.Time
+	ReservationID string
+	// CapacityReservationID is the capacity reservation the instance was
+	// launched into ("" for none): it holds one of its slots until terminated.
+	CapacityReservationID string
 	FleetID               string
 	LaunchTemplateID      string
 	LaunchTemplateName    string
@@ -303,6 +306,7 @@ func (s *Server) instanceXMLLocked(in *instance) instanceXML {
 				DeleteOnTermination: b.DeleteOnTermination == nil || *b.DeleteOnTermination}})
 		}
 	}
+	x.CapacityReservationID = in.CapacityReservationID
 	if in.CapacityType == "spot" {
 		x.InstanceLifecycle = "spot"
 		x.SpotInstanceRequestID = "sir-" + strings.TrimPrefix(in.ID, "i-0")[:8]

@@ -46,6 +46,11 @@ type LaunchTemplateData struct {
 	NetworkInterfaces int
 	BlockDevices      []BlockDevice
 	MetadataOptions   *MetadataOptions
+	// CapacityReservationPreference ("capacity-reservations-only", "open",
+	// "none"; "" as open) and CapacityReservationID (the target) are
+	// CapacityReservationSpecification's.
+	CapacityReservationPreference string
+	CapacityReservationID         string
 	// TagSpecifications are the instance-side tags by resource type
 	// ("instance", "volume", "network-interface", ...).
 	TagSpecifications map[string]map[string]string
@@ -270,6 +275,21 @@ func templateData(f form) (LaunchTemplateData, error) {
 			return d, err
 		}
 		d.BlockDevices = append(d.BlockDevices, b)
+	}
+	cp := p + ".CapacityReservationSpecification"
+	d.CapacityReservationPreference = f.get(cp + ".CapacityReservationPreference")
+	d.CapacityReservationID = f.get(cp + ".CapacityReservationTarget.CapacityReservationId")
+	switch d.CapacityReservationPreference {
+	case "", PreferenceCapacityReservationsOnly, PreferenceOpen, PreferenceNone:
+	default:
+		return d, invalidParameter("Value (%s) for parameter capacityReservationPreference is invalid. Valid values: capacity-reservations-only, open, none",
+			d.CapacityReservationPreference)
+	}
+	if d.CapacityReservationID != "" && !capacityReservationIDPattern(d.CapacityReservationID) {
+		return d, newError(http.StatusBadRequest, CodeInvalidCapacityReservationIDMalformed, "Invalid id: \"%s\"", d.CapacityReservationID)
+	}
+	if d.CapacityReservationPreference == PreferenceCapacityReservationsOnly && d.CapacityReservationID == "" {
+		return d, invalidParameter("A capacity reservation target is required with the capacity-reservations-only preference.")
 	}
 	mp := p + ".MetadataOptions"
 	if hasPrefix(f, mp+".") {

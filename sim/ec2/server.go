@@ -44,6 +44,8 @@ type Server struct {
 	started   time.Time                 // the initial spot prices' timestamp
 	spotMoves map[[2]string][]spotPoint // SetSpotPrice, by (type, zone), oldest first
 
+	reservations map[string]*reservation // AddCapacityReservation, by id
+
 	calls     map[string]int
 	throttled map[string]int
 	log       reqlog.Log[Request] // SetRecording
@@ -217,6 +219,7 @@ var handlers = map[string]handler{
 	"DeleteLaunchTemplate":          (*Server).deleteLaunchTemplate,
 	"DescribeImages":                (*Server).describeImages,
 	"DescribeInstanceAttribute":     (*Server).describeInstanceAttribute,
+	"DescribeCapacityReservations":  (*Server).describeCapacityReservations,
 }
 
 // ServeHTTP answers one EC2 Query request.

@@ -23,6 +23,13 @@ type savedState struct {
 	CustomImages    []Image              `json:"customImages,omitempty"`
 	Deprecations    map[string]time.Time `json:"deprecations,omitempty"`
 	LaunchTemplates []savedTemplate      `json:"launchTemplates,omitempty"`
+	// CapacityReservations are AddCapacityReservation's, in creation order.
+	CapacityReservations []savedReservation `json:"capacityReservations,omitempty"`
+}
+
+type savedReservation struct {
+	CapacityReservation
+	Seq uint64 `json:"seq"`
 }
 
 type savedTemplate struct {
@@ -70,6 +77,9 @@ func (s *Server) SaveState(path string) error {
 	}
 	for _, lt := range s.sortedTemplatesLocked() {
 		st.LaunchTemplates = append(st.LaunchTemplates, savedTemplate{LaunchTemplate: lt.snapshot(), Seq: lt.seq})
+	}
+	for _, r := range s.sortedReservationsLocked() {
+		st.CapacityReservations = append(st.CapacityReservations, savedReservation{CapacityReservation: r.CapacityReservation, Seq: r.seq})
 	}
 	s.mu.Unlock()
 	data, err := json.MarshalIndent(st, "", "  ")
@@ -142,6 +152,12 @@ func (s *Server) LoadState(path string) error {
 			t.Tags = map[string]string{}
 		}
 		s.templates[t.ID] = &t
+	}
+	for _, r := range st.CapacityReservations {
+		if s.reservations == nil {
+			s.reservations = map[string]*reservation{}
+		}
+		s.reservations[r.ID] = &reservation{CapacityReservation: r.CapacityReservation, seq: r.Seq}
 	}
 	for _, si := range st.Instances {
 		in := &instance{Instance: si.Instance, seq: si.Seq, clientToken: si.ClientToken}

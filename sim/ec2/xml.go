@@ -198,6 +198,7 @@ type instanceXML struct {
 	RootDeviceType        string                      `xml:"rootDeviceType"`
 	RootDeviceName        string                      `xml:"rootDeviceName"`
 	InstanceLifecycle     string                      `xml:"instanceLifecycle,omitempty"`
+	CapacityReservationID string                      `xml:"capacityReservationId,omitempty"`
 	SpotInstanceRequestID string                      `xml:"spotInstanceRequestId,omitempty"`
 	ClientToken           string                      `xml:"clientToken,omitempty"`
 	Tags                  []tagXML                    `xml:"tagSet>item"`

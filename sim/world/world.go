@@ -54,6 +54,11 @@ type Options struct {
 	// (default "joinery-local", what starter dev passes as the controller's
 	// cluster name).
 	ClusterName string
+	// CapacityReservations are On-Demand Capacity Reservations the local
+	// EC2 holds (ec2.CapacityReservation: N instances of a type in a zone,
+	// with tags an EC2NodeClass can select them by); a world resumed from
+	// its state directory keeps the ones it had.
+	CapacityReservations []ec2.CapacityReservation
 	// Progress receives human progress lines (building binaries, readiness).
 	Progress io.Writer
 	Log      *zap.Logger
@@ -165,6 +170,11 @@ func Start(ctx context.Context, o Options) (w *World, err error) {
 	ec2State := filepath.Join(abs, "ec2.json")
 	if err := w.EC2.LoadState(ec2State); err != nil {
 		return w, err
+	}
+	for _, r := range o.CapacityReservations {
+		if _, err := w.EC2.EnsureCapacityReservation(r); err != nil {
+			return w, err
+		}
 	}
 	w.EC2Endpoint, w.stopEC2, err = w.EC2.Start(o.EC2Addr)
 	if err != nil {

@@ -1,0 +1,306 @@
+package ec2
+
+import (
+	"cmp"
+	"fmt"
+	"maps"
+	"net/http"
+	"slices"
+	"time"
+)
+
+// Capacity reservation error codes and launch-template preferences, as EC2
+// spells them.
+const (
+	CodeReservationCapacityExceeded           = "ReservationCapacityExceeded"
+	CodeInvalidCapacityReservationIDNotFound  = "InvalidCapacityReservationId.NotFound"
+	CodeInvalidCapacityReservationIDMalformed = "InvalidCapacityReservationId.Malformed"
+
+	PreferenceCapacityReservationsOnly = "capacity-reservations-only"
+	PreferenceOpen                     = "open"
+	PreferenceNone                     = "none"
+)
+
+// CapacityReservation is an On-Demand Capacity Reservation: TotalInstanceCount
+// instances of InstanceType in Zone, paid for whether used or not. An
+// instance launched into it counts against it until it is terminated.
+type CapacityReservation struct {
+	ID           string // "cr-0" + 16 hex digits; AddCapacityReservation assigns it
+	InstanceType string
+	Zone         string
+	// TotalInstanceCount is the size of the reservation (>= 1).
+	TotalInstanceCount int
+	// InstanceMatchCriteria is "targeted" (only launches that name the
+	// reservation use it; the default) or "open" (any matching on-demand
+	// launch that does not opt out uses it).
+	InstanceMatchCriteria string
+	Tags                  map[string]string
+	// OwnerID defaults to the endpoint's account.
+	OwnerID string
+	// EndDate, when set, ends the reservation (state expired after it).
+	EndDate   time.Time
+	StartDate time.Time
+
+	// AvailableInstanceCount is TotalInstanceCount less the instances in it
+	// not yet terminated (filled in by the snapshots).
+	AvailableInstanceCount int
+	// State is "active", or "expired" past EndDate (snapshots).
+	State string
+	// Held instances are in use by others (SetReservationHeld).
+	Held int
+}
+
+type reservation struct {
+	CapacityReservation
+	seq uint64
+}
+
+// SetReservationHeld makes n of the reservation's instances taken by
+// launches outside this endpoint's view (another team's instances in a
+// shared reservation): they count against it as its own instances do.
+func (s *Server) SetReservationHeld(id string, n int) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	r := s.reservations[id]
+	if r == nil {
+		return fmt.Errorf("no capacity reservation %s", id)
+	}
+	r.Held = max(0, n)
+	return nil
+}
+
+// AddCapacityReservation creates a reservation (as an account owner would
+// in the console) and returns it with its id. The type must be in the
+// catalog and offered in the zone. Reservations are kept by SaveState.
+func (s *Server) AddCapacityReservation(r CapacityReservation) (CapacityReservation, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	it, ok := s.opts.Catalog.Get(r.InstanceType)
+	if !ok {
+		return CapacityReservation{}, fmt.Errorf("capacity reservation: instance type %q is not in the catalog", r.InstanceType)
+	}
+	if !slices.Contains(s.opts.Zones, r.Zone) || !s.offered(it, r.Zone) {
+		return CapacityReservation{}, fmt.Errorf("capacity reservation: %s is not offered in zone %q", r.InstanceType, r.Zone)
+	}
+	if r.TotalInstanceCount < 1 {
+		return CapacityReservation{}, fmt.Errorf("capacity reservation: TotalInstanceCount %d, want at least 1", r.TotalInstanceCount)
+	}
+	switch r.InstanceMatchCriteria {
+	case "":
+		r.InstanceMatchCriteria = "targeted"
+	case "open", "targeted":
+	default:
+		return CapacityReservation{}, fmt.Errorf("capacity reservation: instance match criteria %q is not open or targeted", r.InstanceMatchCriteria)
+	}
+	if r.OwnerID == "" {
+		r.OwnerID = s.opts.AccountID
+	}
+	if r.StartDate.IsZero() {
+		r.StartDate = time.Now().UTC().Truncate(time.Second)
+	}
+	r.Tags = maps.Clone(r.Tags)
+	r.ID = s.resourceIDLocked("cr")
+	if s.reservations == nil {
+		s.reservations = map[string]*reservation{}
+	}
+	s.seq++
+	s.reservations[r.ID] = &reservation{CapacityReservation: r, seq: s.seq}
+	return s.reservationSnapshotLocked(s.reservations[r.ID], time.Now()), nil
+}
+
+// EnsureCapacityReservation returns the reservation tagged like r (same
+// type, zone and tags) if there is one (a world resumed from its state
+// directory), else adds r.
+func (s *Server) EnsureCapacityReservation(r CapacityReservation) (CapacityReservation, error) {
+	for _, have := range s.CapacityReservations() {
+		if have.InstanceType == r.InstanceType && have.Zone == r.Zone && maps.Equal(have.Tags, r.Tags) {
+			return have, nil
+		}
+	}
+	return s.AddCapacityReservation(r)
+}
+
+// CapacityReservations returns every reservation with its available count.
+func (s *Server) CapacityReservations() []CapacityReservation {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	now := time.Now()
+	var out []CapacityReservation
+	for _, r := range s.sortedReservationsLocked() {
+		out = append(out, s.reservationSnapshotLocked(r, now))
+	}
+	return out
+}
+
+func (s *Server) sortedReservationsLocked() []*reservation {
+	return slices.SortedFunc(maps.Values(s.reservations), func(a, b *reservation) int { return cmp.Compare(a.seq, b.seq) })
+}
+
+func (s *Server) reservationSnapshotLocked(r *reservation, now time.Time) CapacityReservation {
+	out := r.CapacityReservation
+	out.Tags = maps.Clone(r.Tags)
+	out.AvailableInstanceCount = max(0, r.TotalInstanceCount-s.reservationUsedLocked(r.ID)-r.Held)
+	out.State = "active"
+	if !r.EndDate.IsZero() && !now.Before(r.EndDate) {
+		out.State = "expired"
+		out.AvailableInstanceCount = 0
+	}
+	return out
+}
+
+// reservationUsedLocked counts the instances in the reservation that are
+// not terminated (a shutting-down instance still holds its slot).
+func (s *Server) reservationUsedLocked(id string) int {
+	n := 0
+	for _, in := range s.instances {
+		if in.CapacityReservationID == id && in.State != StateTerminated {
+			n++
+		}
+	}
+	return n
+}
+
+// reservationForLaunchLocked decides which reservation an on-demand launch
+// of the override goes into: the template's target when its preference is
+// capacity-reservations-only (an error code when it cannot: unknown,
+// ended, of another type or zone, or full), else an open reservation of
+// the type in the zone with room, unless the preference is none. ""
+// launches outside any reservation.
+func (s *Server) reservationForLaunchLocked(o *fleetOverride, capacityType string, now time.Time) (id, code, msg string) {
+	d := &o.lt.Data
+	if d.CapacityReservationPreference == PreferenceCapacityReservationsOnly || d.CapacityReservationID != "" {
+		if capacityType == CapacityTypeSpot {
+			return "", CodeInvalidParameterCombination, "Capacity Reservations cannot be used to launch Spot Instances."
+		}
+		r := s.reservations[d.CapacityReservationID]
+		if r == nil {
+			return "", CodeInvalidCapacityReservationIDNotFound, fmt.Sprintf("The capacity reservation ID '%s' does not exist", d.CapacityReservationID)
+		}
+		snap := s.reservationSnapshotLocked(r, now)
+		switch {
+		case snap.State != "active":
+			return "", CodeInvalidCapacityReservationIDNotFound, fmt.Sprintf("The capacity reservation '%s' is %s", r.ID, snap.State)
+		case o.it.Name != r.InstanceType || o.subnet.zone != r.Zone:
+			return "", CodeInvalidParameterValue, fmt.Sprintf("The instance type %s in %s does not match the capacity reservation %s (%s in %s).",
+				o.it.Name, o.subnet.zone, r.ID, r.InstanceType, r.Zone)
+		case snap.AvailableInstanceCount <= 0:
+			return "", CodeReservationCapacityExceeded, fmt.Sprintf("Insufficient capacity in the capacity reservation %s (%d instances reserved, all in use).",
+				r.ID, r.TotalInstanceCount)
+		}
+		return r.ID, "", ""
+	}
+	if capacityType != CapacityTypeOnDemand || d.CapacityReservationPreference == PreferenceNone {
+		return "", "", ""
+	}
+	for _, r := range s.sortedReservationsLocked() {
+		if r.InstanceMatchCriteria != "open" || r.InstanceType != o.it.Name || r.Zone != o.subnet.zone {
+			continue
+		}
+		if snap := s.reservationSnapshotLocked(r, now); snap.State == "active" && snap.AvailableInstanceCount > 0 {
+			return r.ID, "", ""
+		}
+	}
+	return "", "", ""
+}
+
+// describeCapacityReservations answers DescribeCapacityReservations:
+// CapacityReservationId.N (each must exist: InvalidCapacityReservationId.NotFound;
+// MaxResults cannot be combined with ids), the filters instance-type,
+// availability-zone, state, owner-id, instance-match-criteria, tenancy,
+// instance-platform, tag:<key> and tag-key, MaxResults 1-1000 and NextToken.
+func (s *Server) describeCapacityReservations(f form) (withRequestID, error) {
+	ids := f.strings("CapacityReservationId")
+	if len(ids) > 0 && f.get("MaxResults") != "" {
+		return nil, newError(http.StatusBadRequest, CodeInvalidParameterCombination,
+			"The parameter CapacityReservationIds cannot be used with the parameter MaxResults")
+	}
+	s.mu.Lock()
+	now := time.Now()
+	var items []CapacityReservation
+	keys := map[string]uint64{}
+	for _, id := range ids {
+		if !capacityReservationIDPattern(id) {
+			s.mu.Unlock()
+			return nil, newError(http.StatusBadRequest, CodeInvalidCapacityReservationIDMalformed, "Invalid id: \"%s\"", id)
+		}
+		if s.reservations[id] == nil {
+			s.mu.Unlock()
+			return nil, newError(http.StatusBadRequest, CodeInvalidCapacityReservationIDNotFound, "The capacity reservation ID '%s' does not exist", id)
+		}
+	}
+	for _, r := range s.sortedReservationsLocked() {
+		if len(ids) > 0 && !slices.Contains(ids, r.ID) {
+			continue
+		}
+		items = append(items, s.reservationSnapshotLocked(r, now))
+		keys[r.ID] = r.seq
+	}
+	s.mu.Unlock()
+	items, next, err := filterPage(f, items, fields[CapacityReservation]{
+		"instance-type":           func(r CapacityReservation) []string { return []string{r.InstanceType} },
+		"availability-zone":       func(r CapacityReservation) []string { return []string{r.Zone} },
+		"state":                   func(r CapacityReservation) []string { return []string{r.State} },
+		"owner-id":                func(r CapacityReservation) []string { return []string{r.OwnerID} },
+		"instance-match-criteria": func(r CapacityReservation) []string { return []string{r.InstanceMatchCriteria} },
+		"tenancy":                 func(CapacityReservation) []string { return []string{"default"} },
+		"instance-platform":       func(CapacityReservation) []string { return []string{"Linux/UNIX"} },
+	}, func(r CapacityReservation) map[string]string { return r.Tags },
+		func(r CapacityReservation) uint64 { return keys[r.ID] }, "capacityreservations", 0, 1, 1000)
+	if err != nil {
+		return nil, err
+	}
+	out := &describeCapacityReservationsResponse{NextToken: next}
+	for _, r := range items {
+		x := capacityReservationXML{
+			ID: r.ID, OwnerID: r.OwnerID, Arn: "arn:aws:ec2:" + s.opts.Region + ":" + r.OwnerID + ":capacity-reservation/" + r.ID,
+			AvailabilityZone: r.Zone, InstanceType: r.InstanceType, InstancePlatform: "Linux/UNIX", Tenancy: "default",
+			TotalInstanceCount: r.TotalInstanceCount, AvailableInstanceCount: r.AvailableInstanceCount, State: r.State,
+			StartDate: r.StartDate.UTC().Format(time.RFC3339), CreateDate: r.StartDate.UTC().Format(time.RFC3339),
+			EndDateType: "unlimited", InstanceMatchCriteria: r.InstanceMatchCriteria, ReservationType: "default",
+			Tags: tagSet(r.Tags),
+		}
+		if !r.EndDate.IsZero() {
+			x.EndDate, x.EndDateType = r.EndDate.UTC().Format(time.RFC3339), "limited"
+		}
+		out.Reservations = append(out.Reservations, x)
+	}
+	return out, nil
+}
+
+func capacityReservationIDPattern(id string) bool {
+	if len(id) < 4 || id[:3] != "cr-" {
+		return false
+	}
+	for _, c := range id[3:] {
+		if !(c >= '0' && c <= '9' || c >= 'a' && c <= 'z') {
+			return false
+		}
+	}
+	return true
+}
+
+type describeCapacityReservationsResponse struct {
+	meta
+	Reservations []capacityReservationXML `xml:"capacityReservationSet>item"`
+	NextToken    string                   `xml:"nextToken,omitempty"`
+}
+
+type capacityReservationXML struct {
+	ID                     string   `xml:"capacityReservationId"`
+	OwnerID                string   `xml:"ownerId"`
+	Arn                    string   `xml:"capacityReservationArn"`
+	AvailabilityZone       string   `xml:"availabilityZone"`
+	InstanceType           string   `xml:"instanceType"`
+	InstancePlatform       string   `xml:"instancePlatform"`
+	Tenancy                string   `xml:"tenancy"`
+	TotalInstanceCount     int      `xml:"totalInstanceCount"`
+	AvailableInstanceCount int      `xml:"availableInstanceCount"`
+	State                  string   `xml:"state"`
+	StartDate              string   `xml:"startDate"`
+	EndDate                string   `xml:"endDate,omitempty"`
+	EndDateType            string   `xml:"endDateType"`
+	InstanceMatchCriteria  string   `xml:"instanceMatchCriteria"`
+	CreateDate             string   `xml:"createDate"`
+	ReservationType        string   `xml:"reservationType"`
+	Tags                   []tagXML `xml:"tagSet>item"`
+}
