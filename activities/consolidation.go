@@ -160,6 +160,12 @@ func clusterPrice(snap *snapshot) float64 {
 // nodePrice is the price of a node's instance type and capacity type in
 // its zone (USD/hour): on-demand, or the zone's spot price from the market.
 func (a *Activities) nodePrice(n *corev1.Node) float64 {
+	return a.NodePrice(n)
+}
+
+// NodePrice is a node's price in USD/hour (nodePrice), for the
+// karpenter_nodepools_cost_total metric.
+func (a *Activities) NodePrice(n *corev1.Node) float64 {
 	it, ok := a.Catalog.Get(n.Labels[apiv1.LabelInstanceType])
 	if !ok {
 		return 0

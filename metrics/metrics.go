@@ -158,7 +158,6 @@ func (m *Metrics) PodUnschedulable() {
 	m.PodsUnschedulable.Inc()
 }
 
-
 // NodeClaimLaunched counts one NodeClaim whose instance CreateFleet launched.
 func (m *Metrics) NodeClaimLaunched(nodePool, instanceType, capacityType, zone string) {
 	if m == nil {
@@ -175,7 +174,6 @@ func (m *Metrics) NodeClaimRegistered(nodePool, instanceType, capacityType, zone
 	m.NodeClaimsRegistered.WithLabelValues(nodePool, instanceType, capacityType, zone).Inc()
 	m.Karpenter.NodesCreated.WithLabelValues(nodePool, zone).Inc()
 }
-
 
 // ObserveProvision records the seconds from a Provision workflow's start
 // to all its NodeClaims started.
@@ -233,8 +231,6 @@ func (m *Metrics) DisruptionDecision(reason, decision string) {
 	m.DisruptionDecisions.WithLabelValues(reason, decision).Inc()
 }
 
-
-
 // Collected counts one object garbage collection collected, by kind.
 func (m *Metrics) Collected(kind string) {
 	if m == nil {
@@ -242,7 +238,6 @@ func (m *Metrics) Collected(kind string) {
 	}
 	m.GarbageCollected.WithLabelValues(kind).Inc()
 }
-
 
 // CatalogRefreshFailed counts one failed refresh of the live catalog's source.
 func (m *Metrics) CatalogRefreshFailed(source string) {
