@@ -142,6 +142,18 @@ func newKarpenter(r *prometheus.Registry) *Karpenter {
 		k.DisruptionEvaluation, k.AllowedDisruptions,
 		k.InterruptionReceived, k.InterruptionDeleted, k.InterruptionQueueDuration, k.InterruptionActions,
 		k.CloudProviderDuration, k.CloudProviderErrors)
+	// The series alerts divide or rate over exist from the start at 0, so
+	// the first error is an increase (as Karpenter starts its consolidation
+	// timeouts at 0).
+	for _, e := range []string{ErrorInsufficientCapacity, ErrorNodeClassNotReady, ErrorNodeClaimNotFound, ""} {
+		k.CloudProviderErrors.WithLabelValues(ControllerLifecycle, MethodCreate, Provider, e)
+	}
+	for _, e := range []string{ErrorNodeClaimNotFound, ""} {
+		k.CloudProviderErrors.WithLabelValues(ControllerLifecycle, MethodDelete, Provider, e)
+	}
+	for _, c := range []string{"empty", "multi", "single"} {
+		k.DisruptionFailedChecks.WithLabelValues(c)
+	}
 	return k
 }
 
