@@ -4,6 +4,7 @@ package integration
 
 import (
 	"fmt"
+	"math"
 	"net/http"
 	"os"
 	"strings"
@@ -81,10 +82,10 @@ func checkMetrics(t *testing.T, nodes int) {
 	}
 	// The Karpenter gauges carry what the joinery ones say.
 	for _, r := range []string{"cpu", "memory", "pods"} {
-		if j, k := sum("joinery_nodes_allocatable", map[string]string{"resource": r}), sum("karpenter_nodes_allocatable", map[string]string{"resource_type": r}); j != k {
+		if j, k := sum("joinery_nodes_allocatable", map[string]string{"resource": r}), sum("karpenter_nodes_allocatable", map[string]string{"resource_type": r}); math.Abs(j-k) > 1e-9*j {
 			t.Errorf("allocatable %s: joinery %v, karpenter %v", r, j, k)
 		}
-		if j, k := sum("joinery_nodes_requests", map[string]string{"resource": r}), sum("karpenter_nodes_total_pod_requests", map[string]string{"resource_type": r}); j != k {
+		if j, k := sum("joinery_nodes_requests", map[string]string{"resource": r}), sum("karpenter_nodes_total_pod_requests", map[string]string{"resource_type": r}); math.Abs(j-k) > 1e-9*j {
 			t.Errorf("requests %s: joinery %v, karpenter %v", r, j, k)
 		}
 	}
