@@ -93,10 +93,15 @@ func TestConsolidationShrinksTheClusterAfterScaleDown(t *testing.T) {
 		{"karpenter_nodeclaims_terminated_total", map[string]string{"nodepool": "general-purpose"}},
 		{"karpenter_nodes_terminated_total", map[string]string{"nodepool": "general-purpose"}},
 		{"karpenter_cloudprovider_duration_seconds", map[string]string{"method": "Delete", "controller": "nodeclaim.lifecycle"}},
+		{"karpenter_voluntary_disruption_decision_evaluation_duration_seconds", nil},
+		{"karpenter_nodepools_allowed_disruptions", map[string]string{"nodepool": "general-purpose", "reason": "Underutilized"}},
 	} {
 		if got := sumOf(fams, c.name, c.match); got < 1 {
 			t.Errorf("%s%v = %v, want >= 1", c.name, c.match, got)
 		}
+	}
+	if got := sumOf(fams, "karpenter_voluntary_disruption_eligible_nodes", map[string]string{"reason": "underutilized"}); got < 0 {
+		t.Error("no karpenter_voluntary_disruption_eligible_nodes{reason=underutilized}")
 	}
 	// As many disruption decisions acted on as the workflow recorded done.
 	done := 0.0
