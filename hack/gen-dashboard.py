@@ -93,14 +93,16 @@ row("Temporal workflows and worker")
 panel("Workers up", [('sum(up{job=~"$job"})', "up")], kind="stat", w=4)
 panel("Workflows completed", [('sum by (workflow_type) (increase(temporal_workflow_completed_total[$__rate_interval]))', "{{workflow_type}}")], w=10)
 panel("Workflow task execution latency (p99)", [('max by (workflow_type) (temporal_workflow_task_execution_latency_seconds{quantile="0.99"})', "{{workflow_type}}")], unit="s", w=10)
+panel("Workflow end-to-end latency (p95)", [('max by (workflow_type) (temporal_workflow_endtoend_latency_seconds{quantile="0.95"})', "{{workflow_type}}")], unit="s",
+      desc="Start to close of each workflow type: a Provision batch, a NodeClaim's whole life, a drain")
 panel("Activity execution latency (p95)", [('max by (activity_type) (temporal_activity_execution_latency_seconds{quantile="0.95"})', "{{activity_type}}")], unit="s")
-panel("Task schedule-to-start latency (p95)", [
-    ('max(temporal_workflow_task_schedule_to_start_latency_seconds{quantile="0.95"})', "workflow tasks"),
-    ('max(temporal_activity_schedule_to_start_latency_seconds{quantile="0.95"})', "activity tasks")], unit="s",
-    desc="Time tasks wait on the task queue: high means too few workers or pollers")
-panel("Worker task slots available", [('sum by (worker_type) (temporal_worker_task_slots_available)', "{{worker_type}}")])
-panel("Activity failures", [('sum by (activity_type) (increase(temporal_activity_execution_failed_total[$__rate_interval]))', "{{activity_type}}")])
-panel("Temporal request failures", [('sum by (operation) (increase(temporal_request_failure_total[$__rate_interval]))', "{{operation}}")])
+panel("Workflow task schedule-to-start latency (p95)", [('max(temporal_workflow_task_schedule_to_start_latency_seconds{quantile="0.95"})', "workflow tasks")], unit="s",
+      desc="Time workflow tasks wait on the task queue: high means too few workers or pollers")
+panel("Pollers and task slots", [('sum by (poller_type) (temporal_num_pollers)', "pollers {{poller_type}}"),
+                                 ('sum by (worker_type) (temporal_worker_task_slots_available)', "free slots {{worker_type}}")])
+panel("Temporal requests", [('sum by (operation) (rate(temporal_request_total[$__rate_interval]))', "{{operation}}"),
+                            ('sum(rate(temporal_long_request_total[$__rate_interval]))', "long polls")], unit="reqps")
+
 endrow()
 
 dash = {
