@@ -47,11 +47,10 @@ type Karpenter struct {
 // Karpenter's label values.
 const (
 	// Controllers (the controller label; Karpenter's controller names).
-	ControllerProvisioner  = "provisioner"
-	ControllerDisruption   = "disruption"
-	ControllerLifecycle    = "nodeclaim.lifecycle"
-	ControllerGC           = "nodeclaim.garbagecollection"
-	ControllerInterruption = "interruption"
+	ControllerProvisioner = "provisioner"
+	ControllerDisruption  = "disruption"
+	ControllerLifecycle   = "nodeclaim.lifecycle"
+	ControllerGC          = "nodeclaim.garbagecollection"
 
 	// CloudProvider methods (the method label).
 	MethodCreate = "Create"
