@@ -26,7 +26,6 @@ type Karpenter struct {
 	SchedulingDuration *prometheus.HistogramVec // controller
 	QueueDepth         *prometheus.GaugeVec     // controller, scheduling_id
 	UnschedulablePods  *prometheus.GaugeVec     // controller
-	IgnoredPods        prometheus.Gauge
 
 	DisruptionDecisions       *prometheus.CounterVec   // decision, reason, consolidation_type
 	DisruptionDecisionsByPool *prometheus.CounterVec   // nodepool, decision, reason, consolidation_type
@@ -101,8 +100,6 @@ func newKarpenter(r *prometheus.Registry) *Karpenter {
 		QueueDepth: gauge("karpenter_scheduler_queue_depth", "The number of pods currently waiting to be scheduled.",
 			"controller", "scheduling_id"),
 		UnschedulablePods: gauge("karpenter_scheduler_unschedulable_pods_count", "The number of unschedulable Pods.", "controller"),
-		IgnoredPods: prometheus.NewGauge(prometheus.GaugeOpts{Name: "karpenter_scheduler_ignored_pods_count",
-			Help: "Number of pods ignored during scheduling by Karpenter"}),
 		DisruptionDecisions: counter("karpenter_voluntary_disruption_decisions_total",
 			"Number of disruption decisions performed. Labeled by disruption decision, reason, and consolidation type.",
 			"decision", "reason", "consolidation_type"),
@@ -136,7 +133,7 @@ func newKarpenter(r *prometheus.Registry) *Karpenter {
 			"Total number of errors returned from CloudProvider calls.", "controller", "method", "provider", "error"),
 	}
 	r.MustRegister(k.NodeClaimsCreated, k.NodeClaimsTerminated, k.NodeClaimsDisrupted, k.NodesCreated, k.NodesTerminated,
-		k.SchedulingDuration, k.QueueDepth, k.UnschedulablePods, k.IgnoredPods,
+		k.SchedulingDuration, k.QueueDepth, k.UnschedulablePods,
 		k.DisruptionDecisions, k.DisruptionDecisionsByPool, k.DisruptionEligibleNodes, k.DisruptionFailedChecks,
 		k.DisruptionEvaluation, k.AllowedDisruptions,
 		k.InterruptionReceived, k.InterruptionDeleted, k.InterruptionQueueDuration, k.InterruptionActions,
@@ -263,13 +260,6 @@ func (m *Metrics) SetQueueDepth(controller, schedulingID string, pods int) {
 	m.Karpenter.QueueDepth.WithLabelValues(controller, schedulingID).Set(float64(pods))
 }
 
-// SetIgnoredPods sets the pods the last provisioning pass left out.
-func (m *Metrics) SetIgnoredPods(n int) {
-	if m == nil {
-		return
-	}
-	m.Karpenter.IgnoredPods.Set(float64(n))
-}
 
 // SetEligibleByReason sets karpenter_voluntary_disruption_eligible_nodes
 // for each reason (drifted, empty, underutilized).

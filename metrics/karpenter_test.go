@@ -87,7 +87,6 @@ func TestNilMetricsRecordNoKarpenterSeries(t *testing.T) {
 	m.NodeClaimDisruptedBy("p", "r", "spot", "", "graceful")
 	m.Scheduled(ControllerProvisioner, 1, 1)
 	m.SetQueueDepth(ControllerProvisioner, "b", 1)
-	m.SetIgnoredPods(1)
 	m.SetEligibleByReason(map[string]int{"empty": 1})
 	m.DisruptionActed("delete", "empty", "empty", nil)
 	m.DisruptionValidationFailed("multi")
