@@ -260,7 +260,6 @@ func (m *Metrics) SetQueueDepth(controller, schedulingID string, pods int) {
 	m.Karpenter.QueueDepth.WithLabelValues(controller, schedulingID).Set(float64(pods))
 }
 
-
 // SetEligibleByReason sets karpenter_voluntary_disruption_eligible_nodes
 // for each reason (drifted, empty, underutilized).
 func (m *Metrics) SetEligibleByReason(byReason map[string]int) {
