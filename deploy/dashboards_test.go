@@ -354,3 +354,22 @@ func TestDashboardAndRulesUseScrapedMetrics(t *testing.T) {
 		}
 	}
 }
+
+// TestKarpenterCapacityDashboardMetricsAreServed: the karpenter_* metrics
+// the panels of Karpenter's published capacity dashboard
+// (karpenter-capacity-dashboard.json, the AWS provider's getting-started
+// guide) read, with the labels they select on, are all scraped from the
+// worker.
+func TestKarpenterCapacityDashboardMetricsAreServed(t *testing.T) {
+	scraped := scrapedMetrics(t)
+	for _, name := range []string{
+		"karpenter_nodes_created_total", "karpenter_nodes_terminated_total", "karpenter_voluntary_disruption_eligible_nodes",
+		"karpenter_nodeclaims_disrupted_total", "karpenter_voluntary_disruption_decisions_total", "karpenter_pods_state",
+		"karpenter_nodepools_usage", "karpenter_nodepools_limit", "karpenter_nodes_allocatable",
+		"karpenter_nodes_total_daemon_requests", "karpenter_nodes_total_pod_requests",
+	} {
+		if !scraped[name] {
+			t.Errorf("%s (read by Karpenter's capacity dashboard) is not scraped", name)
+		}
+	}
+}
