@@ -69,6 +69,10 @@ func checkMetrics(t *testing.T, nodes int) {
 			t.Errorf("%s%v = %v, want >= %v", c.name, c.match, got, c.min)
 		}
 	}
+	t.Logf("karpenter_* after the slice: %v nodes, %.4f USD/hour (karpenter_nodepools_cost_total), cpu utilization %.1f%%, %v pods_state series, %v solves",
+		sum("karpenter_cluster_state_node_count", nil), sum("karpenter_nodepools_cost_total", nil),
+		sum("karpenter_cluster_utilization_percent", map[string]string{"resource_type": "cpu"}), float64(len(fams["karpenter_pods_state"].GetMetric())),
+		sum("karpenter_scheduler_scheduling_duration_seconds", map[string]string{"controller": "provisioner"}))
 	if got := sum("joinery_nodes_total", nil); got != want {
 		t.Errorf("joinery_nodes_total = %v, want %v", got, want)
 	}
