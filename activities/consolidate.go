@@ -7,6 +7,7 @@ import (
 
 	apiv1 "github.com/joinery/joinery/api/v1"
 	"github.com/joinery/joinery/disruption"
+	"github.com/joinery/joinery/metrics"
 	"github.com/joinery/joinery/solver"
 	"github.com/joinery/joinery/workflows"
 	"go.temporal.io/sdk/temporal"
@@ -81,6 +82,10 @@ func (a *Activities) RecheckConsolidation(ctx context.Context, d workflows.Disru
 	outcome := "rechecked"
 	if !v.Valid {
 		outcome = "aborted"
+		a.Metrics.DisruptionValidationFailed(metrics.ConsolidationType(d.Method))
+	} else {
+		// Acted on from here: tainted, its replacement launched next.
+		a.Metrics.DisruptionActed(decisionKind(d), d.Reason, metrics.ConsolidationType(d.Method), a.poolsOf(d.Nodes))
 	}
 	a.Metrics.DisruptionDecision(d.Reason, outcome)
 	a.logger(ctx).Info("consolidation re-checked before acting", zap.Strings("nodes", d.Nodes), zap.Bool("valid", v.Valid),
@@ -147,7 +152,7 @@ func (a *Activities) CreateReplacement(ctx context.Context, r workflows.Replacem
 	if err := a.Cluster.WaitNodeClaimsCached(ctx, []string{nc.Name}, cacheWait); err != nil {
 		return workflows.NodeClaimInput{}, err
 	}
-	a.Metrics.NodeClaimCreated(np.Name)
+	a.Metrics.NodeClaimCreatedBy(np.Name, workflows.ReasonUnderused, false)
 	a.logger(ctx).Info("replacement created as planned", zap.String("nodeclaim", nc.Name), zap.Strings("for", r.For),
 		zap.Strings("instanceTypes", plan.InstanceTypes), zap.Float64("usdPerHour", plan.USDPerHour), zap.Float64("maxUsdPerHour", plan.MaxUSDPerHour))
 	return workflows.NodeClaimInput{Name: nc.Name, NodePool: np.Name, Offerings: plan.Offerings, Pods: plan.Pods,

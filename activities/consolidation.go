@@ -6,6 +6,7 @@ import (
 
 	apiv1 "github.com/joinery/joinery/api/v1"
 	"github.com/joinery/joinery/disruption"
+	"github.com/joinery/joinery/metrics"
 	"github.com/joinery/joinery/solver"
 	"github.com/joinery/joinery/workflows"
 	"go.uber.org/zap"
@@ -17,7 +18,11 @@ import (
 // disruption.Decide choose (see there for the methods and their order).
 // Nothing is decided while pods are pending or NodeClaims are launching.
 func (a *Activities) ComputeDisruption(ctx context.Context, p workflows.DisruptionPass) (workflows.DisruptionDecision, error) {
+	start := time.Now()
 	d, err := a.computeDisruption(ctx, p)
+	if err == nil {
+		a.Metrics.ObserveDisruptionEvaluation(d.Reason, metrics.ConsolidationType(d.Method), time.Since(start).Seconds())
+	}
 	if err == nil && d.Blocked != nil && p.Reported != "" && d.Blocked.Digest() == p.Reported {
 		d.Blocked, d.BlockedUnchanged = nil, true // the workflow holds this report already
 	}
@@ -30,6 +35,10 @@ func (a *Activities) ComputeDisruption(ctx context.Context, p workflows.Disrupti
 		a.Metrics.SetDisruptionEligible(d.Eligible)
 		if d.Method != "" {
 			a.Metrics.DisruptionDecision(d.Reason, "proposed")
+		}
+		if d.Method == workflows.MethodDrift {
+			// Drift is acted on as decided (no validation delay).
+			a.Metrics.DisruptionActed(decisionKind(d), d.Reason, "", a.poolsOf(d.Nodes))
 		}
 	}
 	if err == nil && d.Method != "" {
@@ -69,7 +78,13 @@ func (a *Activities) computeDisruption(ctx context.Context, p workflows.Disrupti
 		OnScore:        a.consolidationScored,
 		DriftNotBefore: p.DriftNotBefore,
 	}
+	a.Metrics.SetEligibleByReason(disruption.EligibleByReason(pass))
+	a.setAllowedDisruptions(now)
+	sim := time.Now()
 	d := disruption.Decide(pass)
+	if d.Method == workflows.MethodMultiNode || d.Method == workflows.MethodSingleNode || d.Method == "" {
+		a.Metrics.Scheduled(metrics.ControllerDisruption, time.Since(sim).Seconds(), 0)
+	}
 	d.USDPerHour, d.ListUSDPerHour = usd, list
 	a.reportBlocked(ctx, &d, claims, disruption.Merge(blocked, disruption.PassBlocks(pass, d, trace)))
 	return d, nil
@@ -101,6 +116,7 @@ func (a *Activities) ValidateDisruption(ctx context.Context, d workflows.Disrupt
 		outcome := "valid"
 		if !v.Valid {
 			outcome = "dropped"
+			a.Metrics.DisruptionValidationFailed(metrics.ConsolidationType(d.Method))
 		}
 		a.Metrics.DisruptionDecision(d.Reason, outcome)
 	}
@@ -158,10 +174,55 @@ func (a *Activities) listPrice(snap *snapshot) float64 {
 // its zone (USD/hour): on-demand, or the zone's spot price from the market,
 // after its pool's NodeOverlays.
 func (a *Activities) nodePrice(n *corev1.Node) float64 {
+	return a.NodePrice(n)
+}
+
+// NodePrice is a node's price in USD/hour (nodePrice), for the
+// karpenter_nodepools_cost_total metric.
+func (a *Activities) NodePrice(n *corev1.Node) float64 {
 	it, ok := a.Catalog.Get(n.Labels[apiv1.LabelInstanceType])
 	if !ok {
 		return 0
 	}
 	zone, ct := n.Labels[apiv1.LabelZone], n.Labels[apiv1.LabelCapacityType]
 	return a.overlaidPrice(it, n.Labels[apiv1.LabelNodePool], zone, ct, a.Market.Price(it, zone, ct))
+}
+
+// decisionKind is Karpenter's decision label: replace when the decision
+// launches capacity first, else delete.
+func decisionKind(d workflows.DisruptionDecision) string {
+	if d.Replace || d.Replacement != nil {
+		return "replace"
+	}
+	return "delete"
+}
+
+// poolsOf names the NodePool of each node (from the caches; a node gone
+// is left out).
+func (a *Activities) poolsOf(nodes []string) []string {
+	var out []string
+	for _, n := range nodes {
+		if node, err := a.Cluster.Nodes.Get(n); err == nil {
+			out = append(out, node.Labels[apiv1.LabelNodePool])
+		}
+	}
+	return out
+}
+
+// setAllowedDisruptions sets karpenter_nodepools_allowed_disruptions for
+// every valid NodePool and budget reason at now (Karpenter's reason
+// values: Empty, Drifted, Underutilized).
+func (a *Activities) setAllowedDisruptions(now time.Time) {
+	if a.Metrics == nil {
+		return
+	}
+	pools, _ := a.Cluster.NodePools()
+	for _, np := range pools {
+		nodes := a.poolNodeCount(np.Name, "").Nodes
+		for _, reason := range []string{disruption.BudgetReasonEmpty, disruption.BudgetReasonDrifted, disruption.BudgetReasonUnderutilized} {
+			if n, err := disruption.Allowed(np.Spec.Disruption.Budgets, reason, nodes, now); err == nil {
+				a.Metrics.SetAllowedDisruptions(np.Name, reason, n)
+			}
+		}
+	}
 }

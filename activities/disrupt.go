@@ -10,6 +10,7 @@ import (
 	"github.com/joinery/joinery/cloud"
 	"github.com/joinery/joinery/cluster"
 	"github.com/joinery/joinery/disruption"
+	"github.com/joinery/joinery/metrics"
 	"github.com/joinery/joinery/solver"
 	"github.com/joinery/joinery/workflows"
 	"go.temporal.io/sdk/activity"
@@ -229,7 +230,9 @@ func (a *Activities) PlanReplacement(ctx context.Context, in workflows.DisruptIn
 		snap.podsByKey[p.Namespace+"/"+p.Name] = p
 	}
 	snap.input.Budget = a.SolverBudget
+	start := time.Now()
 	plan := solver.Solve(snap.input)
+	a.Metrics.Scheduled(metrics.ControllerDisruption, time.Since(start).Seconds(), len(plan.Unschedulable))
 	var out []workflows.NodeClaimInput
 	for _, nn := range plan.NewNodeClaims {
 		nc, nci, err := a.writeNodeClaim(ctx, snap, batch, nn)
@@ -237,6 +240,7 @@ func (a *Activities) PlanReplacement(ctx context.Context, in workflows.DisruptIn
 			return out, err
 		}
 		out = append(out, nci)
+		a.Metrics.NodeClaimCreatedBy(nn.NodePool, in.Reason, false)
 		log.Info("replacement planned", zap.String("nodeclaim", nc.Name), zap.Int("pods", len(nn.Pods)), zap.Float64("usdPerHour", nn.Price()))
 	}
 	for _, u := range plan.Unschedulable {

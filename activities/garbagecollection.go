@@ -4,10 +4,12 @@ import (
 	"context"
 	"fmt"
 	"sort"
+	"time"
 
 	apiv1 "github.com/joinery/joinery/api/v1"
 	"github.com/joinery/joinery/cloud"
 	"github.com/joinery/joinery/gc"
+	"github.com/joinery/joinery/metrics"
 	"github.com/joinery/joinery/workflows"
 	"go.uber.org/zap"
 	corev1 "k8s.io/api/core/v1"
@@ -38,7 +40,9 @@ const reasonGarbageCollected = "GarbageCollected"
 // informer caches, looks up by id the few instances the listing lacks
 // whose state decides, and returns what gc.Decide says to collect.
 func (a *Activities) PlanGarbageCollection(ctx context.Context, p workflows.GCPass) (workflows.GCPlan, error) {
+	start := time.Now()
 	insts, err := a.Cloud.List(ctx)
+	a.Metrics.CloudProviderCall(metrics.ControllerGC, metrics.MethodList, time.Since(start).Seconds(), err != nil, cloudProviderError(err))
 	if err != nil {
 		return workflows.GCPlan{}, err
 	}

@@ -77,7 +77,7 @@ func (a *Activities) MarkOfferingUnavailable(_ context.Context, o workflows.Offe
 // RecordInterruption records what an interruption made Joinery do: a
 // Kubernetes Event on the Node and the NodeClaim, a log line and
 // joinery_interruption_actions_total{action}.
-func (a *Activities) RecordInterruption(_ context.Context, n workflows.InterruptionNote) error {
+func (a *Activities) RecordInterruption(ctx context.Context, n workflows.InterruptionNote) error {
 	typ := corev1.EventTypeWarning
 	if n.Action == workflows.ActionNoAction {
 		typ = corev1.EventTypeNormal
@@ -90,7 +90,13 @@ func (a *Activities) RecordInterruption(_ context.Context, n workflows.Interrupt
 	if n.NodeClaim != "" {
 		a.Cluster.Recorder.Event(&corev1.ObjectReference{APIVersion: "karpenter.sh/v1", Kind: "NodeClaim", Name: n.NodeClaim}, typ, reason, msg)
 	}
-	a.Metrics.InterruptionAction(n.Action)
+	pool := ""
+	if n.NodeClaim != "" {
+		if nc, err := a.Cluster.NodeClaim(ctx, n.NodeClaim); err == nil {
+			pool = nc.Labels[apiv1.LabelNodePool]
+		}
+	}
+	a.Metrics.InterruptionActed(n.Action, pool)
 	a.Log.Info("interruption", zap.String("kind", n.Kind), zap.String("action", n.Action), zap.String("instance", n.InstanceID),
 		zap.String("node", n.NodeName), zap.String("nodeclaim", n.NodeClaim), zap.String("event", n.EventID), zap.String("message", n.Message))
 	return nil

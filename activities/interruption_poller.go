@@ -100,7 +100,7 @@ func (p *InterruptionPoller) Handle(ctx context.Context, m cloud.QueueMessage, r
 	if err != nil {
 		kind = interruption.KindUnparsable
 	}
-	p.Metrics.InterruptionMessage(kind)
+	p.Metrics.InterruptionDequeued(kind, msg.Time, time.Now())
 	switch {
 	case err != nil:
 		res.Unparsable++
@@ -139,7 +139,9 @@ func (p *InterruptionPoller) delete(ctx context.Context, log *zap.Logger, m clou
 	if err := p.Queue.Delete(ctx, m.ReceiptHandle); err != nil {
 		// Redelivered later; its workflow id makes that a no-op.
 		log.Warn("interruption message not deleted", zap.Error(err))
+		return
 	}
+	p.Metrics.InterruptionMessageDeleted()
 }
 
 // TemporalInterruptionStarter starts Interruption workflows with a

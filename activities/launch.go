@@ -6,10 +6,12 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"time"
 
 	apiv1 "github.com/joinery/joinery/api/v1"
 	"github.com/joinery/joinery/catalog"
 	"github.com/joinery/joinery/cloud"
+	"github.com/joinery/joinery/metrics"
 	"github.com/joinery/joinery/nodeclass"
 	"github.com/joinery/joinery/workflows"
 	"go.temporal.io/sdk/temporal"
@@ -27,6 +29,45 @@ import (
 // ErrInsufficientCapacity error whose details are the failed offerings
 // (also put in the ICE cache).
 func (a *Activities) LaunchInstance(ctx context.Context, req workflows.LaunchRequest) (workflows.Instance, error) {
+	start := time.Now()
+	inst, err := a.launchInstance(ctx, req)
+	a.Metrics.CloudProviderCall(metrics.ControllerLifecycle, metrics.MethodCreate, time.Since(start).Seconds(), err != nil, cloudProviderError(err))
+	return inst, err
+}
+
+// cloudProviderError is the error label of karpenter_cloudprovider_errors_total:
+// Karpenter's well-known error names, "" for the rest.
+func cloudProviderError(err error) string {
+	var app *temporal.ApplicationError
+	var ice *cloud.InsufficientCapacityError
+	switch {
+	case err == nil:
+		return ""
+	case errors.As(err, &ice):
+		return metrics.ErrorInsufficientCapacity
+	case cloud.IsNotFound(err):
+		return metrics.ErrorNodeClaimNotFound
+	case errors.As(err, &app):
+		switch app.Type() {
+		case workflows.ErrInsufficientCapacity:
+			return metrics.ErrorInsufficientCapacity
+		case workflows.ErrNodeClaimGone:
+			return metrics.ErrorNodeClaimNotFound
+		}
+	}
+	var notReady classNotReadyError
+	if errors.As(err, &notReady) {
+		return metrics.ErrorNodeClassNotReady
+	}
+	return ""
+}
+
+// classNotReadyError: the NodeClaim's EC2NodeClass is not Ready (why).
+type classNotReadyError string
+
+func (e classNotReadyError) Error() string { return string(e) }
+
+func (a *Activities) launchInstance(ctx context.Context, req workflows.LaunchRequest) (workflows.Instance, error) {
 	prog := resumeLaunch(ctx)
 	defer prog.beat.stop()
 	nc, err := a.Cluster.NodeClaim(ctx, req.NodeClaim)
@@ -102,7 +143,7 @@ func (a *Activities) LaunchInstance(ctx context.Context, req workflows.LaunchReq
 // cannot be met (non-retryable, see launchOfferings).
 func (a *Activities) planLaunch(ctx context.Context, nc *apiv1.NodeClaim, cls *apiv1.EC2NodeClass, req workflows.LaunchRequest, prog *progressLog) (launchPlan, error) {
 	if why := nodeclass.NotReady(cls); why != "" {
-		err := errors.New(why)
+		err := classNotReadyError(why)
 		a.launchFailed(ctx, nc, "NodeClassNotReady", err)
 		return launchPlan{}, err // the reconciler may resolve it
 	}

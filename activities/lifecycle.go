@@ -9,6 +9,7 @@ import (
 	apiv1 "github.com/joinery/joinery/api/v1"
 	"github.com/joinery/joinery/cloud"
 	"github.com/joinery/joinery/lifecycle"
+	"github.com/joinery/joinery/metrics"
 	"github.com/joinery/joinery/workflows"
 	"go.temporal.io/sdk/activity"
 	"go.temporal.io/sdk/temporal"
@@ -213,12 +214,17 @@ func (a *Activities) initialize(ctx context.Context, nc *apiv1.NodeClaim, n *cor
 // tolerates an already-finished step, so retries are safe.
 func (a *Activities) TerminateInstance(ctx context.Context, r workflows.TerminateRequest) error {
 	if r.InstanceID != "" {
-		if err := a.Cloud.Terminate(ctx, r.InstanceID); err != nil {
+		start := time.Now()
+		err := a.Cloud.Terminate(ctx, r.InstanceID)
+		a.Metrics.CloudProviderCall(metrics.ControllerLifecycle, metrics.MethodDelete, time.Since(start).Seconds(), err != nil, cloudProviderError(err))
+		if err != nil {
 			return err
 		}
 		for {
 			activity.RecordHeartbeat(ctx)
+			start := time.Now()
 			inst, err := a.Cloud.Get(ctx, r.InstanceID)
+			a.Metrics.CloudProviderCall(metrics.ControllerLifecycle, metrics.MethodGet, time.Since(start).Seconds(), err != nil, cloudProviderError(err))
 			if cloud.IsNotFound(err) || (err == nil && inst.State == cloud.StateTerminated) {
 				break
 			}
@@ -244,14 +250,11 @@ func (a *Activities) TerminateInstance(ctx context.Context, r workflows.Terminat
 			return err
 		}
 	}
-	pool := ""
-	if nc, err := a.Cluster.NodeClaim(ctx, r.NodeClaim); err == nil {
-		pool = nc.Labels[apiv1.LabelNodePool]
-	}
+	nc, _ := a.Cluster.NodeClaim(ctx, r.NodeClaim)
 	if err := a.Cluster.DeleteNodeClaim(ctx, r.NodeClaim); err != nil {
 		return err
 	}
-	a.Metrics.NodeClaimTerminated(pool, r.Reason)
+	a.nodeClaimEnded(nc, r.Reason, name != "")
 	a.logger(ctx).Info("nodeclaim terminated", zap.String("nodeclaim", r.NodeClaim), zap.String("instance", r.InstanceID), zap.String("reason", r.Reason))
 	return nil
 }

@@ -17,7 +17,10 @@ import (
 const (
 	ConditionValidationSucceeded = "ValidationSucceeded"
 	ConditionReady               = "Ready"
-	ReasonValidationFailed       = "ValidationFailed"
+	ReasonValidationFailed       = "NodePoolValidationFailed"
+	// ReasonUnhealthyDependents is Ready's reason while another condition
+	// is False (message "<Type>=False"), as Karpenter's status conditions.
+	ReasonUnhealthyDependents = "UnhealthyDependents"
 	// ConditionNodeClassReady is False while the pool's EC2NodeClass is
 	// not Ready (reason ReasonNodeClassNotReady), as in Karpenter.
 	ConditionNodeClassReady = "NodeClassReady"
@@ -81,10 +84,10 @@ func (a *Activities) writePoolConditions(ctx context.Context, name string, gener
 	now := metav1.NewTime(time.Now().UTC().Truncate(time.Second))
 	conds := []metav1.Condition{
 		{Type: typ, Status: status, Reason: reason, Message: msg, LastTransitionTime: now, ObservedGeneration: generation},
-		{Type: ConditionReady, Status: status, Reason: reason, Message: msg, LastTransitionTime: now, ObservedGeneration: generation},
+		{Type: ConditionReady, Status: status, Reason: ReasonUnhealthyDependents, Message: typ + "=False", LastTransitionTime: now, ObservedGeneration: generation},
 	}
 	if status == metav1.ConditionTrue {
-		conds[1].Reason = ConditionReady
+		conds[1].Reason, conds[1].Message = ConditionReady, ""
 		// A valid pool is only written once its class is Ready too.
 		conds = append(conds, metav1.Condition{Type: ConditionNodeClassReady, Status: status, Reason: ConditionNodeClassReady,
 			LastTransitionTime: now, ObservedGeneration: generation})

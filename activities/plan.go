@@ -11,6 +11,7 @@ import (
 
 	apiv1 "github.com/joinery/joinery/api/v1"
 	"github.com/joinery/joinery/disruption"
+	"github.com/joinery/joinery/metrics"
 	"github.com/joinery/joinery/solver"
 	"github.com/joinery/joinery/workflows"
 	"go.temporal.io/sdk/activity"
@@ -92,7 +93,11 @@ func (a *Activities) PlanProvisioning(ctx context.Context, in workflows.Provisio
 		return workflows.ProvisionPlan{}, err
 	}
 	snap.input.Budget = a.SolverBudget
+	a.Metrics.SetQueueDepth(metrics.ControllerProvisioner, in.BatchID, len(snap.input.Pods))
+	start := time.Now()
 	plan := solver.Solve(snap.input)
+	a.Metrics.Scheduled(metrics.ControllerProvisioner, time.Since(start).Seconds(), len(plan.Unschedulable))
+	a.Metrics.SetQueueDepth(metrics.ControllerProvisioner, in.BatchID, len(plan.Unschedulable))
 	if n := capReservations(plan.NewNodeClaims, a.reservationBudget()); n > 0 {
 		log.Info("capacity reservations used up: nodeclaims planned on other offerings", zap.Int("nodeclaims", n))
 	}
@@ -135,7 +140,7 @@ func (a *Activities) PlanProvisioning(ctx context.Context, in workflows.Provisio
 				a.Cluster.Recorder.Eventf(p, corev1.EventTypeNormal, "Nominated", "Pod should schedule on: nodeclaim/%s", nc.Name)
 			}
 		}
-		a.Metrics.NodeClaimCreated(nn.NodePool)
+		a.Metrics.NodeClaimCreatedBy(nn.NodePool, "provisioned", false)
 		log.Info("nodeclaim planned", zap.String("nodeclaim", nc.Name), zap.String("nodepool", nn.NodePool),
 			zap.Int("pods", len(nn.Pods)), zap.String("cheapest", in.Offerings[0].InstanceType), zap.Float64("usdPerHour", nn.Price()))
 	}

@@ -4,9 +4,11 @@ import (
 	"context"
 	"fmt"
 	"sort"
+	"strings"
 	"time"
 
 	apiv1 "github.com/joinery/joinery/api/v1"
+	"github.com/joinery/joinery/metrics"
 	"github.com/joinery/joinery/workflows"
 	"go.temporal.io/sdk/activity"
 	"go.uber.org/zap"
@@ -147,16 +149,44 @@ func (a *Activities) RemoveTerminationFinalizers(ctx context.Context, r workflow
 			return fmt.Errorf("release Node %s: %w", n.Name, err)
 		}
 	}
-	pool := ""
-	if nc, err := a.Cluster.NodeClaim(ctx, r.NodeClaim); err == nil {
-		pool = nc.Labels[apiv1.LabelNodePool]
-	}
+	nc, _ := a.Cluster.NodeClaim(ctx, r.NodeClaim)
 	if err := a.Cluster.DeleteNodeClaim(ctx, r.NodeClaim); err != nil {
 		return fmt.Errorf("release NodeClaim %s: %w", r.NodeClaim, err)
 	}
-	if r.InstanceID != "" && pool != "" {
-		a.Metrics.NodeClaimTerminated(pool, r.Reason)
+	if r.InstanceID != "" && nc != nil {
+		a.nodeClaimEnded(nc, r.Reason, r.NodeName != "" || nc.Status.NodeName != "")
 	}
 	a.logger(ctx).Info("nodeclaim terminated", zap.String("nodeclaim", r.NodeClaim), zap.String("instance", r.InstanceID), zap.String("reason", r.Reason))
 	return nil
+}
+
+// disruptedPrefix starts the termination reason of a node disruption
+// ended ("disrupted: underutilized", workflows.terminateDisrupted).
+const disruptedPrefix = "disrupted: "
+
+// nodeClaimEnded records a NodeClaim whose instance is terminated and
+// whose object is gone (nc: as read just before; nil: already gone, not
+// counted): the terminated counters, and for a disruption
+// karpenter_nodeclaims_disrupted_total with Karpenter's labels.
+func (a *Activities) nodeClaimEnded(nc *apiv1.NodeClaim, reason string, hadNode bool) {
+	if nc == nil {
+		return
+	}
+	pool, capacity, zone := nc.Labels[apiv1.LabelNodePool], nc.Labels[apiv1.LabelCapacityType], nc.Labels[apiv1.LabelZone]
+	a.Metrics.NodeClaimEnded(pool, reason, capacity, zone, hadNode)
+	why, ok := strings.CutPrefix(reason, disruptedPrefix)
+	if !ok {
+		return
+	}
+	policy := ""
+	if why == workflows.ReasonEmpty || why == workflows.ReasonUnderused {
+		if np := a.nodePool(pool); np != nil {
+			policy = metrics.SnakeCase(np.Spec.Disruption.ConsolidationPolicy)
+		}
+	}
+	var grace *time.Duration
+	if g := nc.Spec.TerminationGracePeriod; g != nil {
+		grace = &g.Duration
+	}
+	a.Metrics.NodeClaimDisruptedBy(pool, why, capacity, policy, metrics.TerminationMode(grace))
 }

@@ -297,6 +297,7 @@ func newDependencies(ctx context.Context, cfg Config) (*dependencies, error) {
 		SpreadDefaults:          cfg.SpreadDefaults,
 	}
 	acts.LaunchTemplates = acts.LaunchTemplateGC()
+	m.Registry.MustRegister(newKarpenterCollector(cl, acts.NodePrice))
 	// The ICE cache and the pending-pod memo are read from (and written
 	// to) ConfigMaps before any activity runs here.
 	acts.BindSharedState()
@@ -347,6 +348,7 @@ func (d *dependencies) start(ctx context.Context, cfg Config) error {
 		idle: cfg.BatchIdle, max: cfg.BatchMax, trigger: make(chan struct{}, 1)}
 	p.watch()
 	pe := newPodEvents(d.cluster, m, log)
+	nps := &nodePoolStatus{cl: d.cluster, log: log.Named("nodepool-status")}
 	dw := newDeletionWatch(d.cluster, tc, d.pseudonym != nil, log)
 	go dw.run(ctx)
 	go d.market.run(ctx)
@@ -381,6 +383,7 @@ func (d *dependencies) start(ctx context.Context, cfg Config) error {
 			}
 			go d.classes.run(lctx)
 			go pe.run(lctx)
+			go nps.run(lctx)
 			if !cfg.DisableDisruption {
 				go d.expiry.run(lctx)
 			}
@@ -392,6 +395,7 @@ func (d *dependencies) start(ctx context.Context, cfg Config) error {
 	}
 	go d.classes.run(ctx)
 	go pe.run(ctx)
+	go nps.run(ctx)
 	if !cfg.DisableDisruption {
 		go d.expiry.run(ctx)
 	}

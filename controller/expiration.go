@@ -189,7 +189,11 @@ func (r *expirationReconciler) reconcile(ctx context.Context, q workqueue.TypedR
 		r.cl.Recorder.Event(&corev1.ObjectReference{APIVersion: "v1", Kind: "Node", Name: nc.Status.NodeName, UID: types.UID(nc.Status.NodeName)},
 			corev1.EventTypeNormal, EventExpired, msg)
 	}
-	r.metrics.NodeClaimDisrupted(pool, ReasonExpired, capacity)
+	var grace *time.Duration
+	if g := nc.Spec.TerminationGracePeriod; g != nil {
+		grace = &g.Duration
+	}
+	r.metrics.NodeClaimDisruptedBy(pool, ReasonExpired, capacity, "", metrics.TerminationMode(grace))
 	r.log.Info("deleting expired nodeclaim", zap.String("nodeclaim", nc.Name), zap.String("node", nc.Status.NodeName),
 		zap.String("nodepool", pool), zap.Time("created", nc.CreationTimestamp.Time), zap.Duration("expireAfter", e.After),
 		zap.Time("expiredAt", e.At))

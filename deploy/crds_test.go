@@ -5,6 +5,7 @@ import (
 	"cmp"
 	"os"
 	"path/filepath"
+	"reflect"
 	"regexp"
 	"strings"
 	"testing"
@@ -212,6 +213,54 @@ func TestChartCRDsAreDeployCRDs(t *testing.T) {
 		b, err2 := os.ReadFile(filepath.Join("chart", "joinery", "crds", filepath.Base(f)))
 		if err1 != nil || err2 != nil || !bytes.Equal(a, b) {
 			t.Errorf("chart/joinery/crds/%s differs from crds/ (cp deploy/crds/*.yaml deploy/chart/joinery/crds/): %v %v", filepath.Base(f), err1, err2)
+		}
+	}
+}
+
+// TestPrinterColumnsAreKarpenters checks each CRD's printer columns equal
+// Karpenter v1's (sigs.k8s.io/karpenter pkg/apis/crds, the AWS provider's
+// for EC2NodeClass): same names, JSONPaths, types and priorities, in order.
+func TestPrinterColumnsAreKarpenters(t *testing.T) {
+	type col struct {
+		name, path, typ string
+		priority        int32
+	}
+	want := map[string][]col{
+		"NodePool": {
+			{"NodeClass", ".spec.template.spec.nodeClassRef.name", "string", 0},
+			{"Nodes", ".status.nodes", "string", 0},
+			{"Ready", `.status.conditions[?(@.type=="Ready")].status`, "string", 0},
+			{"Age", ".metadata.creationTimestamp", "date", 0},
+			{"Weight", ".spec.weight", "integer", 1},
+			{"CPU", ".status.resources.cpu", "string", 1},
+			{"Memory", ".status.resources.memory", "string", 1},
+		},
+		"NodeClaim": {
+			{"Type", `.metadata.labels.node\.kubernetes\.io/instance-type`, "string", 0},
+			{"Capacity", `.metadata.labels.karpenter\.sh/capacity-type`, "string", 0},
+			{"Zone", `.metadata.labels.topology\.kubernetes\.io/zone`, "string", 0},
+			{"Node", ".status.nodeName", "string", 0},
+			{"Ready", `.status.conditions[?(@.type=="Ready")].status`, "string", 0},
+			{"Age", ".metadata.creationTimestamp", "date", 0},
+			{"ImageID", ".status.imageID", "string", 1},
+			{"ID", ".status.providerID", "string", 1},
+			{"NodePool", `.metadata.labels.karpenter\.sh/nodepool`, "string", 1},
+			{"NodeClass", ".spec.nodeClassRef.name", "string", 1},
+			{"Drifted", `.status.conditions[?(@.type=="Drifted")].status`, "string", 1},
+		},
+		"EC2NodeClass": {
+			{"Ready", `.status.conditions[?(@.type=="Ready")].status`, "string", 0},
+			{"Age", ".metadata.creationTimestamp", "date", 0},
+			{"Role", ".spec.role", "string", 1},
+		},
+	}
+	for kind, crd := range parseCRDs(t) {
+		var got []col
+		for _, c := range crd.Spec.Versions[0].AdditionalPrinterColumns {
+			got = append(got, col{c.Name, c.JSONPath, c.Type, c.Priority})
+		}
+		if !reflect.DeepEqual(got, want[kind]) {
+			t.Errorf("%s printer columns:\n got %v\nwant %v", kind, got, want[kind])
 		}
 	}
 }

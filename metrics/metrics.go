@@ -70,6 +70,9 @@ type Metrics struct {
 	// time of each source's last successful refresh (absent before one).
 	CatalogRefreshErrors      *prometheus.CounterVec
 	CatalogRefreshLastSuccess *prometheus.GaugeVec
+
+	// Karpenter holds the karpenter_* collectors (metrics/karpenter.go).
+	Karpenter *Karpenter
 }
 
 // New creates and registers the collectors, plus the Go and process collectors.
@@ -124,6 +127,7 @@ func New() *Metrics {
 	m.CatalogRefreshLastSuccess = prometheus.NewGaugeVec(prometheus.GaugeOpts{Name: "joinery_catalog_refresh_last_success_timestamp_seconds",
 		Help: "Unix time of the last successful refresh of the live catalog, by source (offerings, spot_prices)."}, []string{"source"})
 	r.MustRegister(m.CatalogRefreshErrors, m.CatalogRefreshLastSuccess)
+	m.Karpenter = newKarpenter(r)
 	r.MustRegister(m.PodsPending, m.PodsUnschedulable, m.NodeClaimsCreated, m.NodeClaimsLaunched, m.NodeClaimsRegistered,
 		m.NodeClaimsTerminated, m.ProvisionDuration, m.InvalidNodePools, m.InsufficientCapacity,
 		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
@@ -154,14 +158,6 @@ func (m *Metrics) PodUnschedulable() {
 	m.PodsUnschedulable.Inc()
 }
 
-// NodeClaimCreated counts one NodeClaim created by provisioning.
-func (m *Metrics) NodeClaimCreated(nodePool string) {
-	if m == nil {
-		return
-	}
-	m.NodeClaimsCreated.WithLabelValues(nodePool).Inc()
-}
-
 // NodeClaimLaunched counts one NodeClaim whose instance CreateFleet launched.
 func (m *Metrics) NodeClaimLaunched(nodePool, instanceType, capacityType, zone string) {
 	if m == nil {
@@ -176,14 +172,7 @@ func (m *Metrics) NodeClaimRegistered(nodePool, instanceType, capacityType, zone
 		return
 	}
 	m.NodeClaimsRegistered.WithLabelValues(nodePool, instanceType, capacityType, zone).Inc()
-}
-
-// NodeClaimTerminated counts one NodeClaim whose instance was terminated.
-func (m *Metrics) NodeClaimTerminated(nodePool, reason string) {
-	if m == nil {
-		return
-	}
-	m.NodeClaimsTerminated.WithLabelValues(nodePool, reason).Inc()
+	m.Karpenter.NodesCreated.WithLabelValues(nodePool, zone).Inc()
 }
 
 // ObserveProvision records the seconds from a Provision workflow's start
@@ -242,37 +231,12 @@ func (m *Metrics) DisruptionDecision(reason, decision string) {
 	m.DisruptionDecisions.WithLabelValues(reason, decision).Inc()
 }
 
-// InterruptionMessage counts one interruption queue message by kind.
-func (m *Metrics) InterruptionMessage(kind string) {
-	if m == nil {
-		return
-	}
-	m.InterruptionReceived.WithLabelValues(kind).Inc()
-}
-
-// InterruptionAction counts one action an interruption made Joinery take.
-func (m *Metrics) InterruptionAction(action string) {
-	if m == nil {
-		return
-	}
-	m.InterruptionActions.WithLabelValues(action).Inc()
-}
-
 // Collected counts one object garbage collection collected, by kind.
 func (m *Metrics) Collected(kind string) {
 	if m == nil {
 		return
 	}
 	m.GarbageCollected.WithLabelValues(kind).Inc()
-}
-
-// NodeClaimDisrupted counts a NodeClaim disruption deleted (reason
-// "expired": the expiration reconciler).
-func (m *Metrics) NodeClaimDisrupted(nodePool, reason, capacityType string) {
-	if m == nil {
-		return
-	}
-	m.NodeClaimsDisrupted.WithLabelValues(nodePool, reason, capacityType).Inc()
 }
 
 // CatalogRefreshFailed counts one failed refresh of the live catalog's source.

@@ -2,6 +2,7 @@ package metrics
 
 import (
 	"testing"
+	"time"
 
 	"github.com/prometheus/client_golang/prometheus/testutil"
 )
@@ -11,17 +12,17 @@ func TestNilMetricsRecordNothingAndDoNotPanic(t *testing.T) {
 	m.ObserveCloud("CreateFleet", "", 0.1)
 	m.SetPodsPending(3)
 	m.PodUnschedulable()
-	m.NodeClaimCreated("general-purpose")
+	m.NodeClaimCreatedBy("general-purpose", "provisioned", false)
 	m.NodeClaimLaunched("general-purpose", "m7i.large", "spot", "us-east-1a")
 	m.NodeClaimRegistered("general-purpose", "m7i.large", "spot", "us-east-1a")
-	m.NodeClaimTerminated("general-purpose", "drifted")
+	m.NodeClaimEnded("general-purpose", "drifted", "spot", "us-east-1a", true)
 	m.ObserveProvision(1.5)
 	m.SetInvalidNodePools(1)
 	m.OfferingInsufficient("m7i.large", "us-east-1a", "spot")
 	m.SetDisruptionEligible(2)
 	m.DisruptionDecision("empty", "proposed")
-	m.InterruptionMessage("spot_interrupted")
-	m.InterruptionAction("CordonAndDrain")
+	m.InterruptionDequeued("spot_interrupted", time.Time{}, time.Now())
+	m.InterruptionActed("CordonAndDrain", "general-purpose")
 	m.Collected("instance")
 }
 
@@ -30,17 +31,17 @@ func TestMethodsRecordOnTheirCollectors(t *testing.T) {
 	m.SetPodsPending(3)
 	m.PodUnschedulable()
 	m.PodUnschedulable()
-	m.NodeClaimCreated("general-purpose")
+	m.NodeClaimCreatedBy("general-purpose", "provisioned", false)
 	m.NodeClaimLaunched("general-purpose", "m7i.large", "spot", "us-east-1a")
 	m.NodeClaimRegistered("general-purpose", "m7i.large", "spot", "us-east-1a")
-	m.NodeClaimTerminated("general-purpose", "drifted")
+	m.NodeClaimEnded("general-purpose", "drifted", "spot", "us-east-1a", true)
 	m.ObserveProvision(1.5)
 	m.SetInvalidNodePools(1)
 	m.OfferingInsufficient("m7i.large", "us-east-1a", "spot")
 	m.SetDisruptionEligible(4)
 	m.DisruptionDecision("empty", "proposed")
-	m.InterruptionMessage("spot_interrupted")
-	m.InterruptionAction("CordonAndDrain")
+	m.InterruptionDequeued("spot_interrupted", time.Time{}, time.Now())
+	m.InterruptionActed("CordonAndDrain", "general-purpose")
 	m.Collected("instance")
 	m.ObserveCloud("CreateFleet", "", 0.1)
 

@@ -4,6 +4,7 @@ package integration
 
 import (
 	"fmt"
+	"strings"
 	"testing"
 	"time"
 
@@ -19,6 +20,7 @@ import (
 func TestConsolidationShrinksTheClusterAfterScaleDown(t *testing.T) {
 	e := startEnvWith(t, true, func(c *controller.Config) {
 		c.DisruptionPassInterval, c.DisruptionValidationDelay = 2*time.Second, 2*time.Second
+		c.MetricsAddr = metricsAddr
 	})
 	applyInflate(t, e, "5s", "") // consolidateAfter 1m in the example; shortened so the test takes seconds
 	if _, err := world.WaitSettled(e.ctx, e.kc, 50, []string{"default"}); err != nil {
@@ -78,4 +80,38 @@ func TestConsolidationShrinksTheClusterAfterScaleDown(t *testing.T) {
 		t.Errorf("only %d nodes for 50 pods before scaling down: the test proves nothing", nodesBefore)
 	}
 	recordHistories(t, e, workflows.ConsolidationWorkflowID)
+
+	// Karpenter's disruption metrics moved with the decisions.
+	fams := scrapeFamilies(t, metricsAddr)
+	for _, c := range []struct {
+		name  string
+		match map[string]string
+	}{
+		{"karpenter_voluntary_disruption_decisions_total", nil},
+		{"karpenter_voluntary_disruption_decisions_by_nodepool_total", map[string]string{"nodepool": "general-purpose"}},
+		{"karpenter_nodeclaims_disrupted_total", map[string]string{"nodepool": "general-purpose", "consolidation_policy": "when_empty_or_underutilized"}},
+		{"karpenter_nodeclaims_terminated_total", map[string]string{"nodepool": "general-purpose"}},
+		{"karpenter_nodes_terminated_total", map[string]string{"nodepool": "general-purpose"}},
+		{"karpenter_cloudprovider_duration_seconds", map[string]string{"method": "Delete", "controller": "nodeclaim.lifecycle"}},
+		{"karpenter_voluntary_disruption_decision_evaluation_duration_seconds", nil},
+		{"karpenter_nodepools_allowed_disruptions", map[string]string{"nodepool": "general-purpose", "reason": "Underutilized"}},
+	} {
+		if got := sumOf(fams, c.name, c.match); got < 1 {
+			t.Errorf("%s%v = %v, want >= 1", c.name, c.match, got)
+		}
+	}
+	if got := sumOf(fams, "karpenter_voluntary_disruption_eligible_nodes", map[string]string{"reason": "underutilized"}); got < 0 {
+		t.Error("no karpenter_voluntary_disruption_eligible_nodes{reason=underutilized}")
+	}
+	// As many disruption decisions acted on as the workflow recorded done.
+	done := 0.0
+	for _, r := range st.History {
+		if strings.HasPrefix(r.Outcome, "done") {
+			done++
+		}
+	}
+	if got := sumOf(fams, "karpenter_voluntary_disruption_decisions_total", nil); got < done {
+		t.Errorf("karpenter_voluntary_disruption_decisions_total = %v, want >= %v (decisions done)", got, done)
+	}
+	checkListed(t, fams, "consolidation")
 }

@@ -240,6 +240,39 @@ func TestInterruptionSpotWarningReplacesAndDrainsWithinTheNotice(t *testing.T) {
 	if n := scrape(t, `joinery_interruption_actions_total{action="CordonAndDrain"}`); n != 2 {
 		t.Errorf("CordonAndDrain actions = %v, want 2", n)
 	}
+	// Karpenter's names for the same events.
+	fams := scrapeFamilies(t, interruptionMetricsAddr)
+	for _, c := range []struct {
+		name  string
+		match map[string]string
+		want  float64
+	}{
+		{"karpenter_interruption_received_messages_total", map[string]string{"message_type": "spot_interrupted"}, 2},
+		{"karpenter_interruption_received_messages_total", map[string]string{"message_type": "instance_terminated"}, 1},
+		{"karpenter_interruption_actions_performed", map[string]string{"action_type": "CordonAndDrain"}, 2},
+	} {
+		if got := sumOf(fams, c.name, c.match); got != c.want {
+			t.Errorf("%s%v = %v, want %v", c.name, c.match, got, c.want)
+		}
+	}
+	for _, c := range []struct {
+		name  string
+		match map[string]string
+		min   float64
+	}{
+		{"karpenter_interruption_deleted_messages_total", nil, 3},
+		{"karpenter_interruption_message_queue_duration_seconds", nil, 3},
+		{"karpenter_nodeclaims_disrupted_total", map[string]string{"reason": "interruption", "consolidation_policy": "", "termination_mode": "graceful"}, 1},
+		{"karpenter_nodeclaims_terminated_total", nil, 1},
+		{"karpenter_nodes_terminated_total", nil, 1},
+		{"karpenter_cloudprovider_duration_seconds", map[string]string{"method": "Delete"}, 1},
+		{"karpenter_nodeclaims_created_total", map[string]string{"reason": "interruption"}, 1},
+	} {
+		if got := sumOf(fams, c.name, c.match); got < c.min {
+			t.Errorf("%s%v = %v, want >= %v", c.name, c.match, got, c.min)
+		}
+	}
+	checkListed(t, fams, "interruption")
 }
 
 type nodeClaimInfo struct{ instanceType, zone, capacityType string }

@@ -3,9 +3,13 @@
 package integration
 
 import (
+	"fmt"
+	"math"
 	"net/http"
+	"os"
 	"strings"
 	"testing"
+	"time"
 
 	dto "github.com/prometheus/client_model/go"
 	"github.com/prometheus/common/expfmt"
@@ -19,40 +23,8 @@ const metricsAddr = "127.0.0.1:18080"
 // registered, EC2 calls timed, node gauges, and the Temporal SDK's own metrics.
 func checkMetrics(t *testing.T, nodes int) {
 	t.Helper()
-	resp, err := http.Get("http://" + metricsAddr + "/metrics")
-	if err != nil {
-		t.Fatalf("scrape: %v", err)
-	}
-	defer resp.Body.Close()
-	parser := expfmt.NewTextParser(model.UTF8Validation)
-	fams, err := parser.TextToMetricFamilies(resp.Body)
-	if err != nil {
-		t.Fatalf("parse: %v", err)
-	}
-	sum := func(name string, match map[string]string) float64 {
-		f := fams[name]
-		if f == nil {
-			return -1
-		}
-		total := 0.0
-	next:
-		for _, m := range f.Metric {
-			for k, v := range match {
-				if label(m, k) != v {
-					continue next
-				}
-			}
-			switch {
-			case m.Counter != nil:
-				total += m.Counter.GetValue()
-			case m.Gauge != nil:
-				total += m.Gauge.GetValue()
-			case m.Histogram != nil:
-				total += float64(m.Histogram.GetSampleCount())
-			}
-		}
-		return total
-	}
+	fams := scrapeFamilies(t, metricsAddr)
+	sum := func(name string, match map[string]string) float64 { return sumOf(fams, name, match) }
 	want := float64(nodes)
 	checks := []struct {
 		name  string
@@ -67,14 +39,64 @@ func checkMetrics(t *testing.T, nodes int) {
 		{"joinery_nodes_requests", map[string]string{"resource": "pods"}, 64},
 		{"joinery_cloud_request_duration_seconds", map[string]string{"api": "CreateFleet", "code": ""}, want},
 		{"joinery_provision_duration_seconds", nil, 1},
+		// Karpenter's names, for its dashboards and alerts.
+		{"karpenter_nodeclaims_created_total", map[string]string{"reason": "provisioned", "min_values_relaxed": "false"}, want},
+		{"karpenter_nodes_created_total", nil, want},
+		{"karpenter_nodes_allocatable", map[string]string{"resource_type": "cpu", "managed": "true"}, want},
+		{"karpenter_nodes_allocatable", map[string]string{"resource_type": "memory"}, 3 * 16 << 30},
+		{"karpenter_nodes_total_pod_requests", map[string]string{"resource_type": "pods"}, 64},
+		{"karpenter_nodes_total_pod_requests", map[string]string{"resource_type": "cpu"}, 50},
+		{"karpenter_nodes_total_daemon_requests", map[string]string{"resource_type": "pods"}, 0},
+		{"karpenter_nodes_system_overhead", map[string]string{"resource_type": "memory"}, 1},
+		{"karpenter_nodes_current_lifetime_seconds", nil, 0},
+		{"karpenter_pods_state", map[string]string{"phase": "Running", "scheduled": "true", "managed": "true"}, 64},
+		{"karpenter_pods_state", map[string]string{"nodepool": "gpu", "ready": "true"}, 1},
+		{"karpenter_nodepools_usage", map[string]string{"resource_type": "nodes"}, want},
+		{"karpenter_nodepools_usage", map[string]string{"resource_type": "cpu", "nodepool": "general-purpose"}, 1},
+		{"karpenter_nodepools_limit", map[string]string{"resource_type": "cpu", "nodepool": "general-purpose"}, 1000},
+		{"karpenter_nodepools_limit", map[string]string{"resource_type": "memory", "nodepool": "general-purpose"}, 2000 << 30},
+		{"karpenter_nodepools_cost_total", nil, 0.01},
+		{"karpenter_cluster_state_node_count", nil, want},
+		{"karpenter_cluster_utilization_percent", map[string]string{"resource_type": "cpu"}, 1},
+		{"karpenter_scheduler_scheduling_duration_seconds", map[string]string{"controller": "provisioner"}, 1},
+		{"karpenter_scheduler_queue_depth", map[string]string{"controller": "provisioner"}, 0},
+		{"karpenter_scheduler_unschedulable_pods_count", map[string]string{"controller": "provisioner"}, 0},
+		{"karpenter_cloudprovider_duration_seconds", map[string]string{"controller": "nodeclaim.lifecycle", "method": "Create", "provider": "aws"}, want},
+		{"karpenter_voluntary_disruption_decision_evaluation_duration_seconds", nil, 1},
 	}
 	for _, c := range checks {
 		if got := sum(c.name, c.match); got < c.min {
 			t.Errorf("%s%v = %v, want >= %v", c.name, c.match, got, c.min)
 		}
 	}
+	t.Logf("karpenter_* after the slice: %v nodes, %.4f USD/hour (karpenter_nodepools_cost_total), cpu utilization %.1f%%, %v pods_state series, %v solves",
+		sum("karpenter_cluster_state_node_count", nil), sum("karpenter_nodepools_cost_total", nil),
+		sum("karpenter_cluster_utilization_percent", map[string]string{"resource_type": "cpu"}), float64(len(fams["karpenter_pods_state"].GetMetric())),
+		sum("karpenter_scheduler_scheduling_duration_seconds", map[string]string{"controller": "provisioner"}))
 	if got := sum("joinery_nodes_total", nil); got != want {
 		t.Errorf("joinery_nodes_total = %v, want %v", got, want)
+	}
+	if got := sum("karpenter_cluster_state_node_count", nil); got != want {
+		t.Errorf("karpenter_cluster_state_node_count = %v, want %v", got, want)
+	}
+	// karpenter_nodepools_usage{nodes} is status.resources.nodes (written
+	// every 5 s by the leader): every node, once the last is counted.
+	usage := func() float64 {
+		return sumOf(scrapeFamilies(t, metricsAddr), "karpenter_nodepools_usage", map[string]string{"resource_type": "nodes"})
+	}
+	for deadline := time.Now().Add(30 * time.Second); usage() != want && time.Now().Before(deadline); time.Sleep(time.Second) {
+	}
+	if got := usage(); got != want {
+		t.Errorf("karpenter_nodepools_usage{nodes} = %v, want %v", got, want)
+	}
+	// The Karpenter gauges carry what the joinery ones say.
+	for _, r := range []string{"cpu", "memory", "pods"} {
+		if j, k := sum("joinery_nodes_allocatable", map[string]string{"resource": r}), sum("karpenter_nodes_allocatable", map[string]string{"resource_type": r}); math.Abs(j-k) > 1e-9*j {
+			t.Errorf("allocatable %s: joinery %v, karpenter %v", r, j, k)
+		}
+		if j, k := sum("joinery_nodes_requests", map[string]string{"resource": r}), sum("karpenter_nodes_total_pod_requests", map[string]string{"resource_type": r}); math.Abs(j-k) > 1e-9*j {
+			t.Errorf("requests %s: joinery %v, karpenter %v", r, j, k)
+		}
 	}
 	sdk := 0
 	for name := range fams {
@@ -84,6 +106,96 @@ func checkMetrics(t *testing.T, nodes int) {
 	}
 	if sdk < 5 {
 		t.Errorf("only %d temporal_* SDK metric families on /metrics", sdk)
+	}
+	checkListed(t, fams, "slice")
+}
+
+// scrapeFamilies parses a controller's /metrics.
+func scrapeFamilies(t *testing.T, addr string) map[string]*dto.MetricFamily {
+	t.Helper()
+	resp, err := http.Get("http://" + addr + "/metrics")
+	if err != nil {
+		t.Fatalf("scrape: %v", err)
+	}
+	defer resp.Body.Close()
+	parser := expfmt.NewTextParser(model.UTF8Validation)
+	fams, err := parser.TextToMetricFamilies(resp.Body)
+	if err != nil {
+		t.Fatalf("parse: %v", err)
+	}
+	return fams
+}
+
+// sumOf sums the samples of a family whose labels match (a histogram or
+// summary counts its observations); -1 when the family is absent.
+func sumOf(fams map[string]*dto.MetricFamily, name string, match map[string]string) float64 {
+	f := fams[name]
+	if f == nil {
+		return -1
+	}
+	total := 0.0
+next:
+	for _, m := range f.Metric {
+		for k, v := range match {
+			if label(m, k) != v {
+				continue next
+			}
+		}
+		switch {
+		case m.Counter != nil:
+			total += m.Counter.GetValue()
+		case m.Gauge != nil:
+			total += m.Gauge.GetValue()
+		case m.Histogram != nil:
+			total += float64(m.Histogram.GetSampleCount())
+		case m.Summary != nil:
+			total += float64(m.Summary.GetSampleCount())
+		}
+	}
+	return total
+}
+
+// checkListed checks that every metric deploy/testdata/scraped-metrics.txt
+// says the test scrapes (its second field) is on the scrape, so the
+// dashboard and alert queries checked against that list (deploy's
+// TestDashboardAndRulesUseScrapedMetrics) read series Joinery serves.
+func checkListed(t *testing.T, fams map[string]*dto.MetricFamily, test string) {
+	t.Helper()
+	b, err := os.ReadFile("../../deploy/testdata/scraped-metrics.txt")
+	if err != nil {
+		t.Fatal(err)
+	}
+	have := map[string]bool{}
+	for name, f := range fams {
+		have[name] = true
+		switch f.GetType() {
+		case dto.MetricType_HISTOGRAM:
+			have[name+"_bucket"], have[name+"_sum"], have[name+"_count"] = true, true, true
+		case dto.MetricType_SUMMARY:
+			have[name+"_sum"], have[name+"_count"] = true, true
+		}
+	}
+	if out := os.Getenv("JOINERY_SCRAPED_OUT"); out != "" { // what the scrape holds, to update the list
+		if f, err := os.OpenFile(out, os.O_APPEND|os.O_CREATE|os.O_WRONLY, 0o644); err == nil {
+			for name := range have {
+				fmt.Fprintf(f, "%s %s\n", name, test)
+			}
+			f.Close()
+		}
+	}
+	n := 0
+	for _, line := range strings.Split(string(b), "\n") {
+		f := strings.Fields(line)
+		if len(f) != 2 || strings.HasPrefix(f[0], "#") || f[1] != test {
+			continue
+		}
+		n++
+		if !have[f[0]] {
+			t.Errorf("%s is listed as scraped by %s but is not on /metrics", f[0], test)
+		}
+	}
+	if n == 0 {
+		t.Errorf("no metric listed for %s in deploy/testdata/scraped-metrics.txt", test)
 	}
 }
 

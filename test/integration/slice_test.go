@@ -242,6 +242,7 @@ func TestSliceProvisionsTheExamples(t *testing.T) {
 	}
 
 	checkMetrics(t, len(byName))
+	checkPrinterColumns(t, e, len(byName))
 	checkLaunchedFromNodeClass(t, e, byName)
 
 	// Price sanity: spot is preferred for general-purpose, and the plan is
