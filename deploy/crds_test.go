@@ -219,7 +219,7 @@ func TestChartCRDsAreDeployCRDs(t *testing.T) {
 
 // TestPrinterColumnsAreKarpenters checks each CRD's printer columns equal
 // Karpenter v1's (sigs.k8s.io/karpenter pkg/apis/crds, the AWS provider's
-// for EC2NodeClass): same names, JSONPaths, types and priorities, in order.
+// for EC2NodeClass; NodeOverlay's from pkg/apis/v1alpha1): same names, JSONPaths, types and priorities, in order.
 func TestPrinterColumnsAreKarpenters(t *testing.T) {
 	type col struct {
 		name, path, typ string
@@ -252,6 +252,11 @@ func TestPrinterColumnsAreKarpenters(t *testing.T) {
 			{"Ready", `.status.conditions[?(@.type=="Ready")].status`, "string", 0},
 			{"Age", ".metadata.creationTimestamp", "date", 0},
 			{"Role", ".spec.role", "string", 1},
+		},
+		"NodeOverlay": {
+			{"Ready", `.status.conditions[?(@.type=="Ready")].status`, "string", 0},
+			{"Age", ".metadata.creationTimestamp", "date", 0},
+			{"Weight", ".spec.weight", "integer", 1},
 		},
 	}
 	for kind, crd := range parseCRDs(t) {
