@@ -176,25 +176,31 @@ func listAllWorkflows(t *testing.T, e *env) map[string]enumspb.WorkflowExecution
 	}
 }
 
-// nodeClaimWorkflowOf finds a node's NodeClaim workflow by search attribute.
+// nodeClaimWorkflowOf finds a node's NodeClaim workflow by search
+// attribute, waiting (up to a minute) for visibility: the NodeName
+// attribute is upserted when the node registers and indexed after that.
 func nodeClaimWorkflowOf(t *testing.T, e *env, node string) string {
 	t.Helper()
-	resp, err := e.tc.ListWorkflow(e.ctx, &workflowservice.ListWorkflowExecutionsRequest{Query: fmt.Sprintf("NodeName = %q", node)})
-	if err != nil || len(resp.Executions) == 0 {
-		t.Fatalf("workflow of node %s: %v %v", node, resp, err)
-	}
-	ids := []string{}
-	for _, ex := range resp.Executions {
-		ids = append(ids, ex.Execution.WorkflowId)
-	}
-	sort.Strings(ids)
-	for _, id := range ids {
-		if strings.HasPrefix(id, "nodeclaim/") {
-			return id
+	deadline := time.Now().Add(time.Minute)
+	for {
+		resp, err := e.tc.ListWorkflow(e.ctx, &workflowservice.ListWorkflowExecutionsRequest{Query: fmt.Sprintf("NodeName = %q", node)})
+		var ids []string
+		if err == nil {
+			for _, ex := range resp.Executions {
+				if strings.HasPrefix(ex.Execution.WorkflowId, "nodeclaim/") {
+					ids = append(ids, ex.Execution.WorkflowId)
+				}
+			}
 		}
+		sort.Strings(ids)
+		if len(ids) > 0 {
+			return ids[0]
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("no nodeclaim workflow lists NodeName = %q: %v %v", node, resp, err)
+		}
+		time.Sleep(500 * time.Millisecond)
 	}
-	t.Fatalf("node %s: no nodeclaim workflow among %v", node, ids)
-	return ""
 }
 
 // queryStatusRetrying queries a NodeClaim workflow's status until the
