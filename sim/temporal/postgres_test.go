@@ -89,31 +89,42 @@ func TestServerOnPostgresKeepsWorkflowsAcrossRestart(t *testing.T) {
 	if err := WipePostgres(ctx, dsn); err != nil {
 		t.Fatal(err)
 	}
+	testRestartKeepsWorkflows(ctx, t, Options{Postgres: dsn}, func() {
+		stores, _ := ParsePostgresDSN(dsn)
+		for _, c := range []struct {
+			cfg  config.SQL
+			want string
+		}{{stores.Default, pgv12.Version}, {stores.Visibility, pgv12.VisibilityVersion}} {
+			got, err := schemaVersion(c.cfg)
+			if err != nil || got != c.want {
+				t.Errorf("schema version of %s = %q (%v), want %q", c.cfg.DatabaseName, got, err, c.want)
+			}
+		}
+	})
+}
+
+// The same on SQLite: the file keeps the workflow across a restart.
+func TestServerOnSQLiteKeepsWorkflowsAcrossRestart(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	defer cancel()
+	testRestartKeepsWorkflows(ctx, t, Options{DBPath: t.TempDir() + "/temporal.db"}, func() {})
+}
+
+func testRestartKeepsWorkflows(ctx context.Context, t *testing.T, o Options, checkStore func()) {
+	t.Helper()
 	ports, err := freeport.Pick(1)
 	if err != nil {
 		t.Fatal(err)
 	}
-	srv, err := Start(ctx, Options{Postgres: dsn, FrontendPort: ports[0], UIPort: -1,
-		SearchAttributes: []string{"NodePool", "NodeName"}, LogFile: t.TempDir() + "/temporal.log"})
+	o.FrontendPort, o.UIPort = ports[0], -1
+	o.SearchAttributes = []string{"NodePool", "NodeName"}
+	o.LogFile = t.TempDir() + "/temporal.log"
+	srv, err := Start(ctx, o)
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer func() { srv.Stop() }()
-
-	stores, _ := ParsePostgresDSN(dsn)
-	for _, c := range []struct {
-		cfg  string
-		got  func() (string, error)
-		want string
-	}{
-		{stores.Default.DatabaseName, func() (string, error) { return schemaVersion(stores.Default) }, pgv12.Version},
-		{stores.Visibility.DatabaseName, func() (string, error) { return schemaVersion(stores.Visibility) }, pgv12.VisibilityVersion},
-	} {
-		got, err := c.got()
-		if err != nil || got != c.want {
-			t.Errorf("schema version of %s = %q (%v), want %q", c.cfg, got, err, c.want)
-		}
-	}
+	checkStore()
 
 	tc, err := client.Dial(client.Options{HostPort: srv.Address, Logger: logging.NopTemporal()})
 	if err != nil {
@@ -122,7 +133,7 @@ func TestServerOnPostgresKeepsWorkflowsAcrossRestart(t *testing.T) {
 	defer tc.Close()
 	pool := temporal.NewSearchAttributeKeyKeyword("NodePool")
 	run, err := tc.ExecuteWorkflow(ctx, client.StartWorkflowOptions{
-		ID: "nodeclaim/pg-1", TaskQueue: "nobody-polls",
+		ID: "nodeclaim/restart-1", TaskQueue: "nobody-polls",
 		TypedSearchAttributes: temporal.NewSearchAttributes(pool.ValueSet("general-purpose")),
 	}, "NodeClaim")
 	if err != nil {
@@ -134,7 +145,7 @@ func TestServerOnPostgresKeepsWorkflowsAcrossRestart(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	d, err := describeRetrying(ctx, tc, "nodeclaim/pg-1")
+	d, err := describeRetrying(ctx, tc, "nodeclaim/restart-1")
 	if err != nil {
 		t.Fatal(err)
 	}
