@@ -12,6 +12,7 @@ import (
 	"github.com/joinery/joinery/cluster"
 	"github.com/joinery/joinery/controller"
 	"github.com/joinery/joinery/logging"
+	"github.com/joinery/joinery/sim/temporal"
 	"github.com/joinery/joinery/sim/world"
 	"github.com/joinery/joinery/temporalconn"
 	"github.com/spf13/cobra"
@@ -32,7 +33,12 @@ type devFlags struct {
 	codecKeyFile string
 	adminAddr    string
 	featureGates string
+	postgres     string
 }
+
+// envTemporalPostgres is --temporal-postgres's default: a DSN with a
+// password belongs in the environment, not on a command line.
+const envTemporalPostgres = "JOINERY_TEMPORAL_POSTGRES"
 
 func newDevCommand() *cobra.Command {
 	f := &devFlags{}
@@ -41,7 +47,8 @@ func newDevCommand() *cobra.Command {
 		Short: "Run the local world (Kubernetes, Temporal + Web UI, EC2) with the Joinery controller, and apply manifests",
 		Long: `dev starts the local world in this process: etcd, kube-apiserver, kube-scheduler,
 kube-controller-manager and kwok (built from the Go module proxy on first run),
-the Temporal server with its Web UI on 127.0.0.1:8233, and an EC2 endpoint serving
+the Temporal server with its Web UI on 127.0.0.1:8233 (on SQLite in the state
+directory, or on PostgreSQL with --temporal-postgres), and an EC2 endpoint serving
 the real instance catalog. It runs the Joinery controller against them and applies
 the manifests given with -f. State lives in --state-dir, so a second run resumes.
 
@@ -63,6 +70,9 @@ prints the summary when settled and keeps running until Ctrl-C.`,
 	fl.StringVar(&f.adminAddr, "admin-addr", DefaultAdminAddr, "loopback admin endpoint for `starter simulate` (empty: off)")
 	fl.StringVar(&f.discoveryTag, "discovery-tag", "production-eks", "karpenter.sh/discovery tag value of the local subnets and security group")
 	fl.StringVar(&f.featureGates, "feature-gates", "", "the controller's optional features, as the worker's --feature-gates (e.g. SpotToSpotConsolidation=true)")
+	fl.StringVar(&f.postgres, "temporal-postgres", "",
+		"run the embedded Temporal server on PostgreSQL instead of SQLite: postgres://user:password@host:port/database?sslmode=disable "+
+			"(visibility in <database>_visibility; both created when missing, schemas set up and updated; --fresh empties them; when unset, $"+envTemporalPostgres+")")
 	fl.StringVar(&f.codecKeyFile, "codec-key-file", os.Getenv(temporalconn.EnvCodecKeyFile),
 		"encrypt workflow payloads with this keyring (the connection stays plaintext on loopback); other commands then need the same keyring, and the Web UI `starter codec-server`")
 	return cmd
@@ -79,9 +89,23 @@ func runDev(parent context.Context, f *devFlags) error {
 	if err != nil {
 		return err
 	}
+	if f.postgres == "" {
+		// Not the flag's default: --help would print the password.
+		f.postgres = os.Getenv(envTemporalPostgres)
+	}
+	if f.postgres != "" {
+		if _, err := temporal.ParsePostgresDSN(f.postgres); err != nil {
+			return fmt.Errorf("--temporal-postgres: %w", err)
+		}
+	}
 	if f.fresh {
 		if err := world.Wipe(f.stateDir); err != nil {
 			return err
+		}
+		if f.postgres != "" {
+			if err := temporal.WipePostgres(ctx, f.postgres); err != nil {
+				return fmt.Errorf("--fresh: %w", err)
+			}
 		}
 	}
 	if err := os.MkdirAll(f.stateDir, 0o755); err != nil {
@@ -95,7 +119,7 @@ func runDev(parent context.Context, f *devFlags) error {
 	started := time.Now()
 	w, err := world.Start(ctx, world.Options{
 		StateDir: f.stateDir, BootDelay: f.bootDelay, DiscoveryTag: f.discoveryTag,
-		Progress: os.Stderr, Log: log, AdminAddr: f.adminAddr,
+		Progress: os.Stderr, Log: log, AdminAddr: f.adminAddr, TemporalPostgres: f.postgres,
 	})
 	if err != nil {
 		return err

@@ -1,6 +1,7 @@
-// Package temporal runs the Temporal server (all four services, SQLite
-// persistence) and its Web UI inside the calling process, on loopback: the
-// local world's durable workflow engine. Recipe and pitfalls:
+// Package temporal runs the Temporal server (all four services; SQLite
+// persistence, or PostgreSQL with Options.Postgres) and its Web UI inside
+// the calling process, on loopback: the local world's durable workflow
+// engine. Recipe and pitfalls:
 // shared/notes/temporal-embedded.md (modelled on the Temporal CLI's
 // `server start-dev`).
 package temporal
@@ -39,6 +40,13 @@ import (
 type Options struct {
 	// DBPath is the SQLite file; empty keeps everything in memory.
 	DBPath string
+	// Postgres, when set, is a PostgreSQL DSN
+	// (postgres://user:password@host:port/database?sslmode=disable; see
+	// ParsePostgresDSN) and replaces SQLite: the default store lives in that
+	// database and the visibility store in <database>_visibility, both
+	// created when missing and their schemas set up and updated with
+	// Temporal's schema tool. DBPath is then ignored.
+	Postgres string
 	// FrontendPort is the gRPC frontend port (default 7233); UIPort the Web
 	// UI port (default 8233; 0 or negative disables the UI).
 	FrontendPort int
@@ -116,12 +124,13 @@ func Start(ctx context.Context, o Options) (*Server, error) {
 	if err != nil {
 		return nil, err
 	}
-	sqlConf, shards, err := openStore(o)
+	logger := log.NewZapLogger(log.BuildZapLogger(log.Config{Level: o.LogLevel, Format: "json", OutputFile: o.LogFile}))
+	stores, shards, err := openStore(ctx, o, logger)
 	if err != nil {
 		return nil, err
 	}
 	frontend := fmt.Sprintf("%s:%d", loopback, o.FrontendPort)
-	srv, err := newServer(o, serverConfig(o, frontend, ports, sqlConf, shards), ports)
+	srv, err := newServer(o, serverConfig(o, frontend, ports, stores, shards), ports, logger)
 	if err != nil {
 		return nil, err
 	}
@@ -148,10 +157,54 @@ func Start(ctx context.Context, o Options) (*Server, error) {
 // loopback is where every service of the embedded server listens.
 const loopback = "127.0.0.1"
 
-// openStore prepares the SQLite store (in memory without DBPath; a new
-// file gets the schema and newDBShards history shards) with the namespace
-// and its Keyword search attributes.
-func openStore(o Options) (config.SQL, int32, error) {
+// stores are the default and visibility stores' SQL configurations (the
+// same one for SQLite).
+type stores struct {
+	name                string // "sqlite" or "postgres"
+	defaultStore, visib config.SQL
+}
+
+// openStore prepares the store, SQLite (in memory without DBPath; a new
+// file gets the schema and newDBShards history shards) or PostgreSQL (a
+// new database gets newDBShards shards; the server keeps the count a
+// database was created with), with the namespace and its Keyword search
+// attributes.
+func openStore(ctx context.Context, o Options, logger log.Logger) (stores, int32, error) {
+	if o.Postgres != "" {
+		pg, err := openPostgres(ctx, o.Postgres, logger)
+		if err != nil {
+			return stores{}, 0, err
+		}
+		if err := createNamespace(o, &pg.Default); err != nil {
+			return stores{}, 0, fmt.Errorf("register temporal namespace %q in PostgreSQL database %q at %s: %w", o.Namespace, pg.Default.DatabaseName, pg.Default.ConnectAddr, err)
+		}
+		return stores{name: "postgres", defaultStore: pg.Default, visib: pg.Visibility}, newDBShards, nil
+	}
+	sqlConf, shards, err := openSQLite(o)
+	if err != nil {
+		return stores{}, 0, err
+	}
+	return stores{name: "sqlite", defaultStore: sqlConf, visib: sqlConf}, shards, nil
+}
+
+// createNamespace registers the namespace with its Keyword search
+// attributes directly in the default store before the server starts (so
+// its namespace registry finds it at once); an existing namespace is left
+// as it is. The function lives in Temporal's sqlite schema package but
+// works on any SQL plugin's store (it goes through sql.NewSQLDB).
+func createNamespace(o Options, sqlConf *config.SQL) error {
+	sas := map[string]enumspb.IndexedValueType{}
+	for _, n := range o.SearchAttributes {
+		sas[n] = enumspb.INDEXED_VALUE_TYPE_KEYWORD
+	}
+	nsConf, err := sqliteschema.NewNamespaceConfig("active", o.Namespace, false, sas)
+	if err != nil {
+		return err
+	}
+	return sqliteschema.CreateNamespaces(sqlConf, nsConf)
+}
+
+func openSQLite(o Options) (config.SQL, int32, error) {
 	sqlConf := config.SQL{PluginName: sqliteplugin.PluginName, ConnectAttributes: map[string]string{}}
 	shards := int32(newDBShards)
 	if o.DBPath == "" {
@@ -175,30 +228,29 @@ func openStore(o Options) (config.SQL, int32, error) {
 		}
 		shards = dbShards(o.DBPath)
 	}
-	sas := map[string]enumspb.IndexedValueType{}
-	for _, n := range o.SearchAttributes {
-		sas[n] = enumspb.INDEXED_VALUE_TYPE_KEYWORD
-	}
-	nsConf, err := sqliteschema.NewNamespaceConfig("active", o.Namespace, false, sas)
-	if err != nil {
-		return config.SQL{}, 0, err
-	}
-	if err := sqliteschema.CreateNamespaces(&sqlConf, nsConf); err != nil {
+	if err := createNamespace(o, &sqlConf); err != nil {
 		return config.SQL{}, 0, fmt.Errorf("temporal state in %s is unusable (%v): remove it or run with --fresh", o.DBPath, err)
 	}
-
 	return sqlConf, shards, nil
 }
 
 // serverConfig is the server's static configuration: one cluster, all
 // services on loopback, archival off.
-func serverConfig(o Options, frontend string, ports []int, sqlConf config.SQL, shards int32) *config.Config {
+func serverConfig(o Options, frontend string, ports []int, st stores, shards int32) *config.Config {
 	host := loopback
+	defaultName, visName := st.name+"-default", st.name+"-visibility"
+	if st.name == "sqlite" {
+		visName = defaultName // one file holds both
+	}
+	dataStores := map[string]config.DataStore{defaultName: {SQL: &st.defaultStore}}
+	if visName != defaultName {
+		dataStores[visName] = config.DataStore{SQL: &st.visib}
+	}
 	return &config.Config{
 		Global: config.Global{Membership: config.Membership{MaxJoinDuration: 30 * time.Second, BroadcastAddress: host}},
 		Persistence: config.Persistence{
-			DefaultStore: "sqlite-default", VisibilityStore: "sqlite-default", NumHistoryShards: shards,
-			DataStores: map[string]config.DataStore{"sqlite-default": {SQL: &sqlConf}},
+			DefaultStore: defaultName, VisibilityStore: visName, NumHistoryShards: shards,
+			DataStores: dataStores,
 		},
 		ClusterMetadata: &cluster.Config{
 			EnableGlobalNamespace: false, FailoverVersionIncrement: 10,
@@ -226,7 +278,7 @@ func serverConfig(o Options, frontend string, ports []int, sqlConf config.SQL, s
 	}
 }
 
-func newServer(o Options, conf *config.Config, ports []int) (temporal.Server, error) {
+func newServer(o Options, conf *config.Config, ports []int, logger log.Logger) (temporal.Server, error) {
 	host := loopback
 	dyn := dynamicconfig.StaticClient{
 		dynamicconfig.HistoryCacheHostLevelMaxSize.Key():                 8096,
@@ -246,7 +298,7 @@ func newServer(o Options, conf *config.Config, ports []int) (temporal.Server, er
 			primitives.MatchingService: hostOf(ports[2]),
 			primitives.WorkerService:   hostOf(ports[3]),
 		}),
-		temporal.WithLogger(log.NewZapLogger(log.BuildZapLogger(log.Config{Level: o.LogLevel, Format: "json", OutputFile: o.LogFile}))),
+		temporal.WithLogger(logger),
 		temporal.WithDynamicConfigClient(dyn),
 	)
 	if err != nil {

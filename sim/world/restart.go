@@ -6,7 +6,7 @@ import (
 )
 
 // RestartTemporal stops the embedded Temporal server and starts it again on
-// the same ports from the same SQLite file; running workflows resume from
+// the same ports from the same store (SQLite file or PostgreSQL databases); running workflows resume from
 // their persisted histories. Kubernetes, EC2 and SQS keep running.
 func (w *World) RestartTemporal(ctx context.Context) error {
 	if w.Temporal == nil {

@@ -1,7 +1,7 @@
 // Package world starts Joinery's local world: a real Kubernetes control
 // plane (etcd, kube-apiserver, kube-scheduler, kube-controller-manager,
 // kwok for kubelets), the Temporal server with its Web UI embedded in this
-// process (SQLite on disk), and an EC2 endpoint on loopback serving the real
+// process (SQLite on disk, or a PostgreSQL server's databases), and an EC2 endpoint on loopback serving the real
 // instance catalog, whose running instances register as Nodes.
 package world
 
@@ -44,6 +44,10 @@ type Options struct {
 	// TemporalPort / UIPort default to 7233 / 8233; EC2Addr to 127.0.0.1:0.
 	TemporalPort, UIPort int
 	EC2Addr              string
+	// TemporalPostgres, when set, is a PostgreSQL DSN the embedded Temporal
+	// server keeps its state in instead of StateDir's SQLite file (see
+	// temporal.ParsePostgresDSN); Fresh wipes its databases too.
+	TemporalPostgres string
 	// KubePorts overrides the control-plane ports (zero fields: defaults).
 	KubePorts kube.Ports
 	// SQSAddr is where the SQS endpoint listens (default 127.0.0.1:0).
@@ -119,6 +123,11 @@ func Start(ctx context.Context, o Options) (w *World, err error) {
 		if err := Wipe(abs); err != nil {
 			return nil, err
 		}
+		if o.TemporalPostgres != "" {
+			if err := temporal.WipePostgres(ctx, o.TemporalPostgres); err != nil {
+				return nil, err
+			}
+		}
 	}
 	if err := os.MkdirAll(abs, 0o755); err != nil {
 		return nil, err
@@ -137,9 +146,13 @@ func Start(ctx context.Context, o Options) (w *World, err error) {
 	if err := kube.InstallCRDs(ctx, w.Kube.RESTConfig()); err != nil {
 		return w, fmt.Errorf("install CRDs: %w", err)
 	}
-	fmt.Fprintf(o.Progress, "joinery: starting Temporal server + Web UI (%s)\n", filepath.Join(abs, "temporal.db"))
+	store := filepath.Join(abs, "temporal.db")
+	if o.TemporalPostgres != "" {
+		store = "PostgreSQL " + temporal.RedactDSN(o.TemporalPostgres)
+	}
+	fmt.Fprintf(o.Progress, "joinery: starting Temporal server + Web UI (%s)\n", store)
 	w.Temporal, err = temporal.Start(ctx, temporal.Options{
-		DBPath: filepath.Join(abs, "temporal.db"), FrontendPort: o.TemporalPort, UIPort: o.UIPort,
+		DBPath: filepath.Join(abs, "temporal.db"), Postgres: o.TemporalPostgres, FrontendPort: o.TemporalPort, UIPort: o.UIPort,
 		SearchAttributes: workflows.SearchAttributeNames, LogFile: filepath.Join(abs, "temporal.log"),
 	})
 	if err != nil {

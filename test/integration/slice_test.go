@@ -48,6 +48,13 @@ func startEnv(t *testing.T) *env {
 // in this process (otherwise the test runs it with startWorker).
 func startEnvWith(t *testing.T, inProcess bool, tune ...func(*controller.Config)) *env {
 	t.Helper()
+	return startEnvWorld(t, nil, inProcess, tune...)
+}
+
+// startEnvWorld is startEnvWith with the world's options adjusted by
+// tuneWorld (nil: none).
+func startEnvWorld(t *testing.T, tuneWorld func(*world.Options), inProcess bool, tune ...func(*controller.Config)) *env {
+	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 8*time.Minute)
 	t.Cleanup(cancel)
 	dir := t.TempDir()
@@ -55,10 +62,14 @@ func startEnvWith(t *testing.T, inProcess bool, tune ...func(*controller.Config)
 	if err != nil {
 		t.Fatal(err)
 	}
-	w, err := world.Start(ctx, world.Options{
+	wo := world.Options{
 		StateDir: dir, BootDelay: time.Second, TemporalPort: 17233, UIPort: 18233, Progress: os.Stderr, Log: log, ClusterName: "joinery-it",
 		KubePorts: kube.Ports{Etcd: 26790, EtcdPeer: 26791, APIServer: 26443, Scheduler: 26459, ControllerManager: 26457, Kwok: 26480},
-	})
+	}
+	if tuneWorld != nil {
+		tuneWorld(&wo)
+	}
+	w, err := world.Start(ctx, wo)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -114,6 +125,14 @@ func (e *env) runController(t *testing.T, log *zap.Logger, tune ...func(*control
 
 func TestSliceProvisionsTheExamples(t *testing.T) {
 	e := startEnvWith(t, true, func(c *controller.Config) { c.MetricsAddr = metricsAddr })
+	checkSlice(t, e)
+}
+
+// checkSlice applies the examples and checks where every pod landed, the
+// NodePool limits, every node's NodeClaim workflow (found by search
+// attribute, queried), the metrics and the launch path.
+func checkSlice(t *testing.T, e *env) {
+	t.Helper()
 	objs, err := cluster.ReadManifests("../../examples/nodepools.yaml", "../../examples/workloads.yaml")
 	if err != nil {
 		t.Fatal(err)
