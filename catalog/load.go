@@ -158,6 +158,7 @@ func parseTypes(typesCSV []byte, savings map[string]int, defaultArch string) (*C
 			AcceleratorManufacturer: get("accelerator_manufacturer"), AcceleratorName: get("accelerator_name"),
 			Hypervisor: get("hypervisor"), CPUManufacturer: get("cpu_manufacturer"),
 			BareMetal: get("bare_metal") == "true", SpotSavingsPct: -1,
+			NetworkPerformance: get("network_performance"),
 		}
 		if strings.HasPrefix(it.Family, "mac") || it.Arch == "" || get("vcpu") == "" ||
 			get("memory_mib") == "" || get("ondemand_usd_per_hour") == "" {
@@ -168,7 +169,9 @@ func parseTypes(typesCSV []byte, savings map[string]int, defaultArch string) (*C
 			col string
 			dst *int
 		}{{"generation", &it.Generation}, {"vcpu", &it.VCPU}, {"gpu_count", &it.GPUCount},
-			{"accelerator_count", &it.AcceleratorCount}, {"max_pods", &it.MaxPods}, {"efa_count", &it.EFACount}}
+			{"accelerator_count", &it.AcceleratorCount}, {"max_pods", &it.MaxPods}, {"efa_count", &it.EFACount},
+			{"max_enis", &it.MaxENIs}, {"default_card_max_enis", &it.DefaultCardMaxENIs}, {"network_cards", &it.NetworkCards},
+			{"ipv4_per_eni", &it.IPv4PerENI}}
 		for _, f := range ints {
 			if *f.dst, err = atoiEmpty(get(f.col)); err != nil {
 				return fmt.Errorf("%s %s: %w", it.Name, f.col, err)
