@@ -46,7 +46,7 @@ type Server struct {
 
 	calls     map[string]int
 	throttled map[string]int
-	refused   map[string]string // Refuse: Action -> error code
+	refused   map[string]string   // Refuse: Action -> error code
 	log       reqlog.Log[Request] // SetRecording
 }
 
