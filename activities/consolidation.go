@@ -52,7 +52,7 @@ func (a *Activities) computeDisruption(ctx context.Context, p workflows.Disrupti
 	// Pods the solver found no place for do not count: they would block
 	// consolidation forever.
 	if why := disruption.Unsettled(a.Ledger().UnnominatedPending(time.Now()), a.Cluster.NodeClaims()); why != "" {
-		d := workflows.DisruptionDecision{USDPerHour: usd, Why: why}
+		d := workflows.DisruptionDecision{USDPerHour: usd, Why: why, Catalog: a.catalogStatus()}
 		a.reportBlocked(ctx, &d, claims, blocked)
 		return d, nil
 	}
@@ -70,7 +70,7 @@ func (a *Activities) computeDisruption(ctx context.Context, p workflows.Disrupti
 		DriftNotBefore: p.DriftNotBefore,
 	}
 	d := disruption.Decide(pass)
-	d.USDPerHour = usd
+	d.USDPerHour, d.Catalog = usd, a.catalogStatus()
 	a.reportBlocked(ctx, &d, claims, disruption.Merge(blocked, disruption.PassBlocks(pass, d, trace)))
 	return d, nil
 }
@@ -144,7 +144,7 @@ func clusterPrice(snap *snapshot) float64 {
 // nodePrice is the price of a node's instance type and capacity type in
 // its zone (USD/hour): on-demand, or the zone's spot price from the market.
 func (a *Activities) nodePrice(n *corev1.Node) float64 {
-	it, ok := a.Catalog.Get(n.Labels[apiv1.LabelInstanceType])
+	it, ok := a.instanceType(n.Labels[apiv1.LabelInstanceType])
 	if !ok {
 		return 0
 	}

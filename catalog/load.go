@@ -82,6 +82,9 @@ func MustDefault() *Catalog {
 
 // Get returns the instance type with the given name.
 func (c *Catalog) Get(name string) (*InstanceType, bool) {
+	if c == nil {
+		return nil, false
+	}
 	it, ok := c.byName[name]
 	return it, ok
 }

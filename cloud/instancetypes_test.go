@@ -5,11 +5,13 @@ import (
 	"errors"
 	"reflect"
 	"testing"
+	"time"
 
 	"github.com/aws/smithy-go"
 	"github.com/joinery/joinery/catalog"
 	"github.com/joinery/joinery/cloud"
 	simec2 "github.com/joinery/joinery/sim/ec2"
+	simpricing "github.com/joinery/joinery/sim/pricing"
 )
 
 // Every type of the embedded catalog, served by the local EC2 endpoint in
@@ -75,5 +77,93 @@ func TestInstanceTypesRefused(t *testing.T) {
 	var ae smithy.APIError
 	if !errors.As(err, &ae) || ae.ErrorCode() != "UnauthorizedOperation" {
 		t.Fatalf("err = %v, want UnauthorizedOperation", err)
+	}
+}
+
+// pricingClient is a cloud.Client whose Pricing endpoint is the local one.
+func pricingClient(t *testing.T, region string, srv *simpricing.Server) *cloud.Client {
+	t.Helper()
+	url, stop, err := srv.Start("127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(stop)
+	_, ec2URL := endpoint(t, simec2.Options{Region: region})
+	c, err := cloud.New(context.Background(), cloud.Options{Region: region, Endpoint: ec2URL, PricingEndpoint: url, ClusterName: cluster, MaxBackoff: time.Millisecond})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return c
+}
+
+// OnDemandPrices reads every page of GetProducts with Karpenter's filters:
+// every embedded type comes back at its embedded price (the capacity
+// reservation rows the filters leave out would repeat it), bare metal
+// types from their Dedicated query; another region's endpoint (prices x1.1)
+// answers that region's prices.
+func TestOnDemandPrices(t *testing.T) {
+	srv := simpricing.New(simpricing.Options{})
+	srv.SetRecording(true)
+	c := pricingClient(t, "us-east-1", srv)
+	prices, err := c.OnDemandPrices(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	emb := catalog.MustDefault()
+	if len(prices) != len(emb.Types) {
+		t.Errorf("%d prices, want the embedded %d types", len(prices), len(emb.Types))
+	}
+	for _, it := range emb.Types {
+		if prices[it.Name] != it.OnDemandPrice {
+			t.Errorf("%s: %v, want %v", it.Name, prices[it.Name], it.OnDemandPrice)
+		}
+	}
+	metal := 0
+	for _, it := range emb.Types {
+		if it.BareMetal {
+			metal++
+		}
+	}
+	// Two queries, 100 documents a page.
+	if got, want := len(srv.Requests()), (len(emb.Types)-metal+99)/100+(metal+99)/100; got != want {
+		t.Errorf("%d GetProducts requests, want %d", got, want)
+	}
+	if m5 := prices["m5.large"]; m5 != 0.096 {
+		t.Errorf("m5.large = %v, want 0.096", m5)
+	}
+
+	eu := pricingClient(t, "eu-west-1", simpricing.New(simpricing.Options{Region: "eu-west-1", PriceFactor: 1.1}))
+	euPrices, err := eu.OnDemandPrices(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := euPrices["m5.large"]; got != 0.1056 {
+		t.Errorf("eu-west-1 m5.large = %v, want 0.1056 (0.096 x 1.1)", got)
+	}
+	// The us-east-1 endpoint has no eu-west-1 products.
+	wrong := pricingClient(t, "eu-west-1", simpricing.New(simpricing.Options{}))
+	if p, err := wrong.OnDemandPrices(context.Background()); err != nil || len(p) != 0 {
+		t.Errorf("eu-west-1 prices from a us-east-1 price list: %d, %v; want none", len(p), err)
+	}
+}
+
+func TestPricingRegion(t *testing.T) {
+	for region, want := range map[string]string{"us-east-1": "us-east-1", "us-west-2": "us-east-1", "eu-west-1": "eu-central-1",
+		"ap-northeast-1": "ap-south-1", "cn-north-1": "cn-northwest-1", "sa-east-1": "us-east-1"} {
+		if got := cloud.PricingRegion(region); got != want {
+			t.Errorf("PricingRegion(%s) = %s, want %s", region, got, want)
+		}
+	}
+}
+
+// A refused GetProducts is an error carrying the API's error type.
+func TestOnDemandPricesRefused(t *testing.T) {
+	srv := simpricing.New(simpricing.Options{})
+	srv.Refuse("AccessDeniedException")
+	c := pricingClient(t, "us-east-1", srv)
+	_, err := c.OnDemandPrices(context.Background())
+	var ae smithy.APIError
+	if !errors.As(err, &ae) || ae.ErrorCode() != "AccessDeniedException" {
+		t.Fatalf("err = %v, want AccessDeniedException", err)
 	}
 }

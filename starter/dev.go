@@ -115,6 +115,7 @@ func runDev(parent context.Context, f *devFlags) error {
 			ClusterName: "joinery-local", MetricsAddr: f.metricsAddr, Log: log, Ready: ready,
 			InterruptionQueue: w.InterruptionQueueURL, SQSEndpoint: w.SQSEndpoint,
 			SSMEndpoint: w.SSMEndpoint, IAMEndpoint: w.IAMEndpoint, EKSEndpoint: w.EKSEndpoint,
+			PricingEndpoint: w.PricingEndpoint, Region: w.Region,
 			Temporal: temporalconn.Config{CodecKeyFile: f.codecKeyFile}, FeatureGates: gates,
 		})
 	}()

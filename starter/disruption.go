@@ -109,6 +109,9 @@ func printStatus(st workflows.ConsolidationStatus) {
 	}
 	fmt.Printf("phase: %s, passes: %d\n", st.Phase, st.Passes)
 	fmt.Printf("nodes cost now: %.4f USD/hour\n", st.USDPerHour)
+	if st.Catalog != "" {
+		fmt.Printf("catalog: %s\n", st.Catalog)
+	}
 	printLastPass(st.LastPass)
 	if len(st.History) == 0 {
 		fmt.Println("no decisions yet")

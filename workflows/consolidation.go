@@ -93,7 +93,7 @@ func Consolidation(ctx workflow.Context, in ConsolidationInput) error {
 			workflow.GetLogger(ctx).Warn("disruption decision failed", "error", err)
 			continue
 		}
-		st.USDPerHour = d.USDPerHour
+		st.USDPerHour, st.Catalog = d.USDPerHour, d.Catalog
 		switch {
 		case d.Blocked != nil:
 			st.LastPass = &PassReport{At: workflow.Now(ctx), Why: d.Why, Eligible: d.Eligible, BlockedReport: *d.Blocked}

@@ -49,7 +49,10 @@ type ConsolidationState struct {
 	History []DecisionRecord `json:"history,omitempty"`
 	// USDPerHour is the cluster's node cost at the last pass.
 	USDPerHour float64 `json:"usdPerHour"`
-	Passes     int     `json:"passes"`
+	// Catalog says, at the last pass, where the catalog's facts came from
+	// (each live source, or the fallback in use and why).
+	Catalog string `json:"catalog,omitempty"`
+	Passes  int    `json:"passes"`
 	// DriftBackoff holds, by NodePool name, the pools whose drift
 	// replacements failed last (see driftbackoff.go).
 	DriftBackoff map[string]DriftBackoff `json:"driftBackoff,omitempty"`
@@ -145,7 +148,9 @@ type DisruptionDecision struct {
 	Replacement      *Replacement `json:"replacement,omitempty"`
 	SavingUSDPerHour float64      `json:"savingUsdPerHour,omitempty"`
 	// USDPerHour is the cluster's node cost when deciding.
-	USDPerHour float64  `json:"usdPerHour"`
+	USDPerHour float64 `json:"usdPerHour"`
+	// Catalog: see ConsolidationStatus.Catalog.
+	Catalog    string   `json:"catalog,omitempty"`
 	Why        string   `json:"why"`
 	Eligible   int      `json:"eligible"`
 	Candidates []string `json:"candidates,omitempty"` // first few, in the order tried
