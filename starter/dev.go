@@ -154,6 +154,7 @@ func runDev(parent context.Context, f *devFlags) error {
 	}
 	took := time.Since(applied)
 	fmt.Println()
+	settled.Reprice(w.Price) // the region's prices, spot per zone as the nodes pay them
 	settled.Print(os.Stdout)
 	fmt.Printf("Time from apply to last pod Running: %s\n", took.Round(10*time.Millisecond))
 	fmt.Printf("Temporal Web UI: %s/namespaces/default/workflows (one nodeclaim/... workflow per node; try the query NodePool = \"general-purpose\")\n", w.Temporal.UIAddress)

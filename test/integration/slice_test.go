@@ -48,6 +48,12 @@ func startEnv(t *testing.T) *env {
 // in this process (otherwise the test runs it with startWorker).
 func startEnvWith(t *testing.T, inProcess bool, tune ...func(*controller.Config)) *env {
 	t.Helper()
+	return startEnvOpts(t, inProcess, nil, tune...)
+}
+
+// startEnvOpts is startEnvWith with the world's options adjusted by wopt.
+func startEnvOpts(t *testing.T, inProcess bool, wopt func(*world.Options), tune ...func(*controller.Config)) *env {
+	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 8*time.Minute)
 	t.Cleanup(cancel)
 	dir := t.TempDir()
@@ -55,10 +61,14 @@ func startEnvWith(t *testing.T, inProcess bool, tune ...func(*controller.Config)
 	if err != nil {
 		t.Fatal(err)
 	}
-	w, err := world.Start(ctx, world.Options{
+	wo := world.Options{
 		StateDir: dir, BootDelay: time.Second, TemporalPort: 17233, UIPort: 18233, Progress: os.Stderr, Log: log, ClusterName: "joinery-it",
 		KubePorts: kube.Ports{Etcd: 26790, EtcdPeer: 26791, APIServer: 26443, Scheduler: 26459, ControllerManager: 26457, Kwok: 26480},
-	})
+	}
+	if wopt != nil {
+		wopt(&wo)
+	}
+	w, err := world.Start(ctx, wo)
 	if err != nil {
 		t.Fatal(err)
 	}
