@@ -25,6 +25,11 @@ var ebsLimitsCSV []byte
 type Catalog struct {
 	Types  []*InstanceType
 	byName map[string]*InstanceType
+	// zones and spot, when set (WithMarket, or the zones and
+	// spot_usd_per_hour columns of an exported CSV), are the region-true
+	// offerings of the types (Market).
+	zones map[string][]string
+	spot  map[string]map[string]float64
 }
 
 var (
@@ -149,6 +154,7 @@ func parseSavings(savingsCSV []byte, savings map[string]int) error {
 
 func parseTypes(typesCSV []byte, savings map[string]int, defaultArch string) (*Catalog, error) {
 	var types []*InstanceType
+	zones, spot := map[string][]string{}, map[string]map[string]float64{}
 	err := eachRow(typesCSV, func(get func(string) string) error {
 		arch := get("architecture")
 		if arch == "" {
@@ -198,6 +204,29 @@ func parseTypes(typesCSV []byte, savings map[string]int, defaultArch string) (*C
 		if s, ok := savings[it.Name]; ok {
 			it.SpotSavingsPct = s
 		}
+		if v := get("savings_vs_ondemand_pct"); v != "" {
+			if it.SpotSavingsPct, err = strconv.Atoi(v); err != nil {
+				return fmt.Errorf("%s savings_vs_ondemand_pct: %w", it.Name, err)
+			}
+		}
+		if v := get("max_ebs_attachments"); v != "" {
+			n, err := strconv.Atoi(v)
+			t := get("attachment_limit_type")
+			if err != nil || n < 1 || (t != "shared" && t != "dedicated") {
+				return fmt.Errorf("%s max_ebs_attachments %q, attachment_limit_type %q: want a positive integer and shared or dedicated", it.Name, v, t)
+			}
+			it.MaxEBSAttachments, it.EBSAttachmentType = n, t
+		}
+		zs, sp, err := parseMarketColumns(it.Name, get("zones"), get("spot_usd_per_hour"))
+		if err != nil {
+			return err
+		}
+		if len(zs) > 0 {
+			zones[it.Name] = zs
+		}
+		if len(sp) > 0 {
+			spot[it.Name] = sp
+		}
 		types = append(types, it)
 		return nil
 	})
@@ -207,7 +236,14 @@ func parseTypes(typesCSV []byte, savings map[string]int, defaultArch string) (*C
 	if len(types) == 0 {
 		return nil, fmt.Errorf("instance types: no usable rows")
 	}
-	return New(types), nil
+	c := New(types)
+	if len(zones) > 0 {
+		c.zones = zones
+	}
+	if len(spot) > 0 {
+		c.spot = spot
+	}
+	return c, nil
 }
 
 func atoiEmpty(s string) (int, error) {
