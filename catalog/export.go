@@ -101,6 +101,24 @@ func WriteCSV(w io.Writer, c *Catalog) error {
 	return cw.Error()
 }
 
+// PriceTypes gives each type its on-demand price from onDemand (the
+// Pricing API's) when it has one, keeps the type's own price otherwise,
+// and leaves out the types with neither (Karpenter offers no type it
+// cannot price): the kept types and how many were left out. It sets the
+// price on the types given.
+func PriceTypes(types []*InstanceType, onDemand map[string]float64) ([]*InstanceType, int) {
+	var kept []*InstanceType
+	for _, it := range types {
+		if p := onDemand[it.Name]; p > 0 {
+			it.OnDemandPrice = p
+		}
+		if it.OnDemandPrice > 0 {
+			kept = append(kept, it)
+		}
+	}
+	return kept, len(types) - len(kept)
+}
+
 // parseMarketColumns reads a row's zones and spot_usd_per_hour cells.
 func parseMarketColumns(name, zones, spot string) ([]string, map[string]float64, error) {
 	var zs []string

@@ -90,16 +90,16 @@ var errEmpty = errors.New("empty answer")
 // is left out.
 func (r *marketRefresher) refreshTypes(ctx context.Context) error {
 	types, err := r.source.InstanceTypes(ctx, r.embedded)
-	var kept []*catalog.InstanceType
-	unpriced := 0
+	var live map[string]float64
 	for _, it := range types {
 		if p := r.market.OnDemandPrice(it); p > 0 {
-			it.OnDemandPrice = p
-			kept = append(kept, it)
-		} else {
-			unpriced++
+			if live == nil {
+				live = map[string]float64{}
+			}
+			live[it.Name] = p
 		}
 	}
+	kept, unpriced := catalog.PriceTypes(types, live)
 	if err == nil && len(kept) == 0 {
 		err = errEmpty
 	}
