@@ -167,3 +167,43 @@ func TestOnDemandPricesRefused(t *testing.T) {
 		t.Fatalf("err = %v, want AccessDeniedException", err)
 	}
 }
+
+// One full read of the instance types (every page) from the local EC2.
+func BenchmarkInstanceTypes(b *testing.B) {
+	srv := simec2.New(simec2.Options{})
+	url, stop, err := srv.Start("127.0.0.1:0")
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer stop()
+	c, err := cloud.New(context.Background(), cloud.Options{Endpoint: url, ClusterName: cluster})
+	if err != nil {
+		b.Fatal(err)
+	}
+	emb := catalog.MustDefault()
+	for b.Loop() {
+		if _, err := c.InstanceTypes(context.Background(), emb); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+// One full read of the on-demand prices (both queries, every page) from
+// the local Pricing endpoint.
+func BenchmarkOnDemandPrices(b *testing.B) {
+	srv := simpricing.New(simpricing.Options{})
+	url, stop, err := srv.Start("127.0.0.1:0")
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer stop()
+	c, err := cloud.New(context.Background(), cloud.Options{Endpoint: "http://127.0.0.1:1", PricingEndpoint: url, ClusterName: cluster})
+	if err != nil {
+		b.Fatal(err)
+	}
+	for b.Loop() {
+		if _, err := c.OnDemandPrices(context.Background()); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
