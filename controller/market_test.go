@@ -218,3 +218,40 @@ func TestMarketRefreshFromEndpoint(t *testing.T) {
 		t.Errorf("spot in 1b after a failed refresh = %v, want the last good 0.0123", got)
 	}
 }
+
+// A type the answer describes but nothing prices (no Pricing API price, not
+// in the embedded catalog) is left out; the Pricing API's price makes it
+// plannable at the next read. A changed EC2NodeClass asks for a new read
+// without blocking.
+func TestMarketTypesNeedAPrice(t *testing.T) {
+	c6a, _ := catalog.MustDefault().Get("c6a.large")
+	newType := *c6a
+	newType.Name, newType.OnDemandPrice = "c99a.large", 0
+	src := &fakeMarketSource{types: []*catalog.InstanceType{c6a, &newType}}
+	market := catalog.NewMarket()
+	r := newMarketRefresher(market, catalog.MustDefault(), src, Config{}.WithDefaults(), metrics.New(), zap.NewNop())
+	if err := r.refreshTypes(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	if _, ok := market.Types(nil).Get("c99a.large"); ok || market.KnownTypes() != 1 {
+		t.Errorf("an unpriced type was kept (%d types)", market.KnownTypes())
+	}
+	src.onDemand = map[string]float64{"c99a.large": 0.07}
+	if err := r.refreshOnDemandPrices(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	if err := r.refreshTypes(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	it, ok := market.Types(nil).Get("c99a.large")
+	if !ok || market.Price(it, "us-east-1a", apiv1.CapacityTypeOnDemand) != 0.07 {
+		t.Errorf("c99a.large = %v, %v; want it at the Pricing API's 0.07", it, ok)
+	}
+	r.NodeClassChanged()
+	r.NodeClassChanged() // a second poke before the read does not block
+	select {
+	case <-r.changed:
+	default:
+		t.Error("NodeClassChanged did not ask for a read")
+	}
+}
