@@ -94,6 +94,7 @@ func Consolidation(ctx workflow.Context, in ConsolidationInput) error {
 			continue
 		}
 		st.USDPerHour, st.Catalog = d.USDPerHour, d.Catalog
+		d.Catalog = "" // kept once, in the status; History stays small
 		switch {
 		case d.Blocked != nil:
 			st.LastPass = &PassReport{At: workflow.Now(ctx), Why: d.Why, Eligible: d.Eligible, BlockedReport: *d.Blocked}
