@@ -358,7 +358,9 @@ func (a *Activities) inFlightAvailable(nc *apiv1.NodeClaim, dss []solver.DaemonS
 		zones = append(zones, z)
 	}
 	if len(zones) == 0 {
-		zones = catalog.DefaultZones
+		if zones = a.Market.Zones(); len(zones) == 0 {
+			zones = catalog.DefaultZones // the embedded data's region
+		}
 	}
 	zones = slices.Compact(slices.Sorted(slices.Values(zones)))
 	// The claim as a pool of its own: its requirements, and its labels

@@ -1,6 +1,7 @@
 package catalog
 
 import (
+	"maps"
 	"slices"
 	"sync/atomic"
 
@@ -132,6 +133,25 @@ func (m *Market) Known() (zoneTypes, spotTypes int) {
 		spotTypes = len(*s)
 	}
 	return zoneTypes, spotTypes
+}
+
+// Zones is every zone the Market's zone data names, sorted (nil without
+// zone data).
+func (m *Market) Zones() []string {
+	if m == nil {
+		return nil
+	}
+	z := m.zones.Load()
+	if z == nil {
+		return nil
+	}
+	set := map[string]bool{}
+	for _, zs := range *z {
+		for _, zone := range zs {
+			set[zone] = true
+		}
+	}
+	return slices.Sorted(maps.Keys(set))
 }
 
 // offeredIn is whether the type is sold in the zone: true without zone
