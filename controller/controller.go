@@ -62,8 +62,9 @@ type Config struct {
 	// change (default 1 min; tests shorten it).
 	NodeClassResync time.Duration
 	// OfferingsRefresh and SpotPriceRefresh are how often the live catalog
-	// reads the zones each instance type is sold in
-	// (DescribeInstanceTypeOfferings) and the spot prices per zone
+	// reads the instance types (DescribeInstanceTypes; also when an
+	// EC2NodeClass's spec changes) and the zones each is sold in
+	// (DescribeInstanceTypeOfferings), and the spot prices per zone
 	// (DescribeSpotPriceHistory); both are also read once at start
 	// (defaults 1 h and 5 min).
 	OfferingsRefresh, SpotPriceRefresh time.Duration
