@@ -28,7 +28,10 @@ type Activities struct {
 	// is sold in and the zone's spot price, refreshed by the controller
 	// (catalog.Market). Nil: the catalog's static offerings.
 	Market *catalog.Market
-	ICE    *cloud.ICECache
+	// CatalogStatus, when set, says where the catalog's facts come from
+	// now (the controller's refresher), for `starter status`.
+	CatalogStatus func() string
+	ICE           *cloud.ICECache
 	// State, when set, holds what every replica must see and what must
 	// outlive every worker: the ICE cache and the pending-pod memo (see
 	// BindSharedState). Nil: this process's memory only.
@@ -75,6 +78,30 @@ type Activities struct {
 	// ledger is the pending-pod ledger (see Ledger).
 	ledgerOnce sync.Once
 	ledger     *PendingLedger
+}
+
+// liveCatalog is the catalog to plan with: the Market's live instance
+// types (DescribeInstanceTypes) when it has them, else the embedded one.
+func (a *Activities) liveCatalog() *catalog.Catalog { return a.Market.Types(a.Catalog) }
+
+// instanceType looks a type up in the live catalog, then in the embedded
+// one: a node already running keeps its facts and price even when the
+// live answer no longer lists its type.
+func (a *Activities) instanceType(name string) (*catalog.InstanceType, bool) {
+	if it, ok := a.liveCatalog().Get(name); ok {
+		return it, true
+	}
+	if a.Catalog == nil {
+		return nil, false
+	}
+	return a.Catalog.Get(name)
+}
+
+func (a *Activities) catalogStatus() string {
+	if a.CatalogStatus == nil {
+		return ""
+	}
+	return a.CatalogStatus()
 }
 
 // private reports whether payload encryption is on (see Pseudonym).

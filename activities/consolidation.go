@@ -61,7 +61,7 @@ func (a *Activities) computeDisruption(ctx context.Context, p workflows.Disrupti
 	// Pods the solver found no place for do not count: they would block
 	// consolidation forever.
 	if why := disruption.Unsettled(a.Ledger().UnnominatedPending(time.Now()), a.Cluster.NodeClaims()); why != "" {
-		d := workflows.DisruptionDecision{USDPerHour: usd, ListUSDPerHour: list, Why: why}
+		d := workflows.DisruptionDecision{USDPerHour: usd, ListUSDPerHour: list, Why: why, Catalog: a.catalogStatus()}
 		a.reportBlocked(ctx, &d, claims, blocked)
 		return d, nil
 	}
@@ -85,7 +85,7 @@ func (a *Activities) computeDisruption(ctx context.Context, p workflows.Disrupti
 	if d.Method == workflows.MethodMultiNode || d.Method == workflows.MethodSingleNode || d.Method == "" {
 		a.Metrics.Scheduled(metrics.ControllerDisruption, time.Since(sim).Seconds(), 0)
 	}
-	d.USDPerHour, d.ListUSDPerHour = usd, list
+	d.USDPerHour, d.ListUSDPerHour, d.Catalog = usd, list, a.catalogStatus()
 	a.reportBlocked(ctx, &d, claims, disruption.Merge(blocked, disruption.PassBlocks(pass, d, trace)))
 	return d, nil
 }
@@ -162,7 +162,7 @@ func (a *Activities) listPrice(snap *snapshot) float64 {
 	total := 0.0
 	for _, n := range snap.input.ExistingNodes {
 		if node, err := a.Cluster.Nodes.Get(n.Name); err == nil {
-			if it, ok := a.Catalog.Get(node.Labels[apiv1.LabelInstanceType]); ok {
+			if it, ok := a.instanceType(node.Labels[apiv1.LabelInstanceType]); ok {
 				total += a.Market.Price(it, node.Labels[apiv1.LabelZone], node.Labels[apiv1.LabelCapacityType])
 			}
 		}
@@ -180,7 +180,7 @@ func (a *Activities) nodePrice(n *corev1.Node) float64 {
 // NodePrice is a node's price in USD/hour (nodePrice), for the
 // karpenter_nodepools_cost_total metric.
 func (a *Activities) NodePrice(n *corev1.Node) float64 {
-	it, ok := a.Catalog.Get(n.Labels[apiv1.LabelInstanceType])
+	it, ok := a.instanceType(n.Labels[apiv1.LabelInstanceType])
 	if !ok {
 		return 0
 	}

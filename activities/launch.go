@@ -200,7 +200,7 @@ func (a *Activities) insufficientCapacity(ctx context.Context, nc *apiv1.NodeCla
 func (a *Activities) toInstance(i cloud.Instance) workflows.Instance {
 	out := workflows.Instance{ID: i.ID, InstanceType: i.Type, Zone: i.Zone, CapacityType: i.CapacityType, ProviderID: i.ProviderID(),
 		CapacityReservationID: i.CapacityReservationID}
-	if it, ok := a.Catalog.Get(i.Type); ok {
+	if it, ok := a.instanceType(i.Type); ok {
 		out.Price = a.Market.Price(it, i.Zone, i.CapacityType)
 	}
 	return out
@@ -219,7 +219,7 @@ func plannedPrice(offs []workflows.Offering, in workflows.Instance) float64 {
 
 // shapeOf is the node shape of an instance type under a NodeClaim's NodeClass.
 func (a *Activities) shapeOf(nc *apiv1.NodeClaim, instanceType string) (catalog.NodeShape, bool) {
-	it, ok := a.Catalog.Get(instanceType)
+	it, ok := a.instanceType(instanceType)
 	if !ok {
 		return catalog.NodeShape{}, false
 	}

@@ -53,7 +53,7 @@ func (a *Activities) launchPlan(ctx context.Context, nc *apiv1.NodeClaim, cls *a
 	byImage := map[[2]string]int{} // (image, reservation) -> index in lp.Configs
 	var skipped []string
 	for _, o := range req.Offerings {
-		it, ok := a.Catalog.Get(o.InstanceType)
+		it, ok := a.instanceType(o.InstanceType)
 		if !ok {
 			skipped = append(skipped, o.InstanceType+": not in the catalog")
 			continue

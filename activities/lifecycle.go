@@ -35,7 +35,7 @@ func (a *Activities) MarkNodeClaimLaunched(ctx context.Context, l workflows.Node
 	lbl := map[string]string{
 		apiv1.LabelZone: l.Instance.Zone, apiv1.LabelCapacityType: l.Instance.CapacityType,
 	}
-	if it, ok := a.Catalog.Get(l.Instance.InstanceType); ok {
+	if it, ok := a.instanceType(l.Instance.InstanceType); ok {
 		for k, v := range it.Labels() {
 			lbl[k] = v
 		}

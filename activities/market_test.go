@@ -150,3 +150,78 @@ func TestPlanFollowsTheMarket(t *testing.T) {
 }
 
 func formatPrice(p float64) string { return fmt.Sprintf("%.4f", p) }
+
+// The plan follows the instance types EC2 describes (DescribeInstanceTypes
+// through the real SDK, read into the Market as the controller does): a
+// type the answer lacks is never planned, though cheapest; a fact the
+// answer changes (c6i.large with 2 GiB of memory) changes the plan.
+func TestPlanFollowsTheInstanceTypes(t *testing.T) {
+	np := &apiv1.NodePool{ObjectMeta: metav1.ObjectMeta{Name: "od"},
+		Spec: apiv1.NodePoolSpec{Template: apiv1.NodeClaimTemplate{Spec: apiv1.NodeClaimTemplateSpec{
+			NodeClassRef: &apiv1.NodeClassReference{Group: "karpenter.k8s.aws", Kind: "EC2NodeClass", Name: "default"},
+			Requirements: []apiv1.NodeSelectorRequirementWithMinValues{
+				{Key: apiv1.LabelCapacityType, Operator: apiv1.OpIn, Values: []string{apiv1.CapacityTypeOnDemand}},
+				{Key: apiv1.LabelInstanceType, Operator: apiv1.OpIn, Values: []string{"c6a.large", "c6i.large", "m6i.large"}},
+			},
+		}}}}
+	pod := pendingPod("app", "us-east-1a")
+	pod.Spec.Containers[0].Resources.Requests[corev1.ResourceMemory] = resource.MustParse("2Gi")
+	a, _, _ := launchWorldWith(t, []*apiv1.NodePool{np}, pod)
+	a.Market = catalog.NewMarket()
+	refreshMarket(t, a)
+	answer, err := a.Cloud.InstanceTypes(context.Background(), a.Catalog)
+	if err != nil {
+		t.Fatal(err)
+	}
+	setTypes := func(edit func(*catalog.InstanceType) bool) {
+		var kept []*catalog.InstanceType
+		for _, it := range answer {
+			c := *it
+			if edit(&c) {
+				kept = append(kept, &c)
+			}
+		}
+		a.Market.SetTypes(catalog.New(kept))
+	}
+	plannedType := func(when string) (string, []string) {
+		t.Helper()
+		first, listed := planned(t, a)
+		got := first["default/app"]
+		if got.Type == nil {
+			t.Fatalf("%s: app not planned", when)
+		}
+		return got.Type.Name, listed["default/app"]
+	}
+
+	setTypes(func(*catalog.InstanceType) bool { return true })
+	if got, _ := plannedType("the whole answer"); got != "c6a.large" {
+		t.Errorf("the whole answer: app on %s, want the cheapest c6a.large (0.0765 USD/hour)", got)
+	}
+	setTypes(func(it *catalog.InstanceType) bool { return it.Name != "c6a.large" })
+	got, listed := plannedType("without c6a.large")
+	if got != "c6i.large" {
+		t.Errorf("without c6a.large: app on %s, want c6i.large", got)
+	}
+	for _, n := range listed {
+		if n == "c6a.large" {
+			t.Errorf("without c6a.large: the NodeClaim lists c6a.large, which the answer lacks")
+		}
+	}
+	setTypes(func(it *catalog.InstanceType) bool {
+		if it.Name == "c6i.large" {
+			it.MemoryMiB = 2048
+		}
+		return it.Name != "c6a.large"
+	})
+	if got, _ := plannedType("c6i.large with 2 GiB"); got != "m6i.large" {
+		t.Errorf("c6i.large with 2 GiB: app (2Gi) on %s, want m6i.large", got)
+	}
+	// The live catalog knows c6i.large's new memory; a running node of a
+	// type the answer dropped keeps its embedded facts.
+	if it, _ := a.instanceType("c6i.large"); it.MemoryMiB != 2048 {
+		t.Errorf("c6i.large memory %d, want the answer's 2048", it.MemoryMiB)
+	}
+	if it, ok := a.instanceType("c6a.large"); !ok || it.MemoryMiB != 4096 {
+		t.Errorf("c6a.large (dropped from the answer) = %v, %v; want the embedded type", it, ok)
+	}
+}

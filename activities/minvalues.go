@@ -56,7 +56,7 @@ func (a *Activities) launchOfferings(nc *apiv1.NodeClaim, cls *apiv1.EC2NodeClas
 	for _, o := range req.Offerings {
 		i, ok := index[o.InstanceType]
 		if !ok {
-			it, known := a.Catalog.Get(o.InstanceType)
+			it, known := a.instanceType(o.InstanceType)
 			if !known {
 				continue
 			}
@@ -74,7 +74,7 @@ func (a *Activities) launchOfferings(nc *apiv1.NodeClaim, cls *apiv1.EC2NodeClas
 		if _, ok := index[name]; ok {
 			continue
 		}
-		it, ok := a.Catalog.Get(name)
+		it, ok := a.liveCatalog().Get(name)
 		if !ok {
 			continue
 		}

@@ -72,10 +72,10 @@ func (a *Activities) pricesOverlaid(poolName string, cls *apiv1.EC2NodeClass, of
 	if len(list) == 0 || np == nil {
 		return false
 	}
-	pools := []solver.NodePool{solver.NodePoolFromMarket(np, cls, a.Catalog, a.Market, zonesOf(cls), nil)}
+	pools := []solver.NodePool{solver.NodePoolFromMarket(np, cls, a.liveCatalog(), a.Market, zonesOf(cls), nil)}
 	set := overlay.Resolve(list, pools)
 	for _, o := range offs {
-		if it, ok := a.Catalog.Get(o.InstanceType); ok && set.Overlaid(&pools[0], it, o.Zone, o.CapacityType) {
+		if it, ok := a.instanceType(o.InstanceType); ok && set.Overlaid(&pools[0], it, o.Zone, o.CapacityType) {
 			return true
 		}
 	}

@@ -256,7 +256,7 @@ func (a *Activities) addNodePools(s *snapshot, pools []*apiv1.NodePool, claims [
 			s.notReady = append(s.notReady, "NodePool "+np.Name+" skipped: "+why)
 			continue
 		}
-		sp := solver.NodePoolFromMarket(np, nodeClass, a.Catalog, a.Market, zonesOf(nodeClass), a.ICE.Unavailable)
+		sp := solver.NodePoolFromMarket(np, nodeClass, a.liveCatalog(), a.Market, zonesOf(nodeClass), a.ICE.Unavailable)
 		sp.InstanceTypes = launchable(sp.InstanceTypes, nodeClass)
 		for _, nc := range claims {
 			if nc.Labels[apiv1.LabelNodePool] != np.Name || nc.DeletionTimestamp != nil {
@@ -317,7 +317,7 @@ func (a *Activities) claimShape(nc *apiv1.NodeClaim, pessimistic bool) (catalog.
 	var out catalog.NodeShape
 	found := false
 	for _, n := range names {
-		it, ok := a.Catalog.Get(n)
+		it, ok := a.instanceType(n)
 		if !ok {
 			continue
 		}
@@ -367,7 +367,9 @@ func (a *Activities) inFlightAvailable(nc *apiv1.NodeClaim, dss []solver.DaemonS
 		zones = append(zones, z)
 	}
 	if len(zones) == 0 {
-		zones = catalog.DefaultZones
+		if zones = a.Market.Zones(); len(zones) == 0 {
+			zones = catalog.DefaultZones // the embedded data's region
+		}
 	}
 	zones = slices.Compact(slices.Sorted(slices.Values(zones)))
 	// The claim as a pool of its own: its requirements, and its labels
@@ -378,7 +380,7 @@ func (a *Activities) inFlightAvailable(nc *apiv1.NodeClaim, dss []solver.DaemonS
 		pool.Requirements = append(pool.Requirements, apiv1.NodeSelectorRequirementWithMinValues{Key: k, Operator: apiv1.OpIn, Values: []string{nc.Labels[k]}})
 	}
 	for _, n := range names {
-		if it, ok := a.Catalog.Get(n); ok {
+		if it, ok := a.instanceType(n); ok {
 			pool.InstanceTypes = append(pool.InstanceTypes, solver.InstanceTypeOption{Type: it, Shape: it.ShapeOf(launch), Offerings: a.Market.Offerings(it, zones)})
 		}
 	}

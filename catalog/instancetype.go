@@ -5,7 +5,9 @@
 package catalog
 
 import (
+	"regexp"
 	"strconv"
+	"strings"
 
 	apiv1 "github.com/joinery/joinery/api/v1"
 )
@@ -30,14 +32,20 @@ type InstanceType struct {
 	AcceleratorManufacturer string
 	AcceleratorName         string
 
-	LocalNVMeGB          int64 // decimal GB
-	MaxPods              int   // EKS ENI formula; 0 = unknown
-	EFACount             int
-	NetworkBandwidthMbps int64
-	EBSBandwidthMbps     int64
-	Hypervisor           string // "nitro", "xen" or "" (bare metal)
-	BareMetal            bool
-	CPUManufacturer      string
+	LocalNVMeGB int64 // decimal GB
+	MaxPods     int   // EKS ENI formula; 0 = unknown
+	// MaxENIs is the type's network interface limit over every card,
+	// DefaultCardMaxENIs the default card's (what the VPC CNI uses),
+	// NetworkCards the number of cards, IPv4PerENI the IPv4 addresses
+	// per interface; 0 = unknown.
+	MaxENIs, DefaultCardMaxENIs, NetworkCards, IPv4PerENI int
+	NetworkPerformance                                    string // EC2's words, e.g. "Up to 12.5 Gigabit"
+	EFACount                                              int
+	NetworkBandwidthMbps                                  int64
+	EBSBandwidthMbps                                      int64
+	Hypervisor                                            string // "nitro", "xen" or "" (bare metal)
+	BareMetal                                             bool
+	CPUManufacturer                                       string
 	// MaxEBSAttachments is the type's EBS attachment limit as the EBS CSI
 	// driver knows it (EC2 MaximumEbsAttachments), EBSAttachmentType
 	// "shared" (ENIs take slots from it) or "dedicated"; 0 and "" for a type
@@ -50,6 +58,35 @@ type InstanceType struct {
 	// SpotSavingsPct is the Spot Instance Advisor saving over on-demand, %;
 	// -1 when the advisor has no data for this type.
 	SpotSavingsPct int
+}
+
+// ENIMaxPods is the EKS VPC CNI max-pods formula: the default network
+// card's interfaces times (IPv4 addresses per interface - 1) + 2
+// (amazon-eks-ami eni-max-pods.txt; Karpenter ENILimitedPods); 0 when
+// either input is unknown.
+func ENIMaxPods(defaultCardENIs, ipv4PerENI int) int {
+	if defaultCardENIs <= 0 || ipv4PerENI <= 0 {
+		return 0
+	}
+	return defaultCardENIs*(ipv4PerENI-1) + 2
+}
+
+// instanceTypeScheme is Karpenter's: category letters, an optional
+// "-Ntb", the generation digits, then the rest of the family.
+var instanceTypeScheme = regexp.MustCompile(`(^[a-z]+)(\-[0-9]+tb)?([0-9]+).*\.`)
+
+// NameParts splits an instance type name as Karpenter does for its labels:
+// "m6i.large" is family m6i, category m, generation 6, size large; parts
+// it cannot find are left empty (0).
+func NameParts(name string) (family, category string, generation int, size string) {
+	if m := instanceTypeScheme.FindStringSubmatch(name); len(m) == 4 {
+		category = m[1]
+		generation, _ = strconv.Atoi(m[3])
+	}
+	if f, s, ok := strings.Cut(name, "."); ok && !strings.Contains(s, ".") {
+		family, size = f, s
+	}
+	return family, category, generation, size
 }
 
 // SpotPrice is the estimated spot price in USD/hour: the on-demand price

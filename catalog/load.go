@@ -25,6 +25,11 @@ var ebsLimitsCSV []byte
 type Catalog struct {
 	Types  []*InstanceType
 	byName map[string]*InstanceType
+	// zones and spot, when set (WithMarket, or the zones and
+	// spot_usd_per_hour columns of an exported CSV), are the region-true
+	// offerings of the types (Market).
+	zones map[string][]string
+	spot  map[string]map[string]float64
 }
 
 var (
@@ -82,6 +87,9 @@ func MustDefault() *Catalog {
 
 // Get returns the instance type with the given name.
 func (c *Catalog) Get(name string) (*InstanceType, bool) {
+	if c == nil {
+		return nil, false
+	}
 	it, ok := c.byName[name]
 	return it, ok
 }
@@ -146,6 +154,7 @@ func parseSavings(savingsCSV []byte, savings map[string]int) error {
 
 func parseTypes(typesCSV []byte, savings map[string]int, defaultArch string) (*Catalog, error) {
 	var types []*InstanceType
+	zones, spot := map[string][]string{}, map[string]map[string]float64{}
 	err := eachRow(typesCSV, func(get func(string) string) error {
 		arch := get("architecture")
 		if arch == "" {
@@ -158,6 +167,7 @@ func parseTypes(typesCSV []byte, savings map[string]int, defaultArch string) (*C
 			AcceleratorManufacturer: get("accelerator_manufacturer"), AcceleratorName: get("accelerator_name"),
 			Hypervisor: get("hypervisor"), CPUManufacturer: get("cpu_manufacturer"),
 			BareMetal: get("bare_metal") == "true", SpotSavingsPct: -1,
+			NetworkPerformance: get("network_performance"),
 		}
 		if strings.HasPrefix(it.Family, "mac") || it.Arch == "" || get("vcpu") == "" ||
 			get("memory_mib") == "" || get("ondemand_usd_per_hour") == "" {
@@ -168,7 +178,9 @@ func parseTypes(typesCSV []byte, savings map[string]int, defaultArch string) (*C
 			col string
 			dst *int
 		}{{"generation", &it.Generation}, {"vcpu", &it.VCPU}, {"gpu_count", &it.GPUCount},
-			{"accelerator_count", &it.AcceleratorCount}, {"max_pods", &it.MaxPods}, {"efa_count", &it.EFACount}}
+			{"accelerator_count", &it.AcceleratorCount}, {"max_pods", &it.MaxPods}, {"efa_count", &it.EFACount},
+			{"max_enis", &it.MaxENIs}, {"default_card_max_enis", &it.DefaultCardMaxENIs}, {"network_cards", &it.NetworkCards},
+			{"ipv4_per_eni", &it.IPv4PerENI}}
 		for _, f := range ints {
 			if *f.dst, err = atoiEmpty(get(f.col)); err != nil {
 				return fmt.Errorf("%s %s: %w", it.Name, f.col, err)
@@ -192,6 +204,29 @@ func parseTypes(typesCSV []byte, savings map[string]int, defaultArch string) (*C
 		if s, ok := savings[it.Name]; ok {
 			it.SpotSavingsPct = s
 		}
+		if v := get("savings_vs_ondemand_pct"); v != "" {
+			if it.SpotSavingsPct, err = strconv.Atoi(v); err != nil {
+				return fmt.Errorf("%s savings_vs_ondemand_pct: %w", it.Name, err)
+			}
+		}
+		if v := get("max_ebs_attachments"); v != "" {
+			n, err := strconv.Atoi(v)
+			t := get("attachment_limit_type")
+			if err != nil || n < 1 || (t != "shared" && t != "dedicated") {
+				return fmt.Errorf("%s max_ebs_attachments %q, attachment_limit_type %q: want a positive integer and shared or dedicated", it.Name, v, t)
+			}
+			it.MaxEBSAttachments, it.EBSAttachmentType = n, t
+		}
+		zs, sp, err := parseMarketColumns(it.Name, get("zones"), get("spot_usd_per_hour"))
+		if err != nil {
+			return err
+		}
+		if len(zs) > 0 {
+			zones[it.Name] = zs
+		}
+		if len(sp) > 0 {
+			spot[it.Name] = sp
+		}
 		types = append(types, it)
 		return nil
 	})
@@ -201,7 +236,14 @@ func parseTypes(typesCSV []byte, savings map[string]int, defaultArch string) (*C
 	if len(types) == 0 {
 		return nil, fmt.Errorf("instance types: no usable rows")
 	}
-	return New(types), nil
+	c := New(types)
+	if len(zones) > 0 {
+		c.zones = zones
+	}
+	if len(spot) > 0 {
+		c.spot = spot
+	}
+	return c, nil
 }
 
 func atoiEmpty(s string) (int, error) {

@@ -1,6 +1,7 @@
 package catalog
 
 import (
+	"maps"
 	"slices"
 	"sync/atomic"
 
@@ -18,10 +19,82 @@ import (
 // *Market, and a Market holding no data, give the static offerings
 // (InstanceType.Offerings): every zone, spot at the advisor's saving.
 type Market struct {
-	zones atomic.Pointer[map[string][]string]
-	spot  atomic.Pointer[map[string]map[string]float64]
+	zones    atomic.Pointer[map[string][]string]
+	spot     atomic.Pointer[map[string]map[string]float64]
+	types    atomic.Pointer[Catalog]
+	onDemand atomic.Pointer[map[string]float64]
 	// reserved counts what each capacity reservation has left (reserved.go).
 	reserved reservationCounts
+}
+
+// SetTypes replaces the instance types (EC2 DescribeInstanceTypes, made a
+// Catalog by the cloud adapter). A nil or empty catalog clears them (the
+// embedded catalog again).
+func (m *Market) SetTypes(c *Catalog) {
+	if c == nil || len(c.Types) == 0 {
+		m.types.Store(nil)
+		return
+	}
+	m.types.Store(c)
+}
+
+// Types is the catalog to plan with: the live instance types when the
+// Market has them, else fallback (the embedded catalog). Nil-safe.
+func (m *Market) Types(fallback *Catalog) *Catalog {
+	if m != nil {
+		if c := m.types.Load(); c != nil {
+			return c
+		}
+	}
+	return fallback
+}
+
+// SetOnDemandPrices replaces the on-demand prices: instance type ->
+// USD/hour (the Pricing API's GetProducts). The Market keeps the map. An
+// empty map clears them (each type's own OnDemandPrice again).
+func (m *Market) SetOnDemandPrices(prices map[string]float64) {
+	if len(prices) == 0 {
+		m.onDemand.Store(nil)
+		return
+	}
+	m.onDemand.Store(&prices)
+}
+
+// OnDemandPrice is the type's on-demand price (USD/hour): the live one when
+// the Market has it, else the type's own (embedded) price. Nil-safe.
+func (m *Market) OnDemandPrice(it *InstanceType) float64 {
+	if m != nil {
+		if p := m.onDemand.Load(); p != nil {
+			if v, ok := (*p)[it.Name]; ok && v > 0 {
+				return v
+			}
+		}
+	}
+	return it.OnDemandPrice
+}
+
+// KnownTypes and KnownOnDemand are how many instance types the Market has
+// live facts and live on-demand prices for (0 on a nil Market or before
+// any data).
+func (m *Market) KnownTypes() int {
+	if m == nil {
+		return 0
+	}
+	if c := m.types.Load(); c != nil {
+		return len(c.Types)
+	}
+	return 0
+}
+
+// KnownOnDemand: see KnownTypes.
+func (m *Market) KnownOnDemand() int {
+	if m == nil {
+		return 0
+	}
+	if p := m.onDemand.Load(); p != nil {
+		return len(*p)
+	}
+	return 0
 }
 
 // NewMarket returns a Market holding no data (static offerings until set).
@@ -64,6 +137,25 @@ func (m *Market) Known() (zoneTypes, spotTypes int) {
 	return zoneTypes, spotTypes
 }
 
+// Zones is every zone the Market's zone data names, sorted (nil without
+// zone data).
+func (m *Market) Zones() []string {
+	if m == nil {
+		return nil
+	}
+	z := m.zones.Load()
+	if z == nil {
+		return nil
+	}
+	set := map[string]bool{}
+	for _, zs := range *z {
+		for _, zone := range zs {
+			set[zone] = true
+		}
+	}
+	return slices.Sorted(maps.Keys(set))
+}
+
 // offeredIn is whether the type is sold in the zone: true without zone
 // data (the embedded fallback); with it, a type EC2 did not list is not
 // sold in the region, as on AWS.
@@ -88,7 +180,11 @@ func (m *Market) spotPrice(it *InstanceType, zone string) float64 {
 			}
 		}
 	}
-	return it.SpotPrice()
+	od := m.OnDemandPrice(it)
+	if it.SpotSavingsPct <= 0 {
+		return od
+	}
+	return od * float64(100-it.SpotSavingsPct) / 100
 }
 
 // Offerings is InstanceType.Offerings made region-true: only the zones
@@ -108,7 +204,7 @@ func (m *Market) Offerings(it *InstanceType, zones []string) []Offering {
 	}
 	out := make([]Offering, 0, 2*len(in))
 	for _, z := range in {
-		out = append(out, Offering{Zone: z, CapacityType: apiv1.CapacityTypeOnDemand, Price: it.OnDemandPrice, Available: true})
+		out = append(out, Offering{Zone: z, CapacityType: apiv1.CapacityTypeOnDemand, Price: m.OnDemandPrice(it), Available: true})
 	}
 	for _, z := range in {
 		out = append(out, Offering{Zone: z, CapacityType: apiv1.CapacityTypeSpot, Price: m.spotPrice(it, z), Available: true})
@@ -126,5 +222,5 @@ func (m *Market) Price(it *InstanceType, zone, capacityType string) float64 {
 	if capacityType == apiv1.CapacityTypeReserved {
 		return ReservedPrice(it)
 	}
-	return it.OnDemandPrice
+	return m.OnDemandPrice(it)
 }

@@ -60,3 +60,15 @@ func TestMarketOfferings(t *testing.T) {
 		t.Errorf("cleared market = %+v, want %+v", got, want)
 	}
 }
+
+func TestMarketZones(t *testing.T) {
+	var nilMarket *Market
+	if nilMarket.Zones() != nil || NewMarket().Zones() != nil {
+		t.Error("zones without zone data")
+	}
+	m := NewMarket()
+	m.SetZones(map[string][]string{"a.large": {"eu-west-1b", "eu-west-1a"}, "b.large": {"eu-west-1c", "eu-west-1a"}})
+	if got := m.Zones(); len(got) != 3 || got[0] != "eu-west-1a" || got[2] != "eu-west-1c" {
+		t.Errorf("zones %v", got)
+	}
+}

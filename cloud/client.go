@@ -15,6 +15,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/ec2"
 	"github.com/aws/aws-sdk-go-v2/service/eks"
 	"github.com/aws/aws-sdk-go-v2/service/iam"
+	"github.com/aws/aws-sdk-go-v2/service/pricing"
 	"github.com/aws/aws-sdk-go-v2/service/ssm"
 	"github.com/aws/smithy-go/middleware"
 )
@@ -53,16 +54,22 @@ type Options struct {
 	// those services (the local world's loopback servers); empty means real
 	// AWS. Each one set uses static dummy credentials, as Endpoint does.
 	SSMEndpoint, IAMEndpoint, EKSEndpoint string
+	// PricingEndpoint is the Price List API's BaseEndpoint (the local
+	// world's); empty means real AWS, in PricingRegion(Region) whatever
+	// the cluster's region.
+	PricingEndpoint string
 }
 
 // Client is the EC2 adapter, with the SSM, IAM and EKS calls the launch
 // path needs. It is safe for concurrent use.
 type Client struct {
-	ec2  *ec2.Client
-	ssm  *ssm.Client
-	iam  *iam.Client
-	eks  *eks.Client
-	opts Options
+	ec2     *ec2.Client
+	ssm     *ssm.Client
+	iam     *iam.Client
+	eks     *eks.Client
+	pricing *pricing.Client
+	region  string // the cluster's region (prices are read for it)
+	opts    Options
 }
 
 // New builds a Client with an *ec2.Client from aws-sdk-go-v2/config.
@@ -127,6 +134,22 @@ func New(ctx context.Context, o Options) (*Client, error) {
 			eo.BaseEndpoint = aws.String(o.EKSEndpoint)
 		}
 		eo.APIOptions = append(eo.APIOptions, apiOptions...)
+	})
+	c.region = region
+	if o.Endpoint != "" && o.PricingEndpoint == "" {
+		// A local EC2 endpoint without a local Pricing one: never reach
+		// out to AWS for prices (OnDemandPrices fails; the embedded
+		// prices stay in use).
+		return c, nil
+	}
+	if cfg, err = loadConfig(ctx, PricingRegion(region), o.PricingEndpoint, retryer); err != nil {
+		return nil, err
+	}
+	c.pricing = pricing.NewFromConfig(cfg, func(po *pricing.Options) {
+		if o.PricingEndpoint != "" {
+			po.BaseEndpoint = aws.String(o.PricingEndpoint)
+		}
+		po.APIOptions = append(po.APIOptions, apiOptions...)
 	})
 	return c, nil
 }

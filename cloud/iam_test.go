@@ -22,8 +22,9 @@ var (
 	ec2Call      = regexp.MustCompile(`\bc\.ec2\.(\w+)\(`)
 	ec2Paginator = regexp.MustCompile(`\bec2\.New(\w+)Paginator\(c\.ec2\b`)
 	sqsCall      = regexp.MustCompile(`\bq\.sqs\.(\w+)\(`)
-	otherCall    = regexp.MustCompile(`\bc\.(ssm|iam|eks)\.(\w+)\(`)
-	sdkClient    = regexp.MustCompile(`\b[cq]\.(ec2|sqs|ssm|iam|eks)\b`)
+	otherCall    = regexp.MustCompile(`\bc\.(ssm|iam|eks|pricing)\.(\w+)\(`)
+	otherPager   = regexp.MustCompile(`\b(pricing)\.New(\w+)Paginator\(c\.pricing\b`)
+	sdkClient    = regexp.MustCompile(`\b[cq]\.(ec2|sqs|ssm|iam|eks|pricing)\b`)
 	awsService   = regexp.MustCompile(`"github\.com/aws/aws-sdk-go-v2/service/([\w/-]+)"`)
 )
 
@@ -45,7 +46,7 @@ var notInWorker = map[string]struct {
 }
 
 // allowedServices are the aws-sdk-go-v2 service packages the scanner knows.
-var allowedServices = []string{"ec2", "ec2/types", "sqs", "sqs/types", "ssm", "iam", "iam/types", "eks"}
+var allowedServices = []string{"ec2", "ec2/types", "sqs", "sqs/types", "ssm", "iam", "iam/types", "eks", "pricing", "pricing/types"}
 
 func codeActions(t *testing.T) map[string][]string {
 	t.Helper()
@@ -85,7 +86,11 @@ func codeActions(t *testing.T) map[string][]string {
 			for _, m := range otherCall.FindAllStringSubmatch(line, -1) {
 				got[m[1]+":"+m[2]], known = append(got[m[1]+":"+m[2]], where), true
 			}
-			accessor := strings.Contains(line, "return c.ec2 }") || strings.Contains(line, "return q.sqs }")
+			for _, m := range otherPager.FindAllStringSubmatch(line, -1) {
+				got[m[1]+":"+m[2]], known = append(got[m[1]+":"+m[2]], where), true
+			}
+			accessor := strings.Contains(line, "return c.ec2 }") || strings.Contains(line, "return q.sqs }") ||
+				strings.Contains(line, "c.pricing == nil")
 			if !known && !accessor && sdkClient.MatchString(line) && !strings.Contains(line, "c.ec2.") && !isConstruction(line) && !isNewClient(line) {
 				t.Errorf("%s: SDK client use the scanner does not understand; extend iam_test.go:\n\t%s", where, strings.TrimSpace(line))
 			}
@@ -96,7 +101,7 @@ func codeActions(t *testing.T) map[string][]string {
 
 // isNewClient is a line of New that builds the SSM, IAM or EKS client.
 func isNewClient(line string) bool {
-	return regexp.MustCompile(`\bc\.(ssm|iam|eks) = (ssm|iam|eks)\.NewFromConfig\(`).MatchString(line)
+	return regexp.MustCompile(`\bc\.(ssm|iam|eks|pricing) = (ssm|iam|eks|pricing)\.NewFromConfig\(`).MatchString(line)
 }
 
 // isConstruction is a line that stores or passes the client without calling it.
@@ -202,7 +207,14 @@ func TestIAMPolicyScoping(t *testing.T) {
 	cond("RegionalReadActions", "StringEquals", "aws:RequestedRegion", "${AWS_REGION}")
 	for _, s := range p.Statement {
 		for _, a := range s.Action {
-			mutating := !strings.HasPrefix(a, "ec2:Describe") && !strings.HasPrefix(a, "sqs:")
+			// pricing:GetProducts is a read with no resource-level
+			// permissions (Resource "*" only), called in the Pricing API's
+			// region (cloud.PricingRegion), not the cluster's: a
+			// RequestedRegion condition would deny it outside us-east-1.
+			if a == "pricing:GetProducts" && len(s.Condition["StringEquals"]["aws:RequestedRegion"]) > 0 {
+				t.Errorf("statement %s: %s is called in the Pricing API's region; no aws:RequestedRegion condition", s.Sid, a)
+			}
+			mutating := !strings.HasPrefix(a, "ec2:Describe") && !strings.HasPrefix(a, "sqs:") && a != "pricing:GetProducts"
 			for _, r := range s.Resource {
 				if r == "*" && mutating {
 					t.Errorf("statement %s: %s on Resource \"*\"", s.Sid, a)

@@ -10,6 +10,7 @@ import (
 	"fmt"
 	"net"
 	"net/http"
+	"sync"
 	"time"
 
 	"github.com/joinery/joinery/activities"
@@ -48,6 +49,10 @@ type Config struct {
 	// real AWS for Region): SSM for the EKS image parameters, IAM for
 	// instance profiles, EKS for the cluster's endpoint and CA.
 	SSMEndpoint, IAMEndpoint, EKSEndpoint string
+	// PricingEndpoint is the Price List API's base URL (empty: real AWS, in
+	// cloud.PricingRegion(Region); with a local EC2Endpoint and no
+	// PricingEndpoint the embedded on-demand prices are used).
+	PricingEndpoint string
 	// ClusterEndpoint, ClusterCABundle (base64 PEM), ServiceCIDR and
 	// ClusterDNS go into every node's user data; empty ones come from
 	// eks:DescribeCluster (see clusterFacts).
@@ -57,11 +62,16 @@ type Config struct {
 	// change (default 1 min; tests shorten it).
 	NodeClassResync time.Duration
 	// OfferingsRefresh and SpotPriceRefresh are how often the live catalog
-	// reads the zones each instance type is sold in
-	// (DescribeInstanceTypeOfferings) and the spot prices per zone
+	// reads the instance types (DescribeInstanceTypes; also when an
+	// EC2NodeClass's spec changes) and the zones each is sold in
+	// (DescribeInstanceTypeOfferings), and the spot prices per zone
 	// (DescribeSpotPriceHistory); both are also read once at start
 	// (defaults 1 h and 5 min).
 	OfferingsRefresh, SpotPriceRefresh time.Duration
+	// PricingRefresh is how often the on-demand prices are read from the
+	// Price List API (GetProducts), also once at start (default 12 h, as
+	// Karpenter).
+	PricingRefresh time.Duration
 	// MetricsAddr serves /metrics, /healthz and /readyz (empty: off).
 	MetricsAddr string
 	// BatchIdle and BatchMax bound a provisioning batch (defaults 1 s, 10 s).
@@ -166,6 +176,9 @@ func (cfg Config) WithDefaults() Config {
 	if cfg.SpotPriceRefresh <= 0 {
 		cfg.SpotPriceRefresh = DefaultSpotPriceRefresh
 	}
+	if cfg.PricingRefresh <= 0 {
+		cfg.PricingRefresh = DefaultPricingRefresh
+	}
 	if cfg.StateNamespace == "" {
 		cfg.StateNamespace = cfg.LeaseNamespace
 	}
@@ -261,7 +274,7 @@ func newDependencies(ctx context.Context, cfg Config) (*dependencies, error) {
 	ice := cloud.NewICECache(3*time.Minute, nil)
 	m.Registry.MustRegister(newNodeCollector(cl, ice))
 	cc, err := cloud.New(ctx, cloud.Options{Region: cfg.Region, Endpoint: cfg.EC2Endpoint, SSMEndpoint: cfg.SSMEndpoint,
-		IAMEndpoint: cfg.IAMEndpoint, EKSEndpoint: cfg.EKSEndpoint, ClusterName: cfg.ClusterName, ICECache: ice, Observe: m.ObserveCloud})
+		IAMEndpoint: cfg.IAMEndpoint, EKSEndpoint: cfg.EKSEndpoint, PricingEndpoint: cfg.PricingEndpoint, ClusterName: cfg.ClusterName, ICECache: ice, Observe: m.ObserveCloud})
 	if err != nil {
 		return d, fmt.Errorf("aws clients: %w", err)
 	}
@@ -287,7 +300,24 @@ func newDependencies(ctx context.Context, cfg Config) (*dependencies, error) {
 	// (run): a slow EC2 API must not keep the worker from polling, and
 	// until the first answer plans use the embedded data.
 	market := catalog.NewMarket()
-	d.market = newMarketRefresher(market, cc, cfg, m, log)
+	d.market = newMarketRefresher(market, cat, cc, cfg, m, log)
+	// Instance types are read again when an EC2NodeClass's spec changes
+	// (a new generation), as Karpenter's instance type provider does.
+	generations := map[string]int64{}
+	var genMu sync.Mutex
+	cl.OnNodeClassChange(func(name string) {
+		cls, err := cl.NodeClass(name)
+		if err != nil {
+			return
+		}
+		genMu.Lock()
+		changed := generations[name] != 0 && generations[name] != cls.Generation
+		generations[name] = cls.Generation
+		genMu.Unlock()
+		if changed {
+			d.market.NodeClassChanged()
+		}
+	})
 	acts := &activities.Activities{
 		Cluster: cl, Cloud: cc, Catalog: cat, Market: market, ICE: ice, Metrics: m, Log: log,
 		ClusterFacts: facts, RegistrationTTL: cfg.RegistrationTTL, Pseudonym: d.pseudonym,
@@ -296,6 +326,7 @@ func newDependencies(ctx context.Context, cfg Config) (*dependencies, error) {
 		SpotToSpotConsolidation: cfg.FeatureGates.SpotToSpotConsolidation,
 		SpreadDefaults:          cfg.SpreadDefaults,
 	}
+	acts.CatalogStatus = d.market.Summary
 	acts.LaunchTemplates = acts.LaunchTemplateGC()
 	m.Registry.MustRegister(newKarpenterCollector(cl, acts.NodePrice))
 	// The ICE cache and the pending-pod memo are read from (and written

@@ -134,7 +134,7 @@ func Parse(file string, data []byte) ([]Doc, Errors) {
 // Options tune Build.
 type Options struct {
 	Catalog *catalog.Catalog // nil: the embedded catalog
-	Zones   []string         // nil: catalog.DefaultZones
+	Zones   []string         // nil: the catalog's zones (an exported catalog), else catalog.DefaultZones
 	// SpreadDefaults are kube-scheduler's default topology spread
 	// constraints (schedulerconfig.Load): pending pods without their own
 	// get them, selecting by their workload and the Services of the
@@ -188,6 +188,12 @@ func Build(docs []Doc, opts Options) (*Built, Errors) {
 		if b.cat, err = catalog.Default(); err != nil {
 			return nil, Errors{{Reason: "embedded catalog: " + err.Error()}}
 		}
+	}
+	// An exported catalog (starter catalog export) carries its region's
+	// zones and zonal spot prices: plan with them.
+	b.market = b.cat.Market()
+	if b.zones == nil {
+		b.zones = b.cat.Zones()
 	}
 	if b.zones == nil {
 		b.zones = catalog.DefaultZones
@@ -250,10 +256,12 @@ func (b *builder) defaultClaimClasses() {
 
 // builder holds what Build has read so far.
 type builder struct {
-	cat   *catalog.Catalog
-	zones []string
-	out   *Built
-	errs  Errors
+	cat *catalog.Catalog
+	// market: the catalog's zones and spot prices (nil: static offerings).
+	market *catalog.Market
+	zones  []string
+	out    *Built
+	errs   Errors
 
 	pools          []*apiv1.NodePool
 	classes        map[string]*apiv1.EC2NodeClass
@@ -593,7 +601,7 @@ func (b *builder) nodePools(usage map[string]resources.List, count map[string]in
 				continue
 			}
 		}
-		sp := solver.NodePoolFromAPI(np, nc, b.cat, b.zones, nil)
+		sp := solver.NodePoolFromMarket(np, nc, b.cat, b.market, b.zones, nil)
 		sp.Usage, sp.NodeCount = usage[np.Name], count[np.Name]
 		b.out.Input.NodePools = append(b.out.Input.NodePools, sp)
 	}

@@ -30,6 +30,7 @@ type devFlags struct {
 	metricsAddr  string
 	logLevel     string
 	discoveryTag string
+	region       string
 	codecKeyFile string
 	adminAddr    string
 	featureGates string
@@ -68,6 +69,7 @@ prints the summary when settled and keeps running until Ctrl-C.`,
 	fl.StringVar(&f.metricsAddr, "metrics-addr", "127.0.0.1:8080", "controller /metrics and health address (empty: off)")
 	fl.StringVar(&f.logLevel, "log-level", "info", "controller log level: debug, info, warn, error")
 	fl.StringVar(&f.adminAddr, "admin-addr", DefaultAdminAddr, "loopback admin endpoint for `starter simulate` (empty: off)")
+	fl.StringVar(&f.region, "region", "us-east-1", "the region the local world runs as: zones <region>a/b/c; outside us-east-1 every price is the embedded one x1.1")
 	fl.StringVar(&f.discoveryTag, "discovery-tag", "production-eks", "karpenter.sh/discovery tag value of the local subnets and security group")
 	fl.StringVar(&f.featureGates, "feature-gates", "", "the controller's optional features, as the worker's --feature-gates (e.g. SpotToSpotConsolidation=true)")
 	fl.StringVar(&f.postgres, "temporal-postgres", "",
@@ -118,7 +120,7 @@ func runDev(parent context.Context, f *devFlags) error {
 	defer log.Sync() //nolint:errcheck
 	started := time.Now()
 	w, err := world.Start(ctx, world.Options{
-		StateDir: f.stateDir, BootDelay: f.bootDelay, DiscoveryTag: f.discoveryTag,
+		StateDir: f.stateDir, BootDelay: f.bootDelay, DiscoveryTag: f.discoveryTag, Region: f.region,
 		Progress: os.Stderr, Log: log, AdminAddr: f.adminAddr, TemporalPostgres: f.postgres,
 	})
 	if err != nil {
@@ -139,6 +141,7 @@ func runDev(parent context.Context, f *devFlags) error {
 			ClusterName: "joinery-local", MetricsAddr: f.metricsAddr, Log: log, Ready: ready,
 			InterruptionQueue: w.InterruptionQueueURL, SQSEndpoint: w.SQSEndpoint,
 			SSMEndpoint: w.SSMEndpoint, IAMEndpoint: w.IAMEndpoint, EKSEndpoint: w.EKSEndpoint,
+			PricingEndpoint: w.PricingEndpoint, Region: w.Region,
 			Temporal: temporalconn.Config{CodecKeyFile: f.codecKeyFile}, FeatureGates: gates,
 		})
 	}()
@@ -177,6 +180,7 @@ func runDev(parent context.Context, f *devFlags) error {
 	}
 	took := time.Since(applied)
 	fmt.Println()
+	settled.Reprice(w.Price) // the region's prices, spot per zone as the nodes pay them
 	settled.Print(os.Stdout)
 	fmt.Printf("Time from apply to last pod Running: %s\n", took.Round(10*time.Millisecond))
 	fmt.Printf("Temporal Web UI: %s/namespaces/default/workflows (one nodeclaim/... workflow per node; try the query NodePool = \"general-purpose\")\n", w.Temporal.UIAddress)

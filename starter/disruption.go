@@ -114,6 +114,9 @@ func printStatus(st workflows.ConsolidationStatus) {
 		fmt.Printf(" after NodeOverlays (%.4f at list prices)", st.ListUSDPerHour)
 	}
 	fmt.Println()
+	if st.Catalog != "" {
+		fmt.Printf("catalog: %s\n", st.Catalog)
+	}
 	printLastPass(st.LastPass)
 	if len(st.History) == 0 {
 		fmt.Println("no decisions yet")

@@ -27,7 +27,7 @@ func main() {
 	root.AddCommand(newDrainCommand())
 	root.AddCommand(newExplainCommand())
 	root.AddCommand(newPauseCommand(), newResumeCommand(), newStatusCommand())
-	root.AddCommand(newPlanCommand())
+	root.AddCommand(newPlanCommand(), newCatalogCommand())
 	root.AddCommand(newMigrateCommand())
 	root.AddCommand(newWhatIfCommand())
 	root.AddCommand(newSimulateCommand())

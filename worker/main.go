@@ -44,6 +44,8 @@ func main() {
 		rebalance   = flag.Bool("interruption-rebalance-drain", false, "treat rebalance recommendations like spot interruption warnings")
 		disruption  = flag.Bool("disruption", true, "run consolidation, drift, expiration and emptiness (false: provisioning and interruption handling only)")
 		offersEvery = flag.Duration("offerings-refresh", controller.DefaultOfferingsRefresh, "how often the zones each instance type is sold in are read again (ec2:DescribeInstanceTypeOfferings; also at start)")
+		priceEvery  = flag.Duration("pricing-refresh", controller.DefaultPricingRefresh, "how often on-demand prices are read again (pricing:GetProducts, the Price List API; also at start)")
+		pricingURL  = flag.String("pricing-endpoint", "", "Price List API base URL (empty: AWS, in us-east-1, eu-central-1 or ap-south-1 as --region decides)")
 		spotEvery   = flag.Duration("spot-price-refresh", controller.DefaultSpotPriceRefresh, "how often spot prices per instance type and zone are read again (ec2:DescribeSpotPriceHistory; also at start)")
 		budget      = flag.Duration("solver-budget", solver.DefaultBudget, "time each solve may take: the first plan is always complete, later passes improve it within this")
 		schedConfig = flag.String("scheduler-config", "", "kube-scheduler's KubeSchedulerConfiguration file: pods without topology spread constraints are planned with its PodTopologySpread default constraints (empty: none, as Karpenter)")
@@ -84,7 +86,7 @@ func main() {
 		InterruptionQueue: *queue, SQSEndpoint: *sqsEndpoint, InterruptionRebalanceDrain: *rebalance,
 		SSMEndpoint: *ssmEndpoint, IAMEndpoint: *iamEndpoint, EKSEndpoint: *eksEndpoint,
 		ClusterEndpoint: *apiEndpoint, ClusterCABundle: *caBundle, ServiceCIDR: *serviceCIDR, ClusterDNS: *clusterDNS,
-		DisableDisruption: !*disruption, SolverBudget: *budget, OfferingsRefresh: *offersEvery, SpotPriceRefresh: *spotEvery, FeatureGates: featureGates, SpreadDefaults: spreadDefaults,
+		DisableDisruption: !*disruption, SolverBudget: *budget, OfferingsRefresh: *offersEvery, SpotPriceRefresh: *spotEvery, PricingRefresh: *priceEvery, PricingEndpoint: *pricingURL, FeatureGates: featureGates, SpreadDefaults: spreadDefaults,
 	}, *dev, *level)
 	stopProfiles()
 	if err != nil {

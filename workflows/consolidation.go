@@ -93,7 +93,8 @@ func Consolidation(ctx workflow.Context, in ConsolidationInput) error {
 			workflow.GetLogger(ctx).Warn("disruption decision failed", "error", err)
 			continue
 		}
-		st.USDPerHour, st.ListUSDPerHour = d.USDPerHour, d.ListUSDPerHour
+		st.USDPerHour, st.ListUSDPerHour, st.Catalog = d.USDPerHour, d.ListUSDPerHour, d.Catalog
+		d.Catalog = "" // kept once, in the status; History stays small
 		switch {
 		case d.Blocked != nil:
 			st.LastPass = &PassReport{At: workflow.Now(ctx), Why: d.Why, Eligible: d.Eligible, BlockedReport: *d.Blocked}

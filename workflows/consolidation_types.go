@@ -51,7 +51,10 @@ type ConsolidationState struct {
 	// NodeOverlays); ListUSDPerHour the same nodes at list prices.
 	USDPerHour     float64 `json:"usdPerHour"`
 	ListUSDPerHour float64 `json:"listUsdPerHour,omitempty"`
-	Passes         int     `json:"passes"`
+	// Catalog says, at the last pass, where the catalog's facts came from
+	// (each live source, or the fallback in use and why).
+	Catalog string `json:"catalog,omitempty"`
+	Passes  int    `json:"passes"`
 	// DriftBackoff holds, by NodePool name, the pools whose drift
 	// replacements failed last (see driftbackoff.go).
 	DriftBackoff map[string]DriftBackoff `json:"driftBackoff,omitempty"`
@@ -148,11 +151,13 @@ type DisruptionDecision struct {
 	SavingUSDPerHour float64      `json:"savingUsdPerHour,omitempty"`
 	// USDPerHour is the cluster's node cost when deciding (after
 	// NodeOverlays); ListUSDPerHour at list prices.
-	USDPerHour     float64  `json:"usdPerHour"`
-	ListUSDPerHour float64  `json:"listUsdPerHour,omitempty"`
-	Why            string   `json:"why"`
-	Eligible       int      `json:"eligible"`
-	Candidates     []string `json:"candidates,omitempty"` // first few, in the order tried
+	USDPerHour     float64 `json:"usdPerHour"`
+	ListUSDPerHour float64 `json:"listUsdPerHour,omitempty"`
+	// Catalog: see ConsolidationStatus.Catalog.
+	Catalog    string   `json:"catalog,omitempty"`
+	Why        string   `json:"why"`
+	Eligible   int      `json:"eligible"`
+	Candidates []string `json:"candidates,omitempty"` // first few, in the order tried
 	// Blocked says why nodes were not disrupted this pass (bounded); the
 	// workflow keeps it as LastPass, not in History. Nil with
 	// BlockedUnchanged: the same as DisruptionPass.Reported.

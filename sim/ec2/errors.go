@@ -54,4 +54,5 @@ const (
 	CodeInvalidLaunchTemplateIDVersionNotFound = "InvalidLaunchTemplateId.VersionNotFound"
 	CodeInvalidUserDataMalformed               = "InvalidUserData.Malformed"
 	CodeInvalidParameterCombination            = "InvalidParameterCombination"
+	CodeUnauthorizedOperation                  = "UnauthorizedOperation"
 )

@@ -54,6 +54,7 @@ type fleetOverride struct {
 	weight                  float64 // units of capacity one instance gives (default 1)
 	spot                    float64 // the spot price in the override's zone (0 without a type or subnet)
 	reservation             string  // the capacity reservation the last check chose ("" none)
+	onDemand                float64 // the region's on-demand price (0 without a type or subnet)
 }
 
 func (o *fleetOverride) fail(code, msg string) { o.errCode, o.errMsg = code, msg }
@@ -65,7 +66,7 @@ func (o *fleetOverride) price(capacityType string) float64 {
 	if capacityType == CapacityTypeSpot {
 		return o.spot
 	}
-	return o.it.OnDemandPrice
+	return o.onDemand
 }
 
 // fleetRequest is a CreateFleet request's validated top-level parameters.
@@ -102,6 +103,7 @@ func (s *Server) createFleet(f form) (withRequestID, error) {
 	for _, o := range overrides {
 		if o.it != nil && o.subnet != nil {
 			o.spot = s.spotPriceLocked(o.it, o.subnet.zone)
+			o.onDemand = s.OnDemandPrice(o.it)
 		}
 	}
 	resp := &createFleetResponse{FleetID: "fleet-" + s.uuidLocked()}

@@ -13,11 +13,12 @@ var instanceTypeFields = fields[*catalog.InstanceType]{
 	"processor-info.supported-architecture": func(it *catalog.InstanceType) []string {
 		return []string{ec2Arch(it.Arch)}
 	},
-	"vcpu-info.default-vcpus": func(it *catalog.InstanceType) []string { return []string{strconv.Itoa(it.VCPU)} },
-	"memory-info.size-in-mib": func(it *catalog.InstanceType) []string { return []string{strconv.FormatInt(it.MemoryMiB, 10)} },
-	"bare-metal":              func(it *catalog.InstanceType) []string { return []string{strconv.FormatBool(it.BareMetal)} },
-	"hypervisor":              func(it *catalog.InstanceType) []string { return []string{it.Hypervisor} },
-	"supported-usage-class":   func(*catalog.InstanceType) []string { return []string{"on-demand", "spot"} },
+	"vcpu-info.default-vcpus":       func(it *catalog.InstanceType) []string { return []string{strconv.Itoa(it.VCPU)} },
+	"memory-info.size-in-mib":       func(it *catalog.InstanceType) []string { return []string{strconv.FormatInt(it.MemoryMiB, 10)} },
+	"bare-metal":                    func(it *catalog.InstanceType) []string { return []string{strconv.FormatBool(it.BareMetal)} },
+	"hypervisor":                    func(it *catalog.InstanceType) []string { return []string{it.Hypervisor} },
+	"supported-usage-class":         func(*catalog.InstanceType) []string { return []string{"on-demand", "spot"} },
+	"supported-virtualization-type": func(*catalog.InstanceType) []string { return []string{"hvm"} },
 	"instance-storage-supported": func(it *catalog.InstanceType) []string {
 		return []string{strconv.FormatBool(it.LocalNVMeGB > 0)}
 	},
@@ -55,10 +56,11 @@ func (s *Server) describeInstanceTypes(f form) (withRequestID, error) {
 }
 
 // instanceTypeInfo renders a catalog entry as EC2's InstanceTypeInfo.
-// Values the catalog does not hold are left out rather than invented:
-// network interface limits (MaximumNetworkInterfaces,
-// Ipv4AddressesPerInterface), network performance, current generation.
-// GPU names are the catalog's label values, upper-cased for NVIDIA
+// Values the catalog does not hold are left out rather than invented
+// (network performance where the data has none, current generation, CPU
+// clock). The network cards: the default (index 0) with the default
+// card's interface limit and, on multi-card types, the others sharing the
+// rest; the type's baseline bandwidth is split evenly over them. GPU names are the catalog's label values, upper-cased for NVIDIA
 // ("a10g" → "A10G"); lower-casing gives the Karpenter label back.
 func instanceTypeInfo(it *catalog.InstanceType) instanceTypeXML {
 	x := instanceTypeXML{
@@ -72,19 +74,14 @@ func instanceTypeInfo(it *catalog.InstanceType) instanceTypeXML {
 			SupportedArchitectures: []string{ec2Arch(it.Arch)},
 			Manufacturer:           manufacturerName(it.CPUManufacturer),
 		},
-		VCpuInfo:   vcpuInfoXML{DefaultVCpus: it.VCPU},
-		MemoryInfo: memoryInfoXML{SizeInMiB: it.MemoryMiB},
-		NetworkInfo: networkInfoXML{
-			EfaSupported: it.EFACount > 0,
-		},
+		VCpuInfo:    vcpuInfoXML{DefaultVCpus: it.VCPU},
+		MemoryInfo:  memoryInfoXML{SizeInMiB: it.MemoryMiB},
+		NetworkInfo: networkCardsXML(it),
 	}
 	if it.Arch == "arm64" {
 		x.SupportedBootModes = []string{"uefi"}
 	} else {
 		x.SupportedBootModes = []string{"legacy-bios", "uefi"}
-	}
-	if it.EFACount > 0 {
-		x.NetworkInfo.EfaInfo = &efaInfoXML{MaximumEfaInterfaces: it.EFACount}
 	}
 	if it.LocalNVMeGB > 0 {
 		x.InstanceStorageSupported = true
@@ -93,7 +90,13 @@ func instanceTypeInfo(it *catalog.InstanceType) instanceTypeXML {
 	if it.EBSBandwidthMbps > 0 {
 		x.EbsInfo = &ebsInfoXML{EbsOptimizedSupport: "default", EbsOptimizedInfo: &ebsOptimizedInfoXML{MaximumBandwidthInMbps: it.EBSBandwidthMbps}}
 	}
-	if it.GPUCount > 0 {
+	if it.MaxEBSAttachments > 0 {
+		if x.EbsInfo == nil {
+			x.EbsInfo = &ebsInfoXML{EbsOptimizedSupport: "unsupported"}
+		}
+		x.EbsInfo.MaximumEbsAttachments, x.EbsInfo.AttachmentLimitType = it.MaxEBSAttachments, it.EBSAttachmentType
+	}
+	if it.GPUCount > 0 || it.GPUName != "" {
 		name := it.GPUName
 		if it.GPUManufacturer == "nvidia" {
 			name = strings.ToUpper(name)
@@ -110,8 +113,39 @@ func instanceTypeInfo(it *catalog.InstanceType) instanceTypeXML {
 			name = strings.ToUpper(name[:1]) + name[1:]
 		}
 		x.NeuronInfo = &neuronInfoXML{NeuronDevices: []neuronDeviceXML{{Count: it.AcceleratorCount, Name: name}}}
+	} else if it.AcceleratorCount > 0 {
+		x.InferenceAcceleratorInfo = &inferenceInfoXML{Accelerators: []inferenceDeviceXML{{Count: it.AcceleratorCount,
+			Name: it.AcceleratorName, Manufacturer: manufacturerName(it.AcceleratorManufacturer)}}}
 	}
 	return x
+}
+
+// networkCardsXML is the type's NetworkInfo: interface limits, cards,
+// bandwidth and EFA as the catalog has them.
+func networkCardsXML(it *catalog.InstanceType) networkInfoXML {
+	n := networkInfoXML{EfaSupported: it.EFACount > 0, NetworkPerformance: it.NetworkPerformance,
+		MaximumNetworkInterfaces: it.MaxENIs, Ipv4AddressesPerInterface: it.IPv4PerENI}
+	if it.EFACount > 0 {
+		n.EfaInfo = &efaInfoXML{MaximumEfaInterfaces: it.EFACount}
+	}
+	if it.DefaultCardMaxENIs == 0 && it.NetworkBandwidthMbps == 0 {
+		return n
+	}
+	cards := max(it.NetworkCards, 1)
+	zero := 0
+	n.MaximumNetworkCards, n.DefaultNetworkCardIndex = it.NetworkCards, &zero
+	rest := max(it.MaxENIs-it.DefaultCardMaxENIs, 0)
+	for i := range cards {
+		c := networkCardXML{NetworkCardIndex: i, NetworkPerformance: it.NetworkPerformance, MaximumNetworkInterfaces: it.DefaultCardMaxENIs}
+		if i > 0 {
+			c.MaximumNetworkInterfaces = rest / (cards - 1)
+		}
+		if it.NetworkBandwidthMbps > 0 {
+			c.BaselineBandwidthInGbps = float64(it.NetworkBandwidthMbps) / 1000 / float64(cards)
+		}
+		n.NetworkCards = append(n.NetworkCards, c)
+	}
+	return n
 }
 
 // manufacturerName maps the catalog's lower-case manufacturer to EC2's.
@@ -127,6 +161,8 @@ func manufacturerName(m string) string {
 		return "NVIDIA"
 	case "habana":
 		return "Habana"
+	case "qualcomm":
+		return "Qualcomm"
 	}
 	return m
 }

@@ -22,6 +22,35 @@ var DefaultNotOffered = map[string][]string{
 	"us-east-1c": {"c7a", "m7a", "r7a"},
 }
 
+// OnDemandPrice is the region's on-demand price of the type: the
+// catalog's (us-east-1) price times Options.PriceFactor, rounded to
+// 1/10000 USD as the local Pricing endpoint lists it (sim/pricing.Price).
+func (s *Server) OnDemandPrice(it *catalog.InstanceType) float64 {
+	if s.opts.PriceFactor == 1 {
+		return it.OnDemandPrice
+	}
+	return math.Round(it.OnDemandPrice*s.opts.PriceFactor*10000) / 10000
+}
+
+// ZonesOf are the local world's zones of a region: its a, b and c
+// (catalog.DefaultZones for us-east-1).
+func ZonesOf(region string) []string {
+	return []string{region + "a", region + "b", region + "c"}
+}
+
+// NotOfferedIn is DefaultNotOffered's rule for any three zones: the
+// first zone lacks what us-east-1a lacks, the third what us-east-1c lacks.
+func NotOfferedIn(zones []string) map[string][]string {
+	out := map[string][]string{}
+	if len(zones) > 0 {
+		out[zones[0]] = DefaultNotOffered["us-east-1a"]
+	}
+	if len(zones) > 2 {
+		out[zones[2]] = DefaultNotOffered["us-east-1c"]
+	}
+	return out
+}
+
 // ProductLinux is the only product description the endpoint has spot
 // prices for.
 const ProductLinux = "Linux/UNIX"
@@ -63,20 +92,21 @@ type spotPoint struct {
 
 // zoneSpotPrice is the local world's initial spot price of the type in the
 // zone: the catalog's spot price (on-demand times the Spot Instance
-// Advisor's saving) times a factor in [0.9, 1.1] drawn from a hash of the
-// type and zone, rounded to 1/10000 USD, so zones differ deterministically.
-func zoneSpotPrice(it *catalog.InstanceType, zone string) float64 {
+// Advisor's saving, times Options.PriceFactor) times a factor in [0.9,
+// 1.1] drawn from a hash of the type and zone, rounded to 1/10000 USD, so
+// zones differ deterministically.
+func (s *Server) zoneSpotPrice(it *catalog.InstanceType, zone string) float64 {
 	h := fnv.New64a()
 	_, _ = h.Write([]byte(it.Name + "/" + zone))
 	f := 1 - spotZoneSpread + 2*spotZoneSpread*float64(h.Sum64()%10001)/10000
-	return max(math.Round(it.SpotPrice()*f*10000)/10000, 0.0001)
+	return max(math.Round(it.SpotPrice()*s.opts.PriceFactor*f*10000)/10000, 0.0001)
 }
 
 // spotHistoryLocked is the spot price history of the type in the zone,
 // oldest first: the initial price from the server's start, then every
 // SetSpotPrice.
 func (s *Server) spotHistoryLocked(it *catalog.InstanceType, zone string) []spotPoint {
-	first := spotPoint{at: s.started, price: zoneSpotPrice(it, zone)}
+	first := spotPoint{at: s.started, price: s.zoneSpotPrice(it, zone)}
 	return append([]spotPoint{first}, s.spotMoves[[2]string{it.Name, zone}]...)
 }
 
@@ -85,7 +115,7 @@ func (s *Server) spotPriceLocked(it *catalog.InstanceType, zone string) float64 
 	if moves := s.spotMoves[[2]string{it.Name, zone}]; len(moves) > 0 {
 		return moves[len(moves)-1].price
 	}
-	return zoneSpotPrice(it, zone)
+	return s.zoneSpotPrice(it, zone)
 }
 
 // SpotPrice is the current spot price (USD/hour) of the type in the zone;

@@ -11,8 +11,12 @@ import (
 type Options struct {
 	// Region is the AWS region the endpoint pretends to be (default "us-east-1").
 	Region string
-	// Zones are the availability zones, one subnet each (default catalog.DefaultZones).
+	// Zones are the availability zones, one subnet each (default the
+	// region's a, b and c: catalog.DefaultZones in us-east-1).
 	Zones []string
+	// PriceFactor scales the catalog's (us-east-1) prices for spot (default
+	// 1): another region runs with its prices times this factor.
+	PriceFactor float64
 	// ClusterTag is the value of the karpenter.sh/discovery tag on the
 	// subnets and the security group (default "joinery-local"); set it to
 	// the value a NodeClass's selector terms use, e.g. "production-eks".
@@ -23,7 +27,8 @@ type Options struct {
 	Catalog *catalog.Catalog
 	// NotOffered names, by zone, the instance families the zone does not
 	// sell (DescribeInstanceTypeOfferings leaves them out, CreateFleet
-	// answers Unsupported). Nil: DefaultNotOffered; an empty map: every
+	// answers Unsupported). Nil: NotOfferedIn(Zones) (DefaultNotOffered in
+	// us-east-1); an empty map: every
 	// type in every zone.
 	NotOffered map[string][]string
 
@@ -75,10 +80,13 @@ func (o Options) withDefaults() Options {
 		o.Region = "us-east-1"
 	}
 	if len(o.Zones) == 0 {
-		o.Zones = append([]string(nil), catalog.DefaultZones...)
+		o.Zones = ZonesOf(o.Region)
 	}
 	if o.NotOffered == nil {
-		o.NotOffered = DefaultNotOffered
+		o.NotOffered = NotOfferedIn(o.Zones)
+	}
+	if o.PriceFactor <= 0 {
+		o.PriceFactor = 1
 	}
 	if o.ClusterTag == "" {
 		o.ClusterTag = "joinery-local"

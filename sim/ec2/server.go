@@ -48,6 +48,7 @@ type Server struct {
 
 	calls     map[string]int
 	throttled map[string]int
+	refused   map[string]string   // Refuse: Action -> error code
 	log       reqlog.Log[Request] // SetRecording
 }
 
@@ -157,6 +158,30 @@ func (s *Server) SetLatency(d time.Duration) {
 	s.latency = d
 }
 
+// Refuse makes every later request of the Action fail with the EC2 error
+// code (UnauthorizedOperation: HTTP 403, as for a caller whose IAM policy
+// lacks the action; another code: HTTP 400); an empty code lifts the
+// refusal.
+func (s *Server) Refuse(action, code string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.refused == nil {
+		s.refused = map[string]string{}
+	}
+	if code == "" {
+		delete(s.refused, action)
+		return
+	}
+	s.refused[action] = code
+}
+
+func refusalError(code string) *apiError {
+	if code == CodeUnauthorizedOperation {
+		return newError(http.StatusForbidden, code, "You are not authorized to perform this operation.")
+	}
+	return newError(http.StatusBadRequest, code, "The request was refused (%s).", code)
+}
+
 // Calls returns how many requests each Action received, throttled ones
 // included.
 func (s *Server) Calls() map[string]int {
@@ -253,6 +278,13 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 	if throttle {
 		writeError(w, requestID, newError(http.StatusServiceUnavailable, CodeRequestLimitExceeded, "Request limit exceeded."))
+		return
+	}
+	s.mu.Lock()
+	refusal := s.refused[action]
+	s.mu.Unlock()
+	if refusal != "" {
+		writeError(w, requestID, refusalError(refusal))
 		return
 	}
 	if action == "" {

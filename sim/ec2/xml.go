@@ -246,6 +246,7 @@ type instanceTypeXML struct {
 	NetworkInfo                  networkInfoXML          `xml:"networkInfo"`
 	GpuInfo                      *gpuInfoXML             `xml:"gpuInfo,omitempty"`
 	NeuronInfo                   *neuronInfoXML          `xml:"neuronInfo,omitempty"`
+	InferenceAcceleratorInfo     *inferenceInfoXML       `xml:"inferenceAcceleratorInfo,omitempty"`
 	SupportedBootModes           []string                `xml:"supportedBootModes>item"`
 }
 
@@ -268,8 +269,10 @@ type instanceStorageInfoXML struct {
 }
 
 type ebsInfoXML struct {
-	EbsOptimizedSupport string               `xml:"ebsOptimizedSupport"`
-	EbsOptimizedInfo    *ebsOptimizedInfoXML `xml:"ebsOptimizedInfo,omitempty"`
+	EbsOptimizedSupport   string               `xml:"ebsOptimizedSupport"`
+	EbsOptimizedInfo      *ebsOptimizedInfoXML `xml:"ebsOptimizedInfo,omitempty"`
+	MaximumEbsAttachments int                  `xml:"maximumEbsAttachments,omitempty"`
+	AttachmentLimitType   string               `xml:"attachmentLimitType,omitempty"`
 }
 
 type ebsOptimizedInfoXML struct {
@@ -277,11 +280,31 @@ type ebsOptimizedInfoXML struct {
 }
 
 type networkInfoXML struct {
-	NetworkPerformance        string      `xml:"networkPerformance,omitempty"`
-	MaximumNetworkInterfaces  int         `xml:"maximumNetworkInterfaces,omitempty"`
-	Ipv4AddressesPerInterface int         `xml:"ipv4AddressesPerInterface,omitempty"`
-	EfaSupported              bool        `xml:"efaSupported"`
-	EfaInfo                   *efaInfoXML `xml:"efaInfo,omitempty"`
+	NetworkPerformance        string           `xml:"networkPerformance,omitempty"`
+	MaximumNetworkInterfaces  int              `xml:"maximumNetworkInterfaces,omitempty"`
+	MaximumNetworkCards       int              `xml:"maximumNetworkCards,omitempty"`
+	DefaultNetworkCardIndex   *int             `xml:"defaultNetworkCardIndex,omitempty"`
+	NetworkCards              []networkCardXML `xml:"networkCards>item"`
+	Ipv4AddressesPerInterface int              `xml:"ipv4AddressesPerInterface,omitempty"`
+	EfaSupported              bool             `xml:"efaSupported"`
+	EfaInfo                   *efaInfoXML      `xml:"efaInfo,omitempty"`
+}
+
+type networkCardXML struct {
+	NetworkCardIndex         int     `xml:"networkCardIndex"`
+	NetworkPerformance       string  `xml:"networkPerformance,omitempty"`
+	MaximumNetworkInterfaces int     `xml:"maximumNetworkInterfaces,omitempty"`
+	BaselineBandwidthInGbps  float64 `xml:"baselineBandwidthInGbps,omitempty"`
+}
+
+type inferenceInfoXML struct {
+	Accelerators []inferenceDeviceXML `xml:"accelerators>member"`
+}
+
+type inferenceDeviceXML struct {
+	Count        int    `xml:"count"`
+	Name         string `xml:"name"`
+	Manufacturer string `xml:"manufacturer"`
 }
 
 type efaInfoXML struct {

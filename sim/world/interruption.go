@@ -65,7 +65,7 @@ type interruptions struct {
 // startInterruptions serves the SQS endpoint with the interruption queue
 // and, when o.AdminAddr is set, the loopback admin endpoint.
 func (w *World) startInterruptions(o Options) error {
-	w.SQS = sqs.New(sqs.Options{Region: "us-east-1"})
+	w.SQS = sqs.New(sqs.Options{Region: o.Region})
 	var err error
 	w.SQSEndpoint, w.interruptions.stopSQS, err = w.SQS.Start(o.SQSAddr)
 	if err != nil {
@@ -82,6 +82,10 @@ func (w *World) startInterruptions(o Options) error {
 	w.AdminAddr = ln.Addr().String()
 	mux := http.NewServeMux()
 	mux.HandleFunc("/simulate/interruption", w.handleSimulate)
+	mux.HandleFunc("/endpoints", func(rw http.ResponseWriter, _ *http.Request) {
+		rw.Header().Set("Content-Type", "application/json")
+		_ = json.NewEncoder(rw).Encode(w.Endpoints())
+	})
 	mux.HandleFunc("/healthz", func(rw http.ResponseWriter, _ *http.Request) { _, _ = rw.Write([]byte("ok")) })
 	hs := &http.Server{Handler: mux, ReadHeaderTimeout: 5 * time.Second}
 	go func() { _ = hs.Serve(ln) }()
@@ -227,4 +231,17 @@ func newEventID() string {
 	var b [16]byte
 	_, _ = rand.Read(b[:])
 	return fmt.Sprintf("%x-%x-%x-%x-%x", b[0:4], b[4:6], b[6:8], b[8:10], b[10:])
+}
+
+// Endpoints are the world's region and AWS endpoints, as the admin
+// endpoint's /endpoints answers them (starter catalog export reads them).
+type Endpoints struct {
+	Region  string `json:"region"`
+	EC2     string `json:"ec2"`
+	Pricing string `json:"pricing"`
+}
+
+// Endpoints returns the world's region and AWS endpoints.
+func (w *World) Endpoints() Endpoints {
+	return Endpoints{Region: w.Region, EC2: w.EC2Endpoint, Pricing: w.PricingEndpoint}
 }

@@ -161,6 +161,33 @@ func Summarize(ctx context.Context, kc kubernetes.Interface, podsRunning int) (*
 	return s, nil
 }
 
+// Reprice prices every group with price (instance type, zone, capacity
+// type -> USD/hour of one node; false leaves the group's price) and sums
+// the total again.
+func (s *Settled) Reprice(price func(instanceType, zone, capacityType string) (float64, bool)) {
+	s.USDPerHour = 0
+	for i, g := range s.Nodes {
+		if p, ok := price(g.InstanceType, g.Zone, g.CapacityType); ok {
+			s.Nodes[i].USDPerHour = p * float64(g.Count)
+		}
+		s.USDPerHour += s.Nodes[i].USDPerHour
+	}
+}
+
+// Price is what a node costs in this world (USD/hour): the local EC2's
+// spot price of the type in the zone, or the region's on-demand price
+// (the embedded price, times the region's factor outside us-east-1).
+func (w *World) Price(instanceType, zone, capacityType string) (float64, bool) {
+	if capacityType == apiv1.CapacityTypeSpot {
+		return w.EC2.SpotPrice(instanceType, zone)
+	}
+	it, ok := w.EC2.Options().Catalog.Get(instanceType)
+	if !ok {
+		return 0, false
+	}
+	return w.EC2.OnDemandPrice(it), true
+}
+
 // Print writes the summary table.
 func (s *Settled) Print(w io.Writer) {
 	n := 0

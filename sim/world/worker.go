@@ -32,6 +32,8 @@ func (w *World) WorkerEnv(clusterName string) []string {
 		"JOINERY_WORKER_SSM=" + w.SSMEndpoint,
 		"JOINERY_WORKER_IAM=" + w.IAMEndpoint,
 		"JOINERY_WORKER_EKS=" + w.EKSEndpoint,
+		"JOINERY_WORKER_PRICING=" + w.PricingEndpoint,
+		"JOINERY_WORKER_REGION=" + w.Region,
 		"JOINERY_WORKER_QUEUE=" + w.InterruptionQueueURL,
 		"JOINERY_WORKER_LOG=" + filepath.Join(w.StateDir, "joinery.log"),
 		"JOINERY_WORKER_CLUSTER=" + clusterName,
@@ -45,7 +47,7 @@ func (w *World) WorkerArgs(clusterName string) []string {
 		"--kubeconfig", w.Kube.Kubeconfig(), "--temporal-address", w.Temporal.Address,
 		"--ec2-endpoint", w.EC2Endpoint, "--sqs-endpoint", w.SQSEndpoint, "--interruption-queue", w.InterruptionQueueURL,
 		"--ssm-endpoint", w.SSMEndpoint, "--iam-endpoint", w.IAMEndpoint, "--eks-endpoint", w.EKSEndpoint,
-		"--cluster-name", clusterName,
+		"--pricing-endpoint", w.PricingEndpoint, "--region", w.Region, "--cluster-name", clusterName,
 	}
 }
 
@@ -73,6 +75,7 @@ func RunWorkerFromEnv(tune func(*controller.Config)) int {
 		SQSEndpoint: os.Getenv("JOINERY_WORKER_SQS"), InterruptionQueue: os.Getenv("JOINERY_WORKER_QUEUE"),
 		ClusterName: os.Getenv("JOINERY_WORKER_CLUSTER"), Log: log, MetricsAddr: os.Getenv("JOINERY_WORKER_METRICS"),
 		SSMEndpoint: os.Getenv("JOINERY_WORKER_SSM"), IAMEndpoint: os.Getenv("JOINERY_WORKER_IAM"), EKSEndpoint: os.Getenv("JOINERY_WORKER_EKS"),
+		PricingEndpoint: os.Getenv("JOINERY_WORKER_PRICING"), Region: os.Getenv("JOINERY_WORKER_REGION"),
 	}
 	for env, d := range map[string]*time.Duration{
 		"JOINERY_WORKER_GC_INTERVAL": &cfg.GCInterval, "JOINERY_WORKER_GC_GRACE": &cfg.GCLaunchGrace,
@@ -96,8 +99,9 @@ func RunWorkerFromEnv(tune func(*controller.Config)) int {
 }
 
 // SetEndpoints points a controller configuration at this world's AWS
-// endpoints (EC2, SQS, SSM, IAM, EKS).
+// endpoints (EC2, SQS, SSM, IAM, EKS, Pricing) and its region.
 func (w *World) SetEndpoints(cfg *controller.Config) {
 	cfg.EC2Endpoint, cfg.SQSEndpoint = w.EC2Endpoint, w.SQSEndpoint
 	cfg.SSMEndpoint, cfg.IAMEndpoint, cfg.EKSEndpoint = w.SSMEndpoint, w.IAMEndpoint, w.EKSEndpoint
+	cfg.PricingEndpoint, cfg.Region = w.PricingEndpoint, w.Region
 }

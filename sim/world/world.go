@@ -20,6 +20,7 @@ import (
 	"github.com/joinery/joinery/sim/iam"
 	"github.com/joinery/joinery/sim/kube"
 	"github.com/joinery/joinery/sim/kubelet"
+	"github.com/joinery/joinery/sim/pricing"
 	"github.com/joinery/joinery/sim/sqs"
 	"github.com/joinery/joinery/sim/ssm"
 	"github.com/joinery/joinery/sim/temporal"
@@ -63,6 +64,14 @@ type Options struct {
 	// with tags an EC2NodeClass can select them by); a world resumed from
 	// its state directory keeps the ones it had.
 	CapacityReservations []ec2.CapacityReservation
+	// Region is the AWS region the world runs as (default us-east-1): its
+	// zones are the region's a, b and c, and in a region other than
+	// us-east-1 every price (on-demand from the Pricing endpoint, spot
+	// from EC2) is the embedded us-east-1 price times PriceFactor.
+	Region string
+	// PriceFactor scales prices outside us-east-1 (default
+	// DefaultPriceFactor; ignored in us-east-1).
+	PriceFactor float64
 	// Progress receives human progress lines (building binaries, readiness).
 	Progress io.Writer
 	Log      *zap.Logger
@@ -88,7 +97,12 @@ type World struct {
 	SSMEndpoint string
 	EKS         *eks.Server
 	EKSEndpoint string
-	stopAWS     []func()
+	// Pricing serves the Price List API's GetProducts (on-demand prices).
+	Pricing         *pricing.Server
+	PricingEndpoint string
+	// Region is the region the world runs as.
+	Region  string
+	stopAWS []func()
 	// AdminAddr is the admin endpoint's host:port (empty: not served).
 	AdminAddr     string
 	interruptions interruptions
@@ -115,6 +129,14 @@ func Start(ctx context.Context, o Options) (w *World, err error) {
 	if o.Log == nil {
 		o.Log = zap.NewNop()
 	}
+	if o.Region == "" {
+		o.Region = "us-east-1"
+	}
+	if o.Region == "us-east-1" {
+		o.PriceFactor = 1
+	} else if o.PriceFactor <= 0 {
+		o.PriceFactor = DefaultPriceFactor
+	}
 	abs, err := filepath.Abs(o.StateDir)
 	if err != nil {
 		return nil, err
@@ -132,7 +154,7 @@ func Start(ctx context.Context, o Options) (w *World, err error) {
 	if err := os.MkdirAll(abs, 0o755); err != nil {
 		return nil, err
 	}
-	w = &World{StateDir: abs}
+	w = &World{StateDir: abs, Region: o.Region}
 	defer func() {
 		if err != nil {
 			w.Stop()
@@ -171,12 +193,12 @@ func Start(ctx context.Context, o Options) (w *World, err error) {
 	// and its CA, and learns an image's architecture and variant (GPU
 	// drivers) from the EC2 endpoint's images.
 	reg := &kubelet.Registrar{
-		Kube: kc, Catalog: catalog.MustDefault(), Region: "us-east-1", Log: o.Log.Named("sim-kubelet"),
+		Kube: kc, Catalog: catalog.MustDefault(), Region: o.Region, Log: o.Log.Named("sim-kubelet"),
 		ClusterEndpoint: w.Kube.Server(), ClusterCA: rc.TLSClientConfig.CAData,
 		Image: func(id string) (string, string, bool) { return w.EC2.ImageArchVariant(id) },
 	}
 	w.EC2 = ec2.New(ec2.Options{
-		ClusterTag: o.DiscoveryTag, BootDelay: o.BootDelay,
+		ClusterTag: o.DiscoveryTag, BootDelay: o.BootDelay, Region: o.Region, PriceFactor: o.PriceFactor,
 		InstanceProfile: w.IAM.InstanceProfileARN,
 		OnRunning:       func(i ec2.Instance) { _ = reg.Register(regCtx, i) },
 	})
@@ -215,10 +237,14 @@ func Start(ctx context.Context, o Options) (w *World, err error) {
 	if err := w.startInterruptions(o); err != nil {
 		return w, err
 	}
-	fmt.Fprintf(o.Progress, "joinery: local world up: kube-apiserver %s, Temporal %s, Web UI %s, EC2 %s, SQS %s, SSM %s, IAM %s, EKS %s\n",
-		w.Kube.Server(), w.Temporal.Address, w.Temporal.UIAddress, w.EC2Endpoint, w.SQSEndpoint, w.SSMEndpoint, w.IAMEndpoint, w.EKSEndpoint)
+	fmt.Fprintf(o.Progress, "joinery: local world up (%s): kube-apiserver %s, Temporal %s, Web UI %s, EC2 %s, SQS %s, SSM %s, IAM %s, EKS %s, Pricing %s\n",
+		w.Region, w.Kube.Server(), w.Temporal.Address, w.Temporal.UIAddress, w.EC2Endpoint, w.SQSEndpoint, w.SSMEndpoint, w.IAMEndpoint, w.EKSEndpoint, w.PricingEndpoint)
 	return w, nil
 }
+
+// DefaultPriceFactor is how much dearer than us-east-1 the local world
+// makes another region (Options.PriceFactor).
+const DefaultPriceFactor = 1.1
 
 // Stop stops every part (EC2 endpoint, Temporal, control plane).
 func (w *World) Stop() {
@@ -246,8 +272,9 @@ func (w *World) startAWS(o Options) error {
 	if o.ClusterName == "" {
 		o.ClusterName = "joinery-local"
 	}
-	w.SSM = ssm.New(ssm.Options{Source: w.EC2.SSMParameter})
-	w.EKS = eks.New(eks.Options{Cluster: eks.Cluster{
+	w.SSM = ssm.New(ssm.Options{Source: w.EC2.SSMParameter, Region: o.Region})
+	w.Pricing = pricing.New(pricing.Options{Region: o.Region, PriceFactor: o.PriceFactor})
+	w.EKS = eks.New(eks.Options{Region: o.Region, Cluster: eks.Cluster{
 		Name: o.ClusterName, Endpoint: w.Kube.Server(), CAData: base64.StdEncoding.EncodeToString(w.Kube.RESTConfig().CAData),
 		ServiceIPv4CIDR: kube.ServiceCIDR, Version: w.EC2.Options().KubernetesVersion,
 	}})
@@ -257,7 +284,7 @@ func (w *World) startAWS(o Options) error {
 			Start(string) (string, func(), error)
 		}
 		url *string
-	}{{"iam", w.IAM, &w.IAMEndpoint}, {"ssm", w.SSM, &w.SSMEndpoint}, {"eks", w.EKS, &w.EKSEndpoint}} {
+	}{{"iam", w.IAM, &w.IAMEndpoint}, {"ssm", w.SSM, &w.SSMEndpoint}, {"eks", w.EKS, &w.EKSEndpoint}, {"pricing", w.Pricing, &w.PricingEndpoint}} {
 		url, stop, err := part.srv.Start("127.0.0.1:0")
 		if err != nil {
 			return fmt.Errorf("%s endpoint: %w", part.name, err)

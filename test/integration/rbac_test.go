@@ -84,6 +84,8 @@ func TestLeastPrivilegeRBACAndIAM(t *testing.T) {
 	e.w.SSM.SetRecording(true)
 	e.w.IAM.SetRecording(true)
 	e.w.EKS.SetRecording(true)
+	e.w.Pricing.SetRecording(true)
+	pricingURL := tagProxy(t, e.w.PricingEndpoint)
 	ec2URL, sqsURL := tagProxy(t, e.w.EC2Endpoint), tagProxy(t, e.w.SQSEndpoint)
 	ssmURL, iamURL, eksURL := tagProxy(t, e.w.SSMEndpoint), tagProxy(t, e.w.IAMEndpoint), tagProxy(t, e.w.EKSEndpoint)
 	log, err := logging.NewFile(filepath.Join(e.dir, "joinery.log"), "info")
@@ -94,7 +96,7 @@ func TestLeastPrivilegeRBACAndIAM(t *testing.T) {
 		c.RESTConfig = workerCfg
 		c.ClusterName = rbacCluster
 		c.EC2Endpoint, c.SQSEndpoint, c.InterruptionQueue = ec2URL, sqsURL, e.w.InterruptionQueueURL
-		c.SSMEndpoint, c.IAMEndpoint, c.EKSEndpoint = ssmURL, iamURL, eksURL
+		c.SSMEndpoint, c.IAMEndpoint, c.EKSEndpoint, c.PricingEndpoint = ssmURL, iamURL, eksURL, pricingURL
 		// As the chart runs it: leader election through the Role's Lease.
 		c.LeaderElect, c.LeaseNamespace = true, rbacNamespace
 		c.DisruptionPassInterval, c.DisruptionValidationDelay = 2*time.Second, 2*time.Second
@@ -904,6 +906,9 @@ func checkIAM(t *testing.T, e *env) {
 	for _, r := range e.w.EKS.Requests() {
 		count("eks", r.Operation, r.Header)
 	}
+	for _, r := range e.w.Pricing.Requests() {
+		count("pricing", r.Operation, r.Header)
+	}
 	t.Logf("AWS operations by the worker: %v; by others (not counted): %v", called, others)
 	need := map[string]string{}
 	for a := range called {
@@ -937,7 +942,8 @@ func checkIAM(t *testing.T, e *env) {
 		t.Errorf("%s grants actions the worker never used in the run: %v", iamPolicyFile, unused)
 	}
 	for _, want := range []string{"ec2:CreateFleet", "ec2:TerminateInstances", "sqs:ReceiveMessage", "sqs:DeleteMessage",
-		"ec2:CreateLaunchTemplate", "ec2:DescribeImages", "ssm:GetParameter", "iam:CreateInstanceProfile", "eks:DescribeCluster"} {
+		"ec2:CreateLaunchTemplate", "ec2:DescribeImages", "ssm:GetParameter", "iam:CreateInstanceProfile", "eks:DescribeCluster",
+		"ec2:DescribeInstanceTypes", "pricing:GetProducts"} {
 		if called[want] == 0 {
 			t.Errorf("the run made no %s: it does not cover the policy", want)
 		}

@@ -302,3 +302,8 @@ func checkLaunchedFromNodeClass(t *testing.T, e *env, byName map[string]corev1.N
 		}
 	}
 }
+
+// startEnvOpts is startEnvWorld with its arguments in another order.
+func startEnvOpts(t *testing.T, inProcess bool, wopt func(*world.Options), tune ...func(*controller.Config)) *env {
+	return startEnvWorld(t, wopt, inProcess, tune...)
+}
