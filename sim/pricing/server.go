@@ -74,7 +74,7 @@ type Server struct {
 	mu       sync.Mutex
 	refused  string // Refuse: error type
 	log      reqlog.Log[Request]
-	seq      uint64
+	ids      serve.RequestIDs
 }
 
 // product is one price list document and the attributes filters match.
@@ -220,16 +220,10 @@ func (s *Server) Refuse(errorType string) {
 	s.refused = errorType
 }
 
-type apiError struct {
-	status int
-	typ    string
-	msg    string
-}
-
-func (e *apiError) Error() string { return e.typ + ": " + e.msg }
+type apiError = serve.JSONError
 
 func invalidParameter(format string, args ...any) *apiError {
-	return &apiError{http.StatusBadRequest, "InvalidParameterException", fmt.Sprintf(format, args...)}
+	return &apiError{Status: http.StatusBadRequest, Type: "InvalidParameterException", Msg: fmt.Sprintf(format, args...)}
 }
 
 // ServeHTTP answers one AWS JSON 1.1 request.
@@ -238,24 +232,24 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	op, ok := strings.CutPrefix(target, "AWSPriceListService.")
 	s.record(r, op)
 	if r.Method != http.MethodPost || !ok {
-		writeError(w, &apiError{http.StatusBadRequest, "UnknownOperationException",
-			fmt.Sprintf("this endpoint speaks the Price List AWS JSON 1.1 protocol only (X-Amz-Target %q)", target)})
+		writeError(w, &apiError{Status: http.StatusBadRequest, Type: "UnknownOperationException",
+			Msg: fmt.Sprintf("this endpoint speaks the Price List AWS JSON 1.1 protocol only (X-Amz-Target %q)", target)})
 		return
 	}
 	s.mu.Lock()
 	refused := s.refused
 	s.mu.Unlock()
 	if refused != "" {
-		writeError(w, &apiError{http.StatusBadRequest, refused, "User is not authorized to perform: pricing:" + op})
+		writeError(w, &apiError{Status: http.StatusBadRequest, Type: refused, Msg: "User is not authorized to perform: pricing:" + op})
 		return
 	}
 	if op != "GetProducts" {
-		writeError(w, &apiError{http.StatusBadRequest, "UnknownOperationException", "The local Pricing endpoint does not implement " + op})
+		writeError(w, &apiError{Status: http.StatusBadRequest, Type: "UnknownOperationException", Msg: "The local Pricing endpoint does not implement " + op})
 		return
 	}
 	var in getProductsInput
 	if e := json.NewDecoder(r.Body).Decode(&in); e != nil {
-		writeError(w, &apiError{http.StatusBadRequest, "SerializationException", "cannot decode the request body: " + e.Error()})
+		writeError(w, &apiError{Status: http.StatusBadRequest, Type: "SerializationException", Msg: "cannot decode the request body: " + e.Error()})
 		return
 	}
 	out, err := s.getProducts(in)
@@ -264,7 +258,7 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	w.Header().Set("Content-Type", "application/x-amz-json-1.1")
-	w.Header().Set("x-amzn-RequestId", s.requestID())
+	w.Header().Set("x-amzn-RequestId", s.ids.Next())
 	_ = json.NewEncoder(w).Encode(out)
 }
 
@@ -300,7 +294,7 @@ func (s *Server) getProducts(in getProductsInput) (*getProductsOutput, *apiError
 		max = *in.MaxResults
 	}
 	if in.ServiceCode != "AmazonEC2" {
-		return nil, &apiError{http.StatusBadRequest, "NotFoundException", "Service " + in.ServiceCode + " is not supported by the local Pricing endpoint"}
+		return nil, &apiError{Status: http.StatusBadRequest, Type: "NotFoundException", Msg: "Service " + in.ServiceCode + " is not supported by the local Pricing endpoint"}
 	}
 	for _, f := range in.Filters {
 		if f.Type != "TERM_MATCH" && f.Type != "EQUALS" {
@@ -314,7 +308,7 @@ func (s *Server) getProducts(in getProductsInput) (*getProductsOutput, *apiError
 	if in.NextToken != "" {
 		n, err := decodeToken(in.NextToken)
 		if err != nil || n > len(s.products) {
-			return nil, &apiError{http.StatusBadRequest, "InvalidNextTokenException", "The next token is invalid"}
+			return nil, &apiError{Status: http.StatusBadRequest, Type: "InvalidNextTokenException", Msg: "The next token is invalid"}
 		}
 		start = n
 	}
@@ -368,19 +362,7 @@ func decodeToken(t string) (int, error) {
 	return strconv.Atoi(rest)
 }
 
-func (s *Server) requestID() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	s.seq++
-	return fmt.Sprintf("00000000-0000-4000-8000-%012x", s.seq)
-}
-
-func writeError(w http.ResponseWriter, e *apiError) {
-	w.Header().Set("Content-Type", "application/x-amz-json-1.1")
-	w.Header().Set("X-Amzn-ErrorType", e.typ)
-	w.WriteHeader(e.status)
-	_ = json.NewEncoder(w).Encode(map[string]string{"__type": e.typ, "Message": e.msg})
-}
+func writeError(w http.ResponseWriter, e *apiError) { serve.WriteJSONError(w, e, "Message") }
 
 // Request is one API request the endpoint received, as recorded once
 // SetRecording(true) is called.

@@ -42,7 +42,7 @@ type Server struct {
 	mu     sync.Mutex
 	params map[string]param
 	log    reqlog.Log[Request]
-	seq    uint64
+	ids    serve.RequestIDs
 }
 
 type param struct {
@@ -89,16 +89,10 @@ func (s *Server) lookup(name string) (param, bool) {
 	return param{}, false
 }
 
-type apiError struct {
-	status int
-	typ    string
-	msg    string
-}
-
-func (e *apiError) Error() string { return e.typ + ": " + e.msg }
+type apiError = serve.JSONError
 
 func validation(format string, args ...any) *apiError {
-	return &apiError{http.StatusBadRequest, "ValidationException", fmt.Sprintf(format, args...)}
+	return &apiError{Status: http.StatusBadRequest, Type: "ValidationException", Msg: fmt.Sprintf(format, args...)}
 }
 
 type parameterJSON struct {
@@ -141,8 +135,8 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	op, ok := strings.CutPrefix(target, "AmazonSSM.")
 	s.record(r, op)
 	if r.Method != http.MethodPost || !ok {
-		writeError(w, &apiError{http.StatusBadRequest, "UnknownOperationException",
-			fmt.Sprintf("this endpoint speaks the SSM AWS JSON 1.1 protocol only (X-Amz-Target %q)", target)})
+		writeError(w, &apiError{Status: http.StatusBadRequest, Type: "UnknownOperationException",
+			Msg: fmt.Sprintf("this endpoint speaks the SSM AWS JSON 1.1 protocol only (X-Amz-Target %q)", target)})
 		return
 	}
 	var out any
@@ -154,7 +148,7 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			WithDecryption bool
 		}
 		if e := json.NewDecoder(r.Body).Decode(&in); e != nil {
-			writeError(w, &apiError{http.StatusBadRequest, "SerializationException", "cannot decode the request body: " + e.Error()})
+			writeError(w, &apiError{Status: http.StatusBadRequest, Type: "SerializationException", Msg: "cannot decode the request body: " + e.Error()})
 			return
 		}
 		out, err = s.getParameter(in.Name)
@@ -164,19 +158,19 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			WithDecryption bool
 		}
 		if e := json.NewDecoder(r.Body).Decode(&in); e != nil {
-			writeError(w, &apiError{http.StatusBadRequest, "SerializationException", "cannot decode the request body: " + e.Error()})
+			writeError(w, &apiError{Status: http.StatusBadRequest, Type: "SerializationException", Msg: "cannot decode the request body: " + e.Error()})
 			return
 		}
 		out, err = s.getParameters(in.Names)
 	default:
-		err = &apiError{http.StatusBadRequest, "UnknownOperationException", "The local SSM endpoint does not implement " + op}
+		err = &apiError{Status: http.StatusBadRequest, Type: "UnknownOperationException", Msg: "The local SSM endpoint does not implement " + op}
 	}
 	if err != nil {
 		writeError(w, err)
 		return
 	}
 	w.Header().Set("Content-Type", "application/x-amz-json-1.1")
-	w.Header().Set("x-amzn-RequestId", s.requestID())
+	w.Header().Set("x-amzn-RequestId", s.ids.Next())
 	_ = json.NewEncoder(w).Encode(out)
 }
 
@@ -186,7 +180,7 @@ func (s *Server) getParameter(name string) (any, *apiError) {
 	}
 	p, ok := s.lookup(name)
 	if !ok {
-		return nil, &apiError{http.StatusBadRequest, "ParameterNotFound", "Parameter " + name + " not found."}
+		return nil, &apiError{Status: http.StatusBadRequest, Type: "ParameterNotFound", Msg: "Parameter " + name + " not found."}
 	}
 	return map[string]any{"Parameter": s.parameterJSON(name, p)}, nil
 }
@@ -219,19 +213,7 @@ func (s *Server) getParameters(names []string) (any, *apiError) {
 	return map[string]any{"Parameters": found, "InvalidParameters": invalid}, nil
 }
 
-func (s *Server) requestID() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	s.seq++
-	return fmt.Sprintf("00000000-0000-4000-8000-%012x", s.seq)
-}
-
-func writeError(w http.ResponseWriter, e *apiError) {
-	w.Header().Set("Content-Type", "application/x-amz-json-1.1")
-	w.Header().Set("X-Amzn-ErrorType", e.typ)
-	w.WriteHeader(e.status)
-	_ = json.NewEncoder(w).Encode(map[string]string{"__type": e.typ, "message": e.msg})
-}
+func writeError(w http.ResponseWriter, e *apiError) { serve.WriteJSONError(w, e, "message") }
 
 // Request is one API request the endpoint received, as recorded once
 // SetRecording(true) is called (tests compare the operations made with
