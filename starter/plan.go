@@ -5,9 +5,7 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"sort"
 	"strings"
-	"text/tabwriter"
 	"time"
 
 	apiv1 "github.com/joinery/joinery/api/v1"
@@ -156,35 +154,14 @@ func writePlanJSON(w io.Writer, r planner.Result, overlays []string, list float6
 }
 
 func writePlanTable(w io.Writer, in solver.Input, r planner.Result) {
-	type row struct {
-		pool, it, ct, zone string
-		nodes, pods        int
-		price              float64
-	}
-	rows := map[string]*row{}
+	fmt.Fprintf(w, "New nodes: %d for %d pending pods (%d placed on existing nodes)\n", len(r.Plan.NewNodeClaims), len(in.Pods), len(r.Plan.ExistingPlacements))
+	sum := make([]planner.ClaimSummary, len(r.Plan.NewNodeClaims))
 	for i := range r.Plan.NewNodeClaims {
 		j := claimJSON(&r.Plan.NewNodeClaims[i])
-		k := strings.Join([]string{j.NodePool, j.InstanceType, j.CapacityType, j.Zone}, "\x00")
-		if rows[k] == nil {
-			rows[k] = &row{pool: j.NodePool, it: j.InstanceType, ct: j.CapacityType, zone: j.Zone}
-		}
-		rows[k].nodes++
-		rows[k].pods += len(j.Pods)
-		rows[k].price += j.PriceUSDHour
+		sum[i] = planner.ClaimSummary{NodePool: j.NodePool, InstanceType: j.InstanceType, CapacityType: j.CapacityType, Zone: j.Zone,
+			PriceUSDHour: j.PriceUSDHour, Pods: len(j.Pods)}
 	}
-	keys := make([]string, 0, len(rows))
-	for k := range rows {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	fmt.Fprintf(w, "New nodes: %d for %d pending pods (%d placed on existing nodes)\n", len(r.Plan.NewNodeClaims), len(in.Pods), len(r.Plan.ExistingPlacements))
-	tw := tabwriter.NewWriter(w, 2, 4, 2, ' ', 0)
-	fmt.Fprintln(tw, "  NODEPOOL\tINSTANCE TYPE\tCAPACITY TYPE\tZONE\tNODES\tPODS\tUSD/HOUR")
-	for _, k := range keys {
-		x := rows[k]
-		fmt.Fprintf(tw, "  %s\t%s\t%s\t%s\t%d\t%d\t%.4f\n", x.pool, x.it, x.ct, x.zone, x.nodes, x.pods, x.price)
-	}
-	tw.Flush()
+	planner.WriteClaimTable(w, sum)
 	for _, u := range r.Plan.Unschedulable {
 		fmt.Fprintf(w, "Unschedulable %s: %s\n", u.Pod, u.Reason)
 	}

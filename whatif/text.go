@@ -3,10 +3,10 @@ package whatif
 import (
 	"fmt"
 	"io"
-	"sort"
-	"strings"
 	"text/tabwriter"
 	"time"
+
+	"github.com/joinery/joinery/planner"
 )
 
 // Output is what `starter what-if` prints (-o json: this, as JSON): the
@@ -113,33 +113,12 @@ func writeClaims(w io.Writer, cs []Claim) {
 	if len(cs) == 0 {
 		return
 	}
-	type row struct {
-		pool, it, ct, zone string
-		nodes, pods        int
-		price              float64
+	sum := make([]planner.ClaimSummary, len(cs))
+	for i, c := range cs {
+		sum[i] = planner.ClaimSummary{NodePool: c.NodePool, InstanceType: c.InstanceType, CapacityType: c.CapacityType, Zone: c.Zone,
+			PriceUSDHour: c.PriceUSDHour, Pods: len(c.Pods)}
 	}
-	rows := map[string]*row{}
-	for _, c := range cs {
-		k := strings.Join([]string{c.NodePool, c.InstanceType, c.CapacityType, c.Zone}, "\x00")
-		if rows[k] == nil {
-			rows[k] = &row{pool: c.NodePool, it: c.InstanceType, ct: c.CapacityType, zone: c.Zone}
-		}
-		rows[k].nodes++
-		rows[k].pods += len(c.Pods)
-		rows[k].price += c.PriceUSDHour
-	}
-	keys := make([]string, 0, len(rows))
-	for k := range rows {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	tw := tabwriter.NewWriter(w, 2, 4, 2, ' ', 0)
-	fmt.Fprintln(tw, "  NODEPOOL\tINSTANCE TYPE\tCAPACITY TYPE\tZONE\tNODES\tPODS\tUSD/HOUR")
-	for _, k := range keys {
-		x := rows[k]
-		fmt.Fprintf(tw, "  %s\t%s\t%s\t%s\t%d\t%d\t%.4f\n", x.pool, x.it, x.ct, x.zone, x.nodes, x.pods, x.price)
-	}
-	tw.Flush()
+	planner.WriteClaimTable(w, sum)
 }
 
 // clock is a duration as m:ss (h:mm:ss from an hour).
