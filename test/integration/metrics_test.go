@@ -23,7 +23,15 @@ const metricsAddr = "127.0.0.1:18080"
 // registered, EC2 calls timed, node gauges, and the Temporal SDK's own metrics.
 func checkMetrics(t *testing.T, nodes int) {
 	t.Helper()
+	// The first consolidation pass that evaluates comes once no pod is
+	// pending and the new nodes' nominations have lapsed: wait for it.
 	fams := scrapeFamilies(t, metricsAddr)
+	for deadline := time.Now().Add(90 * time.Second); time.Now().Before(deadline); time.Sleep(time.Second) {
+		if sumOf(fams, "karpenter_voluntary_disruption_decision_evaluation_duration_seconds", nil) >= 1 && fams["joinery_disruption_blocked_nodes"] != nil {
+			break
+		}
+		fams = scrapeFamilies(t, metricsAddr)
+	}
 	sum := func(name string, match map[string]string) float64 { return sumOf(fams, name, match) }
 	want := float64(nodes)
 	checks := []struct {

@@ -72,8 +72,6 @@ var needed = map[access]string{
 	{"delete", "karpenter.sh", "nodeclaims"}:                "cluster/karpenter.go: DeleteNodeClaim after the instance is terminated",
 	{"patch", "karpenter.sh", "nodeclaims/status"}:          "cluster/karpenter.go: PatchNodeClaimStatus (providerID, nodeName, conditions)",
 	{"list", "karpenter.sh", "nodeoverlays"}:                "cluster/nodeoverlay.go: NodeOverlay informer (NodeOverlay gate), else one list (CountNodeOverlays)",
-	{"watch", "karpenter.sh", "nodeoverlays"}:               "cluster/nodeoverlay.go: NodeOverlay informer (NodeOverlay gate)",
-	{"patch", "karpenter.sh", "nodeoverlays/status"}:        "cluster/nodeoverlay.go: SetNodeOverlayConditions (ValidationSucceeded, Ready)",
 	{"list", "karpenter.k8s.aws", "ec2nodeclasses"}:         "cluster/cluster.go: dynamic EC2NodeClass informer",
 	{"watch", "karpenter.k8s.aws", "ec2nodeclasses"}:        "cluster/cluster.go: dynamic EC2NodeClass informer",
 	{"patch", "karpenter.k8s.aws", "ec2nodeclasses"}:        "cluster/nodeclass.go: PatchNodeClass (termination finalizer)",
@@ -92,6 +90,13 @@ var neededWithSchedulerConfig = map[access]string{
 	{"watch", "apps", "replicasets"}:        "cluster/cluster.go: ReplicaSet informer",
 	{"list", "apps", "statefulsets"}:        "cluster/cluster.go: StatefulSet informer (WatchSpreadSelectors)",
 	{"watch", "apps", "statefulsets"}:       "cluster/cluster.go: StatefulSet informer",
+}
+
+// neededWithNodeOverlay is what the worker calls only with
+// --feature-gates NodeOverlay=true (the chart's featureGates value).
+var neededWithNodeOverlay = map[access]string{
+	{"watch", "karpenter.sh", "nodeoverlays"}:        "cluster/nodeoverlay.go: NodeOverlay informer (WatchNodeOverlays)",
+	{"patch", "karpenter.sh", "nodeoverlays/status"}: "cluster/nodeoverlay.go: SetNodeOverlayConditions (ValidationSucceeded, Ready)",
 }
 
 // neededInRole is what the worker calls in its own namespace: granted by
@@ -119,6 +124,10 @@ func TestRBACClusterRole(t *testing.T) {
 	all := maps.Clone(needed)
 	maps.Copy(all, neededWithSchedulerConfig)
 	checkClusterRole(t, minimal+"schedulerConfig: |\n  apiVersion: kubescheduler.config.k8s.io/v1\n  kind: KubeSchedulerConfiguration\n", all)
+	overlays := maps.Clone(needed)
+	maps.Copy(overlays, neededWithNodeOverlay)
+	checkClusterRole(t, minimal+"featureGates: SpotToSpotConsolidation=true, NodeOverlay=true\n", overlays)
+	checkClusterRole(t, minimal+"featureGates: NodeOverlay=false\n", needed)
 }
 
 func checkClusterRole(t *testing.T, values string, want map[access]string) {
@@ -322,11 +331,12 @@ func TestRBACTableMatchesCode(t *testing.T) {
 		_, cluster := needed[a]
 		_, ns := neededInRole[a]
 		_, sched := neededWithSchedulerConfig[a]
-		if !cluster && !ns && !sched {
+		_, overlay := neededWithNodeOverlay[a]
+		if !cluster && !ns && !sched && !overlay {
 			t.Errorf("code calls %s (%s) but the RBAC table (and so the ClusterRole) lacks it", a, strings.Join(where, ", "))
 		}
 	}
-	for _, table := range []map[access]string{needed, neededInRole, neededWithSchedulerConfig} {
+	for _, table := range []map[access]string{needed, neededInRole, neededWithSchedulerConfig, neededWithNodeOverlay} {
 		for a, why := range table {
 			if _, ok := found[a]; !ok {
 				t.Errorf("RBAC table has %s (%s) but no worker code calls it any more", a, why)
