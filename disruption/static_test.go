@@ -26,7 +26,9 @@ func TestStaticPoolIsNeverConsolidated(t *testing.T) {
 			cs = append(cs, Candidate{Node: node, Claim: nc, Pool: pool, Price: 0.1, Pods: pods, RescheduleDisruptionCost: 1 + float64(pods)})
 		}
 		p := &Pass{Now: t0, Candidates: cs, Pools: map[string]PoolNodes{pool.Name: {Nodes: 3}},
-			Simulate: func([]string) solver.RemovalResult { return solver.RemovalResult{Possible: true, SavingUSDPerHour: 0.1} }}
+			Simulate: func([]string) solver.RemovalResult {
+				return solver.RemovalResult{Possible: true, SavingUSDPerHour: 0.1}
+			}}
 		d := Decide(p)
 		el := EligibleByReason(p)
 		if static {
