@@ -197,10 +197,13 @@ func (r *staticReconciler) stillPending(pool string, members []staticpool.Member
 // the instance's termination has begun.
 const conditionInstanceTerminating = "InstanceTerminating"
 
-// terminating: the NodeClaim's instance is being terminated.
+// terminating: the NodeClaim's instance is being terminated, or its
+// disruption (drift, interruption, expiry) has begun: its replacement in
+// the pool is launched now, while it drains, as Karpenter's static drift
+// launches the replacement first.
 func terminating(nc *apiv1.NodeClaim) bool {
 	for _, c := range nc.Status.Conditions {
-		if c.Type == conditionInstanceTerminating && c.Status == "True" {
+		if (c.Type == conditionInstanceTerminating || c.Type == activities.ConditionDisruptionReason) && c.Status == "True" {
 			return true
 		}
 	}

@@ -106,8 +106,9 @@ func staticClaim(pool, name string, ready bool, age time.Duration, now time.Time
 	return nc
 }
 
-// A static pool of 3 with one NodeClaim being deleted and one whose
-// instance is terminating gets two new NodeClaims and their sagas, once:
+// A static pool of 3 with one NodeClaim being deleted, one whose
+// instance is terminating and one being disrupted (drift: its replacement
+// comes first) gets two new NodeClaims and their sagas, once:
 // the next pass, before the cache shows them, creates nothing more. A
 // dynamic pool is left alone.
 func TestStaticReconcilerReplacesLostNodeClaims(t *testing.T) {
@@ -116,9 +117,11 @@ func TestStaticReconcilerReplacesLostNodeClaims(t *testing.T) {
 	gone.DeletionTimestamp = &metav1.Time{Time: now}
 	term := staticClaim("fixed", "fixed-term", true, time.Hour, now)
 	term.Status.Conditions = append(term.Status.Conditions, metav1.Condition{Type: "InstanceTerminating", Status: "True"})
+	drifting := staticClaim("fixed", "fixed-drifting", true, time.Hour, now)
+	drifting.Status.Conditions = append(drifting.Status.Conditions, metav1.Condition{Type: activities.ConditionDisruptionReason, Status: "True", Reason: "Drifted"})
 	dynPool := &apiv1.NodePool{ObjectMeta: metav1.ObjectMeta{Name: "gp"}}
 	f := newStaticFake(t, []*apiv1.NodePool{staticNodePool("fixed", 3), dynPool},
-		[]*apiv1.NodeClaim{staticClaim("fixed", "fixed-a", true, time.Hour, now), gone, term, staticClaim("gp", "gp-a", true, time.Hour, now)})
+		[]*apiv1.NodeClaim{staticClaim("fixed", "fixed-a", true, time.Hour, now), gone, term, drifting, staticClaim("gp", "gp-a", true, time.Hour, now)})
 	f.r.pass(context.Background(), now)
 	if !reflect.DeepEqual(f.launched, []int{2}) || len(f.started) != 2 {
 		t.Fatalf("launched %v, started %v; want one launch of 2 and 2 sagas", f.launched, f.started)
