@@ -16,8 +16,9 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 )
 
-// A static NodePool of 3 (StaticCapacity on) keeps 3 Ready nodes through a
-// `kubectl delete node` of one and a spot interruption of another: each
+// A static NodePool of 3 (StaticCapacity on) keeps 3 Ready, initialized
+// nodes through a `kubectl delete node` of one and a spot interruption of
+// another: each
 // lost node is replaced by one new NodeClaim (5 NodeClaims in all), and
 // a pending pod only the pool could take never gets a node of it.
 func TestStaticNodePoolKeepsItsCount(t *testing.T) {
@@ -55,7 +56,9 @@ func TestStaticNodePoolKeepsItsCount(t *testing.T) {
 		}
 		var out []string
 		for _, n := range nodes.Items {
-			if n.DeletionTimestamp != nil {
+			// Initialized: the NodeClaim saga has registered the node (a
+			// node deleted before that waits out the registration TTL).
+			if n.DeletionTimestamp != nil || n.Labels[apiv1.LabelNodeInitialized] != "true" {
 				continue
 			}
 			for _, c := range n.Status.Conditions {
