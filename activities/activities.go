@@ -57,6 +57,10 @@ type Activities struct {
 	// SpotToSpotConsolidation is the feature gate of that name: spot nodes
 	// may be replaced by cheaper spot nodes (off: only deleted).
 	SpotToSpotConsolidation bool
+	// StaticCapacity is the feature gate of that name: static NodePools
+	// (spec.replicas) are kept at their count (off: such a pool is
+	// reported not honoured, ValidationSucceeded=False, and skipped).
+	StaticCapacity bool
 	// SpreadDefaults are kube-scheduler's default topology spread
 	// constraints (--scheduler-config), given to pods without their own;
 	// nil: none. With them, Cluster must watch what selects pods

@@ -48,6 +48,11 @@ type snapshot struct {
 	// does not count it again.
 	used     map[string]resources.List
 	attached solver.VolumeSet
+	// static are the static NodePools (spec.replicas, StaticCapacity on)
+	// as the solver would see them: never in input.NodePools (no
+	// provisioning for pending pods, no consolidation replacement in
+	// them), only for the static reconciler's launches.
+	static map[string]solver.NodePool
 }
 
 // volumeObjects reads claims, PersistentVolumes and StorageClasses from the
@@ -84,7 +89,8 @@ func (a *Activities) takeSnapshot(ctx context.Context, now time.Time) (*snapshot
 // EC2NodeClasses looked up by classOf, writing nothing (Preview plans a
 // change's pools with it). It returns the pools skipped.
 func (a *Activities) buildSnapshot(now time.Time, pools []*apiv1.NodePool, classOf func(string) (*apiv1.EC2NodeClass, error)) (*snapshot, []cluster.InvalidNodePool) {
-	s := &snapshot{pools: map[string]*apiv1.NodePool{}, podsByKey: map[string]*corev1.Pod{}, volumes: a.volumeObjects(), selectors: a.selectorObjects()}
+	s := &snapshot{pools: map[string]*apiv1.NodePool{}, podsByKey: map[string]*corev1.Pod{}, volumes: a.volumeObjects(), selectors: a.selectorObjects(),
+		static: map[string]solver.NodePool{}}
 	claims := a.Cluster.NodeClaims()
 	nodes := a.addExistingPods(s)
 	nominatedReq := a.addPendingPods(s, now)
@@ -246,6 +252,11 @@ func (a *Activities) addInFlightClaims(s *snapshot, claims []*apiv1.NodeClaim, n
 func (a *Activities) addNodePools(s *snapshot, pools []*apiv1.NodePool, claims []*apiv1.NodeClaim, classOf func(string) (*apiv1.EC2NodeClass, error)) []cluster.InvalidNodePool {
 	var skipped []cluster.InvalidNodePool
 	for _, np := range pools {
+		if np.IsStatic() && !a.StaticCapacity {
+			skipped = append(skipped, cluster.InvalidNodePool{Name: np.Name, Err: errors.New(
+				"spec.replicas: static NodePools are off (Karpenter's alpha StaticCapacity gate): the pool is not honoured; run the worker with --feature-gates StaticCapacity=true")})
+			continue
+		}
 		nodeClass, err := classOf(np.Spec.Template.Spec.NodeClassRef.Name)
 		if err != nil {
 			skipped = append(skipped, cluster.InvalidNodePool{Name: np.Name, Err: fmt.Errorf("spec.template.spec.nodeClassRef: %w", err)})
@@ -267,8 +278,12 @@ func (a *Activities) addNodePools(s *snapshot, pools []*apiv1.NodePool, claims [
 			}
 			sp.NodeCount++
 		}
-		s.input.NodePools = append(s.input.NodePools, sp)
 		s.pools[np.Name] = np
+		if np.IsStatic() {
+			s.static[np.Name] = sp
+			continue
+		}
+		s.input.NodePools = append(s.input.NodePools, sp)
 	}
 	return skipped
 }

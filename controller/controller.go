@@ -324,6 +324,7 @@ func newDependencies(ctx context.Context, cfg Config) (*dependencies, error) {
 		SolverBudget: cfg.SolverBudget,
 		ClusterName:  cfg.ClusterName, State: state,
 		SpotToSpotConsolidation: cfg.FeatureGates.SpotToSpotConsolidation,
+		StaticCapacity:          cfg.FeatureGates.StaticCapacity,
 		SpreadDefaults:          cfg.SpreadDefaults,
 	}
 	acts.CatalogStatus = d.market.Summary
@@ -407,10 +408,17 @@ func (d *dependencies) start(ctx context.Context, cfg Config) error {
 			log.Warn("NodeOverlays are ignored: --feature-gates NodeOverlay=true turns them on", zap.Int("nodeOverlays", n))
 		}
 	}
+	var static *staticReconciler
+	if cfg.FeatureGates.StaticCapacity {
+		static = newStaticReconciler(d.cluster, d.acts, tc, log)
+	}
 	if cfg.LeaderElect {
 		return runLeading(ctx, d.cluster.Kube, cfg.LeaseNamespace, log, func(lctx context.Context) {
 			if cfg.FeatureGates.NodeOverlay {
 				go ov.run(lctx)
+			}
+			if static != nil {
+				go static.run(lctx)
 			}
 			go d.classes.run(lctx)
 			go pe.run(lctx)
@@ -423,6 +431,9 @@ func (d *dependencies) start(ctx context.Context, cfg Config) error {
 	}
 	if cfg.FeatureGates.NodeOverlay {
 		go ov.run(ctx)
+	}
+	if static != nil {
+		go static.run(ctx)
 	}
 	go d.classes.run(ctx)
 	go pe.run(ctx)

@@ -21,21 +21,27 @@ type FeatureGates struct {
 	// default, alpha there): NodeOverlays are ignored, and a worker that
 	// finds some says so.
 	NodeOverlay bool
+	// StaticCapacity honours static NodePools (spec.replicas): each is
+	// kept at its node count. Off (Karpenter's default, alpha there): a
+	// static NodePool is reported not honoured (ValidationSucceeded=False
+	// naming the gate, a Warning Event, an error log) and skipped.
+	StaticCapacity bool
 }
 
 // The gates Joinery implements.
 const (
 	FeatureGateSpotToSpotConsolidation = "SpotToSpotConsolidation"
 	FeatureGateNodeOverlay             = "NodeOverlay"
+	FeatureGateStaticCapacity          = "StaticCapacity"
 )
 
-var knownGates = FeatureGateSpotToSpotConsolidation + ", " + FeatureGateNodeOverlay
+var knownGates = FeatureGateSpotToSpotConsolidation + ", " + FeatureGateNodeOverlay + ", " + FeatureGateStaticCapacity
 
 // karpenterOnlyGates are Karpenter's other gates: accepted when false (so a
 // Karpenter FEATURE_GATES value with them off works as is), refused when
 // true, since Joinery does not have the feature.
 var karpenterOnlyGates = map[string]bool{
-	"NodeRepair": true, "ReservedCapacity": true, "StaticCapacity": true, "CapacityBuffer": true,
+	"NodeRepair": true, "ReservedCapacity": true, "CapacityBuffer": true,
 	"TerminateFirstDrift": true, "TerminateFirstRepair": true, "PodDeletionCostManagement": true,
 }
 
@@ -63,6 +69,8 @@ func ParseFeatureGates(s string) (FeatureGates, error) {
 			g.SpotToSpotConsolidation = on
 		case k == FeatureGateNodeOverlay:
 			g.NodeOverlay = on
+		case k == FeatureGateStaticCapacity:
+			g.StaticCapacity = on
 		case karpenterOnlyGates[k]:
 			if on {
 				return FeatureGates{}, fmt.Errorf("--feature-gates: %s=true: Joinery does not implement Karpenter's %s (it may only be false; known gates: %s)",
@@ -78,7 +86,8 @@ func ParseFeatureGates(s string) (FeatureGates, error) {
 
 // String is the gates in --feature-gates syntax.
 func (g FeatureGates) String() string {
-	return fmt.Sprintf("%s=%t,%s=%t", FeatureGateNodeOverlay, g.NodeOverlay, FeatureGateSpotToSpotConsolidation, g.SpotToSpotConsolidation)
+	return fmt.Sprintf("%s=%t,%s=%t,%s=%t", FeatureGateNodeOverlay, g.NodeOverlay, FeatureGateSpotToSpotConsolidation, g.SpotToSpotConsolidation,
+		FeatureGateStaticCapacity, g.StaticCapacity)
 }
 
 func sortedKeys(m map[string]bool) []string {

@@ -19,7 +19,7 @@ func TestParseFeatureGates(t *testing.T) {
 		// Karpenter's default FEATURE_GATES, with the beta gate turned off.
 		{"NodeRepair=false,ReservedCapacity=false,SpotToSpotConsolidation=true,NodeOverlay=false,StaticCapacity=false,CapacityBuffer=false", true, ""},
 		{"NodeRepair=true", false, `--feature-gates: NodeRepair=true: Joinery does not implement Karpenter's NodeRepair`},
-		{"SpotToSpot=true", false, `--feature-gates: unknown feature gate "SpotToSpot" (known: SpotToSpotConsolidation, NodeOverlay; Karpenter's CapacityBuffer, NodeRepair`},
+		{"SpotToSpot=true", false, `--feature-gates: unknown feature gate "SpotToSpot" (known: SpotToSpotConsolidation, NodeOverlay, StaticCapacity; Karpenter's CapacityBuffer, NodeRepair`},
 		{"SpotToSpotConsolidation=yes", false, `--feature-gates: SpotToSpotConsolidation="yes": the value must be true or false`},
 		{"SpotToSpotConsolidation", false, `--feature-gates: "SpotToSpotConsolidation" is not Key=true or Key=false`},
 	}
@@ -35,10 +35,16 @@ func TestParseFeatureGates(t *testing.T) {
 			t.Errorf("ParseFeatureGates(%q) = %+v, %v; want SpotToSpotConsolidation=%v", c.in, g, err, c.spot)
 		}
 	}
+	if g, err := ParseFeatureGates("StaticCapacity=true"); err != nil || !g.StaticCapacity || g.NodeOverlay {
+		t.Errorf("StaticCapacity=true: %+v, %v", g, err)
+	}
+	if g, err := ParseFeatureGates("StaticCapacity=false"); err != nil || g.StaticCapacity {
+		t.Errorf("StaticCapacity=false: %+v, %v", g, err)
+	}
 	if g, err := ParseFeatureGates("NodeOverlay=true"); err != nil || !g.NodeOverlay || g.SpotToSpotConsolidation {
 		t.Errorf("NodeOverlay=true: %+v, %v", g, err)
 	}
-	if s := (FeatureGates{SpotToSpotConsolidation: true}).String(); s != "NodeOverlay=false,SpotToSpotConsolidation=true" {
+	if s := (FeatureGates{SpotToSpotConsolidation: true}).String(); s != "NodeOverlay=false,SpotToSpotConsolidation=true,StaticCapacity=false" {
 		t.Errorf("String() = %q", s)
 	}
 }

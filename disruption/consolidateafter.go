@@ -19,9 +19,12 @@ import (
 
 // ConsolidateAfter is a NodePool's consolidateAfter (default 0s); false:
 // Never (or unparsable, which validation refuses): no emptiness and no
-// consolidation for the pool.
+// consolidation for the pool. A static NodePool (spec.replicas) is never
+// consolidated, whatever its consolidateAfter says (Karpenter ignores
+// consolidationPolicy and consolidateAfter there): false; drift still
+// applies to it.
 func ConsolidateAfter(pool *apiv1.NodePool) (time.Duration, bool) {
-	if pool == nil {
+	if pool == nil || pool.IsStatic() {
 		return 0, false
 	}
 	d, err := apiv1.ParseNillableDuration(orDefault(pool.Spec.Disruption.ConsolidateAfter, "0s"))

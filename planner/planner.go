@@ -588,6 +588,12 @@ func (b *builder) existingNodes() (usage map[string]resources.List, count map[st
 func (b *builder) nodePools(usage map[string]resources.List, count map[string]int) {
 	sort.SliceStable(b.pools, func(i, j int) bool { return b.pools[i].Name < b.pools[j].Name })
 	for _, np := range b.pools {
+		if np.IsStatic() {
+			// Static pools never provision for pods (the controller keeps
+			// them at spec.replicas on its own).
+			b.warn("NodePool %s is static (replicas %d): not planned for pods", np.Name, *np.Spec.Replicas)
+			continue
+		}
 		var nc *apiv1.EC2NodeClass
 		if ref := np.Spec.Template.Spec.NodeClassRef; ref != nil && ref.Name != "" {
 			nc = b.classes[ref.Name]

@@ -359,10 +359,17 @@ spec:
 	if len(errs) > 0 {
 		t.Fatal(errs)
 	}
-	_, errs = Build(docs, Options{})
-	// Balanced is honoured (disruption.Approve); only replicas is refused.
-	msg := errs.Error()
-	if len(errs) != 1 || !strings.Contains(msg, "spec.replicas: Invalid value: 3: static NodePools") {
+	sb, errs := Build(docs, Options{})
+	// Balanced is honoured (disruption.Approve); a static pool (replicas)
+	// is valid but never planned for pods.
+	if len(errs) != 0 {
 		t.Errorf("errors %v", errs)
+	}
+	static := false
+	for _, w := range sb.Warnings {
+		static = static || strings.Contains(w, "NodePool static is static (replicas 3): not planned for pods")
+	}
+	if !static || len(sb.Input.NodePools) != 0 {
+		t.Errorf("static pool: warnings %q, %d pools planned", sb.Warnings, len(sb.Input.NodePools))
 	}
 }

@@ -165,7 +165,7 @@ func wouldGo(ctx context.Context, kc kubernetes.Interface, dc dynamic.Interface,
 	var in solver.Input
 	for _, u := range list.Items {
 		np := &apiv1.NodePool{}
-		if runtime.DefaultUnstructuredConverter.FromUnstructured(u.Object, np) != nil || len(np.Validate()) > 0 {
+		if runtime.DefaultUnstructuredConverter.FromUnstructured(u.Object, np) != nil || len(np.Validate()) > 0 || np.IsStatic() {
 			continue
 		}
 		var nc *apiv1.EC2NodeClass

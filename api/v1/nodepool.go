@@ -24,9 +24,13 @@ type NodePoolSpec struct {
 	Limits corev1.ResourceList `json:"limits,omitempty"`
 	// Weight orders pools: the highest-weight pool that can take a pod wins.
 	Weight *int32 `json:"weight,omitempty"`
-	// Replicas makes a static NodePool (Karpenter v1.14: a fixed node
-	// count, no provisioning for pending pods). Joinery refuses it (the
-	// pool fails validation with this reason).
+	// Replicas makes a static NodePool (Karpenter v1.8, StaticCapacity
+	// gate): exactly this many NodeClaims are kept (capped by limits.nodes),
+	// replaced when lost or drifted, never consolidated, and the pool is
+	// never used to provision nodes for pending pods. Only limits.nodes may
+	// be set with it, weight may not, and a pool cannot change between
+	// static and dynamic. Honoured only with --feature-gates
+	// StaticCapacity=true.
 	Replicas *int64 `json:"replicas,omitempty"`
 }
 
@@ -116,3 +120,6 @@ func (np *NodePool) WeightOrZero() int32 {
 	}
 	return *np.Spec.Weight
 }
+
+// IsStatic says whether the pool is a static NodePool (spec.replicas set).
+func (np *NodePool) IsStatic() bool { return np != nil && np.Spec.Replicas != nil }

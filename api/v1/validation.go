@@ -105,8 +105,17 @@ func (np *NodePool) Validate() field.ErrorList {
 		errs = append(errs, validateBudget(b, dp.Child("budgets").Index(i))...)
 	}
 	if r := np.Spec.Replicas; r != nil {
-		errs = append(errs, field.Invalid(spec.Child("replicas"), *r,
-			"static NodePools (Karpenter v1.14 replicas) are not supported by Joinery: remove replicas to provision nodes for pending pods"))
+		if *r < 0 {
+			errs = append(errs, field.Invalid(spec.Child("replicas"), *r, "must not be negative"))
+		}
+		if np.Spec.Weight != nil {
+			errs = append(errs, field.Forbidden(spec.Child("weight"), "'weight' is not supported on static NodePools"))
+		}
+		for name := range np.Spec.Limits {
+			if name != "nodes" {
+				errs = append(errs, field.Forbidden(spec.Child("limits").Key(string(name)), "only 'limits.nodes' is supported on static NodePools"))
+			}
+		}
 	}
 	if w := np.Spec.Weight; w != nil && (*w < 1 || *w > 100) {
 		errs = append(errs, field.Invalid(spec.Child("weight"), *w, "must be between 1 and 100"))
@@ -247,4 +256,15 @@ func validateBudget(b Budget, p *field.Path) field.ErrorList {
 		errs = append(errs, field.Invalid(p.Child("duration"), b.Duration.Duration.String(), "must not be negative"))
 	}
 	return errs
+}
+
+// ValidateNodePoolUpdate checks what only an update can break: a NodePool
+// may not move between static (replicas set) and dynamic (replicas unset)
+// provisioning, as Karpenter's CEL rule says.
+func ValidateNodePoolUpdate(old, np *NodePool) field.ErrorList {
+	if (old.Spec.Replicas == nil) != (np.Spec.Replicas == nil) {
+		return field.ErrorList{field.Invalid(field.NewPath("spec", "replicas"), np.Spec.Replicas,
+			"Cannot transition NodePool between static (replicas set) and dynamic (replicas unset) provisioning modes")}
+	}
+	return nil
 }

@@ -161,6 +161,17 @@ func TestCRDValidation(t *testing.T) {
 		}
 	})
 
+	t.Run("static transition", func(t *testing.T) {
+		// Karpenter v1.8: a NodePool cannot move between static and
+		// dynamic provisioning.
+		patch := []byte(`{"spec":{"replicas":3,"weight":null}}`)
+		_, err := dyn.Resource(apiv1.NodePoolGVR).Patch(ctx, "general-purpose", types.MergePatchType, patch, metav1.PatchOptions{})
+		if !apierrors.IsInvalid(err) || !strings.Contains(err.Error(), "spec.replicas") ||
+			!strings.Contains(err.Error(), "Cannot transition NodePool between static (replicas set) and dynamic (replicas unset) provisioning modes") {
+			t.Errorf("replicas set on a dynamic pool: %v", err)
+		}
+	})
+
 	t.Run("unknown field", func(t *testing.T) {
 		// A typo is refused under strict field validation (kubectl's default),
 		// not silently dropped.
