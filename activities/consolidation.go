@@ -157,8 +157,12 @@ func clusterPrice(snap *snapshot) float64 {
 	return total
 }
 
-// listPrice is the existing nodes at their list prices, NodeOverlays aside.
+// listPrice is the existing nodes at their list prices, NodeOverlays aside
+// (without overlays: the price priceNodes set).
 func (a *Activities) listPrice(snap *snapshot) float64 {
+	if set, _, _ := a.lastOverlays(""); set == nil {
+		return clusterPrice(snap)
+	}
 	total := 0.0
 	for _, n := range snap.input.ExistingNodes {
 		if node, err := a.Cluster.Nodes.Get(n.Name); err == nil {

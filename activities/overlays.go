@@ -16,6 +16,10 @@ import (
 type overlayState struct {
 	mu  sync.Mutex
 	set *overlay.Set
+	// pools are the snapshot's pools by name (name, labels and
+	// requirements: what an overlay selects by), so pricing a node does not
+	// decode every NodePool again.
+	pools map[string]solver.NodePool
 }
 
 // applyOverlays prices the snapshot's pools after the NodeOverlays the
@@ -23,26 +27,36 @@ type overlayState struct {
 func (a *Activities) applyOverlays(s *snapshot) {
 	list, _ := a.Cluster.NodeOverlays()
 	var set *overlay.Set
+	var pools map[string]solver.NodePool
 	if len(list) > 0 {
 		set = overlay.Resolve(list, s.input.NodePools)
 		set.Apply(s.input.NodePools)
+		pools = make(map[string]solver.NodePool, len(s.input.NodePools))
+		for _, p := range s.input.NodePools {
+			pools[p.Name] = solver.NodePool{Name: p.Name, Labels: p.Labels, Requirements: p.Requirements}
+		}
 	}
 	a.overlays.mu.Lock()
-	a.overlays.set = set
+	a.overlays.set, a.overlays.pools = set, pools
 	a.overlays.mu.Unlock()
 }
 
-// lastOverlays is the set the last snapshot resolved (nil: none).
-func (a *Activities) lastOverlays() *overlay.Set {
+// lastOverlays is the set the last snapshot resolved (nil: none) and the
+// pool it knew by that name (ok false: not in the snapshot).
+func (a *Activities) lastOverlays(pool string) (*overlay.Set, solver.NodePool, bool) {
 	a.overlays.mu.Lock()
 	defer a.overlays.mu.Unlock()
-	return a.overlays.set
+	p, ok := a.overlays.pools[pool]
+	return a.overlays.set, p, ok
 }
 
 // ResolveOverlays resolves the watched NodeOverlays against the NodePools
 // as they are now, for the leader to report each overlay's verdict.
 func (a *Activities) ResolveOverlays() ([]*v1alpha1.NodeOverlay, *overlay.Set) {
 	list, _ := a.Cluster.NodeOverlays()
+	if len(list) == 0 {
+		return nil, overlay.Resolve(nil, nil)
+	}
 	pools, _ := a.Cluster.NodePools()
 	s := &snapshot{pools: map[string]*apiv1.NodePool{}}
 	a.addNodePools(s, pools, nil, a.Cluster.NodeClass)
@@ -51,15 +65,17 @@ func (a *Activities) ResolveOverlays() ([]*v1alpha1.NodeOverlay, *overlay.Set) {
 
 // overlaidPrice is a node's price after the NodeOverlays of its pool.
 func (a *Activities) overlaidPrice(it *catalog.InstanceType, poolName, zone, capacityType string, base float64) float64 {
-	set := a.lastOverlays()
+	set, pool, ok := a.lastOverlays(poolName)
 	if set == nil {
 		return base
 	}
-	np := a.nodePool(poolName)
-	if np == nil {
-		return base
+	if !ok {
+		np := a.nodePool(poolName)
+		if np == nil {
+			return base
+		}
+		pool = solver.NodePool{Name: np.Name, Labels: np.Spec.Template.ObjectMeta.Labels, Requirements: np.Spec.Template.Spec.Requirements}
 	}
-	pool := solver.NodePool{Name: np.Name, Labels: np.Spec.Template.ObjectMeta.Labels, Requirements: np.Spec.Template.Spec.Requirements}
 	return set.Price(&pool, it, zone, capacityType, base)
 }
 
