@@ -7,6 +7,7 @@ import (
 	"time"
 
 	apiv1 "github.com/joinery/joinery/api/v1"
+	"github.com/joinery/joinery/api/v1alpha1"
 	"github.com/joinery/joinery/catalog"
 	"github.com/joinery/joinery/cluster"
 	"github.com/joinery/joinery/workflows"
@@ -65,6 +66,7 @@ func newFakeActivitiesPrepared(t *testing.T, prepare func(*cluster.Cluster), poo
 	}
 	dc := dynfake.NewSimpleDynamicClientWithCustomListKinds(runtime.NewScheme(), map[schema.GroupVersionResource]string{
 		apiv1.NodePoolGVR: "NodePoolList", apiv1.NodeClaimGVR: "NodeClaimList", apiv1.EC2NodeClassGVR: "EC2NodeClassList",
+		v1alpha1.NodeOverlayGVR: "NodeOverlayList",
 	}, dyn...)
 	cl, err := cluster.NewFromClients(kc, dc)
 	if err != nil {

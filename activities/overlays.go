@@ -1,6 +1,7 @@
 package activities
 
 import (
+	"sort"
 	"sync"
 
 	apiv1 "github.com/joinery/joinery/api/v1"
@@ -29,12 +30,17 @@ func (a *Activities) applyOverlays(s *snapshot) {
 	var set *overlay.Set
 	var pools map[string]solver.NodePool
 	if len(list) > 0 {
-		set = overlay.Resolve(list, s.input.NodePools)
-		set.Apply(s.input.NodePools)
-		pools = make(map[string]solver.NodePool, len(s.input.NodePools))
-		for _, p := range s.input.NodePools {
+		all := snapshotPools(s)
+		set = overlay.Resolve(list, all)
+		set.Apply(all)
+		pools = make(map[string]solver.NodePool, len(all))
+		for _, p := range all {
 			pools[p.Name] = solver.NodePool{Name: p.Name, Labels: p.Labels, Requirements: p.Requirements}
+			if _, ok := s.static[p.Name]; ok {
+				s.static[p.Name] = p
+			}
 		}
+		s.input.NodePools = all[:len(s.input.NodePools)]
 	}
 	a.overlays.mu.Lock()
 	a.overlays.set, a.overlays.pools = set, pools
@@ -58,9 +64,24 @@ func (a *Activities) ResolveOverlays() ([]*v1alpha1.NodeOverlay, *overlay.Set) {
 		return nil, overlay.Resolve(nil, nil)
 	}
 	pools, _ := a.Cluster.NodePools()
-	s := &snapshot{pools: map[string]*apiv1.NodePool{}}
+	s := &snapshot{pools: map[string]*apiv1.NodePool{}, static: map[string]solver.NodePool{}}
 	a.addNodePools(s, pools, nil, a.Cluster.NodeClass)
-	return list, overlay.Resolve(list, s.input.NodePools)
+	return list, overlay.Resolve(list, snapshotPools(s))
+}
+
+// snapshotPools is the snapshot's dynamic pools, then its static ones by
+// name: every pool an overlay may price.
+func snapshotPools(s *snapshot) []solver.NodePool {
+	all := append([]solver.NodePool(nil), s.input.NodePools...)
+	names := make([]string, 0, len(s.static))
+	for name := range s.static {
+		names = append(names, name)
+	}
+	sort.Strings(names)
+	for _, name := range names {
+		all = append(all, s.static[name])
+	}
+	return all
 }
 
 // overlaidPrice is a node's price after the NodeOverlays of its pool.

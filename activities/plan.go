@@ -83,6 +83,9 @@ const MaxInstanceTypesPerNodeClaim = 60
 const cacheWait = 10 * time.Second
 
 func (a *Activities) PlanProvisioning(ctx context.Context, in workflows.ProvisionInput) (workflows.ProvisionPlan, error) {
+	if in.StaticPool != "" {
+		return a.planStatic(ctx, in)
+	}
 	log := a.logger(ctx)
 	batch, err := a.discardEarlierAttempt(ctx)
 	if err != nil {

@@ -3,13 +3,13 @@ package activities
 import (
 	"context"
 	"fmt"
-	"strings"
 	"time"
 
 	apiv1 "github.com/joinery/joinery/api/v1"
 	"github.com/joinery/joinery/resources"
 	"github.com/joinery/joinery/solver"
 	"github.com/joinery/joinery/workflows"
+	"go.temporal.io/sdk/temporal"
 	"go.uber.org/zap"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -19,63 +19,70 @@ import (
 // planned for (never written anywhere).
 const labelStaticPool = "joinery.sh/static-pool"
 
-// StaticLaunch is a static pool's missing NodeClaims, written: start a
-// NodeClaim workflow for each.
-type StaticLaunch struct {
-	NodeClaims []workflows.NodeClaimInput
-	USDPerHour float64
-}
-
-// CreateStaticNodeClaims writes n NodeClaims of the static NodePool pool
-// and returns their saga inputs. They are planned by the solver as
-// provisioning plans (the same requirements, offerings, DaemonSet
-// overhead and minValues): n virtual pods that request one pod slot, each
-// on its own node (required hostname anti-affinity), spread over zones
-// (ScheduleAnyway, counting the pool's other NodeClaims), in the pool
-// alone, so each gets the pool's cheapest instance types. Fewer than n
-// planned is an error with the solver's reason (the written ones are
-// returned too).
-func (a *Activities) CreateStaticNodeClaims(ctx context.Context, pool string, n int) (StaticLaunch, error) {
-	var out StaticLaunch
-	if n <= 0 {
-		return out, nil
+// planStatic writes in.Count NodeClaims of the static NodePool
+// in.StaticPool and returns their sagas for Provision to start (a plan
+// activity, so the NodeClaims and their sagas are one durable step). They
+// are planned by the solver as provisioning plans (the same requirements,
+// offerings, DaemonSet overhead and minValues): Count virtual pods that
+// request one pod slot, each on its own node (required hostname
+// anti-affinity), spread over zones (ScheduleAnyway, counting the pool's
+// other NodeClaims), in the pool alone, so each gets the pool's cheapest
+// instance types. Fewer planned than asked is reported as unschedulable
+// with the solver's reasons; the written ones launch.
+func (a *Activities) planStatic(ctx context.Context, in workflows.ProvisionInput) (workflows.ProvisionPlan, error) {
+	var out workflows.ProvisionPlan
+	batch, err := a.discardEarlierAttempt(ctx)
+	if err != nil || in.Count <= 0 {
+		return out, err
 	}
 	snap, err := a.takeSnapshot(ctx, time.Now())
 	if err != nil {
 		return out, err
 	}
-	sp, ok := snap.static[pool]
+	sp, ok := snap.static[in.StaticPool]
 	if !ok {
-		return out, fmt.Errorf("static NodePool %s cannot launch now (not found, invalid, or its EC2NodeClass is not Ready)", pool)
+		return out, temporal.NewNonRetryableApplicationError(fmt.Sprintf(
+			"static NodePool %s cannot launch now (not found, invalid, or its EC2NodeClass is not Ready)", in.StaticPool), ErrStaticPoolUnavailable, nil)
 	}
-	in := staticInput(sp, a.Cluster.NodeClaims(), n)
-	in.DaemonSets, in.NamespaceLabels, in.Budget = snap.input.DaemonSets, snap.input.NamespaceLabels, a.SolverBudget
-	plan := solver.Solve(in)
-	batch := "static-" + randomSuffix()
+	si := staticInput(sp, a.Cluster.NodeClaims(), in.Count)
+	si.DaemonSets, si.NamespaceLabels, si.Budget = snap.input.DaemonSets, snap.input.NamespaceLabels, a.SolverBudget
+	plan := solver.Solve(si)
+	if batch == "" {
+		batch = "static-" + randomSuffix()
+	}
+	var names []string
 	for _, nn := range plan.NewNodeClaims {
 		nn.Pods = nil // virtual: nothing is nominated
 		nc, input, err := a.writeNodeClaim(ctx, snap, batch, nn)
 		if err != nil {
 			return out, err
 		}
+		names = append(names, nc.Name)
 		out.NodeClaims = append(out.NodeClaims, input)
-		out.USDPerHour += nn.Price()
-		a.Metrics.NodeClaimCreatedBy(pool, "static", false)
-		a.Log.Info("static nodeclaim planned", zap.String("nodeclaim", nc.Name), zap.String("nodepool", pool),
+		out.PlannedUSDPerHour += nn.Price()
+		a.Metrics.NodeClaimCreatedBy(in.StaticPool, "static", false)
+		a.logger(ctx).Info("static nodeclaim planned", zap.String("nodeclaim", nc.Name), zap.String("nodepool", in.StaticPool),
 			zap.String("cheapest", input.Offerings[0].InstanceType), zap.Float64("usdPerHour", nn.Price()))
 	}
-	if len(out.NodeClaims) < n {
-		var why []string
-		for _, u := range plan.Unschedulable {
-			why = append(why, u.Reason)
-			if len(why) == 3 {
-				break
-			}
+	if err := a.Cluster.WaitNodeClaimsCached(ctx, names, cacheWait); err != nil {
+		return out, err
+	}
+	for _, u := range plan.Unschedulable {
+		out.UnschedulableTotal++
+		if len(out.Unschedulable) < workflows.MaxUnschedulableListed {
+			out.Unschedulable = append(out.Unschedulable, in.StaticPool+": "+u.Reason)
 		}
-		return out, fmt.Errorf("static NodePool %s: %d of %d NodeClaims planned: %s", pool, len(out.NodeClaims), n, strings.Join(why, "; "))
+	}
+	if out.UnschedulableTotal > 0 {
+		a.logger(ctx).Warn("static nodepool short of nodes", zap.String("nodepool", in.StaticPool),
+			zap.Int("planned", len(out.NodeClaims)), zap.Int("asked", in.Count), zap.Strings("why", out.Unschedulable))
 	}
 	return out, nil
 }
+
+// ErrStaticPoolUnavailable is the error type of a static launch for a pool
+// that cannot launch now (the reconciler's next pass tries again).
+const ErrStaticPoolUnavailable = "StaticPoolUnavailable"
 
 // staticInput is the solver input of n launches of static pool sp: n
 // virtual pods and, for the zone spread, one marker pod per NodeClaim the

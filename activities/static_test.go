@@ -7,14 +7,28 @@ import (
 	"time"
 
 	apiv1 "github.com/joinery/joinery/api/v1"
+	"github.com/joinery/joinery/api/v1alpha1"
+	"github.com/joinery/joinery/cluster"
+	"github.com/joinery/joinery/workflows"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	dynfake "k8s.io/client-go/dynamic/fake"
 	"k8s.io/client-go/tools/record"
 )
 
 func staticFixture(t *testing.T, gate bool) *Activities {
+	t.Helper()
+	a := staticFixturePrepared(t, nil)
+	a.StaticCapacity = gate
+	return a
+}
+
+// staticFixturePrepared is staticFixture (gate on) calling prepare on the
+// Cluster before its informers start.
+func staticFixturePrepared(t *testing.T, prepare func(*cluster.Cluster)) *Activities {
 	t.Helper()
 	ref := &apiv1.NodeClassReference{Group: "karpenter.k8s.aws", Kind: "EC2NodeClass", Name: "default"}
 	reqs := []apiv1.NodeSelectorRequirementWithMinValues{{Key: apiv1.LabelInstanceFamily, Operator: apiv1.OpIn, Values: []string{"m7i", "c7i"}},
@@ -38,9 +52,9 @@ func staticFixture(t *testing.T, gate bool) *Activities {
 		Spec: corev1.PodSpec{Containers: []corev1.Container{{Name: "c"}}},
 		Status: corev1.PodStatus{Conditions: []corev1.PodCondition{{Type: corev1.PodScheduled, Status: corev1.ConditionFalse,
 			Reason: corev1.PodReasonUnschedulable}}}}
-	a := newFakeActivitiesWith(t, []*apiv1.NodePool{gp, fixed}, nil, []*apiv1.EC2NodeClass{cls}, pending)
+	a := newFakeActivitiesPrepared(t, prepare, []*apiv1.NodePool{gp, fixed}, nil, []*apiv1.EC2NodeClass{cls}, pending)
 	a.Cluster.Recorder = record.NewFakeRecorder(10)
-	a.StaticCapacity = gate
+	a.StaticCapacity = true
 	return a
 }
 
@@ -85,9 +99,12 @@ func TestSnapshotStaticPools(t *testing.T) {
 // offerings the pool's cheapest types, one per zone.
 func TestCreateStaticNodeClaims(t *testing.T) {
 	a := staticFixture(t, true)
-	out, err := a.CreateStaticNodeClaims(context.Background(), "fixed", 3)
+	out, err := a.PlanProvisioning(context.Background(), workflows.ProvisionInput{StaticPool: "fixed", Count: 3})
 	if err != nil {
 		t.Fatal(err)
+	}
+	if out.UnschedulableTotal != 0 {
+		t.Errorf("short: %v", out.Unschedulable)
 	}
 	if len(out.NodeClaims) != 3 {
 		t.Fatalf("%d NodeClaims, want 3", len(out.NodeClaims))
@@ -116,7 +133,52 @@ func TestCreateStaticNodeClaims(t *testing.T) {
 	if created != 3 {
 		t.Errorf("%d NodeClaims written, want 3", created)
 	}
-	if _, err := a.CreateStaticNodeClaims(context.Background(), "gp", 1); err == nil {
+	if _, err := a.PlanProvisioning(context.Background(), workflows.ProvisionInput{StaticPool: "gp", Count: 1}); err == nil {
 		t.Error("a dynamic pool launched as static")
+	}
+}
+
+// A NodeOverlay prices a static pool too: -30% on m7i makes m7i.large
+// (0.1008 -> 0.0706 USD/hour) cheaper than c7i.large (0.0893), so the
+// pool's launches go to m7i first.
+func TestStaticLaunchesFollowNodeOverlays(t *testing.T) {
+	adj := "-30%"
+	ov := &v1alpha1.NodeOverlay{TypeMeta: metav1.TypeMeta{APIVersion: "karpenter.sh/v1alpha1", Kind: "NodeOverlay"},
+		ObjectMeta: metav1.ObjectMeta{Name: "savings"},
+		Spec: v1alpha1.NodeOverlaySpec{PriceAdjustment: &adj,
+			Requirements: []v1alpha1.NodeSelectorRequirement{{Key: apiv1.LabelInstanceFamily, Operator: "In", Values: []string{"m7i"}}}}}
+	u, err := runtime.DefaultUnstructuredConverter.ToUnstructured(ov)
+	if err != nil {
+		t.Fatal(err)
+	}
+	first := func(a *Activities) string {
+		t.Helper()
+		out, err := a.PlanProvisioning(context.Background(), workflows.ProvisionInput{StaticPool: "fixed", Count: 1})
+		if err != nil || len(out.NodeClaims) != 1 {
+			t.Fatalf("plan: %v, %d NodeClaims", err, len(out.NodeClaims))
+		}
+		return out.NodeClaims[0].Offerings[0].InstanceType
+	}
+	if got := first(staticFixture(t, true)); got != "c7i.large" {
+		t.Fatalf("without the overlay: first offering %s, want c7i.large", got)
+	}
+	a := staticFixturePrepared(t, func(cl *cluster.Cluster) {
+		if err := cl.WatchNodeOverlays(); err != nil {
+			t.Fatal(err)
+		}
+	})
+	dc := a.Cluster.Dynamic.(*dynfake.FakeDynamicClient)
+	if _, err := dc.Resource(v1alpha1.NodeOverlayGVR).Create(context.Background(), &unstructured.Unstructured{Object: u}, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	deadline := time.Now().Add(5 * time.Second)
+	for list, _ := a.Cluster.NodeOverlays(); len(list) == 0; list, _ = a.Cluster.NodeOverlays() {
+		if time.Now().After(deadline) {
+			t.Fatal("NodeOverlay not in the cache")
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	if got := first(a); got != "m7i.large" {
+		t.Errorf("with -30%% on m7i: first offering %s, want m7i.large", got)
 	}
 }

@@ -410,7 +410,7 @@ func (d *dependencies) start(ctx context.Context, cfg Config) error {
 	}
 	var static *staticReconciler
 	if cfg.FeatureGates.StaticCapacity {
-		static = newStaticReconciler(d.cluster, d.acts, tc, log)
+		static = newStaticReconciler(d.cluster, tc, log)
 	}
 	if cfg.LeaderElect {
 		return runLeading(ctx, d.cluster.Kube, cfg.LeaseNamespace, log, func(lctx context.Context) {

@@ -13,7 +13,6 @@ import (
 	"github.com/joinery/joinery/workflows"
 	enumspb "go.temporal.io/api/enums/v1"
 	"go.temporal.io/sdk/client"
-	"go.temporal.io/sdk/temporal"
 	"go.uber.org/zap"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -27,19 +26,18 @@ const staticPendingTTL = 2 * time.Minute
 // staticReconciler keeps every static NodePool (spec.replicas, the
 // StaticCapacity gate) at its node count, leader only: each pass counts
 // the pool's NodeClaims not being deleted (staticpool.Decide), creates
-// the missing ones through the provisioning path (CreateStaticNodeClaims
-// writes them, then their nodeclaim/<name> sagas start, which launch,
-// register and, when lost, terminate them) and deletes the surplus (the
+// the missing ones through a Provision workflow (its plan writes them, then
+// their nodeclaim/<name> sagas start, which launch, register and, when
+// lost, terminate them) and deletes the surplus (the
 // termination saga drains it). A NodeClaim or Node deleted, an instance
 // terminated behind our back or interrupted, or a drifted node replaced:
 // its NodeClaim goes away and the next pass creates another.
 type staticReconciler struct {
 	cl  *cluster.Cluster
 	log *zap.Logger
-	// launch writes n NodeClaims of a pool (Activities.CreateStaticNodeClaims);
-	// start starts one's saga.
-	launch  func(ctx context.Context, pool string, n int) (activities.StaticLaunch, error)
-	start   func(ctx context.Context, in workflows.NodeClaimInput) error
+	// launch makes n NodeClaims of a pool and starts their sagas (one
+	// Provision workflow per pool at a time) and returns their names.
+	launch  func(ctx context.Context, pool string, n int) (workflows.ProvisionResult, error)
 	every   time.Duration
 	trigger chan struct{}
 
@@ -47,16 +45,20 @@ type staticReconciler struct {
 	pending map[string]map[string]time.Time // pool -> NodeClaim -> created
 }
 
-func newStaticReconciler(cl *cluster.Cluster, acts *activities.Activities, tc client.Client, log *zap.Logger) *staticReconciler {
-	r := &staticReconciler{cl: cl, log: log.Named("static"), every: 5 * time.Second, launch: acts.CreateStaticNodeClaims,
-		start: func(ctx context.Context, in workflows.NodeClaimInput) error {
-			_, err := tc.ExecuteWorkflow(ctx, client.StartWorkflowOptions{
-				ID: workflows.NodeClaimWorkflowID(in.Name), TaskQueue: workflows.TaskQueue,
-				WorkflowIDConflictPolicy: enumspb.WORKFLOW_ID_CONFLICT_POLICY_USE_EXISTING,
-				TypedSearchAttributes: temporal.NewSearchAttributes(workflows.SANodeClaim.ValueSet(in.Name),
-					workflows.SANodePool.ValueSet(in.NodePool), workflows.SAPhase.ValueSet(workflows.PhaseLaunching)),
-			}, workflows.NodeClaimWorkflow, in)
-			return err
+func newStaticReconciler(cl *cluster.Cluster, tc client.Client, log *zap.Logger) *staticReconciler {
+	r := &staticReconciler{cl: cl, log: log.Named("static"), every: 5 * time.Second,
+		launch: func(ctx context.Context, pool string, n int) (workflows.ProvisionResult, error) {
+			// A pass that finds this pool's launch still running (a
+			// leader that died waiting for it) joins it.
+			id := workflows.StaticProvisionWorkflowID(pool)
+			run, err := tc.ExecuteWorkflow(ctx, client.StartWorkflowOptions{ID: id, TaskQueue: workflows.TaskQueue,
+				WorkflowIDConflictPolicy: enumspb.WORKFLOW_ID_CONFLICT_POLICY_USE_EXISTING},
+				workflows.ProvisionWorkflow, workflows.ProvisionInput{BatchID: "static-" + pool, StaticPool: pool, Count: n})
+			var res workflows.ProvisionResult
+			if err == nil {
+				err = run.Get(ctx, &res)
+			}
+			return res, err
 		},
 		trigger: make(chan struct{}, 1), pending: map[string]map[string]time.Time{}}
 	poke := func() {
@@ -129,27 +131,23 @@ func (r *staticReconciler) pass(ctx context.Context, now time.Time) {
 }
 
 func (r *staticReconciler) create(ctx context.Context, pool string, s staticpool.Scale, now time.Time) {
-	launch, err := r.launch(ctx, pool, s.Create)
-	for _, in := range launch.NodeClaims {
-		if serr := r.start(ctx, in); serr != nil {
-			// The NodeClaim has no saga: delete it, the next pass makes another.
-			r.log.Error("start static nodeclaim saga", zap.String("nodeclaim", in.Name), zap.Error(serr))
-			_ = r.cl.DeleteNodeClaim(ctx, in.Name)
-			continue
+	res, err := r.launch(ctx, pool, s.Create)
+	if err != nil {
+		if ctx.Err() == nil {
+			r.log.Warn("static nodepool launch", zap.String("nodepool", pool), zap.Int("want", s.Want), zap.Int("have", s.Have), zap.Error(err))
 		}
-		r.mu.Lock()
-		if r.pending[pool] == nil {
-			r.pending[pool] = map[string]time.Time{}
-		}
-		r.pending[pool][in.Name] = now
-		r.mu.Unlock()
-		r.log.Info("static nodeclaim launching", zap.String("nodepool", pool), zap.String("nodeclaim", in.Name),
-			zap.Int("want", s.Want), zap.Int("have", s.Have))
+		return
 	}
-	if err != nil && ctx.Err() == nil {
-		r.log.Warn("static nodepool short of nodes", zap.String("nodepool", pool), zap.Int("want", s.Want),
-			zap.Int("have", s.Have+len(launch.NodeClaims)), zap.Error(err))
+	r.mu.Lock()
+	if r.pending[pool] == nil {
+		r.pending[pool] = map[string]time.Time{}
 	}
+	for _, name := range res.NodeClaims {
+		r.pending[pool][name] = now
+	}
+	r.mu.Unlock()
+	r.log.Info("static nodeclaims launching", zap.String("nodepool", pool), zap.Strings("nodeclaims", res.NodeClaims),
+		zap.Int("want", s.Want), zap.Int("have", s.Have), zap.Int("short", res.Unschedulable))
 }
 
 // members are the pool's NodeClaims as staticpool sees them.

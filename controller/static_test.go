@@ -62,17 +62,15 @@ func newStaticFake(t *testing.T, pools []*apiv1.NodePool, claims []*apiv1.NodeCl
 	}
 	f := &staticFake{dc: dc}
 	f.r = &staticReconciler{cl: cl, log: zap.NewNop(), pending: map[string]map[string]time.Time{},
-		launch: func(_ context.Context, pool string, n int) (activities.StaticLaunch, error) {
+		launch: func(_ context.Context, pool string, n int) (workflows.ProvisionResult, error) {
 			f.launched = append(f.launched, n)
-			var out activities.StaticLaunch
+			var out workflows.ProvisionResult
 			for i := 0; i < n; i++ {
-				out.NodeClaims = append(out.NodeClaims, workflows.NodeClaimInput{Name: pool + "-new" + string(rune('a'+len(f.started)+i)), NodePool: pool})
+				name := pool + "-new" + string(rune('a'+len(f.started)))
+				f.started = append(f.started, name)
+				out.NodeClaims = append(out.NodeClaims, name)
 			}
 			return out, nil
-		},
-		start: func(_ context.Context, in workflows.NodeClaimInput) error {
-			f.started = append(f.started, in.Name)
-			return nil
 		}}
 	return f
 }
@@ -161,32 +159,23 @@ func TestStaticReconcilerDeletesSurplus(t *testing.T) {
 	}
 }
 
-// A launch that fails part-way keeps what was written; a saga that
-// cannot start has its NodeClaim deleted (the next pass makes another).
+// A launch that fails leaves nothing pending (the next pass asks again);
+// one that got fewer NodeClaims than asked counts only those.
 func TestStaticReconcilerLaunchErrors(t *testing.T) {
 	now := time.Now()
 	f := newStaticFake(t, []*apiv1.NodePool{staticNodePool("fixed", 2)}, nil)
-	f.r.launch = func(_ context.Context, pool string, n int) (activities.StaticLaunch, error) {
+	f.r.launch = func(_ context.Context, pool string, n int) (workflows.ProvisionResult, error) {
 		f.launched = append(f.launched, n)
-		return activities.StaticLaunch{NodeClaims: []workflows.NodeClaimInput{{Name: "fixed-x", NodePool: pool}, {Name: "fixed-y", NodePool: pool}}},
-			errors.New("no offering")
-	}
-	f.r.start = func(_ context.Context, in workflows.NodeClaimInput) error {
-		if in.Name == "fixed-y" {
-			return errors.New("temporal down")
-		}
-		f.started = append(f.started, in.Name)
-		return nil
+		return workflows.ProvisionResult{}, errors.New("temporal down")
 	}
 	f.r.pass(context.Background(), now)
-	if !reflect.DeepEqual(f.started, []string{"fixed-x"}) {
-		t.Errorf("started %v", f.started)
-	}
-	if got := f.deleted(); !reflect.DeepEqual(got, []string{"fixed-y"}) {
-		t.Errorf("deleted %v, want fixed-y", got)
+	f.r.launch = func(_ context.Context, pool string, n int) (workflows.ProvisionResult, error) {
+		f.launched = append(f.launched, n)
+		return workflows.ProvisionResult{NodeClaims: []string{"fixed-x"}, Unschedulable: n - 1}, nil
 	}
 	f.r.pass(context.Background(), now.Add(time.Second))
-	if !reflect.DeepEqual(f.launched, []int{2, 1}) {
-		t.Errorf("launched %v, want [2 1] (fixed-x pending, fixed-y given up)", f.launched)
+	f.r.pass(context.Background(), now.Add(2*time.Second))
+	if !reflect.DeepEqual(f.launched, []int{2, 2, 1}) {
+		t.Errorf("launched %v, want [2 2 1] (nothing pending after the error, then fixed-x pending)", f.launched)
 	}
 }

@@ -15,6 +15,10 @@ const (
 // ProvisionWorkflowID is the workflow id of one provisioning batch.
 func ProvisionWorkflowID(batch string) string { return "provision/" + batch }
 
+// StaticProvisionWorkflowID is the workflow id of a static NodePool's
+// launches: one at a time per pool.
+func StaticProvisionWorkflowID(pool string) string { return ProvisionWorkflowID("static-" + pool) }
+
 // Provision plans one batch of pending pods and starts one NodeClaim
 // lifecycle per new node; a plan of more than MaxNodeClaimsPerPlan nodes
 // comes in rounds (each round's NodeClaim objects are written, and in the

@@ -20,6 +20,10 @@ type ProvisionInput struct {
 	// PendingPods is how many pods the watcher saw pending (for the history; the
 	// plan activity re-reads the cluster).
 	PendingPods int `json:"pendingPods"`
+	// StaticPool, when set, makes the plan Count NodeClaims of that static
+	// NodePool (spec.replicas) instead of planning pending pods.
+	StaticPool string `json:"staticPool,omitempty"`
+	Count      int    `json:"count,omitempty"`
 }
 
 // ProvisionPlan is what the plan activity decided, compact enough for

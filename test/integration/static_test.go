@@ -12,6 +12,7 @@ import (
 	"github.com/joinery/joinery/controller"
 	"github.com/joinery/joinery/logging"
 	"github.com/joinery/joinery/sim/world"
+	"github.com/joinery/joinery/workflows"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -82,6 +83,19 @@ func TestStaticNodePoolKeepsItsCount(t *testing.T) {
 	var nodes []string
 	waitFor(t, 4*time.Minute, "3 Ready nodes in the static pool", func() bool { nodes = ready(); return len(nodes) == 3 })
 	t.Logf("static pool: %v", nodes)
+	// Each NodeClaim is written and its saga started by the pool's
+	// Provision workflow (one durable step: a leader dying in between
+	// leaves no NodeClaim without a saga).
+	for name := range seen {
+		d, err := e.tc.DescribeWorkflowExecution(e.ctx, workflows.NodeClaimWorkflowID(name), "")
+		if err != nil {
+			t.Fatalf("saga of %s: %v", name, err)
+		}
+		if p := d.GetWorkflowExecutionInfo().GetParentExecution().GetWorkflowId(); p != workflows.StaticProvisionWorkflowID("fixed") {
+			t.Errorf("saga of %s started by %q, want %s", name, p, workflows.StaticProvisionWorkflowID("fixed"))
+		}
+	}
+	recordHistoryAs(t, e, workflows.StaticProvisionWorkflowID("fixed"), "provision-static")
 
 	deleted := nodes[0]
 	if err := e.kc.CoreV1().Nodes().Delete(e.ctx, deleted, metav1.DeleteOptions{}); err != nil {
