@@ -17,9 +17,8 @@ echo "== unit tests"
 go test -count=1 ./...
 echo "== Helm chart (rendered by Helm's engine; separate module deploy/chart/test)"
 (cd deploy/chart/test && GOFLAGS=-mod=mod go vet ./... && GOFLAGS=-mod=mod go test -count=1 ./...)
-# One go test for the four so that, two packages at a time, the bench and
-# chaos runs go beside the long integration package (their ports differ);
-# the suites wait on the local world far more than they compute.
-echo "== integration tests (local world), bench smoke test (200 pods), short chaos run (20 sagas)"
-go test -count=1 -tags integration -timeout 40m ./test/integration/ ./sim/kube/ ./sim/bench/ ./sim/chaos/
+echo "== integration tests (local world)"
+go test -count=1 -tags integration -timeout 40m ./sim/kube/ ./test/integration/
+echo "== bench smoke test (200 pods) and short chaos run (20 sagas)"
+go test -count=1 -tags integration -timeout 15m ./sim/bench/ ./sim/chaos/
 echo "== all tests passed in $(( $(date +%s) - t0 ))s"
