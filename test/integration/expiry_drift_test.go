@@ -103,10 +103,10 @@ func (e *env) watchPodDeletions(t *testing.T, selector string) (get func() map[s
 		}
 }
 
-// Issue 18: `expireAfter: 2m`, `terminationGracePeriod: 1m`, a PDB that
+// Issue 18: `expireAfter: 75s`, `terminationGracePeriod: 30s`, a PDB that
 // allows no disruption and a do-not-disrupt pod on the node, a disruption
 // budget of 0 and voluntary disruption paused. The NodeClaim is deleted
-// once 2 minutes old anyway, with an Expired Event, and the pods the PDB
+// once 75 s old anyway, with an Expired Event, and the pods the PDB
 // and do-not-disrupt keep are deleted at the grace-period deadline minus
 // their own grace period, not before (judged on the objects'
 // timestamps); then the node and its instance go.
@@ -141,8 +141,8 @@ func TestExpirationDeletesTheNodeClaimAndDrainsByTheGracePeriod(t *testing.T) {
 	if claim == nil {
 		t.Fatal("no NodeClaim of NodePool expiring")
 	}
-	if claim.Spec.ExpireAfter != "2m" || claim.Spec.TerminationGracePeriod == nil || claim.Spec.TerminationGracePeriod.Duration != time.Minute {
-		t.Fatalf("NodeClaim %s: expireAfter %q terminationGracePeriod %v, want the pool's 2m and 1m", claim.Name, claim.Spec.ExpireAfter, claim.Spec.TerminationGracePeriod)
+	if claim.Spec.ExpireAfter != "75s" || claim.Spec.TerminationGracePeriod == nil || claim.Spec.TerminationGracePeriod.Duration != 30*time.Second {
+		t.Fatalf("NodeClaim %s: expireAfter %q terminationGracePeriod %v, want the pool's 75s and 30s", claim.Name, claim.Spec.ExpireAfter, claim.Spec.TerminationGracePeriod)
 	}
 	node := claim.Status.NodeName
 	_, byNode := e.readyPods("app in (exp-web, exp-dnd)")
@@ -169,13 +169,13 @@ func TestExpirationDeletesTheNodeClaimAndDrainsByTheGracePeriod(t *testing.T) {
 		return nc.Annotations[apiv1.AnnotationTerminationTimestamp] != ""
 	})
 	deleted := deleting.DeletionTimestamp.Time
-	expiry := claim.CreationTimestamp.Add(2 * time.Minute)
+	expiry := claim.CreationTimestamp.Add(75 * time.Second)
 	if deleted.Before(expiry) {
 		t.Errorf("NodeClaim deleted at %s, before its expiry %s", deleted, expiry)
 	}
 	deadline, err := time.Parse(time.RFC3339, deleting.Annotations[apiv1.AnnotationTerminationTimestamp])
-	if err != nil || !deadline.Equal(deleted.Add(time.Minute)) {
-		t.Errorf("termination deadline %q (%v), want deletion %s + 1m", deleting.Annotations[apiv1.AnnotationTerminationTimestamp], err, deleted)
+	if err != nil || !deadline.Equal(deleted.Add(30*time.Second)) {
+		t.Errorf("termination deadline %q (%v), want deletion %s + 30s", deleting.Annotations[apiv1.AnnotationTerminationTimestamp], err, deleted)
 	}
 	t.Logf("deleted %s (expiry %s), drain deadline %s", deleted.UTC().Format(time.RFC3339), expiry.UTC().Format(time.RFC3339), deadline.UTC().Format(time.RFC3339))
 	evs, err := e.kc.CoreV1().Events("").List(e.ctx, metav1.ListOptions{FieldSelector: "involvedObject.name=" + claim.Name + ",reason=" + controller.EventExpired})
