@@ -285,6 +285,6 @@ func (a *Activities) ReportNotHonoured(ctx context.Context, pr *provreq.Provisio
 }
 
 func requestRef(pr *provreq.ProvisioningRequest) *corev1.ObjectReference {
-	return &corev1.ObjectReference{APIVersion: provreq.GVR.GroupVersion().String(), Kind: "ProvisioningRequest",
+	return &corev1.ObjectReference{APIVersion: provreq.ProvisioningRequestGVR.GroupVersion().String(), Kind: "ProvisioningRequest",
 		Namespace: pr.Namespace, Name: pr.Name, UID: pr.UID, ResourceVersion: pr.ResourceVersion}
 }

@@ -18,12 +18,12 @@ import (
 // ProvisioningRequestsServed reports whether the API server serves
 // autoscaling.x-k8s.io/v1 provisioningrequests (the CRD is installed).
 func (c *Cluster) ProvisioningRequestsServed() bool {
-	rl, err := c.Kube.Discovery().ServerResourcesForGroupVersion(provreq.GVR.GroupVersion().String())
+	rl, err := c.Kube.Discovery().ServerResourcesForGroupVersion(provreq.ProvisioningRequestGVR.GroupVersion().String())
 	if err != nil {
 		return false
 	}
 	for _, r := range rl.APIResources {
-		if r.Name == provreq.GVR.Resource {
+		if r.Name == provreq.ProvisioningRequestGVR.Resource {
 			return true
 		}
 	}
@@ -35,7 +35,7 @@ func (c *Cluster) ProvisioningRequestsServed() bool {
 // not provisionable on their own (ProvisionablePods leaves them out), as
 // in Cluster Autoscaler.
 func (c *Cluster) WatchProvisioningRequests() error {
-	c.provReqs = c.dynFactory.ForResource(provreq.GVR).Informer()
+	c.provReqs = c.dynFactory.ForResource(provreq.ProvisioningRequestGVR).Informer()
 	return c.provReqs.SetTransform(stripManagedFields)
 }
 
@@ -94,7 +94,7 @@ func (c *Cluster) PatchProvisioningRequestStatus(ctx context.Context, namespace,
 	if err != nil {
 		return err
 	}
-	_, err = c.Dynamic.Resource(provreq.GVR).Namespace(namespace).Patch(ctx, name, types.MergePatchType, patch, metav1.PatchOptions{}, "status")
+	_, err = c.Dynamic.Resource(provreq.ProvisioningRequestGVR).Namespace(namespace).Patch(ctx, name, types.MergePatchType, patch, metav1.PatchOptions{}, "status")
 	return err
 }
 

@@ -14,8 +14,8 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 )
 
-// GVR is the resource the CRD serves.
-var GVR = schema.GroupVersionResource{Group: "autoscaling.x-k8s.io", Version: "v1", Resource: "provisioningrequests"}
+// ProvisioningRequestGVR is the resource the CRD serves.
+var ProvisioningRequestGVR = schema.GroupVersionResource{Group: "autoscaling.x-k8s.io", Version: "v1", Resource: "provisioningrequests"}
 
 // ProvisioningRequest asks for capacity for every pod of its pod sets at once.
 type ProvisioningRequest struct {
