@@ -77,6 +77,21 @@ func (a *Activities) PlanGang(ctx context.Context, in workflows.GangInput) (work
 	if err := pr.Validate(); err != nil {
 		return workflows.GangPlan{Done: true}, a.ReportNotHonoured(ctx, pr, gang.ReasonInvalid, err.Error())
 	}
+	until, err := gang.ValidUntil(pr)
+	if err != nil {
+		return workflows.GangPlan{Done: true}, a.ReportNotHonoured(ctx, pr, gang.ReasonInvalid, err.Error())
+	}
+	if !until.IsZero() && !time.Now().Before(until) {
+		msg := fmt.Sprintf("not provisioned before %s (%s=%s): no further try", until.UTC().Format(time.RFC3339),
+			gang.ParamValidUntilSeconds, pr.Spec.Parameters[gang.ParamValidUntilSeconds])
+		st := provreq.Status{Conditions: gang.Conditions(pr.Status.Conditions, gang.OutcomeGaveUp, gang.ReasonValidUntil, msg, pr.Generation, time.Now()),
+			ProvisioningClassDetails: pr.Status.ProvisioningClassDetails}
+		log.Warn("provisioning request failed", zap.String("reason", msg))
+		if a.Cluster.Recorder != nil {
+			a.Cluster.Recorder.Event(requestRef(pr), corev1.EventTypeWarning, gang.ReasonValidUntil, msg)
+		}
+		return workflows.GangPlan{Done: true}, a.Cluster.PatchProvisioningRequestStatus(ctx, pr.Namespace, pr.Name, st)
+	}
 	pods, why, err := a.gangPods(ctx, pr)
 	if err != nil {
 		return workflows.GangPlan{}, err

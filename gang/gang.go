@@ -9,6 +9,7 @@ package gang
 import (
 	"fmt"
 	"sort"
+	"strconv"
 	"strings"
 	"time"
 
@@ -44,7 +45,27 @@ const (
 	ReasonDeadline         = "ProvisioningDeadlineExceeded"
 	ReasonLaunchFailed     = "LaunchFailed"
 	ReasonBookingExpired   = "BookingExpired"
+	ReasonValidUntil       = "ValidUntilSecondsExceeded"
 )
+
+// ParamValidUntilSeconds is upstream's parameter of the atomic class:
+// retry for at most that many seconds after the request's creation, then
+// Failed=True.
+const ParamValidUntilSeconds = "ValidUntilSeconds"
+
+// ValidUntil is when a request stops being retried (zero: never); a
+// value that is not a positive integer is an error naming the parameter.
+func ValidUntil(p *provreq.ProvisioningRequest) (time.Time, error) {
+	v, ok := p.Spec.Parameters[ParamValidUntilSeconds]
+	if !ok {
+		return time.Time{}, nil
+	}
+	n, err := strconv.ParseInt(strings.TrimSpace(v), 10, 64)
+	if err != nil || n <= 0 {
+		return time.Time{}, fmt.Errorf("spec.parameters.%s: %q is not a positive number of seconds", ParamValidUntilSeconds, v)
+	}
+	return p.CreationTimestamp.Add(time.Duration(n) * time.Second), nil
+}
 
 // Honoured says whether Joinery provisions requests of the class, and
 // why not: check-capacity and other classes are reported, never ignored.
@@ -122,47 +143,6 @@ func Check(pods int, unplaced []Unplaced) Verdict {
 		len(unplaced), pods, strings.Join(parts, "; "))}
 }
 
-// Failure is why a try that launched gave up.
-type Failure struct {
-	// Reason: ReasonInsufficient, ReasonDeadline or ReasonLaunchFailed.
-	Reason string
-	// Offerings are the offerings that had no capacity ("type/zone/capacity-type").
-	Offerings []string
-	// Detail is the failing NodeClaim's own message.
-	Detail string
-	// Launched is how many nodes of the try had been launched (all terminated).
-	Launched, Nodes int
-}
-
-// Message is the failure for the condition and the pods' Events.
-func (f Failure) Message(try int, next time.Duration) string {
-	var b strings.Builder
-	fmt.Fprintf(&b, "try %d: ", try)
-	switch f.Reason {
-	case ReasonInsufficient:
-		fmt.Fprintf(&b, "insufficient capacity: %s had none", strings.Join(capList(f.Offerings, 5), ", "))
-	case ReasonDeadline:
-		b.WriteString("not every node was Ready before the deadline")
-	default:
-		b.WriteString("a launch failed")
-	}
-	if f.Detail != "" {
-		fmt.Fprintf(&b, " (%s)", f.Detail)
-	}
-	fmt.Fprintf(&b, "; all %d node(s) of the try terminated (%d had launched)", f.Nodes, f.Launched)
-	if next > 0 {
-		fmt.Fprintf(&b, "; next try in %s", next)
-	}
-	return b.String()
-}
-
-func capList(s []string, n int) []string {
-	if len(s) <= n {
-		return s
-	}
-	return append(append([]string(nil), s[:n]...), fmt.Sprintf("+%d more", len(s)-n))
-}
-
 // Set puts c into conds (by type): a condition whose status does not
 // change keeps its lastTransitionTime. observed is the request's generation.
 func Set(conds []metav1.Condition, t string, status metav1.ConditionStatus, reason, msg string, observed int64, now time.Time) []metav1.Condition {
@@ -201,6 +181,7 @@ const (
 	OutcomeFailed      Outcome = "failed"
 	OutcomeProvisioned Outcome = "provisioned"
 	OutcomeExpired     Outcome = "booking-expired"
+	OutcomeGaveUp      Outcome = "gave-up"
 )
 
 // Conditions are the request's conditions after an outcome (reason and
@@ -221,6 +202,8 @@ func Conditions(conds []metav1.Condition, o Outcome, reason, msg string, gen int
 		return Set(conds, provreq.Provisioned, T, ReasonProvisioned, msg, gen, now)
 	case OutcomeExpired:
 		return Set(conds, provreq.BookingExpired, T, ReasonBookingExpired, msg, gen, now)
+	case OutcomeGaveUp:
+		return Set(conds, provreq.Failed, T, reason, msg, gen, now)
 	}
 	return conds
 }
