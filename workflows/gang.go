@@ -347,7 +347,13 @@ func childFailure(name string, st NodeClaimStatus, err error) *gangFailure {
 	if err == nil {
 		return f
 	}
-	f.detail = fmt.Sprintf("nodeclaim %s: %v", name, err)
+	// The saga's own message (its NodeClaimFailed error), short.
+	for e := err; e != nil; e = errors.Unwrap(e) {
+		if app, ok := e.(*temporal.ApplicationError); ok {
+			f.detail = fmt.Sprintf("nodeclaim %s: %s", name, clip(app.Message(), 200))
+			break
+		}
+	}
 	for e := err; e != nil; e = errors.Unwrap(e) {
 		app, ok := e.(*temporal.ApplicationError)
 		if !ok || app.Type() != ErrInsufficientCapacity {
@@ -360,7 +366,16 @@ func childFailure(name string, st NodeClaimStatus, err error) *gangFailure {
 				f.offerings = append(f.offerings, o.InstanceType+"/"+o.Zone+"/"+o.CapacityType)
 			}
 		}
+		f.detail = fmt.Sprintf("nodeclaim %s found no capacity in any offering it tried", name)
 		break
 	}
 	return f
+}
+
+// clip shortens s to at most n bytes.
+func clip(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	return s[:n] + "..."
 }
