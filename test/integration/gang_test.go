@@ -148,7 +148,7 @@ func TestGangAllOrNothing(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	e.runController(t, log, func(c *controller.Config) { c.GangDeadline = 3 * time.Minute })
+	e.runController(t, log, func(c *controller.Config) { c.GangDeadline, c.MetricsAddr = 3*time.Minute, metricsAddr })
 	applyGang(t, e)
 
 	pr := waitTryFailed(t, e, 2*time.Minute)
@@ -225,6 +225,11 @@ func TestGangAllOrNothing(t *testing.T) {
 	}
 	if live := liveInstances(e); len(live) != 4 {
 		t.Errorf("%d instances running, want the gang's 4", len(live))
+	}
+	failedTries := scrapeAt(t, metricsAddr, `joinery_gang_tries_total{outcome="failed",reason="InsufficientCapacity"}`)
+	provisioned := scrapeAt(t, metricsAddr, `joinery_gang_tries_total{outcome="provisioned",reason="Provisioned"}`)
+	if failedTries < 1 || provisioned != 1 {
+		t.Errorf("joinery_gang_tries_total: failed %v, provisioned %v; want >= 1 and 1", failedTries, provisioned)
 	}
 	t.Logf("gang running in %v; test %s", zones, time.Since(start).Round(time.Second))
 	recordHistoryAs(t, e, workflows.GangWorkflowID("default", "training", failedTry), "gang")
