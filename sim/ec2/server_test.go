@@ -762,13 +762,11 @@ func TestSetPoolCapacity(t *testing.T) {
 	sub := subnetsByZone(t, c)
 	ov := [][2]string{{"g4dn.xlarge", sub["us-east-1a"]}, {"g4dn.xlarge", sub["us-east-1b"]}, {"g5.xlarge", sub["us-east-1a"]}}
 	srv.SetPoolCapacity("", "", "on-demand", 3)
-	var ids []string
 	for i := 0; i < 3; i++ {
 		out, err := c.CreateFleet(ctx, fleet("on-demand", 1, ov, nil))
 		if err != nil || len(out.Instances) != 1 {
 			t.Fatalf("launch %d: %+v, %v", i, out, err)
 		}
-		ids = append(ids, out.Instances[0].InstanceIds...)
 	}
 	out, err := c.CreateFleet(ctx, fleet("on-demand", 1, ov, nil))
 	if err != nil {
