@@ -254,21 +254,42 @@ func Gang(ctx workflow.Context, in GangInput) (GangResult, error) {
 			workflow.ExecuteActivity(short, ActivityDeleteNodeClaim, TerminateRequest{NodeClaim: nc.Name, Reason: "gang try failed: " + failure.reason}).Get(ctx, nil),
 			"nodeclaim", nc.Name)
 	}
+	// Bounded: a saga that never ends must not keep the request from
+	// its next try (the garbage collector still finds its instance).
+	tctx, cancelTimer := workflow.WithCancel(ctx)
+	csel := workflow.NewSelector(ctx)
+	waiting, timedOut := 0, false
 	for i, c := range children {
 		if ended[i] {
 			continue
 		}
-		var cst NodeClaimStatus
-		_ = c.Get(ctx, &cst)
-		if cst.Instance.ID != "" {
-			launched++
-		}
+		waiting++
+		csel.AddFuture(c, func(f workflow.Future) {
+			var cst NodeClaimStatus
+			_ = f.Get(ctx, &cst)
+			if cst.Instance.ID != "" {
+				launched++
+			}
+			waiting--
+		})
+	}
+	csel.AddFuture(workflow.NewTimer(tctx, compensationWait), func(workflow.Future) { timedOut = true })
+	for waiting > 0 && !timedOut {
+		csel.Select(ctx)
+	}
+	cancelTimer()
+	if waiting > 0 {
+		failure.detail += fmt.Sprintf("; %d NodeClaim saga(s) still terminating after %s", waiting, compensationWait)
 	}
 	st.Failure = failure.detail
 	st.Offerings = failure.offerings
 	return retry(ctx, in, &st, phase, status, GangStatusUpdate{Outcome: GangFailed, Reason: failure.reason,
 		Message: failure.message(in.Try, len(plan.NodeClaims), launched), Offerings: failure.offerings, Nodes: st.NodeClaims})
 }
+
+// compensationWait bounds the wait for a failed try's NodeClaim sagas to
+// end (their terminations: no pods to drain, the instance gone).
+const compensationWait = 15 * time.Minute
 
 // retry records a failed try on the request, waits out the backoff and
 // starts the next try (its own workflow, outliving this one).
