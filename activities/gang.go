@@ -51,6 +51,19 @@ func booked(nc *apiv1.NodeClaim, now time.Time) bool {
 	return !disruption.Initialized(nc)
 }
 
+// bookedFor says what books a NodeClaim ("" when nothing does), for
+// disruption's reasons.
+func bookedFor(nc *apiv1.NodeClaim, now time.Time) string {
+	if !booked(nc, now) {
+		return ""
+	}
+	ns, name, _ := strings.Cut(nc.Labels[LabelProvisioningRequest], ".")
+	if until := nc.Annotations[AnnotationBookedUntil]; until != "" {
+		return fmt.Sprintf("ProvisioningRequest %s/%s until %s", ns, name, until)
+	}
+	return fmt.Sprintf("ProvisioningRequest %s/%s while its try launches", ns, name)
+}
+
 // PlanGang plans every pod of a ProvisioningRequest in one solve over the
 // cluster's snapshot (the request's pods instead of the pending ones). A
 // plan that leaves any pod unplaced writes nothing and says why

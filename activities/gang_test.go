@@ -1,6 +1,7 @@
 package activities
 
 import (
+	"strings"
 	"testing"
 	"time"
 
@@ -39,6 +40,9 @@ func TestBooked(t *testing.T) {
 	} {
 		if got := booked(tc.nc, now); got != tc.want {
 			t.Errorf("%s: %v, want %v", tc.name, got, tc.want)
+		}
+		if why := bookedFor(tc.nc, now); (why != "") != tc.want || (tc.want && !strings.Contains(why, "ProvisioningRequest ml/training")) {
+			t.Errorf("%s: bookedFor %q", tc.name, why)
 		}
 	}
 }

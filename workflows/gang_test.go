@@ -131,3 +131,24 @@ func TestGangUnplacedLaunchesNothing(t *testing.T) {
 		t.Fatalf("updates %+v, deleted %v, result %+v", *updates, *deleted, res)
 	}
 }
+
+// Not every node Ready by the deadline: every NodeClaim is deleted; a saga
+// that does not end is waited for at most compensationWait; the request
+// hears ProvisioningDeadlineExceeded.
+func TestGangDeadline(t *testing.T) {
+	env, updates, deleted := gangEnv(t, []GangPlan{gangPlan("gpu-a", "gpu-b")}, nil, func(ctx workflow.Context, in NodeClaimInput) (NodeClaimStatus, error) {
+		_ = workflow.Sleep(ctx, 24*time.Hour) // never Ready, never ends
+		return NodeClaimStatus{}, nil
+	})
+	env.ExecuteWorkflow(Gang, GangInput{Namespace: "default", Name: "training", UID: "u1", Try: 1, Deadline: 5 * time.Minute})
+	var res GangResult
+	if err := env.GetWorkflowResult(&res); err != nil {
+		t.Fatal(err)
+	}
+	sort.Strings(*deleted)
+	last := (*updates)[len(*updates)-1]
+	if strings.Join(*deleted, ",") != "gpu-a,gpu-b" || last.Outcome != GangFailed || last.Reason != "ProvisioningDeadlineExceeded" ||
+		!strings.Contains(last.Message, "2 NodeClaim saga(s) still terminating") || res.NextTry != "gang/default/training/2" {
+		t.Fatalf("deleted %v, last update %+v, result %+v", *deleted, last, res)
+	}
+}
