@@ -19,10 +19,6 @@ const (
 	ActivityWaitGangReady = "WaitGangReady"
 	ActivitySetGangStatus = "SetGangStatus"
 	ActivityBookGang      = "BookGang"
-
-	// ErrGangNodeGone: a NodeClaim of the gang was deleted before every
-	// node was Ready.
-	ErrGangNodeGone = "GangNodeGone"
 )
 
 // Gang phases (the Phase search attribute and the status query).
@@ -202,7 +198,7 @@ func Gang(ctx workflow.Context, in GangInput) (GangResult, error) {
 	}
 	ready := false
 	if failure == nil {
-		waitOpts := untilReady(deadline, ErrGangNodeGone)
+		waitOpts := untilReady(deadline)
 		waitOpts.ScheduleToCloseTimeout = deadline
 		sel.AddFuture(workflow.ExecuteActivity(workflow.WithActivityOptions(wctx, waitOpts), ActivityWaitGangReady, GangWait{NodeClaims: st.NodeClaims}),
 			func(f workflow.Future) {
@@ -210,14 +206,10 @@ func Gang(ctx workflow.Context, in GangInput) (GangResult, error) {
 				switch {
 				case err == nil:
 					ready = true
-				case failure != nil:
-				default:
-					var app *temporal.ApplicationError
-					if errors.As(err, &app) && app.Type() == ErrGangNodeGone {
-						failure = &gangFailure{reason: "LaunchFailed", detail: app.Message()}
-					} else {
-						failure = &gangFailure{reason: "ProvisioningDeadlineExceeded", detail: fmt.Sprintf("deadline %s", deadline)}
-					}
+				case failure == nil:
+					// A saga that fails or ends ends the try through its
+					// future; this is the deadline.
+					failure = &gangFailure{reason: "ProvisioningDeadlineExceeded", detail: fmt.Sprintf("not every node Ready within the deadline %s", deadline)}
 				}
 			})
 		for !ready && failure == nil {
