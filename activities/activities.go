@@ -145,4 +145,8 @@ func (a *Activities) Register(w worker.Registry) {
 	reg(a.CollectInstances, workflows.ActivityCollectInstances)
 	reg(a.CollectNodeClaims, workflows.ActivityCollectNodeClaims)
 	reg(a.CollectLaunchTemplates, workflows.ActivityCollectLaunchTemplates)
+	reg(a.PlanGang, workflows.ActivityPlanGang)
+	reg(a.WaitGangReady, workflows.ActivityWaitGangReady)
+	reg(a.SetGangStatus, workflows.ActivitySetGangStatus)
+	reg(a.BookGang, workflows.ActivityBookGang)
 }

@@ -77,7 +77,7 @@ func (a *Activities) disruptionClaims(ctx context.Context, now time.Time) []disr
 	claims := a.Cluster.NodeClaims()
 	in := make([]disruption.Claim, 0, len(claims))
 	for _, nc := range claims {
-		s := disruption.Claim{Claim: nc, Nominating: a.nominationLive(nc, time.Now())}
+		s := disruption.Claim{Claim: nc, Nominating: a.nominationLive(nc, time.Now()), Booked: bookedFor(nc, now)}
 		if nc.Status.NodeName != "" {
 			if node, err := a.Cluster.Nodes.Get(nc.Status.NodeName); err == nil {
 				s.Node, s.Price = node, a.nodePrice(node)

@@ -6,6 +6,7 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"fmt"
+	"maps"
 	"strings"
 	"time"
 
@@ -186,7 +187,15 @@ func (a *Activities) writeNodeClaim(ctx context.Context, snap *snapshot, batch s
 		}
 		types = append(types, o.Type.Name)
 	}
-	nc, err := a.createNodeClaim(ctx, snap.pools[nn.NodePool], claimSpec{batch: batch, labels: nn.Labels, reqs: nn.Requirements, types: types,
+	labels := nn.Labels
+	if len(snap.claimLabels) > 0 {
+		labels = maps.Clone(nn.Labels)
+		if labels == nil {
+			labels = map[string]string{}
+		}
+		maps.Copy(labels, snap.claimLabels)
+	}
+	nc, err := a.createNodeClaim(ctx, snap.pools[nn.NodePool], claimSpec{batch: batch, labels: labels, reqs: nn.Requirements, types: types,
 		requests: nn.Requests.ToResourceList(), nominated: uids})
 	if err != nil {
 		return nil, workflows.NodeClaimInput{}, err

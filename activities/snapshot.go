@@ -53,6 +53,9 @@ type snapshot struct {
 	// provisioning for pending pods, no consolidation replacement in
 	// them), only for the static reconciler's launches.
 	static map[string]solver.NodePool
+	// claimLabels are added to the NodeClaims written from this snapshot
+	// (a gang try's marks).
+	claimLabels map[string]string
 }
 
 // volumeObjects reads claims, PersistentVolumes and StorageClasses from the
@@ -94,9 +97,9 @@ func (a *Activities) buildSnapshot(now time.Time, pools []*apiv1.NodePool, class
 	claims := a.Cluster.NodeClaims()
 	nodes := a.addExistingPods(s)
 	nominatedReq := a.addPendingPods(s, now)
-	a.addExistingNodes(s, nodes, claims, nominatedReq)
+	a.addExistingNodes(s, nodes, claims, nominatedReq, now)
 	a.addDaemonSets(s)
-	a.addInFlightClaims(s, claims, nominatedReq)
+	a.addInFlightClaims(s, claims, nominatedReq, now)
 	skipped := a.addNodePools(s, pools, claims, classOf)
 	a.applyOverlays(s)
 	s.input.NamespaceLabels = a.namespaceLabels()
@@ -176,7 +179,7 @@ func (a *Activities) addExistingPods(s *snapshot) []*corev1.Node {
 // addExistingNodes adds the Ready nodes with their free capacity: their
 // allocatable (EBS volumes: the attach limit their CSINode reports) less
 // what their pods use and the pods nominated to them.
-func (a *Activities) addExistingNodes(s *snapshot, nodes []*corev1.Node, claims []*apiv1.NodeClaim, nominatedReq map[string]resources.List) {
+func (a *Activities) addExistingNodes(s *snapshot, nodes []*corev1.Node, claims []*apiv1.NodeClaim, nominatedReq map[string]resources.List, now time.Time) {
 	claimByNode := map[string]*apiv1.NodeClaim{}
 	for _, nc := range claims {
 		if nc.Status.NodeName != "" {
@@ -191,8 +194,8 @@ func (a *Activities) addExistingNodes(s *snapshot, nodes []*corev1.Node, claims 
 		if n.Spec.Unschedulable || !nodeReady(n) || hasTaint(n.Spec.Taints, apiv1.TaintKeyDisrupted) || n.DeletionTimestamp != nil {
 			continue
 		}
-		if nc := claimByNode[n.Name]; nc != nil && nc.DeletionTimestamp != nil {
-			continue // terminating: its pods are about to move
+		if nc := claimByNode[n.Name]; nc != nil && (nc.DeletionTimestamp != nil || booked(nc, now)) {
+			continue // terminating: its pods are about to move; or booked for a gang's pods
 		}
 		alloc, _ := resources.FromResourceList(n.Status.Allocatable)
 		cn, _ := a.Cluster.CSINodes.Get(n.Name)
@@ -231,9 +234,9 @@ func (a *Activities) runtimeClass(name string) *nodev1.RuntimeClass {
 // addInFlightClaims adds the NodeClaims with no Node yet as nodes of their
 // smallest possible shape, less the DaemonSet pods that will run on them
 // (not bound yet, unlike on a registered node) and the nominated pods.
-func (a *Activities) addInFlightClaims(s *snapshot, claims []*apiv1.NodeClaim, nominatedReq map[string]resources.List) {
+func (a *Activities) addInFlightClaims(s *snapshot, claims []*apiv1.NodeClaim, nominatedReq map[string]resources.List, now time.Time) {
 	for _, nc := range claims {
-		if nc.DeletionTimestamp != nil || nc.Status.NodeName != "" {
+		if nc.DeletionTimestamp != nil || nc.Status.NodeName != "" || booked(nc, now) {
 			continue
 		}
 		avail, ok := a.inFlightAvailable(nc, s.input.DaemonSets)
@@ -305,6 +308,9 @@ func (a *Activities) nominationWindow() time.Duration {
 }
 
 func (a *Activities) nominationLive(nc *apiv1.NodeClaim, now time.Time) bool {
+	if booked(nc, now) {
+		return true // held for a gang's pods: not disrupted
+	}
 	for _, c := range nc.Status.Conditions {
 		if c.Type == apiv1.ConditionInitialized && c.Status == "True" {
 			return now.Sub(c.LastTransitionTime.Time) < a.nominationWindow()

@@ -71,6 +71,7 @@ type Cluster struct {
 	nodeClaims   cache.SharedIndexInformer
 	nodeClasses  cache.SharedIndexInformer
 	nodeOverlays cache.SharedIndexInformer // nil unless WatchNodeOverlays
+	provReqs     cache.SharedIndexInformer // nil unless WatchProvisioningRequests
 
 	Recorder    record.EventRecorder
 	broadcaster record.EventBroadcaster

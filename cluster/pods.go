@@ -3,6 +3,8 @@ package cluster
 import (
 	"sort"
 
+	"github.com/joinery/joinery/api/provreq"
+
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/labels"
 )
@@ -30,11 +32,18 @@ func IsActive(p *corev1.Pod) bool {
 	return p.Status.Phase != corev1.PodSucceeded && p.Status.Phase != corev1.PodFailed
 }
 
-// ProvisionablePods lists pending unschedulable pods, sorted by namespace/name.
+// ProvisionablePods lists pending unschedulable pods, sorted by
+// namespace/name. With WatchProvisioningRequests, pods that consume a
+// ProvisioningRequest are left out: their capacity comes from the request's
+// all-or-nothing provisioning, not from pod-by-pod provisioning (as in
+// Cluster Autoscaler).
 func (c *Cluster) ProvisionablePods() []*corev1.Pod {
 	all, _ := c.Pods.List(labels.Everything())
 	var out []*corev1.Pod
 	for _, p := range all {
+		if c.provReqs != nil && provreq.ConsumedRequest(p.Annotations) != "" {
+			continue
+		}
 		if IsProvisionable(p) {
 			out = append(out, p)
 		}

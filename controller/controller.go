@@ -78,6 +78,12 @@ type Config struct {
 	BatchIdle, BatchMax time.Duration
 	// RegistrationTTL: instances whose Node is not Ready by then are terminated (default 15 min).
 	RegistrationTTL time.Duration
+	// GangDeadline: a ProvisioningRequest try whose nodes are not all
+	// Ready by then terminates them all (0: gang.DefaultDeadline, 10 min);
+	// GangBooking: how long provisioned nodes are held for the request's
+	// pods (0: gang.DefaultBooking, 10 min, as Cluster Autoscaler).
+	GangDeadline time.Duration
+	GangBooking  time.Duration
 	// SolverBudget bounds each solve (0: solver.DefaultBudget); the first
 	// plan is always complete, later passes improve it within the budget.
 	SolverBudget time.Duration
@@ -258,6 +264,15 @@ func newDependencies(ctx context.Context, cfg Config) (*dependencies, error) {
 	if len(cfg.SpreadDefaults) > 0 {
 		cl.WatchSpreadSelectors()
 	}
+	// ProvisioningRequests are honoured when their CRD is installed.
+	if cl.ProvisioningRequestsServed() {
+		if err := cl.WatchProvisioningRequests(); err != nil {
+			return d, err
+		}
+		log.Info("ProvisioningRequests (autoscaling.x-k8s.io/v1) served: gang provisioning on; pods consuming one are provisioned only through it")
+	} else {
+		log.Info("ProvisioningRequests (autoscaling.x-k8s.io/v1) not served: gang provisioning off (install the CRD and restart to turn it on)")
+	}
 	if cfg.FeatureGates.NodeOverlay {
 		if err := cl.WatchNodeOverlays(); err != nil {
 			return d, err
@@ -412,6 +427,10 @@ func (d *dependencies) start(ctx context.Context, cfg Config) error {
 	if cfg.FeatureGates.StaticCapacity {
 		static = newStaticReconciler(d.cluster, tc, log)
 	}
+	var gangs *gangReconciler
+	if d.cluster.WatchesProvisioningRequests() {
+		gangs = newGangReconciler(d.cluster, d.acts, tc, cfg, log)
+	}
 	if cfg.LeaderElect {
 		return runLeading(ctx, d.cluster.Kube, cfg.LeaseNamespace, log, func(lctx context.Context) {
 			if cfg.FeatureGates.NodeOverlay {
@@ -419,6 +438,9 @@ func (d *dependencies) start(ctx context.Context, cfg Config) error {
 			}
 			if static != nil {
 				go static.run(lctx)
+			}
+			if gangs != nil {
+				go gangs.run(lctx)
 			}
 			go d.classes.run(lctx)
 			go pe.run(lctx)
@@ -434,6 +456,9 @@ func (d *dependencies) start(ctx context.Context, cfg Config) error {
 	}
 	if static != nil {
 		go static.run(ctx)
+	}
+	if gangs != nil {
+		go gangs.run(ctx)
 	}
 	go d.classes.run(ctx)
 	go pe.run(ctx)
@@ -455,6 +480,7 @@ func RegisterWorkflows(w worker.WorkflowRegistry) {
 	w.RegisterWorkflowWithOptions(workflows.Interruption, workflow.RegisterOptions{Name: workflows.InterruptionWorkflow})
 	w.RegisterWorkflowWithOptions(workflows.InterruptionPoller, workflow.RegisterOptions{Name: workflows.InterruptionPollerWorkflow})
 	w.RegisterWorkflowWithOptions(workflows.GarbageCollection, workflow.RegisterOptions{Name: workflows.GarbageCollectionWorkflow})
+	w.RegisterWorkflowWithOptions(workflows.Gang, workflow.RegisterOptions{Name: workflows.GangWorkflow})
 }
 
 func serveMetrics(addr string, m *metrics.Metrics, log *zap.Logger) (*http.Server, error) {

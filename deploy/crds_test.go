@@ -37,6 +37,8 @@ func TestCRDs(t *testing.T) {
 		"nodeclaims.karpenter.sh":          "NodeClaim",
 		"ec2nodeclasses.karpenter.k8s.aws": "EC2NodeClass",
 		"nodeoverlays.karpenter.sh":        "NodeOverlay",
+		// Upstream's (kubernetes/autoscaler), namespaced.
+		"provisioningrequests.autoscaling.x-k8s.io": "ProvisioningRequest",
 	}
 	crds := parseCRDs(t)
 	if len(crds) != len(want) {
@@ -46,7 +48,11 @@ func TestCRDs(t *testing.T) {
 		if want[crd.Name] != crd.Spec.Names.Kind {
 			t.Errorf("unexpected CRD %s (kind %s)", crd.Name, crd.Spec.Names.Kind)
 		}
-		if crd.Spec.Scope != apiextensionsv1.ClusterScoped || len(crd.Spec.Names.ShortNames) == 0 {
+		wantScope := apiextensionsv1.ClusterScoped
+		if crd.Spec.Names.Kind == "ProvisioningRequest" {
+			wantScope = apiextensionsv1.NamespaceScoped
+		}
+		if crd.Spec.Scope != wantScope || len(crd.Spec.Names.ShortNames) == 0 {
 			t.Errorf("%s: scope %s, shortNames %v", crd.Name, crd.Spec.Scope, crd.Spec.Names.ShortNames)
 		}
 		if len(crd.Spec.Versions) != 1 {
@@ -257,6 +263,10 @@ func TestPrinterColumnsAreKarpenters(t *testing.T) {
 			{"Ready", `.status.conditions[?(@.type=="Ready")].status`, "string", 0},
 			{"Age", ".metadata.creationTimestamp", "date", 0},
 			{"Weight", ".spec.weight", "integer", 1},
+		},
+		// Upstream's only column.
+		"ProvisioningRequest": {
+			{"Age", ".metadata.creationTimestamp", "date", 0},
 		},
 	}
 	for kind, crd := range parseCRDs(t) {

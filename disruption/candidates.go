@@ -18,7 +18,10 @@ type Claim struct {
 	Price float64             // the node's price, USD/hour
 	// Nominating: the NodeClaim still holds nominations for pending pods.
 	Nominating bool
-	Pods       []Pod // the pods bound to the node
+	// Booked names what holds the node for a gang (a ProvisioningRequest
+	// and until when; "" for none): it is not disrupted meanwhile.
+	Booked string
+	Pods   []Pod // the pods bound to the node
 }
 
 // Pod is what candidate filtering needs to know of a pod on a node.

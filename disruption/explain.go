@@ -145,7 +145,10 @@ func filterOne(s Claim) (Candidate, []Block) {
 		return one(BlockDisrupting, "Node is being disrupted")
 	}
 	var bs []Block
-	if s.Nominating {
+	switch {
+	case s.Booked != "":
+		bs = append(bs, Block{Kind: BlockNominated, Message: "Node is booked for " + s.Booked})
+	case s.Nominating:
 		bs = append(bs, Block{Kind: BlockNominated, Message: "Node is nominated for a pending pod"})
 	}
 	if NodeProtected(node.Annotations) {

@@ -73,6 +73,8 @@ type Metrics struct {
 
 	// Karpenter holds the karpenter_* collectors (metrics/karpenter.go).
 	Karpenter *Karpenter
+	// Gang holds the gang-provisioning collectors (metrics/gang.go).
+	Gang *Gang
 }
 
 // New creates and registers the collectors, plus the Go and process collectors.
@@ -118,6 +120,7 @@ func New() *Metrics {
 	m.GarbageCollected = prometheus.NewCounterVec(prometheus.CounterOpts{Name: "joinery_garbage_collected_total",
 		Help: "Objects garbage collection collected, by kind: instance (no NodeClaim), nodeclaim (instance gone), node, launch_template."}, []string{"kind"})
 	r.MustRegister(m.GarbageCollected)
+	m.Gang = newGang(r)
 	m.newConsolidationMetrics(r)
 	m.NodeClaimsDisrupted = prometheus.NewCounterVec(prometheus.CounterOpts{Name: "joinery_nodeclaims_disrupted_total",
 		Help: "NodeClaims deleted by disruption, by nodepool, reason (expired) and capacity type."}, []string{"nodepool", "reason", "capacity_type"})

@@ -7,6 +7,7 @@ import (
 	"os"
 	"sort"
 
+	"github.com/joinery/joinery/api/provreq"
 	apiv1 "github.com/joinery/joinery/api/v1"
 	"github.com/joinery/joinery/catalog"
 	"github.com/joinery/joinery/solver"
@@ -28,6 +29,9 @@ type Explanation struct {
 	NodePool  string   `json:"nodePool,omitempty"`
 	Scheduler string   `json:"scheduler,omitempty"` // the kube-scheduler's PodScheduled message
 	Events    []string `json:"events,omitempty"`    // Joinery's Events on the pod, oldest first
+	// Gang: the ProvisioningRequest the pod consumes and its Provisioned
+	// condition (such pods get capacity only from its all-or-nothing tries).
+	Gang string `json:"gang,omitempty"`
 	// WouldGo is where a fresh plan for this pod alone puts it: a NodePool
 	// and its cheapest instance type and offering, or why nowhere.
 	WouldGo string `json:"wouldGo"`
@@ -82,6 +86,9 @@ Unconsolidatable, Disruption*).`,
 			}
 			for _, e := range ex.Events {
 				fmt.Printf("joinery: %s\n", e)
+			}
+			if ex.Gang != "" {
+				fmt.Printf("gang: %s\n", ex.Gang)
 			}
 			fmt.Printf("would go: %s\n", ex.WouldGo)
 			return nil
@@ -147,8 +154,30 @@ func explain(ctx context.Context, kubeconfig, ns, name string) (*Explanation, er
 			}
 		}
 	}
+	if req := provreq.ConsumedRequest(pod.Annotations); req != "" {
+		ex.Gang = gangState(ctx, dc, ns, req)
+	}
 	ex.WouldGo, err = wouldGo(ctx, kc, dc, pod)
 	return ex, err
+}
+
+// gangState describes the ProvisioningRequest a pod consumes.
+func gangState(ctx context.Context, dc dynamic.Interface, ns, name string) string {
+	u, err := dc.Resource(provreq.ProvisioningRequestGVR).Namespace(ns).Get(ctx, name, metav1.GetOptions{})
+	if err != nil {
+		return fmt.Sprintf("consumes ProvisioningRequest %s/%s, which cannot be read: %v", ns, name, err)
+	}
+	pr := &provreq.ProvisioningRequest{}
+	if err := runtime.DefaultUnstructuredConverter.FromUnstructured(u.Object, pr); err != nil {
+		return fmt.Sprintf("consumes ProvisioningRequest %s/%s, which does not decode: %v", ns, name, err)
+	}
+	out := fmt.Sprintf("consumes ProvisioningRequest %s/%s (provisioned only all or nothing, by gang/%s/%s/<try>)", ns, name, ns, name)
+	for _, t := range []string{provreq.Accepted, provreq.Provisioned, provreq.BookingExpired, provreq.Failed} {
+		if c := pr.Condition(t); c != nil {
+			out += fmt.Sprintf("; %s=%s %s: %s", t, c.Status, c.Reason, c.Message)
+		}
+	}
+	return out
 }
 
 // wouldGo plans the pod alone on new capacity from the cluster's valid

@@ -30,12 +30,13 @@ func TestReplayRecordedHistories(t *testing.T) {
 		r.RegisterWorkflowWithOptions(Consolidate, workflow.RegisterOptions{Name: ConsolidateWorkflow})
 		r.RegisterWorkflowWithOptions(Interruption, workflow.RegisterOptions{Name: InterruptionWorkflow})
 		r.RegisterWorkflowWithOptions(InterruptionPoller, workflow.RegisterOptions{Name: InterruptionPollerWorkflow})
+		r.RegisterWorkflowWithOptions(Gang, workflow.RegisterOptions{Name: GangWorkflow})
 		if err := r.ReplayWorkflowHistoryFromJSONFile(nil, f); err != nil {
 			t.Errorf("%s: %v", f, err)
 		}
 		kinds[filepath.Base(f)[:4]] = true
 	}
-	for _, k := range []string{"prov", "node", "disr", "cons", "inte"} {
+	for _, k := range []string{"prov", "node", "disr", "cons", "inte", "gang"} {
 		if !kinds[k] {
 			t.Errorf("no recorded history of kind %s*", k)
 		}

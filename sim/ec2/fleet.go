@@ -491,6 +491,9 @@ func (s *Server) checkOverrideLocked(o *fleetOverride, capacityType string, draw
 		ok = s.hasCapacityLocked(p)
 		drawn[p] = ok
 	}
+	// A pool at its SetPoolCapacity limit is out of capacity (counted per
+	// launch: one request may fill it).
+	ok = ok && !s.poolFullLocked(p)
 	if ok {
 		return "", ""
 	}

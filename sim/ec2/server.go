@@ -37,6 +37,7 @@ type Server struct {
 	ssm          map[string]ssmParam // public SSM parameters backed by images
 
 	ice              map[pool]bool // explicit insufficient capacity; "" fields are wildcards
+	poolCap          map[pool]int  // SetPoolCapacity: at most n live instances; "" fields are wildcards
 	iceFraction      float64
 	throttleFraction float64
 	latency          time.Duration
@@ -66,6 +67,7 @@ func New(opts Options) *Server {
 		instances:        map[string]*instance{},
 		fleets:           map[string]fleetRecord{},
 		ice:              map[pool]bool{},
+		poolCap:          map[pool]int{},
 		iceFraction:      opts.ICEFraction,
 		throttleFraction: opts.ThrottleFraction,
 		latency:          opts.Latency,
@@ -126,6 +128,51 @@ func (s *Server) SetInsufficientCapacity(instanceType, zone, capacityType string
 	} else {
 		delete(s.ice, p)
 	}
+}
+
+// SetPoolCapacity lets the pools matching (instanceType, zone,
+// capacityType) hold at most n instances together (n < 0: no limit
+// again); an empty argument matches any value, so ("", "", "on-demand",
+// 3) is three on-demand instances in the whole region. Instances count
+// from launch until terminated (shutting-down ones still hold their
+// capacity, as in EC2); a CreateFleet override past the limit fails with
+// InsufficientInstanceCapacity, as EC2 answers when a pool runs out.
+func (s *Server) SetPoolCapacity(instanceType, zone, capacityType string, n int) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	p := pool{instanceType, zone, capacityType}
+	if n < 0 {
+		delete(s.poolCap, p)
+	} else {
+		s.poolCap[p] = n
+	}
+}
+
+// poolFullLocked reports whether launching one more instance in p would
+// pass a SetPoolCapacity limit.
+func (s *Server) poolFullLocked(p pool) bool {
+	for limit, n := range s.poolCap {
+		if !limit.matches(p) {
+			continue
+		}
+		used := 0
+		for _, in := range s.instances {
+			if in.State != StateTerminated && limit.matches(pool{in.InstanceType, in.Zone, in.CapacityType}) {
+				used++
+			}
+		}
+		if used >= n {
+			return true
+		}
+	}
+	return false
+}
+
+// matches reports whether pool q is one of the pools pattern p names
+// ("" fields match any value).
+func (p pool) matches(q pool) bool {
+	return (p.instanceType == "" || p.instanceType == q.instanceType) && (p.zone == "" || p.zone == q.zone) &&
+		(p.capacityType == "" || p.capacityType == q.capacityType)
 }
 
 // ClearInsufficientCapacity removes every SetInsufficientCapacity fault.

@@ -752,3 +752,45 @@ func TestSameSeedSameAnswers(t *testing.T) {
 		t.Errorf("same seed, different answers:\n%v\n%v", a, b)
 	}
 }
+
+// SetPoolCapacity: three on-demand instances in the region, then
+// InsufficientInstanceCapacity for every override; spot is another pool;
+// a lifted limit lets two more launch; a type at 0 falls to another type.
+func TestSetPoolCapacity(t *testing.T) {
+	srv, c := start(t, ec2.Options{})
+	ctx := context.Background()
+	sub := subnetsByZone(t, c)
+	ov := [][2]string{{"g4dn.xlarge", sub["us-east-1a"]}, {"g4dn.xlarge", sub["us-east-1b"]}, {"g5.xlarge", sub["us-east-1a"]}}
+	srv.SetPoolCapacity("", "", "on-demand", 3)
+	for i := 0; i < 3; i++ {
+		out, err := c.CreateFleet(ctx, fleet("on-demand", 1, ov, nil))
+		if err != nil || len(out.Instances) != 1 {
+			t.Fatalf("launch %d: %+v, %v", i, out, err)
+		}
+	}
+	out, err := c.CreateFleet(ctx, fleet("on-demand", 1, ov, nil))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(out.Instances) != 0 || len(out.Errors) != len(ov) {
+		t.Fatalf("fourth: %d instances, %d errors", len(out.Instances), len(out.Errors))
+	}
+	for _, e := range out.Errors {
+		if aws.ToString(e.ErrorCode) != "InsufficientInstanceCapacity" {
+			t.Errorf("error %s: %s", aws.ToString(e.ErrorCode), aws.ToString(e.ErrorMessage))
+		}
+	}
+	// Spot is another pool.
+	if out, err := c.CreateFleet(ctx, fleet("spot", 1, ov, nil)); err != nil || len(out.Instances) != 1 {
+		t.Fatalf("spot: %+v, %v", out, err)
+	}
+	srv.SetPoolCapacity("", "", "on-demand", -1)
+	if out, err := c.CreateFleet(ctx, fleet("on-demand", 2, ov, nil)); err != nil || len(out.Errors) != 0 {
+		t.Fatalf("limit lifted: %+v, %v", out, err)
+	}
+	srv.SetPoolCapacity("g4dn.xlarge", "", "on-demand", 0)
+	out, err = c.CreateFleet(ctx, fleet("on-demand", 1, ov, nil))
+	if err != nil || len(out.Instances) != 1 || out.Instances[0].InstanceType != "g5.xlarge" {
+		t.Fatalf("g4dn.xlarge at 0: %+v, %v", out, err)
+	}
+}

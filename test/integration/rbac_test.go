@@ -19,11 +19,13 @@ import (
 	"testing"
 	"time"
 
+	"github.com/joinery/joinery/api/provreq"
 	apiv1 "github.com/joinery/joinery/api/v1"
 	"github.com/joinery/joinery/cloud"
 	"github.com/joinery/joinery/cloud/interruption"
 	"github.com/joinery/joinery/cluster"
 	"github.com/joinery/joinery/controller"
+	"github.com/joinery/joinery/gang"
 	"github.com/joinery/joinery/logging"
 	"github.com/joinery/joinery/sim/ec2"
 	"github.com/joinery/joinery/sim/world"
@@ -346,6 +348,19 @@ func driveLeastPrivilegeRun(t *testing.T, e *env) {
 	// 1. Provision.
 	waitFor(t, 3*time.Minute, "3 app pods Running", func() bool { return len(appPods()) == 3 })
 	waitFor(t, time.Minute, "FailedScheduling Event for the huge pod", func() bool { return hugeEvent() > 0 })
+	waitFor(t, time.Minute, "the gang's try reported on its ProvisioningRequest", func() bool {
+		u, err := dynamic.NewForConfigOrDie(e.w.Kube.RESTConfig()).Resource(provreq.ProvisioningRequestGVR).Namespace("default").
+			Get(e.ctx, "least-privilege-gang", metav1.GetOptions{})
+		if err != nil {
+			return false
+		}
+		pr := &provreq.ProvisioningRequest{}
+		if runtime.DefaultUnstructuredConverter.FromUnstructured(u.Object, pr) != nil {
+			return false
+		}
+		c := pr.Condition(provreq.Provisioned)
+		return c != nil && c.Reason == gang.ReasonCapacityNotFound
+	})
 	t.Logf("provisioned: %d nodes in NodePool %s", poolNodes(), pool)
 
 	// 2. Drain-and-replace, as `starter drain` starts it.

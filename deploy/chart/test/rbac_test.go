@@ -31,51 +31,55 @@ func (a access) String() string {
 // The ClusterRole must grant exactly these; TestRBACTableMatchesCode keeps
 // the table equal to what the code calls.
 var needed = map[access]string{
-	{"list", "", "pods"}:                                    "cluster/cluster.go: pod informer (pending-pod watcher, snapshot, pods by node)",
-	{"watch", "", "pods"}:                                   "cluster/cluster.go: pod informer",
-	{"delete", "", "pods"}:                                  "activities/drain.go: delete a pod at the node's termination grace deadline",
-	{"create", "", "pods/eviction"}:                         "activities/drain.go: PolicyV1().Evictions().Evict (PDB-aware drain)",
-	{"list", "", "nodes"}:                                   "cluster/cluster.go: node informer",
-	{"watch", "", "nodes"}:                                  "cluster/cluster.go: node informer",
-	{"get", "", "nodes"}:                                    "activities/disrupt.go: CheckDisruptionCandidate and TaintNodeDisrupted read the node from the API server",
-	{"update", "", "nodes"}:                                 "activities/disrupt.go: TaintNodeDisrupted adds/removes karpenter.sh/disrupted (update, retried on conflict)",
-	{"patch", "", "nodes"}:                                  "activities/lifecycle.go: registered/initialized labels, drop the unregistered taint",
-	{"delete", "", "nodes"}:                                 "activities/lifecycle.go: delete the Node once its instance is gone",
-	{"create", "", "events"}:                                "cluster/cluster.go: event recorder sink (EventSinkImpl.Create)",
-	{"patch", "", "events"}:                                 "cluster/cluster.go: event recorder sink (EventSinkImpl.Patch, aggregated repeats)",
-	{"list", "apps", "daemonsets"}:                          "cluster/cluster.go: daemonset informer (daemonset overhead)",
-	{"watch", "apps", "daemonsets"}:                         "cluster/cluster.go: daemonset informer",
-	{"list", "policy", "poddisruptionbudgets"}:              "cluster/cluster.go: PDB informer",
-	{"watch", "policy", "poddisruptionbudgets"}:             "cluster/cluster.go: PDB informer",
-	{"list", "storage.k8s.io", "volumeattachments"}:         "cluster/cluster.go: VolumeAttachment informer (a terminating node waits for its volumes)",
-	{"watch", "storage.k8s.io", "volumeattachments"}:        "cluster/cluster.go: VolumeAttachment informer",
-	{"list", "", "persistentvolumeclaims"}:                  "cluster/cluster.go: PVC informer (a pod's volumes: zone, attach count)",
-	{"watch", "", "persistentvolumeclaims"}:                 "cluster/cluster.go: PVC informer",
-	{"list", "", "persistentvolumes"}:                       "cluster/cluster.go: PV informer (a bound volume's node affinity and driver)",
-	{"watch", "", "persistentvolumes"}:                      "cluster/cluster.go: PV informer",
-	{"list", "storage.k8s.io", "storageclasses"}:            "cluster/cluster.go: StorageClass informer (allowedTopologies, provisioner of unbound claims)",
-	{"watch", "storage.k8s.io", "storageclasses"}:           "cluster/cluster.go: StorageClass informer",
-	{"list", "storage.k8s.io", "csinodes"}:                  "cluster/cluster.go: CSINode informer (a node's volume attach limit)",
-	{"watch", "storage.k8s.io", "csinodes"}:                 "cluster/cluster.go: CSINode informer",
-	{"list", "node.k8s.io", "runtimeclasses"}:               "cluster/cluster.go: RuntimeClass informer (a DaemonSet template's overhead)",
-	{"watch", "node.k8s.io", "runtimeclasses"}:              "cluster/cluster.go: RuntimeClass informer",
-	{"list", "", "namespaces"}:                              "cluster/cluster.go: Namespace informer (pod affinity namespaceSelectors)",
-	{"watch", "", "namespaces"}:                             "cluster/cluster.go: Namespace informer",
-	{"list", "karpenter.sh", "nodepools"}:                   "cluster/cluster.go: dynamic NodePool informer",
-	{"watch", "karpenter.sh", "nodepools"}:                  "cluster/cluster.go: dynamic NodePool informer",
-	{"patch", "karpenter.sh", "nodepools/status"}:           "cluster/karpenter.go: PatchNodePoolStatus (ValidationSucceeded, Ready conditions)",
-	{"list", "karpenter.sh", "nodeclaims"}:                  "cluster/cluster.go: dynamic NodeClaim informer",
-	{"watch", "karpenter.sh", "nodeclaims"}:                 "cluster/cluster.go: dynamic NodeClaim informer",
-	{"get", "karpenter.sh", "nodeclaims"}:                   "cluster/karpenter.go: NodeClaim() reads one from the API server, not the cache",
-	{"create", "karpenter.sh", "nodeclaims"}:                "cluster/karpenter.go: the Provision plan's NodeClaims",
-	{"patch", "karpenter.sh", "nodeclaims"}:                 "cluster/karpenter.go: PatchNodeClaim merge-patches metadata/spec (e.g. nominated pods)",
-	{"delete", "karpenter.sh", "nodeclaims"}:                "cluster/karpenter.go: DeleteNodeClaim after the instance is terminated",
-	{"patch", "karpenter.sh", "nodeclaims/status"}:          "cluster/karpenter.go: PatchNodeClaimStatus (providerID, nodeName, conditions)",
-	{"list", "karpenter.sh", "nodeoverlays"}:                "cluster/nodeoverlay.go: NodeOverlay informer (NodeOverlay gate), else one list (CountNodeOverlays)",
-	{"list", "karpenter.k8s.aws", "ec2nodeclasses"}:         "cluster/cluster.go: dynamic EC2NodeClass informer",
-	{"watch", "karpenter.k8s.aws", "ec2nodeclasses"}:        "cluster/cluster.go: dynamic EC2NodeClass informer",
-	{"patch", "karpenter.k8s.aws", "ec2nodeclasses"}:        "cluster/nodeclass.go: PatchNodeClass (termination finalizer)",
-	{"patch", "karpenter.k8s.aws", "ec2nodeclasses/status"}: "cluster/nodeclass.go: PatchNodeClassStatus (resolved subnets, groups, images, profile, conditions)",
+	{"list", "", "pods"}:                                             "cluster/cluster.go: pod informer (pending-pod watcher, snapshot, pods by node)",
+	{"watch", "", "pods"}:                                            "cluster/cluster.go: pod informer",
+	{"delete", "", "pods"}:                                           "activities/drain.go: delete a pod at the node's termination grace deadline",
+	{"create", "", "pods/eviction"}:                                  "activities/drain.go: PolicyV1().Evictions().Evict (PDB-aware drain)",
+	{"list", "", "nodes"}:                                            "cluster/cluster.go: node informer",
+	{"watch", "", "nodes"}:                                           "cluster/cluster.go: node informer",
+	{"get", "", "nodes"}:                                             "activities/disrupt.go: CheckDisruptionCandidate and TaintNodeDisrupted read the node from the API server",
+	{"update", "", "nodes"}:                                          "activities/disrupt.go: TaintNodeDisrupted adds/removes karpenter.sh/disrupted (update, retried on conflict)",
+	{"patch", "", "nodes"}:                                           "activities/lifecycle.go: registered/initialized labels, drop the unregistered taint",
+	{"delete", "", "nodes"}:                                          "activities/lifecycle.go: delete the Node once its instance is gone",
+	{"create", "", "events"}:                                         "cluster/cluster.go: event recorder sink (EventSinkImpl.Create)",
+	{"patch", "", "events"}:                                          "cluster/cluster.go: event recorder sink (EventSinkImpl.Patch, aggregated repeats)",
+	{"list", "apps", "daemonsets"}:                                   "cluster/cluster.go: daemonset informer (daemonset overhead)",
+	{"watch", "apps", "daemonsets"}:                                  "cluster/cluster.go: daemonset informer",
+	{"list", "policy", "poddisruptionbudgets"}:                       "cluster/cluster.go: PDB informer",
+	{"watch", "policy", "poddisruptionbudgets"}:                      "cluster/cluster.go: PDB informer",
+	{"list", "storage.k8s.io", "volumeattachments"}:                  "cluster/cluster.go: VolumeAttachment informer (a terminating node waits for its volumes)",
+	{"watch", "storage.k8s.io", "volumeattachments"}:                 "cluster/cluster.go: VolumeAttachment informer",
+	{"list", "", "persistentvolumeclaims"}:                           "cluster/cluster.go: PVC informer (a pod's volumes: zone, attach count)",
+	{"watch", "", "persistentvolumeclaims"}:                          "cluster/cluster.go: PVC informer",
+	{"list", "", "persistentvolumes"}:                                "cluster/cluster.go: PV informer (a bound volume's node affinity and driver)",
+	{"watch", "", "persistentvolumes"}:                               "cluster/cluster.go: PV informer",
+	{"list", "storage.k8s.io", "storageclasses"}:                     "cluster/cluster.go: StorageClass informer (allowedTopologies, provisioner of unbound claims)",
+	{"watch", "storage.k8s.io", "storageclasses"}:                    "cluster/cluster.go: StorageClass informer",
+	{"list", "storage.k8s.io", "csinodes"}:                           "cluster/cluster.go: CSINode informer (a node's volume attach limit)",
+	{"watch", "storage.k8s.io", "csinodes"}:                          "cluster/cluster.go: CSINode informer",
+	{"list", "node.k8s.io", "runtimeclasses"}:                        "cluster/cluster.go: RuntimeClass informer (a DaemonSet template's overhead)",
+	{"watch", "node.k8s.io", "runtimeclasses"}:                       "cluster/cluster.go: RuntimeClass informer",
+	{"list", "", "namespaces"}:                                       "cluster/cluster.go: Namespace informer (pod affinity namespaceSelectors)",
+	{"watch", "", "namespaces"}:                                      "cluster/cluster.go: Namespace informer",
+	{"list", "karpenter.sh", "nodepools"}:                            "cluster/cluster.go: dynamic NodePool informer",
+	{"watch", "karpenter.sh", "nodepools"}:                           "cluster/cluster.go: dynamic NodePool informer",
+	{"patch", "karpenter.sh", "nodepools/status"}:                    "cluster/karpenter.go: PatchNodePoolStatus (ValidationSucceeded, Ready conditions)",
+	{"list", "karpenter.sh", "nodeclaims"}:                           "cluster/cluster.go: dynamic NodeClaim informer",
+	{"watch", "karpenter.sh", "nodeclaims"}:                          "cluster/cluster.go: dynamic NodeClaim informer",
+	{"get", "karpenter.sh", "nodeclaims"}:                            "cluster/karpenter.go: NodeClaim() reads one from the API server, not the cache",
+	{"create", "karpenter.sh", "nodeclaims"}:                         "cluster/karpenter.go: the Provision plan's NodeClaims",
+	{"patch", "karpenter.sh", "nodeclaims"}:                          "cluster/karpenter.go: PatchNodeClaim merge-patches metadata/spec (e.g. nominated pods)",
+	{"delete", "karpenter.sh", "nodeclaims"}:                         "cluster/karpenter.go: DeleteNodeClaim after the instance is terminated",
+	{"patch", "karpenter.sh", "nodeclaims/status"}:                   "cluster/karpenter.go: PatchNodeClaimStatus (providerID, nodeName, conditions)",
+	{"list", "karpenter.sh", "nodeoverlays"}:                         "cluster/nodeoverlay.go: NodeOverlay informer (NodeOverlay gate), else one list (CountNodeOverlays)",
+	{"list", "karpenter.k8s.aws", "ec2nodeclasses"}:                  "cluster/cluster.go: dynamic EC2NodeClass informer",
+	{"watch", "karpenter.k8s.aws", "ec2nodeclasses"}:                 "cluster/cluster.go: dynamic EC2NodeClass informer",
+	{"patch", "karpenter.k8s.aws", "ec2nodeclasses"}:                 "cluster/nodeclass.go: PatchNodeClass (termination finalizer)",
+	{"patch", "karpenter.k8s.aws", "ec2nodeclasses/status"}:          "cluster/nodeclass.go: PatchNodeClassStatus (resolved subnets, groups, images, profile, conditions)",
+	{"list", "autoscaling.x-k8s.io", "provisioningrequests"}:         "cluster/provreq.go: dynamic ProvisioningRequest informer (when the CRD is served)",
+	{"watch", "autoscaling.x-k8s.io", "provisioningrequests"}:        "cluster/provreq.go: dynamic ProvisioningRequest informer",
+	{"patch", "autoscaling.x-k8s.io", "provisioningrequests/status"}: "cluster/provreq.go: PatchProvisioningRequestStatus (Accepted, Provisioned, BookingExpired, details)",
+	{"get", "", "podtemplates"}:                                      "cluster/provreq.go: PodTemplate (a ProvisioningRequest's pod sets, read once per try)",
 }
 
 // neededWithSchedulerConfig is what the worker calls only when given
@@ -113,6 +117,7 @@ var neededInRole = map[access]string{
 var notWorker = []struct{ file, line, why string }{
 	{"cluster/apply.go", "", "cluster.Apply: server-side apply of user manifests for `starter dev`; the worker never calls it (checked below)"},
 	{"controller/leader.go", "CoordinationV1()", "the leader-election Lease: granted by the namespaced Role, checked by TestRBACLeaderElectionRole"},
+	{"cluster/provreq.go", "Discovery().ServerResourcesForGroupVersion(", "discovery of autoscaling.x-k8s.io/v1 (is the ProvisioningRequest CRD served?): every authenticated user may read it (system:discovery); no rule"},
 	{"controller/nodeclass.go", "Discovery().ServerVersion()", "GET /version (the cluster's Kubernetes version for the AMI alias): every authenticated user may read it (system:public-info-viewer); no rule"},
 }
 
@@ -172,9 +177,9 @@ var (
 	// factory.Core().V1().Pods().Informer() / .Lister()
 	informer = regexp.MustCompile(`\.(Core|Apps|Policy|Storage|Node)\(\)\.V1\(\)\.(\w+)\(\)\.(Informer|Lister)\(\)`)
 	// dynFactory.ForResource(apiv1.NodeClaimGVR)
-	dynInformer = regexp.MustCompile(`ForResource\((?:apiv1|v1alpha1)\.(\w+GVR)\)`)
+	dynInformer = regexp.MustCompile(`ForResource\((?:apiv1|v1alpha1|provreq)\.(\w+GVR)\)`)
 	// c.Dynamic.Resource(apiv1.NodeClaimGVR).Patch(
-	dynCall = regexp.MustCompile(`\.Resource\((?:apiv1|v1alpha1)\.(\w+GVR)\)\.(\w+)\(`)
+	dynCall = regexp.MustCompile(`\.Resource\((?:apiv1|v1alpha1|provreq)\.(\w+GVR)\)(?:\.Namespace\([^)]*\))?\.(\w+)\(`)
 	// NodeClaimGVR = schema.GroupVersionResource{Group: "karpenter.sh", Version: "v1", Resource: "nodeclaims"}
 	gvrDef = regexp.MustCompile(`(\w+GVR)\s*=\s*schema\.GroupVersionResource\{Group:\s*"([^"]*)",\s*Version:\s*"[^"]*",\s*Resource:\s*"([^"]*)"\}`)
 	// Anything that looks like a Kubernetes client call; each such line must
@@ -224,7 +229,7 @@ func workerFiles(t *testing.T) []string {
 // a ClusterRole rule fails here, and so does a rule whose call is gone.
 func TestRBACTableMatchesCode(t *testing.T) {
 	gvrs := map[string][2]string{}
-	for _, f := range []string{"api/v1/doc.go", "api/v1alpha1/nodeoverlay.go"} {
+	for _, f := range []string{"api/v1/doc.go", "api/v1alpha1/nodeoverlay.go", "api/provreq/provreq.go"} {
 		src, err := os.ReadFile(filepath.Join(repoRoot, f))
 		if err != nil {
 			t.Fatal(err)
@@ -233,8 +238,8 @@ func TestRBACTableMatchesCode(t *testing.T) {
 			gvrs[m[1]] = [2]string{m[2], m[3]}
 		}
 	}
-	if len(gvrs) != 4 {
-		t.Fatalf("GVRs in api/v1/doc.go and api/v1alpha1: %v", gvrs)
+	if len(gvrs) != 5 {
+		t.Fatalf("GVRs in api/v1/doc.go, api/v1alpha1 and api/provreq: %v", gvrs)
 	}
 	found := map[access][]string{}
 	add := func(a access, where string) { found[a] = append(found[a], where) }

@@ -1,0 +1,318 @@
+package activities
+
+import (
+	"context"
+	"fmt"
+	"maps"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/joinery/joinery/api/provreq"
+	apiv1 "github.com/joinery/joinery/api/v1"
+	"github.com/joinery/joinery/disruption"
+	"github.com/joinery/joinery/gang"
+	"github.com/joinery/joinery/solver"
+	"github.com/joinery/joinery/workflows"
+	"go.temporal.io/sdk/activity"
+	"go.uber.org/zap"
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+)
+
+// Gang NodeClaim marks.
+const (
+	// LabelProvisioningRequest on a NodeClaim names the request
+	// (<namespace>.<name>) a gang try launched it for.
+	LabelProvisioningRequest = "joinery.sh/provisioning-request"
+	// LabelGangTry is the try's number.
+	LabelGangTry = "joinery.sh/gang-try"
+	// AnnotationBookedUntil (RFC 3339) holds a provisioned gang's nodes
+	// for its pods: until then they are not disrupted and their capacity
+	// is not planned for other pods (nor while the try is launching).
+	AnnotationBookedUntil = "joinery.sh/booked-until"
+)
+
+// gangKey is the value of LabelProvisioningRequest.
+func gangKey(namespace, name string) string { return namespace + "." + name }
+
+// booked reports whether a NodeClaim is held for a gang: launched by a
+// try and not initialized yet, or provisioned and within its booking.
+func booked(nc *apiv1.NodeClaim, now time.Time) bool {
+	if nc.Labels[LabelProvisioningRequest] == "" {
+		return false
+	}
+	if v := nc.Annotations[AnnotationBookedUntil]; v != "" {
+		until, err := time.Parse(time.RFC3339, v)
+		return err == nil && now.Before(until)
+	}
+	return !disruption.Initialized(nc)
+}
+
+// bookedFor says what books a NodeClaim ("" when nothing does), for
+// disruption's reasons.
+func bookedFor(nc *apiv1.NodeClaim, now time.Time) string {
+	if !booked(nc, now) {
+		return ""
+	}
+	ns, name, _ := strings.Cut(nc.Labels[LabelProvisioningRequest], ".")
+	if until := nc.Annotations[AnnotationBookedUntil]; until != "" {
+		return fmt.Sprintf("ProvisioningRequest %s/%s until %s", ns, name, until)
+	}
+	return fmt.Sprintf("ProvisioningRequest %s/%s while its try launches", ns, name)
+}
+
+// PlanGang plans every pod of a ProvisioningRequest in one solve over the
+// cluster's snapshot (the request's pods instead of the pending ones). A
+// plan that leaves any pod unplaced writes nothing and says why
+// (gang.Check); otherwise it writes one NodeClaim per new node, labelled
+// with the request, and returns their sagas' inputs. A request gone,
+// replaced (another UID), already provisioned, not honoured or invalid is
+// Done (the last two are reported on the request).
+func (a *Activities) PlanGang(ctx context.Context, in workflows.GangInput) (workflows.GangPlan, error) {
+	log := a.logger(ctx).With(zap.String("provisioningrequest", in.Namespace+"/"+in.Name), zap.Int("try", in.Try))
+	pr, err := a.Cluster.ProvisioningRequest(in.Namespace, in.Name)
+	if err != nil {
+		return workflows.GangPlan{}, err
+	}
+	if pr == nil || string(pr.UID) != in.UID || pr.DeletionTimestamp != nil {
+		log.Info("provisioning request gone: no try")
+		return workflows.GangPlan{Done: true}, nil
+	}
+	if gang.Done(pr) {
+		return workflows.GangPlan{Done: true}, nil
+	}
+	if ok, why := gang.Honoured(pr.Spec.ProvisioningClassName); !ok {
+		return workflows.GangPlan{Done: true}, a.ReportNotHonoured(ctx, pr, gang.ReasonClassNotHonoured, why)
+	}
+	if err := pr.Validate(); err != nil {
+		return workflows.GangPlan{Done: true}, a.ReportNotHonoured(ctx, pr, gang.ReasonInvalid, err.Error())
+	}
+	until, err := gang.ValidUntil(pr)
+	if err != nil {
+		return workflows.GangPlan{Done: true}, a.ReportNotHonoured(ctx, pr, gang.ReasonInvalid, err.Error())
+	}
+	if !until.IsZero() && !time.Now().Before(until) {
+		msg := fmt.Sprintf("not provisioned before %s (%s=%s): no further try", until.UTC().Format(time.RFC3339),
+			gang.ParamValidUntilSeconds, pr.Spec.Parameters[gang.ParamValidUntilSeconds])
+		st := provreq.Status{Conditions: gang.Conditions(pr.Status.Conditions, gang.OutcomeGaveUp, gang.ReasonValidUntil, msg, pr.Generation, time.Now()),
+			ProvisioningClassDetails: pr.Status.ProvisioningClassDetails}
+		log.Warn("provisioning request failed", zap.String("reason", msg))
+		if a.Cluster.Recorder != nil {
+			a.Cluster.Recorder.Event(requestRef(pr), corev1.EventTypeWarning, gang.ReasonValidUntil, msg)
+		}
+		return workflows.GangPlan{Done: true}, a.Cluster.PatchProvisioningRequestStatus(ctx, pr.Namespace, pr.Name, st)
+	}
+	pods, why, err := a.gangPods(ctx, pr)
+	if err != nil {
+		return workflows.GangPlan{}, err
+	}
+	if why != "" {
+		return workflows.GangPlan{Pods: pr.Pods(), Reason: gang.ReasonInvalid, Message: why}, nil
+	}
+	batch, err := a.discardEarlierAttempt(ctx)
+	if err != nil {
+		return workflows.GangPlan{}, err
+	}
+	snap, err := a.takeSnapshot(ctx, time.Now())
+	if err != nil {
+		return workflows.GangPlan{}, err
+	}
+	snap.input.Budget = a.SolverBudget
+	snap.input.Pods = nil
+	snap.podsByKey = map[string]*corev1.Pod{}
+	for _, p := range pods {
+		snap.input.Pods = append(snap.input.Pods, a.solverPod(snap, p, snap.attached))
+		snap.podsByKey[p.Namespace+"/"+p.Name] = p
+	}
+	plan := solver.Solve(snap.input)
+	capReservations(plan.NewNodeClaims, a.reservationBudget())
+	var unplaced []gang.Unplaced
+	for _, u := range plan.Unschedulable {
+		unplaced = append(unplaced, gang.Unplaced{Pod: u.Pod, Reason: u.Reason})
+	}
+	out := workflows.GangPlan{Pods: len(pods), OnExisting: len(plan.ExistingPlacements)}
+	v := gang.Check(len(pods), unplaced)
+	if !v.OK {
+		out.Reason, out.Message = v.Reason, v.Message
+		log.Warn("gang plan leaves pods unplaced: nothing launched", zap.String("reason", v.Message))
+		return out, nil
+	}
+	if len(plan.NewNodeClaims) > workflows.MaxNodeClaimsPerPlan {
+		out.Reason, out.Message = gang.ReasonCapacityNotFound, fmt.Sprintf("the plan needs %d nodes, more than the %d one try launches",
+			len(plan.NewNodeClaims), workflows.MaxNodeClaimsPerPlan)
+		return out, nil
+	}
+	snap.claimLabels = map[string]string{LabelProvisioningRequest: gangKey(pr.Namespace, pr.Name), LabelGangTry: strconv.Itoa(in.Try)}
+	var names []string
+	for _, nn := range plan.NewNodeClaims {
+		nc, nin, err := a.writeNodeClaim(ctx, snap, batch, nn)
+		if err != nil {
+			return out, err
+		}
+		names = append(names, nc.Name)
+		out.NodeClaims = append(out.NodeClaims, nin)
+		a.Metrics.NodeClaimCreatedBy(nn.NodePool, "provisioned", false)
+		log.Info("gang nodeclaim planned", zap.String("nodeclaim", nc.Name), zap.String("nodepool", nn.NodePool),
+			zap.Int("pods", len(nn.Pods)), zap.String("cheapest", nin.Offerings[0].InstanceType), zap.String("zone", nin.Offerings[0].Zone))
+	}
+	if err := a.Cluster.WaitNodeClaimsCached(ctx, names, cacheWait); err != nil {
+		return out, err
+	}
+	out.OK = true
+	log.Info("gang plan: every pod placed", zap.Int("pods", len(pods)), zap.Int("nodeclaims", len(names)), zap.Int("onExisting", out.OnExisting))
+	return out, nil
+}
+
+// gangPods are the request's pods, made from its PodTemplates as Cluster
+// Autoscaler makes them (count copies of each template, in the request's
+// namespace). why says which template is missing.
+func (a *Activities) gangPods(ctx context.Context, pr *provreq.ProvisioningRequest) (pods []*corev1.Pod, why string, err error) {
+	for i, set := range pr.Spec.PodSets {
+		t, err := a.Cluster.PodTemplate(ctx, pr.Namespace, set.PodTemplateRef.Name)
+		if apierrors.IsNotFound(err) {
+			return nil, fmt.Sprintf("spec.podSets[%d].podTemplateRef: PodTemplate %s/%s not found", i, pr.Namespace, set.PodTemplateRef.Name), nil
+		}
+		if err != nil {
+			return nil, "", fmt.Errorf("read PodTemplate %s/%s: %w", pr.Namespace, set.PodTemplateRef.Name, err)
+		}
+		for j := 0; j < int(set.Count); j++ {
+			p := &corev1.Pod{ObjectMeta: *t.Template.ObjectMeta.DeepCopy(), Spec: *t.Template.Spec.DeepCopy()}
+			p.Namespace = pr.Namespace
+			p.Name = fmt.Sprintf("%s-%d-%d", pr.Name, i, j)
+			p.UID = types.UID(fmt.Sprintf("%s-%d-%d", pr.UID, i, j))
+			if p.Annotations == nil {
+				p.Annotations = map[string]string{}
+			}
+			p.Annotations[provreq.AnnotationConsume] = pr.Name
+			pods = append(pods, p)
+		}
+	}
+	return pods, "", nil
+}
+
+// WaitGangReady returns once every NodeClaim of the gang is initialized
+// (its Node registered, Ready, startup taints gone), heartbeating; the
+// workflow bounds it with the deadline and watches the sagas for failures.
+func (a *Activities) WaitGangReady(ctx context.Context, w workflows.GangWait) error {
+	for {
+		ready := 0
+		for _, nc := range a.Cluster.NodeClaims() {
+			for _, n := range w.NodeClaims {
+				if nc.Name == n && disruption.Initialized(nc) {
+					ready++
+				}
+			}
+		}
+		if activity.IsActivity(ctx) {
+			activity.RecordHeartbeat(ctx, ready)
+		}
+		if ready == len(w.NodeClaims) {
+			return nil
+		}
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-time.After(time.Second):
+		}
+	}
+}
+
+// BookGang marks the gang's NodeClaims booked until the booking's end.
+func (a *Activities) BookGang(ctx context.Context, b workflows.GangBooking) error {
+	patch := fmt.Appendf(nil, `{"metadata":{"annotations":{%q:%q}}}`, AnnotationBookedUntil, b.Until)
+	for _, n := range b.NodeClaims {
+		if err := a.Cluster.PatchNodeClaim(ctx, n, patch); err != nil && !apierrors.IsNotFound(err) {
+			return fmt.Errorf("book NodeClaim %s: %w", n, err)
+		}
+	}
+	return nil
+}
+
+// SetGangStatus records a try's step on the request: its conditions
+// (gang.Conditions), details (try, next try, NodeClaims), an Event on
+// the request and on each pod consuming it, a log line and the try metric.
+func (a *Activities) SetGangStatus(ctx context.Context, u workflows.GangStatusUpdate) error {
+	pr, err := a.Cluster.ProvisioningRequest(u.Namespace, u.Name)
+	if err != nil || pr == nil || string(pr.UID) != u.UID {
+		return err
+	}
+	now := time.Now()
+	st := provreq.Status{Conditions: gang.Conditions(pr.Status.Conditions, gang.Outcome(u.Outcome), u.Reason, u.Message, pr.Generation, now),
+		ProvisioningClassDetails: maps.Clone(pr.Status.ProvisioningClassDetails)}
+	if st.ProvisioningClassDetails == nil {
+		st.ProvisioningClassDetails = map[string]string{}
+	}
+	st.ProvisioningClassDetails[provreq.DetailTry] = strconv.Itoa(u.Try)
+	delete(st.ProvisioningClassDetails, provreq.DetailNextTry)
+	switch u.Outcome {
+	case workflows.GangFailed, workflows.GangUnplaced:
+		st.ProvisioningClassDetails[provreq.DetailNextTry] = u.NextTry
+	case workflows.GangProvisioned:
+		st.ProvisioningClassDetails[provreq.DetailBookedTill] = u.NextTry
+		st.ProvisioningClassDetails[provreq.DetailNodeClaims] = strings.Join(u.Nodes, ",")
+	}
+	if err := a.Cluster.PatchProvisioningRequestStatus(ctx, u.Namespace, u.Name, st); err != nil {
+		return fmt.Errorf("status of ProvisioningRequest %s/%s: %w", u.Namespace, u.Name, err)
+	}
+	typ, reason := corev1.EventTypeNormal, ""
+	switch u.Outcome {
+	case workflows.GangFailed, workflows.GangUnplaced:
+		typ, reason = corev1.EventTypeWarning, "ProvisioningFailed"
+		a.Metrics.GangTry(u.Outcome, u.Reason, len(u.Nodes))
+	case workflows.GangProvisioned:
+		reason = "Provisioned"
+		a.Metrics.GangTry(u.Outcome, gang.ReasonProvisioned, len(u.Nodes))
+	case workflows.GangExpired:
+		reason = "BookingExpired"
+	case workflows.GangLaunching:
+		reason = "Provisioning"
+	}
+	log := a.logger(ctx).With(zap.String("provisioningrequest", u.Namespace+"/"+u.Name), zap.Int("try", u.Try),
+		zap.String("outcome", u.Outcome), zap.String("message", u.Message))
+	if typ == corev1.EventTypeWarning {
+		log.Warn("gang try failed", zap.String("reason", u.Reason), zap.Strings("offerings", u.Offerings))
+	} else {
+		log.Info("gang try")
+	}
+	if reason == "" || a.Cluster.Recorder == nil {
+		return nil
+	}
+	a.Cluster.Recorder.Event(requestRef(pr), typ, reason, u.Message)
+	for _, p := range a.Cluster.ConsumingPods(u.Namespace, u.Name) {
+		if p.Spec.NodeName == "" {
+			a.Cluster.Recorder.Event(p, typ, reason, "ProvisioningRequest "+u.Name+": "+u.Message)
+		}
+	}
+	return nil
+}
+
+// ReportNotHonoured says, on a request Joinery will not provision
+// (Accepted=False with the reason, a Warning Event on it and its pods, an
+// error log), why.
+func (a *Activities) ReportNotHonoured(ctx context.Context, pr *provreq.ProvisioningRequest, reason, why string) error {
+	if c := pr.Condition(provreq.Accepted); c != nil && c.Status == metav1.ConditionFalse && c.Reason == reason && c.Message == why {
+		return nil // said already
+	}
+	st := provreq.Status{Conditions: gang.Conditions(pr.Status.Conditions, gang.OutcomeNotHonoured, reason, why, pr.Generation, time.Now()),
+		ProvisioningClassDetails: pr.Status.ProvisioningClassDetails}
+	if err := a.Cluster.PatchProvisioningRequestStatus(ctx, pr.Namespace, pr.Name, st); err != nil {
+		return fmt.Errorf("status of ProvisioningRequest %s/%s: %w", pr.Namespace, pr.Name, err)
+	}
+	a.logger(ctx).Error("provisioning request not honoured", zap.String("provisioningrequest", pr.Namespace+"/"+pr.Name),
+		zap.String("class", pr.Spec.ProvisioningClassName), zap.String("reason", why))
+	if a.Cluster.Recorder != nil {
+		a.Cluster.Recorder.Event(requestRef(pr), corev1.EventTypeWarning, reason, why)
+		for _, p := range a.Cluster.ConsumingPods(pr.Namespace, pr.Name) {
+			a.Cluster.Recorder.Event(p, corev1.EventTypeWarning, reason, "ProvisioningRequest "+pr.Name+": "+why)
+		}
+	}
+	return nil
+}
+
+func requestRef(pr *provreq.ProvisioningRequest) *corev1.ObjectReference {
+	return &corev1.ObjectReference{APIVersion: provreq.ProvisioningRequestGVR.GroupVersion().String(), Kind: "ProvisioningRequest",
+		Namespace: pr.Namespace, Name: pr.Name, UID: pr.UID, ResourceVersion: pr.ResourceVersion}
+}
