@@ -58,7 +58,7 @@ func newGangReconciler(cl *cluster.Cluster, acts *activities.Activities, tc clie
 	}
 	r.start = func(ctx context.Context, in workflows.GangInput) error {
 		_, err := tc.ExecuteWorkflow(ctx, client.StartWorkflowOptions{
-			ID: workflows.GangWorkflowID(in.Namespace, in.Name, in.Try), TaskQueue: workflows.TaskQueue,
+			ID: workflows.GangWorkflowID(in.Namespace, in.Name, in.UID, in.Try), TaskQueue: workflows.TaskQueue,
 			WorkflowIDReusePolicy: enumspb.WORKFLOW_ID_REUSE_POLICY_REJECT_DUPLICATE,
 			TypedSearchAttributes: temporal.NewSearchAttributes(workflows.SAPhase.ValueSet(workflows.PhasePlanning)),
 		}, workflows.GangWorkflow, in)

@@ -39,9 +39,12 @@ const (
 	GangExpired     = "booking-expired"
 )
 
-// GangWorkflowID is the workflow id of one try of a ProvisioningRequest.
-func GangWorkflowID(namespace, name string, try int) string {
-	return "gang/" + namespace + "/" + name + "/" + strconv.Itoa(try)
+// GangWorkflowID is the workflow id of one try of a ProvisioningRequest:
+// gang/<namespace>/<name>/<uid>/<try>, with the first 8 characters of the
+// request's UID, so a request deleted and created again under its name
+// starts from try 1 (ids are never reused).
+func GangWorkflowID(namespace, name, uid string, try int) string {
+	return "gang/" + namespace + "/" + name + "/" + uid[:min(8, len(uid))] + "/" + strconv.Itoa(try)
 }
 
 // GangInput starts one try of a ProvisioningRequest.
@@ -298,7 +301,7 @@ func retry(ctx workflow.Context, in GangInput, st *GangStatus, phase *phaseTrack
 	}
 	nin := in
 	nin.Try++
-	id := GangWorkflowID(in.Namespace, in.Name, nin.Try)
+	id := GangWorkflowID(in.Namespace, in.Name, in.UID, nin.Try)
 	cctx := workflow.WithChildOptions(ctx, workflow.ChildWorkflowOptions{
 		WorkflowID: id, TaskQueue: TaskQueue, ParentClosePolicy: enumspb.PARENT_CLOSE_POLICY_ABANDON,
 		WorkflowIDReusePolicy: enumspb.WORKFLOW_ID_REUSE_POLICY_REJECT_DUPLICATE,

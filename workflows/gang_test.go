@@ -84,7 +84,7 @@ func TestGangCompensatesEveryNodeOnInsufficientCapacity(t *testing.T) {
 	if strings.Join(*deleted, ",") != "gpu-a,gpu-b,gpu-c" {
 		t.Errorf("deleted %v, want every NodeClaim of the try", *deleted)
 	}
-	if res.Provisioned || res.NextTry != "gang/default/training/2" {
+	if res.Provisioned || res.NextTry != "gang/default/training/u1/2" {
 		t.Errorf("result %+v", res)
 	}
 	var failed *GangStatusUpdate
@@ -127,7 +127,7 @@ func TestGangUnplacedLaunchesNothing(t *testing.T) {
 	if err := env.GetWorkflowResult(&res); err != nil {
 		t.Fatal(err)
 	}
-	if len(*updates) != 1 || (*updates)[0].Outcome != GangUnplaced || len(*deleted) != 0 || res.NextTry != "gang/default/training/2" {
+	if len(*updates) != 1 || (*updates)[0].Outcome != GangUnplaced || len(*deleted) != 0 || res.NextTry != "gang/default/training/u1/2" {
 		t.Fatalf("updates %+v, deleted %v, result %+v", *updates, *deleted, res)
 	}
 }
@@ -148,7 +148,7 @@ func TestGangDeadline(t *testing.T) {
 	sort.Strings(*deleted)
 	last := (*updates)[len(*updates)-1]
 	if strings.Join(*deleted, ",") != "gpu-a,gpu-b" || last.Outcome != GangFailed || last.Reason != "ProvisioningDeadlineExceeded" ||
-		!strings.Contains(last.Message, "2 NodeClaim saga(s) still terminating") || res.NextTry != "gang/default/training/2" {
+		!strings.Contains(last.Message, "2 NodeClaim saga(s) still terminating") || res.NextTry != "gang/default/training/u1/2" {
 		t.Fatalf("deleted %v, last update %+v, result %+v", *deleted, last, res)
 	}
 }

@@ -138,7 +138,7 @@ func checkNothingLeft(t *testing.T, e *env, pr *provreq.ProvisioningRequest) {
 // finds the fourth without capacity, terminates all of them and says so
 // (Provisioned=False InsufficientCapacity, Events on the 4 pending pods).
 // With the capacity back the next try provisions all 4 in one zone and
-// the pods run there; each try is its own gang/default/training/<n>
+// the pods run there; each try is its own gang/default/training/<uid>/<n>
 // workflow with its NodeClaim children.
 func TestGangAllOrNothing(t *testing.T) {
 	start := time.Now()
@@ -177,7 +177,7 @@ func TestGangAllOrNothing(t *testing.T) {
 		t.Fatalf("details %v: want a try after the failed one", pr.Status.ProvisioningClassDetails)
 	}
 	for try := 1; try <= last; try++ {
-		id := workflows.GangWorkflowID("default", "training", try)
+		id := workflows.GangWorkflowID("default", "training", string(pr.UID), try)
 		d, err := e.tc.DescribeWorkflowExecution(e.ctx, id, "")
 		if err != nil {
 			t.Fatalf("try %d: no workflow %s: %v", try, id, err)
@@ -232,7 +232,7 @@ func TestGangAllOrNothing(t *testing.T) {
 		t.Errorf("joinery_gang_tries_total: failed %v, provisioned %v; want >= 1 and 1", failedTries, provisioned)
 	}
 	t.Logf("gang running in %v; test %s", zones, time.Since(start).Round(time.Second))
-	recordHistoryAs(t, e, workflows.GangWorkflowID("default", "training", failedTry), "gang")
+	recordHistoryAs(t, e, workflows.GangWorkflowID("default", "training", string(pr.UID), failedTry), "gang")
 }
 
 // TestGangWorkerKilledMidLaunch: the worker is SIGKILLed while a try's
