@@ -14,8 +14,8 @@ import (
 	"strconv"
 	"strings"
 
-	apiv1 "github.com/joinery/joinery/api/v1"
 	"github.com/joinery/joinery/api/capacitybuffer"
+	apiv1 "github.com/joinery/joinery/api/v1"
 	"github.com/joinery/joinery/resources"
 	"github.com/joinery/joinery/solver"
 	corev1 "k8s.io/api/core/v1"
