@@ -71,6 +71,8 @@ type Cluster struct {
 	nodeClaims   cache.SharedIndexInformer
 	nodeClasses  cache.SharedIndexInformer
 	nodeOverlays cache.SharedIndexInformer // nil unless WatchNodeOverlays
+	// capacityBuffers: nil unless WatchCapacityBuffers.
+	capacityBuffers cache.SharedIndexInformer
 
 	Recorder    record.EventRecorder
 	broadcaster record.EventBroadcaster

@@ -12,6 +12,7 @@ import (
 // without metrics (unit tests, tools) calls them unguarded.
 type Metrics struct {
 	Registry *prometheus.Registry
+	headroomMetrics
 
 	// PodsPending is the number of pods the kube-scheduler marked
 	// Unschedulable that Joinery has seen and not yet placed.
@@ -119,6 +120,7 @@ func New() *Metrics {
 		Help: "Objects garbage collection collected, by kind: instance (no NodeClaim), nodeclaim (instance gone), node, launch_template."}, []string{"kind"})
 	r.MustRegister(m.GarbageCollected)
 	m.newConsolidationMetrics(r)
+	m.newHeadroomMetrics(r)
 	m.NodeClaimsDisrupted = prometheus.NewCounterVec(prometheus.CounterOpts{Name: "joinery_nodeclaims_disrupted_total",
 		Help: "NodeClaims deleted by disruption, by nodepool, reason (expired) and capacity type."}, []string{"nodepool", "reason", "capacity_type"})
 	r.MustRegister(m.NodeClaimsDisrupted)
