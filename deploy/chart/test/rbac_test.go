@@ -71,6 +71,7 @@ var needed = map[access]string{
 	{"patch", "karpenter.sh", "nodeclaims"}:                 "cluster/karpenter.go: PatchNodeClaim merge-patches metadata/spec (e.g. nominated pods)",
 	{"delete", "karpenter.sh", "nodeclaims"}:                "cluster/karpenter.go: DeleteNodeClaim after the instance is terminated",
 	{"patch", "karpenter.sh", "nodeclaims/status"}:          "cluster/karpenter.go: PatchNodeClaimStatus (providerID, nodeName, conditions)",
+	{"list", "autoscaling.x-k8s.io", "capacitybuffers"}:     "cluster/capacitybuffer.go: CapacityBuffer informer (CapacityBuffer gate), else one list (CountCapacityBuffers)",
 	{"list", "karpenter.sh", "nodeoverlays"}:                "cluster/nodeoverlay.go: NodeOverlay informer (NodeOverlay gate), else one list (CountNodeOverlays)",
 	{"list", "karpenter.k8s.aws", "ec2nodeclasses"}:         "cluster/cluster.go: dynamic EC2NodeClass informer",
 	{"watch", "karpenter.k8s.aws", "ec2nodeclasses"}:        "cluster/cluster.go: dynamic EC2NodeClass informer",
@@ -97,6 +98,17 @@ var neededWithSchedulerConfig = map[access]string{
 var neededWithNodeOverlay = map[access]string{
 	{"watch", "karpenter.sh", "nodeoverlays"}:        "cluster/nodeoverlay.go: NodeOverlay informer (WatchNodeOverlays)",
 	{"patch", "karpenter.sh", "nodeoverlays/status"}: "cluster/nodeoverlay.go: SetNodeOverlayConditions (ValidationSucceeded, Ready)",
+}
+
+// neededWithCapacityBuffer is what the worker calls only with
+// --feature-gates CapacityBuffer=true.
+var neededWithCapacityBuffer = map[access]string{
+	{"watch", "autoscaling.x-k8s.io", "capacitybuffers"}:        "cluster/capacitybuffer.go: CapacityBuffer informer (WatchCapacityBuffers)",
+	{"patch", "autoscaling.x-k8s.io", "capacitybuffers/status"}: "cluster/capacitybuffer.go: SetCapacityBufferStatus (replicas, ReadyForProvisioning, Provisioning)",
+	{"get", "", "podtemplates"}:                                 "cluster/capacitybuffer.go: PodTemplate (a buffer's podTemplateRef)",
+	{"get", "apps", "deployments"}:                              "cluster/capacitybuffer.go: Scalable (a buffer's scalableRef)",
+	{"get", "apps", "replicasets"}:                              "cluster/capacitybuffer.go: Scalable (a buffer's scalableRef)",
+	{"get", "apps", "statefulsets"}:                             "cluster/capacitybuffer.go: Scalable (a buffer's scalableRef)",
 }
 
 // neededInRole is what the worker calls in its own namespace: granted by
@@ -128,6 +140,9 @@ func TestRBACClusterRole(t *testing.T) {
 	maps.Copy(overlays, neededWithNodeOverlay)
 	checkClusterRole(t, minimal+"featureGates: SpotToSpotConsolidation=true, NodeOverlay=true\n", overlays)
 	checkClusterRole(t, minimal+"featureGates: NodeOverlay=false\n", needed)
+	buffers := maps.Clone(needed)
+	maps.Copy(buffers, neededWithCapacityBuffer)
+	checkClusterRole(t, minimal+"featureGates: CapacityBuffer=true\n", buffers)
 }
 
 func checkClusterRole(t *testing.T, values string, want map[access]string) {
@@ -172,9 +187,9 @@ var (
 	// factory.Core().V1().Pods().Informer() / .Lister()
 	informer = regexp.MustCompile(`\.(Core|Apps|Policy|Storage|Node)\(\)\.V1\(\)\.(\w+)\(\)\.(Informer|Lister)\(\)`)
 	// dynFactory.ForResource(apiv1.NodeClaimGVR)
-	dynInformer = regexp.MustCompile(`ForResource\((?:apiv1|v1alpha1)\.(\w+GVR)\)`)
+	dynInformer = regexp.MustCompile(`ForResource\((?:apiv1|v1alpha1|capacitybuffer)\.(\w+GVR)\)`)
 	// c.Dynamic.Resource(apiv1.NodeClaimGVR).Patch(
-	dynCall = regexp.MustCompile(`\.Resource\((?:apiv1|v1alpha1)\.(\w+GVR)\)\.(\w+)\(`)
+	dynCall = regexp.MustCompile(`\.Resource\((?:apiv1|v1alpha1|capacitybuffer)\.(\w+GVR)\)(?:\.Namespace\([^)]*\))?\.(\w+)\(`)
 	// NodeClaimGVR = schema.GroupVersionResource{Group: "karpenter.sh", Version: "v1", Resource: "nodeclaims"}
 	gvrDef = regexp.MustCompile(`(\w+GVR)\s*=\s*schema\.GroupVersionResource\{Group:\s*"([^"]*)",\s*Version:\s*"[^"]*",\s*Resource:\s*"([^"]*)"\}`)
 	// Anything that looks like a Kubernetes client call; each such line must
@@ -224,7 +239,7 @@ func workerFiles(t *testing.T) []string {
 // a ClusterRole rule fails here, and so does a rule whose call is gone.
 func TestRBACTableMatchesCode(t *testing.T) {
 	gvrs := map[string][2]string{}
-	for _, f := range []string{"api/v1/doc.go", "api/v1alpha1/nodeoverlay.go"} {
+	for _, f := range []string{"api/v1/doc.go", "api/v1alpha1/nodeoverlay.go", "api/capacitybuffer/capacitybuffer.go"} {
 		src, err := os.ReadFile(filepath.Join(repoRoot, f))
 		if err != nil {
 			t.Fatal(err)
@@ -233,7 +248,7 @@ func TestRBACTableMatchesCode(t *testing.T) {
 			gvrs[m[1]] = [2]string{m[2], m[3]}
 		}
 	}
-	if len(gvrs) != 4 {
+	if len(gvrs) != 5 {
 		t.Fatalf("GVRs in api/v1/doc.go and api/v1alpha1: %v", gvrs)
 	}
 	found := map[access][]string{}
@@ -332,11 +347,12 @@ func TestRBACTableMatchesCode(t *testing.T) {
 		_, ns := neededInRole[a]
 		_, sched := neededWithSchedulerConfig[a]
 		_, overlay := neededWithNodeOverlay[a]
-		if !cluster && !ns && !sched && !overlay {
+		_, buffer := neededWithCapacityBuffer[a]
+		if !cluster && !ns && !sched && !overlay && !buffer {
 			t.Errorf("code calls %s (%s) but the RBAC table (and so the ClusterRole) lacks it", a, strings.Join(where, ", "))
 		}
 	}
-	for _, table := range []map[access]string{needed, neededInRole, neededWithSchedulerConfig, neededWithNodeOverlay} {
+	for _, table := range []map[access]string{needed, neededInRole, neededWithSchedulerConfig, neededWithNodeOverlay, neededWithCapacityBuffer} {
 		for a, why := range table {
 			if _, ok := found[a]; !ok {
 				t.Errorf("RBAC table has %s (%s) but no worker code calls it any more", a, why)
