@@ -145,6 +145,13 @@ func TestTrackerCountsPodsLandedInBufferSpace(t *testing.T) {
 	if a[b] != (Absorption{Pods: 6, Burst: false}) || tr.Absorbed(b) != 10 {
 		t.Fatalf("%+v %d", a, tr.Absorbed(b))
 	}
+	// Re-created on a new node (launching while the last pods bound):
+	// gains elsewhere do not hide what n1 lost.
+	tr.Observe(Check{Wanted: map[string]int{b: 10}, Placed: map[string][]string{b: ten("n1", 3)}, Pods: map[string][]string{"n1": {"d1"}}})
+	a = tr.Observe(Check{Wanted: map[string]int{b: 10}, Placed: map[string][]string{b: ten("nodeclaim/x", 10)}, Pods: map[string][]string{"n1": {"d1", "y1", "y2", "y3"}}})
+	if a[b] != (Absorption{Pods: 3, Burst: true}) || tr.Absorbed(b) != 13 {
+		t.Fatalf("with a launch: %+v %d", a, tr.Absorbed(b))
+	}
 	// Re-created on a new node: nothing absorbed, the burst is over.
 	a = tr.Observe(Check{Wanted: map[string]int{b: 10}, Placed: map[string][]string{b: ten("n2", 10)}, Pods: map[string][]string{"n1": {"d1"}, "n2": {}}})
 	if len(a) != 0 {

@@ -18,19 +18,17 @@ func (c Check) Held(buffer string) int { return len(c.Placed[buffer]) }
 // Absorption is what a Tracker saw between two checks for one buffer.
 type Absorption struct {
 	// Pods is the number of real pods that landed in the buffer's space:
-	// min(the buffer's placed virtual pods lost since the last check, its
-	// wanted count not lowered; the real pods newly bound to the nodes
-	// that held them at the last check).
+	// over the nodes that held its virtual pods at the last check, the
+	// smaller of the virtual pods the node lost and the real pods newly
+	// bound to it, summed, less any lowering of the buffer's wanted count.
 	Pods int
 	// Burst is true on the first check of a run of checks that each
 	// absorbed pods (one burst however many checks its pods take to bind).
 	Burst bool
 }
 
-// Tracker counts the real pods that land in buffer space: between two
-// checks a buffer lost placed virtual pods (its wanted count did not drop)
-// while real pods were bound to the nodes that held them. Not safe for
-// concurrent use.
+// Tracker counts the real pods that land in buffer space (see
+// Absorption). Not safe for concurrent use.
 type Tracker struct {
 	prev     *Check
 	inBurst  map[string]bool
@@ -49,36 +47,34 @@ func (t *Tracker) Observe(c Check) map[string]Absorption {
 	if prev == nil {
 		return out
 	}
-	seen := map[string]map[string]bool{}
-	for node, uids := range prev.Pods {
-		s := map[string]bool{}
-		for _, u := range uids {
-			s[u] = true
+	newPods := map[string]int{} // node -> real pods bound since the last check
+	for node, uids := range c.Pods {
+		old, known := prev.Pods[node]
+		if !known {
+			continue // a new node: its pods did not land in buffer space
 		}
-		seen[node] = s
+		seen := make(map[string]bool, len(old))
+		for _, u := range old {
+			seen[u] = true
+		}
+		for _, u := range uids {
+			if !seen[u] {
+				newPods[node]++
+			}
+		}
 	}
 	for _, b := range sortedKeys(c.Wanted) {
-		before := min(prev.Held(b), c.Wanted[b])
-		lost := before - c.Held(b)
-		landed := 0
-		if lost > 0 {
-			nodes := map[string]bool{}
-			for _, n := range prev.Placed[b] {
-				nodes[n] = true
-			}
-			for n := range nodes {
-				old, known := seen[n]
-				if !known {
-					continue
-				}
-				for _, u := range c.Pods[n] {
-					if !old[u] {
-						landed++
-					}
-				}
+		before, now := countByNode(prev.Placed[b]), countByNode(c.Placed[b])
+		k := 0
+		for node, n := range before {
+			if lost := n - now[node]; lost > 0 {
+				k += min(lost, newPods[node])
 			}
 		}
-		if k := min(lost, landed); k > 0 {
+		if w, ok := prev.Wanted[b]; ok && c.Wanted[b] < w {
+			k -= w - c.Wanted[b]
+		}
+		if k > 0 {
 			out[b] = Absorption{Pods: k, Burst: !t.inBurst[b]}
 			t.inBurst[b] = true
 			t.absorbed[b] += k
@@ -90,6 +86,14 @@ func (t *Tracker) Observe(c Check) map[string]Absorption {
 		if _, ok := c.Wanted[b]; !ok {
 			delete(t.inBurst, b)
 		}
+	}
+	return out
+}
+
+func countByNode(nodes []string) map[string]int {
+	out := map[string]int{}
+	for _, n := range nodes {
+		out[n]++
 	}
 	return out
 }

@@ -29,7 +29,7 @@ func (m *Metrics) newHeadroomMetrics(r *prometheus.Registry) {
 	m.BufferResources = prometheus.NewGaugeVec(prometheus.GaugeOpts{Name: "joinery_capacity_buffer_resources",
 		Help: "Summed requests of a capacity buffer's virtual pods (cpu in cores, memory in bytes)."}, append(l, "resource_type"))
 	m.BufferAbsorbedPods = prometheus.NewCounterVec(prometheus.CounterOpts{Name: "joinery_capacity_buffer_absorbed_pods_total",
-		Help: "Real pods that landed in a capacity buffer's space (the buffer lost placed virtual pods while pods were bound to the nodes that held them)."}, l)
+		Help: "Real pods that landed in a capacity buffer's space: per node that held its virtual pods, the fewer of the virtual pods it lost and the real pods newly bound to it."}, l)
 	m.BufferBursts = prometheus.NewCounterVec(prometheus.CounterOpts{Name: "joinery_capacity_buffer_bursts_absorbed_total",
 		Help: "Bursts a capacity buffer absorbed: runs of consecutive buffer checks in which real pods landed in its space."}, l)
 	r.MustRegister(m.BufferPods, m.BufferHeldPods, m.BufferResources, m.BufferAbsorbedPods, m.BufferBursts)
