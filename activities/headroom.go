@@ -280,6 +280,9 @@ func (a *Activities) CheckHeadroom(ctx context.Context) int {
 	pools, _ := a.Cluster.NodePools()
 	s, _ := a.buildSnapshot(now, pools, a.Cluster.NodeClass)
 	check := headroom.Check{Wanted: map[string]int{}, Placed: s.bufferPlaced, Pods: map[string][]string{}}
+	for node := range s.nodePool {
+		check.Pods[node] = []string{} // known, if without real pods
+	}
 	for _, ep := range s.input.ExistingPods {
 		if !ep.Daemon && !isVirtualUID(ep.Pod.UID) {
 			check.Pods[ep.Node] = append(check.Pods[ep.Node], ep.Pod.UID)

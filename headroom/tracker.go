@@ -9,7 +9,7 @@ import "sort"
 type Check struct {
 	Wanted map[string]int      // buffer -> virtual pods
 	Placed map[string][]string // buffer -> node of each placed virtual pod
-	Pods   map[string][]string // node -> real pod UIDs
+	Pods   map[string][]string // node -> real pod UIDs (every node, none: empty)
 }
 
 // Held is how many of a buffer's virtual pods are placed on existing capacity.
