@@ -118,13 +118,32 @@ func TestCapacityBufferAbsorbsABurst(t *testing.T) {
 		}
 		return st.LastPass.At.After(heldAt.Add(8*time.Second)) && st.LastPass.Eligible >= len(nodes)
 	})
-	t.Logf("last pass at %s: %d eligible, %q", st.LastPass.At.Format(time.RFC3339), st.LastPass.Eligible, st.LastPass.Why)
+	t.Logf("pass %d at %s: %d eligible, %q", st.Passes, st.LastPass.At.Format(time.RFC3339), st.LastPass.Eligible, st.LastPass.Why)
+	// Three more passes (and a decision's validation delay): any decision
+	// about these nodes would have been acted on by then.
+	passes := st.Passes
+	whys := map[string]bool{}
+	waitFor(t, time.Minute, "three more consolidation passes", func() bool {
+		v, err := e.tc.QueryWorkflow(e.ctx, workflows.ConsolidationWorkflowID, "", workflows.QueryStatus)
+		if err != nil || v.Get(&st) != nil || st.LastPass == nil {
+			return false
+		}
+		whys[st.LastPass.Why] = true
+		return st.Passes >= passes+3
+	})
+	t.Logf("passes %d..%d decided: %v", passes, st.Passes, whys)
 	for _, r := range st.History {
 		t.Errorf("consolidation decided %s of %v (%s): the buffer's nodes must stay", r.Decision.Method, r.Decision.Nodes, r.Decision.Why)
 	}
 	before, claimsBefore := held()
-	if before == nil {
-		t.Fatalf("the buffer is no longer held after consolidation passes (nodes were %v)", nodes)
+	if before == nil || strings.Join(before, ",") != strings.Join(nodes, ",") {
+		t.Fatalf("after the consolidation passes the buffer is held on %v, want it still on %v", before, nodes)
+	}
+	for _, n := range before {
+		node, err := e.kc.CoreV1().Nodes().Get(e.ctx, n, metav1.GetOptions{})
+		if err != nil || node.Spec.Unschedulable || taintKeyed(node.Spec.Taints, apiv1.TaintKeyDisrupted) {
+			t.Fatalf("node %s after the consolidation passes: %v %v", n, err, node.Spec.Taints)
+		}
 	}
 	instancesBefore := e.runningInstances()
 
@@ -227,6 +246,15 @@ func nodeIsReady(n *corev1.Node) bool {
 	for _, c := range n.Status.Conditions {
 		if c.Type == corev1.NodeReady {
 			return c.Status == corev1.ConditionTrue
+		}
+	}
+	return false
+}
+
+func taintKeyed(ts []corev1.Taint, key string) bool {
+	for _, t := range ts {
+		if t.Key == key {
+			return true
 		}
 	}
 	return false
