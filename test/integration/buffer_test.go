@@ -42,8 +42,8 @@ func TestCapacityBufferAbsorbsABurst(t *testing.T) {
 	})
 	e.applyWithDefaultClass(t, "testdata/buffer.yaml")
 	dyn := dynamic.NewForConfigOrDie(e.w.Kube.RESTConfig())
-	buffer := func() *capacitybuffer.CapacityBuffer {
-		u, err := dyn.Resource(capacitybuffer.CapacityBufferGVR).Namespace("default").Get(e.ctx, "burst-buffer", metav1.GetOptions{})
+	bufferNamed := func(name string) *capacitybuffer.CapacityBuffer {
+		u, err := dyn.Resource(capacitybuffer.CapacityBufferGVR).Namespace("default").Get(e.ctx, name, metav1.GetOptions{})
 		if err != nil {
 			return nil
 		}
@@ -53,6 +53,7 @@ func TestCapacityBufferAbsorbsABurst(t *testing.T) {
 		}
 		return b
 	}
+	buffer := func() *capacitybuffer.CapacityBuffer { return bufferNamed("burst-buffer") }
 	condition := func(b *capacitybuffer.CapacityBuffer, typ string) string {
 		for _, c := range b.Status.Conditions {
 			if c.Type == typ {
@@ -101,6 +102,25 @@ func TestCapacityBufferAbsorbsABurst(t *testing.T) {
 	t.Logf("buffer held on %v; %s; %s", nodes, condition(b, capacitybuffer.ConditionReadyForProvisioning), condition(b, capacitybuffer.ConditionProvisioning))
 	if b.Status.PodTemplateRef == nil || b.Status.PodTemplateRef.Name != "burst-shape" || condition(b, capacitybuffer.ConditionReadyForProvisioning) != "True/Resolved: pod template resolved" {
 		t.Errorf("status %+v", b.Status)
+	}
+	// The buffers Joinery cannot honour say why, naming the field, in
+	// their status and a Warning Event.
+	for name, want := range map[string]string{
+		"no-template":    `False/PodTemplateNotFound: spec.podTemplateRef: podtemplates "missing" not found`,
+		"cronjob-buffer": `False/ResolutionFailed: spec.scalableRef.kind: "CronJob" is not supported (Deployment, ReplicaSet, StatefulSet)`,
+	} {
+		var got string
+		waitFor(t, 30*time.Second, "the status of CapacityBuffer "+name, func() bool {
+			if b := bufferNamed(name); b != nil {
+				got = condition(b, capacitybuffer.ConditionReadyForProvisioning)
+			}
+			return got == want
+		})
+		evs, err := e.kc.CoreV1().Events("default").List(e.ctx, metav1.ListOptions{FieldSelector: "involvedObject.name=" + name})
+		if err != nil || len(evs.Items) == 0 || evs.Items[0].Reason != "InvalidCapacityBuffer" || evs.Items[0].Type != corev1.EventTypeWarning ||
+			!strings.HasPrefix(evs.Items[0].Message, strings.SplitN(want, ": ", 2)[1][:20]) {
+			t.Errorf("Events of CapacityBuffer %s: %+v %v", name, evs, err)
+		}
 	}
 	pods, err := e.kc.CoreV1().Pods("default").List(e.ctx, metav1.ListOptions{})
 	if err != nil || len(pods.Items) != 0 {
