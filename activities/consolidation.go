@@ -101,12 +101,6 @@ func withBuffers(claims []disruption.Claim, snap *snapshot) []disruption.Claim {
 	return claims
 }
 
-// candidates reads every NodeClaim from the caches and keeps the ones
-// disruption.Candidates allows.
-func (a *Activities) candidates(ctx context.Context) []disruption.Candidate {
-	return disruption.Candidates(a.disruptionClaims(ctx, time.Now()))
-}
-
 // poolNodes counts the nodes of each candidate's NodePool and those of
 // them being disrupted, for the budgets.
 func (a *Activities) poolNodes(cands []disruption.Candidate) map[string]disruption.PoolNodes {
