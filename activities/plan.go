@@ -96,8 +96,14 @@ func (a *Activities) PlanProvisioning(ctx context.Context, in workflows.Provisio
 	a.Metrics.SetQueueDepth(metrics.ControllerProvisioner, in.BatchID, len(snap.input.Pods))
 	start := time.Now()
 	plan := solver.Solve(snap.input)
-	a.Metrics.Scheduled(metrics.ControllerProvisioner, time.Since(start).Seconds(), len(plan.Unschedulable))
-	a.Metrics.SetQueueDepth(metrics.ControllerProvisioner, in.BatchID, len(plan.Unschedulable))
+	realUnsched := 0 // capacity buffers' virtual pods aside
+	for _, u := range plan.Unschedulable {
+		if !snap.virtualKeys[u.Pod] {
+			realUnsched++
+		}
+	}
+	a.Metrics.Scheduled(metrics.ControllerProvisioner, time.Since(start).Seconds(), realUnsched)
+	a.Metrics.SetQueueDepth(metrics.ControllerProvisioner, in.BatchID, realUnsched)
 	if n := capReservations(plan.NewNodeClaims, a.reservationBudget()); n > 0 {
 		log.Info("capacity reservations used up: nodeclaims planned on other offerings", zap.Int("nodeclaims", n))
 	}
