@@ -41,6 +41,11 @@ type headroomState struct {
 	refs    map[string]refEntry
 	tracker headroom.Tracker
 	gauges  map[string]bool // buffers whose gauges are set
+	// unschedAt and unsched: when a plan in this process last left
+	// virtual pods unschedulable, and how many (no trigger for as many
+	// within UnschedulableRetry).
+	unschedAt time.Time
+	unsched   int
 }
 
 type refEntry struct {
@@ -310,8 +315,26 @@ func (a *Activities) CheckHeadroom(ctx context.Context) int {
 		a.Metrics.BufferAbsorbed(ns, name, ab.Pods, ab.Burst)
 		a.logger(ctx).Info("capacity buffer absorbed pods", zap.String("buffer", k), zap.Int("pods", ab.Pods), zap.Bool("burstStart", ab.Burst))
 	}
+	h := &a.headroom
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if s.virtualPending > 0 && s.virtualPending <= h.unsched && now.Sub(h.unschedAt) < UnschedulableRetry {
+		return 0 // the last plan found no room for these: wait, as for real pods
+	}
 	return s.virtualPending
 }
+
+// bufferUnschedulable records that a plan left n virtual pods unschedulable.
+func (a *Activities) bufferUnschedulable(n int, now time.Time) {
+	h := &a.headroom
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	h.unsched, h.unschedAt = n, now
+}
+
+// ForgetBufferUnschedulable forgets that a plan found no room for virtual
+// pods (a NodePool or EC2NodeClass changed: there may be room now).
+func (a *Activities) ForgetBufferUnschedulable() { a.bufferUnschedulable(0, time.Time{}) }
 
 // forgetBufferGauges drops the gauges of buffers not in live (nil: all).
 func (a *Activities) forgetBufferGauges(live map[string]bool) {

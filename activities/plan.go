@@ -174,6 +174,7 @@ func (a *Activities) PlanProvisioning(ctx context.Context, in workflows.Provisio
 		log.Warn("pod cannot be provisioned", zap.String("pod", u.Pod), zap.String("reason", u.Reason))
 		a.Metrics.PodUnschedulable()
 	}
+	a.bufferUnschedulable(virtualUnsched, time.Now())
 	if snap.virtualPending > 0 {
 		log.Info("capacity buffers planned", zap.Int("virtualPods", snap.virtualPending), zap.Int("unschedulable", virtualUnsched))
 	}

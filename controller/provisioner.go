@@ -70,11 +70,13 @@ func (p *provisioner) watch() {
 	// the memo survives restarts).
 	p.cluster.OnNodePoolChange(func(interface{}) { p.kick() })
 	p.cluster.OnNodePoolSpecChange(p.acts.Ledger().ForgetUnschedulable)
+	p.cluster.OnNodePoolSpecChange(p.acts.ForgetBufferUnschedulable)
 	// A CapacityBuffer created or changed may need capacity.
 	p.cluster.OnCapacityBufferChange(p.kick)
 	// So may a NodePool whose EC2NodeClass became Ready.
 	p.cluster.OnNodeClassReadyChange(func() {
 		p.acts.Ledger().ForgetUnschedulable()
+		p.acts.ForgetBufferUnschedulable()
 		p.kick()
 	})
 }
