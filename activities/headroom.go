@@ -284,13 +284,41 @@ func (a *Activities) CheckHeadroom(ctx context.Context) int {
 	now := time.Now()
 	pools, _ := a.Cluster.NodePools()
 	s, _ := a.buildSnapshot(now, pools, a.Cluster.NodeClass)
-	check := headroom.Check{Wanted: map[string]int{}, Placed: s.bufferPlaced, Pods: map[string][]string{}}
+	// Nodes are keyed by their NodeClaim where there is one, so a buffer
+	// placed on a launching NodeClaim is on the same key once its node
+	// registers.
+	claimOf := map[string]string{}
+	for _, nc := range a.Cluster.NodeClaims() {
+		if nc.Status.NodeName != "" {
+			claimOf[nc.Status.NodeName] = nc.Name
+		}
+	}
+	key := func(node string) string {
+		if c, ok := strings.CutPrefix(node, "nodeclaim/"); ok {
+			return c
+		}
+		if c, ok := claimOf[node]; ok {
+			return c
+		}
+		return node
+	}
+	check := headroom.Check{Wanted: map[string]int{}, Placed: map[string][]string{}, Pods: map[string][]string{}}
+	for b, nodes := range s.bufferPlaced {
+		for _, n := range nodes {
+			check.Placed[b] = append(check.Placed[b], key(n))
+		}
+	}
 	for node := range s.nodePool {
-		check.Pods[node] = []string{} // known, if without real pods
+		check.Pods[key(node)] = []string{} // known, if without real pods
+	}
+	for _, n := range s.input.ExistingNodes {
+		if _, ok := check.Pods[key(n.Name)]; !ok {
+			check.Pods[key(n.Name)] = []string{} // launching: no pods yet
+		}
 	}
 	for _, ep := range s.input.ExistingPods {
 		if !ep.Daemon && !isVirtualUID(ep.Pod.UID) {
-			check.Pods[ep.Node] = append(check.Pods[ep.Node], ep.Pod.UID)
+			check.Pods[key(ep.Node)] = append(check.Pods[key(ep.Node)], ep.Pod.UID)
 		}
 	}
 	live := map[string]bool{}

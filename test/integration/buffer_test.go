@@ -20,6 +20,7 @@ import (
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/dynamic"
 )
 
@@ -298,4 +299,107 @@ func (e *env) runningInstances() int {
 		}
 	}
 	return n
+}
+
+// A NodePool annotated joinery.sh/headroom: "100%" with 2 pods of 1 CPU /
+// 1 GiB keeps room for 2 more (2 virtual pods held, no CapacityBuffer
+// gate needed); scaled to 4, the 2 new pods run on the nodes that were
+// there, none launched for them, and the headroom grows to 4 behind them.
+func TestNodePoolHeadroomKeepsSpareRoom(t *testing.T) {
+	e := startEnvWith(t, false)
+	log, err := logging.NewFile(filepath.Join(e.dir, "joinery.log"), "info")
+	if err != nil {
+		t.Fatal(err)
+	}
+	e.runController(t, log, func(c *controller.Config) {
+		c.DisruptionPassInterval, c.DisruptionValidationDelay = 2*time.Second, 2*time.Second
+		c.MetricsAddr = metricsAddr
+	})
+	e.applyWithDefaultClass(t, "testdata/headroom.yaml")
+	metric := func(name string) float64 {
+		return scrapeAt(t, metricsAddr, name+`{name="spare",namespace="nodepool"}`)
+	}
+	running := func() []corev1.Pod {
+		l, err := e.kc.CoreV1().Pods("default").List(e.ctx, metav1.ListOptions{LabelSelector: "app=spare"})
+		if err != nil {
+			return nil
+		}
+		var out []corev1.Pod
+		for _, p := range l.Items {
+			if p.Status.Phase == corev1.PodRunning && p.Spec.NodeName != "" {
+				out = append(out, p)
+			}
+		}
+		return out
+	}
+	settled := func(want float64) ([]string, map[string]bool) {
+		if len(running()) == 0 || metric("joinery_capacity_buffer_pods") != want || metric("joinery_capacity_buffer_held_pods") != want {
+			return nil, nil
+		}
+		claims := map[string]bool{}
+		for _, nc := range e.nodeClaims(t) {
+			if nc.GetLabels()[apiv1.LabelNodePool] == "spare" {
+				claims[nc.GetName()] = true
+			}
+		}
+		list, err := e.kc.CoreV1().Nodes().List(e.ctx, metav1.ListOptions{LabelSelector: apiv1.LabelNodePool + "=spare"})
+		if err != nil {
+			return nil, nil
+		}
+		var nodes []string
+		for _, n := range list.Items {
+			if n.Labels[apiv1.LabelNodeInitialized] != "true" || !nodeIsReady(&n) {
+				return nil, nil
+			}
+			nodes = append(nodes, n.Name)
+		}
+		if len(nodes) != len(claims) {
+			return nil, nil
+		}
+		sort.Strings(nodes)
+		return nodes, claims
+	}
+	var nodes []string
+	var claims map[string]bool
+	waitFor(t, 3*time.Minute, "2 pods running and 2 virtual pods held", func() bool {
+		nodes, claims = settled(2)
+		return nodes != nil && len(running()) == 2
+	})
+	t.Logf("2 pods, headroom of 2 held on %v", nodes)
+	if cpu := scrapeAt(t, metricsAddr, `joinery_capacity_buffer_resources{name="spare",namespace="nodepool",resource_type="cpu"}`); cpu != 2 {
+		t.Errorf("headroom cpu %v, want 2", cpu)
+	}
+
+	scale := []byte(`{"spec":{"replicas":4}}`)
+	if _, err := e.kc.AppsV1().Deployments("default").Patch(e.ctx, "spare", types.MergePatchType, scale, metav1.PatchOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	var pods []corev1.Pod
+	waitFor(t, time.Minute, "4 pods running", func() bool { pods = running(); return len(pods) == 4 })
+	uids := map[string]bool{}
+	for _, p := range pods {
+		uids[string(p.UID)] = true
+		if !contains1(nodes, p.Spec.NodeName) {
+			t.Errorf("pod %s runs on %s, not on the headroom's nodes %v", p.Name, p.Spec.NodeName, nodes)
+		}
+	}
+	for _, nc := range e.nodeClaims(t) {
+		if claims[nc.GetName()] {
+			continue
+		}
+		for _, uid := range strings.Split(nc.GetAnnotations()["joinery.sh/nominated-pods"], ",") {
+			if uids[uid] {
+				t.Errorf("NodeClaim %s was launched for pod %s", nc.GetName(), uid)
+			}
+		}
+	}
+	var after []string
+	waitFor(t, 3*time.Minute, "the headroom grown to 4 and held", func() bool { after, _ = settled(4); return after != nil })
+	t.Logf("4 pods, headroom of 4 held on %v", after)
+	if len(after) <= len(nodes) {
+		t.Errorf("headroom grown to 4 without new capacity: nodes %v -> %v", nodes, after)
+	}
+	if got := metric("joinery_capacity_buffer_absorbed_pods_total"); got != 2 {
+		t.Errorf("pods absorbed %v, want 2", got)
+	}
 }
