@@ -61,6 +61,9 @@ type Activities struct {
 	// (spec.replicas) are kept at their count (off: such a pool is
 	// reported not honoured, ValidationSucceeded=False, and skipped).
 	StaticCapacity bool
+	// CapacityBuffer is the feature gate of that name: CapacityBuffers
+	// (autoscaling.x-k8s.io) are planned for as virtual pods.
+	CapacityBuffer bool
 	// SpreadDefaults are kube-scheduler's default topology spread
 	// constraints (--scheduler-config), given to pods without their own;
 	// nil: none. With them, Cluster must watch what selects pods
@@ -79,6 +82,7 @@ type Activities struct {
 	invalid   map[string]string // NodePool -> last reported error
 	dedupe    eventDedupe       // Events about disruption published recently
 	overlays  overlayState
+	headroom  headroomState
 	// ledger is the pending-pod ledger (see Ledger).
 	ledgerOnce sync.Once
 	ledger     *PendingLedger

@@ -8,6 +8,7 @@ import (
 	apiv1 "github.com/joinery/joinery/api/v1"
 	"github.com/joinery/joinery/disruption"
 	"github.com/joinery/joinery/metrics"
+	"github.com/joinery/joinery/resources"
 	"github.com/joinery/joinery/solver"
 	"github.com/joinery/joinery/workflows"
 	"go.temporal.io/sdk/temporal"
@@ -71,10 +72,11 @@ func (a *Activities) takeBudget(room map[string]int, pool, reason string, now ti
 // the decision's nodes tainted, a fresh simulation of removing them must
 // still hold the decision to its shape and price (disruption.Resimulated).
 func (a *Activities) RecheckConsolidation(ctx context.Context, d workflows.DisruptionDecision) (workflows.Validation, error) {
-	snap, err := a.takeSnapshot(ctx, time.Now())
-	if err != nil {
-		return workflows.Validation{}, err
-	}
+	// The tainted nodes go back in before the capacity buffers are placed,
+	// so their virtual pods are placed as they were and must move too.
+	pools, invalid := a.Cluster.NodePools()
+	snap, skipped := a.buildSnapshotWith(time.Now(), pools, a.Cluster.NodeClass, func(s *snapshot) { a.addRemovedAsBefore(s, d.Nodes) })
+	a.reportNodePools(ctx, pools, append(invalid, skipped...))
 	a.priceNodes(snap)
 	a.addRemoved(snap, d.Nodes)
 	r := solver.SimulateRemoval(snap.input, d.Nodes)
@@ -111,6 +113,32 @@ func (a *Activities) addRemoved(snap *snapshot, nodes []string) {
 		}
 		snap.input.ExistingNodes = append(snap.input.ExistingNodes, solver.Node{Name: name, Labels: node.Labels, Taints: node.Spec.Taints,
 			NodePool: node.Labels[apiv1.LabelNodePool], Price: a.nodePrice(node)})
+	}
+}
+
+// addRemovedAsBefore is addRemoved with each node as it was before its
+// taint: its free capacity and its other taints, so the capacity buffers'
+// virtual pods are placed on it as in the decision's snapshot.
+func (a *Activities) addRemovedAsBefore(snap *snapshot, nodes []string) {
+	n0 := len(snap.input.ExistingNodes)
+	a.addRemoved(snap, nodes)
+	for i := n0; i < len(snap.input.ExistingNodes); i++ {
+		n := &snap.input.ExistingNodes[i]
+		node, err := a.Cluster.Nodes.Get(n.Name)
+		if err != nil {
+			continue
+		}
+		alloc, _ := resources.FromResourceList(node.Status.Allocatable)
+		cn, _ := a.Cluster.CSINodes.Get(n.Name)
+		alloc[resources.EBSVolumes] = solver.EBSLimit(cn)
+		n.Available = alloc.Sub(snap.used[n.Name])
+		var taints []corev1.Taint
+		for _, t := range n.Taints {
+			if t.Key != apiv1.TaintKeyDisrupted {
+				taints = append(taints, t)
+			}
+		}
+		n.Taints = taints
 	}
 }
 

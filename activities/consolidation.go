@@ -56,7 +56,7 @@ func (a *Activities) computeDisruption(ctx context.Context, p workflows.Disrupti
 	}
 	a.priceNodes(snap)
 	usd, list := clusterPrice(snap), a.listPrice(snap)
-	claims := a.disruptionClaims(ctx, now)
+	claims := withBuffers(a.disruptionClaims(ctx, now), snap)
 	cands, blocked := disruption.Filter(claims)
 	// Pods the solver found no place for do not count: they would block
 	// consolidation forever.
@@ -90,10 +90,15 @@ func (a *Activities) computeDisruption(ctx context.Context, p workflows.Disrupti
 	return d, nil
 }
 
-// candidates reads every NodeClaim from the caches and keeps the ones
-// disruption.Candidates allows.
-func (a *Activities) candidates(ctx context.Context) []disruption.Candidate {
-	return disruption.Candidates(a.disruptionClaims(ctx, time.Now()))
+// withBuffers sets each claim's BufferPods: the virtual pods the snapshot
+// placed on its node.
+func withBuffers(claims []disruption.Claim, snap *snapshot) []disruption.Claim {
+	for i := range claims {
+		if nc := claims[i].Claim; nc != nil && nc.Status.NodeName != "" {
+			claims[i].BufferPods = snap.bufferOnNode[nc.Status.NodeName]
+		}
+	}
+	return claims
 }
 
 // poolNodes counts the nodes of each candidate's NodePool and those of
@@ -124,16 +129,16 @@ func (a *Activities) ValidateDisruption(ctx context.Context, d workflows.Disrupt
 }
 
 func (a *Activities) validate(ctx context.Context, d workflows.DisruptionDecision) (workflows.Validation, error) {
-	cands := a.candidates(ctx)
+	snap, err := a.takeSnapshot(ctx, time.Now())
+	if err != nil {
+		return workflows.Validation{}, err
+	}
+	cands := disruption.Candidates(withBuffers(a.disruptionClaims(ctx, time.Now()), snap))
 	if why := disruption.ConsolidateAfterRecheck(d, cands, time.Now()); why != "" {
 		return workflows.Validation{Why: why}, nil
 	}
 	if v, final := disruption.Recheck(d, cands); final {
 		return v, nil
-	}
-	snap, err := a.takeSnapshot(ctx, time.Now())
-	if err != nil {
-		return workflows.Validation{}, err
 	}
 	a.priceNodes(snap)
 	return disruption.Resimulated(d, solver.SimulateRemoval(snap.input, d.Nodes)), nil

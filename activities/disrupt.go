@@ -221,6 +221,13 @@ func (a *Activities) PlanReplacement(ctx context.Context, in workflows.DisruptIn
 		}
 	}
 	snap.input.ExistingNodes = kept
+	// The capacity buffers' virtual pods on the node move with its pods
+	// (the replacement keeps their room).
+	for _, ep := range snap.input.ExistingPods {
+		if ep.Node == in.NodeName && isVirtualUID(ep.Pod.UID) {
+			snap.input.Pods = append(snap.input.Pods, ep.Pod)
+		}
+	}
 	for _, p := range a.Cluster.PodsOnNode(in.NodeName) {
 		if !reschedulable(p) {
 			continue
@@ -244,6 +251,9 @@ func (a *Activities) PlanReplacement(ctx context.Context, in workflows.DisruptIn
 		log.Info("replacement planned", zap.String("nodeclaim", nc.Name), zap.Int("pods", len(nn.Pods)), zap.Float64("usdPerHour", nn.Price()))
 	}
 	for _, u := range plan.Unschedulable {
+		if snap.virtualKeys[u.Pod] {
+			continue // a buffer's: provisioning re-creates it
+		}
 		log.Warn("pod will have nowhere to go after the drain", zap.String("pod", u.Pod), zap.String("reason", u.Reason))
 	}
 	return out, nil

@@ -100,8 +100,14 @@ func (a *Activities) PlanProvisioning(ctx context.Context, in workflows.Provisio
 	a.Metrics.SetQueueDepth(metrics.ControllerProvisioner, in.BatchID, len(snap.input.Pods))
 	start := time.Now()
 	plan := solver.Solve(snap.input)
-	a.Metrics.Scheduled(metrics.ControllerProvisioner, time.Since(start).Seconds(), len(plan.Unschedulable))
-	a.Metrics.SetQueueDepth(metrics.ControllerProvisioner, in.BatchID, len(plan.Unschedulable))
+	realUnsched := 0 // capacity buffers' virtual pods aside
+	for _, u := range plan.Unschedulable {
+		if !snap.virtualKeys[u.Pod] {
+			realUnsched++
+		}
+	}
+	a.Metrics.Scheduled(metrics.ControllerProvisioner, time.Since(start).Seconds(), realUnsched)
+	a.Metrics.SetQueueDepth(metrics.ControllerProvisioner, in.BatchID, realUnsched)
 	if n := capReservations(plan.NewNodeClaims, a.reservationBudget()); n > 0 {
 		log.Info("capacity reservations used up: nodeclaims planned on other offerings", zap.Int("nodeclaims", n))
 	}
@@ -148,7 +154,18 @@ func (a *Activities) PlanProvisioning(ctx context.Context, in workflows.Provisio
 		log.Info("nodeclaim planned", zap.String("nodeclaim", nc.Name), zap.String("nodepool", nn.NodePool),
 			zap.Int("pods", len(nn.Pods)), zap.String("cheapest", in.Offerings[0].InstanceType), zap.Float64("usdPerHour", nn.Price()))
 	}
+	virtualUnsched := 0
 	for _, u := range plan.Unschedulable {
+		if snap.virtualKeys[u.Pod] {
+			// A buffer's virtual pod: one log line for all (no Event, no
+			// pod counted unschedulable).
+			if virtualUnsched == 0 {
+				log.Warn("capacity buffer cannot be provisioned in full", zap.String("virtualPod", u.Pod), zap.String("reason", u.Reason))
+			}
+			virtualUnsched++
+			out.UnschedulableTotal--
+			continue
+		}
 		if len(snap.notReady) > 0 {
 			u.Reason += "; " + strings.Join(snap.notReady, "; ")
 		}
@@ -160,6 +177,10 @@ func (a *Activities) PlanProvisioning(ctx context.Context, in workflows.Provisio
 		}
 		log.Warn("pod cannot be provisioned", zap.String("pod", u.Pod), zap.String("reason", u.Reason))
 		a.Metrics.PodUnschedulable()
+	}
+	a.bufferUnschedulable(virtualUnsched, time.Now())
+	if snap.virtualPending > 0 {
+		log.Info("capacity buffers planned", zap.Int("virtualPods", snap.virtualPending), zap.Int("unschedulable", virtualUnsched))
 	}
 	log.Info("provisioning plan", zap.Int("pending", snap.pending), zap.Int("nominated", snap.nominated),
 		zap.Int("considered", out.PodsConsidered), zap.Int("onExisting", out.PodsOnExisting),

@@ -56,6 +56,17 @@ type snapshot struct {
 	// claimLabels are added to the NodeClaims written from this snapshot
 	// (a gang try's marks).
 	claimLabels map[string]string
+	// nodePool is each node's karpenter.sh/nodepool label.
+	nodePool map[string]string
+	// buffers are the capacity buffers planned for (addBuffers);
+	// bufferPlaced is, per buffer, the node of each virtual pod placed on
+	// existing capacity, bufferOnNode their count per node; virtualKeys
+	// are every virtual pod's key, virtualPending those left to provision.
+	buffers        []*bufferView
+	bufferPlaced   map[string][]string
+	bufferOnNode   map[string]int
+	virtualKeys    map[string]bool
+	virtualPending int
 }
 
 // volumeObjects reads claims, PersistentVolumes and StorageClasses from the
@@ -92,6 +103,12 @@ func (a *Activities) takeSnapshot(ctx context.Context, now time.Time) (*snapshot
 // EC2NodeClasses looked up by classOf, writing nothing (Preview plans a
 // change's pools with it). It returns the pools skipped.
 func (a *Activities) buildSnapshot(now time.Time, pools []*apiv1.NodePool, classOf func(string) (*apiv1.EC2NodeClass, error)) (*snapshot, []cluster.InvalidNodePool) {
+	return a.buildSnapshotWith(now, pools, classOf, nil)
+}
+
+// buildSnapshotWith is buildSnapshot with before run on the snapshot just
+// before the capacity buffers are placed (so they see its changes).
+func (a *Activities) buildSnapshotWith(now time.Time, pools []*apiv1.NodePool, classOf func(string) (*apiv1.EC2NodeClass, error), before func(*snapshot)) (*snapshot, []cluster.InvalidNodePool) {
 	s := &snapshot{pools: map[string]*apiv1.NodePool{}, podsByKey: map[string]*corev1.Pod{}, volumes: a.volumeObjects(), selectors: a.selectorObjects(),
 		static: map[string]solver.NodePool{}}
 	claims := a.Cluster.NodeClaims()
@@ -103,6 +120,10 @@ func (a *Activities) buildSnapshot(now time.Time, pools []*apiv1.NodePool, class
 	skipped := a.addNodePools(s, pools, claims, classOf)
 	a.applyOverlays(s)
 	s.input.NamespaceLabels = a.namespaceLabels()
+	if before != nil {
+		before(s)
+	}
+	a.addBuffers(s, now)
 	return s, skipped
 }
 
@@ -144,8 +165,10 @@ func (a *Activities) addExistingPods(s *snapshot) []*corev1.Node {
 	nodes, _ := a.Cluster.Nodes.List(labels.Everything())
 	sort.Slice(nodes, func(i, j int) bool { return nodes[i].Name < nodes[j].Name })
 	s.used, s.attached = map[string]resources.List{}, solver.VolumeSet{}
+	s.nodePool = make(map[string]string, len(nodes))
 	onNode := map[string]solver.VolumeSet{}
 	for _, n := range nodes {
+		s.nodePool[n.Name] = n.Labels[apiv1.LabelNodePool]
 		seen := solver.VolumeSet{}
 		onNode[n.Name] = seen
 		var used resources.List

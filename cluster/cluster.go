@@ -72,6 +72,8 @@ type Cluster struct {
 	nodeClasses  cache.SharedIndexInformer
 	nodeOverlays cache.SharedIndexInformer // nil unless WatchNodeOverlays
 	provReqs     cache.SharedIndexInformer // nil unless WatchProvisioningRequests
+	// capacityBuffers: nil unless WatchCapacityBuffers.
+	capacityBuffers cache.SharedIndexInformer
 
 	Recorder    record.EventRecorder
 	broadcaster record.EventBroadcaster

@@ -98,12 +98,6 @@ func (c *Cluster) PatchProvisioningRequestStatus(ctx context.Context, namespace,
 	return err
 }
 
-// PodTemplate reads a PodTemplate from the API server (a request's pod
-// sets name them; they are read once per try, not watched).
-func (c *Cluster) PodTemplate(ctx context.Context, namespace, name string) (*corev1.PodTemplate, error) {
-	return c.Kube.CoreV1().PodTemplates(namespace).Get(ctx, name, metav1.GetOptions{})
-}
-
 // ConsumingPods are the pods of the namespace that consume the named
 // request (its annotation), sorted by name.
 func (c *Cluster) ConsumingPods(namespace, name string) []*corev1.Pod {

@@ -278,6 +278,11 @@ func newDependencies(ctx context.Context, cfg Config) (*dependencies, error) {
 			return d, err
 		}
 	}
+	if cfg.FeatureGates.CapacityBuffer {
+		if err := cl.WatchCapacityBuffers(); err != nil {
+			return d, err
+		}
+	}
 	if err := cl.Start(ctx, 2*time.Minute); err != nil {
 		return d, err
 	}
@@ -340,6 +345,7 @@ func newDependencies(ctx context.Context, cfg Config) (*dependencies, error) {
 		ClusterName:  cfg.ClusterName, State: state,
 		SpotToSpotConsolidation: cfg.FeatureGates.SpotToSpotConsolidation,
 		StaticCapacity:          cfg.FeatureGates.StaticCapacity,
+		CapacityBuffer:          cfg.FeatureGates.CapacityBuffer,
 		SpreadDefaults:          cfg.SpreadDefaults,
 	}
 	acts.CatalogStatus = d.market.Summary
@@ -421,6 +427,11 @@ func (d *dependencies) start(ctx context.Context, cfg Config) error {
 	if !cfg.FeatureGates.NodeOverlay {
 		if n := d.cluster.CountNodeOverlays(ctx); n > 0 {
 			log.Warn("NodeOverlays are ignored: --feature-gates NodeOverlay=true turns them on", zap.Int("nodeOverlays", n))
+		}
+	}
+	if !cfg.FeatureGates.CapacityBuffer {
+		if n := d.cluster.CountCapacityBuffers(ctx); n > 0 {
+			log.Warn("CapacityBuffers are ignored: --feature-gates CapacityBuffer=true turns them on", zap.Int("capacityBuffers", n))
 		}
 	}
 	var static *staticReconciler

@@ -26,6 +26,11 @@ type FeatureGates struct {
 	// static NodePool is reported not honoured (ValidationSucceeded=False
 	// naming the gate, a Warning Event, an error log) and skipped.
 	StaticCapacity bool
+	// CapacityBuffer honours CapacityBuffers (autoscaling.x-k8s.io): spare
+	// capacity for their virtual pods, kept through consolidation. Off
+	// (Karpenter's default, alpha there): they are ignored, and a worker
+	// that finds some says so.
+	CapacityBuffer bool
 }
 
 // The gates Joinery implements.
@@ -33,15 +38,16 @@ const (
 	FeatureGateSpotToSpotConsolidation = "SpotToSpotConsolidation"
 	FeatureGateNodeOverlay             = "NodeOverlay"
 	FeatureGateStaticCapacity          = "StaticCapacity"
+	FeatureGateCapacityBuffer          = "CapacityBuffer"
 )
 
-var knownGates = FeatureGateSpotToSpotConsolidation + ", " + FeatureGateNodeOverlay + ", " + FeatureGateStaticCapacity
+var knownGates = FeatureGateSpotToSpotConsolidation + ", " + FeatureGateNodeOverlay + ", " + FeatureGateStaticCapacity + ", " + FeatureGateCapacityBuffer
 
 // karpenterOnlyGates are Karpenter's other gates: accepted when false (so a
 // Karpenter FEATURE_GATES value with them off works as is), refused when
 // true, since Joinery does not have the feature.
 var karpenterOnlyGates = map[string]bool{
-	"NodeRepair": true, "ReservedCapacity": true, "CapacityBuffer": true,
+	"NodeRepair": true, "ReservedCapacity": true,
 	"TerminateFirstDrift": true, "TerminateFirstRepair": true, "PodDeletionCostManagement": true,
 }
 
@@ -71,6 +77,8 @@ func ParseFeatureGates(s string) (FeatureGates, error) {
 			g.NodeOverlay = on
 		case k == FeatureGateStaticCapacity:
 			g.StaticCapacity = on
+		case k == FeatureGateCapacityBuffer:
+			g.CapacityBuffer = on
 		case karpenterOnlyGates[k]:
 			if on {
 				return FeatureGates{}, fmt.Errorf("--feature-gates: %s=true: Joinery does not implement Karpenter's %s (it may only be false; known gates: %s)",
@@ -86,8 +94,8 @@ func ParseFeatureGates(s string) (FeatureGates, error) {
 
 // String is the gates in --feature-gates syntax.
 func (g FeatureGates) String() string {
-	return fmt.Sprintf("%s=%t,%s=%t,%s=%t", FeatureGateNodeOverlay, g.NodeOverlay, FeatureGateSpotToSpotConsolidation, g.SpotToSpotConsolidation,
-		FeatureGateStaticCapacity, g.StaticCapacity)
+	return fmt.Sprintf("%s=%t,%s=%t,%s=%t,%s=%t", FeatureGateCapacityBuffer, g.CapacityBuffer, FeatureGateNodeOverlay, g.NodeOverlay,
+		FeatureGateSpotToSpotConsolidation, g.SpotToSpotConsolidation, FeatureGateStaticCapacity, g.StaticCapacity)
 }
 
 func sortedKeys(m map[string]bool) []string {

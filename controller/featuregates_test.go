@@ -19,7 +19,7 @@ func TestParseFeatureGates(t *testing.T) {
 		// Karpenter's default FEATURE_GATES, with the beta gate turned off.
 		{"NodeRepair=false,ReservedCapacity=false,SpotToSpotConsolidation=true,NodeOverlay=false,StaticCapacity=false,CapacityBuffer=false", true, ""},
 		{"NodeRepair=true", false, `--feature-gates: NodeRepair=true: Joinery does not implement Karpenter's NodeRepair`},
-		{"SpotToSpot=true", false, `--feature-gates: unknown feature gate "SpotToSpot" (known: SpotToSpotConsolidation, NodeOverlay, StaticCapacity; Karpenter's CapacityBuffer, NodeRepair`},
+		{"SpotToSpot=true", false, `--feature-gates: unknown feature gate "SpotToSpot" (known: SpotToSpotConsolidation, NodeOverlay, StaticCapacity, CapacityBuffer; Karpenter's NodeRepair`},
 		{"SpotToSpotConsolidation=yes", false, `--feature-gates: SpotToSpotConsolidation="yes": the value must be true or false`},
 		{"SpotToSpotConsolidation", false, `--feature-gates: "SpotToSpotConsolidation" is not Key=true or Key=false`},
 	}
@@ -41,10 +41,13 @@ func TestParseFeatureGates(t *testing.T) {
 	if g, err := ParseFeatureGates("StaticCapacity=false"); err != nil || g.StaticCapacity {
 		t.Errorf("StaticCapacity=false: %+v, %v", g, err)
 	}
+	if g, err := ParseFeatureGates("CapacityBuffer=true"); err != nil || !g.CapacityBuffer || g.StaticCapacity {
+		t.Errorf("CapacityBuffer=true: %+v, %v", g, err)
+	}
 	if g, err := ParseFeatureGates("NodeOverlay=true"); err != nil || !g.NodeOverlay || g.SpotToSpotConsolidation {
 		t.Errorf("NodeOverlay=true: %+v, %v", g, err)
 	}
-	if s := (FeatureGates{SpotToSpotConsolidation: true}).String(); s != "NodeOverlay=false,SpotToSpotConsolidation=true,StaticCapacity=false" {
+	if s := (FeatureGates{SpotToSpotConsolidation: true}).String(); s != "CapacityBuffer=false,NodeOverlay=false,SpotToSpotConsolidation=true,StaticCapacity=false" {
 		t.Errorf("String() = %q", s)
 	}
 }

@@ -29,6 +29,25 @@ type provisioner struct {
 	max      time.Duration
 	trigger  chan struct{}
 	seq      atomic.Int64
+	// lastBuffer is when a Provision last ran for capacity buffers
+	// short of room (bufferRetry apart while they stay short).
+	lastBuffer time.Time
+}
+
+// bufferRetry is how long a capacity buffer that stays short of room
+// after a Provision (limits, no offering) waits before the next one.
+const bufferRetry = 10 * time.Second
+
+// headroomShort is how many virtual pods of the capacity buffers existing
+// capacity cannot hold (activities.CheckHeadroom: also their status and
+// metrics), 0 within bufferRetry of the last Provision run for them.
+func (p *provisioner) headroomShort(ctx context.Context) int {
+	n := p.acts.CheckHeadroom(ctx)
+	if n == 0 || time.Since(p.lastBuffer) < bufferRetry {
+		return 0
+	}
+	p.lastBuffer = time.Now()
+	return n
 }
 
 func (p *provisioner) watch() {
@@ -51,9 +70,13 @@ func (p *provisioner) watch() {
 	// the memo survives restarts).
 	p.cluster.OnNodePoolChange(func(interface{}) { p.kick() })
 	p.cluster.OnNodePoolSpecChange(p.acts.Ledger().ForgetUnschedulable)
+	p.cluster.OnNodePoolSpecChange(p.acts.ForgetBufferUnschedulable)
+	// A CapacityBuffer created or changed may need capacity.
+	p.cluster.OnCapacityBufferChange(p.kick)
 	// So may a NodePool whose EC2NodeClass became Ready.
 	p.cluster.OnNodeClassReadyChange(func() {
 		p.acts.Ledger().ForgetUnschedulable()
+		p.acts.ForgetBufferUnschedulable()
 		p.kick()
 	})
 }
@@ -88,12 +111,16 @@ func (p *provisioner) run(ctx context.Context) error {
 	resync := time.NewTicker(resyncInterval)
 	defer resync.Stop()
 	for {
+		short, checked := 0, false
 		select {
 		case <-ctx.Done():
 			return nil
 		case <-p.trigger:
 		case <-resync.C:
-			if p.acts.Ledger().PendingToPlan(time.Now()) == 0 {
+			// Capacity buffers need their own trigger: no pod is pending
+			// when real pods took their space.
+			short, checked = p.headroomShort(ctx), true
+			if p.acts.Ledger().PendingToPlan(time.Now()) == 0 && short == 0 {
 				continue
 			}
 		}
@@ -102,8 +129,14 @@ func (p *provisioner) run(ctx context.Context) error {
 		}
 		pending := p.acts.Ledger().PendingToPlan(time.Now())
 		p.metrics.SetPodsPending(pending)
-		if pending == 0 {
+		if pending == 0 && !checked {
+			short = p.headroomShort(ctx)
+		}
+		if pending == 0 && short == 0 {
 			continue
+		}
+		if pending == 0 {
+			p.log.Info("capacity buffers short of room: provisioning for them", zap.Int("virtualPods", short))
 		}
 		if err := p.provision(ctx, pending); err != nil {
 			p.log.Error("provisioning failed", zap.Error(err))

@@ -39,6 +39,8 @@ func TestCRDs(t *testing.T) {
 		"nodeoverlays.karpenter.sh":        "NodeOverlay",
 		// Upstream's (kubernetes/autoscaler), namespaced.
 		"provisioningrequests.autoscaling.x-k8s.io": "ProvisioningRequest",
+		// SIG Autoscaling's, namespaced, served as v1alpha1 and v1beta1.
+		"capacitybuffers.autoscaling.x-k8s.io": "CapacityBuffer",
 	}
 	crds := parseCRDs(t)
 	if len(crds) != len(want) {
@@ -47,6 +49,10 @@ func TestCRDs(t *testing.T) {
 	for _, crd := range crds {
 		if want[crd.Name] != crd.Spec.Names.Kind {
 			t.Errorf("unexpected CRD %s (kind %s)", crd.Name, crd.Spec.Names.Kind)
+		}
+		if crd.Spec.Names.Kind == "CapacityBuffer" {
+			checkCapacityBufferCRD(t, crd)
+			continue
 		}
 		wantScope := apiextensionsv1.ClusterScoped
 		if crd.Spec.Names.Kind == "ProvisioningRequest" {
@@ -67,6 +73,23 @@ func TestCRDs(t *testing.T) {
 				t.Errorf("%s: no %s in the schema", crd.Name, f)
 			}
 		}
+	}
+}
+
+// checkCapacityBufferCRD: namespaced, v1alpha1 and v1beta1 served with the
+// same schema and columns, v1beta1 stored (conversion None: the API server
+// only rewrites apiVersion).
+func checkCapacityBufferCRD(t *testing.T, crd *apiextensionsv1.CustomResourceDefinition) {
+	t.Helper()
+	if crd.Spec.Scope != apiextensionsv1.NamespaceScoped || len(crd.Spec.Versions) != 2 {
+		t.Fatalf("%s: scope %s, %d versions", crd.Name, crd.Spec.Scope, len(crd.Spec.Versions))
+	}
+	a, b := crd.Spec.Versions[0], crd.Spec.Versions[1]
+	if a.Name != "v1alpha1" || b.Name != "v1beta1" || !a.Served || !b.Served || a.Storage || !b.Storage || b.Subresources == nil || b.Subresources.Status == nil {
+		t.Errorf("%s: versions %s/%s served %v/%v storage %v/%v", crd.Name, a.Name, b.Name, a.Served, b.Served, a.Storage, b.Storage)
+	}
+	if !reflect.DeepEqual(a.Schema, b.Schema) || !reflect.DeepEqual(a.AdditionalPrinterColumns, b.AdditionalPrinterColumns) {
+		t.Errorf("%s: v1alpha1 and v1beta1 differ", crd.Name)
 	}
 }
 
@@ -266,6 +289,16 @@ func TestPrinterColumnsAreKarpenters(t *testing.T) {
 		},
 		// Upstream's only column.
 		"ProvisioningRequest": {
+			{"Age", ".metadata.creationTimestamp", "date", 0},
+		},
+		// pkg/apis/autoscaling/v1beta1's.
+		"CapacityBuffer": {
+			{"Strategy", ".spec.provisioningStrategy", "string", 0},
+			{"PodTemplate", ".status.podTemplateRef.name", "string", 0},
+			{"Replicas", ".status.replicas", "integer", 0},
+			{"ConditionsType", ".status.conditions[*].type", "string", 0},
+			{"ConditionsStatus", ".status.conditions[*].status", "string", 0},
+			{"ConditionsReason", ".status.conditions[*].reason", "string", 0},
 			{"Age", ".metadata.creationTimestamp", "date", 0},
 		},
 	}

@@ -22,6 +22,9 @@ type Claim struct {
 	// and until when; "" for none): it is not disrupted meanwhile.
 	Booked string
 	Pods   []Pod // the pods bound to the node
+	// BufferPods are the capacity buffers' virtual pods placed on the
+	// node: it is not empty, and consolidation must find them room.
+	BufferPods int
 }
 
 // Pod is what candidate filtering needs to know of a pod on a node.
@@ -56,6 +59,8 @@ type Candidate struct {
 	// RescheduleDisruptionCost: 1 plus each reschedulable pod's
 	// EvictionCost floored at 0 (see DisruptionCost).
 	RescheduleDisruptionCost float64
+	// BufferPods: the capacity buffers' virtual pods on the node (see Claim).
+	BufferPods int
 }
 
 // Unsettled says why no disruption may be decided now ("": none): pods

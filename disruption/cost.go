@@ -81,9 +81,12 @@ func (c Candidate) DisruptionCost() float64 {
 
 // Empty reports whether no pod of the candidate adds to its disruption
 // cost (Karpenter v1.14's IsEmpty): no reschedulable pod, or only pods
-// whose eviction cost is 0 or less. Emptiness deletes such nodes; their
-// pods, if any, are evicted and provisioned for again.
-func (c Candidate) Empty() bool { return c.DisruptionCost() <= PerNodeBaseDisruptionCost }
+// whose eviction cost is 0 or less, and no capacity buffer's virtual pod
+// (Karpenter's emptiness skips those too). Emptiness deletes such nodes;
+// their pods, if any, are evicted and provisioned for again.
+func (c Candidate) Empty() bool {
+	return c.BufferPods == 0 && c.DisruptionCost() <= PerNodeBaseDisruptionCost
+}
 
 // SavingsRatio is the candidate's price per unit of disruption cost
 // (USD/hour): consolidation tries candidates in this order, highest

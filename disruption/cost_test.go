@@ -99,6 +99,12 @@ func TestCandidateDisruptionCostEmptyAndSavingsRatio(t *testing.T) {
 			t.Errorf("%s: cost %v empty %v ratio %v, want %v %v %v", c.name, cand.DisruptionCost(), cand.Empty(), cand.SavingsRatio(), c.cost, c.empty, 0.2016/c.cost)
 		}
 	}
+	// A node holding a capacity buffer's virtual pods is not empty, though
+	// they add no disruption cost (moving them evicts nothing).
+	node, nc := testClaim(0, pool)
+	if got := Candidates([]Claim{{Claim: nc, Node: node, Pool: pool, Price: 0.2, BufferPods: 3}}); len(got) != 1 || got[0].Empty() || got[0].DisruptionCost() != 1 || got[0].BufferPods != 3 {
+		t.Errorf("buffer node: %+v", got)
+	}
 	// Built by hand without a cost, a candidate counts its pods at 1 each.
 	if c := (Candidate{Pods: 2, Price: 0.75}); c.DisruptionCost() != 3 || c.Empty() || c.SavingsRatio() != 0.25 {
 		t.Errorf("hand-built: %v %v %v", c.DisruptionCost(), c.Empty(), c.SavingsRatio())

@@ -12,6 +12,7 @@ import (
 // without metrics (unit tests, tools) calls them unguarded.
 type Metrics struct {
 	Registry *prometheus.Registry
+	headroomMetrics
 
 	// PodsPending is the number of pods the kube-scheduler marked
 	// Unschedulable that Joinery has seen and not yet placed.
@@ -122,6 +123,7 @@ func New() *Metrics {
 	r.MustRegister(m.GarbageCollected)
 	m.Gang = newGang(r)
 	m.newConsolidationMetrics(r)
+	m.newHeadroomMetrics(r)
 	m.NodeClaimsDisrupted = prometheus.NewCounterVec(prometheus.CounterOpts{Name: "joinery_nodeclaims_disrupted_total",
 		Help: "NodeClaims deleted by disruption, by nodepool, reason (expired) and capacity type."}, []string{"nodepool", "reason", "capacity_type"})
 	r.MustRegister(m.NodeClaimsDisrupted)

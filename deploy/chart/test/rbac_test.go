@@ -79,7 +79,8 @@ var needed = map[access]string{
 	{"list", "autoscaling.x-k8s.io", "provisioningrequests"}:         "cluster/provreq.go: dynamic ProvisioningRequest informer (when the CRD is served)",
 	{"watch", "autoscaling.x-k8s.io", "provisioningrequests"}:        "cluster/provreq.go: dynamic ProvisioningRequest informer",
 	{"patch", "autoscaling.x-k8s.io", "provisioningrequests/status"}: "cluster/provreq.go: PatchProvisioningRequestStatus (Accepted, Provisioned, BookingExpired, details)",
-	{"get", "", "podtemplates"}:                                      "cluster/provreq.go: PodTemplate (a ProvisioningRequest's pod sets, read once per try)",
+	{"get", "", "podtemplates"}:                                      "cluster/podtemplate.go: PodTemplate (a ProvisioningRequest's pod sets, a CapacityBuffer's podTemplateRef)",
+	{"list", "autoscaling.x-k8s.io", "capacitybuffers"}:              "cluster/capacitybuffer.go: CapacityBuffer informer (CapacityBuffer gate), else one list (CountCapacityBuffers)",
 }
 
 // neededWithSchedulerConfig is what the worker calls only when given
@@ -101,6 +102,16 @@ var neededWithSchedulerConfig = map[access]string{
 var neededWithNodeOverlay = map[access]string{
 	{"watch", "karpenter.sh", "nodeoverlays"}:        "cluster/nodeoverlay.go: NodeOverlay informer (WatchNodeOverlays)",
 	{"patch", "karpenter.sh", "nodeoverlays/status"}: "cluster/nodeoverlay.go: SetNodeOverlayConditions (ValidationSucceeded, Ready)",
+}
+
+// neededWithCapacityBuffer is what the worker calls only with
+// --feature-gates CapacityBuffer=true.
+var neededWithCapacityBuffer = map[access]string{
+	{"watch", "autoscaling.x-k8s.io", "capacitybuffers"}:        "cluster/capacitybuffer.go: CapacityBuffer informer (WatchCapacityBuffers)",
+	{"patch", "autoscaling.x-k8s.io", "capacitybuffers/status"}: "cluster/capacitybuffer.go: SetCapacityBufferStatus (replicas, ReadyForProvisioning, Provisioning)",
+	{"get", "apps", "deployments"}:                              "cluster/capacitybuffer.go: Scalable (a buffer's scalableRef)",
+	{"get", "apps", "replicasets"}:                              "cluster/capacitybuffer.go: Scalable (a buffer's scalableRef)",
+	{"get", "apps", "statefulsets"}:                             "cluster/capacitybuffer.go: Scalable (a buffer's scalableRef)",
 }
 
 // neededInRole is what the worker calls in its own namespace: granted by
@@ -133,6 +144,9 @@ func TestRBACClusterRole(t *testing.T) {
 	maps.Copy(overlays, neededWithNodeOverlay)
 	checkClusterRole(t, minimal+"featureGates: SpotToSpotConsolidation=true, NodeOverlay=true\n", overlays)
 	checkClusterRole(t, minimal+"featureGates: NodeOverlay=false\n", needed)
+	buffers := maps.Clone(needed)
+	maps.Copy(buffers, neededWithCapacityBuffer)
+	checkClusterRole(t, minimal+"featureGates: CapacityBuffer=true\n", buffers)
 }
 
 func checkClusterRole(t *testing.T, values string, want map[access]string) {
@@ -177,9 +191,9 @@ var (
 	// factory.Core().V1().Pods().Informer() / .Lister()
 	informer = regexp.MustCompile(`\.(Core|Apps|Policy|Storage|Node)\(\)\.V1\(\)\.(\w+)\(\)\.(Informer|Lister)\(\)`)
 	// dynFactory.ForResource(apiv1.NodeClaimGVR)
-	dynInformer = regexp.MustCompile(`ForResource\((?:apiv1|v1alpha1|provreq)\.(\w+GVR)\)`)
+	dynInformer = regexp.MustCompile(`ForResource\((?:apiv1|v1alpha1|provreq|capacitybuffer)\.(\w+GVR)\)`)
 	// c.Dynamic.Resource(apiv1.NodeClaimGVR).Patch(
-	dynCall = regexp.MustCompile(`\.Resource\((?:apiv1|v1alpha1|provreq)\.(\w+GVR)\)(?:\.Namespace\([^)]*\))?\.(\w+)\(`)
+	dynCall = regexp.MustCompile(`\.Resource\((?:apiv1|v1alpha1|provreq|capacitybuffer)\.(\w+GVR)\)(?:\.Namespace\([^)]*\))?\.(\w+)\(`)
 	// NodeClaimGVR = schema.GroupVersionResource{Group: "karpenter.sh", Version: "v1", Resource: "nodeclaims"}
 	gvrDef = regexp.MustCompile(`(\w+GVR)\s*=\s*schema\.GroupVersionResource\{Group:\s*"([^"]*)",\s*Version:\s*"[^"]*",\s*Resource:\s*"([^"]*)"\}`)
 	// Anything that looks like a Kubernetes client call; each such line must
@@ -229,7 +243,7 @@ func workerFiles(t *testing.T) []string {
 // a ClusterRole rule fails here, and so does a rule whose call is gone.
 func TestRBACTableMatchesCode(t *testing.T) {
 	gvrs := map[string][2]string{}
-	for _, f := range []string{"api/v1/doc.go", "api/v1alpha1/nodeoverlay.go", "api/provreq/provreq.go"} {
+	for _, f := range []string{"api/v1/doc.go", "api/v1alpha1/nodeoverlay.go", "api/provreq/provreq.go", "api/capacitybuffer/capacitybuffer.go"} {
 		src, err := os.ReadFile(filepath.Join(repoRoot, f))
 		if err != nil {
 			t.Fatal(err)
@@ -238,8 +252,8 @@ func TestRBACTableMatchesCode(t *testing.T) {
 			gvrs[m[1]] = [2]string{m[2], m[3]}
 		}
 	}
-	if len(gvrs) != 5 {
-		t.Fatalf("GVRs in api/v1/doc.go, api/v1alpha1 and api/provreq: %v", gvrs)
+	if len(gvrs) != 6 {
+		t.Fatalf("GVRs in api/v1/doc.go, api/v1alpha1, api/provreq and api/capacitybuffer: %v", gvrs)
 	}
 	found := map[access][]string{}
 	add := func(a access, where string) { found[a] = append(found[a], where) }
@@ -337,11 +351,12 @@ func TestRBACTableMatchesCode(t *testing.T) {
 		_, ns := neededInRole[a]
 		_, sched := neededWithSchedulerConfig[a]
 		_, overlay := neededWithNodeOverlay[a]
-		if !cluster && !ns && !sched && !overlay {
+		_, buffer := neededWithCapacityBuffer[a]
+		if !cluster && !ns && !sched && !overlay && !buffer {
 			t.Errorf("code calls %s (%s) but the RBAC table (and so the ClusterRole) lacks it", a, strings.Join(where, ", "))
 		}
 	}
-	for _, table := range []map[access]string{needed, neededInRole, neededWithSchedulerConfig, neededWithNodeOverlay} {
+	for _, table := range []map[access]string{needed, neededInRole, neededWithSchedulerConfig, neededWithNodeOverlay, neededWithCapacityBuffer} {
 		for a, why := range table {
 			if _, ok := found[a]; !ok {
 				t.Errorf("RBAC table has %s (%s) but no worker code calls it any more", a, why)
