@@ -457,22 +457,9 @@ func sameBufferStatus(have, want capacitybuffer.Status) bool {
 		(have.PodTemplateRef == nil) != (want.PodTemplateRef == nil) || (have.PodTemplateRef != nil && have.PodTemplateRef.Name != want.PodTemplateRef.Name) {
 		return false
 	}
-	return sameConditions(have.Conditions, want.Conditions)
+	return apiv1.SameConditions(have.Conditions, want.Conditions)
 }
 
-func sameConditions(have, want []metav1.Condition) bool {
-	if len(have) != len(want) {
-		return false
-	}
-	for i := range want {
-		h := have[i]
-		if h.Type != want[i].Type || h.Status != want[i].Status || h.Reason != want[i].Reason || h.Message != want[i].Message ||
-			h.ObservedGeneration != want[i].ObservedGeneration {
-			return false
-		}
-	}
-	return true
-}
 
 func bufferRef(b *capacitybuffer.CapacityBuffer) *corev1.ObjectReference {
 	return &corev1.ObjectReference{APIVersion: capacitybuffer.CapacityBufferGVR.GroupVersion().String(), Kind: "CapacityBuffer",

@@ -81,19 +81,7 @@ func newGangReconciler(cl *cluster.Cluster, acts *activities.Activities, tc clie
 	return r
 }
 
-func (r *gangReconciler) run(ctx context.Context) {
-	t := time.NewTicker(r.every)
-	defer t.Stop()
-	for {
-		r.pass(ctx, time.Now())
-		select {
-		case <-ctx.Done():
-			return
-		case <-t.C:
-		case <-r.trigger:
-		}
-	}
-}
+func (r *gangReconciler) run(ctx context.Context) { reconcileLoop(ctx, r.every, r.trigger, 0, r.pass) }
 
 // pass looks at every request once.
 func (r *gangReconciler) pass(ctx context.Context, now time.Time) {

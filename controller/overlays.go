@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/joinery/joinery/activities"
+	apiv1 "github.com/joinery/joinery/api/v1"
 	"github.com/joinery/joinery/api/v1alpha1"
 	"github.com/joinery/joinery/cluster"
 	"github.com/joinery/joinery/overlay"
@@ -42,7 +43,7 @@ func (r *overlayStatus) reconcile(ctx context.Context) {
 	list, set := r.acts.ResolveOverlays()
 	for _, o := range list {
 		want := overlayConditions(o, set)
-		if sameConditions(o.Status.Conditions, want) {
+		if apiv1.SameConditions(o.Status.Conditions, want) {
 			continue
 		}
 		if want[0].Status == metav1.ConditionFalse {
@@ -82,18 +83,4 @@ func overlayConditions(o *v1alpha1.NodeOverlay, set *overlay.Set) []metav1.Condi
 		}
 	}
 	return out
-}
-
-func sameConditions(have, want []metav1.Condition) bool {
-	if len(have) != len(want) {
-		return false
-	}
-	for i := range want {
-		h := have[i]
-		if h.Type != want[i].Type || h.Status != want[i].Status || h.Reason != want[i].Reason || h.Message != want[i].Message ||
-			h.ObservedGeneration != want[i].ObservedGeneration {
-			return false
-		}
-	}
-	return true
 }

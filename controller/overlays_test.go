@@ -4,6 +4,7 @@ import (
 	"testing"
 	"time"
 
+	apiv1 "github.com/joinery/joinery/api/v1"
 	"github.com/joinery/joinery/api/v1alpha1"
 	"github.com/joinery/joinery/overlay"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -29,11 +30,11 @@ func TestOverlayConditions(t *testing.T) {
 	b.Status.Conditions = overlayConditions(b, set)
 	b.Status.Conditions[0].LastTransitionTime = old
 	again := overlayConditions(b, set)
-	if !sameConditions(b.Status.Conditions, again) || !again[0].LastTransitionTime.Equal(&old) {
+	if !apiv1.SameConditions(b.Status.Conditions, again) || !again[0].LastTransitionTime.Equal(&old) {
 		t.Fatalf("unchanged verdict rewritten: %+v", again)
 	}
 	delete(set.Rejected, "b")
-	if sameConditions(b.Status.Conditions, overlayConditions(b, set)) {
+	if apiv1.SameConditions(b.Status.Conditions, overlayConditions(b, set)) {
 		t.Fatal("a resolved conflict is not written")
 	}
 }

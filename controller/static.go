@@ -85,24 +85,10 @@ func newStaticReconciler(cl *cluster.Cluster, tc client.Client, log *zap.Logger)
 	return r
 }
 
+// run passes every r.every and a second after an event (several events at
+// once make one pass).
 func (r *staticReconciler) run(ctx context.Context) {
-	t := time.NewTicker(r.every)
-	defer t.Stop()
-	for {
-		r.pass(ctx, time.Now())
-		select {
-		case <-ctx.Done():
-			return
-		case <-t.C:
-		case <-r.trigger:
-			// Several events at once make one pass.
-			select {
-			case <-ctx.Done():
-				return
-			case <-time.After(time.Second):
-			}
-		}
-	}
+	reconcileLoop(ctx, r.every, r.trigger, time.Second, r.pass)
 }
 
 // pass reconciles every static pool once.

@@ -62,3 +62,20 @@ func IsConditionTrue(conds []metav1.Condition, typ string) bool {
 	c := FindCondition(conds, typ)
 	return c != nil && c.Status == metav1.ConditionTrue
 }
+
+// SameConditions: the two lists say the same, in the same order (type,
+// status, reason, message, observed generation; transition times aside),
+// so a status write would change nothing.
+func SameConditions(have, want []metav1.Condition) bool {
+	if len(have) != len(want) {
+		return false
+	}
+	for i := range want {
+		h := have[i]
+		if h.Type != want[i].Type || h.Status != want[i].Status || h.Reason != want[i].Reason || h.Message != want[i].Message ||
+			h.ObservedGeneration != want[i].ObservedGeneration {
+			return false
+		}
+	}
+	return true
+}
