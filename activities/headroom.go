@@ -460,7 +460,6 @@ func sameBufferStatus(have, want capacitybuffer.Status) bool {
 	return apiv1.SameConditions(have.Conditions, want.Conditions)
 }
 
-
 func bufferRef(b *capacitybuffer.CapacityBuffer) *corev1.ObjectReference {
 	return &corev1.ObjectReference{APIVersion: capacitybuffer.CapacityBufferGVR.GroupVersion().String(), Kind: "CapacityBuffer",
 		Namespace: b.Namespace, Name: b.Name, UID: b.UID}
