@@ -17,6 +17,8 @@ import (
 	"github.com/joinery/joinery/temporalconn"
 	"github.com/spf13/cobra"
 	"go.uber.org/zap"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/kubernetes"
 )
 
@@ -61,7 +63,7 @@ prints the summary when settled and keeps running until Ctrl-C.`,
 	}
 	fl := cmd.Flags()
 	fl.StringArrayVarP(&f.files, "filename", "f", nil, "manifest file to apply (repeatable; NodePools, EC2NodeClasses, workloads)")
-	fl.BoolVar(&f.untilSettled, "until-settled", false, "exit once every workload pod is Running on a Joinery node")
+	fl.BoolVar(&f.untilSettled, "until-settled", false, "exit once every workload pod is Running on a Joinery node (and every CapacityBuffer held)")
 	fl.BoolVar(&f.fresh, "fresh", false, "wipe the state directory first")
 	fl.StringVar(&f.stateDir, "state-dir", ".joinery", "where etcd data, the Temporal SQLite file, PKI and logs persist")
 	fl.DurationVar(&f.bootDelay, "boot-delay", 2*time.Second, "simulated instance boot time before its Node registers")
@@ -171,6 +173,13 @@ func runDev(parent context.Context, f *devFlags) error {
 		sctx, cancel = context.WithCancel(ctx)
 		defer cancel()
 	}
+	buffers, err := waitBuffers(sctx, w, objs, gates.CapacityBuffer)
+	if err != nil {
+		if ctx.Err() != nil {
+			return nil // Ctrl-C
+		}
+		return exitError{code: exitNotSettled, err: err}
+	}
 	settled, err := world.WaitSettled(sctx, kc, want, namespaces)
 	if err != nil {
 		if ctx.Err() != nil {
@@ -183,6 +192,9 @@ func runDev(parent context.Context, f *devFlags) error {
 	settled.Reprice(w.Price) // the region's prices, spot per zone as the nodes pay them
 	settled.Print(os.Stdout)
 	fmt.Printf("Time from apply to last pod Running: %s\n", took.Round(10*time.Millisecond))
+	for _, b := range buffers {
+		fmt.Println(b)
+	}
 	fmt.Printf("Temporal Web UI: %s/namespaces/default/workflows (one nodeclaim/... workflow per node; try the query NodePool = \"general-purpose\")\n", w.Temporal.UIAddress)
 	fmt.Printf("kubectl: KUBECONFIG=%s kubectl get nodes,nodeclaims\n", w.Kube.Kubeconfig())
 	if f.untilSettled {
@@ -206,4 +218,26 @@ func devLogger(f *devFlags) (*zap.Logger, error) {
 		return nil, err
 	}
 	return l, nil
+}
+
+// waitBuffers waits until the manifests' CapacityBuffers are held (their
+// nodes bought) when the gate is on, and says they are ignored when off.
+func waitBuffers(ctx context.Context, w *world.World, objs []*unstructured.Unstructured, gate bool) ([]string, error) {
+	n := 0
+	for _, o := range objs {
+		if o.GetKind() == "CapacityBuffer" {
+			n++
+		}
+	}
+	if n == 0 {
+		return nil, nil
+	}
+	if !gate {
+		return []string{fmt.Sprintf("%d CapacityBuffer(s) ignored: run with --feature-gates CapacityBuffer=true", n)}, nil
+	}
+	dyn, err := dynamic.NewForConfig(w.Kube.RESTConfig())
+	if err != nil {
+		return nil, err
+	}
+	return world.WaitBuffersHeld(ctx, dyn, objs)
 }

@@ -26,11 +26,11 @@ import (
 )
 
 // applyGang applies examples/nodepools.yaml's EC2NodeClass and gpu
-// NodePool, then testdata/gang.yaml (the PodTemplate, the
+// NodePool, then examples/gang.yaml (the PodTemplate, the
 // ProvisioningRequest "training" for 4 pods, the 4 consuming pods).
 func applyGang(t *testing.T, e *env) {
 	t.Helper()
-	objs, err := cluster.ReadManifests("../../examples/nodepools.yaml", "testdata/gang.yaml")
+	objs, err := cluster.ReadManifests("../../examples/nodepools.yaml", "../../examples/gang.yaml")
 	if err != nil {
 		t.Fatal(err)
 	}
