@@ -131,6 +131,9 @@ func (a *Activities) PlanGang(ctx context.Context, in workflows.GangInput) (work
 	capReservations(plan.NewNodeClaims, a.reservationBudget())
 	var unplaced []gang.Unplaced
 	for _, u := range plan.Unschedulable {
+		if len(snap.notReady) > 0 {
+			u.Reason += "; " + strings.Join(snap.notReady, "; ") // as PlanProvisioning says it
+		}
 		unplaced = append(unplaced, gang.Unplaced{Pod: u.Pod, Reason: u.Reason})
 	}
 	out := workflows.GangPlan{Pods: len(pods), OnExisting: len(plan.ExistingPlacements)}

@@ -72,6 +72,15 @@ func (a *Activities) launchInstance(ctx context.Context, req workflows.LaunchReq
 	defer prog.beat.stop()
 	nc, err := a.Cluster.NodeClaim(ctx, req.NodeClaim)
 	if apierrors.IsNotFound(err) {
+		// Gone (a NodeClaim has no finalizer before its launch is
+		// recorded): an earlier attempt, lost with its worker after
+		// CreateFleet answered, may have launched its instance; the saga
+		// must terminate that one.
+		if existing, lerr := a.Cloud.ForNodeClaim(ctx, req.NodeClaim); lerr != nil {
+			return workflows.Instance{}, lerr
+		} else if len(existing) > 0 {
+			return a.toInstance(existing[0]), nil
+		}
 		return workflows.Instance{}, temporal.NewNonRetryableApplicationError("NodeClaim deleted before launch", workflows.ErrNodeClaimGone, err)
 	}
 	if err != nil {

@@ -250,3 +250,28 @@ func TestLaunchResumesEachStepsProgress(t *testing.T) {
 		t.Fatalf("resumed attempt's progress %+v", after)
 	}
 }
+
+// A NodeClaim deleted while its launch's worker died after CreateFleet
+// answered (a gang's compensation, a user): the retry finds the instance
+// that attempt launched and returns it, so the saga terminates it; it
+// buys no other.
+func TestLaunchOfADeletedNodeClaimReturnsTheInstanceItLaunched(t *testing.T) {
+	a, srv, req := launchWorld(t)
+	first, details, _, err := launchAttempt(t, a, srv, req, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := a.Cluster.Dynamic.Resource(apiv1.NodeClaimGVR).Delete(context.Background(), req.NodeClaim, metav1.DeleteOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	again, _, calls, err := launchAttempt(t, a, srv, req, details)
+	if err != nil {
+		t.Fatalf("retry after the deletion: %v", err)
+	}
+	if again.ID != first.ID || calls["CreateFleet"] != 0 {
+		t.Fatalf("retry returned %s with EC2 calls %v; want %s and no CreateFleet", again.ID, calls, first.ID)
+	}
+	if n := len(srv.Instances()); n != 1 {
+		t.Fatalf("%d instances, want 1", n)
+	}
+}
