@@ -8,10 +8,10 @@ import (
 	"time"
 
 	"github.com/joinery/joinery/catalog"
-	"github.com/joinery/joinery/cloud"
-	"github.com/joinery/joinery/cloud/bootstrap"
-	"github.com/joinery/joinery/cluster"
-	"github.com/joinery/joinery/metrics"
+	"github.com/joinery/joinery/internal/metrics"
+	"github.com/joinery/joinery/providers/aws"
+	"github.com/joinery/joinery/providers/aws/bootstrap"
+	"github.com/joinery/joinery/providers/kube"
 	"github.com/joinery/joinery/solver"
 	"github.com/joinery/joinery/workflows"
 	"go.temporal.io/sdk/activity"
@@ -21,8 +21,8 @@ import (
 
 // Activities is the set of activity implementations and their dependencies.
 type Activities struct {
-	Cluster *cluster.Cluster
-	Cloud   *cloud.Client
+	Cluster *kube.Cluster
+	Cloud   *aws.Client
 	Catalog *catalog.Catalog
 	// Market, when set, makes offerings region-true: the zones each type
 	// is sold in and the zone's spot price, refreshed by the controller
@@ -31,11 +31,11 @@ type Activities struct {
 	// CatalogStatus, when set, says where the catalog's facts come from
 	// now (the controller's refresher), for `starter status`.
 	CatalogStatus func() string
-	ICE           *cloud.ICECache
+	ICE           *aws.ICECache
 	// State, when set, holds what every replica must see and what must
 	// outlive every worker: the ICE cache and the pending-pod memo (see
 	// BindSharedState). Nil: this process's memory only.
-	State   *cluster.StateStore
+	State   *kube.StateStore
 	Metrics *metrics.Metrics
 	Log     *zap.Logger
 	// ClusterFacts are what a node's user data needs to join the cluster.

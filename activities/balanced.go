@@ -2,7 +2,7 @@ package activities
 
 import (
 	apiv1 "github.com/joinery/joinery/api/v1"
-	"github.com/joinery/joinery/disruption"
+	"github.com/joinery/joinery/policy/disruption"
 	"go.uber.org/zap"
 	"k8s.io/apimachinery/pkg/labels"
 )

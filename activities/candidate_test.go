@@ -9,7 +9,7 @@ import (
 	apiv1 "github.com/joinery/joinery/api/v1"
 	"github.com/joinery/joinery/api/v1alpha1"
 	"github.com/joinery/joinery/catalog"
-	"github.com/joinery/joinery/cluster"
+	"github.com/joinery/joinery/providers/kube"
 	"github.com/joinery/joinery/workflows"
 	"go.uber.org/zap"
 	corev1 "k8s.io/api/core/v1"
@@ -41,7 +41,7 @@ func newFakeActivitiesWith(t *testing.T, pools []*apiv1.NodePool, claims []*apiv
 
 // newFakeActivitiesPrepared is newFakeActivitiesWith calling prepare (if
 // not nil) on the Cluster before its informers start.
-func newFakeActivitiesPrepared(t *testing.T, prepare func(*cluster.Cluster), pools []*apiv1.NodePool, claims []*apiv1.NodeClaim, classes []*apiv1.EC2NodeClass, objs ...runtime.Object) *Activities {
+func newFakeActivitiesPrepared(t *testing.T, prepare func(*kube.Cluster), pools []*apiv1.NodePool, claims []*apiv1.NodeClaim, classes []*apiv1.EC2NodeClass, objs ...runtime.Object) *Activities {
 	t.Helper()
 	kc := kubefake.NewSimpleClientset(objs...)
 	var dyn []runtime.Object
@@ -68,7 +68,7 @@ func newFakeActivitiesPrepared(t *testing.T, prepare func(*cluster.Cluster), poo
 		apiv1.NodePoolGVR: "NodePoolList", apiv1.NodeClaimGVR: "NodeClaimList", apiv1.EC2NodeClassGVR: "EC2NodeClassList",
 		v1alpha1.NodeOverlayGVR: "NodeOverlayList",
 	}, dyn...)
-	cl, err := cluster.NewFromClients(kc, dc)
+	cl, err := kube.NewFromClients(kc, dc)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -6,10 +6,10 @@ import (
 	"time"
 
 	apiv1 "github.com/joinery/joinery/api/v1"
-	"github.com/joinery/joinery/disruption"
-	"github.com/joinery/joinery/metrics"
-	"github.com/joinery/joinery/resources"
+	"github.com/joinery/joinery/internal/metrics"
+	"github.com/joinery/joinery/policy/disruption"
 	"github.com/joinery/joinery/solver"
+	"github.com/joinery/joinery/solver/resources"
 	"github.com/joinery/joinery/workflows"
 	"go.temporal.io/sdk/temporal"
 	"go.uber.org/zap"

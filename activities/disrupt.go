@@ -7,10 +7,10 @@ import (
 	"time"
 
 	apiv1 "github.com/joinery/joinery/api/v1"
-	"github.com/joinery/joinery/cloud"
-	"github.com/joinery/joinery/cluster"
-	"github.com/joinery/joinery/disruption"
-	"github.com/joinery/joinery/metrics"
+	"github.com/joinery/joinery/internal/metrics"
+	"github.com/joinery/joinery/policy/disruption"
+	"github.com/joinery/joinery/providers/aws"
+	"github.com/joinery/joinery/providers/kube"
 	"github.com/joinery/joinery/solver"
 	"github.com/joinery/joinery/workflows"
 	"go.temporal.io/sdk/activity"
@@ -57,7 +57,7 @@ func (a *Activities) CheckDisruptionCandidate(ctx context.Context, in workflows.
 	}
 	now := time.Now()
 	for _, p := range a.Cluster.PodsOnNode(node.Name) {
-		if pr := a.podProtection(ctx, p, now); cluster.IsActive(p) && pr.Active {
+		if pr := a.podProtection(ctx, p, now); kube.IsActive(p) && pr.Active {
 			why := fmt.Sprintf("pod %s/%s is annotated %s", p.Namespace, p.Name, apiv1.AnnotationDoNotDisrupt)
 			if !pr.Until.IsZero() {
 				why += " until " + pr.Until.UTC().Format(time.RFC3339)
@@ -261,7 +261,7 @@ func (a *Activities) PlanReplacement(ctx context.Context, in workflows.DisruptIn
 
 // reschedulable: a pod that must find a new home when its node goes away.
 func reschedulable(p *corev1.Pod) bool {
-	return cluster.IsActive(p) && p.DeletionTimestamp == nil && !cluster.IsDaemonSetPod(p) && !isMirror(p)
+	return kube.IsActive(p) && p.DeletionTimestamp == nil && !kube.IsDaemonSetPod(p) && !isMirror(p)
 }
 
 // hasController: something (ReplicaSet, Job, StatefulSet...) recreates the pod.
@@ -309,7 +309,7 @@ func (a *Activities) WaitNodeClaimGone(ctx context.Context, r workflows.Terminat
 		instGone := true
 		if r.InstanceID != "" {
 			inst, err := a.Cloud.Get(ctx, r.InstanceID)
-			instGone = cloud.IsNotFound(err) || (err == nil && inst.State == cloud.StateTerminated)
+			instGone = aws.IsNotFound(err) || (err == nil && inst.State == aws.StateTerminated)
 		}
 		if claimGone && instGone {
 			return nil

@@ -6,7 +6,7 @@ import (
 	"time"
 
 	apiv1 "github.com/joinery/joinery/api/v1"
-	"github.com/joinery/joinery/cluster"
+	"github.com/joinery/joinery/providers/kube"
 	"github.com/joinery/joinery/workflows"
 	"go.uber.org/zap"
 	corev1 "k8s.io/api/core/v1"
@@ -111,7 +111,7 @@ func forceDeleteAt(p *corev1.Pod, deadline time.Time) time.Time {
 
 // waitedOn: the pods a drain waits for.
 func waitedOn(p *corev1.Pod) bool {
-	if !cluster.IsActive(p) || isMirror(p) {
+	if !kube.IsActive(p) || isMirror(p) {
 		return false
 	}
 	for _, t := range p.Spec.Tolerations {
@@ -126,7 +126,7 @@ func waitedOn(p *corev1.Pod) bool {
 
 func tierOf(p *corev1.Pod) int {
 	critical := p.Spec.PriorityClassName == "system-cluster-critical" || p.Spec.PriorityClassName == "system-node-critical"
-	daemon := cluster.IsDaemonSetPod(p)
+	daemon := kube.IsDaemonSetPod(p)
 	switch {
 	case critical && daemon:
 		return tierCriticalDaemon

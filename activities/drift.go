@@ -3,7 +3,7 @@ package activities
 import (
 	"strings"
 
-	"github.com/joinery/joinery/nodeclass"
+	"github.com/joinery/joinery/policy/nodeclass"
 	"github.com/joinery/joinery/workflows"
 )
 

@@ -8,8 +8,8 @@ import (
 	"time"
 
 	apiv1 "github.com/joinery/joinery/api/v1"
-	"github.com/joinery/joinery/cluster"
-	"github.com/joinery/joinery/disruption"
+	"github.com/joinery/joinery/policy/disruption"
+	"github.com/joinery/joinery/providers/kube"
 	"github.com/joinery/joinery/workflows"
 	"go.uber.org/zap"
 	corev1 "k8s.io/api/core/v1"
@@ -96,7 +96,7 @@ func (a *Activities) disruptionClaims(ctx context.Context, now time.Time) []disr
 				pr := a.podProtection(ctx, p, now)
 				blocked, names := pdbBlocking(pdbs, p)
 				s.Pods = append(s.Pods, disruption.Pod{
-					Name: key(p), Active: cluster.IsActive(p), DoNotDisrupt: pr.Active, DoNotDisruptUntil: pr.Until,
+					Name: key(p), Active: kube.IsActive(p), DoNotDisrupt: pr.Active, DoNotDisruptUntil: pr.Until,
 					Reschedulable: reschedulable(p), Controlled: hasController(p), Blocked: blocked, PDBs: names,
 					Annotations: p.Annotations, Priority: p.Spec.Priority,
 				})

@@ -9,8 +9,8 @@ import (
 	"time"
 
 	apiv1 "github.com/joinery/joinery/api/v1"
-	"github.com/joinery/joinery/disruption"
-	"github.com/joinery/joinery/metrics"
+	"github.com/joinery/joinery/internal/metrics"
+	"github.com/joinery/joinery/policy/disruption"
 	"github.com/joinery/joinery/workflows"
 	"github.com/prometheus/client_golang/prometheus/testutil"
 	policyv1 "k8s.io/api/policy/v1"

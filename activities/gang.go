@@ -10,8 +10,8 @@ import (
 
 	"github.com/joinery/joinery/api/provreq"
 	apiv1 "github.com/joinery/joinery/api/v1"
-	"github.com/joinery/joinery/disruption"
-	"github.com/joinery/joinery/gang"
+	"github.com/joinery/joinery/policy/disruption"
+	"github.com/joinery/joinery/policy/gang"
 	"github.com/joinery/joinery/solver"
 	"github.com/joinery/joinery/workflows"
 	"go.temporal.io/sdk/activity"

@@ -7,9 +7,9 @@ import (
 	"time"
 
 	apiv1 "github.com/joinery/joinery/api/v1"
-	"github.com/joinery/joinery/cloud"
-	"github.com/joinery/joinery/gc"
-	"github.com/joinery/joinery/metrics"
+	"github.com/joinery/joinery/internal/metrics"
+	"github.com/joinery/joinery/policy/gc"
+	"github.com/joinery/joinery/providers/aws"
 	"github.com/joinery/joinery/workflows"
 	"go.uber.org/zap"
 	corev1 "k8s.io/api/core/v1"
@@ -69,7 +69,7 @@ func (a *Activities) PlanGarbageCollection(ctx context.Context, p workflows.GCPa
 		for _, id := range plan.Confirm {
 			inst, err := a.Cloud.Get(ctx, id)
 			switch {
-			case cloud.IsNotFound(err):
+			case aws.IsNotFound(err):
 				snap.Lookups[id] = gc.StateNotFound
 			case err != nil:
 				return out, fmt.Errorf("look up instance %s: %w", id, err)
@@ -116,7 +116,7 @@ func (a *Activities) PlanGarbageCollection(ctx context.Context, p workflows.GCPa
 
 // gcSnapshot builds the policy's view from the listed instances and the
 // informer caches.
-func (a *Activities) gcSnapshot(insts []cloud.Instance) gc.Snapshot {
+func (a *Activities) gcSnapshot(insts []aws.Instance) gc.Snapshot {
 	s := gc.Snapshot{Cluster: a.ClusterName}
 	for _, i := range insts {
 		s.Instances = append(s.Instances, gc.Instance{ID: i.ID, State: i.State, LaunchTime: i.LaunchTime, Tags: i.Tags})
@@ -143,7 +143,7 @@ func (a *Activities) gcSnapshot(insts []cloud.Instance) gc.Snapshot {
 // recheck plans again on the current caches with the planned instances'
 // states, and returns the items still to collect of the given plan part.
 func (a *Activities) recheck(c workflows.GCCollect, part func(gc.Plan) []gc.Collect, items []workflows.GCItem) (keep []workflows.GCItem, kept []string) {
-	var insts []cloud.Instance
+	var insts []aws.Instance
 	lookups := map[string]string{}
 	for _, it := range items {
 		if it.InstanceID == "" {
@@ -151,7 +151,7 @@ func (a *Activities) recheck(c workflows.GCCollect, part func(gc.Plan) []gc.Coll
 		}
 		lookups[it.InstanceID] = it.State
 		if !it.LaunchTime.IsZero() {
-			insts = append(insts, cloud.Instance{ID: it.InstanceID, State: it.State, LaunchTime: it.LaunchTime, Tags: map[string]string{
+			insts = append(insts, aws.Instance{ID: it.InstanceID, State: it.State, LaunchTime: it.LaunchTime, Tags: map[string]string{
 				apiv1.TagCluster: a.ClusterName, apiv1.TagNodePool: it.NodePool, apiv1.TagNodeClaim: it.NodeClaim}})
 		}
 	}

@@ -11,9 +11,9 @@ import (
 
 	"github.com/joinery/joinery/api/capacitybuffer"
 	apiv1 "github.com/joinery/joinery/api/v1"
-	"github.com/joinery/joinery/headroom"
-	"github.com/joinery/joinery/resources"
+	"github.com/joinery/joinery/policy/headroom"
 	"github.com/joinery/joinery/solver"
+	"github.com/joinery/joinery/solver/resources"
 	"go.uber.org/zap"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"

@@ -8,8 +8,8 @@ import (
 	"time"
 
 	apiv1 "github.com/joinery/joinery/api/v1"
-	"github.com/joinery/joinery/headroom"
-	"github.com/joinery/joinery/resources"
+	"github.com/joinery/joinery/policy/headroom"
+	"github.com/joinery/joinery/solver/resources"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"

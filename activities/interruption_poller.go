@@ -4,9 +4,9 @@ import (
 	"context"
 	"time"
 
-	"github.com/joinery/joinery/cloud"
-	"github.com/joinery/joinery/cloud/interruption"
-	"github.com/joinery/joinery/metrics"
+	"github.com/joinery/joinery/internal/metrics"
+	"github.com/joinery/joinery/providers/aws"
+	"github.com/joinery/joinery/providers/aws/interruption"
 	"github.com/joinery/joinery/workflows"
 	enumspb "go.temporal.io/api/enums/v1"
 	"go.temporal.io/sdk/activity"
@@ -18,7 +18,7 @@ import (
 
 // InterruptionQueue is the part of cloud.Queue the poller uses.
 type InterruptionQueue interface {
-	Receive(ctx context.Context, max, waitSeconds int32) ([]cloud.QueueMessage, error)
+	Receive(ctx context.Context, max, waitSeconds int32) ([]aws.QueueMessage, error)
 	Delete(ctx context.Context, receiptHandle string) error
 }
 
@@ -92,7 +92,7 @@ func (p *InterruptionPoller) PollInterruptionQueue(ctx context.Context, in workf
 }
 
 // Handle processes one message and adds what it did to res.
-func (p *InterruptionPoller) Handle(ctx context.Context, m cloud.QueueMessage, res *workflows.PollResult) {
+func (p *InterruptionPoller) Handle(ctx context.Context, m aws.QueueMessage, res *workflows.PollResult) {
 	res.Received++
 	log := p.Log.With(zap.String("messageId", m.ID), zap.Int("receiveCount", m.ReceiveCount))
 	msg, err := interruption.Parse([]byte(m.Body))
@@ -135,7 +135,7 @@ func (p *InterruptionPoller) Handle(ctx context.Context, m cloud.QueueMessage, r
 	p.delete(ctx, log, m)
 }
 
-func (p *InterruptionPoller) delete(ctx context.Context, log *zap.Logger, m cloud.QueueMessage) {
+func (p *InterruptionPoller) delete(ctx context.Context, log *zap.Logger, m aws.QueueMessage) {
 	if err := p.Queue.Delete(ctx, m.ReceiptHandle); err != nil {
 		// Redelivered later; its workflow id makes that a no-op.
 		log.Warn("interruption message not deleted", zap.Error(err))

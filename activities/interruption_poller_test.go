@@ -9,8 +9,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/joinery/joinery/cloud"
-	"github.com/joinery/joinery/metrics"
+	"github.com/joinery/joinery/internal/metrics"
+	"github.com/joinery/joinery/providers/aws"
 	"github.com/joinery/joinery/workflows"
 	"github.com/prometheus/client_golang/prometheus/testutil"
 	"go.temporal.io/sdk/temporal"
@@ -22,12 +22,12 @@ import (
 // "start:<workflow id>" and "delete:<message id>" in order.
 type fakeQueue struct {
 	mu       sync.Mutex
-	pending  []cloud.QueueMessage
+	pending  []aws.QueueMessage
 	log      []string
 	startErr map[string]error // by instance id
 }
 
-func (q *fakeQueue) Receive(ctx context.Context, max, wait int32) ([]cloud.QueueMessage, error) {
+func (q *fakeQueue) Receive(ctx context.Context, max, wait int32) ([]aws.QueueMessage, error) {
 	q.mu.Lock()
 	out := q.pending
 	q.pending = nil
@@ -60,15 +60,15 @@ func (q *fakeQueue) StartInterruption(_ context.Context, in workflows.Interrupti
 
 func sample(t *testing.T, name string) string {
 	t.Helper()
-	b, err := os.ReadFile("../cloud/interruption/testdata/" + name)
+	b, err := os.ReadFile("../providers/aws/interruption/testdata/" + name)
 	if err != nil {
 		t.Fatal(err)
 	}
 	return string(b)
 }
 
-func msg(id, body string) cloud.QueueMessage {
-	return cloud.QueueMessage{ID: id, ReceiptHandle: id + "#rh", Body: body, ReceiveCount: 1}
+func msg(id, body string) aws.QueueMessage {
+	return aws.QueueMessage{ID: id, ReceiptHandle: id + "#rh", Body: body, ReceiveCount: 1}
 }
 
 func TestPollerStartsThenDeletesAndCountsEveryKind(t *testing.T) {
@@ -78,7 +78,7 @@ func TestPollerStartsThenDeletesAndCountsEveryKind(t *testing.T) {
 	health := strings.Replace(sample(t, "health-scheduled-change.json"), `"entityValue": "i-0123456789abcdef1",`,
 		`"entityValue": "i-0123456789abcdef1"}, {"entityValue": "arn:aws:ec2:us-east-1:111122223333:instance/i-0123456789abcdef2",`, 1)
 	var res workflows.PollResult
-	for _, mm := range []cloud.QueueMessage{
+	for _, mm := range []aws.QueueMessage{
 		msg("m1", sample(t, "spot-interruption-warning.json")),
 		msg("m2", sample(t, "rebalance-recommendation.json")),
 		msg("m3", health),
@@ -127,7 +127,7 @@ func TestPollerKeepsAMessageItCouldNotHandOver(t *testing.T) {
 func TestPollActivity(t *testing.T) {
 	var s testsuite.WorkflowTestSuite
 	env := s.NewTestActivityEnvironment()
-	q := &fakeQueue{startErr: map[string]error{}, pending: []cloud.QueueMessage{msg("m1", sample(t, "spot-interruption-warning.json"))}}
+	q := &fakeQueue{startErr: map[string]error{}, pending: []aws.QueueMessage{msg("m1", sample(t, "spot-interruption-warning.json"))}}
 	p := &InterruptionPoller{Queue: q, Starter: q, Log: zap.NewNop()}
 	p.Register(env)
 	start := time.Now()

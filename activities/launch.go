@@ -10,9 +10,9 @@ import (
 
 	apiv1 "github.com/joinery/joinery/api/v1"
 	"github.com/joinery/joinery/catalog"
-	"github.com/joinery/joinery/cloud"
-	"github.com/joinery/joinery/metrics"
-	"github.com/joinery/joinery/nodeclass"
+	"github.com/joinery/joinery/internal/metrics"
+	"github.com/joinery/joinery/policy/nodeclass"
+	"github.com/joinery/joinery/providers/aws"
 	"github.com/joinery/joinery/workflows"
 	"go.temporal.io/sdk/temporal"
 	"go.uber.org/zap"
@@ -39,13 +39,13 @@ func (a *Activities) LaunchInstance(ctx context.Context, req workflows.LaunchReq
 // Karpenter's well-known error names, "" for the rest.
 func cloudProviderError(err error) string {
 	var app *temporal.ApplicationError
-	var ice *cloud.InsufficientCapacityError
+	var ice *aws.InsufficientCapacityError
 	switch {
 	case err == nil:
 		return ""
 	case errors.As(err, &ice):
 		return metrics.ErrorInsufficientCapacity
-	case cloud.IsNotFound(err):
+	case aws.IsNotFound(err):
 		return metrics.ErrorNodeClaimNotFound
 	case errors.As(err, &app):
 		switch app.Type() {
@@ -113,16 +113,16 @@ func (a *Activities) launchInstance(ctx context.Context, req workflows.LaunchReq
 	}
 	lp := *prog.Plan
 	token := sha256.Sum256([]byte(fmt.Sprintf("%s|%s|%v", req.NodeClaim, req.CapacityType, lp.Configs)))
-	inst, err := a.Cloud.Launch(ctx, cloud.LaunchRequest{
+	inst, err := a.Cloud.Launch(ctx, aws.LaunchRequest{
 		NodeClaim: req.NodeClaim, NodePool: req.NodePool, CapacityType: req.CapacityType, Configs: lp.Configs, Prioritized: lp.Prioritized,
 		Tags: launchTags(cls), ClientToken: hex.EncodeToString(token[:16]),
 	})
-	if cloud.IsLaunchTemplateNotFound(err) {
+	if aws.IsLaunchTemplateNotFound(err) {
 		a.templates.forget()
 		prog.forget()
 		return workflows.Instance{}, err
 	}
-	var ice *cloud.InsufficientCapacityError
+	var ice *aws.InsufficientCapacityError
 	if errors.As(err, &ice) {
 		return workflows.Instance{}, a.insufficientCapacity(ctx, nc, req, ice)
 	}
@@ -184,10 +184,10 @@ func (a *Activities) launchFailed(ctx context.Context, nc *apiv1.NodeClaim, reas
 
 // insufficientCapacity records the failed offerings and returns the
 // non-retryable error the saga falls back on.
-func (a *Activities) insufficientCapacity(ctx context.Context, nc *apiv1.NodeClaim, req workflows.LaunchRequest, ice *cloud.InsufficientCapacityError) error {
+func (a *Activities) insufficientCapacity(ctx context.Context, nc *apiv1.NodeClaim, req workflows.LaunchRequest, ice *aws.InsufficientCapacityError) error {
 	var failed []workflows.Offering
 	for _, fe := range ice.Errors {
-		if fe.Code != cloud.CodeReservationCapacityExceeded {
+		if fe.Code != aws.CodeReservationCapacityExceeded {
 			continue
 		}
 		for _, o := range req.Offerings {
@@ -206,7 +206,7 @@ func (a *Activities) insufficientCapacity(ctx context.Context, nc *apiv1.NodeCla
 	return temporal.NewNonRetryableApplicationError(ice.Error(), workflows.ErrInsufficientCapacity, nil, failed)
 }
 
-func (a *Activities) toInstance(i cloud.Instance) workflows.Instance {
+func (a *Activities) toInstance(i aws.Instance) workflows.Instance {
 	out := workflows.Instance{ID: i.ID, InstanceType: i.Type, Zone: i.Zone, CapacityType: i.CapacityType, ProviderID: i.ProviderID(),
 		CapacityReservationID: i.CapacityReservationID}
 	if it, ok := a.instanceType(i.Type); ok {

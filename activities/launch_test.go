@@ -10,8 +10,8 @@ import (
 	"time"
 
 	apiv1 "github.com/joinery/joinery/api/v1"
-	"github.com/joinery/joinery/cloud"
-	"github.com/joinery/joinery/cloud/bootstrap"
+	"github.com/joinery/joinery/providers/aws"
+	"github.com/joinery/joinery/providers/aws/bootstrap"
 	simec2 "github.com/joinery/joinery/sim/ec2"
 	"github.com/joinery/joinery/workflows"
 	"go.temporal.io/sdk/activity"
@@ -38,7 +38,7 @@ func launchWorldWith(t *testing.T, pools []*apiv1.NodePool, objs ...runtime.Obje
 		t.Fatal(err)
 	}
 	t.Cleanup(stop)
-	cc, err := cloud.New(context.Background(), cloud.Options{Endpoint: url, ClusterName: "launch-test", MaxBackoff: 5 * time.Millisecond})
+	cc, err := aws.New(context.Background(), aws.Options{Endpoint: url, ClusterName: "launch-test", MaxBackoff: 5 * time.Millisecond})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -184,8 +184,8 @@ func TestLaunchResumesFromHeartbeatedPlan(t *testing.T) {
 // next one makes its templates again.
 func TestLaunchDropsAPlanWhoseTemplateIsGone(t *testing.T) {
 	a, srv, req := launchWorld(t)
-	lp := launchPlan{Configs: []cloud.LaunchConfig{{LaunchTemplateName: "joinery/deleted",
-		Overrides: []cloud.LaunchOverride{{InstanceType: "m5.large", SubnetID: srv.SubnetIDs()[0], Zone: req.Offerings[0].Zone}}}}}
+	lp := launchPlan{Configs: []aws.LaunchConfig{{LaunchTemplateName: "joinery/deleted",
+		Overrides: []aws.LaunchOverride{{InstanceType: "m5.large", SubnetID: srv.SubnetIDs()[0], Zone: req.Offerings[0].Zone}}}}}
 	_, details, calls, err := launchAttempt(t, a, srv, req, &launchProgress{Plan: &lp})
 	if err == nil || !strings.Contains(err.Error(), "InvalidLaunchTemplateName.NotFoundException") {
 		t.Fatalf("launch from a deleted template: %v (EC2 calls %v)", err, calls)

@@ -10,9 +10,9 @@ import (
 	"time"
 
 	apiv1 "github.com/joinery/joinery/api/v1"
-	"github.com/joinery/joinery/cloud"
-	"github.com/joinery/joinery/cloud/bootstrap"
-	"github.com/joinery/joinery/nodeclass"
+	"github.com/joinery/joinery/policy/nodeclass"
+	"github.com/joinery/joinery/providers/aws"
+	"github.com/joinery/joinery/providers/aws/bootstrap"
 	"github.com/joinery/joinery/workflows"
 )
 
@@ -20,7 +20,7 @@ import (
 // and what each offering boots with.
 // It is a launch's progress in its heartbeat, hence exported fields.
 type launchPlan struct {
-	Configs        []cloud.LaunchConfig
+	Configs        []aws.LaunchConfig
 	Image          map[string]string // instance type -> image id
 	Subnet         map[string]string // zone -> subnet id
 	SecurityGroups []string
@@ -85,9 +85,9 @@ func (a *Activities) launchPlan(ctx context.Context, nc *apiv1.NodeClaim, cls *a
 			}
 			i = len(lp.Configs)
 			byImage[key] = i
-			lp.Configs = append(lp.Configs, cloud.LaunchConfig{LaunchTemplateName: name, CapacityReservationID: reservation})
+			lp.Configs = append(lp.Configs, aws.LaunchConfig{LaunchTemplateName: name, CapacityReservationID: reservation})
 		}
-		lp.Configs[i].Overrides = append(lp.Configs[i].Overrides, cloud.LaunchOverride{
+		lp.Configs[i].Overrides = append(lp.Configs[i].Overrides, aws.LaunchOverride{
 			InstanceType: o.InstanceType, SubnetID: sn, Zone: o.Zone, ImageID: ami.ID, Price: o.Price,
 		})
 		lp.Image[o.InstanceType] = ami.ID
@@ -118,7 +118,7 @@ func (a *Activities) launchTemplate(ctx context.Context, nc *apiv1.NodeClaim, cl
 	tags := launchTags(cls)
 	maps.Copy(tags, nodeclass.OwnershipTags(a.Cloud.ClusterName(), cls.Name))
 	tags[apiv1.TagNodePool] = nc.Labels[apiv1.LabelNodePool]
-	data := cloud.LaunchTemplateData{
+	data := aws.LaunchTemplateData{
 		ImageID: imageID, UserData: userData, InstanceProfile: cls.Status.InstanceProfile, SecurityGroupIDs: groups,
 		BlockDevices: blockDevices(cls, family), MetadataOptions: metadataOptions(cls), Tags: tags,
 		CapacityReservationID: reservation,

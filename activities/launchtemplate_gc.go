@@ -4,8 +4,8 @@ import (
 	"context"
 
 	apiv1 "github.com/joinery/joinery/api/v1"
-	"github.com/joinery/joinery/gc"
-	"github.com/joinery/joinery/nodeclass"
+	"github.com/joinery/joinery/policy/gc"
+	"github.com/joinery/joinery/policy/nodeclass"
 )
 
 // templateGC lets garbage collection delete the cluster's launch templates

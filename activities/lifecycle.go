@@ -7,9 +7,9 @@ import (
 	"time"
 
 	apiv1 "github.com/joinery/joinery/api/v1"
-	"github.com/joinery/joinery/cloud"
-	"github.com/joinery/joinery/lifecycle"
-	"github.com/joinery/joinery/metrics"
+	"github.com/joinery/joinery/internal/metrics"
+	"github.com/joinery/joinery/policy/lifecycle"
+	"github.com/joinery/joinery/providers/aws"
 	"github.com/joinery/joinery/workflows"
 	"go.temporal.io/sdk/activity"
 	"go.temporal.io/sdk/temporal"
@@ -225,7 +225,7 @@ func (a *Activities) TerminateInstance(ctx context.Context, r workflows.Terminat
 			start := time.Now()
 			inst, err := a.Cloud.Get(ctx, r.InstanceID)
 			a.Metrics.CloudProviderCall(metrics.ControllerLifecycle, metrics.MethodGet, time.Since(start).Seconds(), err != nil, cloudProviderError(err))
-			if cloud.IsNotFound(err) || (err == nil && inst.State == cloud.StateTerminated) {
+			if aws.IsNotFound(err) || (err == nil && inst.State == aws.StateTerminated) {
 				break
 			}
 			select {

@@ -11,10 +11,10 @@ import (
 	"time"
 
 	apiv1 "github.com/joinery/joinery/api/v1"
-	"github.com/joinery/joinery/cloud"
-	"github.com/joinery/joinery/resources"
+	"github.com/joinery/joinery/providers/aws"
 	simec2 "github.com/joinery/joinery/sim/ec2"
 	"github.com/joinery/joinery/solver"
+	"github.com/joinery/joinery/solver/resources"
 	"github.com/joinery/joinery/workflows"
 	"go.temporal.io/sdk/temporal"
 	corev1 "k8s.io/api/core/v1"
@@ -183,7 +183,7 @@ func TestLaunchWithoutMinValuesSendsTheSagasOfferings(t *testing.T) {
 // request's offerings, without calling CreateFleet.
 func TestLaunchRefusesMinValuesItCannotMeet(t *testing.T) {
 	a, srv, _ := launchWorld(t)
-	a.ICE = cloud.NewICECache(time.Hour, time.Now)
+	a.ICE = aws.NewICECache(time.Hour, time.Now)
 	lr, nc := plannedLaunch(t, a, minValuesPool(10))
 	keep := families(lr.Offerings)
 	cls, _ := a.Cluster.NodeClass("default")

@@ -6,7 +6,7 @@ import (
 	"time"
 
 	apiv1 "github.com/joinery/joinery/api/v1"
-	"github.com/joinery/joinery/cluster"
+	"github.com/joinery/joinery/providers/kube"
 	"go.uber.org/zap"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -33,7 +33,7 @@ const (
 // pool: False with the field and reason on a skipped pool, True on a valid
 // one. Each change is written once; a failed status write is logged and
 // retried at the next snapshot.
-func (a *Activities) reportNodePools(ctx context.Context, valid []*apiv1.NodePool, bad []cluster.InvalidNodePool) {
+func (a *Activities) reportNodePools(ctx context.Context, valid []*apiv1.NodePool, bad []kube.InvalidNodePool) {
 	a.invalidMu.Lock()
 	defer a.invalidMu.Unlock()
 	if a.invalid == nil {

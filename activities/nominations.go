@@ -4,9 +4,9 @@ import (
 	"strings"
 	"time"
 
-	"github.com/joinery/joinery/cluster"
-	"github.com/joinery/joinery/resources"
+	"github.com/joinery/joinery/providers/kube"
 	"github.com/joinery/joinery/solver"
+	"github.com/joinery/joinery/solver/resources"
 	corev1 "k8s.io/api/core/v1"
 )
 
@@ -33,7 +33,7 @@ func (a *Activities) liveNominations(pending []*corev1.Pod, now time.Time) map[s
 			if n, err := a.Cluster.Nodes.Get(nc.Status.NodeName); err == nil && nodeReady(n) {
 				free, _ = resources.FromResourceList(n.Status.Allocatable)
 				for _, p := range a.Cluster.PodsOnNode(n.Name) {
-					if cluster.IsActive(p) {
+					if kube.IsActive(p) {
 						free = free.Sub(solver.PodFromK8s(p).Requests)
 					}
 				}

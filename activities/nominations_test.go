@@ -6,7 +6,7 @@ import (
 	"time"
 
 	apiv1 "github.com/joinery/joinery/api/v1"
-	"github.com/joinery/joinery/sharedstate"
+	"github.com/joinery/joinery/policy/sharedstate"
 	"github.com/joinery/joinery/solver"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"

@@ -7,7 +7,7 @@ import (
 	apiv1 "github.com/joinery/joinery/api/v1"
 	"github.com/joinery/joinery/api/v1alpha1"
 	"github.com/joinery/joinery/catalog"
-	"github.com/joinery/joinery/overlay"
+	"github.com/joinery/joinery/policy/overlay"
 	"github.com/joinery/joinery/solver"
 	"github.com/joinery/joinery/workflows"
 )

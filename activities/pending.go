@@ -6,8 +6,8 @@ import (
 	"encoding/hex"
 	"time"
 
-	"github.com/joinery/joinery/cluster"
-	"github.com/joinery/joinery/sharedstate"
+	"github.com/joinery/joinery/policy/sharedstate"
+	"github.com/joinery/joinery/providers/kube"
 	"github.com/joinery/joinery/solver"
 	"go.uber.org/zap"
 	corev1 "k8s.io/api/core/v1"
@@ -27,7 +27,7 @@ type PendingLedger struct {
 	memo   sharedstate.PodMemo
 	writer string // this process's memo key suffix
 
-	state     *cluster.StateStore // nil: this process's memory only
+	state     *kube.StateStore // nil: this process's memory only
 	log       *zap.Logger
 	pending   func() []*corev1.Pod                             // pending unschedulable pods
 	nominated func([]*corev1.Pod, time.Time) map[string]string // pod UID -> live NodeClaim

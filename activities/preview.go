@@ -9,10 +9,10 @@ import (
 
 	apiv1 "github.com/joinery/joinery/api/v1"
 	"github.com/joinery/joinery/catalog"
-	"github.com/joinery/joinery/cloud"
-	"github.com/joinery/joinery/cluster"
-	"github.com/joinery/joinery/disruption"
-	"github.com/joinery/joinery/whatif"
+	"github.com/joinery/joinery/policy/disruption"
+	"github.com/joinery/joinery/preview/whatif"
+	"github.com/joinery/joinery/providers/aws"
+	"github.com/joinery/joinery/providers/kube"
 	"go.uber.org/zap"
 	"k8s.io/client-go/rest"
 )
@@ -101,7 +101,7 @@ func NewPreview(ctx context.Context, o PreviewOptions) (*Activities, func(), err
 	if o.Timeout <= 0 {
 		o.Timeout = 2 * time.Minute
 	}
-	cl, err := cluster.New(o.REST)
+	cl, err := kube.New(o.REST)
 	if err != nil {
 		return nil, nil, fmt.Errorf("kubernetes client: %w", err)
 	}
@@ -117,13 +117,13 @@ func NewPreview(ctx context.Context, o PreviewOptions) (*Activities, func(), err
 		cancel()
 		return nil, nil, err
 	}
-	a := &Activities{Cluster: cl, Catalog: cat, ICE: cloud.NewICECache(3*time.Minute, nil), Log: zap.NewNop()}
+	a := &Activities{Cluster: cl, Catalog: cat, ICE: aws.NewICECache(3*time.Minute, nil), Log: zap.NewNop()}
 	if o.Region != "" || o.EC2Endpoint != "" {
 		region := o.Region
 		if region == "" {
 			region = "us-east-1"
 		}
-		cc, err := cloud.New(cctx, cloud.Options{Region: region, Endpoint: o.EC2Endpoint, ClusterName: "what-if"})
+		cc, err := aws.New(cctx, aws.Options{Region: region, Endpoint: o.EC2Endpoint, ClusterName: "what-if"})
 		if err != nil {
 			cancel()
 			return nil, nil, fmt.Errorf("aws clients: %w", err)
@@ -144,7 +144,7 @@ func catalogDefault() (*catalog.Catalog, error) { return catalog.Default() }
 
 // readMarket reads the zones of every type and the spot prices once, as
 // the controller's market refresher does at start.
-func readMarket(ctx context.Context, cc *cloud.Client) (*catalog.Market, error) {
+func readMarket(ctx context.Context, cc *aws.Client) (*catalog.Market, error) {
 	m := catalog.NewMarket()
 	zones, err := cc.InstanceTypeZones(ctx)
 	if err != nil {

@@ -4,8 +4,8 @@ import (
 	"context"
 	"time"
 
-	"github.com/joinery/joinery/cloud"
-	"github.com/joinery/joinery/sharedstate"
+	"github.com/joinery/joinery/policy/sharedstate"
+	"github.com/joinery/joinery/providers/aws"
 	"go.uber.org/zap"
 )
 
@@ -24,9 +24,9 @@ func (a *Activities) BindSharedState() {
 	}
 	a.State.OnChange(sharedstate.OfferingCacheConfigMap, func(data map[string]string) {
 		until, _ := sharedstate.DecodeOfferings(data)
-		in := make(map[cloud.OfferingKey]time.Time, len(until))
+		in := make(map[aws.OfferingKey]time.Time, len(until))
 		for o, t := range until {
-			in[cloud.OfferingKey{InstanceType: o.InstanceType, Zone: o.Zone, CapacityType: o.CapacityType}] = t
+			in[aws.OfferingKey{InstanceType: o.InstanceType, Zone: o.Zone, CapacityType: o.CapacityType}] = t
 		}
 		a.ICE.Merge(in)
 	})
@@ -35,7 +35,7 @@ func (a *Activities) BindSharedState() {
 }
 
 // persistICE writes ICE marks to the shared offering cache.
-func (a *Activities) persistICE(marked map[cloud.OfferingKey]time.Time) {
+func (a *Activities) persistICE(marked map[aws.OfferingKey]time.Time) {
 	set := make(map[string]string, len(marked))
 	for o, t := range marked {
 		if k, ok := sharedstate.OfferingKey(sharedstate.Offering{InstanceType: o.InstanceType, Zone: o.Zone, CapacityType: o.CapacityType}); ok {

@@ -5,9 +5,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/joinery/joinery/cloud"
-	"github.com/joinery/joinery/cluster"
-	"github.com/joinery/joinery/sharedstate"
+	"github.com/joinery/joinery/policy/sharedstate"
+	"github.com/joinery/joinery/providers/aws"
+	"github.com/joinery/joinery/providers/kube"
 	"github.com/joinery/joinery/solver"
 	"go.uber.org/zap"
 	corev1 "k8s.io/api/core/v1"
@@ -19,7 +19,7 @@ import (
 // replica is one worker's shared-state half over a shared fake API server.
 func replica(t *testing.T, kc *kubefake.Clientset) *Activities {
 	t.Helper()
-	a := &Activities{ICE: cloud.NewICECache(time.Minute, nil), State: cluster.NewStateStore(kc, "joinery-system"), Log: zap.NewNop()}
+	a := &Activities{ICE: aws.NewICECache(time.Minute, nil), State: kube.NewStateStore(kc, "joinery-system"), Log: zap.NewNop()}
 	a.BindSharedState()
 	ctx, cancel := context.WithCancel(context.Background())
 	t.Cleanup(cancel)
@@ -56,7 +56,7 @@ func TestICEMarkSharedAndKeptAcrossRestart(t *testing.T) {
 		t.Fatal(err)
 	}
 	until, ok := sharedstate.ParseTime(cm.Data["c6a.xlarge_us-east-1a_spot"])
-	if !ok || !until.Equal(a.ICE.Entries()[cloud.OfferingKey{InstanceType: "c6a.xlarge", Zone: "us-east-1a", CapacityType: "spot"}]) {
+	if !ok || !until.Equal(a.ICE.Entries()[aws.OfferingKey{InstanceType: "c6a.xlarge", Zone: "us-east-1a", CapacityType: "spot"}]) {
 		t.Errorf("ConfigMap holds %v, want a's expiry", cm.Data)
 	}
 	if cm.Labels[sharedstate.Label] != "true" {

@@ -11,10 +11,10 @@ import (
 
 	apiv1 "github.com/joinery/joinery/api/v1"
 	"github.com/joinery/joinery/catalog"
-	"github.com/joinery/joinery/cluster"
-	"github.com/joinery/joinery/nodeclass"
-	"github.com/joinery/joinery/resources"
+	"github.com/joinery/joinery/policy/nodeclass"
+	"github.com/joinery/joinery/providers/kube"
 	"github.com/joinery/joinery/solver"
+	"github.com/joinery/joinery/solver/resources"
 	corev1 "k8s.io/api/core/v1"
 	nodev1 "k8s.io/api/node/v1"
 	storagev1 "k8s.io/api/storage/v1"
@@ -102,13 +102,13 @@ func (a *Activities) takeSnapshot(ctx context.Context, now time.Time) (*snapshot
 // buildSnapshot is takeSnapshot over the given NodePools, their
 // EC2NodeClasses looked up by classOf, writing nothing (Preview plans a
 // change's pools with it). It returns the pools skipped.
-func (a *Activities) buildSnapshot(now time.Time, pools []*apiv1.NodePool, classOf func(string) (*apiv1.EC2NodeClass, error)) (*snapshot, []cluster.InvalidNodePool) {
+func (a *Activities) buildSnapshot(now time.Time, pools []*apiv1.NodePool, classOf func(string) (*apiv1.EC2NodeClass, error)) (*snapshot, []kube.InvalidNodePool) {
 	return a.buildSnapshotWith(now, pools, classOf, nil)
 }
 
 // buildSnapshotWith is buildSnapshot with before run on the snapshot just
 // before the capacity buffers are placed (so they see its changes).
-func (a *Activities) buildSnapshotWith(now time.Time, pools []*apiv1.NodePool, classOf func(string) (*apiv1.EC2NodeClass, error), before func(*snapshot)) (*snapshot, []cluster.InvalidNodePool) {
+func (a *Activities) buildSnapshotWith(now time.Time, pools []*apiv1.NodePool, classOf func(string) (*apiv1.EC2NodeClass, error), before func(*snapshot)) (*snapshot, []kube.InvalidNodePool) {
 	s := &snapshot{pools: map[string]*apiv1.NodePool{}, podsByKey: map[string]*corev1.Pod{}, volumes: a.volumeObjects(), selectors: a.selectorObjects(),
 		static: map[string]solver.NodePool{}}
 	claims := a.Cluster.NodeClaims()
@@ -173,12 +173,12 @@ func (a *Activities) addExistingPods(s *snapshot) []*corev1.Node {
 		onNode[n.Name] = seen
 		var used resources.List
 		for _, p := range a.Cluster.PodsOnNode(n.Name) {
-			if !cluster.IsActive(p) {
+			if !kube.IsActive(p) {
 				continue
 			}
 			sp := a.solverPod(s, p, seen)
 			used = used.Add(sp.Requests)
-			s.input.ExistingPods = append(s.input.ExistingPods, solver.ExistingPod{Pod: sp, Node: n.Name, Zone: n.Labels[apiv1.LabelZone], Daemon: cluster.IsDaemonSetPod(p)})
+			s.input.ExistingPods = append(s.input.ExistingPods, solver.ExistingPod{Pod: sp, Node: n.Name, Zone: n.Labels[apiv1.LabelZone], Daemon: kube.IsDaemonSetPod(p)})
 		}
 		s.used[n.Name] = used
 	}
@@ -275,21 +275,21 @@ func (a *Activities) addInFlightClaims(s *snapshot, claims []*apiv1.NodeClaim, n
 
 // addNodePools adds the pools that can launch, with their instance types,
 // zones and usage; it returns the ones skipped (class missing or not Ready).
-func (a *Activities) addNodePools(s *snapshot, pools []*apiv1.NodePool, claims []*apiv1.NodeClaim, classOf func(string) (*apiv1.EC2NodeClass, error)) []cluster.InvalidNodePool {
-	var skipped []cluster.InvalidNodePool
+func (a *Activities) addNodePools(s *snapshot, pools []*apiv1.NodePool, claims []*apiv1.NodeClaim, classOf func(string) (*apiv1.EC2NodeClass, error)) []kube.InvalidNodePool {
+	var skipped []kube.InvalidNodePool
 	for _, np := range pools {
 		if np.IsStatic() && !a.StaticCapacity {
-			skipped = append(skipped, cluster.InvalidNodePool{Name: np.Name, Err: errors.New(
+			skipped = append(skipped, kube.InvalidNodePool{Name: np.Name, Err: errors.New(
 				"spec.replicas: static NodePools are off (Karpenter's alpha StaticCapacity gate): the pool is not honoured; run the worker with --feature-gates StaticCapacity=true")})
 			continue
 		}
 		nodeClass, err := classOf(np.Spec.Template.Spec.NodeClassRef.Name)
 		if err != nil {
-			skipped = append(skipped, cluster.InvalidNodePool{Name: np.Name, Err: fmt.Errorf("spec.template.spec.nodeClassRef: %w", err)})
+			skipped = append(skipped, kube.InvalidNodePool{Name: np.Name, Err: fmt.Errorf("spec.template.spec.nodeClassRef: %w", err)})
 			continue
 		}
 		if why := nodeclass.NotReady(nodeClass); why != "" {
-			skipped = append(skipped, cluster.InvalidNodePool{Name: np.Name, Err: errors.New(why), NodeClassNotReady: true})
+			skipped = append(skipped, kube.InvalidNodePool{Name: np.Name, Err: errors.New(why), NodeClassNotReady: true})
 			s.notReady = append(s.notReady, "NodePool "+np.Name+" skipped: "+why)
 			continue
 		}

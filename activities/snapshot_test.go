@@ -8,8 +8,8 @@ import (
 
 	apiv1 "github.com/joinery/joinery/api/v1"
 	"github.com/joinery/joinery/catalog"
-	"github.com/joinery/joinery/resources"
 	"github.com/joinery/joinery/solver"
+	"github.com/joinery/joinery/solver/resources"
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	nodev1 "k8s.io/api/node/v1"

@@ -8,7 +8,7 @@ import (
 
 	apiv1 "github.com/joinery/joinery/api/v1"
 	"github.com/joinery/joinery/api/v1alpha1"
-	"github.com/joinery/joinery/cluster"
+	"github.com/joinery/joinery/providers/kube"
 	"github.com/joinery/joinery/workflows"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -28,7 +28,7 @@ func staticFixture(t *testing.T, gate bool) *Activities {
 
 // staticFixturePrepared is staticFixture (gate on) calling prepare on the
 // Cluster before its informers start.
-func staticFixturePrepared(t *testing.T, prepare func(*cluster.Cluster)) *Activities {
+func staticFixturePrepared(t *testing.T, prepare func(*kube.Cluster)) *Activities {
 	t.Helper()
 	ref := &apiv1.NodeClassReference{Group: "karpenter.k8s.aws", Kind: "EC2NodeClass", Name: "default"}
 	reqs := []apiv1.NodeSelectorRequirementWithMinValues{{Key: apiv1.LabelInstanceFamily, Operator: apiv1.OpIn, Values: []string{"m7i", "c7i"}},
@@ -162,7 +162,7 @@ func TestStaticLaunchesFollowNodeOverlays(t *testing.T) {
 	if got := first(staticFixture(t, true)); got != "c7i.large" {
 		t.Fatalf("without the overlay: first offering %s, want c7i.large", got)
 	}
-	a := staticFixturePrepared(t, func(cl *cluster.Cluster) {
+	a := staticFixturePrepared(t, func(cl *kube.Cluster) {
 		if err := cl.WatchNodeOverlays(); err != nil {
 			t.Fatal(err)
 		}

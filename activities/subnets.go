@@ -7,8 +7,8 @@ import (
 	"time"
 
 	apiv1 "github.com/joinery/joinery/api/v1"
-	"github.com/joinery/joinery/cloud"
-	"github.com/joinery/joinery/nodeclass"
+	"github.com/joinery/joinery/policy/nodeclass"
+	"github.com/joinery/joinery/providers/aws"
 	"github.com/joinery/joinery/solver"
 )
 
@@ -26,12 +26,12 @@ type subnetPicker struct {
 
 type subnetState struct {
 	at       time.Time
-	subnets  []cloud.Subnet
+	subnets  []aws.Subnet
 	inFlight map[string]int32
 }
 
 // choose returns zone -> subnet id over the class's resolved subnets.
-func (p *subnetPicker) choose(ctx context.Context, c *cloud.Client, cls *apiv1.EC2NodeClass) (map[string]string, error) {
+func (p *subnetPicker) choose(ctx context.Context, c *aws.Client, cls *apiv1.EC2NodeClass) (map[string]string, error) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	if p.byClass == nil {

@@ -4,7 +4,7 @@ import (
 	"math"
 
 	apiv1 "github.com/joinery/joinery/api/v1"
-	"github.com/joinery/joinery/resources"
+	"github.com/joinery/joinery/solver/resources"
 	"k8s.io/apimachinery/pkg/api/resource"
 )
 

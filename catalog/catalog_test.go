@@ -4,7 +4,7 @@ import (
 	"testing"
 
 	apiv1 "github.com/joinery/joinery/api/v1"
-	"github.com/joinery/joinery/resources"
+	"github.com/joinery/joinery/solver/resources"
 )
 
 func TestDefaultCatalogHasKnownTypes(t *testing.T) {

@@ -7,8 +7,8 @@ import (
 	"os"
 	"time"
 
-	"github.com/joinery/joinery/cloud"
-	"github.com/joinery/joinery/cloud/bootstrap"
+	"github.com/joinery/joinery/providers/aws"
+	"github.com/joinery/joinery/providers/aws/bootstrap"
 	"go.uber.org/zap"
 	"k8s.io/client-go/rest"
 )
@@ -19,7 +19,7 @@ import (
 // REST config, as Karpenter's does). The DNS IP is the flag's or
 // spec.kubelet.clusterDNS; without either the node agent derives it from
 // the service CIDR (nodeadm takes its tenth address).
-func clusterFacts(ctx context.Context, cfg Config, cc *cloud.Client, log *zap.Logger) (bootstrap.Cluster, error) {
+func clusterFacts(ctx context.Context, cfg Config, cc *aws.Client, log *zap.Logger) (bootstrap.Cluster, error) {
 	f := bootstrap.Cluster{
 		Name: cfg.ClusterName, Endpoint: cfg.ClusterEndpoint, CABundle: cfg.ClusterCABundle,
 		ServiceCIDR: cfg.ServiceCIDR, DNSIP: cfg.ClusterDNS,
@@ -50,20 +50,20 @@ func clusterFacts(ctx context.Context, cfg Config, cc *cloud.Client, log *zap.Lo
 
 // describeCluster retries a few times: the EKS API may be briefly
 // unreachable while the controller starts.
-func describeCluster(ctx context.Context, cc *cloud.Client, name string) (cloud.ClusterInfo, error) {
+func describeCluster(ctx context.Context, cc *aws.Client, name string) (aws.ClusterInfo, error) {
 	var err error
 	for i := 0; i < 5; i++ {
-		var info cloud.ClusterInfo
+		var info aws.ClusterInfo
 		if info, err = cc.DescribeCluster(ctx, name); err == nil {
 			return info, nil
 		}
 		select {
 		case <-ctx.Done():
-			return cloud.ClusterInfo{}, ctx.Err()
+			return aws.ClusterInfo{}, ctx.Err()
 		case <-time.After(time.Duration(i+1) * time.Second):
 		}
 	}
-	return cloud.ClusterInfo{}, err
+	return aws.ClusterInfo{}, err
 }
 
 // restCA is the CA the controller itself trusts: inline (a kubeconfig) or

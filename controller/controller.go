@@ -15,12 +15,12 @@ import (
 
 	"github.com/joinery/joinery/activities"
 	"github.com/joinery/joinery/catalog"
-	"github.com/joinery/joinery/cloud"
-	"github.com/joinery/joinery/cluster"
-	"github.com/joinery/joinery/logging"
-	"github.com/joinery/joinery/metrics"
+	"github.com/joinery/joinery/internal/logging"
+	"github.com/joinery/joinery/internal/metrics"
+	"github.com/joinery/joinery/providers/aws"
+	"github.com/joinery/joinery/providers/kube"
+	"github.com/joinery/joinery/providers/temporal"
 	"github.com/joinery/joinery/solver"
-	"github.com/joinery/joinery/temporalconn"
 	"github.com/joinery/joinery/workflows"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 	enumspb "go.temporal.io/api/enums/v1"
@@ -40,7 +40,7 @@ type Config struct {
 	// encryption (zero: plaintext, payloads in clear). Its HostPort and
 	// Namespace default to TemporalAddress and Namespace. A half-configured
 	// TLS setup makes Run fail before anything starts.
-	Temporal temporalconn.Config
+	Temporal temporal.Config
 	// EC2Endpoint is the EC2 API base URL (empty: real AWS for Region).
 	EC2Endpoint string
 	Region      string // default us-east-1
@@ -133,8 +133,8 @@ type Config struct {
 // (RegistrationTTL and the disruption and GC intervals: workflows;
 // SolverBudget: solver.DefaultBudget; GCLaunchGrace: gc.DefaultLaunchGrace).
 const (
-	DefaultTemporalAddress = temporalconn.DefaultHostPort
-	DefaultNamespace       = temporalconn.DefaultNamespace
+	DefaultTemporalAddress = temporal.DefaultHostPort
+	DefaultNamespace       = temporal.DefaultNamespace
 	DefaultRegion          = "us-east-1"
 	DefaultClusterName     = "joinery"
 	DefaultBatchIdle       = time.Second
@@ -217,10 +217,10 @@ func Run(ctx context.Context, cfg Config) error {
 // newDependencies; close releases them in reverse.
 type dependencies struct {
 	log       *zap.Logger
-	conn      *temporalconn.Connection
+	conn      *temporal.Connection
 	pseudonym func(string) string // nil: payloads in clear
 	metrics   *metrics.Metrics
-	cluster   *cluster.Cluster
+	cluster   *kube.Cluster
 	temporal  client.Client
 	acts      *activities.Activities
 	classes   *nodeClassReconciler
@@ -241,12 +241,12 @@ func (d *dependencies) close() {
 func newDependencies(ctx context.Context, cfg Config) (*dependencies, error) {
 	log := cfg.Log
 	d := &dependencies{log: log}
-	conn, err := temporalconn.Load(cfg.Temporal)
+	conn, err := temporal.Load(cfg.Temporal)
 	if err != nil {
 		return d, err
 	}
 	d.conn = conn
-	if conn.Plaintext() && !temporalconn.IsLoopback(cfg.Temporal.HostPort) {
+	if conn.Plaintext() && !temporal.IsLoopback(cfg.Temporal.HostPort) {
 		log.Warn("plaintext connection to Temporal off this machine: workflow data and commands cross the network unprotected; "+
 			"configure mTLS (--temporal-tls-cert/--temporal-tls-key/--temporal-tls-ca) or an API key", zap.String("temporal", cfg.Temporal.HostPort))
 	}
@@ -255,7 +255,7 @@ func newDependencies(ctx context.Context, cfg Config) (*dependencies, error) {
 	}
 	m := metrics.New()
 	d.metrics = m
-	cl, err := cluster.New(cfg.RESTConfig)
+	cl, err := kube.New(cfg.RESTConfig)
 	if err != nil {
 		return d, fmt.Errorf("kubernetes client: %w", err)
 	}
@@ -286,14 +286,14 @@ func newDependencies(ctx context.Context, cfg Config) (*dependencies, error) {
 	if err := cl.Start(ctx, 2*time.Minute); err != nil {
 		return d, err
 	}
-	state := cluster.NewStateStore(cl.Kube, cfg.StateNamespace)
+	state := kube.NewStateStore(cl.Kube, cfg.StateNamespace)
 	cat, err := catalog.Default()
 	if err != nil {
 		return d, err
 	}
-	ice := cloud.NewICECache(3*time.Minute, nil)
+	ice := aws.NewICECache(3*time.Minute, nil)
 	m.Registry.MustRegister(newNodeCollector(cl, ice))
-	cc, err := cloud.New(ctx, cloud.Options{Region: cfg.Region, Endpoint: cfg.EC2Endpoint, SSMEndpoint: cfg.SSMEndpoint,
+	cc, err := aws.New(ctx, aws.Options{Region: cfg.Region, Endpoint: cfg.EC2Endpoint, SSMEndpoint: cfg.SSMEndpoint,
 		IAMEndpoint: cfg.IAMEndpoint, EKSEndpoint: cfg.EKSEndpoint, PricingEndpoint: cfg.PricingEndpoint, ClusterName: cfg.ClusterName, ICECache: ice, Observe: m.ObserveCloud})
 	if err != nil {
 		return d, fmt.Errorf("aws clients: %w", err)

@@ -4,7 +4,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/joinery/joinery/temporalconn"
+	"github.com/joinery/joinery/providers/temporal"
 )
 
 func TestWithDefaultsFillsZeroFields(t *testing.T) {
@@ -36,7 +36,7 @@ func TestWithDefaultsFillsZeroFields(t *testing.T) {
 func TestWithDefaultsKeepsSetFields(t *testing.T) {
 	in := Config{TemporalAddress: "temporal:7233", Namespace: "prod", Region: "eu-west-1", ClusterName: "prod-eks",
 		BatchIdle: 2 * time.Second, BatchMax: time.Minute, NodeClassResync: time.Second, LeaseNamespace: "joinery-system",
-		Temporal: temporalconn.Config{HostPort: "other:7233", Namespace: "cloud.ns"}}
+		Temporal: temporal.Config{HostPort: "other:7233", Namespace: "cloud.ns"}}
 	got := in.WithDefaults()
 	want := map[string][2]string{
 		"TemporalAddress":    {got.TemporalAddress, "temporal:7233"},

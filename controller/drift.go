@@ -7,8 +7,8 @@ import (
 	"time"
 
 	apiv1 "github.com/joinery/joinery/api/v1"
-	"github.com/joinery/joinery/disruption"
-	"github.com/joinery/joinery/nodeclass"
+	"github.com/joinery/joinery/policy/disruption"
+	"github.com/joinery/joinery/policy/nodeclass"
 	"go.uber.org/zap"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"

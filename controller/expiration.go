@@ -7,9 +7,9 @@ import (
 	"time"
 
 	apiv1 "github.com/joinery/joinery/api/v1"
-	"github.com/joinery/joinery/cluster"
-	"github.com/joinery/joinery/disruption"
-	"github.com/joinery/joinery/metrics"
+	"github.com/joinery/joinery/internal/metrics"
+	"github.com/joinery/joinery/policy/disruption"
+	"github.com/joinery/joinery/providers/kube"
 	"go.uber.org/zap"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -40,7 +40,7 @@ const (
 // again on the live object. Only the leader runs it; a new leader lists
 // every NodeClaim again.
 type expirationReconciler struct {
-	cl      *cluster.Cluster
+	cl      *kube.Cluster
 	metrics *metrics.Metrics
 	log     *zap.Logger
 	now     func() time.Time
@@ -49,7 +49,7 @@ type expirationReconciler struct {
 	queue workqueue.TypedRateLimitingInterface[string] // nil while not leading
 }
 
-func newExpirationReconciler(cl *cluster.Cluster, m *metrics.Metrics, log *zap.Logger) *expirationReconciler {
+func newExpirationReconciler(cl *kube.Cluster, m *metrics.Metrics, log *zap.Logger) *expirationReconciler {
 	r := &expirationReconciler{cl: cl, metrics: m, log: log.Named("expiration"), now: time.Now}
 	cl.OnNodeClaimEvent(cache.ResourceEventHandlerFuncs{
 		AddFunc:    r.observe,

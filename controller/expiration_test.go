@@ -7,8 +7,8 @@ import (
 	"time"
 
 	apiv1 "github.com/joinery/joinery/api/v1"
-	"github.com/joinery/joinery/cluster"
-	"github.com/joinery/joinery/metrics"
+	"github.com/joinery/joinery/internal/metrics"
+	"github.com/joinery/joinery/providers/kube"
 	"github.com/prometheus/client_golang/prometheus/testutil"
 	"go.uber.org/zap"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -58,7 +58,7 @@ func TestExpirationDeletesExpiredNodeClaimsOnly(t *testing.T) {
 	dc := dynfake.NewSimpleDynamicClientWithCustomListKinds(runtime.NewScheme(), map[schema.GroupVersionResource]string{
 		apiv1.NodePoolGVR: "NodePoolList", apiv1.NodeClaimGVR: "NodeClaimList", apiv1.EC2NodeClassGVR: "EC2NodeClassList",
 	}, objs...)
-	cl, err := cluster.NewFromClients(kubefake.NewSimpleClientset(), dc)
+	cl, err := kube.NewFromClients(kubefake.NewSimpleClientset(), dc)
 	if err != nil {
 		t.Fatal(err)
 	}

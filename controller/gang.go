@@ -8,8 +8,8 @@ import (
 
 	"github.com/joinery/joinery/activities"
 	"github.com/joinery/joinery/api/provreq"
-	"github.com/joinery/joinery/cluster"
-	"github.com/joinery/joinery/gang"
+	"github.com/joinery/joinery/policy/gang"
+	"github.com/joinery/joinery/providers/kube"
 	"github.com/joinery/joinery/workflows"
 	enumspb "go.temporal.io/api/enums/v1"
 	"go.temporal.io/api/serviceerror"
@@ -30,7 +30,7 @@ const gangChainGrace = time.Minute
 // after its backoff; ids are never reused (REJECT_DUPLICATE), so a request
 // is never tried twice at once and a finished try is never rerun.
 type gangReconciler struct {
-	cl      *cluster.Cluster
+	cl      *kube.Cluster
 	acts    *activities.Activities
 	log     *zap.Logger
 	start   func(ctx context.Context, in workflows.GangInput) error
@@ -39,7 +39,7 @@ type gangReconciler struct {
 	input   func(pr *provreq.ProvisioningRequest, try int) workflows.GangInput
 }
 
-func newGangReconciler(cl *cluster.Cluster, acts *activities.Activities, tc client.Client, cfg Config, log *zap.Logger) *gangReconciler {
+func newGangReconciler(cl *kube.Cluster, acts *activities.Activities, tc client.Client, cfg Config, log *zap.Logger) *gangReconciler {
 	deadline, booking := cfg.GangDeadline, cfg.GangBooking
 	if deadline <= 0 {
 		deadline = gang.DefaultDeadline

@@ -5,8 +5,8 @@ import (
 	"fmt"
 
 	"github.com/joinery/joinery/activities"
-	"github.com/joinery/joinery/cloud"
-	"github.com/joinery/joinery/metrics"
+	"github.com/joinery/joinery/internal/metrics"
+	"github.com/joinery/joinery/providers/aws"
 	"github.com/joinery/joinery/workflows"
 	enumspb "go.temporal.io/api/enums/v1"
 	"go.temporal.io/sdk/client"
@@ -22,7 +22,7 @@ func newInterruptionPoller(ctx context.Context, cfg Config, tc client.Client, ps
 	if cfg.InterruptionQueue == "" {
 		return p, nil
 	}
-	q, err := cloud.NewQueue(ctx, cloud.QueueOptions{URL: cfg.InterruptionQueue, Region: cfg.Region, Endpoint: cfg.SQSEndpoint, Observe: m.ObserveCloud})
+	q, err := aws.NewQueue(ctx, aws.QueueOptions{URL: cfg.InterruptionQueue, Region: cfg.Region, Endpoint: cfg.SQSEndpoint, Observe: m.ObserveCloud})
 	if err != nil {
 		return nil, fmt.Errorf("interruption queue: %w", err)
 	}

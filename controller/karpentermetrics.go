@@ -7,7 +7,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/joinery/joinery/cluster"
+	"github.com/joinery/joinery/providers/kube"
 	"github.com/joinery/joinery/solver"
 	"github.com/prometheus/client_golang/prometheus"
 	corev1 "k8s.io/api/core/v1"
@@ -15,7 +15,7 @@ import (
 	"k8s.io/apimachinery/pkg/labels"
 
 	apiv1 "github.com/joinery/joinery/api/v1"
-	"github.com/joinery/joinery/resources"
+	"github.com/joinery/joinery/solver/resources"
 )
 
 // karpenterNodeLabels are Karpenter v1's well-known node labels (core
@@ -66,7 +66,7 @@ func karpenterQuantity(name corev1.ResourceName, q resource.Quantity) float64 {
 // status.resources, limits, cost), and the cluster's (node count,
 // utilization).
 type karpenterCollector struct {
-	cluster *cluster.Cluster
+	cluster *kube.Cluster
 	price   func(*corev1.Node) float64 // USD/hour; nil: no cost series
 	now     func() time.Time
 
@@ -78,7 +78,7 @@ type karpenterCollector struct {
 	nodeCount, utilization                                       *prometheus.Desc
 }
 
-func newKarpenterCollector(c *cluster.Cluster, price func(*corev1.Node) float64) *karpenterCollector {
+func newKarpenterCollector(c *kube.Cluster, price func(*corev1.Node) float64) *karpenterCollector {
 	k := &karpenterCollector{cluster: c, price: price, now: time.Now}
 	for _, l := range karpenterNodeLabels {
 		k.nodeLabels = append(k.nodeLabels, karpenterLabelName(l))
@@ -184,12 +184,12 @@ func (k *karpenterCollector) nodeLabelValues(n *corev1.Node) []string {
 func podRequests(pods []*corev1.Pod) (all, daemons corev1.ResourceList) {
 	var a, d resources.List
 	for _, p := range pods {
-		if !cluster.IsActive(p) {
+		if !kube.IsActive(p) {
 			continue
 		}
 		r := solver.PodFromK8s(p).Requests
 		a = a.Add(r)
-		if cluster.IsDaemonSetPod(p) {
+		if kube.IsDaemonSetPod(p) {
 			d = d.Add(r)
 		}
 	}

@@ -6,7 +6,7 @@ import (
 	"time"
 
 	apiv1 "github.com/joinery/joinery/api/v1"
-	"github.com/joinery/joinery/cluster"
+	"github.com/joinery/joinery/providers/kube"
 	"github.com/prometheus/client_golang/prometheus"
 	dto "github.com/prometheus/client_model/go"
 	corev1 "k8s.io/api/core/v1"
@@ -45,7 +45,7 @@ func TestKarpenterCollectorServesKarpentersGauges(t *testing.T) {
 	dc := dynfake.NewSimpleDynamicClientWithCustomListKinds(runtime.NewScheme(), map[schema.GroupVersionResource]string{
 		apiv1.NodePoolGVR: "NodePoolList", apiv1.NodeClaimGVR: "NodeClaimList", apiv1.EC2NodeClassGVR: "EC2NodeClassList",
 	}, toUnstructured(t, np))
-	cl, err := cluster.NewFromClients(kubefake.NewSimpleClientset(node, app, daemon, pending), dc)
+	cl, err := kube.NewFromClients(kubefake.NewSimpleClientset(node, app, daemon, pending), dc)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -8,7 +8,7 @@ import (
 	"time"
 
 	"github.com/joinery/joinery/catalog"
-	"github.com/joinery/joinery/metrics"
+	"github.com/joinery/joinery/internal/metrics"
 	"go.uber.org/zap"
 )
 

@@ -8,8 +8,8 @@ import (
 
 	apiv1 "github.com/joinery/joinery/api/v1"
 	"github.com/joinery/joinery/catalog"
-	"github.com/joinery/joinery/cloud"
-	"github.com/joinery/joinery/metrics"
+	"github.com/joinery/joinery/internal/metrics"
+	"github.com/joinery/joinery/providers/aws"
 	simec2 "github.com/joinery/joinery/sim/ec2"
 	"github.com/prometheus/client_golang/prometheus/testutil"
 	"go.uber.org/zap"
@@ -165,7 +165,7 @@ func TestMarketRefreshFromEndpoint(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer stop()
-	cc, err := cloud.New(context.Background(), cloud.Options{Endpoint: url, ClusterName: "joinery", MaxBackoff: time.Millisecond})
+	cc, err := aws.New(context.Background(), aws.Options{Endpoint: url, ClusterName: "joinery", MaxBackoff: time.Millisecond})
 	if err != nil {
 		t.Fatal(err)
 	}

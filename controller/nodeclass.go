@@ -10,9 +10,9 @@ import (
 	"time"
 
 	apiv1 "github.com/joinery/joinery/api/v1"
-	"github.com/joinery/joinery/cloud"
-	"github.com/joinery/joinery/cluster"
-	"github.com/joinery/joinery/nodeclass"
+	"github.com/joinery/joinery/policy/nodeclass"
+	"github.com/joinery/joinery/providers/aws"
+	"github.com/joinery/joinery/providers/kube"
 	"github.com/prometheus/client_golang/prometheus"
 	"go.uber.org/zap"
 	corev1 "k8s.io/api/core/v1"
@@ -26,8 +26,8 @@ import (
 // it created when a class is deleted. Its errors are the conditions'
 // messages, a Warning Event on the class and a log line.
 type nodeClassReconciler struct {
-	cl      *cluster.Cluster
-	cloud   *cloud.Client
+	cl      *kube.Cluster
+	cloud   *aws.Client
 	cluster string // cluster name
 	region  string
 	log     *zap.Logger
@@ -40,7 +40,7 @@ type nodeClassReconciler struct {
 	poolChanged chan struct{}
 }
 
-func newNodeClassReconciler(cl *cluster.Cluster, cc *cloud.Client, cfg Config, reg prometheus.Registerer, log *zap.Logger) *nodeClassReconciler {
+func newNodeClassReconciler(cl *kube.Cluster, cc *aws.Client, cfg Config, reg prometheus.Registerer, log *zap.Logger) *nodeClassReconciler {
 	r := &nodeClassReconciler{
 		cl: cl, cloud: cc, cluster: cfg.ClusterName, region: cfg.Region, log: log.Named("nodeclass"), resync: cfg.NodeClassResync,
 		ready: prometheus.NewGaugeVec(prometheus.GaugeOpts{Name: "joinery_nodeclass_ready",
@@ -187,7 +187,7 @@ func (r *nodeClassReconciler) subnets(ctx context.Context, cls *apiv1.EC2NodeCla
 		return nil, err
 	}
 	out := make([]apiv1.SubnetStatus, 0, len(sns))
-	for _, s := range cloud.SortByFreeAddresses(sns) {
+	for _, s := range aws.SortByFreeAddresses(sns) {
 		out = append(out, apiv1.SubnetStatus{ID: s.ID, Zone: s.Zone, ZoneID: s.ZoneID})
 	}
 	return out, nil
@@ -236,7 +236,7 @@ func (r *nodeClassReconciler) amis(ctx context.Context, cls *apiv1.EC2NodeClass)
 	}
 	var cands []nodeclass.Candidate
 	for i, t := range terms {
-		q := cloud.ImageQuery{Tags: t.Tags}
+		q := aws.ImageQuery{Tags: t.Tags}
 		if t.ID != "" {
 			q.IDs = []string{t.ID}
 		}
@@ -292,7 +292,7 @@ func (r *nodeClassReconciler) aliasAMIs(ctx context.Context, s string) ([]apiv1.
 	if len(ids) == 0 {
 		return nil, fmt.Errorf("alias %s: none of the %d SSM parameters for Kubernetes %s exists", s, len(params), version)
 	}
-	imgs, err := r.cloud.DescribeImages(ctx, cloud.ImageQuery{IDs: ids})
+	imgs, err := r.cloud.DescribeImages(ctx, aws.ImageQuery{IDs: ids})
 	if err != nil {
 		return nil, err
 	}
@@ -303,7 +303,7 @@ func (r *nodeClassReconciler) aliasAMIs(ctx context.Context, s string) ([]apiv1.
 	return nodeclass.SelectAMIs(cands), nil
 }
 
-func toImage(i cloud.Image) nodeclass.Image {
+func toImage(i aws.Image) nodeclass.Image {
 	return nodeclass.Image{ID: i.ID, Name: i.Name, Architecture: i.Architecture, CreationDate: i.CreationDate, Deprecated: i.Deprecated}
 }
 
@@ -329,7 +329,7 @@ func (r *nodeClassReconciler) instanceProfile(ctx context.Context, cls *apiv1.EC
 	if cls.Spec.Role == "" {
 		return "", nil
 	}
-	p := cloud.InstanceProfile{
+	p := aws.InstanceProfile{
 		Name: nodeclass.InstanceProfileName(r.cluster, r.region, string(cls.UID), cls.Spec.Role),
 		Path: nodeclass.InstanceProfilePath(r.cluster, r.region, string(cls.UID)),
 		Role: cls.Spec.Role,

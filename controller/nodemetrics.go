@@ -1,10 +1,10 @@
 package controller
 
 import (
-	"github.com/joinery/joinery/cloud"
-	"github.com/joinery/joinery/cluster"
-	"github.com/joinery/joinery/resources"
+	"github.com/joinery/joinery/providers/aws"
+	"github.com/joinery/joinery/providers/kube"
 	"github.com/joinery/joinery/solver"
+	"github.com/joinery/joinery/solver/resources"
 	"github.com/prometheus/client_golang/prometheus"
 	"k8s.io/apimachinery/pkg/labels"
 
@@ -15,8 +15,8 @@ import (
 // time: count, allocatable, requests and utilisation per NodePool, plus the
 // ICE cache size.
 type nodeCollector struct {
-	cluster *cluster.Cluster
-	ice     *cloud.ICECache
+	cluster *kube.Cluster
+	ice     *aws.ICECache
 	nodes   *prometheus.Desc
 	alloc   *prometheus.Desc
 	reqs    *prometheus.Desc
@@ -24,7 +24,7 @@ type nodeCollector struct {
 	iceSize *prometheus.Desc
 }
 
-func newNodeCollector(c *cluster.Cluster, ice *cloud.ICECache) *nodeCollector {
+func newNodeCollector(c *kube.Cluster, ice *aws.ICECache) *nodeCollector {
 	return &nodeCollector{
 		cluster: c, ice: ice,
 		nodes: prometheus.NewDesc("joinery_nodes_total", "Nodes launched by Joinery, by NodePool.", []string{"nodepool"}, nil),
@@ -60,7 +60,7 @@ func (n *nodeCollector) Collect(ch chan<- prometheus.Metric) {
 		a, _ := resources.FromResourceList(node.Status.Allocatable)
 		alloc[pool] = alloc[pool].Add(a)
 		for _, p := range n.cluster.PodsOnNode(node.Name) {
-			if cluster.IsActive(p) {
+			if kube.IsActive(p) {
 				reqs[pool] = reqs[pool].Add(solver.PodFromK8s(p).Requests)
 			}
 		}

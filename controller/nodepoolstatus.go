@@ -5,7 +5,7 @@ import (
 	"encoding/json"
 	"time"
 
-	"github.com/joinery/joinery/cluster"
+	"github.com/joinery/joinery/providers/kube"
 	"go.uber.org/zap"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/equality"
@@ -92,7 +92,7 @@ func PoolResources(pools []string, claims []*apiv1.NodeClaim, nodes []*corev1.No
 // counter controller does; a pool whose status already says so is not
 // written.
 type nodePoolStatus struct {
-	cl  *cluster.Cluster
+	cl  *kube.Cluster
 	log *zap.Logger
 }
 

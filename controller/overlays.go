@@ -8,8 +8,8 @@ import (
 	"github.com/joinery/joinery/activities"
 	apiv1 "github.com/joinery/joinery/api/v1"
 	"github.com/joinery/joinery/api/v1alpha1"
-	"github.com/joinery/joinery/cluster"
-	"github.com/joinery/joinery/overlay"
+	"github.com/joinery/joinery/policy/overlay"
+	"github.com/joinery/joinery/providers/kube"
 	"go.uber.org/zap"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 )
@@ -18,7 +18,7 @@ import (
 // ValidationSucceeded and Ready conditions, as Karpenter sets them (False
 // with reason Conflict or RuntimeValidation for one not applied).
 type overlayStatus struct {
-	cl    *cluster.Cluster
+	cl    *kube.Cluster
 	acts  *activities.Activities
 	log   *zap.Logger
 	every time.Duration

@@ -6,7 +6,7 @@ import (
 
 	apiv1 "github.com/joinery/joinery/api/v1"
 	"github.com/joinery/joinery/api/v1alpha1"
-	"github.com/joinery/joinery/overlay"
+	"github.com/joinery/joinery/policy/overlay"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 )
 

@@ -9,9 +9,9 @@ import (
 	"time"
 
 	apiv1 "github.com/joinery/joinery/api/v1"
-	"github.com/joinery/joinery/cluster"
-	"github.com/joinery/joinery/disruption"
-	"github.com/joinery/joinery/metrics"
+	"github.com/joinery/joinery/internal/metrics"
+	"github.com/joinery/joinery/policy/disruption"
+	"github.com/joinery/joinery/providers/kube"
 	"go.uber.org/zap"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -33,7 +33,7 @@ import (
 // recorded on the pods themselves (disruption.PodEventTime), so a leader
 // change neither loses an event nor restarts every node's window.
 type podEvents struct {
-	cl      *cluster.Cluster
+	cl      *kube.Cluster
 	metrics *metrics.Metrics
 	log     *zap.Logger
 	now     func() time.Time
@@ -60,7 +60,7 @@ func newPodEventsTerm() *podEventsTerm {
 
 // newPodEvents registers the informer handlers (they act only while run
 // leads).
-func newPodEvents(cl *cluster.Cluster, m *metrics.Metrics, log *zap.Logger) *podEvents {
+func newPodEvents(cl *kube.Cluster, m *metrics.Metrics, log *zap.Logger) *podEvents {
 	p := &podEvents{cl: cl, metrics: m, log: log.Named("podevents"), now: time.Now}
 	_, _ = cl.PodInformer.AddEventHandler(cache.ResourceEventHandlerDetailedFuncs{
 		AddFunc: func(obj interface{}, initial bool) {

@@ -6,9 +6,9 @@ import (
 	"time"
 
 	apiv1 "github.com/joinery/joinery/api/v1"
-	"github.com/joinery/joinery/cluster"
-	"github.com/joinery/joinery/disruption"
-	"github.com/joinery/joinery/metrics"
+	"github.com/joinery/joinery/internal/metrics"
+	"github.com/joinery/joinery/policy/disruption"
+	"github.com/joinery/joinery/providers/kube"
 	"github.com/prometheus/client_golang/prometheus/testutil"
 	"go.uber.org/zap"
 	corev1 "k8s.io/api/core/v1"
@@ -41,7 +41,7 @@ func toUnstructured(t *testing.T, obj interface{}) *unstructured.Unstructured {
 // podEventsWorld is a started Cluster over client-go fakes: one
 // initialized NodeClaim (an hour ago) with its Node, in a NodePool whose
 // consolidateAfter is 5m.
-func podEventsWorld(t *testing.T) (*cluster.Cluster, *dynfake.FakeDynamicClient, *kubefake.Clientset) {
+func podEventsWorld(t *testing.T) (*kube.Cluster, *dynfake.FakeDynamicClient, *kubefake.Clientset) {
 	t.Helper()
 	node := &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: peNode, Labels: map[string]string{apiv1.LabelNodePool: pePool},
 		OwnerReferences: []metav1.OwnerReference{{APIVersion: "karpenter.sh/v1", Kind: "NodeClaim", Name: peClaim}}}}
@@ -58,7 +58,7 @@ func podEventsWorld(t *testing.T) (*cluster.Cluster, *dynfake.FakeDynamicClient,
 	dc := dynfake.NewSimpleDynamicClientWithCustomListKinds(runtime.NewScheme(), map[schema.GroupVersionResource]string{
 		apiv1.NodePoolGVR: "NodePoolList", apiv1.NodeClaimGVR: "NodeClaimList", apiv1.EC2NodeClassGVR: "EC2NodeClassList",
 	}, toUnstructured(t, nc), toUnstructured(t, np))
-	cl, err := cluster.NewFromClients(kc, dc)
+	cl, err := kube.NewFromClients(kc, dc)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -83,11 +83,11 @@ func eventually(t *testing.T, what string, cond func() bool) {
 	}
 }
 
-func cachedLastPodEvent(cl *cluster.Cluster) time.Time {
+func cachedLastPodEvent(cl *kube.Cluster) time.Time {
 	return disruption.LastPodEvent(cl.CachedNodeClaim(peClaim))
 }
 
-func consolidatableCond(cl *cluster.Cluster) *metav1.Condition {
+func consolidatableCond(cl *kube.Cluster) *metav1.Condition {
 	return apiv1.FindCondition(cl.CachedNodeClaim(peClaim).Status.Conditions, apiv1.ConditionConsolidatable)
 }
 

@@ -7,9 +7,9 @@ import (
 
 	"github.com/joinery/joinery/activities"
 	apiv1 "github.com/joinery/joinery/api/v1"
-	"github.com/joinery/joinery/cluster"
-	"github.com/joinery/joinery/disruption"
-	"github.com/joinery/joinery/staticpool"
+	"github.com/joinery/joinery/policy/disruption"
+	"github.com/joinery/joinery/policy/staticpool"
+	"github.com/joinery/joinery/providers/kube"
 	"github.com/joinery/joinery/workflows"
 	enumspb "go.temporal.io/api/enums/v1"
 	"go.temporal.io/sdk/client"
@@ -33,7 +33,7 @@ const staticPendingTTL = 2 * time.Minute
 // terminated behind our back or interrupted, or a drifted node replaced:
 // its NodeClaim goes away and the next pass creates another.
 type staticReconciler struct {
-	cl  *cluster.Cluster
+	cl  *kube.Cluster
 	log *zap.Logger
 	// launch makes n NodeClaims of a pool and starts their sagas (one
 	// Provision workflow per pool at a time) and returns their names.
@@ -45,7 +45,7 @@ type staticReconciler struct {
 	pending map[string]map[string]time.Time // pool -> NodeClaim -> created
 }
 
-func newStaticReconciler(cl *cluster.Cluster, tc client.Client, log *zap.Logger) *staticReconciler {
+func newStaticReconciler(cl *kube.Cluster, tc client.Client, log *zap.Logger) *staticReconciler {
 	r := &staticReconciler{cl: cl, log: log.Named("static"), every: 5 * time.Second,
 		launch: func(ctx context.Context, pool string, n int) (workflows.ProvisionResult, error) {
 			// A pass that finds this pool's launch still running (a
@@ -150,7 +150,7 @@ func (r *staticReconciler) members(pool string, claims []*apiv1.NodeClaim) []sta
 				m.Deleting = true
 			}
 			for _, p := range r.cl.PodsOnNode(n) {
-				if !cluster.IsDaemonSetPod(p) && p.Status.Phase != corev1.PodSucceeded && p.Status.Phase != corev1.PodFailed {
+				if !kube.IsDaemonSetPod(p) && p.Status.Phase != corev1.PodSucceeded && p.Status.Phase != corev1.PodFailed {
 					m.Pods++
 				}
 			}

@@ -10,7 +10,7 @@ import (
 
 	"github.com/joinery/joinery/activities"
 	apiv1 "github.com/joinery/joinery/api/v1"
-	"github.com/joinery/joinery/cluster"
+	"github.com/joinery/joinery/providers/kube"
 	"github.com/joinery/joinery/workflows"
 	"go.uber.org/zap"
 	corev1 "k8s.io/api/core/v1"
@@ -51,7 +51,7 @@ func newStaticFake(t *testing.T, pools []*apiv1.NodePool, claims []*apiv1.NodeCl
 	dc := dynfake.NewSimpleDynamicClientWithCustomListKinds(runtime.NewScheme(), map[schema.GroupVersionResource]string{
 		apiv1.NodePoolGVR: "NodePoolList", apiv1.NodeClaimGVR: "NodeClaimList", apiv1.EC2NodeClassGVR: "EC2NodeClassList",
 	}, dyn...)
-	cl, err := cluster.NewFromClients(kubefake.NewSimpleClientset(objs...), dc)
+	cl, err := kube.NewFromClients(kubefake.NewSimpleClientset(objs...), dc)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -7,7 +7,7 @@ import (
 	"time"
 
 	apiv1 "github.com/joinery/joinery/api/v1"
-	"github.com/joinery/joinery/cluster"
+	"github.com/joinery/joinery/providers/kube"
 	"github.com/joinery/joinery/workflows"
 	enumspb "go.temporal.io/api/enums/v1"
 	"go.temporal.io/api/serviceerror"
@@ -31,7 +31,7 @@ import (
 // failed signal is retried with backoff. Every replica runs it: a second
 // signal is ignored by a workflow already terminating.
 type deletionWatch struct {
-	cluster *cluster.Cluster
+	cluster *kube.Cluster
 	tc      client.Client
 	log     *zap.Logger
 	private bool
@@ -41,7 +41,7 @@ type deletionWatch struct {
 	sent map[string]bool // NodeClaim names signalled
 }
 
-func newDeletionWatch(cl *cluster.Cluster, tc client.Client, private bool, log *zap.Logger) *deletionWatch {
+func newDeletionWatch(cl *kube.Cluster, tc client.Client, private bool, log *zap.Logger) *deletionWatch {
 	d := &deletionWatch{cluster: cl, tc: tc, log: log.Named("termination"), private: private, sent: map[string]bool{},
 		queue: workqueue.NewTypedRateLimitingQueue(workqueue.NewTypedItemExponentialFailureRateLimiter[workflows.DeletionNotice](time.Second, time.Minute))}
 	cl.OnNodeClaimEvent(cache.ResourceEventHandlerFuncs{

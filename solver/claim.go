@@ -4,7 +4,7 @@ import (
 	"math/bits"
 	"sort"
 
-	"github.com/joinery/joinery/resources"
+	"github.com/joinery/joinery/solver/resources"
 )
 
 // MaxInstanceTypes is how many instance types a NodeClaim offers the

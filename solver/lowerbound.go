@@ -3,7 +3,7 @@ package solver
 import (
 	"math"
 
-	"github.com/joinery/joinery/resources"
+	"github.com/joinery/joinery/solver/resources"
 )
 
 // LowerBound returns a lower bound, in USD/hour, on the price of the new

@@ -1,7 +1,7 @@
 package solver
 
 import (
-	"github.com/joinery/joinery/resources"
+	"github.com/joinery/joinery/solver/resources"
 )
 
 // pass is one first-fit-decreasing packing of all pods under one Strategy.

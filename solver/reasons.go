@@ -6,7 +6,7 @@ import (
 	"strings"
 
 	apiv1 "github.com/joinery/joinery/api/v1"
-	"github.com/joinery/joinery/resources"
+	"github.com/joinery/joinery/solver/resources"
 )
 
 // reason explains, in words a platform engineer can act on, why no

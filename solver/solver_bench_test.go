@@ -4,7 +4,7 @@ import (
 	"fmt"
 	"testing"
 
-	"github.com/joinery/joinery/resources"
+	"github.com/joinery/joinery/solver/resources"
 	corev1 "k8s.io/api/core/v1"
 )
 

@@ -6,7 +6,7 @@ import (
 	"testing"
 
 	apiv1 "github.com/joinery/joinery/api/v1"
-	"github.com/joinery/joinery/resources"
+	"github.com/joinery/joinery/solver/resources"
 )
 
 // solveInBatches solves the pods of in in consecutive batches of the given

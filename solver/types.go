@@ -5,7 +5,7 @@ import (
 
 	apiv1 "github.com/joinery/joinery/api/v1"
 	"github.com/joinery/joinery/catalog"
-	"github.com/joinery/joinery/resources"
+	"github.com/joinery/joinery/solver/resources"
 	corev1 "k8s.io/api/core/v1"
 )
 

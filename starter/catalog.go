@@ -11,7 +11,7 @@ import (
 	"time"
 
 	"github.com/joinery/joinery/catalog"
-	"github.com/joinery/joinery/cloud"
+	"github.com/joinery/joinery/providers/aws"
 	"github.com/joinery/joinery/sim/world"
 	"github.com/spf13/cobra"
 )
@@ -27,7 +27,7 @@ func newCatalogCommand() *cobra.Command {
 
 func newCatalogExportCommand() *cobra.Command {
 	var output, admin, region, ec2URL, pricingURL string
-	var aws bool
+	var realAWS bool
 	cmd := &cobra.Command{
 		Use:   "export -o catalog.csv [--admin-addr host:port | --ec2-endpoint URL --pricing-endpoint URL --region R | --aws --region R]",
 		Short: "Write the live catalog (types, zones, on-demand and spot prices) in the CSV starter plan --catalog reads",
@@ -46,11 +46,11 @@ keeps the embedded on-demand prices (a note says so), as the controller does.`,
 				return fmt.Errorf("-o: the file to write is required (- for stdout)")
 			}
 			ctx := cmd.Context()
-			opts := cloud.Options{Region: region, Endpoint: ec2URL, PricingEndpoint: pricingURL, ClusterName: "catalog-export"}
+			opts := aws.Options{Region: region, Endpoint: ec2URL, PricingEndpoint: pricingURL, ClusterName: "catalog-export"}
 			switch {
-			case aws && (ec2URL != "" || pricingURL != ""):
+			case realAWS && (ec2URL != "" || pricingURL != ""):
 				return fmt.Errorf("--aws reads real AWS: do not also pass --ec2-endpoint or --pricing-endpoint")
-			case aws:
+			case realAWS:
 				if region == "" {
 					return fmt.Errorf("--aws needs --region")
 				}
@@ -92,7 +92,7 @@ keeps the embedded on-demand prices (a note says so), as the controller does.`,
 	fl.StringVar(&region, "region", "", "AWS region (default: the local world's)")
 	fl.StringVar(&ec2URL, "ec2-endpoint", "", "EC2 API base URL (instead of asking starter dev)")
 	fl.StringVar(&pricingURL, "pricing-endpoint", "", "Price List API base URL (with --ec2-endpoint; empty: the embedded on-demand prices)")
-	fl.BoolVar(&aws, "aws", false, "read real AWS in --region (credentials from the environment)")
+	fl.BoolVar(&realAWS, "aws", false, "read real AWS in --region (credentials from the environment)")
 	return cmd
 }
 
@@ -121,10 +121,10 @@ func worldEndpoints(ctx context.Context, admin string) (world.Endpoints, error) 
 // exportCatalog reads the live catalog as the controller does: on-demand
 // prices (else the embedded ones, noted), instance types, their zones and
 // the spot prices.
-func exportCatalog(ctx context.Context, o cloud.Options) (*catalog.Catalog, []string, error) {
+func exportCatalog(ctx context.Context, o aws.Options) (*catalog.Catalog, []string, error) {
 	ctx, cancel := context.WithTimeout(ctx, 5*time.Minute)
 	defer cancel()
-	cc, err := cloud.New(ctx, o)
+	cc, err := aws.New(ctx, o)
 	if err != nil {
 		return nil, nil, err
 	}

@@ -10,8 +10,8 @@ import (
 
 	apiv1 "github.com/joinery/joinery/api/v1"
 	"github.com/joinery/joinery/catalog"
-	"github.com/joinery/joinery/cloud"
-	"github.com/joinery/joinery/planner"
+	"github.com/joinery/joinery/preview/planner"
+	"github.com/joinery/joinery/providers/aws"
 	simec2 "github.com/joinery/joinery/sim/ec2"
 	simpricing "github.com/joinery/joinery/sim/pricing"
 )
@@ -115,7 +115,7 @@ func TestCatalogExportPricingFallback(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer stopP()
-	cat, notes, err := exportCatalog(context.Background(), cloud.Options{Region: "us-east-1", Endpoint: ec2URL, PricingEndpoint: pricingURL, ClusterName: "x"})
+	cat, notes, err := exportCatalog(context.Background(), aws.Options{Region: "us-east-1", Endpoint: ec2URL, PricingEndpoint: pricingURL, ClusterName: "x"})
 	if err != nil {
 		t.Fatal(err)
 	}

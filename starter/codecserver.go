@@ -9,8 +9,8 @@ import (
 	"os"
 	"time"
 
-	"github.com/joinery/joinery/codec"
-	"github.com/joinery/joinery/temporalconn"
+	"github.com/joinery/joinery/providers/temporal"
+	"github.com/joinery/joinery/providers/temporal/codec"
 	"github.com/spf13/cobra"
 )
 
@@ -43,11 +43,11 @@ run it where you read the UI, not next to the server.
 workflow ids (disrupt/<reason>/<pseudonym>, interruption/<pseudonym>/<event>) and exits.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			sec := temporalconn.FromEnv(os.Getenv)
+			sec := temporal.FromEnv(os.Getenv)
 			if keyFile != "" {
 				sec.CodecKeyFile = keyFile
 			}
-			kr, err := temporalconn.RequireKeyring(sec)
+			kr, err := temporal.RequireKeyring(sec)
 			if err != nil {
 				return err
 			}
@@ -60,7 +60,7 @@ workflow ids (disrupt/<reason>/<pseudonym>, interruption/<pseudonym>/<event>) an
 	}
 	cmd.Flags().StringVar(&addr, "addr", DefaultCodecServerAddr, "listen address (loopback by default; another host exposes decryption to the network)")
 	cmd.Flags().StringSliceVar(&origins, "ui-origin", codec.DefaultUIOrigins, "Web UI origins browsers may call from (repeatable)")
-	cmd.Flags().StringVar(&keyFile, "codec-key-file", os.Getenv(temporalconn.EnvCodecKeyFile), "keyring file (or env "+temporalconn.EnvCodecKeyFile+", or the keyring JSON in "+temporalconn.EnvCodecKeys+")")
+	cmd.Flags().StringVar(&keyFile, "codec-key-file", os.Getenv(temporal.EnvCodecKeyFile), "keyring file (or env "+temporal.EnvCodecKeyFile+", or the keyring JSON in "+temporal.EnvCodecKeys+")")
 	cmd.Flags().StringVar(&pseudo, "pseudonym", "", "print the pseudonym of this node name or instance id and exit")
 	return cmd
 }
@@ -74,7 +74,7 @@ func serveCodec(ctx context.Context, addr string, kr *codec.Keyring, origins []s
 	srv := &http.Server{Handler: codec.NewHTTPHandler(kr, origins), ReadHeaderTimeout: 5 * time.Second}
 	fmt.Fprintf(progress, "codec endpoint: http://%s (keys %v, active %s); set it as the Web UI's codec endpoint\n",
 		ln.Addr(), kr.KeyIDs(), kr.ActiveKeyID())
-	if !temporalconn.IsLoopback(ln.Addr().String()) {
+	if !temporal.IsLoopback(ln.Addr().String()) {
 		fmt.Fprintf(progress, "warning: %s is not loopback: anyone who reaches it can decrypt payloads\n", ln.Addr())
 	}
 	go func() {

@@ -9,12 +9,12 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/joinery/joinery/cluster"
 	"github.com/joinery/joinery/controller"
-	"github.com/joinery/joinery/logging"
+	"github.com/joinery/joinery/internal/logging"
+	"github.com/joinery/joinery/providers/kube"
+	temporalconn "github.com/joinery/joinery/providers/temporal"
 	"github.com/joinery/joinery/sim/temporal"
 	"github.com/joinery/joinery/sim/world"
-	"github.com/joinery/joinery/temporalconn"
 	"github.com/spf13/cobra"
 	"go.uber.org/zap"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -85,7 +85,7 @@ prints the summary when settled and keeps running until Ctrl-C.`,
 func runDev(parent context.Context, f *devFlags) error {
 	ctx, stop := signal.NotifyContext(parent, os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	objs, err := cluster.ReadManifests(f.files...)
+	objs, err := kube.ReadManifests(f.files...)
 	if err != nil {
 		return err
 	}
@@ -157,7 +157,7 @@ func runDev(parent context.Context, f *devFlags) error {
 	}
 
 	applied := time.Now()
-	if err := cluster.Apply(ctx, w.Kube.RESTConfig(), objs); err != nil {
+	if err := kube.Apply(ctx, w.Kube.RESTConfig(), objs); err != nil {
 		return err
 	}
 	want, namespaces := world.ExpectedPods(objs)

@@ -6,9 +6,9 @@ import (
 	"fmt"
 	"os"
 
-	"github.com/joinery/joinery/codec"
-	"github.com/joinery/joinery/logging"
-	"github.com/joinery/joinery/temporalconn"
+	"github.com/joinery/joinery/internal/logging"
+	"github.com/joinery/joinery/providers/temporal"
+	"github.com/joinery/joinery/providers/temporal/codec"
 	"github.com/joinery/joinery/workflows"
 	"github.com/spf13/cobra"
 	enumspb "go.temporal.io/api/enums/v1"
@@ -20,22 +20,22 @@ type temporalFlags struct {
 	namespace string
 	// sec: mTLS, API key and payload encryption (flags, defaults from the
 	// environment as for the worker).
-	sec temporalconn.Config
+	sec temporal.Config
 	// keyring is set by dial when payload encryption is on.
 	keyring *codec.Keyring
 }
 
 func (t *temporalFlags) add(cmd *cobra.Command) {
-	cmd.Flags().StringVar(&t.address, "temporal-address", temporalconn.DefaultHostPort, "Temporal frontend host:port")
-	cmd.Flags().StringVar(&t.namespace, "temporal-namespace", temporalconn.DefaultNamespace, "Temporal namespace")
-	t.sec = temporalconn.FromEnv(os.Getenv)
+	cmd.Flags().StringVar(&t.address, "temporal-address", temporal.DefaultHostPort, "Temporal frontend host:port")
+	cmd.Flags().StringVar(&t.namespace, "temporal-namespace", temporal.DefaultNamespace, "Temporal namespace")
+	t.sec = temporal.FromEnv(os.Getenv)
 	t.sec.BindFlags(cmd.Flags())
 }
 
 func (t *temporalFlags) dial() (client.Client, error) {
 	cfg := t.sec
 	cfg.HostPort, cfg.Namespace = t.address, t.namespace
-	conn, err := temporalconn.Load(cfg)
+	conn, err := temporal.Load(cfg)
 	if err != nil {
 		return nil, err
 	}

@@ -11,7 +11,7 @@ import (
 
 	apiv1 "github.com/joinery/joinery/api/v1"
 	"github.com/joinery/joinery/catalog"
-	"github.com/joinery/joinery/disruption"
+	"github.com/joinery/joinery/policy/disruption"
 	"github.com/joinery/joinery/workflows"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"

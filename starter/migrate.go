@@ -4,8 +4,8 @@ import (
 	"fmt"
 	"io"
 
-	"github.com/joinery/joinery/migrate"
-	"github.com/joinery/joinery/planner"
+	"github.com/joinery/joinery/preview/planner"
+	"github.com/joinery/joinery/starter/migrate"
 	"github.com/spf13/cobra"
 )
 

@@ -11,8 +11,8 @@ import (
 
 	apiv1 "github.com/joinery/joinery/api/v1"
 	"github.com/joinery/joinery/catalog"
-	"github.com/joinery/joinery/migrate"
-	"github.com/joinery/joinery/planner"
+	"github.com/joinery/joinery/preview/planner"
+	"github.com/joinery/joinery/starter/migrate"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"

@@ -23,12 +23,12 @@ func runMigrate(args ...string) (string, string, error) {
 // The command prints migrate's golden YAML on stdout and its change lines
 // on stderr.
 func TestMigrateCommand(t *testing.T) {
-	out, errOut, err := runMigrate("-f", "../migrate/testdata/guide.yaml")
+	out, errOut, err := runMigrate("-f", "migrate/testdata/guide.yaml")
 	if err != nil {
 		t.Fatal(err)
 	}
-	golden, _ := os.ReadFile("../migrate/testdata/guide.golden")
-	changes, _ := os.ReadFile("../migrate/testdata/guide.changes")
+	golden, _ := os.ReadFile("migrate/testdata/guide.golden")
+	changes, _ := os.ReadFile("migrate/testdata/guide.changes")
 	if out != string(golden) {
 		t.Errorf("stdout:\n%s\nwant migrate/testdata/guide.golden", out)
 	}
@@ -39,7 +39,7 @@ func TestMigrateCommand(t *testing.T) {
 
 // A refusal writes nothing on stdout, each refusal on stderr, and fails.
 func TestMigrateCommandRefuses(t *testing.T) {
-	out, errOut, err := runMigrate("-f", "../migrate/testdata/ubuntu-refused.yaml")
+	out, errOut, err := runMigrate("-f", "migrate/testdata/ubuntu-refused.yaml")
 	if err == nil || err.Error() != "1 refused; nothing written" || out != "" {
 		t.Fatalf("err %v, stdout %q", err, out)
 	}
@@ -50,7 +50,7 @@ func TestMigrateCommandRefuses(t *testing.T) {
 	if _, _, err := runMigrate(); err == nil {
 		t.Error("no -f: no error")
 	}
-	if _, _, err := runMigrate("-f", "../migrate/testdata/guide.yaml", "-o", "table"); err == nil {
+	if _, _, err := runMigrate("-f", "migrate/testdata/guide.yaml", "-o", "table"); err == nil {
 		t.Error("-o table: no error")
 	}
 }

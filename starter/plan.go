@@ -10,8 +10,8 @@ import (
 
 	apiv1 "github.com/joinery/joinery/api/v1"
 	"github.com/joinery/joinery/catalog"
-	"github.com/joinery/joinery/planner"
-	"github.com/joinery/joinery/schedulerconfig"
+	"github.com/joinery/joinery/policy/schedulerconfig"
+	"github.com/joinery/joinery/preview/planner"
 	"github.com/joinery/joinery/solver"
 	"github.com/spf13/cobra"
 )

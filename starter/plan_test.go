@@ -6,7 +6,7 @@ import (
 	"regexp"
 	"testing"
 
-	"github.com/joinery/joinery/planner"
+	"github.com/joinery/joinery/preview/planner"
 	"github.com/joinery/joinery/solver"
 )
 

@@ -6,8 +6,8 @@ import (
 	"time"
 
 	"github.com/joinery/joinery/activities"
+	"github.com/joinery/joinery/preview/whatif"
 	"github.com/joinery/joinery/solver"
-	"github.com/joinery/joinery/whatif"
 	"github.com/spf13/cobra"
 	"k8s.io/client-go/tools/clientcmd"
 )

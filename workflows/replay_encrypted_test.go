@@ -9,7 +9,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/joinery/joinery/codec"
+	"github.com/joinery/joinery/providers/temporal/codec"
 	"go.temporal.io/sdk/log"
 	"go.temporal.io/sdk/worker"
 	"go.temporal.io/sdk/workflow"

@@ -5,7 +5,7 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/joinery/joinery/cluster"
+	"github.com/joinery/joinery/providers/kube"
 	"github.com/joinery/joinery/sim/world"
 )
 
@@ -33,7 +33,7 @@ func measureFloor(ctx context.Context, w *world.World, pods int) (*Floor, error)
 		return nil, err
 	}
 	applied := time.Now()
-	if err := cluster.Apply(ctx, w.Kube.RESTConfig(), objs); err != nil {
+	if err := kube.Apply(ctx, w.Kube.RESTConfig(), objs); err != nil {
 		return nil, err
 	}
 	err = pollEvery(ctx, 250*time.Millisecond, func() bool {

@@ -18,6 +18,10 @@ import (
 	"encoding/json"
 	"flag"
 	"fmt"
+	"github.com/joinery/joinery/internal/logging"
+	cluster "github.com/joinery/joinery/providers/kube"
+	"github.com/joinery/joinery/sim/kube"
+	"github.com/joinery/joinery/sim/world"
 	"net"
 	"os"
 	"os/signal"
@@ -26,11 +30,6 @@ import (
 	"syscall"
 	"text/tabwriter"
 	"time"
-
-	"github.com/joinery/joinery/cluster"
-	"github.com/joinery/joinery/logging"
-	"github.com/joinery/joinery/sim/kube"
-	"github.com/joinery/joinery/sim/world"
 )
 
 func main() {

@@ -10,8 +10,8 @@ import (
 	"time"
 
 	apiv1 "github.com/joinery/joinery/api/v1"
-	"github.com/joinery/joinery/cluster"
-	"github.com/joinery/joinery/planner"
+	"github.com/joinery/joinery/preview/planner"
+	"github.com/joinery/joinery/providers/kube"
 	"github.com/joinery/joinery/sim/world"
 	"github.com/joinery/joinery/solver"
 	"go.temporal.io/api/workflowservice/v1"
@@ -86,7 +86,7 @@ func benchWorkloads(w *world.World, pods int) (string, []*unstructured.Unstructu
 	if err != nil {
 		return "", nil, nil, err
 	}
-	objs, err := cluster.ReadManifests(path)
+	objs, err := kube.ReadManifests(path)
 	if err != nil {
 		return "", nil, nil, err
 	}
@@ -111,7 +111,7 @@ func measure(ctx context.Context, w *world.World, pods, workerPid int) (*Report,
 	}
 	cpuAtApply := cpuTimes(w.StateDir, workerPid)
 	applied := time.Now()
-	if err := cluster.Apply(ctx, w.Kube.RESTConfig(), objs); err != nil {
+	if err := kube.Apply(ctx, w.Kube.RESTConfig(), objs); err != nil {
 		return nil, err
 	}
 	peak := 0.0

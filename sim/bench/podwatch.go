@@ -6,7 +6,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/joinery/joinery/cluster"
+	"github.com/joinery/joinery/providers/kube"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/client-go/informers"
@@ -54,7 +54,7 @@ func (w *podWatch) counts() podCounts {
 		if p.Status.Phase == corev1.PodRunning {
 			c.running++
 		}
-		if cluster.IsProvisionable(p) {
+		if kube.IsProvisionable(p) {
 			c.marked++
 		}
 	}

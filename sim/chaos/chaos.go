@@ -13,8 +13,8 @@ import (
 	"time"
 
 	apiv1 "github.com/joinery/joinery/api/v1"
-	"github.com/joinery/joinery/cluster"
-	"github.com/joinery/joinery/logging"
+	"github.com/joinery/joinery/internal/logging"
+	cluster "github.com/joinery/joinery/providers/kube"
 	"github.com/joinery/joinery/sim/kube"
 	"github.com/joinery/joinery/sim/world"
 	"github.com/joinery/joinery/workflows"

@@ -10,7 +10,7 @@ import (
 
 	apiv1 "github.com/joinery/joinery/api/v1"
 
-	"github.com/joinery/joinery/planner"
+	"github.com/joinery/joinery/preview/planner"
 	"github.com/joinery/joinery/sim/ec2"
 	"github.com/joinery/joinery/sim/world"
 	"github.com/joinery/joinery/workflows"

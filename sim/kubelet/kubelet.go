@@ -24,8 +24,8 @@ import (
 
 	apiv1 "github.com/joinery/joinery/api/v1"
 	"github.com/joinery/joinery/catalog"
-	"github.com/joinery/joinery/resources"
 	"github.com/joinery/joinery/sim/ec2"
+	"github.com/joinery/joinery/solver/resources"
 	"go.uber.org/zap"
 	corev1 "k8s.io/api/core/v1"
 	storagev1 "k8s.io/api/storage/v1"

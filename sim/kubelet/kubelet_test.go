@@ -17,7 +17,7 @@ import (
 
 	apiv1 "github.com/joinery/joinery/api/v1"
 	"github.com/joinery/joinery/catalog"
-	"github.com/joinery/joinery/cloud/bootstrap"
+	"github.com/joinery/joinery/providers/aws/bootstrap"
 	"github.com/joinery/joinery/sim/ec2"
 	"go.uber.org/zap"
 	corev1 "k8s.io/api/core/v1"

@@ -9,7 +9,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/aws"
 	awssqs "github.com/aws/aws-sdk-go-v2/service/sqs"
 	"github.com/aws/aws-sdk-go-v2/service/sqs/types"
-	"github.com/joinery/joinery/cloud"
+	cloud "github.com/joinery/joinery/providers/aws"
 )
 
 func start(t *testing.T) (*Server, *cloud.Queue, string) {

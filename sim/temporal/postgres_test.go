@@ -9,7 +9,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/joinery/joinery/logging"
+	"github.com/joinery/joinery/internal/logging"
 	"github.com/joinery/joinery/sim/internal/freeport"
 	enumspb "go.temporal.io/api/enums/v1"
 	"go.temporal.io/api/workflowservice/v1"

@@ -17,7 +17,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/joinery/joinery/logging"
+	"github.com/joinery/joinery/internal/logging"
 	"github.com/joinery/joinery/sim/internal/freeport"
 	uiserver "github.com/temporalio/ui-server/v2/server"
 	uiconfig "github.com/temporalio/ui-server/v2/server/config"

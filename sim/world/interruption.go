@@ -11,7 +11,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/joinery/joinery/cloud/interruption"
+	"github.com/joinery/joinery/providers/aws/interruption"
 	"github.com/joinery/joinery/sim/ec2"
 	"github.com/joinery/joinery/sim/sqs"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"

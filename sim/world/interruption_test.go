@@ -10,14 +10,14 @@ import (
 	"testing"
 	"time"
 
-	"github.com/joinery/joinery/cloud"
-	"github.com/joinery/joinery/cloud/interruption"
+	"github.com/joinery/joinery/providers/aws"
+	"github.com/joinery/joinery/providers/aws/interruption"
 	"github.com/joinery/joinery/sim/ec2"
 )
 
 // A world with only the EC2 and SQS endpoints and the admin endpoint, and
 // one running spot instance.
-func interruptionWorld(t *testing.T) (*World, *cloud.Queue, string) {
+func interruptionWorld(t *testing.T) (*World, *aws.Queue, string) {
 	t.Helper()
 	const id = "i-0123456789abcdef0"
 	state := filepath.Join(t.TempDir(), "ec2.json")
@@ -35,7 +35,7 @@ func interruptionWorld(t *testing.T) (*World, *cloud.Queue, string) {
 		t.Fatal(err)
 	}
 	t.Cleanup(w.stopInterruptions)
-	q, err := cloud.NewQueue(context.Background(), cloud.QueueOptions{URL: w.InterruptionQueueURL, Endpoint: w.SQSEndpoint})
+	q, err := aws.NewQueue(context.Background(), aws.QueueOptions{URL: w.InterruptionQueueURL, Endpoint: w.SQSEndpoint})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -56,7 +56,7 @@ func post(t *testing.T, w *World, req map[string]string) (SimulateResult, int) {
 	return res, resp.StatusCode
 }
 
-func receiveOne(t *testing.T, q *cloud.Queue, wait int32) interruption.Message {
+func receiveOne(t *testing.T, q *aws.Queue, wait int32) interruption.Message {
 	t.Helper()
 	msgs, err := q.Receive(context.Background(), 10, wait)
 	if err != nil || len(msgs) != 1 {

@@ -10,7 +10,7 @@ import (
 	"time"
 
 	"github.com/joinery/joinery/controller"
-	"github.com/joinery/joinery/logging"
+	"github.com/joinery/joinery/internal/logging"
 	"k8s.io/client-go/tools/clientcmd"
 )
 

@@ -9,7 +9,7 @@ import (
 	"time"
 
 	apiv1 "github.com/joinery/joinery/api/v1"
-	"github.com/joinery/joinery/cluster"
+	cluster "github.com/joinery/joinery/providers/kube"
 	"github.com/joinery/joinery/sim/kube"
 	corev1 "k8s.io/api/core/v1"
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"

@@ -13,7 +13,7 @@ import (
 	"github.com/joinery/joinery/api/capacitybuffer"
 	apiv1 "github.com/joinery/joinery/api/v1"
 	"github.com/joinery/joinery/controller"
-	"github.com/joinery/joinery/logging"
+	"github.com/joinery/joinery/internal/logging"
 	"github.com/joinery/joinery/workflows"
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"

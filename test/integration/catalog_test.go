@@ -13,9 +13,9 @@ import (
 
 	apiv1 "github.com/joinery/joinery/api/v1"
 	"github.com/joinery/joinery/catalog"
-	"github.com/joinery/joinery/cluster"
 	"github.com/joinery/joinery/controller"
-	"github.com/joinery/joinery/logging"
+	"github.com/joinery/joinery/internal/logging"
+	"github.com/joinery/joinery/providers/kube"
 	"github.com/joinery/joinery/sim/ec2"
 	"github.com/joinery/joinery/sim/world"
 	"github.com/joinery/joinery/workflows"
@@ -94,11 +94,11 @@ func TestSecondRegionProvisionsTheExamples(t *testing.T) {
 	if got := e.w.EC2.Options().Zones; strings.Join(got, ",") != "eu-west-1a,eu-west-1b,eu-west-1c" {
 		t.Fatalf("zones %v", got)
 	}
-	objs, err := cluster.ReadManifests("../../examples/nodepools.yaml", "../../examples/workloads.yaml")
+	objs, err := kube.ReadManifests("../../examples/nodepools.yaml", "../../examples/workloads.yaml")
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := cluster.Apply(e.ctx, e.w.Kube.RESTConfig(), objs); err != nil {
+	if err := kube.Apply(e.ctx, e.w.Kube.RESTConfig(), objs); err != nil {
 		t.Fatal(err)
 	}
 	want, nss := world.ExpectedPods(objs)

@@ -13,7 +13,7 @@ import (
 
 	apiv1 "github.com/joinery/joinery/api/v1"
 	"github.com/joinery/joinery/api/v1alpha1"
-	"github.com/joinery/joinery/cluster"
+	cluster "github.com/joinery/joinery/providers/kube"
 	"github.com/joinery/joinery/sim/kube"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"

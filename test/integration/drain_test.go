@@ -9,7 +9,7 @@ import (
 	"time"
 
 	apiv1 "github.com/joinery/joinery/api/v1"
-	"github.com/joinery/joinery/cluster"
+	"github.com/joinery/joinery/providers/kube"
 	"github.com/joinery/joinery/workflows"
 	"go.temporal.io/api/workflowservice/v1"
 	"go.temporal.io/sdk/client"
@@ -33,7 +33,7 @@ func TestDrainAndReplaceSurvivesWorkerKillsAndKeepsThePDB(t *testing.T) {
 func drainWithKills(t *testing.T, workloads string, wantOnNode int) {
 	e := startEnvWith(t, false)
 	w := e.startWorker(t)
-	objs, err := cluster.ReadManifests("../../examples/nodepools.yaml", workloads)
+	objs, err := kube.ReadManifests("../../examples/nodepools.yaml", workloads)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -43,7 +43,7 @@ func drainWithKills(t *testing.T, workloads string, wantOnNode int) {
 			keep = append(keep, o)
 		}
 	}
-	if err := cluster.Apply(e.ctx, e.w.Kube.RESTConfig(), keep); err != nil {
+	if err := kube.Apply(e.ctx, e.w.Kube.RESTConfig(), keep); err != nil {
 		t.Fatal(err)
 	}
 	ready := func() (int, map[string]int) { return e.readyPods("app=workload-sample") }

@@ -15,10 +15,10 @@ import (
 	"testing"
 	"time"
 
-	"github.com/joinery/joinery/cluster"
-	"github.com/joinery/joinery/codec"
 	"github.com/joinery/joinery/controller"
-	"github.com/joinery/joinery/temporalconn"
+	"github.com/joinery/joinery/providers/kube"
+	"github.com/joinery/joinery/providers/temporal"
+	"github.com/joinery/joinery/providers/temporal/codec"
 	"github.com/joinery/joinery/test/history"
 	"github.com/joinery/joinery/workflows"
 	commonpb "go.temporal.io/api/common/v1"
@@ -43,7 +43,7 @@ const testKeyring = "../../workflows/testdata/encrypted/TEST-ONLY-keyring.json"
 func TestEncryptedHistoriesHoldNoIdentifiers(t *testing.T) {
 	e := startEnvWith(t, true, func(c *controller.Config) { c.Temporal.CodecKeyFile = testKeyring })
 	// e.tc has no codec: it sees what the server stores.
-	objs, err := cluster.ReadManifests("../../examples/nodepools.yaml", "../../examples/workloads.yaml")
+	objs, err := kube.ReadManifests("../../examples/nodepools.yaml", "../../examples/workloads.yaml")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -53,7 +53,7 @@ func TestEncryptedHistoriesHoldNoIdentifiers(t *testing.T) {
 			keep = append(keep, o)
 		}
 	}
-	if err := cluster.Apply(e.ctx, e.w.Kube.RESTConfig(), keep); err != nil {
+	if err := kube.Apply(e.ctx, e.w.Kube.RESTConfig(), keep); err != nil {
 		t.Fatal(err)
 	}
 	ids := map[string]string{} // identifier -> what it is
@@ -88,7 +88,7 @@ func TestEncryptedHistoriesHoldNoIdentifiers(t *testing.T) {
 	collect()
 
 	// An operator's drain, started as `starter drain` does with the codec on.
-	conn, err := temporalconn.Load(temporalconn.Config{HostPort: e.w.Temporal.Address, CodecKeyFile: testKeyring})
+	conn, err := temporal.Load(temporal.Config{HostPort: e.w.Temporal.Address, CodecKeyFile: testKeyring})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -8,9 +8,9 @@ import (
 	"time"
 
 	apiv1 "github.com/joinery/joinery/api/v1"
-	"github.com/joinery/joinery/cluster"
 	"github.com/joinery/joinery/controller"
-	"github.com/joinery/joinery/disruption"
+	"github.com/joinery/joinery/policy/disruption"
+	"github.com/joinery/joinery/providers/kube"
 	"github.com/joinery/joinery/workflows"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -26,7 +26,7 @@ import (
 // test manifests.
 func (e *env) applyWithDefaultClass(t *testing.T, files ...string) {
 	t.Helper()
-	objs, err := cluster.ReadManifests(append([]string{"../../examples/nodepools.yaml"}, files...)...)
+	objs, err := kube.ReadManifests(append([]string{"../../examples/nodepools.yaml"}, files...)...)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -36,7 +36,7 @@ func (e *env) applyWithDefaultClass(t *testing.T, files ...string) {
 			keep = append(keep, o)
 		}
 	}
-	if err := cluster.Apply(e.ctx, e.w.Kube.RESTConfig(), keep); err != nil {
+	if err := kube.Apply(e.ctx, e.w.Kube.RESTConfig(), keep); err != nil {
 		t.Fatal(err)
 	}
 }
@@ -304,7 +304,7 @@ func TestRequirementEditDriftsOnlyTheNodesNoLongerAdmitted(t *testing.T) {
 					"nodeSelector": map[string]interface{}{"team": "drift", apiv1.LabelInstanceFamily: "c7i"},
 					"containers": []interface{}{map[string]interface{}{"name": "app", "image": "public.ecr.aws/nginx/nginx:alpine",
 						"resources": map[string]interface{}{"requests": map[string]interface{}{"cpu": "1", "memory": "512Mi"}}}}}}}}}
-	if err := cluster.Apply(e.ctx, e.w.Kube.RESTConfig(), []*unstructured.Unstructured{b}); err != nil {
+	if err := kube.Apply(e.ctx, e.w.Kube.RESTConfig(), []*unstructured.Unstructured{b}); err != nil {
 		t.Fatal(err)
 	}
 	waitFor(t, 3*time.Minute, "drift-b Ready on a c7i node", func() bool { n, _ := e.readyPods("app=drift-b"); return n == 1 && claimOf("c7i") != nil })

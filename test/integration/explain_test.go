@@ -9,8 +9,8 @@ import (
 	"time"
 
 	apiv1 "github.com/joinery/joinery/api/v1"
-	"github.com/joinery/joinery/cluster"
 	"github.com/joinery/joinery/controller"
+	"github.com/joinery/joinery/providers/kube"
 	"github.com/joinery/joinery/sim/world"
 	"github.com/joinery/joinery/workflows"
 	"github.com/prometheus/common/expfmt"
@@ -45,7 +45,7 @@ func TestDisruptionBlockedSaysWhy(t *testing.T) {
 		c.DisruptionPassInterval, c.DisruptionValidationDelay = 2*time.Second, 2*time.Second
 		c.MetricsAddr = metricsAddr
 	})
-	objs, err := cluster.ReadManifests("../../examples/nodepools.yaml")
+	objs, err := kube.ReadManifests("../../examples/nodepools.yaml")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -56,7 +56,7 @@ func TestDisruptionBlockedSaysWhy(t *testing.T) {
 			keep = append(keep, o)
 		}
 	}
-	if err := cluster.Apply(e.ctx, e.w.Kube.RESTConfig(), keep); err != nil {
+	if err := kube.Apply(e.ctx, e.w.Kube.RESTConfig(), keep); err != nil {
 		t.Fatal(err)
 	}
 	zero := intstr.FromInt32(0)

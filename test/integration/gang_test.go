@@ -11,10 +11,10 @@ import (
 
 	"github.com/joinery/joinery/activities"
 	"github.com/joinery/joinery/api/provreq"
-	"github.com/joinery/joinery/cluster"
 	"github.com/joinery/joinery/controller"
-	"github.com/joinery/joinery/gang"
-	"github.com/joinery/joinery/logging"
+	"github.com/joinery/joinery/internal/logging"
+	"github.com/joinery/joinery/policy/gang"
+	"github.com/joinery/joinery/providers/kube"
 	"github.com/joinery/joinery/sim/ec2"
 	"github.com/joinery/joinery/workflows"
 	enumspb "go.temporal.io/api/enums/v1"
@@ -30,7 +30,7 @@ import (
 // ProvisioningRequest "training" for 4 pods, the 4 consuming pods).
 func applyGang(t *testing.T, e *env) {
 	t.Helper()
-	objs, err := cluster.ReadManifests("../../examples/nodepools.yaml", "../../examples/gang.yaml")
+	objs, err := kube.ReadManifests("../../examples/nodepools.yaml", "../../examples/gang.yaml")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -40,7 +40,7 @@ func applyGang(t *testing.T, e *env) {
 			keep = append(keep, o)
 		}
 	}
-	if err := cluster.Apply(e.ctx, e.w.Kube.RESTConfig(), keep); err != nil {
+	if err := kube.Apply(e.ctx, e.w.Kube.RESTConfig(), keep); err != nil {
 		t.Fatal(err)
 	}
 }

@@ -12,10 +12,10 @@ import (
 	"time"
 
 	apiv1 "github.com/joinery/joinery/api/v1"
-	"github.com/joinery/joinery/cloud"
-	"github.com/joinery/joinery/cluster"
 	"github.com/joinery/joinery/controller"
-	"github.com/joinery/joinery/sharedstate"
+	"github.com/joinery/joinery/policy/sharedstate"
+	"github.com/joinery/joinery/providers/aws"
+	"github.com/joinery/joinery/providers/kube"
 	"github.com/joinery/joinery/sim/ec2"
 	"github.com/joinery/joinery/workflows"
 	corev1 "k8s.io/api/core/v1"
@@ -32,9 +32,9 @@ const gcPool = "gc"
 // the real SDK, as someone other than Joinery would: tagged for cluster
 // (joinery.sh/cluster) and NodePool gc, naming a NodeClaim that does not
 // exist. (The endpoint on this branch accepts any launch template name.)
-func launchOutside(t *testing.T, e *env, clusterName, claim string) cloud.Instance {
+func launchOutside(t *testing.T, e *env, clusterName, claim string) aws.Instance {
 	t.Helper()
-	cc, err := cloud.New(e.ctx, cloud.Options{Endpoint: e.w.EC2Endpoint, ClusterName: clusterName})
+	cc, err := aws.New(e.ctx, aws.Options{Endpoint: e.w.EC2Endpoint, ClusterName: clusterName})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -54,7 +54,7 @@ func launchOutside(t *testing.T, e *env, clusterName, claim string) cloud.Instan
 	if _, err := e.w.EC2.CreateLaunchTemplate(template, ec2.LaunchTemplateData{ImageID: image}, nil); err != nil {
 		t.Fatal(err)
 	}
-	inst, err := cc.Launch(e.ctx, cloud.LaunchRequest{NodeClaim: claim, NodePool: gcPool, CapacityType: apiv1.CapacityTypeOnDemand,
+	inst, err := cc.Launch(e.ctx, aws.LaunchRequest{NodeClaim: claim, NodePool: gcPool, CapacityType: apiv1.CapacityTypeOnDemand,
 		InstanceTypes: []string{"c6a.large"}, Subnets: subnets[:1], LaunchTemplateName: template})
 	if err != nil {
 		t.Fatal(err)
@@ -99,11 +99,11 @@ func (e *env) appNode() string {
 
 func applyGCManifests(t *testing.T, e *env) {
 	t.Helper()
-	objs, err := cluster.ReadManifests("testdata/gc.yaml")
+	objs, err := kube.ReadManifests("testdata/gc.yaml")
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := cluster.Apply(e.ctx, e.w.Kube.RESTConfig(), objs); err != nil {
+	if err := kube.Apply(e.ctx, e.w.Kube.RESTConfig(), objs); err != nil {
 		t.Fatal(err)
 	}
 }
@@ -146,7 +146,7 @@ func TestGarbageCollection(t *testing.T) {
 		t.Fatal(err)
 	}
 	id := node.Spec.ProviderID[strings.LastIndex(node.Spec.ProviderID, "/")+1:]
-	cc, err := cloud.New(e.ctx, cloud.Options{Endpoint: e.w.EC2Endpoint, ClusterName: "not-joinery"})
+	cc, err := aws.New(e.ctx, aws.Options{Endpoint: e.w.EC2Endpoint, ClusterName: "not-joinery"})
 	if err != nil {
 		t.Fatal(err)
 	}

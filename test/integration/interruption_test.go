@@ -12,9 +12,9 @@ import (
 	"time"
 
 	apiv1 "github.com/joinery/joinery/api/v1"
-	"github.com/joinery/joinery/cluster"
 	"github.com/joinery/joinery/controller"
-	"github.com/joinery/joinery/logging"
+	"github.com/joinery/joinery/internal/logging"
+	"github.com/joinery/joinery/providers/kube"
 	"github.com/joinery/joinery/sim/ec2"
 	"github.com/joinery/joinery/sim/world"
 	"github.com/joinery/joinery/workflows"
@@ -46,11 +46,11 @@ func TestInterruptionSpotWarningReplacesAndDrainsWithinTheNotice(t *testing.T) {
 		c.InterruptionQueue, c.SQSEndpoint = e.w.InterruptionQueueURL, e.w.SQSEndpoint
 		c.MetricsAddr = interruptionMetricsAddr
 	})
-	objs, err := cluster.ReadManifests("testdata/interruption.yaml")
+	objs, err := kube.ReadManifests("testdata/interruption.yaml")
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := cluster.Apply(e.ctx, e.w.Kube.RESTConfig(), objs); err != nil {
+	if err := kube.Apply(e.ctx, e.w.Kube.RESTConfig(), objs); err != nil {
 		t.Fatal(err)
 	}
 	running := func() map[string]corev1.Pod { // by app label

@@ -17,8 +17,8 @@ import (
 	"time"
 
 	apiv1 "github.com/joinery/joinery/api/v1"
-	"github.com/joinery/joinery/cluster"
 	"github.com/joinery/joinery/controller"
+	"github.com/joinery/joinery/providers/kube"
 	"github.com/joinery/joinery/sim/ec2"
 	"github.com/joinery/joinery/workflows"
 	corev1 "k8s.io/api/core/v1"
@@ -90,11 +90,11 @@ func TestLaunchPathFromNodeClassStatus(t *testing.T) {
 		c.DisruptionPassInterval, c.DisruptionValidationDelay = 2*time.Second, 2*time.Second
 	})
 	dc := dynamicClient(t, e)
-	objs, err := cluster.ParseManifests([]byte(dataPool))
+	objs, err := kube.ParseManifests([]byte(dataPool))
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := cluster.Apply(e.ctx, e.w.Kube.RESTConfig(), objs); err != nil {
+	if err := kube.Apply(e.ctx, e.w.Kube.RESTConfig(), objs); err != nil {
 		t.Fatal(err)
 	}
 
@@ -218,11 +218,11 @@ func TestWrongCABundleNeverJoins(t *testing.T) {
 		c.ClusterCABundle = otherCA(t)
 		c.RegistrationTTL = 20 * time.Second
 	})
-	objs, err := cluster.ParseManifests([]byte(strings.Replace(dataPool, "no-such-cluster", "production-eks", 1)))
+	objs, err := kube.ParseManifests([]byte(strings.Replace(dataPool, "no-such-cluster", "production-eks", 1)))
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := cluster.Apply(e.ctx, e.w.Kube.RESTConfig(), objs); err != nil {
+	if err := kube.Apply(e.ctx, e.w.Kube.RESTConfig(), objs); err != nil {
 		t.Fatal(err)
 	}
 	var launched []ec2.Instance

@@ -9,7 +9,7 @@ import (
 	"time"
 
 	apiv1 "github.com/joinery/joinery/api/v1"
-	"github.com/joinery/joinery/cluster"
+	"github.com/joinery/joinery/providers/kube"
 	"github.com/joinery/joinery/test/history"
 	"github.com/joinery/joinery/workflows"
 	corev1 "k8s.io/api/core/v1"
@@ -32,7 +32,7 @@ import (
 func TestDeletionRunsTheNodesTermination(t *testing.T) {
 	e := startEnvWith(t, false)
 	w := e.startWorker(t)
-	objs, err := cluster.ReadManifests("../../examples/nodepools.yaml", "testdata/lifecycle.yaml")
+	objs, err := kube.ReadManifests("../../examples/nodepools.yaml", "testdata/lifecycle.yaml")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -48,7 +48,7 @@ func TestDeletionRunsTheNodesTermination(t *testing.T) {
 			keep = append(keep, o)
 		}
 	}
-	if err := cluster.Apply(e.ctx, e.w.Kube.RESTConfig(), keep); err != nil {
+	if err := kube.Apply(e.ctx, e.w.Kube.RESTConfig(), keep); err != nil {
 		t.Fatal(err)
 	}
 	dc, err := dynamic.NewForConfig(e.w.Kube.RESTConfig())

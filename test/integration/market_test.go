@@ -9,9 +9,9 @@ import (
 	"time"
 
 	apiv1 "github.com/joinery/joinery/api/v1"
-	"github.com/joinery/joinery/cluster"
 	"github.com/joinery/joinery/controller"
-	"github.com/joinery/joinery/logging"
+	"github.com/joinery/joinery/internal/logging"
+	"github.com/joinery/joinery/providers/kube"
 	"github.com/joinery/joinery/workflows"
 	"go.temporal.io/api/workflowservice/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -59,11 +59,11 @@ func TestSpotZoneFollowsThePrice(t *testing.T) {
 		}
 		return n >= 2
 	})
-	objs, err := cluster.ReadManifests("testdata/market-next.yaml")
+	objs, err := kube.ReadManifests("testdata/market-next.yaml")
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := cluster.Apply(e.ctx, e.w.Kube.RESTConfig(), objs); err != nil {
+	if err := kube.Apply(e.ctx, e.w.Kube.RESTConfig(), objs); err != nil {
 		t.Fatal(err)
 	}
 	zone, price = e.marketNode(t, "market-next")

@@ -12,7 +12,7 @@ import (
 	"github.com/joinery/joinery/api/v1alpha1"
 	"github.com/joinery/joinery/catalog"
 	"github.com/joinery/joinery/controller"
-	"github.com/joinery/joinery/logging"
+	"github.com/joinery/joinery/internal/logging"
 	"github.com/joinery/joinery/workflows"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"

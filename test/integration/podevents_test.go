@@ -10,7 +10,7 @@ import (
 
 	apiv1 "github.com/joinery/joinery/api/v1"
 	"github.com/joinery/joinery/controller"
-	"github.com/joinery/joinery/disruption"
+	"github.com/joinery/joinery/policy/disruption"
 	"github.com/joinery/joinery/sim/world"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"

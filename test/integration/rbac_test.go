@@ -21,12 +21,12 @@ import (
 
 	"github.com/joinery/joinery/api/provreq"
 	apiv1 "github.com/joinery/joinery/api/v1"
-	"github.com/joinery/joinery/cloud"
-	"github.com/joinery/joinery/cloud/interruption"
-	"github.com/joinery/joinery/cluster"
 	"github.com/joinery/joinery/controller"
-	"github.com/joinery/joinery/gang"
-	"github.com/joinery/joinery/logging"
+	"github.com/joinery/joinery/internal/logging"
+	"github.com/joinery/joinery/policy/gang"
+	"github.com/joinery/joinery/providers/aws"
+	"github.com/joinery/joinery/providers/aws/interruption"
+	"github.com/joinery/joinery/providers/kube"
 	"github.com/joinery/joinery/sim/ec2"
 	"github.com/joinery/joinery/sim/world"
 	"github.com/joinery/joinery/workflows"
@@ -122,7 +122,7 @@ func TestLeastPrivilegeRBACAndIAM(t *testing.T) {
 // policy does not grant: checkIAM must not count them.
 func testOwnAWSCalls(t *testing.T, e *env) {
 	t.Helper()
-	cc, err := cloud.New(e.ctx, cloud.Options{Endpoint: e.w.EC2Endpoint, ClusterName: rbacCluster})
+	cc, err := aws.New(e.ctx, aws.Options{Endpoint: e.w.EC2Endpoint, ClusterName: rbacCluster})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -134,7 +134,7 @@ func testOwnAWSCalls(t *testing.T, e *env) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	q, err := cloud.NewQueue(e.ctx, cloud.QueueOptions{URL: e.w.InterruptionQueueURL, Endpoint: e.w.SQSEndpoint})
+	q, err := aws.NewQueue(e.ctx, aws.QueueOptions{URL: e.w.InterruptionQueueURL, Endpoint: e.w.SQSEndpoint})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -162,7 +162,7 @@ type chartRBAC struct {
 // as it is (server-side apply, the admin identity).
 func applyChartRBAC(t *testing.T, e *env) chartRBAC {
 	t.Helper()
-	objs, err := cluster.ReadManifests(rbacFile)
+	objs, err := kube.ReadManifests(rbacFile)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -199,7 +199,7 @@ func applyChartRBAC(t *testing.T, e *env) chartRBAC {
 	if _, err := e.kc.CoreV1().Namespaces().Create(e.ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: rbacNamespace}}, metav1.CreateOptions{}); err != nil && !apierrors.IsAlreadyExists(err) {
 		t.Fatal(err)
 	}
-	if err := cluster.Apply(e.ctx, e.w.Kube.RESTConfig(), objs); err != nil {
+	if err := kube.Apply(e.ctx, e.w.Kube.RESTConfig(), objs); err != nil {
 		t.Fatal(err)
 	}
 	return out
@@ -303,11 +303,11 @@ func tagProxy(t *testing.T, target string) string {
 // (interruption), then scale down and let consolidation remove the rest.
 func driveLeastPrivilegeRun(t *testing.T, e *env) {
 	t.Helper()
-	objs, err := cluster.ReadManifests("testdata/rbac-iam.yaml")
+	objs, err := kube.ReadManifests("testdata/rbac-iam.yaml")
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := cluster.Apply(e.ctx, e.w.Kube.RESTConfig(), objs); err != nil {
+	if err := kube.Apply(e.ctx, e.w.Kube.RESTConfig(), objs); err != nil {
 		t.Fatal(err)
 	}
 	const pool = "least-privilege"

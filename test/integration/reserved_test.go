@@ -9,10 +9,10 @@ import (
 	"time"
 
 	apiv1 "github.com/joinery/joinery/api/v1"
-	"github.com/joinery/joinery/cluster"
 	"github.com/joinery/joinery/controller"
-	"github.com/joinery/joinery/logging"
-	"github.com/joinery/joinery/sharedstate"
+	"github.com/joinery/joinery/internal/logging"
+	"github.com/joinery/joinery/policy/sharedstate"
+	"github.com/joinery/joinery/providers/kube"
 	"github.com/joinery/joinery/sim/ec2"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -57,11 +57,11 @@ func TestReservedCapacityIsUsedFirst(t *testing.T) {
 		t.Fatalf("status.capacityReservations[0] = %+v, want %s (m5.large, us-east-1a, targeted, 3 available)", st, cr.ID)
 	}
 
-	objs, err := cluster.ReadManifests("testdata/reserved-app.yaml")
+	objs, err := kube.ReadManifests("testdata/reserved-app.yaml")
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := cluster.Apply(e.ctx, e.w.Kube.RESTConfig(), objs); err != nil {
+	if err := kube.Apply(e.ctx, e.w.Kube.RESTConfig(), objs); err != nil {
 		t.Fatal(err)
 	}
 	waitFor(t, 3*time.Minute, "3 reserved-app pods Ready", func() bool { n, _ := e.readyPods("app=reserved-app"); return n == 3 })

@@ -11,8 +11,8 @@ import (
 	"time"
 
 	apiv1 "github.com/joinery/joinery/api/v1"
-	"github.com/joinery/joinery/cluster"
 	"github.com/joinery/joinery/controller"
+	"github.com/joinery/joinery/providers/kube"
 	"github.com/joinery/joinery/sim/world"
 	"github.com/joinery/joinery/workflows"
 	enumspb "go.temporal.io/api/enums/v1"
@@ -164,7 +164,7 @@ func checkMovedOnce(t *testing.T, sagas []saga, evictions []eviction, pods *podL
 // EC2NodeClass and inflate.
 func applyInflate(t *testing.T, e *env, consolidateAfter, budget string) {
 	t.Helper()
-	objs, err := cluster.ReadManifests("../../examples/nodepools.yaml", "../../examples/workloads.yaml")
+	objs, err := kube.ReadManifests("../../examples/nodepools.yaml", "../../examples/workloads.yaml")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -181,7 +181,7 @@ func applyInflate(t *testing.T, e *env, consolidateAfter, budget string) {
 			keep = append(keep, o)
 		}
 	}
-	if err := cluster.Apply(e.ctx, e.w.Kube.RESTConfig(), keep); err != nil {
+	if err := kube.Apply(e.ctx, e.w.Kube.RESTConfig(), keep); err != nil {
 		t.Fatal(err)
 	}
 }
@@ -403,7 +403,7 @@ func TestConsolidationReplacesManyNodesByOneReadyNode(t *testing.T) {
 // 5 s, budgets 100%.
 func applySmallAndBig(t *testing.T, e *env) {
 	t.Helper()
-	objs, err := cluster.ReadManifests("../../examples/nodepools.yaml", "../../examples/workloads.yaml")
+	objs, err := kube.ReadManifests("../../examples/nodepools.yaml", "../../examples/workloads.yaml")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -429,7 +429,7 @@ func applySmallAndBig(t *testing.T, e *env) {
 			keep = append(keep, o)
 		}
 	}
-	if err := cluster.Apply(e.ctx, e.w.Kube.RESTConfig(), keep); err != nil {
+	if err := kube.Apply(e.ctx, e.w.Kube.RESTConfig(), keep); err != nil {
 		t.Fatal(err)
 	}
 }

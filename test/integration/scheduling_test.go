@@ -10,7 +10,7 @@ import (
 	"time"
 
 	apiv1 "github.com/joinery/joinery/api/v1"
-	"github.com/joinery/joinery/cluster"
+	"github.com/joinery/joinery/providers/kube"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -39,7 +39,7 @@ import (
 //     spot is cheaper.
 func TestSchedulingParity(t *testing.T) {
 	e := startEnv(t)
-	objs, err := cluster.ReadManifests("../../examples/nodepools.yaml", "testdata/volumes.yaml", "testdata/topology.yaml")
+	objs, err := kube.ReadManifests("../../examples/nodepools.yaml", "testdata/volumes.yaml", "testdata/topology.yaml")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -56,7 +56,7 @@ func TestSchedulingParity(t *testing.T) {
 	if len(base) != 6 || len(sets) != 4 {
 		t.Fatalf("manifests: %d class/pools, %d StatefulSets", len(base), len(sets))
 	}
-	if err := cluster.Apply(e.ctx, e.w.Kube.RESTConfig(), base); err != nil {
+	if err := kube.Apply(e.ctx, e.w.Kube.RESTConfig(), base); err != nil {
 		t.Fatal(err)
 	}
 	zones := []string{"us-east-1a", "us-east-1b", "us-east-1c"}
@@ -79,7 +79,7 @@ func TestSchedulingParity(t *testing.T) {
 		}
 		return bound == 43
 	})
-	if err := cluster.Apply(e.ctx, e.w.Kube.RESTConfig(), sets); err != nil {
+	if err := kube.Apply(e.ctx, e.w.Kube.RESTConfig(), sets); err != nil {
 		t.Fatal(err)
 	}
 

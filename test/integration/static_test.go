@@ -10,7 +10,7 @@ import (
 
 	apiv1 "github.com/joinery/joinery/api/v1"
 	"github.com/joinery/joinery/controller"
-	"github.com/joinery/joinery/logging"
+	"github.com/joinery/joinery/internal/logging"
 	"github.com/joinery/joinery/sim/world"
 	"github.com/joinery/joinery/workflows"
 	corev1 "k8s.io/api/core/v1"

@@ -13,11 +13,11 @@ import (
 
 	"github.com/joinery/joinery/activities"
 	apiv1 "github.com/joinery/joinery/api/v1"
-	"github.com/joinery/joinery/cluster"
 	"github.com/joinery/joinery/controller"
+	"github.com/joinery/joinery/preview/whatif"
+	"github.com/joinery/joinery/providers/kube"
 	"github.com/joinery/joinery/sim/world"
 	"github.com/joinery/joinery/solver"
-	"github.com/joinery/joinery/whatif"
 	"github.com/joinery/joinery/workflows"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 )
@@ -115,11 +115,11 @@ func TestWhatIfNarrowedFamilies(t *testing.T) {
 		}
 	}
 
-	objs, err := cluster.ReadManifests("testdata/whatif-narrow.yaml")
+	objs, err := kube.ReadManifests("testdata/whatif-narrow.yaml")
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := cluster.Apply(e.ctx, e.w.Kube.RESTConfig(), objs); err != nil {
+	if err := kube.Apply(e.ctx, e.w.Kube.RESTConfig(), objs); err != nil {
 		t.Fatal(err)
 	}
 	waitFor(t, 4*time.Minute, "every node of the pool in c7i/m7i", func() bool {

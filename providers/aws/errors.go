@@ -1,0 +1,103 @@
+package aws
+
+import (
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/aws/smithy-go"
+)
+
+// ErrNotFound is returned (wrapped) when an instance does not exist or is
+// terminated.
+var ErrNotFound = errors.New("not found")
+
+// IsNotFound reports whether err means the instance is gone: ErrNotFound or
+// EC2's InvalidInstanceID.NotFound.
+func IsNotFound(err error) bool {
+	return errors.Is(err, ErrNotFound) || errorCode(err) == "InvalidInstanceID.NotFound"
+}
+
+// errorCode returns the EC2 error code inside err, or "".
+func errorCode(err error) string {
+	var ae smithy.APIError
+	if errors.As(err, &ae) {
+		return ae.ErrorCode()
+	}
+	return ""
+}
+
+// unfulfillableCodes are the CreateFleet per-override error codes that mean
+// the offering cannot be had for now (Karpenter's list): mark it
+// unavailable and try another.
+var unfulfillableCodes = map[string]bool{
+	"InsufficientInstanceCapacity":      true,
+	"MaxSpotInstanceCountExceeded":      true,
+	"VcpuLimitExceeded":                 true,
+	"UnfulfillableCapacity":             true,
+	"Unsupported":                       true,
+	"InsufficientFreeAddressesInSubnet": true,
+	"MaxFleetCountExceeded":             true,
+	CodeReservationCapacityExceeded:     true,
+}
+
+// IsUnfulfillableCode reports whether a CreateFleet error code means the
+// offering has no capacity for now.
+func IsUnfulfillableCode(code string) bool { return unfulfillableCodes[code] }
+
+// OfferingKey names one offering: an instance type in a zone bought as a
+// capacity type ("on-demand" or "spot").
+type OfferingKey struct {
+	InstanceType string
+	Zone         string
+	CapacityType string
+}
+
+func (o OfferingKey) String() string { return o.InstanceType + "/" + o.Zone + "/" + o.CapacityType }
+
+// FleetError is one per-override error CreateFleet reported.
+type FleetError struct {
+	Offering OfferingKey
+	Code     string
+	Message  string
+}
+
+func (e FleetError) Error() string { return e.Offering.String() + ": " + e.Code + ": " + e.Message }
+
+// InsufficientCapacityError is returned by Launch when CreateFleet launched
+// nothing and at least one offering failed as unfulfillable. Offerings are
+// the unfulfillable ones, to be marked unavailable; Errors are every
+// per-override error, in EC2's order.
+type InsufficientCapacityError struct {
+	Offerings []OfferingKey
+	Errors    []FleetError
+}
+
+func (e *InsufficientCapacityError) Error() string {
+	names := make([]string, len(e.Offerings))
+	for i, o := range e.Offerings {
+		names[i] = o.String()
+	}
+	return fmt.Sprintf("insufficient capacity: no instance launched; unavailable offerings: %s", strings.Join(names, ", "))
+}
+
+// IsInsufficientCapacity reports whether err is (or wraps) an
+// *InsufficientCapacityError.
+func IsInsufficientCapacity(err error) bool {
+	var ice *InsufficientCapacityError
+	return errors.As(err, &ice)
+}
+
+// IsLaunchTemplateNotFound reports whether CreateFleet refused a launch
+// template that does not exist (deleted since it was cached).
+func IsLaunchTemplateNotFound(err error) bool {
+	switch errorCode(err) {
+	case "InvalidLaunchTemplateName.NotFoundException", "InvalidLaunchTemplateId.NotFound":
+		return true
+	}
+	return false
+}
+
+// nowISO is the current time as EC2 writes timestamps (comparable as strings).
+func nowISO() string { return time.Now().UTC().Format("2006-01-02T15:04:05.000Z") }

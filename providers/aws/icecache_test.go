@@ -1,0 +1,48 @@
+package aws
+
+import (
+	"testing"
+	"time"
+)
+
+func TestICECacheTTL(t *testing.T) {
+	now := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	c := NewICECache(0, func() time.Time { return now })
+	if c.Unavailable("m5.large", "us-east-1a", "spot") || c.Len() != 0 {
+		t.Fatal("empty cache reports an entry")
+	}
+	c.MarkUnavailable("m5.large", "us-east-1a", "spot")
+	now = now.Add(time.Minute)
+	c.MarkAll([]OfferingKey{{"m5.large", "us-east-1b", "spot"}, {"c5.large", "us-east-1a", "on-demand"}})
+	if !c.Unavailable("m5.large", "us-east-1a", "spot") || c.Unavailable("m5.large", "us-east-1a", "on-demand") ||
+		c.Unavailable("m5.large", "us-east-1c", "spot") || c.Len() != 3 {
+		t.Fatalf("after marks: len %d", c.Len())
+	}
+	now = now.Add(2*time.Minute - time.Nanosecond) // first mark is 1ns short of DefaultICETTL old
+	if !c.Unavailable("m5.large", "us-east-1a", "spot") {
+		t.Error("expired before the TTL")
+	}
+	now = now.Add(time.Nanosecond)
+	if c.Unavailable("m5.large", "us-east-1a", "spot") || c.Len() != 2 {
+		t.Errorf("at the TTL: unavailable=%v len=%d", c.Unavailable("m5.large", "us-east-1a", "spot"), c.Len())
+	}
+	// A new mark extends an entry.
+	c.MarkUnavailable("c5.large", "us-east-1a", "on-demand")
+	now = now.Add(2 * time.Minute)
+	if c.Len() != 1 || !c.Unavailable("c5.large", "us-east-1a", "on-demand") {
+		t.Errorf("re-marked entry: len %d", c.Len())
+	}
+
+	short := NewICECache(10*time.Second, func() time.Time { return now })
+	short.MarkUnavailable("a", "b", "spot")
+	now = now.Add(10 * time.Second)
+	if short.Len() != 0 {
+		t.Error("custom TTL not honoured")
+	}
+
+	var nilCache *ICECache
+	nilCache.MarkAll([]OfferingKey{{"a", "b", "c"}})
+	if nilCache.Unavailable("a", "b", "c") || nilCache.Len() != 0 {
+		t.Error("nil cache holds entries")
+	}
+}

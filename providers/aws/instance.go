@@ -1,0 +1,173 @@
+package aws
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/ec2"
+	"github.com/aws/aws-sdk-go-v2/service/ec2/types"
+
+	apiv1 "github.com/joinery/joinery/api/v1"
+)
+
+// Instance is the part of an EC2 instance Joinery uses.
+type Instance struct {
+	ID           string // e.g. "i-0123456789abcdef0"
+	Type         string // instance type, e.g. "m5.large"
+	Zone         string // e.g. "us-east-1a"
+	CapacityType string // "on-demand", "spot" or "reserved"
+	// CapacityReservationID is the capacity reservation the instance runs
+	// in ("" for none); such an instance's CapacityType is "reserved".
+	CapacityReservationID string
+	// State is EC2's state name: pending, running, shutting-down,
+	// terminated, stopping or stopped.
+	State string
+	// LaunchTime is when EC2 launched the instance; zero in Launch's result
+	// (CreateFleet does not say), known from Get and List.
+	LaunchTime time.Time
+	// PrivateDNSName is the instance's internal host name, which EKS nodes
+	// use as Node name, e.g. "ip-10-0-64-4.ec2.internal"; empty in Launch's
+	// result, known from Get and List.
+	PrivateDNSName string
+	Tags           map[string]string
+}
+
+// ProviderID is the Kubernetes Node spec.providerID of the instance:
+// aws:///<zone>/<id>.
+func (i Instance) ProviderID() string { return "aws:///" + i.Zone + "/" + i.ID }
+
+// Instance state names.
+const (
+	StatePending      = "pending"
+	StateRunning      = "running"
+	StateShuttingDown = "shutting-down"
+	StateTerminated   = "terminated"
+)
+
+func fromEC2(in types.Instance) Instance {
+	out := Instance{
+		ID:             aws.ToString(in.InstanceId),
+		Type:           string(in.InstanceType),
+		CapacityType:   apiv1.CapacityTypeOnDemand,
+		PrivateDNSName: aws.ToString(in.PrivateDnsName),
+		LaunchTime:     aws.ToTime(in.LaunchTime),
+		Tags:           map[string]string{},
+	}
+	if in.InstanceLifecycle == types.InstanceLifecycleTypeSpot {
+		out.CapacityType = apiv1.CapacityTypeSpot
+	}
+	if id := aws.ToString(in.CapacityReservationId); id != "" {
+		out.CapacityType, out.CapacityReservationID = apiv1.CapacityTypeReserved, id
+	}
+	if in.Placement != nil {
+		out.Zone = aws.ToString(in.Placement.AvailabilityZone)
+	}
+	if in.State != nil {
+		out.State = string(in.State.Name)
+	}
+	for _, t := range in.Tags {
+		out.Tags[aws.ToString(t.Key)] = aws.ToString(t.Value)
+	}
+	return out
+}
+
+// Get returns the instance with the given id. An instance EC2 does not know
+// or that is terminated is an error wrapping ErrNotFound (IsNotFound).
+func (c *Client) Get(ctx context.Context, id string) (Instance, error) {
+	out, err := c.ec2.DescribeInstances(ctx, &ec2.DescribeInstancesInput{InstanceIds: []string{id}})
+	if err != nil {
+		if IsNotFound(err) {
+			return Instance{}, fmt.Errorf("instance %s: %w", id, ErrNotFound)
+		}
+		return Instance{}, fmt.Errorf("DescribeInstances: %w", err)
+	}
+	for _, r := range out.Reservations {
+		for _, in := range r.Instances {
+			if aws.ToString(in.InstanceId) != id {
+				continue
+			}
+			inst := fromEC2(in)
+			if inst.State == StateTerminated {
+				return Instance{}, fmt.Errorf("instance %s is terminated: %w", id, ErrNotFound)
+			}
+			return inst, nil
+		}
+	}
+	return Instance{}, fmt.Errorf("instance %s: %w", id, ErrNotFound)
+}
+
+// List returns every instance tagged with this cluster that is not
+// terminated, in EC2's order, following pagination.
+func (c *Client) List(ctx context.Context) ([]Instance, error) {
+	return c.list(ctx)
+}
+
+// ForNodeClaim returns the live instances tagged with the NodeClaim (at most
+// one unless a launch was repeated behind Joinery's back).
+func (c *Client) ForNodeClaim(ctx context.Context, nodeClaim string) ([]Instance, error) {
+	return c.list(ctx, types.Filter{Name: aws.String("tag:" + apiv1.TagNodeClaim), Values: []string{nodeClaim}})
+}
+
+func (c *Client) list(ctx context.Context, extra ...types.Filter) ([]Instance, error) {
+	in := &ec2.DescribeInstancesInput{
+		Filters: append([]types.Filter{
+			{Name: aws.String("tag:" + apiv1.TagCluster), Values: []string{c.opts.ClusterName}},
+			{Name: aws.String("instance-state-name"), Values: []string{
+				StatePending, StateRunning, StateShuttingDown, "stopping", "stopped"}},
+		}, extra...),
+		MaxResults: aws.Int32(1000),
+	}
+	var all []Instance
+	p := ec2.NewDescribeInstancesPaginator(c.ec2, in)
+	for p.HasMorePages() {
+		page, err := p.NextPage(ctx)
+		if err != nil {
+			return nil, fmt.Errorf("DescribeInstances: %w", err)
+		}
+		for _, r := range page.Reservations {
+			for _, inst := range r.Instances {
+				all = append(all, fromEC2(inst))
+			}
+		}
+	}
+	return all, nil
+}
+
+// maxTerminateIDs is how many ids one TerminateInstances call carries.
+const maxTerminateIDs = 1000
+
+// Terminate terminates the instances. It is idempotent: instances already
+// shutting down, terminated or unknown to EC2 count as done.
+func (c *Client) Terminate(ctx context.Context, ids ...string) error {
+	for len(ids) > 0 {
+		n := min(len(ids), maxTerminateIDs)
+		if err := c.terminate(ctx, ids[:n]); err != nil {
+			return err
+		}
+		ids = ids[n:]
+	}
+	return nil
+}
+
+func (c *Client) terminate(ctx context.Context, ids []string) error {
+	_, err := c.ec2.TerminateInstances(ctx, &ec2.TerminateInstancesInput{InstanceIds: ids})
+	if err == nil {
+		return nil
+	}
+	if !IsNotFound(err) {
+		return fmt.Errorf("TerminateInstances: %w", err)
+	}
+	if len(ids) == 1 {
+		return nil
+	}
+	// EC2 fails the whole call when any id is unknown: retry one by one so
+	// the known ones are terminated.
+	for _, id := range ids {
+		if err := c.terminate(ctx, []string{id}); err != nil {
+			return err
+		}
+	}
+	return nil
+}

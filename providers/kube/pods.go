@@ -1,0 +1,68 @@
+package kube
+
+import (
+	"sort"
+
+	"github.com/joinery/joinery/api/provreq"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/labels"
+)
+
+// IsProvisionable reports whether a pod is one Joinery should find a node
+// for: not bound, not terminating, and marked Unschedulable by the
+// kube-scheduler (as Karpenter requires).
+func IsProvisionable(p *corev1.Pod) bool {
+	if p.Spec.NodeName != "" || p.DeletionTimestamp != nil {
+		return false
+	}
+	if p.Status.Phase == corev1.PodSucceeded || p.Status.Phase == corev1.PodFailed {
+		return false
+	}
+	for _, c := range p.Status.Conditions {
+		if c.Type == corev1.PodScheduled && c.Status == corev1.ConditionFalse && c.Reason == corev1.PodReasonUnschedulable {
+			return true
+		}
+	}
+	return false
+}
+
+// IsActive reports whether a bound pod still uses its node's resources.
+func IsActive(p *corev1.Pod) bool {
+	return p.Status.Phase != corev1.PodSucceeded && p.Status.Phase != corev1.PodFailed
+}
+
+// ProvisionablePods lists pending unschedulable pods, sorted by
+// namespace/name. With WatchProvisioningRequests, pods that consume a
+// ProvisioningRequest are left out: their capacity comes from the request's
+// all-or-nothing provisioning, not from pod-by-pod provisioning (as in
+// Cluster Autoscaler).
+func (c *Cluster) ProvisionablePods() []*corev1.Pod {
+	all, _ := c.Pods.List(labels.Everything())
+	var out []*corev1.Pod
+	for _, p := range all {
+		if c.provReqs != nil && provreq.ConsumedRequest(p.Annotations) != "" {
+			continue
+		}
+		if IsProvisionable(p) {
+			out = append(out, p)
+		}
+	}
+	sort.Slice(out, func(i, j int) bool {
+		if out[i].Namespace != out[j].Namespace {
+			return out[i].Namespace < out[j].Namespace
+		}
+		return out[i].Name < out[j].Name
+	})
+	return out
+}
+
+// IsDaemonSetPod reports whether a DaemonSet owns the pod.
+func IsDaemonSetPod(p *corev1.Pod) bool {
+	for _, o := range p.OwnerReferences {
+		if o.Kind == "DaemonSet" {
+			return true
+		}
+	}
+	return false
+}
