@@ -2,6 +2,7 @@ package ec2_test
 
 import (
 	"context"
+	"github.com/joinery/joinery/internal/testwait"
 	"sync"
 	"testing"
 	"time"
@@ -52,7 +53,7 @@ func TestReclaimAfterTheNotice(t *testing.T) {
 	if in, _ := srv.Instance(ids[0]); in.State != ec2.StateRunning {
 		t.Fatalf("state before the reclaim = %s", in.State)
 	}
-	eventually(t, "terminated", 2*time.Second, func() bool {
+	testwait.Eventually(t, "terminated", 2*time.Second, func() bool {
 		in, _ := srv.Instance(ids[0])
 		return in.State == ec2.StateTerminated
 	})

@@ -2,6 +2,7 @@ package ec2_test
 
 import (
 	"context"
+	"github.com/joinery/joinery/internal/testwait"
 	"testing"
 	"time"
 
@@ -111,7 +112,7 @@ func TestCapacityReservationIsHonoured(t *testing.T) {
 	if _, err := c.TerminateInstances(ctx, &sdkec2.TerminateInstancesInput{InstanceIds: ids[:1]}); err != nil {
 		t.Fatal(err)
 	}
-	eventually(t, "the terminated instance's slot back", 10*time.Second, func() bool {
+	testwait.Eventually(t, "the terminated instance's slot back", 10*time.Second, func() bool {
 		return aws.ToInt32(describe(&sdkec2.DescribeCapacityReservationsInput{CapacityReservationIds: []string{cr.ID}})[0].AvailableInstanceCount) == 1
 	})
 	if out := launch(); len(out.Instances) != 1 {

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"github.com/joinery/joinery/internal/testwait"
 	"io"
 	"net/http"
 	"slices"
@@ -142,17 +143,6 @@ func subnetsByZone(t *testing.T, c *sdkec2.Client) map[string]string {
 		m[aws.ToString(sn.AvailabilityZone)] = aws.ToString(sn.SubnetId)
 	}
 	return m
-}
-
-func eventually(t *testing.T, what string, within time.Duration, cond func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(within)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out after %v waiting for %s", within, what)
-		}
-		time.Sleep(5 * time.Millisecond)
-	}
 }
 
 func TestDescribeInstanceTypes(t *testing.T) {
@@ -624,7 +614,7 @@ func TestLifecycleHooksAndTerminate(t *testing.T) {
 	if s := state(ids[0]); s != types.InstanceStateNamePending {
 		t.Fatalf("state right after launch = %s", s)
 	}
-	eventually(t, "OnRunning for both", 2*time.Second, func() bool {
+	testwait.Eventually(t, "OnRunning for both", 2*time.Second, func() bool {
 		mu.Lock()
 		defer mu.Unlock()
 		return len(running) == 2
@@ -649,8 +639,8 @@ func TestLifecycleHooksAndTerminate(t *testing.T) {
 		aws.ToInt32(ch.CurrentState.Code) != 32 {
 		t.Errorf("terminate change %+v -> %+v", ch.PreviousState, ch.CurrentState)
 	}
-	eventually(t, "terminated", 2*time.Second, func() bool { return state(ids[0]) == types.InstanceStateNameTerminated })
-	eventually(t, "OnTerminated", time.Second, func() bool {
+	testwait.Eventually(t, "terminated", 2*time.Second, func() bool { return state(ids[0]) == types.InstanceStateNameTerminated })
+	testwait.Eventually(t, "OnTerminated", time.Second, func() bool {
 		mu.Lock()
 		defer mu.Unlock()
 		return terminated[ids[0]].State == ec2.StateTerminated
