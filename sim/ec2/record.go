@@ -26,19 +26,8 @@ type Request struct {
 	Throttled bool
 }
 
-// SetRecording turns the request log on or off (off by default: a long run
-// would hold every CreateFleet's parameters). Turning it on does not clear
-// what was recorded before; ResetRequests does.
-func (s *Server) SetRecording(on bool) { s.log.SetRecording(on) }
-
-// Requests returns the requests recorded so far, in arrival order. The
-// slice and its headers and parameters are copies.
-func (s *Server) Requests() []Request { return s.log.Snapshot(Request.clone) }
-
-// ResetRequests forgets the recorded requests.
-func (s *Server) ResetRequests() { s.log.Reset() }
-
-func (r Request) clone() Request {
+// Clone copies the headers (and parameters).
+func (r Request) Clone() Request {
 	r.Header = r.Header.Clone()
 	r.Params = reqlog.CloneValues(r.Params)
 	return r
@@ -47,7 +36,7 @@ func (r Request) clone() Request {
 // recordLocked appends r's request to the log when recording is on. It is
 // called with s.mu held, so the log's order is the order s.mu was taken in.
 func (s *Server) recordLocked(r *http.Request, action string, f form, throttled bool) {
-	s.log.Add(func() Request {
+	s.Record(func() Request {
 		return Request{
 			Time: time.Now(), Action: action, Header: r.Header.Clone(),
 			Params: reqlog.CloneValues(url.Values(f)), Throttled: throttled,

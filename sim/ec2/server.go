@@ -18,6 +18,8 @@ import (
 // Server is the local EC2 endpoint. Create it with New; it is safe for
 // concurrent use.
 type Server struct {
+	reqlog.Recorder[Request] // SetRecording, Requests, ResetRequests
+
 	opts Options
 
 	mu        sync.Mutex
@@ -49,8 +51,7 @@ type Server struct {
 
 	calls     map[string]int
 	throttled map[string]int
-	refused   map[string]string   // Refuse: Action -> error code
-	log       reqlog.Log[Request] // SetRecording
+	refused   map[string]string // Refuse: Action -> error code
 }
 
 // pool is one EC2 capacity pool: an instance type in a zone bought as a

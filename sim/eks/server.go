@@ -47,9 +47,10 @@ type Options struct {
 
 // Server is the local EKS endpoint; create it with New. Safe for concurrent use.
 type Server struct {
+	reqlog.Recorder[Request] // SetRecording, Requests, ResetRequests
+
 	opts Options
 	mu   sync.Mutex
-	log  reqlog.Log[Request]
 	seq  uint64
 }
 
@@ -161,22 +162,14 @@ type Request struct {
 	Header    http.Header
 }
 
-// SetRecording turns the request log on or off (off by default).
-func (s *Server) SetRecording(on bool) { s.log.SetRecording(on) }
-
-// Requests returns the requests recorded so far, in arrival order (copies).
-func (s *Server) Requests() []Request { return s.log.Snapshot(Request.clone) }
-
-// ResetRequests forgets the recorded requests.
-func (s *Server) ResetRequests() { s.log.Reset() }
-
-func (r Request) clone() Request {
+// Clone copies the headers (and parameters).
+func (r Request) Clone() Request {
 	r.Header = r.Header.Clone()
 	return r
 }
 
 func (s *Server) record(r *http.Request, op string) {
-	s.log.Add(func() Request {
+	s.Record(func() Request {
 		return Request{Time: time.Now(), Operation: op, Path: r.URL.Path, Header: r.Header.Clone()}
 	})
 }

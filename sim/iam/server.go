@@ -57,12 +57,13 @@ type Options struct {
 
 // Server is the local IAM endpoint; create it with New. Safe for concurrent use.
 type Server struct {
+	reqlog.Recorder[Request] // SetRecording, Requests, ResetRequests
+
 	opts     Options
 	mu       sync.Mutex
 	roles    map[string]*role
 	profiles map[string]*profile
 	seq      uint64
-	log      reqlog.Log[Request]
 	now      func() time.Time
 }
 
@@ -546,23 +547,15 @@ type Request struct {
 	Params url.Values
 }
 
-// SetRecording turns the request log on or off (off by default).
-func (s *Server) SetRecording(on bool) { s.log.SetRecording(on) }
-
-// Requests returns the requests recorded so far, in arrival order (copies).
-func (s *Server) Requests() []Request { return s.log.Snapshot(Request.clone) }
-
-// ResetRequests forgets the recorded requests.
-func (s *Server) ResetRequests() { s.log.Reset() }
-
-func (r Request) clone() Request {
+// Clone copies the headers (and parameters).
+func (r Request) Clone() Request {
 	r.Header = r.Header.Clone()
 	r.Params = reqlog.CloneValues(r.Params)
 	return r
 }
 
 func (s *Server) record(r *http.Request, action string, f form) {
-	s.log.Add(func() Request {
+	s.Record(func() Request {
 		return Request{Time: time.Now(), Action: action, Header: r.Header.Clone(), Params: reqlog.CloneValues(url.Values(f))}
 	})
 }

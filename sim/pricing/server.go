@@ -34,7 +34,6 @@ import (
 	"strconv"
 	"strings"
 	"sync"
-	"time"
 
 	"github.com/joinery/joinery/catalog"
 	"github.com/joinery/joinery/sim/internal/reqlog"
@@ -69,11 +68,12 @@ type Options struct {
 // Server is the local Pricing endpoint; create it with New. Safe for
 // concurrent use.
 type Server struct {
+	reqlog.Recorder[Request] // SetRecording, Requests, ResetRequests
+
 	opts     Options
 	products []product
 	mu       sync.Mutex
 	refused  string // Refuse: error type
-	log      reqlog.Log[Request]
 	ids      serve.RequestIDs
 }
 
@@ -365,24 +365,9 @@ func decodeToken(t string) (int, error) {
 func writeError(w http.ResponseWriter, e *apiError) { serve.WriteJSONError(w, e, "Message") }
 
 // Request is one API request the endpoint received, as recorded once
-// SetRecording(true) is called.
-type Request struct {
-	Time      time.Time
-	Operation string // "GetProducts"
-	Header    http.Header
-}
-
-// SetRecording turns the request log on or off (off by default).
-func (s *Server) SetRecording(on bool) { s.log.SetRecording(on) }
-
-// Requests returns the requests recorded so far, in arrival order (copies).
-func (s *Server) Requests() []Request { return s.log.Snapshot(Request.clone) }
-
-func (r Request) clone() Request {
-	r.Header = r.Header.Clone()
-	return r
-}
+// SetRecording(true) is called; Operation is "GetProducts".
+type Request = reqlog.Call
 
 func (s *Server) record(r *http.Request, op string) {
-	s.log.Add(func() Request { return Request{Time: time.Now(), Operation: op, Header: r.Header.Clone()} })
+	s.Record(func() Request { return reqlog.NewCall(r, op) })
 }

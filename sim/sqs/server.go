@@ -44,6 +44,8 @@ const (
 
 // Server is the local SQS endpoint; create it with New. Safe for concurrent use.
 type Server struct {
+	reqlog.Recorder[Request] // SetRecording, Requests, ResetRequests
+
 	mu        sync.Mutex
 	region    string
 	account   string
@@ -54,7 +56,6 @@ type Server struct {
 	now       func() time.Time
 	closed    chan struct{}
 	closeOnce sync.Once
-	log       reqlog.Log[Request] // SetRecording
 }
 
 type queue struct {

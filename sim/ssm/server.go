@@ -38,10 +38,11 @@ type Options struct {
 
 // Server is the local SSM endpoint; create it with New. Safe for concurrent use.
 type Server struct {
+	reqlog.Recorder[Request] // SetRecording, Requests, ResetRequests
+
 	opts   Options
 	mu     sync.Mutex
 	params map[string]param
-	log    reqlog.Log[Request]
 	ids    serve.RequestIDs
 }
 
@@ -217,27 +218,9 @@ func writeError(w http.ResponseWriter, e *apiError) { serve.WriteJSONError(w, e,
 
 // Request is one API request the endpoint received, as recorded once
 // SetRecording(true) is called (tests compare the operations made with
-// deploy/iam-policy.json).
-type Request struct {
-	Time      time.Time
-	Operation string // "GetParameter"; the raw X-Amz-Target without the AmazonSSM. prefix
-	Header    http.Header
-}
-
-// SetRecording turns the request log on or off (off by default).
-func (s *Server) SetRecording(on bool) { s.log.SetRecording(on) }
-
-// Requests returns the requests recorded so far, in arrival order (copies).
-func (s *Server) Requests() []Request { return s.log.Snapshot(Request.clone) }
-
-// ResetRequests forgets the recorded requests.
-func (s *Server) ResetRequests() { s.log.Reset() }
-
-func (r Request) clone() Request {
-	r.Header = r.Header.Clone()
-	return r
-}
+// deploy/iam-policy.json); Operation is "GetParameter", without AmazonSSM.
+type Request = reqlog.Call
 
 func (s *Server) record(r *http.Request, op string) {
-	s.log.Add(func() Request { return Request{Time: time.Now(), Operation: op, Header: r.Header.Clone()} })
+	s.Record(func() Request { return reqlog.NewCall(r, op) })
 }

@@ -3,8 +3,10 @@
 package reqlog
 
 import (
+	"net/http"
 	"net/url"
 	"sync"
+	"time"
 )
 
 // Log records values of type R (one per API request) while recording is
@@ -62,4 +64,48 @@ func CloneValues(v url.Values) url.Values {
 		out[k] = append([]string(nil), vs...)
 	}
 	return out
+}
+
+// Cloner is a recorded request that copies itself, so that a reader owns
+// what Requests returns.
+type Cloner[R any] interface{ Clone() R }
+
+// Recorder is the request log an endpoint's Server embeds: it gives the
+// Server the calls tests make (SetRecording, Requests, ResetRequests).
+type Recorder[R Cloner[R]] struct{ log Log[R] }
+
+// SetRecording turns the request log on or off (off by default). Turning
+// it on does not clear what was recorded before; ResetRequests does.
+func (r *Recorder[R]) SetRecording(on bool) { r.log.SetRecording(on) }
+
+// Requests returns the requests recorded so far, in arrival order (copies).
+func (r *Recorder[R]) Requests() []R { return r.log.Snapshot(func(x R) R { return x.Clone() }) }
+
+// ResetRequests forgets the recorded requests.
+func (r *Recorder[R]) ResetRequests() { r.log.Reset() }
+
+// Record appends build() while recording is on (build is not called
+// otherwise).
+func (r *Recorder[R]) Record(build func() R) { r.log.Add(build) }
+
+// Call is a request as the JSON-protocol endpoints record it.
+type Call struct {
+	Time time.Time
+	// Operation is the X-Amz-Target operation without the service's
+	// prefix; for a request without it, the raw header value.
+	Operation string
+	// Header is a copy of the HTTP headers: User-Agent, and whatever tag a
+	// test's client or proxy puts on its requests to tell callers apart.
+	Header http.Header
+}
+
+// NewCall records r as operation op.
+func NewCall(r *http.Request, op string) Call {
+	return Call{Time: time.Now(), Operation: op, Header: r.Header.Clone()}
+}
+
+// Clone copies the headers.
+func (c Call) Clone() Call {
+	c.Header = c.Header.Clone()
+	return c
 }
