@@ -232,7 +232,7 @@ func TestIAMPolicyScoping(t *testing.T) {
 func TestNotInWorkerIsNotCalled(t *testing.T) {
 	cmd := exec.Command("go", "list", "-deps", "-f",
 		`{{if .Module}}{{if eq .Module.Path "github.com/joinery/joinery"}}{{.Dir}}{{range .GoFiles}} {{.}}{{end}}{{end}}{{end}}`, "./worker")
-	cmd.Dir = ".."
+	cmd.Dir = "../.."
 	out, err := cmd.Output()
 	if err != nil {
 		t.Fatalf("go list -deps ./worker: %v", err)
