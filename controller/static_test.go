@@ -116,6 +116,7 @@ func TestStaticReconcilerReplacesLostNodeClaims(t *testing.T) {
 	term := staticClaim("fixed", "fixed-term", true, time.Hour, now)
 	term.Status.Conditions = append(term.Status.Conditions, metav1.Condition{Type: "InstanceTerminating", Status: "True"})
 	drifting := staticClaim("fixed", "fixed-drifting", true, time.Hour, now)
+	// The activity writes this condition; staticpool.Terminating reads apiv1's name of it: the two must agree.
 	drifting.Status.Conditions = append(drifting.Status.Conditions, metav1.Condition{Type: activities.ConditionDisruptionReason, Status: "True", Reason: "Drifted"})
 	dynPool := &apiv1.NodePool{ObjectMeta: metav1.ObjectMeta{Name: "gp"}}
 	f := newStaticFake(t, []*apiv1.NodePool{staticNodePool("fixed", 3), dynPool},
