@@ -139,12 +139,14 @@ func runDev(parent context.Context, f *devFlags) error {
 	defer func() { stopCtrl(); <-ctrlErr }()
 	go func() {
 		ctrlErr <- controller.Run(cctx, controller.Config{
-			RESTConfig: w.Kube.RESTConfig(), TemporalAddress: w.Temporal.Address, EC2Endpoint: w.EC2Endpoint,
-			ClusterName: "joinery-local", MetricsAddr: f.metricsAddr, Log: log, Ready: ready,
-			InterruptionQueue: w.InterruptionQueueURL, SQSEndpoint: w.SQSEndpoint,
-			SSMEndpoint: w.SSMEndpoint, IAMEndpoint: w.IAMEndpoint, EKSEndpoint: w.EKSEndpoint,
-			PricingEndpoint: w.PricingEndpoint, Region: w.Region,
-			Temporal: temporalconn.Config{CodecKeyFile: f.codecKeyFile}, FeatureGates: gates,
+			Connection: controller.Connection{RESTConfig: w.Kube.RESTConfig(), TemporalAddress: w.Temporal.Address,
+				EC2Endpoint: w.EC2Endpoint, SQSEndpoint: w.SQSEndpoint,
+				SSMEndpoint: w.SSMEndpoint, IAMEndpoint: w.IAMEndpoint, EKSEndpoint: w.EKSEndpoint,
+				PricingEndpoint: w.PricingEndpoint, Region: w.Region,
+				Temporal: temporalconn.Config{CodecKeyFile: f.codecKeyFile}},
+			Cluster:     controller.Cluster{ClusterName: "joinery-local"},
+			Features:    controller.Features{InterruptionQueue: w.InterruptionQueueURL, FeatureGates: gates},
+			MetricsAddr: f.metricsAddr, Log: log, Ready: ready,
 		})
 	}()
 	select {
