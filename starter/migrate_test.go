@@ -43,7 +43,7 @@ func TestMigrateCommandRefuses(t *testing.T) {
 	if err == nil || err.Error() != "1 refused; nothing written" || out != "" {
 		t.Fatalf("err %v, stdout %q", err, out)
 	}
-	want := "cannot convert: ../migrate/testdata/ubuntu-refused.yaml document 1: karpenter.k8s.aws/v1beta1 EC2NodeClass ubuntu: spec.amiFamily: Ubuntu: v1 has no Ubuntu family"
+	want := "cannot convert: migrate/testdata/ubuntu-refused.yaml document 1: karpenter.k8s.aws/v1beta1 EC2NodeClass ubuntu: spec.amiFamily: Ubuntu: v1 has no Ubuntu family"
 	if !strings.HasPrefix(errOut, want) || strings.Count(errOut, "\n") != 1 {
 		t.Errorf("stderr %q", errOut)
 	}
