@@ -32,7 +32,24 @@ import (
 )
 
 // Config is everything the controller needs; zero durations take defaults.
+// Its fields come in groups by concern, embedded so cfg.Field reads them:
+// where to connect (Connection), the cluster served (Cluster), what runs
+// (Features) and how often and how long (Tuning).
 type Config struct {
+	Connection
+	Cluster
+	Features
+	Tuning
+	// MetricsAddr serves /metrics, /healthz and /readyz (empty: off).
+	MetricsAddr string
+	Log         *zap.Logger
+	// Ready, when set, is closed once the worker polls and informers are synced.
+	Ready chan<- struct{}
+}
+
+// Connection is where the controller connects: Kubernetes, Temporal and
+// the AWS APIs.
+type Connection struct {
 	RESTConfig      *rest.Config
 	TemporalAddress string // host:port, default 127.0.0.1:7233
 	Namespace       string // default "default"
@@ -44,7 +61,6 @@ type Config struct {
 	// EC2Endpoint is the EC2 API base URL (empty: real AWS for Region).
 	EC2Endpoint string
 	Region      string // default us-east-1
-	ClusterName string // value of the joinery.sh/cluster tag on instances
 	// SSMEndpoint, IAMEndpoint and EKSEndpoint are API base URLs (empty:
 	// real AWS for Region): SSM for the EKS image parameters, IAM for
 	// instance profiles, EKS for the cluster's endpoint and CA.
@@ -53,10 +69,56 @@ type Config struct {
 	// cloud.PricingRegion(Region); with a local EC2Endpoint and no
 	// PricingEndpoint the embedded on-demand prices are used).
 	PricingEndpoint string
+	// SQSEndpoint is the SQS base URL (empty: real AWS for Region).
+	SQSEndpoint string
+}
+
+// Cluster is the cluster the controller serves: its name, what every
+// node's user data needs to join it, and the namespaces Joinery keeps its
+// own objects in.
+type Cluster struct {
+	ClusterName string // value of the joinery.sh/cluster tag on instances
 	// ClusterEndpoint, ClusterCABundle (base64 PEM), ServiceCIDR and
 	// ClusterDNS go into every node's user data; empty ones come from
 	// eks:DescribeCluster (see clusterFacts).
 	ClusterEndpoint, ClusterCABundle, ServiceCIDR, ClusterDNS string
+	// StateNamespace holds the shared-state ConfigMaps (ICE cache,
+	// pending-pod memo): the worker's own namespace. Default:
+	// LeaseNamespace, else "default".
+	StateNamespace string
+	// LeaseNamespace holds the Lease of LeaderElect.
+	LeaseNamespace string
+}
+
+// Features are the optional behaviours: what the controller runs.
+type Features struct {
+	// DisableDisruption does not start the Consolidation workflow, nor the
+	// expiration reconciler.
+	DisableDisruption bool
+	// SpreadDefaults are kube-scheduler's default topology spread
+	// constraints by scheduler name (--scheduler-config, read by
+	// schedulerconfig.Load): pods without constraints of their own are
+	// planned with them. Nil: none (as Karpenter); with them the worker
+	// also watches Services, ReplicationControllers, ReplicaSets and
+	// StatefulSets (what selects a pod is the constraints' selector).
+	SpreadDefaults solver.SpreadDefaults
+	// FeatureGates are the optional behaviours of --feature-gates
+	// (ParseFeatureGates): SpotToSpotConsolidation, off by default.
+	FeatureGates FeatureGates
+	// LeaderElect makes replicas elect one pending-pod watcher through a
+	// Lease in LeaseNamespace (every replica still runs the Temporal worker).
+	LeaderElect bool
+	// InterruptionQueue is the SQS queue URL EventBridge sends EC2
+	// interruption events to (empty: interruption handling off).
+	// InterruptionRebalanceDrain treats rebalance recommendations like spot
+	// interruption warnings (default: an Event and a metric only).
+	InterruptionQueue          string
+	InterruptionRebalanceDrain bool
+}
+
+// Tuning is how often and how long: refresh intervals, batch windows,
+// deadlines and budgets.
+type Tuning struct {
 	// NodeClassResync is how often every EC2NodeClass is resolved again
 	// even when unchanged: subnets fill up, security groups and images
 	// change (default 1 min; tests shorten it).
@@ -72,8 +134,6 @@ type Config struct {
 	// Price List API (GetProducts), also once at start (default 12 h, as
 	// Karpenter).
 	PricingRefresh time.Duration
-	// MetricsAddr serves /metrics, /healthz and /readyz (empty: off).
-	MetricsAddr string
 	// BatchIdle and BatchMax bound a provisioning batch (defaults 1 s, 10 s).
 	BatchIdle, BatchMax time.Duration
 	// RegistrationTTL: instances whose Node is not Ready by then are terminated (default 15 min).
@@ -88,43 +148,12 @@ type Config struct {
 	// plan is always complete, later passes improve it within the budget.
 	SolverBudget time.Duration
 	// DisruptionPassInterval and DisruptionValidationDelay tune the
-	// Consolidation workflow (defaults 10 s and 15 s); DisableDisruption
-	// does not start it, nor the expiration reconciler.
+	// Consolidation workflow (defaults 10 s and 15 s).
 	DisruptionPassInterval, DisruptionValidationDelay time.Duration
-	DisableDisruption                                 bool
-	// SpreadDefaults are kube-scheduler's default topology spread
-	// constraints by scheduler name (--scheduler-config, read by
-	// schedulerconfig.Load): pods without constraints of their own are
-	// planned with them. Nil: none (as Karpenter); with them the worker
-	// also watches Services, ReplicationControllers, ReplicaSets and
-	// StatefulSets (what selects a pod is the constraints' selector).
-	SpreadDefaults solver.SpreadDefaults
-	// FeatureGates are the optional behaviours of --feature-gates
-	// (ParseFeatureGates): SpotToSpotConsolidation, off by default.
-	FeatureGates FeatureGates
 	// GCInterval is the time between garbage-collection passes (default
 	// 2 min); GCLaunchGrace how long an instance may live without a
 	// NodeClaim (default 30 s, gc.DefaultLaunchGrace).
 	GCInterval, GCLaunchGrace time.Duration
-	// StateNamespace holds the shared-state ConfigMaps (ICE cache,
-	// pending-pod memo): the worker's own namespace. Default:
-	// LeaseNamespace, else "default".
-	StateNamespace string
-	// LeaderElect makes replicas elect one pending-pod watcher through a
-	// Lease in LeaseNamespace (every replica still runs the Temporal worker).
-	LeaderElect    bool
-	LeaseNamespace string
-	Log            *zap.Logger
-	// Ready, when set, is closed once the worker polls and informers are synced.
-	Ready chan<- struct{}
-	// InterruptionQueue is the SQS queue URL EventBridge sends EC2
-	// interruption events to (empty: interruption handling off).
-	// SQSEndpoint is the SQS base URL (empty: real AWS for Region).
-	// InterruptionRebalanceDrain treats rebalance recommendations like spot
-	// interruption warnings (default: an Event and a metric only).
-	InterruptionQueue          string
-	SQSEndpoint                string
-	InterruptionRebalanceDrain bool
 }
 
 // Defaults of the Config fields that have one, defined here once: Run
@@ -241,49 +270,14 @@ func (d *dependencies) close() {
 func newDependencies(ctx context.Context, cfg Config) (*dependencies, error) {
 	log := cfg.Log
 	d := &dependencies{log: log}
-	conn, err := temporal.Load(cfg.Temporal)
+	conn, err := d.loadConnection(cfg)
 	if err != nil {
 		return d, err
 	}
-	d.conn = conn
-	if conn.Plaintext() && !temporal.IsLoopback(cfg.Temporal.HostPort) {
-		log.Warn("plaintext connection to Temporal off this machine: workflow data and commands cross the network unprotected; "+
-			"configure mTLS (--temporal-tls-cert/--temporal-tls-key/--temporal-tls-ca) or an API key", zap.String("temporal", cfg.Temporal.HostPort))
-	}
-	if conn.Keyring != nil {
-		d.pseudonym = conn.Keyring.Pseudonym
-	}
 	m := metrics.New()
 	d.metrics = m
-	cl, err := kube.New(cfg.RESTConfig)
+	cl, err := d.startCluster(ctx, cfg)
 	if err != nil {
-		return d, fmt.Errorf("kubernetes client: %w", err)
-	}
-	d.cluster = cl
-	d.closers = append(d.closers, cl.Shutdown)
-	if len(cfg.SpreadDefaults) > 0 {
-		cl.WatchSpreadSelectors()
-	}
-	// ProvisioningRequests are honoured when their CRD is installed.
-	if cl.ProvisioningRequestsServed() {
-		if err := cl.WatchProvisioningRequests(); err != nil {
-			return d, err
-		}
-		log.Info("ProvisioningRequests (autoscaling.x-k8s.io/v1) served: gang provisioning on; pods consuming one are provisioned only through it")
-	} else {
-		log.Info("ProvisioningRequests (autoscaling.x-k8s.io/v1) not served: gang provisioning off (install the CRD and restart to turn it on)")
-	}
-	if cfg.FeatureGates.NodeOverlay {
-		if err := cl.WatchNodeOverlays(); err != nil {
-			return d, err
-		}
-	}
-	if cfg.FeatureGates.CapacityBuffer {
-		if err := cl.WatchCapacityBuffers(); err != nil {
-			return d, err
-		}
-	}
-	if err := cl.Start(ctx, 2*time.Minute); err != nil {
 		return d, err
 	}
 	state := kube.NewStateStore(cl.Kube, cfg.StateNamespace)
@@ -304,16 +298,9 @@ func newDependencies(ctx context.Context, cfg Config) (*dependencies, error) {
 	}
 	d.classes = newNodeClassReconciler(cl, cc, cfg, m.Registry, log)
 	d.expiry = newExpirationReconciler(cl, m, log)
-	sdkHandler, sdkCloser := sdkMetrics(m.Registry)
-	d.closers = append(d.closers, func() { _ = sdkCloser.Close() })
-	topts := conn.Options
-	topts.Logger, topts.MetricsHandler = logging.NewTemporal(log), sdkHandler
-	tc, err := client.Dial(topts)
-	if err != nil {
-		return d, fmt.Errorf("temporal at %s (%s): %w", cfg.Temporal.HostPort, conn.Describe(), err)
+	if err := d.dialTemporal(cfg, conn); err != nil {
+		return d, err
 	}
-	d.temporal = tc
-	d.closers = append(d.closers, tc.Close)
 
 	// The live catalog: this controller's own (the embedded catalog is
 	// shared in-process). It is read in the background from the start
@@ -321,23 +308,7 @@ func newDependencies(ctx context.Context, cfg Config) (*dependencies, error) {
 	// until the first answer plans use the embedded data.
 	market := catalog.NewMarket()
 	d.market = newMarketRefresher(market, cat, cc, cfg, m, log)
-	// Instance types are read again when an EC2NodeClass's spec changes
-	// (a new generation), as Karpenter's instance type provider does.
-	generations := map[string]int64{}
-	var genMu sync.Mutex
-	cl.OnNodeClassChange(func(name string) {
-		cls, err := cl.NodeClass(name)
-		if err != nil {
-			return
-		}
-		genMu.Lock()
-		changed := generations[name] != 0 && generations[name] != cls.Generation
-		generations[name] = cls.Generation
-		genMu.Unlock()
-		if changed {
-			d.market.NodeClassChanged()
-		}
-	})
+	d.refreshOnNodeClassChange()
 	acts := &activities.Activities{
 		Cluster: cl, Cloud: cc, Catalog: cat, Market: market, ICE: ice, Metrics: m, Log: log,
 		ClusterFacts: facts, RegistrationTTL: cfg.RegistrationTTL, Pseudonym: d.pseudonym,
@@ -361,23 +332,107 @@ func newDependencies(ctx context.Context, cfg Config) (*dependencies, error) {
 	return d, nil
 }
 
+// loadConnection reads the Temporal connection's security (d.conn, and
+// d.pseudonym when payloads are encrypted), warning when plaintext
+// crosses the network.
+func (d *dependencies) loadConnection(cfg Config) (*temporal.Connection, error) {
+	conn, err := temporal.Load(cfg.Temporal)
+	if err != nil {
+		return nil, err
+	}
+	d.conn = conn
+	if conn.Plaintext() && !temporal.IsLoopback(cfg.Temporal.HostPort) {
+		d.log.Warn("plaintext connection to Temporal off this machine: workflow data and commands cross the network unprotected; "+
+			"configure mTLS (--temporal-tls-cert/--temporal-tls-key/--temporal-tls-ca) or an API key", zap.String("temporal", cfg.Temporal.HostPort))
+	}
+	if conn.Keyring != nil {
+		d.pseudonym = conn.Keyring.Pseudonym
+	}
+	return conn, nil
+}
+
+// startCluster connects to Kubernetes (d.cluster), watches the optional
+// kinds that are served and turned on, and syncs the informers.
+func (d *dependencies) startCluster(ctx context.Context, cfg Config) (*kube.Cluster, error) {
+	log := d.log
+	cl, err := kube.New(cfg.RESTConfig)
+	if err != nil {
+		return nil, fmt.Errorf("kubernetes client: %w", err)
+	}
+	d.cluster = cl
+	d.closers = append(d.closers, cl.Shutdown)
+	if len(cfg.SpreadDefaults) > 0 {
+		cl.WatchSpreadSelectors()
+	}
+	// ProvisioningRequests are honoured when their CRD is installed.
+	if cl.ProvisioningRequestsServed() {
+		if err := cl.WatchProvisioningRequests(); err != nil {
+			return nil, err
+		}
+		log.Info("ProvisioningRequests (autoscaling.x-k8s.io/v1) served: gang provisioning on; pods consuming one are provisioned only through it")
+	} else {
+		log.Info("ProvisioningRequests (autoscaling.x-k8s.io/v1) not served: gang provisioning off (install the CRD and restart to turn it on)")
+	}
+	if cfg.FeatureGates.NodeOverlay {
+		if err := cl.WatchNodeOverlays(); err != nil {
+			return nil, err
+		}
+	}
+	if cfg.FeatureGates.CapacityBuffer {
+		if err := cl.WatchCapacityBuffers(); err != nil {
+			return nil, err
+		}
+	}
+	if err := cl.Start(ctx, 2*time.Minute); err != nil {
+		return nil, err
+	}
+	return cl, nil
+}
+
+// dialTemporal opens the Temporal client (d.temporal), its SDK metrics
+// in d.metrics' registry.
+func (d *dependencies) dialTemporal(cfg Config, conn *temporal.Connection) error {
+	sdkHandler, sdkCloser := sdkMetrics(d.metrics.Registry)
+	d.closers = append(d.closers, func() { _ = sdkCloser.Close() })
+	topts := conn.Options
+	topts.Logger, topts.MetricsHandler = logging.NewTemporal(d.log), sdkHandler
+	tc, err := client.Dial(topts)
+	if err != nil {
+		return fmt.Errorf("temporal at %s (%s): %w", cfg.Temporal.HostPort, conn.Describe(), err)
+	}
+	d.temporal = tc
+	d.closers = append(d.closers, tc.Close)
+	return nil
+}
+
+// refreshOnNodeClassChange has d.market read the instance types again
+// when an EC2NodeClass's spec changes (a new generation), as Karpenter's
+// instance type provider does.
+func (d *dependencies) refreshOnNodeClassChange() {
+	cl := d.cluster
+	generations := map[string]int64{}
+	var genMu sync.Mutex
+	cl.OnNodeClassChange(func(name string) {
+		cls, err := cl.NodeClass(name)
+		if err != nil {
+			return
+		}
+		genMu.Lock()
+		changed := generations[name] != 0 && generations[name] != cls.Generation
+		generations[name] = cls.Generation
+		genMu.Unlock()
+		if changed {
+			d.market.NodeClassChanged()
+		}
+	})
+}
+
 // start runs the Temporal worker, the metrics server, the watchers and the
 // singleton workflows, then watches pending pods (when leading) until ctx
 // ends.
 func (d *dependencies) start(ctx context.Context, cfg Config) error {
 	log, tc, m := d.log, d.temporal, d.metrics
-	// Autoscaling pollers, not the SDK's default of two fixed pollers per
-	// task type: a Provision starts a hundred NodeClaim children at once
-	// (bench, 1,000 pods, single runs: every launch 29.0-35.2 s after the
-	// last pod with two pollers, 27.6 s autoscaled).
-	w := worker.New(tc, workflows.TaskQueue, worker.Options{
-		WorkflowTaskPollerBehavior: worker.NewPollerBehaviorAutoscaling(worker.PollerBehaviorAutoscalingOptions{}),
-		ActivityTaskPollerBehavior: worker.NewPollerBehaviorAutoscaling(worker.PollerBehaviorAutoscalingOptions{}),
-		// A heartbeat carrying progress (a launch's resolved plan) must reach
-		// the server before the worker can die: the default batches
-		// heartbeats for 80% of the 10 s heartbeat timeout.
-		MaxHeartbeatThrottleInterval: time.Second,
-	})
+	w := newWorker(tc)
 	RegisterWorkflows(w)
 	d.acts.Register(w)
 	interruptions, err := newInterruptionPoller(ctx, cfg, tc, d.pseudonym, m, log)
@@ -405,6 +460,86 @@ func (d *dependencies) start(ctx context.Context, cfg Config) error {
 	dw := newDeletionWatch(d.cluster, tc, d.pseudonym != nil, log)
 	go dw.run(ctx)
 	go d.market.run(ctx)
+	if err := startSingletons(ctx, tc, cfg); err != nil {
+		return err
+	}
+	log.Info("controller started", zap.String("temporal", cfg.Temporal.HostPort), zap.String("temporalSecurity", d.conn.Describe()),
+		zap.String("taskQueue", workflows.TaskQueue))
+	if cfg.Ready != nil {
+		close(cfg.Ready)
+	}
+	ov := &overlayStatus{cl: d.cluster, acts: d.acts, log: log, every: 10 * time.Second}
+	d.warnIgnored(ctx, cfg)
+	var static *staticReconciler
+	if cfg.FeatureGates.StaticCapacity {
+		static = newStaticReconciler(d.cluster, tc, log)
+	}
+	var gangs *gangReconciler
+	if d.cluster.WatchesProvisioningRequests() {
+		gangs = newGangReconciler(d.cluster, d.acts, tc, cfg, log)
+	}
+	// The watchers only the leader (or the only replica) runs, then the
+	// pending-pod provisioner until ctx ends.
+	var watchers []func(context.Context)
+	if cfg.FeatureGates.NodeOverlay {
+		watchers = append(watchers, ov.run)
+	}
+	if static != nil {
+		watchers = append(watchers, static.run)
+	}
+	if gangs != nil {
+		watchers = append(watchers, gangs.run)
+	}
+	watchers = append(watchers, d.classes.run, pe.run, nps.run)
+	if !cfg.DisableDisruption {
+		watchers = append(watchers, d.expiry.run)
+	}
+	lead := func(ctx context.Context) error {
+		for _, run := range watchers {
+			go run(ctx)
+		}
+		return p.run(ctx)
+	}
+	if cfg.LeaderElect {
+		return runLeading(ctx, d.cluster.Kube, cfg.LeaseNamespace, log, func(lctx context.Context) { _ = lead(lctx) })
+	}
+	return lead(ctx)
+}
+
+// newWorker is the Temporal worker of the task queue. Its pollers scale
+// with the backlog, not the SDK's default of two fixed pollers per task
+// type: a Provision starts a hundred NodeClaim children at once, and fixed
+// pollers leave their launches waiting in the queue.
+func newWorker(tc client.Client) worker.Worker {
+	return worker.New(tc, workflows.TaskQueue, worker.Options{
+		WorkflowTaskPollerBehavior: worker.NewPollerBehaviorAutoscaling(worker.PollerBehaviorAutoscalingOptions{}),
+		ActivityTaskPollerBehavior: worker.NewPollerBehaviorAutoscaling(worker.PollerBehaviorAutoscalingOptions{}),
+		// A heartbeat carrying progress (a launch's resolved plan) must reach
+		// the server before the worker can die: the default batches
+		// heartbeats for 80% of the 10 s heartbeat timeout.
+		MaxHeartbeatThrottleInterval: time.Second,
+	})
+}
+
+// warnIgnored warns of NodeOverlays and CapacityBuffers in the cluster
+// whose feature gate is off.
+func (d *dependencies) warnIgnored(ctx context.Context, cfg Config) {
+	if !cfg.FeatureGates.NodeOverlay {
+		if n := d.cluster.CountNodeOverlays(ctx); n > 0 {
+			d.log.Warn("NodeOverlays are ignored: --feature-gates NodeOverlay=true turns them on", zap.Int("nodeOverlays", n))
+		}
+	}
+	if !cfg.FeatureGates.CapacityBuffer {
+		if n := d.cluster.CountCapacityBuffers(ctx); n > 0 {
+			d.log.Warn("CapacityBuffers are ignored: --feature-gates CapacityBuffer=true turns them on", zap.Int("capacityBuffers", n))
+		}
+	}
+}
+
+// startSingletons starts (or joins) the singleton workflows: Consolidation
+// unless disruption is off, the interruption poller when a queue is set,
+// and garbage collection.
+func startSingletons(ctx context.Context, tc client.Client, cfg Config) error {
 	if !cfg.DisableDisruption {
 		if err := startConsolidation(ctx, tc, cfg); err != nil {
 			return err
@@ -415,69 +550,7 @@ func (d *dependencies) start(ctx context.Context, cfg Config) error {
 			return err
 		}
 	}
-	if err := startGarbageCollection(ctx, tc, cfg); err != nil {
-		return err
-	}
-	log.Info("controller started", zap.String("temporal", cfg.Temporal.HostPort), zap.String("temporalSecurity", d.conn.Describe()),
-		zap.String("taskQueue", workflows.TaskQueue))
-	if cfg.Ready != nil {
-		close(cfg.Ready)
-	}
-	ov := &overlayStatus{cl: d.cluster, acts: d.acts, log: log, every: 10 * time.Second}
-	if !cfg.FeatureGates.NodeOverlay {
-		if n := d.cluster.CountNodeOverlays(ctx); n > 0 {
-			log.Warn("NodeOverlays are ignored: --feature-gates NodeOverlay=true turns them on", zap.Int("nodeOverlays", n))
-		}
-	}
-	if !cfg.FeatureGates.CapacityBuffer {
-		if n := d.cluster.CountCapacityBuffers(ctx); n > 0 {
-			log.Warn("CapacityBuffers are ignored: --feature-gates CapacityBuffer=true turns them on", zap.Int("capacityBuffers", n))
-		}
-	}
-	var static *staticReconciler
-	if cfg.FeatureGates.StaticCapacity {
-		static = newStaticReconciler(d.cluster, tc, log)
-	}
-	var gangs *gangReconciler
-	if d.cluster.WatchesProvisioningRequests() {
-		gangs = newGangReconciler(d.cluster, d.acts, tc, cfg, log)
-	}
-	if cfg.LeaderElect {
-		return runLeading(ctx, d.cluster.Kube, cfg.LeaseNamespace, log, func(lctx context.Context) {
-			if cfg.FeatureGates.NodeOverlay {
-				go ov.run(lctx)
-			}
-			if static != nil {
-				go static.run(lctx)
-			}
-			if gangs != nil {
-				go gangs.run(lctx)
-			}
-			go d.classes.run(lctx)
-			go pe.run(lctx)
-			go nps.run(lctx)
-			if !cfg.DisableDisruption {
-				go d.expiry.run(lctx)
-			}
-			_ = p.run(lctx)
-		})
-	}
-	if cfg.FeatureGates.NodeOverlay {
-		go ov.run(ctx)
-	}
-	if static != nil {
-		go static.run(ctx)
-	}
-	if gangs != nil {
-		go gangs.run(ctx)
-	}
-	go d.classes.run(ctx)
-	go pe.run(ctx)
-	go nps.run(ctx)
-	if !cfg.DisableDisruption {
-		go d.expiry.run(ctx)
-	}
-	return p.run(ctx)
+	return startGarbageCollection(ctx, tc, cfg)
 }
 
 // RegisterWorkflows registers every workflow under its type name (also used by replay tests).

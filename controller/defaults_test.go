@@ -34,9 +34,12 @@ func TestWithDefaultsFillsZeroFields(t *testing.T) {
 }
 
 func TestWithDefaultsKeepsSetFields(t *testing.T) {
-	in := Config{TemporalAddress: "temporal:7233", Namespace: "prod", Region: "eu-west-1", ClusterName: "prod-eks",
-		BatchIdle: 2 * time.Second, BatchMax: time.Minute, NodeClassResync: time.Second, LeaseNamespace: "joinery-system",
-		Temporal: temporal.Config{HostPort: "other:7233", Namespace: "cloud.ns"}}
+	in := Config{
+		Connection: Connection{TemporalAddress: "temporal:7233", Namespace: "prod", Region: "eu-west-1",
+			Temporal: temporal.Config{HostPort: "other:7233", Namespace: "cloud.ns"}},
+		Cluster: Cluster{ClusterName: "prod-eks", LeaseNamespace: "joinery-system"},
+		Tuning:  Tuning{BatchIdle: 2 * time.Second, BatchMax: time.Minute, NodeClassResync: time.Second},
+	}
 	got := in.WithDefaults()
 	want := map[string][2]string{
 		"TemporalAddress":    {got.TemporalAddress, "temporal:7233"},
@@ -56,7 +59,7 @@ func TestWithDefaultsKeepsSetFields(t *testing.T) {
 			t.Errorf("%s = %q, want %q", field, v[0], v[1])
 		}
 	}
-	if got := (Config{TemporalAddress: "temporal:7233", Namespace: "prod"}).WithDefaults().Temporal; got.HostPort != "temporal:7233" || got.Namespace != "prod" {
+	if got := (Config{Connection: Connection{TemporalAddress: "temporal:7233", Namespace: "prod"}}).WithDefaults().Temporal; got.HostPort != "temporal:7233" || got.Namespace != "prod" {
 		t.Errorf("Temporal = %s/%s, want the connection to follow TemporalAddress and Namespace", got.HostPort, got.Namespace)
 	}
 }

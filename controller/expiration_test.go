@@ -8,17 +8,12 @@ import (
 
 	apiv1 "github.com/joinery/joinery/api/v1"
 	"github.com/joinery/joinery/internal/metrics"
-	"github.com/joinery/joinery/providers/kube"
+	"github.com/joinery/joinery/providers/kube/kubetest"
 	"github.com/prometheus/client_golang/prometheus/testutil"
 	"go.uber.org/zap"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
-	"k8s.io/apimachinery/pkg/runtime"
-	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
-	dynfake "k8s.io/client-go/dynamic/fake"
-	kubefake "k8s.io/client-go/kubernetes/fake"
 	"k8s.io/client-go/tools/record"
 	"k8s.io/client-go/util/workqueue"
 )
@@ -46,22 +41,7 @@ func TestExpirationDeletesExpiredNodeClaimsOnly(t *testing.T) {
 		expiringClaim("never", "Never", now.Add(-10000*time.Hour)),
 		expiringClaim("malformed", "2d", now.Add(-10000*time.Hour)),
 	}
-	var objs []runtime.Object
-	for _, nc := range claims {
-		nc.APIVersion, nc.Kind = "karpenter.sh/v1", "NodeClaim"
-		u, err := runtime.DefaultUnstructuredConverter.ToUnstructured(nc)
-		if err != nil {
-			t.Fatal(err)
-		}
-		objs = append(objs, &unstructured.Unstructured{Object: u})
-	}
-	dc := dynfake.NewSimpleDynamicClientWithCustomListKinds(runtime.NewScheme(), map[schema.GroupVersionResource]string{
-		apiv1.NodePoolGVR: "NodePoolList", apiv1.NodeClaimGVR: "NodeClaimList", apiv1.EC2NodeClassGVR: "EC2NodeClassList",
-	}, objs...)
-	cl, err := kube.NewFromClients(kubefake.NewSimpleClientset(), dc)
-	if err != nil {
-		t.Fatal(err)
-	}
+	cl := kubetest.New(t, kubetest.World{Claims: claims}).Cluster
 	rec := record.NewFakeRecorder(20)
 	cl.Recorder = rec
 	m := metrics.New()

@@ -1,20 +1,16 @@
 package controller
 
 import (
-	"context"
 	"testing"
 	"time"
 
 	apiv1 "github.com/joinery/joinery/api/v1"
-	"github.com/joinery/joinery/providers/kube"
+	"github.com/joinery/joinery/providers/kube/kubetest"
 	"github.com/prometheus/client_golang/prometheus"
 	dto "github.com/prometheus/client_model/go"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
-	"k8s.io/apimachinery/pkg/runtime/schema"
-	dynfake "k8s.io/client-go/dynamic/fake"
-	kubefake "k8s.io/client-go/kubernetes/fake"
 )
 
 func TestKarpenterCollectorServesKarpentersGauges(t *testing.T) {
@@ -38,22 +34,11 @@ func TestKarpenterCollectorServesKarpentersGauges(t *testing.T) {
 		Status: running}
 	pending := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: "web-2", Namespace: "default"},
 		Spec: corev1.PodSpec{Containers: []corev1.Container{{Name: "c", Resources: req("1", "1Gi")}}}, Status: corev1.PodStatus{Phase: corev1.PodPending}}
-	np := &apiv1.NodePool{TypeMeta: metav1.TypeMeta{APIVersion: "karpenter.sh/v1", Kind: "NodePool"}, ObjectMeta: metav1.ObjectMeta{Name: "default"}}
+	np := &apiv1.NodePool{ObjectMeta: metav1.ObjectMeta{Name: "default"}}
 	np.Spec.Template.Spec.NodeClassRef = &apiv1.NodeClassReference{Group: "karpenter.k8s.aws", Kind: "EC2NodeClass", Name: "default"}
 	np.Spec.Limits = rl("cpu", "100", "memory", "400Gi")
 	np.Status.Resources = rl("cpu", "2", "memory", "8Gi", "pods", "29", "ephemeral-storage", "0", "nodes", "1")
-	dc := dynfake.NewSimpleDynamicClientWithCustomListKinds(runtime.NewScheme(), map[schema.GroupVersionResource]string{
-		apiv1.NodePoolGVR: "NodePoolList", apiv1.NodeClaimGVR: "NodeClaimList", apiv1.EC2NodeClassGVR: "EC2NodeClassList",
-	}, toUnstructured(t, np))
-	cl, err := kube.NewFromClients(kubefake.NewSimpleClientset(node, app, daemon, pending), dc)
-	if err != nil {
-		t.Fatal(err)
-	}
-	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
-	if err := cl.Start(ctx, 10*time.Second); err != nil {
-		t.Fatal(err)
-	}
+	cl := kubetest.Start(t, kubetest.World{Pools: []*apiv1.NodePool{np}, Objects: []runtime.Object{node, app, daemon, pending}}).Cluster
 	k := newKarpenterCollector(cl, func(*corev1.Node) float64 { return 0.0433 })
 	k.now = func() time.Time { return created.Add(time.Hour) }
 	reg := prometheus.NewPedanticRegistry()

@@ -7,18 +7,16 @@ import (
 
 	apiv1 "github.com/joinery/joinery/api/v1"
 	"github.com/joinery/joinery/internal/metrics"
+	"github.com/joinery/joinery/internal/testwait"
 	"github.com/joinery/joinery/policy/disruption"
 	"github.com/joinery/joinery/providers/kube"
+	"github.com/joinery/joinery/providers/kube/kubetest"
 	"github.com/prometheus/client_golang/prometheus/testutil"
 	"go.uber.org/zap"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
-	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
-	dynfake "k8s.io/client-go/dynamic/fake"
-	kubefake "k8s.io/client-go/kubernetes/fake"
 )
 
 const (
@@ -29,58 +27,26 @@ const (
 
 var peT = time.Date(2026, 11, 30, 12, 0, 0, 0, time.UTC)
 
-func toUnstructured(t *testing.T, obj interface{}) *unstructured.Unstructured {
-	t.Helper()
-	u, err := runtime.DefaultUnstructuredConverter.ToUnstructured(obj)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return &unstructured.Unstructured{Object: u}
-}
-
-// podEventsWorld is a started Cluster over client-go fakes: one
+// podEventsWorld is a started Cluster over client-go fakes (kubetest): one
 // initialized NodeClaim (an hour ago) with its Node, in a NodePool whose
 // consolidateAfter is 5m.
-func podEventsWorld(t *testing.T) (*kube.Cluster, *dynfake.FakeDynamicClient, *kubefake.Clientset) {
+func podEventsWorld(t *testing.T) *kubetest.Fake {
 	t.Helper()
 	node := &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: peNode, Labels: map[string]string{apiv1.LabelNodePool: pePool},
 		OwnerReferences: []metav1.OwnerReference{{APIVersion: "karpenter.sh/v1", Kind: "NodeClaim", Name: peClaim}}}}
-	kc := kubefake.NewSimpleClientset(node)
-	nc := &apiv1.NodeClaim{TypeMeta: metav1.TypeMeta{APIVersion: "karpenter.sh/v1", Kind: "NodeClaim"},
-		ObjectMeta: metav1.ObjectMeta{Name: peClaim, Labels: map[string]string{apiv1.LabelNodePool: pePool}},
+	nc := &apiv1.NodeClaim{ObjectMeta: metav1.ObjectMeta{Name: peClaim, Labels: map[string]string{apiv1.LabelNodePool: pePool}},
 		Status: apiv1.NodeClaimStatus{NodeName: peNode, Conditions: []metav1.Condition{
 			{Type: apiv1.ConditionInitialized, Status: metav1.ConditionTrue, Reason: "Initialized", LastTransitionTime: metav1.NewTime(peT.Add(-time.Hour))},
 			{Type: conditionEmpty, Status: metav1.ConditionTrue, Reason: "Empty", LastTransitionTime: metav1.NewTime(peT.Add(-time.Hour))},
 		}}}
-	np := &apiv1.NodePool{TypeMeta: metav1.TypeMeta{APIVersion: "karpenter.sh/v1", Kind: "NodePool"}, ObjectMeta: metav1.ObjectMeta{Name: pePool}}
+	np := &apiv1.NodePool{ObjectMeta: metav1.ObjectMeta{Name: pePool}}
 	np.Spec.Template.Spec.NodeClassRef = &apiv1.NodeClassReference{Group: "karpenter.k8s.aws", Kind: "EC2NodeClass", Name: "default"}
 	np.Spec.Disruption.ConsolidateAfter = "5m"
-	dc := dynfake.NewSimpleDynamicClientWithCustomListKinds(runtime.NewScheme(), map[schema.GroupVersionResource]string{
-		apiv1.NodePoolGVR: "NodePoolList", apiv1.NodeClaimGVR: "NodeClaimList", apiv1.EC2NodeClassGVR: "EC2NodeClassList",
-	}, toUnstructured(t, nc), toUnstructured(t, np))
-	cl, err := kube.NewFromClients(kc, dc)
-	if err != nil {
-		t.Fatal(err)
-	}
-	ctx, cancel := context.WithCancel(context.Background())
-	t.Cleanup(cancel)
-	if err := cl.Start(ctx, 10*time.Second); err != nil {
-		t.Fatal(err)
-	}
-	if pools, bad := cl.NodePools(); len(pools) != 1 || len(bad) != 0 {
+	f := kubetest.Start(t, kubetest.World{Pools: []*apiv1.NodePool{np}, Claims: []*apiv1.NodeClaim{nc}, Objects: []runtime.Object{node}})
+	if pools, bad := f.NodePools(); len(pools) != 1 || len(bad) != 0 {
 		t.Fatalf("pools %v, invalid %v", pools, bad)
 	}
-	return cl, dc, kc
-}
-
-// eventually waits for the informer cache (it lags the fake's writes).
-func eventually(t *testing.T, what string, cond func() bool) {
-	t.Helper()
-	for deadline := time.Now().Add(10 * time.Second); !cond(); time.Sleep(5 * time.Millisecond) {
-		if time.Now().After(deadline) {
-			t.Fatalf("%s: never", what)
-		}
-	}
+	return f
 }
 
 func cachedLastPodEvent(cl *kube.Cluster) time.Time {
@@ -101,7 +67,8 @@ func boundPod(name, node string) *corev1.Pod {
 // window ends, with its own time; the Consolidatable condition follows
 // the clock, and goes with consolidateAfter Never.
 func TestPodEventsWriteTheClockAndTheCondition(t *testing.T) {
-	cl, dc, _ := podEventsWorld(t)
+	f := podEventsWorld(t)
+	cl, dc := f.Cluster, f.Dynamic
 	m := metrics.New()
 	p := newPodEvents(cl, m, zap.NewNop())
 	now := peT
@@ -116,7 +83,7 @@ func TestPodEventsWriteTheClockAndTheCondition(t *testing.T) {
 	if requeue := p.reconcile(term, peClaim); requeue != 0 {
 		t.Errorf("requeue %v", requeue)
 	}
-	eventually(t, "Consolidatable True", func() bool { c := consolidatableCond(cl); return c != nil && c.Status == metav1.ConditionTrue })
+	testwait.Eventually(t, "Consolidatable True", 0, func() bool { c := consolidatableCond(cl); return c != nil && c.Status == metav1.ConditionTrue })
 	if c := apiv1.FindCondition(cl.CachedNodeClaim(peClaim).Status.Conditions, conditionEmpty); c != nil {
 		t.Errorf("Empty condition kept: %+v", c)
 	}
@@ -127,7 +94,7 @@ func TestPodEventsWriteTheClockAndTheCondition(t *testing.T) {
 	if after := p.write(term, peClaim); after != 0 {
 		t.Errorf("first write held back %v", after)
 	}
-	eventually(t, "lastPodEventTime written", func() bool { return cachedLastPodEvent(cl).Equal(peT.Add(time.Second)) })
+	testwait.Eventually(t, "lastPodEventTime written", 0, func() bool { return cachedLastPodEvent(cl).Equal(peT.Add(time.Second)) })
 	if got := testutil.ToFloat64(m.PodEventWrites); got != 1 {
 		t.Errorf("writes %v, want 1", got)
 	}
@@ -135,7 +102,7 @@ func TestPodEventsWriteTheClockAndTheCondition(t *testing.T) {
 	if requeue := p.reconcile(term, peClaim); requeue != 5*time.Minute+700*time.Millisecond {
 		t.Errorf("requeue %v, want 5m0.7s", requeue)
 	}
-	eventually(t, "Consolidatable removed", func() bool { return consolidatableCond(cl) == nil })
+	testwait.Eventually(t, "Consolidatable removed", 0, func() bool { return consolidatableCond(cl) == nil })
 
 	// A second pod at 12:00:04 is held back until 12:00:11.
 	now = peT.Add(4 * time.Second)
@@ -150,7 +117,7 @@ func TestPodEventsWriteTheClockAndTheCondition(t *testing.T) {
 	if after := p.write(term, peClaim); after != 0 {
 		t.Errorf("write after the window held back %v", after)
 	}
-	eventually(t, "the held-back event written", func() bool { return cachedLastPodEvent(cl).Equal(peT.Add(4 * time.Second)) })
+	testwait.Eventually(t, "the held-back event written", 0, func() bool { return cachedLastPodEvent(cl).Equal(peT.Add(4 * time.Second)) })
 
 	// Not before 12:05:04; then True.
 	now = peT.Add(5*time.Minute + 3*time.Second)
@@ -159,7 +126,7 @@ func TestPodEventsWriteTheClockAndTheCondition(t *testing.T) {
 	}
 	now = peT.Add(5*time.Minute + 4*time.Second)
 	p.reconcile(term, peClaim)
-	eventually(t, "Consolidatable True at 12:05:04", func() bool { c := consolidatableCond(cl); return c != nil && c.Status == metav1.ConditionTrue })
+	testwait.Eventually(t, "Consolidatable True at 12:05:04", 0, func() bool { c := consolidatableCond(cl); return c != nil && c.Status == metav1.ConditionTrue })
 
 	// The pod terminating is an event too; a DaemonSet pod's is not.
 	now = peT.Add(6 * time.Minute)
@@ -175,16 +142,16 @@ func TestPodEventsWriteTheClockAndTheCondition(t *testing.T) {
 	gone.DeletionTimestamp = &metav1.Time{Time: now}
 	p.podChanged(boundPod("web-1", peNode), gone)
 	p.write(term, peClaim)
-	eventually(t, "terminating pod written", func() bool { return cachedLastPodEvent(cl).Equal(now) })
+	testwait.Eventually(t, "terminating pod written", 0, func() bool { return cachedLastPodEvent(cl).Equal(now) })
 	p.reconcile(term, peClaim)
-	eventually(t, "Consolidatable removed again", func() bool { return consolidatableCond(cl) == nil })
+	testwait.Eventually(t, "Consolidatable removed again", 0, func() bool { return consolidatableCond(cl) == nil })
 
 	// consolidateAfter Never: no condition, nothing to wait for.
 	patch := []byte(`{"spec":{"disruption":{"consolidateAfter":"Never"}}}`)
 	if _, err := dc.Resource(apiv1.NodePoolGVR).Patch(context.Background(), pePool, types.MergePatchType, patch, metav1.PatchOptions{}); err != nil {
 		t.Fatal(err)
 	}
-	eventually(t, "the pool's Never cached", func() bool {
+	testwait.Eventually(t, "the pool's Never cached", 0, func() bool {
 		pools, _ := cl.NodePools()
 		return len(pools) == 1 && pools[0].Spec.Disruption.ConsolidateAfter == "Never"
 	})
@@ -205,7 +172,8 @@ func TestPodEventsWriteTheClockAndTheCondition(t *testing.T) {
 // record (a pod scheduled after the stored clock), not from its own
 // start: the other nodes' windows do not restart.
 func TestPodEventsCatchUpOnLeading(t *testing.T) {
-	cl, _, kc := podEventsWorld(t)
+	f := podEventsWorld(t)
+	cl, kc := f.Cluster, f.Kube
 	scheduled := peT.Add(20 * time.Minute)
 	pod := boundPod("web-1", peNode)
 	pod.Status.Conditions = []corev1.PodCondition{{Type: corev1.PodScheduled, Status: corev1.ConditionTrue, LastTransitionTime: metav1.NewTime(scheduled)}}
@@ -218,7 +186,7 @@ func TestPodEventsCatchUpOnLeading(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	eventually(t, "pods cached", func() bool { return len(cl.PodInformer.GetStore().List()) == 3 })
+	testwait.Eventually(t, "pods cached", 0, func() bool { return len(cl.PodInformer.GetStore().List()) == 3 })
 	// The controller starts after them (a restart): their Adds are the
 	// initial list, not events.
 	p := newPodEvents(cl, nil, zap.NewNop())
@@ -229,7 +197,7 @@ func TestPodEventsCatchUpOnLeading(t *testing.T) {
 		t.Fatalf("catch-up pending %v, want %s at %v", term.pending, peClaim, scheduled)
 	}
 	p.write(term, peClaim)
-	eventually(t, "caught-up clock written", func() bool { return cachedLastPodEvent(cl).Equal(scheduled) })
+	testwait.Eventually(t, "caught-up clock written", 0, func() bool { return cachedLastPodEvent(cl).Equal(scheduled) })
 	// The pods record nothing newer than the stored clock now: the next
 	// leader has nothing to catch up.
 	if term := p.lead(); len(term.pending) != 0 {

@@ -8,6 +8,7 @@ import (
 
 	"github.com/joinery/joinery/activities"
 	"github.com/joinery/joinery/internal/metrics"
+	"github.com/joinery/joinery/policy/pending"
 	"github.com/joinery/joinery/providers/kube"
 	"github.com/joinery/joinery/workflows"
 	"go.temporal.io/sdk/client"
@@ -60,7 +61,7 @@ func (p *provisioner) watch() {
 		UpdateFunc: func(o, n interface{}) {
 			old, _ := o.(*corev1.Pod)
 			pod, _ := n.(*corev1.Pod)
-			if newlyProvisionable(old, pod) {
+			if pending.NewlyProvisionable(old, pod) {
 				p.kick()
 			}
 		},
@@ -79,20 +80,6 @@ func (p *provisioner) watch() {
 		p.acts.ForgetBufferUnschedulable()
 		p.kick()
 	})
-}
-
-// newlyProvisionable reports whether an update made a pod provisionable
-// (the kube-scheduler marked it Unschedulable). Such updates extend the
-// batch, up to its maximum. The scheduler's later re-marks of pods it
-// already found unschedulable do not: while new nodes register it retries
-// them continuously, and extending on those held every later batch to its
-// 10 s maximum, the resync tick picking such pods up instead. (An earlier
-// build extended on every update because, with the scheduler marking
-// slowly, new-only batches closed early: 1,000 pods, 153 nodes launched by
-// 41.6 s against 16 by 21.2 s. With the local control plane at 300 client
-// QPS the first plan of a 1,000-pod burst sees all 1,000 pods.)
-func newlyProvisionable(old, pod *corev1.Pod) bool {
-	return pod != nil && kube.IsProvisionable(pod) && (old == nil || !kube.IsProvisionable(old))
 }
 
 func (p *provisioner) kick() {

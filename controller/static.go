@@ -5,7 +5,6 @@ import (
 	"sync"
 	"time"
 
-	"github.com/joinery/joinery/activities"
 	apiv1 "github.com/joinery/joinery/api/v1"
 	"github.com/joinery/joinery/policy/disruption"
 	"github.com/joinery/joinery/policy/staticpool"
@@ -143,7 +142,7 @@ func (r *staticReconciler) members(pool string, claims []*apiv1.NodeClaim) []sta
 		if nc.Labels[apiv1.LabelNodePool] != pool {
 			continue
 		}
-		m := staticpool.Member{Name: nc.Name, Deleting: nc.DeletionTimestamp != nil || terminating(nc),
+		m := staticpool.Member{Name: nc.Name, Deleting: nc.DeletionTimestamp != nil || staticpool.Terminating(nc),
 			Ready: disruption.Initialized(nc), Created: nc.CreationTimestamp.Time}
 		if n := nc.Status.NodeName; n != "" {
 			if node, err := r.cl.Nodes.Get(n); err == nil && node.DeletionTimestamp != nil {
@@ -175,23 +174,6 @@ func (r *staticReconciler) stillPending(pool string, members []staticpool.Member
 		}
 	}
 	return len(r.pending[pool])
-}
-
-// conditionInstanceTerminating is Karpenter's NodeClaim condition set once
-// the instance's termination has begun.
-const conditionInstanceTerminating = "InstanceTerminating"
-
-// terminating: the NodeClaim's instance is being terminated, or its
-// disruption (drift, interruption, expiry) has begun: its replacement in
-// the pool is launched now, while it drains, as Karpenter's static drift
-// launches the replacement first.
-func terminating(nc *apiv1.NodeClaim) bool {
-	for _, c := range nc.Status.Conditions {
-		if (c.Type == conditionInstanceTerminating || c.Type == activities.ConditionDisruptionReason) && c.Status == "True" {
-			return true
-		}
-	}
-	return false
 }
 
 // nodesLimit is the pool's limits.nodes (-1: none).

@@ -10,17 +10,14 @@ import (
 
 	"github.com/joinery/joinery/activities"
 	apiv1 "github.com/joinery/joinery/api/v1"
-	"github.com/joinery/joinery/providers/kube"
+	"github.com/joinery/joinery/providers/kube/kubetest"
 	"github.com/joinery/joinery/workflows"
 	"go.uber.org/zap"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
-	"k8s.io/apimachinery/pkg/runtime/schema"
 	dynfake "k8s.io/client-go/dynamic/fake"
-	kubefake "k8s.io/client-go/kubernetes/fake"
 )
 
 type staticFake struct {
@@ -32,34 +29,8 @@ type staticFake struct {
 
 func newStaticFake(t *testing.T, pools []*apiv1.NodePool, claims []*apiv1.NodeClaim, objs ...runtime.Object) *staticFake {
 	t.Helper()
-	var dyn []runtime.Object
-	add := func(o interface{}) {
-		u, err := runtime.DefaultUnstructuredConverter.ToUnstructured(o)
-		if err != nil {
-			t.Fatal(err)
-		}
-		dyn = append(dyn, &unstructured.Unstructured{Object: u})
-	}
-	for _, np := range pools {
-		np.APIVersion, np.Kind = "karpenter.sh/v1", "NodePool"
-		add(np)
-	}
-	for _, nc := range claims {
-		nc.APIVersion, nc.Kind = "karpenter.sh/v1", "NodeClaim"
-		add(nc)
-	}
-	dc := dynfake.NewSimpleDynamicClientWithCustomListKinds(runtime.NewScheme(), map[schema.GroupVersionResource]string{
-		apiv1.NodePoolGVR: "NodePoolList", apiv1.NodeClaimGVR: "NodeClaimList", apiv1.EC2NodeClassGVR: "EC2NodeClassList",
-	}, dyn...)
-	cl, err := kube.NewFromClients(kubefake.NewSimpleClientset(objs...), dc)
-	if err != nil {
-		t.Fatal(err)
-	}
-	ctx, cancel := context.WithCancel(context.Background())
-	t.Cleanup(cancel)
-	if err := cl.Start(ctx, 10*time.Second); err != nil {
-		t.Fatal(err)
-	}
+	k := kubetest.Start(t, kubetest.World{Pools: pools, Claims: claims, Objects: objs})
+	cl, dc := k.Cluster, k.Dynamic
 	f := &staticFake{dc: dc}
 	f.r = &staticReconciler{cl: cl, log: zap.NewNop(), pending: map[string]map[string]time.Time{},
 		launch: func(_ context.Context, pool string, n int) (workflows.ProvisionResult, error) {
@@ -116,6 +87,7 @@ func TestStaticReconcilerReplacesLostNodeClaims(t *testing.T) {
 	term := staticClaim("fixed", "fixed-term", true, time.Hour, now)
 	term.Status.Conditions = append(term.Status.Conditions, metav1.Condition{Type: "InstanceTerminating", Status: "True"})
 	drifting := staticClaim("fixed", "fixed-drifting", true, time.Hour, now)
+	// The activity writes this condition; staticpool.Terminating reads apiv1's name of it: the two must agree.
 	drifting.Status.Conditions = append(drifting.Status.Conditions, metav1.Condition{Type: activities.ConditionDisruptionReason, Status: "True", Reason: "Drifted"})
 	dynPool := &apiv1.NodePool{ObjectMeta: metav1.ObjectMeta{Name: "gp"}}
 	f := newStaticFake(t, []*apiv1.NodePool{staticNodePool("fixed", 3), dynPool},

@@ -45,22 +45,7 @@ func NodePoolFromMarket(np *apiv1.NodePool, nc *apiv1.EC2NodeClass, cat *catalog
 			out.Labels[k] = v
 		}
 	}
-	for name, q := range np.Spec.Limits {
-		if name == "nodes" {
-			out.NodesLimit = int(q.Value())
-			continue
-		}
-		i := resources.IndexOf(name)
-		if i < 0 || i == resources.EBSVolumes {
-			continue
-		}
-		out.HasLimit[i] = true
-		if i == resources.CPU {
-			out.Limits[i] = q.MilliValue()
-		} else {
-			out.Limits[i] = q.Value()
-		}
-	}
+	out.setLimits(np.Spec.Limits)
 
 	spec := &apiv1.EC2NodeClassSpec{}
 	if nc != nil {
@@ -100,36 +85,64 @@ func NodePoolFromMarket(np *apiv1.NodePool, nc *apiv1.EC2NodeClass, cat *catalog
 		if !ok {
 			continue
 		}
-		var offs []catalog.Offering
-		available := false
-		all := market.Offerings(it, zones)
-		if len(reservations) > 0 {
-			all = append(all, market.ReservedOfferings(it, reservations, zones)...)
-		}
-		for _, o := range all {
-			match := true
-			for _, r := range offeringReqs {
-				v, has := offeringValue(r.Key, &o)
-				if !r.Matches(v, has) {
-					match = false
-					break
-				}
-			}
-			if !match {
-				continue
-			}
-			if unavailable != nil && unavailable(it.Name, o.Zone, o.CapacityType) {
-				o.Available = false
-			}
-			available = available || o.Available
-			offs = append(offs, o)
-		}
+		offs, available := matchingOfferings(it, market, zones, reservations, offeringReqs, unavailable)
 		if !available {
 			continue
 		}
 		out.InstanceTypes = append(out.InstanceTypes, InstanceTypeOption{Type: it, Shape: it.ShapeOf(launch), Offerings: offs})
 	}
 	return out
+}
+
+// setLimits reads the pool's spec.limits: nodes into NodesLimit, the
+// resources the solver models into Limits (CPU in millicores).
+func (out *NodePool) setLimits(limits corev1.ResourceList) {
+	for name, q := range limits {
+		if name == "nodes" {
+			out.NodesLimit = int(q.Value())
+			continue
+		}
+		i := resources.IndexOf(name)
+		if i < 0 || i == resources.EBSVolumes {
+			continue
+		}
+		out.HasLimit[i] = true
+		if i == resources.CPU {
+			out.Limits[i] = q.MilliValue()
+		} else {
+			out.Limits[i] = q.Value()
+		}
+	}
+}
+
+// matchingOfferings are the type's offerings in zones (and its
+// reservations') that meet the pool's offering requirements, those
+// unavailable marked so; available is false when none is available.
+func matchingOfferings(it *catalog.InstanceType, market *catalog.Market, zones []string, reservations []apiv1.CapacityReservationStatus,
+	offeringReqs []apiv1.NodeSelectorRequirementWithMinValues, unavailable func(instanceType, zone, capacityType string) bool) (offs []catalog.Offering, available bool) {
+	all := market.Offerings(it, zones)
+	if len(reservations) > 0 {
+		all = append(all, market.ReservedOfferings(it, reservations, zones)...)
+	}
+	for _, o := range all {
+		match := true
+		for _, r := range offeringReqs {
+			v, has := offeringValue(r.Key, &o)
+			if !r.Matches(v, has) {
+				match = false
+				break
+			}
+		}
+		if !match {
+			continue
+		}
+		if unavailable != nil && unavailable(it.Name, o.Zone, o.CapacityType) {
+			o.Available = false
+		}
+		available = available || o.Available
+		offs = append(offs, o)
+	}
+	return offs, available
 }
 
 // admitsReserved reports whether requirements have a capacity-type

@@ -38,10 +38,47 @@ func PodFromK8s(p *corev1.Pod) Pod {
 	if !p.CreationTimestamp.IsZero() {
 		out.CreationUnix = p.CreationTimestamp.Unix()
 	}
-	unknown := map[string]bool{}
+	out.Requests, out.UnknownResources = podRequests(p)
+
+	if len(p.Spec.NodeSelector) > 0 {
+		out.NodeSelector = make(map[string]string, len(p.Spec.NodeSelector))
+		for k, v := range p.Spec.NodeSelector {
+			out.NodeSelector[k] = v
+		}
+	}
+	out.RequiredAffinity = requiredNodeAffinity(p)
+	out.PreferredAffinity = preferredNodeAffinity(p)
+	if a := p.Spec.Affinity; a != nil {
+		if a.PodAffinity != nil {
+			out.PodAffinity = a.PodAffinity.DeepCopy()
+		}
+		if a.PodAntiAffinity != nil {
+			out.PodAntiAffinity = a.PodAntiAffinity.DeepCopy()
+		}
+	}
+	for i := range p.Spec.TopologySpreadConstraints {
+		out.TopologySpread = append(out.TopologySpread, *p.Spec.TopologySpreadConstraints[i].DeepCopy())
+	}
+	if len(p.Labels) > 0 {
+		out.Labels = make(map[string]string, len(p.Labels))
+		for k, v := range p.Labels {
+			out.Labels[k] = v
+		}
+	}
+	out.HostPorts = hostPorts(p)
+	out.Tolerations = append([]corev1.Toleration(nil), p.Spec.Tolerations...)
+	return out
+}
+
+// podRequests are the pod's effective requests, as kube-scheduler counts
+// them: the running containers and sidecars or the init peak, whichever
+// is larger, pod-level requests where set, plus the overhead and one pod;
+// unknown lists the resource names the solver does not model (sorted).
+func podRequests(p *corev1.Pod) (eff resources.List, unknown []string) {
+	seen := map[string]bool{}
 	add := func(l resources.List, u []string) resources.List {
 		for _, n := range u {
-			unknown[n] = true
+			seen[n] = true
 		}
 		return l
 	}
@@ -60,7 +97,7 @@ func PodFromK8s(p *corev1.Pod) Pod {
 		}
 		initPeak = initPeak.Max(sidecars.Add(r))
 	}
-	eff := running.Max(initPeak)
+	eff = running.Max(initPeak)
 	if p.Spec.Resources != nil {
 		podLevel, u := containerRequests(p.Spec.Resources)
 		add(podLevel, u)
@@ -74,72 +111,70 @@ func PodFromK8s(p *corev1.Pod) Pod {
 		eff = eff.Add(add(resources.FromResourceList(p.Spec.Overhead)))
 	}
 	eff[resources.Pods] = 1
-	out.Requests = eff
-	for n := range unknown {
-		out.UnknownResources = append(out.UnknownResources, n)
+	for n := range seen {
+		unknown = append(unknown, n)
 	}
-	sort.Strings(out.UnknownResources)
+	sort.Strings(unknown)
+	return eff, unknown
+}
 
-	if len(p.Spec.NodeSelector) > 0 {
-		out.NodeSelector = make(map[string]string, len(p.Spec.NodeSelector))
-		for k, v := range p.Spec.NodeSelector {
-			out.NodeSelector[k] = v
-		}
+// requiredNodeAffinity is the pod's required node affinity, one
+// requirement list per term (matchFields on metadata.name as the hostname
+// label).
+func requiredNodeAffinity(p *corev1.Pod) [][]apiv1.NodeSelectorRequirementWithMinValues {
+	a := p.Spec.Affinity
+	if a == nil || a.NodeAffinity == nil || a.NodeAffinity.RequiredDuringSchedulingIgnoredDuringExecution == nil {
+		return nil
 	}
-	if a := p.Spec.Affinity; a != nil && a.NodeAffinity != nil && a.NodeAffinity.RequiredDuringSchedulingIgnoredDuringExecution != nil {
-		for _, term := range a.NodeAffinity.RequiredDuringSchedulingIgnoredDuringExecution.NodeSelectorTerms {
-			reqs := make([]apiv1.NodeSelectorRequirementWithMinValues, 0, len(term.MatchExpressions)+len(term.MatchFields))
-			for _, e := range term.MatchExpressions {
-				reqs = append(reqs, apiv1.NodeSelectorRequirementWithMinValues{Key: e.Key, Operator: string(e.Operator), Values: append([]string(nil), e.Values...)})
+	var out [][]apiv1.NodeSelectorRequirementWithMinValues
+	for _, term := range a.NodeAffinity.RequiredDuringSchedulingIgnoredDuringExecution.NodeSelectorTerms {
+		reqs := make([]apiv1.NodeSelectorRequirementWithMinValues, 0, len(term.MatchExpressions)+len(term.MatchFields))
+		for _, e := range term.MatchExpressions {
+			reqs = append(reqs, apiv1.NodeSelectorRequirementWithMinValues{Key: e.Key, Operator: string(e.Operator), Values: append([]string(nil), e.Values...)})
+		}
+		for _, f := range term.MatchFields {
+			key := f.Key
+			if key == "metadata.name" {
+				key = apiv1.LabelHostname
 			}
-			for _, f := range term.MatchFields {
-				key := f.Key
-				if key == "metadata.name" {
-					key = apiv1.LabelHostname
-				}
-				reqs = append(reqs, apiv1.NodeSelectorRequirementWithMinValues{Key: key, Operator: string(f.Operator), Values: append([]string(nil), f.Values...)})
-			}
-			out.RequiredAffinity = append(out.RequiredAffinity, reqs)
+			reqs = append(reqs, apiv1.NodeSelectorRequirementWithMinValues{Key: key, Operator: string(f.Operator), Values: append([]string(nil), f.Values...)})
 		}
+		out = append(out, reqs)
 	}
-	if a := p.Spec.Affinity; a != nil && a.NodeAffinity != nil {
-		for _, w := range a.NodeAffinity.PreferredDuringSchedulingIgnoredDuringExecution {
-			reqs := make([]apiv1.NodeSelectorRequirementWithMinValues, 0, len(w.Preference.MatchExpressions))
-			for _, e := range w.Preference.MatchExpressions {
-				reqs = append(reqs, apiv1.NodeSelectorRequirementWithMinValues{Key: e.Key, Operator: string(e.Operator), Values: append([]string(nil), e.Values...)})
-			}
-			out.PreferredAffinity = append(out.PreferredAffinity, WeightedTerm{Weight: w.Weight, Requirements: reqs})
+	return out
+}
+
+// preferredNodeAffinity is the pod's preferred node affinity terms with
+// their weights.
+func preferredNodeAffinity(p *corev1.Pod) []WeightedTerm {
+	a := p.Spec.Affinity
+	if a == nil || a.NodeAffinity == nil {
+		return nil
+	}
+	var out []WeightedTerm
+	for _, w := range a.NodeAffinity.PreferredDuringSchedulingIgnoredDuringExecution {
+		reqs := make([]apiv1.NodeSelectorRequirementWithMinValues, 0, len(w.Preference.MatchExpressions))
+		for _, e := range w.Preference.MatchExpressions {
+			reqs = append(reqs, apiv1.NodeSelectorRequirementWithMinValues{Key: e.Key, Operator: string(e.Operator), Values: append([]string(nil), e.Values...)})
 		}
+		out = append(out, WeightedTerm{Weight: w.Weight, Requirements: reqs})
 	}
-	if a := p.Spec.Affinity; a != nil {
-		if a.PodAffinity != nil {
-			out.PodAffinity = a.PodAffinity.DeepCopy()
-		}
-		if a.PodAntiAffinity != nil {
-			out.PodAntiAffinity = a.PodAntiAffinity.DeepCopy()
-		}
-	}
-	for i := range p.Spec.TopologySpreadConstraints {
-		out.TopologySpread = append(out.TopologySpread, *p.Spec.TopologySpreadConstraints[i].DeepCopy())
-	}
-	if len(p.Labels) > 0 {
-		out.Labels = make(map[string]string, len(p.Labels))
-		for k, v := range p.Labels {
-			out.Labels[k] = v
-		}
-	}
-	ports := func(cs []corev1.Container) {
+	return out
+}
+
+// hostPorts are the host ports the pod's containers and init containers
+// bind.
+func hostPorts(p *corev1.Pod) []HostPort {
+	var out []HostPort
+	for _, cs := range [][]corev1.Container{p.Spec.Containers, p.Spec.InitContainers} {
 		for i := range cs {
 			for _, cp := range cs[i].Ports {
 				if cp.HostPort > 0 {
-					out.HostPorts = append(out.HostPorts, HostPort{Protocol: string(cp.Protocol), IP: cp.HostIP, Port: cp.HostPort})
+					out = append(out, HostPort{Protocol: string(cp.Protocol), IP: cp.HostIP, Port: cp.HostPort})
 				}
 			}
 		}
 	}
-	ports(p.Spec.Containers)
-	ports(p.Spec.InitContainers)
-	out.Tolerations = append([]corev1.Toleration(nil), p.Spec.Tolerations...)
 	return out
 }
 

@@ -62,8 +62,51 @@ func (s *pass) poolReason(pl *poolInfo, pi *podInfo) string {
 	if !compatible {
 		return fmt.Sprintf("incompatible with NodePool %s: %s", name, termsReason(pl, sp))
 	}
-	var maxU resources.List
-	var fitting []int
+	fitting, maxU := fittingTypes(pl, sp, pi)
+	if len(fitting) == 0 {
+		if ex := exceeding(pi.req, maxU); len(ex) > 0 {
+			return fmt.Sprintf("NodePool %s: no compatible instance type has enough resources: requests %s exceed the largest allocatable (%s)",
+				name, formatList(pi.req, ex), formatList(maxU, ex))
+		}
+		return fmt.Sprintf("NodePool %s: no single compatible instance type fits requests %s together", name, formatList(pi.req, nonZero(pi.req)))
+	}
+	if len(pi.ports) > 0 && pl.dsPorts != nil {
+		free, held := portFree(pl, pi, fitting)
+		if len(free) == 0 {
+			return fmt.Sprintf("NodePool %s: every instance type that fits runs a DaemonSet holding host port %s", name, portString(held))
+		}
+		fitting = free
+	}
+	if !s.nodesOK(pl) {
+		return fmt.Sprintf("NodePool %s limits reached (nodes: %d)", name, pl.np.NodesLimit)
+	}
+	if names := s.limitsExceeded(pl, fitting); len(names) > 0 {
+		return fmt.Sprintf("NodePool %s limits reached (%s)", name, strings.Join(names, ", "))
+	}
+	if len(pl.minValues) > 0 {
+		return fmt.Sprintf("NodePool %s: the types that fit cannot meet the minValues of its requirements", name)
+	}
+	last := pi.levels[len(pi.levels)-1]
+	if len(last.cons) > 0 || len(pi.topo.antiMatch) > 0 {
+		var cs []string
+		for _, c := range last.cons {
+			cs = append(cs, c.String())
+		}
+		if len(pi.topo.antiMatch) > 0 {
+			cs = append(cs, "anti-affinity of other pods")
+		}
+		return fmt.Sprintf("NodePool %s: topology constraints cannot be met: %s", name, strings.Join(cs, ", "))
+	}
+	if len(pi.ports) > 0 {
+		return fmt.Sprintf("NodePool %s: host ports %s conflict", name, portString(pi.ports[0]))
+	}
+	return fmt.Sprintf("NodePool %s: no instance type can take the pod", name)
+}
+
+// fittingTypes are the pool's instance types compatible with the pod
+// whose allocatable fits its requests, and the largest allocatable of the
+// compatible ones.
+func fittingTypes(pl *poolInfo, sp *poolSignature, pi *podInfo) (fitting []int, maxU resources.List) {
 	for t := range pl.types {
 		ok := false
 		for _, c := range sp.terms {
@@ -77,33 +120,25 @@ func (s *pass) poolReason(pl *poolInfo, pi *podInfo) string {
 			fitting = append(fitting, t)
 		}
 	}
-	if len(fitting) == 0 {
-		if ex := exceeding(pi.req, maxU); len(ex) > 0 {
-			return fmt.Sprintf("NodePool %s: no compatible instance type has enough resources: requests %s exceed the largest allocatable (%s)",
-				name, formatList(pi.req, ex), formatList(maxU, ex))
+	return fitting, maxU
+}
+
+// portFree are the fitting types whose DaemonSets leave the pod's host
+// ports free; held is a port a DaemonSet holds on one that does not.
+func portFree(pl *poolInfo, pi *podInfo, fitting []int) (free []int, held HostPort) {
+	for _, t := range fitting {
+		if hp, bad := portsConflict(pi.ports, pl.dsPorts[t]); bad {
+			held = hp
+			continue
 		}
-		return fmt.Sprintf("NodePool %s: no single compatible instance type fits requests %s together", name, formatList(pi.req, nonZero(pi.req)))
+		free = append(free, t)
 	}
-	if len(pi.ports) > 0 && pl.dsPorts != nil {
-		var free []int
-		var held HostPort
-		for _, t := range fitting {
-			if hp, bad := portsConflict(pi.ports, pl.dsPorts[t]); bad {
-				held = hp
-				continue
-			}
-			free = append(free, t)
-		}
-		if len(free) == 0 {
-			return fmt.Sprintf("NodePool %s: every instance type that fits runs a DaemonSet holding host port %s", name, portString(held))
-		}
-		fitting = free
-	}
-	if !s.nodesOK(pl) {
-		return fmt.Sprintf("NodePool %s limits reached (nodes: %d)", name, pl.np.NodesLimit)
-	}
-	// Which limited resources rule out the fitting types: those every
-	// fitting type would exceed, else any.
+	return free, held
+}
+
+// limitsExceeded names the limited resources that rule out the fitting
+// types: those every fitting type would exceed, else any.
+func (s *pass) limitsExceeded(pl *poolInfo, fitting []int) []string {
 	var every, some [resources.Count]int
 	for _, t := range fitting {
 		c := pl.types[t].opt.Shape.Capacity
@@ -127,27 +162,7 @@ func (s *pass) poolReason(pl *poolInfo, pi *podInfo) string {
 			}
 		}
 	}
-	if len(names) > 0 {
-		return fmt.Sprintf("NodePool %s limits reached (%s)", name, strings.Join(names, ", "))
-	}
-	if len(pl.minValues) > 0 {
-		return fmt.Sprintf("NodePool %s: the types that fit cannot meet the minValues of its requirements", name)
-	}
-	last := pi.levels[len(pi.levels)-1]
-	if len(last.cons) > 0 || len(pi.topo.antiMatch) > 0 {
-		var cs []string
-		for _, c := range last.cons {
-			cs = append(cs, c.String())
-		}
-		if len(pi.topo.antiMatch) > 0 {
-			cs = append(cs, "anti-affinity of other pods")
-		}
-		return fmt.Sprintf("NodePool %s: topology constraints cannot be met: %s", name, strings.Join(cs, ", "))
-	}
-	if len(pi.ports) > 0 {
-		return fmt.Sprintf("NodePool %s: host ports %s conflict", name, portString(pi.ports[0]))
-	}
-	return fmt.Sprintf("NodePool %s: no instance type can take the pod", name)
+	return names
 }
 
 // termsReason names the requirement(s) of the pod that no type or offering

@@ -35,11 +35,10 @@ type search struct {
 
 // strictStrategy is a plain pass the default search runs early: the
 // strict upsize tolerance without a cap is the cheapest plain pass on most
-// mixed batches (issue 21's on-demand 5,000 pods: $560.1/hour against
-// $575.1 for the best seeded pass). With one capacity type it costs about
-// a greedy pass and runs second (see run); with spot and on-demand
-// offerings it costs several (0.5 s on 10,000 pods) and runs after the
-// first seeded pass.
+// mixed batches, often cheaper than every seeded pass. With one capacity
+// type it costs about a greedy pass and runs second (see run); with spot
+// and on-demand offerings it costs several greedy passes and runs after
+// the first seeded pass.
 var strictStrategy = Strategy{UpsizeTolerance: 0.05}
 
 // run returns the best pass found before the deadline (the first pass
@@ -62,8 +61,7 @@ func (sr *search) run() *pass {
 	// Under a deadline the strict plain pass goes first only when the
 	// greedy pass took under an eighth of the budget: it costs one
 	// to two greedy passes, and on larger batches the LP must come first
-	// to finish in time (20,000 on-demand pods: greedy 0.26 s, strict
-	// 0.39 s, LP 0.55 s; its seeded pass is 3% cheaper).
+	// to finish in time (there its seeded pass is the cheaper plan).
 	quick := p.deadline.IsZero() || 8*time.Since(t0) < p.deadline.Sub(t0)
 	p.abortable = true
 	for _, st := range sr.strategies {

@@ -14,9 +14,8 @@ var seedGap = 1e-2
 // steps of the weighted-share bound give the LP its starting duals. The LP
 // ends at a different near-optimal solution from each, and which seeds
 // pack cheapest varies from batch to batch by a few percent either way
-// (issue 21's mixed inputs: 20 steps $760.8 against 150 steps $767.6/hour
-// on 10,000 pods with spot, $76.6 against $75.7 on 1,000), so Solve seeds
-// from the cheap start first and, while its budget lasts, from the full one.
+// (neither start wins on every batch), so Solve seeds from the cheap start
+// first and, while its budget lasts, from the full one.
 var seedShareSteps = []int{20, shareSteps}
 
 // seed is a NodeClaim the LP-guided pass opens before packing the other

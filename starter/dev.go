@@ -93,26 +93,7 @@ func runDev(parent context.Context, f *devFlags) error {
 	if err != nil {
 		return err
 	}
-	if f.postgres == "" {
-		// Not the flag's default: --help would print the password.
-		f.postgres = os.Getenv(envTemporalPostgres)
-	}
-	if f.postgres != "" {
-		if _, err := temporal.ParsePostgresDSN(f.postgres); err != nil {
-			return fmt.Errorf("--temporal-postgres: %w", err)
-		}
-	}
-	if f.fresh {
-		if err := world.Wipe(f.stateDir); err != nil {
-			return err
-		}
-		if f.postgres != "" {
-			if err := temporal.WipePostgres(ctx, f.postgres); err != nil {
-				return fmt.Errorf("--fresh: %w", err)
-			}
-		}
-	}
-	if err := os.MkdirAll(f.stateDir, 0o755); err != nil {
+	if err := prepareDevState(ctx, f); err != nil {
 		return err
 	}
 	log, err := devLogger(f)
@@ -138,14 +119,7 @@ func runDev(parent context.Context, f *devFlags) error {
 	// Stop the controller before the world it talks to (defers run last-in first).
 	defer func() { stopCtrl(); <-ctrlErr }()
 	go func() {
-		ctrlErr <- controller.Run(cctx, controller.Config{
-			RESTConfig: w.Kube.RESTConfig(), TemporalAddress: w.Temporal.Address, EC2Endpoint: w.EC2Endpoint,
-			ClusterName: "joinery-local", MetricsAddr: f.metricsAddr, Log: log, Ready: ready,
-			InterruptionQueue: w.InterruptionQueueURL, SQSEndpoint: w.SQSEndpoint,
-			SSMEndpoint: w.SSMEndpoint, IAMEndpoint: w.IAMEndpoint, EKSEndpoint: w.EKSEndpoint,
-			PricingEndpoint: w.PricingEndpoint, Region: w.Region,
-			Temporal: temporalconn.Config{CodecKeyFile: f.codecKeyFile}, FeatureGates: gates,
-		})
+		ctrlErr <- controller.Run(cctx, devControllerConfig(w, f, gates, log, ready))
 	}()
 	select {
 	case <-ready:
@@ -156,47 +130,9 @@ func runDev(parent context.Context, f *devFlags) error {
 		return nil
 	}
 
-	applied := time.Now()
-	if err := kube.Apply(ctx, w.Kube.RESTConfig(), objs); err != nil {
+	if interrupted, err := applyAndSettle(ctx, f, w, objs, gates.CapacityBuffer); interrupted || err != nil {
 		return err
 	}
-	want, namespaces := world.ExpectedPods(objs)
-	fmt.Fprintf(os.Stderr, "joinery: applied %d objects (%d workload pods expected)\n", len(objs), want)
-	kc, err := kubernetes.NewForConfig(w.Kube.RESTConfig())
-	if err != nil {
-		return err
-	}
-	sctx, cancel := context.WithTimeout(ctx, f.timeout)
-	defer cancel()
-	if !f.untilSettled {
-		cancel()
-		sctx, cancel = context.WithCancel(ctx)
-		defer cancel()
-	}
-	buffers, err := waitBuffers(sctx, w, objs, gates.CapacityBuffer)
-	if err != nil {
-		if ctx.Err() != nil {
-			return nil // Ctrl-C
-		}
-		return exitError{code: exitNotSettled, err: err}
-	}
-	settled, err := world.WaitSettled(sctx, kc, want, namespaces)
-	if err != nil {
-		if ctx.Err() != nil {
-			return nil // Ctrl-C
-		}
-		return exitError{code: exitNotSettled, err: err}
-	}
-	took := time.Since(applied)
-	fmt.Println()
-	settled.Reprice(w.Price) // the region's prices, spot per zone as the nodes pay them
-	settled.Print(os.Stdout)
-	fmt.Printf("Time from apply to last pod Running: %s\n", took.Round(10*time.Millisecond))
-	for _, b := range buffers {
-		fmt.Println(b)
-	}
-	fmt.Printf("Temporal Web UI: %s/namespaces/default/workflows (one nodeclaim/... workflow per node; try the query NodePool = \"general-purpose\")\n", w.Temporal.UIAddress)
-	fmt.Printf("kubectl: KUBECONFIG=%s kubectl get nodes,nodeclaims\n", w.Kube.Kubeconfig())
 	if f.untilSettled {
 		return nil
 	}
@@ -208,6 +144,94 @@ func runDev(parent context.Context, f *devFlags) error {
 		ctrlErr <- err
 		return err
 	}
+}
+
+// prepareDevState checks --temporal-postgres (from the environment when
+// unset) and creates the state folder, wiped first with --fresh.
+func prepareDevState(ctx context.Context, f *devFlags) error {
+	if f.postgres == "" {
+		// Not the flag's default: --help would print the password.
+		f.postgres = os.Getenv(envTemporalPostgres)
+	}
+	if f.postgres != "" {
+		if _, err := temporal.ParsePostgresDSN(f.postgres); err != nil {
+			return fmt.Errorf("--temporal-postgres: %w", err)
+		}
+	}
+	if f.fresh {
+		if err := world.Wipe(f.stateDir); err != nil {
+			return err
+		}
+		if f.postgres != "" {
+			if err := temporal.WipePostgres(ctx, f.postgres); err != nil {
+				return fmt.Errorf("--fresh: %w", err)
+			}
+		}
+	}
+	return os.MkdirAll(f.stateDir, 0o755)
+}
+
+// devControllerConfig points the controller at the local world.
+func devControllerConfig(w *world.World, f *devFlags, gates controller.FeatureGates, log *zap.Logger, ready chan<- struct{}) controller.Config {
+	return controller.Config{
+		Connection: controller.Connection{RESTConfig: w.Kube.RESTConfig(), TemporalAddress: w.Temporal.Address,
+			EC2Endpoint: w.EC2Endpoint, SQSEndpoint: w.SQSEndpoint,
+			SSMEndpoint: w.SSMEndpoint, IAMEndpoint: w.IAMEndpoint, EKSEndpoint: w.EKSEndpoint,
+			PricingEndpoint: w.PricingEndpoint, Region: w.Region,
+			Temporal: temporalconn.Config{CodecKeyFile: f.codecKeyFile}},
+		Cluster:     controller.Cluster{ClusterName: "joinery-local"},
+		Features:    controller.Features{InterruptionQueue: w.InterruptionQueueURL, FeatureGates: gates},
+		MetricsAddr: f.metricsAddr, Log: log, Ready: ready,
+	}
+}
+
+// applyAndSettle applies the manifests, waits for the capacity buffers
+// (buffersOn) and for every expected pod to run (within --timeout with
+// --until-settled), and prints where they landed and what it costs;
+// interrupted: ctx ended while waiting.
+func applyAndSettle(ctx context.Context, f *devFlags, w *world.World, objs []*unstructured.Unstructured, buffersOn bool) (interrupted bool, err error) {
+	applied := time.Now()
+	if err := kube.Apply(ctx, w.Kube.RESTConfig(), objs); err != nil {
+		return false, err
+	}
+	want, namespaces := world.ExpectedPods(objs)
+	fmt.Fprintf(os.Stderr, "joinery: applied %d objects (%d workload pods expected)\n", len(objs), want)
+	kc, err := kubernetes.NewForConfig(w.Kube.RESTConfig())
+	if err != nil {
+		return false, err
+	}
+	sctx, cancel := context.WithTimeout(ctx, f.timeout)
+	defer cancel()
+	if !f.untilSettled {
+		cancel()
+		sctx, cancel = context.WithCancel(ctx)
+		defer cancel()
+	}
+	buffers, err := waitBuffers(sctx, w, objs, buffersOn)
+	if err != nil {
+		if ctx.Err() != nil {
+			return true, nil // Ctrl-C
+		}
+		return false, exitError{code: exitNotSettled, err: err}
+	}
+	settled, err := world.WaitSettled(sctx, kc, want, namespaces)
+	if err != nil {
+		if ctx.Err() != nil {
+			return true, nil // Ctrl-C
+		}
+		return false, exitError{code: exitNotSettled, err: err}
+	}
+	took := time.Since(applied)
+	fmt.Println()
+	settled.Reprice(w.Price) // the region's prices, spot per zone as the nodes pay them
+	settled.Print(os.Stdout)
+	fmt.Printf("Time from apply to last pod Running: %s\n", took.Round(10*time.Millisecond))
+	for _, b := range buffers {
+		fmt.Println(b)
+	}
+	fmt.Printf("Temporal Web UI: %s/namespaces/default/workflows (one nodeclaim/... workflow per node; try the query NodePool = \"general-purpose\")\n", w.Temporal.UIAddress)
+	fmt.Printf("kubectl: KUBECONFIG=%s kubectl get nodes,nodeclaims\n", w.Kube.Kubeconfig())
+	return false, nil
 }
 
 // devLogger writes the controller's JSON log to <state-dir>/joinery.log so

@@ -81,12 +81,15 @@ func main() {
 		os.Exit(1)
 	}
 	err = run(*kubeconfig, controller.Config{
-		TemporalAddress: *temporalAddr, Namespace: *namespace, Temporal: tsec, EC2Endpoint: *ec2Endpoint, Region: *region,
-		ClusterName: *clusterName, MetricsAddr: *metricsAddr, LeaderElect: *leaderElect, LeaseNamespace: *leaseNS,
-		InterruptionQueue: *queue, SQSEndpoint: *sqsEndpoint, InterruptionRebalanceDrain: *rebalance,
-		SSMEndpoint: *ssmEndpoint, IAMEndpoint: *iamEndpoint, EKSEndpoint: *eksEndpoint,
-		ClusterEndpoint: *apiEndpoint, ClusterCABundle: *caBundle, ServiceCIDR: *serviceCIDR, ClusterDNS: *clusterDNS,
-		DisableDisruption: !*disruption, SolverBudget: *budget, OfferingsRefresh: *offersEvery, SpotPriceRefresh: *spotEvery, PricingRefresh: *priceEvery, PricingEndpoint: *pricingURL, FeatureGates: featureGates, SpreadDefaults: spreadDefaults,
+		Connection: controller.Connection{TemporalAddress: *temporalAddr, Namespace: *namespace, Temporal: tsec,
+			EC2Endpoint: *ec2Endpoint, Region: *region, SQSEndpoint: *sqsEndpoint,
+			SSMEndpoint: *ssmEndpoint, IAMEndpoint: *iamEndpoint, EKSEndpoint: *eksEndpoint, PricingEndpoint: *pricingURL},
+		Cluster: controller.Cluster{ClusterName: *clusterName, LeaseNamespace: *leaseNS,
+			ClusterEndpoint: *apiEndpoint, ClusterCABundle: *caBundle, ServiceCIDR: *serviceCIDR, ClusterDNS: *clusterDNS},
+		Features: controller.Features{LeaderElect: *leaderElect, InterruptionQueue: *queue, InterruptionRebalanceDrain: *rebalance,
+			DisableDisruption: !*disruption, FeatureGates: featureGates, SpreadDefaults: spreadDefaults},
+		Tuning:      controller.Tuning{SolverBudget: *budget, OfferingsRefresh: *offersEvery, SpotPriceRefresh: *spotEvery, PricingRefresh: *priceEvery},
+		MetricsAddr: *metricsAddr,
 	}, *dev, *level)
 	stopProfiles()
 	if err != nil {

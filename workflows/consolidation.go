@@ -31,112 +31,148 @@ func Consolidation(ctx workflow.Context, in ConsolidationInput) error {
 	if in.ValidationDelay <= 0 {
 		in.ValidationDelay = DefaultValidationDelay
 	}
-	st := in.State
-	current := PhaseWaiting
-	phase := loopPhase(ctx, &current)
+	c := &consolidationRun{ctx: ctx, in: in, st: in.State, current: PhaseWaiting}
+	c.phase = loopPhase(ctx, &c.current)
 	if err := workflow.SetQueryHandler(ctx, QueryStatus, func() (ConsolidationStatus, error) {
-		return ConsolidationStatus{ConsolidationState: st, Phase: current}, nil
+		return ConsolidationStatus{ConsolidationState: c.st, Phase: c.current}, nil
 	}); err != nil {
 		return err
 	}
-	pauseCh := workflow.GetSignalChannel(ctx, SignalPauseDisruption)
-	resumeCh := workflow.GetSignalChannel(ctx, SignalResumeDisruption)
-	handleSignals := func() {
-		for {
-			var p PauseRequest
-			if pauseCh.ReceiveAsync(&p) {
-				st.Paused, st.PauseReason, st.PausedUntil = true, p.Reason, time.Time{}
-				if p.Duration > 0 {
-					st.PausedUntil = workflow.Now(ctx).Add(p.Duration)
-				}
-				continue
+	c.pauseCh = workflow.GetSignalChannel(ctx, SignalPauseDisruption)
+	c.resumeCh = workflow.GetSignalChannel(ctx, SignalResumeDisruption)
+	c.act = workflow.WithActivityOptions(ctx, planCall(5))
+
+	for pass := 0; pass < passesPerRun; pass++ {
+		c.pass()
+	}
+	c.handleSignals()
+	c.phase.Set(PhaseContinuing)
+	return workflow.NewContinueAsNewError(ctx, ConsolidationWorkflow, ConsolidationInput{
+		PassInterval: in.PassInterval, ValidationDelay: in.ValidationDelay, State: c.st,
+	})
+}
+
+// consolidationRun is one run of the Consolidation loop: its state (which
+// continue-as-new carries), its phase, the pause signals.
+type consolidationRun struct {
+	ctx               workflow.Context
+	in                ConsolidationInput
+	st                ConsolidationState
+	current           string
+	phase             *phaseTracker
+	pauseCh, resumeCh workflow.ReceiveChannel
+	act               workflow.Context // planCall(5) activity options
+}
+
+// handleSignals applies the pause and resume signals received so far.
+func (c *consolidationRun) handleSignals() {
+	for {
+		var p PauseRequest
+		if c.pauseCh.ReceiveAsync(&p) {
+			c.st.Paused, c.st.PauseReason, c.st.PausedUntil = true, p.Reason, time.Time{}
+			if p.Duration > 0 {
+				c.st.PausedUntil = workflow.Now(c.ctx).Add(p.Duration)
 			}
-			if resumeCh.ReceiveAsync(nil) {
-				st.Paused, st.PauseReason, st.PausedUntil = false, "", time.Time{}
-				continue
+			continue
+		}
+		if c.resumeCh.ReceiveAsync(nil) {
+			c.st.Paused, c.st.PauseReason, c.st.PausedUntil = false, "", time.Time{}
+			continue
+		}
+		return
+	}
+}
+
+// paused applies the signals, ends a pause whose time is up, and reports
+// whether disruption is paused.
+func (c *consolidationRun) paused() bool {
+	c.handleSignals()
+	if c.st.Paused && !c.st.PausedUntil.IsZero() && !workflow.Now(c.ctx).Before(c.st.PausedUntil) {
+		c.st.Paused, c.st.PauseReason, c.st.PausedUntil = false, "", time.Time{}
+	}
+	return c.st.Paused
+}
+
+// keep adds r to the History, the last historyKept only.
+func (c *consolidationRun) keep(r DecisionRecord) {
+	r.At = workflow.Now(c.ctx)
+	c.st.History = append(c.st.History, r)
+	if len(c.st.History) > historyKept {
+		c.st.History = c.st.History[len(c.st.History)-historyKept:]
+	}
+}
+
+func (c *consolidationRun) record(d DisruptionDecision, outcome string) {
+	c.keep(DecisionRecord{Decision: d, Outcome: outcome})
+}
+
+// pass waits the pass interval, then, unless paused, asks for one
+// decision, validates it (consolidation methods) and carries it out.
+func (c *consolidationRun) pass() {
+	ctx, st := c.ctx, &c.st
+	c.phase.Set(PhaseWaiting)
+	sleep(ctx, c.in.PassInterval, c.pauseCh, c.resumeCh, c.handleSignals)
+	st.Passes++
+	if c.paused() {
+		return
+	}
+	c.phase.Set(PhaseDeciding)
+	d, ok := c.decide()
+	if !ok || len(d.Nodes) == 0 {
+		return
+	}
+	if d.Method == MethodEmptiness || d.Method == MethodMultiNode || d.Method == MethodSingleNode {
+		c.phase.Set(PhaseValidating)
+		sleep(ctx, c.in.ValidationDelay, c.pauseCh, c.resumeCh, c.handleSignals)
+		var v Validation
+		if err := workflow.ExecuteActivity(c.act, ActivityValidateDisruption, d).Get(ctx, &v); err != nil || !v.Valid {
+			why := v.Why
+			if err != nil {
+				why = err.Error()
 			}
+			c.record(d, "dropped: "+why)
 			return
 		}
 	}
-	paused := func() bool {
-		handleSignals()
-		if st.Paused && !st.PausedUntil.IsZero() && !workflow.Now(ctx).Before(st.PausedUntil) {
-			st.Paused, st.PauseReason, st.PausedUntil = false, "", time.Time{}
-		}
-		return st.Paused
+	if c.paused() {
+		c.record(d, "dropped: disruption paused")
+		return
 	}
-	act := workflow.WithActivityOptions(ctx, planCall(5))
-	keep := func(r DecisionRecord) {
-		r.At = workflow.Now(ctx)
-		st.History = append(st.History, r)
-		if len(st.History) > historyKept {
-			st.History = st.History[len(st.History)-historyKept:]
-		}
+	c.phase.Set(PhaseDisrupting)
+	if d.Method == MethodDrift {
+		c.record(d, disruptDrifted(ctx, st, d)) // notes the pool's back-off
+		return
 	}
-	record := func(d DisruptionDecision, outcome string) { keep(DecisionRecord{Decision: d, Outcome: outcome}) }
+	r := disrupt(ctx, d)
+	r.Decision = d
+	c.keep(r)
+}
 
-	for pass := 0; pass < passesPerRun; pass++ {
-		phase.Set(PhaseWaiting)
-		sleep(ctx, in.PassInterval, pauseCh, resumeCh, handleSignals)
-		st.Passes++
-		if paused() {
-			continue
-		}
-		phase.Set(PhaseDeciding)
-		var d DisruptionDecision
-		now := workflow.Now(ctx)
-		req := DisruptionPass{Now: now, DriftNotBefore: st.driftNotBefore(now)}
-		if st.LastPass != nil {
-			req.Reported = st.LastPass.BlockedReport.Digest()
-		}
-		if err := workflow.ExecuteActivity(act, ActivityComputeDisruption, req).Get(ctx, &d); err != nil {
-			workflow.GetLogger(ctx).Warn("disruption decision failed", "error", err)
-			continue
-		}
-		st.USDPerHour, st.ListUSDPerHour, st.Catalog = d.USDPerHour, d.ListUSDPerHour, d.Catalog
-		d.Catalog = "" // kept once, in the status; History stays small
-		switch {
-		case d.Blocked != nil:
-			st.LastPass = &PassReport{At: workflow.Now(ctx), Why: d.Why, Eligible: d.Eligible, BlockedReport: *d.Blocked}
-			d.Blocked = nil // the report lives in LastPass; History stays small
-		case d.BlockedUnchanged && st.LastPass != nil:
-			st.LastPass.At, st.LastPass.Why, st.LastPass.Eligible = workflow.Now(ctx), d.Why, d.Eligible
-		}
-		d.BlockedUnchanged = false
-		if len(d.Nodes) == 0 {
-			continue
-		}
-		if d.Method == MethodEmptiness || d.Method == MethodMultiNode || d.Method == MethodSingleNode {
-			phase.Set(PhaseValidating)
-			sleep(ctx, in.ValidationDelay, pauseCh, resumeCh, handleSignals)
-			var v Validation
-			if err := workflow.ExecuteActivity(act, ActivityValidateDisruption, d).Get(ctx, &v); err != nil || !v.Valid {
-				why := v.Why
-				if err != nil {
-					why = err.Error()
-				}
-				record(d, "dropped: "+why)
-				continue
-			}
-		}
-		if paused() {
-			record(d, "dropped: disruption paused")
-			continue
-		}
-		phase.Set(PhaseDisrupting)
-		if d.Method == MethodDrift {
-			record(d, disruptDrifted(ctx, &st, d)) // notes the pool's back-off
-			continue
-		}
-		r := disrupt(ctx, d)
-		r.Decision = d
-		keep(r)
+// decide asks for the pass's decision and keeps its prices and blocked
+// report in the state; false when the activity failed.
+func (c *consolidationRun) decide() (DisruptionDecision, bool) {
+	ctx, st := c.ctx, &c.st
+	var d DisruptionDecision
+	now := workflow.Now(ctx)
+	req := DisruptionPass{Now: now, DriftNotBefore: st.driftNotBefore(now)}
+	if st.LastPass != nil {
+		req.Reported = st.LastPass.BlockedReport.Digest()
 	}
-	handleSignals()
-	phase.Set(PhaseContinuing)
-	return workflow.NewContinueAsNewError(ctx, ConsolidationWorkflow, ConsolidationInput{
-		PassInterval: in.PassInterval, ValidationDelay: in.ValidationDelay, State: st,
-	})
+	if err := workflow.ExecuteActivity(c.act, ActivityComputeDisruption, req).Get(ctx, &d); err != nil {
+		workflow.GetLogger(ctx).Warn("disruption decision failed", "error", err)
+		return d, false
+	}
+	st.USDPerHour, st.ListUSDPerHour, st.Catalog = d.USDPerHour, d.ListUSDPerHour, d.Catalog
+	d.Catalog = "" // kept once, in the status; History stays small
+	switch {
+	case d.Blocked != nil:
+		st.LastPass = &PassReport{At: workflow.Now(ctx), Why: d.Why, Eligible: d.Eligible, BlockedReport: *d.Blocked}
+		d.Blocked = nil // the report lives in LastPass; History stays small
+	case d.BlockedUnchanged && st.LastPass != nil:
+		st.LastPass.At, st.LastPass.Why, st.LastPass.Eligible = workflow.Now(ctx), d.Why, d.Eligible
+	}
+	d.BlockedUnchanged = false
+	return d, true
 }
 
 // sleep waits d of workflow time while applying pause/resume signals as they come.

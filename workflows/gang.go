@@ -168,85 +168,124 @@ func Gang(ctx workflow.Context, in GangInput) (GangResult, error) {
 	status(GangStatusUpdate{Outcome: GangLaunching, Message: fmt.Sprintf("try %d: launching %d node(s) for %d pod(s) (%d on existing nodes)",
 		in.Try, len(plan.NodeClaims), plan.Pods, plan.OnExisting), Nodes: st.NodeClaims})
 
-	// The children: each node's own saga, which outlives this try.
 	wctx, cancelWait := workflow.WithCancel(ctx)
-	sel := workflow.NewSelector(ctx)
-	var failure *gangFailure
-	children := make([]workflow.ChildWorkflowFuture, len(plan.NodeClaims))
-	ended := make([]bool, len(plan.NodeClaims))
-	for i, nc := range plan.NodeClaims {
-		children[i] = workflow.ExecuteChildWorkflow(workflow.WithChildOptions(ctx, nodeClaimChild(nc)), NodeClaimWorkflow, nc)
-		sel.AddFuture(children[i], func(f workflow.Future) {
-			ended[i] = true
-			if failure != nil {
-				return
-			}
-			var cst NodeClaimStatus
-			err := f.Get(ctx, &cst)
-			failure = childFailure(nc.Name, cst, err)
-		})
-	}
-	for i, c := range children {
-		if err := c.GetChildWorkflowExecution().Get(ctx, nil); err != nil {
-			// Not started: nothing launched for it; compensate the rest.
-			ended[i] = true
-			if failure == nil {
-				failure = &gangFailure{reason: "LaunchFailed", detail: fmt.Sprintf("start nodeclaim %s: %v", plan.NodeClaims[i].Name, err)}
-			}
-		}
-	}
-	deadline := in.Deadline
-	if deadline <= 0 {
-		deadline = 10 * time.Minute
-	}
-	ready := false
-	if failure == nil {
-		waitOpts := untilReady(deadline)
-		waitOpts.ScheduleToCloseTimeout = deadline
-		sel.AddFuture(workflow.ExecuteActivity(workflow.WithActivityOptions(wctx, waitOpts), ActivityWaitGangReady, GangWait{NodeClaims: st.NodeClaims}),
-			func(f workflow.Future) {
-				err := f.Get(ctx, nil)
-				switch {
-				case err == nil:
-					ready = true
-				case failure == nil:
-					// A saga that fails or ends ends the try through its
-					// future; this is the deadline.
-					failure = &gangFailure{reason: "ProvisioningDeadlineExceeded", detail: fmt.Sprintf("not every node Ready within the deadline %s", deadline)}
-				}
-			})
-		for !ready && failure == nil {
-			sel.Select(ctx)
-		}
-	}
+	t := &gangTry{plan: plan}
+	t.launch(ctx)
+	ready := t.waitReady(ctx, wctx, in.Deadline, st.NodeClaims)
 	cancelWait()
 	if ready {
-		st.Ready = true
-		phase.Set(PhaseBooked)
-		booking := in.Booking
-		if booking <= 0 {
-			booking = 10 * time.Minute
-		}
-		until := workflow.Now(ctx).Add(booking).UTC().Format(time.RFC3339)
-		logFailure(ctx, "booking the gang's nodes", workflow.ExecuteActivity(short, ActivityBookGang, GangBooking{NodeClaims: st.NodeClaims, Until: until}).Get(ctx, nil))
-		status(GangStatusUpdate{Outcome: GangProvisioned, Message: fmt.Sprintf("try %d: all %d node(s) Ready for %d pod(s); booked until %s",
-			in.Try, len(st.NodeClaims), plan.Pods, until), Nodes: st.NodeClaims, NextTry: until})
-		res.Provisioned = true
-		if err := workflow.Sleep(ctx, booking); err != nil {
-			return res, err
-		}
-		status(GangStatusUpdate{Outcome: GangExpired, Message: fmt.Sprintf("the booking of %s ended", booking), Nodes: st.NodeClaims})
-		phase.Set(PhaseDone)
-		return res, nil
+		return book(ctx, short, in, &st, phase, status, plan.Pods, res)
 	}
 
 	// Compensation: every NodeClaim of the try goes; their sagas
 	// terminate the instances. Wait until each saga has ended.
 	phase.Set(PhaseCompensating)
-	launched := 0
-	for _, nc := range plan.NodeClaims {
+	launched := t.compensate(ctx, short)
+	st.Failure = t.failure.detail
+	st.Offerings = t.failure.offerings
+	return retry(ctx, in, &st, phase, status, GangStatusUpdate{Outcome: GangFailed, Reason: t.failure.reason,
+		Message: t.failure.message(in.Try, len(plan.NodeClaims), launched), Offerings: t.failure.offerings, Nodes: st.NodeClaims})
+}
+
+// gangTry is one try's nodes while they launch: their sagas (children),
+// which of them have ended, and the try's first failure.
+type gangTry struct {
+	plan     GangPlan
+	sel      workflow.Selector
+	children []workflow.ChildWorkflowFuture
+	ended    []bool
+	failure  *gangFailure
+}
+
+// launch starts the children: each node's own saga, which outlives this
+// try. The first that ends or fails sets the try's failure (through sel);
+// one that does not start fails the try at once.
+func (t *gangTry) launch(ctx workflow.Context) {
+	t.sel = workflow.NewSelector(ctx)
+	t.children = make([]workflow.ChildWorkflowFuture, len(t.plan.NodeClaims))
+	t.ended = make([]bool, len(t.plan.NodeClaims))
+	for i, nc := range t.plan.NodeClaims {
+		t.children[i] = workflow.ExecuteChildWorkflow(workflow.WithChildOptions(ctx, nodeClaimChild(nc)), NodeClaimWorkflow, nc)
+		t.sel.AddFuture(t.children[i], func(f workflow.Future) {
+			t.ended[i] = true
+			if t.failure != nil {
+				return
+			}
+			var cst NodeClaimStatus
+			err := f.Get(ctx, &cst)
+			t.failure = childFailure(nc.Name, cst, err)
+		})
+	}
+	for i, c := range t.children {
+		if err := c.GetChildWorkflowExecution().Get(ctx, nil); err != nil {
+			// Not started: nothing launched for it; compensate the rest.
+			t.ended[i] = true
+			if t.failure == nil {
+				t.failure = &gangFailure{reason: "LaunchFailed", detail: fmt.Sprintf("start nodeclaim %s: %v", t.plan.NodeClaims[i].Name, err)}
+			}
+		}
+	}
+}
+
+// waitReady waits, in wctx, until every node is Ready (true) or the try
+// fails: a saga ends, or the deadline (0: 10 min) passes.
+func (t *gangTry) waitReady(ctx, wctx workflow.Context, deadline time.Duration, nodeClaims []string) bool {
+	if deadline <= 0 {
+		deadline = 10 * time.Minute
+	}
+	ready := false
+	if t.failure == nil {
+		waitOpts := untilReady(deadline)
+		waitOpts.ScheduleToCloseTimeout = deadline
+		t.sel.AddFuture(workflow.ExecuteActivity(workflow.WithActivityOptions(wctx, waitOpts), ActivityWaitGangReady, GangWait{NodeClaims: nodeClaims}),
+			func(f workflow.Future) {
+				err := f.Get(ctx, nil)
+				switch {
+				case err == nil:
+					ready = true
+				case t.failure == nil:
+					// A saga that fails or ends ends the try through its
+					// future; this is the deadline.
+					t.failure = &gangFailure{reason: "ProvisioningDeadlineExceeded", detail: fmt.Sprintf("not every node Ready within the deadline %s", deadline)}
+				}
+			})
+		for !ready && t.failure == nil {
+			t.sel.Select(ctx)
+		}
+	}
+	return ready
+}
+
+// book holds the try's Ready nodes for the request's pods for the
+// booking (0: 10 min), then ends the try.
+func book(ctx, short workflow.Context, in GangInput, st *GangStatus, phase *phaseTracker, status func(GangStatusUpdate), pods int, res GangResult) (GangResult, error) {
+	st.Ready = true
+	phase.Set(PhaseBooked)
+	booking := in.Booking
+	if booking <= 0 {
+		booking = 10 * time.Minute
+	}
+	until := workflow.Now(ctx).Add(booking).UTC().Format(time.RFC3339)
+	logFailure(ctx, "booking the gang's nodes", workflow.ExecuteActivity(short, ActivityBookGang, GangBooking{NodeClaims: st.NodeClaims, Until: until}).Get(ctx, nil))
+	status(GangStatusUpdate{Outcome: GangProvisioned, Message: fmt.Sprintf("try %d: all %d node(s) Ready for %d pod(s); booked until %s",
+		in.Try, len(st.NodeClaims), pods, until), Nodes: st.NodeClaims, NextTry: until})
+	res.Provisioned = true
+	if err := workflow.Sleep(ctx, booking); err != nil {
+		return res, err
+	}
+	status(GangStatusUpdate{Outcome: GangExpired, Message: fmt.Sprintf("the booking of %s ended", booking), Nodes: st.NodeClaims})
+	phase.Set(PhaseDone)
+	return res, nil
+}
+
+// compensate deletes every NodeClaim of the failed try and waits, at most
+// compensationWait, for the sagas still running to end; it returns how
+// many of those had launched an instance, and notes the ones still
+// running in the failure's detail.
+func (t *gangTry) compensate(ctx, short workflow.Context) (launched int) {
+	for _, nc := range t.plan.NodeClaims {
 		logFailure(ctx, "compensation: deleting a gang NodeClaim",
-			workflow.ExecuteActivity(short, ActivityDeleteNodeClaim, TerminateRequest{NodeClaim: nc.Name, Reason: "gang try failed: " + failure.reason}).Get(ctx, nil),
+			workflow.ExecuteActivity(short, ActivityDeleteNodeClaim, TerminateRequest{NodeClaim: nc.Name, Reason: "gang try failed: " + t.failure.reason}).Get(ctx, nil),
 			"nodeclaim", nc.Name)
 	}
 	// Bounded: a saga that never ends must not keep the request from
@@ -254,8 +293,8 @@ func Gang(ctx workflow.Context, in GangInput) (GangResult, error) {
 	tctx, cancelTimer := workflow.WithCancel(ctx)
 	csel := workflow.NewSelector(ctx)
 	waiting, timedOut := 0, false
-	for i, c := range children {
-		if ended[i] {
+	for i, c := range t.children {
+		if t.ended[i] {
 			continue
 		}
 		waiting++
@@ -274,12 +313,9 @@ func Gang(ctx workflow.Context, in GangInput) (GangResult, error) {
 	}
 	cancelTimer()
 	if waiting > 0 {
-		failure.detail += fmt.Sprintf("; %d NodeClaim saga(s) still terminating after %s", waiting, compensationWait)
+		t.failure.detail += fmt.Sprintf("; %d NodeClaim saga(s) still terminating after %s", waiting, compensationWait)
 	}
-	st.Failure = failure.detail
-	st.Offerings = failure.offerings
-	return retry(ctx, in, &st, phase, status, GangStatusUpdate{Outcome: GangFailed, Reason: failure.reason,
-		Message: failure.message(in.Try, len(plan.NodeClaims), launched), Offerings: failure.offerings, Nodes: st.NodeClaims})
+	return launched
 }
 
 // compensationWait bounds the wait for a failed try's NodeClaim sagas to

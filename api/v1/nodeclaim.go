@@ -54,4 +54,10 @@ const (
 	// since the node's last pod event (or its initialization); absent
 	// otherwise, as in Karpenter.
 	ConditionConsolidatable = "Consolidatable"
+	// ConditionInstanceTerminating is True once the instance's termination
+	// has begun (Karpenter's condition).
+	ConditionInstanceTerminating = "InstanceTerminating"
+	// ConditionDisruptionReason is True while the NodeClaim is being
+	// disrupted (drift, interruption, expiry); its reason says why.
+	ConditionDisruptionReason = "DisruptionReason"
 )

@@ -27,45 +27,14 @@ func (np *NodePool) Validate() field.ErrorList {
 	var errs field.ErrorList
 	spec := field.NewPath("spec")
 	tpl := spec.Child("template", "spec")
-	if np.Spec.Template.Spec.NodeClassRef == nil {
-		errs = append(errs, field.Required(tpl.Child("nodeClassRef"), "a NodePool must name its EC2NodeClass"))
-	} else {
-		ref := np.Spec.Template.Spec.NodeClassRef
-		rp := tpl.Child("nodeClassRef")
-		switch {
-		case ref.Name == "":
-			errs = append(errs, field.Required(rp.Child("name"), ""))
-		case len(ref.Name) > MaxNameLength:
-			errs = append(errs, field.TooLong(rp.Child("name"), ref.Name, MaxNameLength))
-		}
-		if ref.Kind != "EC2NodeClass" {
-			errs = append(errs, field.NotSupported(rp.Child("kind"), ref.Kind, []string{"EC2NodeClass"}))
-		}
-		if ref.Group != "karpenter.k8s.aws" {
-			errs = append(errs, field.NotSupported(rp.Child("group"), ref.Group, []string{"karpenter.k8s.aws"}))
-		}
-	}
+	errs = append(errs, validateNodeClassRef(np.Spec.Template.Spec.NodeClassRef, tpl.Child("nodeClassRef"))...)
 	if n := len(np.Spec.Template.Spec.Requirements); n > MaxRequirements {
 		errs = append(errs, field.TooMany(tpl.Child("requirements"), n, MaxRequirements))
 	}
 	for i, r := range np.Spec.Template.Spec.Requirements {
 		errs = append(errs, ValidateRequirement(r, tpl.Child("requirements").Index(i))...)
 	}
-	if n := len(np.Spec.Template.ObjectMeta.Labels); n > MaxLabels {
-		errs = append(errs, field.TooMany(spec.Child("template", "metadata", "labels"), n, MaxLabels))
-	}
-	for k, v := range np.Spec.Template.ObjectMeta.Labels {
-		p := spec.Child("template", "metadata", "labels").Key(k)
-		if RestrictedLabels[k] {
-			errs = append(errs, field.Forbidden(p, "label is set by Joinery and may not be in a template"))
-		}
-		for _, msg := range validation.IsQualifiedName(k) {
-			errs = append(errs, field.Invalid(p, k, msg))
-		}
-		for _, msg := range validation.IsValidLabelValue(v) {
-			errs = append(errs, field.Invalid(p, v, msg))
-		}
-	}
+	errs = append(errs, validateTemplateLabels(np.Spec.Template.ObjectMeta.Labels, spec.Child("template", "metadata", "labels"))...)
 	if n := len(np.Spec.Template.Spec.Taints); n > MaxTaints {
 		errs = append(errs, field.TooMany(tpl.Child("taints"), n, MaxTaints))
 	}
@@ -86,24 +55,7 @@ func (np *NodePool) Validate() field.ErrorList {
 	if g := np.Spec.Template.Spec.TerminationGracePeriod; g != nil && g.Duration < 0 {
 		errs = append(errs, field.Invalid(tpl.Child("terminationGracePeriod"), g.Duration.String(), "must not be negative"))
 	}
-	d := np.Spec.Disruption
-	dp := spec.Child("disruption")
-	switch d.ConsolidationPolicy {
-	case "", ConsolidationPolicyWhenEmpty, ConsolidationPolicyWhenEmptyOrUnderutilized, ConsolidationPolicyBalanced:
-	default:
-		errs = append(errs, field.NotSupported(dp.Child("consolidationPolicy"), d.ConsolidationPolicy, ConsolidationPolicies))
-	}
-	if d.ConsolidateAfter != "" {
-		if _, err := ParseNillableDuration(d.ConsolidateAfter); err != nil {
-			errs = append(errs, field.Invalid(dp.Child("consolidateAfter"), d.ConsolidateAfter, err.Error()))
-		}
-	}
-	if n := len(d.Budgets); n > MaxBudgets {
-		errs = append(errs, field.TooMany(dp.Child("budgets"), n, MaxBudgets))
-	}
-	for i, b := range d.Budgets {
-		errs = append(errs, validateBudget(b, dp.Child("budgets").Index(i))...)
-	}
+	errs = append(errs, validateDisruption(np.Spec.Disruption, spec.Child("disruption"))...)
 	if r := np.Spec.Replicas; r != nil {
 		if *r < 0 {
 			errs = append(errs, field.Invalid(spec.Child("replicas"), *r, "must not be negative"))
@@ -124,6 +76,72 @@ func (np *NodePool) Validate() field.ErrorList {
 		if q.Sign() < 0 {
 			errs = append(errs, field.Invalid(spec.Child("limits").Key(string(name)), q.String(), "must not be negative"))
 		}
+	}
+	return errs
+}
+
+// validateNodeClassRef checks that the template names an EC2NodeClass.
+func validateNodeClassRef(ref *NodeClassReference, rp *field.Path) field.ErrorList {
+	if ref == nil {
+		return field.ErrorList{field.Required(rp, "a NodePool must name its EC2NodeClass")}
+	}
+	var errs field.ErrorList
+	switch {
+	case ref.Name == "":
+		errs = append(errs, field.Required(rp.Child("name"), ""))
+	case len(ref.Name) > MaxNameLength:
+		errs = append(errs, field.TooLong(rp.Child("name"), ref.Name, MaxNameLength))
+	}
+	if ref.Kind != "EC2NodeClass" {
+		errs = append(errs, field.NotSupported(rp.Child("kind"), ref.Kind, []string{"EC2NodeClass"}))
+	}
+	if ref.Group != "karpenter.k8s.aws" {
+		errs = append(errs, field.NotSupported(rp.Child("group"), ref.Group, []string{"karpenter.k8s.aws"}))
+	}
+	return errs
+}
+
+// validateTemplateLabels checks the template's labels: how many, none
+// that Joinery sets itself, valid keys and values.
+func validateTemplateLabels(labels map[string]string, lp *field.Path) field.ErrorList {
+	var errs field.ErrorList
+	if n := len(labels); n > MaxLabels {
+		errs = append(errs, field.TooMany(lp, n, MaxLabels))
+	}
+	for k, v := range labels {
+		p := lp.Key(k)
+		if RestrictedLabels[k] {
+			errs = append(errs, field.Forbidden(p, "label is set by Joinery and may not be in a template"))
+		}
+		for _, msg := range validation.IsQualifiedName(k) {
+			errs = append(errs, field.Invalid(p, k, msg))
+		}
+		for _, msg := range validation.IsValidLabelValue(v) {
+			errs = append(errs, field.Invalid(p, v, msg))
+		}
+	}
+	return errs
+}
+
+// validateDisruption checks spec.disruption: the policy, consolidateAfter
+// and the budgets.
+func validateDisruption(d Disruption, dp *field.Path) field.ErrorList {
+	var errs field.ErrorList
+	switch d.ConsolidationPolicy {
+	case "", ConsolidationPolicyWhenEmpty, ConsolidationPolicyWhenEmptyOrUnderutilized, ConsolidationPolicyBalanced:
+	default:
+		errs = append(errs, field.NotSupported(dp.Child("consolidationPolicy"), d.ConsolidationPolicy, ConsolidationPolicies))
+	}
+	if d.ConsolidateAfter != "" {
+		if _, err := ParseNillableDuration(d.ConsolidateAfter); err != nil {
+			errs = append(errs, field.Invalid(dp.Child("consolidateAfter"), d.ConsolidateAfter, err.Error()))
+		}
+	}
+	if n := len(d.Budgets); n > MaxBudgets {
+		errs = append(errs, field.TooMany(dp.Child("budgets"), n, MaxBudgets))
+	}
+	for i, b := range d.Budgets {
+		errs = append(errs, validateBudget(b, dp.Child("budgets").Index(i))...)
 	}
 	return errs
 }

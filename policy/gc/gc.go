@@ -15,6 +15,8 @@ import (
 	"sort"
 	"strings"
 	"time"
+
+	apiv1 "github.com/joinery/joinery/api/v1"
 )
 
 // DefaultLaunchGrace is how long an instance may exist without a NodeClaim
@@ -38,14 +40,8 @@ const (
 	StateNotFound = "not-found"
 )
 
-// Tags and labels the policy reads (the same strings as api/v1).
-const (
-	TagCluster     = "joinery.sh/cluster"
-	TagNodePool    = "karpenter.sh/nodepool"
-	TagNodeClaim   = "karpenter.sh/nodeclaim"
-	LabelNodePool  = "karpenter.sh/nodepool"
-	providerPrefix = "aws:///"
-)
+// providerPrefix starts every AWS provider ID (aws:///<zone>/<instance>).
+const providerPrefix = "aws:///"
 
 // Instance is an EC2 instance as DescribeInstances by tag filter lists it.
 type Instance struct {
@@ -144,7 +140,7 @@ func InstanceID(providerID string) string {
 
 // Owned reports whether an instance is Joinery's in this cluster.
 func Owned(i Instance, cluster string) bool {
-	return cluster != "" && i.Tags[TagCluster] == cluster && i.Tags[TagNodePool] != ""
+	return cluster != "" && i.Tags[apiv1.TagCluster] == cluster && i.Tags[apiv1.TagNodePool] != ""
 }
 
 // gone reports whether an instance state means it no longer runs.
@@ -222,13 +218,13 @@ func (d *decision) orphanInstances() []Collect {
 		if _, ok := d.claimByInstance[i.ID]; ok {
 			continue
 		}
-		if tagged, ok := d.claimByName[i.Tags[TagNodeClaim]]; ok && tagged.ProviderID == "" && !tagged.Deleting {
+		if tagged, ok := d.claimByName[i.Tags[apiv1.TagNodeClaim]]; ok && tagged.ProviderID == "" && !tagged.Deleting {
 			continue // its launch is being recorded
 		}
 		if d.young(i.LaunchTime) {
 			continue
 		}
-		c := Collect{Name: i.ID, InstanceID: i.ID, NodePool: i.Tags[TagNodePool], NodeClaim: i.Tags[TagNodeClaim],
+		c := Collect{Name: i.ID, InstanceID: i.ID, NodePool: i.Tags[apiv1.TagNodePool], NodeClaim: i.Tags[apiv1.TagNodeClaim],
 			Why: fmt.Sprintf("instance %s (launched %s ago) belongs to no NodeClaim", i.ID, d.now.Sub(i.LaunchTime).Round(time.Second))}
 		if n, ok := d.nodeByInstance[i.ID]; ok {
 			c.NodeName = n.Name

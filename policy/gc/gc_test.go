@@ -4,13 +4,15 @@ import (
 	"reflect"
 	"testing"
 	"time"
+
+	apiv1 "github.com/joinery/joinery/api/v1"
 )
 
 var t0 = time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC)
 
 func tagged(id, state string, age time.Duration, claim string) Instance {
 	return Instance{ID: id, State: state, LaunchTime: t0.Add(-age),
-		Tags: map[string]string{TagCluster: "prod", TagNodePool: "general", TagNodeClaim: claim}}
+		Tags: map[string]string{apiv1.TagCluster: "prod", apiv1.TagNodePool: "general", apiv1.TagNodeClaim: claim}}
 }
 
 func names(cs []Collect) []string {
@@ -32,9 +34,9 @@ func TestInstancesWithoutNodeClaim(t *testing.T) {
 			tagged("i-stale", StateRunning, time.Hour, "c"),     // c names another instance
 			tagged("i-leaving", StateShuttingDown, time.Hour, ""),
 			tagged("i-stopped", StateStopped, time.Hour, ""),
-			{ID: "i-other-cluster", State: StateRunning, LaunchTime: t0.Add(-time.Hour), Tags: map[string]string{TagCluster: "dev", TagNodePool: "general"}},
-			{ID: "i-no-pool", State: StateRunning, LaunchTime: t0.Add(-time.Hour), Tags: map[string]string{TagCluster: "prod"}},
-			{ID: "i-no-launch-time", State: StateRunning, Tags: map[string]string{TagCluster: "prod", TagNodePool: "general"}},
+			{ID: "i-other-cluster", State: StateRunning, LaunchTime: t0.Add(-time.Hour), Tags: map[string]string{apiv1.TagCluster: "dev", apiv1.TagNodePool: "general"}},
+			{ID: "i-no-pool", State: StateRunning, LaunchTime: t0.Add(-time.Hour), Tags: map[string]string{apiv1.TagCluster: "prod"}},
+			{ID: "i-no-launch-time", State: StateRunning, Tags: map[string]string{apiv1.TagCluster: "prod", apiv1.TagNodePool: "general"}},
 		},
 		NodeClaims: []NodeClaim{
 			{Name: "a", ProviderID: "aws:///us-east-1a/i-claimed", Launched: t0.Add(-time.Hour)},

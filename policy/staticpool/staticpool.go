@@ -13,6 +13,8 @@ package staticpool
 import (
 	"sort"
 	"time"
+
+	apiv1 "github.com/joinery/joinery/api/v1"
 )
 
 // Member is one NodeClaim of a static pool.
@@ -99,4 +101,18 @@ func deleteBefore(a, b Member) bool {
 		return a.Created.After(b.Created)
 	}
 	return a.Name < b.Name
+}
+
+// Terminating reports whether the NodeClaim's instance is being
+// terminated, or its disruption (drift, interruption, expiry) has begun:
+// it then counts as Deleting, so its replacement in the pool is launched
+// now, while it drains, as Karpenter's static drift launches the
+// replacement first.
+func Terminating(nc *apiv1.NodeClaim) bool {
+	for _, c := range nc.Status.Conditions {
+		if (c.Type == apiv1.ConditionInstanceTerminating || c.Type == apiv1.ConditionDisruptionReason) && c.Status == "True" {
+			return true
+		}
+	}
+	return false
 }

@@ -4,6 +4,9 @@ import (
 	"reflect"
 	"testing"
 	"time"
+
+	apiv1 "github.com/joinery/joinery/api/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 )
 
 var t0 = time.Date(2026, 12, 1, 12, 0, 0, 0, time.UTC)
@@ -53,6 +56,31 @@ func TestDecide(t *testing.T) {
 		got := Decide(c.replicas, c.limit, c.members, c.pending)
 		if !reflect.DeepEqual(got, c.want) {
 			t.Errorf("%s: %+v, want %+v", c.name, got, c.want)
+		}
+	}
+}
+
+func TestTerminating(t *testing.T) {
+	cond := func(typ, status string) metav1.Condition {
+		return metav1.Condition{Type: typ, Status: metav1.ConditionStatus(status)}
+	}
+	for _, c := range []struct {
+		name  string
+		conds []metav1.Condition
+		want  bool
+	}{
+		{"no conditions", nil, false},
+		{"initialized only", []metav1.Condition{cond(apiv1.ConditionInitialized, "True")}, false},
+		{"instance terminating", []metav1.Condition{cond(apiv1.ConditionInitialized, "True"), cond(apiv1.ConditionInstanceTerminating, "True")}, true},
+		{"instance terminating false", []metav1.Condition{cond(apiv1.ConditionInstanceTerminating, "False")}, false},
+		{"disruption begun", []metav1.Condition{cond(apiv1.ConditionDisruptionReason, "True")}, true},
+		{"disruption unknown", []metav1.Condition{cond(apiv1.ConditionDisruptionReason, "Unknown")}, false},
+		{"drifted class only", []metav1.Condition{cond(apiv1.ConditionDrifted, "True")}, false},
+	} {
+		nc := &apiv1.NodeClaim{}
+		nc.Status.Conditions = c.conds
+		if got := Terminating(nc); got != c.want {
+			t.Errorf("%s: %v, want %v", c.name, got, c.want)
 		}
 	}
 }

@@ -4,27 +4,17 @@ import (
 	"sort"
 
 	"github.com/joinery/joinery/api/provreq"
+	"github.com/joinery/joinery/policy/pending"
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/labels"
 )
 
 // IsProvisionable reports whether a pod is one Joinery should find a node
-// for: not bound, not terminating, and marked Unschedulable by the
-// kube-scheduler (as Karpenter requires).
+// for (pending.Provisionable: unbound, not terminating, marked
+// Unschedulable by the kube-scheduler).
 func IsProvisionable(p *corev1.Pod) bool {
-	if p.Spec.NodeName != "" || p.DeletionTimestamp != nil {
-		return false
-	}
-	if p.Status.Phase == corev1.PodSucceeded || p.Status.Phase == corev1.PodFailed {
-		return false
-	}
-	for _, c := range p.Status.Conditions {
-		if c.Type == corev1.PodScheduled && c.Status == corev1.ConditionFalse && c.Reason == corev1.PodReasonUnschedulable {
-			return true
-		}
-	}
-	return false
+	return pending.Provisionable(p)
 }
 
 // IsActive reports whether a bound pod still uses its node's resources.

@@ -58,7 +58,9 @@ type Config struct {
 	Progress           io.Writer
 }
 
-// DefaultConfig: the faults of issue 6, ports apart from `starter dev` and the integration tests.
+// DefaultConfig: 200 sagas under harsh EC2 faults (insufficient capacity,
+// throttling, seconds of latency, two-minute spot notices), on ports apart
+// from `starter dev` and the integration tests so they can run beside it.
 func DefaultConfig() Config {
 	return Config{
 		Sagas: 200, Seed: 1, StateDir: ".joinery-chaos", Examples: "examples", Timeout: 90 * time.Minute,

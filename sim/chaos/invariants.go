@@ -118,7 +118,7 @@ func (r *run) checkObjects(ctx context.Context) {
 		}
 		sort.Strings(leaked)
 		sort.Strings(orphaned)
-		// Garbage collection's promises (issue 16): every Joinery Node has
+		// Garbage collection's promises: every Joinery Node has
 		// a NodeClaim, and no instance tagged for the cluster outlives the
 		// launch grace plus two passes without one.
 		claimNode := map[string]bool{}

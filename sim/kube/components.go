@@ -84,8 +84,9 @@ func (c *Cluster) clientArgs(port int, certDir string) []string {
 		"--bind-address=127.0.0.1", fmt.Sprintf("--secure-port=%d", port),
 		"--cert-dir=" + filepath.Join(c.opts.StateDir, certDir),
 		// Client rate limits of a large managed control plane, not the
-		// defaults (scheduler 50, controller-manager 20 QPS), at which a
-		// 5,000-replica Deployment takes 250 s just to create its pods.
+		// defaults (scheduler 50, controller-manager 20 QPS), at which
+		// creating a large Deployment's pods, not Joinery, would dominate
+		// a benchmark.
 		"--kube-api-qps=300", "--kube-api-burst=600",
 	}
 }

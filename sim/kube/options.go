@@ -75,7 +75,8 @@ type Options struct {
 	Controllers []string
 
 	// ReadyTimeout bounds the wait for each component to become ready.
-	// Default: 2 minutes (kube-apiserver needs 2-5 s on an idle machine).
+	// Default: 2 minutes (far more than kube-apiserver needs on an idle
+	// machine, enough for a loaded one).
 	ReadyTimeout time.Duration
 
 	// Log receives one line per lifecycle step ("etcd ready in 0.31s ...").

@@ -71,11 +71,14 @@ func RunWorkerFromEnv(tune func(*controller.Config)) int {
 	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM, os.Interrupt)
 	defer stop()
 	cfg := controller.Config{
-		RESTConfig: rc, TemporalAddress: os.Getenv("JOINERY_WORKER_TEMPORAL"), EC2Endpoint: os.Getenv("JOINERY_WORKER_EC2"),
-		SQSEndpoint: os.Getenv("JOINERY_WORKER_SQS"), InterruptionQueue: os.Getenv("JOINERY_WORKER_QUEUE"),
-		ClusterName: os.Getenv("JOINERY_WORKER_CLUSTER"), Log: log, MetricsAddr: os.Getenv("JOINERY_WORKER_METRICS"),
-		SSMEndpoint: os.Getenv("JOINERY_WORKER_SSM"), IAMEndpoint: os.Getenv("JOINERY_WORKER_IAM"), EKSEndpoint: os.Getenv("JOINERY_WORKER_EKS"),
-		PricingEndpoint: os.Getenv("JOINERY_WORKER_PRICING"), Region: os.Getenv("JOINERY_WORKER_REGION"),
+		Connection: controller.Connection{RESTConfig: rc, TemporalAddress: os.Getenv("JOINERY_WORKER_TEMPORAL"),
+			EC2Endpoint: os.Getenv("JOINERY_WORKER_EC2"), SQSEndpoint: os.Getenv("JOINERY_WORKER_SQS"),
+			SSMEndpoint: os.Getenv("JOINERY_WORKER_SSM"), IAMEndpoint: os.Getenv("JOINERY_WORKER_IAM"), EKSEndpoint: os.Getenv("JOINERY_WORKER_EKS"),
+			PricingEndpoint: os.Getenv("JOINERY_WORKER_PRICING"), Region: os.Getenv("JOINERY_WORKER_REGION")},
+		Cluster:     controller.Cluster{ClusterName: os.Getenv("JOINERY_WORKER_CLUSTER")},
+		Features:    controller.Features{InterruptionQueue: os.Getenv("JOINERY_WORKER_QUEUE")},
+		Log:         log,
+		MetricsAddr: os.Getenv("JOINERY_WORKER_METRICS"),
 	}
 	for env, d := range map[string]*time.Duration{
 		"JOINERY_WORKER_GC_INTERVAL": &cfg.GCInterval, "JOINERY_WORKER_GC_GRACE": &cfg.GCLaunchGrace,

@@ -114,6 +114,36 @@ type World struct {
 // Start brings every part up, in order: control plane and CRDs, Temporal,
 // EC2 endpoint. On error, whatever started is stopped again.
 func Start(ctx context.Context, o Options) (w *World, err error) {
+	o = o.withDefaults()
+	abs, err := prepareStateDir(ctx, o)
+	if err != nil {
+		return nil, err
+	}
+	w = &World{StateDir: abs, Region: o.Region}
+	defer func() {
+		if err != nil {
+			w.Stop()
+		}
+	}()
+	if err := w.startControlPlane(ctx, o); err != nil {
+		return w, err
+	}
+	if err := w.startEC2(o); err != nil {
+		return w, err
+	}
+	if err := w.startAWS(o); err != nil {
+		return w, err
+	}
+	if err := w.startInterruptions(o); err != nil {
+		return w, err
+	}
+	fmt.Fprintf(o.Progress, "joinery: local world up (%s): kube-apiserver %s, Temporal %s, Web UI %s, EC2 %s, SQS %s, SSM %s, IAM %s, EKS %s, Pricing %s\n",
+		w.Region, w.Kube.Server(), w.Temporal.Address, w.Temporal.UIAddress, w.EC2Endpoint, w.SQSEndpoint, w.SSMEndpoint, w.IAMEndpoint, w.EKSEndpoint, w.PricingEndpoint)
+	return w, nil
+}
+
+// withDefaults fills the zero options.
+func (o Options) withDefaults() Options {
 	if o.StateDir == "" {
 		o.StateDir = ".joinery"
 	}
@@ -137,36 +167,43 @@ func Start(ctx context.Context, o Options) (w *World, err error) {
 	} else if o.PriceFactor <= 0 {
 		o.PriceFactor = DefaultPriceFactor
 	}
+	return o
+}
+
+// prepareStateDir returns the state folder's absolute path, created, and
+// wiped first (with the Temporal PostgreSQL database) when o.Fresh.
+func prepareStateDir(ctx context.Context, o Options) (string, error) {
 	abs, err := filepath.Abs(o.StateDir)
 	if err != nil {
-		return nil, err
+		return "", err
 	}
 	if o.Fresh {
 		if err := Wipe(abs); err != nil {
-			return nil, err
+			return "", err
 		}
 		if o.TemporalPostgres != "" {
 			if err := temporal.WipePostgres(ctx, o.TemporalPostgres); err != nil {
-				return nil, err
+				return "", err
 			}
 		}
 	}
 	if err := os.MkdirAll(abs, 0o755); err != nil {
-		return nil, err
+		return "", err
 	}
-	w = &World{StateDir: abs, Region: o.Region}
-	defer func() {
-		if err != nil {
-			w.Stop()
-		}
-	}()
+	return abs, nil
+}
+
+// startControlPlane starts the Kubernetes control plane with the CRDs
+// installed, then the Temporal server and Web UI.
+func (w *World) startControlPlane(ctx context.Context, o Options) (err error) {
+	abs := w.StateDir
 	fmt.Fprintf(o.Progress, "joinery: starting Kubernetes control plane (state in %s)\n", filepath.Join(abs, "kube"))
 	w.Kube, err = kube.Start(ctx, kube.Options{StateDir: filepath.Join(abs, "kube"), Ports: o.KubePorts, Log: o.Progress, Progress: o.Progress})
 	if err != nil {
-		return w, err
+		return err
 	}
 	if err := kube.InstallCRDs(ctx, w.Kube.RESTConfig()); err != nil {
-		return w, fmt.Errorf("install CRDs: %w", err)
+		return fmt.Errorf("install CRDs: %w", err)
 	}
 	store := filepath.Join(abs, "temporal.db")
 	if o.TemporalPostgres != "" {
@@ -177,14 +214,18 @@ func Start(ctx context.Context, o Options) (w *World, err error) {
 		DBPath: filepath.Join(abs, "temporal.db"), Postgres: o.TemporalPostgres, FrontendPort: o.TemporalPort, UIPort: o.UIPort,
 		SearchAttributes: workflows.SearchAttributeNames, LogFile: filepath.Join(abs, "temporal.log"),
 	})
-	if err != nil {
-		return w, err
-	}
+	return err
+}
 
+// startEC2 starts the EC2 endpoint (its instances restored from and
+// saved every second to ec2.json) with the sim kubelet that registers
+// the instances it runs as Nodes, and the IAM fake it checks profiles
+// against.
+func (w *World) startEC2(o Options) (err error) {
 	rc := w.Kube.RESTConfig()
 	kc, err := kubernetes.NewForConfig(rc)
 	if err != nil {
-		return w, err
+		return err
 	}
 	regCtx, cancel := context.WithCancel(context.Background())
 	w.cancel = cancel
@@ -202,18 +243,18 @@ func Start(ctx context.Context, o Options) (w *World, err error) {
 		InstanceProfile: w.IAM.InstanceProfileARN,
 		OnRunning:       func(i ec2.Instance) { _ = reg.Register(regCtx, i) },
 	})
-	ec2State := filepath.Join(abs, "ec2.json")
+	ec2State := filepath.Join(w.StateDir, "ec2.json")
 	if err := w.EC2.LoadState(ec2State); err != nil {
-		return w, err
+		return err
 	}
 	for _, r := range o.CapacityReservations {
 		if _, err := w.EC2.EnsureCapacityReservation(r); err != nil {
-			return w, err
+			return err
 		}
 	}
 	w.EC2Endpoint, w.stopEC2, err = w.EC2.Start(o.EC2Addr)
 	if err != nil {
-		return w, fmt.Errorf("ec2 endpoint: %w", err)
+		return fmt.Errorf("ec2 endpoint: %w", err)
 	}
 	// The instances outlive this process in ec2.json, like etcd and Temporal state.
 	go func() {
@@ -231,15 +272,7 @@ func Start(ctx context.Context, o Options) (w *World, err error) {
 		}
 	}()
 	w.ec2State = ec2State
-	if err := w.startAWS(o); err != nil {
-		return w, err
-	}
-	if err := w.startInterruptions(o); err != nil {
-		return w, err
-	}
-	fmt.Fprintf(o.Progress, "joinery: local world up (%s): kube-apiserver %s, Temporal %s, Web UI %s, EC2 %s, SQS %s, SSM %s, IAM %s, EKS %s, Pricing %s\n",
-		w.Region, w.Kube.Server(), w.Temporal.Address, w.Temporal.UIAddress, w.EC2Endpoint, w.SQSEndpoint, w.SSMEndpoint, w.IAMEndpoint, w.EKSEndpoint, w.PricingEndpoint)
-	return w, nil
+	return nil
 }
 
 // DefaultPriceFactor is how much dearer than us-east-1 the local world

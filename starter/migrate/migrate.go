@@ -659,30 +659,7 @@ func (c *converter) moveKubelet() {
 			continue
 		}
 		current, _ := get(cls.obj, "spec", "kubelet").(map[string]interface{})
-		type group struct {
-			key   string
-			value map[string]interface{}
-			pools []*entry
-		}
-		var groups []*group
-		for _, p := range pools[name] {
-			v := current
-			if p.kubelet != nil {
-				v = p.kubelet.value
-			}
-			k := show(v)
-			var g *group
-			for _, x := range groups {
-				if x.key == k {
-					g = x
-				}
-			}
-			if g == nil {
-				g = &group{key: k, value: v}
-				groups = append(groups, g)
-			}
-			g.pools = append(g.pools, p)
-		}
+		groups := kubeletGroups(pools[name], current)
 		keep := groups[0]
 		for _, g := range groups {
 			if g.key == show(current) {
@@ -692,25 +669,10 @@ func (c *converter) moveKubelet() {
 		for _, g := range groups {
 			target, targetName := cls, name
 			if g != keep {
-				targetName = name + "-" + g.pools[0].name
-				if taken[targetName] {
-					for _, p := range g.pools {
-						c.refuse(p, p.kubeletField(), fmt.Sprintf("its kubelet settings differ from other NodePools' of EC2NodeClass %s, and the name of its own copy, %s, is taken", name, targetName))
-					}
+				if target = c.splitClass(cls, g, taken); target == nil {
 					continue
 				}
-				taken[targetName] = true
-				obj, _ := deepCopy(cls.obj).(map[string]interface{})
-				ensure(obj, "metadata")["name"] = targetName
-				target = &entry{in: cls.in, pos: cls.pos, obj: obj, apiVersion: cls.apiVersion, kind: cls.kind, name: targetName}
-				cls.splits = append(cls.splits, target)
-				var names []string
-				for _, p := range g.pools {
-					names = append(names, p.name)
-				}
-				target.changes = append(target.changes, Change{Object: target.label(), Why: fmt.Sprintf(
-					"new: a copy of EC2NodeClass %s with spec.kubelet %s, for NodePool %s (v1 keeps kubelet settings on the class: NodePools that share one with different settings need a class each)",
-					name, show(g.value), strings.Join(names, ", "))})
+				targetName = target.name
 			}
 			if g.key != show(current) {
 				ensure(target.obj, "spec")["kubelet"] = deepCopy(g.value)
@@ -727,6 +689,66 @@ func (c *converter) moveKubelet() {
 			}
 		}
 	}
+}
+
+// kubeletGroup is the NodePools of one class that want the same kubelet
+// settings (key: value as show writes it).
+type kubeletGroup struct {
+	key   string
+	value map[string]interface{}
+	pools []*entry
+}
+
+// kubeletGroups groups a class's NodePools by the kubelet settings they
+// want (their own, else the class's current ones), in the pools' order.
+func kubeletGroups(pools []*entry, current map[string]interface{}) []*kubeletGroup {
+	var groups []*kubeletGroup
+	for _, p := range pools {
+		v := current
+		if p.kubelet != nil {
+			v = p.kubelet.value
+		}
+		k := show(v)
+		var g *kubeletGroup
+		for _, x := range groups {
+			if x.key == k {
+				g = x
+			}
+		}
+		if g == nil {
+			g = &kubeletGroup{key: k, value: v}
+			groups = append(groups, g)
+		}
+		g.pools = append(g.pools, p)
+	}
+	return groups
+}
+
+// splitClass makes the copy of class cls for group g's NodePools, named
+// after the first of them; nil (the pools refused) when that name is
+// taken.
+func (c *converter) splitClass(cls *entry, g *kubeletGroup, taken map[string]bool) *entry {
+	name := cls.name
+	targetName := name + "-" + g.pools[0].name
+	if taken[targetName] {
+		for _, p := range g.pools {
+			c.refuse(p, p.kubeletField(), fmt.Sprintf("its kubelet settings differ from other NodePools' of EC2NodeClass %s, and the name of its own copy, %s, is taken", name, targetName))
+		}
+		return nil
+	}
+	taken[targetName] = true
+	obj, _ := deepCopy(cls.obj).(map[string]interface{})
+	ensure(obj, "metadata")["name"] = targetName
+	target := &entry{in: cls.in, pos: cls.pos, obj: obj, apiVersion: cls.apiVersion, kind: cls.kind, name: targetName}
+	cls.splits = append(cls.splits, target)
+	var names []string
+	for _, p := range g.pools {
+		names = append(names, p.name)
+	}
+	target.changes = append(target.changes, Change{Object: target.label(), Why: fmt.Sprintf(
+		"new: a copy of EC2NodeClass %s with spec.kubelet %s, for NodePool %s (v1 keeps kubelet settings on the class: NodePools that share one with different settings need a class each)",
+		name, show(g.value), strings.Join(names, ", "))})
+	return target
 }
 
 // validate decodes every converted Karpenter object strictly as Joinery's

@@ -107,8 +107,9 @@ func (e *env) runController(t *testing.T, log *zap.Logger, tune ...func(*control
 	ready := make(chan struct{})
 	done := make(chan error, 1)
 	cfg := controller.Config{
-		RESTConfig: w.Kube.RESTConfig(), TemporalAddress: w.Temporal.Address, EC2Endpoint: w.EC2Endpoint,
-		ClusterName: "joinery-it", Log: log, Ready: ready,
+		Connection: controller.Connection{RESTConfig: w.Kube.RESTConfig(), TemporalAddress: w.Temporal.Address, EC2Endpoint: w.EC2Endpoint},
+		Cluster:    controller.Cluster{ClusterName: "joinery-it"},
+		Log:        log, Ready: ready,
 	}
 	w.SetEndpoints(&cfg)
 	for _, f := range tune {
