@@ -33,7 +33,7 @@ const ConditionDisruptionReason = "DisruptionReason"
 // disruption.PodProtection) is annotated karpenter.sh/do-not-disrupt, and
 // its NodePool's disruption budgets
 // allow one more node (unless skipped).
-func (a *Activities) CheckDisruptionCandidate(ctx context.Context, in workflows.DisruptInput) (workflows.Candidate, error) {
+func (a *Disruption) CheckDisruptionCandidate(ctx context.Context, in workflows.DisruptInput) (workflows.Candidate, error) {
 	node, err := a.Cluster.Kube.CoreV1().Nodes().Get(ctx, in.NodeName, metav1.GetOptions{})
 	if apierrors.IsNotFound(err) {
 		return workflows.Candidate{Why: "node " + in.NodeName + " does not exist"}, nil
@@ -79,7 +79,7 @@ func (a *Activities) CheckDisruptionCandidate(ctx context.Context, in workflows.
 
 // budgetBlocks returns why the NodePool's budgets forbid disrupting one more
 // node at now ("" if they allow it); nodes already tainted disrupted count.
-func (a *Activities) budgetBlocks(node *corev1.Node, pool, reason string, now time.Time) string {
+func (a *Disruption) budgetBlocks(node *corev1.Node, pool, reason string, now time.Time) string {
 	np := a.nodePool(pool)
 	if np == nil {
 		return ""
@@ -96,7 +96,7 @@ func (a *Activities) budgetBlocks(node *corev1.Node, pool, reason string, now ti
 
 // budgetRoom returns the budget's allowed count for a reason at now and how
 // many of the pool's nodes (other than except) are being disrupted.
-func (a *Activities) budgetRoom(np *apiv1.NodePool, reason string, now time.Time, except string) (allowed, disrupting int, err error) {
+func (a *world) budgetRoom(np *apiv1.NodePool, reason string, now time.Time, except string) (allowed, disrupting int, err error) {
 	pn := a.poolNodeCount(np.Name, except)
 	allowed, err = disruption.Allowed(np.Spec.Disruption.Budgets, disruption.BudgetReason(reason), pn.Nodes, now)
 	return allowed, pn.Disrupting, err
@@ -104,7 +104,7 @@ func (a *Activities) budgetRoom(np *apiv1.NodePool, reason string, now time.Time
 
 // poolNodeCount counts a NodePool's nodes and those of them (other than
 // except) tainted as being disrupted.
-func (a *Activities) poolNodeCount(pool, except string) disruption.PoolNodes {
+func (a *world) poolNodeCount(pool, except string) disruption.PoolNodes {
 	nodes, _ := a.Cluster.Nodes.List(labels.SelectorFromSet(labels.Set{apiv1.LabelNodePool: pool}))
 	pn := disruption.PoolNodes{Nodes: len(nodes)}
 	for _, n := range nodes {
@@ -115,7 +115,7 @@ func (a *Activities) poolNodeCount(pool, except string) disruption.PoolNodes {
 	return pn
 }
 
-func (a *Activities) nodePool(name string) *apiv1.NodePool {
+func (a *world) nodePool(name string) *apiv1.NodePool {
 	pools, _ := a.Cluster.NodePools()
 	for _, p := range pools {
 		if p.Name == name {
@@ -126,7 +126,7 @@ func (a *Activities) nodePool(name string) *apiv1.NodePool {
 }
 
 // claimOfNode finds the NodeClaim of a node by status.nodeName or providerID.
-func (a *Activities) claimOfNode(node *corev1.Node) *apiv1.NodeClaim {
+func (a *world) claimOfNode(node *corev1.Node) *apiv1.NodeClaim {
 	for _, nc := range a.Cluster.NodeClaims() {
 		if nc.Status.NodeName == node.Name || (node.Spec.ProviderID != "" && nc.Status.ProviderID == node.Spec.ProviderID) {
 			return nc
@@ -142,7 +142,7 @@ func instanceID(providerID string) string {
 
 // TaintNodeDisrupted adds (or removes) the karpenter.sh/disrupted:NoSchedule
 // taint and the NodeClaim's DisruptionReason condition. Idempotent.
-func (a *Activities) TaintNodeDisrupted(ctx context.Context, r workflows.TaintRequest) error {
+func (a *Disruption) TaintNodeDisrupted(ctx context.Context, r workflows.TaintRequest) error {
 	err := retry.RetryOnConflict(retry.DefaultRetry, func() error {
 		node, err := a.Cluster.Kube.CoreV1().Nodes().Get(ctx, r.NodeName, metav1.GetOptions{})
 		if err != nil {
@@ -204,7 +204,7 @@ func reasonWord(r string) string {
 // were gone: the solver places them on other nodes where they fit and
 // plans new NodeClaims for the rest (written, with the pods nominated, as
 // provisioning does). It returns the NodeClaim sagas to start.
-func (a *Activities) PlanReplacement(ctx context.Context, in workflows.DisruptInput) ([]workflows.NodeClaimInput, error) {
+func (a *Disruption) PlanReplacement(ctx context.Context, in workflows.DisruptInput) ([]workflows.NodeClaimInput, error) {
 	log := a.logger(ctx).With(zap.String("node", in.NodeName))
 	batch, err := a.discardEarlierAttempt(ctx)
 	if err != nil {
@@ -277,7 +277,7 @@ func isMirror(p *corev1.Pod) bool {
 // WaitNodeClaimReady heartbeats until a NodeClaim is Initialized. A NodeClaim
 // that disappears first (its launch failed, or its Node never registered)
 // fails with ErrReplacementFailed.
-func (a *Activities) WaitNodeClaimReady(ctx context.Context, name string) (workflows.NodeReady, error) {
+func (a *Lifecycle) WaitNodeClaimReady(ctx context.Context, name string) (workflows.NodeReady, error) {
 	for {
 		activity.RecordHeartbeat(ctx)
 		nc, err := a.Cluster.NodeClaim(ctx, name)
@@ -301,7 +301,7 @@ func (a *Activities) WaitNodeClaimReady(ctx context.Context, name string) (workf
 
 // WaitNodeClaimGone heartbeats until the NodeClaim object is deleted and its
 // instance is terminated (or unknown to EC2).
-func (a *Activities) WaitNodeClaimGone(ctx context.Context, r workflows.TerminateRequest) error {
+func (a *Lifecycle) WaitNodeClaimGone(ctx context.Context, r workflows.TerminateRequest) error {
 	for {
 		activity.RecordHeartbeat(ctx)
 		_, err := a.Cluster.NodeClaim(ctx, r.NodeClaim)

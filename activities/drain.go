@@ -32,7 +32,7 @@ const (
 // termination grace period is what the platform team promised). Mirror
 // pods, finished pods and pods tolerating the disrupted taint are not
 // waited on. Evicting an evicted pod is a no-op, so passes can be retried.
-func (a *Activities) DrainStep(ctx context.Context, r workflows.DrainRequest) (workflows.DrainStatus, error) {
+func (a *Drain) DrainStep(ctx context.Context, r workflows.DrainRequest) (workflows.DrainStatus, error) {
 	var st workflows.DrainStatus
 	byTier := map[int][]*corev1.Pod{}
 	for _, p := range a.Cluster.PodsOnNode(r.NodeName) {

@@ -72,7 +72,7 @@ func (d *eventDedupe) first(key string, ttl time.Duration, now time.Time) bool {
 // now. A pod whose do-not-disrupt value is invalid gets the Warning Event
 // InvalidDoNotDisruptAnnotation (the annotation is ignored, as Karpenter
 // does).
-func (a *Activities) disruptionClaims(ctx context.Context, now time.Time) []disruption.Claim {
+func (a *world) disruptionClaims(ctx context.Context, now time.Time) []disruption.Claim {
 	pdbs, _ := a.Cluster.PDBs.List(labels.Everything())
 	claims := a.Cluster.NodeClaims()
 	in := make([]disruption.Claim, 0, len(claims))
@@ -109,7 +109,7 @@ func (a *Activities) disruptionClaims(ctx context.Context, now time.Time) []disr
 
 // podProtection is disruption.PodProtection for a pod at now; an invalid
 // value is reported on the pod (deduplicated) and ignored.
-func (a *Activities) podProtection(ctx context.Context, p *corev1.Pod, now time.Time) disruption.Protection {
+func (a *world) podProtection(ctx context.Context, p *corev1.Pod, now time.Time) disruption.Protection {
 	var started *time.Time
 	if p.Status.StartTime != nil {
 		started = &p.Status.StartTime.Time
@@ -154,7 +154,7 @@ func pdbBlocking(pdbs []*policyv1.PodDisruptionBudget, p *corev1.Pod) (bool, []s
 // Karpenter), a log line per published Event and one when the counts
 // change, joinery_disruption_blocked_nodes{reason}, and the bounded report
 // in the decision for the Consolidation workflow's status.
-func (a *Activities) reportBlocked(ctx context.Context, d *workflows.DisruptionDecision, claims []disruption.Claim, blocked []disruption.Blocked) {
+func (a *world) reportBlocked(ctx context.Context, d *workflows.DisruptionDecision, claims []disruption.Claim, blocked []disruption.Blocked) {
 	now := time.Now()
 	uid := map[string]types.UID{}
 	for _, c := range claims {
@@ -214,7 +214,7 @@ func (a *Activities) reportBlocked(ctx context.Context, d *workflows.DisruptionD
 	}
 }
 
-func (a *Activities) event(ref *corev1.ObjectReference, reason, msg string) {
+func (a *world) event(ref *corev1.ObjectReference, reason, msg string) {
 	if a.Cluster.Recorder != nil {
 		a.Cluster.Recorder.Event(ref, corev1.EventTypeNormal, reason, msg)
 	}

@@ -11,6 +11,7 @@ import (
 	apiv1 "github.com/joinery/joinery/api/v1"
 	"github.com/joinery/joinery/internal/metrics"
 	"github.com/joinery/joinery/policy/disruption"
+	"github.com/joinery/joinery/providers/kube/kubetest"
 	"github.com/joinery/joinery/workflows"
 	"github.com/prometheus/client_golang/prometheus/testutil"
 	policyv1 "k8s.io/api/policy/v1"
@@ -76,7 +77,7 @@ func drainEvents(rec *record.FakeRecorder) []string {
 // dedupe timeout runs, again when the message changes; the gauge counts
 // nodes by reason and reads 0 for a reason that cleared.
 func TestReportBlockedPublishesEventsOnceAndSetsTheGauge(t *testing.T) {
-	a := newFakeActivities(t, nil)
+	a := newFake(t, kubetest.World{})
 	rec := record.NewFakeRecorder(100)
 	a.Cluster.Recorder, a.Metrics = rec, metrics.New()
 	pdb := disruption.Block{Kind: disruption.BlockPDB, Message: "PDB default/web prevents pod evictions (pod default/web-1)"}
@@ -146,10 +147,10 @@ func TestDoNotDisruptDurationInCandidateCheckAndDrain(t *testing.T) {
 			p := pod("train", true, map[string]string{apiv1.AnnotationDoNotDisrupt: c.value})
 			p.UID = "u-train"
 			p.Status.StartTime = &metav1.Time{Time: time.Now().Add(-c.age)}
-			a := newFakeActivities(t, []*apiv1.NodeClaim{nc}, []runtime.Object{node, p}...)
+			a := newFake(t, kubetest.World{Claims: []*apiv1.NodeClaim{nc}, Objects: []runtime.Object{node, p}})
 			rec := record.NewFakeRecorder(10)
 			a.Cluster.Recorder = rec
-			got, err := a.CheckDisruptionCandidate(context.Background(), workflows.DisruptInput{NodeName: node.Name, Reason: workflows.ReasonUnderused, SkipBudgets: true})
+			got, err := a.Disruption.CheckDisruptionCandidate(context.Background(), workflows.DisruptInput{NodeName: node.Name, Reason: workflows.ReasonUnderused, SkipBudgets: true})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -159,7 +160,7 @@ func TestDoNotDisruptDurationInCandidateCheckAndDrain(t *testing.T) {
 			if c.blocked && c.value != "true" && !strings.Contains(got.Why, " until ") {
 				t.Errorf("why %q does not say until when", got.Why)
 			}
-			st, err := a.DrainStep(context.Background(), workflows.DrainRequest{NodeName: node.Name, Now: time.Now()})
+			st, err := a.Drain.DrainStep(context.Background(), workflows.DrainRequest{NodeName: node.Name, Now: time.Now()})
 			if err != nil {
 				t.Fatal(err)
 			}

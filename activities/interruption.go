@@ -15,7 +15,7 @@ import (
 // LookupInterruptedInstance finds the NodeClaim (by status.providerID) and
 // Node of an instance, with its pool labels and any disruption already
 // under way. An instance of no NodeClaim gives an empty target.
-func (a *Activities) LookupInterruptedInstance(_ context.Context, instanceID string) (workflows.InterruptionTarget, error) {
+func (a *Interruption) LookupInterruptedInstance(_ context.Context, instanceID string) (workflows.InterruptionTarget, error) {
 	var t workflows.InterruptionTarget
 	suffix := "/" + instanceID
 	var nc *apiv1.NodeClaim
@@ -67,7 +67,7 @@ func (a *Activities) LookupInterruptedInstance(_ context.Context, instanceID str
 // MarkOfferingUnavailable puts an offering in the ICE cache for its TTL, so
 // the solver plans no capacity there meanwhile (the pool a spot
 // interruption is taking capacity back from).
-func (a *Activities) MarkOfferingUnavailable(_ context.Context, o workflows.Offering) error {
+func (a *Interruption) MarkOfferingUnavailable(_ context.Context, o workflows.Offering) error {
 	a.ICE.MarkUnavailable(o.InstanceType, o.Zone, o.CapacityType)
 	a.Log.Info("offering marked unavailable after an interruption", zap.String("instanceType", o.InstanceType),
 		zap.String("zone", o.Zone), zap.String("capacityType", o.CapacityType))
@@ -77,7 +77,7 @@ func (a *Activities) MarkOfferingUnavailable(_ context.Context, o workflows.Offe
 // RecordInterruption records what an interruption made Joinery do: a
 // Kubernetes Event on the Node and the NodeClaim, a log line and
 // joinery_interruption_actions_total{action}.
-func (a *Activities) RecordInterruption(ctx context.Context, n workflows.InterruptionNote) error {
+func (a *Interruption) RecordInterruption(ctx context.Context, n workflows.InterruptionNote) error {
 	typ := corev1.EventTypeWarning
 	if n.Action == workflows.ActionNoAction {
 		typ = corev1.EventTypeNormal

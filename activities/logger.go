@@ -9,7 +9,7 @@ import (
 
 // logger is a.Log with the workflow id and activity name of ctx, when ctx
 // is an activity's (every log line about a saga step names its workflow).
-func (a *Activities) logger(ctx context.Context) *zap.Logger {
+func (a *world) logger(ctx context.Context) *zap.Logger {
 	if !activity.IsActivity(ctx) {
 		return a.Log
 	}

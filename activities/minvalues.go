@@ -28,7 +28,7 @@ import (
 // offerings, so the saga tries its other capacity type or gives up. A
 // reserved launch is not widened: it targets its reservations as planned
 // (minValues holds for the spot and on-demand launches after it).
-func (a *Activities) launchOfferings(nc *apiv1.NodeClaim, cls *apiv1.EC2NodeClass, req workflows.LaunchRequest) ([]workflows.Offering, error) {
+func (a *Launch) launchOfferings(nc *apiv1.NodeClaim, cls *apiv1.EC2NodeClass, req workflows.LaunchRequest) ([]workflows.Offering, error) {
 	if req.CapacityType == apiv1.CapacityTypeReserved {
 		return req.Offerings, nil
 	}

@@ -25,7 +25,7 @@ type overlayState struct {
 
 // applyOverlays prices the snapshot's pools after the NodeOverlays the
 // cluster watches (none unless --feature-gates NodeOverlay=true).
-func (a *Activities) applyOverlays(s *snapshot) {
+func (a *world) applyOverlays(s *snapshot) {
 	list, _ := a.Cluster.NodeOverlays()
 	var set *overlay.Set
 	var pools map[string]solver.NodePool
@@ -49,7 +49,7 @@ func (a *Activities) applyOverlays(s *snapshot) {
 
 // lastOverlays is the set the last snapshot resolved (nil: none) and the
 // pool it knew by that name (ok false: not in the snapshot).
-func (a *Activities) lastOverlays(pool string) (*overlay.Set, solver.NodePool, bool) {
+func (a *world) lastOverlays(pool string) (*overlay.Set, solver.NodePool, bool) {
 	a.overlays.mu.Lock()
 	defer a.overlays.mu.Unlock()
 	p, ok := a.overlays.pools[pool]
@@ -58,7 +58,7 @@ func (a *Activities) lastOverlays(pool string) (*overlay.Set, solver.NodePool, b
 
 // ResolveOverlays resolves the watched NodeOverlays against the NodePools
 // as they are now, for the leader to report each overlay's verdict.
-func (a *Activities) ResolveOverlays() ([]*v1alpha1.NodeOverlay, *overlay.Set) {
+func (a *world) ResolveOverlays() ([]*v1alpha1.NodeOverlay, *overlay.Set) {
 	list, _ := a.Cluster.NodeOverlays()
 	if len(list) == 0 {
 		return nil, overlay.Resolve(nil, nil)
@@ -85,7 +85,7 @@ func snapshotPools(s *snapshot) []solver.NodePool {
 }
 
 // overlaidPrice is a node's price after the NodeOverlays of its pool.
-func (a *Activities) overlaidPrice(it *catalog.InstanceType, poolName, zone, capacityType string, base float64) float64 {
+func (a *world) overlaidPrice(it *catalog.InstanceType, poolName, zone, capacityType string, base float64) float64 {
 	set, pool, ok := a.lastOverlays(poolName)
 	if set == nil {
 		return base
@@ -103,7 +103,7 @@ func (a *Activities) overlaidPrice(it *catalog.InstanceType, poolName, zone, cap
 // pricesOverlaid reports whether a NodeOverlay sets the price of one of
 // the launch's offerings. It resolves the overlays against the NodeClaim's
 // pool alone (conflicts are per pool), so any worker answers alike.
-func (a *Activities) pricesOverlaid(poolName string, cls *apiv1.EC2NodeClass, offs []workflows.Offering) bool {
+func (a *world) pricesOverlaid(poolName string, cls *apiv1.EC2NodeClass, offs []workflows.Offering) bool {
 	list, _ := a.Cluster.NodeOverlays()
 	np := a.nodePool(poolName)
 	if len(list) == 0 || np == nil {

@@ -36,7 +36,7 @@ type PendingLedger struct {
 
 // Ledger is the pending-pod ledger of these activities (made on first use
 // from Cluster, State, Log and NominationWindow).
-func (a *Activities) Ledger() *PendingLedger {
+func (a *world) Ledger() *PendingLedger {
 	a.ledgerOnce.Do(func() {
 		a.ledger = &PendingLedger{state: a.State, log: a.Log,
 			pending: a.Cluster.ProvisionablePods, nominated: a.liveNominations, window: a.nominationWindow}
@@ -146,7 +146,7 @@ func (l *PendingLedger) persist(ctx context.Context, set map[string]string, expi
 }
 
 // rememberOutcome records a plan's outcome in the ledger by pod UID.
-func (a *Activities) rememberOutcome(ctx context.Context, plan solver.Plan, snap *snapshot, now time.Time) {
+func (a *world) rememberOutcome(ctx context.Context, plan solver.Plan, snap *snapshot, now time.Time) {
 	var unsched, existing []string
 	for _, u := range plan.Unschedulable {
 		if p := snap.podsByKey[u.Pod]; p != nil {

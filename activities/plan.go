@@ -46,7 +46,7 @@ func attemptBatch(ctx context.Context) string {
 // attempt of this activity wrote before it failed: no saga was started for
 // them (no instance exists), and they would hold their pods' nominations
 // forever. It returns the batch label for this attempt's NodeClaims.
-func (a *Activities) discardEarlierAttempt(ctx context.Context) (string, error) {
+func (a *world) discardEarlierAttempt(ctx context.Context) (string, error) {
 	batch := attemptBatch(ctx)
 	if batch == "" || activity.GetInfo(ctx).Attempt < 2 {
 		return batch, nil
@@ -55,7 +55,7 @@ func (a *Activities) discardEarlierAttempt(ctx context.Context) (string, error) 
 }
 
 // discardBatch deletes the NodeClaims labelled with the batch.
-func (a *Activities) discardBatch(ctx context.Context, batch string) error {
+func (a *world) discardBatch(ctx context.Context, batch string) error {
 	for _, nc := range a.Cluster.NodeClaims() {
 		if nc.Labels[LabelProvisionBatch] != batch {
 			continue
@@ -75,15 +75,15 @@ const nodeClaimWriters = 16
 // on a NodeClaim (Karpenter truncates to 60 at launch).
 const MaxInstanceTypesPerNodeClaim = 60
 
+// cacheWait bounds how long a plan waits for its NodeClaims to reach the
+// informer cache before it fails and is retried.
+const cacheWait = 10 * time.Second
+
 // PlanProvisioning snapshots the cluster, solves, writes one NodeClaim
 // object per new node (with the pods nominated to it), and reports pods no
 // node can hold with an Event on the pod and a log line. It returns the
 // NodeClaim sagas to start.
-// cacheWait bounds how long a plan waits for its NodeClaims to reach the
-// informer cache (milliseconds normally) before it fails and is retried.
-const cacheWait = 10 * time.Second
-
-func (a *Activities) PlanProvisioning(ctx context.Context, in workflows.ProvisionInput) (workflows.ProvisionPlan, error) {
+func (a *Provisioning) PlanProvisioning(ctx context.Context, in workflows.ProvisionInput) (workflows.ProvisionPlan, error) {
 	if in.StaticPool != "" {
 		return a.planStatic(ctx, in)
 	}
@@ -190,7 +190,7 @@ func (a *Activities) PlanProvisioning(ctx context.Context, in workflows.Provisio
 }
 
 // writeNodeClaim creates the NodeClaim object for one planned node.
-func (a *Activities) writeNodeClaim(ctx context.Context, snap *snapshot, batch string, nn solver.NewNodeClaim) (*apiv1.NodeClaim, workflows.NodeClaimInput, error) {
+func (a *world) writeNodeClaim(ctx context.Context, snap *snapshot, batch string, nn solver.NewNodeClaim) (*apiv1.NodeClaim, workflows.NodeClaimInput, error) {
 	offs := flattenOfferings(nn)
 	if len(offs) == 0 {
 		return nil, workflows.NodeClaimInput{}, fmt.Errorf("solver returned nodeclaim for %s without offerings", nn.NodePool)
@@ -239,7 +239,7 @@ type claimSpec struct {
 }
 
 // createNodeClaim creates a NodeClaim object of pool np.
-func (a *Activities) createNodeClaim(ctx context.Context, np *apiv1.NodePool, cs claimSpec) (*apiv1.NodeClaim, error) {
+func (a *world) createNodeClaim(ctx context.Context, np *apiv1.NodePool, cs claimSpec) (*apiv1.NodeClaim, error) {
 	name := np.Name + "-" + randomSuffix()
 	labels := map[string]string{apiv1.LabelNodePool: np.Name, LabelProvisionBatch: cs.batch}
 	for k, v := range cs.labels {

@@ -25,7 +25,7 @@ import (
 // whatif.MergeClass). Existing nodes carry their price (the live market
 // when a.Market has it). The Cluster's Recorder should be nil: an invalid
 // do-not-disrupt annotation is then not reported on the pod.
-func (a *Activities) Preview(ch whatif.Change, now time.Time) whatif.State {
+func (a *world) Preview(ch whatif.Change, now time.Time) whatif.State {
 	st := whatif.State{Now: now, Pools: map[string]disruption.PoolNodes{}, Classes: map[string]*apiv1.EC2NodeClass{}}
 	for _, c := range a.Cluster.NodeClasses() {
 		st.Classes[c.Name] = c
@@ -117,7 +117,7 @@ func NewPreview(ctx context.Context, o PreviewOptions) (*Activities, func(), err
 		cancel()
 		return nil, nil, err
 	}
-	a := &Activities{Cluster: cl, Catalog: cat, ICE: aws.NewICECache(3*time.Minute, nil), Log: zap.NewNop()}
+	a := New(Deps{Cluster: cl, Catalog: cat, ICE: aws.NewICECache(3*time.Minute, nil), Log: zap.NewNop()})
 	if o.Region != "" || o.EC2Endpoint != "" {
 		region := o.Region
 		if region == "" {

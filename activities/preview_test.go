@@ -7,9 +7,11 @@ import (
 
 	apiv1 "github.com/joinery/joinery/api/v1"
 	"github.com/joinery/joinery/preview/whatif"
+	"github.com/joinery/joinery/providers/kube/kubetest"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
 	dynfake "k8s.io/client-go/dynamic/fake"
 	kubefake "k8s.io/client-go/kubernetes/fake"
 )
@@ -42,7 +44,7 @@ func TestPreviewPlansTheChangesPoolsAndWritesNothing(t *testing.T) {
 			Conditions: []corev1.NodeCondition{{Type: corev1.NodeReady, Status: corev1.ConditionTrue}}}}
 	nc := &apiv1.NodeClaim{ObjectMeta: metav1.ObjectMeta{Name: "gp-abcde", Labels: labels}, Spec: apiv1.NodeClaimSpec{NodeClassRef: ref}}
 	nc.Status.NodeName, nc.Status.ProviderID = node.Name, "aws:///us-east-1a/i-1"
-	a := newFakeActivitiesWith(t, []*apiv1.NodePool{gp}, []*apiv1.NodeClaim{nc}, []*apiv1.EC2NodeClass{cls}, node)
+	a := newFake(t, kubetest.World{Pools: []*apiv1.NodePool{gp}, Claims: []*apiv1.NodeClaim{nc}, Classes: []*apiv1.EC2NodeClass{cls}, Objects: []runtime.Object{node}})
 	kc, dc := a.Cluster.Kube.(*kubefake.Clientset), a.Cluster.Dynamic.(*dynfake.FakeDynamicClient)
 	kc.ClearActions()
 	dc.ClearActions()

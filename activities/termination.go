@@ -28,7 +28,7 @@ import (
 // karpenter.sh/nodeclaim-termination-timestamp (an existing stamp wins, so
 // retries and a forced "now" agree). A NodeClaim already gone leaves what
 // the request knows. Idempotent.
-func (a *Activities) BeginTermination(ctx context.Context, r workflows.TerminationRequest) (workflows.TerminationPlan, error) {
+func (a *Lifecycle) BeginTermination(ctx context.Context, r workflows.TerminationRequest) (workflows.TerminationPlan, error) {
 	plan := workflows.TerminationPlan{NodeName: r.NodeName, InstanceID: r.InstanceID}
 	nc, err := a.Cluster.NodeClaim(ctx, r.NodeClaim)
 	switch {
@@ -88,7 +88,7 @@ func (a *Activities) BeginTermination(ctx context.Context, r workflows.Terminati
 
 // nodeFor reads the named Node from the API server, or finds the Node of
 // the instance in the cache (nil: none).
-func (a *Activities) nodeFor(ctx context.Context, name, instance string) *corev1.Node {
+func (a *Lifecycle) nodeFor(ctx context.Context, name, instance string) *corev1.Node {
 	if name != "" {
 		if n, err := a.Cluster.Kube.CoreV1().Nodes().Get(ctx, name, metav1.GetOptions{}); err == nil {
 			return n
@@ -109,7 +109,7 @@ func hasFinalizer(fins []string) bool {
 // WaitVolumesDetached heartbeats until no VolumeAttachment names the node
 // (the attach-detach controller deletes them once the volumes are
 // detached), or until r.Until, when it reports what is left.
-func (a *Activities) WaitVolumesDetached(ctx context.Context, r workflows.VolumeWait) (workflows.VolumeStatus, error) {
+func (a *Lifecycle) WaitVolumesDetached(ctx context.Context, r workflows.VolumeWait) (workflows.VolumeStatus, error) {
 	for {
 		activity.RecordHeartbeat(ctx)
 		attached := a.attachedVolumes(r.NodeName)
@@ -128,7 +128,7 @@ func (a *Activities) WaitVolumesDetached(ctx context.Context, r workflows.Volume
 	}
 }
 
-func (a *Activities) attachedVolumes(node string) []string {
+func (a *Lifecycle) attachedVolumes(node string) []string {
 	vas, _ := a.Cluster.VolumeAttachments.List(labels.Everything())
 	var out []string
 	for _, va := range vas {
@@ -143,7 +143,7 @@ func (a *Activities) attachedVolumes(node string) []string {
 // RemoveTerminationFinalizers ends a terminated node's objects: the Node's
 // finalizer is removed (and it is deleted if it was not), then the
 // NodeClaim's. Missing objects are fine, so retries are safe.
-func (a *Activities) RemoveTerminationFinalizers(ctx context.Context, r workflows.TerminateRequest) error {
+func (a *Lifecycle) RemoveTerminationFinalizers(ctx context.Context, r workflows.TerminateRequest) error {
 	if n := a.nodeFor(ctx, r.NodeName, r.InstanceID); n != nil {
 		if err := a.Cluster.DeleteNode(ctx, n.Name); err != nil {
 			return fmt.Errorf("release Node %s: %w", n.Name, err)
@@ -168,7 +168,7 @@ const disruptedPrefix = "disrupted: "
 // whose object is gone (nc: as read just before; nil: already gone, not
 // counted): the terminated counters, and for a disruption
 // karpenter_nodeclaims_disrupted_total with Karpenter's labels.
-func (a *Activities) nodeClaimEnded(nc *apiv1.NodeClaim, reason string, hadNode bool) {
+func (a *Lifecycle) nodeClaimEnded(nc *apiv1.NodeClaim, reason string, hadNode bool) {
 	if nc == nil {
 		return
 	}

@@ -338,7 +338,7 @@ func newDependencies(ctx context.Context, cfg Config) (*dependencies, error) {
 			d.market.NodeClassChanged()
 		}
 	})
-	acts := &activities.Activities{
+	acts := activities.New(activities.Deps{
 		Cluster: cl, Cloud: cc, Catalog: cat, Market: market, ICE: ice, Metrics: m, Log: log,
 		ClusterFacts: facts, RegistrationTTL: cfg.RegistrationTTL, Pseudonym: d.pseudonym,
 		SolverBudget: cfg.SolverBudget,
@@ -347,7 +347,7 @@ func newDependencies(ctx context.Context, cfg Config) (*dependencies, error) {
 		StaticCapacity:          cfg.FeatureGates.StaticCapacity,
 		CapacityBuffer:          cfg.FeatureGates.CapacityBuffer,
 		SpreadDefaults:          cfg.SpreadDefaults,
-	}
+	})
 	acts.CatalogStatus = d.market.Summary
 	acts.LaunchTemplates = acts.LaunchTemplateGC()
 	m.Registry.MustRegister(newKarpenterCollector(cl, acts.NodePrice))
