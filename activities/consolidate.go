@@ -25,14 +25,15 @@ import (
 func (a *Disruption) CheckDisruptionCandidates(ctx context.Context, r workflows.CandidatesRequest) (workflows.CandidateSet, error) {
 	var set workflows.CandidateSet
 	now := time.Now()
-	room := map[string]int{} // NodePool -> disruptions left
+	room := disruption.Room{}
 	for _, n := range r.Nodes {
 		c, err := a.CheckDisruptionCandidate(ctx, workflows.DisruptInput{NodeName: n, Reason: r.Reason, SkipBudgets: true})
 		if err != nil {
 			return set, err
 		}
 		if c.OK {
-			if why := a.takeBudget(room, c.NodePool, r.Reason, now); why != "" {
+			np := a.nodePool(c.NodePool)
+			if why := room.Take(c.NodePool, np, a.poolNodeCount(c.NodePool, ""), r.Reason, now); why != "" {
 				c = workflows.Candidate{Why: why}
 			}
 		}
@@ -43,29 +44,6 @@ func (a *Disruption) CheckDisruptionCandidates(ctx context.Context, r workflows.
 		set.Candidates = append(set.Candidates, c)
 	}
 	return set, nil
-}
-
-// takeBudget reserves one disruption of the pool's budget for the reason
-// in room, and says why not when none is left.
-func (a *Disruption) takeBudget(room map[string]int, pool, reason string, now time.Time) string {
-	left, ok := room[pool]
-	if !ok {
-		np := a.nodePool(pool)
-		if np == nil {
-			return "NodePool " + pool + " is gone"
-		}
-		allowed, disrupting, err := a.budgetRoom(np, reason, now, "")
-		if err != nil {
-			return err.Error()
-		}
-		left = allowed - disrupting
-	}
-	if left <= 0 {
-		room[pool] = 0
-		return fmt.Sprintf("NodePool %s disruption budget allows no more nodes to be disrupted at once", pool)
-	}
-	room[pool] = left - 1
-	return ""
 }
 
 // RecheckConsolidation is the saving re-checked just before acting: with

@@ -2,13 +2,13 @@ package activities
 
 import (
 	"context"
-	"fmt"
 	"strings"
 	"time"
 
 	apiv1 "github.com/joinery/joinery/api/v1"
 	"github.com/joinery/joinery/internal/metrics"
 	"github.com/joinery/joinery/policy/disruption"
+	"github.com/joinery/joinery/policy/gc"
 	"github.com/joinery/joinery/providers/aws"
 	"github.com/joinery/joinery/providers/kube"
 	"github.com/joinery/joinery/solver"
@@ -28,11 +28,10 @@ const ConditionDisruptionReason = "DisruptionReason"
 
 // CheckDisruptionCandidate re-checks, right before acting, that a node may
 // be disrupted: it exists and Joinery launched it; unless this is an
-// interruption, neither the node (="true") nor any of its pods (="true",
-// or a duration not yet elapsed since the pod started:
-// disruption.PodProtection) is annotated karpenter.sh/do-not-disrupt, and
-// its NodePool's disruption budgets
-// allow one more node (unless skipped).
+// interruption, the disruption rules candidate filtering applies to the
+// node and each of its pods (disruption.NodeBlock, disruption.PodBlock;
+// an operator's drain may take a bare pod) and, unless skipped, its
+// NodePool's budgets (disruption.BudgetBlocks) allow it.
 func (a *Disruption) CheckDisruptionCandidate(ctx context.Context, in workflows.DisruptInput) (workflows.Candidate, error) {
 	node, err := a.Cluster.Kube.CoreV1().Nodes().Get(ctx, in.NodeName, metav1.GetOptions{})
 	if apierrors.IsNotFound(err) {
@@ -45,61 +44,28 @@ func (a *Disruption) CheckDisruptionCandidate(ctx context.Context, in workflows.
 	if nc == nil {
 		return workflows.Candidate{Why: "node " + in.NodeName + " has no NodeClaim: Joinery did not launch it"}, nil
 	}
-	c := workflows.Candidate{OK: true, NodeClaim: nc.Name, NodePool: nc.Labels[apiv1.LabelNodePool], InstanceID: instanceID(node.Spec.ProviderID)}
+	c := workflows.Candidate{OK: true, NodeClaim: nc.Name, NodePool: nc.Labels[apiv1.LabelNodePool], InstanceID: gc.InstanceID(node.Spec.ProviderID)}
 	if nc.Spec.TerminationGracePeriod != nil {
 		c.TerminationGracePeriod = nc.Spec.TerminationGracePeriod.Duration
 	}
 	if in.Interruption {
 		return c, nil
 	}
-	if disruption.NodeProtected(node.Annotations) {
-		return workflows.Candidate{Why: "node is annotated " + apiv1.AnnotationDoNotDisrupt}, nil
+	if b := disruption.NodeBlock(node.Annotations); b != nil {
+		return workflows.Candidate{Why: b.Message}, nil
 	}
 	now := time.Now()
 	for _, p := range a.Cluster.PodsOnNode(node.Name) {
-		if pr := a.podProtection(ctx, p, now); kube.IsActive(p) && pr.Active {
-			why := fmt.Sprintf("pod %s/%s is annotated %s", p.Namespace, p.Name, apiv1.AnnotationDoNotDisrupt)
-			if !pr.Until.IsZero() {
-				why += " until " + pr.Until.UTC().Format(time.RFC3339)
-			}
-			return workflows.Candidate{Why: why}, nil
-		}
-		// An operator's drain may evict a bare pod (like kubectl drain --force); automation may not.
-		if in.Reason != workflows.ReasonManual && reschedulable(p) && !hasController(p) {
-			return workflows.Candidate{Why: fmt.Sprintf("pod %s/%s has no controller: evicting it would lose it", p.Namespace, p.Name)}, nil
+		if b := disruption.PodBlock(a.disruptionPod(ctx, p, nil, now), in.Reason == workflows.ReasonManual); b != nil {
+			return workflows.Candidate{Why: b.Message}, nil
 		}
 	}
-	if !in.SkipBudgets {
-		if why := a.budgetBlocks(node, c.NodePool, in.Reason, time.Now()); why != "" {
+	if np := a.nodePool(c.NodePool); np != nil && !in.SkipBudgets {
+		if why := disruption.BudgetBlocks(np, a.poolNodeCount(np.Name, node.Name), in.Reason, now); why != "" {
 			return workflows.Candidate{Why: why}, nil
 		}
 	}
 	return c, nil
-}
-
-// budgetBlocks returns why the NodePool's budgets forbid disrupting one more
-// node at now ("" if they allow it); nodes already tainted disrupted count.
-func (a *Disruption) budgetBlocks(node *corev1.Node, pool, reason string, now time.Time) string {
-	np := a.nodePool(pool)
-	if np == nil {
-		return ""
-	}
-	allowed, disrupting, err := a.budgetRoom(np, reason, now, node.Name)
-	if err != nil {
-		return err.Error()
-	}
-	if disrupting >= allowed {
-		return fmt.Sprintf("NodePool %s disruption budget allows %d node(s) at once and %d are being disrupted", pool, allowed, disrupting)
-	}
-	return ""
-}
-
-// budgetRoom returns the budget's allowed count for a reason at now and how
-// many of the pool's nodes (other than except) are being disrupted.
-func (a *world) budgetRoom(np *apiv1.NodePool, reason string, now time.Time, except string) (allowed, disrupting int, err error) {
-	pn := a.poolNodeCount(np.Name, except)
-	allowed, err = disruption.Allowed(np.Spec.Disruption.Budgets, disruption.BudgetReason(reason), pn.Nodes, now)
-	return allowed, pn.Disrupting, err
 }
 
 // poolNodeCount counts a NodePool's nodes and those of them (other than
@@ -108,7 +74,7 @@ func (a *world) poolNodeCount(pool, except string) disruption.PoolNodes {
 	nodes, _ := a.Cluster.Nodes.List(labels.SelectorFromSet(labels.Set{apiv1.LabelNodePool: pool}))
 	pn := disruption.PoolNodes{Nodes: len(nodes)}
 	for _, n := range nodes {
-		if n.Name != except && hasTaint(n.Spec.Taints, apiv1.TaintKeyDisrupted) {
+		if n.Name != except && disruption.HasTaint(n.Spec.Taints, apiv1.TaintKeyDisrupted) {
 			pn.Disrupting++
 		}
 	}
@@ -135,11 +101,6 @@ func (a *world) claimOfNode(node *corev1.Node) *apiv1.NodeClaim {
 	return nil
 }
 
-// instanceID extracts i-... from aws:///<zone>/<id>.
-func instanceID(providerID string) string {
-	return providerID[strings.LastIndex(providerID, "/")+1:]
-}
-
 // TaintNodeDisrupted adds (or removes) the karpenter.sh/disrupted:NoSchedule
 // taint and the NodeClaim's DisruptionReason condition. Idempotent.
 func (a *Disruption) TaintNodeDisrupted(ctx context.Context, r workflows.TaintRequest) error {
@@ -148,7 +109,7 @@ func (a *Disruption) TaintNodeDisrupted(ctx context.Context, r workflows.TaintRe
 		if err != nil {
 			return err
 		}
-		has := hasTaint(node.Spec.Taints, apiv1.TaintKeyDisrupted)
+		has := disruption.HasTaint(node.Spec.Taints, apiv1.TaintKeyDisrupted)
 		if has != r.Remove {
 			return nil
 		}

@@ -93,18 +93,25 @@ func (a *world) disruptionClaims(ctx context.Context, now time.Time) []disruptio
 				}
 			}
 			for _, p := range a.Cluster.PodsOnNode(s.Node.Name) {
-				pr := a.podProtection(ctx, p, now)
-				blocked, names := pdbBlocking(pdbs, p)
-				s.Pods = append(s.Pods, disruption.Pod{
-					Name: key(p), Active: kube.IsActive(p), DoNotDisrupt: pr.Active, DoNotDisruptUntil: pr.Until,
-					Reschedulable: reschedulable(p), Controlled: hasController(p), Blocked: blocked, PDBs: names,
-					Annotations: p.Annotations, Priority: p.Spec.Priority,
-				})
+				s.Pods = append(s.Pods, a.disruptionPod(ctx, p, pdbs, now))
 			}
 		}
 		in = append(in, s)
 	}
 	return in
+}
+
+// disruptionPod is what the disruption rules know of a pod on a node,
+// do-not-disrupt judged at now and the PDBs that block its eviction among
+// pdbs.
+func (a *world) disruptionPod(ctx context.Context, p *corev1.Pod, pdbs []*policyv1.PodDisruptionBudget, now time.Time) disruption.Pod {
+	pr := a.podProtection(ctx, p, now)
+	blocked, names := pdbBlocking(pdbs, p)
+	return disruption.Pod{
+		Name: key(p), Active: kube.IsActive(p), DoNotDisrupt: pr.Active, DoNotDisruptUntil: pr.Until,
+		Reschedulable: reschedulable(p), Controlled: hasController(p), Blocked: blocked, PDBs: names,
+		Annotations: p.Annotations, Priority: p.Spec.Priority,
+	}
 }
 
 // podProtection is disruption.PodProtection for a pod at now; an invalid

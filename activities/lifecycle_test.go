@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	apiv1 "github.com/joinery/joinery/api/v1"
+	"github.com/joinery/joinery/policy/disruption"
 	"github.com/joinery/joinery/providers/kube/kubetest"
 	"github.com/joinery/joinery/workflows"
 	"go.temporal.io/sdk/activity"
@@ -48,7 +49,7 @@ func TestWaitForNodeReady(t *testing.T) {
 		}
 	}
 	n, _ := a.Cluster.Kube.CoreV1().Nodes().Get(t.Context(), node.Name, metav1.GetOptions{})
-	if hasTaint(n.Spec.Taints, apiv1.TaintKeyUnregistered) || n.Labels[apiv1.LabelNodeRegistered] != "true" {
+	if disruption.HasTaint(n.Spec.Taints, apiv1.TaintKeyUnregistered) || n.Labels[apiv1.LabelNodeRegistered] != "true" {
 		t.Errorf("node after registration: taints %v labels %v", n.Spec.Taints, n.Labels)
 	}
 

@@ -11,6 +11,7 @@ import (
 
 	apiv1 "github.com/joinery/joinery/api/v1"
 	"github.com/joinery/joinery/catalog"
+	"github.com/joinery/joinery/policy/disruption"
 	"github.com/joinery/joinery/policy/nodeclass"
 	"github.com/joinery/joinery/providers/kube"
 	"github.com/joinery/joinery/solver"
@@ -214,7 +215,7 @@ func (a *world) addExistingNodes(s *snapshot, nodes []*corev1.Node, claims []*ap
 		ports[ep.Node] = append(ports[ep.Node], ep.Pod.HostPorts...)
 	}
 	for _, n := range nodes {
-		if n.Spec.Unschedulable || !nodeReady(n) || hasTaint(n.Spec.Taints, apiv1.TaintKeyDisrupted) || n.DeletionTimestamp != nil {
+		if n.Spec.Unschedulable || !nodeReady(n) || disruption.HasTaint(n.Spec.Taints, apiv1.TaintKeyDisrupted) || n.DeletionTimestamp != nil {
 			continue
 		}
 		if nc := claimByNode[n.Name]; nc != nil && (nc.DeletionTimestamp != nil || booked(nc, now)) {
@@ -465,15 +466,6 @@ func nodeReady(n *corev1.Node) bool {
 	for _, c := range n.Status.Conditions {
 		if c.Type == corev1.NodeReady {
 			return c.Status == corev1.ConditionTrue
-		}
-	}
-	return false
-}
-
-func hasTaint(ts []corev1.Taint, key string) bool {
-	for _, t := range ts {
-		if t.Key == key {
-			return true
 		}
 	}
 	return false

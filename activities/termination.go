@@ -9,6 +9,7 @@ import (
 
 	apiv1 "github.com/joinery/joinery/api/v1"
 	"github.com/joinery/joinery/internal/metrics"
+	"github.com/joinery/joinery/policy/gc"
 	"github.com/joinery/joinery/workflows"
 	"go.temporal.io/sdk/activity"
 	"go.uber.org/zap"
@@ -54,7 +55,7 @@ func (a *Lifecycle) BeginTermination(ctx context.Context, r workflows.Terminatio
 		if nc.Status.NodeName != "" {
 			plan.NodeName = nc.Status.NodeName
 		}
-		if id := instanceID(nc.Status.ProviderID); id != "" {
+		if id := gc.InstanceID(nc.Status.ProviderID); id != "" {
 			plan.InstanceID = id
 		}
 		if stamp, ok := nc.Annotations[apiv1.AnnotationTerminationTimestamp]; ok {
