@@ -12,6 +12,7 @@ import (
 	apiv1 "github.com/joinery/joinery/api/v1"
 	"github.com/joinery/joinery/policy/disruption"
 	"github.com/joinery/joinery/policy/gang"
+	"github.com/joinery/joinery/policy/nodeclass"
 	"github.com/joinery/joinery/solver"
 	"github.com/joinery/joinery/workflows"
 	"go.temporal.io/sdk/activity"
@@ -128,7 +129,7 @@ func (a *Gang) PlanGang(ctx context.Context, in workflows.GangInput) (workflows.
 		snap.podsByKey[p.Namespace+"/"+p.Name] = p
 	}
 	plan := solver.Solve(snap.input)
-	capReservations(plan.NewNodeClaims, a.reservationBudget())
+	nodeclass.CapReservations(plan.NewNodeClaims, a.reservationBudget())
 	var unplaced []gang.Unplaced
 	for _, u := range plan.Unschedulable {
 		if len(snap.notReady) > 0 {

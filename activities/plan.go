@@ -13,6 +13,7 @@ import (
 	apiv1 "github.com/joinery/joinery/api/v1"
 	"github.com/joinery/joinery/internal/metrics"
 	"github.com/joinery/joinery/policy/disruption"
+	"github.com/joinery/joinery/policy/nodeclass"
 	"github.com/joinery/joinery/solver"
 	"github.com/joinery/joinery/workflows"
 	"go.temporal.io/sdk/activity"
@@ -108,7 +109,7 @@ func (a *Provisioning) PlanProvisioning(ctx context.Context, in workflows.Provis
 	}
 	a.Metrics.Scheduled(metrics.ControllerProvisioner, time.Since(start).Seconds(), realUnsched)
 	a.Metrics.SetQueueDepth(metrics.ControllerProvisioner, in.BatchID, realUnsched)
-	if n := capReservations(plan.NewNodeClaims, a.reservationBudget()); n > 0 {
+	if n := nodeclass.CapReservations(plan.NewNodeClaims, a.reservationBudget()); n > 0 {
 		log.Info("capacity reservations used up: nodeclaims planned on other offerings", zap.Int("nodeclaims", n))
 	}
 	a.rememberOutcome(ctx, plan, snap, time.Now())
