@@ -20,7 +20,6 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
-	"k8s.io/client-go/util/retry"
 )
 
 // ConditionDisruptionReason on a NodeClaim records why it is being disrupted.
@@ -33,7 +32,7 @@ const ConditionDisruptionReason = "DisruptionReason"
 // an operator's drain may take a bare pod) and, unless skipped, its
 // NodePool's budgets (disruption.BudgetBlocks) allow it.
 func (a *Disruption) CheckDisruptionCandidate(ctx context.Context, in workflows.DisruptInput) (workflows.Candidate, error) {
-	node, err := a.Cluster.Kube.CoreV1().Nodes().Get(ctx, in.NodeName, metav1.GetOptions{})
+	node, err := a.Cluster.GetNode(ctx, in.NodeName)
 	if apierrors.IsNotFound(err) {
 		return workflows.Candidate{Why: "node " + in.NodeName + " does not exist"}, nil
 	}
@@ -104,14 +103,10 @@ func (a *world) claimOfNode(node *corev1.Node) *apiv1.NodeClaim {
 // TaintNodeDisrupted adds (or removes) the karpenter.sh/disrupted:NoSchedule
 // taint and the NodeClaim's DisruptionReason condition. Idempotent.
 func (a *Disruption) TaintNodeDisrupted(ctx context.Context, r workflows.TaintRequest) error {
-	err := retry.RetryOnConflict(retry.DefaultRetry, func() error {
-		node, err := a.Cluster.Kube.CoreV1().Nodes().Get(ctx, r.NodeName, metav1.GetOptions{})
-		if err != nil {
-			return err
-		}
+	err := a.Cluster.UpdateNode(ctx, r.NodeName, func(node *corev1.Node) bool {
 		has := disruption.HasTaint(node.Spec.Taints, apiv1.TaintKeyDisrupted)
 		if has != r.Remove {
-			return nil
+			return false
 		}
 		if r.Remove {
 			var kept []corev1.Taint
@@ -124,8 +119,7 @@ func (a *Disruption) TaintNodeDisrupted(ctx context.Context, r workflows.TaintRe
 		} else {
 			node.Spec.Taints = append(node.Spec.Taints, corev1.Taint{Key: apiv1.TaintKeyDisrupted, Effect: corev1.TaintEffectNoSchedule})
 		}
-		_, err = a.Cluster.Kube.CoreV1().Nodes().Update(ctx, node, metav1.UpdateOptions{})
-		return err
+		return true
 	})
 	if apierrors.IsNotFound(err) {
 		err = nil // a node already gone needs no taint

@@ -106,7 +106,7 @@ func (a *world) disruptionClaims(ctx context.Context, now time.Time) []disruptio
 // pdbs.
 func (a *world) disruptionPod(ctx context.Context, p *corev1.Pod, pdbs []*policyv1.PodDisruptionBudget, now time.Time) disruption.Pod {
 	pr := a.podProtection(ctx, p, now)
-	blocked, names := pdbBlocking(pdbs, p)
+	blocked, names := disruption.PDBBlocking(pdbs, p)
 	return disruption.Pod{
 		Name: key(p), Active: kube.IsActive(p), DoNotDisrupt: pr.Active, DoNotDisruptUntil: pr.Until,
 		Reschedulable: reschedulable(p), Controlled: hasController(p), Blocked: blocked, PDBs: names,
@@ -129,29 +129,6 @@ func (a *world) podProtection(ctx context.Context, p *corev1.Pod, now time.Time)
 		a.logger(ctx).Warn("invalid do-not-disrupt annotation ignored", zap.String("pod", key(p)), zap.Error(pr.Invalid))
 	}
 	return pr
-}
-
-// pdbBlocking says whether PodDisruptionBudgets block the pod's eviction
-// and which: a selecting PDB that allows no disruption (that one), or
-// several selecting it (all: the eviction API refuses such pods).
-func pdbBlocking(pdbs []*policyv1.PodDisruptionBudget, p *corev1.Pod) (bool, []string) {
-	var sel, zero []string
-	for _, pdb := range pdbs {
-		if pdb.Namespace != p.Namespace || !selects(pdb.Spec.Selector, p.Labels) {
-			continue
-		}
-		sel = append(sel, pdb.Namespace+"/"+pdb.Name)
-		if pdb.Status.DisruptionsAllowed == 0 {
-			zero = append(zero, pdb.Namespace+"/"+pdb.Name)
-		}
-	}
-	switch {
-	case len(sel) > 1:
-		return true, sel
-	case len(zero) > 0:
-		return true, zero[:1]
-	}
-	return false, nil
 }
 
 // reportBlocked publishes why nodes were not disrupted this pass: the

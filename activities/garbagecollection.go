@@ -284,13 +284,12 @@ func (a *GC) deleteGoneNode(ctx context.Context, name string) error {
 	}
 	zero := int64(0)
 	for _, p := range a.Cluster.PodsOnNode(name) {
-		err := a.Cluster.Kube.CoreV1().Pods(p.Namespace).Delete(ctx, p.Name, metav1.DeleteOptions{GracePeriodSeconds: &zero,
-			Preconditions: &metav1.Preconditions{UID: &p.UID}})
+		err := a.Cluster.DeletePod(ctx, p, &zero, p.UID)
 		if err != nil && !apierrors.IsNotFound(err) && !apierrors.IsConflict(err) {
 			return fmt.Errorf("delete pod %s/%s of gone node %s: %w", p.Namespace, p.Name, name, err)
 		}
 	}
-	err = a.Cluster.Kube.CoreV1().Nodes().Delete(ctx, name, metav1.DeleteOptions{Preconditions: &metav1.Preconditions{UID: &node.UID}})
+	err = a.Cluster.RequestNodeDeletion(ctx, name, node.UID)
 	if err != nil && !apierrors.IsNotFound(err) && !apierrors.IsConflict(err) {
 		return fmt.Errorf("delete node %s: %w", name, err)
 	}

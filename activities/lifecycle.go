@@ -18,7 +18,6 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
-	"k8s.io/client-go/util/retry"
 )
 
 // MarkNodeClaimLaunched records the instance on the NodeClaim: instance
@@ -170,17 +169,7 @@ func (a *Lifecycle) WaitForNodeReady(ctx context.Context, l workflows.NodeClaimL
 // meanwhile is kept) and records it on the NodeClaim (nodeName,
 // Registered). nc's conditions are updated in place.
 func (a *Lifecycle) register(ctx context.Context, nc *apiv1.NodeClaim, n *corev1.Node) error {
-	err := retry.RetryOnConflict(retry.DefaultRetry, func() error {
-		cur, err := a.Cluster.Kube.CoreV1().Nodes().Get(ctx, n.Name, metav1.GetOptions{})
-		if err != nil {
-			return err
-		}
-		if !lifecycle.SyncNode(cur, nc) {
-			return nil
-		}
-		_, err = a.Cluster.Kube.CoreV1().Nodes().Update(ctx, cur, metav1.UpdateOptions{})
-		return err
-	})
+	err := a.Cluster.UpdateNode(ctx, n.Name, func(cur *corev1.Node) bool { return lifecycle.SyncNode(cur, nc) })
 	if err != nil {
 		return fmt.Errorf("register node %s: %w", n.Name, err)
 	}
@@ -192,8 +181,7 @@ func (a *Lifecycle) register(ctx context.Context, nc *apiv1.NodeClaim, n *corev1
 }
 
 func (a *Lifecycle) initialize(ctx context.Context, nc *apiv1.NodeClaim, n *corev1.Node) error {
-	patch := mustJSON(map[string]interface{}{"metadata": map[string]interface{}{"labels": map[string]string{apiv1.LabelNodeInitialized: "true"}}})
-	if _, err := a.Cluster.Kube.CoreV1().Nodes().Patch(ctx, n.Name, types.StrategicMergePatchType, patch, metav1.PatchOptions{}); err != nil {
+	if err := a.Cluster.LabelNode(ctx, n.Name, map[string]string{apiv1.LabelNodeInitialized: "true"}); err != nil {
 		return fmt.Errorf("label node %s initialized: %w", n.Name, err)
 	}
 	now := metav1.Now()

@@ -3,6 +3,7 @@ package activities
 import (
 	"context"
 	"fmt"
+	"slices"
 	"sort"
 	"strings"
 	"time"
@@ -15,7 +16,6 @@ import (
 	"go.uber.org/zap"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
 )
 
@@ -40,7 +40,7 @@ func (a *Lifecycle) BeginTermination(ctx context.Context, r workflows.Terminatio
 	}
 	if nc != nil {
 		if nc.DeletionTimestamp == nil {
-			if err := a.Cluster.Dynamic.Resource(apiv1.NodeClaimGVR).Delete(ctx, nc.Name, metav1.DeleteOptions{}); err != nil && !apierrors.IsNotFound(err) {
+			if err := a.Cluster.DeleteNodeClaimKeepFinalizers(ctx, nc.Name); err != nil {
 				return plan, fmt.Errorf("delete NodeClaim %s: %w", nc.Name, err)
 			}
 			if nc, err = a.Cluster.NodeClaim(ctx, r.NodeClaim); apierrors.IsNotFound(err) {
@@ -76,8 +76,8 @@ func (a *Lifecycle) BeginTermination(ctx context.Context, r workflows.Terminatio
 		plan.NodeName = ""
 	} else {
 		plan.NodeName = node.Name
-		if node.DeletionTimestamp == nil && hasFinalizer(node.Finalizers) {
-			if err := a.Cluster.Kube.CoreV1().Nodes().Delete(ctx, node.Name, metav1.DeleteOptions{}); err != nil && !apierrors.IsNotFound(err) {
+		if node.DeletionTimestamp == nil && slices.Contains(node.Finalizers, apiv1.FinalizerTermination) {
+			if err := a.Cluster.RequestNodeDeletion(ctx, node.Name, ""); err != nil && !apierrors.IsNotFound(err) {
 				return plan, fmt.Errorf("delete Node %s: %w", node.Name, err)
 			}
 		}
@@ -91,20 +91,11 @@ func (a *Lifecycle) BeginTermination(ctx context.Context, r workflows.Terminatio
 // the instance in the cache (nil: none).
 func (a *Lifecycle) nodeFor(ctx context.Context, name, instance string) *corev1.Node {
 	if name != "" {
-		if n, err := a.Cluster.Kube.CoreV1().Nodes().Get(ctx, name, metav1.GetOptions{}); err == nil {
+		if n, err := a.Cluster.GetNode(ctx, name); err == nil {
 			return n
 		}
 	}
 	return a.Cluster.NodeOfInstance(instance)
-}
-
-func hasFinalizer(fins []string) bool {
-	for _, f := range fins {
-		if f == apiv1.FinalizerTermination {
-			return true
-		}
-	}
-	return false
 }
 
 // WaitVolumesDetached heartbeats until no VolumeAttachment names the node
