@@ -7,6 +7,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/joinery/joinery/capacity"
 	"github.com/joinery/joinery/catalog"
 	"github.com/joinery/joinery/internal/metrics"
 	"github.com/joinery/joinery/providers/aws"
@@ -91,7 +92,7 @@ type world struct {
 	headroom  headroomState
 	// ledger is the pending-pod ledger (see Ledger).
 	ledgerOnce sync.Once
-	ledger     *PendingLedger
+	ledger     *capacity.Ledger
 }
 
 // Activities is every saga's activities over one world, and the shared

@@ -11,6 +11,7 @@ import (
 
 	"github.com/joinery/joinery/api/capacitybuffer"
 	apiv1 "github.com/joinery/joinery/api/v1"
+	"github.com/joinery/joinery/capacity"
 	"github.com/joinery/joinery/policy/headroom"
 	"github.com/joinery/joinery/solver"
 	"github.com/joinery/joinery/solver/resources"
@@ -43,7 +44,7 @@ type headroomState struct {
 	gauges  map[string]bool // buffers whose gauges are set
 	// unschedAt and unsched: when a plan in this process last left
 	// virtual pods unschedulable, and how many (no trigger for as many
-	// within UnschedulableRetry).
+	// within capacity.UnschedulableRetry).
 	unschedAt time.Time
 	unsched   int
 }
@@ -346,7 +347,7 @@ func (a *world) CheckHeadroom(ctx context.Context) int {
 	h := &a.headroom
 	h.mu.Lock()
 	defer h.mu.Unlock()
-	if s.virtualPending > 0 && s.virtualPending <= h.unsched && now.Sub(h.unschedAt) < UnschedulableRetry {
+	if s.virtualPending > 0 && s.virtualPending <= h.unsched && now.Sub(h.unschedAt) < capacity.UnschedulableRetry {
 		return 0 // the last plan found no room for these: wait, as for real pods
 	}
 	return s.virtualPending

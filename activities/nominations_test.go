@@ -6,6 +6,7 @@ import (
 	"time"
 
 	apiv1 "github.com/joinery/joinery/api/v1"
+	"github.com/joinery/joinery/capacity"
 	"github.com/joinery/joinery/policy/sharedstate"
 	"github.com/joinery/joinery/providers/kube/kubetest"
 	"github.com/joinery/joinery/solver"
@@ -89,10 +90,10 @@ func TestPendingToPlanSkipsExistingPlacements(t *testing.T) {
 	}
 	// Expired entries are dropped when the next plan is remembered.
 	acts.rememberOutcome(context.Background(), solver.Plan{}, snap, later)
-	if _, ok := acts.Ledger().memo.Lookup(sharedstate.KindOnExisting, "uid-a"); ok {
+	if _, ok := acts.Ledger().Remembered(sharedstate.KindOnExisting, "uid-a"); ok {
 		t.Fatalf("memo after the window still holds a's placement")
 	}
-	if _, ok := acts.Ledger().memo.Lookup(sharedstate.KindUnschedulable, "uid-b"); !ok {
-		t.Fatalf("memo after the window lost b (unschedulable for %s)", UnschedulableRetry)
+	if _, ok := acts.Ledger().Remembered(sharedstate.KindUnschedulable, "uid-b"); !ok {
+		t.Fatalf("memo after the window lost b (unschedulable for %s)", capacity.UnschedulableRetry)
 	}
 }

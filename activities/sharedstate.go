@@ -30,7 +30,7 @@ func (a *world) BindSharedState() {
 		}
 		a.ICE.Merge(in)
 	})
-	a.Ledger().bind()
+	a.Ledger().Bind()
 	a.ICE.OnMark(a.persistICE)
 }
 

@@ -67,17 +67,17 @@ func TestPodMemoSharedAndKeptAcrossRestart(t *testing.T) {
 	snap := &snapshot{podsByKey: map[string]*corev1.Pod{"default/huge": p}}
 	a.rememberOutcome(context.Background(), solver.Plan{Unschedulable: []solver.Unschedulable{{Pod: "default/huge", Reason: "too big"}}}, snap, now)
 	testwait.Eventually(t, "replica b sees a's unschedulable pod", 0, func() bool {
-		_, ok := b.Ledger().memo.Lookup(sharedstate.KindUnschedulable, "uid-huge")
+		_, ok := b.Ledger().Remembered(sharedstate.KindUnschedulable, "uid-huge")
 		return ok
 	})
 	c := replica(t, kc)
-	if at, ok := c.Ledger().memo.Lookup(sharedstate.KindUnschedulable, "uid-huge"); !ok || at.UnixMilli() != now.UnixMilli() {
+	if at, ok := c.Ledger().Remembered(sharedstate.KindUnschedulable, "uid-huge"); !ok || at.UnixMilli() != now.UnixMilli() {
 		t.Errorf("restarted replica: %v %v", at, ok)
 	}
 	// A NodePool spec change on any replica voids the memo on all.
 	b.Ledger().ForgetUnschedulable()
 	testwait.Eventually(t, "replica a applies b's forget marker", 0, func() bool {
-		_, ok := a.Ledger().memo.Lookup(sharedstate.KindUnschedulable, "uid-huge")
+		_, ok := a.Ledger().Remembered(sharedstate.KindUnschedulable, "uid-huge")
 		return !ok
 	})
 }

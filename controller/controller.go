@@ -397,7 +397,7 @@ func (d *dependencies) start(ctx context.Context, cfg Config) error {
 		}
 		d.closers = append(d.closers, func() { _ = srv.Close() })
 	}
-	p := &provisioner{cluster: d.cluster, acts: d.acts, temporal: tc, metrics: m, log: log,
+	p := &provisioner{cluster: d.cluster, ledger: d.acts.Ledger(), headroom: d.acts, temporal: tc, metrics: m, log: log,
 		idle: cfg.BatchIdle, max: cfg.BatchMax, trigger: make(chan struct{}, 1)}
 	p.watch()
 	pe := newPodEvents(d.cluster, m, log)
