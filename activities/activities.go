@@ -88,7 +88,7 @@ type world struct {
 	invalidMu sync.Mutex
 	invalid   map[string]string // NodePool -> last reported error
 	dedupe    eventDedupe       // Events published recently
-	overlays  overlayState
+	prices    *capacity.Prices
 	headroom  headroomState
 	// ledger is the pending-pod ledger (see Ledger).
 	ledgerOnce sync.Once
@@ -96,7 +96,7 @@ type world struct {
 }
 
 // Activities is every saga's activities over one world, and the shared
-// services the controller reads (Ledger, CheckHeadroom, NodePrice,
+// services the controller reads (Ledger, CheckHeadroom, Prices,
 // ResolveOverlays). Build it with New.
 type Activities struct {
 	*world
@@ -145,10 +145,14 @@ type GC struct{ *world }
 // New builds every saga's activities over one world.
 func New(d Deps) *Activities {
 	w := &world{Deps: d}
+	w.prices = capacity.NewPrices(w.instanceType, func() *catalog.Market { return w.Market }, w.nodePool)
 	return &Activities{world: w,
 		Provisioning: &Provisioning{w}, Launch: &Launch{world: w}, Lifecycle: &Lifecycle{w}, Drain: &Drain{w},
 		Disruption: &Disruption{w}, Interruption: &Interruption{w}, Gang: &Gang{w}, GC: &GC{w}}
 }
+
+// Prices prices nodes after the NodeOverlays the last snapshot resolved.
+func (a *world) Prices() *capacity.Prices { return a.prices }
 
 // liveCatalog is the catalog to plan with: the Market's live instance
 // types (DescribeInstanceTypes) when it has them, else the embedded one.

@@ -165,37 +165,20 @@ func clusterPrice(snap *snapshot) float64 {
 // listPrice is the existing nodes at their list prices, NodeOverlays aside
 // (without overlays: the price priceNodes set).
 func (a *world) listPrice(snap *snapshot) float64 {
-	if set, _, _ := a.lastOverlays(""); set == nil {
+	if set, _, _ := a.prices.Overlays(""); set == nil {
 		return clusterPrice(snap)
 	}
 	total := 0.0
 	for _, n := range snap.input.ExistingNodes {
 		if node, err := a.Cluster.Nodes.Get(n.Name); err == nil {
-			if it, ok := a.instanceType(node.Labels[apiv1.LabelInstanceType]); ok {
-				total += a.Market.Price(it, node.Labels[apiv1.LabelZone], node.Labels[apiv1.LabelCapacityType])
-			}
+			total += a.prices.List(node)
 		}
 	}
 	return total
 }
 
-// nodePrice is the price of a node's instance type and capacity type in
-// its zone (USD/hour): on-demand, or the zone's spot price from the market,
-// after its pool's NodeOverlays.
-func (a *world) nodePrice(n *corev1.Node) float64 {
-	return a.NodePrice(n)
-}
-
-// NodePrice is a node's price in USD/hour (nodePrice), for the
-// karpenter_nodepools_cost_total metric.
-func (a *world) NodePrice(n *corev1.Node) float64 {
-	it, ok := a.instanceType(n.Labels[apiv1.LabelInstanceType])
-	if !ok {
-		return 0
-	}
-	zone, ct := n.Labels[apiv1.LabelZone], n.Labels[apiv1.LabelCapacityType]
-	return a.overlaidPrice(it, n.Labels[apiv1.LabelNodePool], zone, ct, a.Market.Price(it, zone, ct))
-}
+// nodePrice is a node's price in USD/hour after its pool's NodeOverlays.
+func (a *world) nodePrice(n *corev1.Node) float64 { return a.prices.Node(n) }
 
 // decisionKind is Karpenter's decision label: replace when the decision
 // launches capacity first, else delete.

@@ -1,6 +1,7 @@
 // Package capacity holds the services the controller and the activities
-// share about capacity still to provide: the pending-pod ledger (which
-// pending pods are left to plan, the same on every replica).
+// share about capacity: the pending-pod ledger (which pending pods are
+// left to plan, the same on every replica) and node prices after
+// NodeOverlays.
 package capacity
 
 import (

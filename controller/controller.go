@@ -350,7 +350,7 @@ func newDependencies(ctx context.Context, cfg Config) (*dependencies, error) {
 	})
 	acts.CatalogStatus = d.market.Summary
 	acts.LaunchTemplates = acts.LaunchTemplateGC()
-	m.Registry.MustRegister(newKarpenterCollector(cl, acts.NodePrice))
+	m.Registry.MustRegister(newKarpenterCollector(cl, acts.Prices().Node))
 	// The ICE cache and the pending-pod memo are read from (and written
 	// to) ConfigMaps before any activity runs here.
 	acts.BindSharedState()
