@@ -1,6 +1,13 @@
-// Package activities holds Joinery's Temporal activities: the only code that
-// calls EC2, the Kubernetes API and the solver. Activities carry out what a
-// workflow or the solver decided; they hold no decisions of their own.
+// Package activities holds Joinery's Temporal activities, one type per saga
+// (Provisioning, Launch, Lifecycle, Drain, Disruption, Interruption, Gang,
+// GC), registered by New(deps).Register under the names the workflows call
+// them by. Activities carry out what a workflow or a policy package
+// decided; the rules themselves live in policy/ (disruption, drain,
+// minvalues, nodeclass...). They reach EC2 through providers/aws and
+// Kubernetes through providers/kube, which makes every write. The sagas
+// share one world: the dependencies, the solver snapshot, NodePool lookup
+// and the capacity services (capacity.Ledger, capacity.Prices) the
+// controller reads too.
 package activities
 
 import (
@@ -150,36 +157,6 @@ func New(d Deps) *Activities {
 		Provisioning: &Provisioning{w}, Launch: &Launch{world: w}, Lifecycle: &Lifecycle{w}, Drain: &Drain{w},
 		Disruption: &Disruption{w}, Interruption: &Interruption{w}, Gang: &Gang{w}, GC: &GC{w}}
 }
-
-// Prices prices nodes after the NodeOverlays the last snapshot resolved.
-func (a *world) Prices() *capacity.Prices { return a.prices }
-
-// liveCatalog is the catalog to plan with: the Market's live instance
-// types (DescribeInstanceTypes) when it has them, else the embedded one.
-func (a *world) liveCatalog() *catalog.Catalog { return a.Market.Types(a.Catalog) }
-
-// instanceType looks a type up in the live catalog, then in the embedded
-// one: a node already running keeps its facts and price even when the
-// live answer no longer lists its type.
-func (a *world) instanceType(name string) (*catalog.InstanceType, bool) {
-	if it, ok := a.liveCatalog().Get(name); ok {
-		return it, true
-	}
-	if a.Catalog == nil {
-		return nil, false
-	}
-	return a.Catalog.Get(name)
-}
-
-func (a *world) catalogStatus() string {
-	if a.CatalogStatus == nil {
-		return ""
-	}
-	return a.CatalogStatus()
-}
-
-// private reports whether payload encryption is on (see Pseudonym).
-func (a *world) private() bool { return a.Pseudonym != nil }
 
 // Register registers every activity on a worker under the names the
 // workflows use (recorded histories replay against these names).

@@ -4,13 +4,11 @@ import (
 	"context"
 	"time"
 
-	apiv1 "github.com/joinery/joinery/api/v1"
 	"github.com/joinery/joinery/internal/metrics"
 	"github.com/joinery/joinery/policy/disruption"
 	"github.com/joinery/joinery/solver"
 	"github.com/joinery/joinery/workflows"
 	"go.uber.org/zap"
-	corev1 "k8s.io/api/core/v1"
 )
 
 // ComputeDisruption makes one consolidation pass's decision at workflow
@@ -144,42 +142,6 @@ func (a *Disruption) validate(ctx context.Context, d workflows.DisruptionDecisio
 	return disruption.Resimulated(d, solver.SimulateRemoval(snap.input, d.Nodes)), nil
 }
 
-// priceNodes sets each existing node's price (USD/hour) for SimulateRemoval.
-func (a *world) priceNodes(snap *snapshot) {
-	for i := range snap.input.ExistingNodes {
-		n := &snap.input.ExistingNodes[i]
-		if node, err := a.Cluster.Nodes.Get(n.Name); err == nil {
-			n.Price = a.nodePrice(node)
-		}
-	}
-}
-
-func clusterPrice(snap *snapshot) float64 {
-	total := 0.0
-	for _, n := range snap.input.ExistingNodes {
-		total += n.Price
-	}
-	return total
-}
-
-// listPrice is the existing nodes at their list prices, NodeOverlays aside
-// (without overlays: the price priceNodes set).
-func (a *world) listPrice(snap *snapshot) float64 {
-	if set, _, _ := a.prices.Overlays(""); set == nil {
-		return clusterPrice(snap)
-	}
-	total := 0.0
-	for _, n := range snap.input.ExistingNodes {
-		if node, err := a.Cluster.Nodes.Get(n.Name); err == nil {
-			total += a.prices.List(node)
-		}
-	}
-	return total
-}
-
-// nodePrice is a node's price in USD/hour after its pool's NodeOverlays.
-func (a *world) nodePrice(n *corev1.Node) float64 { return a.prices.Node(n) }
-
 // decisionKind is Karpenter's decision label: replace when the decision
 // launches capacity first, else delete.
 func decisionKind(d workflows.DisruptionDecision) string {
@@ -187,18 +149,6 @@ func decisionKind(d workflows.DisruptionDecision) string {
 		return "replace"
 	}
 	return "delete"
-}
-
-// poolsOf names the NodePool of each node (from the caches; a node gone
-// is left out).
-func (a *world) poolsOf(nodes []string) []string {
-	var out []string
-	for _, n := range nodes {
-		if node, err := a.Cluster.Nodes.Get(n); err == nil {
-			out = append(out, node.Labels[apiv1.LabelNodePool])
-		}
-	}
-	return out
 }
 
 // setAllowedDisruptions sets karpenter_nodepools_allowed_disruptions for

@@ -19,7 +19,6 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/labels"
 )
 
 // ConditionDisruptionReason on a NodeClaim records why it is being disrupted.
@@ -65,39 +64,6 @@ func (a *Disruption) CheckDisruptionCandidate(ctx context.Context, in workflows.
 		}
 	}
 	return c, nil
-}
-
-// poolNodeCount counts a NodePool's nodes and those of them (other than
-// except) tainted as being disrupted.
-func (a *world) poolNodeCount(pool, except string) disruption.PoolNodes {
-	nodes, _ := a.Cluster.Nodes.List(labels.SelectorFromSet(labels.Set{apiv1.LabelNodePool: pool}))
-	pn := disruption.PoolNodes{Nodes: len(nodes)}
-	for _, n := range nodes {
-		if n.Name != except && disruption.HasTaint(n.Spec.Taints, apiv1.TaintKeyDisrupted) {
-			pn.Disrupting++
-		}
-	}
-	return pn
-}
-
-func (a *world) nodePool(name string) *apiv1.NodePool {
-	pools, _ := a.Cluster.NodePools()
-	for _, p := range pools {
-		if p.Name == name {
-			return p
-		}
-	}
-	return nil
-}
-
-// claimOfNode finds the NodeClaim of a node by status.nodeName or providerID.
-func (a *world) claimOfNode(node *corev1.Node) *apiv1.NodeClaim {
-	for _, nc := range a.Cluster.NodeClaims() {
-		if nc.Status.NodeName == node.Name || (node.Spec.ProviderID != "" && nc.Status.ProviderID == node.Spec.ProviderID) {
-			return nc
-		}
-	}
-	return nil
 }
 
 // TaintNodeDisrupted adds (or removes) the karpenter.sh/disrupted:NoSchedule

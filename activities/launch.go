@@ -9,7 +9,6 @@ import (
 	"time"
 
 	apiv1 "github.com/joinery/joinery/api/v1"
-	"github.com/joinery/joinery/catalog"
 	"github.com/joinery/joinery/internal/metrics"
 	"github.com/joinery/joinery/policy/nodeclass"
 	"github.com/joinery/joinery/providers/aws"
@@ -206,15 +205,6 @@ func (a *Launch) insufficientCapacity(ctx context.Context, nc *apiv1.NodeClaim, 
 	return temporal.NewNonRetryableApplicationError(ice.Error(), workflows.ErrInsufficientCapacity, nil, failed)
 }
 
-func (a *world) toInstance(i aws.Instance) workflows.Instance {
-	out := workflows.Instance{ID: i.ID, InstanceType: i.Type, Zone: i.Zone, CapacityType: i.CapacityType, ProviderID: i.ProviderID(),
-		CapacityReservationID: i.CapacityReservationID}
-	if it, ok := a.instanceType(i.Type); ok {
-		out.Price = a.Market.Price(it, i.Zone, i.CapacityType)
-	}
-	return out
-}
-
 // plannedPrice is the price the plan gave the launched offering (after
 // NodeOverlays); the list price when the offering is not among them.
 func plannedPrice(offs []workflows.Offering, in workflows.Instance) float64 {
@@ -224,25 +214,4 @@ func plannedPrice(offs []workflows.Offering, in workflows.Instance) float64 {
 		}
 	}
 	return in.Price
-}
-
-// shapeOf is the node shape of an instance type under a NodeClaim's NodeClass.
-func (a *world) shapeOf(nc *apiv1.NodeClaim, instanceType string) (catalog.NodeShape, bool) {
-	it, ok := a.instanceType(instanceType)
-	if !ok {
-		return catalog.NodeShape{}, false
-	}
-	launch, _ := a.claimLaunch(nc)
-	return it.ShapeOf(launch), true
-}
-
-// claimLaunch is how a NodeClaim's node is launched, from its NodeClass
-// (nil when the class is not known: EKS defaults).
-func (a *world) claimLaunch(nc *apiv1.NodeClaim) (catalog.Launch, *apiv1.EC2NodeClass) {
-	if nc.Spec.NodeClassRef != nil {
-		if cls, err := a.Cluster.NodeClass(nc.Spec.NodeClassRef.Name); err == nil {
-			return catalog.LaunchOf(&cls.Spec), cls
-		}
-	}
-	return catalog.LaunchOf(nil), nil
 }
