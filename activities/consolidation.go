@@ -4,6 +4,7 @@ import (
 	"context"
 	"time"
 
+	apiv1 "github.com/joinery/joinery/api/v1"
 	"github.com/joinery/joinery/internal/metrics"
 	"github.com/joinery/joinery/policy/disruption"
 	"github.com/joinery/joinery/solver"
@@ -167,4 +168,46 @@ func (a *Disruption) setAllowedDisruptions(now time.Time) {
 			}
 		}
 	}
+}
+
+// listPrice is the existing nodes at their list prices, NodeOverlays aside
+// (without overlays: the price priceNodes set).
+func (a *Disruption) listPrice(snap *snapshot) float64 {
+	if set, _, _ := a.prices.Overlays(""); set == nil {
+		return clusterPrice(snap)
+	}
+	total := 0.0
+	for _, n := range snap.input.ExistingNodes {
+		if node, err := a.Cluster.Nodes.Get(n.Name); err == nil {
+			total += a.prices.List(node)
+		}
+	}
+	return total
+}
+
+// poolsOf names the NodePool of each node (from the caches; a node gone
+// is left out).
+func (a *Disruption) poolsOf(nodes []string) []string {
+	var out []string
+	for _, n := range nodes {
+		if node, err := a.Cluster.Nodes.Get(n); err == nil {
+			out = append(out, node.Labels[apiv1.LabelNodePool])
+		}
+	}
+	return out
+}
+
+func clusterPrice(snap *snapshot) float64 {
+	total := 0.0
+	for _, n := range snap.input.ExistingNodes {
+		total += n.Price
+	}
+	return total
+}
+
+func (a *Disruption) catalogStatus() string {
+	if a.CatalogStatus == nil {
+		return ""
+	}
+	return a.CatalogStatus()
 }

@@ -242,3 +242,13 @@ func (a *Lifecycle) WaitNodeClaimGone(ctx context.Context, r workflows.Terminate
 		}
 	}
 }
+
+// claimOfNode finds the NodeClaim of a node by status.nodeName or providerID.
+func (a *Disruption) claimOfNode(node *corev1.Node) *apiv1.NodeClaim {
+	for _, nc := range a.Cluster.NodeClaims() {
+		if nc.Status.NodeName == node.Name || (node.Spec.ProviderID != "" && nc.Status.ProviderID == node.Spec.ProviderID) {
+			return nc
+		}
+	}
+	return nil
+}

@@ -33,8 +33,8 @@ const (
 	eventInvalidDoNotDisrupt = "InvalidDoNotDisruptAnnotation"
 )
 
-// eventDedupe remembers the Events published recently, so a pass every
-// 10 s does not publish the same Event each time: one per key per TTL.
+// eventDedupe remembers the Events published recently, so a pass that runs
+// often does not publish the same Event each time: one per key per TTL.
 type eventDedupe struct {
 	mu        sync.Mutex
 	until     map[string]time.Time
@@ -138,7 +138,7 @@ func (a *world) podProtection(ctx context.Context, p *corev1.Pod, now time.Time)
 // Karpenter), a log line per published Event and one when the counts
 // change, joinery_disruption_blocked_nodes{reason}, and the bounded report
 // in the decision for the Consolidation workflow's status.
-func (a *world) reportBlocked(ctx context.Context, d *workflows.DisruptionDecision, claims []disruption.Claim, blocked []disruption.Blocked) {
+func (a *Disruption) reportBlocked(ctx context.Context, d *workflows.DisruptionDecision, claims []disruption.Claim, blocked []disruption.Blocked) {
 	now := time.Now()
 	uid := map[string]types.UID{}
 	for _, c := range claims {

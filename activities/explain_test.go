@@ -50,7 +50,7 @@ func TestReportBlockedPublishesEventsOnceAndSetsTheGauge(t *testing.T) {
 			{Kind: disruption.BlockConsolidateAfter, Message: "Node is not consolidatable yet: consolidateAfter 1m has not elapsed"}}},
 	}
 	var d workflows.DisruptionDecision
-	a.reportBlocked(context.Background(), &d, nil, blocked)
+	a.Disruption.reportBlocked(context.Background(), &d, nil, blocked)
 	want := []string{
 		"Normal DisruptionBlocked No allowed disruptions for disruption reason Underutilized due to blocking budget",
 		"Normal DisruptionBlocked No allowed disruptions for disruption reason Underutilized due to blocking budget (NodePool general allows 0, 0 being disrupted)",
@@ -70,12 +70,12 @@ func TestReportBlockedPublishesEventsOnceAndSetsTheGauge(t *testing.T) {
 		t.Fatalf("would_not_fit gauge %v", v)
 	}
 	// The next pass: the same reasons publish nothing; a changed message does.
-	a.reportBlocked(context.Background(), &d, nil, blocked)
+	a.Disruption.reportBlocked(context.Background(), &d, nil, blocked)
 	if got := drainEvents(rec); len(got) != 0 {
 		t.Fatalf("republished %v", got)
 	}
 	blocked[1].Blocks[0].Message = "Pod default/bigger cannot move: no room"
-	a.reportBlocked(context.Background(), &d, nil, blocked[1:2])
+	a.Disruption.reportBlocked(context.Background(), &d, nil, blocked[1:2])
 	if got := drainEvents(rec); len(got) != 2 || !strings.Contains(got[0], "default/bigger") {
 		t.Fatalf("events %v", got)
 	}

@@ -215,3 +215,12 @@ func plannedPrice(offs []workflows.Offering, in workflows.Instance) float64 {
 	}
 	return in.Price
 }
+
+func (a *Launch) toInstance(i aws.Instance) workflows.Instance {
+	out := workflows.Instance{ID: i.ID, InstanceType: i.Type, Zone: i.Zone, CapacityType: i.CapacityType, ProviderID: i.ProviderID(),
+		CapacityReservationID: i.CapacityReservationID}
+	if it, ok := a.instanceType(i.Type); ok {
+		out.Price = a.Market.Price(it, i.Zone, i.CapacityType)
+	}
+	return out
+}

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	apiv1 "github.com/joinery/joinery/api/v1"
+	"github.com/joinery/joinery/catalog"
 	"github.com/joinery/joinery/internal/metrics"
 	"github.com/joinery/joinery/policy/lifecycle"
 	"github.com/joinery/joinery/providers/aws"
@@ -97,9 +98,8 @@ func (a *Lifecycle) WaitForNodeReady(ctx context.Context, l workflows.NodeClaimL
 	for {
 		activity.RecordHeartbeat(ctx)
 		// Poll the informer caches; read the NodeClaim from the API server
-		// only to act on it or to confirm it is gone (a GET every 250 ms per
-		// launching claim was hundreds of requests a second at a few
-		// thousand pending pods).
+		// only to act on it or to confirm it is gone: a GET per poll per
+		// launching claim loads the API server with every pending pod.
 		node := a.Cluster.NodeByProviderID(l.Instance.ProviderID)
 		exists, deleting := a.Cluster.NodeClaimState(l.NodeClaim)
 		if deleting {
@@ -273,4 +273,14 @@ func mustJSON(v interface{}) []byte {
 		panic(err) // only plain maps and API types are marshalled here
 	}
 	return b
+}
+
+// shapeOf is the node shape of an instance type under a NodeClaim's NodeClass.
+func (a *Lifecycle) shapeOf(nc *apiv1.NodeClaim, instanceType string) (catalog.NodeShape, bool) {
+	it, ok := a.instanceType(instanceType)
+	if !ok {
+		return catalog.NodeShape{}, false
+	}
+	launch, _ := a.claimLaunch(nc)
+	return it.ShapeOf(launch), true
 }

@@ -74,7 +74,7 @@ func TestPendingToPlanSkipsExistingPlacements(t *testing.T) {
 	a, b, c := pending("a"), pending("b"), pending("c")
 	acts := newFake(t, kubetest.World{Objects: []runtime.Object{a, b, c}})
 	snap := &snapshot{podsByKey: map[string]*corev1.Pod{"default/a": a, "default/b": b, "default/c": c}}
-	acts.rememberOutcome(context.Background(), solver.Plan{
+	acts.Provisioning.rememberOutcome(context.Background(), solver.Plan{
 		ExistingPlacements: []solver.Placement{{Pod: "default/a", Node: "ip-10-0-0-9.ec2.internal"}},
 		Unschedulable:      []solver.Unschedulable{{Pod: "default/b", Reason: "too big"}},
 	}, snap, now)
@@ -89,7 +89,7 @@ func TestPendingToPlanSkipsExistingPlacements(t *testing.T) {
 		t.Fatalf("PendingToPlan after the window = %d, want 2 (a again, and c)", n)
 	}
 	// Expired entries are dropped when the next plan is remembered.
-	acts.rememberOutcome(context.Background(), solver.Plan{}, snap, later)
+	acts.Provisioning.rememberOutcome(context.Background(), solver.Plan{}, snap, later)
 	if _, ok := acts.Ledger().Remembered(sharedstate.KindOnExisting, "uid-a"); ok {
 		t.Fatalf("memo after the window still holds a's placement")
 	}

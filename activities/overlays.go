@@ -61,7 +61,7 @@ func snapshotPools(s *snapshot) []solver.NodePool {
 // pricesOverlaid reports whether a NodeOverlay sets the price of one of
 // the launch's offerings. It resolves the overlays against the NodeClaim's
 // pool alone (conflicts are per pool), so any worker answers alike.
-func (a *world) pricesOverlaid(poolName string, cls *apiv1.EC2NodeClass, offs []workflows.Offering) bool {
+func (a *Launch) pricesOverlaid(poolName string, cls *apiv1.EC2NodeClass, offs []workflows.Offering) bool {
 	list, _ := a.Cluster.NodeOverlays()
 	np := a.nodePool(poolName)
 	if len(list) == 0 || np == nil {

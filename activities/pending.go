@@ -19,7 +19,7 @@ func (a *world) Ledger() *capacity.Ledger {
 }
 
 // rememberOutcome records a plan's outcome in the ledger by pod UID.
-func (a *world) rememberOutcome(ctx context.Context, plan solver.Plan, snap *snapshot, now time.Time) {
+func (a *Provisioning) rememberOutcome(ctx context.Context, plan solver.Plan, snap *snapshot, now time.Time) {
 	var unsched, existing []string
 	for _, u := range plan.Unschedulable {
 		if p := snap.podsByKey[u.Pod]; p != nil {

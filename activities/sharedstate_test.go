@@ -65,7 +65,7 @@ func TestPodMemoSharedAndKeptAcrossRestart(t *testing.T) {
 	now := time.Now()
 	p := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: "huge", Namespace: "default", UID: types.UID("uid-huge")}}
 	snap := &snapshot{podsByKey: map[string]*corev1.Pod{"default/huge": p}}
-	a.rememberOutcome(context.Background(), solver.Plan{Unschedulable: []solver.Unschedulable{{Pod: "default/huge", Reason: "too big"}}}, snap, now)
+	a.Provisioning.rememberOutcome(context.Background(), solver.Plan{Unschedulable: []solver.Unschedulable{{Pod: "default/huge", Reason: "too big"}}}, snap, now)
 	testwait.Eventually(t, "replica b sees a's unschedulable pod", 0, func() bool {
 		_, ok := b.Ledger().Remembered(sharedstate.KindUnschedulable, "uid-huge")
 		return ok

@@ -5,8 +5,6 @@ import (
 	"github.com/joinery/joinery/capacity"
 	"github.com/joinery/joinery/catalog"
 	"github.com/joinery/joinery/policy/disruption"
-	"github.com/joinery/joinery/providers/aws"
-	"github.com/joinery/joinery/workflows"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/labels"
 )
@@ -28,13 +26,6 @@ func (a *world) instanceType(name string) (*catalog.InstanceType, bool) {
 	return a.Catalog.Get(name)
 }
 
-func (a *world) catalogStatus() string {
-	if a.CatalogStatus == nil {
-		return ""
-	}
-	return a.CatalogStatus()
-}
-
 // private reports whether payload encryption is on (see Pseudonym).
 func (a *world) private() bool { return a.Pseudonym != nil }
 
@@ -46,16 +37,6 @@ func (a *world) nodePool(name string) *apiv1.NodePool {
 	for _, p := range pools {
 		if p.Name == name {
 			return p
-		}
-	}
-	return nil
-}
-
-// claimOfNode finds the NodeClaim of a node by status.nodeName or providerID.
-func (a *world) claimOfNode(node *corev1.Node) *apiv1.NodeClaim {
-	for _, nc := range a.Cluster.NodeClaims() {
-		if nc.Status.NodeName == node.Name || (node.Spec.ProviderID != "" && nc.Status.ProviderID == node.Spec.ProviderID) {
-			return nc
 		}
 	}
 	return nil
@@ -84,53 +65,8 @@ func (a *world) priceNodes(snap *snapshot) {
 	}
 }
 
-func clusterPrice(snap *snapshot) float64 {
-	total := 0.0
-	for _, n := range snap.input.ExistingNodes {
-		total += n.Price
-	}
-	return total
-}
-
-// listPrice is the existing nodes at their list prices, NodeOverlays aside
-// (without overlays: the price priceNodes set).
-func (a *world) listPrice(snap *snapshot) float64 {
-	if set, _, _ := a.prices.Overlays(""); set == nil {
-		return clusterPrice(snap)
-	}
-	total := 0.0
-	for _, n := range snap.input.ExistingNodes {
-		if node, err := a.Cluster.Nodes.Get(n.Name); err == nil {
-			total += a.prices.List(node)
-		}
-	}
-	return total
-}
-
 // nodePrice is a node's price in USD/hour after its pool's NodeOverlays.
 func (a *world) nodePrice(n *corev1.Node) float64 { return a.prices.Node(n) }
-
-// poolsOf names the NodePool of each node (from the caches; a node gone
-// is left out).
-func (a *world) poolsOf(nodes []string) []string {
-	var out []string
-	for _, n := range nodes {
-		if node, err := a.Cluster.Nodes.Get(n); err == nil {
-			out = append(out, node.Labels[apiv1.LabelNodePool])
-		}
-	}
-	return out
-}
-
-// shapeOf is the node shape of an instance type under a NodeClaim's NodeClass.
-func (a *world) shapeOf(nc *apiv1.NodeClaim, instanceType string) (catalog.NodeShape, bool) {
-	it, ok := a.instanceType(instanceType)
-	if !ok {
-		return catalog.NodeShape{}, false
-	}
-	launch, _ := a.claimLaunch(nc)
-	return it.ShapeOf(launch), true
-}
 
 // claimLaunch is how a NodeClaim's node is launched, from its NodeClass
 // (nil when the class is not known: EKS defaults).
@@ -141,13 +77,4 @@ func (a *world) claimLaunch(nc *apiv1.NodeClaim) (catalog.Launch, *apiv1.EC2Node
 		}
 	}
 	return catalog.LaunchOf(nil), nil
-}
-
-func (a *world) toInstance(i aws.Instance) workflows.Instance {
-	out := workflows.Instance{ID: i.ID, InstanceType: i.Type, Zone: i.Zone, CapacityType: i.CapacityType, ProviderID: i.ProviderID(),
-		CapacityReservationID: i.CapacityReservationID}
-	if it, ok := a.instanceType(i.Type); ok {
-		out.Price = a.Market.Price(it, i.Zone, i.CapacityType)
-	}
-	return out
 }
