@@ -11,12 +11,14 @@
 package activities
 
 import (
+	"context"
 	"sync"
 	"time"
 
 	"github.com/joinery/joinery/capacity"
 	"github.com/joinery/joinery/catalog"
 	"github.com/joinery/joinery/internal/metrics"
+	"github.com/joinery/joinery/policy/disruption"
 	"github.com/joinery/joinery/providers/aws"
 	"github.com/joinery/joinery/providers/aws/bootstrap"
 	"github.com/joinery/joinery/providers/kube"
@@ -25,6 +27,7 @@ import (
 	"go.temporal.io/sdk/activity"
 	"go.temporal.io/sdk/worker"
 	"go.uber.org/zap"
+	corev1 "k8s.io/api/core/v1"
 )
 
 // Deps are what the activities are built from: the adapters and the
@@ -133,15 +136,27 @@ type Launch struct {
 // initialized, and through termination: finalizers, volumes, the instance.
 type Lifecycle struct{ *world }
 
-// Drain evicts a node's pods, tier by tier.
-type Drain struct{ *world }
+// Drain evicts a node's pods, tier by tier (policy/drain).
+type Drain struct {
+	cluster *kube.Cluster
+	log     *zap.Logger
+	// protection is do-not-disrupt for a pod at a time, an invalid value
+	// reported on the pod once.
+	protection func(context.Context, *corev1.Pod, time.Time) disruption.Protection
+}
 
 // Disruption finds, checks and carries out disruptions: candidates,
 // consolidation, replacements, the disrupted taint.
 type Disruption struct{ *world }
 
 // Interruption acts on an EC2 interruption notice.
-type Interruption struct{ *world }
+type Interruption struct {
+	cluster   *kube.Cluster
+	ice       *aws.ICECache
+	metrics   *metrics.Metrics
+	log       *zap.Logger
+	pseudonym func(string) string // nil: identifiers in clear
+}
 
 // Gang plans and books ProvisioningRequests' capacity all or nothing.
 type Gang struct{ *world }
@@ -154,8 +169,10 @@ func New(d Deps) *Activities {
 	w := &world{Deps: d}
 	w.prices = capacity.NewPrices(w.instanceType, func() *catalog.Market { return w.Market }, w.nodePool)
 	return &Activities{world: w,
-		Provisioning: &Provisioning{w}, Launch: &Launch{world: w}, Lifecycle: &Lifecycle{w}, Drain: &Drain{w},
-		Disruption: &Disruption{w}, Interruption: &Interruption{w}, Gang: &Gang{w}, GC: &GC{w}}
+		Provisioning: &Provisioning{w}, Launch: &Launch{world: w}, Lifecycle: &Lifecycle{w},
+		Drain:        &Drain{cluster: d.Cluster, log: d.Log, protection: w.podProtection},
+		Interruption: &Interruption{cluster: d.Cluster, ice: d.ICE, metrics: d.Metrics, log: d.Log, pseudonym: d.Pseudonym},
+		Disruption:   &Disruption{w}, Gang: &Gang{w}, GC: &GC{w}}
 }
 
 // Register registers every activity on a worker under the names the

@@ -20,7 +20,7 @@ import (
 // waited on. Evicting an evicted pod is a no-op, so passes can be retried.
 func (a *Drain) DrainStep(ctx context.Context, r workflows.DrainRequest) (workflows.DrainStatus, error) {
 	var st workflows.DrainStatus
-	remaining, tier, pods := drain.Next(a.Cluster.PodsOnNode(r.NodeName))
+	remaining, tier, pods := drain.Next(a.cluster.PodsOnNode(r.NodeName))
 	st.Remaining, st.Tier = remaining, tier
 	if st.Remaining == 0 {
 		return st, nil
@@ -35,24 +35,24 @@ func (a *Drain) DrainStep(ctx context.Context, r workflows.DrainRequest) (workfl
 		}
 		if !due.IsZero() && !r.Now.Before(due) {
 			grace := p.Spec.TerminationGracePeriodSeconds
-			err := a.Cluster.DeletePod(ctx, p, grace, "")
+			err := a.cluster.DeletePod(ctx, p, grace, "")
 			if err != nil && !apierrors.IsNotFound(err) {
 				return st, err
 			}
 			st.Deleted = append(st.Deleted, key(p))
-			a.Cluster.Recorder.Eventf(p, corev1.EventTypeWarning, "Deleted", "deleted at the node's termination grace period deadline (drain of %s)", r.NodeName)
-			a.logger(ctx).Warn("pod deleted at termination grace deadline", zap.String("pod", key(p)), zap.String("node", r.NodeName))
+			a.cluster.Recorder.Eventf(p, corev1.EventTypeWarning, "Deleted", "deleted at the node's termination grace period deadline (drain of %s)", r.NodeName)
+			activityLogger(ctx, a.log).Warn("pod deleted at termination grace deadline", zap.String("pod", key(p)), zap.String("node", r.NodeName))
 			continue
 		}
-		if !r.EvictDoNotDisrupt && a.podProtection(ctx, p, r.Now).Active {
+		if !r.EvictDoNotDisrupt && a.protection(ctx, p, r.Now).Active {
 			st.Blocked = append(st.Blocked, key(p))
 			continue
 		}
-		err := a.Cluster.EvictPod(ctx, p)
+		err := a.cluster.EvictPod(ctx, p)
 		switch {
 		case err == nil:
 			st.Evicted = append(st.Evicted, key(p))
-			a.Cluster.Recorder.Eventf(p, corev1.EventTypeNormal, "Evicted", "evicted to drain node %s", r.NodeName)
+			a.cluster.Recorder.Eventf(p, corev1.EventTypeNormal, "Evicted", "evicted to drain node %s", r.NodeName)
 		case apierrors.IsNotFound(err):
 		case apierrors.IsTooManyRequests(err):
 			st.Blocked = append(st.Blocked, key(p))
@@ -61,7 +61,7 @@ func (a *Drain) DrainStep(ctx context.Context, r workflows.DrainRequest) (workfl
 		}
 	}
 	if len(st.Evicted) > 0 || len(st.Blocked) > 0 {
-		a.logger(ctx).Info("drain pass", zap.String("node", r.NodeName), zap.Int("tier", st.Tier), zap.Int("remaining", st.Remaining),
+		activityLogger(ctx, a.log).Info("drain pass", zap.String("node", r.NodeName), zap.Int("tier", st.Tier), zap.Int("remaining", st.Remaining),
 			zap.Int("evicted", len(st.Evicted)), zap.Int("blocked", len(st.Blocked)), zap.Int("deleted", len(st.Deleted)))
 	}
 	return st, nil
