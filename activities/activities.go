@@ -161,8 +161,9 @@ type Interruption struct {
 // Gang plans and books ProvisioningRequests' capacity all or nothing.
 type Gang struct{ *world }
 
-// GC collects instances, NodeClaims and launch templates nothing owns.
-type GC struct{ *world }
+// GC collects instances, NodeClaims and launch templates nothing owns: it
+// needs the adapters and settings alone, not the solver's snapshot.
+type GC struct{ *Deps }
 
 // New builds every saga's activities over one world.
 func New(d Deps) *Activities {
@@ -172,7 +173,7 @@ func New(d Deps) *Activities {
 		Provisioning: &Provisioning{w}, Launch: &Launch{world: w}, Lifecycle: &Lifecycle{w},
 		Drain:        &Drain{cluster: d.Cluster, log: d.Log, protection: w.podProtection},
 		Interruption: &Interruption{cluster: d.Cluster, ice: d.ICE, metrics: d.Metrics, log: d.Log, pseudonym: d.Pseudonym},
-		Disruption:   &Disruption{w}, Gang: &Gang{w}, GC: &GC{w}}
+		Disruption:   &Disruption{w}, Gang: &Gang{w}, GC: &GC{&w.Deps}}
 }
 
 // Register registers every activity on a worker under the names the

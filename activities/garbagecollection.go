@@ -108,7 +108,7 @@ func (a *GC) PlanGarbageCollection(ctx context.Context, p workflows.GCPass) (wor
 		out.LaunchTemplates = append(out.LaunchTemplates, item(c))
 	}
 	if n := len(out.Instances) + len(out.NodeClaims) + len(out.Nodes) + len(out.LaunchTemplates); n > 0 {
-		a.logger(ctx).Info("garbage collection plan", zap.Int("listed", len(insts)), zap.Int("instances", len(out.Instances)),
+		activityLogger(ctx, a.Log).Info("garbage collection plan", zap.Int("listed", len(insts)), zap.Int("instances", len(out.Instances)),
 			zap.Int("nodeclaims", len(out.NodeClaims)), zap.Int("nodes", len(out.Nodes)), zap.Int("launchTemplates", len(out.LaunchTemplates)))
 	}
 	return out, nil
@@ -313,6 +313,6 @@ func (a *GC) collected(ctx context.Context, kind string, it workflows.GCItem, ms
 		a.Cluster.Recorder.Event(ref, corev1.EventTypeNormal, reasonGarbageCollected, msg)
 	}
 	a.Metrics.Collected(kind)
-	a.logger(ctx).Info("garbage collected", zap.String("kind", kind), zap.String("name", it.Name), zap.String("instance", it.InstanceID),
+	activityLogger(ctx, a.Log).Info("garbage collected", zap.String("kind", kind), zap.String("name", it.Name), zap.String("instance", it.InstanceID),
 		zap.String("nodeclaim", it.NodeClaim), zap.String("node", it.NodeName), zap.String("nodepool", it.NodePool), zap.String("why", it.Why))
 }
