@@ -1,14 +1,24 @@
-// Package activities holds Joinery's Temporal activities: the only code that
-// calls EC2, the Kubernetes API and the solver. Activities carry out what a
-// workflow or the solver decided; they hold no decisions of their own.
+// Package activities holds Joinery's Temporal activities, one type per saga
+// (Provisioning, Launch, Lifecycle, Drain, Disruption, Interruption, Gang,
+// GC), registered by New(deps).Register under the names the workflows call
+// them by. Activities carry out what a workflow or a policy package
+// decided; the rules themselves live in policy/ (disruption, drain,
+// minvalues, nodeclass...). They reach EC2 through providers/aws and
+// Kubernetes through providers/kube, which makes every write. The sagas
+// share one world: the dependencies, the solver snapshot, NodePool lookup
+// and the capacity services (capacity.Ledger, capacity.Prices) the
+// controller reads too.
 package activities
 
 import (
+	"context"
 	"sync"
 	"time"
 
+	"github.com/joinery/joinery/capacity"
 	"github.com/joinery/joinery/catalog"
 	"github.com/joinery/joinery/internal/metrics"
+	"github.com/joinery/joinery/policy/disruption"
 	"github.com/joinery/joinery/providers/aws"
 	"github.com/joinery/joinery/providers/aws/bootstrap"
 	"github.com/joinery/joinery/providers/kube"
@@ -17,10 +27,12 @@ import (
 	"go.temporal.io/sdk/activity"
 	"go.temporal.io/sdk/worker"
 	"go.uber.org/zap"
+	corev1 "k8s.io/api/core/v1"
 )
 
-// Activities is the set of activity implementations and their dependencies.
-type Activities struct {
+// Deps are what the activities are built from: the adapters and the
+// settings every saga reads.
+type Deps struct {
 	Cluster *kube.Cluster
 	Cloud   *aws.Client
 	Catalog *catalog.Catalog
@@ -75,82 +87,132 @@ type Activities struct {
 	// node name or instance id in search attributes). Nil: identifiers are
 	// used in clear.
 	Pseudonym func(string) string
+}
 
-	subnets   subnetPicker
-	templates templateCache
+// world is what every saga reads the cluster through: the dependencies, the
+// snapshot the solver plans on, NodePool lookup and prices after
+// NodeOverlays. The saga types hold it; it holds no activity.
+type world struct {
+	Deps
+
 	invalidMu sync.Mutex
 	invalid   map[string]string // NodePool -> last reported error
-	dedupe    eventDedupe       // Events about disruption published recently
-	overlays  overlayState
+	dedupe    eventDedupe       // Events published recently
+	prices    *capacity.Prices
 	headroom  headroomState
 	// ledger is the pending-pod ledger (see Ledger).
 	ledgerOnce sync.Once
-	ledger     *PendingLedger
+	ledger     *capacity.Ledger
 }
 
-// liveCatalog is the catalog to plan with: the Market's live instance
-// types (DescribeInstanceTypes) when it has them, else the embedded one.
-func (a *Activities) liveCatalog() *catalog.Catalog { return a.Market.Types(a.Catalog) }
-
-// instanceType looks a type up in the live catalog, then in the embedded
-// one: a node already running keeps its facts and price even when the
-// live answer no longer lists its type.
-func (a *Activities) instanceType(name string) (*catalog.InstanceType, bool) {
-	if it, ok := a.liveCatalog().Get(name); ok {
-		return it, true
-	}
-	if a.Catalog == nil {
-		return nil, false
-	}
-	return a.Catalog.Get(name)
+// Activities is every saga's activities over one world, and the shared
+// services the controller reads (Ledger, CheckHeadroom, Prices,
+// ResolveOverlays). Build it with New.
+type Activities struct {
+	*world
+	Provisioning *Provisioning
+	Launch       *Launch
+	Lifecycle    *Lifecycle
+	Drain        *Drain
+	Disruption   *Disruption
+	Interruption *Interruption
+	Gang         *Gang
+	GC           *GC
 }
 
-func (a *Activities) catalogStatus() string {
-	if a.CatalogStatus == nil {
-		return ""
-	}
-	return a.CatalogStatus()
+// Provisioning plans new capacity: the solver over a snapshot, and the
+// NodeClaims it writes (a static NodePool's too).
+type Provisioning struct{ *world }
+
+// Launch turns one NodeClaim into an EC2 instance: offerings, subnets,
+// launch templates, CreateFleet.
+type Launch struct {
+	*world
+	subnets   subnetPicker
+	templates templateCache
 }
 
-// private reports whether payload encryption is on (see Pseudonym).
-func (a *Activities) private() bool { return a.Pseudonym != nil }
+// Lifecycle carries a NodeClaim from launched to registered and
+// initialized, and through termination: finalizers, volumes, the instance.
+type Lifecycle struct{ *world }
+
+// Drain evicts a node's pods, tier by tier (policy/drain).
+type Drain struct {
+	cluster *kube.Cluster
+	log     *zap.Logger
+	// protection is do-not-disrupt for a pod at a time, an invalid value
+	// reported on the pod once.
+	protection func(context.Context, *corev1.Pod, time.Time) disruption.Protection
+}
+
+// Disruption finds, checks and carries out disruptions: candidates,
+// consolidation, replacements, the disrupted taint.
+type Disruption struct{ *world }
+
+// Interruption acts on an EC2 interruption notice.
+type Interruption struct {
+	cluster   *kube.Cluster
+	ice       *aws.ICECache
+	metrics   *metrics.Metrics
+	log       *zap.Logger
+	pseudonym func(string) string // nil: identifiers in clear
+}
+
+// Gang plans and books ProvisioningRequests' capacity all or nothing.
+type Gang struct{ *world }
+
+// GC collects instances, NodeClaims and launch templates nothing owns: it
+// needs the adapters and settings alone, not the solver's snapshot.
+type GC struct{ *Deps }
+
+// New builds every saga's activities over one world.
+func New(d Deps) *Activities {
+	w := &world{Deps: d}
+	w.prices = capacity.NewPrices(w.instanceType, func() *catalog.Market { return w.Market }, w.nodePool)
+	return &Activities{world: w,
+		Provisioning: &Provisioning{w}, Launch: &Launch{world: w}, Lifecycle: &Lifecycle{w},
+		Drain:        &Drain{cluster: d.Cluster, log: d.Log, protection: w.podProtection},
+		Interruption: &Interruption{cluster: d.Cluster, ice: d.ICE, metrics: d.Metrics, log: d.Log, pseudonym: d.Pseudonym},
+		Disruption:   &Disruption{w}, Gang: &Gang{w}, GC: &GC{&w.Deps}}
+}
 
 // Register registers every activity on a worker under the names the
-// workflows use.
+// workflows use (recorded histories replay against these names).
 func (a *Activities) Register(w worker.Registry) {
 	reg := func(fn interface{}, name string) {
 		w.RegisterActivityWithOptions(fn, activity.RegisterOptions{Name: name})
 	}
-	reg(a.PlanProvisioning, workflows.ActivityPlanProvisioning)
-	reg(a.LaunchInstance, workflows.ActivityLaunchInstance)
-	reg(a.MarkNodeClaimLaunched, workflows.ActivityMarkLaunched)
-	reg(a.WaitForNodeReady, workflows.ActivityWaitForNode)
-	reg(a.TerminateInstance, workflows.ActivityTerminateInstance)
-	reg(a.DeleteNodeClaim, workflows.ActivityDeleteNodeClaim)
-	reg(a.RecordEvent, workflows.ActivityRecordEvent)
-	reg(a.CheckDisruptionCandidate, workflows.ActivityCheckCandidate)
-	reg(a.TaintNodeDisrupted, workflows.ActivityTaintDisrupted)
-	reg(a.PlanReplacement, workflows.ActivityPlanReplacement)
-	reg(a.WaitNodeClaimReady, workflows.ActivityWaitNodeClaimReady)
-	reg(a.DrainStep, workflows.ActivityDrainStep)
-	reg(a.WaitNodeClaimGone, workflows.ActivityWaitNodeClaimGone)
-	reg(a.BeginTermination, workflows.ActivityBeginTermination)
-	reg(a.WaitVolumesDetached, workflows.ActivityWaitVolumesDetached)
-	reg(a.RemoveTerminationFinalizers, workflows.ActivityRemoveFinalizers)
-	reg(a.LookupInterruptedInstance, workflows.ActivityLookupInterruptedInstance)
-	reg(a.MarkOfferingUnavailable, workflows.ActivityMarkOfferingUnavailable)
-	reg(a.RecordInterruption, workflows.ActivityRecordInterruption)
-	reg(a.ComputeDisruption, workflows.ActivityComputeDisruption)
-	reg(a.ValidateDisruption, workflows.ActivityValidateDisruption)
-	reg(a.CheckDisruptionCandidates, workflows.ActivityCheckCandidates)
-	reg(a.RecheckConsolidation, workflows.ActivityRecheckConsolidation)
-	reg(a.CreateReplacement, workflows.ActivityCreateReplacement)
-	reg(a.PlanGarbageCollection, workflows.ActivityPlanGarbageCollection)
-	reg(a.CollectInstances, workflows.ActivityCollectInstances)
-	reg(a.CollectNodeClaims, workflows.ActivityCollectNodeClaims)
-	reg(a.CollectLaunchTemplates, workflows.ActivityCollectLaunchTemplates)
-	reg(a.PlanGang, workflows.ActivityPlanGang)
-	reg(a.WaitGangReady, workflows.ActivityWaitGangReady)
-	reg(a.SetGangStatus, workflows.ActivitySetGangStatus)
-	reg(a.BookGang, workflows.ActivityBookGang)
+	p, l, lc, d, i, g, gc := a.Provisioning, a.Launch, a.Lifecycle, a.Disruption, a.Interruption, a.Gang, a.GC
+	reg(p.PlanProvisioning, workflows.ActivityPlanProvisioning)
+	reg(l.LaunchInstance, workflows.ActivityLaunchInstance)
+	reg(lc.MarkNodeClaimLaunched, workflows.ActivityMarkLaunched)
+	reg(lc.WaitForNodeReady, workflows.ActivityWaitForNode)
+	reg(lc.TerminateInstance, workflows.ActivityTerminateInstance)
+	reg(lc.DeleteNodeClaim, workflows.ActivityDeleteNodeClaim)
+	reg(lc.RecordEvent, workflows.ActivityRecordEvent)
+	reg(d.CheckDisruptionCandidate, workflows.ActivityCheckCandidate)
+	reg(d.TaintNodeDisrupted, workflows.ActivityTaintDisrupted)
+	reg(d.PlanReplacement, workflows.ActivityPlanReplacement)
+	reg(lc.WaitNodeClaimReady, workflows.ActivityWaitNodeClaimReady)
+	reg(a.Drain.DrainStep, workflows.ActivityDrainStep)
+	reg(lc.WaitNodeClaimGone, workflows.ActivityWaitNodeClaimGone)
+	reg(lc.BeginTermination, workflows.ActivityBeginTermination)
+	reg(lc.WaitVolumesDetached, workflows.ActivityWaitVolumesDetached)
+	reg(lc.RemoveTerminationFinalizers, workflows.ActivityRemoveFinalizers)
+	reg(i.LookupInterruptedInstance, workflows.ActivityLookupInterruptedInstance)
+	reg(i.MarkOfferingUnavailable, workflows.ActivityMarkOfferingUnavailable)
+	reg(i.RecordInterruption, workflows.ActivityRecordInterruption)
+	reg(d.ComputeDisruption, workflows.ActivityComputeDisruption)
+	reg(d.ValidateDisruption, workflows.ActivityValidateDisruption)
+	reg(d.CheckDisruptionCandidates, workflows.ActivityCheckCandidates)
+	reg(d.RecheckConsolidation, workflows.ActivityRecheckConsolidation)
+	reg(d.CreateReplacement, workflows.ActivityCreateReplacement)
+	reg(gc.PlanGarbageCollection, workflows.ActivityPlanGarbageCollection)
+	reg(gc.CollectInstances, workflows.ActivityCollectInstances)
+	reg(gc.CollectNodeClaims, workflows.ActivityCollectNodeClaims)
+	reg(gc.CollectLaunchTemplates, workflows.ActivityCollectLaunchTemplates)
+	reg(g.PlanGang, workflows.ActivityPlanGang)
+	reg(g.WaitGangReady, workflows.ActivityWaitGangReady)
+	reg(g.SetGangStatus, workflows.ActivitySetGangStatus)
+	reg(g.BookGang, workflows.ActivityBookGang)
 }

@@ -12,7 +12,7 @@ import (
 // RescheduleDisruptionCost of its reschedulable pods) of all the pool's
 // nodes, candidates or not (Karpenter's computeNodePoolTotals). Nil when
 // no candidate's pool is Balanced.
-func (a *Activities) balancedPoolTotals(cands []disruption.Candidate) map[string]disruption.PoolTotals {
+func (a *Disruption) balancedPoolTotals(cands []disruption.Candidate) map[string]disruption.PoolTotals {
 	var out map[string]disruption.PoolTotals
 	for _, c := range cands {
 		if c.Pool.Spec.Disruption.ConsolidationPolicy == apiv1.ConsolidationPolicyBalanced {
@@ -46,7 +46,7 @@ func (a *Activities) balancedPoolTotals(cands []disruption.Candidate) map[string
 }
 
 // consolidationScored records a Balanced score (metric, debug log).
-func (a *Activities) consolidationScored(s disruption.Score) {
+func (a *Disruption) consolidationScored(s disruption.Score) {
 	a.Metrics.ConsolidationScored(s.Pool, s.Value(), s.Approved())
 	a.Log.Debug("consolidation score", zap.String("nodepool", s.Pool), zap.Float64("score", s.Value()),
 		zap.Bool("approved", s.Approved()), zap.String("verdict", s.String()))

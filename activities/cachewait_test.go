@@ -7,13 +7,14 @@ import (
 	"time"
 
 	apiv1 "github.com/joinery/joinery/api/v1"
+	"github.com/joinery/joinery/providers/kube/kubetest"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 )
 
 // A NodeClaim written through the API is waited for until the informer
 // holds it; one that never arrives fails with its name.
 func TestWaitNodeClaimsCached(t *testing.T) {
-	a := newFakeActivities(t, nil)
+	a := newFake(t, kubetest.World{})
 	ctx := context.Background()
 	nc := &apiv1.NodeClaim{ObjectMeta: metav1.ObjectMeta{Name: "general-purpose-x7k2p"}}
 	if err := a.Cluster.CreateNodeClaim(ctx, nc); err != nil {

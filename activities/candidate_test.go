@@ -4,83 +4,21 @@ import (
 	"context"
 	"strings"
 	"testing"
-	"time"
 
 	apiv1 "github.com/joinery/joinery/api/v1"
-	"github.com/joinery/joinery/api/v1alpha1"
 	"github.com/joinery/joinery/catalog"
-	"github.com/joinery/joinery/providers/kube"
+	"github.com/joinery/joinery/providers/kube/kubetest"
 	"github.com/joinery/joinery/workflows"
 	"go.uber.org/zap"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
-	"k8s.io/apimachinery/pkg/runtime/schema"
-	dynfake "k8s.io/client-go/dynamic/fake"
-	kubefake "k8s.io/client-go/kubernetes/fake"
 )
 
-// newFakeActivities wires Activities over client-go fakes holding objs.
-func newFakeActivities(t *testing.T, claims []*apiv1.NodeClaim, objs ...runtime.Object) *Activities {
+// newFake builds the activities over a kubetest Cluster holding w.
+func newFake(t *testing.T, w kubetest.World) *Activities {
 	t.Helper()
-	return newFakeActivitiesWithPools(t, nil, claims, objs...)
-}
-
-// newFakeActivitiesWithPools is newFakeActivities with NodePools too.
-func newFakeActivitiesWithPools(t *testing.T, pools []*apiv1.NodePool, claims []*apiv1.NodeClaim, objs ...runtime.Object) *Activities {
-	t.Helper()
-	return newFakeActivitiesWith(t, pools, claims, nil, objs...)
-}
-
-// newFakeActivitiesWith is newFakeActivities with NodePools and EC2NodeClasses too.
-func newFakeActivitiesWith(t *testing.T, pools []*apiv1.NodePool, claims []*apiv1.NodeClaim, classes []*apiv1.EC2NodeClass, objs ...runtime.Object) *Activities {
-	t.Helper()
-	return newFakeActivitiesPrepared(t, nil, pools, claims, classes, objs...)
-}
-
-// newFakeActivitiesPrepared is newFakeActivitiesWith calling prepare (if
-// not nil) on the Cluster before its informers start.
-func newFakeActivitiesPrepared(t *testing.T, prepare func(*kube.Cluster), pools []*apiv1.NodePool, claims []*apiv1.NodeClaim, classes []*apiv1.EC2NodeClass, objs ...runtime.Object) *Activities {
-	t.Helper()
-	kc := kubefake.NewSimpleClientset(objs...)
-	var dyn []runtime.Object
-	add := func(obj interface{}) {
-		u, err := runtime.DefaultUnstructuredConverter.ToUnstructured(obj)
-		if err != nil {
-			t.Fatal(err)
-		}
-		dyn = append(dyn, &unstructured.Unstructured{Object: u})
-	}
-	for _, np := range pools {
-		np.APIVersion, np.Kind = "karpenter.sh/v1", "NodePool"
-		add(np)
-	}
-	for _, nc := range claims {
-		nc.APIVersion, nc.Kind = "karpenter.sh/v1", "NodeClaim"
-		add(nc)
-	}
-	for _, cls := range classes {
-		cls.APIVersion, cls.Kind = "karpenter.k8s.aws/v1", "EC2NodeClass"
-		add(cls)
-	}
-	dc := dynfake.NewSimpleDynamicClientWithCustomListKinds(runtime.NewScheme(), map[schema.GroupVersionResource]string{
-		apiv1.NodePoolGVR: "NodePoolList", apiv1.NodeClaimGVR: "NodeClaimList", apiv1.EC2NodeClassGVR: "EC2NodeClassList",
-		v1alpha1.NodeOverlayGVR: "NodeOverlayList",
-	}, dyn...)
-	cl, err := kube.NewFromClients(kc, dc)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if prepare != nil {
-		prepare(cl)
-	}
-	ctx, cancel := context.WithCancel(context.Background())
-	t.Cleanup(cancel)
-	if err := cl.Start(ctx, 10*time.Second); err != nil {
-		t.Fatal(err)
-	}
-	return &Activities{Cluster: cl, Catalog: catalog.MustDefault(), Log: zap.NewNop()}
+	return New(Deps{Cluster: kubetest.Start(t, w).Cluster, Catalog: catalog.MustDefault(), Log: zap.NewNop()})
 }
 
 func testNode() (*corev1.Node, *apiv1.NodeClaim) {
@@ -125,9 +63,9 @@ func TestCheckDisruptionCandidate(t *testing.T) {
 			for _, p := range c.pods {
 				objs = append(objs, p)
 			}
-			a := newFakeActivities(t, []*apiv1.NodeClaim{nc}, objs...)
+			a := newFake(t, kubetest.World{Claims: []*apiv1.NodeClaim{nc}, Objects: objs})
 			c.in.NodeName = node.Name
-			got, err := a.CheckDisruptionCandidate(context.Background(), c.in)
+			got, err := a.Disruption.CheckDisruptionCandidate(context.Background(), c.in)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -143,12 +81,12 @@ func TestCheckDisruptionCandidate(t *testing.T) {
 
 func TestCheckDisruptionCandidateMissingNodeOrClaim(t *testing.T) {
 	node, _ := testNode()
-	a := newFakeActivities(t, nil, node)
-	got, _ := a.CheckDisruptionCandidate(context.Background(), workflows.DisruptInput{NodeName: node.Name, Reason: workflows.ReasonManual})
+	a := newFake(t, kubetest.World{Objects: []runtime.Object{node}})
+	got, _ := a.Disruption.CheckDisruptionCandidate(context.Background(), workflows.DisruptInput{NodeName: node.Name, Reason: workflows.ReasonManual})
 	if got.OK || !strings.Contains(got.Why, "has no NodeClaim") {
 		t.Fatalf("got %+v", got)
 	}
-	got, _ = a.CheckDisruptionCandidate(context.Background(), workflows.DisruptInput{NodeName: "nope", Reason: workflows.ReasonManual})
+	got, _ = a.Disruption.CheckDisruptionCandidate(context.Background(), workflows.DisruptInput{NodeName: "nope", Reason: workflows.ReasonManual})
 	if got.OK || !strings.Contains(got.Why, "does not exist") {
 		t.Fatalf("got %+v", got)
 	}

@@ -22,17 +22,18 @@ import (
 // (it exists, Joinery launched it, neither it nor a pod on it is
 // do-not-disrupt, no bare pod), and their NodePools' budgets for all of
 // them at once, nodes already being disrupted counted.
-func (a *Activities) CheckDisruptionCandidates(ctx context.Context, r workflows.CandidatesRequest) (workflows.CandidateSet, error) {
+func (a *Disruption) CheckDisruptionCandidates(ctx context.Context, r workflows.CandidatesRequest) (workflows.CandidateSet, error) {
 	var set workflows.CandidateSet
 	now := time.Now()
-	room := map[string]int{} // NodePool -> disruptions left
+	room := disruption.Room{}
 	for _, n := range r.Nodes {
 		c, err := a.CheckDisruptionCandidate(ctx, workflows.DisruptInput{NodeName: n, Reason: r.Reason, SkipBudgets: true})
 		if err != nil {
 			return set, err
 		}
 		if c.OK {
-			if why := a.takeBudget(room, c.NodePool, r.Reason, now); why != "" {
+			np := a.nodePool(c.NodePool)
+			if why := room.Take(c.NodePool, np, a.poolNodeCount(c.NodePool, ""), r.Reason, now); why != "" {
 				c = workflows.Candidate{Why: why}
 			}
 		}
@@ -45,33 +46,10 @@ func (a *Activities) CheckDisruptionCandidates(ctx context.Context, r workflows.
 	return set, nil
 }
 
-// takeBudget reserves one disruption of the pool's budget for the reason
-// in room, and says why not when none is left.
-func (a *Activities) takeBudget(room map[string]int, pool, reason string, now time.Time) string {
-	left, ok := room[pool]
-	if !ok {
-		np := a.nodePool(pool)
-		if np == nil {
-			return "NodePool " + pool + " is gone"
-		}
-		allowed, disrupting, err := a.budgetRoom(np, reason, now, "")
-		if err != nil {
-			return err.Error()
-		}
-		left = allowed - disrupting
-	}
-	if left <= 0 {
-		room[pool] = 0
-		return fmt.Sprintf("NodePool %s disruption budget allows no more nodes to be disrupted at once", pool)
-	}
-	room[pool] = left - 1
-	return ""
-}
-
 // RecheckConsolidation is the saving re-checked just before acting: with
 // the decision's nodes tainted, a fresh simulation of removing them must
 // still hold the decision to its shape and price (disruption.Resimulated).
-func (a *Activities) RecheckConsolidation(ctx context.Context, d workflows.DisruptionDecision) (workflows.Validation, error) {
+func (a *Disruption) RecheckConsolidation(ctx context.Context, d workflows.DisruptionDecision) (workflows.Validation, error) {
 	// The tainted nodes go back in before the capacity buffers are placed,
 	// so their virtual pods are placed as they were and must move too.
 	pools, invalid := a.Cluster.NodePools()
@@ -98,7 +76,7 @@ func (a *Activities) RecheckConsolidation(ctx context.Context, d workflows.Disru
 // addRemoved puts nodes the snapshot left out (tainted disrupted: no pod
 // may go there) back as existing nodes with their price, so the simulation
 // can remove them and count what they cost.
-func (a *Activities) addRemoved(snap *snapshot, nodes []string) {
+func (a *Disruption) addRemoved(snap *snapshot, nodes []string) {
 	have := map[string]bool{}
 	for _, n := range snap.input.ExistingNodes {
 		have[n.Name] = true
@@ -119,7 +97,7 @@ func (a *Activities) addRemoved(snap *snapshot, nodes []string) {
 // addRemovedAsBefore is addRemoved with each node as it was before its
 // taint: its free capacity and its other taints, so the capacity buffers'
 // virtual pods are placed on it as in the decision's snapshot.
-func (a *Activities) addRemovedAsBefore(snap *snapshot, nodes []string) {
+func (a *Disruption) addRemovedAsBefore(snap *snapshot, nodes []string) {
 	n0 := len(snap.input.ExistingNodes)
 	a.addRemoved(snap, nodes)
 	for i := n0; i < len(snap.input.ExistingNodes); i++ {
@@ -147,7 +125,7 @@ func (a *Activities) addRemovedAsBefore(snap *snapshot, nodes []string) {
 // requirements, requests; the pool's template for the rest) and returns
 // its saga's input with the planned offerings. A retry first deletes what
 // an earlier attempt wrote.
-func (a *Activities) CreateReplacement(ctx context.Context, r workflows.ReplacementRequest) (workflows.NodeClaimInput, error) {
+func (a *Disruption) CreateReplacement(ctx context.Context, r workflows.ReplacementRequest) (workflows.NodeClaimInput, error) {
 	batch, err := a.discardEarlierAttempt(ctx)
 	if err != nil {
 		return workflows.NodeClaimInput{}, err

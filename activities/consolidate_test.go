@@ -9,6 +9,7 @@ import (
 	"time"
 
 	apiv1 "github.com/joinery/joinery/api/v1"
+	"github.com/joinery/joinery/providers/kube/kubetest"
 	"github.com/joinery/joinery/solver"
 	"github.com/joinery/joinery/workflows"
 	corev1 "k8s.io/api/core/v1"
@@ -50,9 +51,9 @@ func sagaNodes(n, tainted int) ([]*apiv1.NodeClaim, []runtime.Object, []string) 
 // with one node already being disrupted lets two more go, not three.
 func TestCheckDisruptionCandidatesCountsTheBudgetForAllNodes(t *testing.T) {
 	claims, objs, names := sagaNodes(4, 1)
-	a := newFakeActivitiesWithPools(t, []*apiv1.NodePool{sagaPool("3")}, claims, objs...)
+	a := newFake(t, kubetest.World{Pools: []*apiv1.NodePool{sagaPool("3")}, Claims: claims, Objects: objs})
 	ctx := context.Background()
-	set, err := a.CheckDisruptionCandidates(ctx, workflows.CandidatesRequest{Nodes: names, Reason: workflows.ReasonUnderused})
+	set, err := a.Disruption.CheckDisruptionCandidates(ctx, workflows.CandidatesRequest{Nodes: names, Reason: workflows.ReasonUnderused})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -64,7 +65,7 @@ func TestCheckDisruptionCandidatesCountsTheBudgetForAllNodes(t *testing.T) {
 		t.Errorf("candidate %+v", c)
 	}
 	// Emptiness goes on with the two the budget allows.
-	set, err = a.CheckDisruptionCandidates(ctx, workflows.CandidatesRequest{Nodes: names, Reason: workflows.ReasonEmpty, Partial: true})
+	set, err = a.Disruption.CheckDisruptionCandidates(ctx, workflows.CandidatesRequest{Nodes: names, Reason: workflows.ReasonEmpty, Partial: true})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -77,14 +78,14 @@ func TestCheckDisruptionCandidatesCountsTheBudgetForAllNodes(t *testing.T) {
 // (in order), its pinned capacity type, its requests; the saga launches
 // the planned offerings.
 func TestCreateReplacementWritesThePlannedNodeClaim(t *testing.T) {
-	a := newFakeActivitiesWithPools(t, []*apiv1.NodePool{sagaPool("10%")}, nil)
+	a := newFake(t, kubetest.World{Pools: []*apiv1.NodePool{sagaPool("10%")}})
 	plan := workflows.Replacement{NodePool: "general-purpose", InstanceTypes: []string{"c6a.large", "m6a.large"},
 		Offerings: []workflows.Offering{{InstanceType: "c6a.large", Zone: "us-east-1a", CapacityType: "spot", Price: 0.03},
 			{InstanceType: "m6a.large", Zone: "us-east-1b", CapacityType: "spot", Price: 0.04}},
 		Requirements: []workflows.Requirement{{Key: apiv1.LabelArch, Operator: apiv1.OpIn, Values: []string{"amd64"}},
 			{Key: apiv1.LabelCapacityType, Operator: apiv1.OpIn, Values: []string{"spot"}}},
 		Requests: map[string]string{"cpu": "2500m", "memory": "1Gi", "pods": "3"}, Pods: 3, USDPerHour: 0.03, MaxUSDPerHour: 0.04}
-	in, err := a.CreateReplacement(context.Background(), workflows.ReplacementRequest{Replacement: plan, For: []string{"n1", "n2"}})
+	in, err := a.Disruption.CreateReplacement(context.Background(), workflows.ReplacementRequest{Replacement: plan, For: []string{"n1", "n2"}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -110,7 +111,7 @@ func TestCreateReplacementWritesThePlannedNodeClaim(t *testing.T) {
 	}
 	// A plan whose pool is gone fails for good.
 	plan.NodePool = "gone"
-	if _, err := a.CreateReplacement(context.Background(), workflows.ReplacementRequest{Replacement: plan}); err == nil || !strings.Contains(err.Error(), "NodePool gone is gone") {
+	if _, err := a.Disruption.CreateReplacement(context.Background(), workflows.ReplacementRequest{Replacement: plan}); err == nil || !strings.Contains(err.Error(), "NodePool gone is gone") {
 		t.Errorf("err %v", err)
 	}
 }
@@ -125,7 +126,7 @@ func TestAddRemovedBringsBackTheTaintedCandidates(t *testing.T) {
 		n.Labels[apiv1.LabelInstanceType], n.Labels[apiv1.LabelCapacityType] = "m6i.large", apiv1.CapacityTypeOnDemand
 		n.Status.Conditions = []corev1.NodeCondition{{Type: corev1.NodeReady, Status: corev1.ConditionTrue}}
 	}
-	a := newFakeActivitiesWithPools(t, []*apiv1.NodePool{sagaPool("10%")}, claims, objs...)
+	a := newFake(t, kubetest.World{Pools: []*apiv1.NodePool{sagaPool("10%")}, Claims: claims, Objects: objs})
 	snap, err := a.takeSnapshot(context.Background(), time.Now())
 	if err != nil {
 		t.Fatal(err)
@@ -133,7 +134,7 @@ func TestAddRemovedBringsBackTheTaintedCandidates(t *testing.T) {
 	if len(snap.input.ExistingNodes) != 0 {
 		t.Fatalf("tainted nodes are destinations: %+v", snap.input.ExistingNodes)
 	}
-	a.addRemoved(snap, []string{"ip-10-0-0-1.ec2.internal", "ip-10-0-0-2.ec2.internal", "gone"})
+	a.Disruption.addRemoved(snap, []string{"ip-10-0-0-1.ec2.internal", "ip-10-0-0-2.ec2.internal", "gone"})
 	it, _ := a.Catalog.Get("m6i.large")
 	if len(snap.input.ExistingNodes) != 2 || snap.input.ExistingNodes[1].Price != it.OnDemandPrice || snap.input.ExistingNodes[0].NodePool != "general-purpose" {
 		t.Fatalf("existing nodes %+v", snap.input.ExistingNodes)

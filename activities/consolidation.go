@@ -10,14 +10,13 @@ import (
 	"github.com/joinery/joinery/solver"
 	"github.com/joinery/joinery/workflows"
 	"go.uber.org/zap"
-	corev1 "k8s.io/api/core/v1"
 )
 
 // ComputeDisruption makes one consolidation pass's decision at workflow
 // time p.Now: it reads the caches into a disruption.Pass and lets
 // disruption.Decide choose (see there for the methods and their order).
 // Nothing is decided while pods are pending or NodeClaims are launching.
-func (a *Activities) ComputeDisruption(ctx context.Context, p workflows.DisruptionPass) (workflows.DisruptionDecision, error) {
+func (a *Disruption) ComputeDisruption(ctx context.Context, p workflows.DisruptionPass) (workflows.DisruptionDecision, error) {
 	start := time.Now()
 	d, err := a.computeDisruption(ctx, p)
 	if err == nil {
@@ -48,7 +47,7 @@ func (a *Activities) ComputeDisruption(ctx context.Context, p workflows.Disrupti
 	return d, err
 }
 
-func (a *Activities) computeDisruption(ctx context.Context, p workflows.DisruptionPass) (workflows.DisruptionDecision, error) {
+func (a *Disruption) computeDisruption(ctx context.Context, p workflows.DisruptionPass) (workflows.DisruptionDecision, error) {
 	now := p.Now
 	snap, err := a.takeSnapshot(ctx, time.Now())
 	if err != nil {
@@ -103,7 +102,7 @@ func withBuffers(claims []disruption.Claim, snap *snapshot) []disruption.Claim {
 
 // poolNodes counts the nodes of each candidate's NodePool and those of
 // them being disrupted, for the budgets.
-func (a *Activities) poolNodes(cands []disruption.Candidate) map[string]disruption.PoolNodes {
+func (a *Disruption) poolNodes(cands []disruption.Candidate) map[string]disruption.PoolNodes {
 	out := map[string]disruption.PoolNodes{}
 	for _, c := range cands {
 		if _, ok := out[c.Pool.Name]; !ok {
@@ -115,7 +114,7 @@ func (a *Activities) poolNodes(cands []disruption.Candidate) map[string]disrupti
 
 // ValidateDisruption re-simulates a decision after the validation delay and
 // says whether it still holds (disruption.Recheck, disruption.Resimulated).
-func (a *Activities) ValidateDisruption(ctx context.Context, d workflows.DisruptionDecision) (workflows.Validation, error) {
+func (a *Disruption) ValidateDisruption(ctx context.Context, d workflows.DisruptionDecision) (workflows.Validation, error) {
 	v, err := a.validate(ctx, d)
 	if err == nil {
 		outcome := "valid"
@@ -128,7 +127,7 @@ func (a *Activities) ValidateDisruption(ctx context.Context, d workflows.Disrupt
 	return v, err
 }
 
-func (a *Activities) validate(ctx context.Context, d workflows.DisruptionDecision) (workflows.Validation, error) {
+func (a *Disruption) validate(ctx context.Context, d workflows.DisruptionDecision) (workflows.Validation, error) {
 	snap, err := a.takeSnapshot(ctx, time.Now())
 	if err != nil {
 		return workflows.Validation{}, err
@@ -144,59 +143,6 @@ func (a *Activities) validate(ctx context.Context, d workflows.DisruptionDecisio
 	return disruption.Resimulated(d, solver.SimulateRemoval(snap.input, d.Nodes)), nil
 }
 
-// priceNodes sets each existing node's price (USD/hour) for SimulateRemoval.
-func (a *Activities) priceNodes(snap *snapshot) {
-	for i := range snap.input.ExistingNodes {
-		n := &snap.input.ExistingNodes[i]
-		if node, err := a.Cluster.Nodes.Get(n.Name); err == nil {
-			n.Price = a.nodePrice(node)
-		}
-	}
-}
-
-func clusterPrice(snap *snapshot) float64 {
-	total := 0.0
-	for _, n := range snap.input.ExistingNodes {
-		total += n.Price
-	}
-	return total
-}
-
-// listPrice is the existing nodes at their list prices, NodeOverlays aside
-// (without overlays: the price priceNodes set).
-func (a *Activities) listPrice(snap *snapshot) float64 {
-	if set, _, _ := a.lastOverlays(""); set == nil {
-		return clusterPrice(snap)
-	}
-	total := 0.0
-	for _, n := range snap.input.ExistingNodes {
-		if node, err := a.Cluster.Nodes.Get(n.Name); err == nil {
-			if it, ok := a.instanceType(node.Labels[apiv1.LabelInstanceType]); ok {
-				total += a.Market.Price(it, node.Labels[apiv1.LabelZone], node.Labels[apiv1.LabelCapacityType])
-			}
-		}
-	}
-	return total
-}
-
-// nodePrice is the price of a node's instance type and capacity type in
-// its zone (USD/hour): on-demand, or the zone's spot price from the market,
-// after its pool's NodeOverlays.
-func (a *Activities) nodePrice(n *corev1.Node) float64 {
-	return a.NodePrice(n)
-}
-
-// NodePrice is a node's price in USD/hour (nodePrice), for the
-// karpenter_nodepools_cost_total metric.
-func (a *Activities) NodePrice(n *corev1.Node) float64 {
-	it, ok := a.instanceType(n.Labels[apiv1.LabelInstanceType])
-	if !ok {
-		return 0
-	}
-	zone, ct := n.Labels[apiv1.LabelZone], n.Labels[apiv1.LabelCapacityType]
-	return a.overlaidPrice(it, n.Labels[apiv1.LabelNodePool], zone, ct, a.Market.Price(it, zone, ct))
-}
-
 // decisionKind is Karpenter's decision label: replace when the decision
 // launches capacity first, else delete.
 func decisionKind(d workflows.DisruptionDecision) string {
@@ -206,22 +152,10 @@ func decisionKind(d workflows.DisruptionDecision) string {
 	return "delete"
 }
 
-// poolsOf names the NodePool of each node (from the caches; a node gone
-// is left out).
-func (a *Activities) poolsOf(nodes []string) []string {
-	var out []string
-	for _, n := range nodes {
-		if node, err := a.Cluster.Nodes.Get(n); err == nil {
-			out = append(out, node.Labels[apiv1.LabelNodePool])
-		}
-	}
-	return out
-}
-
 // setAllowedDisruptions sets karpenter_nodepools_allowed_disruptions for
 // every valid NodePool and budget reason at now (Karpenter's reason
 // values: Empty, Drifted, Underutilized).
-func (a *Activities) setAllowedDisruptions(now time.Time) {
+func (a *Disruption) setAllowedDisruptions(now time.Time) {
 	if a.Metrics == nil {
 		return
 	}
@@ -234,4 +168,46 @@ func (a *Activities) setAllowedDisruptions(now time.Time) {
 			}
 		}
 	}
+}
+
+// listPrice is the existing nodes at their list prices, NodeOverlays aside
+// (without overlays: the price priceNodes set).
+func (a *Disruption) listPrice(snap *snapshot) float64 {
+	if set, _, _ := a.prices.Overlays(""); set == nil {
+		return clusterPrice(snap)
+	}
+	total := 0.0
+	for _, n := range snap.input.ExistingNodes {
+		if node, err := a.Cluster.Nodes.Get(n.Name); err == nil {
+			total += a.prices.List(node)
+		}
+	}
+	return total
+}
+
+// poolsOf names the NodePool of each node (from the caches; a node gone
+// is left out).
+func (a *Disruption) poolsOf(nodes []string) []string {
+	var out []string
+	for _, n := range nodes {
+		if node, err := a.Cluster.Nodes.Get(n); err == nil {
+			out = append(out, node.Labels[apiv1.LabelNodePool])
+		}
+	}
+	return out
+}
+
+func clusterPrice(snap *snapshot) float64 {
+	total := 0.0
+	for _, n := range snap.input.ExistingNodes {
+		total += n.Price
+	}
+	return total
+}
+
+func (a *Disruption) catalogStatus() string {
+	if a.CatalogStatus == nil {
+		return ""
+	}
+	return a.CatalogStatus()
 }

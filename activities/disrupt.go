@@ -2,13 +2,13 @@ package activities
 
 import (
 	"context"
-	"fmt"
 	"strings"
 	"time"
 
 	apiv1 "github.com/joinery/joinery/api/v1"
 	"github.com/joinery/joinery/internal/metrics"
 	"github.com/joinery/joinery/policy/disruption"
+	"github.com/joinery/joinery/policy/gc"
 	"github.com/joinery/joinery/providers/aws"
 	"github.com/joinery/joinery/providers/kube"
 	"github.com/joinery/joinery/solver"
@@ -19,8 +19,6 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/labels"
-	"k8s.io/client-go/util/retry"
 )
 
 // ConditionDisruptionReason on a NodeClaim records why it is being disrupted.
@@ -28,13 +26,12 @@ const ConditionDisruptionReason = "DisruptionReason"
 
 // CheckDisruptionCandidate re-checks, right before acting, that a node may
 // be disrupted: it exists and Joinery launched it; unless this is an
-// interruption, neither the node (="true") nor any of its pods (="true",
-// or a duration not yet elapsed since the pod started:
-// disruption.PodProtection) is annotated karpenter.sh/do-not-disrupt, and
-// its NodePool's disruption budgets
-// allow one more node (unless skipped).
-func (a *Activities) CheckDisruptionCandidate(ctx context.Context, in workflows.DisruptInput) (workflows.Candidate, error) {
-	node, err := a.Cluster.Kube.CoreV1().Nodes().Get(ctx, in.NodeName, metav1.GetOptions{})
+// interruption, the disruption rules candidate filtering applies to the
+// node and each of its pods (disruption.NodeBlock, disruption.PodBlock;
+// an operator's drain may take a bare pod) and, unless skipped, its
+// NodePool's budgets (disruption.BudgetBlocks) allow it.
+func (a *Disruption) CheckDisruptionCandidate(ctx context.Context, in workflows.DisruptInput) (workflows.Candidate, error) {
+	node, err := a.Cluster.GetNode(ctx, in.NodeName)
 	if apierrors.IsNotFound(err) {
 		return workflows.Candidate{Why: "node " + in.NodeName + " does not exist"}, nil
 	}
@@ -45,112 +42,37 @@ func (a *Activities) CheckDisruptionCandidate(ctx context.Context, in workflows.
 	if nc == nil {
 		return workflows.Candidate{Why: "node " + in.NodeName + " has no NodeClaim: Joinery did not launch it"}, nil
 	}
-	c := workflows.Candidate{OK: true, NodeClaim: nc.Name, NodePool: nc.Labels[apiv1.LabelNodePool], InstanceID: instanceID(node.Spec.ProviderID)}
+	c := workflows.Candidate{OK: true, NodeClaim: nc.Name, NodePool: nc.Labels[apiv1.LabelNodePool], InstanceID: gc.InstanceID(node.Spec.ProviderID)}
 	if nc.Spec.TerminationGracePeriod != nil {
 		c.TerminationGracePeriod = nc.Spec.TerminationGracePeriod.Duration
 	}
 	if in.Interruption {
 		return c, nil
 	}
-	if disruption.NodeProtected(node.Annotations) {
-		return workflows.Candidate{Why: "node is annotated " + apiv1.AnnotationDoNotDisrupt}, nil
+	if b := disruption.NodeBlock(node.Annotations); b != nil {
+		return workflows.Candidate{Why: b.Message}, nil
 	}
 	now := time.Now()
 	for _, p := range a.Cluster.PodsOnNode(node.Name) {
-		if pr := a.podProtection(ctx, p, now); kube.IsActive(p) && pr.Active {
-			why := fmt.Sprintf("pod %s/%s is annotated %s", p.Namespace, p.Name, apiv1.AnnotationDoNotDisrupt)
-			if !pr.Until.IsZero() {
-				why += " until " + pr.Until.UTC().Format(time.RFC3339)
-			}
-			return workflows.Candidate{Why: why}, nil
-		}
-		// An operator's drain may evict a bare pod (like kubectl drain --force); automation may not.
-		if in.Reason != workflows.ReasonManual && reschedulable(p) && !hasController(p) {
-			return workflows.Candidate{Why: fmt.Sprintf("pod %s/%s has no controller: evicting it would lose it", p.Namespace, p.Name)}, nil
+		if b := disruption.PodBlock(a.disruptionPod(ctx, p, nil, now), in.Reason == workflows.ReasonManual); b != nil {
+			return workflows.Candidate{Why: b.Message}, nil
 		}
 	}
-	if !in.SkipBudgets {
-		if why := a.budgetBlocks(node, c.NodePool, in.Reason, time.Now()); why != "" {
+	if np := a.nodePool(c.NodePool); np != nil && !in.SkipBudgets {
+		if why := disruption.BudgetBlocks(np, a.poolNodeCount(np.Name, node.Name), in.Reason, now); why != "" {
 			return workflows.Candidate{Why: why}, nil
 		}
 	}
 	return c, nil
 }
 
-// budgetBlocks returns why the NodePool's budgets forbid disrupting one more
-// node at now ("" if they allow it); nodes already tainted disrupted count.
-func (a *Activities) budgetBlocks(node *corev1.Node, pool, reason string, now time.Time) string {
-	np := a.nodePool(pool)
-	if np == nil {
-		return ""
-	}
-	allowed, disrupting, err := a.budgetRoom(np, reason, now, node.Name)
-	if err != nil {
-		return err.Error()
-	}
-	if disrupting >= allowed {
-		return fmt.Sprintf("NodePool %s disruption budget allows %d node(s) at once and %d are being disrupted", pool, allowed, disrupting)
-	}
-	return ""
-}
-
-// budgetRoom returns the budget's allowed count for a reason at now and how
-// many of the pool's nodes (other than except) are being disrupted.
-func (a *Activities) budgetRoom(np *apiv1.NodePool, reason string, now time.Time, except string) (allowed, disrupting int, err error) {
-	pn := a.poolNodeCount(np.Name, except)
-	allowed, err = disruption.Allowed(np.Spec.Disruption.Budgets, disruption.BudgetReason(reason), pn.Nodes, now)
-	return allowed, pn.Disrupting, err
-}
-
-// poolNodeCount counts a NodePool's nodes and those of them (other than
-// except) tainted as being disrupted.
-func (a *Activities) poolNodeCount(pool, except string) disruption.PoolNodes {
-	nodes, _ := a.Cluster.Nodes.List(labels.SelectorFromSet(labels.Set{apiv1.LabelNodePool: pool}))
-	pn := disruption.PoolNodes{Nodes: len(nodes)}
-	for _, n := range nodes {
-		if n.Name != except && hasTaint(n.Spec.Taints, apiv1.TaintKeyDisrupted) {
-			pn.Disrupting++
-		}
-	}
-	return pn
-}
-
-func (a *Activities) nodePool(name string) *apiv1.NodePool {
-	pools, _ := a.Cluster.NodePools()
-	for _, p := range pools {
-		if p.Name == name {
-			return p
-		}
-	}
-	return nil
-}
-
-// claimOfNode finds the NodeClaim of a node by status.nodeName or providerID.
-func (a *Activities) claimOfNode(node *corev1.Node) *apiv1.NodeClaim {
-	for _, nc := range a.Cluster.NodeClaims() {
-		if nc.Status.NodeName == node.Name || (node.Spec.ProviderID != "" && nc.Status.ProviderID == node.Spec.ProviderID) {
-			return nc
-		}
-	}
-	return nil
-}
-
-// instanceID extracts i-... from aws:///<zone>/<id>.
-func instanceID(providerID string) string {
-	return providerID[strings.LastIndex(providerID, "/")+1:]
-}
-
 // TaintNodeDisrupted adds (or removes) the karpenter.sh/disrupted:NoSchedule
 // taint and the NodeClaim's DisruptionReason condition. Idempotent.
-func (a *Activities) TaintNodeDisrupted(ctx context.Context, r workflows.TaintRequest) error {
-	err := retry.RetryOnConflict(retry.DefaultRetry, func() error {
-		node, err := a.Cluster.Kube.CoreV1().Nodes().Get(ctx, r.NodeName, metav1.GetOptions{})
-		if err != nil {
-			return err
-		}
-		has := hasTaint(node.Spec.Taints, apiv1.TaintKeyDisrupted)
+func (a *Disruption) TaintNodeDisrupted(ctx context.Context, r workflows.TaintRequest) error {
+	err := a.Cluster.UpdateNode(ctx, r.NodeName, func(node *corev1.Node) bool {
+		has := disruption.HasTaint(node.Spec.Taints, apiv1.TaintKeyDisrupted)
 		if has != r.Remove {
-			return nil
+			return false
 		}
 		if r.Remove {
 			var kept []corev1.Taint
@@ -163,8 +85,7 @@ func (a *Activities) TaintNodeDisrupted(ctx context.Context, r workflows.TaintRe
 		} else {
 			node.Spec.Taints = append(node.Spec.Taints, corev1.Taint{Key: apiv1.TaintKeyDisrupted, Effect: corev1.TaintEffectNoSchedule})
 		}
-		_, err = a.Cluster.Kube.CoreV1().Nodes().Update(ctx, node, metav1.UpdateOptions{})
-		return err
+		return true
 	})
 	if apierrors.IsNotFound(err) {
 		err = nil // a node already gone needs no taint
@@ -204,7 +125,7 @@ func reasonWord(r string) string {
 // were gone: the solver places them on other nodes where they fit and
 // plans new NodeClaims for the rest (written, with the pods nominated, as
 // provisioning does). It returns the NodeClaim sagas to start.
-func (a *Activities) PlanReplacement(ctx context.Context, in workflows.DisruptInput) ([]workflows.NodeClaimInput, error) {
+func (a *Disruption) PlanReplacement(ctx context.Context, in workflows.DisruptInput) ([]workflows.NodeClaimInput, error) {
 	log := a.logger(ctx).With(zap.String("node", in.NodeName))
 	batch, err := a.discardEarlierAttempt(ctx)
 	if err != nil {
@@ -277,7 +198,7 @@ func isMirror(p *corev1.Pod) bool {
 // WaitNodeClaimReady heartbeats until a NodeClaim is Initialized. A NodeClaim
 // that disappears first (its launch failed, or its Node never registered)
 // fails with ErrReplacementFailed.
-func (a *Activities) WaitNodeClaimReady(ctx context.Context, name string) (workflows.NodeReady, error) {
+func (a *Lifecycle) WaitNodeClaimReady(ctx context.Context, name string) (workflows.NodeReady, error) {
 	for {
 		activity.RecordHeartbeat(ctx)
 		nc, err := a.Cluster.NodeClaim(ctx, name)
@@ -301,7 +222,7 @@ func (a *Activities) WaitNodeClaimReady(ctx context.Context, name string) (workf
 
 // WaitNodeClaimGone heartbeats until the NodeClaim object is deleted and its
 // instance is terminated (or unknown to EC2).
-func (a *Activities) WaitNodeClaimGone(ctx context.Context, r workflows.TerminateRequest) error {
+func (a *Lifecycle) WaitNodeClaimGone(ctx context.Context, r workflows.TerminateRequest) error {
 	for {
 		activity.RecordHeartbeat(ctx)
 		_, err := a.Cluster.NodeClaim(ctx, r.NodeClaim)
@@ -320,4 +241,14 @@ func (a *Activities) WaitNodeClaimGone(ctx context.Context, r workflows.Terminat
 		case <-time.After(500 * time.Millisecond):
 		}
 	}
+}
+
+// claimOfNode finds the NodeClaim of a node by status.nodeName or providerID.
+func (a *Disruption) claimOfNode(node *corev1.Node) *apiv1.NodeClaim {
+	for _, nc := range a.Cluster.NodeClaims() {
+		if nc.Status.NodeName == node.Name || (node.Spec.ProviderID != "" && nc.Status.ProviderID == node.Spec.ProviderID) {
+			return nc
+		}
+	}
+	return nil
 }

@@ -33,8 +33,8 @@ const (
 	eventInvalidDoNotDisrupt = "InvalidDoNotDisruptAnnotation"
 )
 
-// eventDedupe remembers the Events published recently, so a pass every
-// 10 s does not publish the same Event each time: one per key per TTL.
+// eventDedupe remembers the Events published recently, so a pass that runs
+// often does not publish the same Event each time: one per key per TTL.
 type eventDedupe struct {
 	mu        sync.Mutex
 	until     map[string]time.Time
@@ -72,7 +72,7 @@ func (d *eventDedupe) first(key string, ttl time.Duration, now time.Time) bool {
 // now. A pod whose do-not-disrupt value is invalid gets the Warning Event
 // InvalidDoNotDisruptAnnotation (the annotation is ignored, as Karpenter
 // does).
-func (a *Activities) disruptionClaims(ctx context.Context, now time.Time) []disruption.Claim {
+func (a *world) disruptionClaims(ctx context.Context, now time.Time) []disruption.Claim {
 	pdbs, _ := a.Cluster.PDBs.List(labels.Everything())
 	claims := a.Cluster.NodeClaims()
 	in := make([]disruption.Claim, 0, len(claims))
@@ -93,13 +93,7 @@ func (a *Activities) disruptionClaims(ctx context.Context, now time.Time) []disr
 				}
 			}
 			for _, p := range a.Cluster.PodsOnNode(s.Node.Name) {
-				pr := a.podProtection(ctx, p, now)
-				blocked, names := pdbBlocking(pdbs, p)
-				s.Pods = append(s.Pods, disruption.Pod{
-					Name: key(p), Active: kube.IsActive(p), DoNotDisrupt: pr.Active, DoNotDisruptUntil: pr.Until,
-					Reschedulable: reschedulable(p), Controlled: hasController(p), Blocked: blocked, PDBs: names,
-					Annotations: p.Annotations, Priority: p.Spec.Priority,
-				})
+				s.Pods = append(s.Pods, a.disruptionPod(ctx, p, pdbs, now))
 			}
 		}
 		in = append(in, s)
@@ -107,9 +101,22 @@ func (a *Activities) disruptionClaims(ctx context.Context, now time.Time) []disr
 	return in
 }
 
+// disruptionPod is what the disruption rules know of a pod on a node,
+// do-not-disrupt judged at now and the PDBs that block its eviction among
+// pdbs.
+func (a *world) disruptionPod(ctx context.Context, p *corev1.Pod, pdbs []*policyv1.PodDisruptionBudget, now time.Time) disruption.Pod {
+	pr := a.podProtection(ctx, p, now)
+	blocked, names := disruption.PDBBlocking(pdbs, p)
+	return disruption.Pod{
+		Name: key(p), Active: kube.IsActive(p), DoNotDisrupt: pr.Active, DoNotDisruptUntil: pr.Until,
+		Reschedulable: reschedulable(p), Controlled: hasController(p), Blocked: blocked, PDBs: names,
+		Annotations: p.Annotations, Priority: p.Spec.Priority,
+	}
+}
+
 // podProtection is disruption.PodProtection for a pod at now; an invalid
 // value is reported on the pod (deduplicated) and ignored.
-func (a *Activities) podProtection(ctx context.Context, p *corev1.Pod, now time.Time) disruption.Protection {
+func (a *world) podProtection(ctx context.Context, p *corev1.Pod, now time.Time) disruption.Protection {
 	var started *time.Time
 	if p.Status.StartTime != nil {
 		started = &p.Status.StartTime.Time
@@ -124,29 +131,6 @@ func (a *Activities) podProtection(ctx context.Context, p *corev1.Pod, now time.
 	return pr
 }
 
-// pdbBlocking says whether PodDisruptionBudgets block the pod's eviction
-// and which: a selecting PDB that allows no disruption (that one), or
-// several selecting it (all: the eviction API refuses such pods).
-func pdbBlocking(pdbs []*policyv1.PodDisruptionBudget, p *corev1.Pod) (bool, []string) {
-	var sel, zero []string
-	for _, pdb := range pdbs {
-		if pdb.Namespace != p.Namespace || !selects(pdb.Spec.Selector, p.Labels) {
-			continue
-		}
-		sel = append(sel, pdb.Namespace+"/"+pdb.Name)
-		if pdb.Status.DisruptionsAllowed == 0 {
-			zero = append(zero, pdb.Namespace+"/"+pdb.Name)
-		}
-	}
-	switch {
-	case len(sel) > 1:
-		return true, sel
-	case len(zero) > 0:
-		return true, zero[:1]
-	}
-	return false, nil
-}
-
 // reportBlocked publishes why nodes were not disrupted this pass: the
 // Events DisruptionBlocked / Unconsolidatable on each Node and NodeClaim
 // (deduplicated by object, reason and message: Karpenter's dedupe
@@ -154,7 +138,7 @@ func pdbBlocking(pdbs []*policyv1.PodDisruptionBudget, p *corev1.Pod) (bool, []s
 // Karpenter), a log line per published Event and one when the counts
 // change, joinery_disruption_blocked_nodes{reason}, and the bounded report
 // in the decision for the Consolidation workflow's status.
-func (a *Activities) reportBlocked(ctx context.Context, d *workflows.DisruptionDecision, claims []disruption.Claim, blocked []disruption.Blocked) {
+func (a *Disruption) reportBlocked(ctx context.Context, d *workflows.DisruptionDecision, claims []disruption.Claim, blocked []disruption.Blocked) {
 	now := time.Now()
 	uid := map[string]types.UID{}
 	for _, c := range claims {
@@ -214,7 +198,7 @@ func (a *Activities) reportBlocked(ctx context.Context, d *workflows.DisruptionD
 	}
 }
 
-func (a *Activities) event(ref *corev1.ObjectReference, reason, msg string) {
+func (a *world) event(ref *corev1.ObjectReference, reason, msg string) {
 	if a.Cluster.Recorder != nil {
 		a.Cluster.Recorder.Event(ref, corev1.EventTypeNormal, reason, msg)
 	}

@@ -11,52 +11,13 @@ import (
 	apiv1 "github.com/joinery/joinery/api/v1"
 	"github.com/joinery/joinery/internal/metrics"
 	"github.com/joinery/joinery/policy/disruption"
+	"github.com/joinery/joinery/providers/kube/kubetest"
 	"github.com/joinery/joinery/workflows"
 	"github.com/prometheus/client_golang/prometheus/testutil"
-	policyv1 "k8s.io/api/policy/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/client-go/tools/record"
 )
-
-func testPDB(name string, allowed int32, app string) *policyv1.PodDisruptionBudget {
-	return &policyv1.PodDisruptionBudget{ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: "default"},
-		Spec:   policyv1.PodDisruptionBudgetSpec{Selector: &metav1.LabelSelector{MatchLabels: map[string]string{"app": app}}},
-		Status: policyv1.PodDisruptionBudgetStatus{DisruptionsAllowed: allowed}}
-}
-
-// The PDB that blocks a pod is named: the one allowing nothing, or every
-// one when several select the pod (the eviction API refuses such pods).
-func TestPDBBlockingNamesTheBudget(t *testing.T) {
-	web := pod("web-1", true, nil)
-	web.Labels = map[string]string{"app": "web"}
-	other := pod("db-0", true, nil)
-	other.Labels = map[string]string{"app": "db"}
-	cases := []struct {
-		name    string
-		pdbs    []*policyv1.PodDisruptionBudget
-		blocked bool
-		names   []string
-	}{
-		{"allows one", []*policyv1.PodDisruptionBudget{testPDB("web", 1, "web")}, false, nil},
-		{"allows none", []*policyv1.PodDisruptionBudget{testPDB("db", 0, "db"), testPDB("web", 0, "web")}, true, []string{"default/web"}},
-		{"two select it", []*policyv1.PodDisruptionBudget{testPDB("web", 3, "web"), testPDB("all", 5, "web")}, true, []string{"default/web", "default/all"}},
-		{"another namespace", func() []*policyv1.PodDisruptionBudget {
-			p := testPDB("web", 0, "web")
-			p.Namespace = "prod"
-			return []*policyv1.PodDisruptionBudget{p}
-		}(), false, nil},
-	}
-	for _, c := range cases {
-		blocked, names := pdbBlocking(c.pdbs, web)
-		if blocked != c.blocked || !reflect.DeepEqual(names, c.names) {
-			t.Errorf("%s: %v %v, want %v %v", c.name, blocked, names, c.blocked, c.names)
-		}
-	}
-	if blocked, _ := pdbBlocking([]*policyv1.PodDisruptionBudget{testPDB("web", 0, "web")}, other); blocked {
-		t.Error("a PDB selecting other pods blocks db-0")
-	}
-}
 
 func drainEvents(rec *record.FakeRecorder) []string {
 	var out []string
@@ -76,7 +37,7 @@ func drainEvents(rec *record.FakeRecorder) []string {
 // dedupe timeout runs, again when the message changes; the gauge counts
 // nodes by reason and reads 0 for a reason that cleared.
 func TestReportBlockedPublishesEventsOnceAndSetsTheGauge(t *testing.T) {
-	a := newFakeActivities(t, nil)
+	a := newFake(t, kubetest.World{})
 	rec := record.NewFakeRecorder(100)
 	a.Cluster.Recorder, a.Metrics = rec, metrics.New()
 	pdb := disruption.Block{Kind: disruption.BlockPDB, Message: "PDB default/web prevents pod evictions (pod default/web-1)"}
@@ -89,7 +50,7 @@ func TestReportBlockedPublishesEventsOnceAndSetsTheGauge(t *testing.T) {
 			{Kind: disruption.BlockConsolidateAfter, Message: "Node is not consolidatable yet: consolidateAfter 1m has not elapsed"}}},
 	}
 	var d workflows.DisruptionDecision
-	a.reportBlocked(context.Background(), &d, nil, blocked)
+	a.Disruption.reportBlocked(context.Background(), &d, nil, blocked)
 	want := []string{
 		"Normal DisruptionBlocked No allowed disruptions for disruption reason Underutilized due to blocking budget",
 		"Normal DisruptionBlocked No allowed disruptions for disruption reason Underutilized due to blocking budget (NodePool general allows 0, 0 being disrupted)",
@@ -109,12 +70,12 @@ func TestReportBlockedPublishesEventsOnceAndSetsTheGauge(t *testing.T) {
 		t.Fatalf("would_not_fit gauge %v", v)
 	}
 	// The next pass: the same reasons publish nothing; a changed message does.
-	a.reportBlocked(context.Background(), &d, nil, blocked)
+	a.Disruption.reportBlocked(context.Background(), &d, nil, blocked)
 	if got := drainEvents(rec); len(got) != 0 {
 		t.Fatalf("republished %v", got)
 	}
 	blocked[1].Blocks[0].Message = "Pod default/bigger cannot move: no room"
-	a.reportBlocked(context.Background(), &d, nil, blocked[1:2])
+	a.Disruption.reportBlocked(context.Background(), &d, nil, blocked[1:2])
 	if got := drainEvents(rec); len(got) != 2 || !strings.Contains(got[0], "default/bigger") {
 		t.Fatalf("events %v", got)
 	}
@@ -146,10 +107,10 @@ func TestDoNotDisruptDurationInCandidateCheckAndDrain(t *testing.T) {
 			p := pod("train", true, map[string]string{apiv1.AnnotationDoNotDisrupt: c.value})
 			p.UID = "u-train"
 			p.Status.StartTime = &metav1.Time{Time: time.Now().Add(-c.age)}
-			a := newFakeActivities(t, []*apiv1.NodeClaim{nc}, []runtime.Object{node, p}...)
+			a := newFake(t, kubetest.World{Claims: []*apiv1.NodeClaim{nc}, Objects: []runtime.Object{node, p}})
 			rec := record.NewFakeRecorder(10)
 			a.Cluster.Recorder = rec
-			got, err := a.CheckDisruptionCandidate(context.Background(), workflows.DisruptInput{NodeName: node.Name, Reason: workflows.ReasonUnderused, SkipBudgets: true})
+			got, err := a.Disruption.CheckDisruptionCandidate(context.Background(), workflows.DisruptInput{NodeName: node.Name, Reason: workflows.ReasonUnderused, SkipBudgets: true})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -159,7 +120,7 @@ func TestDoNotDisruptDurationInCandidateCheckAndDrain(t *testing.T) {
 			if c.blocked && c.value != "true" && !strings.Contains(got.Why, " until ") {
 				t.Errorf("why %q does not say until when", got.Why)
 			}
-			st, err := a.DrainStep(context.Background(), workflows.DrainRequest{NodeName: node.Name, Now: time.Now()})
+			st, err := a.Drain.DrainStep(context.Background(), workflows.DrainRequest{NodeName: node.Name, Now: time.Now()})
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -12,6 +12,7 @@ import (
 	apiv1 "github.com/joinery/joinery/api/v1"
 	"github.com/joinery/joinery/policy/disruption"
 	"github.com/joinery/joinery/policy/gang"
+	"github.com/joinery/joinery/policy/nodeclass"
 	"github.com/joinery/joinery/solver"
 	"github.com/joinery/joinery/workflows"
 	"go.temporal.io/sdk/activity"
@@ -71,7 +72,7 @@ func bookedFor(nc *apiv1.NodeClaim, now time.Time) string {
 // with the request, and returns their sagas' inputs. A request gone,
 // replaced (another UID), already provisioned, not honoured or invalid is
 // Done (the last two are reported on the request).
-func (a *Activities) PlanGang(ctx context.Context, in workflows.GangInput) (workflows.GangPlan, error) {
+func (a *Gang) PlanGang(ctx context.Context, in workflows.GangInput) (workflows.GangPlan, error) {
 	log := a.logger(ctx).With(zap.String("provisioningrequest", in.Namespace+"/"+in.Name), zap.Int("try", in.Try))
 	pr, err := a.Cluster.ProvisioningRequest(in.Namespace, in.Name)
 	if err != nil {
@@ -128,7 +129,7 @@ func (a *Activities) PlanGang(ctx context.Context, in workflows.GangInput) (work
 		snap.podsByKey[p.Namespace+"/"+p.Name] = p
 	}
 	plan := solver.Solve(snap.input)
-	capReservations(plan.NewNodeClaims, a.reservationBudget())
+	nodeclass.CapReservations(plan.NewNodeClaims, a.reservationBudget())
 	var unplaced []gang.Unplaced
 	for _, u := range plan.Unschedulable {
 		if len(snap.notReady) > 0 {
@@ -172,7 +173,7 @@ func (a *Activities) PlanGang(ctx context.Context, in workflows.GangInput) (work
 // gangPods are the request's pods, made from its PodTemplates as Cluster
 // Autoscaler makes them (count copies of each template, in the request's
 // namespace). why says which template is missing.
-func (a *Activities) gangPods(ctx context.Context, pr *provreq.ProvisioningRequest) (pods []*corev1.Pod, why string, err error) {
+func (a *Gang) gangPods(ctx context.Context, pr *provreq.ProvisioningRequest) (pods []*corev1.Pod, why string, err error) {
 	for i, set := range pr.Spec.PodSets {
 		t, err := a.Cluster.PodTemplate(ctx, pr.Namespace, set.PodTemplateRef.Name)
 		if apierrors.IsNotFound(err) {
@@ -199,7 +200,7 @@ func (a *Activities) gangPods(ctx context.Context, pr *provreq.ProvisioningReque
 // WaitGangReady returns once every NodeClaim of the gang is initialized
 // (its Node registered, Ready, startup taints gone), heartbeating; the
 // workflow bounds it with the deadline and watches the sagas for failures.
-func (a *Activities) WaitGangReady(ctx context.Context, w workflows.GangWait) error {
+func (a *Gang) WaitGangReady(ctx context.Context, w workflows.GangWait) error {
 	for {
 		ready := 0
 		for _, nc := range a.Cluster.NodeClaims() {
@@ -224,7 +225,7 @@ func (a *Activities) WaitGangReady(ctx context.Context, w workflows.GangWait) er
 }
 
 // BookGang marks the gang's NodeClaims booked until the booking's end.
-func (a *Activities) BookGang(ctx context.Context, b workflows.GangBooking) error {
+func (a *Gang) BookGang(ctx context.Context, b workflows.GangBooking) error {
 	patch := fmt.Appendf(nil, `{"metadata":{"annotations":{%q:%q}}}`, AnnotationBookedUntil, b.Until)
 	for _, n := range b.NodeClaims {
 		if err := a.Cluster.PatchNodeClaim(ctx, n, patch); err != nil && !apierrors.IsNotFound(err) {
@@ -237,7 +238,7 @@ func (a *Activities) BookGang(ctx context.Context, b workflows.GangBooking) erro
 // SetGangStatus records a try's step on the request: its conditions
 // (gang.Conditions), details (try, next try, NodeClaims), an Event on
 // the request and on each pod consuming it, a log line and the try metric.
-func (a *Activities) SetGangStatus(ctx context.Context, u workflows.GangStatusUpdate) error {
+func (a *Gang) SetGangStatus(ctx context.Context, u workflows.GangStatusUpdate) error {
 	pr, err := a.Cluster.ProvisioningRequest(u.Namespace, u.Name)
 	if err != nil || pr == nil || string(pr.UID) != u.UID {
 		return err
@@ -295,7 +296,7 @@ func (a *Activities) SetGangStatus(ctx context.Context, u workflows.GangStatusUp
 // ReportNotHonoured says, on a request Joinery will not provision
 // (Accepted=False with the reason, a Warning Event on it and its pods, an
 // error log), why.
-func (a *Activities) ReportNotHonoured(ctx context.Context, pr *provreq.ProvisioningRequest, reason, why string) error {
+func (a *Gang) ReportNotHonoured(ctx context.Context, pr *provreq.ProvisioningRequest, reason, why string) error {
 	if c := pr.Condition(provreq.Accepted); c != nil && c.Status == metav1.ConditionFalse && c.Reason == reason && c.Message == why {
 		return nil // said already
 	}

@@ -39,7 +39,7 @@ const reasonGarbageCollected = "GarbageCollected"
 // DescribeInstances by tag filter), reads NodeClaims and Nodes from the
 // informer caches, looks up by id the few instances the listing lacks
 // whose state decides, and returns what gc.Decide says to collect.
-func (a *Activities) PlanGarbageCollection(ctx context.Context, p workflows.GCPass) (workflows.GCPlan, error) {
+func (a *GC) PlanGarbageCollection(ctx context.Context, p workflows.GCPass) (workflows.GCPlan, error) {
 	start := time.Now()
 	insts, err := a.Cloud.List(ctx)
 	a.Metrics.CloudProviderCall(metrics.ControllerGC, metrics.MethodList, time.Since(start).Seconds(), err != nil, cloudProviderError(err))
@@ -108,7 +108,7 @@ func (a *Activities) PlanGarbageCollection(ctx context.Context, p workflows.GCPa
 		out.LaunchTemplates = append(out.LaunchTemplates, item(c))
 	}
 	if n := len(out.Instances) + len(out.NodeClaims) + len(out.Nodes) + len(out.LaunchTemplates); n > 0 {
-		a.logger(ctx).Info("garbage collection plan", zap.Int("listed", len(insts)), zap.Int("instances", len(out.Instances)),
+		activityLogger(ctx, a.Log).Info("garbage collection plan", zap.Int("listed", len(insts)), zap.Int("instances", len(out.Instances)),
 			zap.Int("nodeclaims", len(out.NodeClaims)), zap.Int("nodes", len(out.Nodes)), zap.Int("launchTemplates", len(out.LaunchTemplates)))
 	}
 	return out, nil
@@ -116,7 +116,7 @@ func (a *Activities) PlanGarbageCollection(ctx context.Context, p workflows.GCPa
 
 // gcSnapshot builds the policy's view from the listed instances and the
 // informer caches.
-func (a *Activities) gcSnapshot(insts []aws.Instance) gc.Snapshot {
+func (a *GC) gcSnapshot(insts []aws.Instance) gc.Snapshot {
 	s := gc.Snapshot{Cluster: a.ClusterName}
 	for _, i := range insts {
 		s.Instances = append(s.Instances, gc.Instance{ID: i.ID, State: i.State, LaunchTime: i.LaunchTime, Tags: i.Tags})
@@ -142,7 +142,7 @@ func (a *Activities) gcSnapshot(insts []aws.Instance) gc.Snapshot {
 
 // recheck plans again on the current caches with the planned instances'
 // states, and returns the items still to collect of the given plan part.
-func (a *Activities) recheck(c workflows.GCCollect, part func(gc.Plan) []gc.Collect, items []workflows.GCItem) (keep []workflows.GCItem, kept []string) {
+func (a *GC) recheck(c workflows.GCCollect, part func(gc.Plan) []gc.Collect, items []workflows.GCItem) (keep []workflows.GCItem, kept []string) {
 	var insts []aws.Instance
 	lookups := map[string]string{}
 	for _, it := range items {
@@ -175,7 +175,7 @@ func (a *Activities) recheck(c workflows.GCCollect, part func(gc.Plan) []gc.Coll
 
 // CollectInstances terminates instances of this cluster that belong to no
 // NodeClaim (re-checked on the current caches) and deletes their Nodes.
-func (a *Activities) CollectInstances(ctx context.Context, c workflows.GCCollect) (workflows.GCResult, error) {
+func (a *GC) CollectInstances(ctx context.Context, c workflows.GCCollect) (workflows.GCResult, error) {
 	res := workflows.GCResult{Collected: map[string][]workflows.GCItem{}}
 	items, kept := a.recheck(c, func(p gc.Plan) []gc.Collect { return p.Instances }, c.Items)
 	res.Kept = kept
@@ -210,7 +210,7 @@ func (a *Activities) CollectInstances(ctx context.Context, c workflows.GCCollect
 // neither NodeClaim nor instance. Deletes keep finalizers: where a
 // termination finalizer is set, its flow finishes the job and finds
 // nothing left to drain.
-func (a *Activities) CollectNodeClaims(ctx context.Context, c workflows.GCCollect) (workflows.GCResult, error) {
+func (a *GC) CollectNodeClaims(ctx context.Context, c workflows.GCCollect) (workflows.GCResult, error) {
 	res := workflows.GCResult{Collected: map[string][]workflows.GCItem{}}
 	claims, kept := a.recheck(c, func(p gc.Plan) []gc.Collect { return p.NodeClaims }, c.Items)
 	nodes, keptNodes := a.recheck(c, func(p gc.Plan) []gc.Collect { return p.Nodes }, c.Nodes)
@@ -245,7 +245,7 @@ func (a *Activities) CollectNodeClaims(ctx context.Context, c workflows.GCCollec
 // CollectLaunchTemplates deletes launch templates of this cluster that no
 // NodeClaim or NodeClass uses (re-checked). Without a launch-template API
 // (Activities.LaunchTemplates nil) there is nothing to do.
-func (a *Activities) CollectLaunchTemplates(ctx context.Context, c workflows.GCCollect) (workflows.GCResult, error) {
+func (a *GC) CollectLaunchTemplates(ctx context.Context, c workflows.GCCollect) (workflows.GCResult, error) {
 	res := workflows.GCResult{Collected: map[string][]workflows.GCItem{}}
 	if a.LaunchTemplates == nil {
 		return res, nil
@@ -271,7 +271,7 @@ func (a *Activities) CollectLaunchTemplates(ctx context.Context, c workflows.GCC
 // deleteGoneNode deletes the pods bound to a node whose instance is gone
 // (at once: no kubelet runs them) and then the Node, if it is still
 // Joinery's (karpenter.sh/nodepool label). Missing objects are fine.
-func (a *Activities) deleteGoneNode(ctx context.Context, name string) error {
+func (a *GC) deleteGoneNode(ctx context.Context, name string) error {
 	node, err := a.Cluster.Nodes.Get(name)
 	if apierrors.IsNotFound(err) {
 		return nil
@@ -284,13 +284,12 @@ func (a *Activities) deleteGoneNode(ctx context.Context, name string) error {
 	}
 	zero := int64(0)
 	for _, p := range a.Cluster.PodsOnNode(name) {
-		err := a.Cluster.Kube.CoreV1().Pods(p.Namespace).Delete(ctx, p.Name, metav1.DeleteOptions{GracePeriodSeconds: &zero,
-			Preconditions: &metav1.Preconditions{UID: &p.UID}})
+		err := a.Cluster.DeletePod(ctx, p, &zero, p.UID)
 		if err != nil && !apierrors.IsNotFound(err) && !apierrors.IsConflict(err) {
 			return fmt.Errorf("delete pod %s/%s of gone node %s: %w", p.Namespace, p.Name, name, err)
 		}
 	}
-	err = a.Cluster.Kube.CoreV1().Nodes().Delete(ctx, name, metav1.DeleteOptions{Preconditions: &metav1.Preconditions{UID: &node.UID}})
+	err = a.Cluster.RequestNodeDeletion(ctx, name, node.UID)
 	if err != nil && !apierrors.IsNotFound(err) && !apierrors.IsConflict(err) {
 		return fmt.Errorf("delete node %s: %w", name, err)
 	}
@@ -300,7 +299,7 @@ func (a *Activities) deleteGoneNode(ctx context.Context, name string) error {
 // collected records one collection: an Event (on the NodeClaim, the Node,
 // or the NodePool an orphan instance was tagged with), a log line and
 // joinery_garbage_collected_total{kind}.
-func (a *Activities) collected(ctx context.Context, kind string, it workflows.GCItem, msg string) {
+func (a *GC) collected(ctx context.Context, kind string, it workflows.GCItem, msg string) {
 	var ref *corev1.ObjectReference
 	switch {
 	case kind == workflows.GCKindNode:
@@ -314,6 +313,6 @@ func (a *Activities) collected(ctx context.Context, kind string, it workflows.GC
 		a.Cluster.Recorder.Event(ref, corev1.EventTypeNormal, reasonGarbageCollected, msg)
 	}
 	a.Metrics.Collected(kind)
-	a.logger(ctx).Info("garbage collected", zap.String("kind", kind), zap.String("name", it.Name), zap.String("instance", it.InstanceID),
+	activityLogger(ctx, a.Log).Info("garbage collected", zap.String("kind", kind), zap.String("name", it.Name), zap.String("instance", it.InstanceID),
 		zap.String("nodeclaim", it.NodeClaim), zap.String("node", it.NodeName), zap.String("nodepool", it.NodePool), zap.String("why", it.Why))
 }

@@ -11,6 +11,7 @@ import (
 
 	"github.com/joinery/joinery/api/capacitybuffer"
 	apiv1 "github.com/joinery/joinery/api/v1"
+	"github.com/joinery/joinery/capacity"
 	"github.com/joinery/joinery/policy/headroom"
 	"github.com/joinery/joinery/solver"
 	"github.com/joinery/joinery/solver/resources"
@@ -43,7 +44,7 @@ type headroomState struct {
 	gauges  map[string]bool // buffers whose gauges are set
 	// unschedAt and unsched: when a plan in this process last left
 	// virtual pods unschedulable, and how many (no trigger for as many
-	// within UnschedulableRetry).
+	// within capacity.UnschedulableRetry).
 	unschedAt time.Time
 	unsched   int
 }
@@ -75,7 +76,7 @@ func (v *bufferView) key() string { return headroom.Key(v.ns, v.name) }
 // headroomConfigured says whether any buffer may exist: the CapacityBuffer
 // gate on with some CapacityBuffer, or a NodePool annotated
 // joinery.sh/headroom.
-func (a *Activities) headroomConfigured() bool {
+func (a *world) headroomConfigured() bool {
 	if a.CapacityBuffer {
 		if bs, _ := a.Cluster.CapacityBuffers(); len(bs) > 0 {
 			return true
@@ -91,7 +92,7 @@ func (a *Activities) headroomConfigured() bool {
 }
 
 // resolveRef reads a buffer's podTemplateRef or scalableRef (cached refTTL).
-func (a *Activities) resolveRef(ctx context.Context, b *capacitybuffer.CapacityBuffer, now time.Time) refEntry {
+func (a *world) resolveRef(ctx context.Context, b *capacitybuffer.CapacityBuffer, now time.Time) refEntry {
 	var k string
 	if r := b.Spec.PodTemplateRef; r != nil {
 		k = b.Namespace + "/PodTemplate/" + r.Name
@@ -129,7 +130,7 @@ func (a *Activities) resolveRef(ctx context.Context, b *capacitybuffer.CapacityB
 // bufferViews are the buffers to plan for: every CapacityBuffer (gate
 // on) with its virtual pods or why it has none, then every annotated
 // NodePool's headroom.
-func (a *Activities) bufferViews(s *snapshot, now time.Time) []*bufferView {
+func (a *world) bufferViews(s *snapshot, now time.Time) []*bufferView {
 	var out []*bufferView
 	if a.CapacityBuffer {
 		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
@@ -174,7 +175,7 @@ func (a *Activities) bufferViews(s *snapshot, now time.Time) []*bufferView {
 	return out
 }
 
-func (a *Activities) bufferView(ctx context.Context, b *capacitybuffer.CapacityBuffer, now time.Time) *bufferView {
+func (a *world) bufferView(ctx context.Context, b *capacitybuffer.CapacityBuffer, now time.Time) *bufferView {
 	v := &bufferView{ns: b.Namespace, name: b.Name, obj: b}
 	if err := headroom.Validate(b); err != nil {
 		v.err, v.reason = err, reasonResolutionFailed
@@ -216,7 +217,7 @@ func sortedPoolNames(m map[string]*apiv1.NodePool) []string {
 // priority pending pods (after every real one), for which the solver buys
 // capacity. They are never Pod objects, so the kube-scheduler sees their
 // space as free and real pods take it first.
-func (a *Activities) addBuffers(s *snapshot, now time.Time) {
+func (a *world) addBuffers(s *snapshot, now time.Time) {
 	views := a.bufferViews(s, now)
 	s.buffers = views
 	var vpods []solver.Pod
@@ -276,7 +277,7 @@ func isVirtualUID(uid string) bool { return strings.HasPrefix(uid, "capacitybuff
 // CapacityBuffer's status, reports invalid buffers, and returns how many
 // virtual pods existing capacity cannot hold (>0: provisioning must buy
 // capacity for the buffer).
-func (a *Activities) CheckHeadroom(ctx context.Context) int {
+func (a *world) CheckHeadroom(ctx context.Context) int {
 	if !a.headroomConfigured() {
 		a.forgetBufferGauges(nil)
 		return 0
@@ -346,14 +347,14 @@ func (a *Activities) CheckHeadroom(ctx context.Context) int {
 	h := &a.headroom
 	h.mu.Lock()
 	defer h.mu.Unlock()
-	if s.virtualPending > 0 && s.virtualPending <= h.unsched && now.Sub(h.unschedAt) < UnschedulableRetry {
+	if s.virtualPending > 0 && s.virtualPending <= h.unsched && now.Sub(h.unschedAt) < capacity.UnschedulableRetry {
 		return 0 // the last plan found no room for these: wait, as for real pods
 	}
 	return s.virtualPending
 }
 
 // bufferUnschedulable records that a plan left n virtual pods unschedulable.
-func (a *Activities) bufferUnschedulable(n int, now time.Time) {
+func (a *world) bufferUnschedulable(n int, now time.Time) {
 	h := &a.headroom
 	h.mu.Lock()
 	defer h.mu.Unlock()
@@ -362,10 +363,10 @@ func (a *Activities) bufferUnschedulable(n int, now time.Time) {
 
 // ForgetBufferUnschedulable forgets that a plan found no room for virtual
 // pods (a NodePool or EC2NodeClass changed: there may be room now).
-func (a *Activities) ForgetBufferUnschedulable() { a.bufferUnschedulable(0, time.Time{}) }
+func (a *world) ForgetBufferUnschedulable() { a.bufferUnschedulable(0, time.Time{}) }
 
 // forgetBufferGauges drops the gauges of buffers not in live (nil: all).
-func (a *Activities) forgetBufferGauges(live map[string]bool) {
+func (a *world) forgetBufferGauges(live map[string]bool) {
 	h := &a.headroom
 	h.mu.Lock()
 	defer h.mu.Unlock()
@@ -388,7 +389,7 @@ func (a *Activities) forgetBufferGauges(live map[string]bool) {
 // conditions: ReadyForProvisioning, Provisioning) when it changed, and
 // reports an invalid buffer or NodePool annotation once: a Warning Event
 // and a log line naming the field.
-func (a *Activities) reportBuffer(ctx context.Context, v *bufferView, held int, now time.Time) {
+func (a *world) reportBuffer(ctx context.Context, v *bufferView, held int, now time.Time) {
 	log := a.logger(ctx)
 	if v.obj == nil {
 		if v.err != nil && a.dedupe.first("headroom/"+v.name+"/"+v.err.Error(), time.Hour, now) {

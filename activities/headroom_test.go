@@ -9,6 +9,7 @@ import (
 
 	apiv1 "github.com/joinery/joinery/api/v1"
 	"github.com/joinery/joinery/policy/headroom"
+	"github.com/joinery/joinery/providers/kube/kubetest"
 	"github.com/joinery/joinery/solver/resources"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
@@ -50,7 +51,7 @@ func TestSnapshotPlacesPoolHeadroom(t *testing.T) {
 		nc := &apiv1.NodeClaim{ObjectMeta: metav1.ObjectMeta{Name: "gp-abcde", Labels: labels}, Spec: apiv1.NodeClaimSpec{NodeClassRef: ref}}
 		nc.Status.NodeName = node.Name
 		nc.Status.Conditions = []metav1.Condition{{Type: apiv1.ConditionInitialized, Status: "True", LastTransitionTime: metav1.NewTime(time.Now().Add(-time.Hour))}}
-		a := newFakeActivitiesWith(t, []*apiv1.NodePool{gp}, []*apiv1.NodeClaim{nc}, []*apiv1.EC2NodeClass{cls}, objs...)
+		a := newFake(t, kubetest.World{Pools: []*apiv1.NodePool{gp}, Claims: []*apiv1.NodeClaim{nc}, Classes: []*apiv1.EC2NodeClass{cls}, Objects: objs})
 		s, err := a.takeSnapshot(context.Background(), time.Now())
 		if err != nil {
 			t.Fatal(err)

@@ -15,11 +15,11 @@ import (
 // LookupInterruptedInstance finds the NodeClaim (by status.providerID) and
 // Node of an instance, with its pool labels and any disruption already
 // under way. An instance of no NodeClaim gives an empty target.
-func (a *Activities) LookupInterruptedInstance(_ context.Context, instanceID string) (workflows.InterruptionTarget, error) {
+func (a *Interruption) LookupInterruptedInstance(_ context.Context, instanceID string) (workflows.InterruptionTarget, error) {
 	var t workflows.InterruptionTarget
 	suffix := "/" + instanceID
 	var nc *apiv1.NodeClaim
-	for _, c := range a.Cluster.NodeClaims() {
+	for _, c := range a.cluster.NodeClaims() {
 		if strings.HasSuffix(c.Status.ProviderID, suffix) {
 			nc = c
 			break
@@ -31,14 +31,14 @@ func (a *Activities) LookupInterruptedInstance(_ context.Context, instanceID str
 	t.NodeClaim = nc.Name
 	t.NodePool = nc.Labels[apiv1.LabelNodePool]
 	t.InstanceType, t.Zone, t.CapacityType = nc.Labels[apiv1.LabelInstanceType], nc.Labels[apiv1.LabelZone], nc.Labels[apiv1.LabelCapacityType]
-	node := a.Cluster.NodeByProviderID(nc.Status.ProviderID)
+	node := a.cluster.NodeByProviderID(nc.Status.ProviderID)
 	if node == nil && nc.Status.NodeName != "" {
-		node, _ = a.Cluster.Nodes.Get(nc.Status.NodeName)
+		node, _ = a.cluster.Nodes.Get(nc.Status.NodeName)
 	}
 	if node != nil {
 		t.NodeName = node.Name
-		if a.private() {
-			t.NodeRef = a.Pseudonym(node.Name)
+		if a.pseudonym != nil {
+			t.NodeRef = a.pseudonym(node.Name)
 		}
 		if t.InstanceType == "" {
 			t.InstanceType = node.Labels[apiv1.LabelInstanceType]
@@ -67,9 +67,9 @@ func (a *Activities) LookupInterruptedInstance(_ context.Context, instanceID str
 // MarkOfferingUnavailable puts an offering in the ICE cache for its TTL, so
 // the solver plans no capacity there meanwhile (the pool a spot
 // interruption is taking capacity back from).
-func (a *Activities) MarkOfferingUnavailable(_ context.Context, o workflows.Offering) error {
-	a.ICE.MarkUnavailable(o.InstanceType, o.Zone, o.CapacityType)
-	a.Log.Info("offering marked unavailable after an interruption", zap.String("instanceType", o.InstanceType),
+func (a *Interruption) MarkOfferingUnavailable(_ context.Context, o workflows.Offering) error {
+	a.ice.MarkUnavailable(o.InstanceType, o.Zone, o.CapacityType)
+	a.log.Info("offering marked unavailable after an interruption", zap.String("instanceType", o.InstanceType),
 		zap.String("zone", o.Zone), zap.String("capacityType", o.CapacityType))
 	return nil
 }
@@ -77,7 +77,7 @@ func (a *Activities) MarkOfferingUnavailable(_ context.Context, o workflows.Offe
 // RecordInterruption records what an interruption made Joinery do: a
 // Kubernetes Event on the Node and the NodeClaim, a log line and
 // joinery_interruption_actions_total{action}.
-func (a *Activities) RecordInterruption(ctx context.Context, n workflows.InterruptionNote) error {
+func (a *Interruption) RecordInterruption(ctx context.Context, n workflows.InterruptionNote) error {
 	typ := corev1.EventTypeWarning
 	if n.Action == workflows.ActionNoAction {
 		typ = corev1.EventTypeNormal
@@ -85,19 +85,19 @@ func (a *Activities) RecordInterruption(ctx context.Context, n workflows.Interru
 	reason := interruptionEventReason(n.Kind)
 	msg := n.Message + " (instance " + n.InstanceID + ", event " + n.EventID + ")"
 	if n.NodeName != "" {
-		a.Cluster.Recorder.Event(&corev1.ObjectReference{APIVersion: "v1", Kind: "Node", Name: n.NodeName, UID: types.UID(n.NodeName)}, typ, reason, msg)
+		a.cluster.Recorder.Event(&corev1.ObjectReference{APIVersion: "v1", Kind: "Node", Name: n.NodeName, UID: types.UID(n.NodeName)}, typ, reason, msg)
 	}
 	if n.NodeClaim != "" {
-		a.Cluster.Recorder.Event(&corev1.ObjectReference{APIVersion: "karpenter.sh/v1", Kind: "NodeClaim", Name: n.NodeClaim}, typ, reason, msg)
+		a.cluster.Recorder.Event(&corev1.ObjectReference{APIVersion: "karpenter.sh/v1", Kind: "NodeClaim", Name: n.NodeClaim}, typ, reason, msg)
 	}
 	pool := ""
 	if n.NodeClaim != "" {
-		if nc, err := a.Cluster.NodeClaim(ctx, n.NodeClaim); err == nil {
+		if nc, err := a.cluster.NodeClaim(ctx, n.NodeClaim); err == nil {
 			pool = nc.Labels[apiv1.LabelNodePool]
 		}
 	}
-	a.Metrics.InterruptionActed(n.Action, pool)
-	a.Log.Info("interruption", zap.String("kind", n.Kind), zap.String("action", n.Action), zap.String("instance", n.InstanceID),
+	a.metrics.InterruptionActed(n.Action, pool)
+	a.log.Info("interruption", zap.String("kind", n.Kind), zap.String("action", n.Action), zap.String("instance", n.InstanceID),
 		zap.String("node", n.NodeName), zap.String("nodeclaim", n.NodeClaim), zap.String("event", n.EventID), zap.String("message", n.Message))
 	return nil
 }

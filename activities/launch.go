@@ -9,7 +9,6 @@ import (
 	"time"
 
 	apiv1 "github.com/joinery/joinery/api/v1"
-	"github.com/joinery/joinery/catalog"
 	"github.com/joinery/joinery/internal/metrics"
 	"github.com/joinery/joinery/policy/nodeclass"
 	"github.com/joinery/joinery/providers/aws"
@@ -28,7 +27,7 @@ import (
 // every offering failed for capacity it returns a non-retryable
 // ErrInsufficientCapacity error whose details are the failed offerings
 // (also put in the ICE cache).
-func (a *Activities) LaunchInstance(ctx context.Context, req workflows.LaunchRequest) (workflows.Instance, error) {
+func (a *Launch) LaunchInstance(ctx context.Context, req workflows.LaunchRequest) (workflows.Instance, error) {
 	start := time.Now()
 	inst, err := a.launchInstance(ctx, req)
 	a.Metrics.CloudProviderCall(metrics.ControllerLifecycle, metrics.MethodCreate, time.Since(start).Seconds(), err != nil, cloudProviderError(err))
@@ -67,7 +66,7 @@ type classNotReadyError string
 
 func (e classNotReadyError) Error() string { return string(e) }
 
-func (a *Activities) launchInstance(ctx context.Context, req workflows.LaunchRequest) (workflows.Instance, error) {
+func (a *Launch) launchInstance(ctx context.Context, req workflows.LaunchRequest) (workflows.Instance, error) {
 	prog := resumeLaunch(ctx)
 	defer prog.beat.stop()
 	nc, err := a.Cluster.NodeClaim(ctx, req.NodeClaim)
@@ -150,7 +149,7 @@ func (a *Activities) launchInstance(ctx context.Context, req workflows.LaunchReq
 // launchOfferings (the request's, widened to meet minValues); a failure is
 // set on the NodeClaim (Launched=False) and retried, except minValues that
 // cannot be met (non-retryable, see launchOfferings).
-func (a *Activities) planLaunch(ctx context.Context, nc *apiv1.NodeClaim, cls *apiv1.EC2NodeClass, req workflows.LaunchRequest, prog *progressLog) (launchPlan, error) {
+func (a *Launch) planLaunch(ctx context.Context, nc *apiv1.NodeClaim, cls *apiv1.EC2NodeClass, req workflows.LaunchRequest, prog *progressLog) (launchPlan, error) {
 	if why := nodeclass.NotReady(cls); why != "" {
 		err := classNotReadyError(why)
 		a.launchFailed(ctx, nc, "NodeClassNotReady", err)
@@ -172,7 +171,7 @@ func (a *Activities) planLaunch(ctx context.Context, nc *apiv1.NodeClaim, cls *a
 
 // launchFailed sets Launched=False on the NodeClaim with the reason and
 // the error (best effort: the workflow decides what happens next).
-func (a *Activities) launchFailed(ctx context.Context, nc *apiv1.NodeClaim, reason string, cause error) {
+func (a *Launch) launchFailed(ctx context.Context, nc *apiv1.NodeClaim, reason string, cause error) {
 	msg := cause.Error()
 	if len(msg) > 300 {
 		msg = msg[:300] + "..."
@@ -184,7 +183,7 @@ func (a *Activities) launchFailed(ctx context.Context, nc *apiv1.NodeClaim, reas
 
 // insufficientCapacity records the failed offerings and returns the
 // non-retryable error the saga falls back on.
-func (a *Activities) insufficientCapacity(ctx context.Context, nc *apiv1.NodeClaim, req workflows.LaunchRequest, ice *aws.InsufficientCapacityError) error {
+func (a *Launch) insufficientCapacity(ctx context.Context, nc *apiv1.NodeClaim, req workflows.LaunchRequest, ice *aws.InsufficientCapacityError) error {
 	var failed []workflows.Offering
 	for _, fe := range ice.Errors {
 		if fe.Code != aws.CodeReservationCapacityExceeded {
@@ -206,15 +205,6 @@ func (a *Activities) insufficientCapacity(ctx context.Context, nc *apiv1.NodeCla
 	return temporal.NewNonRetryableApplicationError(ice.Error(), workflows.ErrInsufficientCapacity, nil, failed)
 }
 
-func (a *Activities) toInstance(i aws.Instance) workflows.Instance {
-	out := workflows.Instance{ID: i.ID, InstanceType: i.Type, Zone: i.Zone, CapacityType: i.CapacityType, ProviderID: i.ProviderID(),
-		CapacityReservationID: i.CapacityReservationID}
-	if it, ok := a.instanceType(i.Type); ok {
-		out.Price = a.Market.Price(it, i.Zone, i.CapacityType)
-	}
-	return out
-}
-
 // plannedPrice is the price the plan gave the launched offering (after
 // NodeOverlays); the list price when the offering is not among them.
 func plannedPrice(offs []workflows.Offering, in workflows.Instance) float64 {
@@ -226,23 +216,11 @@ func plannedPrice(offs []workflows.Offering, in workflows.Instance) float64 {
 	return in.Price
 }
 
-// shapeOf is the node shape of an instance type under a NodeClaim's NodeClass.
-func (a *Activities) shapeOf(nc *apiv1.NodeClaim, instanceType string) (catalog.NodeShape, bool) {
-	it, ok := a.instanceType(instanceType)
-	if !ok {
-		return catalog.NodeShape{}, false
+func (a *Launch) toInstance(i aws.Instance) workflows.Instance {
+	out := workflows.Instance{ID: i.ID, InstanceType: i.Type, Zone: i.Zone, CapacityType: i.CapacityType, ProviderID: i.ProviderID(),
+		CapacityReservationID: i.CapacityReservationID}
+	if it, ok := a.instanceType(i.Type); ok {
+		out.Price = a.Market.Price(it, i.Zone, i.CapacityType)
 	}
-	launch, _ := a.claimLaunch(nc)
-	return it.ShapeOf(launch), true
-}
-
-// claimLaunch is how a NodeClaim's node is launched, from its NodeClass
-// (nil when the class is not known: EKS defaults).
-func (a *Activities) claimLaunch(nc *apiv1.NodeClaim) (catalog.Launch, *apiv1.EC2NodeClass) {
-	if nc.Spec.NodeClassRef != nil {
-		if cls, err := a.Cluster.NodeClass(nc.Spec.NodeClassRef.Name); err == nil {
-			return catalog.LaunchOf(&cls.Spec), cls
-		}
-	}
-	return catalog.LaunchOf(nil), nil
+	return out
 }

@@ -12,6 +12,7 @@ import (
 	apiv1 "github.com/joinery/joinery/api/v1"
 	"github.com/joinery/joinery/providers/aws"
 	"github.com/joinery/joinery/providers/aws/bootstrap"
+	"github.com/joinery/joinery/providers/kube/kubetest"
 	simec2 "github.com/joinery/joinery/sim/ec2"
 	"github.com/joinery/joinery/workflows"
 	"go.temporal.io/sdk/activity"
@@ -62,7 +63,7 @@ func launchWorldWith(t *testing.T, pools []*apiv1.NodePool, objs ...runtime.Obje
 	}
 	nc := &apiv1.NodeClaim{ObjectMeta: metav1.ObjectMeta{Name: "general-purpose-l4nch", Labels: map[string]string{apiv1.LabelNodePool: "general-purpose"}},
 		Spec: apiv1.NodeClaimSpec{NodeClassRef: &apiv1.NodeClassReference{Group: "karpenter.k8s.aws", Kind: "EC2NodeClass", Name: "default"}}}
-	a := newFakeActivitiesWith(t, pools, []*apiv1.NodeClaim{nc}, []*apiv1.EC2NodeClass{cls}, objs...)
+	a := newFake(t, kubetest.World{Pools: pools, Claims: []*apiv1.NodeClaim{nc}, Classes: []*apiv1.EC2NodeClass{cls}, Objects: objs})
 	a.Cloud = cc
 	a.ClusterFacts = bootstrap.Cluster{Name: "launch-test", Endpoint: "https://127.0.0.1:6443", CABundle: "Y2E=", ServiceCIDR: "10.100.0.0/16"}
 	req := workflows.LaunchRequest{NodeClaim: nc.Name, NodePool: "general-purpose", CapacityType: apiv1.CapacityTypeOnDemand,
@@ -80,7 +81,7 @@ func launchAttempt(t *testing.T, a *Activities, srv *simec2.Server, req workflow
 	env := s.NewTestActivityEnvironment()
 	rec := &heartbeats{}
 	env.SetWorkerOptions(worker.Options{Interceptors: []interceptor.WorkerInterceptor{rec}})
-	env.RegisterActivityWithOptions(a.LaunchInstance, activity.RegisterOptions{Name: workflows.ActivityLaunchInstance})
+	env.RegisterActivityWithOptions(a.Launch.LaunchInstance, activity.RegisterOptions{Name: workflows.ActivityLaunchInstance})
 	if progress != nil {
 		env.SetHeartbeatDetails(*progress)
 	}
@@ -233,8 +234,8 @@ func TestLaunchResumesEachStepsProgress(t *testing.T) {
 		}
 	}
 	partial := launchProgress{Subnets: details.Subnets, Templates: details.Templates}
-	a.templates.forget()
-	a.subnets = subnetPicker{}
+	a.Launch.templates.forget()
+	a.Launch.subnets = subnetPicker{}
 	inst, after, calls, err := launchAttempt(t, a, srv, req, &partial)
 	if err != nil {
 		t.Fatal(err)

@@ -37,7 +37,7 @@ type launchPlan struct {
 // nodes with it); a reserved offering whose reservation the class's status
 // no longer lists is left out. Offerings no image or subnet serves are left
 // out; none left is an error naming why.
-func (a *Activities) launchPlan(ctx context.Context, nc *apiv1.NodeClaim, cls *apiv1.EC2NodeClass, req workflows.LaunchRequest, prog *progressLog) (launchPlan, error) {
+func (a *Launch) launchPlan(ctx context.Context, nc *apiv1.NodeClaim, cls *apiv1.EC2NodeClass, req workflows.LaunchRequest, prog *progressLog) (launchPlan, error) {
 	subnets := prog.Subnets
 	if subnets == nil {
 		var err error
@@ -102,7 +102,7 @@ func (a *Activities) launchPlan(ctx context.Context, nc *apiv1.NodeClaim, cls *a
 // a NodeClaim (and, for a reserved launch, one capacity reservation),
 // creating it if EC2 does not have it (nor this worker or an earlier
 // attempt saw it).
-func (a *Activities) launchTemplate(ctx context.Context, nc *apiv1.NodeClaim, cls *apiv1.EC2NodeClass, capacityType, reservation, imageID string, groups []string, prog *progressLog) (string, error) {
+func (a *Launch) launchTemplate(ctx context.Context, nc *apiv1.NodeClaim, cls *apiv1.EC2NodeClass, capacityType, reservation, imageID string, groups []string, prog *progressLog) (string, error) {
 	family, err := bootstrap.FamilyOf(&cls.Spec)
 	if err != nil {
 		return "", fmt.Errorf("EC2NodeClass %s: %w", cls.Name, err)

@@ -13,10 +13,10 @@ import (
 // NodePool and EC2NodeClass is still launching (no instance yet); running
 // nodes do not need theirs, and a launch that finds its template gone
 // makes it again.
-type templateGC struct{ a *Activities }
+type templateGC struct{ a *Launch }
 
 // LaunchTemplateGC is the LaunchTemplates hook over the EC2 adapter.
-func (a *Activities) LaunchTemplateGC() LaunchTemplates { return templateGC{a} }
+func (a *Activities) LaunchTemplateGC() LaunchTemplates { return templateGC{a.Launch} }
 
 func (t templateGC) List(ctx context.Context) ([]gc.LaunchTemplate, error) {
 	lts, err := t.a.Cloud.LaunchTemplates(ctx)

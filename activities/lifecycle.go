@@ -7,6 +7,7 @@ import (
 	"time"
 
 	apiv1 "github.com/joinery/joinery/api/v1"
+	"github.com/joinery/joinery/catalog"
 	"github.com/joinery/joinery/internal/metrics"
 	"github.com/joinery/joinery/policy/lifecycle"
 	"github.com/joinery/joinery/providers/aws"
@@ -18,13 +19,12 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
-	"k8s.io/client-go/util/retry"
 )
 
 // MarkNodeClaimLaunched records the instance on the NodeClaim: instance
 // labels (type, zone, capacity type and the type's well-known labels),
 // status.providerID, capacity, allocatable and the Launched condition.
-func (a *Activities) MarkNodeClaimLaunched(ctx context.Context, l workflows.NodeClaimLaunched) error {
+func (a *Lifecycle) MarkNodeClaimLaunched(ctx context.Context, l workflows.NodeClaimLaunched) error {
 	nc, err := a.Cluster.NodeClaim(ctx, l.NodeClaim)
 	if apierrors.IsNotFound(err) {
 		return temporal.NewNonRetryableApplicationError("NodeClaim deleted", workflows.ErrNodeClaimGone, err)
@@ -78,7 +78,7 @@ func (a *Activities) MarkNodeClaimLaunched(ctx context.Context, l workflows.Node
 // Ready; until then Initialized is Unknown with the reason it waits for. A
 // NodeClaim deleted (or being deleted) meanwhile fails with ErrNodeClaimGone.
 // The workflow's schedule-to-close timeout is the registration TTL.
-func (a *Activities) WaitForNodeReady(ctx context.Context, l workflows.NodeClaimLaunched) (workflows.NodeReady, error) {
+func (a *Lifecycle) WaitForNodeReady(ctx context.Context, l workflows.NodeClaimLaunched) (workflows.NodeReady, error) {
 	log := a.logger(ctx).With(zap.String("nodeclaim", l.NodeClaim), zap.String("instance", l.Instance.ID))
 	gone := func(err error) error {
 		return temporal.NewNonRetryableApplicationError("NodeClaim deleted", workflows.ErrNodeClaimGone, err)
@@ -98,9 +98,8 @@ func (a *Activities) WaitForNodeReady(ctx context.Context, l workflows.NodeClaim
 	for {
 		activity.RecordHeartbeat(ctx)
 		// Poll the informer caches; read the NodeClaim from the API server
-		// only to act on it or to confirm it is gone (a GET every 250 ms per
-		// launching claim was hundreds of requests a second at a few
-		// thousand pending pods).
+		// only to act on it or to confirm it is gone: a GET per poll per
+		// launching claim loads the API server with every pending pod.
 		node := a.Cluster.NodeByProviderID(l.Instance.ProviderID)
 		exists, deleting := a.Cluster.NodeClaimState(l.NodeClaim)
 		if deleting {
@@ -169,18 +168,8 @@ func (a *Activities) WaitForNodeReady(ctx context.Context, l workflows.NodeClaim
 // written with an update retried on conflict, so what the kubelet wrote
 // meanwhile is kept) and records it on the NodeClaim (nodeName,
 // Registered). nc's conditions are updated in place.
-func (a *Activities) register(ctx context.Context, nc *apiv1.NodeClaim, n *corev1.Node) error {
-	err := retry.RetryOnConflict(retry.DefaultRetry, func() error {
-		cur, err := a.Cluster.Kube.CoreV1().Nodes().Get(ctx, n.Name, metav1.GetOptions{})
-		if err != nil {
-			return err
-		}
-		if !lifecycle.SyncNode(cur, nc) {
-			return nil
-		}
-		_, err = a.Cluster.Kube.CoreV1().Nodes().Update(ctx, cur, metav1.UpdateOptions{})
-		return err
-	})
+func (a *Lifecycle) register(ctx context.Context, nc *apiv1.NodeClaim, n *corev1.Node) error {
+	err := a.Cluster.UpdateNode(ctx, n.Name, func(cur *corev1.Node) bool { return lifecycle.SyncNode(cur, nc) })
 	if err != nil {
 		return fmt.Errorf("register node %s: %w", n.Name, err)
 	}
@@ -191,9 +180,8 @@ func (a *Activities) register(ctx context.Context, nc *apiv1.NodeClaim, n *corev
 	}}))
 }
 
-func (a *Activities) initialize(ctx context.Context, nc *apiv1.NodeClaim, n *corev1.Node) error {
-	patch := mustJSON(map[string]interface{}{"metadata": map[string]interface{}{"labels": map[string]string{apiv1.LabelNodeInitialized: "true"}}})
-	if _, err := a.Cluster.Kube.CoreV1().Nodes().Patch(ctx, n.Name, types.StrategicMergePatchType, patch, metav1.PatchOptions{}); err != nil {
+func (a *Lifecycle) initialize(ctx context.Context, nc *apiv1.NodeClaim, n *corev1.Node) error {
+	if err := a.Cluster.LabelNode(ctx, n.Name, map[string]string{apiv1.LabelNodeInitialized: "true"}); err != nil {
 		return fmt.Errorf("label node %s initialized: %w", n.Name, err)
 	}
 	now := metav1.Now()
@@ -212,7 +200,7 @@ func (a *Activities) initialize(ctx context.Context, nc *apiv1.NodeClaim, n *cor
 // deletes the Node (named, or found by the instance's provider ID) and the
 // NodeClaim, Joinery's finalizer removed from each first. Every step
 // tolerates an already-finished step, so retries are safe.
-func (a *Activities) TerminateInstance(ctx context.Context, r workflows.TerminateRequest) error {
+func (a *Lifecycle) TerminateInstance(ctx context.Context, r workflows.TerminateRequest) error {
 	if r.InstanceID != "" {
 		start := time.Now()
 		err := a.Cloud.Terminate(ctx, r.InstanceID)
@@ -261,12 +249,12 @@ func (a *Activities) TerminateInstance(ctx context.Context, r workflows.Terminat
 
 // DeleteNodeClaim deletes the NodeClaim object (no instance exists), which
 // releases the pods nominated to it.
-func (a *Activities) DeleteNodeClaim(ctx context.Context, r workflows.TerminateRequest) error {
+func (a *Lifecycle) DeleteNodeClaim(ctx context.Context, r workflows.TerminateRequest) error {
 	return a.Cluster.DeleteNodeClaim(ctx, r.NodeClaim)
 }
 
 // RecordEvent records a Kubernetes Event on a NodeClaim or a Node.
-func (a *Activities) RecordEvent(_ context.Context, e workflows.EventRequest) error {
+func (a *Lifecycle) RecordEvent(_ context.Context, e workflows.EventRequest) error {
 	typ := corev1.EventTypeNormal
 	if e.Type == corev1.EventTypeWarning {
 		typ = corev1.EventTypeWarning
@@ -285,4 +273,14 @@ func mustJSON(v interface{}) []byte {
 		panic(err) // only plain maps and API types are marshalled here
 	}
 	return b
+}
+
+// shapeOf is the node shape of an instance type under a NodeClaim's NodeClass.
+func (a *Lifecycle) shapeOf(nc *apiv1.NodeClaim, instanceType string) (catalog.NodeShape, bool) {
+	it, ok := a.instanceType(instanceType)
+	if !ok {
+		return catalog.NodeShape{}, false
+	}
+	launch, _ := a.claimLaunch(nc)
+	return it.ShapeOf(launch), true
 }

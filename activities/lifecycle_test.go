@@ -5,12 +5,15 @@ import (
 	"testing"
 
 	apiv1 "github.com/joinery/joinery/api/v1"
+	"github.com/joinery/joinery/policy/disruption"
+	"github.com/joinery/joinery/providers/kube/kubetest"
 	"github.com/joinery/joinery/workflows"
 	"go.temporal.io/sdk/activity"
 	"go.temporal.io/sdk/temporal"
 	"go.temporal.io/sdk/testsuite"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
 )
 
 // WaitForNodeReady finds the Node by provider ID in the cache, registers it
@@ -24,10 +27,10 @@ func TestWaitForNodeReady(t *testing.T) {
 		Status: corev1.NodeStatus{Conditions: []corev1.NodeCondition{{Type: corev1.NodeReady, Status: corev1.ConditionTrue}}}}
 	nc := &apiv1.NodeClaim{ObjectMeta: metav1.ObjectMeta{Name: "general-purpose-q9x2w", Labels: map[string]string{apiv1.LabelNodePool: "general-purpose"}},
 		Status: apiv1.NodeClaimStatus{ProviderID: pid}}
-	a := newFakeActivities(t, []*apiv1.NodeClaim{nc}, node)
+	a := newFake(t, kubetest.World{Claims: []*apiv1.NodeClaim{nc}, Objects: []runtime.Object{node}})
 	var s testsuite.WorkflowTestSuite
 	env := s.NewTestActivityEnvironment()
-	env.RegisterActivityWithOptions(a.WaitForNodeReady, activity.RegisterOptions{Name: workflows.ActivityWaitForNode})
+	env.RegisterActivityWithOptions(a.Lifecycle.WaitForNodeReady, activity.RegisterOptions{Name: workflows.ActivityWaitForNode})
 	v, err := env.ExecuteActivity(workflows.ActivityWaitForNode, workflows.NodeClaimLaunched{NodeClaim: nc.Name, Instance: workflows.Instance{ID: "i-0abc", ProviderID: pid}})
 	if err != nil {
 		t.Fatal(err)
@@ -46,7 +49,7 @@ func TestWaitForNodeReady(t *testing.T) {
 		}
 	}
 	n, _ := a.Cluster.Kube.CoreV1().Nodes().Get(t.Context(), node.Name, metav1.GetOptions{})
-	if hasTaint(n.Spec.Taints, apiv1.TaintKeyUnregistered) || n.Labels[apiv1.LabelNodeRegistered] != "true" {
+	if disruption.HasTaint(n.Spec.Taints, apiv1.TaintKeyUnregistered) || n.Labels[apiv1.LabelNodeRegistered] != "true" {
 		t.Errorf("node after registration: taints %v labels %v", n.Spec.Taints, n.Labels)
 	}
 

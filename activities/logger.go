@@ -9,10 +9,13 @@ import (
 
 // logger is a.Log with the workflow id and activity name of ctx, when ctx
 // is an activity's (every log line about a saga step names its workflow).
-func (a *Activities) logger(ctx context.Context) *zap.Logger {
+func (a *world) logger(ctx context.Context) *zap.Logger { return activityLogger(ctx, a.Log) }
+
+// activityLogger is log with the workflow and activity of ctx, if any.
+func activityLogger(ctx context.Context, log *zap.Logger) *zap.Logger {
 	if !activity.IsActivity(ctx) {
-		return a.Log
+		return log
 	}
 	info := activity.GetInfo(ctx)
-	return a.Log.With(zap.String("workflow", info.WorkflowExecution.ID), zap.String("activity", info.ActivityType.Name))
+	return log.With(zap.String("workflow", info.WorkflowExecution.ID), zap.String("activity", info.ActivityType.Name))
 }

@@ -144,7 +144,7 @@ func TestPlanFollowsTheMarket(t *testing.T) {
 	})
 
 	// A launched instance is priced at its zone's spot price.
-	if got := a.toInstance(aws.Instance{ID: "i-1", Type: "c7a.large", Zone: "us-east-1b", CapacityType: apiv1.CapacityTypeSpot}).Price; got != 0.0210 {
+	if got := a.Launch.toInstance(aws.Instance{ID: "i-1", Type: "c7a.large", Zone: "us-east-1b", CapacityType: apiv1.CapacityTypeSpot}).Price; got != 0.0210 {
 		t.Errorf("instance price %v, want 0.0210", got)
 	}
 }

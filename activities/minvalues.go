@@ -3,11 +3,10 @@ package activities
 import (
 	"fmt"
 	"slices"
-	"sort"
-	"strings"
 
 	apiv1 "github.com/joinery/joinery/api/v1"
 	"github.com/joinery/joinery/catalog"
+	"github.com/joinery/joinery/policy/minvalues"
 	"github.com/joinery/joinery/policy/nodeclass"
 	"github.com/joinery/joinery/solver"
 	"github.com/joinery/joinery/workflows"
@@ -28,17 +27,14 @@ import (
 // offerings, so the saga tries its other capacity type or gives up. A
 // reserved launch is not widened: it targets its reservations as planned
 // (minValues holds for the spot and on-demand launches after it).
-func (a *Activities) launchOfferings(nc *apiv1.NodeClaim, cls *apiv1.EC2NodeClass, req workflows.LaunchRequest) ([]workflows.Offering, error) {
+func (a *Launch) launchOfferings(nc *apiv1.NodeClaim, cls *apiv1.EC2NodeClass, req workflows.LaunchRequest) ([]workflows.Offering, error) {
 	if req.CapacityType == apiv1.CapacityTypeReserved {
 		return req.Offerings, nil
 	}
-	var mv []apiv1.NodeSelectorRequirementWithMinValues
+	mv := minvalues.Of(nc.Spec.Requirements)
 	var types []string
 	zone := apiv1.NodeSelectorRequirementWithMinValues{Key: apiv1.LabelZone, Operator: apiv1.OpExists}
 	for _, r := range nc.Spec.Requirements {
-		if r.MinValues != nil && *r.MinValues > 0 {
-			mv = append(mv, r)
-		}
 		switch {
 		case r.Key == apiv1.LabelInstanceType && r.Operator == apiv1.OpIn:
 			types = r.Values
@@ -67,7 +63,6 @@ func (a *Activities) launchOfferings(nc *apiv1.NodeClaim, cls *apiv1.EC2NodeClas
 		opts[i].Offerings = append(opts[i].Offerings, catalog.Offering{Zone: o.Zone, CapacityType: o.CapacityType, Price: o.Price, Available: true,
 			ReservationID: o.ReservationID})
 	}
-	have := len(opts)
 	var more []solver.InstanceTypeOption
 	zones := zonesOf(cls)
 	for _, name := range types {
@@ -92,41 +87,18 @@ func (a *Activities) launchOfferings(nc *apiv1.NodeClaim, cls *apiv1.EC2NodeClas
 			more = append(more, solver.InstanceTypeOption{Type: it, Offerings: offs})
 		}
 	}
-	sort.SliceStable(more, func(i, j int) bool { return cheapest(more[i].Offerings) < cheapest(more[j].Offerings) })
-	if room := MaxInstanceTypesPerNodeClaim - have; len(more) > room {
-		more = more[:max(room, 0)]
-	}
-	opts = append(opts, more...)
-	n, ok := solver.MinValuesNeeded(mv, opts)
+	add, tried, ok := minvalues.Widen(mv, opts, more, MaxInstanceTypesPerNodeClaim)
 	if !ok {
 		msg := fmt.Sprintf("NodeClaim %s: the available %s offerings of its %d instance types cannot meet the minValues of %s",
-			nc.Name, req.CapacityType, len(opts), minValuesKeys(mv))
+			nc.Name, req.CapacityType, tried, minvalues.Keys(mv))
 		return nil, temporal.NewNonRetryableApplicationError(msg, workflows.ErrInsufficientCapacity, nil, req.Offerings)
 	}
 	out := slices.Clone(req.Offerings)
-	for _, it := range opts[have:max(n, have)] {
+	for _, it := range add {
 		for _, o := range it.Offerings {
 			out = append(out, workflows.Offering{InstanceType: it.Type.Name, Zone: o.Zone, CapacityType: o.CapacityType, Price: o.Price,
 				ReservationID: o.ReservationID})
 		}
 	}
 	return out, nil
-}
-
-// cheapest is the lowest price among offerings.
-func cheapest(offs []catalog.Offering) float64 {
-	low := offs[0].Price
-	for _, o := range offs[1:] {
-		low = min(low, o.Price)
-	}
-	return low
-}
-
-// minValuesKeys names the requirements' minValues ("key>=N, ...").
-func minValuesKeys(reqs []apiv1.NodeSelectorRequirementWithMinValues) string {
-	parts := make([]string, len(reqs))
-	for i, r := range reqs {
-		parts[i] = fmt.Sprintf("%s>=%d", r.Key, *r.MinValues)
-	}
-	return strings.Join(parts, ", ")
 }

@@ -33,7 +33,7 @@ const (
 // pool: False with the field and reason on a skipped pool, True on a valid
 // one. Each change is written once; a failed status write is logged and
 // retried at the next snapshot.
-func (a *Activities) reportNodePools(ctx context.Context, valid []*apiv1.NodePool, bad []kube.InvalidNodePool) {
+func (a *world) reportNodePools(ctx context.Context, valid []*apiv1.NodePool, bad []kube.InvalidNodePool) {
 	a.invalidMu.Lock()
 	defer a.invalidMu.Unlock()
 	if a.invalid == nil {
@@ -80,7 +80,7 @@ func (a *Activities) reportNodePools(ctx context.Context, valid []*apiv1.NodePoo
 }
 
 // writePoolConditions merge-patches the pool's status conditions.
-func (a *Activities) writePoolConditions(ctx context.Context, name string, generation int64, typ string, status metav1.ConditionStatus, reason, msg string) bool {
+func (a *world) writePoolConditions(ctx context.Context, name string, generation int64, typ string, status metav1.ConditionStatus, reason, msg string) bool {
 	now := metav1.NewTime(time.Now().UTC().Truncate(time.Second))
 	conds := []metav1.Condition{
 		{Type: typ, Status: status, Reason: reason, Message: msg, LastTransitionTime: now, ObservedGeneration: generation},

@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	apiv1 "github.com/joinery/joinery/api/v1"
+	"github.com/joinery/joinery/providers/kube/kubetest"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 )
@@ -23,7 +24,7 @@ func TestNodePoolConditionsUseKarpentersReasons(t *testing.T) {
 	}
 	ok, broken := pool("ok"), pool("broken")
 	broken.Spec.Disruption.ConsolidationPolicy = "Sometimes"
-	a := newFakeActivitiesWithPools(t, []*apiv1.NodePool{ok, broken}, nil)
+	a := newFake(t, kubetest.World{Pools: []*apiv1.NodePool{ok, broken}})
 	valid, bad := a.Cluster.NodePools()
 	if len(valid) != 1 || len(bad) != 1 {
 		t.Fatalf("valid %d, invalid %d", len(valid), len(bad))

@@ -17,7 +17,7 @@ import (
 // node's free allocatable (nominated pods in annotation order): the
 // kube-scheduler binds pending pods in its own order, and a pod left
 // without room is planned again at once instead of waiting out the window.
-func (a *Activities) liveNominations(pending []*corev1.Pod, now time.Time) map[string]string {
+func (a *world) liveNominations(pending []*corev1.Pod, now time.Time) map[string]string {
 	byUID := make(map[string]*corev1.Pod, len(pending))
 	for _, p := range pending {
 		byUID[string(p.UID)] = p

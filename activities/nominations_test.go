@@ -6,11 +6,14 @@ import (
 	"time"
 
 	apiv1 "github.com/joinery/joinery/api/v1"
+	"github.com/joinery/joinery/capacity"
 	"github.com/joinery/joinery/policy/sharedstate"
+	"github.com/joinery/joinery/providers/kube/kubetest"
 	"github.com/joinery/joinery/solver"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/types"
 )
 
@@ -41,7 +44,7 @@ func TestLiveNominations(t *testing.T) {
 	d, e := cpuPod("d", "", "4"), cpuPod("e", "", "4")
 	// The scheduler bound another pod there first: 1 CPU left of 2.
 	other := cpuPod("other", node.Name, "1")
-	acts := newFakeActivities(t, []*apiv1.NodeClaim{ready, inflight}, node, a, b, c, d, e, other)
+	acts := newFake(t, kubetest.World{Claims: []*apiv1.NodeClaim{ready, inflight}, Objects: []runtime.Object{node, a, b, c, d, e, other}})
 
 	got := acts.liveNominations([]*corev1.Pod{a, b, c, d, e}, now)
 	want := map[string]string{"uid-a": ready.Name, "uid-c": ready.Name, "uid-d": inflight.Name, "uid-e": inflight.Name}
@@ -69,9 +72,9 @@ func TestPendingToPlanSkipsExistingPlacements(t *testing.T) {
 			Status: corev1.PodStatus{Conditions: []corev1.PodCondition{{Type: corev1.PodScheduled, Status: corev1.ConditionFalse, Reason: corev1.PodReasonUnschedulable}}}}
 	}
 	a, b, c := pending("a"), pending("b"), pending("c")
-	acts := newFakeActivities(t, nil, a, b, c)
+	acts := newFake(t, kubetest.World{Objects: []runtime.Object{a, b, c}})
 	snap := &snapshot{podsByKey: map[string]*corev1.Pod{"default/a": a, "default/b": b, "default/c": c}}
-	acts.rememberOutcome(context.Background(), solver.Plan{
+	acts.Provisioning.rememberOutcome(context.Background(), solver.Plan{
 		ExistingPlacements: []solver.Placement{{Pod: "default/a", Node: "ip-10-0-0-9.ec2.internal"}},
 		Unschedulable:      []solver.Unschedulable{{Pod: "default/b", Reason: "too big"}},
 	}, snap, now)
@@ -86,11 +89,11 @@ func TestPendingToPlanSkipsExistingPlacements(t *testing.T) {
 		t.Fatalf("PendingToPlan after the window = %d, want 2 (a again, and c)", n)
 	}
 	// Expired entries are dropped when the next plan is remembered.
-	acts.rememberOutcome(context.Background(), solver.Plan{}, snap, later)
-	if _, ok := acts.Ledger().memo.Lookup(sharedstate.KindOnExisting, "uid-a"); ok {
+	acts.Provisioning.rememberOutcome(context.Background(), solver.Plan{}, snap, later)
+	if _, ok := acts.Ledger().Remembered(sharedstate.KindOnExisting, "uid-a"); ok {
 		t.Fatalf("memo after the window still holds a's placement")
 	}
-	if _, ok := acts.Ledger().memo.Lookup(sharedstate.KindUnschedulable, "uid-b"); !ok {
-		t.Fatalf("memo after the window lost b (unschedulable for %s)", UnschedulableRetry)
+	if _, ok := acts.Ledger().Remembered(sharedstate.KindUnschedulable, "uid-b"); !ok {
+		t.Fatalf("memo after the window lost b (unschedulable for %s)", capacity.UnschedulableRetry)
 	}
 }

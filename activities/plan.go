@@ -2,88 +2,36 @@ package activities
 
 import (
 	"context"
-	"crypto/rand"
-	"crypto/sha256"
-	"encoding/hex"
-	"fmt"
-	"maps"
 	"strings"
 	"time"
 
 	apiv1 "github.com/joinery/joinery/api/v1"
 	"github.com/joinery/joinery/internal/metrics"
-	"github.com/joinery/joinery/policy/disruption"
+	"github.com/joinery/joinery/policy/nodeclass"
 	"github.com/joinery/joinery/solver"
 	"github.com/joinery/joinery/workflows"
-	"go.temporal.io/sdk/activity"
 	"go.uber.org/zap"
 	"golang.org/x/sync/errgroup"
 	corev1 "k8s.io/api/core/v1"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 )
 
 // MaxOfferingsPerNodeClaim bounds the offerings a NodeClaim saga carries in
 // its history (see workflows.MaxOfferingsPerNodeClaim).
 const MaxOfferingsPerNodeClaim = workflows.MaxOfferingsPerNodeClaim
 
-// LabelProvisionBatch marks the NodeClaims one planning activity wrote
-// (see attemptBatch).
-const LabelProvisionBatch = "joinery.sh/provision-batch"
-
-// attemptBatch is the value of LabelProvisionBatch for NodeClaims this
-// activity writes: a hash of its workflow run and activity id, the same
-// for every attempt ("" outside an activity).
-func attemptBatch(ctx context.Context) string {
-	if !activity.IsActivity(ctx) {
-		return ""
-	}
-	info := activity.GetInfo(ctx)
-	sum := sha256.Sum256([]byte(info.WorkflowExecution.RunID + "/" + info.ActivityID))
-	return hex.EncodeToString(sum[:8])
-}
-
-// discardEarlierAttempt deletes, on a retry, the NodeClaims an earlier
-// attempt of this activity wrote before it failed: no saga was started for
-// them (no instance exists), and they would hold their pods' nominations
-// forever. It returns the batch label for this attempt's NodeClaims.
-func (a *Activities) discardEarlierAttempt(ctx context.Context) (string, error) {
-	batch := attemptBatch(ctx)
-	if batch == "" || activity.GetInfo(ctx).Attempt < 2 {
-		return batch, nil
-	}
-	return batch, a.discardBatch(ctx, batch)
-}
-
-// discardBatch deletes the NodeClaims labelled with the batch.
-func (a *Activities) discardBatch(ctx context.Context, batch string) error {
-	for _, nc := range a.Cluster.NodeClaims() {
-		if nc.Labels[LabelProvisionBatch] != batch {
-			continue
-		}
-		if err := a.Cluster.DeleteNodeClaim(ctx, nc.Name); err != nil {
-			return fmt.Errorf("discard NodeClaim %s of an earlier attempt: %w", nc.Name, err)
-		}
-		a.logger(ctx).Info("nodeclaim of an earlier attempt discarded", zap.String("nodeclaim", nc.Name))
-	}
-	return nil
-}
-
-// nodeClaimWriters bounds the concurrent NodeClaim creations of one plan.
-const nodeClaimWriters = 16
-
 // MaxInstanceTypesPerNodeClaim bounds the instance-type requirement written
 // on a NodeClaim (Karpenter truncates to 60 at launch).
 const MaxInstanceTypesPerNodeClaim = 60
+
+// cacheWait bounds how long a plan waits for its NodeClaims to reach the
+// informer cache before it fails and is retried.
+const cacheWait = 10 * time.Second
 
 // PlanProvisioning snapshots the cluster, solves, writes one NodeClaim
 // object per new node (with the pods nominated to it), and reports pods no
 // node can hold with an Event on the pod and a log line. It returns the
 // NodeClaim sagas to start.
-// cacheWait bounds how long a plan waits for its NodeClaims to reach the
-// informer cache (milliseconds normally) before it fails and is retried.
-const cacheWait = 10 * time.Second
-
-func (a *Activities) PlanProvisioning(ctx context.Context, in workflows.ProvisionInput) (workflows.ProvisionPlan, error) {
+func (a *Provisioning) PlanProvisioning(ctx context.Context, in workflows.ProvisionInput) (workflows.ProvisionPlan, error) {
 	if in.StaticPool != "" {
 		return a.planStatic(ctx, in)
 	}
@@ -108,7 +56,7 @@ func (a *Activities) PlanProvisioning(ctx context.Context, in workflows.Provisio
 	}
 	a.Metrics.Scheduled(metrics.ControllerProvisioner, time.Since(start).Seconds(), realUnsched)
 	a.Metrics.SetQueueDepth(metrics.ControllerProvisioner, in.BatchID, realUnsched)
-	if n := capReservations(plan.NewNodeClaims, a.reservationBudget()); n > 0 {
+	if n := nodeclass.CapReservations(plan.NewNodeClaims, a.reservationBudget()); n > 0 {
 		log.Info("capacity reservations used up: nodeclaims planned on other offerings", zap.Int("nodeclaims", n))
 	}
 	a.rememberOutcome(ctx, plan, snap, time.Now())
@@ -187,145 +135,4 @@ func (a *Activities) PlanProvisioning(ctx context.Context, in workflows.Provisio
 		zap.Int("nodeclaims", len(out.NodeClaims)), zap.Int("unschedulable", len(out.Unschedulable)),
 		zap.Float64("usdPerHour", out.PlannedUSDPerHour))
 	return out, nil
-}
-
-// writeNodeClaim creates the NodeClaim object for one planned node.
-func (a *Activities) writeNodeClaim(ctx context.Context, snap *snapshot, batch string, nn solver.NewNodeClaim) (*apiv1.NodeClaim, workflows.NodeClaimInput, error) {
-	offs := flattenOfferings(nn)
-	if len(offs) == 0 {
-		return nil, workflows.NodeClaimInput{}, fmt.Errorf("solver returned nodeclaim for %s without offerings", nn.NodePool)
-	}
-	var uids []string
-	for _, key := range nn.Pods {
-		if p := snap.podsByKey[key]; p != nil {
-			uids = append(uids, string(p.UID))
-		}
-	}
-	var types []string
-	for i, o := range nn.InstanceTypes {
-		if i == MaxInstanceTypesPerNodeClaim {
-			break
-		}
-		types = append(types, o.Type.Name)
-	}
-	labels := nn.Labels
-	if len(snap.claimLabels) > 0 {
-		labels = maps.Clone(nn.Labels)
-		if labels == nil {
-			labels = map[string]string{}
-		}
-		maps.Copy(labels, snap.claimLabels)
-	}
-	nc, err := a.createNodeClaim(ctx, snap.pools[nn.NodePool], claimSpec{batch: batch, labels: labels, reqs: nn.Requirements, types: types,
-		requests: nn.Requests.ToResourceList(), nominated: uids})
-	if err != nil {
-		return nil, workflows.NodeClaimInput{}, err
-	}
-	return nc, workflows.NodeClaimInput{
-		Name: nc.Name, NodePool: nn.NodePool, Offerings: offs, Pods: len(nn.Pods), RegistrationTTL: a.RegistrationTTL,
-		Private: a.private(),
-	}, nil
-}
-
-// claimSpec is what a NodeClaim object carries besides its pool's template.
-type claimSpec struct {
-	batch  string            // LabelProvisionBatch
-	labels map[string]string // template labels
-	// reqs are the requirements (an instance-type one is replaced by types).
-	reqs      []apiv1.NodeSelectorRequirementWithMinValues
-	types     []string // instance types, cheapest first
-	requests  corev1.ResourceList
-	nominated []string // pod UIDs (AnnotationNominatedPods)
-}
-
-// createNodeClaim creates a NodeClaim object of pool np.
-func (a *Activities) createNodeClaim(ctx context.Context, np *apiv1.NodePool, cs claimSpec) (*apiv1.NodeClaim, error) {
-	name := np.Name + "-" + randomSuffix()
-	labels := map[string]string{apiv1.LabelNodePool: np.Name, LabelProvisionBatch: cs.batch}
-	for k, v := range cs.labels {
-		labels[k] = v
-	}
-	reqs := make([]apiv1.NodeSelectorRequirementWithMinValues, 0, len(cs.reqs)+2)
-	for _, r := range cs.reqs {
-		if r.Key != apiv1.LabelInstanceType {
-			reqs = append(reqs, r)
-		}
-	}
-	reqs = append(reqs, apiv1.NodeSelectorRequirementWithMinValues{Key: apiv1.LabelInstanceType, Operator: apiv1.OpIn, Values: cs.types,
-		MinValues: typeMinValues(cs.reqs)})
-	nc := &apiv1.NodeClaim{
-		ObjectMeta: metav1.ObjectMeta{
-			Name:        name,
-			Labels:      labels,
-			Annotations: map[string]string{AnnotationNominatedPods: strings.Join(cs.nominated, ",")},
-			// The termination finalizer: deleting the NodeClaim runs the
-			// node's termination before the object goes. Owned by its
-			// NodePool, so deleting the pool deletes its NodeClaims
-			// (kube-controller-manager's garbage collector).
-			Finalizers: []string{apiv1.FinalizerTermination},
-		},
-		Spec: apiv1.NodeClaimSpec{
-			Taints:        np.Spec.Template.Spec.Taints,
-			StartupTaints: np.Spec.Template.Spec.StartupTaints,
-			Requirements:  reqs,
-			// The pods' summed requests (extended resources included: the
-			// Node is Initialized only once each shows in its allocatable).
-			Resources:              apiv1.ResourceRequirements{Requests: cs.requests},
-			NodeClassRef:           np.Spec.Template.Spec.NodeClassRef,
-			ExpireAfter:            np.Spec.Template.Spec.ExpireAfter,
-			TerminationGracePeriod: np.Spec.Template.Spec.TerminationGracePeriod,
-		},
-	}
-	if np.UID != "" {
-		nc.OwnerReferences = []metav1.OwnerReference{{APIVersion: "karpenter.sh/v1", Kind: "NodePool", Name: np.Name, UID: np.UID,
-			BlockOwnerDeletion: ptrTrue()}}
-	}
-	for k, v := range np.Spec.Template.ObjectMeta.Annotations {
-		nc.Annotations[k] = v
-	}
-	// Drift is a difference between these stamps and the current specs.
-	nc.Annotations[disruption.AnnotationNodePoolHash] = disruption.NodePoolHash(np)
-	nc.Annotations[disruption.AnnotationNodePoolHashVersion] = disruption.NodePoolHashVersion
-	if cls, err := a.Cluster.NodeClass(np.Spec.Template.Spec.NodeClassRef.Name); err == nil {
-		nc.Annotations[disruption.AnnotationNodeClassHash] = disruption.NodeClassHash(cls)
-	}
-	if err := a.Cluster.CreateNodeClaim(ctx, nc); err != nil {
-		return nil, fmt.Errorf("create NodeClaim %s: %w", name, err)
-	}
-	return nc, nil
-}
-
-// typeMinValues is the minValues of the instance-type requirement among
-// reqs (nil when none): the NodeClaim keeps it, as Karpenter's do, so the
-// launch meets it (launchOfferings).
-func typeMinValues(reqs []apiv1.NodeSelectorRequirementWithMinValues) *int {
-	for _, r := range reqs {
-		if r.Key == apiv1.LabelInstanceType && r.MinValues != nil {
-			mv := *r.MinValues
-			return &mv
-		}
-	}
-	return nil
-}
-
-// flattenOfferings lists a planned node's offerings cheapest first (ties by
-// instance type, then zone), capped at MaxOfferingsPerNodeClaim.
-func flattenOfferings(nn solver.NewNodeClaim) []workflows.Offering {
-	return disruption.ReplacementOfferings(nn.InstanceTypes, MaxOfferingsPerNodeClaim)
-}
-
-// randomSuffix is the 5-character name suffix Karpenter-style NodeClaims carry.
-func randomSuffix() string {
-	const alphabet = "bcdfghjklmnpqrstvwxz2456789"
-	b := make([]byte, 5)
-	_, _ = rand.Read(b)
-	for i := range b {
-		b[i] = alphabet[int(b[i])%len(alphabet)]
-	}
-	return string(b)
-}
-
-func ptrTrue() *bool {
-	yes := true
-	return &yes
 }

@@ -6,9 +6,11 @@ import (
 	"testing"
 
 	apiv1 "github.com/joinery/joinery/api/v1"
+	"github.com/joinery/joinery/providers/kube/kubetest"
 	"github.com/joinery/joinery/workflows"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/client-go/tools/record"
 )
 
@@ -19,7 +21,7 @@ func TestDiscardBatch(t *testing.T) {
 		return &apiv1.NodeClaim{ObjectMeta: metav1.ObjectMeta{Name: name,
 			Labels: map[string]string{apiv1.LabelNodePool: "general-purpose", LabelProvisionBatch: batch}}}
 	}
-	a := newFakeActivities(t, []*apiv1.NodeClaim{mk("general-purpose-aaaaa", "b1"), mk("general-purpose-bbbbb", "b1"), mk("general-purpose-ccccc", "b2")})
+	a := newFake(t, kubetest.World{Claims: []*apiv1.NodeClaim{mk("general-purpose-aaaaa", "b1"), mk("general-purpose-bbbbb", "b1"), mk("general-purpose-ccccc", "b2")}})
 	if err := a.discardBatch(context.Background(), "b1"); err != nil {
 		t.Fatal(err)
 	}
@@ -47,10 +49,10 @@ func TestPlanReportsDRAPodFailedScheduling(t *testing.T) {
 	p := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: "default", Name: "trainer", UID: "uid-trainer"},
 		Spec:   corev1.PodSpec{Containers: []corev1.Container{{Name: "c"}}, ResourceClaims: []corev1.PodResourceClaim{{Name: "gpu-claim"}}},
 		Status: corev1.PodStatus{Conditions: []corev1.PodCondition{{Type: corev1.PodScheduled, Status: corev1.ConditionFalse, Reason: corev1.PodReasonUnschedulable}}}}
-	a := newFakeActivities(t, nil, p)
+	a := newFake(t, kubetest.World{Objects: []runtime.Object{p}})
 	rec := record.NewFakeRecorder(10)
 	a.Cluster.Recorder = rec
-	out, err := a.PlanProvisioning(context.Background(), workflows.ProvisionInput{})
+	out, err := a.Provisioning.PlanProvisioning(context.Background(), workflows.ProvisionInput{})
 	if err != nil {
 		t.Fatal(err)
 	}

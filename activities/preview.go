@@ -2,159 +2,31 @@ package activities
 
 import (
 	"context"
-	"fmt"
-	"reflect"
-	"sort"
 	"time"
 
 	apiv1 "github.com/joinery/joinery/api/v1"
-	"github.com/joinery/joinery/catalog"
 	"github.com/joinery/joinery/policy/disruption"
-	"github.com/joinery/joinery/preview/whatif"
-	"github.com/joinery/joinery/providers/aws"
 	"github.com/joinery/joinery/providers/kube"
-	"go.uber.org/zap"
-	"k8s.io/client-go/rest"
+	"github.com/joinery/joinery/solver"
 )
 
-// Preview reads what `starter what-if` needs from the caches, with the
-// controller's own readers and writing nothing: the disruption claims as
-// the consolidation pass reads them, and the solver input the controller
-// would plan over now, once with the cluster's NodePools and once with the
-// change's (a change's EC2NodeClass keeps the cluster's class status:
-// whatif.MergeClass). Existing nodes carry their price (the live market
-// when a.Market has it). The Cluster's Recorder should be nil: an invalid
-// do-not-disrupt annotation is then not reported on the pod.
-func (a *Activities) Preview(ch whatif.Change, now time.Time) whatif.State {
-	st := whatif.State{Now: now, Pools: map[string]disruption.PoolNodes{}, Classes: map[string]*apiv1.EC2NodeClass{}}
-	for _, c := range a.Cluster.NodeClasses() {
-		st.Classes[c.Name] = c
-	}
-	st.Claims = a.disruptionClaims(context.Background(), now)
+// The cluster as the controller reads it, for offline tools (preview/live):
+// read from the caches, writing nothing.
 
-	pools, invalid := a.Cluster.NodePools()
-	for _, b := range invalid {
-		st.Notes = append(st.Notes, fmt.Sprintf("NodePool %s in the cluster is not valid, left out: %v", b.Name, b.Err))
-	}
-	before, _ := a.buildSnapshot(now, pools, a.Cluster.NodeClass)
-	a.priceNodes(before)
-	st.Before = before.input
-
-	changed := map[string]*apiv1.EC2NodeClass{}
-	for _, c := range ch.NodeClasses {
-		live := st.Classes[c.Name]
-		changed[c.Name] = whatif.MergeClass(c, live)
-		switch {
-		case live == nil:
-			st.Notes = append(st.Notes, "EC2NodeClass "+c.Name+" is new: its subnets and images are resolved once applied, its NodePools are not planned now")
-		case !reflect.DeepEqual(c.Spec.SubnetSelectorTerms, live.Spec.SubnetSelectorTerms) ||
-			!reflect.DeepEqual(c.Spec.SecurityGroupSelectorTerms, live.Spec.SecurityGroupSelectorTerms) ||
-			!reflect.DeepEqual(c.Spec.AMISelectorTerms, live.Spec.AMISelectorTerms):
-			st.Notes = append(st.Notes, "EC2NodeClass "+c.Name+": selector terms changed; what they resolve to is known once applied (nodes drift then if their subnet, security groups or image are no longer selected), planned with the current resolution")
-		}
-	}
-	byName := map[string]*apiv1.NodePool{}
-	for _, p := range pools {
-		byName[p.Name] = p
-	}
-	for _, p := range ch.NodePools {
-		byName[p.Name] = p
-	}
-	newPools := make([]*apiv1.NodePool, 0, len(byName))
-	for _, p := range byName {
-		newPools = append(newPools, p)
-	}
-	sort.Slice(newPools, func(i, j int) bool { return newPools[i].Name < newPools[j].Name })
-	classOf := func(name string) (*apiv1.EC2NodeClass, error) {
-		if c, ok := changed[name]; ok {
-			return c, nil
-		}
-		return a.Cluster.NodeClass(name)
-	}
-	after, skipped := a.buildSnapshot(now, newPools, classOf)
-	a.priceNodes(after)
-	st.After = after.input
-	for _, b := range skipped {
-		st.Notes = append(st.Notes, fmt.Sprintf("NodePool %s not planned: %v", b.Name, b.Err))
-	}
-	for _, p := range newPools {
-		st.Pools[p.Name] = a.poolNodeCount(p.Name, "")
-	}
-	return st
+// DisruptionClaims are the disruption claims as the consolidation pass
+// reads them at now.
+func (a *world) DisruptionClaims(now time.Time) []disruption.Claim {
+	return a.disruptionClaims(context.Background(), now)
 }
 
-// PreviewOptions say where `starter what-if` reads the cluster and the
-// market from.
-type PreviewOptions struct {
-	REST *rest.Config
-	// Region and EC2Endpoint, when either is set, read the live market
-	// (the zones each type is sold in, spot prices) from EC2 as the
-	// controller does; neither: the embedded catalog's static prices.
-	Region, EC2Endpoint string
-	Timeout             time.Duration // for the caches and EC2 (0: 2 min)
+// PlanningInput is the solver input the controller would plan over at now
+// with these NodePools and EC2NodeClasses, existing nodes priced; skipped
+// are the pools left out and why.
+func (a *world) PlanningInput(now time.Time, pools []*apiv1.NodePool, classOf func(string) (*apiv1.EC2NodeClass, error)) (in solver.Input, skipped []kube.InvalidNodePool) {
+	s, skipped := a.buildSnapshot(now, pools, classOf)
+	a.priceNodes(s)
+	return s.input, skipped
 }
 
-// NewPreview starts read-only caches of the cluster (no Event recorder)
-// and returns the Activities Preview runs on, with the market read once
-// when PreviewOptions ask for it, and a function that stops the caches.
-func NewPreview(ctx context.Context, o PreviewOptions) (*Activities, func(), error) {
-	if o.Timeout <= 0 {
-		o.Timeout = 2 * time.Minute
-	}
-	cl, err := kube.New(o.REST)
-	if err != nil {
-		return nil, nil, fmt.Errorf("kubernetes client: %w", err)
-	}
-	cl.Shutdown() // no Events: a preview writes nothing
-	cl.Recorder = nil
-	cctx, cancel := context.WithCancel(ctx)
-	if err := cl.Start(cctx, o.Timeout); err != nil {
-		cancel()
-		return nil, nil, err
-	}
-	cat, err := catalogDefault()
-	if err != nil {
-		cancel()
-		return nil, nil, err
-	}
-	a := &Activities{Cluster: cl, Catalog: cat, ICE: aws.NewICECache(3*time.Minute, nil), Log: zap.NewNop()}
-	if o.Region != "" || o.EC2Endpoint != "" {
-		region := o.Region
-		if region == "" {
-			region = "us-east-1"
-		}
-		cc, err := aws.New(cctx, aws.Options{Region: region, Endpoint: o.EC2Endpoint, ClusterName: "what-if"})
-		if err != nil {
-			cancel()
-			return nil, nil, fmt.Errorf("aws clients: %w", err)
-		}
-		mctx, mcancel := context.WithTimeout(cctx, o.Timeout)
-		defer mcancel()
-		market, err := readMarket(mctx, cc)
-		if err != nil {
-			cancel()
-			return nil, nil, fmt.Errorf("market from EC2: %w", err)
-		}
-		a.Market = market
-	}
-	return a, cancel, nil
-}
-
-func catalogDefault() (*catalog.Catalog, error) { return catalog.Default() }
-
-// readMarket reads the zones of every type and the spot prices once, as
-// the controller's market refresher does at start.
-func readMarket(ctx context.Context, cc *aws.Client) (*catalog.Market, error) {
-	m := catalog.NewMarket()
-	zones, err := cc.InstanceTypeZones(ctx)
-	if err != nil {
-		return nil, err
-	}
-	m.SetZones(zones)
-	prices, err := cc.SpotPrices(ctx, time.Now())
-	if err != nil {
-		return nil, err
-	}
-	m.SetSpotPrices(prices)
-	return m, nil
-}
+// PoolNodes counts a NodePool's nodes and those being disrupted.
+func (a *world) PoolNodes(pool string) disruption.PoolNodes { return a.poolNodeCount(pool, "") }

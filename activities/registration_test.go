@@ -7,12 +7,14 @@ import (
 	"time"
 
 	apiv1 "github.com/joinery/joinery/api/v1"
+	"github.com/joinery/joinery/providers/kube/kubetest"
 	"github.com/joinery/joinery/workflows"
 	"go.temporal.io/sdk/activity"
 	"go.temporal.io/sdk/testsuite"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
 )
 
 // A kubelet registers the Node with fewer labels and taints than the
@@ -40,10 +42,10 @@ func TestRegistrationSyncsTheNodeAndExtendedResourcesGateInitialized(t *testing.
 		},
 		Status: apiv1.NodeClaimStatus{ProviderID: pid},
 	}
-	a := newFakeActivities(t, []*apiv1.NodeClaim{nc}, node)
+	a := newFake(t, kubetest.World{Claims: []*apiv1.NodeClaim{nc}, Objects: []runtime.Object{node}})
 	var s testsuite.WorkflowTestSuite
 	env := s.NewTestActivityEnvironment()
-	env.RegisterActivityWithOptions(a.WaitForNodeReady, activity.RegisterOptions{Name: workflows.ActivityWaitForNode})
+	env.RegisterActivityWithOptions(a.Lifecycle.WaitForNodeReady, activity.RegisterOptions{Name: workflows.ActivityWaitForNode})
 
 	// The device plugin: once Joinery says it waits for the GPUs, they appear.
 	plugin := make(chan error, 1)

@@ -18,7 +18,7 @@ const sharedStateWriteTimeout = 10 * time.Second
 // the ConfigMaps of a.State, and what any replica writes there is merged in
 // here. Call it before a.State.Start, so the first copies are read. With
 // a.State nil both stay in this process's memory.
-func (a *Activities) BindSharedState() {
+func (a *world) BindSharedState() {
 	if a.State == nil {
 		return
 	}
@@ -30,12 +30,12 @@ func (a *Activities) BindSharedState() {
 		}
 		a.ICE.Merge(in)
 	})
-	a.Ledger().bind()
+	a.Ledger().Bind()
 	a.ICE.OnMark(a.persistICE)
 }
 
 // persistICE writes ICE marks to the shared offering cache.
-func (a *Activities) persistICE(marked map[aws.OfferingKey]time.Time) {
+func (a *world) persistICE(marked map[aws.OfferingKey]time.Time) {
 	set := make(map[string]string, len(marked))
 	for o, t := range marked {
 		if k, ok := sharedstate.OfferingKey(sharedstate.Offering{InstanceType: o.InstanceType, Zone: o.Zone, CapacityType: o.CapacityType}); ok {

@@ -5,6 +5,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/joinery/joinery/internal/testwait"
 	"github.com/joinery/joinery/policy/sharedstate"
 	"github.com/joinery/joinery/providers/aws"
 	"github.com/joinery/joinery/providers/kube"
@@ -19,7 +20,7 @@ import (
 // replica is one worker's shared-state half over a shared fake API server.
 func replica(t *testing.T, kc *kubefake.Clientset) *Activities {
 	t.Helper()
-	a := &Activities{ICE: aws.NewICECache(time.Minute, nil), State: kube.NewStateStore(kc, "joinery-system"), Log: zap.NewNop()}
+	a := New(Deps{ICE: aws.NewICECache(time.Minute, nil), State: kube.NewStateStore(kc, "joinery-system"), Log: zap.NewNop()})
 	a.BindSharedState()
 	ctx, cancel := context.WithCancel(context.Background())
 	t.Cleanup(cancel)
@@ -29,17 +30,6 @@ func replica(t *testing.T, kc *kubefake.Clientset) *Activities {
 	return a
 }
 
-// eventually polls cond until it holds (the informer delivers the other
-// replica's write), failing after a generous bound.
-func eventually(t *testing.T, what string, cond func() bool) {
-	t.Helper()
-	for deadline := time.Now().Add(10 * time.Second); !cond(); time.Sleep(5 * time.Millisecond) {
-		if time.Now().After(deadline) {
-			t.Fatalf("%s: never", what)
-		}
-	}
-}
-
 func TestICEMarkSharedAndKeptAcrossRestart(t *testing.T) {
 	kc := kubefake.NewSimpleClientset()
 	a, b := replica(t, kc), replica(t, kc)
@@ -47,7 +37,7 @@ func TestICEMarkSharedAndKeptAcrossRestart(t *testing.T) {
 	if !a.ICE.Unavailable("c6a.xlarge", "us-east-1a", "spot") {
 		t.Fatal("the marking replica forgot its mark")
 	}
-	eventually(t, "replica b honours a's mark", func() bool { return b.ICE.Unavailable("c6a.xlarge", "us-east-1a", "spot") })
+	testwait.Eventually(t, "replica b honours a's mark", 0, func() bool { return b.ICE.Unavailable("c6a.xlarge", "us-east-1a", "spot") })
 	if b.ICE.Unavailable("c6a.xlarge", "us-east-1b", "spot") || b.ICE.Len() != 1 {
 		t.Errorf("b holds %v", b.ICE.Entries())
 	}
@@ -75,19 +65,19 @@ func TestPodMemoSharedAndKeptAcrossRestart(t *testing.T) {
 	now := time.Now()
 	p := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: "huge", Namespace: "default", UID: types.UID("uid-huge")}}
 	snap := &snapshot{podsByKey: map[string]*corev1.Pod{"default/huge": p}}
-	a.rememberOutcome(context.Background(), solver.Plan{Unschedulable: []solver.Unschedulable{{Pod: "default/huge", Reason: "too big"}}}, snap, now)
-	eventually(t, "replica b sees a's unschedulable pod", func() bool {
-		_, ok := b.Ledger().memo.Lookup(sharedstate.KindUnschedulable, "uid-huge")
+	a.Provisioning.rememberOutcome(context.Background(), solver.Plan{Unschedulable: []solver.Unschedulable{{Pod: "default/huge", Reason: "too big"}}}, snap, now)
+	testwait.Eventually(t, "replica b sees a's unschedulable pod", 0, func() bool {
+		_, ok := b.Ledger().Remembered(sharedstate.KindUnschedulable, "uid-huge")
 		return ok
 	})
 	c := replica(t, kc)
-	if at, ok := c.Ledger().memo.Lookup(sharedstate.KindUnschedulable, "uid-huge"); !ok || at.UnixMilli() != now.UnixMilli() {
+	if at, ok := c.Ledger().Remembered(sharedstate.KindUnschedulable, "uid-huge"); !ok || at.UnixMilli() != now.UnixMilli() {
 		t.Errorf("restarted replica: %v %v", at, ok)
 	}
 	// A NodePool spec change on any replica voids the memo on all.
 	b.Ledger().ForgetUnschedulable()
-	eventually(t, "replica a applies b's forget marker", func() bool {
-		_, ok := a.Ledger().memo.Lookup(sharedstate.KindUnschedulable, "uid-huge")
+	testwait.Eventually(t, "replica a applies b's forget marker", 0, func() bool {
+		_, ok := a.Ledger().Remembered(sharedstate.KindUnschedulable, "uid-huge")
 		return !ok
 	})
 }

@@ -11,6 +11,7 @@ import (
 
 	apiv1 "github.com/joinery/joinery/api/v1"
 	"github.com/joinery/joinery/catalog"
+	"github.com/joinery/joinery/policy/disruption"
 	"github.com/joinery/joinery/policy/nodeclass"
 	"github.com/joinery/joinery/providers/kube"
 	"github.com/joinery/joinery/solver"
@@ -71,7 +72,7 @@ type snapshot struct {
 
 // volumeObjects reads claims, PersistentVolumes and StorageClasses from the
 // informer caches.
-func (a *Activities) volumeObjects() solver.VolumeObjects {
+func (a *world) volumeObjects() solver.VolumeObjects {
 	return solver.VolumeObjects{
 		PVC: func(ns, name string) *corev1.PersistentVolumeClaim {
 			o, _ := a.Cluster.PVCs.PersistentVolumeClaims(ns).Get(name)
@@ -92,7 +93,7 @@ func (a *Activities) volumeObjects() solver.VolumeObjects {
 // NodePools with their instance types and usage, existing and in-flight
 // nodes with their free capacity, pending pods not yet nominated, and
 // DaemonSets.
-func (a *Activities) takeSnapshot(ctx context.Context, now time.Time) (*snapshot, error) {
+func (a *world) takeSnapshot(ctx context.Context, now time.Time) (*snapshot, error) {
 	pools, invalid := a.Cluster.NodePools()
 	s, skipped := a.buildSnapshot(now, pools, a.Cluster.NodeClass)
 	a.reportNodePools(ctx, pools, append(invalid, skipped...))
@@ -102,13 +103,13 @@ func (a *Activities) takeSnapshot(ctx context.Context, now time.Time) (*snapshot
 // buildSnapshot is takeSnapshot over the given NodePools, their
 // EC2NodeClasses looked up by classOf, writing nothing (Preview plans a
 // change's pools with it). It returns the pools skipped.
-func (a *Activities) buildSnapshot(now time.Time, pools []*apiv1.NodePool, classOf func(string) (*apiv1.EC2NodeClass, error)) (*snapshot, []kube.InvalidNodePool) {
+func (a *world) buildSnapshot(now time.Time, pools []*apiv1.NodePool, classOf func(string) (*apiv1.EC2NodeClass, error)) (*snapshot, []kube.InvalidNodePool) {
 	return a.buildSnapshotWith(now, pools, classOf, nil)
 }
 
 // buildSnapshotWith is buildSnapshot with before run on the snapshot just
 // before the capacity buffers are placed (so they see its changes).
-func (a *Activities) buildSnapshotWith(now time.Time, pools []*apiv1.NodePool, classOf func(string) (*apiv1.EC2NodeClass, error), before func(*snapshot)) (*snapshot, []kube.InvalidNodePool) {
+func (a *world) buildSnapshotWith(now time.Time, pools []*apiv1.NodePool, classOf func(string) (*apiv1.EC2NodeClass, error), before func(*snapshot)) (*snapshot, []kube.InvalidNodePool) {
 	s := &snapshot{pools: map[string]*apiv1.NodePool{}, podsByKey: map[string]*corev1.Pod{}, volumes: a.volumeObjects(), selectors: a.selectorObjects(),
 		static: map[string]solver.NodePool{}}
 	claims := a.Cluster.NodeClaims()
@@ -129,7 +130,7 @@ func (a *Activities) buildSnapshotWith(now time.Time, pools []*apiv1.NodePool, c
 
 // namespaceLabels are every namespace's labels (pod affinity
 // namespaceSelectors select by them).
-func (a *Activities) namespaceLabels() map[string]map[string]string {
+func (a *world) namespaceLabels() map[string]map[string]string {
 	nss, _ := a.Cluster.Namespaces.List(labels.Everything())
 	out := make(map[string]map[string]string, len(nss))
 	for _, ns := range nss {
@@ -140,7 +141,7 @@ func (a *Activities) namespaceLabels() map[string]map[string]string {
 
 // addPendingPods adds the pending pods not nominated to a NodeClaim, and
 // returns the requests of the nominated ones by NodeClaim (accounted on it).
-func (a *Activities) addPendingPods(s *snapshot, now time.Time) map[string]resources.List {
+func (a *world) addPendingPods(s *snapshot, now time.Time) map[string]resources.List {
 	pending := a.Cluster.ProvisionablePods()
 	nominatedTo := a.liveNominations(pending, now) // pod UID -> nodeclaim
 	nominatedReq := map[string]resources.List{}
@@ -161,7 +162,7 @@ func (a *Activities) addPendingPods(s *snapshot, now time.Time) map[string]resou
 // addExistingPods adds the pods bound to any node (for topology spread
 // and pod (anti-)affinity counting, and the host ports they hold) and what
 // they use per node, and returns the nodes sorted by name.
-func (a *Activities) addExistingPods(s *snapshot) []*corev1.Node {
+func (a *world) addExistingPods(s *snapshot) []*corev1.Node {
 	nodes, _ := a.Cluster.Nodes.List(labels.Everything())
 	sort.Slice(nodes, func(i, j int) bool { return nodes[i].Name < nodes[j].Name })
 	s.used, s.attached = map[string]resources.List{}, solver.VolumeSet{}
@@ -202,7 +203,7 @@ func (a *Activities) addExistingPods(s *snapshot) []*corev1.Node {
 // addExistingNodes adds the Ready nodes with their free capacity: their
 // allocatable (EBS volumes: the attach limit their CSINode reports) less
 // what their pods use and the pods nominated to them.
-func (a *Activities) addExistingNodes(s *snapshot, nodes []*corev1.Node, claims []*apiv1.NodeClaim, nominatedReq map[string]resources.List, now time.Time) {
+func (a *world) addExistingNodes(s *snapshot, nodes []*corev1.Node, claims []*apiv1.NodeClaim, nominatedReq map[string]resources.List, now time.Time) {
 	claimByNode := map[string]*apiv1.NodeClaim{}
 	for _, nc := range claims {
 		if nc.Status.NodeName != "" {
@@ -214,7 +215,7 @@ func (a *Activities) addExistingNodes(s *snapshot, nodes []*corev1.Node, claims 
 		ports[ep.Node] = append(ports[ep.Node], ep.Pod.HostPorts...)
 	}
 	for _, n := range nodes {
-		if n.Spec.Unschedulable || !nodeReady(n) || hasTaint(n.Spec.Taints, apiv1.TaintKeyDisrupted) || n.DeletionTimestamp != nil {
+		if n.Spec.Unschedulable || !nodeReady(n) || disruption.HasTaint(n.Spec.Taints, apiv1.TaintKeyDisrupted) || n.DeletionTimestamp != nil {
 			continue
 		}
 		if nc := claimByNode[n.Name]; nc != nil && (nc.DeletionTimestamp != nil || booked(nc, now)) {
@@ -238,7 +239,7 @@ func (a *Activities) addExistingNodes(s *snapshot, nodes []*corev1.Node, claims 
 // templates admitted as their pods will be (solver.AdmittedDaemonSet: a
 // RuntimeClass's overhead and scheduling). One whose pods admission
 // rejects runs none; the DaemonSet controller reports that on it.
-func (a *Activities) addDaemonSets(s *snapshot) {
+func (a *world) addDaemonSets(s *snapshot) {
 	dss, _ := a.Cluster.DaemonSets.List(labels.Everything())
 	sort.Slice(dss, func(i, j int) bool { return dss[i].Namespace+"/"+dss[i].Name < dss[j].Namespace+"/"+dss[j].Name })
 	for _, ds := range dss {
@@ -249,7 +250,7 @@ func (a *Activities) addDaemonSets(s *snapshot) {
 }
 
 // runtimeClass reads a RuntimeClass from the informer cache (nil: none).
-func (a *Activities) runtimeClass(name string) *nodev1.RuntimeClass {
+func (a *world) runtimeClass(name string) *nodev1.RuntimeClass {
 	o, _ := a.Cluster.RuntimeClasses.Get(name)
 	return o
 }
@@ -257,7 +258,7 @@ func (a *Activities) runtimeClass(name string) *nodev1.RuntimeClass {
 // addInFlightClaims adds the NodeClaims with no Node yet as nodes of their
 // smallest possible shape, less the DaemonSet pods that will run on them
 // (not bound yet, unlike on a registered node) and the nominated pods.
-func (a *Activities) addInFlightClaims(s *snapshot, claims []*apiv1.NodeClaim, nominatedReq map[string]resources.List, now time.Time) {
+func (a *world) addInFlightClaims(s *snapshot, claims []*apiv1.NodeClaim, nominatedReq map[string]resources.List, now time.Time) {
 	for _, nc := range claims {
 		if nc.DeletionTimestamp != nil || nc.Status.NodeName != "" || booked(nc, now) {
 			continue
@@ -275,7 +276,7 @@ func (a *Activities) addInFlightClaims(s *snapshot, claims []*apiv1.NodeClaim, n
 
 // addNodePools adds the pools that can launch, with their instance types,
 // zones and usage; it returns the ones skipped (class missing or not Ready).
-func (a *Activities) addNodePools(s *snapshot, pools []*apiv1.NodePool, claims []*apiv1.NodeClaim, classOf func(string) (*apiv1.EC2NodeClass, error)) []kube.InvalidNodePool {
+func (a *world) addNodePools(s *snapshot, pools []*apiv1.NodePool, claims []*apiv1.NodeClaim, classOf func(string) (*apiv1.EC2NodeClass, error)) []kube.InvalidNodePool {
 	var skipped []kube.InvalidNodePool
 	for _, np := range pools {
 		if np.IsStatic() && !a.StaticCapacity {
@@ -323,14 +324,14 @@ const DefaultNominationWindow = 10 * time.Second
 // nominationLive: a NodeClaim holds its nominations until its Node has been
 // initialized for NominationWindow.
 // nominationWindow is NominationWindow, DefaultNominationWindow if unset.
-func (a *Activities) nominationWindow() time.Duration {
+func (a *world) nominationWindow() time.Duration {
 	if a.NominationWindow == 0 {
 		return DefaultNominationWindow
 	}
 	return a.NominationWindow
 }
 
-func (a *Activities) nominationLive(nc *apiv1.NodeClaim, now time.Time) bool {
+func (a *world) nominationLive(nc *apiv1.NodeClaim, now time.Time) bool {
 	if booked(nc, now) {
 		return true // held for a gang's pods: not disrupted
 	}
@@ -346,7 +347,7 @@ func (a *Activities) nominationLive(nc *apiv1.NodeClaim, now time.Time) bool {
 // type when known, else over every instance type it may launch as the
 // element-wise largest capacity (pessimistic=true, for limits) or smallest
 // allocatable (false, for placing pods).
-func (a *Activities) claimShape(nc *apiv1.NodeClaim, pessimistic bool) (catalog.NodeShape, bool) {
+func (a *world) claimShape(nc *apiv1.NodeClaim, pessimistic bool) (catalog.NodeShape, bool) {
 	var names []string
 	if t := nc.Labels[apiv1.LabelInstanceType]; t != "" {
 		names = []string{t}
@@ -389,7 +390,7 @@ func (a *Activities) claimShape(nc *apiv1.NodeClaim, pessimistic bool) (catalog.
 // overhead the solver reserves on a new claim of that type
 // (solver.DaemonSetOverhead, with the claim's labels, requirements and
 // taints as the pool). false when no type is known.
-func (a *Activities) inFlightAvailable(nc *apiv1.NodeClaim, dss []solver.DaemonSet) (resources.List, bool) {
+func (a *world) inFlightAvailable(nc *apiv1.NodeClaim, dss []solver.DaemonSet) (resources.List, bool) {
 	var names, zones []string
 	if t := nc.Labels[apiv1.LabelInstanceType]; t != "" {
 		names = []string{t}
@@ -465,15 +466,6 @@ func nodeReady(n *corev1.Node) bool {
 	for _, c := range n.Status.Conditions {
 		if c.Type == corev1.NodeReady {
 			return c.Status == corev1.ConditionTrue
-		}
-	}
-	return false
-}
-
-func hasTaint(ts []corev1.Taint, key string) bool {
-	for _, t := range ts {
-		if t.Key == key {
-			return true
 		}
 	}
 	return false

@@ -8,6 +8,7 @@ import (
 
 	apiv1 "github.com/joinery/joinery/api/v1"
 	"github.com/joinery/joinery/catalog"
+	"github.com/joinery/joinery/providers/kube/kubetest"
 	"github.com/joinery/joinery/solver"
 	"github.com/joinery/joinery/solver/resources"
 	appsv1 "k8s.io/api/apps/v1"
@@ -64,7 +65,7 @@ func TestSnapshotInFlightClaimLessDaemonSets(t *testing.T) {
 		OwnerReferences: []metav1.OwnerReference{{APIVersion: "apps/v1", Kind: "DaemonSet", Name: "agent", UID: "u-agent", Controller: &yes}}},
 		Spec: corev1.PodSpec{NodeName: node.Name, Containers: []corev1.Container{{Name: "c", Resources: res("200m", "256Mi")}}}, Status: corev1.PodStatus{Phase: corev1.PodRunning}}
 
-	acts := newFakeActivities(t, []*apiv1.NodeClaim{inflight}, agent, armOnly, plain, nominated, node, agentPod)
+	acts := newFake(t, kubetest.World{Claims: []*apiv1.NodeClaim{inflight}, Objects: []runtime.Object{agent, armOnly, plain, nominated, node, agentPod}})
 	snap, err := acts.takeSnapshot(context.Background(), now)
 	if err != nil {
 		t.Fatal(err)
@@ -129,8 +130,7 @@ func TestSnapshotReadsPodVolumes(t *testing.T) {
 		OwnerReferences: []metav1.OwnerReference{{APIVersion: "v1", Kind: "Pod", Name: "scratch", UID: eph.UID, Controller: &yes}}},
 		Spec: corev1.PersistentVolumeClaimSpec{VolumeName: "pv-c", StorageClassName: &gp3}}
 
-	acts := newFakeActivities(t, nil, pv, bound, unbound, sc, ephClaim, eph,
-		pending("db", claimVol("bound")), pending("cache", claimVol("unbound")), pending("lost", claimVol("nope")))
+	acts := newFake(t, kubetest.World{Objects: []runtime.Object{pv, bound, unbound, sc, ephClaim, eph, pending("db", claimVol("bound")), pending("cache", claimVol("unbound")), pending("lost", claimVol("nope"))}})
 	snap, err := acts.takeSnapshot(context.Background(), time.Now())
 	if err != nil {
 		t.Fatal(err)
@@ -192,7 +192,7 @@ func TestSnapshotEBSAttachments(t *testing.T) {
 		claim("shared", "pv-shared"), claim("own", "pv-own"), claim("new", ""),
 		withClaim("a", node.Name, "shared"), withClaim("b", node.Name, "shared"), withClaim("c", node.Name, "own"),
 		withClaim("pending-shared", "", "shared"), withClaim("pending-new", "", "new"))
-	acts := newFakeActivities(t, nil, objs...)
+	acts := newFake(t, kubetest.World{Objects: objs})
 	snap, err := acts.takeSnapshot(context.Background(), time.Now())
 	if err != nil {
 		t.Fatal(err)
@@ -227,7 +227,7 @@ func TestSnapshotDaemonSetRuntimeClassOverhead(t *testing.T) {
 	}
 	kata := &nodev1.RuntimeClass{ObjectMeta: metav1.ObjectMeta{Name: "kata"}, Handler: "kata",
 		Overhead: &nodev1.Overhead{PodFixed: corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("250m"), corev1.ResourceMemory: resource.MustParse("160Mi")}}}
-	acts := newFakeActivities(t, nil, kata, ds("sandboxed", "kata"), ds("lost", "gvisor"))
+	acts := newFake(t, kubetest.World{Objects: []runtime.Object{kata, ds("sandboxed", "kata"), ds("lost", "gvisor")}})
 	snap, err := acts.takeSnapshot(context.Background(), time.Now())
 	if err != nil {
 		t.Fatal(err)

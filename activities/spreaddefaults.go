@@ -12,7 +12,7 @@ import (
 // and, when it has no spread constraints of its own, its scheduler's
 // default ones (SpreadDefaults). Pods on nodes get them too: moved by a
 // removal simulation, they are scheduled again like new pods.
-func (a *Activities) solverPod(s *snapshot, p *corev1.Pod, seen solver.VolumeSet) solver.Pod {
+func (a *world) solverPod(s *snapshot, p *corev1.Pod, seen solver.VolumeSet) solver.Pod {
 	sp := solver.PodWithVolumes(p, s.volumes, seen)
 	a.SpreadDefaults.Apply(&sp, p, s.selectors)
 	return sp
@@ -21,7 +21,7 @@ func (a *Activities) solverPod(s *snapshot, p *corev1.Pod, seen solver.VolumeSet
 // selectorObjects reads Services, ReplicationControllers, ReplicaSets and
 // StatefulSets from the informer caches (nothing when they are not
 // watched: then there are no SpreadDefaults either).
-func (a *Activities) selectorObjects() solver.SelectorObjects {
+func (a *world) selectorObjects() solver.SelectorObjects {
 	c := a.Cluster
 	var objs solver.SelectorObjects
 	if c.Services != nil {

@@ -8,10 +8,12 @@ import (
 
 	apiv1 "github.com/joinery/joinery/api/v1"
 	"github.com/joinery/joinery/providers/kube"
+	"github.com/joinery/joinery/providers/kube/kubetest"
 	"github.com/joinery/joinery/solver"
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/types"
 )
 
@@ -44,8 +46,7 @@ func TestSnapshotAppliesSpreadDefaults(t *testing.T) {
 		Spec: appsv1.ReplicaSetSpec{Selector: &metav1.LabelSelector{MatchLabels: map[string]string{"app": "web", "pod-template-hash": "5d8f"}}}}
 	node := &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: "ip-10-0-0-5.ec2.internal"}}
 
-	a := newFakeActivitiesPrepared(t, (*kube.Cluster).WatchSpreadSelectors, nil, nil, nil,
-		rs, node, webPod("web-5d8f-a", ""), withOwn, webPod("web-5d8f-b", node.Name))
+	a := newFake(t, kubetest.World{Prepare: (*kube.Cluster).WatchSpreadSelectors, Objects: []runtime.Object{rs, node, webPod("web-5d8f-a", ""), withOwn, webPod("web-5d8f-b", node.Name)}})
 	a.SpreadDefaults = solver.SpreadDefaults{corev1.DefaultSchedulerName: {{MaxSkew: 1, TopologyKey: apiv1.LabelZone, WhenUnsatisfiable: corev1.DoNotSchedule}}}
 	snap, err := a.takeSnapshot(context.Background(), time.Now())
 	if err != nil {

@@ -29,7 +29,7 @@ const labelStaticPool = "joinery.sh/static-pool"
 // other NodeClaims), in the pool alone, so each gets the pool's cheapest
 // instance types. Fewer planned than asked is reported as unschedulable
 // with the solver's reasons; the written ones launch.
-func (a *Activities) planStatic(ctx context.Context, in workflows.ProvisionInput) (workflows.ProvisionPlan, error) {
+func (a *Provisioning) planStatic(ctx context.Context, in workflows.ProvisionInput) (workflows.ProvisionPlan, error) {
 	var out workflows.ProvisionPlan
 	batch, err := a.discardEarlierAttempt(ctx)
 	if err != nil || in.Count <= 0 {

@@ -9,6 +9,7 @@ import (
 	apiv1 "github.com/joinery/joinery/api/v1"
 	"github.com/joinery/joinery/api/v1alpha1"
 	"github.com/joinery/joinery/providers/kube"
+	"github.com/joinery/joinery/providers/kube/kubetest"
 	"github.com/joinery/joinery/workflows"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -52,7 +53,7 @@ func staticFixturePrepared(t *testing.T, prepare func(*kube.Cluster)) *Activitie
 		Spec: corev1.PodSpec{Containers: []corev1.Container{{Name: "c"}}},
 		Status: corev1.PodStatus{Conditions: []corev1.PodCondition{{Type: corev1.PodScheduled, Status: corev1.ConditionFalse,
 			Reason: corev1.PodReasonUnschedulable}}}}
-	a := newFakeActivitiesPrepared(t, prepare, []*apiv1.NodePool{gp, fixed}, nil, []*apiv1.EC2NodeClass{cls}, pending)
+	a := newFake(t, kubetest.World{Prepare: prepare, Pools: []*apiv1.NodePool{gp, fixed}, Classes: []*apiv1.EC2NodeClass{cls}, Objects: []runtime.Object{pending}})
 	a.Cluster.Recorder = record.NewFakeRecorder(10)
 	a.StaticCapacity = true
 	return a
@@ -99,7 +100,7 @@ func TestSnapshotStaticPools(t *testing.T) {
 // offerings the pool's cheapest types, one per zone.
 func TestCreateStaticNodeClaims(t *testing.T) {
 	a := staticFixture(t, true)
-	out, err := a.PlanProvisioning(context.Background(), workflows.ProvisionInput{StaticPool: "fixed", Count: 3})
+	out, err := a.Provisioning.PlanProvisioning(context.Background(), workflows.ProvisionInput{StaticPool: "fixed", Count: 3})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -133,7 +134,7 @@ func TestCreateStaticNodeClaims(t *testing.T) {
 	if created != 3 {
 		t.Errorf("%d NodeClaims written, want 3", created)
 	}
-	if _, err := a.PlanProvisioning(context.Background(), workflows.ProvisionInput{StaticPool: "gp", Count: 1}); err == nil {
+	if _, err := a.Provisioning.PlanProvisioning(context.Background(), workflows.ProvisionInput{StaticPool: "gp", Count: 1}); err == nil {
 		t.Error("a dynamic pool launched as static")
 	}
 }
@@ -153,7 +154,7 @@ func TestStaticLaunchesFollowNodeOverlays(t *testing.T) {
 	}
 	first := func(a *Activities) string {
 		t.Helper()
-		out, err := a.PlanProvisioning(context.Background(), workflows.ProvisionInput{StaticPool: "fixed", Count: 1})
+		out, err := a.Provisioning.PlanProvisioning(context.Background(), workflows.ProvisionInput{StaticPool: "fixed", Count: 1})
 		if err != nil || len(out.NodeClaims) != 1 {
 			t.Fatalf("plan: %v, %d NodeClaims", err, len(out.NodeClaims))
 		}

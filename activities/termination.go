@@ -3,18 +3,19 @@ package activities
 import (
 	"context"
 	"fmt"
+	"slices"
 	"sort"
 	"strings"
 	"time"
 
 	apiv1 "github.com/joinery/joinery/api/v1"
 	"github.com/joinery/joinery/internal/metrics"
+	"github.com/joinery/joinery/policy/gc"
 	"github.com/joinery/joinery/workflows"
 	"go.temporal.io/sdk/activity"
 	"go.uber.org/zap"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
 )
 
@@ -28,7 +29,7 @@ import (
 // karpenter.sh/nodeclaim-termination-timestamp (an existing stamp wins, so
 // retries and a forced "now" agree). A NodeClaim already gone leaves what
 // the request knows. Idempotent.
-func (a *Activities) BeginTermination(ctx context.Context, r workflows.TerminationRequest) (workflows.TerminationPlan, error) {
+func (a *Lifecycle) BeginTermination(ctx context.Context, r workflows.TerminationRequest) (workflows.TerminationPlan, error) {
 	plan := workflows.TerminationPlan{NodeName: r.NodeName, InstanceID: r.InstanceID}
 	nc, err := a.Cluster.NodeClaim(ctx, r.NodeClaim)
 	switch {
@@ -39,7 +40,7 @@ func (a *Activities) BeginTermination(ctx context.Context, r workflows.Terminati
 	}
 	if nc != nil {
 		if nc.DeletionTimestamp == nil {
-			if err := a.Cluster.Dynamic.Resource(apiv1.NodeClaimGVR).Delete(ctx, nc.Name, metav1.DeleteOptions{}); err != nil && !apierrors.IsNotFound(err) {
+			if err := a.Cluster.DeleteNodeClaimKeepFinalizers(ctx, nc.Name); err != nil {
 				return plan, fmt.Errorf("delete NodeClaim %s: %w", nc.Name, err)
 			}
 			if nc, err = a.Cluster.NodeClaim(ctx, r.NodeClaim); apierrors.IsNotFound(err) {
@@ -54,7 +55,7 @@ func (a *Activities) BeginTermination(ctx context.Context, r workflows.Terminati
 		if nc.Status.NodeName != "" {
 			plan.NodeName = nc.Status.NodeName
 		}
-		if id := instanceID(nc.Status.ProviderID); id != "" {
+		if id := gc.InstanceID(nc.Status.ProviderID); id != "" {
 			plan.InstanceID = id
 		}
 		if stamp, ok := nc.Annotations[apiv1.AnnotationTerminationTimestamp]; ok {
@@ -75,8 +76,8 @@ func (a *Activities) BeginTermination(ctx context.Context, r workflows.Terminati
 		plan.NodeName = ""
 	} else {
 		plan.NodeName = node.Name
-		if node.DeletionTimestamp == nil && hasFinalizer(node.Finalizers) {
-			if err := a.Cluster.Kube.CoreV1().Nodes().Delete(ctx, node.Name, metav1.DeleteOptions{}); err != nil && !apierrors.IsNotFound(err) {
+		if node.DeletionTimestamp == nil && slices.Contains(node.Finalizers, apiv1.FinalizerTermination) {
+			if err := a.Cluster.RequestNodeDeletion(ctx, node.Name, ""); err != nil && !apierrors.IsNotFound(err) {
 				return plan, fmt.Errorf("delete Node %s: %w", node.Name, err)
 			}
 		}
@@ -88,28 +89,19 @@ func (a *Activities) BeginTermination(ctx context.Context, r workflows.Terminati
 
 // nodeFor reads the named Node from the API server, or finds the Node of
 // the instance in the cache (nil: none).
-func (a *Activities) nodeFor(ctx context.Context, name, instance string) *corev1.Node {
+func (a *Lifecycle) nodeFor(ctx context.Context, name, instance string) *corev1.Node {
 	if name != "" {
-		if n, err := a.Cluster.Kube.CoreV1().Nodes().Get(ctx, name, metav1.GetOptions{}); err == nil {
+		if n, err := a.Cluster.GetNode(ctx, name); err == nil {
 			return n
 		}
 	}
 	return a.Cluster.NodeOfInstance(instance)
 }
 
-func hasFinalizer(fins []string) bool {
-	for _, f := range fins {
-		if f == apiv1.FinalizerTermination {
-			return true
-		}
-	}
-	return false
-}
-
 // WaitVolumesDetached heartbeats until no VolumeAttachment names the node
 // (the attach-detach controller deletes them once the volumes are
 // detached), or until r.Until, when it reports what is left.
-func (a *Activities) WaitVolumesDetached(ctx context.Context, r workflows.VolumeWait) (workflows.VolumeStatus, error) {
+func (a *Lifecycle) WaitVolumesDetached(ctx context.Context, r workflows.VolumeWait) (workflows.VolumeStatus, error) {
 	for {
 		activity.RecordHeartbeat(ctx)
 		attached := a.attachedVolumes(r.NodeName)
@@ -128,7 +120,7 @@ func (a *Activities) WaitVolumesDetached(ctx context.Context, r workflows.Volume
 	}
 }
 
-func (a *Activities) attachedVolumes(node string) []string {
+func (a *Lifecycle) attachedVolumes(node string) []string {
 	vas, _ := a.Cluster.VolumeAttachments.List(labels.Everything())
 	var out []string
 	for _, va := range vas {
@@ -143,7 +135,7 @@ func (a *Activities) attachedVolumes(node string) []string {
 // RemoveTerminationFinalizers ends a terminated node's objects: the Node's
 // finalizer is removed (and it is deleted if it was not), then the
 // NodeClaim's. Missing objects are fine, so retries are safe.
-func (a *Activities) RemoveTerminationFinalizers(ctx context.Context, r workflows.TerminateRequest) error {
+func (a *Lifecycle) RemoveTerminationFinalizers(ctx context.Context, r workflows.TerminateRequest) error {
 	if n := a.nodeFor(ctx, r.NodeName, r.InstanceID); n != nil {
 		if err := a.Cluster.DeleteNode(ctx, n.Name); err != nil {
 			return fmt.Errorf("release Node %s: %w", n.Name, err)
@@ -168,7 +160,7 @@ const disruptedPrefix = "disrupted: "
 // whose object is gone (nc: as read just before; nil: already gone, not
 // counted): the terminated counters, and for a disruption
 // karpenter_nodeclaims_disrupted_total with Karpenter's labels.
-func (a *Activities) nodeClaimEnded(nc *apiv1.NodeClaim, reason string, hadNode bool) {
+func (a *Lifecycle) nodeClaimEnded(nc *apiv1.NodeClaim, reason string, hadNode bool) {
 	if nc == nil {
 		return
 	}

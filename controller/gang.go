@@ -94,13 +94,13 @@ func (r *gangReconciler) pass(ctx context.Context, now time.Time) {
 			continue
 		}
 		if ok, why := gang.Honoured(pr.Spec.ProvisioningClassName); !ok {
-			if err := r.acts.ReportNotHonoured(ctx, pr, gang.ReasonClassNotHonoured, why); err != nil {
+			if err := r.acts.Gang.ReportNotHonoured(ctx, pr, gang.ReasonClassNotHonoured, why); err != nil {
 				r.log.Warn("provisioning request status", zap.Error(err))
 			}
 			continue
 		}
 		if err := pr.Validate(); err != nil {
-			if err := r.acts.ReportNotHonoured(ctx, pr, gang.ReasonInvalid, err.Error()); err != nil {
+			if err := r.acts.Gang.ReportNotHonoured(ctx, pr, gang.ReasonInvalid, err.Error()); err != nil {
 				r.log.Warn("provisioning request status", zap.Error(err))
 			}
 			continue

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"reflect"
+	"slices"
 	"strings"
 	"time"
 
@@ -112,7 +113,7 @@ func (r *nodeClassReconciler) reconcile(ctx context.Context, name string) error 
 	if cls.DeletionTimestamp != nil {
 		return r.finalize(ctx, cls)
 	}
-	if !hasFinalizer(cls.Finalizers, apiv1.FinalizerNodeClassTermination) {
+	if !slices.Contains(cls.Finalizers, apiv1.FinalizerNodeClassTermination) {
 		patch, _ := json.Marshal(map[string]any{"metadata": map[string]any{
 			"finalizers": append(cls.Finalizers, apiv1.FinalizerNodeClassTermination), "resourceVersion": cls.ResourceVersion}})
 		if err := r.cl.PatchNodeClass(ctx, name, patch); err != nil {
@@ -357,7 +358,7 @@ func (r *nodeClassReconciler) profileTags(cls *apiv1.EC2NodeClass) map[string]st
 // instance profile and launch templates Joinery made for it and lets the
 // class go.
 func (r *nodeClassReconciler) finalize(ctx context.Context, cls *apiv1.EC2NodeClass) error {
-	if !hasFinalizer(cls.Finalizers, apiv1.FinalizerNodeClassTermination) {
+	if !slices.Contains(cls.Finalizers, apiv1.FinalizerNodeClassTermination) {
 		return nil
 	}
 	for _, nc := range r.cl.NodeClaims() {
@@ -393,13 +394,4 @@ func (r *nodeClassReconciler) finalize(ctx context.Context, cls *apiv1.EC2NodeCl
 	}
 	r.log.Info("EC2NodeClass finalized", zap.String("nodeclass", cls.Name))
 	return nil
-}
-
-func hasFinalizer(fs []string, f string) bool {
-	for _, x := range fs {
-		if x == f {
-			return true
-		}
-	}
-	return false
 }

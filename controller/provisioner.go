@@ -6,7 +6,7 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/joinery/joinery/activities"
+	"github.com/joinery/joinery/capacity"
 	"github.com/joinery/joinery/internal/metrics"
 	"github.com/joinery/joinery/policy/pending"
 	"github.com/joinery/joinery/providers/kube"
@@ -22,7 +22,8 @@ import (
 // the NodeClaims of the previous one.
 type provisioner struct {
 	cluster  *kube.Cluster
-	acts     *activities.Activities
+	ledger   *capacity.Ledger
+	headroom headroomChecker
 	temporal client.Client
 	metrics  *metrics.Metrics
 	log      *zap.Logger
@@ -35,6 +36,13 @@ type provisioner struct {
 	lastBuffer time.Time
 }
 
+// headroomChecker places the capacity buffers' virtual pods on existing
+// capacity (activities.Activities.CheckHeadroom).
+type headroomChecker interface {
+	CheckHeadroom(ctx context.Context) int
+	ForgetBufferUnschedulable()
+}
+
 // bufferRetry is how long a capacity buffer that stays short of room
 // after a Provision (limits, no offering) waits before the next one.
 const bufferRetry = 10 * time.Second
@@ -43,7 +51,7 @@ const bufferRetry = 10 * time.Second
 // capacity cannot hold (activities.CheckHeadroom: also their status and
 // metrics), 0 within bufferRetry of the last Provision run for them.
 func (p *provisioner) headroomShort(ctx context.Context) int {
-	n := p.acts.CheckHeadroom(ctx)
+	n := p.headroom.CheckHeadroom(ctx)
 	if n == 0 || time.Since(p.lastBuffer) < bufferRetry {
 		return 0
 	}
@@ -70,14 +78,14 @@ func (p *provisioner) watch() {
 	// before (status writes and the informer's first list do not count:
 	// the memo survives restarts).
 	p.cluster.OnNodePoolChange(func(interface{}) { p.kick() })
-	p.cluster.OnNodePoolSpecChange(p.acts.Ledger().ForgetUnschedulable)
-	p.cluster.OnNodePoolSpecChange(p.acts.ForgetBufferUnschedulable)
+	p.cluster.OnNodePoolSpecChange(p.ledger.ForgetUnschedulable)
+	p.cluster.OnNodePoolSpecChange(p.headroom.ForgetBufferUnschedulable)
 	// A CapacityBuffer created or changed may need capacity.
 	p.cluster.OnCapacityBufferChange(p.kick)
 	// So may a NodePool whose EC2NodeClass became Ready.
 	p.cluster.OnNodeClassReadyChange(func() {
-		p.acts.Ledger().ForgetUnschedulable()
-		p.acts.ForgetBufferUnschedulable()
+		p.ledger.ForgetUnschedulable()
+		p.headroom.ForgetBufferUnschedulable()
 		p.kick()
 	})
 }
@@ -107,14 +115,14 @@ func (p *provisioner) run(ctx context.Context) error {
 			// Capacity buffers need their own trigger: no pod is pending
 			// when real pods took their space.
 			short, checked = p.headroomShort(ctx), true
-			if p.acts.Ledger().PendingToPlan(time.Now()) == 0 && short == 0 {
+			if p.ledger.PendingToPlan(time.Now()) == 0 && short == 0 {
 				continue
 			}
 		}
 		if !p.batch(ctx) {
 			return nil
 		}
-		pending := p.acts.Ledger().PendingToPlan(time.Now())
+		pending := p.ledger.PendingToPlan(time.Now())
 		p.metrics.SetPodsPending(pending)
 		if pending == 0 && !checked {
 			short = p.headroomShort(ctx)

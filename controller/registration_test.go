@@ -124,7 +124,7 @@ func checkRegistered(t *testing.T, kind string, consts map[string]string, regist
 
 func TestEveryActivityNameIsRegisteredOnTheWorker(t *testing.T) {
 	r := &recordingRegistry{t: t}
-	(&activities.Activities{}).Register(r)
+	activities.New(activities.Deps{}).Register(r)
 	(&activities.InterruptionPoller{}).Register(r)
 	checkRegistered(t, "activity", nameConstants(t, regexp.MustCompile(`^Activity[A-Z]`)), r.activities)
 }

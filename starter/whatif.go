@@ -5,7 +5,7 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/joinery/joinery/activities"
+	"github.com/joinery/joinery/preview/live"
 	"github.com/joinery/joinery/preview/whatif"
 	"github.com/joinery/joinery/solver"
 	"github.com/spf13/cobra"
@@ -85,13 +85,13 @@ func runWhatIf(cmd *cobra.Command, f whatIfFlags) error {
 	if err != nil {
 		return fmt.Errorf("kubeconfig %s: %w", f.kubeconfig, err)
 	}
-	acts, stop, err := activities.NewPreview(cmd.Context(), activities.PreviewOptions{REST: rc, Region: f.region, EC2Endpoint: f.ec2Endpoint})
+	acts, stop, err := live.Open(cmd.Context(), live.Options{REST: rc, Region: f.region, EC2Endpoint: f.ec2Endpoint})
 	if err != nil {
 		return err
 	}
 	defer stop()
 	now := time.Now().UTC()
-	st := acts.Preview(ch, now)
+	st := live.Preview(acts, ch, now)
 	out := whatif.Output{At: now.Truncate(time.Second), Prices: "catalog"}
 	if acts.Market != nil {
 		out.Prices = "ec2"

@@ -101,12 +101,3 @@ func InitializedAt(nc *apiv1.NodeClaim) time.Time {
 	}
 	return time.Time{}
 }
-
-func hasTaint(ts []corev1.Taint, key string) bool {
-	for _, t := range ts {
-		if t.Key == key {
-			return true
-		}
-	}
-	return false
-}

@@ -5,7 +5,6 @@ import (
 	"sort"
 	"strings"
 	"sync"
-	"time"
 
 	apiv1 "github.com/joinery/joinery/api/v1"
 	"github.com/joinery/joinery/solver"
@@ -141,7 +140,7 @@ func filterOne(s Claim) (Candidate, []Block) {
 		return one(BlockNoNode, "Nodeclaim does not have an associated node")
 	case !Initialized(nc):
 		return one(BlockNotInitialized, "Node isn't initialized")
-	case hasTaint(node.Spec.Taints, apiv1.TaintKeyDisrupted):
+	case HasTaint(node.Spec.Taints, apiv1.TaintKeyDisrupted):
 		return one(BlockDisrupting, "Node is being disrupted")
 	}
 	var bs []Block
@@ -151,8 +150,8 @@ func filterOne(s Claim) (Candidate, []Block) {
 	case s.Nominating:
 		bs = append(bs, Block{Kind: BlockNominated, Message: "Node is nominated for a pending pod"})
 	}
-	if NodeProtected(node.Annotations) {
-		bs = append(bs, Block{Kind: BlockDoNotDisruptNode, Message: fmt.Sprintf("Disruption is blocked through the %q annotation", apiv1.AnnotationDoNotDisrupt)})
+	if b := NodeBlock(node.Annotations); b != nil {
+		bs = append(bs, *b)
 	}
 	if s.Pool == nil {
 		return Candidate{}, append(bs, Block{Kind: BlockNodePoolNotFound, Message: fmt.Sprintf("NodePool not found (NodePool=%s)", nc.Labels[apiv1.LabelNodePool])})
@@ -165,25 +164,21 @@ func filterOne(s Claim) (Candidate, []Block) {
 	pods := append([]Pod(nil), s.Pods...)
 	sort.SliceStable(pods, func(i, j int) bool { return pods[i].Name < pods[j].Name })
 	for _, p := range pods {
-		if !p.Active {
+		b := PodBlock(p, false)
+		switch {
+		case !p.Active:
 			continue
-		}
-		if p.DoNotDisrupt {
-			msg := fmt.Sprintf("Pod %s has %q annotation", p.named(), apiv1.AnnotationDoNotDisrupt)
-			if !p.DoNotDisruptUntil.IsZero() {
-				msg += " until " + p.DoNotDisruptUntil.UTC().Format(time.RFC3339)
-			}
-			dnd.add(msg)
+		case b != nil && b.Kind == BlockDoNotDisruptPod:
+			dnd.add(b.Message)
 			continue
-		}
-		if !p.Reschedulable {
+		case !p.Reschedulable:
 			continue
 		}
 		if p.Blocked {
 			pdbs.add(p.PDBs, p.named())
 		}
-		if !p.Controlled {
-			bare.add(fmt.Sprintf("Pod %s has no controller: evicting it would lose it", p.named()))
+		if b != nil {
+			bare.add(b.Message)
 		}
 		c.Pods++
 		c.RescheduleDisruptionCost += max(0, p.EvictionCost())

@@ -6,7 +6,7 @@
 // controller's drift method (disruption.DriftDecision, one node per pass,
 // as the Consolidation workflow drains drifted nodes one after the
 // other), and plans are solver.Solve's over the controller's own snapshot
-// (activities.Preview reads it). Pure: no I/O, no wall clock.
+// (preview/live reads it). Pure: no I/O, no wall clock.
 package whatif
 
 import (

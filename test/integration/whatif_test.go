@@ -11,9 +11,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/joinery/joinery/activities"
 	apiv1 "github.com/joinery/joinery/api/v1"
 	"github.com/joinery/joinery/controller"
+	"github.com/joinery/joinery/preview/live"
 	"github.com/joinery/joinery/preview/whatif"
 	"github.com/joinery/joinery/providers/kube"
 	"github.com/joinery/joinery/sim/world"
@@ -79,11 +79,11 @@ func TestWhatIfNarrowedFamilies(t *testing.T) {
 	if err != nil || len(notes) > 0 {
 		t.Fatalf("read the change: %v %v", err, notes)
 	}
-	acts, stop, err := activities.NewPreview(e.ctx, activities.PreviewOptions{REST: e.w.Kube.RESTConfig(), EC2Endpoint: e.w.EC2Endpoint})
+	acts, stop, err := live.Open(e.ctx, live.Options{REST: e.w.Kube.RESTConfig(), EC2Endpoint: e.w.EC2Endpoint})
 	if err != nil {
 		t.Fatal(err)
 	}
-	st := acts.Preview(ch, time.Now())
+	st := live.Preview(acts, ch, time.Now())
 	stop()
 	r := whatif.Analyze(st, ch, whatif.DefaultTiming, -1)
 	var drifted []string
@@ -157,11 +157,11 @@ func TestWhatIfNarrowedFamilies(t *testing.T) {
 
 	// The rebalance preview of the settled cluster: the plan is no
 	// dearer than the bound allows, and not below the bound.
-	acts, stop, err = activities.NewPreview(e.ctx, activities.PreviewOptions{REST: e.w.Kube.RESTConfig(), EC2Endpoint: e.w.EC2Endpoint})
+	acts, stop, err = live.Open(e.ctx, live.Options{REST: e.w.Kube.RESTConfig(), EC2Endpoint: e.w.EC2Endpoint})
 	if err != nil {
 		t.Fatal(err)
 	}
-	st = acts.Preview(whatif.Change{}, time.Now())
+	st = live.Preview(acts, whatif.Change{}, time.Now())
 	stop()
 	rb := whatif.RebalancePlan(st.Before, solver.DefaultBudget)
 	t.Logf("rebalance: now %.4f, re-planned %.4f, lower bound %.4f (ratio %.3f), %d nodes", rb.NowUSDHour, rb.PlanUSDHour, rb.LowerBoundUSDHour, rb.Ratio, len(rb.Nodes))

@@ -1,15 +1,20 @@
-package activities
+package live
 
 import (
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/joinery/joinery/activities"
 	apiv1 "github.com/joinery/joinery/api/v1"
+	"github.com/joinery/joinery/catalog"
 	"github.com/joinery/joinery/preview/whatif"
+	"github.com/joinery/joinery/providers/kube/kubetest"
+	"go.uber.org/zap"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
 	dynfake "k8s.io/client-go/dynamic/fake"
 	kubefake "k8s.io/client-go/kubernetes/fake"
 )
@@ -42,7 +47,7 @@ func TestPreviewPlansTheChangesPoolsAndWritesNothing(t *testing.T) {
 			Conditions: []corev1.NodeCondition{{Type: corev1.NodeReady, Status: corev1.ConditionTrue}}}}
 	nc := &apiv1.NodeClaim{ObjectMeta: metav1.ObjectMeta{Name: "gp-abcde", Labels: labels}, Spec: apiv1.NodeClaimSpec{NodeClassRef: ref}}
 	nc.Status.NodeName, nc.Status.ProviderID = node.Name, "aws:///us-east-1a/i-1"
-	a := newFakeActivitiesWith(t, []*apiv1.NodePool{gp}, []*apiv1.NodeClaim{nc}, []*apiv1.EC2NodeClass{cls}, node)
+	a := activities.New(activities.Deps{Catalog: catalog.MustDefault(), Log: zap.NewNop(), Cluster: kubetest.Start(t, kubetest.World{Pools: []*apiv1.NodePool{gp}, Claims: []*apiv1.NodeClaim{nc}, Classes: []*apiv1.EC2NodeClass{cls}, Objects: []runtime.Object{node}}).Cluster})
 	kc, dc := a.Cluster.Kube.(*kubefake.Clientset), a.Cluster.Dynamic.(*dynfake.FakeDynamicClient)
 	kc.ClearActions()
 	dc.ClearActions()
@@ -51,7 +56,7 @@ func TestPreviewPlansTheChangesPoolsAndWritesNothing(t *testing.T) {
 	narrow.Spec.Template.Spec.NodeClassRef, narrow.Spec.Template.Spec.Requirements = ref, families("c7i")
 	changedClass := &apiv1.EC2NodeClass{ObjectMeta: metav1.ObjectMeta{Name: "default"}, Spec: cls.Spec}
 	changedClass.Spec.AMISelectorTerms = []apiv1.AMISelectorTerm{{ID: "ami-2"}}
-	st := a.Preview(whatif.Change{NodePools: []*apiv1.NodePool{narrow}, NodeClasses: []*apiv1.EC2NodeClass{changedClass}}, time.Now())
+	st := Preview(a, whatif.Change{NodePools: []*apiv1.NodePool{narrow}, NodeClasses: []*apiv1.EC2NodeClass{changedClass}}, time.Now())
 
 	fams := func(in []string) map[string]bool {
 		out := map[string]bool{}
