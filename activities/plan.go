@@ -66,27 +66,8 @@ func (a *Provisioning) PlanProvisioning(ctx context.Context, in workflows.Provis
 		// The rest are planned again next round, after these start.
 		plan.NewNodeClaims, out.More = plan.NewNodeClaims[:workflows.MaxNodeClaimsPerPlan], true
 	}
-	// Write the NodeClaim objects concurrently (a big batch plans hundreds),
-	// keeping the plan's order in the result.
-	written := make([]*apiv1.NodeClaim, len(plan.NewNodeClaims))
-	inputs := make([]workflows.NodeClaimInput, len(plan.NewNodeClaims))
-	g, gctx := errgroup.WithContext(ctx)
-	g.SetLimit(nodeClaimWriters)
-	for i, nn := range plan.NewNodeClaims {
-		g.Go(func() error {
-			var err error
-			written[i], inputs[i], err = a.writeNodeClaim(gctx, snap, batch, nn)
-			return err
-		})
-	}
-	if err := g.Wait(); err != nil {
-		return out, err
-	}
-	names := make([]string, len(written))
-	for i, nc := range written {
-		names[i] = nc.Name
-	}
-	if err := a.Cluster.WaitNodeClaimsCached(ctx, names, cacheWait); err != nil {
+	written, inputs, err := a.writeNodeClaims(ctx, snap, batch, plan.NewNodeClaims)
+	if err != nil {
 		return out, err
 	}
 	for i, nn := range plan.NewNodeClaims {
@@ -102,6 +83,46 @@ func (a *Provisioning) PlanProvisioning(ctx context.Context, in workflows.Provis
 		log.Info("nodeclaim planned", zap.String("nodeclaim", nc.Name), zap.String("nodepool", nn.NodePool),
 			zap.Int("pods", len(nn.Pods)), zap.String("cheapest", in.Offerings[0].InstanceType), zap.Float64("usdPerHour", nn.Price()))
 	}
+	virtualUnsched := a.reportUnschedulable(log, plan, snap, &out)
+	a.bufferUnschedulable(virtualUnsched, time.Now())
+	if snap.virtualPending > 0 {
+		log.Info("capacity buffers planned", zap.Int("virtualPods", snap.virtualPending), zap.Int("unschedulable", virtualUnsched))
+	}
+	log.Info("provisioning plan", zap.Int("pending", snap.pending), zap.Int("nominated", snap.nominated),
+		zap.Int("considered", out.PodsConsidered), zap.Int("onExisting", out.PodsOnExisting),
+		zap.Int("nodeclaims", len(out.NodeClaims)), zap.Int("unschedulable", len(out.Unschedulable)),
+		zap.Float64("usdPerHour", out.PlannedUSDPerHour))
+	return out, nil
+}
+
+// writeNodeClaims writes the planned NodeClaims concurrently (a big batch
+// plans hundreds), in the plan's order, and waits until the cache has them.
+func (a *Provisioning) writeNodeClaims(ctx context.Context, snap *snapshot, batch string, planned []solver.NewNodeClaim) ([]*apiv1.NodeClaim, []workflows.NodeClaimInput, error) {
+	written := make([]*apiv1.NodeClaim, len(planned))
+	inputs := make([]workflows.NodeClaimInput, len(planned))
+	g, gctx := errgroup.WithContext(ctx)
+	g.SetLimit(nodeClaimWriters)
+	for i, nn := range planned {
+		g.Go(func() error {
+			var err error
+			written[i], inputs[i], err = a.writeNodeClaim(gctx, snap, batch, nn)
+			return err
+		})
+	}
+	if err := g.Wait(); err != nil {
+		return nil, nil, err
+	}
+	names := make([]string, len(written))
+	for i, nc := range written {
+		names[i] = nc.Name
+	}
+	return written, inputs, a.Cluster.WaitNodeClaimsCached(ctx, names, cacheWait)
+}
+
+// reportUnschedulable says why each real pod fits nowhere (Event, log,
+// metric, the plan's list) and returns how many capacity buffers' virtual
+// pods found no room (one log line for all of them, no Event).
+func (a *Provisioning) reportUnschedulable(log *zap.Logger, plan solver.Plan, snap *snapshot, out *workflows.ProvisionPlan) int {
 	virtualUnsched := 0
 	for _, u := range plan.Unschedulable {
 		if snap.virtualKeys[u.Pod] {
@@ -126,13 +147,5 @@ func (a *Provisioning) PlanProvisioning(ctx context.Context, in workflows.Provis
 		log.Warn("pod cannot be provisioned", zap.String("pod", u.Pod), zap.String("reason", u.Reason))
 		a.Metrics.PodUnschedulable()
 	}
-	a.bufferUnschedulable(virtualUnsched, time.Now())
-	if snap.virtualPending > 0 {
-		log.Info("capacity buffers planned", zap.Int("virtualPods", snap.virtualPending), zap.Int("unschedulable", virtualUnsched))
-	}
-	log.Info("provisioning plan", zap.Int("pending", snap.pending), zap.Int("nominated", snap.nominated),
-		zap.Int("considered", out.PodsConsidered), zap.Int("onExisting", out.PodsOnExisting),
-		zap.Int("nodeclaims", len(out.NodeClaims)), zap.Int("unschedulable", len(out.Unschedulable)),
-		zap.Float64("usdPerHour", out.PlannedUSDPerHour))
-	return out, nil
+	return virtualUnsched
 }
