@@ -18,6 +18,7 @@ import (
 // Field case 2: scale inflate from 50 to 5 replicas; within a few passes
 // the cluster shrinks to about the cheapest set of nodes for 5 pods.
 func TestConsolidationShrinksTheClusterAfterScaleDown(t *testing.T) {
+	parallel(t)
 	e := startEnvWith(t, true, func(c *controller.Config) {
 		c.DisruptionPassInterval, c.DisruptionValidationDelay = 2*time.Second, 2*time.Second
 		c.MetricsAddr = metricsAddr
@@ -82,7 +83,7 @@ func TestConsolidationShrinksTheClusterAfterScaleDown(t *testing.T) {
 	recordHistories(t, e, workflows.ConsolidationWorkflowID)
 
 	// Karpenter's disruption metrics moved with the decisions.
-	fams := scrapeFamilies(t, metricsAddr)
+	fams := scrapeFamilies(t, e.addr(metricsAddr))
 	for _, c := range []struct {
 		name  string
 		match map[string]string

@@ -24,6 +24,7 @@ import (
 // process is SIGKILLed and restarted once while the saga waits for the
 // replacement (step 3) and once while it drains (step 4).
 func TestDrainAndReplaceSurvivesWorkerKillsAndKeepsThePDB(t *testing.T) {
+	parallel(t)
 	t.Run("example", func(t *testing.T) { drainWithKills(t, "../../examples/workloads.yaml", 1) })
 	// The example's pods land one per node; this variant packs them so the
 	// PDB refuses evictions (429) and the drain must wait for replacements.

@@ -21,16 +21,16 @@ const metricsAddr = "127.0.0.1:18080"
 // checkMetrics scrapes the controller's /metrics after the slice run and
 // checks that the values moved with what happened: nodes launched and
 // registered, EC2 calls timed, node gauges, and the Temporal SDK's own metrics.
-func checkMetrics(t *testing.T, nodes int) {
+func checkMetrics(t *testing.T, e *env, nodes int) {
 	t.Helper()
 	// The first consolidation pass that evaluates comes once no pod is
 	// pending and the new nodes' nominations have lapsed: wait for it.
-	fams := scrapeFamilies(t, metricsAddr)
+	fams := scrapeFamilies(t, e.addr(metricsAddr))
 	for deadline := time.Now().Add(90 * time.Second); time.Now().Before(deadline); time.Sleep(time.Second) {
 		if sumOf(fams, "karpenter_voluntary_disruption_decision_evaluation_duration_seconds", nil) >= 1 && fams["joinery_disruption_blocked_nodes"] != nil {
 			break
 		}
-		fams = scrapeFamilies(t, metricsAddr)
+		fams = scrapeFamilies(t, e.addr(metricsAddr))
 	}
 	sum := func(name string, match map[string]string) float64 { return sumOf(fams, name, match) }
 	want := float64(nodes)
@@ -90,7 +90,7 @@ func checkMetrics(t *testing.T, nodes int) {
 	// karpenter_nodepools_usage{nodes} is status.resources.nodes (written
 	// every 5 s by the leader): every node, once the last is counted.
 	usage := func() float64 {
-		return sumOf(scrapeFamilies(t, metricsAddr), "karpenter_nodepools_usage", map[string]string{"resource_type": "nodes"})
+		return sumOf(scrapeFamilies(t, e.addr(metricsAddr)), "karpenter_nodepools_usage", map[string]string{"resource_type": "nodes"})
 	}
 	for deadline := time.Now().Add(30 * time.Second); usage() != want && time.Now().Before(deadline); time.Sleep(time.Second) {
 	}

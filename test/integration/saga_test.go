@@ -38,6 +38,7 @@ import (
 // tainted before the first eviction. The trace is logged for the issue's
 // closing note.
 func TestConsolidationMovesEachPodOnce(t *testing.T) {
+	parallel(t)
 	e := startEnvWith(t, true, func(c *controller.Config) {
 		c.DisruptionPassInterval, c.DisruptionValidationDelay = 2*time.Second, 2*time.Second
 		c.FeatureGates.SpotToSpotConsolidation = true
@@ -342,6 +343,7 @@ func consolidationStatus(e *env) (workflows.ConsolidationStatus, error) {
 // replacement Ready before the first eviction, and the NodeClaim it
 // created is the decision's plan; each pod is evicted once.
 func TestConsolidationReplacesManyNodesByOneReadyNode(t *testing.T) {
+	parallel(t)
 	e := startEnvWith(t, true, func(c *controller.Config) {
 		c.DisruptionPassInterval, c.DisruptionValidationDelay = 2*time.Second, 2*time.Second
 		c.FeatureGates.SpotToSpotConsolidation = true

@@ -32,11 +32,12 @@ import (
 
 // env is one local world with the controller running in-process.
 type env struct {
-	w   *world.World
-	kc  kubernetes.Interface
-	tc  client.Client
-	ctx context.Context
-	dir string
+	w    *world.World
+	kc   kubernetes.Interface
+	tc   client.Client
+	ctx  context.Context
+	dir  string
+	slot int // its ports' slot (slotOf)
 }
 
 func startEnv(t *testing.T) *env {
@@ -62,9 +63,11 @@ func startEnvWorld(t *testing.T, tuneWorld func(*world.Options), inProcess bool,
 	if err != nil {
 		t.Fatal(err)
 	}
+	s := slotOf(t)
 	wo := world.Options{
-		StateDir: dir, BootDelay: time.Second, TemporalPort: 17233, UIPort: 18233, Progress: os.Stderr, Log: log, ClusterName: "joinery-it",
-		KubePorts: kube.Ports{Etcd: 26790, EtcdPeer: 26791, APIServer: 26443, Scheduler: 26459, ControllerManager: 26457, Kwok: 26480},
+		StateDir: dir, BootDelay: time.Second, TemporalPort: port(s, 17233), UIPort: port(s, 18233), Progress: os.Stderr, Log: log, ClusterName: "joinery-it",
+		KubePorts: kube.Ports{Etcd: port(s, 26790), EtcdPeer: port(s, 26791), APIServer: port(s, 26443), Scheduler: port(s, 26459),
+			ControllerManager: port(s, 26457), Kwok: port(s, 26480)},
 	}
 	if tuneWorld != nil {
 		tuneWorld(&wo)
@@ -84,7 +87,7 @@ func startEnvWorld(t *testing.T, tuneWorld func(*world.Options), inProcess bool,
 			t.Logf("controller log tail:\n%s", strings.Join(lines, "\n"))
 		}
 	})
-	e := &env{w: w, ctx: ctx, dir: dir}
+	e := &env{w: w, ctx: ctx, dir: dir, slot: s}
 	if inProcess {
 		e.runController(t, log, tune...)
 	}
@@ -114,6 +117,7 @@ func (e *env) runController(t *testing.T, log *zap.Logger, tune ...func(*control
 	for _, f := range tune {
 		f(&cfg)
 	}
+	cfg.MetricsAddr = e.addr(cfg.MetricsAddr) // the tests name slot 0's addresses
 	go func() { done <- controller.Run(cctx, cfg) }()
 	t.Cleanup(func() { stop(); <-done })
 	select {
@@ -124,6 +128,7 @@ func (e *env) runController(t *testing.T, log *zap.Logger, tune ...func(*control
 }
 
 func TestSliceProvisionsTheExamples(t *testing.T) {
+	parallel(t)
 	e := startEnvWith(t, true, func(c *controller.Config) { c.MetricsAddr = metricsAddr })
 	checkSlice(t, e)
 }
@@ -260,7 +265,7 @@ func checkSlice(t *testing.T, e *env) {
 		recordHistories(t, e, prov.Executions[len(prov.Executions)-1].Execution.WorkflowId)
 	}
 
-	checkMetrics(t, len(byName))
+	checkMetrics(t, e, len(byName))
 	checkPrinterColumns(t, e, len(byName))
 	checkLaunchedFromNodeClass(t, e, byName)
 
