@@ -5,9 +5,21 @@
 # EC2 endpoint over HTTP).
 # The control-plane binaries are built once into a versioned cache folder
 # (~/.cache/joinery/...; first run takes several minutes).
+#
+#   hack/test.sh          the short form (CI): two local worlds at a time
+#                         (JOINERY_IT_WORLDS, default 2)
+#   hack/test.sh --long   also the long integration tests the short form
+#                         skips (JOINERY_LONG=1; each skip names the short
+#                         tests that cover its behaviour)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 export GOTOOLCHAIN=local
+timeout=40m
+case "${1:-}" in
+--long) export JOINERY_LONG=1 timeout=60m ;;
+"") ;;
+*) echo "usage: hack/test.sh [--long]" >&2; exit 2 ;;
+esac
 t0=$(date +%s)
 echo "== lint"
 hack/lint.sh
@@ -17,8 +29,8 @@ echo "== unit tests"
 go test -count=1 ./...
 echo "== Helm chart (rendered by Helm's engine; separate module deploy/chart/test)"
 (cd deploy/chart/test && GOFLAGS=-mod=mod go vet ./... && GOFLAGS=-mod=mod go test -count=1 ./...)
-echo "== integration tests (local world)"
-go test -count=1 -tags integration -timeout 40m ./sim/kube/ ./test/integration/
+echo "== integration tests (local world; ${JOINERY_IT_WORLDS:-2} at a time${JOINERY_LONG:+, long form})"
+go test -count=1 -tags integration -timeout "$timeout" -parallel "${JOINERY_IT_WORLDS:-2}" ./sim/kube/ ./test/integration/
 echo "== bench smoke test (200 pods) and short chaos run (20 sagas)"
 go test -count=1 -tags integration -timeout 15m ./sim/bench/ ./sim/chaos/
 echo "== all tests passed in $(( $(date +%s) - t0 ))s"

@@ -112,6 +112,10 @@ func (e *env) runController(t *testing.T, log *zap.Logger, tune ...func(*control
 	cfg := controller.Config{
 		RESTConfig: w.Kube.RESTConfig(), TemporalAddress: w.Temporal.Address, EC2Endpoint: w.EC2Endpoint,
 		ClusterName: "joinery-it", Log: log, Ready: ready,
+		// The whole search: the same plan for the same pods however busy
+		// the machine (the worker processes of startWorker keep the
+		// default time budget).
+		SolverBudget: -1,
 	}
 	w.SetEndpoints(&cfg)
 	for _, f := range tune {
