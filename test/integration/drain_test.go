@@ -26,7 +26,10 @@ import (
 // replacement (step 3) and once while it drains (step 4).
 func TestDrainAndReplaceSurvivesWorkerKillsAndKeepsThePDB(t *testing.T) {
 	parallel(t)
-	t.Run("example", func(t *testing.T) { drainWithKills(t, "../../examples/workloads.yaml", 1) })
+	t.Run("example", func(t *testing.T) {
+		long(t, `the "dense" case (kills in both steps, the PDB held, a replacement)`)
+		drainWithKills(t, "../../examples/workloads.yaml", 1)
+	})
 	// The example's pods land one per node; this variant packs them so the
 	// PDB refuses evictions (429) and the drain must wait for replacements.
 	t.Run("dense", func(t *testing.T) { drainWithKills(t, "testdata/pdb-dense.yaml", 3) })

@@ -45,14 +45,14 @@ import (
 // at once: emptiness takes the empty nodes, and the survivors' nodes
 // (at least two, each with room for the others' pods) are a multi-node
 // decision before single-node consolidation is tried. The solver runs its
-// whole search (SolverBudget < 0), so the plan for 50 pods is the same on
-// a busy machine.
+// whole search (startEnv), so the plan for 50 pods is the same on a busy
+// machine. Karpenter's disruption metrics move with the decisions.
 func TestConsolidationMovesEachPodOnce(t *testing.T) {
 	parallel(t)
 	e := startEnvWith(t, true, func(c *controller.Config) {
 		c.DisruptionPassInterval, c.DisruptionValidationDelay = 2*time.Second, 2*time.Second
 		c.FeatureGates.SpotToSpotConsolidation = true
-		c.SolverBudget = -1
+		c.MetricsAddr = metricsAddr
 	})
 	applyInflate(t, e, "5s", "100%")
 	pods := watchPods(t, e)
@@ -123,6 +123,11 @@ func TestConsolidationMovesEachPodOnce(t *testing.T) {
 	if nodeCount(before) < 3 {
 		t.Errorf("only %d nodes for 50 pods before scaling down: the test proves nothing", nodeCount(before))
 	}
+	st, err := consolidationStatus(e)
+	if err != nil {
+		t.Fatal(err)
+	}
+	checkConsolidationMetrics(t, e, st)
 }
 
 // pauseDisruption pauses voluntary disruption and waits until the

@@ -105,3 +105,13 @@ func shiftAddr(s int, a string) string {
 	}
 	return net.JoinHostPort(host, fmt.Sprint(port(s, n)))
 }
+
+// long skips a test of the long form unless JOINERY_LONG=1
+// (hack/test.sh --long); coveredBy names the short tests that cover its
+// behaviour.
+func long(t *testing.T, coveredBy string) {
+	t.Helper()
+	if os.Getenv("JOINERY_LONG") != "1" {
+		t.Skipf("long form only (JOINERY_LONG=1, hack/test.sh --long); the short form covers it with %s", coveredBy)
+	}
+}
