@@ -113,8 +113,9 @@ func (e *env) runController(t *testing.T, log *zap.Logger, tune ...func(*control
 		RESTConfig: w.Kube.RESTConfig(), TemporalAddress: w.Temporal.Address, EC2Endpoint: w.EC2Endpoint,
 		ClusterName: "joinery-it", Log: log, Ready: ready,
 		// The whole search: the same plan for the same pods however busy
-		// the machine (the worker processes of startWorker keep the
-		// default time budget).
+		// the machine (startWorker's worker processes too; the default
+		// time budget runs in the bench and chaos worlds and the solver's
+		// unit tests).
 		SolverBudget: -1,
 	}
 	w.SetEndpoints(&cfg)
