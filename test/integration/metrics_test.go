@@ -4,8 +4,6 @@ package integration
 
 import (
 	"fmt"
-	apiv1 "github.com/joinery/joinery/api/v1"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"math"
 	"net/http"
 	"os"
@@ -13,9 +11,11 @@ import (
 	"testing"
 	"time"
 
+	apiv1 "github.com/joinery/joinery/api/v1"
 	dto "github.com/prometheus/client_model/go"
 	"github.com/prometheus/common/expfmt"
 	"github.com/prometheus/common/model"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 )
 
 const metricsAddr = "127.0.0.1:18080"
