@@ -297,7 +297,12 @@ func checkLaunchedFromNodeClass(t *testing.T, e *env, byName map[string]corev1.N
 			continue
 		}
 		img, _ := e.w.EC2.Image(i.ImageID)
-		n := byName[i.PrivateDNSName]
+		n, ok := byName[i.PrivateDNSName]
+		if !ok {
+			// Launched after the slice was listed: checked once its Node
+			// registers, like the others.
+			n = registeredNode(t, e, i.PrivateDNSName)
+		}
 		wantArch := map[string]string{"amd64": "x86_64", "arm64": "arm64"}[n.Labels[apiv1.LabelArch]]
 		wantVariant := "standard"
 		if n.Labels[apiv1.LabelInstanceGPUCount] != "" {
@@ -311,6 +316,19 @@ func checkLaunchedFromNodeClass(t *testing.T, e *env, byName map[string]corev1.N
 				i.ID, i.InstanceType, i.LaunchTemplateName, i.ImageID, img.Architecture, img.Variant, wantArch, wantVariant)
 		}
 	}
+}
+
+// registeredNode waits (up to a minute) for the Node of a running
+// instance and returns it.
+func registeredNode(t *testing.T, e *env, name string) corev1.Node {
+	t.Helper()
+	var n *corev1.Node
+	waitFor(t, time.Minute, "node "+name+" registered", func() bool {
+		var err error
+		n, err = e.kc.CoreV1().Nodes().Get(e.ctx, name, metav1.GetOptions{})
+		return err == nil
+	})
+	return *n
 }
 
 // startEnvOpts is startEnvWorld with its arguments in another order.
