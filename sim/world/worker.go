@@ -55,7 +55,9 @@ func (w *World) WorkerArgs(clusterName string) []string {
 // SIGTERM and returns the exit code; tune adjusts the configuration.
 // JOINERY_WORKER_GC_INTERVAL, JOINERY_WORKER_GC_GRACE and
 // JOINERY_WORKER_DISRUPTION_INTERVAL (Go durations) shorten the
-// garbage-collection and consolidation passes for tests;
+// garbage-collection and consolidation passes for tests, and
+// JOINERY_WORKER_SOLVER_BUDGET sets the solver's budget (negative: the
+// whole search, the same plan for the same input on any machine);
 // JOINERY_WORKER_METRICS serves /metrics there.
 func RunWorkerFromEnv(tune func(*controller.Config)) int {
 	rc, err := clientcmd.BuildConfigFromFlags("", os.Getenv("JOINERY_WORKER_KUBECONFIG"))
@@ -82,7 +84,7 @@ func RunWorkerFromEnv(tune func(*controller.Config)) int {
 	}
 	for env, d := range map[string]*time.Duration{
 		"JOINERY_WORKER_GC_INTERVAL": &cfg.GCInterval, "JOINERY_WORKER_GC_GRACE": &cfg.GCLaunchGrace,
-		"JOINERY_WORKER_DISRUPTION_INTERVAL": &cfg.DisruptionPassInterval,
+		"JOINERY_WORKER_DISRUPTION_INTERVAL": &cfg.DisruptionPassInterval, "JOINERY_WORKER_SOLVER_BUDGET": &cfg.SolverBudget,
 	} {
 		if v := os.Getenv(env); v != "" {
 			if *d, err = time.ParseDuration(v); err != nil {

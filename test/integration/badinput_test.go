@@ -23,6 +23,7 @@ import (
 // An invalid NodePool and a pod no instance type can hold are reported
 // (Events with the field and reason), and the rest is still provisioned.
 func TestBadInputIsReportedAndTheRestIsProvisioned(t *testing.T) {
+	parallel(t)
 	e := startEnv(t)
 	objs, err := cluster.ReadManifests("../../examples/nodepools.yaml", "testdata/bad-input.yaml")
 	if err != nil {

@@ -31,6 +31,7 @@ import (
 // any of its pods; then the buffer is re-created behind them on new
 // capacity, and the metrics count the 10 pods absorbed in one burst.
 func TestCapacityBufferAbsorbsABurst(t *testing.T) {
+	parallel(t)
 	e := startEnvWith(t, false)
 	log, err := logging.NewFile(filepath.Join(e.dir, "joinery.log"), "info")
 	if err != nil {
@@ -252,11 +253,11 @@ func TestCapacityBufferAbsorbsABurst(t *testing.T) {
 	}
 	var absorbed, bursts float64
 	waitFor(t, 30*time.Second, "the absorbed-burst metrics", func() bool {
-		absorbed, bursts = scrapeAt(t, metricsAddr, series("joinery_capacity_buffer_absorbed_pods_total")), scrapeAt(t, metricsAddr, series("joinery_capacity_buffer_bursts_absorbed_total"))
+		absorbed, bursts = scrapeAt(t, e.addr(metricsAddr), series("joinery_capacity_buffer_absorbed_pods_total")), scrapeAt(t, e.addr(metricsAddr), series("joinery_capacity_buffer_bursts_absorbed_total"))
 		return absorbed >= 10
 	})
-	size := scrapeAt(t, metricsAddr, series("joinery_capacity_buffer_pods"))
-	cpu := scrapeAt(t, metricsAddr, `joinery_capacity_buffer_resources{name="burst-buffer",namespace="default",resource_type="cpu"}`)
+	size := scrapeAt(t, e.addr(metricsAddr), series("joinery_capacity_buffer_pods"))
+	cpu := scrapeAt(t, e.addr(metricsAddr), `joinery_capacity_buffer_resources{name="burst-buffer",namespace="default",resource_type="cpu"}`)
 	t.Logf("metrics: %v pods absorbed in %v bursts; buffer %v pods, %v cpu", absorbed, bursts, size, cpu)
 	if absorbed != 10 || bursts != 1 || size != 10 || cpu != 10 {
 		t.Errorf("metrics: absorbed %v (want 10), bursts %v (want 1), buffer pods %v (want 10), cpu %v (want 10)", absorbed, bursts, size, cpu)
@@ -306,6 +307,7 @@ func (e *env) runningInstances() int {
 // gate needed); scaled to 4, the 2 new pods run on the nodes that were
 // there, none launched for them, and the headroom grows to 4 behind them.
 func TestNodePoolHeadroomKeepsSpareRoom(t *testing.T) {
+	parallel(t)
 	e := startEnvWith(t, false)
 	log, err := logging.NewFile(filepath.Join(e.dir, "joinery.log"), "info")
 	if err != nil {
@@ -317,7 +319,7 @@ func TestNodePoolHeadroomKeepsSpareRoom(t *testing.T) {
 	})
 	e.applyWithDefaultClass(t, "testdata/headroom.yaml")
 	metric := func(name string) float64 {
-		return scrapeAt(t, metricsAddr, name+`{name="spare",namespace="nodepool"}`)
+		return scrapeAt(t, e.addr(metricsAddr), name+`{name="spare",namespace="nodepool"}`)
 	}
 	running := func() []corev1.Pod {
 		l, err := e.kc.CoreV1().Pods("default").List(e.ctx, metav1.ListOptions{LabelSelector: "app=spare"})
@@ -366,7 +368,7 @@ func TestNodePoolHeadroomKeepsSpareRoom(t *testing.T) {
 		return nodes != nil && len(running()) == 2
 	})
 	t.Logf("2 pods, headroom of 2 held on %v", nodes)
-	if cpu := scrapeAt(t, metricsAddr, `joinery_capacity_buffer_resources{name="spare",namespace="nodepool",resource_type="cpu"}`); cpu != 2 {
+	if cpu := scrapeAt(t, e.addr(metricsAddr), `joinery_capacity_buffer_resources{name="spare",namespace="nodepool",resource_type="cpu"}`); cpu != 2 {
 		t.Errorf("headroom cpu %v, want 2", cpu)
 	}
 

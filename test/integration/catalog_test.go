@@ -30,6 +30,7 @@ import (
 // joinery_catalog_refresh_errors_total{source="instance_types"} counter,
 // and `starter status` (the consolidation workflow's status).
 func TestCatalogFallbackWhenInstanceTypesRefused(t *testing.T) {
+	parallel(t)
 	e := startEnvWith(t, false)
 	e.w.EC2.Refuse("DescribeInstanceTypes", ec2.CodeUnauthorizedOperation)
 	logPath := filepath.Join(e.dir, "joinery.log")
@@ -64,10 +65,10 @@ func TestCatalogFallbackWhenInstanceTypesRefused(t *testing.T) {
 	if !warned {
 		t.Error("no warning naming instance_types, the embedded data and UnauthorizedOperation in the controller log")
 	}
-	if got := scrapeAt(t, metricsAddr, `joinery_catalog_refresh_errors_total{source="instance_types"}`); got < 1 {
+	if got := scrapeAt(t, e.addr(metricsAddr), `joinery_catalog_refresh_errors_total{source="instance_types"}`); got < 1 {
 		t.Errorf("joinery_catalog_refresh_errors_total{source=instance_types} = %v, want >= 1", got)
 	}
-	if got := scrapeAt(t, metricsAddr, `joinery_catalog_refresh_errors_total{source="on_demand_prices"}`); got > 0 {
+	if got := scrapeAt(t, e.addr(metricsAddr), `joinery_catalog_refresh_errors_total{source="on_demand_prices"}`); got > 0 {
 		t.Errorf("joinery_catalog_refresh_errors_total{source=on_demand_prices} = %v, want none (the local Pricing endpoint answers)", got)
 	}
 	var st workflows.ConsolidationStatus
@@ -89,6 +90,7 @@ func TestCatalogFallbackWhenInstanceTypesRefused(t *testing.T) {
 // NodeClaim priced at the region's price, read by the controller from the
 // Pricing API and DescribeSpotPriceHistory.
 func TestSecondRegionProvisionsTheExamples(t *testing.T) {
+	parallel(t)
 	const region = "eu-west-1"
 	e := startEnvOpts(t, true, func(o *world.Options) { o.Region = region })
 	if got := e.w.EC2.Options().Zones; strings.Join(got, ",") != "eu-west-1a,eu-west-1b,eu-west-1c" {

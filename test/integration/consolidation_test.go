@@ -17,7 +17,14 @@ import (
 
 // Field case 2: scale inflate from 50 to 5 replicas; within a few passes
 // the cluster shrinks to about the cheapest set of nodes for 5 pods.
+//
+// Long form: TestConsolidationMovesEachPodOnce covers the short form's
+// scale-down (with budgets of 100% and disruption paused while it
+// scales) and the disruption metrics; this one keeps the example's own
+// budget and the passes running throughout.
 func TestConsolidationShrinksTheClusterAfterScaleDown(t *testing.T) {
+	long(t, "TestConsolidationMovesEachPodOnce (inflate 50 -> 5 shrinks the cluster; Karpenter's disruption metrics)")
+	parallel(t)
 	e := startEnvWith(t, true, func(c *controller.Config) {
 		c.DisruptionPassInterval, c.DisruptionValidationDelay = 2*time.Second, 2*time.Second
 		c.MetricsAddr = metricsAddr
@@ -81,8 +88,14 @@ func TestConsolidationShrinksTheClusterAfterScaleDown(t *testing.T) {
 	}
 	recordHistories(t, e, workflows.ConsolidationWorkflowID)
 
-	// Karpenter's disruption metrics moved with the decisions.
-	fams := scrapeFamilies(t, metricsAddr)
+	checkConsolidationMetrics(t, e, st)
+}
+
+// checkConsolidationMetrics: Karpenter's disruption metrics moved with
+// the decisions st records.
+func checkConsolidationMetrics(t *testing.T, e *env, st workflows.ConsolidationStatus) {
+	t.Helper()
+	fams := scrapeFamilies(t, e.addr(metricsAddr))
 	for _, c := range []struct {
 		name  string
 		match map[string]string

@@ -27,7 +27,8 @@ import (
 )
 
 // crdPorts keep this control plane apart from the local world of the other
-// integration tests (startEnv) and from sim/kube's tests.
+// integration tests (startEnv) and from sim/kube's tests (slot 0's; see
+// slotOf).
 var crdPorts = kube.Ports{Etcd: 27790, EtcdPeer: 27791, APIServer: 27443, Scheduler: 27459, ControllerManager: 27457, Kwok: 27480}
 
 var crdGVR = map[string]schema.GroupVersionResource{
@@ -43,9 +44,13 @@ var crdGVR = map[string]schema.GroupVersionResource{
 // accepts every example manifest, the valid edge cases, and what the
 // controller writes (NodeClaims and their status).
 func TestCRDValidation(t *testing.T) {
+	parallel(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
 	defer cancel()
-	c, err := kube.Start(ctx, kube.Options{StateDir: t.TempDir(), Ports: crdPorts, BinDir: os.Getenv("JOINERY_KUBE_BIN"), Log: crdLogWriter{t}})
+	s := slotOf(t)
+	ports := kube.Ports{Etcd: port(s, crdPorts.Etcd), EtcdPeer: port(s, crdPorts.EtcdPeer), APIServer: port(s, crdPorts.APIServer),
+		Scheduler: port(s, crdPorts.Scheduler), ControllerManager: port(s, crdPorts.ControllerManager), Kwok: port(s, crdPorts.Kwok)}
+	c, err := kube.Start(ctx, kube.Options{StateDir: t.TempDir(), Ports: ports, BinDir: os.Getenv("JOINERY_KUBE_BIN"), Log: crdLogWriter{t}})
 	if err != nil {
 		t.Fatal(err)
 	}

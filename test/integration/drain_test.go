@@ -17,6 +17,7 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/types"
 )
 
 // The example PDB (workload-sample, minAvailable 8 of 10) holds during a
@@ -24,7 +25,11 @@ import (
 // process is SIGKILLed and restarted once while the saga waits for the
 // replacement (step 3) and once while it drains (step 4).
 func TestDrainAndReplaceSurvivesWorkerKillsAndKeepsThePDB(t *testing.T) {
-	t.Run("example", func(t *testing.T) { drainWithKills(t, "../../examples/workloads.yaml", 1) })
+	parallel(t)
+	t.Run("example", func(t *testing.T) {
+		long(t, `the "dense" case (kills in both steps, the PDB held, a replacement)`)
+		drainWithKills(t, "../../examples/workloads.yaml", 1)
+	})
 	// The example's pods land one per node; this variant packs them so the
 	// PDB refuses evictions (429) and the drain must wait for replacements.
 	t.Run("dense", func(t *testing.T) { drainWithKills(t, "testdata/pdb-dense.yaml", 3) })
@@ -54,6 +59,9 @@ func drainWithKills(t *testing.T, workloads string, wantOnNode int) {
 		t.Fatalf("no node holds %d workload-sample pods: %v", wantOnNode, byNode)
 	}
 	t.Logf("draining %s, which holds %d of the 10 workload-sample pods (%v)", target, most, byNode)
+	// The other nodes are cordoned, so the drain's plan needs a
+	// replacement whatever room the provisioning plan left on them.
+	e.cordonAllBut(t, target)
 	e.waitPDBAllows(t, "workload-sample", 2)
 
 	// Sample Ready pods continuously.
@@ -247,5 +255,22 @@ func waitFor(t *testing.T, d time.Duration, what string, ok func() bool) {
 			t.Fatalf("timed out after %s waiting for %s", d, what)
 		}
 		time.Sleep(200 * time.Millisecond)
+	}
+}
+
+// cordonAllBut marks every node but keep unschedulable.
+func (e *env) cordonAllBut(t *testing.T, keep string) {
+	t.Helper()
+	nodes, err := e.kc.CoreV1().Nodes().List(e.ctx, metav1.ListOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, n := range nodes.Items {
+		if n.Name == keep {
+			continue
+		}
+		if _, err := e.kc.CoreV1().Nodes().Patch(e.ctx, n.Name, types.MergePatchType, []byte(`{"spec":{"unschedulable":true}}`), metav1.PatchOptions{}); err != nil {
+			t.Fatal(err)
+		}
 	}
 }

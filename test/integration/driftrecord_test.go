@@ -30,13 +30,14 @@ import (
 // the replay test must still replay; here consolidation-drift.json (a1,
 // then pool b's node while pool a is backed off).
 func TestRecordConsolidationDriftHistory(t *testing.T) {
+	parallel(t)
 	name := os.Getenv("JOINERY_RECORD_DRIFT_AS")
 	if os.Getenv("JOINERY_RECORD_HISTORIES") != "1" || name == "" {
 		t.Skip("records with JOINERY_RECORD_HISTORIES=1 JOINERY_RECORD_DRIFT_AS=<name>")
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()
-	srv, err := temporal.Start(ctx, temporal.Options{FrontendPort: 17233, UIPort: -1, SearchAttributes: workflows.SearchAttributeNames,
+	srv, err := temporal.Start(ctx, temporal.Options{FrontendPort: port(slotOf(t), 17233), UIPort: -1, SearchAttributes: workflows.SearchAttributeNames,
 		LogFile: filepath.Join(t.TempDir(), "temporal.log")})
 	if err != nil {
 		t.Fatal(err)

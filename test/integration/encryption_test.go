@@ -41,6 +41,7 @@ const testKeyring = "../../workflows/testdata/encrypted/TEST-ONLY-keyring.json"
 // codec) and the visibility records (workflow ids, search attributes).
 // The codec endpoint decrypts what the Web UI would send it.
 func TestEncryptedHistoriesHoldNoIdentifiers(t *testing.T) {
+	parallel(t)
 	e := startEnvWith(t, true, func(c *controller.Config) { c.Temporal.CodecKeyFile = testKeyring })
 	// e.tc has no codec: it sees what the server stores.
 	objs, err := kube.ReadManifests("../../examples/nodepools.yaml", "../../examples/workloads.yaml")

@@ -111,6 +111,7 @@ func (e *env) watchPodDeletions(t *testing.T, selector string) (get func() map[s
 // their own grace period, not before (judged on the objects'
 // timestamps); then the node and its instance go.
 func TestExpirationDeletesTheNodeClaimAndDrainsByTheGracePeriod(t *testing.T) {
+	parallel(t)
 	e := startEnvWith(t, true)
 	waitFor(t, time.Minute, "voluntary disruption paused", func() bool {
 		if err := e.tc.SignalWorkflow(e.ctx, workflows.ConsolidationWorkflowID, "", workflows.SignalPauseDisruption,
@@ -222,6 +223,7 @@ func TestExpirationDeletesTheNodeClaimAndDrainsByTheGracePeriod(t *testing.T) {
 // gets Drifted=True (RequirementsDrifted) and is replaced; the c7i node
 // is never drifted and stays.
 func TestRequirementEditDriftsOnlyTheNodesNoLongerAdmitted(t *testing.T) {
+	parallel(t)
 	e := startEnvWith(t, true, func(c *controller.Config) {
 		c.DisruptionPassInterval, c.DisruptionValidationDelay = 2*time.Second, 2*time.Second
 	})

@@ -41,6 +41,7 @@ func deployment(name string, replicas int32, annotations map[string]string) *app
 // every pass), the Consolidation workflow's status listing the node with
 // both reasons, and joinery_disruption_blocked_nodes by reason.
 func TestDisruptionBlockedSaysWhy(t *testing.T) {
+	parallel(t)
 	e := startEnvWith(t, true, func(c *controller.Config) {
 		c.DisruptionPassInterval, c.DisruptionValidationDelay = 2*time.Second, 2*time.Second
 		c.MetricsAddr = metricsAddr
@@ -158,7 +159,7 @@ func TestDisruptionBlockedSaysWhy(t *testing.T) {
 	if len(same) != 1 || same[0].Count != 1 {
 		t.Errorf("PDB Events on the node, want one published once: %+v", same)
 	}
-	resp, err := http.Get("http://" + metricsAddr + "/metrics")
+	resp, err := http.Get("http://" + e.addr(metricsAddr) + "/metrics")
 	if err != nil {
 		t.Fatal(err)
 	}

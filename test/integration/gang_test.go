@@ -141,6 +141,7 @@ func checkNothingLeft(t *testing.T, e *env, pr *provreq.ProvisioningRequest) {
 // the pods run there; each try is its own gang/default/training/<uid>/<n>
 // workflow with its NodeClaim children.
 func TestGangAllOrNothing(t *testing.T) {
+	parallel(t)
 	start := time.Now()
 	e := startEnvWith(t, false)
 	e.w.EC2.SetPoolCapacity("", "", "on-demand", 3)
@@ -226,8 +227,8 @@ func TestGangAllOrNothing(t *testing.T) {
 	if live := liveInstances(e); len(live) != 4 {
 		t.Errorf("%d instances running, want the gang's 4", len(live))
 	}
-	failedTries := scrapeAt(t, metricsAddr, `joinery_gang_tries_total{outcome="failed",reason="InsufficientCapacity"}`)
-	provisioned := scrapeAt(t, metricsAddr, `joinery_gang_tries_total{outcome="provisioned",reason="Provisioned"}`)
+	failedTries := scrapeAt(t, e.addr(metricsAddr), `joinery_gang_tries_total{outcome="failed",reason="InsufficientCapacity"}`)
+	provisioned := scrapeAt(t, e.addr(metricsAddr), `joinery_gang_tries_total{outcome="provisioned",reason="Provisioned"}`)
 	if failedTries < 1 || provisioned != 1 {
 		t.Errorf("joinery_gang_tries_total: failed %v, provisioned %v; want >= 1 and 1", failedTries, provisioned)
 	}
@@ -240,6 +241,7 @@ func TestGangAllOrNothing(t *testing.T) {
 // or nothing: every instance terminated, no NodeClaim left, the pods
 // pending with the reason.
 func TestGangWorkerKilledMidLaunch(t *testing.T) {
+	parallel(t)
 	start := time.Now()
 	e := startEnvWith(t, false)
 	e.w.EC2.SetPoolCapacity("", "", "on-demand", 3)

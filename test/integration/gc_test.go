@@ -114,6 +114,7 @@ func applyGCManifests(t *testing.T, e *env) {
 // behind Joinery's back loses its NodeClaim and Node, and its pod runs
 // again on a new node.
 func TestGarbageCollection(t *testing.T) {
+	parallel(t)
 	e := startEnvWith(t, true, func(c *controller.Config) { c.GCInterval, c.GCLaunchGrace = 2*time.Second, 5*time.Second })
 	orphan := launchOutside(t, e, "joinery-it", "leaked-claim")
 	foreign := launchOutside(t, e, "someone-else", "their-claim")
@@ -208,6 +209,7 @@ func scrapeAt(t *testing.T, addr, name string) float64 {
 // asks EC2 for that offering again); SIGKILLing both and starting two new
 // ones keeps the ICE cache and the emptiness clock.
 func TestSharedStateAcrossWorkers(t *testing.T) {
+	parallel(t)
 	e := startEnvWith(t, false)
 	addrs := []string{"127.0.0.1:18091", "127.0.0.1:18092"}
 	start := func() []*worker {
@@ -227,7 +229,7 @@ func TestSharedStateAcrossWorkers(t *testing.T) {
 		t.Fatalf("no insufficient-capacity answer: %v", e.w.EC2.FleetErrorCounts())
 	}
 	waitFor(t, 30*time.Second, "both workers hold the ICE mark", func() bool {
-		return scrapeAt(t, addrs[0], "joinery_cloud_ice_cache_size") >= 1 && scrapeAt(t, addrs[1], "joinery_cloud_ice_cache_size") >= 1
+		return scrapeAt(t, e.addr(addrs[0]), "joinery_cloud_ice_cache_size") >= 1 && scrapeAt(t, e.addr(addrs[1]), "joinery_cloud_ice_cache_size") >= 1
 	})
 	cm, err := e.kc.CoreV1().ConfigMaps("default").Get(e.ctx, sharedstate.OfferingCacheConfigMap, metav1.GetOptions{})
 	if err != nil || cm.Data["c6a.large_us-east-1a_on-demand"] == "" {
@@ -242,7 +244,7 @@ func TestSharedStateAcrossWorkers(t *testing.T) {
 	}
 	workers = start()
 	waitFor(t, time.Minute, "both new workers hold the ICE mark", func() bool {
-		return scrapeAt(t, addrs[0], "joinery_cloud_ice_cache_size") >= 1 && scrapeAt(t, addrs[1], "joinery_cloud_ice_cache_size") >= 1
+		return scrapeAt(t, e.addr(addrs[0]), "joinery_cloud_ice_cache_size") >= 1 && scrapeAt(t, e.addr(addrs[1]), "joinery_cloud_ice_cache_size") >= 1
 	})
 	if _, err := e.kc.AppsV1().Deployments("default").Patch(e.ctx, "gc-app", types.MergePatchType,
 		[]byte(`{"spec":{"replicas":2}}`), metav1.PatchOptions{}); err != nil {

@@ -36,6 +36,7 @@ const interruptionMetricsAddr = "127.0.0.1:18091"
 // type x zone spot pool. Then the replacement is reclaimed without a
 // warning (state change to shutting-down) and is cleaned up.
 func TestInterruptionSpotWarningReplacesAndDrainsWithinTheNotice(t *testing.T) {
+	parallel(t)
 	e := startEnvWith(t, false)
 	log, err := logging.NewFile(filepath.Join(e.dir, "joinery.log"), "info")
 	if err != nil {
@@ -196,13 +197,13 @@ func TestInterruptionSpotWarningReplacesAndDrainsWithinTheNotice(t *testing.T) {
 		t.Fatal(err)
 	}
 	waitFor(t, 30*time.Second, "the duplicate received", func() bool {
-		return scrape(t, `joinery_interruption_received_messages_total{kind="spot_interrupted"}`) == 2
+		return scrape(t, e, `joinery_interruption_received_messages_total{kind="spot_interrupted"}`) == 2
 	})
 	waitFor(t, 10*time.Second, "the duplicate deleted", func() bool {
 		v, f := e.w.SQS.Counts(world.InterruptionQueueName)
 		return v == 0 && f == 0
 	})
-	if n := scrape(t, `joinery_interruption_actions_total{action="CordonAndDrain"}`); n != 1 {
+	if n := scrape(t, e, `joinery_interruption_actions_total{action="CordonAndDrain"}`); n != 1 {
 		t.Errorf("CordonAndDrain actions = %v after a redelivery, want 1", n)
 	}
 	recordHistories(t, e, id)
@@ -234,14 +235,14 @@ func TestInterruptionSpotWarningReplacesAndDrainsWithinTheNotice(t *testing.T) {
 		r := running()
 		return r["batch"].Spec.NodeName != "" && r["batch"].Spec.NodeName != node2 && r["steady"].Spec.NodeName != "" && r["steady"].Spec.NodeName != node2
 	})
-	if n := scrape(t, `joinery_interruption_received_messages_total{kind="instance_terminated"}`); n != 1 {
+	if n := scrape(t, e, `joinery_interruption_received_messages_total{kind="instance_terminated"}`); n != 1 {
 		t.Errorf("instance_terminated messages = %v, want 1", n)
 	}
-	if n := scrape(t, `joinery_interruption_actions_total{action="CordonAndDrain"}`); n != 2 {
+	if n := scrape(t, e, `joinery_interruption_actions_total{action="CordonAndDrain"}`); n != 2 {
 		t.Errorf("CordonAndDrain actions = %v, want 2", n)
 	}
 	// Karpenter's names for the same events.
-	fams := scrapeFamilies(t, interruptionMetricsAddr)
+	fams := scrapeFamilies(t, e.addr(interruptionMetricsAddr))
 	for _, c := range []struct {
 		name  string
 		match map[string]string
@@ -295,9 +296,9 @@ func (e *env) nodeClaims(t *testing.T) []metav1.Object {
 }
 
 // scrape reads one sample from the controller's /metrics (-1 if absent).
-func scrape(t *testing.T, series string) float64 {
+func scrape(t *testing.T, e *env, series string) float64 {
 	t.Helper()
-	resp, err := http.Get("http://" + interruptionMetricsAddr + "/metrics")
+	resp, err := http.Get("http://" + e.addr(interruptionMetricsAddr) + "/metrics")
 	if err != nil {
 		return -1
 	}

@@ -85,6 +85,7 @@ spec:
 // taint and maxPods; a newer EKS image release drifts them and they are
 // replaced, one at a time as the budget says.
 func TestLaunchPathFromNodeClassStatus(t *testing.T) {
+	parallel(t)
 	e := startEnvWith(t, true, func(c *controller.Config) {
 		c.NodeClassResync = 2 * time.Second
 		c.DisruptionPassInterval, c.DisruptionValidationDelay = 2*time.Second, 2*time.Second
@@ -214,6 +215,7 @@ func checkDataNodes(t *testing.T, e *env, cls *apiv1.EC2NodeClass, notImage stri
 // kubelet refuse to join; the registration TTL terminates the instance and
 // the NodeClaim's saga says why.
 func TestWrongCABundleNeverJoins(t *testing.T) {
+	parallel(t)
 	e := startEnvWith(t, true, func(c *controller.Config) {
 		c.ClusterCABundle = otherCA(t)
 		c.RegistrationTTL = 20 * time.Second

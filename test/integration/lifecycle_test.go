@@ -30,6 +30,7 @@ import (
 // Ready elsewhere, the instance terminated at the EC2 endpoint, and the
 // Node and NodeClaim gone (their finalizers removed).
 func TestDeletionRunsTheNodesTermination(t *testing.T) {
+	parallel(t)
 	e := startEnvWith(t, false)
 	w := e.startWorker(t)
 	objs, err := kube.ReadManifests("../../examples/nodepools.yaml", "testdata/lifecycle.yaml")

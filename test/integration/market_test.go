@@ -22,6 +22,7 @@ import (
 // priced at that zone's price; once the price moves and the controller has
 // read it again, the next pod's node goes to the other zone.
 func TestSpotZoneFollowsThePrice(t *testing.T) {
+	parallel(t)
 	e := startEnvWith(t, false)
 	for _, p := range []struct {
 		zone  string

@@ -23,6 +23,7 @@ import (
 // pod's node an m5.large (c5.large at list prices), launched at the
 // overlaid price; the conflicting overlay says so in its status.
 func TestNodeOverlayMovesTheLaunch(t *testing.T) {
+	parallel(t)
 	e := startEnvWith(t, false)
 	log, err := logging.NewFile(filepath.Join(e.dir, "joinery.log"), "info")
 	if err != nil {

@@ -27,6 +27,7 @@ import (
 // passed since its last pod event (before, the clock was initialization,
 // so these nodes went at once).
 func TestConsolidateAfterCountsFromTheLastPodEvent(t *testing.T) {
+	parallel(t)
 	const after = 30 * time.Second
 	e := startEnvWith(t, true, func(c *controller.Config) {
 		c.DisruptionPassInterval, c.DisruptionValidationDelay = 2*time.Second, 2*time.Second

@@ -33,6 +33,7 @@ import (
 // still answers, and a pod that needs a new node gets one through the
 // restarted server.
 func TestSliceOnPostgres(t *testing.T) {
+	parallel(t)
 	dsn := os.Getenv("JOINERY_TEST_POSTGRES")
 	if dsn == "" {
 		t.Skip("JOINERY_TEST_POSTGRES is unset: set it to a PostgreSQL DSN whose user may create databases (hack/postgres.sh start DIR prints one) to run the slice on PostgreSQL")

@@ -72,6 +72,7 @@ const (
 //     implies) are exactly the actions of deploy/iam-policy.json, and the
 //     mutating calls satisfy the policy's tag conditions.
 func TestLeastPrivilegeRBACAndIAM(t *testing.T) {
+	parallel(t)
 	e := startEnvWith(t, false)
 	admin := e.w.Kube.RESTConfig()
 	roles := applyChartRBAC(t, e)

@@ -31,6 +31,7 @@ import (
 // goes into the shared ICE cache and that NodeClaim falls back to spot or
 // on-demand.
 func TestReservedCapacityIsUsedFirst(t *testing.T) {
+	parallel(t)
 	e := startEnvWith(t, false)
 	cr, err := e.w.EC2.AddCapacityReservation(ec2.CapacityReservation{InstanceType: "m5.large", Zone: "us-east-1a", TotalInstanceCount: 3,
 		Tags: map[string]string{"joinery.sh/purpose": "reserved-test"}})

@@ -37,23 +37,45 @@ import (
 // evicted again by the same saga, since every node of the decision is
 // tainted before the first eviction. The trace is logged for the issue's
 // closing note.
+//
+// Which method fires first must not depend on timing: disruption is
+// paused while inflate scales down, the five replicas kept are spread
+// over the nodes (pod-deletion-cost), and disruption resumes once every
+// node is past consolidateAfter. The first pass then sees every candidate
+// at once: emptiness takes the empty nodes, and the survivors' nodes
+// (at least two, each with room for the others' pods) are a multi-node
+// decision before single-node consolidation is tried. The solver runs its
+// whole search (startEnv), so the plan for 50 pods is the same on a busy
+// machine. Karpenter's disruption metrics move with the decisions.
 func TestConsolidationMovesEachPodOnce(t *testing.T) {
+	parallel(t)
 	e := startEnvWith(t, true, func(c *controller.Config) {
 		c.DisruptionPassInterval, c.DisruptionValidationDelay = 2*time.Second, 2*time.Second
 		c.FeatureGates.SpotToSpotConsolidation = true
+		c.MetricsAddr = metricsAddr
 	})
 	applyInflate(t, e, "5s", "100%")
 	pods := watchPods(t, e)
 	if _, err := world.WaitSettled(e.ctx, e.kc, 50, []string{"default"}); err != nil {
 		t.Fatal(err)
 	}
+	pauseDisruption(t, e, "inflate scales down")
 	before, err := world.Summarize(e.ctx, e.kc, 50)
 	if err != nil {
 		t.Fatal(err)
 	}
+	keepSpread(t, e, "app=inflate", 5)
 	scaledAt := time.Now()
 	scale := []byte(`{"spec":{"replicas":5}}`)
 	if _, err := e.kc.AppsV1().Deployments("default").Patch(e.ctx, "inflate", types.MergePatchType, scale, metav1.PatchOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, 2*time.Minute, "inflate down to 5 pods", func() bool {
+		l, err := e.kc.CoreV1().Pods("default").List(e.ctx, metav1.ListOptions{LabelSelector: "app=inflate"})
+		return err == nil && len(l.Items) == 5
+	})
+	time.Sleep(10 * time.Second) // consolidateAfter 5s since the last pod event on every node
+	if err := e.tc.SignalWorkflow(e.ctx, workflows.ConsolidationWorkflowID, "", workflows.SignalResumeDisruption, nil); err != nil {
 		t.Fatal(err)
 	}
 	var after *world.Settled
@@ -101,6 +123,58 @@ func TestConsolidationMovesEachPodOnce(t *testing.T) {
 	if nodeCount(before) < 3 {
 		t.Errorf("only %d nodes for 50 pods before scaling down: the test proves nothing", nodeCount(before))
 	}
+	st, err := consolidationStatus(e)
+	if err != nil {
+		t.Fatal(err)
+	}
+	checkConsolidationMetrics(t, e, st)
+}
+
+// pauseDisruption pauses voluntary disruption and waits until the
+// Consolidation workflow says so.
+func pauseDisruption(t *testing.T, e *env, why string) {
+	t.Helper()
+	waitFor(t, time.Minute, "voluntary disruption paused", func() bool {
+		if err := e.tc.SignalWorkflow(e.ctx, workflows.ConsolidationWorkflowID, "", workflows.SignalPauseDisruption,
+			workflows.PauseRequest{Reason: why}); err != nil {
+			return false
+		}
+		st, err := consolidationStatus(e)
+		return err == nil && st.Paused
+	})
+}
+
+// keepSpread gives n of the selected pods, spread round-robin over their
+// nodes, a high controller.kubernetes.io/pod-deletion-cost, so a scale-down
+// to n keeps them: every node keeps a pod while there are pods to keep.
+func keepSpread(t *testing.T, e *env, selector string, n int) {
+	t.Helper()
+	l, err := e.kc.CoreV1().Pods("default").List(e.ctx, metav1.ListOptions{LabelSelector: selector})
+	if err != nil {
+		t.Fatal(err)
+	}
+	byNode := map[string][]string{}
+	var nodes []string
+	for _, p := range l.Items {
+		if byNode[p.Spec.NodeName] == nil {
+			nodes = append(nodes, p.Spec.NodeName)
+		}
+		byNode[p.Spec.NodeName] = append(byNode[p.Spec.NodeName], p.Name)
+	}
+	sort.Strings(nodes)
+	var keep []string
+	for i := 0; len(keep) < n && i < len(l.Items); i++ {
+		if ps := byNode[nodes[i%len(nodes)]]; i/len(nodes) < len(ps) {
+			keep = append(keep, ps[i/len(nodes)])
+		}
+	}
+	patch := []byte(`{"metadata":{"annotations":{"controller.kubernetes.io/pod-deletion-cost":"1000"}}}`)
+	for _, p := range keep {
+		if _, err := e.kc.CoreV1().Pods("default").Patch(e.ctx, p, types.MergePatchType, patch, metav1.PatchOptions{}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	t.Logf("keeping %v (pods on %d nodes)", keep, len(nodes))
 }
 
 // checkMovedOnce checks and logs the evictions: no pod evicted twice, no
@@ -342,6 +416,7 @@ func consolidationStatus(e *env) (workflows.ConsolidationStatus, error) {
 // replacement Ready before the first eviction, and the NodeClaim it
 // created is the decision's plan; each pod is evicted once.
 func TestConsolidationReplacesManyNodesByOneReadyNode(t *testing.T) {
+	parallel(t)
 	e := startEnvWith(t, true, func(c *controller.Config) {
 		c.DisruptionPassInterval, c.DisruptionValidationDelay = 2*time.Second, 2*time.Second
 		c.FeatureGates.SpotToSpotConsolidation = true

@@ -38,6 +38,7 @@ import (
 //     one pod per node) gets one spot and one on-demand node, although
 //     spot is cheaper.
 func TestSchedulingParity(t *testing.T) {
+	parallel(t)
 	e := startEnv(t)
 	objs, err := kube.ReadManifests("../../examples/nodepools.yaml", "testdata/volumes.yaml", "testdata/topology.yaml")
 	if err != nil {

@@ -32,11 +32,12 @@ import (
 
 // env is one local world with the controller running in-process.
 type env struct {
-	w   *world.World
-	kc  kubernetes.Interface
-	tc  client.Client
-	ctx context.Context
-	dir string
+	w    *world.World
+	kc   kubernetes.Interface
+	tc   client.Client
+	ctx  context.Context
+	dir  string
+	slot int // its ports' slot (slotOf)
 }
 
 func startEnv(t *testing.T) *env {
@@ -62,9 +63,11 @@ func startEnvWorld(t *testing.T, tuneWorld func(*world.Options), inProcess bool,
 	if err != nil {
 		t.Fatal(err)
 	}
+	s := slotOf(t)
 	wo := world.Options{
-		StateDir: dir, BootDelay: time.Second, TemporalPort: 17233, UIPort: 18233, Progress: os.Stderr, Log: log, ClusterName: "joinery-it",
-		KubePorts: kube.Ports{Etcd: 26790, EtcdPeer: 26791, APIServer: 26443, Scheduler: 26459, ControllerManager: 26457, Kwok: 26480},
+		StateDir: dir, BootDelay: time.Second, TemporalPort: port(s, 17233), UIPort: port(s, 18233), Progress: os.Stderr, Log: log, ClusterName: "joinery-it",
+		KubePorts: kube.Ports{Etcd: port(s, 26790), EtcdPeer: port(s, 26791), APIServer: port(s, 26443), Scheduler: port(s, 26459),
+			ControllerManager: port(s, 26457), Kwok: port(s, 26480)},
 	}
 	if tuneWorld != nil {
 		tuneWorld(&wo)
@@ -84,7 +87,7 @@ func startEnvWorld(t *testing.T, tuneWorld func(*world.Options), inProcess bool,
 			t.Logf("controller log tail:\n%s", strings.Join(lines, "\n"))
 		}
 	})
-	e := &env{w: w, ctx: ctx, dir: dir}
+	e := &env{w: w, ctx: ctx, dir: dir, slot: s}
 	if inProcess {
 		e.runController(t, log, tune...)
 	}
@@ -109,12 +112,18 @@ func (e *env) runController(t *testing.T, log *zap.Logger, tune ...func(*control
 	cfg := controller.Config{
 		Connection: controller.Connection{RESTConfig: w.Kube.RESTConfig(), TemporalAddress: w.Temporal.Address, EC2Endpoint: w.EC2Endpoint},
 		Cluster:    controller.Cluster{ClusterName: "joinery-it"},
-		Log:        log, Ready: ready,
+		// The whole search: the same plan for the same pods however busy
+		// the machine (startWorker's worker processes too; the default
+		// time budget runs in the bench and chaos worlds and the solver's
+		// unit tests).
+		Tuning: controller.Tuning{SolverBudget: -1},
+		Log:    log, Ready: ready,
 	}
 	w.SetEndpoints(&cfg)
 	for _, f := range tune {
 		f(&cfg)
 	}
+	cfg.MetricsAddr = e.addr(cfg.MetricsAddr) // the tests name slot 0's addresses
 	go func() { done <- controller.Run(cctx, cfg) }()
 	t.Cleanup(func() { stop(); <-done })
 	select {
@@ -125,6 +134,7 @@ func (e *env) runController(t *testing.T, log *zap.Logger, tune ...func(*control
 }
 
 func TestSliceProvisionsTheExamples(t *testing.T) {
+	parallel(t)
 	e := startEnvWith(t, true, func(c *controller.Config) { c.MetricsAddr = metricsAddr })
 	checkSlice(t, e)
 }
@@ -261,7 +271,7 @@ func checkSlice(t *testing.T, e *env) {
 		recordHistories(t, e, prov.Executions[len(prov.Executions)-1].Execution.WorkflowId)
 	}
 
-	checkMetrics(t, len(byName))
+	checkMetrics(t, e, len(byName))
 	checkPrinterColumns(t, e, len(byName))
 	checkLaunchedFromNodeClass(t, e, byName)
 
@@ -288,7 +298,12 @@ func checkLaunchedFromNodeClass(t *testing.T, e *env, byName map[string]corev1.N
 			continue
 		}
 		img, _ := e.w.EC2.Image(i.ImageID)
-		n := byName[i.PrivateDNSName]
+		n, ok := byName[i.PrivateDNSName]
+		if !ok {
+			// Launched after the slice was listed: checked once its Node
+			// registers, like the others.
+			n = registeredNode(t, e, i.PrivateDNSName)
+		}
 		wantArch := map[string]string{"amd64": "x86_64", "arm64": "arm64"}[n.Labels[apiv1.LabelArch]]
 		wantVariant := "standard"
 		if n.Labels[apiv1.LabelInstanceGPUCount] != "" {
@@ -302,6 +317,19 @@ func checkLaunchedFromNodeClass(t *testing.T, e *env, byName map[string]corev1.N
 				i.ID, i.InstanceType, i.LaunchTemplateName, i.ImageID, img.Architecture, img.Variant, wantArch, wantVariant)
 		}
 	}
+}
+
+// registeredNode waits (up to a minute) for the Node of a running
+// instance and returns it.
+func registeredNode(t *testing.T, e *env, name string) corev1.Node {
+	t.Helper()
+	var n *corev1.Node
+	waitFor(t, time.Minute, "node "+name+" registered", func() bool {
+		var err error
+		n, err = e.kc.CoreV1().Nodes().Get(e.ctx, name, metav1.GetOptions{})
+		return err == nil
+	})
+	return *n
 }
 
 // startEnvOpts is startEnvWorld with its arguments in another order.

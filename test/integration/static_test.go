@@ -24,6 +24,7 @@ import (
 // lost node is replaced by one new NodeClaim (5 NodeClaims in all), and
 // a pending pod only the pool could take never gets a node of it.
 func TestStaticNodePoolKeepsItsCount(t *testing.T) {
+	parallel(t)
 	e := startEnvWith(t, false)
 	log, err := logging.NewFile(filepath.Join(e.dir, "joinery.log"), "info")
 	if err != nil {

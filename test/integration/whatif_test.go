@@ -41,6 +41,7 @@ const whatIfAfterTolerance = 0.05
 // settle, the controller's cost is what-if's "after" within
 // whatIfAfterTolerance.
 func TestWhatIfNarrowedFamilies(t *testing.T) {
+	parallel(t)
 	e := startEnvWith(t, true, func(c *controller.Config) {
 		c.DisruptionPassInterval, c.DisruptionValidationDelay = 2*time.Second, 2*time.Second
 	})

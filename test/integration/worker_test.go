@@ -5,6 +5,7 @@ package integration
 import (
 	"os"
 	"os/exec"
+	"strings"
 	"testing"
 
 	"github.com/joinery/joinery/sim/world"
@@ -26,7 +27,15 @@ type worker struct{ cmd *exec.Cmd }
 func (e *env) startWorker(t *testing.T, env ...string) *worker {
 	t.Helper()
 	cmd := exec.Command(os.Args[0], "-test.run=^$")
-	cmd.Env = append(append(os.Environ(), e.w.WorkerEnv("joinery-it")...), env...)
+	// The solver's whole search, as in the in-process controller (env may
+	// override it: the last value of a key wins).
+	cmd.Env = append(append(os.Environ(), e.w.WorkerEnv("joinery-it")...), "JOINERY_WORKER_SOLVER_BUDGET=-1ns")
+	for _, kv := range env {
+		if a, ok := strings.CutPrefix(kv, "JOINERY_WORKER_METRICS="); ok {
+			kv = "JOINERY_WORKER_METRICS=" + e.addr(a) // the tests name slot 0's addresses
+		}
+		cmd.Env = append(cmd.Env, kv)
+	}
 	cmd.Stdout, cmd.Stderr = os.Stderr, os.Stderr
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
