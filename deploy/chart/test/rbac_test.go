@@ -26,109 +26,109 @@ func (a access) String() string {
 	return a.verb + " " + g + "/" + a.resource
 }
 
-// needed is what the worker (go list -deps ./worker: cluster/, activities/,
+// needed is what the worker (go list -deps ./worker: providers/kube/, activities/,
 // controller/ ...) calls on the Kubernetes API, one row per call site kind.
 // The ClusterRole must grant exactly these; TestRBACTableMatchesCode keeps
 // the table equal to what the code calls.
 var needed = map[access]string{
-	{"list", "", "pods"}:                                             "cluster/cluster.go: pod informer (pending-pod watcher, snapshot, pods by node)",
-	{"watch", "", "pods"}:                                            "cluster/cluster.go: pod informer",
-	{"delete", "", "pods"}:                                           "activities/drain.go: delete a pod at the node's termination grace deadline",
-	{"create", "", "pods/eviction"}:                                  "activities/drain.go: PolicyV1().Evictions().Evict (PDB-aware drain)",
-	{"list", "", "nodes"}:                                            "cluster/cluster.go: node informer",
-	{"watch", "", "nodes"}:                                           "cluster/cluster.go: node informer",
-	{"get", "", "nodes"}:                                             "activities/disrupt.go: CheckDisruptionCandidate and TaintNodeDisrupted read the node from the API server",
-	{"update", "", "nodes"}:                                          "activities/disrupt.go: TaintNodeDisrupted adds/removes karpenter.sh/disrupted (update, retried on conflict)",
-	{"patch", "", "nodes"}:                                           "activities/lifecycle.go: registered/initialized labels, drop the unregistered taint",
-	{"delete", "", "nodes"}:                                          "activities/lifecycle.go: delete the Node once its instance is gone",
-	{"create", "", "events"}:                                         "cluster/cluster.go: event recorder sink (EventSinkImpl.Create)",
-	{"patch", "", "events"}:                                          "cluster/cluster.go: event recorder sink (EventSinkImpl.Patch, aggregated repeats)",
-	{"list", "apps", "daemonsets"}:                                   "cluster/cluster.go: daemonset informer (daemonset overhead)",
-	{"watch", "apps", "daemonsets"}:                                  "cluster/cluster.go: daemonset informer",
-	{"list", "policy", "poddisruptionbudgets"}:                       "cluster/cluster.go: PDB informer",
-	{"watch", "policy", "poddisruptionbudgets"}:                      "cluster/cluster.go: PDB informer",
-	{"list", "storage.k8s.io", "volumeattachments"}:                  "cluster/cluster.go: VolumeAttachment informer (a terminating node waits for its volumes)",
-	{"watch", "storage.k8s.io", "volumeattachments"}:                 "cluster/cluster.go: VolumeAttachment informer",
-	{"list", "", "persistentvolumeclaims"}:                           "cluster/cluster.go: PVC informer (a pod's volumes: zone, attach count)",
-	{"watch", "", "persistentvolumeclaims"}:                          "cluster/cluster.go: PVC informer",
-	{"list", "", "persistentvolumes"}:                                "cluster/cluster.go: PV informer (a bound volume's node affinity and driver)",
-	{"watch", "", "persistentvolumes"}:                               "cluster/cluster.go: PV informer",
-	{"list", "storage.k8s.io", "storageclasses"}:                     "cluster/cluster.go: StorageClass informer (allowedTopologies, provisioner of unbound claims)",
-	{"watch", "storage.k8s.io", "storageclasses"}:                    "cluster/cluster.go: StorageClass informer",
-	{"list", "storage.k8s.io", "csinodes"}:                           "cluster/cluster.go: CSINode informer (a node's volume attach limit)",
-	{"watch", "storage.k8s.io", "csinodes"}:                          "cluster/cluster.go: CSINode informer",
-	{"list", "node.k8s.io", "runtimeclasses"}:                        "cluster/cluster.go: RuntimeClass informer (a DaemonSet template's overhead)",
-	{"watch", "node.k8s.io", "runtimeclasses"}:                       "cluster/cluster.go: RuntimeClass informer",
-	{"list", "", "namespaces"}:                                       "cluster/cluster.go: Namespace informer (pod affinity namespaceSelectors)",
-	{"watch", "", "namespaces"}:                                      "cluster/cluster.go: Namespace informer",
-	{"list", "karpenter.sh", "nodepools"}:                            "cluster/cluster.go: dynamic NodePool informer",
-	{"watch", "karpenter.sh", "nodepools"}:                           "cluster/cluster.go: dynamic NodePool informer",
-	{"patch", "karpenter.sh", "nodepools/status"}:                    "cluster/karpenter.go: PatchNodePoolStatus (ValidationSucceeded, Ready conditions)",
-	{"list", "karpenter.sh", "nodeclaims"}:                           "cluster/cluster.go: dynamic NodeClaim informer",
-	{"watch", "karpenter.sh", "nodeclaims"}:                          "cluster/cluster.go: dynamic NodeClaim informer",
-	{"get", "karpenter.sh", "nodeclaims"}:                            "cluster/karpenter.go: NodeClaim() reads one from the API server, not the cache",
-	{"create", "karpenter.sh", "nodeclaims"}:                         "cluster/karpenter.go: the Provision plan's NodeClaims",
-	{"patch", "karpenter.sh", "nodeclaims"}:                          "cluster/karpenter.go: PatchNodeClaim merge-patches metadata/spec (e.g. nominated pods)",
-	{"delete", "karpenter.sh", "nodeclaims"}:                         "cluster/karpenter.go: DeleteNodeClaim after the instance is terminated",
-	{"patch", "karpenter.sh", "nodeclaims/status"}:                   "cluster/karpenter.go: PatchNodeClaimStatus (providerID, nodeName, conditions)",
-	{"list", "karpenter.sh", "nodeoverlays"}:                         "cluster/nodeoverlay.go: NodeOverlay informer (NodeOverlay gate), else one list (CountNodeOverlays)",
-	{"list", "karpenter.k8s.aws", "ec2nodeclasses"}:                  "cluster/cluster.go: dynamic EC2NodeClass informer",
-	{"watch", "karpenter.k8s.aws", "ec2nodeclasses"}:                 "cluster/cluster.go: dynamic EC2NodeClass informer",
-	{"patch", "karpenter.k8s.aws", "ec2nodeclasses"}:                 "cluster/nodeclass.go: PatchNodeClass (termination finalizer)",
-	{"patch", "karpenter.k8s.aws", "ec2nodeclasses/status"}:          "cluster/nodeclass.go: PatchNodeClassStatus (resolved subnets, groups, images, profile, conditions)",
-	{"list", "autoscaling.x-k8s.io", "provisioningrequests"}:         "cluster/provreq.go: dynamic ProvisioningRequest informer (when the CRD is served)",
-	{"watch", "autoscaling.x-k8s.io", "provisioningrequests"}:        "cluster/provreq.go: dynamic ProvisioningRequest informer",
-	{"patch", "autoscaling.x-k8s.io", "provisioningrequests/status"}: "cluster/provreq.go: PatchProvisioningRequestStatus (Accepted, Provisioned, BookingExpired, details)",
-	{"get", "", "podtemplates"}:                                      "cluster/podtemplate.go: PodTemplate (a ProvisioningRequest's pod sets, a CapacityBuffer's podTemplateRef)",
-	{"list", "autoscaling.x-k8s.io", "capacitybuffers"}:              "cluster/capacitybuffer.go: CapacityBuffer informer (CapacityBuffer gate), else one list (CountCapacityBuffers)",
+	{"list", "", "pods"}:                                             "providers/kube/cluster.go: pod informer (pending-pod watcher, snapshot, pods by node)",
+	{"watch", "", "pods"}:                                            "providers/kube/cluster.go: pod informer",
+	{"delete", "", "pods"}:                                           "providers/kube/writes.go: DeletePod (DrainStep) deletes a pod at the node's termination grace deadline",
+	{"create", "", "pods/eviction"}:                                  "providers/kube/writes.go: EvictPod, PolicyV1().Evictions().Evict (PDB-aware drain)",
+	{"list", "", "nodes"}:                                            "providers/kube/cluster.go: node informer",
+	{"watch", "", "nodes"}:                                           "providers/kube/cluster.go: node informer",
+	{"get", "", "nodes"}:                                             "providers/kube/writes.go: GetNode; CheckDisruptionCandidate and TaintNodeDisrupted read the node from the API server",
+	{"update", "", "nodes"}:                                          "providers/kube/writes.go: UpdateNode; TaintNodeDisrupted adds/removes karpenter.sh/disrupted (update, retried on conflict)",
+	{"patch", "", "nodes"}:                                           "providers/kube/writes.go: LabelNode; registered/initialized labels, drop the unregistered taint",
+	{"delete", "", "nodes"}:                                          "providers/kube/writes.go: RequestNodeDeletion; delete the Node once its instance is gone",
+	{"create", "", "events"}:                                         "providers/kube/cluster.go: event recorder sink (EventSinkImpl.Create)",
+	{"patch", "", "events"}:                                          "providers/kube/cluster.go: event recorder sink (EventSinkImpl.Patch, aggregated repeats)",
+	{"list", "apps", "daemonsets"}:                                   "providers/kube/cluster.go: daemonset informer (daemonset overhead)",
+	{"watch", "apps", "daemonsets"}:                                  "providers/kube/cluster.go: daemonset informer",
+	{"list", "policy", "poddisruptionbudgets"}:                       "providers/kube/cluster.go: PDB informer",
+	{"watch", "policy", "poddisruptionbudgets"}:                      "providers/kube/cluster.go: PDB informer",
+	{"list", "storage.k8s.io", "volumeattachments"}:                  "providers/kube/cluster.go: VolumeAttachment informer (a terminating node waits for its volumes)",
+	{"watch", "storage.k8s.io", "volumeattachments"}:                 "providers/kube/cluster.go: VolumeAttachment informer",
+	{"list", "", "persistentvolumeclaims"}:                           "providers/kube/cluster.go: PVC informer (a pod's volumes: zone, attach count)",
+	{"watch", "", "persistentvolumeclaims"}:                          "providers/kube/cluster.go: PVC informer",
+	{"list", "", "persistentvolumes"}:                                "providers/kube/cluster.go: PV informer (a bound volume's node affinity and driver)",
+	{"watch", "", "persistentvolumes"}:                               "providers/kube/cluster.go: PV informer",
+	{"list", "storage.k8s.io", "storageclasses"}:                     "providers/kube/cluster.go: StorageClass informer (allowedTopologies, provisioner of unbound claims)",
+	{"watch", "storage.k8s.io", "storageclasses"}:                    "providers/kube/cluster.go: StorageClass informer",
+	{"list", "storage.k8s.io", "csinodes"}:                           "providers/kube/cluster.go: CSINode informer (a node's volume attach limit)",
+	{"watch", "storage.k8s.io", "csinodes"}:                          "providers/kube/cluster.go: CSINode informer",
+	{"list", "node.k8s.io", "runtimeclasses"}:                        "providers/kube/cluster.go: RuntimeClass informer (a DaemonSet template's overhead)",
+	{"watch", "node.k8s.io", "runtimeclasses"}:                       "providers/kube/cluster.go: RuntimeClass informer",
+	{"list", "", "namespaces"}:                                       "providers/kube/cluster.go: Namespace informer (pod affinity namespaceSelectors)",
+	{"watch", "", "namespaces"}:                                      "providers/kube/cluster.go: Namespace informer",
+	{"list", "karpenter.sh", "nodepools"}:                            "providers/kube/cluster.go: dynamic NodePool informer",
+	{"watch", "karpenter.sh", "nodepools"}:                           "providers/kube/cluster.go: dynamic NodePool informer",
+	{"patch", "karpenter.sh", "nodepools/status"}:                    "providers/kube/karpenter.go: PatchNodePoolStatus (ValidationSucceeded, Ready conditions)",
+	{"list", "karpenter.sh", "nodeclaims"}:                           "providers/kube/cluster.go: dynamic NodeClaim informer",
+	{"watch", "karpenter.sh", "nodeclaims"}:                          "providers/kube/cluster.go: dynamic NodeClaim informer",
+	{"get", "karpenter.sh", "nodeclaims"}:                            "providers/kube/karpenter.go: NodeClaim() reads one from the API server, not the cache",
+	{"create", "karpenter.sh", "nodeclaims"}:                         "providers/kube/karpenter.go: the Provision plan's NodeClaims",
+	{"patch", "karpenter.sh", "nodeclaims"}:                          "providers/kube/karpenter.go: PatchNodeClaim merge-patches metadata/spec (e.g. nominated pods)",
+	{"delete", "karpenter.sh", "nodeclaims"}:                         "providers/kube/karpenter.go: DeleteNodeClaim after the instance is terminated",
+	{"patch", "karpenter.sh", "nodeclaims/status"}:                   "providers/kube/karpenter.go: PatchNodeClaimStatus (providerID, nodeName, conditions)",
+	{"list", "karpenter.sh", "nodeoverlays"}:                         "providers/kube/nodeoverlay.go: NodeOverlay informer (NodeOverlay gate), else one list (CountNodeOverlays)",
+	{"list", "karpenter.k8s.aws", "ec2nodeclasses"}:                  "providers/kube/cluster.go: dynamic EC2NodeClass informer",
+	{"watch", "karpenter.k8s.aws", "ec2nodeclasses"}:                 "providers/kube/cluster.go: dynamic EC2NodeClass informer",
+	{"patch", "karpenter.k8s.aws", "ec2nodeclasses"}:                 "providers/kube/nodeclass.go: PatchNodeClass (termination finalizer)",
+	{"patch", "karpenter.k8s.aws", "ec2nodeclasses/status"}:          "providers/kube/nodeclass.go: PatchNodeClassStatus (resolved subnets, groups, images, profile, conditions)",
+	{"list", "autoscaling.x-k8s.io", "provisioningrequests"}:         "providers/kube/provreq.go: dynamic ProvisioningRequest informer (when the CRD is served)",
+	{"watch", "autoscaling.x-k8s.io", "provisioningrequests"}:        "providers/kube/provreq.go: dynamic ProvisioningRequest informer",
+	{"patch", "autoscaling.x-k8s.io", "provisioningrequests/status"}: "providers/kube/provreq.go: PatchProvisioningRequestStatus (Accepted, Provisioned, BookingExpired, details)",
+	{"get", "", "podtemplates"}:                                      "providers/kube/podtemplate.go: PodTemplate (a ProvisioningRequest's pod sets, a CapacityBuffer's podTemplateRef)",
+	{"list", "autoscaling.x-k8s.io", "capacitybuffers"}:              "providers/kube/capacitybuffer.go: CapacityBuffer informer (CapacityBuffer gate), else one list (CountCapacityBuffers)",
 }
 
 // neededWithSchedulerConfig is what the worker calls only when given
 // --scheduler-config (the chart's schedulerConfig value): the ClusterRole
 // grants these only then.
 var neededWithSchedulerConfig = map[access]string{
-	{"list", "", "services"}:                "cluster/cluster.go: Service informer (WatchSpreadSelectors: default spread selectors)",
-	{"watch", "", "services"}:               "cluster/cluster.go: Service informer",
-	{"list", "", "replicationcontrollers"}:  "cluster/cluster.go: ReplicationController informer (WatchSpreadSelectors)",
-	{"watch", "", "replicationcontrollers"}: "cluster/cluster.go: ReplicationController informer",
-	{"list", "apps", "replicasets"}:         "cluster/cluster.go: ReplicaSet informer (WatchSpreadSelectors)",
-	{"watch", "apps", "replicasets"}:        "cluster/cluster.go: ReplicaSet informer",
-	{"list", "apps", "statefulsets"}:        "cluster/cluster.go: StatefulSet informer (WatchSpreadSelectors)",
-	{"watch", "apps", "statefulsets"}:       "cluster/cluster.go: StatefulSet informer",
+	{"list", "", "services"}:                "providers/kube/cluster.go: Service informer (WatchSpreadSelectors: default spread selectors)",
+	{"watch", "", "services"}:               "providers/kube/cluster.go: Service informer",
+	{"list", "", "replicationcontrollers"}:  "providers/kube/cluster.go: ReplicationController informer (WatchSpreadSelectors)",
+	{"watch", "", "replicationcontrollers"}: "providers/kube/cluster.go: ReplicationController informer",
+	{"list", "apps", "replicasets"}:         "providers/kube/cluster.go: ReplicaSet informer (WatchSpreadSelectors)",
+	{"watch", "apps", "replicasets"}:        "providers/kube/cluster.go: ReplicaSet informer",
+	{"list", "apps", "statefulsets"}:        "providers/kube/cluster.go: StatefulSet informer (WatchSpreadSelectors)",
+	{"watch", "apps", "statefulsets"}:       "providers/kube/cluster.go: StatefulSet informer",
 }
 
 // neededWithNodeOverlay is what the worker calls only with
 // --feature-gates NodeOverlay=true (the chart's featureGates value).
 var neededWithNodeOverlay = map[access]string{
-	{"watch", "karpenter.sh", "nodeoverlays"}:        "cluster/nodeoverlay.go: NodeOverlay informer (WatchNodeOverlays)",
-	{"patch", "karpenter.sh", "nodeoverlays/status"}: "cluster/nodeoverlay.go: SetNodeOverlayConditions (ValidationSucceeded, Ready)",
+	{"watch", "karpenter.sh", "nodeoverlays"}:        "providers/kube/nodeoverlay.go: NodeOverlay informer (WatchNodeOverlays)",
+	{"patch", "karpenter.sh", "nodeoverlays/status"}: "providers/kube/nodeoverlay.go: SetNodeOverlayConditions (ValidationSucceeded, Ready)",
 }
 
 // neededWithCapacityBuffer is what the worker calls only with
 // --feature-gates CapacityBuffer=true.
 var neededWithCapacityBuffer = map[access]string{
-	{"watch", "autoscaling.x-k8s.io", "capacitybuffers"}:        "cluster/capacitybuffer.go: CapacityBuffer informer (WatchCapacityBuffers)",
-	{"patch", "autoscaling.x-k8s.io", "capacitybuffers/status"}: "cluster/capacitybuffer.go: SetCapacityBufferStatus (replicas, ReadyForProvisioning, Provisioning)",
-	{"get", "apps", "deployments"}:                              "cluster/capacitybuffer.go: Scalable (a buffer's scalableRef)",
-	{"get", "apps", "replicasets"}:                              "cluster/capacitybuffer.go: Scalable (a buffer's scalableRef)",
-	{"get", "apps", "statefulsets"}:                             "cluster/capacitybuffer.go: Scalable (a buffer's scalableRef)",
+	{"watch", "autoscaling.x-k8s.io", "capacitybuffers"}:        "providers/kube/capacitybuffer.go: CapacityBuffer informer (WatchCapacityBuffers)",
+	{"patch", "autoscaling.x-k8s.io", "capacitybuffers/status"}: "providers/kube/capacitybuffer.go: SetCapacityBufferStatus (replicas, ReadyForProvisioning, Provisioning)",
+	{"get", "apps", "deployments"}:                              "providers/kube/capacitybuffer.go: Scalable (a buffer's scalableRef)",
+	{"get", "apps", "replicasets"}:                              "providers/kube/capacitybuffer.go: Scalable (a buffer's scalableRef)",
+	{"get", "apps", "statefulsets"}:                             "providers/kube/capacitybuffer.go: Scalable (a buffer's scalableRef)",
 }
 
 // neededInRole is what the worker calls in its own namespace: granted by
 // the namespaced Role (with the leader-election Lease), not the ClusterRole.
 var neededInRole = map[access]string{
-	{"list", "", "configmaps"}:   "cluster/statestore.go: shared-state ConfigMap informer (ICE cache, pending-pod memo)",
-	{"watch", "", "configmaps"}:  "cluster/statestore.go: shared-state ConfigMap informer",
-	{"create", "", "configmaps"}: "cluster/statestore.go: the first write creates the ConfigMap",
-	{"patch", "", "configmaps"}:  "cluster/statestore.go: merge patches add and prune entries",
+	{"list", "", "configmaps"}:   "providers/kube/statestore.go: shared-state ConfigMap informer (ICE cache, pending-pod memo)",
+	{"watch", "", "configmaps"}:  "providers/kube/statestore.go: shared-state ConfigMap informer",
+	{"create", "", "configmaps"}: "providers/kube/statestore.go: the first write creates the ConfigMap",
+	{"patch", "", "configmaps"}:  "providers/kube/statestore.go: merge patches add and prune entries",
 }
 
 // notWorker lists client calls in the worker's packages that the worker
 // process never makes, by file and a substring of the line.
 var notWorker = []struct{ file, line, why string }{
-	{"cluster/apply.go", "", "cluster.Apply: server-side apply of user manifests for `starter dev`; the worker never calls it (checked below)"},
+	{"providers/kube/apply.go", "", "kube.Apply: server-side apply of user manifests for `starter dev`; the worker never calls it (checked below)"},
 	{"controller/leader.go", "CoordinationV1()", "the leader-election Lease: granted by the namespaced Role, checked by TestRBACLeaderElectionRole"},
-	{"cluster/provreq.go", "Discovery().ServerResourcesForGroupVersion(", "discovery of autoscaling.x-k8s.io/v1 (is the ProvisioningRequest CRD served?): every authenticated user may read it (system:discovery); no rule"},
+	{"providers/kube/provreq.go", "Discovery().ServerResourcesForGroupVersion(", "discovery of autoscaling.x-k8s.io/v1 (is the ProvisioningRequest CRD served?): every authenticated user may read it (system:discovery); no rule"},
 	{"controller/nodeclass.go", "Discovery().ServerVersion()", "GET /version (the cluster's Kubernetes version for the AMI alias): every authenticated user may read it (system:public-info-viewer); no rule"},
 }
 
@@ -275,7 +275,7 @@ func TestRBACTableMatchesCode(t *testing.T) {
 			if strings.HasPrefix(strings.TrimSpace(line), "//") {
 				continue
 			}
-			if strings.Contains(line, "cluster.Apply(") && !strings.HasPrefix(f, "cluster/") {
+			if strings.Contains(line, "cluster.Apply(") && !strings.HasPrefix(f, "providers/kube/") {
 				usesApply = true
 			}
 			known := false
