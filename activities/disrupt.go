@@ -21,9 +21,6 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 )
 
-// ConditionDisruptionReason on a NodeClaim records why it is being disrupted.
-const ConditionDisruptionReason = "DisruptionReason"
-
 // CheckDisruptionCandidate re-checks, right before acting, that a node may
 // be disrupted: it exists and Joinery launched it; unless this is an
 // interruption, the disruption rules candidate filtering applies to the
@@ -102,12 +99,12 @@ func (a *Disruption) TaintNodeDisrupted(ctx context.Context, r workflows.TaintRe
 	}
 	var conds []metav1.Condition
 	for _, c := range nc.Status.Conditions {
-		if c.Type != ConditionDisruptionReason {
+		if c.Type != apiv1.ConditionDisruptionReason {
 			conds = append(conds, c)
 		}
 	}
 	if !r.Remove {
-		conds = append(conds, metav1.Condition{Type: ConditionDisruptionReason, Status: metav1.ConditionTrue, Reason: reasonWord(r.Reason),
+		conds = append(conds, metav1.Condition{Type: apiv1.ConditionDisruptionReason, Status: metav1.ConditionTrue, Reason: reasonWord(r.Reason),
 			Message: "disrupting: " + r.Reason, LastTransitionTime: metav1.Now()})
 	}
 	return a.Cluster.PatchNodeClaimStatus(ctx, r.NodeClaim, mustJSON(map[string]interface{}{"status": map[string]interface{}{"conditions": conds}}))

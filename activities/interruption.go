@@ -51,7 +51,7 @@ func (a *Interruption) LookupInterruptedInstance(_ context.Context, instanceID s
 		}
 	}
 	for _, c := range nc.Status.Conditions {
-		if c.Type == ConditionDisruptionReason && c.Status == metav1.ConditionTrue {
+		if c.Type == apiv1.ConditionDisruptionReason && c.Status == metav1.ConditionTrue {
 			t.DisruptingFor = c.Message
 			if t.DisruptingFor == "" {
 				t.DisruptingFor = c.Reason

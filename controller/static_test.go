@@ -8,7 +8,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/joinery/joinery/activities"
 	apiv1 "github.com/joinery/joinery/api/v1"
 	"github.com/joinery/joinery/providers/kube/kubetest"
 	"github.com/joinery/joinery/workflows"
@@ -88,7 +87,7 @@ func TestStaticReconcilerReplacesLostNodeClaims(t *testing.T) {
 	term.Status.Conditions = append(term.Status.Conditions, metav1.Condition{Type: "InstanceTerminating", Status: "True"})
 	drifting := staticClaim("fixed", "fixed-drifting", true, time.Hour, now)
 	// The activity writes this condition; staticpool.Terminating reads apiv1's name of it: the two must agree.
-	drifting.Status.Conditions = append(drifting.Status.Conditions, metav1.Condition{Type: activities.ConditionDisruptionReason, Status: "True", Reason: "Drifted"})
+	drifting.Status.Conditions = append(drifting.Status.Conditions, metav1.Condition{Type: apiv1.ConditionDisruptionReason, Status: "True", Reason: "Drifted"})
 	dynPool := &apiv1.NodePool{ObjectMeta: metav1.ObjectMeta{Name: "gp"}}
 	f := newStaticFake(t, []*apiv1.NodePool{staticNodePool("fixed", 3), dynPool},
 		[]*apiv1.NodeClaim{staticClaim("fixed", "fixed-a", true, time.Hour, now), gone, term, drifting, staticClaim("gp", "gp-a", true, time.Hour, now)})
