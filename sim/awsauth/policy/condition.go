@@ -14,9 +14,9 @@ import (
 type setOp int
 
 const (
-	single  setOp = iota // no prefix
-	forAll               // ForAllValues:
-	forAny               // ForAnyValue:
+	single setOp = iota // no prefix
+	forAll              // ForAllValues:
+	forAny              // ForAnyValue:
 )
 
 // operator is a parsed condition operator name.
@@ -79,7 +79,7 @@ func parseOperator(name string) (operator, error) {
 	}
 	if strings.EqualFold(rest, "Null") {
 		if op.set != single {
-			return op, fmt.Errorf("Null takes no set operator")
+			return op, fmt.Errorf("the Null operator takes no set operator")
 		}
 		op.base = "Null"
 		return op, nil
