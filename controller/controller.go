@@ -71,6 +71,10 @@ type Connection struct {
 	PricingEndpoint string
 	// SQSEndpoint is the SQS base URL (empty: real AWS for Region).
 	SQSEndpoint string
+	// AWSKey, when set, signs every AWS call (the local world's worker
+	// key); zero: the SDK's default credential chain (environment, IRSA or
+	// Pod Identity, instance metadata), as in a pod.
+	AWSKey aws.StaticKey
 }
 
 // Cluster is the cluster the controller serves: its name, what every
@@ -288,7 +292,8 @@ func newDependencies(ctx context.Context, cfg Config) (*dependencies, error) {
 	ice := aws.NewICECache(3*time.Minute, nil)
 	m.Registry.MustRegister(newNodeCollector(cl, ice))
 	cc, err := aws.New(ctx, aws.Options{Region: cfg.Region, Endpoint: cfg.EC2Endpoint, SSMEndpoint: cfg.SSMEndpoint,
-		IAMEndpoint: cfg.IAMEndpoint, EKSEndpoint: cfg.EKSEndpoint, PricingEndpoint: cfg.PricingEndpoint, ClusterName: cfg.ClusterName, ICECache: ice, Observe: m.ObserveCloud})
+		IAMEndpoint: cfg.IAMEndpoint, EKSEndpoint: cfg.EKSEndpoint, PricingEndpoint: cfg.PricingEndpoint, ClusterName: cfg.ClusterName, ICECache: ice, Observe: m.ObserveCloud,
+		Key: cfg.AWSKey})
 	if err != nil {
 		return d, fmt.Errorf("aws clients: %w", err)
 	}

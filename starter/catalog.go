@@ -60,6 +60,7 @@ keeps the embedded on-demand prices (a note says so), as the controller does.`,
 					return err
 				}
 				opts.Endpoint, opts.PricingEndpoint = eps.EC2, eps.Pricing
+				opts.Key = aws.StaticKey{AccessKeyID: eps.AdminAccessKeyID, SecretAccessKey: eps.AdminSecretAccessKey}
 				if opts.Region == "" {
 					opts.Region = eps.Region
 				}

@@ -18,9 +18,12 @@ type QueueOptions struct {
 	// Region is the AWS region; empty takes it from the environment, or
 	// "us-east-1" when Endpoint is set.
 	Region string
-	// Endpoint is the SQS BaseEndpoint (empty: real AWS). When set, static
-	// dummy credentials are used and shared config files are not read.
+	// Endpoint is the SQS BaseEndpoint (empty: real AWS). When set, shared
+	// config files are not read.
 	Endpoint string
+	// Key, when set, signs every call; otherwise the SDK's default
+	// credential chain does (Options.Key).
+	Key StaticKey
 	// Observe, when set, is told of every SQS call (for metrics).
 	Observe ObserveFunc
 }
@@ -45,7 +48,7 @@ func NewQueue(ctx context.Context, o QueueOptions) (*Queue, error) {
 	if o.URL == "" {
 		return nil, errors.New("cloud: queue URL is required")
 	}
-	cfg, err := loadConfig(ctx, o.Region, o.Endpoint)
+	cfg, err := loadConfig(ctx, o.Region, o.Endpoint, o.Key)
 	if err != nil {
 		return nil, err
 	}

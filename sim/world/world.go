@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/joinery/joinery/catalog"
+	"github.com/joinery/joinery/sim/awsauth"
 	"github.com/joinery/joinery/sim/ec2"
 	"github.com/joinery/joinery/sim/eks"
 	"github.com/joinery/joinery/sim/iam"
@@ -72,6 +73,13 @@ type Options struct {
 	// PriceFactor scales prices outside us-east-1 (default
 	// DefaultPriceFactor; ignored in us-east-1).
 	PriceFactor float64
+	// IAMPolicy is the worker's IAM policy document, in
+	// deploy/iam-policy.json's format (its placeholders are filled with
+	// the world's partition, region, account, cluster, node role and
+	// queue); nil: deploy/iam-policy.json. IAMPolicyName labels it in
+	// refusals (e.g. the file name).
+	IAMPolicy     []byte
+	IAMPolicyName string
 	// Progress receives human progress lines (building binaries, readiness).
 	Progress io.Writer
 	Log      *zap.Logger
@@ -101,7 +109,11 @@ type World struct {
 	Pricing         *pricing.Server
 	PricingEndpoint string
 	// Region is the region the world runs as.
-	Region  string
+	Region string
+	// Auth authenticates every call to the AWS endpoints and evaluates the
+	// caller's policy: the worker's (WorkerKey) is Options.IAMPolicy, the
+	// admin's (AdminKey) allows everything.
+	Auth    *awsauth.Guard
 	stopAWS []func()
 	// AdminAddr is the admin endpoint's host:port (empty: not served).
 	AdminAddr     string
@@ -115,11 +127,15 @@ type World struct {
 // EC2 endpoint. On error, whatever started is stopped again.
 func Start(ctx context.Context, o Options) (w *World, err error) {
 	o = o.withDefaults()
+	guard, err := newGuard(o) // a bad policy fails before anything starts
+	if err != nil {
+		return nil, err
+	}
 	abs, err := prepareStateDir(ctx, o)
 	if err != nil {
 		return nil, err
 	}
-	w = &World{StateDir: abs, Region: o.Region}
+	w = &World{StateDir: abs, Region: o.Region, Auth: guard}
 	defer func() {
 		if err != nil {
 			w.Stop()
@@ -161,6 +177,9 @@ func (o Options) withDefaults() Options {
 	}
 	if o.Region == "" {
 		o.Region = "us-east-1"
+	}
+	if o.ClusterName == "" {
+		o.ClusterName = "joinery-local"
 	}
 	if o.Region == "us-east-1" {
 		o.PriceFactor = 1
@@ -229,7 +248,7 @@ func (w *World) startEC2(o Options) (err error) {
 	}
 	regCtx, cancel := context.WithCancel(context.Background())
 	w.cancel = cancel
-	w.IAM = iam.New(iam.Options{})
+	w.IAM = iam.New(iam.Options{AccountID: AccountID, Partition: awsauth.Partition(o.Region), Guard: w.Auth})
 	// The sim kubelet joins only nodes whose user data names this API server
 	// and its CA, and learns an image's architecture and variant (GPU
 	// drivers) from the EC2 endpoint's images.
@@ -240,8 +259,9 @@ func (w *World) startEC2(o Options) (err error) {
 	}
 	w.EC2 = ec2.New(ec2.Options{
 		ClusterTag: o.DiscoveryTag, BootDelay: o.BootDelay, Region: o.Region, PriceFactor: o.PriceFactor,
-		InstanceProfile: w.IAM.InstanceProfileARN,
-		OnRunning:       func(i ec2.Instance) { _ = reg.Register(regCtx, i) },
+		AccountID: AccountID, InstanceProfile: w.IAM.InstanceProfileARN,
+		OnRunning: func(i ec2.Instance) { _ = reg.Register(regCtx, i) },
+		Guard:     w.Auth, InstanceProfileRoles: w.IAM.InstanceProfileRoles,
 	})
 	ec2State := filepath.Join(w.StateDir, "ec2.json")
 	if err := w.EC2.LoadState(ec2State); err != nil {
@@ -302,12 +322,9 @@ func (w *World) Stop() {
 
 // startAWS starts the IAM, SSM and EKS endpoints on loopback ports.
 func (w *World) startAWS(o Options) error {
-	if o.ClusterName == "" {
-		o.ClusterName = "joinery-local"
-	}
-	w.SSM = ssm.New(ssm.Options{Source: w.EC2.SSMParameter, Region: o.Region})
-	w.Pricing = pricing.New(pricing.Options{Region: o.Region, PriceFactor: o.PriceFactor})
-	w.EKS = eks.New(eks.Options{Region: o.Region, Cluster: eks.Cluster{
+	w.SSM = ssm.New(ssm.Options{Source: w.EC2.SSMParameter, Region: o.Region, AccountID: AccountID, Guard: w.Auth})
+	w.Pricing = pricing.New(pricing.Options{Region: o.Region, PriceFactor: o.PriceFactor, Guard: w.Auth})
+	w.EKS = eks.New(eks.Options{Region: o.Region, AccountID: AccountID, Guard: w.Auth, Cluster: eks.Cluster{
 		Name: o.ClusterName, Endpoint: w.Kube.Server(), CAData: base64.StdEncoding.EncodeToString(w.Kube.RESTConfig().CAData),
 		ServiceIPv4CIDR: kube.ServiceCIDR, Version: w.EC2.Options().KubernetesVersion,
 	}})

@@ -34,7 +34,7 @@ const gcPool = "gc"
 // exist. (The endpoint on this branch accepts any launch template name.)
 func launchOutside(t *testing.T, e *env, clusterName, claim string) aws.Instance {
 	t.Helper()
-	cc, err := aws.New(e.ctx, aws.Options{Endpoint: e.w.EC2Endpoint, ClusterName: clusterName})
+	cc, err := aws.New(e.ctx, aws.Options{Endpoint: e.w.EC2Endpoint, ClusterName: clusterName, Key: e.w.AdminKey()})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -147,7 +147,7 @@ func TestGarbageCollection(t *testing.T) {
 		t.Fatal(err)
 	}
 	id := node.Spec.ProviderID[strings.LastIndex(node.Spec.ProviderID, "/")+1:]
-	cc, err := aws.New(e.ctx, aws.Options{Endpoint: e.w.EC2Endpoint, ClusterName: "not-joinery"})
+	cc, err := aws.New(e.ctx, aws.Options{Endpoint: e.w.EC2Endpoint, ClusterName: "not-joinery", Key: e.w.AdminKey()})
 	if err != nil {
 		t.Fatal(err)
 	}
