@@ -15,6 +15,7 @@ import (
 	"github.com/joinery/joinery/workflows"
 	"go.temporal.io/sdk/temporal"
 	"go.uber.org/zap"
+	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 )
@@ -125,6 +126,10 @@ func (a *Launch) launchInstance(ctx context.Context, req workflows.LaunchRequest
 	if errors.As(err, &ice) {
 		return workflows.Instance{}, a.insufficientCapacity(ctx, nc, req, ice)
 	}
+	if ae, ok := aws.AsUnauthorized(err); ok {
+		a.refused(ctx, nc, ae)
+		return workflows.Instance{}, err
+	}
 	if err != nil {
 		a.launchFailed(ctx, nc, apiv1.ReasonLaunchFailed, err)
 		return workflows.Instance{}, err
@@ -172,6 +177,9 @@ func (a *Launch) planLaunch(ctx context.Context, nc *apiv1.NodeClaim, cls *apiv1
 // launchFailed sets Launched=False on the NodeClaim with the reason and
 // the error (best effort: the workflow decides what happens next).
 func (a *Launch) launchFailed(ctx context.Context, nc *apiv1.NodeClaim, reason string, cause error) {
+	if aws.IsUnauthorized(cause) {
+		reason = apiv1.ReasonUnauthorized // e.g. CreateLaunchTemplate refused while planning
+	}
 	msg := cause.Error()
 	if len(msg) > 300 {
 		msg = msg[:300] + "..."
@@ -179,6 +187,21 @@ func (a *Launch) launchFailed(ctx context.Context, nc *apiv1.NodeClaim, reason s
 	conds := apiv1.SetCondition(nc.Status.Conditions, metav1.Condition{Type: apiv1.ConditionLaunched, Status: metav1.ConditionFalse,
 		Reason: reason, Message: msg}, metav1.Now())
 	_ = a.Cluster.PatchNodeClaimStatus(ctx, nc.Name, mustJSON(map[string]interface{}{"status": map[string]interface{}{"conditions": conds}}))
+}
+
+// refused reports an IAM refusal of the launch where an operator looks:
+// Launched=False with reason Unauthorized, a Warning Event on the
+// NodeClaim and an error log, each naming the action and the resource.
+// It is a policy to fix, not a lack of capacity: no offering is marked.
+func (a *Launch) refused(ctx context.Context, nc *apiv1.NodeClaim, ae *aws.AuthorizationError) {
+	a.logger(ctx).Error("AWS refused the launch: the worker's IAM policy does not allow it", zap.String("nodeclaim", nc.Name),
+		zap.String("action", ae.Action), zap.String("resource", ae.Resource), zap.String("code", ae.Code), zap.Error(ae.Err))
+	msg := fmt.Sprintf("AWS refused %s on %s (%s): the worker's IAM policy does not allow it", ae.Action, ae.Resource, ae.Code)
+	if a.Cluster.Recorder != nil {
+		a.Cluster.Recorder.Event(&corev1.ObjectReference{APIVersion: "karpenter.sh/v1", Kind: "NodeClaim", Name: nc.Name, UID: nc.UID},
+			corev1.EventTypeWarning, apiv1.ReasonUnauthorized, msg)
+	}
+	a.launchFailed(ctx, nc, apiv1.ReasonUnauthorized, errors.New(msg))
 }
 
 // insufficientCapacity records the failed offerings and returns the

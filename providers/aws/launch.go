@@ -135,7 +135,11 @@ func (c *Client) Launch(ctx context.Context, req LaunchRequest) (Instance, error
 	for i, fe := range fleetErrs {
 		errs[i] = fe
 	}
-	return Instance{}, fmt.Errorf("CreateFleet: no instance launched: %w", errors.Join(errs...))
+	all := fmt.Errorf("CreateFleet: no instance launched: %w", errors.Join(errs...))
+	if ae, ok := fleetUnauthorized(fleetErrs, all); ok {
+		return Instance{}, ae // a policy to fix, whatever else failed
+	}
+	return Instance{}, all
 }
 
 // fleetConfigs turns the request's configs into CreateFleet's, Priority
