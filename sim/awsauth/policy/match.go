@@ -129,3 +129,13 @@ func arnMatch(p, s string) bool {
 func actionMatch(pattern, action string) bool {
 	return globMatch(pattern, strings.ToLower(action))
 }
+
+// MatchResource reports whether an ARN matches a Resource pattern (no
+// policy variables), as a statement's Resource element matches.
+func MatchResource(pattern, arn string) bool {
+	if pattern == "*" {
+		return true
+	}
+	p, _ := resolve(pattern, nil, false)
+	return arnMatch(p, arn)
+}
