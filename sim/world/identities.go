@@ -29,20 +29,20 @@ const (
 
 // newGuard renders the worker's policy for the world (partition, region,
 // account, cluster, node role, interruption queue) and returns the guard
-// every local AWS endpoint authenticates and authorizes with.
-func newGuard(o Options) (*awsauth.Guard, error) {
+// every local AWS endpoint authenticates and authorizes with, and that
+// policy.
+func newGuard(o Options) (*awsauth.Guard, *policy.Policy, error) {
 	doc, name := o.IAMPolicy, o.IAMPolicyName
 	if doc == nil {
 		doc, name = deploy.IAMPolicyJSON(), "deploy/iam-policy.json"
 	}
-	rendered, err := deploy.RenderIAMPolicy(doc, deploy.IAMPolicyVars{Partition: awsauth.Partition(o.Region), Region: o.Region,
-		AccountID: AccountID, ClusterName: o.ClusterName, NodeRoleName: iam.DefaultRole, InterruptionQueueName: InterruptionQueueName})
+	rendered, err := deploy.RenderIAMPolicy(doc, policyVars(o.Region, o.ClusterName))
 	if err != nil {
-		return nil, fmt.Errorf("%s: %w", name, err)
+		return nil, nil, fmt.Errorf("%s: %w", name, err)
 	}
 	p, err := policy.Parse(name, rendered)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	partition := awsauth.Partition(o.Region)
 	worker := awsauth.Identity{Name: "worker", Account: AccountID, AccessKeyID: WorkerAccessKeyID, SecretAccessKey: WorkerSecretAccessKey,
@@ -51,7 +51,29 @@ func newGuard(o Options) (*awsauth.Guard, error) {
 		Policies: []*policy.Policy{p}}
 	admin := awsauth.Identity{Name: "admin", Account: AccountID, AccessKeyID: AdminAccessKeyID, SecretAccessKey: AdminSecretAccessKey,
 		ARN: "arn:" + partition + ":iam::" + AccountID + ":user/joinery-local-admin", Policies: []*policy.Policy{policy.AllowAll("admin")}}
-	return awsauth.NewGuard(worker, admin), nil
+	return awsauth.NewGuard(worker, admin), p, nil
+}
+
+// policyVars are the values the world fills the policy's placeholders with.
+func policyVars(region, cluster string) deploy.IAMPolicyVars {
+	return deploy.IAMPolicyVars{Partition: awsauth.Partition(region), Region: region, AccountID: AccountID, ClusterName: cluster,
+		NodeRoleName: iam.DefaultRole, InterruptionQueueName: InterruptionQueueName}
+}
+
+// PolicyVars are the values the world filled the worker policy's
+// placeholders with.
+func (w *World) PolicyVars() deploy.IAMPolicyVars { return policyVars(w.Region, w.ClusterName) }
+
+// WorkerPolicy is the worker's IAM policy as the world evaluates it
+// (rendered).
+func (w *World) WorkerPolicy() *policy.Policy { return w.workerPolicy }
+
+// Elsewhere maps this world's own values (cluster name, region, account,
+// node role, interruption queue) to another cluster's: a least-privilege
+// test rewrites a recorded request with it and expects a refusal.
+func (w *World) Elsewhere() map[string]string {
+	return map[string]string{w.ClusterName: "other-cluster", w.Region: "eu-north-1", AccountID: "210987654321",
+		iam.DefaultRole: "OtherNodeRole", InterruptionQueueName: "other-queue"}
 }
 
 // ReadIAMPolicy reads a policy file for Options.IAMPolicy (starter dev

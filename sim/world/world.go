@@ -16,6 +16,7 @@ import (
 
 	"github.com/joinery/joinery/catalog"
 	"github.com/joinery/joinery/sim/awsauth"
+	"github.com/joinery/joinery/sim/awsauth/policy"
 	"github.com/joinery/joinery/sim/ec2"
 	"github.com/joinery/joinery/sim/eks"
 	"github.com/joinery/joinery/sim/iam"
@@ -113,8 +114,11 @@ type World struct {
 	// Auth authenticates every call to the AWS endpoints and evaluates the
 	// caller's policy: the worker's (WorkerKey) is Options.IAMPolicy, the
 	// admin's (AdminKey) allows everything.
-	Auth    *awsauth.Guard
-	stopAWS []func()
+	Auth         *awsauth.Guard
+	workerPolicy *policy.Policy
+	// ClusterName is the EKS cluster the world is (Options.ClusterName).
+	ClusterName string
+	stopAWS     []func()
 	// AdminAddr is the admin endpoint's host:port (empty: not served).
 	AdminAddr     string
 	interruptions interruptions
@@ -127,7 +131,7 @@ type World struct {
 // EC2 endpoint. On error, whatever started is stopped again.
 func Start(ctx context.Context, o Options) (w *World, err error) {
 	o = o.withDefaults()
-	guard, err := newGuard(o) // a bad policy fails before anything starts
+	guard, workerPolicy, err := newGuard(o) // a bad policy fails before anything starts
 	if err != nil {
 		return nil, err
 	}
@@ -135,7 +139,7 @@ func Start(ctx context.Context, o Options) (w *World, err error) {
 	if err != nil {
 		return nil, err
 	}
-	w = &World{StateDir: abs, Region: o.Region, Auth: guard}
+	w = &World{StateDir: abs, Region: o.Region, ClusterName: o.ClusterName, Auth: guard, workerPolicy: workerPolicy}
 	defer func() {
 		if err != nil {
 			w.Stop()
