@@ -85,7 +85,7 @@ func runWhatIf(cmd *cobra.Command, f whatIfFlags) error {
 	if err != nil {
 		return fmt.Errorf("kubeconfig %s: %w", f.kubeconfig, err)
 	}
-	acts, stop, err := live.Open(cmd.Context(), live.Options{REST: rc, Region: f.region, EC2Endpoint: f.ec2Endpoint})
+	acts, stop, err := live.Open(cmd.Context(), live.Options{REST: rc, Region: f.region, EC2Endpoint: f.ec2Endpoint, Key: localKey(f.ec2Endpoint)})
 	if err != nil {
 		return err
 	}

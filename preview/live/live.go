@@ -93,7 +93,10 @@ type Options struct {
 	// (the zones each type is sold in, spot prices) from EC2 as the
 	// controller does; neither: the embedded catalog's static prices.
 	Region, EC2Endpoint string
-	Timeout             time.Duration // for the caches and EC2 (0: 2 min)
+	// Key signs the EC2 calls (the local world's admin key); zero: the
+	// SDK's default credential chain.
+	Key     aws.StaticKey
+	Timeout time.Duration // for the caches and EC2 (0: 2 min)
 }
 
 // Open starts read-only caches of the cluster (no Event recorder)
@@ -125,7 +128,7 @@ func Open(ctx context.Context, o Options) (*activities.Activities, func(), error
 		if region == "" {
 			region = "us-east-1"
 		}
-		cc, err := aws.New(cctx, aws.Options{Region: region, Endpoint: o.EC2Endpoint, ClusterName: "what-if"})
+		cc, err := aws.New(cctx, aws.Options{Region: region, Endpoint: o.EC2Endpoint, ClusterName: "what-if", Key: o.Key})
 		if err != nil {
 			cancel()
 			return nil, nil, fmt.Errorf("aws clients: %w", err)
