@@ -135,11 +135,10 @@ func (c *Client) Launch(ctx context.Context, req LaunchRequest) (Instance, error
 	for i, fe := range fleetErrs {
 		errs[i] = fe
 	}
-	all := fmt.Errorf("CreateFleet: no instance launched: %w", errors.Join(errs...))
-	if ae, ok := fleetUnauthorized(fleetErrs, all); ok {
+	if ae, ok := fleetUnauthorized(fleetErrs); ok {
 		return Instance{}, ae // a policy to fix, whatever else failed
 	}
-	return Instance{}, all
+	return Instance{}, fmt.Errorf("CreateFleet: no instance launched: %w", errors.Join(errs...))
 }
 
 // fleetConfigs turns the request's configs into CreateFleet's, Priority

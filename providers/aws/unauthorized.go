@@ -68,11 +68,12 @@ func IsUnauthorized(err error) bool {
 }
 
 // fleetUnauthorized is the first per-override refusal of a CreateFleet
-// that launched nothing, as an *AuthorizationError wrapping them all.
-func fleetUnauthorized(errs []FleetError, all error) (*AuthorizationError, bool) {
+// that launched nothing, as an *AuthorizationError (the others refuse the
+// same launch for the other offerings).
+func fleetUnauthorized(errs []FleetError) (*AuthorizationError, bool) {
 	for _, e := range errs {
 		if unauthorizedCodes[e.Code] {
-			return newAuthorizationError(e.Code, e.Message, all), true
+			return newAuthorizationError(e.Code, e.Message, fmt.Errorf("CreateFleet: no instance launched: %w", e)), true
 		}
 	}
 	return nil, false
