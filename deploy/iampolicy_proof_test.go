@@ -48,6 +48,11 @@ func TestIAMPolicyLeastPrivilege(t *testing.T) {
 		t.Run(fmt.Sprintf("statement %d %s", sp.Index, sp.Sid), func(t *testing.T) {
 			if sp.Needed == nil {
 				t.Errorf("no recorded call of the worker needs statement %s: remove it", sp.Sid)
+			} else {
+				t.Logf("without it, %s on %s is refused; scoped by %v", sp.Needed.Action, sp.Needed.Resource, sp.Tight)
+			}
+			if len(sp.Unused) > 0 {
+				t.Logf("granted but unused in the recorded run: %v", sp.Unused)
 			}
 			for _, l := range sp.Loose {
 				t.Errorf("%s does not scope %s to the cluster: tighten it", l, sp.Sid)

@@ -22,6 +22,9 @@ type StatementProof struct {
 	// run into: the whole policy refuses (Tight) or still allows (Loose) a
 	// recorded request the statement allowed, rewritten for elsewhere.
 	Tight, Loose []string
+	// Unused are the statement's actions, resource patterns and condition
+	// values no recorded call it allowed used (a finer grain than Needed).
+	Unused []string
 }
 
 // LeastPrivilege proves each statement of p needed and scoped, against the
@@ -48,6 +51,7 @@ func LeastPrivilege(p *policy.Policy, checks []Check, others map[string]string) 
 			}
 		}
 		matched := matchedBy(p, i, allowed)
+		out[i].Unused = unused(s, matched)
 		for _, cond := range s.Conditions {
 			out[i].record(cond.Operator+" "+cond.Key, p, mutateCondition(matched, cond, others))
 		}
@@ -71,6 +75,36 @@ func (sp *StatementProof) record(what string, p *policy.Policy, c *Check) {
 	default:
 		sp.Tight = append(sp.Tight, what)
 	}
+}
+
+// unused lists what of the statement no matched check used.
+func unused(s policy.Statement, matched []Check) []string {
+	var out []string
+	used := func(pred func(Check) bool) bool { return slices.ContainsFunc(matched, pred) }
+	for _, a := range s.Actions {
+		if !s.NotAction && !used(func(c Check) bool { return policy.MatchAction(a, c.Action) }) {
+			out = append(out, "Action "+a)
+		}
+	}
+	for _, r := range s.Resources {
+		if !s.NotResource && !used(func(c Check) bool { return policy.MatchResource(r, c.Resource) }) {
+			out = append(out, "Resource "+r)
+		}
+	}
+	for _, cond := range s.Conditions {
+		if len(cond.Values) < 2 || strings.Contains(cond.Operator, "Not") {
+			continue
+		}
+		for _, v := range cond.Values {
+			if !used(func(c Check) bool {
+				_, vals, _ := lookup(c.Context, cond.Key)
+				return slices.ContainsFunc(vals, func(cv string) bool { return cond.Matches(v, cv) })
+			}) {
+				out = append(out, cond.Operator+" "+cond.Key+" "+v)
+			}
+		}
+	}
+	return out
 }
 
 // matchedBy are the allowed checks statement i applies to.

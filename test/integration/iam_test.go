@@ -79,6 +79,9 @@ func proveLeastPrivilege(t *testing.T, p *policy.Policy, checks []awsauth.Check,
 				t.Errorf("%s does not scope %s to this cluster: %s", l, sp.Sid, "tighten it")
 			}
 			t.Logf("scoped by %v", sp.Tight)
+			if len(sp.Unused) > 0 {
+				t.Logf("granted but unused in this run: %v", sp.Unused)
+			}
 		})
 	}
 }

@@ -139,3 +139,13 @@ func MatchResource(pattern, arn string) bool {
 	p, _ := resolve(pattern, nil, false)
 	return arnMatch(p, arn)
 }
+
+// MatchAction reports whether an action ("ec2:RunInstances") matches an
+// Action pattern, case-insensitively.
+func MatchAction(pattern, action string) bool { return actionMatch(strings.ToLower(pattern), action) }
+
+// Matches reports whether one policy value of the condition matches one
+// request value under its operator (false for Null).
+func (c Condition) Matches(policyValue, requestValue string) bool {
+	return c.op.match != nil && c.op.match(policyValue, requestValue)
+}
