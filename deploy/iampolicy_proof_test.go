@@ -3,7 +3,9 @@ package deploy_test
 import (
 	"encoding/json"
 	"fmt"
+	"maps"
 	"os"
+	"path/filepath"
 	"testing"
 
 	"github.com/joinery/joinery/deploy"
@@ -12,25 +14,15 @@ import (
 )
 
 // TestIAMPolicyLeastPrivilege proves deploy/iam-policy.json on the worker's
-// authorization checks recorded by the integration test
-// TestLeastPrivilegeRBACAndIAM (testdata/iam-recording.json; rewrite it
-// with JOINERY_UPDATE_IAM_RECORDING=1 after the worker's calls change):
+// authorization checks recorded by the integration tests
+// TestLeastPrivilegeRBACAndIAM and TestReservedCapacityIsUsedFirst
+// (testdata/iam-recording-*.json; rewrite them with
+// JOINERY_UPDATE_IAM_RECORDING=1 after the worker's calls change):
 // the policy allows every one of them; one subtest per statement shows
 // the policy without it refuses one (no statement unused) and that each
 // of its scopings refuses the check rewritten for another cluster.
 func TestIAMPolicyLeastPrivilege(t *testing.T) {
-	b, err := os.ReadFile("testdata/iam-recording.json")
-	if err != nil {
-		t.Fatal(err)
-	}
-	var rec struct {
-		Vars      deploy.IAMPolicyVars
-		Elsewhere map[string]string
-		Checks    []awsauth.Check
-	}
-	if err := json.Unmarshal(b, &rec); err != nil {
-		t.Fatal(err)
-	}
+	rec := readRecordings(t)
 	doc, err := deploy.RenderIAMPolicy(deploy.IAMPolicyJSON(), rec.Vars)
 	if err != nil {
 		t.Fatal(err)
@@ -54,9 +46,46 @@ func TestIAMPolicyLeastPrivilege(t *testing.T) {
 			if len(sp.Unused) > 0 {
 				t.Logf("granted but unused in the recorded run: %v", sp.Unused)
 			}
+			for _, u := range sp.Unproven {
+				t.Errorf("no recorded call uses %s of %s: record a test that does, or drop it", u, sp.Sid)
+			}
 			for _, l := range sp.Loose {
 				t.Errorf("%s does not scope %s to the cluster: tighten it", l, sp.Sid)
 			}
 		})
 	}
+}
+
+// recording is a saved iam-recording-*.json.
+type recording struct {
+	Vars      deploy.IAMPolicyVars
+	Elsewhere map[string]string
+	Checks    []awsauth.Check
+}
+
+// readRecordings joins the recordings (made in the same world: the same
+// values and rewrites).
+func readRecordings(t *testing.T) recording {
+	t.Helper()
+	files, err := filepath.Glob("testdata/iam-recording-*.json")
+	if err != nil || len(files) == 0 {
+		t.Fatalf("no testdata/iam-recording-*.json (%v)", err)
+	}
+	var all recording
+	for i, f := range files {
+		b, err := os.ReadFile(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var r recording
+		if err := json.Unmarshal(b, &r); err != nil {
+			t.Fatalf("%s: %v", f, err)
+		}
+		if i > 0 && (r.Vars != all.Vars || !maps.Equal(r.Elsewhere, all.Elsewhere)) {
+			t.Fatalf("%s was recorded in another world (%+v) than %s (%+v)", f, r.Vars, files[0], all.Vars)
+		}
+		all.Vars, all.Elsewhere = r.Vars, r.Elsewhere
+		all.Checks = append(all.Checks, r.Checks...)
+	}
+	return all
 }

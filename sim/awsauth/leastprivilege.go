@@ -22,6 +22,9 @@ type StatementProof struct {
 	// run into: the whole policy refuses (Tight) or still allows (Loose) a
 	// recorded request the statement allowed, rewritten for elsewhere.
 	Tight, Loose []string
+	// Unproven are scopings no recorded call the statement allowed could
+	// be rewritten for (the calls recorded never used them).
+	Unproven []string
 	// Unused are the statement's actions, resource patterns and condition
 	// values no recorded call it allowed used (a finer grain than Needed).
 	Unused []string
@@ -69,7 +72,7 @@ func LeastPrivilege(p *policy.Policy, checks []Check, others map[string]string) 
 func (sp *StatementProof) record(what string, p *policy.Policy, c *Check) {
 	switch {
 	case c == nil:
-		sp.Loose = append(sp.Loose, what+" (no recorded call to rewrite)")
+		sp.Unproven = append(sp.Unproven, what)
 	case p.Evaluate(policy.Request(*c)).Allowed:
 		sp.Loose = append(sp.Loose, what+": still allowed for "+c.Action+" on "+c.Resource)
 	default:
