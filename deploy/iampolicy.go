@@ -98,8 +98,7 @@ func RenderIAMPolicy(doc []byte, v IAMPolicyVars) ([]byte, error) {
 	}
 	var errs []string
 	out := placeholder.ReplaceAllFunc(doc, func(m []byte) []byte {
-		name := string(m[2 : len(m)-1])
-		val, known := vals[name]
+		val, known := vals[string(m[2:len(m)-1])]
 		switch {
 		case !known:
 			errs = append(errs, "unknown placeholder "+string(m))
