@@ -12,7 +12,6 @@ import (
 	"net/http"
 	"net/http/httputil"
 	"net/url"
-	"path/filepath"
 	"sort"
 	"strings"
 	"sync"
@@ -22,11 +21,9 @@ import (
 	"github.com/joinery/joinery/api/provreq"
 	apiv1 "github.com/joinery/joinery/api/v1"
 	"github.com/joinery/joinery/controller"
-	"github.com/joinery/joinery/internal/logging"
 	"github.com/joinery/joinery/policy/gang"
 	"github.com/joinery/joinery/providers/aws"
 	"github.com/joinery/joinery/providers/aws/interruption"
-	"github.com/joinery/joinery/providers/kube"
 	"github.com/joinery/joinery/sim/ec2"
 	"github.com/joinery/joinery/sim/world"
 	"github.com/joinery/joinery/workflows"
@@ -91,11 +88,7 @@ func TestLeastPrivilegeRBACAndIAM(t *testing.T) {
 	pricingURL := tagProxy(t, e.w.PricingEndpoint)
 	ec2URL, sqsURL := tagProxy(t, e.w.EC2Endpoint), tagProxy(t, e.w.SQSEndpoint)
 	ssmURL, iamURL, eksURL := tagProxy(t, e.w.SSMEndpoint), tagProxy(t, e.w.IAMEndpoint), tagProxy(t, e.w.EKSEndpoint)
-	log, err := logging.NewFile(filepath.Join(e.dir, "joinery.log"), "info")
-	if err != nil {
-		t.Fatal(err)
-	}
-	e.runController(t, log, func(c *controller.Config) {
+	e.runControllerLogged(t, func(c *controller.Config) {
 		c.RESTConfig = workerCfg
 		c.ClusterName = rbacCluster
 		c.EC2Endpoint, c.SQSEndpoint, c.InterruptionQueue = ec2URL, sqsURL, e.w.InterruptionQueueURL
@@ -163,10 +156,7 @@ type chartRBAC struct {
 // as it is (server-side apply, the admin identity).
 func applyChartRBAC(t *testing.T, e *env) chartRBAC {
 	t.Helper()
-	objs, err := kube.ReadManifests(rbacFile)
-	if err != nil {
-		t.Fatal(err)
-	}
+	objs := readManifests(t, rbacFile)
 	var out chartRBAC
 	kinds := map[string]int{}
 	for _, o := range objs {
@@ -200,9 +190,7 @@ func applyChartRBAC(t *testing.T, e *env) chartRBAC {
 	if _, err := e.kc.CoreV1().Namespaces().Create(e.ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: rbacNamespace}}, metav1.CreateOptions{}); err != nil && !apierrors.IsAlreadyExists(err) {
 		t.Fatal(err)
 	}
-	if err := kube.Apply(e.ctx, e.w.Kube.RESTConfig(), objs); err != nil {
-		t.Fatal(err)
-	}
+	e.apply(t, objs)
 	return out
 }
 
@@ -304,13 +292,8 @@ func tagProxy(t *testing.T, target string) string {
 // (interruption), then scale down and let consolidation remove the rest.
 func driveLeastPrivilegeRun(t *testing.T, e *env) {
 	t.Helper()
-	objs, err := kube.ReadManifests("testdata/rbac-iam.yaml")
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := kube.Apply(e.ctx, e.w.Kube.RESTConfig(), objs); err != nil {
-		t.Fatal(err)
-	}
+	objs := readManifests(t, "testdata/rbac-iam.yaml")
+	e.apply(t, objs)
 	const pool = "least-privilege"
 	appPods := func() []corev1.Pod {
 		pods, err := e.kc.CoreV1().Pods("default").List(e.ctx, metav1.ListOptions{LabelSelector: "app=least-privilege"})
