@@ -8,6 +8,7 @@ import (
 	"time"
 
 	apiv1 "github.com/joinery/joinery/api/v1"
+	"github.com/joinery/joinery/internal/testobj"
 	"github.com/joinery/joinery/policy/headroom"
 	"github.com/joinery/joinery/providers/kube/kubetest"
 	"github.com/joinery/joinery/solver/resources"
@@ -24,14 +25,7 @@ import (
 // plans nothing and says why, naming the annotation.
 func TestSnapshotPlacesPoolHeadroom(t *testing.T) {
 	ref := &apiv1.NodeClassReference{Group: "karpenter.k8s.aws", Kind: "EC2NodeClass", Name: "default"}
-	cls := &apiv1.EC2NodeClass{ObjectMeta: metav1.ObjectMeta{Name: "default", Generation: 1},
-		Spec: apiv1.EC2NodeClassSpec{AMISelectorTerms: []apiv1.AMISelectorTerm{{Alias: "al2023@latest"}}},
-		Status: apiv1.EC2NodeClassStatus{
-			AMIs: []apiv1.AMIStatus{{ID: "ami-1", Requirements: []corev1.NodeSelectorRequirement{
-				{Key: corev1.LabelArchStable, Operator: corev1.NodeSelectorOpIn, Values: []string{"amd64"}}}}},
-			Subnets:    []apiv1.SubnetStatus{{ID: "subnet-a", Zone: "us-east-1a"}},
-			Conditions: []metav1.Condition{{Type: apiv1.ConditionReady, Status: metav1.ConditionTrue, ObservedGeneration: 1, Reason: "Ready"}},
-		}}
+	cls := testobj.ReadyNodeClass()
 	labels := map[string]string{apiv1.LabelNodePool: "gp", apiv1.LabelInstanceType: "m7i.large", apiv1.LabelCapacityType: "on-demand", apiv1.LabelZone: "us-east-1a"}
 	node := &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: "ip-10-0-0-4.ec2.internal", Labels: labels},
 		Status: corev1.NodeStatus{Allocatable: corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("2"),
@@ -52,7 +46,7 @@ func TestSnapshotPlacesPoolHeadroom(t *testing.T) {
 		nc.Status.NodeName = node.Name
 		nc.Status.Conditions = []metav1.Condition{{Type: apiv1.ConditionInitialized, Status: "True", LastTransitionTime: metav1.NewTime(time.Now().Add(-time.Hour))}}
 		a := newFake(t, kubetest.World{Pools: []*apiv1.NodePool{gp}, Claims: []*apiv1.NodeClaim{nc}, Classes: []*apiv1.EC2NodeClass{cls}, Objects: objs})
-		s, err := a.takeSnapshot(context.Background(), time.Now())
+		s, err := a.snapshots.take(context.Background(), time.Now())
 		if err != nil {
 			t.Fatal(err)
 		}

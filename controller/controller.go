@@ -315,7 +315,7 @@ func newDependencies(ctx context.Context, cfg Config) (*dependencies, error) {
 	d.market = newMarketRefresher(market, cat, cc, cfg, m, log)
 	d.refreshOnNodeClassChange()
 	acts := activities.New(activities.Deps{
-		Cluster: cl, Cloud: cc, Catalog: cat, Market: market, ICE: ice, Metrics: m, Log: log,
+		Cluster: cl, Cloud: cc, Catalog: cat, Market: market, CatalogStatus: d.market.Summary, ICE: ice, Metrics: m, Log: log,
 		ClusterFacts: facts, RegistrationTTL: cfg.RegistrationTTL, Pseudonym: d.pseudonym,
 		SolverBudget: cfg.SolverBudget,
 		ClusterName:  cfg.ClusterName, State: state,
@@ -324,8 +324,7 @@ func newDependencies(ctx context.Context, cfg Config) (*dependencies, error) {
 		CapacityBuffer:          cfg.FeatureGates.CapacityBuffer,
 		SpreadDefaults:          cfg.SpreadDefaults,
 	})
-	acts.CatalogStatus = d.market.Summary
-	acts.LaunchTemplates = acts.LaunchTemplateGC()
+	acts.EnableLaunchTemplateGC()
 	m.Registry.MustRegister(newKarpenterCollector(cl, acts.Prices().Node))
 	// The ICE cache and the pending-pod memo are read from (and written
 	// to) ConfigMaps before any activity runs here.
@@ -457,7 +456,7 @@ func (d *dependencies) start(ctx context.Context, cfg Config) error {
 		}
 		d.closers = append(d.closers, func() { _ = srv.Close() })
 	}
-	p := &provisioner{cluster: d.cluster, ledger: d.acts.Ledger(), headroom: d.acts, temporal: tc, metrics: m, log: log,
+	p := &provisioner{cluster: d.cluster, ledger: d.acts.Ledger(), headroom: d.acts.Headroom, temporal: tc, metrics: m, log: log,
 		idle: cfg.BatchIdle, max: cfg.BatchMax, trigger: make(chan struct{}, 1)}
 	p.watch()
 	pe := newPodEvents(d.cluster, m, log)

@@ -2,7 +2,8 @@ package controller
 
 import (
 	"fmt"
-	"sort"
+	"maps"
+	"slices"
 	"strconv"
 	"strings"
 )
@@ -86,7 +87,7 @@ func ParseFeatureGates(s string) (FeatureGates, error) {
 			}
 		default:
 			return FeatureGates{}, fmt.Errorf("--feature-gates: unknown feature gate %q (known: %s; Karpenter's %s may be set to false)",
-				k, knownGates, strings.Join(sortedKeys(karpenterOnlyGates), ", "))
+				k, knownGates, strings.Join(slices.Sorted(maps.Keys(karpenterOnlyGates)), ", "))
 		}
 	}
 	return g, nil
@@ -96,13 +97,4 @@ func ParseFeatureGates(s string) (FeatureGates, error) {
 func (g FeatureGates) String() string {
 	return fmt.Sprintf("%s=%t,%s=%t,%s=%t,%s=%t", FeatureGateCapacityBuffer, g.CapacityBuffer, FeatureGateNodeOverlay, g.NodeOverlay,
 		FeatureGateSpotToSpotConsolidation, g.SpotToSpotConsolidation, FeatureGateStaticCapacity, g.StaticCapacity)
-}
-
-func sortedKeys(m map[string]bool) []string {
-	out := make([]string, 0, len(m))
-	for k := range m {
-		out = append(out, k)
-	}
-	sort.Strings(out)
-	return out
 }

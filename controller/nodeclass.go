@@ -72,23 +72,13 @@ func (r *nodeClassReconciler) run(ctx context.Context) {
 		r.queue.ShutDown()
 	}()
 	go r.markDriftOnPoolChange(ctx)
-	go func() {
-		t := time.NewTicker(r.resync)
-		defer t.Stop()
-		for {
-			select {
-			case <-ctx.Done():
-				return
-			case <-t.C:
-				for _, c := range r.cl.NodeClasses() {
-					r.queue.Add(c.Name)
-				}
-			}
+	// Every class now, then again each resync (no trigger: changes come
+	// through the queue).
+	go reconcileLoop(ctx, r.resync, nil, 0, func(context.Context, time.Time) {
+		for _, c := range r.cl.NodeClasses() {
+			r.queue.Add(c.Name)
 		}
-	}()
-	for _, c := range r.cl.NodeClasses() {
-		r.queue.Add(c.Name)
-	}
+	})
 	for {
 		name, shutdown := r.queue.Get()
 		if shutdown {

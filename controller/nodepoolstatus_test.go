@@ -8,18 +8,14 @@ import (
 	"time"
 
 	apiv1 "github.com/joinery/joinery/api/v1"
+	"github.com/joinery/joinery/internal/testobj"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 )
 
-func rl(kv ...string) corev1.ResourceList {
-	out := corev1.ResourceList{}
-	for i := 0; i < len(kv); i += 2 {
-		out[corev1.ResourceName(kv[i])] = resource.MustParse(kv[i+1])
-	}
-	return out
-}
+// rl is testobj.ResourceList, short for the many lists here.
+var rl = testobj.ResourceList
 
 func TestPoolResourcesSumsCapacityOfLiveNodesAsKarpenter(t *testing.T) {
 	gone := metav1.NewTime(time.Date(2026, 12, 1, 0, 0, 0, 0, time.UTC))

@@ -72,9 +72,12 @@ fi
 STATICCHECK_VERSION=v0.8.2
 tools="${JOINERY_TOOLS:-$HOME/.cache/joinery/tools}"
 staticcheck="$tools/staticcheck-$STATICCHECK_VERSION/staticcheck"
+# A cold install (download and build, ~2 minutes) runs beside gofmt and vet.
+install_pid=
 if [ ! -x "$staticcheck" ]; then
-	echo "installing staticcheck $STATICCHECK_VERSION into $(dirname "$staticcheck")"
-	GOBIN="$(dirname "$staticcheck")" go install "honnef.co/go/tools/cmd/staticcheck@$STATICCHECK_VERSION"
+	echo "installing staticcheck $STATICCHECK_VERSION into $(dirname "$staticcheck") (beside gofmt and vet)"
+	GOBIN="$(dirname "$staticcheck")" go install "honnef.co/go/tools/cmd/staticcheck@$STATICCHECK_VERSION" &
+	install_pid=$!
 fi
 
 echo "== gofmt"
@@ -86,6 +89,10 @@ if [ -n "$unformatted" ]; then
 fi
 echo "== go vet"
 go vet -tags integration ./...
+if [ -n "$install_pid" ] && ! wait "$install_pid"; then
+	echo "installing staticcheck $STATICCHECK_VERSION failed" >&2
+	exit 1
+fi
 echo "== staticcheck $STATICCHECK_VERSION"
 # One run with the tag sees every file (no file is built only without it);
 # a run without it would call code used only by integration tests unused.

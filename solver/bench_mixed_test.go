@@ -120,8 +120,7 @@ func (w mixedWorkload) pod(r int, wi int64) Pod {
 	p.Labels = map[string]string{"app": w.name}
 	switch w.kind {
 	case "web":
-		p.TopologySpread = []corev1.TopologySpreadConstraint{{MaxSkew: 1, TopologyKey: apiv1.LabelZone,
-			WhenUnsatisfiable: corev1.ScheduleAnyway, LabelSelector: &metav1.LabelSelector{MatchLabels: p.Labels}}}
+		p.TopologySpread = zoneSpread(corev1.ScheduleAnyway, &metav1.LabelSelector{MatchLabels: p.Labels})
 	case "memory":
 		p.NodeSelector = map[string]string{apiv1.LabelNodePool: "memory"}
 		p.Tolerations = []corev1.Toleration{tol("dedicated", "memory", corev1.TaintEffectNoSchedule)}

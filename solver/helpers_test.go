@@ -8,6 +8,7 @@ import (
 	"github.com/joinery/joinery/catalog"
 	"github.com/joinery/joinery/solver/resources"
 	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/yaml"
 )
 
@@ -39,6 +40,12 @@ func pods(prefix string, n int, cpuMilli, memMiB int64) []Pod {
 		out[i] = pod(prefix+"-"+string(rune('a'+i/26))+string(rune('a'+i%26)), cpuMilli, memMiB)
 	}
 	return out
+}
+
+// zoneSpread is a pod's one zone topology spread constraint, maxSkew 1,
+// over the pods sel selects.
+func zoneSpread(when corev1.UnsatisfiableConstraintAction, sel *metav1.LabelSelector) []corev1.TopologySpreadConstraint {
+	return []corev1.TopologySpreadConstraint{{MaxSkew: 1, TopologyKey: apiv1.LabelZone, WhenUnsatisfiable: when, LabelSelector: sel}}
 }
 
 func tol(key, value string, effect corev1.TaintEffect) corev1.Toleration {

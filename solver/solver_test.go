@@ -32,6 +32,19 @@ spec:
 `, name, weight, extra, nodeClassRef, families))
 }
 
+// familiesPool is a pool of the given families, spot and on-demand.
+func familiesPool(t testing.TB, name string, families string) NodePool {
+	return poolYAML(t, fmt.Sprintf(`
+metadata: {name: %s}
+spec:
+  template:
+    spec:
+      %s
+      requirements:
+      - {key: karpenter.k8s.aws/instance-family, operator: In, values: [%s]}
+`, name, nodeClassRef, families))
+}
+
 func typeNames(nc *NewNodeClaim) []string {
 	var out []string
 	for _, o := range nc.InstanceTypes {
@@ -304,15 +317,7 @@ func TestSolveExistingNodesFirst(t *testing.T) {
 }
 
 func TestSolveOfferings(t *testing.T) {
-	both := poolYAML(t, `
-metadata: {name: both}
-spec:
-  template:
-    spec:
-      `+nodeClassRef+`
-      requirements:
-      - {key: karpenter.k8s.aws/instance-family, operator: In, values: [m6i, c6i]}
-`)
+	both := familiesPool(t, "both", "m6i, c6i")
 	pinned := pod("pinned", 1000, 1024)
 	pinned.NodeSelector = map[string]string{apiv1.LabelCapacityType: "on-demand", apiv1.LabelZone: "us-east-1b"}
 	anywhere := pod("anywhere", 1000, 1024)
@@ -376,15 +381,7 @@ spec:
 
 func TestSolveExoticTypesOnlyWhenNeeded(t *testing.T) {
 	// Few enough types that GPU and metal ones are among the cheapest 60.
-	anyAMD := poolYAML(t, `
-metadata: {name: any}
-spec:
-  template:
-    spec:
-      `+nodeClassRef+`
-      requirements:
-      - {key: karpenter.k8s.aws/instance-family, operator: In, values: [m6i, g4dn, g5]}
-`)
+	anyAMD := familiesPool(t, "any", "m6i, g4dn, g5")
 	small := pod("small", 1000, 1024)
 	gpu := pod("gpu", 1000, 1024)
 	gpu.Requests[resources.NvidiaGPU] = 1
@@ -567,15 +564,7 @@ func TestSolveGPUPodsAreNotUpsizedIntoPricierTypes(t *testing.T) {
 // TestSolveOnDemandPodDoesNotTurnSpotClaimOnDemand: an on-demand-only pod
 // gets its own node instead of forcing a spot claim on-demand.
 func TestSolveOnDemandPodDoesNotTurnSpotClaimOnDemand(t *testing.T) {
-	both := poolYAML(t, `
-metadata: {name: both}
-spec:
-  template:
-    spec:
-      `+nodeClassRef+`
-      requirements:
-      - {key: karpenter.k8s.aws/instance-family, operator: In, values: [c6i]}
-`)
+	both := familiesPool(t, "both", "c6i")
 	spot, od := pod("a-any", 1000, 1024), pod("b-on-demand", 1000, 1024)
 	od.NodeSelector = map[string]string{apiv1.LabelCapacityType: apiv1.CapacityTypeOnDemand}
 	for _, st := range [][]Strategy{nil, {{VCPUCap: 0, UpsizeTolerance: 1}}} {

@@ -64,7 +64,7 @@ func basicPool() NodePool {
 
 func TestTopologyZoneSpread(t *testing.T) {
 	spread := func(p *Pod) {
-		p.TopologySpread = []corev1.TopologySpreadConstraint{{MaxSkew: 1, TopologyKey: apiv1.LabelZone, WhenUnsatisfiable: corev1.DoNotSchedule, LabelSelector: sel("web")}}
+		p.TopologySpread = zoneSpread(corev1.DoNotSchedule, sel("web"))
 	}
 	in := Input{Pods: each(labelled("web", 6, 500, 512, "web"), spread), NodePools: []NodePool{basicPool()}}
 	plan := Solve(in)

@@ -61,6 +61,17 @@ func emptyDecision(i int, _ time.Time) DisruptionDecision {
 	return DisruptionDecision{USDPerHour: 1.5, Why: "nothing to do"}
 }
 
+// queryStatusAfter reads the workflow's status query into st once d of
+// workflow time has passed; a failed query leaves st as it was, for the
+// test's checks of st to catch.
+func queryStatusAfter(env *testsuite.TestWorkflowEnvironment, d time.Duration, st *ConsolidationStatus) {
+	env.RegisterDelayedCallback(func() {
+		if v, err := env.QueryWorkflow(QueryStatus); err == nil {
+			_ = v.Get(st)
+		}
+	}, d)
+}
+
 func runUntilContinueAsNew(t *testing.T, env *testsuite.TestWorkflowEnvironment, in ConsolidationInput) {
 	t.Helper()
 	env.ExecuteWorkflow(ConsolidationWorkflow, in)
@@ -77,12 +88,7 @@ func TestConsolidationDisruptsAValidatedDecision(t *testing.T) {
 	f := &fakeConsolidation{decide: emptyDecision, valid: Validation{Valid: true}}
 	f.register(env)
 	var st ConsolidationStatus
-	env.RegisterDelayedCallback(func() {
-		v, err := env.QueryWorkflow(QueryStatus)
-		if err == nil {
-			_ = v.Get(&st)
-		}
-	}, 2*time.Minute)
+	queryStatusAfter(env, 2*time.Minute, &st)
 	runUntilContinueAsNew(t, env, ConsolidationInput{})
 	if len(f.decided) != passesPerRun || f.validate != 1 {
 		t.Fatalf("decided %d times, validated %d", len(f.decided), f.validate)
@@ -118,10 +124,7 @@ func TestConsolidationRunsOneSagaPerDecision(t *testing.T) {
 	}}
 	f.register(env)
 	var st ConsolidationStatus
-	env.RegisterDelayedCallback(func() {
-		v, _ := env.QueryWorkflow(QueryStatus)
-		_ = v.Get(&st)
-	}, 3*time.Minute)
+	queryStatusAfter(env, 3*time.Minute, &st)
 	runUntilContinueAsNew(t, env, ConsolidationInput{})
 	if len(f.sagas) != 1 || !reflect.DeepEqual(f.sagas[0].Decision, multi) || f.validate != 1 {
 		t.Fatalf("sagas %+v (validated %d), want exactly the validated decision", f.sagas, f.validate)
@@ -143,10 +146,7 @@ func TestConsolidationDropsADecisionThatNoLongerHolds(t *testing.T) {
 	f := &fakeConsolidation{decide: emptyDecision, valid: Validation{Why: "node n1 is no longer a candidate (do-not-disrupt, PDB, nomination or gone)"}}
 	f.register(env)
 	var st ConsolidationStatus
-	env.RegisterDelayedCallback(func() {
-		v, _ := env.QueryWorkflow(QueryStatus)
-		_ = v.Get(&st)
-	}, 2*time.Minute)
+	queryStatusAfter(env, 2*time.Minute, &st)
 	runUntilContinueAsNew(t, env, ConsolidationInput{})
 	if len(f.drained) != 0 {
 		t.Fatalf("drained %+v, want nothing", f.drained)
@@ -167,10 +167,7 @@ func TestConsolidationPauseStopsDecisionsUntilItExpires(t *testing.T) {
 		start = env.Now()
 		env.SignalWorkflow(SignalPauseDisruption, PauseRequest{Duration: 3 * time.Minute, Reason: "game day"})
 	}, time.Second)
-	env.RegisterDelayedCallback(func() {
-		v, _ := env.QueryWorkflow(QueryStatus)
-		_ = v.Get(&during)
-	}, 2*time.Minute)
+	queryStatusAfter(env, 2*time.Minute, &during)
 	runUntilContinueAsNew(t, env, ConsolidationInput{})
 	if !during.Paused || during.PauseReason != "game day" {
 		t.Fatalf("status during pause %+v", during.ConsolidationState)
@@ -216,12 +213,7 @@ func TestConsolidationStatusListsTheLastPassBlockedNodes(t *testing.T) {
 	}}
 	f.register(env)
 	var st ConsolidationStatus
-	env.RegisterDelayedCallback(func() {
-		v, err := env.QueryWorkflow(QueryStatus)
-		if err == nil {
-			_ = v.Get(&st)
-		}
-	}, 2*time.Minute)
+	queryStatusAfter(env, 2*time.Minute, &st)
 	env.ExecuteWorkflow(ConsolidationWorkflow, ConsolidationInput{})
 	var can *workflow.ContinueAsNewError
 	if err := env.GetWorkflowError(); !errors.As(err, &can) {

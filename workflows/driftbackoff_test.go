@@ -88,12 +88,7 @@ func TestConsolidationBacksOffAFailingPoolsDrift(t *testing.T) {
 		return DisruptResult{Outcome: PhaseDone}, nil
 	})
 	var mid ConsolidationStatus
-	env.RegisterDelayedCallback(func() {
-		v, err := env.QueryWorkflow(QueryStatus)
-		if err == nil {
-			_ = v.Get(&mid)
-		}
-	}, 100*time.Second)
+	queryStatusAfter(env, 100*time.Second, &mid)
 	start = env.Now()
 	env.ExecuteWorkflow(ConsolidationWorkflow, ConsolidationInput{})
 	var can *workflow.ContinueAsNewError

@@ -24,8 +24,9 @@ const (
 	PhaseInterrupted = "Interrupted"
 )
 
-// Interruption kinds: the same strings as package cloud/interruption (the
-// kind label of joinery_interruption_received_messages_total).
+// Interruption kinds (the kind label of
+// joinery_interruption_received_messages_total); providers/aws/interruption's
+// Parse names them with these constants.
 const (
 	KindSpotInterrupted         = "spot_interrupted"
 	KindRebalanceRecommendation = "rebalance_recommendation"

@@ -87,6 +87,22 @@ func offerings() []Offering {
 	}
 }
 
+// runGeneralPurposeClaim runs the saga of NodeClaim general-purpose-abc12
+// over offerings() to its end and returns its final status; a workflow
+// error fails the test.
+func runGeneralPurposeClaim(t *testing.T, env *testsuite.TestWorkflowEnvironment) NodeClaimStatus {
+	t.Helper()
+	env.ExecuteWorkflow(NodeClaimWorkflow, NodeClaimInput{Name: "general-purpose-abc12", NodePool: "general-purpose", Offerings: offerings()})
+	if err := env.GetWorkflowError(); err != nil {
+		t.Fatalf("workflow error: %v", err)
+	}
+	var st NodeClaimStatus
+	if err := env.GetWorkflowResult(&st); err != nil {
+		t.Fatal(err)
+	}
+	return st
+}
+
 func TestNodeClaimFallsBackOnInsufficientCapacityAndTerminatesOnSignal(t *testing.T) {
 	var s testsuite.WorkflowTestSuite
 	env := s.NewTestWorkflowEnvironment()
@@ -106,14 +122,7 @@ func TestNodeClaimFallsBackOnInsufficientCapacityAndTerminatesOnSignal(t *testin
 		phaseWhenServing = st.Phase
 		env.SignalWorkflow(SignalTerminate, "test")
 	}, time.Minute)
-	env.ExecuteWorkflow(NodeClaimWorkflow, NodeClaimInput{Name: "general-purpose-abc12", NodePool: "general-purpose", Offerings: offerings()})
-	if err := env.GetWorkflowError(); err != nil {
-		t.Fatalf("workflow error: %v", err)
-	}
-	var st NodeClaimStatus
-	if err := env.GetWorkflowResult(&st); err != nil {
-		t.Fatal(err)
-	}
+	st := runGeneralPurposeClaim(t, env)
 	// First CreateFleet: both spot offerings; m6i ICE'd, m6a launched in the same call.
 	if len(f.launches) != 1 || len(f.launches[0].Offerings) != 2 || f.launches[0].CapacityType != "spot" {
 		t.Fatalf("launches = %+v", f.launches)

@@ -83,14 +83,7 @@ func TestNodeClaimDeletedSignalRunsTheEnding(t *testing.T) {
 		e.deadline = env.Now().Add(time.Hour)
 		env.SignalWorkflow(SignalDeleted, DeletionNotice{Object: ObjectNodeClaim, Name: "general-purpose-abc12", NodeClaim: "general-purpose-abc12", At: env.Now()})
 	}, time.Minute)
-	env.ExecuteWorkflow(NodeClaimWorkflow, NodeClaimInput{Name: "general-purpose-abc12", NodePool: "general-purpose", Offerings: offerings()})
-	if err := env.GetWorkflowError(); err != nil {
-		t.Fatalf("workflow error: %v", err)
-	}
-	var st NodeClaimStatus
-	if err := env.GetWorkflowResult(&st); err != nil {
-		t.Fatal(err)
-	}
+	st := runGeneralPurposeClaim(t, env)
 	want := []string{ActivityBeginTermination, ActivityTaintDisrupted, ActivityDrainStep, ActivityRecordEvent + ":FailedDraining",
 		ActivityDrainStep, ActivityWaitVolumesDetached, ActivityTerminateInstance, ActivityRemoveFinalizers}
 	if !reflect.DeepEqual(e.steps, want) {

@@ -1,6 +1,7 @@
 package v1
 
 import (
+	"cmp"
 	"strconv"
 )
 
@@ -29,20 +30,29 @@ func (r NodeSelectorRequirementWithMinValues) Matches(value string, has bool) bo
 	case OpDoesNotExist:
 		return !has
 	case OpGt, OpLt:
-		if !has || len(r.Values) != 1 {
-			return false
-		}
-		v, err1 := strconv.ParseInt(value, 10, 64)
-		bound, err2 := strconv.ParseInt(r.Values[0], 10, 64)
-		if err1 != nil || err2 != nil {
-			return false
-		}
+		c, ok := CompareIntLabel(value, has, r.Values)
 		if r.Operator == OpGt {
-			return v > bound
+			return ok && c > 0
 		}
-		return v < bound
+		return ok && c < 0
 	}
 	return false
+}
+
+// CompareIntLabel compares a label's value with the single bound of an
+// integer operator (Gt, Lt; api/v1alpha1's Gte, Lte) as cmp.Compare does;
+// ok is false, and such a requirement never matches, when the label is
+// absent, there is not exactly one bound, or either is not an integer.
+func CompareIntLabel(value string, has bool, bound []string) (c int, ok bool) {
+	if !has || len(bound) != 1 {
+		return 0, false
+	}
+	v, err1 := strconv.ParseInt(value, 10, 64)
+	b, err2 := strconv.ParseInt(bound[0], 10, 64)
+	if err1 != nil || err2 != nil {
+		return 0, false
+	}
+	return cmp.Compare(v, b), true
 }
 
 func contains(list []string, s string) bool {

@@ -88,16 +88,9 @@ func (r NodeSelectorRequirement) Matches(value string, has bool) bool {
 	if r.Operator != "Gte" && r.Operator != "Lte" {
 		return apiv1.NodeSelectorRequirementWithMinValues{Key: r.Key, Operator: r.Operator, Values: r.Values}.Matches(value, has)
 	}
-	if !has || len(r.Values) != 1 {
-		return false
-	}
-	v, err1 := strconv.ParseInt(value, 10, 64)
-	bound, err2 := strconv.ParseInt(r.Values[0], 10, 64)
-	if err1 != nil || err2 != nil {
-		return false
-	}
+	c, ok := apiv1.CompareIntLabel(value, has, r.Values)
 	if r.Operator == "Gte" {
-		return v >= bound
+		return ok && c >= 0
 	}
-	return v <= bound
+	return ok && c <= 0
 }

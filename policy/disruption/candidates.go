@@ -63,6 +63,16 @@ type Candidate struct {
 	BufferPods int
 }
 
+// candidatesByNode indexes cands by node name: a decision names its nodes,
+// and its rechecks look each one up among the current candidates.
+func candidatesByNode(cands []Candidate) map[string]Candidate {
+	byName := make(map[string]Candidate, len(cands))
+	for _, c := range cands {
+		byName[c.Node.Name] = c
+	}
+	return byName
+}
+
 // Unsettled says why no disruption may be decided now ("": none): pods
 // are pending that no NodeClaim was launched for, or a NodeClaim is still
 // launching.

@@ -198,10 +198,7 @@ func ConsolidateAfterRecheck(d workflows.DisruptionDecision, cands []Candidate, 
 	default:
 		return ""
 	}
-	byName := map[string]Candidate{}
-	for _, c := range cands {
-		byName[c.Node.Name] = c
-	}
+	byName := candidatesByNode(cands)
 	for _, n := range d.Nodes {
 		c, ok := byName[n]
 		if !ok {

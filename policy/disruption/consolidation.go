@@ -311,10 +311,7 @@ func (m move) decision(method string, nodes []string, why string) workflows.Disr
 // still empty. final: the verdict stands (an invalid one, or a valid
 // emptiness); otherwise Resimulated judges a fresh simulation.
 func Recheck(d workflows.DisruptionDecision, cands []Candidate) (v workflows.Validation, final bool) {
-	byName := map[string]Candidate{}
-	for _, c := range cands {
-		byName[c.Node.Name] = c
-	}
+	byName := candidatesByNode(cands)
 	for _, n := range d.Nodes {
 		c, ok := byName[n]
 		if !ok {

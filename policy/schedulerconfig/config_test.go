@@ -11,6 +11,19 @@ import (
 	corev1 "k8s.io/api/core/v1"
 )
 
+// zoneConstraint spreads over zones, maxSkew 1, DoNotSchedule (flow style).
+const zoneConstraint = "{maxSkew: 1, topologyKey: topology.kubernetes.io/zone, whenUnsatisfiable: DoNotSchedule}"
+
+// listPluginConfig is a profile's pluginConfig giving PodTopologySpread
+// the List defaults of the given constraints (flow-style YAML, one each).
+func listPluginConfig(constraints ...string) string {
+	s := "  pluginConfig:\n  - name: PodTopologySpread\n    args:\n      defaultingType: List\n      defaultConstraints:\n"
+	for _, c := range constraints {
+		s += "      - " + c + "\n"
+	}
+	return s
+}
+
 // A List profile for default-scheduler and a System one for a second
 // scheduler: each gets its own defaults, by schedulerName.
 func TestParseListAndSystemProfiles(t *testing.T) {
@@ -19,14 +32,7 @@ apiVersion: kubescheduler.config.k8s.io/v1
 kind: KubeSchedulerConfiguration
 profiles:
 - schedulerName: default-scheduler
-  pluginConfig:
-  - name: PodTopologySpread
-    args:
-      defaultingType: List
-      defaultConstraints:
-      - {maxSkew: 1, topologyKey: topology.kubernetes.io/zone, whenUnsatisfiable: DoNotSchedule}
-      - {maxSkew: 2, topologyKey: karpenter.sh/capacity-type, whenUnsatisfiable: ScheduleAnyway}
-- schedulerName: batch
+` + listPluginConfig(zoneConstraint, "{maxSkew: 2, topologyKey: karpenter.sh/capacity-type, whenUnsatisfiable: ScheduleAnyway}") + `- schedulerName: batch
   pluginConfig:
   - name: NodeResourcesFit
     args: {scoringStrategy: {type: MostAllocated}}
@@ -54,15 +60,7 @@ profiles:
 // only its score keeps the DoNotSchedule defaults.
 func TestParseDefaultsAndDisabledPlugin(t *testing.T) {
 	const head = "apiVersion: kubescheduler.config.k8s.io/v1\nkind: KubeSchedulerConfiguration\n"
-	list := `
-  pluginConfig:
-  - name: PodTopologySpread
-    args:
-      defaultingType: List
-      defaultConstraints:
-      - {maxSkew: 1, topologyKey: topology.kubernetes.io/zone, whenUnsatisfiable: DoNotSchedule}
-      - {maxSkew: 1, topologyKey: kubernetes.io/hostname, whenUnsatisfiable: ScheduleAnyway}
-`
+	list := "\n" + listPluginConfig(zoneConstraint, "{maxSkew: 1, topologyKey: kubernetes.io/hostname, whenUnsatisfiable: ScheduleAnyway}")
 	zone := corev1.TopologySpreadConstraint{MaxSkew: 1, TopologyKey: "topology.kubernetes.io/zone", WhenUnsatisfiable: corev1.DoNotSchedule}
 	for _, c := range []struct {
 		name, body string

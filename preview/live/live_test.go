@@ -8,6 +8,7 @@ import (
 	"github.com/joinery/joinery/activities"
 	apiv1 "github.com/joinery/joinery/api/v1"
 	"github.com/joinery/joinery/catalog"
+	"github.com/joinery/joinery/internal/testobj"
 	"github.com/joinery/joinery/preview/whatif"
 	"github.com/joinery/joinery/providers/kube/kubetest"
 	"go.uber.org/zap"
@@ -31,14 +32,7 @@ func TestPreviewPlansTheChangesPoolsAndWritesNothing(t *testing.T) {
 	ref := &apiv1.NodeClassReference{Group: "karpenter.k8s.aws", Kind: "EC2NodeClass", Name: "default"}
 	gp := &apiv1.NodePool{ObjectMeta: metav1.ObjectMeta{Name: "gp"}}
 	gp.Spec.Template.Spec.NodeClassRef, gp.Spec.Template.Spec.Requirements = ref, families("c7i", "m7i")
-	cls := &apiv1.EC2NodeClass{ObjectMeta: metav1.ObjectMeta{Name: "default", Generation: 1},
-		Spec: apiv1.EC2NodeClassSpec{AMISelectorTerms: []apiv1.AMISelectorTerm{{Alias: "al2023@latest"}}},
-		Status: apiv1.EC2NodeClassStatus{
-			AMIs: []apiv1.AMIStatus{{ID: "ami-1", Requirements: []corev1.NodeSelectorRequirement{
-				{Key: corev1.LabelArchStable, Operator: corev1.NodeSelectorOpIn, Values: []string{"amd64"}}}}},
-			Subnets:    []apiv1.SubnetStatus{{ID: "subnet-a", Zone: "us-east-1a"}},
-			Conditions: []metav1.Condition{{Type: apiv1.ConditionReady, Status: metav1.ConditionTrue, ObservedGeneration: 1, Reason: "Ready"}},
-		}}
+	cls := testobj.ReadyNodeClass()
 	labels := map[string]string{apiv1.LabelNodePool: "gp", apiv1.LabelInstanceType: "m7i.large", apiv1.LabelInstanceFamily: "m7i",
 		apiv1.LabelCapacityType: "on-demand", apiv1.LabelZone: "us-east-1a"}
 	node := &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: "ip-10-0-0-4.ec2.internal", Labels: labels},
@@ -47,8 +41,8 @@ func TestPreviewPlansTheChangesPoolsAndWritesNothing(t *testing.T) {
 			Conditions: []corev1.NodeCondition{{Type: corev1.NodeReady, Status: corev1.ConditionTrue}}}}
 	nc := &apiv1.NodeClaim{ObjectMeta: metav1.ObjectMeta{Name: "gp-abcde", Labels: labels}, Spec: apiv1.NodeClaimSpec{NodeClassRef: ref}}
 	nc.Status.NodeName, nc.Status.ProviderID = node.Name, "aws:///us-east-1a/i-1"
-	a := activities.New(activities.Deps{Catalog: catalog.MustDefault(), Log: zap.NewNop(), Cluster: kubetest.Start(t, kubetest.World{Pools: []*apiv1.NodePool{gp}, Claims: []*apiv1.NodeClaim{nc}, Classes: []*apiv1.EC2NodeClass{cls}, Objects: []runtime.Object{node}}).Cluster})
-	kc, dc := a.Cluster.Kube.(*kubefake.Clientset), a.Cluster.Dynamic.(*dynfake.FakeDynamicClient)
+	src := NewSource(activities.Deps{Catalog: catalog.MustDefault(), Log: zap.NewNop(), Cluster: kubetest.Start(t, kubetest.World{Pools: []*apiv1.NodePool{gp}, Claims: []*apiv1.NodeClaim{nc}, Classes: []*apiv1.EC2NodeClass{cls}, Objects: []runtime.Object{node}}).Cluster})
+	kc, dc := src.Cluster.Kube.(*kubefake.Clientset), src.Cluster.Dynamic.(*dynfake.FakeDynamicClient)
 	kc.ClearActions()
 	dc.ClearActions()
 
@@ -56,7 +50,7 @@ func TestPreviewPlansTheChangesPoolsAndWritesNothing(t *testing.T) {
 	narrow.Spec.Template.Spec.NodeClassRef, narrow.Spec.Template.Spec.Requirements = ref, families("c7i")
 	changedClass := &apiv1.EC2NodeClass{ObjectMeta: metav1.ObjectMeta{Name: "default"}, Spec: cls.Spec}
 	changedClass.Spec.AMISelectorTerms = []apiv1.AMISelectorTerm{{ID: "ami-2"}}
-	st := Preview(a, whatif.Change{NodePools: []*apiv1.NodePool{narrow}, NodeClasses: []*apiv1.EC2NodeClass{changedClass}}, time.Now())
+	st := Preview(src, whatif.Change{NodePools: []*apiv1.NodePool{narrow}, NodeClasses: []*apiv1.EC2NodeClass{changedClass}}, time.Now())
 
 	fams := func(in []string) map[string]bool {
 		out := map[string]bool{}

@@ -16,11 +16,10 @@ func writeFile(t *testing.T, body string) string {
 	return p
 }
 
-// ReadChange keeps NodePools and EC2NodeClasses, notes other kinds, and
-// refuses a bad object naming its field, and an older API version naming
-// the command that converts it.
-func TestReadChange(t *testing.T) {
-	ok := writeFile(t, `apiVersion: karpenter.sh/v1
+// gpPoolYAML is NodePool gp asking for family c7i with the given
+// requirement operator: In reads, an unknown one is refused.
+func gpPoolYAML(operator string) string {
+	return `apiVersion: karpenter.sh/v1
 kind: NodePool
 metadata: {name: gp}
 spec:
@@ -28,8 +27,15 @@ spec:
     spec:
       nodeClassRef: {group: karpenter.k8s.aws, kind: EC2NodeClass, name: default}
       requirements:
-        - {key: karpenter.k8s.aws/instance-family, operator: In, values: ["c7i"]}
----
+        - {key: karpenter.k8s.aws/instance-family, operator: ` + operator + `, values: ["c7i"]}
+`
+}
+
+// ReadChange keeps NodePools and EC2NodeClasses, notes other kinds, and
+// refuses a bad object naming its field, and an older API version naming
+// the command that converts it.
+func TestReadChange(t *testing.T) {
+	ok := writeFile(t, gpPoolYAML("In")+`---
 apiVersion: karpenter.k8s.aws/v1
 kind: EC2NodeClass
 metadata: {name: default}
@@ -50,16 +56,7 @@ metadata: {name: x}
 	if len(notes) != 1 || !strings.Contains(notes[0], "ConfigMap x ignored") {
 		t.Errorf("notes %q", notes)
 	}
-	bad := writeFile(t, `apiVersion: karpenter.sh/v1
-kind: NodePool
-metadata: {name: gp}
-spec:
-  template:
-    spec:
-      nodeClassRef: {group: karpenter.k8s.aws, kind: EC2NodeClass, name: default}
-      requirements:
-        - {key: karpenter.k8s.aws/instance-family, operator: Sometimes, values: ["c7i"]}
-`)
+	bad := writeFile(t, gpPoolYAML("Sometimes"))
 	if _, _, err := ReadChange(bad); err == nil || !strings.Contains(err.Error(), "document 1 (NodePool gp): spec.template.spec.requirements[0].operator") {
 		t.Errorf("bad operator: %v", err)
 	}

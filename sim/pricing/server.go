@@ -232,12 +232,10 @@ func invalidParameter(format string, args ...any) *apiError {
 
 // ServeHTTP answers one AWS JSON 1.1 request.
 func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
-	target := r.Header.Get("X-Amz-Target")
-	op, ok := strings.CutPrefix(target, "AWSPriceListService.")
+	op, unknown := serve.JSONOperation(r, "AWSPriceListService.", "Price List")
 	s.record(r, op)
-	if r.Method != http.MethodPost || !ok {
-		writeError(w, &apiError{Status: http.StatusBadRequest, Type: "UnknownOperationException",
-			Msg: fmt.Sprintf("this endpoint speaks the Price List AWS JSON 1.1 protocol only (X-Amz-Target %q)", target)})
+	if unknown != nil {
+		writeError(w, unknown)
 		return
 	}
 	if !s.authorize(w, r, op) {
@@ -255,8 +253,8 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	var in getProductsInput
-	if e := json.NewDecoder(r.Body).Decode(&in); e != nil {
-		writeError(w, &apiError{Status: http.StatusBadRequest, Type: "SerializationException", Msg: "cannot decode the request body: " + e.Error()})
+	if err := serve.DecodeJSONBody(r, &in); err != nil {
+		writeError(w, err)
 		return
 	}
 	out, err := s.getProducts(in)
@@ -264,9 +262,7 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		writeError(w, err)
 		return
 	}
-	w.Header().Set("Content-Type", "application/x-amz-json-1.1")
-	w.Header().Set("x-amzn-RequestId", s.ids.Next())
-	_ = json.NewEncoder(w).Encode(out)
+	serve.WriteJSON(w, s.ids.Next(), out)
 }
 
 type getProductsInput struct {

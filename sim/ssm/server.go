@@ -17,7 +17,6 @@
 package ssm
 
 import (
-	"encoding/json"
 	"fmt"
 	"net/http"
 	"strings"
@@ -137,40 +136,33 @@ func checkName(name string) *apiError {
 
 // ServeHTTP answers one AWS JSON 1.1 request.
 func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
-	target := r.Header.Get("X-Amz-Target")
-	op, ok := strings.CutPrefix(target, "AmazonSSM.")
+	op, err := serve.JSONOperation(r, "AmazonSSM.", "SSM")
 	s.record(r, op)
-	if r.Method != http.MethodPost || !ok {
-		writeError(w, &apiError{Status: http.StatusBadRequest, Type: "UnknownOperationException",
-			Msg: fmt.Sprintf("this endpoint speaks the SSM AWS JSON 1.1 protocol only (X-Amz-Target %q)", target)})
+	if err != nil {
+		writeError(w, err)
 		return
 	}
 	if !s.authorize(w, r, op) {
 		return
 	}
 	var out any
-	var err *apiError
 	switch op {
 	case "GetParameter":
 		var in struct {
 			Name           string
 			WithDecryption bool
 		}
-		if e := json.NewDecoder(r.Body).Decode(&in); e != nil {
-			writeError(w, &apiError{Status: http.StatusBadRequest, Type: "SerializationException", Msg: "cannot decode the request body: " + e.Error()})
-			return
+		if err = serve.DecodeJSONBody(r, &in); err == nil {
+			out, err = s.getParameter(in.Name)
 		}
-		out, err = s.getParameter(in.Name)
 	case "GetParameters":
 		var in struct {
 			Names          []string
 			WithDecryption bool
 		}
-		if e := json.NewDecoder(r.Body).Decode(&in); e != nil {
-			writeError(w, &apiError{Status: http.StatusBadRequest, Type: "SerializationException", Msg: "cannot decode the request body: " + e.Error()})
-			return
+		if err = serve.DecodeJSONBody(r, &in); err == nil {
+			out, err = s.getParameters(in.Names)
 		}
-		out, err = s.getParameters(in.Names)
 	default:
 		err = &apiError{Status: http.StatusBadRequest, Type: "UnknownOperationException", Msg: "The local SSM endpoint does not implement " + op}
 	}
@@ -178,9 +170,7 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		writeError(w, err)
 		return
 	}
-	w.Header().Set("Content-Type", "application/x-amz-json-1.1")
-	w.Header().Set("x-amzn-RequestId", s.ids.Next())
-	_ = json.NewEncoder(w).Encode(out)
+	serve.WriteJSON(w, s.ids.Next(), out)
 }
 
 func (s *Server) getParameter(name string) (any, *apiError) {

@@ -25,10 +25,7 @@ import (
 func TestBadInputIsReportedAndTheRestIsProvisioned(t *testing.T) {
 	parallel(t)
 	e := startEnv(t)
-	objs, err := cluster.ReadManifests("../../examples/nodepools.yaml", "testdata/bad-input.yaml")
-	if err != nil {
-		t.Fatal(err)
-	}
+	objs := readManifests(t, "../../examples/nodepools.yaml", "testdata/bad-input.yaml")
 	// The NodePool CRD now refuses the broken pool itself (deploy/crds,
 	// test/integration/crd_validation_test.go). The controller must still
 	// cope with one stored before that validation existed: store it under an
@@ -41,9 +38,7 @@ func TestBadInputIsReportedAndTheRestIsProvisioned(t *testing.T) {
 			rest = append(rest, o)
 		}
 	}
-	if err := cluster.Apply(e.ctx, e.w.Kube.RESTConfig(), rest); err != nil {
-		t.Fatal(err)
-	}
+	e.apply(t, rest)
 	storeUnvalidated(t, e.ctx, e.w.Kube.RESTConfig(), broken)
 	var small int
 	var hugeEvent, poolEvent string

@@ -4,7 +4,6 @@ package integration
 
 import (
 	"fmt"
-	"path/filepath"
 	"sort"
 	"strings"
 	"testing"
@@ -13,7 +12,6 @@ import (
 	"github.com/joinery/joinery/api/capacitybuffer"
 	apiv1 "github.com/joinery/joinery/api/v1"
 	"github.com/joinery/joinery/controller"
-	"github.com/joinery/joinery/internal/logging"
 	"github.com/joinery/joinery/workflows"
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
@@ -33,11 +31,7 @@ import (
 func TestCapacityBufferAbsorbsABurst(t *testing.T) {
 	parallel(t)
 	e := startEnvWith(t, false)
-	log, err := logging.NewFile(filepath.Join(e.dir, "joinery.log"), "info")
-	if err != nil {
-		t.Fatal(err)
-	}
-	e.runController(t, log, func(c *controller.Config) {
+	e.runControllerLogged(t, func(c *controller.Config) {
 		c.FeatureGates.CapacityBuffer = true
 		c.DisruptionPassInterval, c.DisruptionValidationDelay = 2*time.Second, 2*time.Second
 		c.MetricsAddr = metricsAddr
@@ -309,11 +303,7 @@ func (e *env) runningInstances() int {
 func TestNodePoolHeadroomKeepsSpareRoom(t *testing.T) {
 	parallel(t)
 	e := startEnvWith(t, false)
-	log, err := logging.NewFile(filepath.Join(e.dir, "joinery.log"), "info")
-	if err != nil {
-		t.Fatal(err)
-	}
-	e.runController(t, log, func(c *controller.Config) {
+	e.runControllerLogged(t, func(c *controller.Config) {
 		c.DisruptionPassInterval, c.DisruptionValidationDelay = 2*time.Second, 2*time.Second
 		c.MetricsAddr = metricsAddr
 	})

@@ -14,8 +14,6 @@ import (
 	apiv1 "github.com/joinery/joinery/api/v1"
 	"github.com/joinery/joinery/catalog"
 	"github.com/joinery/joinery/controller"
-	"github.com/joinery/joinery/internal/logging"
-	"github.com/joinery/joinery/providers/kube"
 	"github.com/joinery/joinery/sim/ec2"
 	"github.com/joinery/joinery/sim/world"
 	"github.com/joinery/joinery/workflows"
@@ -33,12 +31,7 @@ func TestCatalogFallbackWhenInstanceTypesRefused(t *testing.T) {
 	parallel(t)
 	e := startEnvWith(t, false)
 	e.w.EC2.Refuse("DescribeInstanceTypes", ec2.CodeUnauthorizedOperation)
-	logPath := filepath.Join(e.dir, "joinery.log")
-	log, err := logging.NewFile(logPath, "info")
-	if err != nil {
-		t.Fatal(err)
-	}
-	e.runController(t, log, func(c *controller.Config) {
+	e.runControllerLogged(t, func(c *controller.Config) {
 		c.MetricsAddr = metricsAddr
 		c.DisruptionPassInterval = 2 * time.Second
 	})
@@ -51,7 +44,7 @@ func TestCatalogFallbackWhenInstanceTypesRefused(t *testing.T) {
 	if n := e.w.EC2.Calls()["DescribeInstanceTypes"]; n == 0 {
 		t.Error("the controller never asked DescribeInstanceTypes")
 	}
-	b, err := os.ReadFile(logPath)
+	b, err := os.ReadFile(filepath.Join(e.dir, "joinery.log"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -96,13 +89,8 @@ func TestSecondRegionProvisionsTheExamples(t *testing.T) {
 	if got := e.w.EC2.Options().Zones; strings.Join(got, ",") != "eu-west-1a,eu-west-1b,eu-west-1c" {
 		t.Fatalf("zones %v", got)
 	}
-	objs, err := kube.ReadManifests("../../examples/nodepools.yaml", "../../examples/workloads.yaml")
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := kube.Apply(e.ctx, e.w.Kube.RESTConfig(), objs); err != nil {
-		t.Fatal(err)
-	}
+	objs := readManifests(t, "../../examples/nodepools.yaml", "../../examples/workloads.yaml")
+	e.apply(t, objs)
 	want, nss := world.ExpectedPods(objs)
 	settled, err := world.WaitSettled(e.ctx, e.kc, want, nss)
 	if err != nil {
@@ -121,7 +109,7 @@ func TestSecondRegionProvisionsTheExamples(t *testing.T) {
 		if !strings.HasPrefix(zone, region) || n.Labels[apiv1.LabelRegion] != region {
 			t.Errorf("node %s in zone %q region %q, want %s", n.Name, zone, n.Labels[apiv1.LabelRegion], region)
 		}
-		price := e.nodePrice(t, n.Name)
+		price := e.nodeClaimStatus(t, n.Name).Instance.Price
 		it, _ := emb.Get(typ)
 		var wantPrice float64
 		if ct == apiv1.CapacityTypeSpot {
@@ -140,8 +128,9 @@ func TestSecondRegionProvisionsTheExamples(t *testing.T) {
 	}
 }
 
-// nodePrice is the price the node's NodeClaim workflow recorded.
-func (e *env) nodePrice(t *testing.T, node string) float64 {
+// nodeClaimStatus is the status of the node's NodeClaim workflow, once it
+// has recorded the instance (its price, zone...).
+func (e *env) nodeClaimStatus(t *testing.T, node string) workflows.NodeClaimStatus {
 	t.Helper()
 	var st workflows.NodeClaimStatus
 	q := fmt.Sprintf("NodeName = %q", node)
@@ -153,5 +142,5 @@ func (e *env) nodePrice(t *testing.T, node string) float64 {
 		v, err := e.tc.QueryWorkflow(e.ctx, found.Executions[0].Execution.WorkflowId, "", workflows.QueryStatus)
 		return err == nil && v.Get(&st) == nil && st.Instance.ID != ""
 	})
-	return st.Instance.Price
+	return st
 }

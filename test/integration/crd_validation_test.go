@@ -204,10 +204,7 @@ spec:
 // crdObjects reads the NodePools, NodeClaims and EC2NodeClasses of a manifest file.
 func crdObjects(t *testing.T, path string) []*unstructured.Unstructured {
 	t.Helper()
-	objs, err := cluster.ReadManifests(path)
-	if err != nil {
-		t.Fatal(err)
-	}
+	objs := readManifests(t, path)
 	var out []*unstructured.Unstructured
 	for _, o := range objs {
 		if _, ok := crdGVR[o.GetKind()]; ok {

@@ -9,14 +9,12 @@ import (
 	"time"
 
 	apiv1 "github.com/joinery/joinery/api/v1"
-	"github.com/joinery/joinery/providers/kube"
 	"github.com/joinery/joinery/workflows"
 	"go.temporal.io/api/workflowservice/v1"
 	"go.temporal.io/sdk/client"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/types"
 )
 
@@ -38,19 +36,7 @@ func TestDrainAndReplaceSurvivesWorkerKillsAndKeepsThePDB(t *testing.T) {
 func drainWithKills(t *testing.T, workloads string, wantOnNode int) {
 	e := startEnvWith(t, false)
 	w := e.startWorker(t)
-	objs, err := kube.ReadManifests("../../examples/nodepools.yaml", workloads)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var keep []*unstructured.Unstructured
-	for _, o := range objs {
-		if o.GetKind() == "NodePool" || o.GetKind() == "EC2NodeClass" || o.GetName() == "workload-sample" {
-			keep = append(keep, o)
-		}
-	}
-	if err := kube.Apply(e.ctx, e.w.Kube.RESTConfig(), keep); err != nil {
-		t.Fatal(err)
-	}
+	e.apply(t, kept(readManifests(t, "../../examples/nodepools.yaml", workloads), poolsClassAndSample))
 	ready := func() (int, map[string]int) { return e.readyPods("app=workload-sample") }
 	waitFor(t, 3*time.Minute, "10 workload-sample pods Ready", func() bool { n, _ := ready(); return n == 10 })
 	_, byNode := ready()

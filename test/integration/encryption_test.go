@@ -16,7 +16,6 @@ import (
 	"time"
 
 	"github.com/joinery/joinery/controller"
-	"github.com/joinery/joinery/providers/kube"
 	"github.com/joinery/joinery/providers/temporal"
 	"github.com/joinery/joinery/providers/temporal/codec"
 	"github.com/joinery/joinery/test/history"
@@ -44,19 +43,7 @@ func TestEncryptedHistoriesHoldNoIdentifiers(t *testing.T) {
 	parallel(t)
 	e := startEnvWith(t, true, func(c *controller.Config) { c.Temporal.CodecKeyFile = testKeyring })
 	// e.tc has no codec: it sees what the server stores.
-	objs, err := kube.ReadManifests("../../examples/nodepools.yaml", "../../examples/workloads.yaml")
-	if err != nil {
-		t.Fatal(err)
-	}
-	var keep []*unstructured.Unstructured
-	for _, o := range objs {
-		if o.GetKind() == "NodePool" || o.GetKind() == "EC2NodeClass" || o.GetName() == "workload-sample" {
-			keep = append(keep, o)
-		}
-	}
-	if err := kube.Apply(e.ctx, e.w.Kube.RESTConfig(), keep); err != nil {
-		t.Fatal(err)
-	}
+	e.apply(t, kept(readManifests(t, "../../examples/nodepools.yaml", "../../examples/workloads.yaml"), poolsClassAndSample))
 	ids := map[string]string{} // identifier -> what it is
 	collect := func() {
 		pods, err := e.kc.CoreV1().Pods("").List(e.ctx, metav1.ListOptions{})

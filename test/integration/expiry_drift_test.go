@@ -10,7 +10,6 @@ import (
 	apiv1 "github.com/joinery/joinery/api/v1"
 	"github.com/joinery/joinery/controller"
 	"github.com/joinery/joinery/policy/disruption"
-	"github.com/joinery/joinery/providers/kube"
 	"github.com/joinery/joinery/workflows"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -26,19 +25,8 @@ import (
 // test manifests.
 func (e *env) applyWithDefaultClass(t *testing.T, files ...string) {
 	t.Helper()
-	objs, err := kube.ReadManifests(append([]string{"../../examples/nodepools.yaml"}, files...)...)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var keep []*unstructured.Unstructured
-	for _, o := range objs {
-		if o.GetKind() != "NodePool" || !fromExamples(o) {
-			keep = append(keep, o)
-		}
-	}
-	if err := kube.Apply(e.ctx, e.w.Kube.RESTConfig(), keep); err != nil {
-		t.Fatal(err)
-	}
+	objs := readManifests(t, append([]string{"../../examples/nodepools.yaml"}, files...)...)
+	e.apply(t, kept(objs, func(o *unstructured.Unstructured) bool { return o.GetKind() != "NodePool" || !fromExamples(o) }))
 }
 
 // fromExamples: the NodePools of examples/nodepools.yaml, left out.
@@ -306,9 +294,7 @@ func TestRequirementEditDriftsOnlyTheNodesNoLongerAdmitted(t *testing.T) {
 					"nodeSelector": map[string]interface{}{"team": "drift", apiv1.LabelInstanceFamily: "c7i"},
 					"containers": []interface{}{map[string]interface{}{"name": "app", "image": "public.ecr.aws/nginx/nginx:alpine",
 						"resources": map[string]interface{}{"requests": map[string]interface{}{"cpu": "1", "memory": "512Mi"}}}}}}}}}
-	if err := kube.Apply(e.ctx, e.w.Kube.RESTConfig(), []*unstructured.Unstructured{b}); err != nil {
-		t.Fatal(err)
-	}
+	e.apply(t, []*unstructured.Unstructured{b})
 	waitFor(t, 3*time.Minute, "drift-b Ready on a c7i node", func() bool { n, _ := e.readyPods("app=drift-b"); return n == 1 && claimOf("c7i") != nil })
 	c7i := claimOf("c7i")
 	t.Logf("nodes: m7i %s (NodeClaim %s), c7i %s (NodeClaim %s)", m7i.Status.NodeName, m7i.Name, c7i.Status.NodeName, c7i.Name)

@@ -10,7 +10,6 @@ import (
 
 	apiv1 "github.com/joinery/joinery/api/v1"
 	"github.com/joinery/joinery/controller"
-	"github.com/joinery/joinery/providers/kube"
 	"github.com/joinery/joinery/sim/world"
 	"github.com/joinery/joinery/workflows"
 	"github.com/prometheus/common/expfmt"
@@ -46,10 +45,7 @@ func TestDisruptionBlockedSaysWhy(t *testing.T) {
 		c.DisruptionPassInterval, c.DisruptionValidationDelay = 2*time.Second, 2*time.Second
 		c.MetricsAddr = metricsAddr
 	})
-	objs, err := kube.ReadManifests("../../examples/nodepools.yaml")
-	if err != nil {
-		t.Fatal(err)
-	}
+	objs := readManifests(t, "../../examples/nodepools.yaml")
 	var keep []*unstructured.Unstructured
 	for _, o := range objs {
 		if o.GetKind() == "EC2NodeClass" || o.GetName() == "general-purpose" {
@@ -57,9 +53,7 @@ func TestDisruptionBlockedSaysWhy(t *testing.T) {
 			keep = append(keep, o)
 		}
 	}
-	if err := kube.Apply(e.ctx, e.w.Kube.RESTConfig(), keep); err != nil {
-		t.Fatal(err)
-	}
+	e.apply(t, keep)
 	zero := intstr.FromInt32(0)
 	if _, err := e.kc.PolicyV1().PodDisruptionBudgets("default").Create(e.ctx, &policyv1.PodDisruptionBudget{
 		ObjectMeta: metav1.ObjectMeta{Name: "web", Namespace: "default"},

@@ -4,7 +4,6 @@ package integration
 
 import (
 	"fmt"
-	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -12,9 +11,7 @@ import (
 	"github.com/joinery/joinery/activities"
 	"github.com/joinery/joinery/api/provreq"
 	"github.com/joinery/joinery/controller"
-	"github.com/joinery/joinery/internal/logging"
 	"github.com/joinery/joinery/policy/gang"
-	"github.com/joinery/joinery/providers/kube"
 	"github.com/joinery/joinery/sim/ec2"
 	"github.com/joinery/joinery/workflows"
 	enumspb "go.temporal.io/api/enums/v1"
@@ -30,19 +27,14 @@ import (
 // ProvisioningRequest "training" for 4 pods, the 4 consuming pods).
 func applyGang(t *testing.T, e *env) {
 	t.Helper()
-	objs, err := kube.ReadManifests("../../examples/nodepools.yaml", "../../examples/gang.yaml")
-	if err != nil {
-		t.Fatal(err)
-	}
+	objs := readManifests(t, "../../examples/nodepools.yaml", "../../examples/gang.yaml")
 	var keep []*unstructured.Unstructured
 	for _, o := range objs {
 		if o.GetKind() != "NodePool" || o.GetName() == "gpu" {
 			keep = append(keep, o)
 		}
 	}
-	if err := kube.Apply(e.ctx, e.w.Kube.RESTConfig(), keep); err != nil {
-		t.Fatal(err)
-	}
+	e.apply(t, keep)
 }
 
 // provReq reads the ProvisioningRequest default/training (nil on error).
@@ -145,11 +137,7 @@ func TestGangAllOrNothing(t *testing.T) {
 	start := time.Now()
 	e := startEnvWith(t, false)
 	e.w.EC2.SetPoolCapacity("", "", "on-demand", 3)
-	log, err := logging.NewFile(filepath.Join(e.dir, "joinery.log"), "info")
-	if err != nil {
-		t.Fatal(err)
-	}
-	e.runController(t, log, func(c *controller.Config) { c.GangDeadline, c.MetricsAddr = 3*time.Minute, metricsAddr })
+	e.runControllerLogged(t, func(c *controller.Config) { c.GangDeadline, c.MetricsAddr = 3*time.Minute, metricsAddr })
 	applyGang(t, e)
 
 	pr := waitTryFailed(t, e, 2*time.Minute)

@@ -15,7 +15,6 @@ import (
 	"github.com/joinery/joinery/controller"
 	"github.com/joinery/joinery/policy/sharedstate"
 	"github.com/joinery/joinery/providers/aws"
-	"github.com/joinery/joinery/providers/kube"
 	"github.com/joinery/joinery/sim/ec2"
 	"github.com/joinery/joinery/workflows"
 	corev1 "k8s.io/api/core/v1"
@@ -99,13 +98,8 @@ func (e *env) appNode() string {
 
 func applyGCManifests(t *testing.T, e *env) {
 	t.Helper()
-	objs, err := kube.ReadManifests("testdata/gc.yaml")
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := kube.Apply(e.ctx, e.w.Kube.RESTConfig(), objs); err != nil {
-		t.Fatal(err)
-	}
+	objs := readManifests(t, "testdata/gc.yaml")
+	e.apply(t, objs)
 }
 
 // TestGarbageCollection: an instance tagged for this cluster that no

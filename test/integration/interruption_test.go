@@ -5,7 +5,6 @@ package integration
 import (
 	"io"
 	"net/http"
-	"path/filepath"
 	"regexp"
 	"strconv"
 	"testing"
@@ -13,8 +12,6 @@ import (
 
 	apiv1 "github.com/joinery/joinery/api/v1"
 	"github.com/joinery/joinery/controller"
-	"github.com/joinery/joinery/internal/logging"
-	"github.com/joinery/joinery/providers/kube"
 	"github.com/joinery/joinery/sim/ec2"
 	"github.com/joinery/joinery/sim/world"
 	"github.com/joinery/joinery/workflows"
@@ -38,22 +35,13 @@ const interruptionMetricsAddr = "127.0.0.1:18091"
 func TestInterruptionSpotWarningReplacesAndDrainsWithinTheNotice(t *testing.T) {
 	parallel(t)
 	e := startEnvWith(t, false)
-	log, err := logging.NewFile(filepath.Join(e.dir, "joinery.log"), "info")
-	if err != nil {
-		t.Fatal(err)
-	}
-	e.runController(t, log, func(c *controller.Config) {
+	e.runControllerLogged(t, func(c *controller.Config) {
 		c.DisableDisruption = true // consolidation would move these pods on its own
 		c.InterruptionQueue, c.SQSEndpoint = e.w.InterruptionQueueURL, e.w.SQSEndpoint
 		c.MetricsAddr = interruptionMetricsAddr
 	})
-	objs, err := kube.ReadManifests("testdata/interruption.yaml")
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := kube.Apply(e.ctx, e.w.Kube.RESTConfig(), objs); err != nil {
-		t.Fatal(err)
-	}
+	objs := readManifests(t, "testdata/interruption.yaml")
+	e.apply(t, objs)
 	running := func() map[string]corev1.Pod { // by app label
 		pods, err := e.kc.CoreV1().Pods("default").List(e.ctx, metav1.ListOptions{})
 		out := map[string]corev1.Pod{}

@@ -95,9 +95,7 @@ func TestLaunchPathFromNodeClassStatus(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := kube.Apply(e.ctx, e.w.Kube.RESTConfig(), objs); err != nil {
-		t.Fatal(err)
-	}
+	e.apply(t, objs)
 
 	// 1. Not Ready, with the reason; the pods hear why; nothing launched.
 	var cls *apiv1.EC2NodeClass
@@ -224,9 +222,7 @@ func TestWrongCABundleNeverJoins(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := kube.Apply(e.ctx, e.w.Kube.RESTConfig(), objs); err != nil {
-		t.Fatal(err)
-	}
+	e.apply(t, objs)
 	var launched []ec2.Instance
 	waitFor(t, 2*time.Minute, "an instance launched", func() bool {
 		launched = e.w.EC2.Instances()

@@ -9,7 +9,6 @@ import (
 	"time"
 
 	apiv1 "github.com/joinery/joinery/api/v1"
-	"github.com/joinery/joinery/providers/kube"
 	"github.com/joinery/joinery/test/history"
 	"github.com/joinery/joinery/workflows"
 	corev1 "k8s.io/api/core/v1"
@@ -33,10 +32,7 @@ func TestDeletionRunsTheNodesTermination(t *testing.T) {
 	parallel(t)
 	e := startEnvWith(t, false)
 	w := e.startWorker(t)
-	objs, err := kube.ReadManifests("../../examples/nodepools.yaml", "testdata/lifecycle.yaml")
-	if err != nil {
-		t.Fatal(err)
-	}
+	objs := readManifests(t, "../../examples/nodepools.yaml", "testdata/lifecycle.yaml")
 	var keep []*unstructured.Unstructured
 	for _, o := range objs {
 		if o.GetKind() == "NodePool" && o.GetName() == "general-purpose" {
@@ -49,9 +45,7 @@ func TestDeletionRunsTheNodesTermination(t *testing.T) {
 			keep = append(keep, o)
 		}
 	}
-	if err := kube.Apply(e.ctx, e.w.Kube.RESTConfig(), keep); err != nil {
-		t.Fatal(err)
-	}
+	e.apply(t, keep)
 	dc, err := dynamic.NewForConfig(e.w.Kube.RESTConfig())
 	if err != nil {
 		t.Fatal(err)

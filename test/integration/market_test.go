@@ -3,17 +3,11 @@
 package integration
 
 import (
-	"fmt"
-	"path/filepath"
 	"testing"
 	"time"
 
 	apiv1 "github.com/joinery/joinery/api/v1"
 	"github.com/joinery/joinery/controller"
-	"github.com/joinery/joinery/internal/logging"
-	"github.com/joinery/joinery/providers/kube"
-	"github.com/joinery/joinery/workflows"
-	"go.temporal.io/api/workflowservice/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 )
 
@@ -32,11 +26,7 @@ func TestSpotZoneFollowsThePrice(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	log, err := logging.NewFile(filepath.Join(e.dir, "joinery.log"), "info")
-	if err != nil {
-		t.Fatal(err)
-	}
-	e.runController(t, log, func(c *controller.Config) { c.SpotPriceRefresh = time.Second })
+	e.runControllerLogged(t, func(c *controller.Config) { c.SpotPriceRefresh = time.Second })
 	e.applyWithDefaultClass(t, "testdata/market.yaml")
 	zone, price := e.marketNode(t, "market-first")
 	t.Logf("market-first: node in %s at %.4f USD/hour", zone, price)
@@ -60,13 +50,8 @@ func TestSpotZoneFollowsThePrice(t *testing.T) {
 		}
 		return n >= 2
 	})
-	objs, err := kube.ReadManifests("testdata/market-next.yaml")
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := kube.Apply(e.ctx, e.w.Kube.RESTConfig(), objs); err != nil {
-		t.Fatal(err)
-	}
+	objs := readManifests(t, "testdata/market-next.yaml")
+	e.apply(t, objs)
 	zone, price = e.marketNode(t, "market-next")
 	t.Logf("market-next: node in %s at %.4f USD/hour", zone, price)
 	if zone != "us-east-1a" || price != 0.0200 {
@@ -90,16 +75,7 @@ func (e *env) marketNode(t *testing.T, app string) (string, float64) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var st workflows.NodeClaimStatus
-	q := fmt.Sprintf("NodeName = %q", node)
-	waitFor(t, 30*time.Second, "the NodeClaim workflow of "+node, func() bool {
-		found, err := e.tc.ListWorkflow(e.ctx, &workflowservice.ListWorkflowExecutionsRequest{Query: q})
-		if err != nil || len(found.Executions) != 1 {
-			return false
-		}
-		v, err := e.tc.QueryWorkflow(e.ctx, found.Executions[0].Execution.WorkflowId, "", workflows.QueryStatus)
-		return err == nil && v.Get(&st) == nil && st.Instance.ID != ""
-	})
+	st := e.nodeClaimStatus(t, node)
 	if st.Instance.Zone != n.Labels[apiv1.LabelZone] {
 		t.Errorf("node %s: zone label %s, instance in %s", node, n.Labels[apiv1.LabelZone], st.Instance.Zone)
 	}

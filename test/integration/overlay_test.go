@@ -4,7 +4,6 @@ package integration
 
 import (
 	"math"
-	"path/filepath"
 	"testing"
 	"time"
 
@@ -12,7 +11,6 @@ import (
 	"github.com/joinery/joinery/api/v1alpha1"
 	"github.com/joinery/joinery/catalog"
 	"github.com/joinery/joinery/controller"
-	"github.com/joinery/joinery/internal/logging"
 	"github.com/joinery/joinery/workflows"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
@@ -25,11 +23,7 @@ import (
 func TestNodeOverlayMovesTheLaunch(t *testing.T) {
 	parallel(t)
 	e := startEnvWith(t, false)
-	log, err := logging.NewFile(filepath.Join(e.dir, "joinery.log"), "info")
-	if err != nil {
-		t.Fatal(err)
-	}
-	e.runController(t, log, func(c *controller.Config) { c.FeatureGates.NodeOverlay = true })
+	e.runControllerLogged(t, func(c *controller.Config) { c.FeatureGates.NodeOverlay = true })
 	e.applyWithDefaultClass(t, "testdata/overlay.yaml")
 	_, price := e.marketNode(t, "overlaid")
 	nodes, err := e.kc.CoreV1().Nodes().List(e.ctx, metav1.ListOptions{LabelSelector: apiv1.LabelNodePool + "=overlaid"})

@@ -13,7 +13,6 @@ import (
 
 	apiv1 "github.com/joinery/joinery/api/v1"
 	"github.com/joinery/joinery/controller"
-	"github.com/joinery/joinery/providers/kube"
 	"github.com/joinery/joinery/sim/temporal"
 	"github.com/joinery/joinery/sim/world"
 	"github.com/joinery/joinery/workflows"
@@ -90,10 +89,7 @@ func TestSliceOnPostgres(t *testing.T) {
 	// The restarted server carries new work: a pod no running node has room
 	// for (12 CPUs; the general-purpose nodes have 8) gets a new node, whose
 	// NodeClaim workflow the restarted server runs.
-	objs, err := kube.ReadManifests("../../examples/nodepools.yaml", "../../examples/workloads.yaml")
-	if err != nil {
-		t.Fatal(err)
-	}
+	objs := readManifests(t, "../../examples/nodepools.yaml", "../../examples/workloads.yaml")
 	want, nss := world.ExpectedPods(objs)
 	one := int32(1)
 	big := &appsv1.Deployment{

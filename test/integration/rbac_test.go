@@ -8,7 +8,6 @@ import (
 	"io"
 	"net/http"
 	"net/url"
-	"path/filepath"
 	"sort"
 	"strings"
 	"sync"
@@ -18,11 +17,9 @@ import (
 	"github.com/joinery/joinery/api/provreq"
 	apiv1 "github.com/joinery/joinery/api/v1"
 	"github.com/joinery/joinery/controller"
-	"github.com/joinery/joinery/internal/logging"
 	"github.com/joinery/joinery/policy/gang"
 	"github.com/joinery/joinery/providers/aws"
 	"github.com/joinery/joinery/providers/aws/interruption"
-	"github.com/joinery/joinery/providers/kube"
 	"github.com/joinery/joinery/sim/world"
 	"github.com/joinery/joinery/workflows"
 	"go.temporal.io/sdk/client"
@@ -76,11 +73,7 @@ func TestLeastPrivilegeRBACAndIAM(t *testing.T) {
 	workerCfg := rest.CopyConfig(saCfg)
 	workerCfg.Wrap(rec.wrap)
 	e.w.Auth.SetRecording(true)
-	log, err := logging.NewFile(filepath.Join(e.dir, "joinery.log"), "info")
-	if err != nil {
-		t.Fatal(err)
-	}
-	e.runController(t, log, func(c *controller.Config) {
+	e.runControllerLogged(t, func(c *controller.Config) {
 		c.RESTConfig = workerCfg
 		c.ClusterName, c.InterruptionQueue = rbacCluster, e.w.InterruptionQueueURL
 		// As the chart runs it: leader election through the Role's Lease.
@@ -146,10 +139,7 @@ type chartRBAC struct {
 // as it is (server-side apply, the admin identity).
 func applyChartRBAC(t *testing.T, e *env) chartRBAC {
 	t.Helper()
-	objs, err := kube.ReadManifests(rbacFile)
-	if err != nil {
-		t.Fatal(err)
-	}
+	objs := readManifests(t, rbacFile)
 	var out chartRBAC
 	kinds := map[string]int{}
 	for _, o := range objs {
@@ -183,9 +173,7 @@ func applyChartRBAC(t *testing.T, e *env) chartRBAC {
 	if _, err := e.kc.CoreV1().Namespaces().Create(e.ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: rbacNamespace}}, metav1.CreateOptions{}); err != nil && !apierrors.IsAlreadyExists(err) {
 		t.Fatal(err)
 	}
-	if err := kube.Apply(e.ctx, e.w.Kube.RESTConfig(), objs); err != nil {
-		t.Fatal(err)
-	}
+	e.apply(t, objs)
 	return out
 }
 
@@ -261,13 +249,8 @@ func (e *env) allowed(user, saNamespace string, attrs authorizationv1.ResourceAt
 // (interruption), then scale down and let consolidation remove the rest.
 func driveLeastPrivilegeRun(t *testing.T, e *env) {
 	t.Helper()
-	objs, err := kube.ReadManifests("testdata/rbac-iam.yaml")
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := kube.Apply(e.ctx, e.w.Kube.RESTConfig(), objs); err != nil {
-		t.Fatal(err)
-	}
+	objs := readManifests(t, "testdata/rbac-iam.yaml")
+	e.apply(t, objs)
 	const pool = "least-privilege"
 	appPods := func() []corev1.Pod {
 		pods, err := e.kc.CoreV1().Pods("default").List(e.ctx, metav1.ListOptions{LabelSelector: "app=least-privilege"})

@@ -3,16 +3,13 @@
 package integration
 
 import (
-	"path/filepath"
 	"sort"
 	"testing"
 	"time"
 
 	apiv1 "github.com/joinery/joinery/api/v1"
 	"github.com/joinery/joinery/controller"
-	"github.com/joinery/joinery/internal/logging"
 	"github.com/joinery/joinery/policy/sharedstate"
-	"github.com/joinery/joinery/providers/kube"
 	"github.com/joinery/joinery/sim/ec2"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -38,13 +35,9 @@ func TestReservedCapacityIsUsedFirst(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	log, err := logging.NewFile(filepath.Join(e.dir, "joinery.log"), "info")
-	if err != nil {
-		t.Fatal(err)
-	}
 	// Resolved on each change of the class only: the status count stays
 	// what EC2 said then (the second reservation's goes stale on purpose).
-	e.runController(t, log, func(c *controller.Config) { c.NodeClassResync = time.Hour })
+	e.runControllerLogged(t, func(c *controller.Config) { c.NodeClassResync = time.Hour })
 	recordWorkerIAM(t, e, "reserved") // reserved launches: ec2:RunInstances on the reservation
 	e.w.EC2.SetRecording(true)
 	e.applyWithDefaultClass(t, "testdata/reserved.yaml")
@@ -59,13 +52,8 @@ func TestReservedCapacityIsUsedFirst(t *testing.T) {
 		t.Fatalf("status.capacityReservations[0] = %+v, want %s (m5.large, us-east-1a, targeted, 3 available)", st, cr.ID)
 	}
 
-	objs, err := kube.ReadManifests("testdata/reserved-app.yaml")
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := kube.Apply(e.ctx, e.w.Kube.RESTConfig(), objs); err != nil {
-		t.Fatal(err)
-	}
+	objs := readManifests(t, "testdata/reserved-app.yaml")
+	e.apply(t, objs)
 	waitFor(t, 3*time.Minute, "3 reserved-app pods Ready", func() bool { n, _ := e.readyPods("app=reserved-app"); return n == 3 })
 	first := e.poolClaims(t, "reserved")
 	if len(first) != 3 {

@@ -12,7 +12,6 @@ import (
 
 	apiv1 "github.com/joinery/joinery/api/v1"
 	"github.com/joinery/joinery/controller"
-	"github.com/joinery/joinery/providers/kube"
 	"github.com/joinery/joinery/sim/world"
 	"github.com/joinery/joinery/workflows"
 	enumspb "go.temporal.io/api/enums/v1"
@@ -238,26 +237,17 @@ func checkMovedOnce(t *testing.T, sagas []saga, evictions []eviction, pods *podL
 // EC2NodeClass and inflate.
 func applyInflate(t *testing.T, e *env, consolidateAfter, budget string) {
 	t.Helper()
-	objs, err := kube.ReadManifests("../../examples/nodepools.yaml", "../../examples/workloads.yaml")
-	if err != nil {
-		t.Fatal(err)
-	}
 	var keep []*unstructured.Unstructured
-	for _, o := range objs {
+	for _, o := range readManifests(t, "../../examples/nodepools.yaml", "../../examples/workloads.yaml") {
 		switch {
 		case o.GetKind() == "NodePool" && o.GetName() == "general-purpose":
-			_ = unstructured.SetNestedField(o.Object, consolidateAfter, "spec", "disruption", "consolidateAfter")
-			if budget != "" {
-				_ = unstructured.SetNestedSlice(o.Object, []interface{}{map[string]interface{}{"nodes": budget}}, "spec", "disruption", "budgets")
-			}
+			setConsolidation(o, consolidateAfter, budget)
 			keep = append(keep, o)
 		case o.GetKind() == "EC2NodeClass" || o.GetName() == "inflate":
 			keep = append(keep, o)
 		}
 	}
-	if err := kube.Apply(e.ctx, e.w.Kube.RESTConfig(), keep); err != nil {
-		t.Fatal(err)
-	}
+	e.apply(t, keep)
 }
 
 func nodeCount(s *world.Settled) int {
@@ -472,22 +462,26 @@ func TestConsolidationReplacesManyNodesByOneReadyNode(t *testing.T) {
 	recordHistoryAs(t, e, s.id, "consolidate")
 }
 
+// setConsolidation sets a NodePool's consolidateAfter and, unless budget
+// is "", its one disruption budget of nodes.
+func setConsolidation(pool *unstructured.Unstructured, consolidateAfter, budget string) {
+	_ = unstructured.SetNestedField(pool.Object, consolidateAfter, "spec", "disruption", "consolidateAfter")
+	if budget != "" {
+		_ = unstructured.SetNestedSlice(pool.Object, []interface{}{map[string]interface{}{"nodes": budget}}, "spec", "disruption", "budgets")
+	}
+}
+
 // applySmallAndBig applies the example EC2NodeClass, inflate at 8
 // replicas, general-purpose (weight 10) and "small": general-purpose with
 // instance-size In [large], 16 vCPU, weight 100; both consolidateAfter
 // 5 s, budgets 100%.
 func applySmallAndBig(t *testing.T, e *env) {
 	t.Helper()
-	objs, err := kube.ReadManifests("../../examples/nodepools.yaml", "../../examples/workloads.yaml")
-	if err != nil {
-		t.Fatal(err)
-	}
 	var keep []*unstructured.Unstructured
-	for _, o := range objs {
+	for _, o := range readManifests(t, "../../examples/nodepools.yaml", "../../examples/workloads.yaml") {
 		switch {
 		case o.GetKind() == "NodePool" && o.GetName() == "general-purpose":
-			_ = unstructured.SetNestedField(o.Object, "5s", "spec", "disruption", "consolidateAfter")
-			_ = unstructured.SetNestedSlice(o.Object, []interface{}{map[string]interface{}{"nodes": "100%"}}, "spec", "disruption", "budgets")
+			setConsolidation(o, "5s", "100%")
 			small := o.DeepCopy()
 			_ = unstructured.SetNestedField(o.Object, int64(10), "spec", "weight")
 			small.SetName("small")
@@ -504,9 +498,7 @@ func applySmallAndBig(t *testing.T, e *env) {
 			keep = append(keep, o)
 		}
 	}
-	if err := kube.Apply(e.ctx, e.w.Kube.RESTConfig(), keep); err != nil {
-		t.Fatal(err)
-	}
+	e.apply(t, keep)
 }
 
 // checkSagaOrder reads the saga's history: every taint completed before

@@ -10,7 +10,6 @@ import (
 	"time"
 
 	apiv1 "github.com/joinery/joinery/api/v1"
-	"github.com/joinery/joinery/providers/kube"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -40,10 +39,7 @@ import (
 func TestSchedulingParity(t *testing.T) {
 	parallel(t)
 	e := startEnv(t)
-	objs, err := kube.ReadManifests("../../examples/nodepools.yaml", "testdata/volumes.yaml", "testdata/topology.yaml")
-	if err != nil {
-		t.Fatal(err)
-	}
+	objs := readManifests(t, "../../examples/nodepools.yaml", "testdata/volumes.yaml", "testdata/topology.yaml")
 	var base, sets []*unstructured.Unstructured
 	for _, o := range objs {
 		switch {
@@ -57,9 +53,7 @@ func TestSchedulingParity(t *testing.T) {
 	if len(base) != 6 || len(sets) != 4 {
 		t.Fatalf("manifests: %d class/pools, %d StatefulSets", len(base), len(sets))
 	}
-	if err := kube.Apply(e.ctx, e.w.Kube.RESTConfig(), base); err != nil {
-		t.Fatal(err)
-	}
+	e.apply(t, base)
 	zones := []string{"us-east-1a", "us-east-1b", "us-east-1c"}
 	for i, z := range zones {
 		e.staticEBSVolume(t, fmt.Sprintf("data-db-%d", i), "10Gi", z)
@@ -80,9 +74,7 @@ func TestSchedulingParity(t *testing.T) {
 		}
 		return bound == 43
 	})
-	if err := kube.Apply(e.ctx, e.w.Kube.RESTConfig(), sets); err != nil {
-		t.Fatal(err)
-	}
+	e.apply(t, sets)
 
 	t.Run("StatefulSetPinnedToItsVolumesZones", func(t *testing.T) {
 		waitFor(t, 4*time.Minute, "3 db pods Running", func() bool { n, _ := e.readyPods("app=db"); return n == 3 })

@@ -16,7 +16,6 @@ import (
 	apiv1 "github.com/joinery/joinery/api/v1"
 	"github.com/joinery/joinery/controller"
 	"github.com/joinery/joinery/internal/logging"
-	cluster "github.com/joinery/joinery/providers/kube"
 	"github.com/joinery/joinery/sim/kube"
 	"github.com/joinery/joinery/sim/world"
 	"github.com/joinery/joinery/solver/resources"
@@ -144,13 +143,8 @@ func TestSliceProvisionsTheExamples(t *testing.T) {
 // attribute, queried), the metrics and the launch path.
 func checkSlice(t *testing.T, e *env) {
 	t.Helper()
-	objs, err := cluster.ReadManifests("../../examples/nodepools.yaml", "../../examples/workloads.yaml")
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := cluster.Apply(e.ctx, e.w.Kube.RESTConfig(), objs); err != nil {
-		t.Fatal(err)
-	}
+	objs := readManifests(t, "../../examples/nodepools.yaml", "../../examples/workloads.yaml")
+	e.apply(t, objs)
 	want, nss := world.ExpectedPods(objs)
 	if want != 70 {
 		t.Fatalf("expected pods = %d, want 70 (50 inflate + 3 redis + 10 sample + trainer + 6 arm-batch)", want)

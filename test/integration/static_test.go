@@ -3,14 +3,12 @@
 package integration
 
 import (
-	"path/filepath"
 	"sort"
 	"testing"
 	"time"
 
 	apiv1 "github.com/joinery/joinery/api/v1"
 	"github.com/joinery/joinery/controller"
-	"github.com/joinery/joinery/internal/logging"
 	"github.com/joinery/joinery/sim/world"
 	"github.com/joinery/joinery/workflows"
 	corev1 "k8s.io/api/core/v1"
@@ -26,11 +24,7 @@ import (
 func TestStaticNodePoolKeepsItsCount(t *testing.T) {
 	parallel(t)
 	e := startEnvWith(t, false)
-	log, err := logging.NewFile(filepath.Join(e.dir, "joinery.log"), "info")
-	if err != nil {
-		t.Fatal(err)
-	}
-	e.runController(t, log, func(c *controller.Config) {
+	e.runControllerLogged(t, func(c *controller.Config) {
 		c.FeatureGates.StaticCapacity = true
 		c.InterruptionQueue, c.SQSEndpoint = e.w.InterruptionQueueURL, e.w.SQSEndpoint
 	})

@@ -15,7 +15,6 @@ import (
 	"github.com/joinery/joinery/controller"
 	"github.com/joinery/joinery/preview/live"
 	"github.com/joinery/joinery/preview/whatif"
-	"github.com/joinery/joinery/providers/kube"
 	"github.com/joinery/joinery/sim/world"
 	"github.com/joinery/joinery/solver"
 	"github.com/joinery/joinery/workflows"
@@ -116,13 +115,8 @@ func TestWhatIfNarrowedFamilies(t *testing.T) {
 		}
 	}
 
-	objs, err := kube.ReadManifests("testdata/whatif-narrow.yaml")
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := kube.Apply(e.ctx, e.w.Kube.RESTConfig(), objs); err != nil {
-		t.Fatal(err)
-	}
+	objs := readManifests(t, "testdata/whatif-narrow.yaml")
+	e.apply(t, objs)
 	waitFor(t, 4*time.Minute, "every node of the pool in c7i/m7i", func() bool {
 		for _, f := range families() {
 			if f != "c7i" && f != "m7i" {

@@ -15,16 +15,19 @@ import (
 	"regexp"
 	"strings"
 	"time"
+
+	"github.com/joinery/joinery/workflows"
 )
 
 // Kinds, used as the kind label of joinery_interruption_received_messages_total
-// (the first five are Karpenter's names).
+// (the first five are Karpenter's names). Those the Interruption workflow
+// acts on are its own constants: what Parse says is what it switches on.
 const (
-	KindSpotInterrupted         = "spot_interrupted"
-	KindRebalanceRecommendation = "rebalance_recommendation"
-	KindScheduledChange         = "scheduled_change"
-	KindInstanceStopped         = "instance_stopped"
-	KindInstanceTerminated      = "instance_terminated"
+	KindSpotInterrupted         = workflows.KindSpotInterrupted
+	KindRebalanceRecommendation = workflows.KindRebalanceRecommendation
+	KindScheduledChange         = workflows.KindScheduledChange
+	KindInstanceStopped         = workflows.KindInstanceStopped
+	KindInstanceTerminated      = workflows.KindInstanceTerminated
 	// KindNoOp is a known event that asks for nothing: a Health event for
 	// another service or category, a state change to pending or running.
 	KindNoOp = "no_op"

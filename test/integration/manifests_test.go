@@ -1,0 +1,62 @@
+//go:build integration
+
+package integration
+
+import (
+	"path/filepath"
+	"testing"
+
+	"github.com/joinery/joinery/controller"
+	"github.com/joinery/joinery/internal/logging"
+	"github.com/joinery/joinery/providers/kube"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+)
+
+// readManifests is the objects of the YAML files, in order; a file that
+// cannot be read fails the test.
+func readManifests(t *testing.T, files ...string) []*unstructured.Unstructured {
+	t.Helper()
+	objs, err := kube.ReadManifests(files...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return objs
+}
+
+// apply creates or updates objs in the world's cluster, in order; a
+// refusal fails the test.
+func (e *env) apply(t *testing.T, objs []*unstructured.Unstructured) {
+	t.Helper()
+	if err := kube.Apply(e.ctx, e.w.Kube.RESTConfig(), objs); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// kept is the objects keep holds to, in order.
+func kept(objs []*unstructured.Unstructured, keep func(*unstructured.Unstructured) bool) []*unstructured.Unstructured {
+	var out []*unstructured.Unstructured
+	for _, o := range objs {
+		if keep(o) {
+			out = append(out, o)
+		}
+	}
+	return out
+}
+
+// poolsClassAndSample: the examples' NodePools and EC2NodeClass, and
+// workload-sample (the Deployment and its PDB).
+func poolsClassAndSample(o *unstructured.Unstructured) bool {
+	return o.GetKind() == "NodePool" || o.GetKind() == "EC2NodeClass" || o.GetName() == "workload-sample"
+}
+
+// runControllerLogged is runController (for a world started with
+// inProcess false) logging to the world's joinery.log, whose tail a failed
+// test prints.
+func (e *env) runControllerLogged(t *testing.T, tune ...func(*controller.Config)) {
+	t.Helper()
+	log, err := logging.NewFile(filepath.Join(e.dir, "joinery.log"), "info")
+	if err != nil {
+		t.Fatal(err)
+	}
+	e.runController(t, log, tune...)
+}
