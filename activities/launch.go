@@ -196,7 +196,7 @@ func (a *Launch) launchFailed(ctx context.Context, nc *apiv1.NodeClaim, reason s
 func (a *Launch) refused(ctx context.Context, nc *apiv1.NodeClaim, ae *aws.AuthorizationError) {
 	activityLogger(ctx, a.log).Error("AWS refused the launch: the worker's IAM policy does not allow it", zap.String("nodeclaim", nc.Name),
 		zap.String("action", ae.Action), zap.String("resource", ae.Resource), zap.String("code", ae.Code), zap.Error(ae.Err))
-	msg := fmt.Sprintf("AWS refused %s on %s (%s): the worker's IAM policy does not allow it", ae.Action, ae.Resource, ae.Code)
+	msg := fmt.Sprintf("AWS refused %s (%s): the worker's IAM policy does not allow it", ae.What(), ae.Code)
 	if a.cluster.Recorder != nil {
 		a.cluster.Recorder.Event(&corev1.ObjectReference{APIVersion: "karpenter.sh/v1", Kind: "NodeClaim", Name: nc.Name, UID: nc.UID},
 			corev1.EventTypeWarning, apiv1.ReasonUnauthorized, msg)

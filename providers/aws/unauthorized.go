@@ -28,11 +28,16 @@ type AuthorizationError struct {
 }
 
 func (e *AuthorizationError) Error() string {
-	what := "a call"
-	if e.Action != "" {
-		what = e.Action + " on " + e.Resource
+	return fmt.Sprintf("AWS refused %s (%s: the worker's IAM policy does not allow it): %v", e.What(), e.Code, e.Err)
+}
+
+// What is the refused action and resource, as AWS named them ("a call"
+// when it did not).
+func (e *AuthorizationError) What() string {
+	if e.Action == "" {
+		return "a call"
 	}
-	return fmt.Sprintf("AWS refused %s (%s: the worker's IAM policy does not allow it): %v", what, e.Code, e.Err)
+	return e.Action + " on " + e.Resource
 }
 
 func (e *AuthorizationError) Unwrap() error { return e.Err }
