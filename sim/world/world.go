@@ -159,6 +159,8 @@ func Start(ctx context.Context, o Options) (w *World, err error) {
 	}
 	fmt.Fprintf(o.Progress, "joinery: local world up (%s): kube-apiserver %s, Temporal %s, Web UI %s, EC2 %s, SQS %s, SSM %s, IAM %s, EKS %s, Pricing %s\n",
 		w.Region, w.Kube.Server(), w.Temporal.Address, w.Temporal.UIAddress, w.EC2Endpoint, w.SQSEndpoint, w.SSMEndpoint, w.IAMEndpoint, w.EKSEndpoint, w.PricingEndpoint)
+	fmt.Fprintf(o.Progress, "joinery: every local AWS call is authenticated and evaluated; the worker (key %s) holds %s, the admin key %s may do anything\n",
+		WorkerAccessKeyID, w.workerPolicy.Name, AdminAccessKeyID)
 	return w, nil
 }
 
