@@ -296,7 +296,9 @@ func TestSharedStateAcrossWorkers(t *testing.T) {
 		return err == nil && v.Get(&st) == nil
 	})
 	passes := st.Passes
-	waitFor(t, time.Minute, "two consolidation passes after the restart", func() bool {
+	// A decision the killed workers had in flight is retried only when its
+	// one-minute start-to-close timeout ends: allow for that and two passes.
+	waitFor(t, 3*time.Minute, "two consolidation passes after the restart", func() bool {
 		v, err := e.tc.QueryWorkflow(e.ctx, workflows.ConsolidationWorkflowID, "", workflows.QueryStatus)
 		return err == nil && v.Get(&st) == nil && st.Passes >= passes+2
 	})
