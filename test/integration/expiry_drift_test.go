@@ -19,6 +19,7 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/watch"
 	"k8s.io/client-go/dynamic"
+	"k8s.io/client-go/util/retry"
 )
 
 // applyWithDefaultClass applies the examples' EC2NodeClass and the given
@@ -240,20 +241,25 @@ func TestRequirementEditDriftsOnlyTheNodesNoLongerAdmitted(t *testing.T) {
 		for _, f := range families {
 			vals = append(vals, f)
 		}
-		u, err := dc.Resource(apiv1.NodePoolGVR).Get(e.ctx, "drift", metav1.GetOptions{})
-		if err != nil {
-			t.Fatal(err)
-		}
-		reqs, _, _ := unstructured.NestedSlice(u.Object, "spec", "template", "spec", "requirements")
-		for _, r := range reqs {
-			if m := r.(map[string]interface{}); m["key"] == apiv1.LabelInstanceFamily {
-				m["values"] = vals
+		// The controller writes the pool's status meanwhile: retry a conflict.
+		err := retry.RetryOnConflict(retry.DefaultRetry, func() error {
+			u, err := dc.Resource(apiv1.NodePoolGVR).Get(e.ctx, "drift", metav1.GetOptions{})
+			if err != nil {
+				return err
 			}
-		}
-		if err := unstructured.SetNestedSlice(u.Object, reqs, "spec", "template", "spec", "requirements"); err != nil {
-			t.Fatal(err)
-		}
-		if _, err := dc.Resource(apiv1.NodePoolGVR).Update(e.ctx, u, metav1.UpdateOptions{}); err != nil {
+			reqs, _, _ := unstructured.NestedSlice(u.Object, "spec", "template", "spec", "requirements")
+			for _, r := range reqs {
+				if m := r.(map[string]interface{}); m["key"] == apiv1.LabelInstanceFamily {
+					m["values"] = vals
+				}
+			}
+			if err := unstructured.SetNestedSlice(u.Object, reqs, "spec", "template", "spec", "requirements"); err != nil {
+				return err
+			}
+			_, err = dc.Resource(apiv1.NodePoolGVR).Update(e.ctx, u, metav1.UpdateOptions{})
+			return err
+		})
+		if err != nil {
 			t.Fatal(err)
 		}
 		t.Logf("NodePool drift: instance-family In %v", families)
