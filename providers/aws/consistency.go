@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/aws/aws-sdk-go-v2/service/ec2"
+	"k8s.io/utils/clock"
 )
 
 // DefaultConsistencyWindow is how long Joinery gives EC2 to show what it
@@ -16,8 +17,22 @@ import (
 const DefaultConsistencyWindow = time.Minute
 
 // ConsistencyWindow is how long after a launch an InvalidInstanceID.NotFound
-// may still mean "not visible yet" rather than "gone".
-func (c *Client) ConsistencyWindow() time.Duration { return c.opts.ConsistencyWindow }
+// may still mean "not visible yet" rather than "gone" (a nil Client:
+// DefaultConsistencyWindow).
+func (c *Client) ConsistencyWindow() time.Duration {
+	if c == nil {
+		return DefaultConsistencyWindow
+	}
+	return c.opts.ConsistencyWindow
+}
+
+// Clock is the clock the client times eventual consistency by.
+func (c *Client) Clock() clock.Clock {
+	if c == nil {
+		return clock.RealClock{}
+	}
+	return c.opts.Clock
+}
 
 // Termination is what TerminateLaunched found.
 type Termination struct {
