@@ -15,6 +15,10 @@ const (
 	ReasonEphemeralTaintsExist  = "KnownEphemeralTaintsExist"
 	ReasonResourceNotRegistered = "ResourceNotRegistered"
 	ReasonInitialized           = "Initialized"
+	// ReasonInstanceProfileNotPropagated: EC2 refused the launch because
+	// the EC2NodeClass's instance profile (or its role) has not reached
+	// it yet; the launch is retried (Launched=False meanwhile).
+	ReasonInstanceProfileNotPropagated = "InstanceProfileNotPropagated"
 )
 
 // SetCondition returns conds with the condition of c.Type set to c's

@@ -121,6 +121,12 @@ func InstanceProfileNotReady(err error) (FleetError, bool) {
 	return FleetError{}, false
 }
 
+// IsIdempotentParameterMismatch reports whether EC2 refused a request
+// whose client token an earlier request with other parameters used.
+func IsIdempotentParameterMismatch(err error) bool {
+	return errorCode(err) == "IdempotentParameterMismatch"
+}
+
 // IsLaunchTemplateNotFound reports whether CreateFleet refused a launch
 // template that does not exist (deleted since it was cached).
 func IsLaunchTemplateNotFound(err error) bool {

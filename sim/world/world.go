@@ -262,7 +262,7 @@ func (w *World) startEC2(o Options) (err error) {
 	w.EC2 = ec2.New(ec2.Options{
 		ClusterTag: o.DiscoveryTag, BootDelay: o.BootDelay, Region: o.Region, PriceFactor: o.PriceFactor, Consistency: o.Consistency,
 		InstanceProfile: w.IAM.InstanceProfileARN, InstanceProfileHasRole: w.IAM.InstanceProfileHasRole,
-		OnRunning:       func(i ec2.Instance) { _ = reg.Register(regCtx, i) },
+		OnRunning: func(i ec2.Instance) { _ = reg.Register(regCtx, i) },
 	})
 	ec2State := filepath.Join(w.StateDir, "ec2.json")
 	if err := w.EC2.LoadState(ec2State); err != nil {
