@@ -123,3 +123,12 @@ func (s *Server) visibleTemplatesLocked(items []*LaunchTemplate) []*LaunchTempla
 	}
 	return out
 }
+
+// Visible reports whether the API shows the instance yet (false for an
+// unknown id): tests use it to act within the window.
+func (s *Server) Visible(id string) bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	in, ok := s.instances[id]
+	return ok && s.visible(in.visibleAt)
+}
