@@ -53,9 +53,22 @@ func driveClock(clk *clocktesting.FakeClock) (stop func()) {
 func consistentLaunchWorld(t *testing.T, seed uint64, so simec2.Options) (*Activities, *simec2.Server, workflows.LaunchRequest, *clocktesting.FakeClock) {
 	t.Helper()
 	clk := clocktesting.NewFakeClock(time.Now())
-	so.Consistency, so.Now, so.Seed, so.BootDelay, so.TerminateDelay = ec2Window, clk.Now, seed, -1, -1
+	if so.Consistency == 0 {
+		so.Consistency = ec2Window
+	}
+	so.Now, so.Seed, so.BootDelay, so.TerminateDelay = clk.Now, seed, -1, -1
 	a, srv, req := launchWorldOpts(t, so, aws.Options{Clock: clk, ConsistencyWindow: joineryWindow}, nil, func(*Deps) {})
 	return a, srv, req, clk
+}
+
+// launchDriven is launchAttempt with the fake clock stepped whenever the
+// attempt waits on it.
+func launchDriven(t *testing.T, a *Activities, srv *simec2.Server, req workflows.LaunchRequest, progress *launchProgress,
+	clk *clocktesting.FakeClock) (workflows.Instance, *launchProgress, map[string]int, error) {
+	t.Helper()
+	stop := driveClock(clk)
+	defer stop()
+	return launchAttempt(t, a, srv, req, progress)
 }
 
 // runActivity runs one activity to its end and decodes its result into out (nil: none).
@@ -71,23 +84,6 @@ func runActivity(t *testing.T, fn any, name string, in any, out any) error {
 	return err
 }
 
-// launchVisible launches once the templates the attempt made are visible
-// (the first CreateFleet may not see a template made a moment ago).
-func launchVisible(t *testing.T, a *Activities, srv *simec2.Server, req workflows.LaunchRequest, clk *clocktesting.FakeClock) workflows.Instance {
-	t.Helper()
-	inst, progress, _, err := launchAttempt(t, a, srv, req, nil)
-	if err != nil {
-		if !strings.Contains(err.Error(), "is not visible to EC2 yet") {
-			t.Fatal(err)
-		}
-		clk.Step(ec2Window)
-		if inst, _, _, err = launchAttempt(t, a, srv, req, progress); err != nil {
-			t.Fatal(err)
-		}
-	}
-	return inst
-}
-
 // A NodeClaim deleted within EC2's consistency window after its launch: its
 // termination meets TerminateInstances answering InvalidInstanceID.NotFound
 // for the instance that runs, and must not take that for "terminated".
@@ -97,7 +93,10 @@ func TestNodeClaimDeletedWithinTheWindowLeavesNoInstance(t *testing.T) {
 	for run := range 50 {
 		t.Run(fmt.Sprint(run), func(t *testing.T) {
 			a, srv, req, clk := consistentLaunchWorld(t, uint64(run+1), simec2.Options{})
-			inst := launchVisible(t, a, srv, req, clk)
+			inst, _, _, err := launchDriven(t, a, srv, req, nil, clk) // waits for its new template
+			if err != nil {
+				t.Fatal(err)
+			}
 			srv.SetRecording(true)
 			if err := runActivity(t, a.Lifecycle.MarkNodeClaimLaunched, workflows.ActivityMarkLaunched,
 				workflows.NodeClaimLaunched{NodeClaim: req.NodeClaim, Instance: inst}, nil); err != nil {
@@ -109,7 +108,7 @@ func TestNodeClaimDeletedWithinTheWindowLeavesNoInstance(t *testing.T) {
 				t.Fatal(err)
 			}
 			stop := driveClock(clk)
-			err := runActivity(t, a.Lifecycle.TerminateInstance, workflows.ActivityTerminateInstance,
+			err = runActivity(t, a.Lifecycle.TerminateInstance, workflows.ActivityTerminateInstance,
 				workflows.TerminateRequest{NodeClaim: req.NodeClaim, InstanceID: plan.InstanceID, Reason: "deleted", InstanceOnly: true}, nil)
 			stop()
 			if err != nil {
@@ -134,9 +133,7 @@ func TestNodeClaimDeletedWithinTheWindowLeavesNoInstance(t *testing.T) {
 // instance: it waits for EC2 to show the first one, and uses it.
 func TestLaunchWithALostPlanUsesTheEarlierInstance(t *testing.T) {
 	a, srv, req, clk := consistentLaunchWorld(t, 1, simec2.Options{})
-	_, details, _, _ := launchAttempt(t, a, srv, req, nil) // makes the template
-	clk.Step(ec2Window)
-	first, details, _, err := launchAttempt(t, a, srv, req, details)
+	first, details, _, err := launchDriven(t, a, srv, req, nil, clk)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -160,10 +157,8 @@ func TestLaunchWithALostPlanUsesTheEarlierInstance(t *testing.T) {
 // given up once the window has passed with no instance: a new token launches.
 func TestLaunchPastTheWindowTakesANewToken(t *testing.T) {
 	a, srv, req, clk := consistentLaunchWorld(t, 2, simec2.Options{})
-	_, details, _, _ := launchAttempt(t, a, srv, req, nil) // makes the template
-	clk.Step(ec2Window)
 	srv.SetInsufficientCapacity("m5.large", "", "", true)
-	if _, _, _, err := launchAttempt(t, a, srv, req, details); err == nil || !strings.Contains(err.Error(), "insufficient capacity") {
+	if _, _, _, err := launchDriven(t, a, srv, req, nil, clk); err == nil || !strings.Contains(err.Error(), "insufficient capacity") {
 		t.Fatalf("no capacity: %v", err)
 	}
 	srv.SetInsufficientCapacity("m5.large", "", "", false)
@@ -183,16 +178,23 @@ func TestLaunchPastTheWindowTakesANewToken(t *testing.T) {
 	}
 }
 
-// A launch template made a moment ago, not visible to CreateFleet yet:
-// the attempt fails, keeps its plan, and the next one launches it.
-func TestLaunchTemplateNotVisibleYetKeepsThePlan(t *testing.T) {
+// A launch template made a moment ago, not visible to CreateFleet yet: the
+// attempt waits for it (a few seconds) and launches. One EC2 shows later
+// than that fails the attempt, which keeps its plan for the next one.
+func TestLaunchTemplateNotVisibleYet(t *testing.T) {
 	a, srv, req, clk := consistentLaunchWorld(t, 3, simec2.Options{})
-	_, progress, _, err := launchAttempt(t, a, srv, req, nil)
-	if err == nil || !strings.Contains(err.Error(), "is not visible to EC2 yet") || progress == nil || progress.Plan == nil {
-		t.Fatalf("first attempt: %v (progress %+v)", err, progress)
+	inst, _, calls, err := launchDriven(t, a, srv, req, nil, clk)
+	if err != nil || inst.ID == "" || calls["CreateFleet"] < 2 || calls["CreateLaunchTemplate"] != 1 {
+		t.Fatalf("within the attempt: %+v %v (EC2 calls %v)", inst, err, calls)
 	}
-	clk.Step(ec2Window)
-	inst, _, calls, err := launchAttempt(t, a, srv, req, progress)
+
+	a, srv, req, clk = consistentLaunchWorld(t, 4, simec2.Options{Consistency: 3 * templateWait})
+	_, progress, _, err := launchDriven(t, a, srv, req, nil, clk)
+	if err == nil || !strings.Contains(err.Error(), "is not visible to EC2 yet") || progress == nil || progress.Plan == nil {
+		t.Fatalf("a template slower than the attempt: %v (progress %+v)", err, progress)
+	}
+	clk.Step(3 * templateWait)
+	inst, _, calls, err = launchAttempt(t, a, srv, req, progress)
 	if err != nil || inst.ID == "" || calls["CreateFleet"] != 1 || calls["CreateLaunchTemplate"] != 0 {
 		t.Fatalf("next attempt: %+v %v (EC2 calls %v)", inst, err, calls)
 	}

@@ -89,7 +89,7 @@ func (a *Launch) launchInstance(ctx context.Context, req workflows.LaunchRequest
 		prog.planned(lp)
 	}
 	lp := *prog.Plan
-	inst, err := a.createFleet(ctx, nc, cls, req, lp, prog)
+	inst, err := a.createFleetOnceVisible(ctx, nc, cls, req, lp, prog)
 	if aws.IsLaunchTemplateNotFound(err) {
 		return workflows.Instance{}, a.templateNotFound(ctx, lp, prog, err)
 	}

@@ -98,18 +98,51 @@ func (a *Launch) deletedBeforeLaunch(ctx context.Context, req workflows.LaunchRe
 	return workflows.Instance{}, temporal.NewNonRetryableApplicationError("NodeClaim deleted before launch", workflows.ErrNodeClaimGone, nil)
 }
 
+// templateWait bounds how long one attempt waits for EC2 to show a launch
+// template made a moment ago (1+2+4+8 s), well within its minute.
+const templateWait = 15 * time.Second
+
+// createFleetOnceVisible is createFleet, repeated (backing off from 1 s,
+// templateWait in all) while CreateFleet does not find a launch template
+// made within EC2's consistency window: EC2 shows a new template moments
+// later, and waiting here spares the attempt a failure and a retry.
+func (a *Launch) createFleetOnceVisible(ctx context.Context, nc *apiv1.NodeClaim, cls *apiv1.EC2NodeClass, req workflows.LaunchRequest, lp launchPlan, prog *progressLog) (aws.Instance, error) {
+	clk, waited := a.cloud.Clock(), time.Duration(0)
+	for wait := time.Second; ; wait *= 2 {
+		inst, err := a.createFleet(ctx, nc, cls, req, lp, prog)
+		if !aws.IsLaunchTemplateNotFound(err) || a.justMade(lp) == "" || waited >= templateWait {
+			return inst, err
+		}
+		select {
+		case <-ctx.Done():
+			return inst, err
+		case <-clk.After(wait):
+		}
+		waited += wait
+	}
+}
+
+// justMade names a template of the plan EC2 made within its consistency
+// window ("" for none).
+func (a *Launch) justMade(lp launchPlan) string {
+	now, window := a.cloud.Clock().Now(), a.cloud.ConsistencyWindow()
+	for _, c := range lp.Configs {
+		if made, ok := a.templates.made(c.LaunchTemplateName); ok && now.Sub(made) < window {
+			return c.LaunchTemplateName
+		}
+	}
+	return ""
+}
+
 // templateNotFound handles CreateFleet not knowing a template of the plan.
 // One made within EC2's consistency window may only be not visible yet:
 // the plan is kept and the attempt retried. Otherwise it was deleted: the
 // caches and the plan are dropped, and the next attempt makes it again.
 func (a *Launch) templateNotFound(ctx context.Context, lp launchPlan, prog *progressLog, err error) error {
-	now, window := a.cloud.Clock().Now(), a.cloud.ConsistencyWindow()
-	for _, c := range lp.Configs {
-		if made, ok := a.templates.made(c.LaunchTemplateName); ok && now.Sub(made) < window {
-			activityLogger(ctx, a.log).Info("launch template not visible to CreateFleet yet (eventual consistency); retrying",
-				zap.String("launchTemplate", c.LaunchTemplateName), zap.Duration("age", now.Sub(made)))
-			return fmt.Errorf("launch template %s, made %s ago, is not visible to EC2 yet: %w", c.LaunchTemplateName, now.Sub(made).Round(time.Second), err)
-		}
+	if name := a.justMade(lp); name != "" {
+		activityLogger(ctx, a.log).Info("launch template not visible to CreateFleet yet (eventual consistency); retrying",
+			zap.String("launchTemplate", name))
+		return fmt.Errorf("launch template %s, made moments ago, is not visible to EC2 yet: %w", name, err)
 	}
 	a.templates.forget()
 	prog.forget()
