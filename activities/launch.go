@@ -2,8 +2,6 @@ package activities
 
 import (
 	"context"
-	"crypto/sha256"
-	"encoding/hex"
 	"errors"
 	"fmt"
 	"time"
@@ -23,8 +21,9 @@ import (
 // LaunchInstance launches the NodeClaim's instance with one CreateFleet
 // call over the request's offerings (one capacity type), from launch
 // templates built from its EC2NodeClass's resolved status. It is
-// idempotent: an instance already tagged with this NodeClaim is returned as
-// is, and the CreateFleet client token is derived from the request. When
+// idempotent through the CreateFleet client token (createFleet); a
+// NodeClaim deleted meanwhile gets the instance an earlier attempt
+// launched, if any (deletedBeforeLaunch). When
 // every offering failed for capacity it returns a non-retryable
 // ErrInsufficientCapacity error whose details are the failed offerings
 // (also put in the ICE cache).
@@ -71,39 +70,19 @@ func (a *Launch) launchInstance(ctx context.Context, req workflows.LaunchRequest
 	prog := resumeLaunch(ctx)
 	defer prog.beat.stop()
 	nc, err := a.cluster.NodeClaim(ctx, req.NodeClaim)
-	if apierrors.IsNotFound(err) {
-		// Gone (a NodeClaim has no finalizer before its launch is
-		// recorded): an earlier attempt, lost with its worker after
-		// CreateFleet answered, may have launched its instance; the saga
-		// must terminate that one.
-		if existing, lerr := a.cloud.ForNodeClaim(ctx, req.NodeClaim); lerr != nil {
-			return workflows.Instance{}, lerr
-		} else if len(existing) > 0 {
-			return a.toInstance(existing[0]), nil
-		}
-		return workflows.Instance{}, temporal.NewNonRetryableApplicationError("NodeClaim deleted before launch", workflows.ErrNodeClaimGone, err)
+	if apierrors.IsNotFound(err) || (err == nil && nc.DeletionTimestamp != nil) {
+		return a.deletedBeforeLaunch(ctx, req, prog)
 	}
 	if err != nil {
 		return workflows.Instance{}, err
-	}
-	resumed := prog.Plan != nil
-	// A resumed attempt's CreateFleet carries the earlier attempt's client
-	// token, so EC2 answers with the instance that attempt may have
-	// launched; only a deleted NodeClaim needs the lookup first.
-	if !resumed || nc.DeletionTimestamp != nil {
-		if existing, err := a.cloud.ForNodeClaim(ctx, req.NodeClaim); err != nil {
-			return workflows.Instance{}, err
-		} else if len(existing) > 0 {
-			return a.toInstance(existing[0]), nil
-		}
-	}
-	if nc.DeletionTimestamp != nil {
-		return workflows.Instance{}, temporal.NewNonRetryableApplicationError("NodeClaim deleted before launch", workflows.ErrNodeClaimGone, nil)
 	}
 	cls, err := a.cluster.NodeClass(nc.Spec.NodeClassRef.Name)
 	if err != nil {
 		return workflows.Instance{}, err
 	}
+	// A resumed attempt launches the plan its earlier attempt carried, with
+	// the same client token (createFleet).
+	resumed := prog.Plan != nil
 	if !resumed {
 		lp, err := a.planLaunch(ctx, nc, cls, req, prog)
 		if err != nil {
@@ -112,15 +91,9 @@ func (a *Launch) launchInstance(ctx context.Context, req workflows.LaunchRequest
 		prog.planned(lp)
 	}
 	lp := *prog.Plan
-	token := sha256.Sum256([]byte(fmt.Sprintf("%s|%s|%v", req.NodeClaim, req.CapacityType, lp.Configs)))
-	inst, err := a.cloud.Launch(ctx, aws.LaunchRequest{
-		NodeClaim: req.NodeClaim, NodePool: req.NodePool, CapacityType: req.CapacityType, Configs: lp.Configs, Prioritized: lp.Prioritized,
-		Tags: launchTags(cls), ClientToken: hex.EncodeToString(token[:16]),
-	})
+	inst, err := a.createFleetOnceVisible(ctx, nc, cls, req, lp, prog)
 	if aws.IsLaunchTemplateNotFound(err) {
-		a.templates.forget()
-		prog.forget()
-		return workflows.Instance{}, err
+		return workflows.Instance{}, a.templateNotFound(ctx, lp, prog, err)
 	}
 	var ice *aws.InsufficientCapacityError
 	if errors.As(err, &ice) {
@@ -129,6 +102,9 @@ func (a *Launch) launchInstance(ctx context.Context, req workflows.LaunchRequest
 	if ae, ok := aws.AsUnauthorized(err); ok {
 		a.refused(ctx, nc, ae)
 		return workflows.Instance{}, err
+	}
+	if fe, ok := aws.InstanceProfileNotReady(err); ok {
+		return workflows.Instance{}, a.profileNotReady(ctx, nc, cls, fe)
 	}
 	if err != nil {
 		a.launchFailed(ctx, nc, apiv1.ReasonLaunchFailed, err)

@@ -28,6 +28,8 @@ type devFlags struct {
 	fresh        bool
 	stateDir     string
 	bootDelay    time.Duration
+	consistency  time.Duration
+	propagation  time.Duration
 	timeout      time.Duration
 	metricsAddr  string
 	logLevel     string
@@ -68,6 +70,10 @@ prints the summary when settled and keeps running until Ctrl-C.`,
 	fl.BoolVar(&f.fresh, "fresh", false, "wipe the state directory first")
 	fl.StringVar(&f.stateDir, "state-dir", ".joinery", "where etcd data, the Temporal SQLite file, PKI and logs persist")
 	fl.DurationVar(&f.bootDelay, "boot-delay", 2*time.Second, "simulated instance boot time before its Node registers")
+	fl.DurationVar(&f.consistency, "consistency-window", world.DefaultConsistency,
+		"EC2's read-after-write window: a new instance, launch template or tag stays unknown to the API for up to this long (0: off)")
+	fl.DurationVar(&f.propagation, "profile-propagation", world.DefaultProfilePropagation,
+		"how long a new instance profile, or a role added to one, takes to reach EC2, which refuses it until then (0: at once)")
 	fl.DurationVar(&f.timeout, "timeout", 10*time.Minute, "with --until-settled: give up after this long (exit 2)")
 	fl.StringVar(&f.metricsAddr, "metrics-addr", "127.0.0.1:8080", "controller /metrics and health address (empty: off)")
 	fl.StringVar(&f.logLevel, "log-level", "info", "controller log level: debug, info, warn, error")
@@ -107,6 +113,7 @@ func runDev(parent context.Context, f *devFlags) error {
 	started := time.Now()
 	wo := world.Options{
 		StateDir: f.stateDir, BootDelay: f.bootDelay, DiscoveryTag: f.discoveryTag, Region: f.region,
+		Consistency: offIfZero(f.consistency), ProfilePropagation: offIfZero(f.propagation),
 		Progress: os.Stderr, Log: log, AdminAddr: f.adminAddr, TemporalPostgres: f.postgres,
 	}
 	if f.iamPolicy != "" {
@@ -274,4 +281,13 @@ func waitBuffers(ctx context.Context, w *world.World, objs []*unstructured.Unstr
 		return nil, err
 	}
 	return world.WaitBuffersHeld(ctx, dyn, objs)
+}
+
+// offIfZero maps a flag's 0 (off) to the world's "off" (negative; its 0
+// is the default).
+func offIfZero(d time.Duration) time.Duration {
+	if d == 0 {
+		return -1
+	}
+	return d
 }

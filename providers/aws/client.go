@@ -18,6 +18,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/pricing"
 	"github.com/aws/aws-sdk-go-v2/service/ssm"
 	"github.com/aws/smithy-go/middleware"
+	"k8s.io/utils/clock"
 )
 
 // DefaultMaxAttempts is the number of attempts per EC2 call (the first one
@@ -61,6 +62,13 @@ type Options struct {
 	// world's); empty means real AWS, in PricingRegion(Region) whatever
 	// the cluster's region.
 	PricingEndpoint string
+	// ConsistencyWindow is how long EC2 may take to show what Joinery
+	// wrote (default DefaultConsistencyWindow): until then an instance
+	// launched that EC2 says it does not know is not taken as gone.
+	ConsistencyWindow time.Duration
+	// Clock times the waits of eventual consistency (default the real
+	// clock; tests pass a fake one).
+	Clock clock.Clock
 }
 
 // Client is the EC2 adapter, with the SSM, IAM and EKS calls the launch
@@ -82,6 +90,12 @@ func New(ctx context.Context, o Options) (*Client, error) {
 	}
 	if o.MaxAttempts <= 0 {
 		o.MaxAttempts = DefaultMaxAttempts
+	}
+	if o.ConsistencyWindow <= 0 {
+		o.ConsistencyWindow = DefaultConsistencyWindow
+	}
+	if o.Clock == nil {
+		o.Clock = clock.RealClock{}
 	}
 	retryer := config.WithRetryer(func() aws.Retryer {
 		return retry.NewStandard(func(so *retry.StandardOptions) {

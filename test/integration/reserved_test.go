@@ -144,12 +144,16 @@ func TestReservedCapacityIsUsedFirst(t *testing.T) {
 
 	// The CreateFleet requests the endpoint received: 3 from a template
 	// that targets the first reservation (on-demand capacity), 2 targeting
-	// the second (one refused), 3 outside any reservation.
+	// the second (one refused), 3 outside any reservation. A request
+	// retried with its client token (EC2 did not show a template made a
+	// moment ago yet) counts once.
 	var targeted, targeted2, outside int
+	tokens := map[string]bool{}
 	for _, r := range e.w.EC2.Requests() {
-		if r.Action != "CreateFleet" {
+		if r.Action != "CreateFleet" || tokens[r.Params.Get("ClientToken")] {
 			continue
 		}
+		tokens[r.Params.Get("ClientToken")] = true
 		name := r.Params.Get("LaunchTemplateConfigs.1.LaunchTemplateSpecification.LaunchTemplateName")
 		lt, ok := e.w.EC2.LaunchTemplate(name)
 		if !ok {
