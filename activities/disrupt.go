@@ -5,6 +5,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/joinery/joinery/api/saga"
 	apiv1 "github.com/joinery/joinery/api/v1"
 	"github.com/joinery/joinery/internal/metrics"
 	"github.com/joinery/joinery/policy/disruption"
@@ -51,7 +52,7 @@ func (a *Disruption) CheckDisruptionCandidate(ctx context.Context, in workflows.
 	}
 	now := time.Now()
 	for _, p := range a.cluster.PodsOnNode(node.Name) {
-		if b := disruption.PodBlock(a.disruptionPod(ctx, p, nil, now), in.Reason == workflows.ReasonManual); b != nil {
+		if b := disruption.PodBlock(a.disruptionPod(ctx, p, nil, now), in.Reason == saga.ReasonManual); b != nil {
 			return workflows.Candidate{Why: b.Message}, nil
 		}
 	}

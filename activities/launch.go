@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/joinery/joinery/api/saga"
 	apiv1 "github.com/joinery/joinery/api/v1"
 	"github.com/joinery/joinery/internal/metrics"
 	"github.com/joinery/joinery/policy/nodeclass"
@@ -183,7 +184,7 @@ func (a *Launch) refused(ctx context.Context, nc *apiv1.NodeClaim, ae *aws.Autho
 // insufficientCapacity records the failed offerings and returns the
 // non-retryable error the saga falls back on.
 func (a *Launch) insufficientCapacity(ctx context.Context, nc *apiv1.NodeClaim, req workflows.LaunchRequest, ice *aws.InsufficientCapacityError) error {
-	var failed []workflows.Offering
+	var failed []saga.Offering
 	for _, fe := range ice.Errors {
 		if fe.Code != aws.CodeReservationCapacityExceeded {
 			continue
@@ -197,7 +198,7 @@ func (a *Launch) insufficientCapacity(ctx context.Context, nc *apiv1.NodeClaim, 
 	for _, o := range ice.Offerings {
 		a.ice.MarkUnavailable(o.InstanceType, o.Zone, o.CapacityType)
 		a.metrics.OfferingInsufficient(o.InstanceType, o.Zone, o.CapacityType)
-		failed = append(failed, workflows.Offering{InstanceType: o.InstanceType, Zone: o.Zone, CapacityType: o.CapacityType})
+		failed = append(failed, saga.Offering{InstanceType: o.InstanceType, Zone: o.Zone, CapacityType: o.CapacityType})
 	}
 	activityLogger(ctx, a.log).Warn("insufficient capacity", zap.String("nodeclaim", req.NodeClaim), zap.Error(ice))
 	a.launchFailed(ctx, nc, apiv1.ReasonInsufficientCapacity, ice)
@@ -206,7 +207,7 @@ func (a *Launch) insufficientCapacity(ctx context.Context, nc *apiv1.NodeClaim, 
 
 // plannedPrice is the price the plan gave the launched offering (after
 // NodeOverlays); the list price when the offering is not among them.
-func plannedPrice(offs []workflows.Offering, in workflows.Instance) float64 {
+func plannedPrice(offs []saga.Offering, in workflows.Instance) float64 {
 	for _, o := range offs {
 		if o.InstanceType == in.InstanceType && o.Zone == in.Zone && o.CapacityType == in.CapacityType {
 			return o.Price

@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/joinery/joinery/api/saga"
 	apiv1 "github.com/joinery/joinery/api/v1"
 	"github.com/joinery/joinery/providers/aws"
 	"github.com/joinery/joinery/providers/aws/bootstrap"
@@ -84,7 +85,7 @@ func launchWorldOpts(t *testing.T, so simec2.Options, co aws.Options, pools []*a
 		opt(d)
 	})
 	req := workflows.LaunchRequest{NodeClaim: nc.Name, NodePool: "general-purpose", CapacityType: apiv1.CapacityTypeOnDemand,
-		Offerings: []workflows.Offering{{InstanceType: "m5.large", Zone: sns[0].Zone, CapacityType: apiv1.CapacityTypeOnDemand}}}
+		Offerings: []saga.Offering{{InstanceType: "m5.large", Zone: sns[0].Zone, CapacityType: apiv1.CapacityTypeOnDemand}}}
 	return a, srv, req
 }
 

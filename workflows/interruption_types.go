@@ -24,17 +24,6 @@ const (
 	PhaseInterrupted = "Interrupted"
 )
 
-// Interruption kinds (the kind label of
-// joinery_interruption_received_messages_total); providers/aws/interruption's
-// Parse names them with these constants.
-const (
-	KindSpotInterrupted         = "spot_interrupted"
-	KindRebalanceRecommendation = "rebalance_recommendation"
-	KindScheduledChange         = "scheduled_change"
-	KindInstanceStopped         = "instance_stopped"
-	KindInstanceTerminated      = "instance_terminated"
-)
-
 // Interruption actions (the action label of joinery_interruption_actions_total).
 const (
 	// ActionCordonAndDrain: taint, launch replacements, drain (do-not-disrupt
