@@ -55,4 +55,5 @@ const (
 	CodeInvalidUserDataMalformed               = "InvalidUserData.Malformed"
 	CodeInvalidParameterCombination            = "InvalidParameterCombination"
 	CodeUnauthorizedOperation                  = "UnauthorizedOperation"
+	CodeFilterLimitExceeded                    = "FilterLimitExceeded"
 )
