@@ -17,7 +17,9 @@ import (
 // and 20 instances, launches 20 instances.
 const scale50th = 0.02
 
-func throttled(err error) bool { return apiCode(err) == ec2.CodeRequestLimitExceeded && httpStatus(err) == 503 }
+func throttled(err error) bool {
+	return apiCode(err) == ec2.CodeRequestLimitExceeded && httpStatus(err) == 503
+}
 
 // Each API has its own bucket, and DescribeInstances without a filter or
 // pagination takes from the smaller one: emptying it leaves filtered calls
