@@ -36,6 +36,7 @@ import (
 
 	"github.com/joinery/joinery/sim/internal/reqlog"
 	"github.com/joinery/joinery/sim/internal/serve"
+	"github.com/joinery/joinery/sim/internal/throttle"
 )
 
 // Namespace is the XML namespace of IAM API version 2010-05-08.
@@ -53,6 +54,9 @@ type Options struct {
 	// InstanceProfileARN (what EC2 sees), as IAM's eventual consistency
 	// makes it on AWS (default 0: at once).
 	Propagation time.Duration
+	// ThrottleScale turns on the account's IAM bucket (throttle.go) times
+	// this factor: calls past it answer Throttling. 0: no bucket.
+	ThrottleScale float64
 }
 
 // Server is the local IAM endpoint; create it with New. Safe for concurrent use.
@@ -65,6 +69,7 @@ type Server struct {
 	profiles map[string]*profile
 	seq      uint64
 	now      func() time.Time
+	buckets  *throttle.Set // nil: never throttled
 }
 
 type role struct {
@@ -95,7 +100,8 @@ func New(o Options) *Server {
 	if o.Roles == nil {
 		o.Roles = []string{DefaultRole}
 	}
-	s := &Server{opts: o, roles: map[string]*role{}, profiles: map[string]*profile{}, now: time.Now}
+	s := &Server{opts: o, roles: map[string]*role{}, profiles: map[string]*profile{}, now: time.Now,
+		buckets: throttle.NewSet(o.ThrottleScale, nil)}
 	for _, r := range o.Roles {
 		s.AddRole(r)
 	}
@@ -240,6 +246,9 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	f := form(r.Form)
 	action := f.get("Action")
 	s.record(r, action, f)
+	if s.throttled(w) {
+		return
+	}
 	if v := f.get("Version"); v != "2010-05-08" {
 		s.writeError(w, &apiError{http.StatusBadRequest, "InvalidAction", fmt.Sprintf("Could not find operation %s for version %s", action, v)})
 		return

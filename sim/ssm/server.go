@@ -24,6 +24,7 @@ import (
 
 	"github.com/joinery/joinery/sim/internal/reqlog"
 	"github.com/joinery/joinery/sim/internal/serve"
+	"github.com/joinery/joinery/sim/internal/throttle"
 )
 
 // Source answers a parameter the server does not hold itself.
@@ -33,6 +34,10 @@ type Source func(name string) (value string, version int64, modified time.Time, 
 type Options struct {
 	Region string // default us-east-1
 	Source Source
+	// ThrottleScale turns on Parameter Store's throughput limit (40 reads
+	// a second) times this factor: calls past it answer
+	// ThrottlingException. 0: no limit.
+	ThrottleScale float64
 }
 
 // Server is the local SSM endpoint; create it with New. Safe for concurrent use.
@@ -43,6 +48,8 @@ type Server struct {
 	mu     sync.Mutex
 	params map[string]param
 	ids    serve.RequestIDs
+	// buckets throttle the account's calls (nil: never).
+	buckets *throttle.Set
 }
 
 type param struct {
@@ -56,7 +63,7 @@ func New(o Options) *Server {
 	if o.Region == "" {
 		o.Region = "us-east-1"
 	}
-	return &Server{opts: o, params: map[string]param{}}
+	return &Server{opts: o, params: map[string]param{}, buckets: throttle.NewSet(o.ThrottleScale, nil)}
 }
 
 // Put sets a String parameter (a user's own, or one that overrides Source),
@@ -135,6 +142,9 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	s.record(r, op)
 	if err != nil {
 		writeError(w, err)
+		return
+	}
+	if s.throttled(w) {
 		return
 	}
 	var out any
