@@ -72,6 +72,18 @@ type Options struct {
 	// PriceFactor scales prices outside us-east-1 (default
 	// DefaultPriceFactor; ignored in us-east-1).
 	PriceFactor float64
+	// ThrottleScale sizes the token buckets the local EC2, SSM, IAM,
+	// Pricing and SQS endpoints throttle with: AWS's documented defaults
+	// times this factor (0: DefaultThrottleScale; negative: no throttling,
+	// for a test that must not meet it). Above 1 the world would be kinder
+	// than AWS.
+	ThrottleScale float64
+	// QueueDuplicates is the probability that the interruption queue
+	// delivers a message twice, as a standard queue may (0:
+	// DefaultQueueDuplicates; negative: never). Messages also come out of
+	// order unless QueueInOrder.
+	QueueDuplicates float64
+	QueueInOrder    bool
 	// Progress receives human progress lines (building binaries, readiness).
 	Progress io.Writer
 	Log      *zap.Logger
@@ -115,6 +127,9 @@ type World struct {
 // EC2 endpoint. On error, whatever started is stopped again.
 func Start(ctx context.Context, o Options) (w *World, err error) {
 	o = o.withDefaults()
+	if o.ThrottleScale > 1 {
+		return nil, fmt.Errorf("world: ThrottleScale %g would make the local AWS endpoints kinder than AWS (at most 1)", o.ThrottleScale)
+	}
 	abs, err := prepareStateDir(ctx, o)
 	if err != nil {
 		return nil, err
@@ -229,7 +244,7 @@ func (w *World) startEC2(o Options) (err error) {
 	}
 	regCtx, cancel := context.WithCancel(context.Background())
 	w.cancel = cancel
-	w.IAM = iam.New(iam.Options{})
+	w.IAM = iam.New(iam.Options{ThrottleScale: o.throttleScale()})
 	// The sim kubelet joins only nodes whose user data names this API server
 	// and its CA, and learns an image's architecture and variant (GPU
 	// drivers) from the EC2 endpoint's images.
@@ -240,8 +255,8 @@ func (w *World) startEC2(o Options) (err error) {
 	}
 	w.EC2 = ec2.New(ec2.Options{
 		ClusterTag: o.DiscoveryTag, BootDelay: o.BootDelay, Region: o.Region, PriceFactor: o.PriceFactor,
-		InstanceProfile: w.IAM.InstanceProfileARN,
-		OnRunning:       func(i ec2.Instance) { _ = reg.Register(regCtx, i) },
+		ThrottleScale: o.throttleScale(), InstanceProfile: w.IAM.InstanceProfileARN,
+		OnRunning: func(i ec2.Instance) { _ = reg.Register(regCtx, i) },
 	})
 	ec2State := filepath.Join(w.StateDir, "ec2.json")
 	if err := w.EC2.LoadState(ec2State); err != nil {
@@ -305,8 +320,8 @@ func (w *World) startAWS(o Options) error {
 	if o.ClusterName == "" {
 		o.ClusterName = "joinery-local"
 	}
-	w.SSM = ssm.New(ssm.Options{Source: w.EC2.SSMParameter, Region: o.Region})
-	w.Pricing = pricing.New(pricing.Options{Region: o.Region, PriceFactor: o.PriceFactor})
+	w.SSM = ssm.New(ssm.Options{Source: w.EC2.SSMParameter, Region: o.Region, ThrottleScale: o.throttleScale()})
+	w.Pricing = pricing.New(pricing.Options{Region: o.Region, PriceFactor: o.PriceFactor, ThrottleScale: o.throttleScale()})
 	w.EKS = eks.New(eks.Options{Region: o.Region, Cluster: eks.Cluster{
 		Name: o.ClusterName, Endpoint: w.Kube.Server(), CAData: base64.StdEncoding.EncodeToString(w.Kube.RESTConfig().CAData),
 		ServiceIPv4CIDR: kube.ServiceCIDR, Version: w.EC2.Options().KubernetesVersion,
