@@ -255,6 +255,7 @@ type dependencies struct {
 	classes   *nodeClassReconciler
 	expiry    *expirationReconciler
 	market    *marketRefresher
+	throttles *throttleReporter // AWS throttling: metric and log
 	closers   []func()
 }
 
@@ -287,8 +288,10 @@ func newDependencies(ctx context.Context, cfg Config) (*dependencies, error) {
 	}
 	ice := aws.NewICECache(3*time.Minute, nil)
 	m.Registry.MustRegister(newNodeCollector(cl, ice))
+	d.throttles = newThrottleReporter(m.CloudThrottled, log.Named("aws"))
 	cc, err := aws.New(ctx, aws.Options{Region: cfg.Region, Endpoint: cfg.EC2Endpoint, SSMEndpoint: cfg.SSMEndpoint,
-		IAMEndpoint: cfg.IAMEndpoint, EKSEndpoint: cfg.EKSEndpoint, PricingEndpoint: cfg.PricingEndpoint, ClusterName: cfg.ClusterName, ICECache: ice, Observe: m.ObserveCloud})
+		IAMEndpoint: cfg.IAMEndpoint, EKSEndpoint: cfg.EKSEndpoint, PricingEndpoint: cfg.PricingEndpoint, ClusterName: cfg.ClusterName, ICECache: ice,
+		Observe: m.ObserveCloud, Throttled: d.throttles.throttled})
 	if err != nil {
 		return d, fmt.Errorf("aws clients: %w", err)
 	}
@@ -435,7 +438,7 @@ func (d *dependencies) start(ctx context.Context, cfg Config) error {
 	w := newWorker(tc)
 	RegisterWorkflows(w)
 	d.acts.Register(w)
-	interruptions, err := newInterruptionPoller(ctx, cfg, tc, d.pseudonym, m, log)
+	interruptions, err := newInterruptionPoller(ctx, cfg, tc, d.pseudonym, m, d.throttles.throttled, log)
 	if err != nil {
 		return err
 	}
