@@ -202,13 +202,19 @@ func (a *Lifecycle) initialize(ctx context.Context, nc *apiv1.NodeClaim, n *core
 // tolerates an already-finished step, so retries are safe.
 func (a *Lifecycle) TerminateInstance(ctx context.Context, r workflows.TerminateRequest) error {
 	if r.InstanceID != "" {
+		// EC2 calls may wait out throttling (the SDK's adaptive retry):
+		// heartbeat meanwhile, or the worker looks dead.
+		beat := startPulse(ctx)
+		defer beat.stop()
 		start := time.Now()
 		err := a.Cloud.Terminate(ctx, r.InstanceID)
 		a.Metrics.CloudProviderCall(metrics.ControllerLifecycle, metrics.MethodDelete, time.Since(start).Seconds(), err != nil, cloudProviderError(err))
 		if err != nil {
 			return err
 		}
-		for {
+		// Shutting down takes EC2 a minute or two: polls back off from
+		// 500 ms to 5 s (EC2's advice), and concurrent ones share calls.
+		for wait := 500 * time.Millisecond; ; wait = min(2*wait, 5*time.Second) {
 			activity.RecordHeartbeat(ctx)
 			start := time.Now()
 			inst, err := a.Cloud.Get(ctx, r.InstanceID)
@@ -219,7 +225,7 @@ func (a *Lifecycle) TerminateInstance(ctx context.Context, r workflows.Terminate
 			select {
 			case <-ctx.Done():
 				return ctx.Err()
-			case <-time.After(500 * time.Millisecond):
+			case <-time.After(wait):
 			}
 		}
 	}

@@ -88,6 +88,25 @@ func (c *Client) Get(ctx context.Context, id string) (Instance, error) {
 	return inst, nil
 }
 
+// GetAll looks the instances up together (batched as Get): those EC2
+// shows and does not report terminated, by id; the others are left out. A
+// lookup failing otherwise than "not found" (a throttle, say) fails it.
+func (c *Client) GetAll(ctx context.Context, ids []string) (map[string]Instance, error) {
+	res := c.describes.doAll(ctx, ids)
+	out := make(map[string]Instance, len(ids))
+	for _, id := range ids {
+		o := res[id]
+		switch {
+		case IsNotFound(o.err):
+		case o.err != nil:
+			return nil, fmt.Errorf("look up instance %s: %w", id, o.err)
+		case o.val.State != StateTerminated:
+			out[id] = o.val
+		}
+	}
+	return out, nil
+}
+
 // List returns every instance tagged with this cluster that is not
 // terminated, in EC2's order, following pagination.
 func (c *Client) List(ctx context.Context) ([]Instance, error) {

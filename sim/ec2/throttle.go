@@ -102,3 +102,11 @@ func (s *Server) withinLimits(action string, f form) bool {
 	}
 	return true
 }
+
+// SetThrottleScale replaces the token buckets with full ones scaled by f
+// (f <= 0: no buckets), as Options.ThrottleScale does at start.
+func (s *Server) SetThrottleScale(f float64) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.buckets = throttle.NewSet(f, nil)
+}
