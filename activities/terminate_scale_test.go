@@ -167,10 +167,10 @@ func assertNoneLeft(t *testing.T, srv *simec2.Server, cc *aws.Client, ids []stri
 
 // apiRate is one API's calls over the run.
 type apiRate struct {
-	api                string
-	calls, throttled   int
-	seconds            float64
-	burst, refill, cap float64
+	api              string
+	calls, throttled int
+	seconds          float64
+	burst, refill    float64
 }
 
 type rates []apiRate

@@ -95,9 +95,12 @@ func (r *adaptiveRetryer) GetRetryToken(ctx context.Context, err error) (func(er
 	return r.mode(ctx).GetRetryToken(ctx, err)
 }
 
-// GetInitialToken is the deprecated RetryerV1 method; the SDK calls
-// GetAttemptToken.
-func (r *adaptiveRetryer) GetInitialToken() func(error) error { return r.any().GetInitialToken() }
+// GetInitialToken is the deprecated RetryerV1 method, which the SDK does
+// not call on a RetryerV2 (it calls GetAttemptToken): a no-op release, as
+// the adaptive mode's own.
+func (r *adaptiveRetryer) GetInitialToken() func(error) error {
+	return func(error) error { return nil }
+}
 func (r *adaptiveRetryer) GetAttemptToken(ctx context.Context) (func(error) error, error) {
 	return r.mode(ctx).GetAttemptToken(ctx)
 }

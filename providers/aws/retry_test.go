@@ -18,7 +18,8 @@ func TestAdaptiveModePerOperation(t *testing.T) {
 	if r.mode(op("DescribeInstances")) == r.mode(op("CreateFleet")) {
 		t.Fatal("DescribeInstances and CreateFleet share one adaptive mode")
 	}
-	if r.mode(op("DescribeInstances")) != r.mode(op("DescribeInstances")) {
+	first := r.mode(op("DescribeInstances"))
+	if again := r.mode(op("DescribeInstances")); again != first {
 		t.Fatal("one operation got two adaptive modes")
 	}
 	if r.MaxAttempts() != 5 {
