@@ -25,10 +25,13 @@ func TestAWSRealismDefaults(t *testing.T) {
 	}
 }
 
-// Buckets larger than AWS's would make the world kinder than AWS.
-func TestThrottleScaleAboveOneRefused(t *testing.T) {
-	_, err := Start(context.Background(), Options{StateDir: t.TempDir(), ThrottleScale: 2})
-	if err == nil || !strings.Contains(err.Error(), "kinder than AWS") {
-		t.Fatalf("ThrottleScale 2: %v, want a refusal", err)
+// Buckets larger than AWS's would make the world kinder than AWS; ones
+// too small for a termination batch would stop Joinery for good.
+func TestThrottleScaleOutOfRangeRefused(t *testing.T) {
+	for scale, why := range map[float64]string{2: "kinder than AWS", 0.05: "below 0.1"} {
+		_, err := Start(context.Background(), Options{StateDir: t.TempDir(), ThrottleScale: scale})
+		if err == nil || !strings.Contains(err.Error(), why) {
+			t.Errorf("ThrottleScale %g: %v, want a refusal (%s)", scale, err, why)
+		}
 	}
 }

@@ -127,8 +127,8 @@ type World struct {
 // EC2 endpoint. On error, whatever started is stopped again.
 func Start(ctx context.Context, o Options) (w *World, err error) {
 	o = o.withDefaults()
-	if o.ThrottleScale > 1 {
-		return nil, fmt.Errorf("world: ThrottleScale %g would make the local AWS endpoints kinder than AWS (at most 1)", o.ThrottleScale)
+	if err := o.checkThrottleScale(); err != nil {
+		return nil, err
 	}
 	abs, err := prepareStateDir(ctx, o)
 	if err != nil {
