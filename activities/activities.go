@@ -4,10 +4,16 @@
 // them by. Activities carry out what a workflow or a policy package
 // decided; the rules themselves live in policy/ (disruption, drain,
 // minvalues, nodeclass...). They reach EC2 through providers/aws and
-// Kubernetes through providers/kube, which makes every write. The sagas
-// share one world: the dependencies, the solver snapshot, NodePool lookup
-// and the capacity services (capacity.Ledger, capacity.Prices) the
-// controller reads too.
+// Kubernetes through providers/kube, which makes every write.
+//
+// Each saga type holds only the Deps it uses and the parts it shares with
+// other sagas, each made once by New: the solver snapshot builder
+// (snapshots, with the capacity buffers it plans for: buffers), NodePool
+// and EC2NodeClass lookup with the skipped-NodePool report (pools), the
+// NodeClaim writer (claimWriter) and Events published once per key
+// (events). What the controller reads too is in package capacity (the
+// pending-pod ledger and nominations, prices, instance types, the capacity
+// buffers' memory); Headroom checks the buffers over the snapshot.
 package activities
 
 import (
@@ -15,10 +21,12 @@ import (
 	"sync"
 	"time"
 
+	"github.com/joinery/joinery/api/v1alpha1"
 	"github.com/joinery/joinery/capacity"
 	"github.com/joinery/joinery/catalog"
 	"github.com/joinery/joinery/internal/metrics"
 	"github.com/joinery/joinery/policy/disruption"
+	"github.com/joinery/joinery/policy/overlay"
 	"github.com/joinery/joinery/providers/aws"
 	"github.com/joinery/joinery/providers/aws/bootstrap"
 	"github.com/joinery/joinery/providers/kube"
@@ -31,7 +39,7 @@ import (
 )
 
 // Deps are what the activities are built from: the adapters and the
-// settings every saga reads.
+// settings the sagas read (New gives each saga only those it uses).
 type Deps struct {
 	Cluster *kube.Cluster
 	Cloud   *aws.Client
@@ -56,7 +64,8 @@ type Deps struct {
 	// only ever touches instances tagged with it.
 	ClusterName string
 	// LaunchTemplates, when set, lets garbage collection delete the
-	// cluster's launch templates nothing uses (nil: none collected).
+	// cluster's launch templates nothing uses (nil: none collected;
+	// EnableLaunchTemplateGC sets the Launch activities' own).
 	LaunchTemplates LaunchTemplates
 	// RegistrationTTL is passed to every NodeClaim saga (0: the default 15 min).
 	RegistrationTTL time.Duration
@@ -89,27 +98,12 @@ type Deps struct {
 	Pseudonym func(string) string
 }
 
-// world is what every saga reads the cluster through: the dependencies, the
-// snapshot the solver plans on, NodePool lookup and prices after
-// NodeOverlays. The saga types hold it; it holds no activity.
-type world struct {
-	Deps
-
-	invalidMu sync.Mutex
-	invalid   map[string]string // NodePool -> last reported error
-	dedupe    eventDedupe       // Events published recently
-	prices    *capacity.Prices
-	headroom  headroomState
-	// ledger is the pending-pod ledger (see Ledger).
-	ledgerOnce sync.Once
-	ledger     *capacity.Ledger
-}
-
-// Activities is every saga's activities over one world, and the shared
-// services the controller reads (Ledger, CheckHeadroom, Prices,
-// ResolveOverlays). Build it with New.
+// Activities is every saga's activities, built by New over one Deps, and
+// the services the controller reads too: the pending-pod ledger (Ledger),
+// prices (Prices), the capacity buffers' check (Headroom), the NodeOverlay
+// verdicts (ResolveOverlays) and the previews (DisruptionClaims,
+// PlanningInput, PoolNodes).
 type Activities struct {
-	*world
 	Provisioning *Provisioning
 	Launch       *Launch
 	Lifecycle    *Lifecycle
@@ -118,23 +112,57 @@ type Activities struct {
 	Interruption *Interruption
 	Gang         *Gang
 	GC           *GC
+	// Headroom is the leader's check of the capacity buffers (the
+	// provisioner calls it every resync while any is configured).
+	Headroom *Headroom
+
+	ledger    *capacity.Ledger
+	prices    *capacity.Prices
+	snapshots *snapshots
+	pools     *pools
+	shared    sharedState
 }
 
 // Provisioning plans new capacity: the solver over a snapshot, and the
 // NodeClaims it writes (a static NodePool's too).
-type Provisioning struct{ *world }
+type Provisioning struct {
+	cluster      *kube.Cluster
+	market       *catalog.Market // capacity reservations left
+	metrics      *metrics.Metrics
+	log          *zap.Logger
+	solverBudget time.Duration
+	snapshots    *snapshots
+	claims       *claimWriter
+	ledger       *capacity.Ledger   // each plan's outcome
+	headroom     *capacity.Headroom // virtual pods left unschedulable
+}
 
 // Launch turns one NodeClaim into an EC2 instance: offerings, subnets,
 // launch templates, CreateFleet.
 type Launch struct {
-	*world
-	subnets   subnetPicker
-	templates templateCache
+	cluster      *kube.Cluster
+	cloud        *aws.Client
+	types        capacity.InstanceTypes
+	market       *catalog.Market
+	ice          *aws.ICECache
+	metrics      *metrics.Metrics
+	log          *zap.Logger
+	clusterFacts bootstrap.Cluster
+	pools        *pools // the NodeClaim's pool, for its NodeOverlays
+	subnets      subnetPicker
+	templates    templateCache
 }
 
 // Lifecycle carries a NodeClaim from launched to registered and
 // initialized, and through termination: finalizers, volumes, the instance.
-type Lifecycle struct{ *world }
+type Lifecycle struct {
+	cluster *kube.Cluster
+	cloud   *aws.Client
+	types   capacity.InstanceTypes // a launched type's labels and shape
+	metrics *metrics.Metrics
+	log     *zap.Logger
+	pools   *pools
+}
 
 // Drain evicts a node's pods, tier by tier (policy/drain).
 type Drain struct {
@@ -147,7 +175,27 @@ type Drain struct {
 
 // Disruption finds, checks and carries out disruptions: candidates,
 // consolidation, replacements, the disrupted taint.
-type Disruption struct{ *world }
+type Disruption struct {
+	cluster       *kube.Cluster
+	metrics       *metrics.Metrics
+	log           *zap.Logger
+	spotToSpot    bool
+	solverBudget  time.Duration
+	catalogSource func() string       // Deps.CatalogStatus (nil: none said)
+	pseudonym     func(string) string // nil: identifiers in clear
+	snapshots     *snapshots
+	pools         *pools
+	claims        *claimWriter
+	events        *events
+	prices        *capacity.Prices
+	nominations   *capacity.Nominations
+	ledger        *capacity.Ledger // pods left to plan hold consolidation
+
+	// blocked is the last pass's count of blocked nodes by reason (the
+	// summary log line is written when it changes).
+	blockedMu sync.Mutex
+	blocked   map[string]int
+}
 
 // Interruption acts on an EC2 interruption notice.
 type Interruption struct {
@@ -159,22 +207,86 @@ type Interruption struct {
 }
 
 // Gang plans and books ProvisioningRequests' capacity all or nothing.
-type Gang struct{ *world }
+type Gang struct {
+	cluster      *kube.Cluster
+	market       *catalog.Market // capacity reservations left
+	metrics      *metrics.Metrics
+	log          *zap.Logger
+	solverBudget time.Duration
+	snapshots    *snapshots
+	claims       *claimWriter
+}
 
 // GC collects instances, NodeClaims and launch templates nothing owns: it
 // needs the adapters and settings alone, not the solver's snapshot.
-type GC struct{ *Deps }
-
-// New builds every saga's activities over one world.
-func New(d Deps) *Activities {
-	w := &world{Deps: d}
-	w.prices = capacity.NewPrices(w.instanceType, func() *catalog.Market { return w.Market }, w.nodePool)
-	return &Activities{world: w,
-		Provisioning: &Provisioning{w}, Launch: &Launch{world: w}, Lifecycle: &Lifecycle{w},
-		Drain:        &Drain{cluster: d.Cluster, log: d.Log, protection: w.podProtection},
-		Interruption: &Interruption{cluster: d.Cluster, ice: d.ICE, metrics: d.Metrics, log: d.Log, pseudonym: d.Pseudonym},
-		Disruption:   &Disruption{w}, Gang: &Gang{w}, GC: &GC{&w.Deps}}
+type GC struct {
+	cluster         *kube.Cluster
+	cloud           *aws.Client
+	metrics         *metrics.Metrics
+	log             *zap.Logger
+	clusterName     string
+	launchTemplates LaunchTemplates // nil: none collected
 }
+
+// New builds every saga's activities from d: the parts they share are
+// made once here, and each saga gets only those it uses.
+func New(d Deps) *Activities {
+	types := capacity.InstanceTypes{Embedded: d.Catalog, Market: d.Market}
+	pools := &pools{cluster: d.Cluster, metrics: d.Metrics, log: d.Log}
+	prices := capacity.NewPrices(types.Get, func() *catalog.Market { return d.Market }, pools.nodePool)
+	noms := capacity.NewNominations(d.Cluster, d.NominationWindow, booked)
+	ledger := capacity.NewLedger(d.State, d.Log, d.Cluster.ProvisionablePods, noms.Of, noms.Window)
+	headroom := capacity.NewHeadroom(d.Metrics)
+	events := &events{cluster: d.Cluster, log: d.Log}
+	snaps := &snapshots{cluster: d.Cluster, types: types, market: d.Market, ice: d.ICE, staticCapacity: d.StaticCapacity,
+		spread: d.SpreadDefaults, nominations: noms, prices: prices, pools: pools,
+		buffers: &buffers{cluster: d.Cluster, log: d.Log, events: events, gate: d.CapacityBuffer}}
+	claims := &claimWriter{cluster: d.Cluster, log: d.Log, registrationTTL: d.RegistrationTTL, private: d.Pseudonym != nil}
+	return &Activities{
+		Provisioning: &Provisioning{cluster: d.Cluster, market: d.Market, metrics: d.Metrics, log: d.Log, solverBudget: d.SolverBudget,
+			snapshots: snaps, claims: claims, ledger: ledger, headroom: headroom},
+		Launch: &Launch{cluster: d.Cluster, cloud: d.Cloud, types: types, market: d.Market, ice: d.ICE, metrics: d.Metrics, log: d.Log,
+			clusterFacts: d.ClusterFacts, pools: pools},
+		Lifecycle: &Lifecycle{cluster: d.Cluster, cloud: d.Cloud, types: types, metrics: d.Metrics, log: d.Log, pools: pools},
+		Drain:     &Drain{cluster: d.Cluster, log: d.Log, protection: events.podProtection},
+		Disruption: &Disruption{cluster: d.Cluster, metrics: d.Metrics, log: d.Log, spotToSpot: d.SpotToSpotConsolidation,
+			solverBudget: d.SolverBudget, catalogSource: d.CatalogStatus, pseudonym: d.Pseudonym, snapshots: snaps, pools: pools,
+			claims: claims, events: events, prices: prices, nominations: noms, ledger: ledger},
+		Interruption: &Interruption{cluster: d.Cluster, ice: d.ICE, metrics: d.Metrics, log: d.Log, pseudonym: d.Pseudonym},
+		Gang: &Gang{cluster: d.Cluster, market: d.Market, metrics: d.Metrics, log: d.Log, solverBudget: d.SolverBudget,
+			snapshots: snaps, claims: claims},
+		GC: &GC{cluster: d.Cluster, cloud: d.Cloud, metrics: d.Metrics, log: d.Log, clusterName: d.ClusterName,
+			launchTemplates: d.LaunchTemplates},
+		Headroom: &Headroom{cluster: d.Cluster, metrics: d.Metrics, log: d.Log, gate: d.CapacityBuffer, snapshots: snaps,
+			events: events, state: headroom},
+		ledger: ledger, prices: prices, snapshots: snaps, pools: pools,
+		shared: sharedState{state: d.State, ice: d.ICE, log: d.Log, ledger: ledger},
+	}
+}
+
+// Ledger is the pending-pod ledger the plans write and the provisioner and
+// consolidation read.
+func (a *Activities) Ledger() *capacity.Ledger { return a.ledger }
+
+// Prices prices nodes after the NodeOverlays the last snapshot resolved.
+func (a *Activities) Prices() *capacity.Prices { return a.prices }
+
+// ResolveOverlays resolves the watched NodeOverlays against the NodePools
+// as they are now, for the leader to report each overlay's verdict.
+func (a *Activities) ResolveOverlays() ([]*v1alpha1.NodeOverlay, *overlay.Set) {
+	return a.snapshots.resolveOverlays()
+}
+
+// BindSharedState makes the ICE cache and the pending-pod ledger the same
+// on every replica and across restarts (see sharedState.bind). Call it
+// before Deps.State starts.
+func (a *Activities) BindSharedState() { a.shared.bind() }
+
+// EnableLaunchTemplateGC lets garbage collection delete the launch
+// templates the Launch activities made that no launch needs any more
+// (templateGC, which also empties Launch's template cache). Call it
+// before Register.
+func (a *Activities) EnableLaunchTemplateGC() { a.GC.launchTemplates = templateGC{a.Launch} }
 
 // Register registers every activity on a worker under the names the
 // workflows use (recorded histories replay against these names).

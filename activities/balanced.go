@@ -25,7 +25,7 @@ func (a *Disruption) balancedPoolTotals(cands []disruption.Candidate) map[string
 	if out == nil {
 		return nil
 	}
-	nodes, _ := a.Cluster.Nodes.List(labels.Everything())
+	nodes, _ := a.cluster.Nodes.List(labels.Everything())
 	for _, n := range nodes {
 		pool := n.Labels[apiv1.LabelNodePool]
 		t, ok := out[pool]
@@ -33,12 +33,12 @@ func (a *Disruption) balancedPoolTotals(cands []disruption.Candidate) map[string
 			continue
 		}
 		var costs []float64
-		for _, p := range a.Cluster.PodsOnNode(n.Name) {
+		for _, p := range a.cluster.PodsOnNode(n.Name) {
 			if reschedulable(p) {
 				costs = append(costs, disruption.PodEvictionCost(p))
 			}
 		}
-		t.USDPerHour += a.nodePrice(n)
+		t.USDPerHour += a.prices.Node(n)
 		t.DisruptionCost += disruption.RescheduleDisruptionCost(costs)
 		out[pool] = t
 	}
@@ -47,7 +47,7 @@ func (a *Disruption) balancedPoolTotals(cands []disruption.Candidate) map[string
 
 // consolidationScored records a Balanced score (metric, debug log).
 func (a *Disruption) consolidationScored(s disruption.Score) {
-	a.Metrics.ConsolidationScored(s.Pool, s.Value(), s.Approved())
-	a.Log.Debug("consolidation score", zap.String("nodepool", s.Pool), zap.Float64("score", s.Value()),
+	a.metrics.ConsolidationScored(s.Pool, s.Value(), s.Approved())
+	a.log.Debug("consolidation score", zap.String("nodepool", s.Pool), zap.Float64("score", s.Value()),
 		zap.Bool("approved", s.Approved()), zap.String("verdict", s.String()))
 }

@@ -17,16 +17,16 @@ func TestWaitNodeClaimsCached(t *testing.T) {
 	a := newFake(t, kubetest.World{})
 	ctx := context.Background()
 	nc := &apiv1.NodeClaim{ObjectMeta: metav1.ObjectMeta{Name: "general-purpose-x7k2p"}}
-	if err := a.Cluster.CreateNodeClaim(ctx, nc); err != nil {
+	if err := a.cluster().CreateNodeClaim(ctx, nc); err != nil {
 		t.Fatal(err)
 	}
-	if err := a.Cluster.WaitNodeClaimsCached(ctx, []string{"general-purpose-x7k2p"}, 5*time.Second); err != nil {
+	if err := a.cluster().WaitNodeClaimsCached(ctx, []string{"general-purpose-x7k2p"}, 5*time.Second); err != nil {
 		t.Fatal(err)
 	}
-	if len(a.Cluster.NodeClaims()) != 1 {
-		t.Fatalf("cache holds %d NodeClaims after the wait, want 1", len(a.Cluster.NodeClaims()))
+	if len(a.cluster().NodeClaims()) != 1 {
+		t.Fatalf("cache holds %d NodeClaims after the wait, want 1", len(a.cluster().NodeClaims()))
 	}
-	err := a.Cluster.WaitNodeClaimsCached(ctx, []string{"general-purpose-x7k2p", "general-purpose-never"}, 200*time.Millisecond)
+	err := a.cluster().WaitNodeClaimsCached(ctx, []string{"general-purpose-x7k2p", "general-purpose-never"}, 200*time.Millisecond)
 	if err == nil || !strings.Contains(err.Error(), "general-purpose-never") {
 		t.Fatalf("err %v, want one naming general-purpose-never", err)
 	}

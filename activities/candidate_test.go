@@ -7,6 +7,7 @@ import (
 
 	apiv1 "github.com/joinery/joinery/api/v1"
 	"github.com/joinery/joinery/catalog"
+	"github.com/joinery/joinery/providers/kube"
 	"github.com/joinery/joinery/providers/kube/kubetest"
 	"github.com/joinery/joinery/workflows"
 	"go.uber.org/zap"
@@ -15,11 +16,19 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 )
 
-// newFake builds the activities over a kubetest Cluster holding w.
-func newFake(t *testing.T, w kubetest.World) *Activities {
+// newFake builds the activities over a kubetest Cluster holding w, each
+// opt changing the Deps first.
+func newFake(t *testing.T, w kubetest.World, opts ...func(*Deps)) *Activities {
 	t.Helper()
-	return New(Deps{Cluster: kubetest.Start(t, w).Cluster, Catalog: catalog.MustDefault(), Log: zap.NewNop()})
+	d := Deps{Cluster: kubetest.Start(t, w).Cluster, Catalog: catalog.MustDefault(), Log: zap.NewNop()}
+	for _, opt := range opts {
+		opt(&d)
+	}
+	return New(d)
 }
+
+// cluster is the Cluster the activities were built over.
+func (a *Activities) cluster() *kube.Cluster { return a.Provisioning.cluster }
 
 func testNode() (*corev1.Node, *apiv1.NodeClaim) {
 	node := &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: "ip-10-0-0-4.ec2.internal", Labels: map[string]string{apiv1.LabelNodePool: "general-purpose"}},

@@ -32,8 +32,8 @@ func (a *Disruption) CheckDisruptionCandidates(ctx context.Context, r workflows.
 			return set, err
 		}
 		if c.OK {
-			np := a.nodePool(c.NodePool)
-			if why := room.Take(c.NodePool, np, a.poolNodeCount(c.NodePool, ""), r.Reason, now); why != "" {
+			np := a.pools.nodePool(c.NodePool)
+			if why := room.Take(c.NodePool, np, a.pools.nodeCount(c.NodePool, ""), r.Reason, now); why != "" {
 				c = workflows.Candidate{Why: why}
 			}
 		}
@@ -52,23 +52,23 @@ func (a *Disruption) CheckDisruptionCandidates(ctx context.Context, r workflows.
 func (a *Disruption) RecheckConsolidation(ctx context.Context, d workflows.DisruptionDecision) (workflows.Validation, error) {
 	// The tainted nodes go back in before the capacity buffers are placed,
 	// so their virtual pods are placed as they were and must move too.
-	pools, invalid := a.Cluster.NodePools()
-	snap, skipped := a.buildSnapshotWith(time.Now(), pools, a.Cluster.NodeClass, func(s *snapshot) { a.addRemovedAsBefore(s, d.Nodes) })
-	a.reportNodePools(ctx, pools, append(invalid, skipped...))
-	a.priceNodes(snap)
+	pools, invalid := a.cluster.NodePools()
+	snap, skipped := a.snapshots.buildWith(time.Now(), pools, a.cluster.NodeClass, func(s *snapshot) { a.addRemovedAsBefore(s, d.Nodes) })
+	a.pools.report(ctx, pools, append(invalid, skipped...))
+	a.snapshots.priceNodes(snap)
 	a.addRemoved(snap, d.Nodes)
 	r := solver.SimulateRemoval(snap.input, d.Nodes)
 	v := disruption.Resimulated(d, r)
 	outcome := "rechecked"
 	if !v.Valid {
 		outcome = "aborted"
-		a.Metrics.DisruptionValidationFailed(metrics.ConsolidationType(d.Method))
+		a.metrics.DisruptionValidationFailed(metrics.ConsolidationType(d.Method))
 	} else {
 		// Acted on from here: tainted, its replacement launched next.
-		a.Metrics.DisruptionActed(decisionKind(d), d.Reason, metrics.ConsolidationType(d.Method), a.poolsOf(d.Nodes))
+		a.metrics.DisruptionActed(decisionKind(d), d.Reason, metrics.ConsolidationType(d.Method), a.poolsOf(d.Nodes))
 	}
-	a.Metrics.DisruptionDecision(d.Reason, outcome)
-	a.logger(ctx).Info("consolidation re-checked before acting", zap.Strings("nodes", d.Nodes), zap.Bool("valid", v.Valid),
+	a.metrics.DisruptionDecision(d.Reason, outcome)
+	activityLogger(ctx, a.log).Info("consolidation re-checked before acting", zap.Strings("nodes", d.Nodes), zap.Bool("valid", v.Valid),
 		zap.String("why", v.Why), zap.Float64("nodesUsdPerHour", r.CandidatesUSDPerHour))
 	return v, nil
 }
@@ -85,12 +85,12 @@ func (a *Disruption) addRemoved(snap *snapshot, nodes []string) {
 		if have[name] {
 			continue
 		}
-		node, err := a.Cluster.Nodes.Get(name)
+		node, err := a.cluster.Nodes.Get(name)
 		if err != nil {
 			continue // gone: the simulation says so
 		}
 		snap.input.ExistingNodes = append(snap.input.ExistingNodes, solver.Node{Name: name, Labels: node.Labels, Taints: node.Spec.Taints,
-			NodePool: node.Labels[apiv1.LabelNodePool], Price: a.nodePrice(node)})
+			NodePool: node.Labels[apiv1.LabelNodePool], Price: a.prices.Node(node)})
 	}
 }
 
@@ -102,12 +102,12 @@ func (a *Disruption) addRemovedAsBefore(snap *snapshot, nodes []string) {
 	a.addRemoved(snap, nodes)
 	for i := n0; i < len(snap.input.ExistingNodes); i++ {
 		n := &snap.input.ExistingNodes[i]
-		node, err := a.Cluster.Nodes.Get(n.Name)
+		node, err := a.cluster.Nodes.Get(n.Name)
 		if err != nil {
 			continue
 		}
 		alloc, _ := resources.FromResourceList(node.Status.Allocatable)
-		cn, _ := a.Cluster.CSINodes.Get(n.Name)
+		cn, _ := a.cluster.CSINodes.Get(n.Name)
 		alloc[resources.EBSVolumes] = solver.EBSLimit(cn)
 		n.Available = alloc.Sub(snap.used[n.Name])
 		var taints []corev1.Taint
@@ -126,12 +126,12 @@ func (a *Disruption) addRemovedAsBefore(snap *snapshot, nodes []string) {
 // its saga's input with the planned offerings. A retry first deletes what
 // an earlier attempt wrote.
 func (a *Disruption) CreateReplacement(ctx context.Context, r workflows.ReplacementRequest) (workflows.NodeClaimInput, error) {
-	batch, err := a.discardEarlierAttempt(ctx)
+	batch, err := a.claims.discardEarlierAttempt(ctx)
 	if err != nil {
 		return workflows.NodeClaimInput{}, err
 	}
 	plan := r.Replacement
-	np := a.nodePool(plan.NodePool)
+	np := a.pools.nodePool(plan.NodePool)
 	if np == nil {
 		return workflows.NodeClaimInput{}, temporal.NewNonRetryableApplicationError("NodePool "+plan.NodePool+" is gone", workflows.ErrReplacementFailed, nil)
 	}
@@ -150,17 +150,18 @@ func (a *Disruption) CreateReplacement(ctx context.Context, r workflows.Replacem
 	for _, q := range plan.Requirements {
 		reqs = append(reqs, apiv1.NodeSelectorRequirementWithMinValues{Key: q.Key, Operator: q.Operator, Values: q.Values, MinValues: q.MinValues})
 	}
-	nc, err := a.createNodeClaim(ctx, np, claimSpec{batch: batch, labels: np.Spec.Template.ObjectMeta.Labels, reqs: reqs,
+	nc, err := a.claims.create(ctx, np, claimSpec{batch: batch, labels: np.Spec.Template.ObjectMeta.Labels, reqs: reqs,
 		types: plan.InstanceTypes, requests: requests})
 	if err != nil {
 		return workflows.NodeClaimInput{}, err
 	}
-	if err := a.Cluster.WaitNodeClaimsCached(ctx, []string{nc.Name}, cacheWait); err != nil {
+	if err := a.cluster.WaitNodeClaimsCached(ctx, []string{nc.Name}, cacheWait); err != nil {
 		return workflows.NodeClaimInput{}, err
 	}
-	a.Metrics.NodeClaimCreatedBy(np.Name, workflows.ReasonUnderused, false)
-	a.logger(ctx).Info("replacement created as planned", zap.String("nodeclaim", nc.Name), zap.Strings("for", r.For),
+	a.metrics.NodeClaimCreatedBy(np.Name, workflows.ReasonUnderused, false)
+	activityLogger(ctx, a.log).Info("replacement created as planned", zap.String("nodeclaim", nc.Name), zap.Strings("for", r.For),
 		zap.Strings("instanceTypes", plan.InstanceTypes), zap.Float64("usdPerHour", plan.USDPerHour), zap.Float64("maxUsdPerHour", plan.MaxUSDPerHour))
-	return workflows.NodeClaimInput{Name: nc.Name, NodePool: np.Name, Offerings: plan.Offerings, Pods: plan.Pods,
-		RegistrationTTL: a.RegistrationTTL, Private: a.private() || r.Private}, nil
+	in := a.claims.sagaInput(nc.Name, np.Name, plan.Offerings, plan.Pods)
+	in.Private = in.Private || r.Private
+	return in, nil
 }

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	apiv1 "github.com/joinery/joinery/api/v1"
+	"github.com/joinery/joinery/catalog"
 	"github.com/joinery/joinery/providers/kube/kubetest"
 	"github.com/joinery/joinery/solver"
 	"github.com/joinery/joinery/workflows"
@@ -92,7 +93,7 @@ func TestCreateReplacementWritesThePlannedNodeClaim(t *testing.T) {
 	if !strings.HasPrefix(in.Name, "general-purpose-") || in.NodePool != "general-purpose" || in.Pods != 3 || !reflect.DeepEqual(in.Offerings, plan.Offerings) {
 		t.Fatalf("input %+v", in)
 	}
-	nc, err := a.Cluster.NodeClaim(context.Background(), in.Name)
+	nc, err := a.cluster().NodeClaim(context.Background(), in.Name)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -127,7 +128,7 @@ func TestAddRemovedBringsBackTheTaintedCandidates(t *testing.T) {
 		n.Status.Conditions = []corev1.NodeCondition{{Type: corev1.NodeReady, Status: corev1.ConditionTrue}}
 	}
 	a := newFake(t, kubetest.World{Pools: []*apiv1.NodePool{sagaPool("10%")}, Claims: claims, Objects: objs})
-	snap, err := a.takeSnapshot(context.Background(), time.Now())
+	snap, err := a.snapshots.take(context.Background(), time.Now())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -135,7 +136,7 @@ func TestAddRemovedBringsBackTheTaintedCandidates(t *testing.T) {
 		t.Fatalf("tainted nodes are destinations: %+v", snap.input.ExistingNodes)
 	}
 	a.Disruption.addRemoved(snap, []string{"ip-10-0-0-1.ec2.internal", "ip-10-0-0-2.ec2.internal", "gone"})
-	it, _ := a.Catalog.Get("m6i.large")
+	it, _ := catalog.MustDefault().Get("m6i.large")
 	if len(snap.input.ExistingNodes) != 2 || snap.input.ExistingNodes[1].Price != it.OnDemandPrice || snap.input.ExistingNodes[0].NodePool != "general-purpose" {
 		t.Fatalf("existing nodes %+v", snap.input.ExistingNodes)
 	}

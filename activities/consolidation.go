@@ -20,28 +20,28 @@ func (a *Disruption) ComputeDisruption(ctx context.Context, p workflows.Disrupti
 	start := time.Now()
 	d, err := a.computeDisruption(ctx, p)
 	if err == nil {
-		a.Metrics.ObserveDisruptionEvaluation(d.Reason, metrics.ConsolidationType(d.Method), time.Since(start).Seconds())
+		a.metrics.ObserveDisruptionEvaluation(d.Reason, metrics.ConsolidationType(d.Method), time.Since(start).Seconds())
 	}
 	if err == nil && d.Blocked != nil && p.Reported != "" && d.Blocked.Digest() == p.Reported {
 		d.Blocked, d.BlockedUnchanged = nil, true // the workflow holds this report already
 	}
-	if err == nil && a.private() {
+	if err == nil && a.pseudonym != nil {
 		for _, n := range d.Nodes {
-			d.NodeRefs = append(d.NodeRefs, a.Pseudonym(n))
+			d.NodeRefs = append(d.NodeRefs, a.pseudonym(n))
 		}
 	}
 	if err == nil {
-		a.Metrics.SetDisruptionEligible(d.Eligible)
+		a.metrics.SetDisruptionEligible(d.Eligible)
 		if d.Method != "" {
-			a.Metrics.DisruptionDecision(d.Reason, "proposed")
+			a.metrics.DisruptionDecision(d.Reason, "proposed")
 		}
 		if d.Method == workflows.MethodDrift {
 			// Drift is acted on as decided (no validation delay).
-			a.Metrics.DisruptionActed(decisionKind(d), d.Reason, "", a.poolsOf(d.Nodes))
+			a.metrics.DisruptionActed(decisionKind(d), d.Reason, "", a.poolsOf(d.Nodes))
 		}
 	}
 	if err == nil && d.Method != "" {
-		a.logger(ctx).Info("disruption decision", zap.String("method", d.Method), zap.Strings("nodes", d.Nodes),
+		activityLogger(ctx, a.log).Info("disruption decision", zap.String("method", d.Method), zap.Strings("nodes", d.Nodes),
 			zap.Float64("savingUsdPerHour", d.SavingUSDPerHour), zap.String("why", d.Why))
 	}
 	return d, err
@@ -49,17 +49,17 @@ func (a *Disruption) ComputeDisruption(ctx context.Context, p workflows.Disrupti
 
 func (a *Disruption) computeDisruption(ctx context.Context, p workflows.DisruptionPass) (workflows.DisruptionDecision, error) {
 	now := p.Now
-	snap, err := a.takeSnapshot(ctx, time.Now())
+	snap, err := a.snapshots.take(ctx, time.Now())
 	if err != nil {
 		return workflows.DisruptionDecision{}, err
 	}
-	a.priceNodes(snap)
+	a.snapshots.priceNodes(snap)
 	usd, list := clusterPrice(snap), a.listPrice(snap)
 	claims := withBuffers(a.disruptionClaims(ctx, now), snap)
 	cands, blocked := disruption.Filter(claims)
 	// Pods the solver found no place for do not count: they would block
 	// consolidation forever.
-	if why := disruption.Unsettled(a.Ledger().UnnominatedPending(time.Now()), a.Cluster.NodeClaims()); why != "" {
+	if why := disruption.Unsettled(a.ledger.UnnominatedPending(time.Now()), a.cluster.NodeClaims()); why != "" {
 		d := workflows.DisruptionDecision{USDPerHour: usd, ListUSDPerHour: list, Why: why, Catalog: a.catalogStatus()}
 		a.reportBlocked(ctx, &d, claims, blocked)
 		return d, nil
@@ -69,20 +69,20 @@ func (a *Disruption) computeDisruption(ctx context.Context, p workflows.Disrupti
 		Now: now, Candidates: cands,
 		Pools:      a.poolNodes(cands),
 		Simulate:   trace.Wrap(solver.NewRemovalSimulator(snap.input).Simulate),
-		SpotToSpot: a.SpotToSpotConsolidation,
+		SpotToSpot: a.spotToSpot,
 		OnBudgetError: func(pool string, err error) {
-			a.Log.Warn("disruption budget", zap.String("nodepool", pool), zap.Error(err))
+			a.log.Warn("disruption budget", zap.String("nodepool", pool), zap.Error(err))
 		},
 		PoolTotals:     a.balancedPoolTotals(cands),
 		OnScore:        a.consolidationScored,
 		DriftNotBefore: p.DriftNotBefore,
 	}
-	a.Metrics.SetEligibleByReason(disruption.EligibleByReason(pass))
+	a.metrics.SetEligibleByReason(disruption.EligibleByReason(pass))
 	a.setAllowedDisruptions(now)
 	sim := time.Now()
 	d := disruption.Decide(pass)
 	if d.Method == workflows.MethodMultiNode || d.Method == workflows.MethodSingleNode || d.Method == "" {
-		a.Metrics.Scheduled(metrics.ControllerDisruption, time.Since(sim).Seconds(), 0)
+		a.metrics.Scheduled(metrics.ControllerDisruption, time.Since(sim).Seconds(), 0)
 	}
 	d.USDPerHour, d.ListUSDPerHour, d.Catalog = usd, list, a.catalogStatus()
 	a.reportBlocked(ctx, &d, claims, disruption.Merge(blocked, disruption.PassBlocks(pass, d, trace)))
@@ -106,7 +106,7 @@ func (a *Disruption) poolNodes(cands []disruption.Candidate) map[string]disrupti
 	out := map[string]disruption.PoolNodes{}
 	for _, c := range cands {
 		if _, ok := out[c.Pool.Name]; !ok {
-			out[c.Pool.Name] = a.poolNodeCount(c.Pool.Name, "")
+			out[c.Pool.Name] = a.pools.nodeCount(c.Pool.Name, "")
 		}
 	}
 	return out
@@ -120,15 +120,15 @@ func (a *Disruption) ValidateDisruption(ctx context.Context, d workflows.Disrupt
 		outcome := "valid"
 		if !v.Valid {
 			outcome = "dropped"
-			a.Metrics.DisruptionValidationFailed(metrics.ConsolidationType(d.Method))
+			a.metrics.DisruptionValidationFailed(metrics.ConsolidationType(d.Method))
 		}
-		a.Metrics.DisruptionDecision(d.Reason, outcome)
+		a.metrics.DisruptionDecision(d.Reason, outcome)
 	}
 	return v, err
 }
 
 func (a *Disruption) validate(ctx context.Context, d workflows.DisruptionDecision) (workflows.Validation, error) {
-	snap, err := a.takeSnapshot(ctx, time.Now())
+	snap, err := a.snapshots.take(ctx, time.Now())
 	if err != nil {
 		return workflows.Validation{}, err
 	}
@@ -139,7 +139,7 @@ func (a *Disruption) validate(ctx context.Context, d workflows.DisruptionDecisio
 	if v, final := disruption.Recheck(d, cands); final {
 		return v, nil
 	}
-	a.priceNodes(snap)
+	a.snapshots.priceNodes(snap)
 	return disruption.Resimulated(d, solver.SimulateRemoval(snap.input, d.Nodes)), nil
 }
 
@@ -156,15 +156,15 @@ func decisionKind(d workflows.DisruptionDecision) string {
 // every valid NodePool and budget reason at now (Karpenter's reason
 // values: Empty, Drifted, Underutilized).
 func (a *Disruption) setAllowedDisruptions(now time.Time) {
-	if a.Metrics == nil {
+	if a.metrics == nil {
 		return
 	}
-	pools, _ := a.Cluster.NodePools()
+	pools, _ := a.cluster.NodePools()
 	for _, np := range pools {
-		nodes := a.poolNodeCount(np.Name, "").Nodes
+		nodes := a.pools.nodeCount(np.Name, "").Nodes
 		for _, reason := range []string{disruption.BudgetReasonEmpty, disruption.BudgetReasonDrifted, disruption.BudgetReasonUnderutilized} {
 			if n, err := disruption.Allowed(np.Spec.Disruption.Budgets, reason, nodes, now); err == nil {
-				a.Metrics.SetAllowedDisruptions(np.Name, reason, n)
+				a.metrics.SetAllowedDisruptions(np.Name, reason, n)
 			}
 		}
 	}
@@ -178,7 +178,7 @@ func (a *Disruption) listPrice(snap *snapshot) float64 {
 	}
 	total := 0.0
 	for _, n := range snap.input.ExistingNodes {
-		if node, err := a.Cluster.Nodes.Get(n.Name); err == nil {
+		if node, err := a.cluster.Nodes.Get(n.Name); err == nil {
 			total += a.prices.List(node)
 		}
 	}
@@ -190,7 +190,7 @@ func (a *Disruption) listPrice(snap *snapshot) float64 {
 func (a *Disruption) poolsOf(nodes []string) []string {
 	var out []string
 	for _, n := range nodes {
-		if node, err := a.Cluster.Nodes.Get(n); err == nil {
+		if node, err := a.cluster.Nodes.Get(n); err == nil {
 			out = append(out, node.Labels[apiv1.LabelNodePool])
 		}
 	}
@@ -206,8 +206,8 @@ func clusterPrice(snap *snapshot) float64 {
 }
 
 func (a *Disruption) catalogStatus() string {
-	if a.CatalogStatus == nil {
+	if a.catalogSource == nil {
 		return ""
 	}
-	return a.CatalogStatus()
+	return a.catalogSource()
 }

@@ -28,7 +28,7 @@ import (
 // an operator's drain may take a bare pod) and, unless skipped, its
 // NodePool's budgets (disruption.BudgetBlocks) allow it.
 func (a *Disruption) CheckDisruptionCandidate(ctx context.Context, in workflows.DisruptInput) (workflows.Candidate, error) {
-	node, err := a.Cluster.GetNode(ctx, in.NodeName)
+	node, err := a.cluster.GetNode(ctx, in.NodeName)
 	if apierrors.IsNotFound(err) {
 		return workflows.Candidate{Why: "node " + in.NodeName + " does not exist"}, nil
 	}
@@ -50,13 +50,13 @@ func (a *Disruption) CheckDisruptionCandidate(ctx context.Context, in workflows.
 		return workflows.Candidate{Why: b.Message}, nil
 	}
 	now := time.Now()
-	for _, p := range a.Cluster.PodsOnNode(node.Name) {
+	for _, p := range a.cluster.PodsOnNode(node.Name) {
 		if b := disruption.PodBlock(a.disruptionPod(ctx, p, nil, now), in.Reason == workflows.ReasonManual); b != nil {
 			return workflows.Candidate{Why: b.Message}, nil
 		}
 	}
-	if np := a.nodePool(c.NodePool); np != nil && !in.SkipBudgets {
-		if why := disruption.BudgetBlocks(np, a.poolNodeCount(np.Name, node.Name), in.Reason, now); why != "" {
+	if np := a.pools.nodePool(c.NodePool); np != nil && !in.SkipBudgets {
+		if why := disruption.BudgetBlocks(np, a.pools.nodeCount(np.Name, node.Name), in.Reason, now); why != "" {
 			return workflows.Candidate{Why: why}, nil
 		}
 	}
@@ -66,7 +66,7 @@ func (a *Disruption) CheckDisruptionCandidate(ctx context.Context, in workflows.
 // TaintNodeDisrupted adds (or removes) the karpenter.sh/disrupted:NoSchedule
 // taint and the NodeClaim's DisruptionReason condition. Idempotent.
 func (a *Disruption) TaintNodeDisrupted(ctx context.Context, r workflows.TaintRequest) error {
-	err := a.Cluster.UpdateNode(ctx, r.NodeName, func(node *corev1.Node) bool {
+	err := a.cluster.UpdateNode(ctx, r.NodeName, func(node *corev1.Node) bool {
 		has := disruption.HasTaint(node.Spec.Taints, apiv1.TaintKeyDisrupted)
 		if has != r.Remove {
 			return false
@@ -90,7 +90,7 @@ func (a *Disruption) TaintNodeDisrupted(ctx context.Context, r workflows.TaintRe
 	if err != nil {
 		return err
 	}
-	nc, err := a.Cluster.NodeClaim(ctx, r.NodeClaim)
+	nc, err := a.cluster.NodeClaim(ctx, r.NodeClaim)
 	if apierrors.IsNotFound(err) {
 		return nil
 	}
@@ -107,7 +107,7 @@ func (a *Disruption) TaintNodeDisrupted(ctx context.Context, r workflows.TaintRe
 		conds = append(conds, metav1.Condition{Type: apiv1.ConditionDisruptionReason, Status: metav1.ConditionTrue, Reason: reasonWord(r.Reason),
 			Message: "disrupting: " + r.Reason, LastTransitionTime: metav1.Now()})
 	}
-	return a.Cluster.PatchNodeClaimStatus(ctx, r.NodeClaim, mustJSON(map[string]interface{}{"status": map[string]interface{}{"conditions": conds}}))
+	return a.cluster.PatchNodeClaimStatus(ctx, r.NodeClaim, mustJSON(map[string]interface{}{"status": map[string]interface{}{"conditions": conds}}))
 }
 
 // reasonWord turns "underutilized" into the CamelCase a condition reason needs.
@@ -123,12 +123,12 @@ func reasonWord(r string) string {
 // plans new NodeClaims for the rest (written, with the pods nominated, as
 // provisioning does). It returns the NodeClaim sagas to start.
 func (a *Disruption) PlanReplacement(ctx context.Context, in workflows.DisruptInput) ([]workflows.NodeClaimInput, error) {
-	log := a.logger(ctx).With(zap.String("node", in.NodeName))
-	batch, err := a.discardEarlierAttempt(ctx)
+	log := activityLogger(ctx, a.log).With(zap.String("node", in.NodeName))
+	batch, err := a.claims.discardEarlierAttempt(ctx)
 	if err != nil {
 		return nil, err
 	}
-	snap, err := a.takeSnapshot(ctx, time.Now())
+	snap, err := a.snapshots.take(ctx, time.Now())
 	if err != nil {
 		return nil, err
 	}
@@ -146,26 +146,26 @@ func (a *Disruption) PlanReplacement(ctx context.Context, in workflows.DisruptIn
 			snap.input.Pods = append(snap.input.Pods, ep.Pod)
 		}
 	}
-	for _, p := range a.Cluster.PodsOnNode(in.NodeName) {
+	for _, p := range a.cluster.PodsOnNode(in.NodeName) {
 		if !reschedulable(p) {
 			continue
 		}
 		// nil: the pod's own volumes count on its new node (they detach from this one).
-		snap.input.Pods = append(snap.input.Pods, a.solverPod(snap, p, nil))
+		snap.input.Pods = append(snap.input.Pods, snap.solverPod(p, nil))
 		snap.podsByKey[p.Namespace+"/"+p.Name] = p
 	}
-	snap.input.Budget = a.SolverBudget
+	snap.input.Budget = a.solverBudget
 	start := time.Now()
 	plan := solver.Solve(snap.input)
-	a.Metrics.Scheduled(metrics.ControllerDisruption, time.Since(start).Seconds(), len(plan.Unschedulable))
+	a.metrics.Scheduled(metrics.ControllerDisruption, time.Since(start).Seconds(), len(plan.Unschedulable))
 	var out []workflows.NodeClaimInput
 	for _, nn := range plan.NewNodeClaims {
-		nc, nci, err := a.writeNodeClaim(ctx, snap, batch, nn)
+		nc, nci, err := a.claims.write(ctx, snap, batch, nn)
 		if err != nil {
 			return out, err
 		}
 		out = append(out, nci)
-		a.Metrics.NodeClaimCreatedBy(nn.NodePool, in.Reason, false)
+		a.metrics.NodeClaimCreatedBy(nn.NodePool, in.Reason, false)
 		log.Info("replacement planned", zap.String("nodeclaim", nc.Name), zap.Int("pods", len(nn.Pods)), zap.Float64("usdPerHour", nn.Price()))
 	}
 	for _, u := range plan.Unschedulable {
@@ -198,7 +198,7 @@ func isMirror(p *corev1.Pod) bool {
 func (a *Lifecycle) WaitNodeClaimReady(ctx context.Context, name string) (workflows.NodeReady, error) {
 	for {
 		activity.RecordHeartbeat(ctx)
-		nc, err := a.Cluster.NodeClaim(ctx, name)
+		nc, err := a.cluster.NodeClaim(ctx, name)
 		if apierrors.IsNotFound(err) {
 			return workflows.NodeReady{}, temporal.NewNonRetryableApplicationError("replacement NodeClaim "+name+" was deleted before its node was Ready", workflows.ErrReplacementFailed, err)
 		}
@@ -222,13 +222,13 @@ func (a *Lifecycle) WaitNodeClaimReady(ctx context.Context, name string) (workfl
 func (a *Lifecycle) WaitNodeClaimGone(ctx context.Context, r workflows.TerminateRequest) error {
 	for {
 		activity.RecordHeartbeat(ctx)
-		_, err := a.Cluster.NodeClaim(ctx, r.NodeClaim)
+		_, err := a.cluster.NodeClaim(ctx, r.NodeClaim)
 		claimGone := apierrors.IsNotFound(err)
 		instGone := true
 		// The instance is asked about once the NodeClaim is gone (its
 		// termination waited for the instance): one EC2 call, not one per poll.
 		if claimGone && r.InstanceID != "" {
-			inst, err := a.Cloud.Get(ctx, r.InstanceID)
+			inst, err := a.cloud.Get(ctx, r.InstanceID)
 			instGone = aws.IsNotFound(err) || (err == nil && inst.State == aws.StateTerminated)
 		}
 		if claimGone && instGone {
@@ -244,7 +244,7 @@ func (a *Lifecycle) WaitNodeClaimGone(ctx context.Context, r workflows.Terminate
 
 // claimOfNode finds the NodeClaim of a node by status.nodeName or providerID.
 func (a *Disruption) claimOfNode(node *corev1.Node) *apiv1.NodeClaim {
-	for _, nc := range a.Cluster.NodeClaims() {
+	for _, nc := range a.cluster.NodeClaims() {
 		if nc.Status.NodeName == node.Name || (node.Spec.ProviderID != "" && nc.Status.ProviderID == node.Spec.ProviderID) {
 			return nc
 		}

@@ -33,38 +33,64 @@ const (
 	eventInvalidDoNotDisrupt = "InvalidDoNotDisruptAnnotation"
 )
 
-// eventDedupe remembers the Events published recently, so a pass that runs
-// often does not publish the same Event each time: one per key per TTL.
-type eventDedupe struct {
+// events publishes Kubernetes Events through the Cluster's recorder (none
+// when it has none: a preview), and remembers those published recently,
+// so a pass that runs often does not publish the same Event each time:
+// one per key per TTL (first).
+type events struct {
+	cluster *kube.Cluster
+	log     *zap.Logger
+
 	mu        sync.Mutex
 	until     map[string]time.Time
 	lastPurge time.Time
-	// last is the previous pass's count of blocked nodes by reason (the
-	// summary log line is written when it changes).
-	last map[string]int
 }
 
 // first reports whether key was not published within its TTL, and
 // records it until now+ttl.
-func (d *eventDedupe) first(key string, ttl time.Duration, now time.Time) bool {
-	d.mu.Lock()
-	defer d.mu.Unlock()
-	if d.until == nil {
-		d.until = map[string]time.Time{}
+func (e *events) first(key string, ttl time.Duration, now time.Time) bool {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if e.until == nil {
+		e.until = map[string]time.Time{}
 	}
-	if now.Sub(d.lastPurge) > time.Minute {
-		for k, t := range d.until {
+	if now.Sub(e.lastPurge) > time.Minute {
+		for k, t := range e.until {
 			if !now.Before(t) {
-				delete(d.until, k)
+				delete(e.until, k)
 			}
 		}
-		d.lastPurge = now
+		e.lastPurge = now
 	}
-	if t, ok := d.until[key]; ok && now.Before(t) {
+	if t, ok := e.until[key]; ok && now.Before(t) {
 		return false
 	}
-	d.until[key] = now.Add(ttl)
+	e.until[key] = now.Add(ttl)
 	return true
+}
+
+// event publishes a Normal Event.
+func (e *events) event(ref *corev1.ObjectReference, reason, msg string) {
+	if e.cluster.Recorder != nil {
+		e.cluster.Recorder.Event(ref, corev1.EventTypeNormal, reason, msg)
+	}
+}
+
+// podProtection is disruption.PodProtection for a pod at now; an invalid
+// value is reported on the pod (deduplicated) and ignored.
+func (e *events) podProtection(ctx context.Context, p *corev1.Pod, now time.Time) disruption.Protection {
+	var started *time.Time
+	if p.Status.StartTime != nil {
+		started = &p.Status.StartTime.Time
+	}
+	pr := disruption.PodProtection(p.Annotations, started, now)
+	if pr.Invalid != nil && e.cluster.Recorder != nil &&
+		e.first("pod/"+string(p.UID)+"/"+pr.Invalid.Error(), dedupeInvalidDND, time.Now()) {
+		e.cluster.Recorder.Eventf(p, corev1.EventTypeWarning, eventInvalidDoNotDisrupt,
+			"Invalid %s annotation: %v, ignoring annotation", apiv1.AnnotationDoNotDisrupt, pr.Invalid)
+		activityLogger(ctx, e.log).Warn("invalid do-not-disrupt annotation ignored", zap.String("pod", key(p)), zap.Error(pr.Invalid))
+	}
+	return pr
 }
 
 // disruptionClaims reads every NodeClaim's node, pool, class, price and
@@ -72,27 +98,27 @@ func (d *eventDedupe) first(key string, ttl time.Duration, now time.Time) bool {
 // now. A pod whose do-not-disrupt value is invalid gets the Warning Event
 // InvalidDoNotDisruptAnnotation (the annotation is ignored, as Karpenter
 // does).
-func (a *world) disruptionClaims(ctx context.Context, now time.Time) []disruption.Claim {
-	pdbs, _ := a.Cluster.PDBs.List(labels.Everything())
-	claims := a.Cluster.NodeClaims()
+func (a *Disruption) disruptionClaims(ctx context.Context, now time.Time) []disruption.Claim {
+	pdbs, _ := a.cluster.PDBs.List(labels.Everything())
+	claims := a.cluster.NodeClaims()
 	in := make([]disruption.Claim, 0, len(claims))
 	for _, nc := range claims {
-		s := disruption.Claim{Claim: nc, Nominating: a.nominationLive(nc, time.Now()), Booked: bookedFor(nc, now)}
+		s := disruption.Claim{Claim: nc, Nominating: a.nominations.Live(nc, time.Now()), Booked: bookedFor(nc, now)}
 		if nc.Status.NodeName != "" {
-			if node, err := a.Cluster.Nodes.Get(nc.Status.NodeName); err == nil {
-				s.Node, s.Price = node, a.nodePrice(node)
+			if node, err := a.cluster.Nodes.Get(nc.Status.NodeName); err == nil {
+				s.Node, s.Price = node, a.prices.Node(node)
 			}
 		}
 		if s.Node != nil {
-			s.Pool = a.nodePool(nc.Labels[apiv1.LabelNodePool])
+			s.Pool = a.pools.nodePool(nc.Labels[apiv1.LabelNodePool])
 		}
 		if s.Pool != nil {
 			if ref := s.Pool.Spec.Template.Spec.NodeClassRef; ref != nil {
-				if cls, err := a.Cluster.NodeClass(ref.Name); err == nil {
+				if cls, err := a.cluster.NodeClass(ref.Name); err == nil {
 					s.Class = cls
 				}
 			}
-			for _, p := range a.Cluster.PodsOnNode(s.Node.Name) {
+			for _, p := range a.cluster.PodsOnNode(s.Node.Name) {
 				s.Pods = append(s.Pods, a.disruptionPod(ctx, p, pdbs, now))
 			}
 		}
@@ -104,31 +130,14 @@ func (a *world) disruptionClaims(ctx context.Context, now time.Time) []disruptio
 // disruptionPod is what the disruption rules know of a pod on a node,
 // do-not-disrupt judged at now and the PDBs that block its eviction among
 // pdbs.
-func (a *world) disruptionPod(ctx context.Context, p *corev1.Pod, pdbs []*policyv1.PodDisruptionBudget, now time.Time) disruption.Pod {
-	pr := a.podProtection(ctx, p, now)
+func (a *Disruption) disruptionPod(ctx context.Context, p *corev1.Pod, pdbs []*policyv1.PodDisruptionBudget, now time.Time) disruption.Pod {
+	pr := a.events.podProtection(ctx, p, now)
 	blocked, names := disruption.PDBBlocking(pdbs, p)
 	return disruption.Pod{
 		Name: key(p), Active: kube.IsActive(p), DoNotDisrupt: pr.Active, DoNotDisruptUntil: pr.Until,
 		Reschedulable: reschedulable(p), Controlled: hasController(p), Blocked: blocked, PDBs: names,
 		Annotations: p.Annotations, Priority: p.Spec.Priority,
 	}
-}
-
-// podProtection is disruption.PodProtection for a pod at now; an invalid
-// value is reported on the pod (deduplicated) and ignored.
-func (a *world) podProtection(ctx context.Context, p *corev1.Pod, now time.Time) disruption.Protection {
-	var started *time.Time
-	if p.Status.StartTime != nil {
-		started = &p.Status.StartTime.Time
-	}
-	pr := disruption.PodProtection(p.Annotations, started, now)
-	if pr.Invalid != nil && a.Cluster.Recorder != nil &&
-		a.dedupe.first("pod/"+string(p.UID)+"/"+pr.Invalid.Error(), dedupeInvalidDND, time.Now()) {
-		a.Cluster.Recorder.Eventf(p, corev1.EventTypeWarning, eventInvalidDoNotDisrupt,
-			"Invalid %s annotation: %v, ignoring annotation", apiv1.AnnotationDoNotDisrupt, pr.Invalid)
-		a.logger(ctx).Warn("invalid do-not-disrupt annotation ignored", zap.String("pod", key(p)), zap.Error(pr.Invalid))
-	}
-	return pr
 }
 
 // reportBlocked publishes why nodes were not disrupted this pass: the
@@ -144,7 +153,7 @@ func (a *Disruption) reportBlocked(ctx context.Context, d *workflows.DisruptionD
 	for _, c := range claims {
 		uid[c.Claim.Name] = c.Claim.UID
 	}
-	log := a.logger(ctx)
+	log := activityLogger(ctx, a.log)
 	budgetPools := map[string]string{}
 	for _, b := range blocked {
 		for _, x := range b.Blocks {
@@ -160,12 +169,12 @@ func (a *Disruption) reportBlocked(ctx context.Context, d *workflows.DisruptionD
 				budgetPools[b.NodePool] = x.BudgetReason
 			}
 			published := false
-			if b.Node != "" && a.dedupe.first("node/"+b.Node+"/"+ev+"/"+x.Message, ttl, now) {
-				a.event(&corev1.ObjectReference{APIVersion: "v1", Kind: "Node", Name: b.Node, UID: types.UID(b.Node)}, ev, x.Message)
+			if b.Node != "" && a.events.first("node/"+b.Node+"/"+ev+"/"+x.Message, ttl, now) {
+				a.events.event(&corev1.ObjectReference{APIVersion: "v1", Kind: "Node", Name: b.Node, UID: types.UID(b.Node)}, ev, x.Message)
 				published = true
 			}
-			if a.dedupe.first("nodeclaim/"+b.NodeClaim+"/"+ev+"/"+x.Message, ttl, now) {
-				a.event(&corev1.ObjectReference{APIVersion: "karpenter.sh/v1", Kind: "NodeClaim", Name: b.NodeClaim, UID: uid[b.NodeClaim]}, ev, x.Message)
+			if a.events.first("nodeclaim/"+b.NodeClaim+"/"+ev+"/"+x.Message, ttl, now) {
+				a.events.event(&corev1.ObjectReference{APIVersion: "karpenter.sh/v1", Kind: "NodeClaim", Name: b.NodeClaim, UID: uid[b.NodeClaim]}, ev, x.Message)
 				published = true
 			}
 			if published {
@@ -176,17 +185,17 @@ func (a *Disruption) reportBlocked(ctx context.Context, d *workflows.DisruptionD
 	}
 	for pool, reason := range budgetPools {
 		msg := fmt.Sprintf("No allowed disruptions for disruption reason %s due to blocking budget", reason)
-		if a.dedupe.first("nodepool/"+pool+"/"+msg, dedupeNodePoolBudget, now) {
-			a.event(&corev1.ObjectReference{APIVersion: "karpenter.sh/v1", Kind: "NodePool", Name: pool}, disruption.EventDisruptionBlocked, msg)
+		if a.events.first("nodepool/"+pool+"/"+msg, dedupeNodePoolBudget, now) {
+			a.events.event(&corev1.ObjectReference{APIVersion: "karpenter.sh/v1", Kind: "NodePool", Name: pool}, disruption.EventDisruptionBlocked, msg)
 		}
 	}
 	rep := disruption.Report(blocked, workflows.MaxBlockedReported)
 	d.Blocked = &rep
-	a.Metrics.SetDisruptionBlocked(rep.ByReason, blockKinds())
-	a.dedupe.mu.Lock()
-	changed := !maps.Equal(a.dedupe.last, rep.ByReason)
-	a.dedupe.last = rep.ByReason
-	a.dedupe.mu.Unlock()
+	a.metrics.SetDisruptionBlocked(rep.ByReason, blockKinds())
+	a.blockedMu.Lock()
+	changed := !maps.Equal(a.blocked, rep.ByReason)
+	a.blocked = rep.ByReason
+	a.blockedMu.Unlock()
 	if changed {
 		fields := []zap.Field{zap.Int("nodes", rep.Total), zap.String("why", d.Why)}
 		for _, k := range blockKinds() {
@@ -195,12 +204,6 @@ func (a *Disruption) reportBlocked(ctx context.Context, d *workflows.DisruptionD
 			}
 		}
 		log.Info("nodes not disrupted, by reason", fields...)
-	}
-}
-
-func (a *world) event(ref *corev1.ObjectReference, reason, msg string) {
-	if a.Cluster.Recorder != nil {
-		a.Cluster.Recorder.Event(ref, corev1.EventTypeNormal, reason, msg)
 	}
 }
 

@@ -37,9 +37,9 @@ func drainEvents(rec *record.FakeRecorder) []string {
 // dedupe timeout runs, again when the message changes; the gauge counts
 // nodes by reason and reads 0 for a reason that cleared.
 func TestReportBlockedPublishesEventsOnceAndSetsTheGauge(t *testing.T) {
-	a := newFake(t, kubetest.World{})
+	a := newFake(t, kubetest.World{}, func(d *Deps) { d.Metrics = metrics.New() })
 	rec := record.NewFakeRecorder(100)
-	a.Cluster.Recorder, a.Metrics = rec, metrics.New()
+	a.cluster().Recorder = rec
 	pdb := disruption.Block{Kind: disruption.BlockPDB, Message: "PDB default/web prevents pod evictions (pod default/web-1)"}
 	blocked := []disruption.Blocked{
 		{NodeClaim: "general-a", Node: "ip-10-0-0-4.ec2.internal", NodePool: "general", Blocks: []disruption.Block{pdb,
@@ -66,7 +66,7 @@ func TestReportBlockedPublishesEventsOnceAndSetsTheGauge(t *testing.T) {
 	if d.Blocked == nil || d.Blocked.Total != 3 || len(d.Blocked.Nodes) != 3 || d.Blocked.ByReason["pdb"] != 1 {
 		t.Fatalf("report %+v", d.Blocked)
 	}
-	if v := testutil.ToFloat64(a.Metrics.DisruptionBlockedNodes.WithLabelValues("would_not_fit")); v != 1 {
+	if v := testutil.ToFloat64(a.Disruption.metrics.DisruptionBlockedNodes.WithLabelValues("would_not_fit")); v != 1 {
 		t.Fatalf("would_not_fit gauge %v", v)
 	}
 	// The next pass: the same reasons publish nothing; a changed message does.
@@ -80,7 +80,7 @@ func TestReportBlockedPublishesEventsOnceAndSetsTheGauge(t *testing.T) {
 		t.Fatalf("events %v", got)
 	}
 	for reason, want := range map[string]float64{"would_not_fit": 1, "pdb": 0, "budget": 0, "consolidate_after": 0} {
-		if v := testutil.ToFloat64(a.Metrics.DisruptionBlockedNodes.WithLabelValues(reason)); v != want {
+		if v := testutil.ToFloat64(a.Disruption.metrics.DisruptionBlockedNodes.WithLabelValues(reason)); v != want {
 			t.Errorf("%s gauge %v, want %v", reason, v, want)
 		}
 	}
@@ -109,7 +109,7 @@ func TestDoNotDisruptDurationInCandidateCheckAndDrain(t *testing.T) {
 			p.Status.StartTime = &metav1.Time{Time: time.Now().Add(-c.age)}
 			a := newFake(t, kubetest.World{Claims: []*apiv1.NodeClaim{nc}, Objects: []runtime.Object{node, p}})
 			rec := record.NewFakeRecorder(10)
-			a.Cluster.Recorder = rec
+			a.cluster().Recorder = rec
 			got, err := a.Disruption.CheckDisruptionCandidate(context.Background(), workflows.DisruptInput{NodeName: node.Name, Reason: workflows.ReasonUnderused, SkipBudgets: true})
 			if err != nil {
 				t.Fatal(err)

@@ -73,8 +73,8 @@ func bookedFor(nc *apiv1.NodeClaim, now time.Time) string {
 // replaced (another UID), already provisioned, not honoured or invalid is
 // Done (the last two are reported on the request).
 func (a *Gang) PlanGang(ctx context.Context, in workflows.GangInput) (workflows.GangPlan, error) {
-	log := a.logger(ctx).With(zap.String("provisioningrequest", in.Namespace+"/"+in.Name), zap.Int("try", in.Try))
-	pr, err := a.Cluster.ProvisioningRequest(in.Namespace, in.Name)
+	log := activityLogger(ctx, a.log).With(zap.String("provisioningrequest", in.Namespace+"/"+in.Name), zap.Int("try", in.Try))
+	pr, err := a.cluster.ProvisioningRequest(in.Namespace, in.Name)
 	if err != nil {
 		return workflows.GangPlan{}, err
 	}
@@ -101,10 +101,10 @@ func (a *Gang) PlanGang(ctx context.Context, in workflows.GangInput) (workflows.
 		st := provreq.Status{Conditions: gang.Conditions(pr.Status.Conditions, gang.OutcomeGaveUp, gang.ReasonValidUntil, msg, pr.Generation, time.Now()),
 			ProvisioningClassDetails: pr.Status.ProvisioningClassDetails}
 		log.Warn("provisioning request failed", zap.String("reason", msg))
-		if a.Cluster.Recorder != nil {
-			a.Cluster.Recorder.Event(requestRef(pr), corev1.EventTypeWarning, gang.ReasonValidUntil, msg)
+		if a.cluster.Recorder != nil {
+			a.cluster.Recorder.Event(requestRef(pr), corev1.EventTypeWarning, gang.ReasonValidUntil, msg)
 		}
-		return workflows.GangPlan{Done: true}, a.Cluster.PatchProvisioningRequestStatus(ctx, pr.Namespace, pr.Name, st)
+		return workflows.GangPlan{Done: true}, a.cluster.PatchProvisioningRequestStatus(ctx, pr.Namespace, pr.Name, st)
 	}
 	pods, why, err := a.gangPods(ctx, pr)
 	if err != nil {
@@ -113,23 +113,23 @@ func (a *Gang) PlanGang(ctx context.Context, in workflows.GangInput) (workflows.
 	if why != "" {
 		return workflows.GangPlan{Pods: pr.Pods(), Reason: gang.ReasonInvalid, Message: why}, nil
 	}
-	batch, err := a.discardEarlierAttempt(ctx)
+	batch, err := a.claims.discardEarlierAttempt(ctx)
 	if err != nil {
 		return workflows.GangPlan{}, err
 	}
-	snap, err := a.takeSnapshot(ctx, time.Now())
+	snap, err := a.snapshots.take(ctx, time.Now())
 	if err != nil {
 		return workflows.GangPlan{}, err
 	}
-	snap.input.Budget = a.SolverBudget
+	snap.input.Budget = a.solverBudget
 	snap.input.Pods = nil
 	snap.podsByKey = map[string]*corev1.Pod{}
 	for _, p := range pods {
-		snap.input.Pods = append(snap.input.Pods, a.solverPod(snap, p, snap.attached))
+		snap.input.Pods = append(snap.input.Pods, snap.solverPod(p, snap.attached))
 		snap.podsByKey[p.Namespace+"/"+p.Name] = p
 	}
 	plan := solver.Solve(snap.input)
-	nodeclass.CapReservations(plan.NewNodeClaims, a.reservationBudget())
+	nodeclass.CapReservations(plan.NewNodeClaims, reservationBudget(a.cluster, a.market))
 	var unplaced []gang.Unplaced
 	for _, u := range plan.Unschedulable {
 		if len(snap.notReady) > 0 {
@@ -152,17 +152,17 @@ func (a *Gang) PlanGang(ctx context.Context, in workflows.GangInput) (workflows.
 	snap.claimLabels = map[string]string{LabelProvisioningRequest: gangKey(pr.Namespace, pr.Name), LabelGangTry: strconv.Itoa(in.Try)}
 	var names []string
 	for _, nn := range plan.NewNodeClaims {
-		nc, nin, err := a.writeNodeClaim(ctx, snap, batch, nn)
+		nc, nin, err := a.claims.write(ctx, snap, batch, nn)
 		if err != nil {
 			return out, err
 		}
 		names = append(names, nc.Name)
 		out.NodeClaims = append(out.NodeClaims, nin)
-		a.Metrics.NodeClaimCreatedBy(nn.NodePool, "provisioned", false)
+		a.metrics.NodeClaimCreatedBy(nn.NodePool, "provisioned", false)
 		log.Info("gang nodeclaim planned", zap.String("nodeclaim", nc.Name), zap.String("nodepool", nn.NodePool),
 			zap.Int("pods", len(nn.Pods)), zap.String("cheapest", nin.Offerings[0].InstanceType), zap.String("zone", nin.Offerings[0].Zone))
 	}
-	if err := a.Cluster.WaitNodeClaimsCached(ctx, names, cacheWait); err != nil {
+	if err := a.cluster.WaitNodeClaimsCached(ctx, names, cacheWait); err != nil {
 		return out, err
 	}
 	out.OK = true
@@ -175,7 +175,7 @@ func (a *Gang) PlanGang(ctx context.Context, in workflows.GangInput) (workflows.
 // namespace). why says which template is missing.
 func (a *Gang) gangPods(ctx context.Context, pr *provreq.ProvisioningRequest) (pods []*corev1.Pod, why string, err error) {
 	for i, set := range pr.Spec.PodSets {
-		t, err := a.Cluster.PodTemplate(ctx, pr.Namespace, set.PodTemplateRef.Name)
+		t, err := a.cluster.PodTemplate(ctx, pr.Namespace, set.PodTemplateRef.Name)
 		if apierrors.IsNotFound(err) {
 			return nil, fmt.Sprintf("spec.podSets[%d].podTemplateRef: PodTemplate %s/%s not found", i, pr.Namespace, set.PodTemplateRef.Name), nil
 		}
@@ -203,7 +203,7 @@ func (a *Gang) gangPods(ctx context.Context, pr *provreq.ProvisioningRequest) (p
 func (a *Gang) WaitGangReady(ctx context.Context, w workflows.GangWait) error {
 	for {
 		ready := 0
-		for _, nc := range a.Cluster.NodeClaims() {
+		for _, nc := range a.cluster.NodeClaims() {
 			for _, n := range w.NodeClaims {
 				if nc.Name == n && disruption.Initialized(nc) {
 					ready++
@@ -228,7 +228,7 @@ func (a *Gang) WaitGangReady(ctx context.Context, w workflows.GangWait) error {
 func (a *Gang) BookGang(ctx context.Context, b workflows.GangBooking) error {
 	patch := fmt.Appendf(nil, `{"metadata":{"annotations":{%q:%q}}}`, AnnotationBookedUntil, b.Until)
 	for _, n := range b.NodeClaims {
-		if err := a.Cluster.PatchNodeClaim(ctx, n, patch); err != nil && !apierrors.IsNotFound(err) {
+		if err := a.cluster.PatchNodeClaim(ctx, n, patch); err != nil && !apierrors.IsNotFound(err) {
 			return fmt.Errorf("book NodeClaim %s: %w", n, err)
 		}
 	}
@@ -239,7 +239,7 @@ func (a *Gang) BookGang(ctx context.Context, b workflows.GangBooking) error {
 // (gang.Conditions), details (try, next try, NodeClaims), an Event on
 // the request and on each pod consuming it, a log line and the try metric.
 func (a *Gang) SetGangStatus(ctx context.Context, u workflows.GangStatusUpdate) error {
-	pr, err := a.Cluster.ProvisioningRequest(u.Namespace, u.Name)
+	pr, err := a.cluster.ProvisioningRequest(u.Namespace, u.Name)
 	if err != nil || pr == nil || string(pr.UID) != u.UID {
 		return err
 	}
@@ -258,36 +258,36 @@ func (a *Gang) SetGangStatus(ctx context.Context, u workflows.GangStatusUpdate) 
 		st.ProvisioningClassDetails[provreq.DetailBookedTill] = u.NextTry
 		st.ProvisioningClassDetails[provreq.DetailNodeClaims] = strings.Join(u.Nodes, ",")
 	}
-	if err := a.Cluster.PatchProvisioningRequestStatus(ctx, u.Namespace, u.Name, st); err != nil {
+	if err := a.cluster.PatchProvisioningRequestStatus(ctx, u.Namespace, u.Name, st); err != nil {
 		return fmt.Errorf("status of ProvisioningRequest %s/%s: %w", u.Namespace, u.Name, err)
 	}
 	typ, reason := corev1.EventTypeNormal, ""
 	switch u.Outcome {
 	case workflows.GangFailed, workflows.GangUnplaced:
 		typ, reason = corev1.EventTypeWarning, "ProvisioningFailed"
-		a.Metrics.GangTry(u.Outcome, u.Reason, len(u.Nodes))
+		a.metrics.GangTry(u.Outcome, u.Reason, len(u.Nodes))
 	case workflows.GangProvisioned:
 		reason = "Provisioned"
-		a.Metrics.GangTry(u.Outcome, gang.ReasonProvisioned, len(u.Nodes))
+		a.metrics.GangTry(u.Outcome, gang.ReasonProvisioned, len(u.Nodes))
 	case workflows.GangExpired:
 		reason = "BookingExpired"
 	case workflows.GangLaunching:
 		reason = "Provisioning"
 	}
-	log := a.logger(ctx).With(zap.String("provisioningrequest", u.Namespace+"/"+u.Name), zap.Int("try", u.Try),
+	log := activityLogger(ctx, a.log).With(zap.String("provisioningrequest", u.Namespace+"/"+u.Name), zap.Int("try", u.Try),
 		zap.String("outcome", u.Outcome), zap.String("message", u.Message))
 	if typ == corev1.EventTypeWarning {
 		log.Warn("gang try failed", zap.String("reason", u.Reason), zap.Strings("offerings", u.Offerings))
 	} else {
 		log.Info("gang try")
 	}
-	if reason == "" || a.Cluster.Recorder == nil {
+	if reason == "" || a.cluster.Recorder == nil {
 		return nil
 	}
-	a.Cluster.Recorder.Event(requestRef(pr), typ, reason, u.Message)
-	for _, p := range a.Cluster.ConsumingPods(u.Namespace, u.Name) {
+	a.cluster.Recorder.Event(requestRef(pr), typ, reason, u.Message)
+	for _, p := range a.cluster.ConsumingPods(u.Namespace, u.Name) {
 		if p.Spec.NodeName == "" {
-			a.Cluster.Recorder.Event(p, typ, reason, "ProvisioningRequest "+u.Name+": "+u.Message)
+			a.cluster.Recorder.Event(p, typ, reason, "ProvisioningRequest "+u.Name+": "+u.Message)
 		}
 	}
 	return nil
@@ -302,15 +302,15 @@ func (a *Gang) ReportNotHonoured(ctx context.Context, pr *provreq.ProvisioningRe
 	}
 	st := provreq.Status{Conditions: gang.Conditions(pr.Status.Conditions, gang.OutcomeNotHonoured, reason, why, pr.Generation, time.Now()),
 		ProvisioningClassDetails: pr.Status.ProvisioningClassDetails}
-	if err := a.Cluster.PatchProvisioningRequestStatus(ctx, pr.Namespace, pr.Name, st); err != nil {
+	if err := a.cluster.PatchProvisioningRequestStatus(ctx, pr.Namespace, pr.Name, st); err != nil {
 		return fmt.Errorf("status of ProvisioningRequest %s/%s: %w", pr.Namespace, pr.Name, err)
 	}
-	a.logger(ctx).Error("provisioning request not honoured", zap.String("provisioningrequest", pr.Namespace+"/"+pr.Name),
+	activityLogger(ctx, a.log).Error("provisioning request not honoured", zap.String("provisioningrequest", pr.Namespace+"/"+pr.Name),
 		zap.String("class", pr.Spec.ProvisioningClassName), zap.String("reason", why))
-	if a.Cluster.Recorder != nil {
-		a.Cluster.Recorder.Event(requestRef(pr), corev1.EventTypeWarning, reason, why)
-		for _, p := range a.Cluster.ConsumingPods(pr.Namespace, pr.Name) {
-			a.Cluster.Recorder.Event(p, corev1.EventTypeWarning, reason, "ProvisioningRequest "+pr.Name+": "+why)
+	if a.cluster.Recorder != nil {
+		a.cluster.Recorder.Event(requestRef(pr), corev1.EventTypeWarning, reason, why)
+		for _, p := range a.cluster.ConsumingPods(pr.Namespace, pr.Name) {
+			a.cluster.Recorder.Event(p, corev1.EventTypeWarning, reason, "ProvisioningRequest "+pr.Name+": "+why)
 		}
 	}
 	return nil

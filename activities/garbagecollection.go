@@ -19,10 +19,10 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 )
 
-// LaunchTemplates is the launch-template API garbage collection needs.
-// The worker has none yet (CreateFleet uses one template that must exist,
-// never deleted): until the launch path sets Activities.LaunchTemplates,
-// CollectLaunchTemplates has nothing to collect.
+// LaunchTemplates is the launch-template API garbage collection needs
+// (Deps.LaunchTemplates, or the Launch activities' own through
+// Activities.EnableLaunchTemplateGC); without one, CollectLaunchTemplates
+// has nothing to collect.
 type LaunchTemplates interface {
 	// List returns the launch templates tagged joinery.sh/cluster=<cluster>.
 	List(ctx context.Context) ([]gc.LaunchTemplate, error)
@@ -41,19 +41,19 @@ const reasonGarbageCollected = "GarbageCollected"
 // whose state decides, and returns what gc.Decide says to collect.
 func (a *GC) PlanGarbageCollection(ctx context.Context, p workflows.GCPass) (workflows.GCPlan, error) {
 	start := time.Now()
-	insts, err := a.Cloud.List(ctx)
-	a.Metrics.CloudProviderCall(metrics.ControllerGC, metrics.MethodList, time.Since(start).Seconds(), err != nil, cloudProviderError(err))
+	insts, err := a.cloud.List(ctx)
+	a.metrics.CloudProviderCall(metrics.ControllerGC, metrics.MethodList, time.Since(start).Seconds(), err != nil, cloudProviderError(err))
 	if err != nil {
 		return workflows.GCPlan{}, err
 	}
 	snap := a.gcSnapshot(insts)
-	out := workflows.GCPlan{Listed: len(insts), LaunchTemplateAPI: a.LaunchTemplates != nil}
-	if a.LaunchTemplates != nil {
-		lts, err := a.LaunchTemplates.List(ctx)
+	out := workflows.GCPlan{Listed: len(insts), LaunchTemplateAPI: a.launchTemplates != nil}
+	if a.launchTemplates != nil {
+		lts, err := a.launchTemplates.List(ctx)
 		if err != nil {
 			return out, err
 		}
-		inUse, err := a.LaunchTemplates.InUse(ctx)
+		inUse, err := a.launchTemplates.InUse(ctx)
 		if err != nil {
 			return out, err
 		}
@@ -66,7 +66,7 @@ func (a *GC) PlanGarbageCollection(ctx context.Context, p workflows.GCPass) (wor
 	plan := gc.Decide(snap, p.Now, opts)
 	if len(plan.Confirm) > 0 {
 		snap.Lookups = map[string]string{}
-		found, err := a.Cloud.GetAll(ctx, plan.Confirm) // batched: a few calls for any number
+		found, err := a.cloud.GetAll(ctx, plan.Confirm) // batched: a few calls for any number
 		if err != nil {
 			return out, err
 		}
@@ -107,7 +107,7 @@ func (a *GC) PlanGarbageCollection(ctx context.Context, p workflows.GCPass) (wor
 		out.LaunchTemplates = append(out.LaunchTemplates, item(c))
 	}
 	if n := len(out.Instances) + len(out.NodeClaims) + len(out.Nodes) + len(out.LaunchTemplates); n > 0 {
-		activityLogger(ctx, a.Log).Info("garbage collection plan", zap.Int("listed", len(insts)), zap.Int("instances", len(out.Instances)),
+		activityLogger(ctx, a.log).Info("garbage collection plan", zap.Int("listed", len(insts)), zap.Int("instances", len(out.Instances)),
 			zap.Int("nodeclaims", len(out.NodeClaims)), zap.Int("nodes", len(out.Nodes)), zap.Int("launchTemplates", len(out.LaunchTemplates)))
 	}
 	return out, nil
@@ -116,11 +116,11 @@ func (a *GC) PlanGarbageCollection(ctx context.Context, p workflows.GCPass) (wor
 // gcSnapshot builds the policy's view from the listed instances and the
 // informer caches.
 func (a *GC) gcSnapshot(insts []aws.Instance) gc.Snapshot {
-	s := gc.Snapshot{Cluster: a.ClusterName}
+	s := gc.Snapshot{Cluster: a.clusterName}
 	for _, i := range insts {
 		s.Instances = append(s.Instances, gc.Instance{ID: i.ID, State: i.State, LaunchTime: i.LaunchTime, Tags: i.Tags})
 	}
-	for _, nc := range a.Cluster.NodeClaims() {
+	for _, nc := range a.cluster.NodeClaims() {
 		c := gc.NodeClaim{Name: nc.Name, NodePool: nc.Labels[apiv1.LabelNodePool], ProviderID: nc.Status.ProviderID,
 			NodeName: nc.Status.NodeName, Launched: nc.CreationTimestamp.Time, Deleting: nc.DeletionTimestamp != nil}
 		for _, cond := range nc.Status.Conditions {
@@ -130,7 +130,7 @@ func (a *GC) gcSnapshot(insts []aws.Instance) gc.Snapshot {
 		}
 		s.NodeClaims = append(s.NodeClaims, c)
 	}
-	nodes, _ := a.Cluster.Nodes.List(labels.Everything())
+	nodes, _ := a.cluster.Nodes.List(labels.Everything())
 	sort.Slice(nodes, func(i, j int) bool { return nodes[i].Name < nodes[j].Name })
 	for _, n := range nodes {
 		s.Nodes = append(s.Nodes, gc.Node{Name: n.Name, ProviderID: n.Spec.ProviderID, NodePool: n.Labels[apiv1.LabelNodePool],
@@ -151,7 +151,7 @@ func (a *GC) recheck(c workflows.GCCollect, part func(gc.Plan) []gc.Collect, ite
 		lookups[it.InstanceID] = it.State
 		if !it.LaunchTime.IsZero() {
 			insts = append(insts, aws.Instance{ID: it.InstanceID, State: it.State, LaunchTime: it.LaunchTime, Tags: map[string]string{
-				apiv1.TagCluster: a.ClusterName, apiv1.TagNodePool: it.NodePool, apiv1.TagNodeClaim: it.NodeClaim}})
+				apiv1.TagCluster: a.clusterName, apiv1.TagNodePool: it.NodePool, apiv1.TagNodeClaim: it.NodeClaim}})
 		}
 	}
 	snap := a.gcSnapshot(insts)
@@ -185,7 +185,7 @@ func (a *GC) CollectInstances(ctx context.Context, c workflows.GCCollect) (workf
 	for i, it := range items {
 		ids[i] = it.InstanceID
 	}
-	if err := a.Cloud.Terminate(ctx, ids...); err != nil {
+	if err := a.cloud.Terminate(ctx, ids...); err != nil {
 		return res, err
 	}
 	for _, it := range items {
@@ -220,7 +220,7 @@ func (a *GC) CollectNodeClaims(ctx context.Context, c workflows.GCCollect) (work
 				return res, err
 			}
 		}
-		err := a.Cluster.DeleteNodeClaimKeepFinalizers(ctx, it.Name)
+		err := a.cluster.DeleteNodeClaimKeepFinalizers(ctx, it.Name)
 		if err != nil {
 			return res, err
 		}
@@ -246,10 +246,10 @@ func (a *GC) CollectNodeClaims(ctx context.Context, c workflows.GCCollect) (work
 // (Activities.LaunchTemplates nil) there is nothing to do.
 func (a *GC) CollectLaunchTemplates(ctx context.Context, c workflows.GCCollect) (workflows.GCResult, error) {
 	res := workflows.GCResult{Collected: map[string][]workflows.GCItem{}}
-	if a.LaunchTemplates == nil {
+	if a.launchTemplates == nil {
 		return res, nil
 	}
-	inUse, err := a.LaunchTemplates.InUse(ctx)
+	inUse, err := a.launchTemplates.InUse(ctx)
 	if err != nil {
 		return res, err
 	}
@@ -258,7 +258,7 @@ func (a *GC) CollectLaunchTemplates(ctx context.Context, c workflows.GCCollect) 
 			res.Kept = append(res.Kept, it.Name)
 			continue
 		}
-		if err := a.LaunchTemplates.Delete(ctx, it.Name); err != nil {
+		if err := a.launchTemplates.Delete(ctx, it.Name); err != nil {
 			return res, err
 		}
 		res.Collected[workflows.GCKindLaunchTemplate] = append(res.Collected[workflows.GCKindLaunchTemplate], it)
@@ -271,7 +271,7 @@ func (a *GC) CollectLaunchTemplates(ctx context.Context, c workflows.GCCollect) 
 // (at once: no kubelet runs them) and then the Node, if it is still
 // Joinery's (karpenter.sh/nodepool label). Missing objects are fine.
 func (a *GC) deleteGoneNode(ctx context.Context, name string) error {
-	node, err := a.Cluster.Nodes.Get(name)
+	node, err := a.cluster.Nodes.Get(name)
 	if apierrors.IsNotFound(err) {
 		return nil
 	}
@@ -282,13 +282,13 @@ func (a *GC) deleteGoneNode(ctx context.Context, name string) error {
 		return nil // not Joinery's: never touched
 	}
 	zero := int64(0)
-	for _, p := range a.Cluster.PodsOnNode(name) {
-		err := a.Cluster.DeletePod(ctx, p, &zero, p.UID)
+	for _, p := range a.cluster.PodsOnNode(name) {
+		err := a.cluster.DeletePod(ctx, p, &zero, p.UID)
 		if err != nil && !apierrors.IsNotFound(err) && !apierrors.IsConflict(err) {
 			return fmt.Errorf("delete pod %s/%s of gone node %s: %w", p.Namespace, p.Name, name, err)
 		}
 	}
-	err = a.Cluster.RequestNodeDeletion(ctx, name, node.UID)
+	err = a.cluster.RequestNodeDeletion(ctx, name, node.UID)
 	if err != nil && !apierrors.IsNotFound(err) && !apierrors.IsConflict(err) {
 		return fmt.Errorf("delete node %s: %w", name, err)
 	}
@@ -308,10 +308,10 @@ func (a *GC) collected(ctx context.Context, kind string, it workflows.GCItem, ms
 	case it.NodePool != "":
 		ref = &corev1.ObjectReference{APIVersion: "karpenter.sh/v1", Kind: "NodePool", Name: it.NodePool}
 	}
-	if ref != nil && a.Cluster.Recorder != nil {
-		a.Cluster.Recorder.Event(ref, corev1.EventTypeNormal, reasonGarbageCollected, msg)
+	if ref != nil && a.cluster.Recorder != nil {
+		a.cluster.Recorder.Event(ref, corev1.EventTypeNormal, reasonGarbageCollected, msg)
 	}
-	a.Metrics.Collected(kind)
-	activityLogger(ctx, a.Log).Info("garbage collected", zap.String("kind", kind), zap.String("name", it.Name), zap.String("instance", it.InstanceID),
+	a.metrics.Collected(kind)
+	activityLogger(ctx, a.log).Info("garbage collected", zap.String("kind", kind), zap.String("name", it.Name), zap.String("instance", it.InstanceID),
 		zap.String("nodeclaim", it.NodeClaim), zap.String("node", it.NodeName), zap.String("nodepool", it.NodePool), zap.String("why", it.Why))
 }

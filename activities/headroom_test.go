@@ -46,7 +46,7 @@ func TestSnapshotPlacesPoolHeadroom(t *testing.T) {
 		nc.Status.NodeName = node.Name
 		nc.Status.Conditions = []metav1.Condition{{Type: apiv1.ConditionInitialized, Status: "True", LastTransitionTime: metav1.NewTime(time.Now().Add(-time.Hour))}}
 		a := newFake(t, kubetest.World{Pools: []*apiv1.NodePool{gp}, Claims: []*apiv1.NodeClaim{nc}, Classes: []*apiv1.EC2NodeClass{cls}, Objects: objs})
-		s, err := a.takeSnapshot(context.Background(), time.Now())
+		s, err := a.snapshots.take(context.Background(), time.Now())
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -15,6 +15,7 @@ import (
 	"github.com/joinery/joinery/workflows"
 	"go.temporal.io/sdk/temporal"
 	"go.uber.org/zap"
+	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 )
@@ -30,7 +31,7 @@ import (
 func (a *Launch) LaunchInstance(ctx context.Context, req workflows.LaunchRequest) (workflows.Instance, error) {
 	start := time.Now()
 	inst, err := a.launchInstance(ctx, req)
-	a.Metrics.CloudProviderCall(metrics.ControllerLifecycle, metrics.MethodCreate, time.Since(start).Seconds(), err != nil, cloudProviderError(err))
+	a.metrics.CloudProviderCall(metrics.ControllerLifecycle, metrics.MethodCreate, time.Since(start).Seconds(), err != nil, cloudProviderError(err))
 	return inst, err
 }
 
@@ -69,13 +70,13 @@ func (e classNotReadyError) Error() string { return string(e) }
 func (a *Launch) launchInstance(ctx context.Context, req workflows.LaunchRequest) (workflows.Instance, error) {
 	prog := resumeLaunch(ctx)
 	defer prog.beat.stop()
-	nc, err := a.Cluster.NodeClaim(ctx, req.NodeClaim)
+	nc, err := a.cluster.NodeClaim(ctx, req.NodeClaim)
 	if apierrors.IsNotFound(err) {
 		// Gone (a NodeClaim has no finalizer before its launch is
 		// recorded): an earlier attempt, lost with its worker after
 		// CreateFleet answered, may have launched its instance; the saga
 		// must terminate that one.
-		if existing, lerr := a.Cloud.ForNodeClaim(ctx, req.NodeClaim); lerr != nil {
+		if existing, lerr := a.cloud.ForNodeClaim(ctx, req.NodeClaim); lerr != nil {
 			return workflows.Instance{}, lerr
 		} else if len(existing) > 0 {
 			return a.toInstance(existing[0]), nil
@@ -90,7 +91,7 @@ func (a *Launch) launchInstance(ctx context.Context, req workflows.LaunchRequest
 	// token, so EC2 answers with the instance that attempt may have
 	// launched; only a deleted NodeClaim needs the lookup first.
 	if !resumed || nc.DeletionTimestamp != nil {
-		if existing, err := a.Cloud.ForNodeClaim(ctx, req.NodeClaim); err != nil {
+		if existing, err := a.cloud.ForNodeClaim(ctx, req.NodeClaim); err != nil {
 			return workflows.Instance{}, err
 		} else if len(existing) > 0 {
 			return a.toInstance(existing[0]), nil
@@ -99,7 +100,7 @@ func (a *Launch) launchInstance(ctx context.Context, req workflows.LaunchRequest
 	if nc.DeletionTimestamp != nil {
 		return workflows.Instance{}, temporal.NewNonRetryableApplicationError("NodeClaim deleted before launch", workflows.ErrNodeClaimGone, nil)
 	}
-	cls, err := a.Cluster.NodeClass(nc.Spec.NodeClassRef.Name)
+	cls, err := a.cluster.NodeClass(nc.Spec.NodeClassRef.Name)
 	if err != nil {
 		return workflows.Instance{}, err
 	}
@@ -112,7 +113,7 @@ func (a *Launch) launchInstance(ctx context.Context, req workflows.LaunchRequest
 	}
 	lp := *prog.Plan
 	token := sha256.Sum256([]byte(fmt.Sprintf("%s|%s|%v", req.NodeClaim, req.CapacityType, lp.Configs)))
-	inst, err := a.Cloud.Launch(ctx, aws.LaunchRequest{
+	inst, err := a.cloud.Launch(ctx, aws.LaunchRequest{
 		NodeClaim: req.NodeClaim, NodePool: req.NodePool, CapacityType: req.CapacityType, Configs: lp.Configs, Prioritized: lp.Prioritized,
 		Tags: launchTags(cls), ClientToken: hex.EncodeToString(token[:16]),
 	})
@@ -125,6 +126,10 @@ func (a *Launch) launchInstance(ctx context.Context, req workflows.LaunchRequest
 	if errors.As(err, &ice) {
 		return workflows.Instance{}, a.insufficientCapacity(ctx, nc, req, ice)
 	}
+	if ae, ok := aws.AsUnauthorized(err); ok {
+		a.refused(ctx, nc, ae)
+		return workflows.Instance{}, err
+	}
 	if err != nil {
 		a.launchFailed(ctx, nc, apiv1.ReasonLaunchFailed, err)
 		return workflows.Instance{}, err
@@ -135,11 +140,11 @@ func (a *Launch) launchInstance(ctx context.Context, req workflows.LaunchRequest
 	}
 	out.ImageID, out.SubnetID, out.SecurityGroupIDs = lp.Image[out.InstanceType], lp.Subnet[out.Zone], lp.SecurityGroups
 	if out.CapacityReservationID != "" {
-		a.Market.ReservationLaunched(out.CapacityReservationID)
+		a.market.ReservationLaunched(out.CapacityReservationID)
 	}
 	a.subnets.used(cls.Name, out.SubnetID)
-	a.Metrics.NodeClaimLaunched(req.NodePool, out.InstanceType, out.CapacityType, out.Zone)
-	a.logger(ctx).Info("instance launched", zap.String("nodeclaim", req.NodeClaim), zap.String("instance", out.ID),
+	a.metrics.NodeClaimLaunched(req.NodePool, out.InstanceType, out.CapacityType, out.Zone)
+	activityLogger(ctx, a.log).Info("instance launched", zap.String("nodeclaim", req.NodeClaim), zap.String("instance", out.ID),
 		zap.String("instanceType", out.InstanceType), zap.String("zone", out.Zone), zap.String("capacityType", out.CapacityType),
 		zap.String("image", out.ImageID), zap.String("subnet", out.SubnetID), zap.Bool("resumed", resumed))
 	return out, nil
@@ -172,13 +177,31 @@ func (a *Launch) planLaunch(ctx context.Context, nc *apiv1.NodeClaim, cls *apiv1
 // launchFailed sets Launched=False on the NodeClaim with the reason and
 // the error (best effort: the workflow decides what happens next).
 func (a *Launch) launchFailed(ctx context.Context, nc *apiv1.NodeClaim, reason string, cause error) {
+	if aws.IsUnauthorized(cause) {
+		reason = apiv1.ReasonUnauthorized // e.g. CreateLaunchTemplate refused while planning
+	}
 	msg := cause.Error()
 	if len(msg) > 300 {
 		msg = msg[:300] + "..."
 	}
 	conds := apiv1.SetCondition(nc.Status.Conditions, metav1.Condition{Type: apiv1.ConditionLaunched, Status: metav1.ConditionFalse,
 		Reason: reason, Message: msg}, metav1.Now())
-	_ = a.Cluster.PatchNodeClaimStatus(ctx, nc.Name, mustJSON(map[string]interface{}{"status": map[string]interface{}{"conditions": conds}}))
+	_ = a.cluster.PatchNodeClaimStatus(ctx, nc.Name, mustJSON(map[string]interface{}{"status": map[string]interface{}{"conditions": conds}}))
+}
+
+// refused reports an IAM refusal of the launch where an operator looks:
+// Launched=False with reason Unauthorized, a Warning Event on the
+// NodeClaim and an error log, each naming the action and the resource.
+// It is a policy to fix, not a lack of capacity: no offering is marked.
+func (a *Launch) refused(ctx context.Context, nc *apiv1.NodeClaim, ae *aws.AuthorizationError) {
+	activityLogger(ctx, a.log).Error("AWS refused the launch: the worker's IAM policy does not allow it", zap.String("nodeclaim", nc.Name),
+		zap.String("action", ae.Action), zap.String("resource", ae.Resource), zap.String("code", ae.Code), zap.Error(ae.Err))
+	msg := fmt.Sprintf("AWS refused %s (%s): the worker's IAM policy does not allow it", ae.What(), ae.Code)
+	if a.cluster.Recorder != nil {
+		a.cluster.Recorder.Event(&corev1.ObjectReference{APIVersion: "karpenter.sh/v1", Kind: "NodeClaim", Name: nc.Name, UID: nc.UID},
+			corev1.EventTypeWarning, apiv1.ReasonUnauthorized, msg)
+	}
+	a.launchFailed(ctx, nc, apiv1.ReasonUnauthorized, errors.New(msg))
 }
 
 // insufficientCapacity records the failed offerings and returns the
@@ -191,16 +214,16 @@ func (a *Launch) insufficientCapacity(ctx context.Context, nc *apiv1.NodeClaim, 
 		}
 		for _, o := range req.Offerings {
 			if o.ReservationID != "" && o.InstanceType == fe.Offering.InstanceType && o.Zone == fe.Offering.Zone {
-				a.Market.ReservationUsedUp(o.ReservationID) // until EC2 reports a new count
+				a.market.ReservationUsedUp(o.ReservationID) // until EC2 reports a new count
 			}
 		}
 	}
 	for _, o := range ice.Offerings {
-		a.ICE.MarkUnavailable(o.InstanceType, o.Zone, o.CapacityType)
-		a.Metrics.OfferingInsufficient(o.InstanceType, o.Zone, o.CapacityType)
+		a.ice.MarkUnavailable(o.InstanceType, o.Zone, o.CapacityType)
+		a.metrics.OfferingInsufficient(o.InstanceType, o.Zone, o.CapacityType)
 		failed = append(failed, workflows.Offering{InstanceType: o.InstanceType, Zone: o.Zone, CapacityType: o.CapacityType})
 	}
-	a.logger(ctx).Warn("insufficient capacity", zap.String("nodeclaim", req.NodeClaim), zap.Error(ice))
+	activityLogger(ctx, a.log).Warn("insufficient capacity", zap.String("nodeclaim", req.NodeClaim), zap.Error(ice))
 	a.launchFailed(ctx, nc, apiv1.ReasonInsufficientCapacity, ice)
 	return temporal.NewNonRetryableApplicationError(ice.Error(), workflows.ErrInsufficientCapacity, nil, failed)
 }
@@ -219,8 +242,8 @@ func plannedPrice(offs []workflows.Offering, in workflows.Instance) float64 {
 func (a *Launch) toInstance(i aws.Instance) workflows.Instance {
 	out := workflows.Instance{ID: i.ID, InstanceType: i.Type, Zone: i.Zone, CapacityType: i.CapacityType, ProviderID: i.ProviderID(),
 		CapacityReservationID: i.CapacityReservationID}
-	if it, ok := a.instanceType(i.Type); ok {
-		out.Price = a.Market.Price(it, i.Zone, i.CapacityType)
+	if it, ok := a.types.Get(i.Type); ok {
+		out.Price = a.market.Price(it, i.Zone, i.CapacityType)
 	}
 	return out
 }

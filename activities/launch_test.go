@@ -33,6 +33,12 @@ func launchWorld(t *testing.T) (*Activities, *simec2.Server, workflows.LaunchReq
 // launchWorldWith is launchWorld with NodePools and Kubernetes objects.
 func launchWorldWith(t *testing.T, pools []*apiv1.NodePool, objs ...runtime.Object) (*Activities, *simec2.Server, workflows.LaunchRequest) {
 	t.Helper()
+	return launchWorldDeps(t, pools, func(*Deps) {}, objs...)
+}
+
+// launchWorldDeps is launchWorldWith with opt changing the Deps.
+func launchWorldDeps(t *testing.T, pools []*apiv1.NodePool, opt func(*Deps), objs ...runtime.Object) (*Activities, *simec2.Server, workflows.LaunchRequest) {
+	t.Helper()
 	srv := simec2.New(simec2.Options{ClusterTag: "production-eks", BootDelay: 40 * time.Millisecond, TerminateDelay: 40 * time.Millisecond})
 	url, stop, err := srv.Start("127.0.0.1:0")
 	if err != nil {
@@ -63,9 +69,11 @@ func launchWorldWith(t *testing.T, pools []*apiv1.NodePool, objs ...runtime.Obje
 	}
 	nc := &apiv1.NodeClaim{ObjectMeta: metav1.ObjectMeta{Name: "general-purpose-l4nch", Labels: map[string]string{apiv1.LabelNodePool: "general-purpose"}},
 		Spec: apiv1.NodeClaimSpec{NodeClassRef: &apiv1.NodeClassReference{Group: "karpenter.k8s.aws", Kind: "EC2NodeClass", Name: "default"}}}
-	a := newFake(t, kubetest.World{Pools: pools, Claims: []*apiv1.NodeClaim{nc}, Classes: []*apiv1.EC2NodeClass{cls}, Objects: objs})
-	a.Cloud = cc
-	a.ClusterFacts = bootstrap.Cluster{Name: "launch-test", Endpoint: "https://127.0.0.1:6443", CABundle: "Y2E=", ServiceCIDR: "10.100.0.0/16"}
+	a := newFake(t, kubetest.World{Pools: pools, Claims: []*apiv1.NodeClaim{nc}, Classes: []*apiv1.EC2NodeClass{cls}, Objects: objs}, func(d *Deps) {
+		d.Cloud = cc
+		d.ClusterFacts = bootstrap.Cluster{Name: "launch-test", Endpoint: "https://127.0.0.1:6443", CABundle: "Y2E=", ServiceCIDR: "10.100.0.0/16"}
+		opt(d)
+	})
 	req := workflows.LaunchRequest{NodeClaim: nc.Name, NodePool: "general-purpose", CapacityType: apiv1.CapacityTypeOnDemand,
 		Offerings: []workflows.Offering{{InstanceType: "m5.large", Zone: sns[0].Zone, CapacityType: apiv1.CapacityTypeOnDemand}}}
 	return a, srv, req
@@ -217,12 +225,12 @@ func TestLaunchResumesEachStepsProgress(t *testing.T) {
 		t.Fatalf("first attempt's progress %+v: want its subnets and its one template", details)
 	}
 	for _, i := range srv.Instances() {
-		if err := a.Cloud.Terminate(context.Background(), i.ID); err != nil {
+		if err := a.Launch.cloud.Terminate(context.Background(), i.ID); err != nil {
 			t.Fatal(err)
 		}
 	}
 	for end := time.Now().Add(5 * time.Second); ; time.Sleep(20 * time.Millisecond) {
-		left, err := a.Cloud.ForNodeClaim(context.Background(), req.NodeClaim)
+		left, err := a.Launch.cloud.ForNodeClaim(context.Background(), req.NodeClaim)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -262,7 +270,7 @@ func TestLaunchOfADeletedNodeClaimReturnsTheInstanceItLaunched(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := a.Cluster.Dynamic.Resource(apiv1.NodeClaimGVR).Delete(context.Background(), req.NodeClaim, metav1.DeleteOptions{}); err != nil {
+	if err := a.cluster().Dynamic.Resource(apiv1.NodeClaimGVR).Delete(context.Background(), req.NodeClaim, metav1.DeleteOptions{}); err != nil {
 		t.Fatal(err)
 	}
 	again, _, calls, err := launchAttempt(t, a, srv, req, details)

@@ -41,7 +41,7 @@ func (a *Launch) launchPlan(ctx context.Context, nc *apiv1.NodeClaim, cls *apiv1
 	subnets := prog.Subnets
 	if subnets == nil {
 		var err error
-		if subnets, err = a.subnets.choose(ctx, a.Cloud, cls); err != nil {
+		if subnets, err = a.subnets.choose(ctx, a.cloud, cls); err != nil {
 			return launchPlan{}, err
 		}
 		prog.chose(subnets)
@@ -53,7 +53,7 @@ func (a *Launch) launchPlan(ctx context.Context, nc *apiv1.NodeClaim, cls *apiv1
 	byImage := map[[2]string]int{} // (image, reservation) -> index in lp.Configs
 	var skipped []string
 	for _, o := range req.Offerings {
-		it, ok := a.instanceType(o.InstanceType)
+		it, ok := a.types.Get(o.InstanceType)
 		if !ok {
 			skipped = append(skipped, o.InstanceType+": not in the catalog")
 			continue
@@ -108,7 +108,7 @@ func (a *Launch) launchTemplate(ctx context.Context, nc *apiv1.NodeClaim, cls *a
 		return "", fmt.Errorf("EC2NodeClass %s: %w", cls.Name, err)
 	}
 	userData, err := bootstrap.Generate(bootstrap.Options{
-		Family: family, Cluster: a.ClusterFacts, Labels: nodeLabels(nc, capacityType, reservation),
+		Family: family, Cluster: a.clusterFacts, Labels: nodeLabels(nc, capacityType, reservation),
 		Taints: append(slices.Clone(nc.Spec.Taints), nc.Spec.StartupTaints...), Kubelet: cls.Spec.Kubelet, UserData: cls.Spec.UserData,
 		RAID0: cls.Spec.RAID0(),
 	})
@@ -116,7 +116,7 @@ func (a *Launch) launchTemplate(ctx context.Context, nc *apiv1.NodeClaim, cls *a
 		return "", fmt.Errorf("EC2NodeClass %s user data: %w", cls.Name, err)
 	}
 	tags := launchTags(cls)
-	maps.Copy(tags, nodeclass.OwnershipTags(a.Cloud.ClusterName(), cls.Name))
+	maps.Copy(tags, nodeclass.OwnershipTags(a.cloud.ClusterName(), cls.Name))
 	tags[apiv1.TagNodePool] = nc.Labels[apiv1.LabelNodePool]
 	data := aws.LaunchTemplateData{
 		ImageID: imageID, UserData: userData, InstanceProfile: cls.Status.InstanceProfile, SecurityGroupIDs: groups,
@@ -127,12 +127,12 @@ func (a *Launch) launchTemplate(ctx context.Context, nc *apiv1.NodeClaim, cls *a
 		// other classes' templates are as before (their names unchanged).
 		NoCapacityReservations: reservation == "" && len(cls.Spec.CapacityReservationSelectorTerms) > 0,
 	}
-	name, err := nodeclass.LaunchTemplateName(a.Cloud.ClusterName(), data)
+	name, err := nodeclass.LaunchTemplateName(a.cloud.ClusterName(), data)
 	if err != nil {
 		return "", err
 	}
 	if !a.templates.has(name) && !prog.hasTemplate(name) {
-		if _, err := a.Cloud.EnsureLaunchTemplate(ctx, name, data); err != nil {
+		if _, err := a.cloud.EnsureLaunchTemplate(ctx, name, data); err != nil {
 			return "", err
 		}
 		a.templates.add(name)

@@ -15,11 +15,8 @@ import (
 // makes it again.
 type templateGC struct{ a *Launch }
 
-// LaunchTemplateGC is the LaunchTemplates hook over the EC2 adapter.
-func (a *Activities) LaunchTemplateGC() LaunchTemplates { return templateGC{a.Launch} }
-
 func (t templateGC) List(ctx context.Context) ([]gc.LaunchTemplate, error) {
-	lts, err := t.a.Cloud.LaunchTemplates(ctx)
+	lts, err := t.a.cloud.LaunchTemplates(ctx)
 	if err != nil {
 		return nil, err
 	}
@@ -31,12 +28,12 @@ func (t templateGC) List(ctx context.Context) ([]gc.LaunchTemplate, error) {
 }
 
 func (t templateGC) InUse(ctx context.Context) (map[string]bool, error) {
-	lts, err := t.a.Cloud.LaunchTemplates(ctx)
+	lts, err := t.a.cloud.LaunchTemplates(ctx)
 	if err != nil {
 		return nil, err
 	}
 	launching := map[[2]string]bool{}
-	for _, nc := range t.a.Cluster.NodeClaims() {
+	for _, nc := range t.a.cluster.NodeClaims() {
 		if nc.Status.ProviderID == "" && nc.Spec.NodeClassRef != nil {
 			launching[[2]string{nc.Labels[apiv1.LabelNodePool], nc.Spec.NodeClassRef.Name}] = true
 		}
@@ -51,14 +48,14 @@ func (t templateGC) InUse(ctx context.Context) (map[string]bool, error) {
 }
 
 func (t templateGC) Delete(ctx context.Context, name string) error {
-	lts, err := t.a.Cloud.LaunchTemplates(ctx)
+	lts, err := t.a.cloud.LaunchTemplates(ctx)
 	if err != nil {
 		return err
 	}
 	for _, lt := range lts {
 		if lt.Name == name {
 			t.a.templates.forget()
-			return t.a.Cloud.DeleteLaunchTemplate(ctx, lt.ID)
+			return t.a.cloud.DeleteLaunchTemplate(ctx, lt.ID)
 		}
 	}
 	return nil

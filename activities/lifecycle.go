@@ -25,7 +25,7 @@ import (
 // labels (type, zone, capacity type and the type's well-known labels),
 // status.providerID, capacity, allocatable and the Launched condition.
 func (a *Lifecycle) MarkNodeClaimLaunched(ctx context.Context, l workflows.NodeClaimLaunched) error {
-	nc, err := a.Cluster.NodeClaim(ctx, l.NodeClaim)
+	nc, err := a.cluster.NodeClaim(ctx, l.NodeClaim)
 	if apierrors.IsNotFound(err) {
 		return temporal.NewNonRetryableApplicationError("NodeClaim deleted", workflows.ErrNodeClaimGone, err)
 	}
@@ -35,7 +35,7 @@ func (a *Lifecycle) MarkNodeClaimLaunched(ctx context.Context, l workflows.NodeC
 	lbl := map[string]string{
 		apiv1.LabelZone: l.Instance.Zone, apiv1.LabelCapacityType: l.Instance.CapacityType,
 	}
-	if it, ok := a.instanceType(l.Instance.InstanceType); ok {
+	if it, ok := a.types.Get(l.Instance.InstanceType); ok {
 		for k, v := range it.Labels() {
 			lbl[k] = v
 		}
@@ -45,7 +45,7 @@ func (a *Lifecycle) MarkNodeClaimLaunched(ctx context.Context, l workflows.NodeC
 		lbl[apiv1.LabelCapacityReservationType] = apiv1.CapacityReservationTypeDefault
 	}
 	meta := map[string]interface{}{"labels": lbl, "annotations": launchedAnnotations(l.Instance)}
-	if err := a.Cluster.PatchNodeClaim(ctx, l.NodeClaim, mustJSON(map[string]interface{}{"metadata": meta})); err != nil {
+	if err := a.cluster.PatchNodeClaim(ctx, l.NodeClaim, mustJSON(map[string]interface{}{"metadata": meta})); err != nil {
 		return err
 	}
 	now := metav1.Now()
@@ -64,7 +64,7 @@ func (a *Lifecycle) MarkNodeClaimLaunched(ctx context.Context, l workflows.NodeC
 		status["capacity"] = shape.Capacity.ToResourceList()
 		status["allocatable"] = shape.Allocatable.ToResourceList()
 	}
-	return a.Cluster.PatchNodeClaimStatus(ctx, l.NodeClaim, mustJSON(map[string]interface{}{"status": status}))
+	return a.cluster.PatchNodeClaimStatus(ctx, l.NodeClaim, mustJSON(map[string]interface{}{"status": status}))
 }
 
 // WaitForNodeReady heartbeats until the instance's Node has registered and
@@ -79,7 +79,7 @@ func (a *Lifecycle) MarkNodeClaimLaunched(ctx context.Context, l workflows.NodeC
 // NodeClaim deleted (or being deleted) meanwhile fails with ErrNodeClaimGone.
 // The workflow's schedule-to-close timeout is the registration TTL.
 func (a *Lifecycle) WaitForNodeReady(ctx context.Context, l workflows.NodeClaimLaunched) (workflows.NodeReady, error) {
-	log := a.logger(ctx).With(zap.String("nodeclaim", l.NodeClaim), zap.String("instance", l.Instance.ID))
+	log := activityLogger(ctx, a.log).With(zap.String("nodeclaim", l.NodeClaim), zap.String("instance", l.Instance.ID))
 	gone := func(err error) error {
 		return temporal.NewNonRetryableApplicationError("NodeClaim deleted", workflows.ErrNodeClaimGone, err)
 	}
@@ -100,13 +100,13 @@ func (a *Lifecycle) WaitForNodeReady(ctx context.Context, l workflows.NodeClaimL
 		// Poll the informer caches; read the NodeClaim from the API server
 		// only to act on it or to confirm it is gone: a GET per poll per
 		// launching claim loads the API server with every pending pod.
-		node := a.Cluster.NodeByProviderID(l.Instance.ProviderID)
-		exists, deleting := a.Cluster.NodeClaimState(l.NodeClaim)
+		node := a.cluster.NodeByProviderID(l.Instance.ProviderID)
+		exists, deleting := a.cluster.NodeClaimState(l.NodeClaim)
 		if deleting {
 			return workflows.NodeReady{}, gone(nil)
 		}
 		if !exists || (node != nil && registeredNC == nil) {
-			nc, err := a.Cluster.NodeClaim(ctx, l.NodeClaim)
+			nc, err := a.cluster.NodeClaim(ctx, l.NodeClaim)
 			if apierrors.IsNotFound(err) {
 				return workflows.NodeReady{}, gone(err)
 			}
@@ -129,7 +129,7 @@ func (a *Lifecycle) WaitForNodeReady(ctx context.Context, l workflows.NodeClaimL
 		}
 		ok, reason, msg := lifecycle.Initialized(node, registeredNC)
 		if ok {
-			nc, err := a.Cluster.NodeClaim(ctx, l.NodeClaim)
+			nc, err := a.cluster.NodeClaim(ctx, l.NodeClaim)
 			if apierrors.IsNotFound(err) {
 				return workflows.NodeReady{}, gone(err)
 			}
@@ -142,7 +142,7 @@ func (a *Lifecycle) WaitForNodeReady(ctx context.Context, l workflows.NodeClaimL
 			if err := a.initialize(ctx, nc, node); err != nil {
 				return workflows.NodeReady{}, err
 			}
-			a.Metrics.NodeClaimRegistered(nc.Labels[apiv1.LabelNodePool], l.Instance.InstanceType, l.Instance.CapacityType, l.Instance.Zone)
+			a.metrics.NodeClaimRegistered(nc.Labels[apiv1.LabelNodePool], l.Instance.InstanceType, l.Instance.CapacityType, l.Instance.Zone)
 			log.Info("node ready", zap.String("node", node.Name))
 			return workflows.NodeReady{NodeName: node.Name}, nil
 		}
@@ -150,7 +150,7 @@ func (a *Lifecycle) WaitForNodeReady(ctx context.Context, l workflows.NodeClaimL
 			// Say what initialization waits for (one write per change).
 			conds := apiv1.SetCondition(registeredNC.Status.Conditions, metav1.Condition{Type: apiv1.ConditionInitialized,
 				Status: metav1.ConditionUnknown, Reason: reason, Message: msg}, metav1.Now())
-			err := a.Cluster.PatchNodeClaimStatus(ctx, l.NodeClaim, mustJSON(map[string]interface{}{"status": map[string]interface{}{"conditions": conds}}))
+			err := a.cluster.PatchNodeClaimStatus(ctx, l.NodeClaim, mustJSON(map[string]interface{}{"status": map[string]interface{}{"conditions": conds}}))
 			if apierrors.IsNotFound(err) {
 				return workflows.NodeReady{}, gone(err)
 			}
@@ -169,19 +169,19 @@ func (a *Lifecycle) WaitForNodeReady(ctx context.Context, l workflows.NodeClaimL
 // meanwhile is kept) and records it on the NodeClaim (nodeName,
 // Registered). nc's conditions are updated in place.
 func (a *Lifecycle) register(ctx context.Context, nc *apiv1.NodeClaim, n *corev1.Node) error {
-	err := a.Cluster.UpdateNode(ctx, n.Name, func(cur *corev1.Node) bool { return lifecycle.SyncNode(cur, nc) })
+	err := a.cluster.UpdateNode(ctx, n.Name, func(cur *corev1.Node) bool { return lifecycle.SyncNode(cur, nc) })
 	if err != nil {
 		return fmt.Errorf("register node %s: %w", n.Name, err)
 	}
 	nc.Status.Conditions = apiv1.SetCondition(nc.Status.Conditions, metav1.Condition{Type: apiv1.ConditionRegistered, Status: metav1.ConditionTrue,
 		Reason: apiv1.ReasonRegistered, Message: "node " + n.Name}, metav1.Now())
-	return a.Cluster.PatchNodeClaimStatus(ctx, nc.Name, mustJSON(map[string]interface{}{"status": map[string]interface{}{
+	return a.cluster.PatchNodeClaimStatus(ctx, nc.Name, mustJSON(map[string]interface{}{"status": map[string]interface{}{
 		"nodeName": n.Name, "conditions": nc.Status.Conditions,
 	}}))
 }
 
 func (a *Lifecycle) initialize(ctx context.Context, nc *apiv1.NodeClaim, n *corev1.Node) error {
-	if err := a.Cluster.LabelNode(ctx, n.Name, map[string]string{apiv1.LabelNodeInitialized: "true"}); err != nil {
+	if err := a.cluster.LabelNode(ctx, n.Name, map[string]string{apiv1.LabelNodeInitialized: "true"}); err != nil {
 		return fmt.Errorf("label node %s initialized: %w", n.Name, err)
 	}
 	now := metav1.Now()
@@ -190,7 +190,7 @@ func (a *Lifecycle) initialize(ctx context.Context, nc *apiv1.NodeClaim, n *core
 	conds = apiv1.SetCondition(conds, metav1.Condition{Type: apiv1.ConditionInitialized, Status: metav1.ConditionTrue,
 		Reason: apiv1.ReasonInitialized, Message: "node Ready, startup taints removed, requested resources registered"}, now)
 	conds = apiv1.SetCondition(conds, metav1.Condition{Type: apiv1.ConditionReady, Status: metav1.ConditionTrue, Reason: "Ready"}, now)
-	return a.Cluster.PatchNodeClaimStatus(ctx, nc.Name, mustJSON(map[string]interface{}{"status": map[string]interface{}{
+	return a.cluster.PatchNodeClaimStatus(ctx, nc.Name, mustJSON(map[string]interface{}{"status": map[string]interface{}{
 		"nodeName": n.Name, "conditions": conds,
 	}}))
 }
@@ -207,8 +207,8 @@ func (a *Lifecycle) TerminateInstance(ctx context.Context, r workflows.Terminate
 		beat := startPulse(ctx)
 		defer beat.stop()
 		start := time.Now()
-		err := a.Cloud.Terminate(ctx, r.InstanceID)
-		a.Metrics.CloudProviderCall(metrics.ControllerLifecycle, metrics.MethodDelete, time.Since(start).Seconds(), err != nil, cloudProviderError(err))
+		err := a.cloud.Terminate(ctx, r.InstanceID)
+		a.metrics.CloudProviderCall(metrics.ControllerLifecycle, metrics.MethodDelete, time.Since(start).Seconds(), err != nil, cloudProviderError(err))
 		if err != nil {
 			return err
 		}
@@ -217,8 +217,8 @@ func (a *Lifecycle) TerminateInstance(ctx context.Context, r workflows.Terminate
 		for wait := 500 * time.Millisecond; ; wait = min(2*wait, 5*time.Second) {
 			activity.RecordHeartbeat(ctx)
 			start := time.Now()
-			inst, err := a.Cloud.Get(ctx, r.InstanceID)
-			a.Metrics.CloudProviderCall(metrics.ControllerLifecycle, metrics.MethodGet, time.Since(start).Seconds(), err != nil, cloudProviderError(err))
+			inst, err := a.cloud.Get(ctx, r.InstanceID)
+			a.metrics.CloudProviderCall(metrics.ControllerLifecycle, metrics.MethodGet, time.Since(start).Seconds(), err != nil, cloudProviderError(err))
 			if aws.IsNotFound(err) || (err == nil && inst.State == aws.StateTerminated) {
 				break
 			}
@@ -230,33 +230,33 @@ func (a *Lifecycle) TerminateInstance(ctx context.Context, r workflows.Terminate
 		}
 	}
 	if r.InstanceOnly {
-		a.logger(ctx).Info("instance terminated", zap.String("nodeclaim", r.NodeClaim), zap.String("instance", r.InstanceID))
+		activityLogger(ctx, a.log).Info("instance terminated", zap.String("nodeclaim", r.NodeClaim), zap.String("instance", r.InstanceID))
 		return nil
 	}
 	name := r.NodeName
 	if name == "" {
-		if n := a.Cluster.NodeOfInstance(r.InstanceID); n != nil {
+		if n := a.cluster.NodeOfInstance(r.InstanceID); n != nil {
 			name = n.Name
 		}
 	}
 	if name != "" {
-		if err := a.Cluster.DeleteNode(ctx, name); err != nil {
+		if err := a.cluster.DeleteNode(ctx, name); err != nil {
 			return err
 		}
 	}
-	nc, _ := a.Cluster.NodeClaim(ctx, r.NodeClaim)
-	if err := a.Cluster.DeleteNodeClaim(ctx, r.NodeClaim); err != nil {
+	nc, _ := a.cluster.NodeClaim(ctx, r.NodeClaim)
+	if err := a.cluster.DeleteNodeClaim(ctx, r.NodeClaim); err != nil {
 		return err
 	}
 	a.nodeClaimEnded(nc, r.Reason, name != "")
-	a.logger(ctx).Info("nodeclaim terminated", zap.String("nodeclaim", r.NodeClaim), zap.String("instance", r.InstanceID), zap.String("reason", r.Reason))
+	activityLogger(ctx, a.log).Info("nodeclaim terminated", zap.String("nodeclaim", r.NodeClaim), zap.String("instance", r.InstanceID), zap.String("reason", r.Reason))
 	return nil
 }
 
 // DeleteNodeClaim deletes the NodeClaim object (no instance exists), which
 // releases the pods nominated to it.
 func (a *Lifecycle) DeleteNodeClaim(ctx context.Context, r workflows.TerminateRequest) error {
-	return a.Cluster.DeleteNodeClaim(ctx, r.NodeClaim)
+	return a.cluster.DeleteNodeClaim(ctx, r.NodeClaim)
 }
 
 // RecordEvent records a Kubernetes Event on a NodeClaim or a Node.
@@ -269,7 +269,7 @@ func (a *Lifecycle) RecordEvent(_ context.Context, e workflows.EventRequest) err
 	if e.Node != "" {
 		ref = &corev1.ObjectReference{APIVersion: "v1", Kind: "Node", Name: e.Node, UID: types.UID(e.Node)}
 	}
-	a.Cluster.Recorder.Event(ref, typ, e.Reason, e.Message)
+	a.cluster.Recorder.Event(ref, typ, e.Reason, e.Message)
 	return nil
 }
 
@@ -283,10 +283,10 @@ func mustJSON(v interface{}) []byte {
 
 // shapeOf is the node shape of an instance type under a NodeClaim's NodeClass.
 func (a *Lifecycle) shapeOf(nc *apiv1.NodeClaim, instanceType string) (catalog.NodeShape, bool) {
-	it, ok := a.instanceType(instanceType)
+	it, ok := a.types.Get(instanceType)
 	if !ok {
 		return catalog.NodeShape{}, false
 	}
-	launch, _ := a.claimLaunch(nc)
+	launch, _ := a.pools.claimLaunch(nc)
 	return it.ShapeOf(launch), true
 }

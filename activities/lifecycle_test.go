@@ -39,7 +39,7 @@ func TestWaitForNodeReady(t *testing.T) {
 	if err := v.Get(&res); err != nil || res.NodeName != node.Name {
 		t.Fatalf("result %+v, err %v", res, err)
 	}
-	got, err := a.Cluster.NodeClaim(t.Context(), nc.Name)
+	got, err := a.cluster().NodeClaim(t.Context(), nc.Name)
 	if err != nil || got.Status.NodeName != node.Name {
 		t.Fatalf("NodeClaim status %+v, err %v", got.Status, err)
 	}
@@ -48,7 +48,7 @@ func TestWaitForNodeReady(t *testing.T) {
 			t.Errorf("condition %s missing: %+v", c, got.Status.Conditions)
 		}
 	}
-	n, _ := a.Cluster.Kube.CoreV1().Nodes().Get(t.Context(), node.Name, metav1.GetOptions{})
+	n, _ := a.cluster().Kube.CoreV1().Nodes().Get(t.Context(), node.Name, metav1.GetOptions{})
 	if disruption.HasTaint(n.Spec.Taints, apiv1.TaintKeyUnregistered) || n.Labels[apiv1.LabelNodeRegistered] != "true" {
 		t.Errorf("node after registration: taints %v labels %v", n.Spec.Taints, n.Labels)
 	}

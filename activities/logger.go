@@ -7,11 +7,9 @@ import (
 	"go.uber.org/zap"
 )
 
-// logger is a.Log with the workflow id and activity name of ctx, when ctx
-// is an activity's (every log line about a saga step names its workflow).
-func (a *world) logger(ctx context.Context) *zap.Logger { return activityLogger(ctx, a.Log) }
-
-// activityLogger is log with the workflow and activity of ctx, if any.
+// activityLogger is log with the workflow id and activity name of ctx,
+// when ctx is an activity's (every log line about a saga step names its
+// workflow).
 func activityLogger(ctx context.Context, log *zap.Logger) *zap.Logger {
 	if !activity.IsActivity(ctx) {
 		return log

@@ -30,27 +30,30 @@ func pendingPod(name, zone string) *corev1.Pod {
 	return p
 }
 
-// refreshMarket reads the local EC2's offerings and spot prices into a.Market
+// refreshMarket reads the local EC2's offerings and spot prices into the Market
 // as the controller does.
 func refreshMarket(t *testing.T, a *Activities) {
 	t.Helper()
-	zones, err := a.Cloud.InstanceTypeZones(context.Background())
+	zones, err := a.Launch.cloud.InstanceTypeZones(context.Background())
 	if err != nil {
 		t.Fatal(err)
 	}
-	prices, err := a.Cloud.SpotPrices(context.Background(), time.Now())
+	prices, err := a.Launch.cloud.SpotPrices(context.Background(), time.Now())
 	if err != nil {
 		t.Fatal(err)
 	}
-	a.Market.SetZones(zones)
-	a.Market.SetSpotPrices(prices)
+	a.Launch.market.SetZones(zones)
+	a.Launch.market.SetSpotPrices(prices)
 }
+
+// withMarket gives the activities a Market, empty until refreshMarket.
+func withMarket(d *Deps) { d.Market = catalog.NewMarket() }
 
 // planned is, by pod, the cheapest offering of the first instance type of
 // the new NodeClaim holding it, and the types that claim lists.
 func planned(t *testing.T, a *Activities) (map[string]solver.InstanceTypeOption, map[string][]string) {
 	t.Helper()
-	snap, err := a.takeSnapshot(context.Background(), time.Now())
+	snap, err := a.snapshots.take(context.Background(), time.Now())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -86,9 +89,8 @@ func TestPlanFollowsTheMarket(t *testing.T) {
 				{Key: apiv1.LabelInstanceType, Operator: apiv1.OpIn, Values: []string{"c7a.large", "c6i.large"}},
 			},
 		}}}}
-	a, srv, _ := launchWorldWith(t, []*apiv1.NodePool{np},
+	a, srv, _ := launchWorldDeps(t, []*apiv1.NodePool{np}, withMarket,
 		[]runtime.Object{pendingPod("pin-1a", "us-east-1a"), pendingPod("pin-1c", "us-east-1c"), pendingPod("free", "")}...)
-	a.Market = catalog.NewMarket()
 	for _, p := range []struct {
 		typ, zone string
 		price     float64
@@ -166,10 +168,9 @@ func TestPlanFollowsTheInstanceTypes(t *testing.T) {
 		}}}}
 	pod := pendingPod("app", "us-east-1a")
 	pod.Spec.Containers[0].Resources.Requests[corev1.ResourceMemory] = resource.MustParse("2Gi")
-	a, _, _ := launchWorldWith(t, []*apiv1.NodePool{np}, pod)
-	a.Market = catalog.NewMarket()
+	a, _, _ := launchWorldDeps(t, []*apiv1.NodePool{np}, withMarket, pod)
 	refreshMarket(t, a)
-	answer, err := a.Cloud.InstanceTypes(context.Background(), a.Catalog)
+	answer, err := a.Launch.cloud.InstanceTypes(context.Background(), catalog.MustDefault())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -181,7 +182,7 @@ func TestPlanFollowsTheInstanceTypes(t *testing.T) {
 				kept = append(kept, &c)
 			}
 		}
-		a.Market.SetTypes(catalog.New(kept))
+		a.Launch.market.SetTypes(catalog.New(kept))
 	}
 	plannedType := func(when string) (string, []string) {
 		t.Helper()
@@ -218,10 +219,10 @@ func TestPlanFollowsTheInstanceTypes(t *testing.T) {
 	}
 	// The live catalog knows c6i.large's new memory; a running node of a
 	// type the answer dropped keeps its embedded facts.
-	if it, _ := a.instanceType("c6i.large"); it.MemoryMiB != 2048 {
+	if it, _ := a.Launch.types.Get("c6i.large"); it.MemoryMiB != 2048 {
 		t.Errorf("c6i.large memory %d, want the answer's 2048", it.MemoryMiB)
 	}
-	if it, ok := a.instanceType("c6a.large"); !ok || it.MemoryMiB != 4096 {
+	if it, ok := a.Launch.types.Get("c6a.large"); !ok || it.MemoryMiB != 4096 {
 		t.Errorf("c6a.large (dropped from the answer) = %v, %v; want the embedded type", it, ok)
 	}
 }

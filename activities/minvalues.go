@@ -52,7 +52,7 @@ func (a *Launch) launchOfferings(nc *apiv1.NodeClaim, cls *apiv1.EC2NodeClass, r
 	for _, o := range req.Offerings {
 		i, ok := index[o.InstanceType]
 		if !ok {
-			it, known := a.instanceType(o.InstanceType)
+			it, known := a.types.Get(o.InstanceType)
 			if !known {
 				continue
 			}
@@ -69,7 +69,7 @@ func (a *Launch) launchOfferings(nc *apiv1.NodeClaim, cls *apiv1.EC2NodeClass, r
 		if _, ok := index[name]; ok {
 			continue
 		}
-		it, ok := a.liveCatalog().Get(name)
+		it, ok := a.types.Live().Get(name)
 		if !ok {
 			continue
 		}
@@ -77,8 +77,8 @@ func (a *Launch) launchOfferings(nc *apiv1.NodeClaim, cls *apiv1.EC2NodeClass, r
 			continue
 		}
 		var offs []catalog.Offering
-		for _, o := range a.Market.Offerings(it, zones) {
-			if o.CapacityType == req.CapacityType && zone.Matches(o.Zone, true) && !a.ICE.Unavailable(name, o.Zone, o.CapacityType) {
+		for _, o := range a.market.Offerings(it, zones) {
+			if o.CapacityType == req.CapacityType && zone.Matches(o.Zone, true) && !a.ice.Unavailable(name, o.Zone, o.CapacityType) {
 				offs = append(offs, o)
 			}
 		}

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	apiv1 "github.com/joinery/joinery/api/v1"
+	"github.com/joinery/joinery/catalog"
 	"github.com/joinery/joinery/providers/aws"
 	simec2 "github.com/joinery/joinery/sim/ec2"
 	"github.com/joinery/joinery/solver"
@@ -44,11 +45,11 @@ func minValuesPool(minValues int) *apiv1.NodePool {
 func plannedLaunch(t *testing.T, a *Activities, np *apiv1.NodePool) (workflows.LaunchRequest, *apiv1.NodeClaim) {
 	t.Helper()
 	ctx := context.Background()
-	cls, err := a.Cluster.NodeClass("default")
+	cls, err := a.cluster().NodeClass("default")
 	if err != nil {
 		t.Fatal(err)
 	}
-	pool := solver.NodePoolFromAPI(np, cls, a.Catalog, zonesOf(cls), a.ICE.Unavailable)
+	pool := solver.NodePoolFromAPI(np, cls, catalog.MustDefault(), zonesOf(cls), a.Launch.ice.Unavailable)
 	pool.InstanceTypes = launchable(pool.InstanceTypes, cls)
 	req, _ := resources.FromResourceList(corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("1"), corev1.ResourceMemory: resource.MustParse("2Gi")})
 	plan := solver.Solve(solver.Input{Pods: []solver.Pod{{Namespace: "default", Name: "web", UID: "u-web", Requests: req}},
@@ -57,11 +58,11 @@ func plannedLaunch(t *testing.T, a *Activities, np *apiv1.NodePool) (workflows.L
 		t.Fatalf("plan %+v: want one new NodeClaim", plan)
 	}
 	snap := &snapshot{pools: map[string]*apiv1.NodePool{np.Name: np}, podsByKey: map[string]*corev1.Pod{}}
-	nc, in, err := a.writeNodeClaim(ctx, snap, "", plan.NewNodeClaims[0])
+	nc, in, err := a.Provisioning.claims.write(ctx, snap, "", plan.NewNodeClaims[0])
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := a.Cluster.WaitNodeClaimsCached(ctx, []string{nc.Name}, 10*time.Second); err != nil {
+	if err := a.cluster().WaitNodeClaimsCached(ctx, []string{nc.Name}, 10*time.Second); err != nil {
 		t.Fatal(err)
 	}
 	ct := in.Offerings[0].CapacityType
@@ -182,11 +183,10 @@ func TestLaunchWithoutMinValuesSendsTheSagasOfferings(t *testing.T) {
 // minValues, the launch fails with ErrInsufficientCapacity over the
 // request's offerings, without calling CreateFleet.
 func TestLaunchRefusesMinValuesItCannotMeet(t *testing.T) {
-	a, srv, _ := launchWorld(t)
-	a.ICE = aws.NewICECache(time.Hour, time.Now)
+	a, srv, _ := launchWorldDeps(t, nil, func(d *Deps) { d.ICE = aws.NewICECache(time.Hour, time.Now) })
 	lr, nc := plannedLaunch(t, a, minValuesPool(10))
 	keep := families(lr.Offerings)
-	cls, _ := a.Cluster.NodeClass("default")
+	cls, _ := a.cluster().NodeClass("default")
 	marked := 0
 	for _, r := range nc.Spec.Requirements {
 		if r.Key != apiv1.LabelInstanceType {
@@ -197,7 +197,7 @@ func TestLaunchRefusesMinValuesItCannotMeet(t *testing.T) {
 				continue
 			}
 			for _, z := range zonesOf(cls) {
-				a.ICE.MarkUnavailable(name, z, lr.CapacityType)
+				a.Launch.ice.MarkUnavailable(name, z, lr.CapacityType)
 				marked++
 			}
 		}

@@ -8,9 +8,12 @@ import (
 	"fmt"
 	"maps"
 	"strings"
+	"time"
 
 	apiv1 "github.com/joinery/joinery/api/v1"
+	"github.com/joinery/joinery/capacity"
 	"github.com/joinery/joinery/policy/disruption"
+	"github.com/joinery/joinery/providers/kube"
 	"github.com/joinery/joinery/solver"
 	"github.com/joinery/joinery/workflows"
 	"go.temporal.io/sdk/activity"
@@ -25,6 +28,15 @@ const LabelProvisionBatch = "joinery.sh/provision-batch"
 
 // nodeClaimWriters bounds the concurrent NodeClaim creations of one plan.
 const nodeClaimWriters = 16
+
+// claimWriter writes the NodeClaims the plans make, each labelled with its
+// activity attempt's batch, and discards an earlier attempt's on a retry.
+type claimWriter struct {
+	cluster         *kube.Cluster
+	log             *zap.Logger
+	registrationTTL time.Duration // passed to every NodeClaim saga
+	private         bool          // payload encryption on: sagas are Private
+}
 
 // claimSpec is what a NodeClaim object carries besides its pool's template.
 type claimSpec struct {
@@ -53,30 +65,31 @@ func attemptBatch(ctx context.Context) string {
 // attempt of this activity wrote before it failed: no saga was started for
 // them (no instance exists), and they would hold their pods' nominations
 // forever. It returns the batch label for this attempt's NodeClaims.
-func (a *world) discardEarlierAttempt(ctx context.Context) (string, error) {
+func (c *claimWriter) discardEarlierAttempt(ctx context.Context) (string, error) {
 	batch := attemptBatch(ctx)
 	if batch == "" || activity.GetInfo(ctx).Attempt < 2 {
 		return batch, nil
 	}
-	return batch, a.discardBatch(ctx, batch)
+	return batch, c.discardBatch(ctx, batch)
 }
 
 // discardBatch deletes the NodeClaims labelled with the batch.
-func (a *world) discardBatch(ctx context.Context, batch string) error {
-	for _, nc := range a.Cluster.NodeClaims() {
+func (c *claimWriter) discardBatch(ctx context.Context, batch string) error {
+	for _, nc := range c.cluster.NodeClaims() {
 		if nc.Labels[LabelProvisionBatch] != batch {
 			continue
 		}
-		if err := a.Cluster.DeleteNodeClaim(ctx, nc.Name); err != nil {
+		if err := c.cluster.DeleteNodeClaim(ctx, nc.Name); err != nil {
 			return fmt.Errorf("discard NodeClaim %s of an earlier attempt: %w", nc.Name, err)
 		}
-		a.logger(ctx).Info("nodeclaim of an earlier attempt discarded", zap.String("nodeclaim", nc.Name))
+		activityLogger(ctx, c.log).Info("nodeclaim of an earlier attempt discarded", zap.String("nodeclaim", nc.Name))
 	}
 	return nil
 }
 
-// writeNodeClaim creates the NodeClaim object for one planned node.
-func (a *world) writeNodeClaim(ctx context.Context, snap *snapshot, batch string, nn solver.NewNodeClaim) (*apiv1.NodeClaim, workflows.NodeClaimInput, error) {
+// write creates the NodeClaim object for one planned node and returns
+// its saga's input.
+func (c *claimWriter) write(ctx context.Context, snap *snapshot, batch string, nn solver.NewNodeClaim) (*apiv1.NodeClaim, workflows.NodeClaimInput, error) {
 	offs := flattenOfferings(nn)
 	if len(offs) == 0 {
 		return nil, workflows.NodeClaimInput{}, fmt.Errorf("solver returned nodeclaim for %s without offerings", nn.NodePool)
@@ -102,19 +115,22 @@ func (a *world) writeNodeClaim(ctx context.Context, snap *snapshot, batch string
 		}
 		maps.Copy(labels, snap.claimLabels)
 	}
-	nc, err := a.createNodeClaim(ctx, snap.pools[nn.NodePool], claimSpec{batch: batch, labels: labels, reqs: nn.Requirements, types: types,
+	nc, err := c.create(ctx, snap.pools[nn.NodePool], claimSpec{batch: batch, labels: labels, reqs: nn.Requirements, types: types,
 		requests: nn.Requests.ToResourceList(), nominated: uids})
 	if err != nil {
 		return nil, workflows.NodeClaimInput{}, err
 	}
-	return nc, workflows.NodeClaimInput{
-		Name: nc.Name, NodePool: nn.NodePool, Offerings: offs, Pods: len(nn.Pods), RegistrationTTL: a.RegistrationTTL,
-		Private: a.private(),
-	}, nil
+	return nc, c.sagaInput(nc.Name, nn.NodePool, offs, len(nn.Pods)), nil
 }
 
-// createNodeClaim creates a NodeClaim object of pool np.
-func (a *world) createNodeClaim(ctx context.Context, np *apiv1.NodePool, cs claimSpec) (*apiv1.NodeClaim, error) {
+// sagaInput is the input of the saga of a NodeClaim just written.
+func (c *claimWriter) sagaInput(name, pool string, offs []workflows.Offering, pods int) workflows.NodeClaimInput {
+	return workflows.NodeClaimInput{Name: name, NodePool: pool, Offerings: offs, Pods: pods, RegistrationTTL: c.registrationTTL,
+		Private: c.private}
+}
+
+// create creates a NodeClaim object of pool np.
+func (c *claimWriter) create(ctx context.Context, np *apiv1.NodePool, cs claimSpec) (*apiv1.NodeClaim, error) {
 	name := np.Name + "-" + randomSuffix()
 	labels := map[string]string{apiv1.LabelNodePool: np.Name, LabelProvisionBatch: cs.batch}
 	for k, v := range cs.labels {
@@ -132,7 +148,7 @@ func (a *world) createNodeClaim(ctx context.Context, np *apiv1.NodePool, cs clai
 		ObjectMeta: metav1.ObjectMeta{
 			Name:        name,
 			Labels:      labels,
-			Annotations: map[string]string{AnnotationNominatedPods: strings.Join(cs.nominated, ",")},
+			Annotations: map[string]string{capacity.AnnotationNominatedPods: strings.Join(cs.nominated, ",")},
 			// The termination finalizer: deleting the NodeClaim runs the
 			// node's termination before the object goes. Owned by its
 			// NodePool, so deleting the pool deletes its NodeClaims
@@ -161,10 +177,10 @@ func (a *world) createNodeClaim(ctx context.Context, np *apiv1.NodePool, cs clai
 	// Drift is a difference between these stamps and the current specs.
 	nc.Annotations[disruption.AnnotationNodePoolHash] = disruption.NodePoolHash(np)
 	nc.Annotations[disruption.AnnotationNodePoolHashVersion] = disruption.NodePoolHashVersion
-	if cls, err := a.Cluster.NodeClass(np.Spec.Template.Spec.NodeClassRef.Name); err == nil {
+	if cls, err := c.cluster.NodeClass(np.Spec.Template.Spec.NodeClassRef.Name); err == nil {
 		nc.Annotations[disruption.AnnotationNodeClassHash] = disruption.NodeClassHash(cls)
 	}
-	if err := a.Cluster.CreateNodeClaim(ctx, nc); err != nil {
+	if err := c.cluster.CreateNodeClaim(ctx, nc); err != nil {
 		return nil, fmt.Errorf("create NodeClaim %s: %w", name, err)
 	}
 	return nc, nil

@@ -27,17 +27,17 @@ const (
 	ReasonNodeClassNotReady = "NodeClassNotReady"
 )
 
-// reportNodePools reports every NodePool skipped for failing validation
+// report reports every NodePool skipped for failing validation
 // (Warning Event InvalidNodePool, error log, joinery_nodepools_invalid
 // metric) and writes the ValidationSucceeded and Ready conditions on every
 // pool: False with the field and reason on a skipped pool, True on a valid
 // one. Each change is written once; a failed status write is logged and
 // retried at the next snapshot.
-func (a *world) reportNodePools(ctx context.Context, valid []*apiv1.NodePool, bad []kube.InvalidNodePool) {
-	a.invalidMu.Lock()
-	defer a.invalidMu.Unlock()
-	if a.invalid == nil {
-		a.invalid = map[string]string{}
+func (p *pools) report(ctx context.Context, valid []*apiv1.NodePool, bad []kube.InvalidNodePool) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.invalid == nil {
+		p.invalid = map[string]string{}
 	}
 	isBad := map[string]bool{}
 	invalid := 0
@@ -50,37 +50,37 @@ func (a *world) reportNodePools(ctx context.Context, valid []*apiv1.NodePool, ba
 			invalid++
 		}
 		msg := b.Err.Error()
-		if a.invalid[b.Name] == msg {
+		if p.invalid[b.Name] == msg {
 			continue
 		}
-		a.Log.Error("NodePool skipped", zap.String("nodepool", b.Name), zap.String("reason", msg))
-		a.Cluster.Recorder.Event(&corev1.ObjectReference{APIVersion: "karpenter.sh/v1", Kind: "NodePool", Name: b.Name},
+		p.log.Error("NodePool skipped", zap.String("nodepool", b.Name), zap.String("reason", msg))
+		p.cluster.Recorder.Event(&corev1.ObjectReference{APIVersion: "karpenter.sh/v1", Kind: "NodePool", Name: b.Name},
 			corev1.EventTypeWarning, event, msg)
-		if a.writePoolConditions(ctx, b.Name, 0, typ, metav1.ConditionFalse, reason, msg) {
-			a.invalid[b.Name] = msg
+		if p.writeConditions(ctx, b.Name, 0, typ, metav1.ConditionFalse, reason, msg) {
+			p.invalid[b.Name] = msg
 		}
 	}
-	a.Metrics.SetInvalidNodePools(invalid)
+	p.metrics.SetInvalidNodePools(invalid)
 	for _, np := range valid {
 		if isBad[np.Name] {
 			continue // valid spec, but its EC2NodeClass is missing
 		}
-		prev, known := a.invalid[np.Name]
+		prev, known := p.invalid[np.Name]
 		if known && prev == "" {
 			continue
 		}
 		if !known && hasCondition(np.Status.Conditions, ConditionValidationSucceeded, metav1.ConditionTrue, np.Generation) {
-			a.invalid[np.Name] = ""
+			p.invalid[np.Name] = ""
 			continue
 		}
-		if a.writePoolConditions(ctx, np.Name, np.Generation, ConditionValidationSucceeded, metav1.ConditionTrue, ConditionValidationSucceeded, "") {
-			a.invalid[np.Name] = ""
+		if p.writeConditions(ctx, np.Name, np.Generation, ConditionValidationSucceeded, metav1.ConditionTrue, ConditionValidationSucceeded, "") {
+			p.invalid[np.Name] = ""
 		}
 	}
 }
 
-// writePoolConditions merge-patches the pool's status conditions.
-func (a *world) writePoolConditions(ctx context.Context, name string, generation int64, typ string, status metav1.ConditionStatus, reason, msg string) bool {
+// writeConditions merge-patches the pool's status conditions.
+func (p *pools) writeConditions(ctx context.Context, name string, generation int64, typ string, status metav1.ConditionStatus, reason, msg string) bool {
 	now := metav1.NewTime(time.Now().UTC().Truncate(time.Second))
 	conds := []metav1.Condition{
 		{Type: typ, Status: status, Reason: reason, Message: msg, LastTransitionTime: now, ObservedGeneration: generation},
@@ -93,8 +93,8 @@ func (a *world) writePoolConditions(ctx context.Context, name string, generation
 			LastTransitionTime: now, ObservedGeneration: generation})
 	}
 	patch, _ := json.Marshal(map[string]any{"status": map[string]any{"conditions": conds}})
-	if err := a.Cluster.PatchNodePoolStatus(ctx, name, patch); err != nil {
-		a.Log.Warn("nodepool status", zap.String("nodepool", name), zap.Error(err))
+	if err := p.cluster.PatchNodePoolStatus(ctx, name, patch); err != nil {
+		p.log.Warn("nodepool status", zap.String("nodepool", name), zap.Error(err))
 		return false
 	}
 	return true

@@ -25,13 +25,13 @@ func TestNodePoolConditionsUseKarpentersReasons(t *testing.T) {
 	ok, broken := pool("ok"), pool("broken")
 	broken.Spec.Disruption.ConsolidationPolicy = "Sometimes"
 	a := newFake(t, kubetest.World{Pools: []*apiv1.NodePool{ok, broken}})
-	valid, bad := a.Cluster.NodePools()
+	valid, bad := a.cluster().NodePools()
 	if len(valid) != 1 || len(bad) != 1 {
 		t.Fatalf("valid %d, invalid %d", len(valid), len(bad))
 	}
-	a.reportNodePools(context.Background(), valid, bad)
+	a.pools.report(context.Background(), valid, bad)
 	conds := func(name string) map[string]metav1.Condition {
-		u, err := a.Cluster.Dynamic.Resource(apiv1.NodePoolGVR).Get(context.Background(), name, metav1.GetOptions{})
+		u, err := a.cluster().Dynamic.Resource(apiv1.NodePoolGVR).Get(context.Background(), name, metav1.GetOptions{})
 		if err != nil {
 			t.Fatal(err)
 		}

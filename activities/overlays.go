@@ -12,10 +12,10 @@ import (
 
 // applyOverlays prices the snapshot's pools after the NodeOverlays the
 // cluster watches (none unless --feature-gates NodeOverlay=true).
-func (a *world) applyOverlays(s *snapshot) {
-	list, _ := a.Cluster.NodeOverlays()
+func (b *snapshots) applyOverlays(s *snapshot) {
+	list, _ := b.cluster.NodeOverlays()
 	if len(list) == 0 {
-		a.prices.SetOverlays(nil, nil)
+		b.prices.SetOverlays(nil, nil)
 		return
 	}
 	all := snapshotPools(s)
@@ -27,19 +27,19 @@ func (a *world) applyOverlays(s *snapshot) {
 		}
 	}
 	s.input.NodePools = all[:len(s.input.NodePools)]
-	a.prices.SetOverlays(set, all)
+	b.prices.SetOverlays(set, all)
 }
 
-// ResolveOverlays resolves the watched NodeOverlays against the NodePools
-// as they are now, for the leader to report each overlay's verdict.
-func (a *world) ResolveOverlays() ([]*v1alpha1.NodeOverlay, *overlay.Set) {
-	list, _ := a.Cluster.NodeOverlays()
+// resolveOverlays resolves the watched NodeOverlays against the NodePools
+// as they are now (Activities.ResolveOverlays).
+func (b *snapshots) resolveOverlays() ([]*v1alpha1.NodeOverlay, *overlay.Set) {
+	list, _ := b.cluster.NodeOverlays()
 	if len(list) == 0 {
 		return nil, overlay.Resolve(nil, nil)
 	}
-	pools, _ := a.Cluster.NodePools()
+	pools, _ := b.cluster.NodePools()
 	s := &snapshot{pools: map[string]*apiv1.NodePool{}, static: map[string]solver.NodePool{}}
-	a.addNodePools(s, pools, nil, a.Cluster.NodeClass)
+	b.addNodePools(s, pools, nil, b.cluster.NodeClass)
 	return list, overlay.Resolve(list, snapshotPools(s))
 }
 
@@ -62,15 +62,15 @@ func snapshotPools(s *snapshot) []solver.NodePool {
 // the launch's offerings. It resolves the overlays against the NodeClaim's
 // pool alone (conflicts are per pool), so any worker answers alike.
 func (a *Launch) pricesOverlaid(poolName string, cls *apiv1.EC2NodeClass, offs []workflows.Offering) bool {
-	list, _ := a.Cluster.NodeOverlays()
-	np := a.nodePool(poolName)
+	list, _ := a.cluster.NodeOverlays()
+	np := a.pools.nodePool(poolName)
 	if len(list) == 0 || np == nil {
 		return false
 	}
-	pools := []solver.NodePool{solver.NodePoolFromMarket(np, cls, a.liveCatalog(), a.Market, zonesOf(cls), nil)}
+	pools := []solver.NodePool{solver.NodePoolFromMarket(np, cls, a.types.Live(), a.market, zonesOf(cls), nil)}
 	set := overlay.Resolve(list, pools)
 	for _, o := range offs {
-		if it, ok := a.instanceType(o.InstanceType); ok && set.Overlaid(&pools[0], it, o.Zone, o.CapacityType) {
+		if it, ok := a.types.Get(o.InstanceType); ok && set.Overlaid(&pools[0], it, o.Zone, o.CapacityType) {
 			return true
 		}
 	}

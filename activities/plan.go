@@ -35,17 +35,17 @@ func (a *Provisioning) PlanProvisioning(ctx context.Context, in workflows.Provis
 	if in.StaticPool != "" {
 		return a.planStatic(ctx, in)
 	}
-	log := a.logger(ctx)
-	batch, err := a.discardEarlierAttempt(ctx)
+	log := activityLogger(ctx, a.log)
+	batch, err := a.claims.discardEarlierAttempt(ctx)
 	if err != nil {
 		return workflows.ProvisionPlan{}, err
 	}
-	snap, err := a.takeSnapshot(ctx, time.Now())
+	snap, err := a.snapshots.take(ctx, time.Now())
 	if err != nil {
 		return workflows.ProvisionPlan{}, err
 	}
-	snap.input.Budget = a.SolverBudget
-	a.Metrics.SetQueueDepth(metrics.ControllerProvisioner, in.BatchID, len(snap.input.Pods))
+	snap.input.Budget = a.solverBudget
+	a.metrics.SetQueueDepth(metrics.ControllerProvisioner, in.BatchID, len(snap.input.Pods))
 	start := time.Now()
 	plan := solver.Solve(snap.input)
 	realUnsched := 0 // capacity buffers' virtual pods aside
@@ -54,9 +54,9 @@ func (a *Provisioning) PlanProvisioning(ctx context.Context, in workflows.Provis
 			realUnsched++
 		}
 	}
-	a.Metrics.Scheduled(metrics.ControllerProvisioner, time.Since(start).Seconds(), realUnsched)
-	a.Metrics.SetQueueDepth(metrics.ControllerProvisioner, in.BatchID, realUnsched)
-	if n := nodeclass.CapReservations(plan.NewNodeClaims, a.reservationBudget()); n > 0 {
+	a.metrics.Scheduled(metrics.ControllerProvisioner, time.Since(start).Seconds(), realUnsched)
+	a.metrics.SetQueueDepth(metrics.ControllerProvisioner, in.BatchID, realUnsched)
+	if n := nodeclass.CapReservations(plan.NewNodeClaims, reservationBudget(a.cluster, a.market)); n > 0 {
 		log.Info("capacity reservations used up: nodeclaims planned on other offerings", zap.Int("nodeclaims", n))
 	}
 	a.rememberOutcome(ctx, plan, snap, time.Now())
@@ -76,15 +76,15 @@ func (a *Provisioning) PlanProvisioning(ctx context.Context, in workflows.Provis
 		out.PlannedUSDPerHour += nn.Price()
 		for _, key := range nn.Pods {
 			if p := snap.podsByKey[key]; p != nil {
-				a.Cluster.Recorder.Eventf(p, corev1.EventTypeNormal, "Nominated", "Pod should schedule on: nodeclaim/%s", nc.Name)
+				a.cluster.Recorder.Eventf(p, corev1.EventTypeNormal, "Nominated", "Pod should schedule on: nodeclaim/%s", nc.Name)
 			}
 		}
-		a.Metrics.NodeClaimCreatedBy(nn.NodePool, "provisioned", false)
+		a.metrics.NodeClaimCreatedBy(nn.NodePool, "provisioned", false)
 		log.Info("nodeclaim planned", zap.String("nodeclaim", nc.Name), zap.String("nodepool", nn.NodePool),
 			zap.Int("pods", len(nn.Pods)), zap.String("cheapest", in.Offerings[0].InstanceType), zap.Float64("usdPerHour", nn.Price()))
 	}
 	virtualUnsched := a.reportUnschedulable(log, plan, snap, &out)
-	a.bufferUnschedulable(virtualUnsched, time.Now())
+	a.headroom.Unschedulable(virtualUnsched, time.Now())
 	if snap.virtualPending > 0 {
 		log.Info("capacity buffers planned", zap.Int("virtualPods", snap.virtualPending), zap.Int("unschedulable", virtualUnsched))
 	}
@@ -105,7 +105,7 @@ func (a *Provisioning) writeNodeClaims(ctx context.Context, snap *snapshot, batc
 	for i, nn := range planned {
 		g.Go(func() error {
 			var err error
-			written[i], inputs[i], err = a.writeNodeClaim(gctx, snap, batch, nn)
+			written[i], inputs[i], err = a.claims.write(gctx, snap, batch, nn)
 			return err
 		})
 	}
@@ -116,7 +116,7 @@ func (a *Provisioning) writeNodeClaims(ctx context.Context, snap *snapshot, batc
 	for i, nc := range written {
 		names[i] = nc.Name
 	}
-	return written, inputs, a.Cluster.WaitNodeClaimsCached(ctx, names, cacheWait)
+	return written, inputs, a.cluster.WaitNodeClaimsCached(ctx, names, cacheWait)
 }
 
 // reportUnschedulable says why each real pod fits nowhere (Event, log,
@@ -142,10 +142,10 @@ func (a *Provisioning) reportUnschedulable(log *zap.Logger, plan solver.Plan, sn
 			out.Unschedulable = append(out.Unschedulable, u.Pod+": "+u.Reason)
 		}
 		if p := snap.podsByKey[u.Pod]; p != nil {
-			a.Cluster.Recorder.Eventf(p, corev1.EventTypeWarning, "FailedScheduling", "Failed to schedule pod, %s", u.Reason)
+			a.cluster.Recorder.Eventf(p, corev1.EventTypeWarning, "FailedScheduling", "Failed to schedule pod, %s", u.Reason)
 		}
 		log.Warn("pod cannot be provisioned", zap.String("pod", u.Pod), zap.String("reason", u.Reason))
-		a.Metrics.PodUnschedulable()
+		a.metrics.PodUnschedulable()
 	}
 	return virtualUnsched
 }

@@ -22,10 +22,10 @@ func TestDiscardBatch(t *testing.T) {
 			Labels: map[string]string{apiv1.LabelNodePool: "general-purpose", LabelProvisionBatch: batch}}}
 	}
 	a := newFake(t, kubetest.World{Claims: []*apiv1.NodeClaim{mk("general-purpose-aaaaa", "b1"), mk("general-purpose-bbbbb", "b1"), mk("general-purpose-ccccc", "b2")}})
-	if err := a.discardBatch(context.Background(), "b1"); err != nil {
+	if err := a.Provisioning.claims.discardBatch(context.Background(), "b1"); err != nil {
 		t.Fatal(err)
 	}
-	list, err := a.Cluster.Dynamic.Resource(apiv1.NodeClaimGVR).List(context.Background(), metav1.ListOptions{})
+	list, err := a.cluster().Dynamic.Resource(apiv1.NodeClaimGVR).List(context.Background(), metav1.ListOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -37,7 +37,7 @@ func TestDiscardBatch(t *testing.T) {
 		t.Fatalf("left %v, want only general-purpose-ccccc", names)
 	}
 	// Outside an activity (first attempt semantics): nothing is discarded.
-	if b, err := a.discardEarlierAttempt(context.Background()); b != "" || err != nil {
+	if b, err := a.Provisioning.claims.discardEarlierAttempt(context.Background()); b != "" || err != nil {
 		t.Fatalf("discardEarlierAttempt outside an activity = %q, %v", b, err)
 	}
 }
@@ -51,7 +51,7 @@ func TestPlanReportsDRAPodFailedScheduling(t *testing.T) {
 		Status: corev1.PodStatus{Conditions: []corev1.PodCondition{{Type: corev1.PodScheduled, Status: corev1.ConditionFalse, Reason: corev1.PodReasonUnschedulable}}}}
 	a := newFake(t, kubetest.World{Objects: []runtime.Object{p}})
 	rec := record.NewFakeRecorder(10)
-	a.Cluster.Recorder = rec
+	a.cluster().Recorder = rec
 	out, err := a.Provisioning.PlanProvisioning(context.Background(), workflows.ProvisionInput{})
 	if err != nil {
 		t.Fatal(err)

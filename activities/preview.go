@@ -15,18 +15,18 @@ import (
 
 // DisruptionClaims are the disruption claims as the consolidation pass
 // reads them at now.
-func (a *world) DisruptionClaims(now time.Time) []disruption.Claim {
-	return a.disruptionClaims(context.Background(), now)
+func (a *Activities) DisruptionClaims(now time.Time) []disruption.Claim {
+	return a.Disruption.disruptionClaims(context.Background(), now)
 }
 
 // PlanningInput is the solver input the controller would plan over at now
 // with these NodePools and EC2NodeClasses, existing nodes priced; skipped
 // are the pools left out and why.
-func (a *world) PlanningInput(now time.Time, pools []*apiv1.NodePool, classOf func(string) (*apiv1.EC2NodeClass, error)) (in solver.Input, skipped []kube.InvalidNodePool) {
-	s, skipped := a.buildSnapshot(now, pools, classOf)
-	a.priceNodes(s)
+func (a *Activities) PlanningInput(now time.Time, pools []*apiv1.NodePool, classOf func(string) (*apiv1.EC2NodeClass, error)) (in solver.Input, skipped []kube.InvalidNodePool) {
+	s, skipped := a.snapshots.build(now, pools, classOf)
+	a.snapshots.priceNodes(s)
 	return s.input, skipped
 }
 
 // PoolNodes counts a NodePool's nodes and those being disrupted.
-func (a *world) PoolNodes(pool string) disruption.PoolNodes { return a.poolNodeCount(pool, "") }
+func (a *Activities) PoolNodes(pool string) disruption.PoolNodes { return a.pools.nodeCount(pool, "") }

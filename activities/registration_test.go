@@ -7,6 +7,7 @@ import (
 	"time"
 
 	apiv1 "github.com/joinery/joinery/api/v1"
+	"github.com/joinery/joinery/capacity"
 	"github.com/joinery/joinery/providers/kube/kubetest"
 	"github.com/joinery/joinery/workflows"
 	"go.temporal.io/sdk/activity"
@@ -34,7 +35,7 @@ func TestRegistrationSyncsTheNodeAndExtendedResourcesGateInitialized(t *testing.
 	nc := &apiv1.NodeClaim{
 		ObjectMeta: metav1.ObjectMeta{Name: "gpu-k2m9z", UID: "uid-gpu-k2m9z",
 			Labels:      map[string]string{apiv1.LabelNodePool: "gpu", "team": "ml", apiv1.LabelInstanceType: "g4dn.12xlarge", LabelProvisionBatch: "b"},
-			Annotations: map[string]string{"example.com/owner": "ml", AnnotationNominatedPods: "u1"}},
+			Annotations: map[string]string{"example.com/owner": "ml", capacity.AnnotationNominatedPods: "u1"}},
 		Spec: apiv1.NodeClaimSpec{
 			Taints: []corev1.Taint{{Key: "nvidia.com/gpu", Effect: corev1.TaintEffectNoSchedule}},
 			Resources: apiv1.ResourceRequirements{Requests: corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("8"),
@@ -51,7 +52,7 @@ func TestRegistrationSyncsTheNodeAndExtendedResourcesGateInitialized(t *testing.
 	plugin := make(chan error, 1)
 	go func() {
 		for deadline := time.Now().Add(20 * time.Second); time.Now().Before(deadline); time.Sleep(20 * time.Millisecond) {
-			got, err := a.Cluster.NodeClaim(t.Context(), nc.Name)
+			got, err := a.cluster().NodeClaim(t.Context(), nc.Name)
 			if err != nil {
 				continue
 			}
@@ -63,13 +64,13 @@ func TestRegistrationSyncsTheNodeAndExtendedResourcesGateInitialized(t *testing.
 				plugin <- nil
 				return
 			}
-			n, err := a.Cluster.Kube.CoreV1().Nodes().Get(t.Context(), node.Name, metav1.GetOptions{})
+			n, err := a.cluster().Kube.CoreV1().Nodes().Get(t.Context(), node.Name, metav1.GetOptions{})
 			if err != nil {
 				plugin <- err
 				return
 			}
 			n.Status.Allocatable["nvidia.com/gpu"] = resource.MustParse("4")
-			_, err = a.Cluster.Kube.CoreV1().Nodes().UpdateStatus(t.Context(), n, metav1.UpdateOptions{})
+			_, err = a.cluster().Kube.CoreV1().Nodes().UpdateStatus(t.Context(), n, metav1.UpdateOptions{})
 			plugin <- err
 			return
 		}
@@ -86,7 +87,7 @@ func TestRegistrationSyncsTheNodeAndExtendedResourcesGateInitialized(t *testing.
 	if err := v.Get(&res); err != nil || res.NodeName != node.Name {
 		t.Fatalf("result %+v, err %v", res, err)
 	}
-	n, _ := a.Cluster.Kube.CoreV1().Nodes().Get(t.Context(), node.Name, metav1.GetOptions{})
+	n, _ := a.cluster().Kube.CoreV1().Nodes().Get(t.Context(), node.Name, metav1.GetOptions{})
 	wantLabels := map[string]string{apiv1.LabelHostname: "ip-10-0-2-3", apiv1.LabelNodePool: "gpu", "team": "ml",
 		apiv1.LabelInstanceType: "g4dn.12xlarge", apiv1.LabelNodeRegistered: "true", apiv1.LabelNodeInitialized: "true"}
 	if !reflect.DeepEqual(n.Labels, wantLabels) {
@@ -107,7 +108,7 @@ func TestRegistrationSyncsTheNodeAndExtendedResourcesGateInitialized(t *testing.
 		n.OwnerReferences[0].Name != nc.Name || n.OwnerReferences[0].UID != nc.UID {
 		t.Errorf("finalizers %v owner references %+v", n.Finalizers, n.OwnerReferences)
 	}
-	got, _ := a.Cluster.NodeClaim(t.Context(), nc.Name)
+	got, _ := a.cluster().NodeClaim(t.Context(), nc.Name)
 	for _, c := range []string{apiv1.ConditionRegistered, apiv1.ConditionInitialized, apiv1.ConditionReady} {
 		if !apiv1.IsConditionTrue(got.Status.Conditions, c) {
 			t.Errorf("condition %s not True: %+v", c, got.Status.Conditions)

@@ -20,11 +20,12 @@ import (
 // replica is one worker's shared-state half over a shared fake API server.
 func replica(t *testing.T, kc *kubefake.Clientset) *Activities {
 	t.Helper()
-	a := New(Deps{ICE: aws.NewICECache(time.Minute, nil), State: kube.NewStateStore(kc, "joinery-system"), Log: zap.NewNop()})
+	state := kube.NewStateStore(kc, "joinery-system")
+	a := New(Deps{ICE: aws.NewICECache(time.Minute, nil), State: state, Log: zap.NewNop()})
 	a.BindSharedState()
 	ctx, cancel := context.WithCancel(context.Background())
 	t.Cleanup(cancel)
-	if err := a.State.Start(ctx, 10*time.Second); err != nil {
+	if err := state.Start(ctx, 10*time.Second); err != nil {
 		t.Fatal(err)
 	}
 	return a
@@ -33,20 +34,20 @@ func replica(t *testing.T, kc *kubefake.Clientset) *Activities {
 func TestICEMarkSharedAndKeptAcrossRestart(t *testing.T) {
 	kc := kubefake.NewSimpleClientset()
 	a, b := replica(t, kc), replica(t, kc)
-	a.ICE.MarkUnavailable("c6a.xlarge", "us-east-1a", "spot")
-	if !a.ICE.Unavailable("c6a.xlarge", "us-east-1a", "spot") {
+	a.Launch.ice.MarkUnavailable("c6a.xlarge", "us-east-1a", "spot")
+	if !a.Launch.ice.Unavailable("c6a.xlarge", "us-east-1a", "spot") {
 		t.Fatal("the marking replica forgot its mark")
 	}
-	testwait.Eventually(t, "replica b honours a's mark", 0, func() bool { return b.ICE.Unavailable("c6a.xlarge", "us-east-1a", "spot") })
-	if b.ICE.Unavailable("c6a.xlarge", "us-east-1b", "spot") || b.ICE.Len() != 1 {
-		t.Errorf("b holds %v", b.ICE.Entries())
+	testwait.Eventually(t, "replica b honours a's mark", 0, func() bool { return b.Launch.ice.Unavailable("c6a.xlarge", "us-east-1a", "spot") })
+	if b.Launch.ice.Unavailable("c6a.xlarge", "us-east-1b", "spot") || b.Launch.ice.Len() != 1 {
+		t.Errorf("b holds %v", b.Launch.ice.Entries())
 	}
 	cm, err := kc.CoreV1().ConfigMaps("joinery-system").Get(context.Background(), sharedstate.OfferingCacheConfigMap, metav1.GetOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
 	until, ok := sharedstate.ParseTime(cm.Data["c6a.xlarge_us-east-1a_spot"])
-	if !ok || !until.Equal(a.ICE.Entries()[aws.OfferingKey{InstanceType: "c6a.xlarge", Zone: "us-east-1a", CapacityType: "spot"}]) {
+	if !ok || !until.Equal(a.Launch.ice.Entries()[aws.OfferingKey{InstanceType: "c6a.xlarge", Zone: "us-east-1a", CapacityType: "spot"}]) {
 		t.Errorf("ConfigMap holds %v, want a's expiry", cm.Data)
 	}
 	if cm.Labels[sharedstate.Label] != "true" {
@@ -54,8 +55,8 @@ func TestICEMarkSharedAndKeptAcrossRestart(t *testing.T) {
 	}
 	// A restarted replica (fresh memory) starts with the mark.
 	c := replica(t, kc)
-	if !c.ICE.Unavailable("c6a.xlarge", "us-east-1a", "spot") {
-		t.Errorf("a restarted replica lost the mark: %v", c.ICE.Entries())
+	if !c.Launch.ice.Unavailable("c6a.xlarge", "us-east-1a", "spot") {
+		t.Errorf("a restarted replica lost the mark: %v", c.Launch.ice.Entries())
 	}
 }
 

@@ -10,9 +10,12 @@ import (
 	"time"
 
 	apiv1 "github.com/joinery/joinery/api/v1"
+	"github.com/joinery/joinery/capacity"
 	"github.com/joinery/joinery/catalog"
 	"github.com/joinery/joinery/policy/disruption"
+	"github.com/joinery/joinery/policy/lifecycle"
 	"github.com/joinery/joinery/policy/nodeclass"
+	"github.com/joinery/joinery/providers/aws"
 	"github.com/joinery/joinery/providers/kube"
 	"github.com/joinery/joinery/solver"
 	"github.com/joinery/joinery/solver/resources"
@@ -22,10 +25,22 @@ import (
 	"k8s.io/apimachinery/pkg/labels"
 )
 
-// AnnotationNominatedPods on a NodeClaim lists the UIDs (comma-separated) of
-// the pending pods it was launched for, so later batches do not buy
-// capacity for them twice.
-const AnnotationNominatedPods = "joinery.sh/nominated-pods"
+// snapshots reads the cluster into the solver's input (a snapshot): the
+// informer caches, the live catalog and market, the ICE cache, the
+// capacity buffers' virtual pods, NodeOverlays' prices. Building one writes
+// nothing; take also reports the NodePools it skipped.
+type snapshots struct {
+	cluster        *kube.Cluster
+	types          capacity.InstanceTypes
+	market         *catalog.Market
+	ice            *aws.ICECache
+	staticCapacity bool // the StaticCapacity feature gate
+	spread         solver.SpreadDefaults
+	nominations    *capacity.Nominations
+	prices         *capacity.Prices // given the NodeOverlays each snapshot resolves
+	pools          *pools
+	buffers        *buffers
+}
 
 // snapshot is the solver input plus what is needed to act on the plan.
 type snapshot struct {
@@ -41,8 +56,9 @@ type snapshot struct {
 	// pods' volumes name (informer caches).
 	volumes solver.VolumeObjects
 	// selectors looks up what selects a pod, for default spread
-	// constraints (informer caches).
+	// constraints (informer caches); spread are those defaults.
 	selectors solver.SelectorObjects
+	spread    solver.SpreadDefaults
 	// used is, per node, the requests of its active pods, with the EBS
 	// volumes attached to it (its pods' and its VolumeAttachments', each
 	// once); attached are all those volumes: a pending pod that shares one
@@ -59,7 +75,7 @@ type snapshot struct {
 	claimLabels map[string]string
 	// nodePool is each node's karpenter.sh/nodepool label.
 	nodePool map[string]string
-	// buffers are the capacity buffers planned for (addBuffers);
+	// buffers are the capacity buffers planned for (buffers.add);
 	// bufferPlaced is, per buffer, the node of each virtual pod placed on
 	// existing capacity, bufferOnNode their count per node; virtualKeys
 	// are every virtual pod's key, virtualPending those left to provision.
@@ -72,66 +88,66 @@ type snapshot struct {
 
 // volumeObjects reads claims, PersistentVolumes and StorageClasses from the
 // informer caches.
-func (a *world) volumeObjects() solver.VolumeObjects {
+func (b *snapshots) volumeObjects() solver.VolumeObjects {
 	return solver.VolumeObjects{
 		PVC: func(ns, name string) *corev1.PersistentVolumeClaim {
-			o, _ := a.Cluster.PVCs.PersistentVolumeClaims(ns).Get(name)
+			o, _ := b.cluster.PVCs.PersistentVolumeClaims(ns).Get(name)
 			return o
 		},
 		PV: func(name string) *corev1.PersistentVolume {
-			o, _ := a.Cluster.PVs.Get(name)
+			o, _ := b.cluster.PVs.Get(name)
 			return o
 		},
 		StorageClass: func(name string) *storagev1.StorageClass {
-			o, _ := a.Cluster.StorageClasses.Get(name)
+			o, _ := b.cluster.StorageClasses.Get(name)
 			return o
 		},
 	}
 }
 
-// takeSnapshot builds the solver input from the informer caches: valid
+// take builds the solver input from the informer caches: valid
 // NodePools with their instance types and usage, existing and in-flight
 // nodes with their free capacity, pending pods not yet nominated, and
 // DaemonSets.
-func (a *world) takeSnapshot(ctx context.Context, now time.Time) (*snapshot, error) {
-	pools, invalid := a.Cluster.NodePools()
-	s, skipped := a.buildSnapshot(now, pools, a.Cluster.NodeClass)
-	a.reportNodePools(ctx, pools, append(invalid, skipped...))
+func (b *snapshots) take(ctx context.Context, now time.Time) (*snapshot, error) {
+	pools, invalid := b.cluster.NodePools()
+	s, skipped := b.build(now, pools, b.cluster.NodeClass)
+	b.pools.report(ctx, pools, append(invalid, skipped...))
 	return s, nil
 }
 
-// buildSnapshot is takeSnapshot over the given NodePools, their
-// EC2NodeClasses looked up by classOf, writing nothing (Preview plans a
-// change's pools with it). It returns the pools skipped.
-func (a *world) buildSnapshot(now time.Time, pools []*apiv1.NodePool, classOf func(string) (*apiv1.EC2NodeClass, error)) (*snapshot, []kube.InvalidNodePool) {
-	return a.buildSnapshotWith(now, pools, classOf, nil)
+// build is take over the given NodePools, their EC2NodeClasses looked
+// up by classOf, writing nothing (Preview plans a change's pools with it).
+// It returns the pools skipped.
+func (b *snapshots) build(now time.Time, pools []*apiv1.NodePool, classOf func(string) (*apiv1.EC2NodeClass, error)) (*snapshot, []kube.InvalidNodePool) {
+	return b.buildWith(now, pools, classOf, nil)
 }
 
-// buildSnapshotWith is buildSnapshot with before run on the snapshot just
-// before the capacity buffers are placed (so they see its changes).
-func (a *world) buildSnapshotWith(now time.Time, pools []*apiv1.NodePool, classOf func(string) (*apiv1.EC2NodeClass, error), before func(*snapshot)) (*snapshot, []kube.InvalidNodePool) {
-	s := &snapshot{pools: map[string]*apiv1.NodePool{}, podsByKey: map[string]*corev1.Pod{}, volumes: a.volumeObjects(), selectors: a.selectorObjects(),
-		static: map[string]solver.NodePool{}}
-	claims := a.Cluster.NodeClaims()
-	nodes := a.addExistingPods(s)
-	nominatedReq := a.addPendingPods(s, now)
-	a.addExistingNodes(s, nodes, claims, nominatedReq, now)
-	a.addDaemonSets(s)
-	a.addInFlightClaims(s, claims, nominatedReq, now)
-	skipped := a.addNodePools(s, pools, claims, classOf)
-	a.applyOverlays(s)
-	s.input.NamespaceLabels = a.namespaceLabels()
+// buildWith is build with before run on the snapshot just before the
+// capacity buffers are placed (so they see its changes).
+func (b *snapshots) buildWith(now time.Time, pools []*apiv1.NodePool, classOf func(string) (*apiv1.EC2NodeClass, error), before func(*snapshot)) (*snapshot, []kube.InvalidNodePool) {
+	s := &snapshot{pools: map[string]*apiv1.NodePool{}, podsByKey: map[string]*corev1.Pod{}, volumes: b.volumeObjects(), selectors: b.selectorObjects(),
+		spread: b.spread, static: map[string]solver.NodePool{}}
+	claims := b.cluster.NodeClaims()
+	nodes := b.addExistingPods(s)
+	nominatedReq := b.addPendingPods(s, now)
+	b.addExistingNodes(s, nodes, claims, nominatedReq, now)
+	b.addDaemonSets(s)
+	b.addInFlightClaims(s, claims, nominatedReq, now)
+	skipped := b.addNodePools(s, pools, claims, classOf)
+	b.applyOverlays(s)
+	s.input.NamespaceLabels = b.namespaceLabels()
 	if before != nil {
 		before(s)
 	}
-	a.addBuffers(s, now)
+	b.buffers.add(s, now)
 	return s, skipped
 }
 
 // namespaceLabels are every namespace's labels (pod affinity
 // namespaceSelectors select by them).
-func (a *world) namespaceLabels() map[string]map[string]string {
-	nss, _ := a.Cluster.Namespaces.List(labels.Everything())
+func (b *snapshots) namespaceLabels() map[string]map[string]string {
+	nss, _ := b.cluster.Namespaces.List(labels.Everything())
 	out := make(map[string]map[string]string, len(nss))
 	for _, ns := range nss {
 		out[ns.Name] = ns.Labels
@@ -141,13 +157,13 @@ func (a *world) namespaceLabels() map[string]map[string]string {
 
 // addPendingPods adds the pending pods not nominated to a NodeClaim, and
 // returns the requests of the nominated ones by NodeClaim (accounted on it).
-func (a *world) addPendingPods(s *snapshot, now time.Time) map[string]resources.List {
-	pending := a.Cluster.ProvisionablePods()
-	nominatedTo := a.liveNominations(pending, now) // pod UID -> nodeclaim
+func (b *snapshots) addPendingPods(s *snapshot, now time.Time) map[string]resources.List {
+	pending := b.cluster.ProvisionablePods()
+	nominatedTo := b.nominations.Of(pending, now) // pod UID -> nodeclaim
 	nominatedReq := map[string]resources.List{}
 	for _, p := range pending {
 		s.pending++
-		sp := a.solverPod(s, p, s.attached)
+		sp := s.solverPod(p, s.attached)
 		if nc, ok := nominatedTo[string(p.UID)]; ok {
 			nominatedReq[nc] = nominatedReq[nc].Add(sp.Requests)
 			s.nominated++
@@ -162,8 +178,8 @@ func (a *world) addPendingPods(s *snapshot, now time.Time) map[string]resources.
 // addExistingPods adds the pods bound to any node (for topology spread
 // and pod (anti-)affinity counting, and the host ports they hold) and what
 // they use per node, and returns the nodes sorted by name.
-func (a *world) addExistingPods(s *snapshot) []*corev1.Node {
-	nodes, _ := a.Cluster.Nodes.List(labels.Everything())
+func (b *snapshots) addExistingPods(s *snapshot) []*corev1.Node {
+	nodes, _ := b.cluster.Nodes.List(labels.Everything())
 	sort.Slice(nodes, func(i, j int) bool { return nodes[i].Name < nodes[j].Name })
 	s.used, s.attached = map[string]resources.List{}, solver.VolumeSet{}
 	s.nodePool = make(map[string]string, len(nodes))
@@ -173,17 +189,17 @@ func (a *world) addExistingPods(s *snapshot) []*corev1.Node {
 		seen := solver.VolumeSet{}
 		onNode[n.Name] = seen
 		var used resources.List
-		for _, p := range a.Cluster.PodsOnNode(n.Name) {
+		for _, p := range b.cluster.PodsOnNode(n.Name) {
 			if !kube.IsActive(p) {
 				continue
 			}
-			sp := a.solverPod(s, p, seen)
+			sp := s.solverPod(p, seen)
 			used = used.Add(sp.Requests)
 			s.input.ExistingPods = append(s.input.ExistingPods, solver.ExistingPod{Pod: sp, Node: n.Name, Zone: n.Labels[apiv1.LabelZone], Daemon: kube.IsDaemonSetPod(p)})
 		}
 		s.used[n.Name] = used
 	}
-	vas, _ := a.Cluster.VolumeAttachments.List(labels.Everything())
+	vas, _ := b.cluster.VolumeAttachments.List(labels.Everything())
 	sort.Slice(vas, func(i, j int) bool { return vas[i].Name < vas[j].Name })
 	for _, va := range vas {
 		if id := solver.AttachedEBS(va); id != "" && onNode[va.Spec.NodeName] != nil {
@@ -203,7 +219,7 @@ func (a *world) addExistingPods(s *snapshot) []*corev1.Node {
 // addExistingNodes adds the Ready nodes with their free capacity: their
 // allocatable (EBS volumes: the attach limit their CSINode reports) less
 // what their pods use and the pods nominated to them.
-func (a *world) addExistingNodes(s *snapshot, nodes []*corev1.Node, claims []*apiv1.NodeClaim, nominatedReq map[string]resources.List, now time.Time) {
+func (b *snapshots) addExistingNodes(s *snapshot, nodes []*corev1.Node, claims []*apiv1.NodeClaim, nominatedReq map[string]resources.List, now time.Time) {
 	claimByNode := map[string]*apiv1.NodeClaim{}
 	for _, nc := range claims {
 		if nc.Status.NodeName != "" {
@@ -215,14 +231,14 @@ func (a *world) addExistingNodes(s *snapshot, nodes []*corev1.Node, claims []*ap
 		ports[ep.Node] = append(ports[ep.Node], ep.Pod.HostPorts...)
 	}
 	for _, n := range nodes {
-		if n.Spec.Unschedulable || !nodeReady(n) || disruption.HasTaint(n.Spec.Taints, apiv1.TaintKeyDisrupted) || n.DeletionTimestamp != nil {
+		if n.Spec.Unschedulable || !lifecycle.Ready(n) || disruption.HasTaint(n.Spec.Taints, apiv1.TaintKeyDisrupted) || n.DeletionTimestamp != nil {
 			continue
 		}
 		if nc := claimByNode[n.Name]; nc != nil && (nc.DeletionTimestamp != nil || booked(nc, now)) {
 			continue // terminating: its pods are about to move; or booked for a gang's pods
 		}
 		alloc, _ := resources.FromResourceList(n.Status.Allocatable)
-		cn, _ := a.Cluster.CSINodes.Get(n.Name)
+		cn, _ := b.cluster.CSINodes.Get(n.Name)
 		alloc[resources.EBSVolumes] = solver.EBSLimit(cn)
 		avail := alloc.Sub(s.used[n.Name])
 		if nc := claimByNode[n.Name]; nc != nil {
@@ -239,31 +255,31 @@ func (a *world) addExistingNodes(s *snapshot, nodes []*corev1.Node, claims []*ap
 // templates admitted as their pods will be (solver.AdmittedDaemonSet: a
 // RuntimeClass's overhead and scheduling). One whose pods admission
 // rejects runs none; the DaemonSet controller reports that on it.
-func (a *world) addDaemonSets(s *snapshot) {
-	dss, _ := a.Cluster.DaemonSets.List(labels.Everything())
+func (b *snapshots) addDaemonSets(s *snapshot) {
+	dss, _ := b.cluster.DaemonSets.List(labels.Everything())
 	sort.Slice(dss, func(i, j int) bool { return dss[i].Namespace+"/"+dss[i].Name < dss[j].Namespace+"/"+dss[j].Name })
 	for _, ds := range dss {
-		if d, why := solver.AdmittedDaemonSet(ds, a.runtimeClass); why == "" {
+		if d, why := solver.AdmittedDaemonSet(ds, b.runtimeClass); why == "" {
 			s.input.DaemonSets = append(s.input.DaemonSets, d)
 		}
 	}
 }
 
 // runtimeClass reads a RuntimeClass from the informer cache (nil: none).
-func (a *world) runtimeClass(name string) *nodev1.RuntimeClass {
-	o, _ := a.Cluster.RuntimeClasses.Get(name)
+func (b *snapshots) runtimeClass(name string) *nodev1.RuntimeClass {
+	o, _ := b.cluster.RuntimeClasses.Get(name)
 	return o
 }
 
 // addInFlightClaims adds the NodeClaims with no Node yet as nodes of their
 // smallest possible shape, less the DaemonSet pods that will run on them
 // (not bound yet, unlike on a registered node) and the nominated pods.
-func (a *world) addInFlightClaims(s *snapshot, claims []*apiv1.NodeClaim, nominatedReq map[string]resources.List, now time.Time) {
+func (b *snapshots) addInFlightClaims(s *snapshot, claims []*apiv1.NodeClaim, nominatedReq map[string]resources.List, now time.Time) {
 	for _, nc := range claims {
 		if nc.DeletionTimestamp != nil || nc.Status.NodeName != "" || booked(nc, now) {
 			continue
 		}
-		avail, ok := a.inFlightAvailable(nc, s.input.DaemonSets)
+		avail, ok := b.inFlightAvailable(nc, s.input.DaemonSets)
 		if !ok {
 			continue
 		}
@@ -276,10 +292,10 @@ func (a *world) addInFlightClaims(s *snapshot, claims []*apiv1.NodeClaim, nomina
 
 // addNodePools adds the pools that can launch, with their instance types,
 // zones and usage; it returns the ones skipped (class missing or not Ready).
-func (a *world) addNodePools(s *snapshot, pools []*apiv1.NodePool, claims []*apiv1.NodeClaim, classOf func(string) (*apiv1.EC2NodeClass, error)) []kube.InvalidNodePool {
+func (b *snapshots) addNodePools(s *snapshot, pools []*apiv1.NodePool, claims []*apiv1.NodeClaim, classOf func(string) (*apiv1.EC2NodeClass, error)) []kube.InvalidNodePool {
 	var skipped []kube.InvalidNodePool
 	for _, np := range pools {
-		if np.IsStatic() && !a.StaticCapacity {
+		if np.IsStatic() && !b.staticCapacity {
 			skipped = append(skipped, kube.InvalidNodePool{Name: np.Name, Err: errors.New(
 				"spec.replicas: static NodePools are off (Karpenter's alpha StaticCapacity gate): the pool is not honoured; run the worker with --feature-gates StaticCapacity=true")})
 			continue
@@ -294,13 +310,13 @@ func (a *world) addNodePools(s *snapshot, pools []*apiv1.NodePool, claims []*api
 			s.notReady = append(s.notReady, "NodePool "+np.Name+" skipped: "+why)
 			continue
 		}
-		sp := solver.NodePoolFromMarket(np, nodeClass, a.liveCatalog(), a.Market, zonesOf(nodeClass), a.ICE.Unavailable)
+		sp := solver.NodePoolFromMarket(np, nodeClass, b.types.Live(), b.market, zonesOf(nodeClass), b.ice.Unavailable)
 		sp.InstanceTypes = launchable(sp.InstanceTypes, nodeClass)
 		for _, nc := range claims {
 			if nc.Labels[apiv1.LabelNodePool] != np.Name || nc.DeletionTimestamp != nil {
 				continue
 			}
-			if shape, ok := a.claimShape(nc, true); ok {
+			if shape, ok := b.claimShape(nc, true); ok {
 				sp.Usage = sp.Usage.Add(shape.Capacity)
 			}
 			sp.NodeCount++
@@ -315,39 +331,11 @@ func (a *world) addNodePools(s *snapshot, pools []*apiv1.NodePool, claims []*api
 	return skipped
 }
 
-// DefaultNominationWindow is how long a NodeClaim's nominations outlive its
-// Node becoming initialized: the kube-scheduler binds within a few seconds
-// (its backoff queue), and a pod it placed elsewhere gets capacity again
-// soon after.
-const DefaultNominationWindow = 10 * time.Second
-
-// nominationLive: a NodeClaim holds its nominations until its Node has been
-// initialized for NominationWindow.
-// nominationWindow is NominationWindow, DefaultNominationWindow if unset.
-func (a *world) nominationWindow() time.Duration {
-	if a.NominationWindow == 0 {
-		return DefaultNominationWindow
-	}
-	return a.NominationWindow
-}
-
-func (a *world) nominationLive(nc *apiv1.NodeClaim, now time.Time) bool {
-	if booked(nc, now) {
-		return true // held for a gang's pods: not disrupted
-	}
-	for _, c := range nc.Status.Conditions {
-		if c.Type == apiv1.ConditionInitialized && c.Status == "True" {
-			return now.Sub(c.LastTransitionTime.Time) < a.nominationWindow()
-		}
-	}
-	return true
-}
-
 // claimShape returns the node shape of a NodeClaim: its launched instance
 // type when known, else over every instance type it may launch as the
 // element-wise largest capacity (pessimistic=true, for limits) or smallest
 // allocatable (false, for placing pods).
-func (a *world) claimShape(nc *apiv1.NodeClaim, pessimistic bool) (catalog.NodeShape, bool) {
+func (b *snapshots) claimShape(nc *apiv1.NodeClaim, pessimistic bool) (catalog.NodeShape, bool) {
 	var names []string
 	if t := nc.Labels[apiv1.LabelInstanceType]; t != "" {
 		names = []string{t}
@@ -358,11 +346,11 @@ func (a *world) claimShape(nc *apiv1.NodeClaim, pessimistic bool) (catalog.NodeS
 			}
 		}
 	}
-	launch, _ := a.claimLaunch(nc)
+	launch, _ := b.pools.claimLaunch(nc)
 	var out catalog.NodeShape
 	found := false
 	for _, n := range names {
-		it, ok := a.instanceType(n)
+		it, ok := b.types.Get(n)
 		if !ok {
 			continue
 		}
@@ -390,7 +378,7 @@ func (a *world) claimShape(nc *apiv1.NodeClaim, pessimistic bool) (catalog.NodeS
 // overhead the solver reserves on a new claim of that type
 // (solver.DaemonSetOverhead, with the claim's labels, requirements and
 // taints as the pool). false when no type is known.
-func (a *world) inFlightAvailable(nc *apiv1.NodeClaim, dss []solver.DaemonSet) (resources.List, bool) {
+func (b *snapshots) inFlightAvailable(nc *apiv1.NodeClaim, dss []solver.DaemonSet) (resources.List, bool) {
 	var names, zones []string
 	if t := nc.Labels[apiv1.LabelInstanceType]; t != "" {
 		names = []string{t}
@@ -404,7 +392,7 @@ func (a *world) inFlightAvailable(nc *apiv1.NodeClaim, dss []solver.DaemonSet) (
 			zones = append(zones, r.Values...)
 		}
 	}
-	launch, cls := a.claimLaunch(nc)
+	launch, cls := b.pools.claimLaunch(nc)
 	if cls != nil {
 		zones = append(zones, zonesOf(cls)...)
 	}
@@ -412,7 +400,7 @@ func (a *world) inFlightAvailable(nc *apiv1.NodeClaim, dss []solver.DaemonSet) (
 		zones = append(zones, z)
 	}
 	if len(zones) == 0 {
-		if zones = a.Market.Zones(); len(zones) == 0 {
+		if zones = b.market.Zones(); len(zones) == 0 {
 			zones = catalog.DefaultZones // the embedded data's region
 		}
 	}
@@ -425,8 +413,8 @@ func (a *world) inFlightAvailable(nc *apiv1.NodeClaim, dss []solver.DaemonSet) (
 		pool.Requirements = append(pool.Requirements, apiv1.NodeSelectorRequirementWithMinValues{Key: k, Operator: apiv1.OpIn, Values: []string{nc.Labels[k]}})
 	}
 	for _, n := range names {
-		if it, ok := a.instanceType(n); ok {
-			pool.InstanceTypes = append(pool.InstanceTypes, solver.InstanceTypeOption{Type: it, Shape: it.ShapeOf(launch), Offerings: a.Market.Offerings(it, zones)})
+		if it, ok := b.types.Get(n); ok {
+			pool.InstanceTypes = append(pool.InstanceTypes, solver.InstanceTypeOption{Type: it, Shape: it.ShapeOf(launch), Offerings: b.market.Offerings(it, zones)})
 		}
 	}
 	if len(pool.InstanceTypes) == 0 {
@@ -462,11 +450,12 @@ func claimLabels(nc *apiv1.NodeClaim) map[string]string {
 	return l
 }
 
-func nodeReady(n *corev1.Node) bool {
-	for _, c := range n.Status.Conditions {
-		if c.Type == corev1.NodeReady {
-			return c.Status == corev1.ConditionTrue
+// priceNodes sets each existing node's price (USD/hour) for SimulateRemoval.
+func (b *snapshots) priceNodes(snap *snapshot) {
+	for i := range snap.input.ExistingNodes {
+		n := &snap.input.ExistingNodes[i]
+		if node, err := b.cluster.Nodes.Get(n.Name); err == nil {
+			n.Price = b.prices.Node(node)
 		}
 	}
-	return false
 }

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	apiv1 "github.com/joinery/joinery/api/v1"
+	"github.com/joinery/joinery/capacity"
 	"github.com/joinery/joinery/catalog"
 	"github.com/joinery/joinery/providers/kube/kubetest"
 	"github.com/joinery/joinery/solver"
@@ -47,7 +48,7 @@ func TestSnapshotInFlightClaimLessDaemonSets(t *testing.T) {
 	taint := corev1.Taint{Key: "dedicated", Value: "batch", Effect: corev1.TaintEffectNoSchedule}
 	inflight := &apiv1.NodeClaim{ObjectMeta: metav1.ObjectMeta{Name: "batch-abcde",
 		Labels:      map[string]string{apiv1.LabelNodePool: "batch"},
-		Annotations: map[string]string{AnnotationNominatedPods: "uid-nominated"}},
+		Annotations: map[string]string{capacity.AnnotationNominatedPods: "uid-nominated"}},
 		Spec: apiv1.NodeClaimSpec{Taints: []corev1.Taint{taint}, Requirements: []apiv1.NodeSelectorRequirementWithMinValues{
 			{Key: apiv1.LabelInstanceType, Operator: apiv1.OpIn, Values: []string{"m6i.large", "m6i.xlarge"}},
 			{Key: apiv1.LabelZone, Operator: apiv1.OpIn, Values: []string{"us-east-1a"}}}}}
@@ -66,7 +67,7 @@ func TestSnapshotInFlightClaimLessDaemonSets(t *testing.T) {
 		Spec: corev1.PodSpec{NodeName: node.Name, Containers: []corev1.Container{{Name: "c", Resources: res("200m", "256Mi")}}}, Status: corev1.PodStatus{Phase: corev1.PodRunning}}
 
 	acts := newFake(t, kubetest.World{Claims: []*apiv1.NodeClaim{inflight}, Objects: []runtime.Object{agent, armOnly, plain, nominated, node, agentPod}})
-	snap, err := acts.takeSnapshot(context.Background(), now)
+	snap, err := acts.snapshots.take(context.Background(), now)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -131,7 +132,7 @@ func TestSnapshotReadsPodVolumes(t *testing.T) {
 		Spec: corev1.PersistentVolumeClaimSpec{VolumeName: "pv-c", StorageClassName: &gp3}}
 
 	acts := newFake(t, kubetest.World{Objects: []runtime.Object{pv, bound, unbound, sc, ephClaim, eph, pending("db", claimVol("bound")), pending("cache", claimVol("unbound")), pending("lost", claimVol("nope"))}})
-	snap, err := acts.takeSnapshot(context.Background(), time.Now())
+	snap, err := acts.snapshots.take(context.Background(), time.Now())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -193,7 +194,7 @@ func TestSnapshotEBSAttachments(t *testing.T) {
 		withClaim("a", node.Name, "shared"), withClaim("b", node.Name, "shared"), withClaim("c", node.Name, "own"),
 		withClaim("pending-shared", "", "shared"), withClaim("pending-new", "", "new"))
 	acts := newFake(t, kubetest.World{Objects: objs})
-	snap, err := acts.takeSnapshot(context.Background(), time.Now())
+	snap, err := acts.snapshots.take(context.Background(), time.Now())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -228,7 +229,7 @@ func TestSnapshotDaemonSetRuntimeClassOverhead(t *testing.T) {
 	kata := &nodev1.RuntimeClass{ObjectMeta: metav1.ObjectMeta{Name: "kata"}, Handler: "kata",
 		Overhead: &nodev1.Overhead{PodFixed: corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("250m"), corev1.ResourceMemory: resource.MustParse("160Mi")}}}
 	acts := newFake(t, kubetest.World{Objects: []runtime.Object{kata, ds("sandboxed", "kata"), ds("lost", "gvisor")}})
-	snap, err := acts.takeSnapshot(context.Background(), time.Now())
+	snap, err := acts.snapshots.take(context.Background(), time.Now())
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -12,17 +12,17 @@ import (
 // and, when it has no spread constraints of its own, its scheduler's
 // default ones (SpreadDefaults). Pods on nodes get them too: moved by a
 // removal simulation, they are scheduled again like new pods.
-func (a *world) solverPod(s *snapshot, p *corev1.Pod, seen solver.VolumeSet) solver.Pod {
+func (s *snapshot) solverPod(p *corev1.Pod, seen solver.VolumeSet) solver.Pod {
 	sp := solver.PodWithVolumes(p, s.volumes, seen)
-	a.SpreadDefaults.Apply(&sp, p, s.selectors)
+	s.spread.Apply(&sp, p, s.selectors)
 	return sp
 }
 
 // selectorObjects reads Services, ReplicationControllers, ReplicaSets and
 // StatefulSets from the informer caches (nothing when they are not
 // watched: then there are no SpreadDefaults either).
-func (a *world) selectorObjects() solver.SelectorObjects {
-	c := a.Cluster
+func (b *snapshots) selectorObjects() solver.SelectorObjects {
+	c := b.cluster
 	var objs solver.SelectorObjects
 	if c.Services != nil {
 		objs.Services = func(ns string) []*corev1.Service {

@@ -46,9 +46,10 @@ func TestSnapshotAppliesSpreadDefaults(t *testing.T) {
 		Spec: appsv1.ReplicaSetSpec{Selector: &metav1.LabelSelector{MatchLabels: map[string]string{"app": "web", "pod-template-hash": "5d8f"}}}}
 	node := &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: "ip-10-0-0-5.ec2.internal"}}
 
-	a := newFake(t, kubetest.World{Prepare: (*kube.Cluster).WatchSpreadSelectors, Objects: []runtime.Object{rs, node, webPod("web-5d8f-a", ""), withOwn, webPod("web-5d8f-b", node.Name)}})
-	a.SpreadDefaults = solver.SpreadDefaults{corev1.DefaultSchedulerName: {{MaxSkew: 1, TopologyKey: apiv1.LabelZone, WhenUnsatisfiable: corev1.DoNotSchedule}}}
-	snap, err := a.takeSnapshot(context.Background(), time.Now())
+	spread := solver.SpreadDefaults{corev1.DefaultSchedulerName: {{MaxSkew: 1, TopologyKey: apiv1.LabelZone, WhenUnsatisfiable: corev1.DoNotSchedule}}}
+	a := newFake(t, kubetest.World{Prepare: (*kube.Cluster).WatchSpreadSelectors, Objects: []runtime.Object{rs, node, webPod("web-5d8f-a", ""), withOwn, webPod("web-5d8f-b", node.Name)}},
+		func(d *Deps) { d.SpreadDefaults = spread })
+	snap, err := a.snapshots.take(context.Background(), time.Now())
 	if err != nil {
 		t.Fatal(err)
 	}

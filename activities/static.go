@@ -31,11 +31,11 @@ const labelStaticPool = "joinery.sh/static-pool"
 // with the solver's reasons; the written ones launch.
 func (a *Provisioning) planStatic(ctx context.Context, in workflows.ProvisionInput) (workflows.ProvisionPlan, error) {
 	var out workflows.ProvisionPlan
-	batch, err := a.discardEarlierAttempt(ctx)
+	batch, err := a.claims.discardEarlierAttempt(ctx)
 	if err != nil || in.Count <= 0 {
 		return out, err
 	}
-	snap, err := a.takeSnapshot(ctx, time.Now())
+	snap, err := a.snapshots.take(ctx, time.Now())
 	if err != nil {
 		return out, err
 	}
@@ -44,8 +44,8 @@ func (a *Provisioning) planStatic(ctx context.Context, in workflows.ProvisionInp
 		return out, temporal.NewNonRetryableApplicationError(fmt.Sprintf(
 			"static NodePool %s cannot launch now (not found, invalid, or its EC2NodeClass is not Ready)", in.StaticPool), ErrStaticPoolUnavailable, nil)
 	}
-	si := staticInput(sp, a.Cluster.NodeClaims(), in.Count)
-	si.DaemonSets, si.NamespaceLabels, si.Budget = snap.input.DaemonSets, snap.input.NamespaceLabels, a.SolverBudget
+	si := staticInput(sp, a.cluster.NodeClaims(), in.Count)
+	si.DaemonSets, si.NamespaceLabels, si.Budget = snap.input.DaemonSets, snap.input.NamespaceLabels, a.solverBudget
 	plan := solver.Solve(si)
 	if batch == "" {
 		batch = "static-" + randomSuffix()
@@ -53,18 +53,18 @@ func (a *Provisioning) planStatic(ctx context.Context, in workflows.ProvisionInp
 	var names []string
 	for _, nn := range plan.NewNodeClaims {
 		nn.Pods = nil // virtual: nothing is nominated
-		nc, input, err := a.writeNodeClaim(ctx, snap, batch, nn)
+		nc, input, err := a.claims.write(ctx, snap, batch, nn)
 		if err != nil {
 			return out, err
 		}
 		names = append(names, nc.Name)
 		out.NodeClaims = append(out.NodeClaims, input)
 		out.PlannedUSDPerHour += nn.Price()
-		a.Metrics.NodeClaimCreatedBy(in.StaticPool, "static", false)
-		a.logger(ctx).Info("static nodeclaim planned", zap.String("nodeclaim", nc.Name), zap.String("nodepool", in.StaticPool),
+		a.metrics.NodeClaimCreatedBy(in.StaticPool, "static", false)
+		activityLogger(ctx, a.log).Info("static nodeclaim planned", zap.String("nodeclaim", nc.Name), zap.String("nodepool", in.StaticPool),
 			zap.String("cheapest", input.Offerings[0].InstanceType), zap.Float64("usdPerHour", nn.Price()))
 	}
-	if err := a.Cluster.WaitNodeClaimsCached(ctx, names, cacheWait); err != nil {
+	if err := a.cluster.WaitNodeClaimsCached(ctx, names, cacheWait); err != nil {
 		return out, err
 	}
 	for _, u := range plan.Unschedulable {
@@ -74,7 +74,7 @@ func (a *Provisioning) planStatic(ctx context.Context, in workflows.ProvisionInp
 		}
 	}
 	if out.UnschedulableTotal > 0 {
-		a.logger(ctx).Warn("static nodepool short of nodes", zap.String("nodepool", in.StaticPool),
+		activityLogger(ctx, a.log).Warn("static nodepool short of nodes", zap.String("nodepool", in.StaticPool),
 			zap.Int("planned", len(out.NodeClaims)), zap.Int("asked", in.Count), zap.Strings("why", out.Unschedulable))
 	}
 	return out, nil

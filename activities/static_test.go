@@ -22,14 +22,17 @@ import (
 
 func staticFixture(t *testing.T, gate bool) *Activities {
 	t.Helper()
-	a := staticFixturePrepared(t, nil)
-	a.StaticCapacity = gate
-	return a
+	return staticFixtureWith(t, nil, gate)
 }
 
 // staticFixturePrepared is staticFixture (gate on) calling prepare on the
 // Cluster before its informers start.
 func staticFixturePrepared(t *testing.T, prepare func(*kube.Cluster)) *Activities {
+	t.Helper()
+	return staticFixtureWith(t, prepare, true)
+}
+
+func staticFixtureWith(t *testing.T, prepare func(*kube.Cluster), gate bool) *Activities {
 	t.Helper()
 	ref := &apiv1.NodeClassReference{Group: "karpenter.k8s.aws", Kind: "EC2NodeClass", Name: "default"}
 	reqs := []apiv1.NodeSelectorRequirementWithMinValues{{Key: apiv1.LabelInstanceFamily, Operator: apiv1.OpIn, Values: []string{"m7i", "c7i"}},
@@ -53,9 +56,9 @@ func staticFixturePrepared(t *testing.T, prepare func(*kube.Cluster)) *Activitie
 		Spec: corev1.PodSpec{Containers: []corev1.Container{{Name: "c"}}},
 		Status: corev1.PodStatus{Conditions: []corev1.PodCondition{{Type: corev1.PodScheduled, Status: corev1.ConditionFalse,
 			Reason: corev1.PodReasonUnschedulable}}}}
-	a := newFake(t, kubetest.World{Prepare: prepare, Pools: []*apiv1.NodePool{gp, fixed}, Classes: []*apiv1.EC2NodeClass{cls}, Objects: []runtime.Object{pending}})
-	a.Cluster.Recorder = record.NewFakeRecorder(10)
-	a.StaticCapacity = true
+	a := newFake(t, kubetest.World{Prepare: prepare, Pools: []*apiv1.NodePool{gp, fixed}, Classes: []*apiv1.EC2NodeClass{cls}, Objects: []runtime.Object{pending}},
+		func(d *Deps) { d.StaticCapacity = gate })
+	a.cluster().Recorder = record.NewFakeRecorder(10)
 	return a
 }
 
@@ -64,7 +67,7 @@ func staticFixturePrepared(t *testing.T, prepare func(*kube.Cluster)) *Activitie
 // static reconciler; off, it is reported not honoured, naming the gate.
 func TestSnapshotStaticPools(t *testing.T) {
 	a := staticFixture(t, true)
-	snap, err := a.takeSnapshot(context.Background(), time.Now())
+	snap, err := a.snapshots.take(context.Background(), time.Now())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -79,7 +82,7 @@ func TestSnapshotStaticPools(t *testing.T) {
 	}
 
 	off := staticFixture(t, false)
-	snap, err = off.takeSnapshot(context.Background(), time.Now())
+	snap, err = off.snapshots.take(context.Background(), time.Now())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -87,7 +90,7 @@ func TestSnapshotStaticPools(t *testing.T) {
 		t.Errorf("gate off: static pool used")
 	}
 	select {
-	case ev := <-off.Cluster.Recorder.(*record.FakeRecorder).Events:
+	case ev := <-off.cluster().Recorder.(*record.FakeRecorder).Events:
 		if !strings.Contains(ev, "InvalidNodePool") || !strings.Contains(ev, "StaticCapacity=true") || !strings.Contains(ev, "spec.replicas") {
 			t.Errorf("event %q", ev)
 		}
@@ -124,7 +127,7 @@ func TestCreateStaticNodeClaims(t *testing.T) {
 	if len(zones) != 3 {
 		t.Errorf("first offerings' zones %v, want one per zone", zones)
 	}
-	dc := a.Cluster.Dynamic.(*dynfake.FakeDynamicClient)
+	dc := a.cluster().Dynamic.(*dynfake.FakeDynamicClient)
 	created := 0
 	for _, act := range dc.Actions() {
 		if act.GetVerb() == "create" && act.GetResource() == (schema.GroupVersionResource{Group: "karpenter.sh", Version: "v1", Resource: "nodeclaims"}) {
@@ -168,12 +171,12 @@ func TestStaticLaunchesFollowNodeOverlays(t *testing.T) {
 			t.Fatal(err)
 		}
 	})
-	dc := a.Cluster.Dynamic.(*dynfake.FakeDynamicClient)
+	dc := a.cluster().Dynamic.(*dynfake.FakeDynamicClient)
 	if _, err := dc.Resource(v1alpha1.NodeOverlayGVR).Create(context.Background(), &unstructured.Unstructured{Object: u}, metav1.CreateOptions{}); err != nil {
 		t.Fatal(err)
 	}
 	deadline := time.Now().Add(5 * time.Second)
-	for list, _ := a.Cluster.NodeOverlays(); len(list) == 0; list, _ = a.Cluster.NodeOverlays() {
+	for list, _ := a.cluster().NodeOverlays(); len(list) == 0; list, _ = a.cluster().NodeOverlays() {
 		if time.Now().After(deadline) {
 			t.Fatal("NodeOverlay not in the cache")
 		}

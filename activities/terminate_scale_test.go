@@ -51,8 +51,7 @@ func TestThousandNodesTerminatingUnderTheBuckets(t *testing.T) {
 		t.Fatal(err)
 	}
 	ids := launchScaleFleet(t, cc)
-	a := newFake(t, kubetest.World{})
-	a.Cloud, a.Metrics = cc, m
+	a := newFake(t, kubetest.World{}, func(d *Deps) { d.Cloud, d.Metrics = cc, m })
 
 	srv.SetThrottleScale(scaleBuckets)
 	srv.SetRecording(true)

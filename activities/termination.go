@@ -31,7 +31,7 @@ import (
 // the request knows. Idempotent.
 func (a *Lifecycle) BeginTermination(ctx context.Context, r workflows.TerminationRequest) (workflows.TerminationPlan, error) {
 	plan := workflows.TerminationPlan{NodeName: r.NodeName, InstanceID: r.InstanceID}
-	nc, err := a.Cluster.NodeClaim(ctx, r.NodeClaim)
+	nc, err := a.cluster.NodeClaim(ctx, r.NodeClaim)
 	switch {
 	case apierrors.IsNotFound(err):
 		nc = nil
@@ -40,10 +40,10 @@ func (a *Lifecycle) BeginTermination(ctx context.Context, r workflows.Terminatio
 	}
 	if nc != nil {
 		if nc.DeletionTimestamp == nil {
-			if err := a.Cluster.DeleteNodeClaimKeepFinalizers(ctx, nc.Name); err != nil {
+			if err := a.cluster.DeleteNodeClaimKeepFinalizers(ctx, nc.Name); err != nil {
 				return plan, fmt.Errorf("delete NodeClaim %s: %w", nc.Name, err)
 			}
-			if nc, err = a.Cluster.NodeClaim(ctx, r.NodeClaim); apierrors.IsNotFound(err) {
+			if nc, err = a.cluster.NodeClaim(ctx, r.NodeClaim); apierrors.IsNotFound(err) {
 				nc = nil
 			} else if err != nil {
 				return plan, err
@@ -66,7 +66,7 @@ func (a *Lifecycle) BeginTermination(ctx context.Context, r workflows.Terminatio
 			plan.Deadline = nc.DeletionTimestamp.Add(nc.Spec.TerminationGracePeriod.Duration)
 			patch := mustJSON(map[string]interface{}{"metadata": map[string]interface{}{"annotations": map[string]string{
 				apiv1.AnnotationTerminationTimestamp: plan.Deadline.UTC().Format(time.RFC3339)}}})
-			if err := a.Cluster.PatchNodeClaim(ctx, nc.Name, patch); err != nil && !apierrors.IsNotFound(err) {
+			if err := a.cluster.PatchNodeClaim(ctx, nc.Name, patch); err != nil && !apierrors.IsNotFound(err) {
 				return plan, err
 			}
 		}
@@ -77,12 +77,12 @@ func (a *Lifecycle) BeginTermination(ctx context.Context, r workflows.Terminatio
 	} else {
 		plan.NodeName = node.Name
 		if node.DeletionTimestamp == nil && slices.Contains(node.Finalizers, apiv1.FinalizerTermination) {
-			if err := a.Cluster.RequestNodeDeletion(ctx, node.Name, ""); err != nil && !apierrors.IsNotFound(err) {
+			if err := a.cluster.RequestNodeDeletion(ctx, node.Name, ""); err != nil && !apierrors.IsNotFound(err) {
 				return plan, fmt.Errorf("delete Node %s: %w", node.Name, err)
 			}
 		}
 	}
-	a.logger(ctx).Info("termination begun", zap.String("nodeclaim", r.NodeClaim), zap.String("node", plan.NodeName),
+	activityLogger(ctx, a.log).Info("termination begun", zap.String("nodeclaim", r.NodeClaim), zap.String("node", plan.NodeName),
 		zap.String("instance", plan.InstanceID), zap.Time("deadline", plan.Deadline), zap.String("reason", r.Reason))
 	return plan, nil
 }
@@ -91,11 +91,11 @@ func (a *Lifecycle) BeginTermination(ctx context.Context, r workflows.Terminatio
 // the instance in the cache (nil: none).
 func (a *Lifecycle) nodeFor(ctx context.Context, name, instance string) *corev1.Node {
 	if name != "" {
-		if n, err := a.Cluster.GetNode(ctx, name); err == nil {
+		if n, err := a.cluster.GetNode(ctx, name); err == nil {
 			return n
 		}
 	}
-	return a.Cluster.NodeOfInstance(instance)
+	return a.cluster.NodeOfInstance(instance)
 }
 
 // WaitVolumesDetached heartbeats until no VolumeAttachment names the node
@@ -109,7 +109,7 @@ func (a *Lifecycle) WaitVolumesDetached(ctx context.Context, r workflows.VolumeW
 			return workflows.VolumeStatus{}, nil
 		}
 		if !time.Now().Before(r.Until) {
-			a.logger(ctx).Warn("volumes still attached; terminating anyway", zap.String("node", r.NodeName), zap.Strings("volumeAttachments", attached))
+			activityLogger(ctx, a.log).Warn("volumes still attached; terminating anyway", zap.String("node", r.NodeName), zap.Strings("volumeAttachments", attached))
 			return workflows.VolumeStatus{Attached: attached, TimedOut: true}, nil
 		}
 		select {
@@ -121,7 +121,7 @@ func (a *Lifecycle) WaitVolumesDetached(ctx context.Context, r workflows.VolumeW
 }
 
 func (a *Lifecycle) attachedVolumes(node string) []string {
-	vas, _ := a.Cluster.VolumeAttachments.List(labels.Everything())
+	vas, _ := a.cluster.VolumeAttachments.List(labels.Everything())
 	var out []string
 	for _, va := range vas {
 		if va.Spec.NodeName == node {
@@ -137,18 +137,18 @@ func (a *Lifecycle) attachedVolumes(node string) []string {
 // NodeClaim's. Missing objects are fine, so retries are safe.
 func (a *Lifecycle) RemoveTerminationFinalizers(ctx context.Context, r workflows.TerminateRequest) error {
 	if n := a.nodeFor(ctx, r.NodeName, r.InstanceID); n != nil {
-		if err := a.Cluster.DeleteNode(ctx, n.Name); err != nil {
+		if err := a.cluster.DeleteNode(ctx, n.Name); err != nil {
 			return fmt.Errorf("release Node %s: %w", n.Name, err)
 		}
 	}
-	nc, _ := a.Cluster.NodeClaim(ctx, r.NodeClaim)
-	if err := a.Cluster.DeleteNodeClaim(ctx, r.NodeClaim); err != nil {
+	nc, _ := a.cluster.NodeClaim(ctx, r.NodeClaim)
+	if err := a.cluster.DeleteNodeClaim(ctx, r.NodeClaim); err != nil {
 		return fmt.Errorf("release NodeClaim %s: %w", r.NodeClaim, err)
 	}
 	if r.InstanceID != "" && nc != nil {
 		a.nodeClaimEnded(nc, r.Reason, r.NodeName != "" || nc.Status.NodeName != "")
 	}
-	a.logger(ctx).Info("nodeclaim terminated", zap.String("nodeclaim", r.NodeClaim), zap.String("instance", r.InstanceID), zap.String("reason", r.Reason))
+	activityLogger(ctx, a.log).Info("nodeclaim terminated", zap.String("nodeclaim", r.NodeClaim), zap.String("instance", r.InstanceID), zap.String("reason", r.Reason))
 	return nil
 }
 
@@ -165,14 +165,14 @@ func (a *Lifecycle) nodeClaimEnded(nc *apiv1.NodeClaim, reason string, hadNode b
 		return
 	}
 	pool, capacity, zone := nc.Labels[apiv1.LabelNodePool], nc.Labels[apiv1.LabelCapacityType], nc.Labels[apiv1.LabelZone]
-	a.Metrics.NodeClaimEnded(pool, reason, capacity, zone, hadNode)
+	a.metrics.NodeClaimEnded(pool, reason, capacity, zone, hadNode)
 	why, ok := strings.CutPrefix(reason, disruptedPrefix)
 	if !ok {
 		return
 	}
 	policy := ""
 	if why == workflows.ReasonEmpty || why == workflows.ReasonUnderused {
-		if np := a.nodePool(pool); np != nil {
+		if np := a.pools.nodePool(pool); np != nil {
 			policy = metrics.SnakeCase(np.Spec.Disruption.ConsolidationPolicy)
 		}
 	}
@@ -180,5 +180,5 @@ func (a *Lifecycle) nodeClaimEnded(nc *apiv1.NodeClaim, reason string, hadNode b
 	if g := nc.Spec.TerminationGracePeriod; g != nil {
 		grace = &g.Duration
 	}
-	a.Metrics.NodeClaimDisruptedBy(pool, why, capacity, policy, metrics.TerminationMode(grace))
+	a.metrics.NodeClaimDisruptedBy(pool, why, capacity, policy, metrics.TerminationMode(grace))
 }

@@ -1,7 +1,9 @@
 // Package capacity holds the services the controller and the activities
 // share about capacity: the pending-pod ledger (which pending pods are
-// left to plan, the same on every replica) and node prices after
-// NodeOverlays.
+// left to plan, the same on every replica) and the NodeClaims' nominations
+// it leaves out, node prices after NodeOverlays, instance type lookup over
+// the live and embedded catalogs, and what the capacity buffers' checks
+// remember between passes (Headroom). None needs the activities.
 package capacity
 
 import (

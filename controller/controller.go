@@ -71,6 +71,10 @@ type Connection struct {
 	PricingEndpoint string
 	// SQSEndpoint is the SQS base URL (empty: real AWS for Region).
 	SQSEndpoint string
+	// AWSKey, when set, signs every AWS call (the local world's worker
+	// key); zero: the SDK's default credential chain (environment, IRSA or
+	// Pod Identity, instance metadata), as in a pod.
+	AWSKey aws.StaticKey
 }
 
 // Cluster is the cluster the controller serves: its name, what every
@@ -291,7 +295,7 @@ func newDependencies(ctx context.Context, cfg Config) (*dependencies, error) {
 	d.throttles = newThrottleReporter(m.CloudThrottled, log.Named("aws"))
 	cc, err := aws.New(ctx, aws.Options{Region: cfg.Region, Endpoint: cfg.EC2Endpoint, SSMEndpoint: cfg.SSMEndpoint,
 		IAMEndpoint: cfg.IAMEndpoint, EKSEndpoint: cfg.EKSEndpoint, PricingEndpoint: cfg.PricingEndpoint, ClusterName: cfg.ClusterName, ICECache: ice,
-		Observe: m.ObserveCloud, Throttled: d.throttles.throttled})
+		Observe: m.ObserveCloud, Throttled: d.throttles.throttled, Key: cfg.AWSKey})
 	if err != nil {
 		return d, fmt.Errorf("aws clients: %w", err)
 	}
@@ -313,7 +317,7 @@ func newDependencies(ctx context.Context, cfg Config) (*dependencies, error) {
 	d.market = newMarketRefresher(market, cat, cc, cfg, m, log)
 	d.refreshOnNodeClassChange()
 	acts := activities.New(activities.Deps{
-		Cluster: cl, Cloud: cc, Catalog: cat, Market: market, ICE: ice, Metrics: m, Log: log,
+		Cluster: cl, Cloud: cc, Catalog: cat, Market: market, CatalogStatus: d.market.Summary, ICE: ice, Metrics: m, Log: log,
 		ClusterFacts: facts, RegistrationTTL: cfg.RegistrationTTL, Pseudonym: d.pseudonym,
 		SolverBudget: cfg.SolverBudget,
 		ClusterName:  cfg.ClusterName, State: state,
@@ -322,8 +326,7 @@ func newDependencies(ctx context.Context, cfg Config) (*dependencies, error) {
 		CapacityBuffer:          cfg.FeatureGates.CapacityBuffer,
 		SpreadDefaults:          cfg.SpreadDefaults,
 	})
-	acts.CatalogStatus = d.market.Summary
-	acts.LaunchTemplates = acts.LaunchTemplateGC()
+	acts.EnableLaunchTemplateGC()
 	m.Registry.MustRegister(newKarpenterCollector(cl, acts.Prices().Node))
 	// The ICE cache and the pending-pod memo are read from (and written
 	// to) ConfigMaps before any activity runs here.
@@ -455,7 +458,7 @@ func (d *dependencies) start(ctx context.Context, cfg Config) error {
 		}
 		d.closers = append(d.closers, func() { _ = srv.Close() })
 	}
-	p := &provisioner{cluster: d.cluster, ledger: d.acts.Ledger(), headroom: d.acts, temporal: tc, metrics: m, log: log,
+	p := &provisioner{cluster: d.cluster, ledger: d.acts.Ledger(), headroom: d.acts.Headroom, temporal: tc, metrics: m, log: log,
 		idle: cfg.BatchIdle, max: cfg.BatchMax, trigger: make(chan struct{}, 1)}
 	p.watch()
 	pe := newPodEvents(d.cluster, m, log)

@@ -24,7 +24,7 @@ func newInterruptionPoller(ctx context.Context, cfg Config, tc client.Client, ps
 		return p, nil
 	}
 	q, err := aws.NewQueue(ctx, aws.QueueOptions{URL: cfg.InterruptionQueue, Region: cfg.Region, Endpoint: cfg.SQSEndpoint, Observe: m.ObserveCloud,
-		Throttled: throttled})
+		Throttled: throttled, Key: cfg.AWSKey})
 	if err != nil {
 		return nil, fmt.Errorf("interruption queue: %w", err)
 	}

@@ -37,7 +37,7 @@ type provisioner struct {
 }
 
 // headroomChecker places the capacity buffers' virtual pods on existing
-// capacity (activities.Activities.CheckHeadroom).
+// capacity (activities.Headroom).
 type headroomChecker interface {
 	CheckHeadroom(ctx context.Context) int
 	ForgetBufferUnschedulable()
@@ -48,8 +48,9 @@ type headroomChecker interface {
 const bufferRetry = 10 * time.Second
 
 // headroomShort is how many virtual pods of the capacity buffers existing
-// capacity cannot hold (activities.CheckHeadroom: also their status and
-// metrics), 0 within bufferRetry of the last Provision run for them.
+// capacity cannot hold (activities.Headroom.CheckHeadroom: also their
+// status and metrics), 0 within bufferRetry of the last Provision run for
+// them.
 func (p *provisioner) headroomShort(ctx context.Context) int {
 	n := p.headroom.CheckHeadroom(ctx)
 	if n == 0 || time.Since(p.lastBuffer) < bufferRetry {

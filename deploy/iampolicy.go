@@ -4,6 +4,8 @@ import (
 	_ "embed"
 	"encoding/json"
 	"fmt"
+	"regexp"
+	"slices"
 	"strings"
 )
 
@@ -71,4 +73,42 @@ func LoadIAMPolicy() (IAMPolicy, error) {
 		return p, fmt.Errorf("deploy/iam-policy.json: %w", err)
 	}
 	return p, nil
+}
+
+// IAMPolicyVars are the values of deploy/iam-policy.json's placeholders.
+type IAMPolicyVars struct {
+	Partition             string // AWS_PARTITION: aws, aws-cn, aws-us-gov
+	Region                string // AWS_REGION
+	AccountID             string // AWS_ACCOUNT_ID
+	ClusterName           string // CLUSTER_NAME: the worker's --cluster-name
+	NodeRoleName          string // NODE_ROLE_NAME: the role EC2NodeClasses name in spec.role
+	InterruptionQueueName string // INTERRUPTION_QUEUE_NAME
+}
+
+var placeholder = regexp.MustCompile(`\$\{([A-Z][A-Z0-9_]*)\}`)
+
+// RenderIAMPolicy fills the ${PLACEHOLDERS} of a policy in
+// deploy/iam-policy.json's format (as envsubst does for the chart's
+// users); IAM's own policy variables (${aws:username}) are left alone. A
+// placeholder it does not know, or one whose value is empty, is an error.
+func RenderIAMPolicy(doc []byte, v IAMPolicyVars) ([]byte, error) {
+	vals := map[string]string{
+		"AWS_PARTITION": v.Partition, "AWS_REGION": v.Region, "AWS_ACCOUNT_ID": v.AccountID,
+		"CLUSTER_NAME": v.ClusterName, "NODE_ROLE_NAME": v.NodeRoleName, "INTERRUPTION_QUEUE_NAME": v.InterruptionQueueName,
+	}
+	var errs []string
+	out := placeholder.ReplaceAllFunc(doc, func(m []byte) []byte {
+		val, known := vals[string(m[2:len(m)-1])]
+		switch {
+		case !known:
+			errs = append(errs, "unknown placeholder "+string(m))
+		case val == "":
+			errs = append(errs, "no value for "+string(m))
+		}
+		return []byte(val)
+	})
+	if len(errs) > 0 {
+		return nil, fmt.Errorf("IAM policy: %s", strings.Join(slices.Compact(errs), "; "))
+	}
+	return out, nil
 }

@@ -46,7 +46,7 @@ keeps the embedded on-demand prices (a note says so), as the controller does.`,
 				return fmt.Errorf("-o: the file to write is required (- for stdout)")
 			}
 			ctx := cmd.Context()
-			opts := aws.Options{Region: region, Endpoint: ec2URL, PricingEndpoint: pricingURL, ClusterName: "catalog-export"}
+			opts := aws.Options{Region: region, Endpoint: ec2URL, PricingEndpoint: pricingURL, ClusterName: "catalog-export", Key: localKey(ec2URL)}
 			switch {
 			case realAWS && (ec2URL != "" || pricingURL != ""):
 				return fmt.Errorf("--aws reads real AWS: do not also pass --ec2-endpoint or --pricing-endpoint")
@@ -60,6 +60,7 @@ keeps the embedded on-demand prices (a note says so), as the controller does.`,
 					return err
 				}
 				opts.Endpoint, opts.PricingEndpoint = eps.EC2, eps.Pricing
+				opts.Key = aws.StaticKey{AccessKeyID: eps.AdminAccessKeyID, SecretAccessKey: eps.AdminSecretAccessKey}
 				if opts.Region == "" {
 					opts.Region = eps.Region
 				}
@@ -94,6 +95,16 @@ keeps the embedded on-demand prices (a note says so), as the controller does.`,
 	fl.StringVar(&pricingURL, "pricing-endpoint", "", "Price List API base URL (with --ec2-endpoint; empty: the embedded on-demand prices)")
 	fl.BoolVar(&realAWS, "aws", false, "read real AWS in --region (credentials from the environment)")
 	return cmd
+}
+
+// localKey is the key for a local world's endpoint: the environment's
+// (AWS_ACCESS_KEY_ID) when set, else the world's public admin key; zero
+// for real AWS (the SDK's default chain).
+func localKey(endpoint string) aws.StaticKey {
+	if endpoint == "" || os.Getenv("AWS_ACCESS_KEY_ID") != "" {
+		return aws.StaticKey{}
+	}
+	return aws.StaticKey{AccessKeyID: world.AdminAccessKeyID, SecretAccessKey: world.AdminSecretAccessKey}
 }
 
 // worldEndpoints asks the running starter dev for its endpoints.

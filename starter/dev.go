@@ -37,6 +37,7 @@ type devFlags struct {
 	adminAddr    string
 	featureGates string
 	postgres     string
+	iamPolicy    string
 	// throttleScale and queueDuplicates: the local AWS's throttling and
 	// the interruption queue's duplicate deliveries (world.Options).
 	throttleScale   float64
@@ -85,6 +86,8 @@ prints the summary when settled and keeps running until Ctrl-C.`,
 	fl.StringVar(&f.postgres, "temporal-postgres", "",
 		"run the embedded Temporal server on PostgreSQL instead of SQLite: postgres://user:password@host:port/database?sslmode=disable "+
 			"(visibility in <database>_visibility; both created when missing, schemas set up and updated; --fresh empties them; when unset, $"+envTemporalPostgres+")")
+	fl.StringVar(&f.iamPolicy, "iam-policy", "",
+		"run the worker under this IAM policy (deploy/iam-policy.json's format, placeholders filled by the world) instead of deploy/iam-policy.json; every local AWS call is evaluated against it")
 	fl.StringVar(&f.codecKeyFile, "codec-key-file", os.Getenv(temporalconn.EnvCodecKeyFile),
 		"encrypt workflow payloads with this keyring (the connection stays plaintext on loopback); other commands then need the same keyring, and the Web UI `starter codec-server`")
 	return cmd
@@ -110,11 +113,18 @@ func runDev(parent context.Context, f *devFlags) error {
 	}
 	defer log.Sync() //nolint:errcheck
 	started := time.Now()
-	w, err := world.Start(ctx, world.Options{
+	wo := world.Options{
 		StateDir: f.stateDir, BootDelay: f.bootDelay, DiscoveryTag: f.discoveryTag, Region: f.region,
 		Progress: os.Stderr, Log: log, AdminAddr: f.adminAddr, TemporalPostgres: f.postgres,
 		ThrottleScale: f.throttleScale, QueueDuplicates: f.queueDuplicates,
-	})
+	}
+	if f.iamPolicy != "" {
+		if wo.IAMPolicy, err = world.ReadIAMPolicy(f.iamPolicy); err != nil {
+			return err
+		}
+		wo.IAMPolicyName = f.iamPolicy
+	}
+	w, err := world.Start(ctx, wo)
 	if err != nil {
 		return err
 	}
@@ -186,7 +196,7 @@ func devControllerConfig(w *world.World, f *devFlags, gates controller.FeatureGa
 		Connection: controller.Connection{RESTConfig: w.Kube.RESTConfig(), TemporalAddress: w.Temporal.Address,
 			EC2Endpoint: w.EC2Endpoint, SQSEndpoint: w.SQSEndpoint,
 			SSMEndpoint: w.SSMEndpoint, IAMEndpoint: w.IAMEndpoint, EKSEndpoint: w.EKSEndpoint,
-			PricingEndpoint: w.PricingEndpoint, Region: w.Region,
+			PricingEndpoint: w.PricingEndpoint, Region: w.Region, AWSKey: w.WorkerKey(),
 			Temporal: temporalconn.Config{CodecKeyFile: f.codecKeyFile}},
 		Cluster:     controller.Cluster{ClusterName: "joinery-local"},
 		Features:    controller.Features{InterruptionQueue: w.InterruptionQueueURL, FeatureGates: gates},

@@ -85,15 +85,15 @@ func runWhatIf(cmd *cobra.Command, f whatIfFlags) error {
 	if err != nil {
 		return fmt.Errorf("kubeconfig %s: %w", f.kubeconfig, err)
 	}
-	acts, stop, err := live.Open(cmd.Context(), live.Options{REST: rc, Region: f.region, EC2Endpoint: f.ec2Endpoint})
+	src, stop, err := live.Open(cmd.Context(), live.Options{REST: rc, Region: f.region, EC2Endpoint: f.ec2Endpoint, Key: localKey(f.ec2Endpoint)})
 	if err != nil {
 		return err
 	}
 	defer stop()
 	now := time.Now().UTC()
-	st := live.Preview(acts, ch, now)
+	st := live.Preview(src, ch, now)
 	out := whatif.Output{At: now.Truncate(time.Second), Prices: "catalog"}
-	if acts.Market != nil {
+	if src.Market != nil {
 		out.Prices = "ec2"
 	}
 	if len(f.files) > 0 {

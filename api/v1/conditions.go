@@ -15,6 +15,9 @@ const (
 	ReasonEphemeralTaintsExist  = "KnownEphemeralTaintsExist"
 	ReasonResourceNotRegistered = "ResourceNotRegistered"
 	ReasonInitialized           = "Initialized"
+	// ReasonUnauthorized: AWS refused a call the worker's IAM policy does
+	// not allow (Karpenter's reason for the same).
+	ReasonUnauthorized = "Unauthorized"
 )
 
 // SetCondition returns conds with the condition of c.Type set to c's

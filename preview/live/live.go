@@ -22,26 +22,40 @@ import (
 	"k8s.io/client-go/rest"
 )
 
-// Preview reads, through the activities' readers, what `starter what-if` needs from the caches, with the
+// Source is what a preview reads: a cluster's caches and the market,
+// through the controller's own readers (activities).
+type Source struct {
+	Cluster *kube.Cluster
+	Market  *catalog.Market // nil: the embedded catalog's static prices
+	acts    *activities.Activities
+}
+
+// NewSource reads through the activities built from d.
+func NewSource(d activities.Deps) *Source {
+	return &Source{Cluster: d.Cluster, Market: d.Market, acts: activities.New(d)}
+}
+
+// Preview reads what `starter what-if` needs from the caches, with the
 // controller's own readers and writing nothing: the disruption claims as
 // the consolidation pass reads them, and the solver input the controller
 // would plan over now, once with the cluster's NodePools and once with the
 // change's (a change's EC2NodeClass keeps the cluster's class status:
 // whatif.MergeClass). Existing nodes carry their price (the live market
-// when a.Market has it). The Cluster's Recorder should be nil: an invalid
-// do-not-disrupt annotation is then not reported on the pod.
-func Preview(a *activities.Activities, ch whatif.Change, now time.Time) whatif.State {
+// when src.Market has it). The Cluster's Recorder should be nil: an
+// invalid do-not-disrupt annotation is then not reported on the pod.
+func Preview(src *Source, ch whatif.Change, now time.Time) whatif.State {
+	a := src.acts
 	st := whatif.State{Now: now, Pools: map[string]disruption.PoolNodes{}, Classes: map[string]*apiv1.EC2NodeClass{}}
-	for _, c := range a.Cluster.NodeClasses() {
+	for _, c := range src.Cluster.NodeClasses() {
 		st.Classes[c.Name] = c
 	}
 	st.Claims = a.DisruptionClaims(now)
 
-	pools, invalid := a.Cluster.NodePools()
+	pools, invalid := src.Cluster.NodePools()
 	for _, b := range invalid {
 		st.Notes = append(st.Notes, fmt.Sprintf("NodePool %s in the cluster is not valid, left out: %v", b.Name, b.Err))
 	}
-	st.Before, _ = a.PlanningInput(now, pools, a.Cluster.NodeClass)
+	st.Before, _ = a.PlanningInput(now, pools, src.Cluster.NodeClass)
 
 	changed := map[string]*apiv1.EC2NodeClass{}
 	for _, c := range ch.NodeClasses {
@@ -72,7 +86,7 @@ func Preview(a *activities.Activities, ch whatif.Change, now time.Time) whatif.S
 		if c, ok := changed[name]; ok {
 			return c, nil
 		}
-		return a.Cluster.NodeClass(name)
+		return src.Cluster.NodeClass(name)
 	}
 	var skipped []kube.InvalidNodePool
 	st.After, skipped = a.PlanningInput(now, newPools, classOf)
@@ -93,13 +107,16 @@ type Options struct {
 	// (the zones each type is sold in, spot prices) from EC2 as the
 	// controller does; neither: the embedded catalog's static prices.
 	Region, EC2Endpoint string
-	Timeout             time.Duration // for the caches and EC2 (0: 2 min)
+	// Key signs the EC2 calls (the local world's admin key); zero: the
+	// SDK's default credential chain.
+	Key     aws.StaticKey
+	Timeout time.Duration // for the caches and EC2 (0: 2 min)
 }
 
-// Open starts read-only caches of the cluster (no Event recorder)
-// and returns the Activities Preview runs on, with the market read once
-// when PreviewOptions ask for it, and a function that stops the caches.
-func Open(ctx context.Context, o Options) (*activities.Activities, func(), error) {
+// Open starts read-only caches of the cluster (no Event recorder) and
+// returns the Source Preview runs on, with the market read once when the
+// Options ask for it, and a function that stops the caches.
+func Open(ctx context.Context, o Options) (*Source, func(), error) {
 	if o.Timeout <= 0 {
 		o.Timeout = 2 * time.Minute
 	}
@@ -119,13 +136,13 @@ func Open(ctx context.Context, o Options) (*activities.Activities, func(), error
 		cancel()
 		return nil, nil, err
 	}
-	a := activities.New(activities.Deps{Cluster: cl, Catalog: cat, ICE: aws.NewICECache(3*time.Minute, nil), Log: zap.NewNop()})
+	d := activities.Deps{Cluster: cl, Catalog: cat, ICE: aws.NewICECache(3*time.Minute, nil), Log: zap.NewNop()}
 	if o.Region != "" || o.EC2Endpoint != "" {
 		region := o.Region
 		if region == "" {
 			region = "us-east-1"
 		}
-		cc, err := aws.New(cctx, aws.Options{Region: region, Endpoint: o.EC2Endpoint, ClusterName: "what-if"})
+		cc, err := aws.New(cctx, aws.Options{Region: region, Endpoint: o.EC2Endpoint, ClusterName: "what-if", Key: o.Key})
 		if err != nil {
 			cancel()
 			return nil, nil, fmt.Errorf("aws clients: %w", err)
@@ -137,9 +154,9 @@ func Open(ctx context.Context, o Options) (*activities.Activities, func(), error
 			cancel()
 			return nil, nil, fmt.Errorf("market from EC2: %w", err)
 		}
-		a.Market = market
+		d.Market = market
 	}
-	return a, cancel, nil
+	return NewSource(d), cancel, nil
 }
 
 func catalogDefault() (*catalog.Catalog, error) { return catalog.Default() }

@@ -41,8 +41,8 @@ func TestPreviewPlansTheChangesPoolsAndWritesNothing(t *testing.T) {
 			Conditions: []corev1.NodeCondition{{Type: corev1.NodeReady, Status: corev1.ConditionTrue}}}}
 	nc := &apiv1.NodeClaim{ObjectMeta: metav1.ObjectMeta{Name: "gp-abcde", Labels: labels}, Spec: apiv1.NodeClaimSpec{NodeClassRef: ref}}
 	nc.Status.NodeName, nc.Status.ProviderID = node.Name, "aws:///us-east-1a/i-1"
-	a := activities.New(activities.Deps{Catalog: catalog.MustDefault(), Log: zap.NewNop(), Cluster: kubetest.Start(t, kubetest.World{Pools: []*apiv1.NodePool{gp}, Claims: []*apiv1.NodeClaim{nc}, Classes: []*apiv1.EC2NodeClass{cls}, Objects: []runtime.Object{node}}).Cluster})
-	kc, dc := a.Cluster.Kube.(*kubefake.Clientset), a.Cluster.Dynamic.(*dynfake.FakeDynamicClient)
+	src := NewSource(activities.Deps{Catalog: catalog.MustDefault(), Log: zap.NewNop(), Cluster: kubetest.Start(t, kubetest.World{Pools: []*apiv1.NodePool{gp}, Claims: []*apiv1.NodeClaim{nc}, Classes: []*apiv1.EC2NodeClass{cls}, Objects: []runtime.Object{node}}).Cluster})
+	kc, dc := src.Cluster.Kube.(*kubefake.Clientset), src.Cluster.Dynamic.(*dynfake.FakeDynamicClient)
 	kc.ClearActions()
 	dc.ClearActions()
 
@@ -50,7 +50,7 @@ func TestPreviewPlansTheChangesPoolsAndWritesNothing(t *testing.T) {
 	narrow.Spec.Template.Spec.NodeClassRef, narrow.Spec.Template.Spec.Requirements = ref, families("c7i")
 	changedClass := &apiv1.EC2NodeClass{ObjectMeta: metav1.ObjectMeta{Name: "default"}, Spec: cls.Spec}
 	changedClass.Spec.AMISelectorTerms = []apiv1.AMISelectorTerm{{ID: "ami-2"}}
-	st := Preview(a, whatif.Change{NodePools: []*apiv1.NodePool{narrow}, NodeClasses: []*apiv1.EC2NodeClass{changedClass}}, time.Now())
+	st := Preview(src, whatif.Change{NodePools: []*apiv1.NodePool{narrow}, NodeClasses: []*apiv1.EC2NodeClass{changedClass}}, time.Now())
 
 	fams := func(in []string) map[string]bool {
 		out := map[string]bool{}

@@ -28,9 +28,12 @@ type Options struct {
 	// (AWS_REGION, shared config), or "us-east-1" when Endpoint is set.
 	Region string
 	// Endpoint is the EC2 BaseEndpoint, e.g. "http://127.0.0.1:4566" for
-	// the local endpoint; empty means real AWS. When set, static dummy
-	// credentials are used and shared config files are not read.
+	// the local endpoint; empty means real AWS. When set, shared config
+	// files are not read (see Key).
 	Endpoint string
+	// Key, when set, signs every call; otherwise the SDK's default
+	// credential chain does (the environment first), as in a pod.
+	Key StaticKey
 	// ClusterName is written to every launched instance as the
 	// joinery.sh/cluster tag and scopes List. Required.
 	ClusterName string
@@ -54,7 +57,7 @@ type Options struct {
 	Throttled ThrottleFunc
 	// SSMEndpoint, IAMEndpoint and EKSEndpoint are the BaseEndpoints of
 	// those services (the local world's loopback servers); empty means real
-	// AWS. Each one set uses static dummy credentials, as Endpoint does.
+	// AWS. Each one set reads no shared config files, as Endpoint does.
 	SSMEndpoint, IAMEndpoint, EKSEndpoint string
 	// PricingEndpoint is the Price List API's BaseEndpoint (the local
 	// world's); empty means real AWS, in PricingRegion(Region) whatever
@@ -88,7 +91,7 @@ func New(ctx context.Context, o Options) (*Client, error) {
 	}
 	// Each client gets its own retryer (the SDK calls this once per client).
 	retryer := config.WithRetryer(func() aws.Retryer { return newAdaptiveRetryer(o.MaxAttempts, o.MaxBackoff) })
-	cfg, err := loadConfig(ctx, o.Region, o.Endpoint, retryer)
+	cfg, err := loadConfig(ctx, o.Region, o.Endpoint, o.Key, retryer)
 	if err != nil {
 		return nil, err
 	}
@@ -104,7 +107,7 @@ func New(ctx context.Context, o Options) (*Client, error) {
 	// The other services load their own configuration: each may be local
 	// (dummy credentials) while another is real AWS.
 	region := cfg.Region
-	if cfg, err = loadConfig(ctx, region, o.SSMEndpoint, retryer); err != nil {
+	if cfg, err = loadConfig(ctx, region, o.SSMEndpoint, o.Key, retryer); err != nil {
 		return nil, err
 	}
 	c.ssm = ssm.NewFromConfig(cfg, func(so *ssm.Options) {
@@ -113,7 +116,7 @@ func New(ctx context.Context, o Options) (*Client, error) {
 		}
 		so.APIOptions = append(so.APIOptions, apiOptions...)
 	})
-	if cfg, err = loadConfig(ctx, region, o.IAMEndpoint, retryer); err != nil {
+	if cfg, err = loadConfig(ctx, region, o.IAMEndpoint, o.Key, retryer); err != nil {
 		return nil, err
 	}
 	c.iam = iam.NewFromConfig(cfg, func(io *iam.Options) {
@@ -122,7 +125,7 @@ func New(ctx context.Context, o Options) (*Client, error) {
 		}
 		io.APIOptions = append(io.APIOptions, apiOptions...)
 	})
-	if cfg, err = loadConfig(ctx, region, o.EKSEndpoint, retryer); err != nil {
+	if cfg, err = loadConfig(ctx, region, o.EKSEndpoint, o.Key, retryer); err != nil {
 		return nil, err
 	}
 	c.eks = eks.NewFromConfig(cfg, func(eo *eks.Options) {
@@ -138,7 +141,7 @@ func New(ctx context.Context, o Options) (*Client, error) {
 		// prices stay in use).
 		return c, nil
 	}
-	if cfg, err = loadConfig(ctx, PricingRegion(region), o.PricingEndpoint, retryer); err != nil {
+	if cfg, err = loadConfig(ctx, PricingRegion(region), o.PricingEndpoint, o.Key, retryer); err != nil {
 		return nil, err
 	}
 	c.pricing = pricing.NewFromConfig(cfg, func(po *pricing.Options) {

@@ -135,6 +135,9 @@ func (c *Client) Launch(ctx context.Context, req LaunchRequest) (Instance, error
 	for i, fe := range fleetErrs {
 		errs[i] = fe
 	}
+	if ae, ok := fleetUnauthorized(fleetErrs); ok {
+		return Instance{}, ae // a policy to fix, whatever else failed
+	}
 	return Instance{}, fmt.Errorf("CreateFleet: no instance launched: %w", errors.Join(errs...))
 }
 

@@ -19,9 +19,12 @@ type QueueOptions struct {
 	// Region is the AWS region; empty takes it from the environment, or
 	// "us-east-1" when Endpoint is set.
 	Region string
-	// Endpoint is the SQS BaseEndpoint (empty: real AWS). When set, static
-	// dummy credentials are used and shared config files are not read.
+	// Endpoint is the SQS BaseEndpoint (empty: real AWS). When set, shared
+	// config files are not read.
 	Endpoint string
+	// Key, when set, signs every call; otherwise the SDK's default
+	// credential chain does (Options.Key).
+	Key StaticKey
 	// Observe, when set, is told of every SQS call (for metrics).
 	Observe ObserveFunc
 	// Throttled, when set, is told of every throttled attempt.
@@ -48,7 +51,7 @@ func NewQueue(ctx context.Context, o QueueOptions) (*Queue, error) {
 	if o.URL == "" {
 		return nil, errors.New("cloud: queue URL is required")
 	}
-	cfg, err := loadConfig(ctx, o.Region, o.Endpoint,
+	cfg, err := loadConfig(ctx, o.Region, o.Endpoint, o.Key,
 		config.WithRetryer(func() aws.Retryer { return newAdaptiveRetryer(DefaultMaxAttempts, 0) }))
 	if err != nil {
 		return nil, err

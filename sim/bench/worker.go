@@ -61,6 +61,7 @@ func startWorker(ctx context.Context, w *world.World, exe, metricsAddr string, p
 		args = append(args, "--memprofile", prof.Heap)
 	}
 	cmd := exec.Command(exe, args...)
+	cmd.Env = append(os.Environ(), w.WorkerKeyEnv()...) // its AWS key, as a pod gets it
 	cmd.Stdout, cmd.Stderr = logf, logf
 	dieWithParent(cmd)
 	if err := cmd.Start(); err != nil {

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/joinery/joinery/catalog"
+	"github.com/joinery/joinery/sim/awsauth"
 )
 
 // Capacity types as CreateFleet spells them.
@@ -76,7 +77,11 @@ type fleetRequest struct {
 	instanceTags             map[string]string
 }
 
-func (s *Server) createFleet(f form) (withRequestID, error) {
+func (s *Server) createFleet(f form) (withRequestID, error) { return s.createFleetAs(nil, f) }
+
+// createFleetAs is CreateFleet for an authenticated caller: each
+// override's launch is authorized for it (authz_fleet.go).
+func (s *Server) createFleetAs(caller *awsauth.Caller, f form) (withRequestID, error) {
 	req, err := parseFleetRequest(f)
 	if err != nil {
 		return nil, err
@@ -100,6 +105,7 @@ func (s *Server) createFleet(f form) (withRequestID, error) {
 	if err != nil {
 		return nil, err
 	}
+	s.authorizeLaunchesLocked(caller, f, req, overrides)
 	for _, o := range overrides {
 		if o.it != nil && o.subnet != nil {
 			o.spot = s.spotPriceLocked(o.it, o.subnet.zone)

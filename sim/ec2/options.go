@@ -4,6 +4,7 @@ import (
 	"time"
 
 	"github.com/joinery/joinery/catalog"
+	"github.com/joinery/joinery/sim/awsauth"
 )
 
 // Options configures a Server. The zero value is usable: every field has a
@@ -72,6 +73,16 @@ type Options struct {
 	// template naming a profile it does not know, as EC2 does. Nil: every
 	// profile name is taken to exist (unit tests that do not involve IAM).
 	InstanceProfile func(name string) (arn string, ok bool)
+
+	// Guard, when set, authenticates every request (SigV4, a key it knows)
+	// and authorizes each action on every resource the call touches or
+	// creates against the caller's IAM policy before serving it
+	// (sim/awsauth). Nil: every request is served (unit tests).
+	Guard *awsauth.Guard
+	// InstanceProfileRoles returns the ARNs of the roles an instance
+	// profile holds: a launch with the profile passes them (iam:PassRole).
+	// Nil: no role is passed.
+	InstanceProfileRoles func(name string) []string
 
 	// OnRunning is called, on its own goroutine, when an instance becomes
 	// running (the local world registers a Kubernetes Node then).

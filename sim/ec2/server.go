@@ -300,6 +300,10 @@ var handlers = map[string]handler{
 
 // ServeHTTP answers one EC2 Query request.
 func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	caller, ok := s.authenticate(w, r)
+	if !ok {
+		return
+	}
 	if err := r.ParseForm(); err != nil {
 		writeError(w, "", invalidParameter("cannot parse request: %v", err))
 		return
@@ -359,6 +363,10 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			"The action %s is not valid for this web service.", action))
 		return
 	}
+	if aerr := s.authorize(caller, action, f); aerr != nil {
+		writeError(w, requestID, aerr)
+		return
+	}
 	if aerr := filterLimit(f); aerr != nil {
 		writeError(w, requestID, aerr)
 		return
@@ -368,7 +376,13 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			"Request would have succeeded, but DryRun flag is set."))
 		return
 	}
-	body, err := h(s, f)
+	var body withRequestID
+	var err error
+	if action == "CreateFleet" {
+		body, err = s.createFleetAs(caller, f) // its launches are authorized per override
+	} else {
+		body, err = h(s, f)
+	}
 	if err != nil {
 		var ae *apiError
 		if !errors.As(err, &ae) {

@@ -19,6 +19,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/joinery/joinery/sim/awsauth"
 	"github.com/joinery/joinery/sim/internal/reqlog"
 	"github.com/joinery/joinery/sim/internal/serve"
 )
@@ -43,6 +44,9 @@ type Options struct {
 	Region    string // default us-east-1
 	AccountID string // default 123456789012
 	Cluster   Cluster
+	// Guard, when set, authenticates every request (SigV4) and authorizes
+	// eks:DescribeCluster on the cluster it names (sim/awsauth).
+	Guard *awsauth.Guard
 }
 
 // Server is the local EKS endpoint; create it with New. Safe for concurrent use.
@@ -112,6 +116,9 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		writeError(w, http.StatusBadRequest, "InvalidParameterException", "invalid cluster name: "+err.Error())
 		return
 	}
+	if !s.authorize(w, r, op, name) {
+		return
+	}
 	s.mu.Lock()
 	c := s.opts.Cluster
 	region, account := s.opts.Region, s.opts.AccountID
@@ -125,7 +132,7 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 	cl := map[string]any{
 		"name":            c.Name,
-		"arn":             fmt.Sprintf("arn:aws:eks:%s:%s:cluster/%s", region, account, c.Name),
+		"arn":             fmt.Sprintf("arn:%s:eks:%s:%s:cluster/%s", awsauth.Partition(region), region, account, c.Name),
 		"createdAt":       float64(c.CreatedAt.Unix()),
 		"version":         c.Version,
 		"roleArn":         fmt.Sprintf("arn:aws:iam::%s:role/%s-cluster", account, c.Name),

@@ -5,7 +5,8 @@
 // (form-encoded POST with Action and Version=2010-05-08, XML answers in
 // <Action>Response/<Action>Result, errors as <ErrorResponse><Error>)
 // closely enough for the real aws-sdk-go-v2 IAM client pointed at it with
-// BaseEndpoint. Signatures are not checked.
+// BaseEndpoint. With Options.Guard, signatures are verified and every
+// action authorized (auth.go).
 //
 // Supported actions: CreateInstanceProfile, GetInstanceProfile,
 // DeleteInstanceProfile, AddRoleToInstanceProfile,
@@ -34,6 +35,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/joinery/joinery/sim/awsauth"
 	"github.com/joinery/joinery/sim/internal/reqlog"
 	"github.com/joinery/joinery/sim/internal/serve"
 	"github.com/joinery/joinery/sim/internal/throttle"
@@ -50,6 +52,11 @@ type Options struct {
 	AccountID string // default 123456789012
 	// Roles are the role names that exist (default [DefaultRole]).
 	Roles []string
+	// Partition is the ARNs' partition (default aws).
+	Partition string
+	// Guard, when set, authenticates every request (SigV4) and authorizes
+	// each action on the profile or role it names (sim/awsauth).
+	Guard *awsauth.Guard
 	// Propagation is how long a new instance profile stays unknown to
 	// InstanceProfileARN (what EC2 sees), as IAM's eventual consistency
 	// makes it on AWS (default 0: at once).
@@ -97,6 +104,9 @@ func New(o Options) *Server {
 	if o.AccountID == "" {
 		o.AccountID = "123456789012"
 	}
+	if o.Partition == "" {
+		o.Partition = "aws"
+	}
 	if o.Roles == nil {
 		o.Roles = []string{DefaultRole}
 	}
@@ -130,6 +140,23 @@ func (s *Server) InstanceProfileARN(name string) (string, bool) {
 	return s.profileARN(p), true
 }
 
+// InstanceProfileRoles returns the ARNs of the roles the instance profile
+// holds (none when it does not exist): a launch with the profile passes
+// them (iam:PassRole).
+func (s *Server) InstanceProfileRoles(name string) []string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	p, ok := s.profiles[name]
+	if !ok {
+		return nil
+	}
+	var out []string
+	for _, rn := range p.roles {
+		out = append(out, s.roleARNNamed(rn))
+	}
+	return out
+}
+
 // InstanceProfiles returns every instance profile, by name.
 func (s *Server) InstanceProfiles() []InstanceProfile {
 	s.mu.Lock()
@@ -143,13 +170,9 @@ func (s *Server) InstanceProfiles() []InstanceProfile {
 	return out
 }
 
-func (s *Server) profileARN(p *profile) string {
-	return "arn:aws:iam::" + s.opts.AccountID + ":instance-profile" + p.path + p.name
-}
+func (s *Server) profileARN(p *profile) string { return s.arn("instance-profile", p.path, p.name) }
 
-func (s *Server) roleARN(r *role) string {
-	return "arn:aws:iam::" + s.opts.AccountID + ":role" + r.path + r.name
-}
+func (s *Server) roleARN(r *role) string { return s.arn("role", r.path, r.name) }
 
 // uniqueID is an IAM unique id: a type prefix and 17 characters derived
 // from the name (stable across runs).
@@ -239,6 +262,10 @@ var handlers = map[string]handler{
 
 // ServeHTTP answers one IAM Query request.
 func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	caller, ok := s.authenticate(w, r)
+	if !ok {
+		return
+	}
 	if err := r.ParseForm(); err != nil {
 		s.writeError(w, validationError("cannot parse request: %v", err))
 		return
@@ -256,6 +283,10 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	h, ok := handlers[action]
 	if !ok {
 		s.writeError(w, &apiError{http.StatusBadRequest, "InvalidAction", fmt.Sprintf("Could not find operation %s for version 2010-05-08", action)})
+		return
+	}
+	if aerr := s.authorize(caller, action, f); aerr != nil {
+		s.writeError(w, aerr)
 		return
 	}
 	s.mu.Lock()

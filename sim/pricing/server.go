@@ -36,6 +36,7 @@ import (
 	"sync"
 
 	"github.com/joinery/joinery/catalog"
+	"github.com/joinery/joinery/sim/awsauth"
 	"github.com/joinery/joinery/sim/internal/reqlog"
 	"github.com/joinery/joinery/sim/internal/serve"
 	"github.com/joinery/joinery/sim/internal/throttle"
@@ -54,6 +55,9 @@ var Locations = map[string]string{
 
 // Options configures New.
 type Options struct {
+	// Guard, when set, authenticates every request (SigV4) and authorizes
+	// pricing:GetProducts (sim/awsauth).
+	Guard *awsauth.Guard
 	// Region is the region the products are priced for (attribute
 	// regionCode; default us-east-1). GetProducts for another region code
 	// answers no products, as the API does.
@@ -241,6 +245,9 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	if s.throttled(w, op) {
+		return
+	}
+	if !s.authorize(w, r, op) {
 		return
 	}
 	s.mu.Lock()

@@ -5,7 +5,8 @@
 // {"__type": ..., "message": ...} plus the x-amzn-query-error header)
 // closely enough that the real aws-sdk-go-v2 SQS client, which sends AWS
 // JSON since v1.28, accepts it when pointed at it with BaseEndpoint,
-// including its MD5 checks of message bodies. Signatures are not checked.
+// including its MD5 checks of message bodies. With Options.Guard,
+// signatures are verified and each call authorized on its queue (auth.go).
 //
 // Why not goaws: the maintained emulator (github.com/Admiral-Piett/goaws)
 // speaks AWS JSON only from v0.5.0; the module proxy available here has
@@ -35,6 +36,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/joinery/joinery/sim/awsauth"
 	"github.com/joinery/joinery/sim/internal/reqlog"
 	"github.com/joinery/joinery/sim/internal/serve"
 	"github.com/joinery/joinery/sim/internal/throttle"
@@ -60,6 +62,7 @@ type Server struct {
 	now       func() time.Time
 	closed    chan struct{}
 	closeOnce sync.Once
+	guard     *awsauth.Guard
 
 	buckets     *throttle.Set // nil: never throttled
 	rng         *mrand.Rand   // duplicates and receive order (standard.go)
@@ -90,6 +93,9 @@ type message struct {
 type Options struct {
 	Region  string // default us-east-1
 	Account string // default 123456789012
+	// Guard, when set, authenticates every request (SigV4) and authorizes
+	// sqs:<op> on the queue it names (sim/awsauth).
+	Guard *awsauth.Guard
 	// ThrottleScale turns on each action's bucket (throttle.go) times this
 	// factor: calls past it answer RequestThrottled. 0: no buckets.
 	ThrottleScale float64
@@ -112,7 +118,7 @@ func New(o Options) *Server {
 	if o.Account == "" {
 		o.Account = "123456789012"
 	}
-	return &Server{region: o.Region, account: o.Account, queues: map[string]*queue{}, handles: map[string]string{},
+	return &Server{region: o.Region, account: o.Account, guard: o.Guard, queues: map[string]*queue{}, handles: map[string]string{},
 		now: time.Now, closed: make(chan struct{}), baseURL: "http://127.0.0.1",
 		buckets: throttle.NewSet(o.ThrottleScale, nil), rng: newRand(o.Seed), dupFraction: o.DuplicateFraction, reorder: o.Reorder}
 }
@@ -239,6 +245,9 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	if s.throttled(w, op) {
+		return
+	}
+	if !s.authorize(w, r, op) {
 		return
 	}
 	var in map[string]json.RawMessage

@@ -5,8 +5,9 @@
 // Server is an http.Handler that speaks the AWS JSON 1.1 protocol (POST
 // with X-Amz-Target: AmazonSSM.<Operation>, JSON bodies, errors as
 // {"__type": ..., "message": ...}) closely enough for the real
-// aws-sdk-go-v2 SSM client pointed at it with BaseEndpoint. Signatures are
-// not checked.
+// aws-sdk-go-v2 SSM client pointed at it with BaseEndpoint. With
+// Options.Guard, signatures are verified and each read authorized
+// (auth.go).
 //
 // Supported operations: GetParameter and GetParameters. Values come from
 // Options.Source (the local EC2 endpoint's images, so publishing a release
@@ -22,6 +23,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/joinery/joinery/sim/awsauth"
 	"github.com/joinery/joinery/sim/internal/reqlog"
 	"github.com/joinery/joinery/sim/internal/serve"
 	"github.com/joinery/joinery/sim/internal/throttle"
@@ -32,8 +34,12 @@ type Source func(name string) (value string, version int64, modified time.Time, 
 
 // Options configures New.
 type Options struct {
-	Region string // default us-east-1
-	Source Source
+	Region    string // default us-east-1
+	AccountID string // default 123456789012
+	Source    Source
+	// Guard, when set, authenticates every request (SigV4) and authorizes
+	// ssm:<op> on each parameter it reads (sim/awsauth).
+	Guard *awsauth.Guard
 	// ThrottleScale turns on Parameter Store's throughput limit (40 reads
 	// a second) times this factor: calls past it answer
 	// ThrottlingException. 0: no limit.
@@ -62,6 +68,9 @@ type param struct {
 func New(o Options) *Server {
 	if o.Region == "" {
 		o.Region = "us-east-1"
+	}
+	if o.AccountID == "" {
+		o.AccountID = "123456789012"
 	}
 	return &Server{opts: o, params: map[string]param{}, buckets: throttle.NewSet(o.ThrottleScale, nil)}
 }
@@ -113,12 +122,8 @@ type parameterJSON struct {
 }
 
 func (s *Server) parameterJSON(name string, p param) parameterJSON {
-	arn := "arn:aws:ssm:" + s.opts.Region + "::parameter" + name
-	if !strings.HasPrefix(name, "/") {
-		arn = "arn:aws:ssm:" + s.opts.Region + "::parameter/" + name
-	}
 	return parameterJSON{Name: name, Type: "String", Value: p.value, Version: p.version,
-		LastModifiedDate: float64(p.modified.UnixMilli()) / 1000, ARN: arn, DataType: "text"}
+		LastModifiedDate: float64(p.modified.UnixMilli()) / 1000, ARN: s.parameterARN(name), DataType: "text"}
 }
 
 // checkName applies SSM's name rules: at most 2048 characters, and a
@@ -145,6 +150,9 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	if s.throttled(w) {
+		return
+	}
+	if !s.authorize(w, r, op) {
 		return
 	}
 	var out any

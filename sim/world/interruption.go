@@ -65,7 +65,7 @@ type interruptions struct {
 // startInterruptions serves the SQS endpoint with the interruption queue
 // and, when o.AdminAddr is set, the loopback admin endpoint.
 func (w *World) startInterruptions(o Options) error {
-	w.SQS = sqs.New(sqs.Options{Region: o.Region, ThrottleScale: o.throttleScale(),
+	w.SQS = sqs.New(sqs.Options{Region: o.Region, Account: AccountID, Guard: w.Auth, ThrottleScale: o.throttleScale(),
 		DuplicateFraction: o.queueDuplicates(), Reorder: !o.QueueInOrder})
 	var err error
 	w.SQSEndpoint, w.interruptions.stopSQS, err = w.SQS.Start(o.SQSAddr)
@@ -240,9 +240,13 @@ type Endpoints struct {
 	Region  string `json:"region"`
 	EC2     string `json:"ec2"`
 	Pricing string `json:"pricing"`
+	// AdminKey is the key tools sign their calls with (allowed everything).
+	AdminAccessKeyID     string `json:"adminAccessKeyId"`
+	AdminSecretAccessKey string `json:"adminSecretAccessKey"`
 }
 
-// Endpoints returns the world's region and AWS endpoints.
+// Endpoints returns the world's region, AWS endpoints and admin key.
 func (w *World) Endpoints() Endpoints {
-	return Endpoints{Region: w.Region, EC2: w.EC2Endpoint, Pricing: w.PricingEndpoint}
+	k := w.AdminKey()
+	return Endpoints{Region: w.Region, EC2: w.EC2Endpoint, Pricing: w.PricingEndpoint, AdminAccessKeyID: k.AccessKeyID, AdminSecretAccessKey: k.SecretAccessKey}
 }

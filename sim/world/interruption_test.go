@@ -35,7 +35,7 @@ func interruptionWorld(t *testing.T) (*World, *aws.Queue, string) {
 		t.Fatal(err)
 	}
 	t.Cleanup(w.stopInterruptions)
-	q, err := aws.NewQueue(context.Background(), aws.QueueOptions{URL: w.InterruptionQueueURL, Endpoint: w.SQSEndpoint})
+	q, err := aws.NewQueue(context.Background(), aws.QueueOptions{URL: w.InterruptionQueueURL, Endpoint: w.SQSEndpoint, Key: w.AdminKey()})
 	if err != nil {
 		t.Fatal(err)
 	}

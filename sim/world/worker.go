@@ -37,11 +37,14 @@ func (w *World) WorkerEnv(clusterName string) []string {
 		"JOINERY_WORKER_QUEUE=" + w.InterruptionQueueURL,
 		"JOINERY_WORKER_LOG=" + filepath.Join(w.StateDir, "joinery.log"),
 		"JOINERY_WORKER_CLUSTER=" + clusterName,
+		// The worker's key, as a pod gets it; the SDK reads it.
+		"AWS_ACCESS_KEY_ID=" + WorkerAccessKeyID, "AWS_SECRET_ACCESS_KEY=" + WorkerSecretAccessKey,
 	}
 }
 
 // WorkerArgs are the flags of the worker command (./worker) that reach
-// this world; its log goes to the command's stderr.
+// this world; its log goes to the command's stderr. Run it with
+// WorkerKeyEnv in its environment (its AWS key).
 func (w *World) WorkerArgs(clusterName string) []string {
 	return []string{
 		"--kubeconfig", w.Kube.Kubeconfig(), "--temporal-address", w.Temporal.Address,
@@ -104,8 +107,10 @@ func RunWorkerFromEnv(tune func(*controller.Config)) int {
 }
 
 // SetEndpoints points a controller configuration at this world's AWS
-// endpoints (EC2, SQS, SSM, IAM, EKS, Pricing) and its region.
+// endpoints (EC2, SQS, SSM, IAM, EKS, Pricing) and its region, with the
+// worker's key.
 func (w *World) SetEndpoints(cfg *controller.Config) {
+	cfg.AWSKey = w.WorkerKey()
 	cfg.EC2Endpoint, cfg.SQSEndpoint = w.EC2Endpoint, w.SQSEndpoint
 	cfg.SSMEndpoint, cfg.IAMEndpoint, cfg.EKSEndpoint = w.SSMEndpoint, w.IAMEndpoint, w.EKSEndpoint
 	cfg.PricingEndpoint, cfg.Region = w.PricingEndpoint, w.Region

@@ -15,6 +15,8 @@ import (
 	"time"
 
 	"github.com/joinery/joinery/catalog"
+	"github.com/joinery/joinery/sim/awsauth"
+	"github.com/joinery/joinery/sim/awsauth/policy"
 	"github.com/joinery/joinery/sim/ec2"
 	"github.com/joinery/joinery/sim/eks"
 	"github.com/joinery/joinery/sim/iam"
@@ -84,6 +86,13 @@ type Options struct {
 	// order unless QueueInOrder.
 	QueueDuplicates float64
 	QueueInOrder    bool
+	// IAMPolicy is the worker's IAM policy document, in
+	// deploy/iam-policy.json's format (its placeholders are filled with
+	// the world's partition, region, account, cluster, node role and
+	// queue); nil: deploy/iam-policy.json. IAMPolicyName labels it in
+	// refusals (e.g. the file name).
+	IAMPolicy     []byte
+	IAMPolicyName string
 	// Progress receives human progress lines (building binaries, readiness).
 	Progress io.Writer
 	Log      *zap.Logger
@@ -113,8 +122,15 @@ type World struct {
 	Pricing         *pricing.Server
 	PricingEndpoint string
 	// Region is the region the world runs as.
-	Region  string
-	stopAWS []func()
+	Region string
+	// Auth authenticates every call to the AWS endpoints and evaluates the
+	// caller's policy: the worker's (WorkerKey) is Options.IAMPolicy, the
+	// admin's (AdminKey) allows everything.
+	Auth         *awsauth.Guard
+	workerPolicy *policy.Policy
+	// ClusterName is the EKS cluster the world is (Options.ClusterName).
+	ClusterName string
+	stopAWS     []func()
 	// AdminAddr is the admin endpoint's host:port (empty: not served).
 	AdminAddr     string
 	interruptions interruptions
@@ -130,11 +146,15 @@ func Start(ctx context.Context, o Options) (w *World, err error) {
 	if err := o.checkThrottleScale(); err != nil {
 		return nil, err
 	}
+	guard, workerPolicy, err := newGuard(o) // a bad policy fails before anything starts
+	if err != nil {
+		return nil, err
+	}
 	abs, err := prepareStateDir(ctx, o)
 	if err != nil {
 		return nil, err
 	}
-	w = &World{StateDir: abs, Region: o.Region}
+	w = &World{StateDir: abs, Region: o.Region, ClusterName: o.ClusterName, Auth: guard, workerPolicy: workerPolicy}
 	defer func() {
 		if err != nil {
 			w.Stop()
@@ -154,6 +174,8 @@ func Start(ctx context.Context, o Options) (w *World, err error) {
 	}
 	fmt.Fprintf(o.Progress, "joinery: local world up (%s): kube-apiserver %s, Temporal %s, Web UI %s, EC2 %s, SQS %s, SSM %s, IAM %s, EKS %s, Pricing %s\n",
 		w.Region, w.Kube.Server(), w.Temporal.Address, w.Temporal.UIAddress, w.EC2Endpoint, w.SQSEndpoint, w.SSMEndpoint, w.IAMEndpoint, w.EKSEndpoint, w.PricingEndpoint)
+	fmt.Fprintf(o.Progress, "joinery: every local AWS call is authenticated and evaluated; the worker (key %s) holds %s, the admin key %s may do anything\n",
+		WorkerAccessKeyID, w.workerPolicy.Name, AdminAccessKeyID)
 	return w, nil
 }
 
@@ -176,6 +198,9 @@ func (o Options) withDefaults() Options {
 	}
 	if o.Region == "" {
 		o.Region = "us-east-1"
+	}
+	if o.ClusterName == "" {
+		o.ClusterName = "joinery-local"
 	}
 	if o.Region == "us-east-1" {
 		o.PriceFactor = 1
@@ -244,7 +269,7 @@ func (w *World) startEC2(o Options) (err error) {
 	}
 	regCtx, cancel := context.WithCancel(context.Background())
 	w.cancel = cancel
-	w.IAM = iam.New(iam.Options{ThrottleScale: o.throttleScale()})
+	w.IAM = iam.New(iam.Options{AccountID: AccountID, Partition: awsauth.Partition(o.Region), Guard: w.Auth, ThrottleScale: o.throttleScale()})
 	// The sim kubelet joins only nodes whose user data names this API server
 	// and its CA, and learns an image's architecture and variant (GPU
 	// drivers) from the EC2 endpoint's images.
@@ -255,8 +280,9 @@ func (w *World) startEC2(o Options) (err error) {
 	}
 	w.EC2 = ec2.New(ec2.Options{
 		ClusterTag: o.DiscoveryTag, BootDelay: o.BootDelay, Region: o.Region, PriceFactor: o.PriceFactor,
-		ThrottleScale: o.throttleScale(), InstanceProfile: w.IAM.InstanceProfileARN,
+		AccountID: AccountID, InstanceProfile: w.IAM.InstanceProfileARN, ThrottleScale: o.throttleScale(),
 		OnRunning: func(i ec2.Instance) { _ = reg.Register(regCtx, i) },
+		Guard:     w.Auth, InstanceProfileRoles: w.IAM.InstanceProfileRoles,
 	})
 	ec2State := filepath.Join(w.StateDir, "ec2.json")
 	if err := w.EC2.LoadState(ec2State); err != nil {
@@ -317,12 +343,9 @@ func (w *World) Stop() {
 
 // startAWS starts the IAM, SSM and EKS endpoints on loopback ports.
 func (w *World) startAWS(o Options) error {
-	if o.ClusterName == "" {
-		o.ClusterName = "joinery-local"
-	}
-	w.SSM = ssm.New(ssm.Options{Source: w.EC2.SSMParameter, Region: o.Region, ThrottleScale: o.throttleScale()})
-	w.Pricing = pricing.New(pricing.Options{Region: o.Region, PriceFactor: o.PriceFactor, ThrottleScale: o.throttleScale()})
-	w.EKS = eks.New(eks.Options{Region: o.Region, Cluster: eks.Cluster{
+	w.SSM = ssm.New(ssm.Options{Source: w.EC2.SSMParameter, Region: o.Region, AccountID: AccountID, Guard: w.Auth, ThrottleScale: o.throttleScale()})
+	w.Pricing = pricing.New(pricing.Options{Region: o.Region, PriceFactor: o.PriceFactor, Guard: w.Auth, ThrottleScale: o.throttleScale()})
+	w.EKS = eks.New(eks.Options{Region: o.Region, AccountID: AccountID, Guard: w.Auth, Cluster: eks.Cluster{
 		Name: o.ClusterName, Endpoint: w.Kube.Server(), CAData: base64.StdEncoding.EncodeToString(w.Kube.RESTConfig().CAData),
 		ServiceIPv4CIDR: kube.ServiceCIDR, Version: w.EC2.Options().KubernetesVersion,
 	}})

@@ -33,7 +33,7 @@ const gcPool = "gc"
 // exist. (The endpoint on this branch accepts any launch template name.)
 func launchOutside(t *testing.T, e *env, clusterName, claim string) aws.Instance {
 	t.Helper()
-	cc, err := aws.New(e.ctx, aws.Options{Endpoint: e.w.EC2Endpoint, ClusterName: clusterName})
+	cc, err := aws.New(e.ctx, aws.Options{Endpoint: e.w.EC2Endpoint, ClusterName: clusterName, Key: e.w.AdminKey()})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -141,7 +141,7 @@ func TestGarbageCollection(t *testing.T) {
 		t.Fatal(err)
 	}
 	id := node.Spec.ProviderID[strings.LastIndex(node.Spec.ProviderID, "/")+1:]
-	cc, err := aws.New(e.ctx, aws.Options{Endpoint: e.w.EC2Endpoint, ClusterName: "not-joinery"})
+	cc, err := aws.New(e.ctx, aws.Options{Endpoint: e.w.EC2Endpoint, ClusterName: "not-joinery", Key: e.w.AdminKey()})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -296,7 +296,9 @@ func TestSharedStateAcrossWorkers(t *testing.T) {
 		return err == nil && v.Get(&st) == nil
 	})
 	passes := st.Passes
-	waitFor(t, time.Minute, "two consolidation passes after the restart", func() bool {
+	// A decision the killed workers had in flight is retried only when its
+	// one-minute start-to-close timeout ends: allow for that and two passes.
+	waitFor(t, 3*time.Minute, "two consolidation passes after the restart", func() bool {
 		v, err := e.tc.QueryWorkflow(e.ctx, workflows.ConsolidationWorkflowID, "", workflows.QueryStatus)
 		return err == nil && v.Get(&st) == nil && st.Passes >= passes+2
 	})

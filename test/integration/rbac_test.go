@@ -5,12 +5,8 @@ package integration
 import (
 	"context"
 	"fmt"
-	"github.com/joinery/joinery/deploy"
 	"io"
-	stdlog "log"
-	"net"
 	"net/http"
-	"net/http/httputil"
 	"net/url"
 	"sort"
 	"strings"
@@ -24,7 +20,6 @@ import (
 	"github.com/joinery/joinery/policy/gang"
 	"github.com/joinery/joinery/providers/aws"
 	"github.com/joinery/joinery/providers/aws/interruption"
-	"github.com/joinery/joinery/sim/ec2"
 	"github.com/joinery/joinery/sim/world"
 	"github.com/joinery/joinery/workflows"
 	"go.temporal.io/sdk/client"
@@ -45,13 +40,8 @@ const (
 	// rbacFile is the chart's RBAC as Helm renders it; deploy/chart/test
 	// (TestRBACGoldenFile) keeps it equal to the chart.
 	rbacFile      = "../../deploy/rbac.yaml"
-	iamPolicyFile = "../../deploy/iam-policy.json"
 	rbacNamespace = "joinery-system" // the release namespace rbac.yaml was rendered for
 	rbacCluster   = "joinery-it"     // the worker's --cluster-name (joinery.sh/cluster tag)
-	// clientTagHeader marks the worker's AWS requests: the worker reaches
-	// the local EC2 and SQS endpoints only through a proxy that adds it, so
-	// requests made by the test or the simulator never count.
-	clientTagHeader = "X-Joinery-Test-Client"
 )
 
 // TestLeastPrivilegeRBACAndIAM runs the worker as the chart's ServiceAccount
@@ -65,9 +55,12 @@ const (
 //     each one, an identity bound to the roles minus exactly that grant gets
 //     403 Forbidden replaying a recorded request that needed it, while the
 //     worker's identity is not refused the same replay.
-//   - IAM: the EC2/SQS operations the worker made (plus what CreateFleet
-//     implies) are exactly the actions of deploy/iam-policy.json, and the
-//     mutating calls satisfy the policy's tag conditions.
+//   - IAM: the worker signs with its own key and holds only
+//     deploy/iam-policy.json; every local AWS call it made was evaluated
+//     against that policy, resource by resource, and none was refused; for
+//     each statement, the policy without it refuses some recorded call
+//     (no statement unused), and each of its scopings refuses the call
+//     rewritten for another cluster (checkWorkerIAM, iam_test.go).
 func TestLeastPrivilegeRBACAndIAM(t *testing.T) {
 	parallel(t)
 	e := startEnvWith(t, false)
@@ -79,20 +72,10 @@ func TestLeastPrivilegeRBACAndIAM(t *testing.T) {
 	rec := &kubeRecorder{}
 	workerCfg := rest.CopyConfig(saCfg)
 	workerCfg.Wrap(rec.wrap)
-	e.w.EC2.SetRecording(true)
-	e.w.SQS.SetRecording(true)
-	e.w.SSM.SetRecording(true)
-	e.w.IAM.SetRecording(true)
-	e.w.EKS.SetRecording(true)
-	e.w.Pricing.SetRecording(true)
-	pricingURL := tagProxy(t, e.w.PricingEndpoint)
-	ec2URL, sqsURL := tagProxy(t, e.w.EC2Endpoint), tagProxy(t, e.w.SQSEndpoint)
-	ssmURL, iamURL, eksURL := tagProxy(t, e.w.SSMEndpoint), tagProxy(t, e.w.IAMEndpoint), tagProxy(t, e.w.EKSEndpoint)
+	e.w.Auth.SetRecording(true)
 	e.runControllerLogged(t, func(c *controller.Config) {
 		c.RESTConfig = workerCfg
-		c.ClusterName = rbacCluster
-		c.EC2Endpoint, c.SQSEndpoint, c.InterruptionQueue = ec2URL, sqsURL, e.w.InterruptionQueueURL
-		c.SSMEndpoint, c.IAMEndpoint, c.EKSEndpoint, c.PricingEndpoint = ssmURL, iamURL, eksURL, pricingURL
+		c.ClusterName, c.InterruptionQueue = rbacCluster, e.w.InterruptionQueueURL
 		// As the chart runs it: leader election through the Role's Lease.
 		c.LeaderElect, c.LeaseNamespace = true, rbacNamespace
 		c.DisruptionPassInterval, c.DisruptionValidationDelay = 2*time.Second, 2*time.Second
@@ -104,19 +87,19 @@ func TestLeastPrivilegeRBACAndIAM(t *testing.T) {
 
 	calls := rec.snapshot()
 	testOwnAWSCalls(t, e)
-	checkIAM(t, e)
+	checkWorkerIAM(t, e)
 	if !checkKubeCalls(t, calls, roles) {
 		return // the replays assume every grant was used
 	}
 	replayNegativeCases(t, e, admin, saCfg, calls, roles)
 }
 
-// testOwnAWSCalls makes AWS calls from the test itself, straight to the
-// endpoints (not through the worker's proxy), among them operations the
-// policy does not grant: checkIAM must not count them.
+// testOwnAWSCalls makes AWS calls from the test itself, with the admin's
+// key, among them operations the worker's policy does not grant:
+// checkWorkerIAM must not count them.
 func testOwnAWSCalls(t *testing.T, e *env) {
 	t.Helper()
-	cc, err := aws.New(e.ctx, aws.Options{Endpoint: e.w.EC2Endpoint, ClusterName: rbacCluster})
+	cc, err := aws.New(e.ctx, aws.Options{Endpoint: e.w.EC2Endpoint, ClusterName: rbacCluster, Key: e.w.AdminKey()})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -128,7 +111,7 @@ func testOwnAWSCalls(t *testing.T, e *env) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	q, err := aws.NewQueue(e.ctx, aws.QueueOptions{URL: e.w.InterruptionQueueURL, Endpoint: e.w.SQSEndpoint})
+	q, err := aws.NewQueue(e.ctx, aws.QueueOptions{URL: e.w.InterruptionQueueURL, Endpoint: e.w.SQSEndpoint, Key: e.w.AdminKey()})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -259,32 +242,6 @@ func (e *env) allowed(user, saNamespace string, attrs authorizationv1.ResourceAt
 		return false, err
 	}
 	return sar.Status.Allowed, nil
-}
-
-// tagProxy serves a reverse proxy to target that marks every request with
-// clientTagHeader, and returns its base URL.
-func tagProxy(t *testing.T, target string) string {
-	t.Helper()
-	u, err := url.Parse(target)
-	if err != nil {
-		t.Fatal(err)
-	}
-	p := &httputil.ReverseProxy{
-		Rewrite: func(r *httputil.ProxyRequest) {
-			r.SetURL(u)
-			r.Out.Host = r.In.Host // the Host the SDK signed (SigV4)
-			r.Out.Header.Set(clientTagHeader, "worker")
-		},
-		ErrorLog: stdlog.New(io.Discard, "", 0), // long polls cut at shutdown
-	}
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	srv := &http.Server{Handler: p, ReadHeaderTimeout: 10 * time.Second}
-	go func() { _ = srv.Serve(l) }()
-	t.Cleanup(func() { _ = srv.Close() })
-	return "http://" + l.Addr().String()
 }
 
 // driveLeastPrivilegeRun: provision three nodes (and a pod nothing can
@@ -842,156 +799,4 @@ func replay(t *testing.T, ctx context.Context, hc *http.Client, host string, c k
 	buf := make([]byte, 300)
 	n, _ := resp.Body.Read(buf)
 	return resp.StatusCode, strings.TrimSpace(string(buf[:n]))
-}
-
-// checkIAM compares the AWS operations the worker made with the policy's
-// actions, and checks the mutating calls meet the policy's tag conditions.
-func checkIAM(t *testing.T, e *env) {
-	t.Helper()
-	pol, err := deploy.LoadIAMPolicy()
-	if err != nil {
-		t.Fatal(err)
-	}
-	inPolicy := map[string]bool{}
-	onlyAtCreation := map[string]bool{} // actions granted only with ec2:CreateAction
-	for _, s := range pol.Statement {
-		for _, a := range s.Action {
-			if _, ok := inPolicy[a]; !ok {
-				onlyAtCreation[a] = true
-			}
-			inPolicy[a] = true
-			if len(s.Condition["StringEquals"]["ec2:CreateAction"]) == 0 {
-				onlyAtCreation[a] = false
-			}
-		}
-	}
-
-	called := map[string]int{}
-	others := map[string]int{}
-	var fleets, terminates []ec2.Request
-	for _, r := range e.w.EC2.Requests() {
-		if r.Header.Get(clientTagHeader) != "worker" {
-			others["ec2:"+r.Action]++
-			continue
-		}
-		called["ec2:"+r.Action]++
-		switch r.Action {
-		case "CreateFleet":
-			fleets = append(fleets, r)
-		case "TerminateInstances":
-			terminates = append(terminates, r)
-		}
-	}
-	for _, r := range e.w.SQS.Requests() {
-		if r.Header.Get(clientTagHeader) != "worker" {
-			others["sqs:"+r.Operation]++
-			continue
-		}
-		called["sqs:"+r.Operation]++
-	}
-	count := func(service, op string, h http.Header) {
-		if h.Get(clientTagHeader) != "worker" {
-			others[service+":"+op]++
-			return
-		}
-		called[service+":"+op]++
-	}
-	for _, r := range e.w.SSM.Requests() {
-		count("ssm", r.Operation, r.Header)
-	}
-	for _, r := range e.w.IAM.Requests() {
-		count("iam", r.Action, r.Header)
-	}
-	for _, r := range e.w.EKS.Requests() {
-		count("eks", r.Operation, r.Header)
-	}
-	for _, r := range e.w.Pricing.Requests() {
-		count("pricing", r.Operation, r.Header)
-	}
-	t.Logf("AWS operations by the worker: %v; by others (not counted): %v", called, others)
-	need := map[string]string{}
-	for a := range called {
-		need[a] = "called"
-		for _, imp := range deploy.ImpliedBy[a] {
-			if _, ok := need[imp]; !ok {
-				need[imp] = "implied by " + a
-			}
-		}
-	}
-	var missing, unused []string
-	for a, why := range need {
-		if !inPolicy[a] {
-			missing = append(missing, a+" ("+why+")")
-		}
-		if why == "called" && onlyAtCreation[a] {
-			t.Errorf("the worker called %s directly, but the policy grants it only at resource creation (ec2:CreateAction)", a)
-		}
-	}
-	for a := range inPolicy {
-		if _, ok := need[a]; !ok {
-			unused = append(unused, a)
-		}
-	}
-	sort.Strings(missing)
-	sort.Strings(unused)
-	if len(missing) > 0 {
-		t.Errorf("%s lacks actions the worker used: %v", iamPolicyFile, missing)
-	}
-	if len(unused) > 0 {
-		t.Errorf("%s grants actions the worker never used in the run: %v", iamPolicyFile, unused)
-	}
-	for _, want := range []string{"ec2:CreateFleet", "ec2:TerminateInstances", "sqs:ReceiveMessage", "sqs:DeleteMessage",
-		"ec2:CreateLaunchTemplate", "ec2:DescribeImages", "ssm:GetParameter", "iam:CreateInstanceProfile", "eks:DescribeCluster",
-		"ec2:DescribeInstanceTypes", "pricing:GetProducts"} {
-		if called[want] == 0 {
-			t.Errorf("the run made no %s: it does not cover the policy", want)
-		}
-	}
-	for _, own := range []string{"ec2:DescribeInstances", "sqs:SendMessage"} {
-		if others[own] == 0 {
-			t.Errorf("the test's own %s was not recorded apart from the worker's: the filter is not tested", own)
-		}
-	}
-
-	// LaunchTaggedInstances / TagOnLaunchOnly: every CreateFleet tags the
-	// instance and its volumes with the cluster, NodePool and NodeClaim.
-	for _, f := range fleets {
-		tagged := map[string]map[string]string{}
-		for i := 1; ; i++ {
-			rt := f.Params.Get(fmt.Sprintf("TagSpecification.%d.ResourceType", i))
-			if rt == "" {
-				break
-			}
-			tags := map[string]string{}
-			for j := 1; ; j++ {
-				k := f.Params.Get(fmt.Sprintf("TagSpecification.%d.Tag.%d.Key", i, j))
-				if k == "" {
-					break
-				}
-				tags[k] = f.Params.Get(fmt.Sprintf("TagSpecification.%d.Tag.%d.Value", i, j))
-			}
-			tagged[rt] = tags
-		}
-		for _, rt := range []string{"instance", "volume"} {
-			tags := tagged[rt]
-			if tags[apiv1.TagCluster] != rbacCluster || tags[apiv1.TagNodePool] == "" || tags[apiv1.TagNodeClaim] == "" {
-				t.Errorf("CreateFleet tags %s with %v: the policy's aws:RequestTag conditions (%s=%s, %s, %s) would refuse it",
-					rt, tags, apiv1.TagCluster, rbacCluster, apiv1.TagNodePool, apiv1.TagNodeClaim)
-			}
-		}
-	}
-	// TerminateClusterInstances: only instances tagged with the cluster and a NodePool.
-	for _, r := range terminates {
-		for i := 1; ; i++ {
-			id := r.Params.Get(fmt.Sprintf("InstanceId.%d", i))
-			if id == "" {
-				break
-			}
-			in, ok := e.w.EC2.Instance(id)
-			if !ok || in.Tags[apiv1.TagCluster] != rbacCluster || in.Tags[apiv1.TagNodePool] == "" {
-				t.Errorf("TerminateInstances %s (tags %v): the policy's aws:ResourceTag conditions would refuse it", id, in.Tags)
-			}
-		}
-	}
-	t.Logf("%d CreateFleet and %d TerminateInstances requests meet the policy's tag conditions", len(fleets), len(terminates))
 }

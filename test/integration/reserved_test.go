@@ -38,6 +38,7 @@ func TestReservedCapacityIsUsedFirst(t *testing.T) {
 	// Resolved on each change of the class only: the status count stays
 	// what EC2 said then (the second reservation's goes stale on purpose).
 	e.runControllerLogged(t, func(c *controller.Config) { c.NodeClassResync = time.Hour })
+	recordWorkerIAM(t, e, "reserved") // reserved launches: ec2:RunInstances on the reservation
 	e.w.EC2.SetRecording(true)
 	e.applyWithDefaultClass(t, "testdata/reserved.yaml")
 	dc := dynamicClient(t, e)

@@ -79,7 +79,7 @@ func TestWhatIfNarrowedFamilies(t *testing.T) {
 	if err != nil || len(notes) > 0 {
 		t.Fatalf("read the change: %v %v", err, notes)
 	}
-	acts, stop, err := live.Open(e.ctx, live.Options{REST: e.w.Kube.RESTConfig(), EC2Endpoint: e.w.EC2Endpoint})
+	acts, stop, err := live.Open(e.ctx, live.Options{REST: e.w.Kube.RESTConfig(), EC2Endpoint: e.w.EC2Endpoint, Key: e.w.AdminKey()})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -152,7 +152,7 @@ func TestWhatIfNarrowedFamilies(t *testing.T) {
 
 	// The rebalance preview of the settled cluster: the plan is no
 	// dearer than the bound allows, and not below the bound.
-	acts, stop, err = live.Open(e.ctx, live.Options{REST: e.w.Kube.RESTConfig(), EC2Endpoint: e.w.EC2Endpoint})
+	acts, stop, err = live.Open(e.ctx, live.Options{REST: e.w.Kube.RESTConfig(), EC2Endpoint: e.w.EC2Endpoint, Key: e.w.AdminKey()})
 	if err != nil {
 		t.Fatal(err)
 	}

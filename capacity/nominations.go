@@ -1,0 +1,119 @@
+package capacity
+
+import (
+	"strings"
+	"time"
+
+	apiv1 "github.com/joinery/joinery/api/v1"
+	"github.com/joinery/joinery/policy/lifecycle"
+	"github.com/joinery/joinery/providers/kube"
+	"github.com/joinery/joinery/solver"
+	"github.com/joinery/joinery/solver/resources"
+	corev1 "k8s.io/api/core/v1"
+)
+
+// AnnotationNominatedPods on a NodeClaim lists the UIDs (comma-separated) of
+// the pending pods it was launched for, so later batches do not buy
+// capacity for them twice.
+const AnnotationNominatedPods = "joinery.sh/nominated-pods"
+
+// DefaultNominationWindow is how long a NodeClaim's nominations outlive its
+// Node becoming initialized: the kube-scheduler binds within a few seconds
+// (its backoff queue), and a pod it placed elsewhere gets capacity again
+// soon after.
+const DefaultNominationWindow = 10 * time.Second
+
+// Nominations says which pending pods live NodeClaims were launched for
+// (AnnotationNominatedPods), from the informer caches: the snapshot leaves
+// those pods to their claims, and the ledger does not count them as work.
+type Nominations struct {
+	cluster *kube.Cluster
+	window  time.Duration
+	// booked says whether a gang holds the NodeClaim (its nominations
+	// live as long as the booking).
+	booked func(*apiv1.NodeClaim, time.Time) bool
+}
+
+// NewNominations reads nominations from the cluster's caches; window is
+// how long a claim's nominations outlive its Node's initialization (0:
+// DefaultNominationWindow).
+func NewNominations(cl *kube.Cluster, window time.Duration, booked func(*apiv1.NodeClaim, time.Time) bool) *Nominations {
+	return &Nominations{cluster: cl, window: window, booked: booked}
+}
+
+// Window is the nomination window, DefaultNominationWindow if unset.
+func (n *Nominations) Window() time.Duration {
+	if n.window == 0 {
+		return DefaultNominationWindow
+	}
+	return n.window
+}
+
+// Live says whether a NodeClaim still holds its nominations at now: until
+// its Node has been initialized for the window (always while a gang has
+// it booked).
+func (n *Nominations) Live(nc *apiv1.NodeClaim, now time.Time) bool {
+	if n.booked(nc, now) {
+		return true // held for a gang's pods: not disrupted
+	}
+	for _, c := range nc.Status.Conditions {
+		if c.Type == apiv1.ConditionInitialized && c.Status == "True" {
+			return now.Sub(c.LastTransitionTime.Time) < n.Window()
+		}
+	}
+	return true
+}
+
+// Of maps the UID of each pending pod that a live NodeClaim was launched
+// for to that NodeClaim's name. Once the claim's Node is Ready a
+// nomination holds only as far as the pod still fits the node's free
+// allocatable (nominated pods in annotation order): the kube-scheduler
+// binds pending pods in its own order, and a pod left without room is
+// planned again at once instead of waiting out the window.
+func (n *Nominations) Of(pending []*corev1.Pod, now time.Time) map[string]string {
+	byUID := make(map[string]*corev1.Pod, len(pending))
+	for _, p := range pending {
+		byUID[string(p.UID)] = p
+	}
+	out := map[string]string{}
+	for _, nc := range n.cluster.NodeClaims() {
+		if nc.DeletionTimestamp != nil || !n.Live(nc, now) {
+			continue
+		}
+		free, bounded := n.freeOnNode(nc)
+		for _, uid := range strings.Split(nc.Annotations[AnnotationNominatedPods], ",") {
+			p := byUID[uid]
+			if p == nil {
+				continue
+			}
+			if bounded {
+				req := solver.PodFromK8s(p).Requests
+				if !req.Fits(free) {
+					continue
+				}
+				free = free.Sub(req)
+			}
+			out[uid] = nc.Name
+		}
+	}
+	return out
+}
+
+// freeOnNode is the free allocatable of the NodeClaim's Node; false while
+// it has no Ready Node (its nominations are not bounded yet).
+func (n *Nominations) freeOnNode(nc *apiv1.NodeClaim) (resources.List, bool) {
+	if nc.Status.NodeName == "" {
+		return resources.List{}, false
+	}
+	node, err := n.cluster.Nodes.Get(nc.Status.NodeName)
+	if err != nil || !lifecycle.Ready(node) {
+		return resources.List{}, false
+	}
+	free, _ := resources.FromResourceList(node.Status.Allocatable)
+	for _, p := range n.cluster.PodsOnNode(node.Name) {
+		if kube.IsActive(p) {
+			free = free.Sub(solver.PodFromK8s(p).Requests)
+		}
+	}
+	return free, true
+}

@@ -1,0 +1,28 @@
+package eks
+
+import (
+	"net/http"
+
+	"github.com/joinery/joinery/sim/awsauth"
+	"github.com/joinery/joinery/sim/internal/serve"
+)
+
+// authorize authenticates the request (Options.Guard) and checks
+// eks:DescribeCluster on the cluster it names; it writes the refusal and
+// returns false when the request must not be served.
+func (s *Server) authorize(w http.ResponseWriter, r *http.Request, op, cluster string) bool {
+	if s.opts.Guard == nil {
+		return true
+	}
+	c, f := s.opts.Guard.Authenticate(r, "eks")
+	if f == nil {
+		arn := "arn:" + awsauth.Partition(s.opts.Region) + ":eks:" + s.opts.Region + ":" + s.opts.AccountID + ":cluster/" + cluster
+		f = s.opts.Guard.Authorize(c, "eks", op, []awsauth.Check{{Action: "eks:" + op, Resource: arn, Context: awsauth.Keys{}.Context()}})
+	}
+	if f != nil {
+		e := serve.JSONAuthError(f, http.StatusForbidden)
+		writeError(w, e.Status, e.Type, e.Msg)
+		return false
+	}
+	return true
+}
