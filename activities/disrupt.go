@@ -226,7 +226,9 @@ func (a *Lifecycle) WaitNodeClaimGone(ctx context.Context, r workflows.Terminate
 		_, err := a.cluster.NodeClaim(ctx, r.NodeClaim)
 		claimGone := apierrors.IsNotFound(err)
 		instGone := true
-		if r.InstanceID != "" {
+		// The instance is asked about once the NodeClaim is gone (its
+		// termination waited for the instance): one EC2 call, not one per poll.
+		if claimGone && r.InstanceID != "" {
 			inst, err := a.cloud.Get(ctx, r.InstanceID)
 			instGone = aws.IsNotFound(err) || (err == nil && inst.State == aws.StateTerminated)
 		}

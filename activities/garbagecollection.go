@@ -66,14 +66,13 @@ func (a *GC) PlanGarbageCollection(ctx context.Context, p workflows.GCPass) (wor
 	plan := gc.Decide(snap, p.Now, opts)
 	if len(plan.Confirm) > 0 {
 		snap.Lookups = map[string]string{}
+		found, err := a.cloud.GetAll(ctx, plan.Confirm) // batched: a few calls for any number
+		if err != nil {
+			return out, err
+		}
 		for _, id := range plan.Confirm {
-			inst, err := a.cloud.Get(ctx, id)
-			switch {
-			case aws.IsNotFound(err):
-				snap.Lookups[id] = gc.StateNotFound
-			case err != nil:
-				return out, fmt.Errorf("look up instance %s: %w", id, err)
-			default:
+			snap.Lookups[id] = gc.StateNotFound
+			if inst, ok := found[id]; ok {
 				snap.Lookups[id] = inst.State
 			}
 		}

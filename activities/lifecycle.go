@@ -206,7 +206,9 @@ func (a *Lifecycle) TerminateInstance(ctx context.Context, r workflows.Terminate
 		if err := a.terminateLaunched(ctx, r); err != nil {
 			return err
 		}
-		for {
+		// Shutting down takes EC2 a minute or two: polls back off from
+		// 500 ms to 5 s (EC2's advice), and concurrent ones share calls.
+		for wait := 500 * time.Millisecond; ; wait = min(2*wait, 5*time.Second) {
 			activity.RecordHeartbeat(ctx)
 			start := time.Now()
 			inst, err := a.cloud.Get(ctx, r.InstanceID)
@@ -217,7 +219,7 @@ func (a *Lifecycle) TerminateInstance(ctx context.Context, r workflows.Terminate
 			select {
 			case <-ctx.Done():
 				return ctx.Err()
-			case <-time.After(500 * time.Millisecond):
+			case <-time.After(wait):
 			}
 		}
 	}

@@ -40,6 +40,10 @@ type devFlags struct {
 	featureGates string
 	postgres     string
 	iamPolicy    string
+	// throttleScale and queueDuplicates: the local AWS's throttling and
+	// the interruption queue's duplicate deliveries (world.Options).
+	throttleScale   float64
+	queueDuplicates float64
 }
 
 // envTemporalPostgres is --temporal-postgres's default: a DSN with a
@@ -80,6 +84,10 @@ prints the summary when settled and keeps running until Ctrl-C.`,
 	fl.StringVar(&f.adminAddr, "admin-addr", DefaultAdminAddr, "loopback admin endpoint for `starter simulate` (empty: off)")
 	fl.StringVar(&f.region, "region", "us-east-1", "the region the local world runs as: zones <region>a/b/c; outside us-east-1 every price is the embedded one x1.1")
 	fl.StringVar(&f.discoveryTag, "discovery-tag", "production-eks", "karpenter.sh/discovery tag value of the local subnets and security group")
+	fl.Float64Var(&f.throttleScale, "throttle-scale", world.DefaultThrottleScale,
+		"the local AWS endpoints' token buckets as a fraction of AWS's defaults (1: AWS's own; lower: an account other tools share; negative: no throttling)")
+	fl.Float64Var(&f.queueDuplicates, "queue-duplicates", world.DefaultQueueDuplicates,
+		"probability that the interruption queue delivers a message twice, as a standard SQS queue may (negative: never)")
 	fl.StringVar(&f.featureGates, "feature-gates", "", "the controller's optional features, as the worker's --feature-gates (e.g. SpotToSpotConsolidation=true)")
 	fl.StringVar(&f.postgres, "temporal-postgres", "",
 		"run the embedded Temporal server on PostgreSQL instead of SQLite: postgres://user:password@host:port/database?sslmode=disable "+
@@ -115,6 +123,7 @@ func runDev(parent context.Context, f *devFlags) error {
 		StateDir: f.stateDir, BootDelay: f.bootDelay, DiscoveryTag: f.discoveryTag, Region: f.region,
 		Consistency: offIfZero(f.consistency), ProfilePropagation: offIfZero(f.propagation),
 		Progress: os.Stderr, Log: log, AdminAddr: f.adminAddr, TemporalPostgres: f.postgres,
+		ThrottleScale: f.throttleScale, QueueDuplicates: f.queueDuplicates,
 	}
 	if f.iamPolicy != "" {
 		if wo.IAMPolicy, err = world.ReadIAMPolicy(f.iamPolicy); err != nil {

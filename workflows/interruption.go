@@ -22,7 +22,7 @@ const (
 // InterruptionPoller is the singleton (id interruption-poller) that keeps
 // one PollInterruptionQueue activity running: the activity long-polls the
 // SQS queue, heartbeating, and starts one Interruption workflow per
-// instance and event. A worker that dies is replaced after the heartbeat
+// instance and kind of event. A worker that dies is replaced after the heartbeat
 // timeout, on any worker.
 func InterruptionPoller(ctx workflow.Context, in PollerInput) error {
 	if in.RunFor <= 0 {
@@ -39,7 +39,8 @@ func InterruptionPoller(ctx workflow.Context, in PollerInput) error {
 }
 
 // Interruption handles one interruption event for one instance (id
-// interruption/<instance>/<event>, so a redelivered message is a no-op):
+// interruption/<instance>/<kind>, so a redelivered message is a no-op, and
+// the poller starts none for an event a stronger one superseded):
 // find the instance's NodeClaim and Node, then carry out what
 // planInterruption decides: for a spot interruption warning mark the
 // (type, zone, spot) offering unavailable so the replacement is bought

@@ -2,6 +2,7 @@ package workflows
 
 import (
 	"reflect"
+	"strings"
 	"testing"
 	"time"
 
@@ -50,6 +51,23 @@ func TestPlanInterruptionDecidesFromTheEventAndTheTarget(t *testing.T) {
 	for _, c := range cases {
 		if got := planInterruption(c.in, c.tgt); !reflect.DeepEqual(got, c.want) {
 			t.Errorf("%s:\n got %+v\nwant %+v", c.name, got, c.want)
+		}
+	}
+}
+
+// Handling only escalates: each kind is superseded by the kinds asking as
+// much or more, never by weaker ones; kinds Joinery does not act on by none.
+func TestSupersedingKinds(t *testing.T) {
+	for kind, want := range map[string]string{
+		saga.KindRebalanceRecommendation: "scheduled_change spot_interrupted instance_stopped instance_terminated",
+		saga.KindScheduledChange:         "spot_interrupted instance_stopped instance_terminated",
+		saga.KindSpotInterrupted:         "instance_stopped instance_terminated",
+		saga.KindInstanceStopped:         "instance_terminated",
+		saga.KindInstanceTerminated:      "instance_stopped",
+		"no_op":                          "",
+	} {
+		if got := strings.Join(SupersedingKinds(kind), " "); got != want {
+			t.Errorf("SupersedingKinds(%s) = %q, want %q", kind, got, want)
 		}
 	}
 }

@@ -56,6 +56,7 @@ const (
 	CodeInvalidParameterCombination            = "InvalidParameterCombination"
 	CodeUnauthorizedOperation                  = "UnauthorizedOperation"
 	CodeUnfulfillableCapacity                  = "UnfulfillableCapacity"
+	CodeFilterLimitExceeded                    = "FilterLimitExceeded"
 )
 
 // msgUnfulfillableConfig is the UnfulfillableCapacity entry CreateFleet

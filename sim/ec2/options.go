@@ -65,6 +65,12 @@ type Options struct {
 	// refused with RequestLimitExceeded (HTTP 503). SetThrottleFraction
 	// changes it later.
 	ThrottleFraction float64
+	// ThrottleScale turns on EC2's token buckets (throttle.go): each API's
+	// request bucket and the launch and termination resource buckets, with
+	// EC2's documented default burst and refill times this factor (1:
+	// AWS's own numbers). A call a bucket cannot serve is refused with
+	// RequestLimitExceeded (HTTP 503). 0: no buckets (unit tests).
+	ThrottleScale float64
 	// Latency is added to every request before it is handled. SetLatency
 	// changes it later.
 	Latency time.Duration

@@ -38,6 +38,7 @@ import (
 	"github.com/joinery/joinery/sim/awsauth"
 	"github.com/joinery/joinery/sim/internal/reqlog"
 	"github.com/joinery/joinery/sim/internal/serve"
+	"github.com/joinery/joinery/sim/internal/throttle"
 )
 
 // Namespace is the XML namespace of IAM API version 2010-05-08.
@@ -66,6 +67,9 @@ type Options struct {
 	Seed uint64
 	// Now is the clock (default time.Now; tests pass a fake clock's).
 	Now func() time.Time
+	// ThrottleScale turns on the account's IAM bucket (throttle.go) times
+	// this factor: calls past it answer Throttling. 0: no bucket.
+	ThrottleScale float64
 }
 
 // Server is the local IAM endpoint; create it with New. Safe for concurrent use.
@@ -78,6 +82,7 @@ type Server struct {
 	profiles map[string]*profile
 	seq      uint64
 	now      func() time.Time
+	buckets  *throttle.Set // nil: never throttled
 }
 
 type role struct {
@@ -120,7 +125,8 @@ func New(o Options) *Server {
 	if o.Now == nil {
 		o.Now = time.Now
 	}
-	s := &Server{opts: o, roles: map[string]*role{}, profiles: map[string]*profile{}, now: o.Now}
+	s := &Server{opts: o, roles: map[string]*role{}, profiles: map[string]*profile{}, now: o.Now,
+		buckets: throttle.NewSet(o.ThrottleScale, nil)}
 	for _, r := range o.Roles {
 		s.AddRole(r)
 	}
@@ -269,6 +275,9 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	f := form(r.Form)
 	action := f.get("Action")
 	s.record(r, action, f)
+	if s.throttled(w) {
+		return
+	}
 	if v := f.get("Version"); v != "2010-05-08" {
 		s.writeError(w, &apiError{http.StatusBadRequest, "InvalidAction", fmt.Sprintf("Could not find operation %s for version %s", action, v)})
 		return

@@ -82,6 +82,18 @@ type Options struct {
 	// PriceFactor scales prices outside us-east-1 (default
 	// DefaultPriceFactor; ignored in us-east-1).
 	PriceFactor float64
+	// ThrottleScale sizes the token buckets the local EC2, SSM, IAM,
+	// Pricing and SQS endpoints throttle with: AWS's documented defaults
+	// times this factor (0: DefaultThrottleScale; negative: no throttling,
+	// for a test that must not meet it). Above 1 the world would be kinder
+	// than AWS.
+	ThrottleScale float64
+	// QueueDuplicates is the probability that the interruption queue
+	// delivers a message twice, as a standard queue may (0:
+	// DefaultQueueDuplicates; negative: never). Messages also come out of
+	// order unless QueueInOrder.
+	QueueDuplicates float64
+	QueueInOrder    bool
 	// IAMPolicy is the worker's IAM policy document, in
 	// deploy/iam-policy.json's format (its placeholders are filled with
 	// the world's partition, region, account, cluster, node role and
@@ -139,6 +151,9 @@ type World struct {
 // EC2 endpoint. On error, whatever started is stopped again.
 func Start(ctx context.Context, o Options) (w *World, err error) {
 	o = o.withDefaults()
+	if err := o.checkThrottleScale(); err != nil {
+		return nil, err
+	}
 	guard, workerPolicy, err := newGuard(o) // a bad policy fails before anything starts
 	if err != nil {
 		return nil, err
@@ -275,7 +290,8 @@ func (w *World) startEC2(o Options) (err error) {
 	}
 	regCtx, cancel := context.WithCancel(context.Background())
 	w.cancel = cancel
-	w.IAM = iam.New(iam.Options{AccountID: AccountID, Partition: awsauth.Partition(o.Region), Guard: w.Auth, Propagation: o.ProfilePropagation})
+	w.IAM = iam.New(iam.Options{AccountID: AccountID, Partition: awsauth.Partition(o.Region), Guard: w.Auth, Propagation: o.ProfilePropagation,
+		ThrottleScale: o.throttleScale()})
 	// The sim kubelet joins only nodes whose user data names this API server
 	// and its CA, and learns an image's architecture and variant (GPU
 	// drivers) from the EC2 endpoint's images.
@@ -286,7 +302,7 @@ func (w *World) startEC2(o Options) (err error) {
 	}
 	w.EC2 = ec2.New(ec2.Options{
 		ClusterTag: o.DiscoveryTag, BootDelay: o.BootDelay, Region: o.Region, PriceFactor: o.PriceFactor, Consistency: o.Consistency,
-		AccountID: AccountID, InstanceProfile: w.IAM.InstanceProfileARN, InstanceProfileHasRole: w.IAM.InstanceProfileHasRole,
+		AccountID: AccountID, InstanceProfile: w.IAM.InstanceProfileARN, InstanceProfileHasRole: w.IAM.InstanceProfileHasRole, ThrottleScale: o.throttleScale(),
 		OnRunning: func(i ec2.Instance) { _ = reg.Register(regCtx, i) },
 		Guard:     w.Auth, InstanceProfileRoles: w.IAM.InstanceProfileRoles,
 	})
@@ -358,8 +374,8 @@ func (w *World) Stop() {
 
 // startAWS starts the IAM, SSM and EKS endpoints on loopback ports.
 func (w *World) startAWS(o Options) error {
-	w.SSM = ssm.New(ssm.Options{Source: w.EC2.SSMParameter, Region: o.Region, AccountID: AccountID, Guard: w.Auth})
-	w.Pricing = pricing.New(pricing.Options{Region: o.Region, PriceFactor: o.PriceFactor, Guard: w.Auth})
+	w.SSM = ssm.New(ssm.Options{Source: w.EC2.SSMParameter, Region: o.Region, AccountID: AccountID, Guard: w.Auth, ThrottleScale: o.throttleScale()})
+	w.Pricing = pricing.New(pricing.Options{Region: o.Region, PriceFactor: o.PriceFactor, Guard: w.Auth, ThrottleScale: o.throttleScale()})
 	w.EKS = eks.New(eks.Options{Region: o.Region, AccountID: AccountID, Guard: w.Auth, Cluster: eks.Cluster{
 		Name: o.ClusterName, Endpoint: w.Kube.Server(), CAData: base64.StdEncoding.EncodeToString(w.Kube.RESTConfig().CAData),
 		ServiceIPv4CIDR: kube.ServiceCIDR, Version: w.EC2.Options().KubernetesVersion,
