@@ -52,6 +52,15 @@ func TestReservedCapacityIsUsedFirst(t *testing.T) {
 		t.Fatalf("status.capacityReservations[0] = %+v, want %s (m5.large, us-east-1a, targeted, 3 available)", st, cr.ID)
 	}
 
+	// The counts below are of launches, not of EC2's refusals while the
+	// class's new instance profile propagates (a test of its own:
+	// TestNewInstanceProfileIsWaitedForNotInsufficientCapacity).
+	profile := getNodeClass(t, e, dc, "reserved").Status.InstanceProfile
+	waitFor(t, time.Minute, "the class's instance profile known to EC2", func() bool {
+		_, ok := e.w.IAM.InstanceProfileARN(profile)
+		return ok && e.w.IAM.InstanceProfileHasRole(profile)
+	})
+
 	objs := readManifests(t, "testdata/reserved-app.yaml")
 	e.apply(t, objs)
 	waitFor(t, 3*time.Minute, "3 reserved-app pods Ready", func() bool { n, _ := e.readyPods("app=reserved-app"); return n == 3 })
@@ -145,7 +154,7 @@ func TestReservedCapacityIsUsedFirst(t *testing.T) {
 	// The CreateFleet requests the endpoint received: 3 from a template
 	// that targets the first reservation (on-demand capacity), 2 targeting
 	// the second (one refused), 3 outside any reservation. A request
-	// retried with its client token (EC2 did not show a template made a
+	// repeated with its client token (EC2 did not show a template made a
 	// moment ago yet) counts once.
 	var targeted, targeted2, outside int
 	tokens := map[string]bool{}
