@@ -100,12 +100,12 @@ func (a *Launch) launchInstance(ctx context.Context, req workflows.LaunchRequest
 	if errors.As(err, &ice) {
 		return workflows.Instance{}, a.insufficientCapacity(ctx, nc, req, ice)
 	}
+	if fe, ok := aws.InstanceProfileNotReady(err); ok {
+		return workflows.Instance{}, a.profileNotReady(ctx, nc, cls, fe)
+	}
 	if ae, ok := aws.AsUnauthorized(err); ok {
 		a.refused(ctx, nc, ae)
 		return workflows.Instance{}, err
-	}
-	if fe, ok := aws.InstanceProfileNotReady(err); ok {
-		return workflows.Instance{}, a.profileNotReady(ctx, nc, cls, fe)
 	}
 	if err != nil {
 		a.launchFailed(ctx, nc, apiv1.ReasonLaunchFailed, err)

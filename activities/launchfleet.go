@@ -48,8 +48,7 @@ func (a *Launch) createFleet(ctx context.Context, nc *apiv1.NodeClaim, cls *apiv
 			NodeClaim: req.NodeClaim, NodePool: req.NodePool, CapacityType: req.CapacityType, Configs: lp.Configs, Prioritized: lp.Prioritized,
 			Tags: launchTags(cls), ClientToken: token,
 		})
-		var none *aws.NoLaunchError
-		if errors.As(err, &none) || aws.IsInsufficientCapacity(err) {
+		if aws.FleetAnswered(err) {
 			prog.spend()
 		}
 		if !aws.IsIdempotentParameterMismatch(err) {

@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/aws/aws-sdk-go-v2/service/ec2"
 	"k8s.io/utils/clock"
 )
 
@@ -65,7 +64,7 @@ func (c *Client) TerminateLaunched(ctx context.Context, id string, launchedBy ti
 	var firstMiss time.Time
 	wait := terminateBackoff
 	for {
-		_, err := c.ec2.TerminateInstances(ctx, &ec2.TerminateInstancesInput{InstanceIds: []string{id}})
+		_, err := c.terminations.do(ctx, id) // batched with concurrent terminations
 		now := clk.Now()
 		if err == nil {
 			return Termination{Accepted: true, Unseen: sinceOr0(now, firstMiss)}, nil

@@ -102,6 +102,18 @@ func (e *NoLaunchError) Error() string {
 	return "CreateFleet: no instance launched: " + strings.Join(msgs, "\n")
 }
 
+// FleetAnswered reports whether err is a CreateFleet answer that launched
+// nothing (no capacity, a refused override): EC2 keeps that answer for the
+// request's client token and gives it back to the same request, so a new
+// try needs a new token. A request EC2 refused as a whole, or whose answer
+// was lost, did not use its token.
+func FleetAnswered(err error) bool {
+	var none *NoLaunchError
+	var ice *InsufficientCapacityError
+	var fe FleetError
+	return errors.As(err, &none) || errors.As(err, &ice) || errors.As(err, &fe)
+}
+
 // InstanceProfileNotReady returns the error of a launch EC2 refused for
 // its instance profile (err is or wraps a *NoLaunchError with such an
 // entry): one EC2 does not know, or whose role it does not see. IAM

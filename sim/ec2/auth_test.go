@@ -143,10 +143,7 @@ func TestAuthorizationPerCall(t *testing.T) {
 		t.Fatal(err)
 	}
 	out, err = launch(w, "other-role", sub, tagged)
-	// EC2 sums up a request whose overrides it refused for their inputs
-	// with an UnfulfillableCapacity entry "due to your request configuration".
-	if err != nil || len(out.Instances) != 0 || len(out.Errors) != 2 || aws.ToString(out.Errors[0].ErrorCode) != "UnauthorizedOperation" || !strings.Contains(aws.ToString(out.Errors[0].ErrorMessage), "iam:PassRole on resource: arn:aws:iam::123456789012:role/Admin") ||
-		aws.ToString(out.Errors[1].ErrorCode) != "UnfulfillableCapacity" || !strings.Contains(aws.ToString(out.Errors[1].ErrorMessage), "request configuration") {
+	if err != nil || len(out.Instances) != 0 || len(out.Errors) != 1 || aws.ToString(out.Errors[0].ErrorCode) != "UnauthorizedOperation" || !strings.Contains(aws.ToString(out.Errors[0].ErrorMessage), "iam:PassRole on resource: arn:aws:iam::123456789012:role/Admin") {
 		t.Errorf("PassRole of another role: %v %+v", err, out)
 	}
 

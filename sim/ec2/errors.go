@@ -60,6 +60,6 @@ const (
 )
 
 // msgUnfulfillableConfig is the UnfulfillableCapacity entry CreateFleet
-// adds when overrides were refused for their inputs (an instance profile
-// EC2 does not know yet, say): no capacity is short.
+// adds when overrides were refused as InvalidParameterValue (an instance
+// profile EC2 does not know yet, say): no capacity is short.
 const msgUnfulfillableConfig = "Unable to fulfill capacity due to your request configuration. Please adjust your request and try again."

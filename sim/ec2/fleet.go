@@ -234,7 +234,7 @@ func (s *Server) fillBucketLocked(resp *createFleetResponse, bucket fleetBucket,
 		})
 	}
 	var launched []*instance
-	var misconfigured *fleetOverride // the first override refused for its inputs
+	var misconfigured *fleetOverride // the first override refused as InvalidParameterValue
 	filled := 0.0
 	for filled < float64(bucket.target) {
 		var pick *fleetOverride
@@ -244,7 +244,7 @@ func (s *Server) fillBucketLocked(resp *createFleetResponse, bucket fleetBucket,
 			}
 			if code, msg := s.checkOverrideLocked(o, bucket.capacityType, capacity); code != "" {
 				fail(o, code, msg)
-				if o.errCode != "" && misconfigured == nil {
+				if o.errCode == CodeInvalidParameterValue && misconfigured == nil {
 					misconfigured = o
 				}
 				continue
@@ -280,7 +280,8 @@ func (s *Server) fillBucketLocked(resp *createFleetResponse, bucket fleetBucket,
 	}
 	if misconfigured != nil && filled < float64(bucket.target) {
 		// EC2 sums such a request up as unfulfillable "due to your request
-		// configuration", on an override it refused.
+		// configuration", on an override it refused (seen beside an
+		// instance profile it did not know: karpenter-provider-aws#3051).
 		resp.Errors = append(resp.Errors, fleetErrorXML{
 			LaunchTemplateAndOverrides: launchTemplateAndOverridesXML{misconfigured.spec, misconfigured.xml},
 			Lifecycle:                  bucket.capacityType, ErrorCode: CodeUnfulfillableCapacity, ErrorMessage: msgUnfulfillableConfig,
