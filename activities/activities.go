@@ -151,6 +151,7 @@ type Launch struct {
 	pools        *pools // the NodeClaim's pool, for its NodeOverlays
 	subnets      subnetPicker
 	templates    templateCache
+	events       *events // the Events of a launch's waits (an instance profile)
 }
 
 // Lifecycle carries a NodeClaim from launched to registered and
@@ -246,7 +247,7 @@ func New(d Deps) *Activities {
 		Provisioning: &Provisioning{cluster: d.Cluster, market: d.Market, metrics: d.Metrics, log: d.Log, solverBudget: d.SolverBudget,
 			snapshots: snaps, claims: claims, ledger: ledger, headroom: headroom},
 		Launch: &Launch{cluster: d.Cluster, cloud: d.Cloud, types: types, market: d.Market, ice: d.ICE, metrics: d.Metrics, log: d.Log,
-			clusterFacts: d.ClusterFacts, pools: pools},
+			clusterFacts: d.ClusterFacts, pools: pools, events: events},
 		Lifecycle: &Lifecycle{cluster: d.Cluster, cloud: d.Cloud, types: types, metrics: d.Metrics, log: d.Log, pools: pools},
 		Drain:     &Drain{cluster: d.Cluster, log: d.Log, protection: events.podProtection},
 		Disruption: &Disruption{cluster: d.Cluster, metrics: d.Metrics, log: d.Log, spotToSpot: d.SpotToSpotConsolidation,

@@ -5,6 +5,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/joinery/joinery/api/saga"
 	apiv1 "github.com/joinery/joinery/api/v1"
 	"github.com/joinery/joinery/catalog"
 	"github.com/joinery/joinery/providers/kube"
@@ -56,14 +57,14 @@ func TestCheckDisruptionCandidate(t *testing.T) {
 		ok     bool
 		reason string // substring of Why
 	}{
-		{"owned pods, consolidation", []*corev1.Pod{pod("a", true, nil)}, workflows.DisruptInput{Reason: workflows.ReasonUnderused, SkipBudgets: true}, true, ""},
+		{"owned pods, consolidation", []*corev1.Pod{pod("a", true, nil)}, workflows.DisruptInput{Reason: saga.ReasonUnderused, SkipBudgets: true}, true, ""},
 		{"bare pod, consolidation", []*corev1.Pod{pod("a", true, nil), pod("trainer", false, nil)},
-			workflows.DisruptInput{Reason: workflows.ReasonUnderused, SkipBudgets: true}, false, "default/trainer has no controller"},
-		{"bare pod, operator drain", []*corev1.Pod{pod("trainer", false, nil)}, workflows.DisruptInput{Reason: workflows.ReasonManual, SkipBudgets: true}, true, ""},
+			workflows.DisruptInput{Reason: saga.ReasonUnderused, SkipBudgets: true}, false, "default/trainer has no controller"},
+		{"bare pod, operator drain", []*corev1.Pod{pod("trainer", false, nil)}, workflows.DisruptInput{Reason: saga.ReasonManual, SkipBudgets: true}, true, ""},
 		{"do-not-disrupt pod", []*corev1.Pod{pod("a", true, map[string]string{apiv1.AnnotationDoNotDisrupt: "true"})},
-			workflows.DisruptInput{Reason: workflows.ReasonManual, SkipBudgets: true}, false, "karpenter.sh/do-not-disrupt"},
+			workflows.DisruptInput{Reason: saga.ReasonManual, SkipBudgets: true}, false, "karpenter.sh/do-not-disrupt"},
 		{"do-not-disrupt pod, interruption", []*corev1.Pod{pod("a", true, map[string]string{apiv1.AnnotationDoNotDisrupt: "true"})},
-			workflows.DisruptInput{Reason: workflows.ReasonInterruption, Interruption: true}, true, ""},
+			workflows.DisruptInput{Reason: saga.ReasonInterruption, Interruption: true}, true, ""},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -91,11 +92,11 @@ func TestCheckDisruptionCandidate(t *testing.T) {
 func TestCheckDisruptionCandidateMissingNodeOrClaim(t *testing.T) {
 	node, _ := testNode()
 	a := newFake(t, kubetest.World{Objects: []runtime.Object{node}})
-	got, _ := a.Disruption.CheckDisruptionCandidate(context.Background(), workflows.DisruptInput{NodeName: node.Name, Reason: workflows.ReasonManual})
+	got, _ := a.Disruption.CheckDisruptionCandidate(context.Background(), workflows.DisruptInput{NodeName: node.Name, Reason: saga.ReasonManual})
 	if got.OK || !strings.Contains(got.Why, "has no NodeClaim") {
 		t.Fatalf("got %+v", got)
 	}
-	got, _ = a.Disruption.CheckDisruptionCandidate(context.Background(), workflows.DisruptInput{NodeName: "nope", Reason: workflows.ReasonManual})
+	got, _ = a.Disruption.CheckDisruptionCandidate(context.Background(), workflows.DisruptInput{NodeName: "nope", Reason: saga.ReasonManual})
 	if got.OK || !strings.Contains(got.Why, "does not exist") {
 		t.Fatalf("got %+v", got)
 	}

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/joinery/joinery/api/saga"
 	apiv1 "github.com/joinery/joinery/api/v1"
 	"github.com/joinery/joinery/internal/metrics"
 	"github.com/joinery/joinery/policy/disruption"
@@ -49,7 +50,7 @@ func (a *Disruption) CheckDisruptionCandidates(ctx context.Context, r workflows.
 // RecheckConsolidation is the saving re-checked just before acting: with
 // the decision's nodes tainted, a fresh simulation of removing them must
 // still hold the decision to its shape and price (disruption.Resimulated).
-func (a *Disruption) RecheckConsolidation(ctx context.Context, d workflows.DisruptionDecision) (workflows.Validation, error) {
+func (a *Disruption) RecheckConsolidation(ctx context.Context, d saga.DisruptionDecision) (saga.Validation, error) {
 	// The tainted nodes go back in before the capacity buffers are placed,
 	// so their virtual pods are placed as they were and must move too.
 	pools, invalid := a.cluster.NodePools()
@@ -158,7 +159,7 @@ func (a *Disruption) CreateReplacement(ctx context.Context, r workflows.Replacem
 	if err := a.cluster.WaitNodeClaimsCached(ctx, []string{nc.Name}, cacheWait); err != nil {
 		return workflows.NodeClaimInput{}, err
 	}
-	a.metrics.NodeClaimCreatedBy(np.Name, workflows.ReasonUnderused, false)
+	a.metrics.NodeClaimCreatedBy(np.Name, saga.ReasonUnderused, false)
 	activityLogger(ctx, a.log).Info("replacement created as planned", zap.String("nodeclaim", nc.Name), zap.Strings("for", r.For),
 		zap.Strings("instanceTypes", plan.InstanceTypes), zap.Float64("usdPerHour", plan.USDPerHour), zap.Float64("maxUsdPerHour", plan.MaxUSDPerHour))
 	in := a.claims.sagaInput(nc.Name, np.Name, plan.Offerings, plan.Pods)

@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/joinery/joinery/api/saga"
 	apiv1 "github.com/joinery/joinery/api/v1"
 	"github.com/joinery/joinery/catalog"
 	"github.com/joinery/joinery/providers/kube/kubetest"
@@ -54,7 +55,7 @@ func TestCheckDisruptionCandidatesCountsTheBudgetForAllNodes(t *testing.T) {
 	claims, objs, names := sagaNodes(4, 1)
 	a := newFake(t, kubetest.World{Pools: []*apiv1.NodePool{sagaPool("3")}, Claims: claims, Objects: objs})
 	ctx := context.Background()
-	set, err := a.Disruption.CheckDisruptionCandidates(ctx, workflows.CandidatesRequest{Nodes: names, Reason: workflows.ReasonUnderused})
+	set, err := a.Disruption.CheckDisruptionCandidates(ctx, workflows.CandidatesRequest{Nodes: names, Reason: saga.ReasonUnderused})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -66,7 +67,7 @@ func TestCheckDisruptionCandidatesCountsTheBudgetForAllNodes(t *testing.T) {
 		t.Errorf("candidate %+v", c)
 	}
 	// Emptiness goes on with the two the budget allows.
-	set, err = a.Disruption.CheckDisruptionCandidates(ctx, workflows.CandidatesRequest{Nodes: names, Reason: workflows.ReasonEmpty, Partial: true})
+	set, err = a.Disruption.CheckDisruptionCandidates(ctx, workflows.CandidatesRequest{Nodes: names, Reason: saga.ReasonEmpty, Partial: true})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -80,10 +81,10 @@ func TestCheckDisruptionCandidatesCountsTheBudgetForAllNodes(t *testing.T) {
 // the planned offerings.
 func TestCreateReplacementWritesThePlannedNodeClaim(t *testing.T) {
 	a := newFake(t, kubetest.World{Pools: []*apiv1.NodePool{sagaPool("10%")}})
-	plan := workflows.Replacement{NodePool: "general-purpose", InstanceTypes: []string{"c6a.large", "m6a.large"},
-		Offerings: []workflows.Offering{{InstanceType: "c6a.large", Zone: "us-east-1a", CapacityType: "spot", Price: 0.03},
+	plan := saga.Replacement{NodePool: "general-purpose", InstanceTypes: []string{"c6a.large", "m6a.large"},
+		Offerings: []saga.Offering{{InstanceType: "c6a.large", Zone: "us-east-1a", CapacityType: "spot", Price: 0.03},
 			{InstanceType: "m6a.large", Zone: "us-east-1b", CapacityType: "spot", Price: 0.04}},
-		Requirements: []workflows.Requirement{{Key: apiv1.LabelArch, Operator: apiv1.OpIn, Values: []string{"amd64"}},
+		Requirements: []saga.Requirement{{Key: apiv1.LabelArch, Operator: apiv1.OpIn, Values: []string{"amd64"}},
 			{Key: apiv1.LabelCapacityType, Operator: apiv1.OpIn, Values: []string{"spot"}}},
 		Requests: map[string]string{"cpu": "2500m", "memory": "1Gi", "pods": "3"}, Pods: 3, USDPerHour: 0.03, MaxUSDPerHour: 0.04}
 	in, err := a.Disruption.CreateReplacement(context.Background(), workflows.ReplacementRequest{Replacement: plan, For: []string{"n1", "n2"}})

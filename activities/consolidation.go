@@ -4,6 +4,7 @@ import (
 	"context"
 	"time"
 
+	"github.com/joinery/joinery/api/saga"
 	apiv1 "github.com/joinery/joinery/api/v1"
 	"github.com/joinery/joinery/internal/metrics"
 	"github.com/joinery/joinery/policy/disruption"
@@ -16,7 +17,7 @@ import (
 // time p.Now: it reads the caches into a disruption.Pass and lets
 // disruption.Decide choose (see there for the methods and their order).
 // Nothing is decided while pods are pending or NodeClaims are launching.
-func (a *Disruption) ComputeDisruption(ctx context.Context, p workflows.DisruptionPass) (workflows.DisruptionDecision, error) {
+func (a *Disruption) ComputeDisruption(ctx context.Context, p workflows.DisruptionPass) (saga.DisruptionDecision, error) {
 	start := time.Now()
 	d, err := a.computeDisruption(ctx, p)
 	if err == nil {
@@ -35,7 +36,7 @@ func (a *Disruption) ComputeDisruption(ctx context.Context, p workflows.Disrupti
 		if d.Method != "" {
 			a.metrics.DisruptionDecision(d.Reason, "proposed")
 		}
-		if d.Method == workflows.MethodDrift {
+		if d.Method == saga.MethodDrift {
 			// Drift is acted on as decided (no validation delay).
 			a.metrics.DisruptionActed(decisionKind(d), d.Reason, "", a.poolsOf(d.Nodes))
 		}
@@ -47,11 +48,11 @@ func (a *Disruption) ComputeDisruption(ctx context.Context, p workflows.Disrupti
 	return d, err
 }
 
-func (a *Disruption) computeDisruption(ctx context.Context, p workflows.DisruptionPass) (workflows.DisruptionDecision, error) {
+func (a *Disruption) computeDisruption(ctx context.Context, p workflows.DisruptionPass) (saga.DisruptionDecision, error) {
 	now := p.Now
 	snap, err := a.snapshots.take(ctx, time.Now())
 	if err != nil {
-		return workflows.DisruptionDecision{}, err
+		return saga.DisruptionDecision{}, err
 	}
 	a.snapshots.priceNodes(snap)
 	usd, list := clusterPrice(snap), a.listPrice(snap)
@@ -60,7 +61,7 @@ func (a *Disruption) computeDisruption(ctx context.Context, p workflows.Disrupti
 	// Pods the solver found no place for do not count: they would block
 	// consolidation forever.
 	if why := disruption.Unsettled(a.ledger.UnnominatedPending(time.Now()), a.cluster.NodeClaims()); why != "" {
-		d := workflows.DisruptionDecision{USDPerHour: usd, ListUSDPerHour: list, Why: why, Catalog: a.catalogStatus()}
+		d := saga.DisruptionDecision{USDPerHour: usd, ListUSDPerHour: list, Why: why, Catalog: a.catalogStatus()}
 		a.reportBlocked(ctx, &d, claims, blocked)
 		return d, nil
 	}
@@ -81,7 +82,7 @@ func (a *Disruption) computeDisruption(ctx context.Context, p workflows.Disrupti
 	a.setAllowedDisruptions(now)
 	sim := time.Now()
 	d := disruption.Decide(pass)
-	if d.Method == workflows.MethodMultiNode || d.Method == workflows.MethodSingleNode || d.Method == "" {
+	if d.Method == saga.MethodMultiNode || d.Method == saga.MethodSingleNode || d.Method == "" {
 		a.metrics.Scheduled(metrics.ControllerDisruption, time.Since(sim).Seconds(), 0)
 	}
 	d.USDPerHour, d.ListUSDPerHour, d.Catalog = usd, list, a.catalogStatus()
@@ -114,7 +115,7 @@ func (a *Disruption) poolNodes(cands []disruption.Candidate) map[string]disrupti
 
 // ValidateDisruption re-simulates a decision after the validation delay and
 // says whether it still holds (disruption.Recheck, disruption.Resimulated).
-func (a *Disruption) ValidateDisruption(ctx context.Context, d workflows.DisruptionDecision) (workflows.Validation, error) {
+func (a *Disruption) ValidateDisruption(ctx context.Context, d saga.DisruptionDecision) (saga.Validation, error) {
 	v, err := a.validate(ctx, d)
 	if err == nil {
 		outcome := "valid"
@@ -127,14 +128,14 @@ func (a *Disruption) ValidateDisruption(ctx context.Context, d workflows.Disrupt
 	return v, err
 }
 
-func (a *Disruption) validate(ctx context.Context, d workflows.DisruptionDecision) (workflows.Validation, error) {
+func (a *Disruption) validate(ctx context.Context, d saga.DisruptionDecision) (saga.Validation, error) {
 	snap, err := a.snapshots.take(ctx, time.Now())
 	if err != nil {
-		return workflows.Validation{}, err
+		return saga.Validation{}, err
 	}
 	cands := disruption.Candidates(withBuffers(a.disruptionClaims(ctx, time.Now()), snap))
 	if why := disruption.ConsolidateAfterRecheck(d, cands, time.Now()); why != "" {
-		return workflows.Validation{Why: why}, nil
+		return saga.Validation{Why: why}, nil
 	}
 	if v, final := disruption.Recheck(d, cands); final {
 		return v, nil
@@ -145,7 +146,7 @@ func (a *Disruption) validate(ctx context.Context, d workflows.DisruptionDecisio
 
 // decisionKind is Karpenter's decision label: replace when the decision
 // launches capacity first, else delete.
-func decisionKind(d workflows.DisruptionDecision) string {
+func decisionKind(d saga.DisruptionDecision) string {
 	if d.Replace || d.Replacement != nil {
 		return "replace"
 	}

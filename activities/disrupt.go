@@ -5,6 +5,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/joinery/joinery/api/saga"
 	apiv1 "github.com/joinery/joinery/api/v1"
 	"github.com/joinery/joinery/internal/metrics"
 	"github.com/joinery/joinery/policy/disruption"
@@ -51,7 +52,7 @@ func (a *Disruption) CheckDisruptionCandidate(ctx context.Context, in workflows.
 	}
 	now := time.Now()
 	for _, p := range a.cluster.PodsOnNode(node.Name) {
-		if b := disruption.PodBlock(a.disruptionPod(ctx, p, nil, now), in.Reason == workflows.ReasonManual); b != nil {
+		if b := disruption.PodBlock(a.disruptionPod(ctx, p, nil, now), in.Reason == saga.ReasonManual); b != nil {
 			return workflows.Candidate{Why: b.Message}, nil
 		}
 	}
@@ -225,7 +226,9 @@ func (a *Lifecycle) WaitNodeClaimGone(ctx context.Context, r workflows.Terminate
 		_, err := a.cluster.NodeClaim(ctx, r.NodeClaim)
 		claimGone := apierrors.IsNotFound(err)
 		instGone := true
-		if r.InstanceID != "" {
+		// The instance is asked about once the NodeClaim is gone (its
+		// termination waited for the instance): one EC2 call, not one per poll.
+		if claimGone && r.InstanceID != "" {
 			inst, err := a.cloud.Get(ctx, r.InstanceID)
 			instGone = aws.IsNotFound(err) || (err == nil && inst.State == aws.StateTerminated)
 		}

@@ -7,10 +7,10 @@ import (
 	"sync"
 	"time"
 
+	"github.com/joinery/joinery/api/saga"
 	apiv1 "github.com/joinery/joinery/api/v1"
 	"github.com/joinery/joinery/policy/disruption"
 	"github.com/joinery/joinery/providers/kube"
-	"github.com/joinery/joinery/workflows"
 	"go.uber.org/zap"
 	corev1 "k8s.io/api/core/v1"
 	policyv1 "k8s.io/api/policy/v1"
@@ -147,7 +147,7 @@ func (a *Disruption) disruptionPod(ctx context.Context, p *corev1.Pod, pdbs []*p
 // Karpenter), a log line per published Event and one when the counts
 // change, joinery_disruption_blocked_nodes{reason}, and the bounded report
 // in the decision for the Consolidation workflow's status.
-func (a *Disruption) reportBlocked(ctx context.Context, d *workflows.DisruptionDecision, claims []disruption.Claim, blocked []disruption.Blocked) {
+func (a *Disruption) reportBlocked(ctx context.Context, d *saga.DisruptionDecision, claims []disruption.Claim, blocked []disruption.Blocked) {
 	now := time.Now()
 	uid := map[string]types.UID{}
 	for _, c := range claims {
@@ -189,7 +189,7 @@ func (a *Disruption) reportBlocked(ctx context.Context, d *workflows.DisruptionD
 			a.events.event(&corev1.ObjectReference{APIVersion: "karpenter.sh/v1", Kind: "NodePool", Name: pool}, disruption.EventDisruptionBlocked, msg)
 		}
 	}
-	rep := disruption.Report(blocked, workflows.MaxBlockedReported)
+	rep := disruption.Report(blocked, saga.MaxBlockedReported)
 	d.Blocked = &rep
 	a.metrics.SetDisruptionBlocked(rep.ByReason, blockKinds())
 	a.blockedMu.Lock()

@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/joinery/joinery/api/saga"
 	apiv1 "github.com/joinery/joinery/api/v1"
 	"github.com/joinery/joinery/internal/metrics"
 	"github.com/joinery/joinery/policy/disruption"
@@ -49,7 +50,7 @@ func TestReportBlockedPublishesEventsOnceAndSetsTheGauge(t *testing.T) {
 		{NodeClaim: "general-c", Node: "ip-10-0-0-6.ec2.internal", NodePool: "general", Blocks: []disruption.Block{
 			{Kind: disruption.BlockConsolidateAfter, Message: "Node is not consolidatable yet: consolidateAfter 1m has not elapsed"}}},
 	}
-	var d workflows.DisruptionDecision
+	var d saga.DisruptionDecision
 	a.Disruption.reportBlocked(context.Background(), &d, nil, blocked)
 	want := []string{
 		"Normal DisruptionBlocked No allowed disruptions for disruption reason Underutilized due to blocking budget",
@@ -110,7 +111,7 @@ func TestDoNotDisruptDurationInCandidateCheckAndDrain(t *testing.T) {
 			a := newFake(t, kubetest.World{Claims: []*apiv1.NodeClaim{nc}, Objects: []runtime.Object{node, p}})
 			rec := record.NewFakeRecorder(10)
 			a.cluster().Recorder = rec
-			got, err := a.Disruption.CheckDisruptionCandidate(context.Background(), workflows.DisruptInput{NodeName: node.Name, Reason: workflows.ReasonUnderused, SkipBudgets: true})
+			got, err := a.Disruption.CheckDisruptionCandidate(context.Background(), workflows.DisruptInput{NodeName: node.Name, Reason: saga.ReasonUnderused, SkipBudgets: true})
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -62,18 +62,17 @@ func (a *GC) PlanGarbageCollection(ctx context.Context, p workflows.GCPass) (wor
 		}
 		snap.LaunchTemplates, snap.TemplatesInUse = lts, inUse
 	}
-	opts := gc.Options{LaunchGrace: p.LaunchGrace}
+	opts := gc.Options{LaunchGrace: p.LaunchGrace, NotFoundGrace: a.cloud.ConsistencyWindow()}
 	plan := gc.Decide(snap, p.Now, opts)
 	if len(plan.Confirm) > 0 {
 		snap.Lookups = map[string]string{}
+		found, err := a.cloud.GetAll(ctx, plan.Confirm) // batched: a few calls for any number
+		if err != nil {
+			return out, err
+		}
 		for _, id := range plan.Confirm {
-			inst, err := a.cloud.Get(ctx, id)
-			switch {
-			case aws.IsNotFound(err):
-				snap.Lookups[id] = gc.StateNotFound
-			case err != nil:
-				return out, fmt.Errorf("look up instance %s: %w", id, err)
-			default:
+			snap.Lookups[id] = gc.StateNotFound
+			if inst, ok := found[id]; ok {
 				snap.Lookups[id] = inst.State
 			}
 		}
@@ -158,7 +157,7 @@ func (a *GC) recheck(c workflows.GCCollect, part func(gc.Plan) []gc.Collect, ite
 	snap := a.gcSnapshot(insts)
 	snap.Lookups = lookups
 	still := map[string]gc.Collect{}
-	for _, col := range part(gc.Decide(snap, c.Now, gc.Options{LaunchGrace: c.LaunchGrace})) {
+	for _, col := range part(gc.Decide(snap, c.Now, gc.Options{LaunchGrace: c.LaunchGrace, NotFoundGrace: a.cloud.ConsistencyWindow()})) {
 		still[col.Name] = col
 	}
 	for _, it := range items {

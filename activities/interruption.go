@@ -4,6 +4,7 @@ import (
 	"context"
 	"strings"
 
+	"github.com/joinery/joinery/api/saga"
 	apiv1 "github.com/joinery/joinery/api/v1"
 	"github.com/joinery/joinery/workflows"
 	"go.uber.org/zap"
@@ -67,7 +68,7 @@ func (a *Interruption) LookupInterruptedInstance(_ context.Context, instanceID s
 // MarkOfferingUnavailable puts an offering in the ICE cache for its TTL, so
 // the solver plans no capacity there meanwhile (the pool a spot
 // interruption is taking capacity back from).
-func (a *Interruption) MarkOfferingUnavailable(_ context.Context, o workflows.Offering) error {
+func (a *Interruption) MarkOfferingUnavailable(_ context.Context, o saga.Offering) error {
 	a.ice.MarkUnavailable(o.InstanceType, o.Zone, o.CapacityType)
 	a.log.Info("offering marked unavailable after an interruption", zap.String("instanceType", o.InstanceType),
 		zap.String("zone", o.Zone), zap.String("capacityType", o.CapacityType))
@@ -105,15 +106,15 @@ func (a *Interruption) RecordInterruption(ctx context.Context, n workflows.Inter
 // interruptionEventReason is the Event reason per kind (Karpenter's names).
 func interruptionEventReason(kind string) string {
 	switch kind {
-	case workflows.KindSpotInterrupted:
+	case saga.KindSpotInterrupted:
 		return "SpotInterrupted"
-	case workflows.KindRebalanceRecommendation:
+	case saga.KindRebalanceRecommendation:
 		return "SpotRebalanceRecommendation"
-	case workflows.KindScheduledChange:
+	case saga.KindScheduledChange:
 		return "InstanceScheduledChange"
-	case workflows.KindInstanceStopped:
+	case saga.KindInstanceStopped:
 		return "InstanceStopping"
-	case workflows.KindInstanceTerminated:
+	case saga.KindInstanceTerminated:
 		return "InstanceTerminating"
 	}
 	return "Interruption"

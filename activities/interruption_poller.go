@@ -2,6 +2,8 @@ package activities
 
 import (
 	"context"
+	"errors"
+	"fmt"
 	"time"
 
 	"github.com/joinery/joinery/internal/metrics"
@@ -9,6 +11,7 @@ import (
 	"github.com/joinery/joinery/providers/aws/interruption"
 	"github.com/joinery/joinery/workflows"
 	enumspb "go.temporal.io/api/enums/v1"
+	"go.temporal.io/api/serviceerror"
 	"go.temporal.io/sdk/activity"
 	"go.temporal.io/sdk/client"
 	"go.temporal.io/sdk/temporal"
@@ -22,10 +25,16 @@ type InterruptionQueue interface {
 	Delete(ctx context.Context, receiptHandle string) error
 }
 
-// InterruptionStarter starts (or joins) the Interruption workflow of one
-// instance and event.
+// InterruptionStarter starts the Interruption workflow of one instance and
+// kind of event, and tells which were started before.
 type InterruptionStarter interface {
-	StartInterruption(ctx context.Context, in workflows.InterruptionInput) error
+	// StartInterruption starts it; started is false when the instance's
+	// workflow of that kind exists already, running or closed: the event
+	// was handled.
+	StartInterruption(ctx context.Context, in workflows.InterruptionInput) (started bool, err error)
+	// InterruptionStarted reports whether the instance's workflow of the
+	// kind exists, running or closed.
+	InterruptionStarted(ctx context.Context, instanceID, kind string) (bool, error)
 }
 
 // InterruptionPoller is the PollInterruptionQueue activity: it long-polls
@@ -34,7 +43,11 @@ type InterruptionStarter interface {
 // workflows have started (or when it cannot be parsed, or asks for
 // nothing: then it is logged and counted). A message whose workflow could
 // not be started stays on the queue and comes back after its visibility
-// timeout.
+// timeout. The queue is a standard SQS queue: a message may come twice and
+// out of order. Each instance event acts once (one workflow per instance
+// and kind), and one a stronger event for the same instance was handled
+// before acts no more (workflows.SupersedingKinds); a batch is handled
+// strongest first.
 type InterruptionPoller struct {
 	Queue   InterruptionQueue // nil: no queue configured on this worker
 	Starter InterruptionStarter
@@ -44,6 +57,8 @@ type InterruptionPoller struct {
 	DrainOnRebalance bool
 	// WaitSeconds is the long-poll wait (default 5, at most 20).
 	WaitSeconds int32
+
+	recent recentEvents // what this poller handled lately
 }
 
 // Register registers the poll activity.
@@ -83,7 +98,7 @@ func (p *InterruptionPoller) PollInterruptionQueue(ctx context.Context, in workf
 			}
 			continue
 		}
-		for _, m := range msgs {
+		for _, m := range strongestFirst(msgs) {
 			p.Handle(ctx, m, &res)
 			activity.RecordHeartbeat(ctx, res)
 		}
@@ -117,22 +132,82 @@ func (p *InterruptionPoller) Handle(ctx context.Context, m aws.QueueMessage, res
 		p.delete(ctx, log, m)
 		return
 	}
+	if p.recent.has("message/" + m.ID) {
+		res.Duplicates += len(msg.InstanceIDs)
+		log.Info("interruption message delivered again; handled already", zap.String("event", msg.EventID))
+		p.delete(ctx, log, m)
+		return
+	}
 	for _, id := range msg.InstanceIDs {
 		in := workflows.InterruptionInput{
 			EventID: msg.EventID, Kind: msg.Kind, InstanceID: id, Time: msg.Time, NoticeEnd: msg.NoticeEnd,
 			State: msg.State, Action: msg.Action, DrainOnRebalance: p.DrainOnRebalance, MessageID: m.ID,
 		}
-		if err := p.Starter.StartInterruption(ctx, in); err != nil {
+		if err := p.handOver(ctx, log, in, res); err != nil {
 			res.Failed++
 			log.Error("could not start the interruption workflow; the message stays on the queue", zap.String("instance", id),
 				zap.String("event", msg.EventID), zap.Error(err))
 			return
 		}
-		log.Info("interruption workflow started", zap.String("kind", msg.Kind), zap.String("instance", id),
-			zap.String("workflow", workflows.InterruptionWorkflowID(id, msg.EventID)))
 	}
-	res.Started += len(msg.InstanceIDs)
+	p.recent.add("message/" + m.ID)
 	p.delete(ctx, log, m)
+}
+
+// handOver starts the workflow of one instance event, unless the instance
+// had an event of that kind or a stronger one handled already.
+func (p *InterruptionPoller) handOver(ctx context.Context, log *zap.Logger, in workflows.InterruptionInput, res *workflows.PollResult) error {
+	key := in.InstanceID + "/" + in.Kind
+	log = log.With(zap.String("kind", in.Kind), zap.String("instance", in.InstanceID), zap.String("event", in.EventID))
+	if p.recent.has(key) {
+		res.Duplicates++
+		log.Info("interruption event handled already")
+		return nil
+	}
+	by, err := p.supersededBy(ctx, in)
+	if err != nil {
+		return err
+	}
+	if by != "" {
+		res.Superseded++
+		p.recent.add(key)
+		log.Info("interruption event superseded: a stronger one for the instance was handled", zap.String("by", by))
+		return nil
+	}
+	started, err := p.Starter.StartInterruption(ctx, in)
+	if err != nil {
+		return err
+	}
+	p.recent.add(key)
+	if !started {
+		res.Duplicates++
+		log.Info("interruption event handled already")
+		return nil
+	}
+	res.Started++
+	log.Info("interruption workflow started", zap.String("workflow", workflows.InterruptionWorkflowID(in.InstanceID, in.Kind)))
+	return nil
+}
+
+// supersededBy is the kind of a stronger event handled for the instance
+// ("" if none), from this poller's memory or from Temporal.
+func (p *InterruptionPoller) supersededBy(ctx context.Context, in workflows.InterruptionInput) (string, error) {
+	kinds := workflows.SupersedingKinds(in.Kind)
+	for _, k := range kinds {
+		if p.recent.has(in.InstanceID + "/" + k) {
+			return k, nil
+		}
+	}
+	for _, k := range kinds {
+		ok, err := p.Starter.InterruptionStarted(ctx, in.InstanceID, k)
+		if err != nil {
+			return "", fmt.Errorf("look up the %s workflow of %s: %w", k, in.InstanceID, err)
+		}
+		if ok {
+			return k, nil
+		}
+	}
+	return "", nil
 }
 
 func (p *InterruptionPoller) delete(ctx context.Context, log *zap.Logger, m aws.QueueMessage) {
@@ -145,32 +220,50 @@ func (p *InterruptionPoller) delete(ctx context.Context, log *zap.Logger, m aws.
 }
 
 // TemporalInterruptionStarter starts Interruption workflows with a
-// Temporal client. A running workflow of the same id is joined and a
-// closed one is not run again, so a redelivered message never acts twice.
-// With Pseudonym set (payload encryption on) the workflow is Private and
-// its id holds the instance id's pseudonym instead of the instance id.
+// Temporal client. A workflow id (instance and kind) that exists, running
+// or closed, is not started again, so a redelivered message never acts
+// twice. With Pseudonym set (payload encryption on) the workflow is
+// Private and its id holds the instance id's pseudonym instead of the
+// instance id.
 type TemporalInterruptionStarter struct {
 	Client    client.Client
 	Pseudonym func(string) string
 }
 
-// StartInterruption starts the workflow interruption/<instance>/<event>.
-func (s TemporalInterruptionStarter) StartInterruption(ctx context.Context, in workflows.InterruptionInput) error {
-	ref := in.InstanceID
+// ref is how workflow ids name the instance.
+func (s TemporalInterruptionStarter) ref(instanceID string) string {
+	if s.Pseudonym != nil {
+		return s.Pseudonym(instanceID)
+	}
+	return instanceID
+}
+
+// StartInterruption starts the workflow interruption/<instance>/<kind>.
+func (s TemporalInterruptionStarter) StartInterruption(ctx context.Context, in workflows.InterruptionInput) (bool, error) {
 	sas := []temporal.SearchAttributeUpdate{workflows.SAPhase.ValueSet(workflows.PhaseChecking)}
 	if s.Pseudonym != nil {
-		in.Private, ref = true, s.Pseudonym(in.InstanceID)
+		in.Private = true
 	} else {
 		sas = append(sas, workflows.SAInstanceID.ValueSet(in.InstanceID))
 	}
 	_, err := s.Client.ExecuteWorkflow(ctx, client.StartWorkflowOptions{
-		ID: workflows.InterruptionWorkflowID(ref, in.EventID), TaskQueue: workflows.TaskQueue,
-		WorkflowIDConflictPolicy: enumspb.WORKFLOW_ID_CONFLICT_POLICY_USE_EXISTING,
+		ID: workflows.InterruptionWorkflowID(s.ref(in.InstanceID), in.Kind), TaskQueue: workflows.TaskQueue,
+		WorkflowIDConflictPolicy: enumspb.WORKFLOW_ID_CONFLICT_POLICY_FAIL,
 		WorkflowIDReusePolicy:    enumspb.WORKFLOW_ID_REUSE_POLICY_REJECT_DUPLICATE,
 		TypedSearchAttributes:    temporal.NewSearchAttributes(sas...),
 	}, workflows.InterruptionWorkflow, in)
 	if temporal.IsWorkflowExecutionAlreadyStartedError(err) {
-		return nil // handled before: the message is a duplicate
+		return false, nil // handled before: the event is a duplicate
 	}
-	return err
+	return err == nil, err
+}
+
+// InterruptionStarted reports whether interruption/<instance>/<kind> exists.
+func (s TemporalInterruptionStarter) InterruptionStarted(ctx context.Context, instanceID, kind string) (bool, error) {
+	_, err := s.Client.DescribeWorkflowExecution(ctx, workflows.InterruptionWorkflowID(s.ref(instanceID), kind), "")
+	var nf *serviceerror.NotFound
+	if errors.As(err, &nf) {
+		return false, nil
+	}
+	return err == nil, err
 }

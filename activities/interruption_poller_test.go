@@ -18,13 +18,15 @@ import (
 	"go.uber.org/zap"
 )
 
-// fakeQueue hands out its messages once and records deletions; log holds
-// "start:<workflow id>" and "delete:<message id>" in order.
+// fakeQueue hands out its messages once, records deletions and, as the
+// starter, starts each workflow id once as Temporal does; log holds
+// "start:<workflow id>:<kind>" and "delete:<message id>" in order.
 type fakeQueue struct {
 	mu       sync.Mutex
 	pending  []aws.QueueMessage
 	log      []string
 	startErr map[string]error // by instance id
+	started  map[string]bool  // workflow ids
 }
 
 func (q *fakeQueue) Receive(ctx context.Context, max, wait int32) ([]aws.QueueMessage, error) {
@@ -48,14 +50,28 @@ func (q *fakeQueue) Delete(_ context.Context, h string) error {
 	return nil
 }
 
-func (q *fakeQueue) StartInterruption(_ context.Context, in workflows.InterruptionInput) error {
+func (q *fakeQueue) StartInterruption(_ context.Context, in workflows.InterruptionInput) (bool, error) {
 	q.mu.Lock()
 	defer q.mu.Unlock()
 	if err := q.startErr[in.InstanceID]; err != nil {
-		return err
+		return false, err
 	}
-	q.log = append(q.log, "start:"+workflows.InterruptionWorkflowID(in.InstanceID, in.EventID)+":"+in.Kind)
-	return nil
+	id := workflows.InterruptionWorkflowID(in.InstanceID, in.Kind)
+	if q.started[id] {
+		return false, nil
+	}
+	if q.started == nil {
+		q.started = map[string]bool{}
+	}
+	q.started[id] = true
+	q.log = append(q.log, "start:"+id+":"+in.EventID)
+	return true, nil
+}
+
+func (q *fakeQueue) InterruptionStarted(_ context.Context, instanceID, kind string) (bool, error) {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	return q.started[workflows.InterruptionWorkflowID(instanceID, kind)], nil
 }
 
 func sample(t *testing.T, name string) string {
@@ -88,18 +104,20 @@ func TestPollerStartsThenDeletesAndCountsEveryKind(t *testing.T) {
 	} {
 		p.Handle(context.Background(), mm, &res)
 	}
+	// The rebalance recommendation comes after the spot warning for the
+	// same instance: superseded, deleted, nothing started.
 	want := []string{
-		"start:interruption/i-0123456789abcdef0/11111111-2222-3333-4444-555555555501:spot_interrupted", "delete:m1",
-		"start:interruption/i-0123456789abcdef0/11111111-2222-3333-4444-555555555502:rebalance_recommendation", "delete:m2",
-		"start:interruption/i-0123456789abcdef1/11111111-2222-3333-4444-555555555503:scheduled_change",
-		"start:interruption/i-0123456789abcdef2/11111111-2222-3333-4444-555555555503:scheduled_change", "delete:m3",
-		"start:interruption/i-0123456789abcdef0/11111111-2222-3333-4444-555555555504:instance_terminated", "delete:m4",
+		"start:interruption/i-0123456789abcdef0/spot_interrupted:11111111-2222-3333-4444-555555555501", "delete:m1",
+		"delete:m2",
+		"start:interruption/i-0123456789abcdef1/scheduled_change:11111111-2222-3333-4444-555555555503",
+		"start:interruption/i-0123456789abcdef2/scheduled_change:11111111-2222-3333-4444-555555555503", "delete:m3",
+		"start:interruption/i-0123456789abcdef0/instance_terminated:11111111-2222-3333-4444-555555555504", "delete:m4",
 		"delete:m5", "delete:m6",
 	}
 	if strings.Join(q.log, "\n") != strings.Join(want, "\n") {
 		t.Fatalf("log:\n%s\nwant:\n%s", strings.Join(q.log, "\n"), strings.Join(want, "\n"))
 	}
-	if res != (workflows.PollResult{Received: 6, Started: 5, Ignored: 1, Unparsable: 1}) {
+	if res != (workflows.PollResult{Received: 6, Started: 4, Superseded: 1, Ignored: 1, Unparsable: 1}) {
 		t.Errorf("result %+v", res)
 	}
 	for kind, n := range map[string]float64{"spot_interrupted": 1, "rebalance_recommendation": 1, "scheduled_change": 1,

@@ -2,12 +2,11 @@ package activities
 
 import (
 	"context"
-	"crypto/sha256"
-	"encoding/hex"
 	"errors"
 	"fmt"
 	"time"
 
+	"github.com/joinery/joinery/api/saga"
 	apiv1 "github.com/joinery/joinery/api/v1"
 	"github.com/joinery/joinery/internal/metrics"
 	"github.com/joinery/joinery/policy/nodeclass"
@@ -23,8 +22,9 @@ import (
 // LaunchInstance launches the NodeClaim's instance with one CreateFleet
 // call over the request's offerings (one capacity type), from launch
 // templates built from its EC2NodeClass's resolved status. It is
-// idempotent: an instance already tagged with this NodeClaim is returned as
-// is, and the CreateFleet client token is derived from the request. When
+// idempotent through the CreateFleet client token (createFleet); a
+// NodeClaim deleted meanwhile gets the instance an earlier attempt
+// launched, if any (deletedBeforeLaunch). When
 // every offering failed for capacity it returns a non-retryable
 // ErrInsufficientCapacity error whose details are the failed offerings
 // (also put in the ICE cache).
@@ -71,39 +71,19 @@ func (a *Launch) launchInstance(ctx context.Context, req workflows.LaunchRequest
 	prog := resumeLaunch(ctx)
 	defer prog.beat.stop()
 	nc, err := a.cluster.NodeClaim(ctx, req.NodeClaim)
-	if apierrors.IsNotFound(err) {
-		// Gone (a NodeClaim has no finalizer before its launch is
-		// recorded): an earlier attempt, lost with its worker after
-		// CreateFleet answered, may have launched its instance; the saga
-		// must terminate that one.
-		if existing, lerr := a.cloud.ForNodeClaim(ctx, req.NodeClaim); lerr != nil {
-			return workflows.Instance{}, lerr
-		} else if len(existing) > 0 {
-			return a.toInstance(existing[0]), nil
-		}
-		return workflows.Instance{}, temporal.NewNonRetryableApplicationError("NodeClaim deleted before launch", workflows.ErrNodeClaimGone, err)
+	if apierrors.IsNotFound(err) || (err == nil && nc.DeletionTimestamp != nil) {
+		return a.deletedBeforeLaunch(ctx, req, prog)
 	}
 	if err != nil {
 		return workflows.Instance{}, err
-	}
-	resumed := prog.Plan != nil
-	// A resumed attempt's CreateFleet carries the earlier attempt's client
-	// token, so EC2 answers with the instance that attempt may have
-	// launched; only a deleted NodeClaim needs the lookup first.
-	if !resumed || nc.DeletionTimestamp != nil {
-		if existing, err := a.cloud.ForNodeClaim(ctx, req.NodeClaim); err != nil {
-			return workflows.Instance{}, err
-		} else if len(existing) > 0 {
-			return a.toInstance(existing[0]), nil
-		}
-	}
-	if nc.DeletionTimestamp != nil {
-		return workflows.Instance{}, temporal.NewNonRetryableApplicationError("NodeClaim deleted before launch", workflows.ErrNodeClaimGone, nil)
 	}
 	cls, err := a.cluster.NodeClass(nc.Spec.NodeClassRef.Name)
 	if err != nil {
 		return workflows.Instance{}, err
 	}
+	// A resumed attempt launches the plan its earlier attempt carried, with
+	// the same client token (createFleet).
+	resumed := prog.Plan != nil
 	if !resumed {
 		lp, err := a.planLaunch(ctx, nc, cls, req, prog)
 		if err != nil {
@@ -112,19 +92,16 @@ func (a *Launch) launchInstance(ctx context.Context, req workflows.LaunchRequest
 		prog.planned(lp)
 	}
 	lp := *prog.Plan
-	token := sha256.Sum256([]byte(fmt.Sprintf("%s|%s|%v", req.NodeClaim, req.CapacityType, lp.Configs)))
-	inst, err := a.cloud.Launch(ctx, aws.LaunchRequest{
-		NodeClaim: req.NodeClaim, NodePool: req.NodePool, CapacityType: req.CapacityType, Configs: lp.Configs, Prioritized: lp.Prioritized,
-		Tags: launchTags(cls), ClientToken: hex.EncodeToString(token[:16]),
-	})
+	inst, err := a.createFleetOnceVisible(ctx, nc, cls, req, lp, prog)
 	if aws.IsLaunchTemplateNotFound(err) {
-		a.templates.forget()
-		prog.forget()
-		return workflows.Instance{}, err
+		return workflows.Instance{}, a.templateNotFound(ctx, lp, prog, err)
 	}
 	var ice *aws.InsufficientCapacityError
 	if errors.As(err, &ice) {
 		return workflows.Instance{}, a.insufficientCapacity(ctx, nc, req, ice)
+	}
+	if fe, ok := aws.InstanceProfileNotReady(err); ok {
+		return workflows.Instance{}, a.profileNotReady(ctx, nc, cls, fe)
 	}
 	if ae, ok := aws.AsUnauthorized(err); ok {
 		a.refused(ctx, nc, ae)
@@ -207,7 +184,7 @@ func (a *Launch) refused(ctx context.Context, nc *apiv1.NodeClaim, ae *aws.Autho
 // insufficientCapacity records the failed offerings and returns the
 // non-retryable error the saga falls back on.
 func (a *Launch) insufficientCapacity(ctx context.Context, nc *apiv1.NodeClaim, req workflows.LaunchRequest, ice *aws.InsufficientCapacityError) error {
-	var failed []workflows.Offering
+	var failed []saga.Offering
 	for _, fe := range ice.Errors {
 		if fe.Code != aws.CodeReservationCapacityExceeded {
 			continue
@@ -221,7 +198,7 @@ func (a *Launch) insufficientCapacity(ctx context.Context, nc *apiv1.NodeClaim, 
 	for _, o := range ice.Offerings {
 		a.ice.MarkUnavailable(o.InstanceType, o.Zone, o.CapacityType)
 		a.metrics.OfferingInsufficient(o.InstanceType, o.Zone, o.CapacityType)
-		failed = append(failed, workflows.Offering{InstanceType: o.InstanceType, Zone: o.Zone, CapacityType: o.CapacityType})
+		failed = append(failed, saga.Offering{InstanceType: o.InstanceType, Zone: o.Zone, CapacityType: o.CapacityType})
 	}
 	activityLogger(ctx, a.log).Warn("insufficient capacity", zap.String("nodeclaim", req.NodeClaim), zap.Error(ice))
 	a.launchFailed(ctx, nc, apiv1.ReasonInsufficientCapacity, ice)
@@ -230,7 +207,7 @@ func (a *Launch) insufficientCapacity(ctx context.Context, nc *apiv1.NodeClaim, 
 
 // plannedPrice is the price the plan gave the launched offering (after
 // NodeOverlays); the list price when the offering is not among them.
-func plannedPrice(offs []workflows.Offering, in workflows.Instance) float64 {
+func plannedPrice(offs []saga.Offering, in workflows.Instance) float64 {
 	for _, o := range offs {
 		if o.InstanceType == in.InstanceType && o.Zone == in.Zone && o.CapacityType == in.CapacityType {
 			return o.Price

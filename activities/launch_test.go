@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/joinery/joinery/api/saga"
 	apiv1 "github.com/joinery/joinery/api/v1"
 	"github.com/joinery/joinery/providers/aws"
 	"github.com/joinery/joinery/providers/aws/bootstrap"
@@ -39,13 +40,22 @@ func launchWorldWith(t *testing.T, pools []*apiv1.NodePool, objs ...runtime.Obje
 // launchWorldDeps is launchWorldWith with opt changing the Deps.
 func launchWorldDeps(t *testing.T, pools []*apiv1.NodePool, opt func(*Deps), objs ...runtime.Object) (*Activities, *simec2.Server, workflows.LaunchRequest) {
 	t.Helper()
-	srv := simec2.New(simec2.Options{ClusterTag: "production-eks", BootDelay: 40 * time.Millisecond, TerminateDelay: 40 * time.Millisecond})
+	return launchWorldOpts(t, simec2.Options{BootDelay: 40 * time.Millisecond, TerminateDelay: 40 * time.Millisecond}, aws.Options{}, pools, opt, objs...)
+}
+
+// launchWorldOpts is launchWorldDeps over an EC2 endpoint and a client
+// with these options.
+func launchWorldOpts(t *testing.T, so simec2.Options, co aws.Options, pools []*apiv1.NodePool, opt func(*Deps), objs ...runtime.Object) (*Activities, *simec2.Server, workflows.LaunchRequest) {
+	t.Helper()
+	so.ClusterTag = "production-eks"
+	srv := simec2.New(so)
 	url, stop, err := srv.Start("127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(stop)
-	cc, err := aws.New(context.Background(), aws.Options{Endpoint: url, ClusterName: "launch-test", MaxBackoff: 5 * time.Millisecond})
+	co.Endpoint, co.ClusterName, co.MaxBackoff = url, "launch-test", 5*time.Millisecond
+	cc, err := aws.New(context.Background(), co)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -75,7 +85,7 @@ func launchWorldDeps(t *testing.T, pools []*apiv1.NodePool, opt func(*Deps), obj
 		opt(d)
 	})
 	req := workflows.LaunchRequest{NodeClaim: nc.Name, NodePool: "general-purpose", CapacityType: apiv1.CapacityTypeOnDemand,
-		Offerings: []workflows.Offering{{InstanceType: "m5.large", Zone: sns[0].Zone, CapacityType: apiv1.CapacityTypeOnDemand}}}
+		Offerings: []saga.Offering{{InstanceType: "m5.large", Zone: sns[0].Zone, CapacityType: apiv1.CapacityTypeOnDemand}}}
 	return a, srv, req
 }
 
@@ -165,8 +175,8 @@ func TestLaunchResumesFromHeartbeatedPlan(t *testing.T) {
 		t.Fatalf("the first attempt heartbeated no launch plan: %+v", details)
 	}
 	lp := *details.Plan
-	if calls["CreateFleet"] != 1 || calls["CreateLaunchTemplate"] != 1 || calls["DescribeInstances"] == 0 {
-		t.Fatalf("first attempt's EC2 calls %v: want a lookup, a template and one CreateFleet", calls)
+	if calls["CreateFleet"] != 1 || calls["CreateLaunchTemplate"] != 1 || calls["DescribeInstances"] != 0 {
+		t.Fatalf("first attempt's EC2 calls %v: want a template and one CreateFleet, no lookup", calls)
 	}
 	if len(lp.Configs) != 1 || len(lp.Configs[0].Overrides) != 1 ||
 		lp.Configs[0].Overrides[0].InstanceType != "m5.large" || lp.Subnet[req.Offerings[0].Zone] == "" {
@@ -211,35 +221,20 @@ func TestLaunchDropsAPlanWhoseTemplateIsGone(t *testing.T) {
 }
 
 // An attempt whose worker died after it chose subnets and made its
-// template, before it carried the plan, leaves both to the next attempt: on
-// a fresh worker (empty caches) that one looks for an instance (the dead
-// attempt may have reached CreateFleet) and launches, without resolving
-// subnets or templates again.
+// template, and after CreateFleet, before it carried the plan, leaves the
+// subnets and template to the next attempt: on a fresh worker (empty
+// caches) that one plans the same launch without resolving subnets or
+// templates again, and its CreateFleet, with the same client token, gets
+// back the instance the dead attempt launched; no lookup, no second
+// instance.
 func TestLaunchResumesEachStepsProgress(t *testing.T) {
 	a, srv, req := launchWorld(t)
-	_, details, _, err := launchAttempt(t, a, srv, req, nil)
+	first, details, _, err := launchAttempt(t, a, srv, req, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
 	if details == nil || len(details.Subnets) == 0 || len(details.Templates) != 1 {
 		t.Fatalf("first attempt's progress %+v: want its subnets and its one template", details)
-	}
-	for _, i := range srv.Instances() {
-		if err := a.Launch.cloud.Terminate(context.Background(), i.ID); err != nil {
-			t.Fatal(err)
-		}
-	}
-	for end := time.Now().Add(5 * time.Second); ; time.Sleep(20 * time.Millisecond) {
-		left, err := a.Launch.cloud.ForNodeClaim(context.Background(), req.NodeClaim)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if len(left) == 0 {
-			break
-		}
-		if time.Now().After(end) {
-			t.Fatalf("instance %s still %s", left[0].ID, left[0].State)
-		}
 	}
 	partial := launchProgress{Subnets: details.Subnets, Templates: details.Templates}
 	a.Launch.templates.forget()
@@ -248,12 +243,11 @@ func TestLaunchResumesEachStepsProgress(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if calls["DescribeSubnets"] != 0 || calls["DescribeLaunchTemplates"] != 0 || calls["CreateLaunchTemplate"] != 0 ||
-		calls["DescribeInstances"] == 0 || calls["CreateFleet"] != 1 {
-		t.Fatalf("resumed attempt's EC2 calls %v: want the lookup and CreateFleet only", calls)
+	if want := map[string]int{"CreateFleet": 1}; !maps.Equal(calls, want) {
+		t.Fatalf("resumed attempt's EC2 calls %v, want %v", calls, want)
 	}
-	if inst.SubnetID != details.Subnets[req.Offerings[0].Zone] {
-		t.Fatalf("launched into %s, the carried subnet is %s", inst.SubnetID, details.Subnets[req.Offerings[0].Zone])
+	if inst.ID != first.ID || inst.SubnetID != details.Subnets[req.Offerings[0].Zone] || len(srv.Instances()) != 1 {
+		t.Fatalf("resumed attempt launched %s in %s (first %s; %d instances)", inst.ID, inst.SubnetID, first.ID, len(srv.Instances()))
 	}
 	if after == nil || after.Plan == nil || !slices.Equal(after.Templates, details.Templates) {
 		t.Fatalf("resumed attempt's progress %+v", after)

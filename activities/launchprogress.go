@@ -4,6 +4,7 @@ import (
 	"context"
 	"maps"
 	"slices"
+	"time"
 
 	"go.temporal.io/sdk/activity"
 )
@@ -18,6 +19,13 @@ type launchProgress struct {
 	Subnets   map[string]string `json:",omitempty"` // zone -> subnet id
 	Templates []string          `json:",omitempty"` // names EC2 has
 	Plan      *launchPlan       `json:",omitempty"`
+	// Spent counts this call's CreateFleet answers that launched nothing:
+	// EC2 keeps an answer for its client token, so the next try needs a
+	// new token (fleetToken).
+	Spent int `json:",omitempty"`
+	// Unseen is when this call first looked for an instance an earlier
+	// attempt may have launched and EC2 showed none (zero: not yet).
+	Unseen time.Time `json:",omitempty"`
 }
 
 // progressLog is this attempt's launchProgress and the heartbeat that
@@ -47,7 +55,8 @@ func resumeLaunch(ctx context.Context) *progressLog {
 // snapshot copies the progress, so a heartbeat the SDK encodes later never
 // reads what this attempt is still changing.
 func (l *progressLog) snapshot() launchProgress {
-	return launchProgress{Subnets: maps.Clone(l.Subnets), Templates: slices.Clone(l.Templates), Plan: l.Plan}
+	return launchProgress{Subnets: maps.Clone(l.Subnets), Templates: slices.Clone(l.Templates), Plan: l.Plan,
+		Spent: l.Spent, Unseen: l.Unseen}
 }
 
 func (l *progressLog) save() { l.beat.carry(l.snapshot()) }
@@ -71,9 +80,30 @@ func (l *progressLog) planned(lp launchPlan) {
 	l.save()
 }
 
-// forget drops everything: a template the plan named is gone, so the next
-// attempt resolves all again.
+// forget drops the subnets, templates and plan: a template the plan named
+// is gone, so the next attempt resolves all again (with the client token
+// it would have had).
 func (l *progressLog) forget() {
-	l.launchProgress = launchProgress{}
+	l.launchProgress = launchProgress{Spent: l.Spent, Unseen: l.Unseen}
 	l.save()
+}
+
+// spend records a CreateFleet answer that launched nothing: the next
+// CreateFleet takes a new client token.
+func (l *progressLog) spend() {
+	l.Spent++
+	l.Unseen = time.Time{}
+	l.save()
+}
+
+// unseenFor is how much longer to wait for EC2 to show an instance an
+// earlier attempt may have launched, looking now and having found none:
+// the rest of the consistency window since the first such look (0: the
+// window has passed, there is none).
+func (l *progressLog) unseenFor(now time.Time, window time.Duration) time.Duration {
+	if l.Unseen.IsZero() {
+		l.Unseen = now
+		l.save()
+	}
+	return max(l.Unseen.Add(window).Sub(now), 0)
 }

@@ -132,10 +132,11 @@ func (a *Launch) launchTemplate(ctx context.Context, nc *apiv1.NodeClaim, cls *a
 		return "", err
 	}
 	if !a.templates.has(name) && !prog.hasTemplate(name) {
-		if _, err := a.cloud.EnsureLaunchTemplate(ctx, name, data); err != nil {
+		lt, err := a.cloud.EnsureLaunchTemplate(ctx, name, data)
+		if err != nil {
 			return "", err
 		}
-		a.templates.add(name)
+		a.templates.add(name, lt.Created)
 	}
 	prog.madeTemplate(name)
 	return name, nil
@@ -177,10 +178,12 @@ func blockDevices(cls *apiv1.EC2NodeClass, family string) []apiv1.BlockDeviceMap
 // without asking EC2 again.
 const templateTTL = 5 * time.Minute
 
-// templateCache remembers launch templates known to exist.
+// templateCache remembers launch templates known to exist, and when EC2
+// made them.
 type templateCache struct {
-	mu    sync.Mutex
-	known map[string]time.Time
+	mu      sync.Mutex
+	known   map[string]time.Time
+	created map[string]time.Time
 }
 
 func (c *templateCache) has(name string) bool {
@@ -190,20 +193,31 @@ func (c *templateCache) has(name string) bool {
 	return ok && time.Since(at) < templateTTL
 }
 
-func (c *templateCache) add(name string) {
+func (c *templateCache) add(name string, created time.Time) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if c.known == nil {
-		c.known = map[string]time.Time{}
+		c.known, c.created = map[string]time.Time{}, map[string]time.Time{}
 	}
 	c.known[name] = time.Now()
+	if !created.IsZero() {
+		c.created[name] = created
+	}
+}
+
+// made is when EC2 made a template this worker knows (ok false: unknown).
+func (c *templateCache) made(name string) (time.Time, bool) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	t, ok := c.created[name]
+	return t, ok
 }
 
 // forget drops everything: a launch found a template missing.
 func (c *templateCache) forget() {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	c.known = nil
+	c.known, c.created = nil, nil
 }
 
 // metadataOptions are the class's, with Karpenter's CRD defaults for what

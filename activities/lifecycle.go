@@ -195,20 +195,20 @@ func (a *Lifecycle) initialize(ctx context.Context, nc *apiv1.NodeClaim, n *core
 	}}))
 }
 
-// TerminateInstance terminates the instance and waits until EC2 reports it
+// TerminateInstance terminates the instance (one EC2 does not show yet is
+// waited for: terminateLaunched) and waits until EC2 reports it
 // terminated (heartbeating); then, unless InstanceOnly, it releases and
 // deletes the Node (named, or found by the instance's provider ID) and the
 // NodeClaim, Joinery's finalizer removed from each first. Every step
 // tolerates an already-finished step, so retries are safe.
 func (a *Lifecycle) TerminateInstance(ctx context.Context, r workflows.TerminateRequest) error {
 	if r.InstanceID != "" {
-		start := time.Now()
-		err := a.cloud.Terminate(ctx, r.InstanceID)
-		a.metrics.CloudProviderCall(metrics.ControllerLifecycle, metrics.MethodDelete, time.Since(start).Seconds(), err != nil, cloudProviderError(err))
-		if err != nil {
+		if err := a.terminateLaunched(ctx, r); err != nil {
 			return err
 		}
-		for {
+		// Shutting down takes EC2 a minute or two: polls back off from
+		// 500 ms to 5 s (EC2's advice), and concurrent ones share calls.
+		for wait := 500 * time.Millisecond; ; wait = min(2*wait, 5*time.Second) {
 			activity.RecordHeartbeat(ctx)
 			start := time.Now()
 			inst, err := a.cloud.Get(ctx, r.InstanceID)
@@ -219,7 +219,7 @@ func (a *Lifecycle) TerminateInstance(ctx context.Context, r workflows.Terminate
 			select {
 			case <-ctx.Done():
 				return ctx.Err()
-			case <-time.After(500 * time.Millisecond):
+			case <-time.After(wait):
 			}
 		}
 	}

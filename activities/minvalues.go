@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"slices"
 
+	"github.com/joinery/joinery/api/saga"
 	apiv1 "github.com/joinery/joinery/api/v1"
 	"github.com/joinery/joinery/catalog"
 	"github.com/joinery/joinery/policy/minvalues"
@@ -27,7 +28,7 @@ import (
 // offerings, so the saga tries its other capacity type or gives up. A
 // reserved launch is not widened: it targets its reservations as planned
 // (minValues holds for the spot and on-demand launches after it).
-func (a *Launch) launchOfferings(nc *apiv1.NodeClaim, cls *apiv1.EC2NodeClass, req workflows.LaunchRequest) ([]workflows.Offering, error) {
+func (a *Launch) launchOfferings(nc *apiv1.NodeClaim, cls *apiv1.EC2NodeClass, req workflows.LaunchRequest) ([]saga.Offering, error) {
 	if req.CapacityType == apiv1.CapacityTypeReserved {
 		return req.Offerings, nil
 	}
@@ -96,7 +97,7 @@ func (a *Launch) launchOfferings(nc *apiv1.NodeClaim, cls *apiv1.EC2NodeClass, r
 	out := slices.Clone(req.Offerings)
 	for _, it := range add {
 		for _, o := range it.Offerings {
-			out = append(out, workflows.Offering{InstanceType: it.Type.Name, Zone: o.Zone, CapacityType: o.CapacityType, Price: o.Price,
+			out = append(out, saga.Offering{InstanceType: it.Type.Name, Zone: o.Zone, CapacityType: o.CapacityType, Price: o.Price,
 				ReservationID: o.ReservationID})
 		}
 	}

@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/joinery/joinery/api/saga"
 	apiv1 "github.com/joinery/joinery/api/v1"
 	"github.com/joinery/joinery/catalog"
 	"github.com/joinery/joinery/providers/aws"
@@ -105,7 +106,7 @@ func fleetFamilies(t *testing.T, srv *simec2.Server) []string {
 	return out
 }
 
-func families(offs []workflows.Offering) map[string]bool {
+func families(offs []saga.Offering) map[string]bool {
 	out := map[string]bool{}
 	for _, o := range offs {
 		out[strings.SplitN(o.InstanceType, ".", 2)[0]] = true
@@ -121,9 +122,9 @@ func TestLaunchMeetsMinValuesOfInstanceFamily(t *testing.T) {
 	for _, minValues := range []int{5, 10} {
 		a, srv, _ := launchWorld(t)
 		lr, nc := plannedLaunch(t, a, minValuesPool(minValues))
-		saga := len(families(lr.Offerings))
-		if minValues == 10 && saga >= minValues {
-			t.Fatalf("the saga's %d offerings already show %d families: the test proves nothing", len(lr.Offerings), saga)
+		fromSaga := len(families(lr.Offerings))
+		if minValues == 10 && fromSaga >= minValues {
+			t.Fatalf("the saga's %d offerings already show %d families: the test proves nothing", len(lr.Offerings), fromSaga)
 		}
 		var mv *int
 		for _, r := range nc.Spec.Requirements {
@@ -144,7 +145,7 @@ func TestLaunchMeetsMinValuesOfInstanceFamily(t *testing.T) {
 			t.Fatalf("minValues %d: CreateFleet sent families %v", minValues, got)
 		}
 		t.Logf("minValues %d: saga offerings %d (%d families, %s); CreateFleet families (%d): %v",
-			minValues, len(lr.Offerings), saga, lr.CapacityType, len(got), got)
+			minValues, len(lr.Offerings), fromSaga, lr.CapacityType, len(got), got)
 		var types []string
 		for _, r := range nc.Spec.Requirements {
 			if r.Key == apiv1.LabelInstanceType {
@@ -210,7 +211,7 @@ func TestLaunchRefusesMinValuesItCannotMeet(t *testing.T) {
 	if !strings.Contains(err.Error(), "cannot meet the minValues of karpenter.k8s.aws/instance-family>=10") {
 		t.Fatalf("error %q does not name the minValues", err)
 	}
-	var failed []workflows.Offering
+	var failed []saga.Offering
 	if err := app.Details(&failed); err != nil || len(failed) != len(lr.Offerings) {
 		t.Fatalf("error details %v (%v), want the request's %d offerings", failed, err, len(lr.Offerings))
 	}

@@ -10,6 +10,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/joinery/joinery/api/saga"
 	apiv1 "github.com/joinery/joinery/api/v1"
 	"github.com/joinery/joinery/capacity"
 	"github.com/joinery/joinery/policy/disruption"
@@ -124,7 +125,7 @@ func (c *claimWriter) write(ctx context.Context, snap *snapshot, batch string, n
 }
 
 // sagaInput is the input of the saga of a NodeClaim just written.
-func (c *claimWriter) sagaInput(name, pool string, offs []workflows.Offering, pods int) workflows.NodeClaimInput {
+func (c *claimWriter) sagaInput(name, pool string, offs []saga.Offering, pods int) workflows.NodeClaimInput {
 	return workflows.NodeClaimInput{Name: name, NodePool: pool, Offerings: offs, Pods: pods, RegistrationTTL: c.registrationTTL,
 		Private: c.private}
 }
@@ -201,7 +202,7 @@ func typeMinValues(reqs []apiv1.NodeSelectorRequirementWithMinValues) *int {
 
 // flattenOfferings lists a planned node's offerings cheapest first (ties by
 // instance type, then zone), capped at MaxOfferingsPerNodeClaim.
-func flattenOfferings(nn solver.NewNodeClaim) []workflows.Offering {
+func flattenOfferings(nn solver.NewNodeClaim) []saga.Offering {
 	return disruption.ReplacementOfferings(nn.InstanceTypes, MaxOfferingsPerNodeClaim)
 }
 

@@ -3,11 +3,11 @@ package activities
 import (
 	"sort"
 
+	"github.com/joinery/joinery/api/saga"
 	apiv1 "github.com/joinery/joinery/api/v1"
 	"github.com/joinery/joinery/api/v1alpha1"
 	"github.com/joinery/joinery/policy/overlay"
 	"github.com/joinery/joinery/solver"
-	"github.com/joinery/joinery/workflows"
 )
 
 // applyOverlays prices the snapshot's pools after the NodeOverlays the
@@ -61,7 +61,7 @@ func snapshotPools(s *snapshot) []solver.NodePool {
 // pricesOverlaid reports whether a NodeOverlay sets the price of one of
 // the launch's offerings. It resolves the overlays against the NodeClaim's
 // pool alone (conflicts are per pool), so any worker answers alike.
-func (a *Launch) pricesOverlaid(poolName string, cls *apiv1.EC2NodeClass, offs []workflows.Offering) bool {
+func (a *Launch) pricesOverlaid(poolName string, cls *apiv1.EC2NodeClass, offs []saga.Offering) bool {
 	list, _ := a.cluster.NodeOverlays()
 	np := a.pools.nodePool(poolName)
 	if len(list) == 0 || np == nil {

@@ -5,6 +5,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/joinery/joinery/api/saga"
 	apiv1 "github.com/joinery/joinery/api/v1"
 	"github.com/joinery/joinery/internal/metrics"
 	"github.com/joinery/joinery/policy/nodeclass"
@@ -17,7 +18,7 @@ import (
 
 // MaxOfferingsPerNodeClaim bounds the offerings a NodeClaim saga carries in
 // its history (see workflows.MaxOfferingsPerNodeClaim).
-const MaxOfferingsPerNodeClaim = workflows.MaxOfferingsPerNodeClaim
+const MaxOfferingsPerNodeClaim = saga.MaxOfferingsPerNodeClaim
 
 // MaxInstanceTypesPerNodeClaim bounds the instance-type requirement written
 // on a NodeClaim (Karpenter truncates to 60 at launch).

@@ -8,6 +8,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/joinery/joinery/api/saga"
 	apiv1 "github.com/joinery/joinery/api/v1"
 	"github.com/joinery/joinery/internal/metrics"
 	"github.com/joinery/joinery/policy/gc"
@@ -171,7 +172,7 @@ func (a *Lifecycle) nodeClaimEnded(nc *apiv1.NodeClaim, reason string, hadNode b
 		return
 	}
 	policy := ""
-	if why == workflows.ReasonEmpty || why == workflows.ReasonUnderused {
+	if why == saga.ReasonEmpty || why == saga.ReasonUnderused {
 		if np := a.pools.nodePool(pool); np != nil {
 			policy = metrics.SnakeCase(np.Spec.Disruption.ConsolidationPolicy)
 		}

@@ -259,6 +259,7 @@ type dependencies struct {
 	classes   *nodeClassReconciler
 	expiry    *expirationReconciler
 	market    *marketRefresher
+	throttles *throttleReporter // AWS throttling: metric and log
 	closers   []func()
 }
 
@@ -291,9 +292,10 @@ func newDependencies(ctx context.Context, cfg Config) (*dependencies, error) {
 	}
 	ice := aws.NewICECache(3*time.Minute, nil)
 	m.Registry.MustRegister(newNodeCollector(cl, ice))
+	d.throttles = newThrottleReporter(m.CloudThrottled, log.Named("aws"))
 	cc, err := aws.New(ctx, aws.Options{Region: cfg.Region, Endpoint: cfg.EC2Endpoint, SSMEndpoint: cfg.SSMEndpoint,
-		IAMEndpoint: cfg.IAMEndpoint, EKSEndpoint: cfg.EKSEndpoint, PricingEndpoint: cfg.PricingEndpoint, ClusterName: cfg.ClusterName, ICECache: ice, Observe: m.ObserveCloud,
-		Key: cfg.AWSKey})
+		IAMEndpoint: cfg.IAMEndpoint, EKSEndpoint: cfg.EKSEndpoint, PricingEndpoint: cfg.PricingEndpoint, ClusterName: cfg.ClusterName, ICECache: ice,
+		Observe: m.ObserveCloud, Throttled: d.throttles.throttled, Key: cfg.AWSKey})
 	if err != nil {
 		return d, fmt.Errorf("aws clients: %w", err)
 	}
@@ -439,7 +441,7 @@ func (d *dependencies) start(ctx context.Context, cfg Config) error {
 	w := newWorker(tc)
 	RegisterWorkflows(w)
 	d.acts.Register(w)
-	interruptions, err := newInterruptionPoller(ctx, cfg, tc, d.pseudonym, m, log)
+	interruptions, err := newInterruptionPoller(ctx, cfg, tc, d.pseudonym, m, d.throttles.throttled, log)
 	if err != nil {
 		return err
 	}

@@ -16,13 +16,15 @@ import (
 // newInterruptionPoller builds the PollInterruptionQueue activity. It is
 // registered on every worker; one without Config.InterruptionQueue fails it
 // for good, so a poller left over from a run with a queue ends cleanly.
-func newInterruptionPoller(ctx context.Context, cfg Config, tc client.Client, pseudonym func(string) string, m *metrics.Metrics, log *zap.Logger) (*activities.InterruptionPoller, error) {
+func newInterruptionPoller(ctx context.Context, cfg Config, tc client.Client, pseudonym func(string) string, m *metrics.Metrics,
+	throttled aws.ThrottleFunc, log *zap.Logger) (*activities.InterruptionPoller, error) {
 	p := &activities.InterruptionPoller{Starter: activities.TemporalInterruptionStarter{Client: tc, Pseudonym: pseudonym}, Metrics: m,
 		Log: log.Named("interruption"), DrainOnRebalance: cfg.InterruptionRebalanceDrain}
 	if cfg.InterruptionQueue == "" {
 		return p, nil
 	}
-	q, err := aws.NewQueue(ctx, aws.QueueOptions{URL: cfg.InterruptionQueue, Region: cfg.Region, Endpoint: cfg.SQSEndpoint, Observe: m.ObserveCloud, Key: cfg.AWSKey})
+	q, err := aws.NewQueue(ctx, aws.QueueOptions{URL: cfg.InterruptionQueue, Region: cfg.Region, Endpoint: cfg.SQSEndpoint, Observe: m.ObserveCloud,
+		Throttled: throttled, Key: cfg.AWSKey})
 	if err != nil {
 		return nil, fmt.Errorf("interruption queue: %w", err)
 	}

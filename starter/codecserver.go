@@ -40,7 +40,7 @@ It listens on loopback unless --addr says otherwise, and answers browsers only f
 run it where you read the UI, not next to the server.
 
 --pseudonym NAME prints the pseudonym that stands for a node name or instance id in
-workflow ids (disrupt/<reason>/<pseudonym>, interruption/<pseudonym>/<event>) and exits.`,
+workflow ids (disrupt/<reason>/<pseudonym>, interruption/<pseudonym>/<kind>) and exits.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			sec := temporal.FromEnv(os.Getenv)

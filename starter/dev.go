@@ -28,6 +28,8 @@ type devFlags struct {
 	fresh        bool
 	stateDir     string
 	bootDelay    time.Duration
+	consistency  time.Duration
+	propagation  time.Duration
 	timeout      time.Duration
 	metricsAddr  string
 	logLevel     string
@@ -38,6 +40,10 @@ type devFlags struct {
 	featureGates string
 	postgres     string
 	iamPolicy    string
+	// throttleScale and queueDuplicates: the local AWS's throttling and
+	// the interruption queue's duplicate deliveries (world.Options).
+	throttleScale   float64
+	queueDuplicates float64
 }
 
 // envTemporalPostgres is --temporal-postgres's default: a DSN with a
@@ -68,12 +74,20 @@ prints the summary when settled and keeps running until Ctrl-C.`,
 	fl.BoolVar(&f.fresh, "fresh", false, "wipe the state directory first")
 	fl.StringVar(&f.stateDir, "state-dir", ".joinery", "where etcd data, the Temporal SQLite file, PKI and logs persist")
 	fl.DurationVar(&f.bootDelay, "boot-delay", 2*time.Second, "simulated instance boot time before its Node registers")
+	fl.DurationVar(&f.consistency, "consistency-window", world.DefaultConsistency,
+		"EC2's read-after-write window: a new instance, launch template or tag stays unknown to the API for up to this long (0: off)")
+	fl.DurationVar(&f.propagation, "profile-propagation", world.DefaultProfilePropagation,
+		"how long a new instance profile, or a role added to one, takes to reach EC2, which refuses it until then (0: at once)")
 	fl.DurationVar(&f.timeout, "timeout", 10*time.Minute, "with --until-settled: give up after this long (exit 2)")
 	fl.StringVar(&f.metricsAddr, "metrics-addr", "127.0.0.1:8080", "controller /metrics and health address (empty: off)")
 	fl.StringVar(&f.logLevel, "log-level", "info", "controller log level: debug, info, warn, error")
 	fl.StringVar(&f.adminAddr, "admin-addr", DefaultAdminAddr, "loopback admin endpoint for `starter simulate` (empty: off)")
 	fl.StringVar(&f.region, "region", "us-east-1", "the region the local world runs as: zones <region>a/b/c; outside us-east-1 every price is the embedded one x1.1")
 	fl.StringVar(&f.discoveryTag, "discovery-tag", "production-eks", "karpenter.sh/discovery tag value of the local subnets and security group")
+	fl.Float64Var(&f.throttleScale, "throttle-scale", world.DefaultThrottleScale,
+		"the local AWS endpoints' token buckets as a fraction of AWS's defaults (1: AWS's own; lower: an account other tools share; negative: no throttling)")
+	fl.Float64Var(&f.queueDuplicates, "queue-duplicates", world.DefaultQueueDuplicates,
+		"probability that the interruption queue delivers a message twice, as a standard SQS queue may (negative: never)")
 	fl.StringVar(&f.featureGates, "feature-gates", "", "the controller's optional features, as the worker's --feature-gates (e.g. SpotToSpotConsolidation=true)")
 	fl.StringVar(&f.postgres, "temporal-postgres", "",
 		"run the embedded Temporal server on PostgreSQL instead of SQLite: postgres://user:password@host:port/database?sslmode=disable "+
@@ -107,7 +121,9 @@ func runDev(parent context.Context, f *devFlags) error {
 	started := time.Now()
 	wo := world.Options{
 		StateDir: f.stateDir, BootDelay: f.bootDelay, DiscoveryTag: f.discoveryTag, Region: f.region,
+		Consistency: offIfZero(f.consistency), ProfilePropagation: offIfZero(f.propagation),
 		Progress: os.Stderr, Log: log, AdminAddr: f.adminAddr, TemporalPostgres: f.postgres,
+		ThrottleScale: f.throttleScale, QueueDuplicates: f.queueDuplicates,
 	}
 	if f.iamPolicy != "" {
 		if wo.IAMPolicy, err = world.ReadIAMPolicy(f.iamPolicy); err != nil {
@@ -274,4 +290,13 @@ func waitBuffers(ctx context.Context, w *world.World, objs []*unstructured.Unstr
 		return nil, err
 	}
 	return world.WaitBuffersHeld(ctx, dyn, objs)
+}
+
+// offIfZero maps a flag's 0 (off) to the world's "off" (negative; its 0
+// is the default).
+func offIfZero(d time.Duration) time.Duration {
+	if d == 0 {
+		return -1
+	}
+	return d
 }

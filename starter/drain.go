@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 
+	"github.com/joinery/joinery/api/saga"
 	"github.com/joinery/joinery/internal/logging"
 	"github.com/joinery/joinery/providers/temporal"
 	"github.com/joinery/joinery/providers/temporal/codec"
@@ -97,7 +98,7 @@ not apply to an operator's request; do-not-disrupt annotations do.`,
 		},
 	}
 	tf.add(cmd)
-	cmd.Flags().StringVar(&reason, "reason", workflows.ReasonManual, "disruption reason (part of the workflow id)")
+	cmd.Flags().StringVar(&reason, "reason", saga.ReasonManual, "disruption reason (part of the workflow id)")
 	cmd.Flags().BoolVar(&noReplace, "no-replace", false, "do not launch replacement capacity first")
 	cmd.Flags().BoolVar(&noWait, "no-wait", false, "start the workflow and return")
 	cmd.Flags().StringVarP(&output, "output", "o", "text", "text or json")

@@ -9,6 +9,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/joinery/joinery/api/saga"
 	apiv1 "github.com/joinery/joinery/api/v1"
 	"github.com/joinery/joinery/catalog"
 	"github.com/joinery/joinery/policy/disruption"
@@ -35,7 +36,7 @@ type NodeExplanation struct {
 	Candidate string `json:"candidate"`
 	// Reasons are every reason the last consolidation pass gave for not
 	// disrupting the node.
-	Reasons []workflows.BlockReason `json:"reasons,omitempty"`
+	Reasons []saga.BlockReason `json:"reasons,omitempty"`
 	// LastPass is the last pass's time and outcome.
 	LastPass string `json:"lastPass,omitempty"`
 	// Decisions are the recent decisions naming the node, oldest first.

@@ -5,6 +5,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/joinery/joinery/api/saga"
 	"github.com/joinery/joinery/workflows"
 )
 
@@ -14,17 +15,17 @@ import (
 // and a truncated list says nothing; decisions naming the node are shown.
 func TestExplainNodeFromStatus(t *testing.T) {
 	at := time.Date(2026, 12, 1, 12, 0, 0, 0, time.UTC)
-	pdb := workflows.BlockReason{Reason: "pdb", Event: "DisruptionBlocked", Message: "PDB default/web prevents pod evictions (pod default/web-1)"}
-	fit := workflows.BlockReason{Reason: "would_not_fit", Event: "Unconsolidatable", Message: "Pod default/big cannot move: no room"}
+	pdb := saga.BlockReason{Reason: "pdb", Event: "DisruptionBlocked", Message: "PDB default/web prevents pod evictions (pod default/web-1)"}
+	fit := saga.BlockReason{Reason: "would_not_fit", Event: "Unconsolidatable", Message: "Pod default/big cannot move: no room"}
 	st := workflows.ConsolidationStatus{ConsolidationState: workflows.ConsolidationState{
-		LastPass: &workflows.PassReport{At: at, Why: "nothing to do among 3 candidates", Eligible: 3, BlockedReport: workflows.BlockedReport{
+		LastPass: &workflows.PassReport{At: at, Why: "nothing to do among 3 candidates", Eligible: 3, BlockedReport: saga.BlockedReport{
 			Total: 2, ByReason: map[string]int{"pdb": 1, "would_not_fit": 1},
-			Nodes: []workflows.BlockedNode{
-				{Node: "n-pdb", NodeClaim: "c-pdb", NodePool: "p", Reasons: []workflows.BlockReason{pdb, fit}},
-				{Node: "n-fit", NodeClaim: "c-fit", NodePool: "p", Reasons: []workflows.BlockReason{fit}},
+			Nodes: []saga.BlockedNode{
+				{Node: "n-pdb", NodeClaim: "c-pdb", NodePool: "p", Reasons: []saga.BlockReason{pdb, fit}},
+				{Node: "n-fit", NodeClaim: "c-fit", NodePool: "p", Reasons: []saga.BlockReason{fit}},
 			}}},
 		History: []workflows.DecisionRecord{{At: at.Add(-time.Hour), Outcome: "dropped: saving fell",
-			Decision: workflows.DisruptionDecision{Method: workflows.MethodSingleNode, Nodes: []string{"n-free"}, Why: "pods fit on the rest"}}},
+			Decision: saga.DisruptionDecision{Method: saga.MethodSingleNode, Nodes: []string{"n-free"}, Why: "pods fit on the rest"}}},
 	}}
 	cases := []struct {
 		node, claim string

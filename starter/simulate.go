@@ -11,7 +11,9 @@ import (
 	"strings"
 	"time"
 
+	"github.com/joinery/joinery/providers/aws/interruption"
 	"github.com/joinery/joinery/sim/world"
+	"github.com/joinery/joinery/workflows"
 	"github.com/spf13/cobra"
 )
 
@@ -40,7 +42,7 @@ the EventBridge event of --kind for the node's instance on the local SQS interru
 exactly as AWS would deliver it, and to make the EC2 endpoint reclaim the instance once the
 notice has passed (shutting-down, then terminated; the reclaim also sends the "EC2 Instance
 State-change Notification"). Joinery's poller picks the message up and starts the workflow
-interruption/<instance-id>/<event-id>; watch it in the Web UI.
+interruption/<instance-id>/<kind>; watch it in the Web UI.
 
 Kinds:
   spot        EC2 Spot Instance Interruption Warning; reclaim after --notice (2m, as on EC2)
@@ -70,8 +72,8 @@ Kinds:
 			if !res.ReclaimAt.IsZero() {
 				fmt.Printf("EC2 reclaims it at %s (in %s)\n", res.ReclaimAt.Format(time.RFC3339), time.Until(res.ReclaimAt).Round(time.Second))
 			}
-			if res.EventID != "" && res.Kind != world.SimTerminated {
-				fmt.Printf("workflow: interruption/%s/%s\n", res.InstanceID, res.EventID)
+			if msg, err := interruption.Parse([]byte(res.Body)); err == nil && res.Kind != world.SimTerminated {
+				fmt.Printf("workflow: %s\n", workflows.InterruptionWorkflowID(res.InstanceID, msg.Kind))
 			}
 			return nil
 		},

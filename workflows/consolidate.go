@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/joinery/joinery/api/saga"
 	"go.temporal.io/sdk/temporal"
 	"go.temporal.io/sdk/workflow"
 )
@@ -29,7 +30,7 @@ func Consolidate(ctx workflow.Context, in ConsolidateInput) (ConsolidateResult, 
 	// 1. Still candidates, together?
 	var set CandidateSet
 	if err := workflow.ExecuteActivity(short, ActivityCheckCandidates, CandidatesRequest{
-		Nodes: d.Nodes, Reason: d.Reason, Partial: d.Method == MethodEmptiness,
+		Nodes: d.Nodes, Reason: d.Reason, Partial: d.Method == saga.MethodEmptiness,
 	}).Get(ctx, &set); err != nil {
 		return res, err
 	}
@@ -60,7 +61,7 @@ func Consolidate(ctx workflow.Context, in ConsolidateInput) (ConsolidateResult, 
 	}
 
 	// 3. The saving, re-checked just before acting.
-	var v Validation
+	var v saga.Validation
 	recheck := workflow.WithActivityOptions(ctx, planCall(5))
 	if err := workflow.ExecuteActivity(recheck, ActivityRecheckConsolidation, d).Get(ctx, &v); err != nil || !v.Valid {
 		untaint()
@@ -107,7 +108,7 @@ func Consolidate(ctx workflow.Context, in ConsolidateInput) (ConsolidateResult, 
 // launchReplacement creates the decision's replacement NodeClaim as
 // planned, starts its lifecycle and waits until its Node is Ready;
 // compensation (on failure): the replacement is told to terminate.
-func launchReplacement(ctx, short workflow.Context, d DisruptionDecision, private bool) (string, error) {
+func launchReplacement(ctx, short workflow.Context, d saga.DisruptionDecision, private bool) (string, error) {
 	var nc NodeClaimInput
 	if err := workflow.ExecuteActivity(short, ActivityCreateReplacement, ReplacementRequest{
 		Replacement: *d.Replacement, For: d.Nodes, Private: private,

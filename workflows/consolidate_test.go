@@ -9,6 +9,7 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/joinery/joinery/api/saga"
 	"github.com/stretchr/testify/mock"
 	"go.temporal.io/sdk/activity"
 	"go.temporal.io/sdk/temporal"
@@ -20,14 +21,14 @@ import (
 // what happened to the cluster.
 type fakeSaga struct {
 	set           CandidateSet
-	recheck       Validation
+	recheck       saga.Validation
 	replacementOK bool
 
 	mu        sync.Mutex
 	log       []string // "taint n1", "untaint n1", "create", "launch", "ready", "evict default/n1-0", "terminate nodeclaim/...", ...
 	created   []ReplacementRequest
 	launched  []NodeClaimInput
-	rechecked []DisruptionDecision
+	rechecked []saga.DisruptionDecision
 	evicted   map[string]int // pod -> evictions
 	drained   map[string]int // node -> passes
 }
@@ -52,7 +53,7 @@ func (f *fakeSaga) register(env *testsuite.TestWorkflowEnvironment) {
 		}
 		return nil
 	}, ActivityTaintDisrupted)
-	reg(func(_ context.Context, d DisruptionDecision) (Validation, error) {
+	reg(func(_ context.Context, d saga.DisruptionDecision) (saga.Validation, error) {
 		f.note("recheck")
 		f.mu.Lock()
 		f.rechecked = append(f.rechecked, d)
@@ -157,10 +158,10 @@ func sagaCandidates(nodes ...string) CandidateSet {
 	return set
 }
 
-func multiDecision() DisruptionDecision {
-	return DisruptionDecision{Method: MethodMultiNode, Reason: ReasonUnderused, Nodes: []string{"n1", "n2", "n3"}, Replace: true,
-		Replacement: &Replacement{NodePool: "general-purpose", InstanceTypes: []string{"m6i.large", "m6a.large"}, Offerings: offerings()[:2],
-			Requirements: []Requirement{{Key: "karpenter.sh/capacity-type", Operator: "In", Values: []string{"spot"}}},
+func multiDecision() saga.DisruptionDecision {
+	return saga.DisruptionDecision{Method: saga.MethodMultiNode, Reason: saga.ReasonUnderused, Nodes: []string{"n1", "n2", "n3"}, Replace: true,
+		Replacement: &saga.Replacement{NodePool: "general-purpose", InstanceTypes: []string{"m6i.large", "m6a.large"}, Offerings: offerings()[:2],
+			Requirements: []saga.Requirement{{Key: "karpenter.sh/capacity-type", Operator: "In", Values: []string{"spot"}}},
 			Requests:     map[string]string{"cpu": "6", "pods": "6"}, Pods: 6, USDPerHour: 0.04, MaxUSDPerHour: 0.05},
 		SavingUSDPerHour: 0.25}
 }
@@ -172,7 +173,7 @@ func multiDecision() DisruptionDecision {
 func TestConsolidateTaintsAllThenLaunchesOneReadyReplacementBeforeEvicting(t *testing.T) {
 	var s testsuite.WorkflowTestSuite
 	env := s.NewTestWorkflowEnvironment()
-	f := &fakeSaga{set: sagaCandidates("n1", "n2", "n3"), recheck: Validation{Valid: true}, replacementOK: true}
+	f := &fakeSaga{set: sagaCandidates("n1", "n2", "n3"), recheck: saga.Validation{Valid: true}, replacementOK: true}
 	f.register(env)
 	d := multiDecision()
 	env.ExecuteWorkflow(ConsolidateWorkflow, ConsolidateInput{Decision: d})
@@ -229,7 +230,7 @@ func TestConsolidateTaintsAllThenLaunchesOneReadyReplacementBeforeEvicting(t *te
 func TestConsolidateCompensatesAFailedReplacement(t *testing.T) {
 	var s testsuite.WorkflowTestSuite
 	env := s.NewTestWorkflowEnvironment()
-	f := &fakeSaga{set: sagaCandidates("n1", "n2", "n3"), recheck: Validation{Valid: true}}
+	f := &fakeSaga{set: sagaCandidates("n1", "n2", "n3"), recheck: saga.Validation{Valid: true}}
 	f.register(env)
 	env.ExecuteWorkflow(ConsolidateWorkflow, ConsolidateInput{Decision: multiDecision()})
 	err := env.GetWorkflowError()
@@ -254,7 +255,7 @@ func TestConsolidateAbortsWhenTheSavingIsGoneBeforeActing(t *testing.T) {
 	var s testsuite.WorkflowTestSuite
 	env := s.NewTestWorkflowEnvironment()
 	f := &fakeSaga{set: sagaCandidates("n1", "n2", "n3"), replacementOK: true,
-		recheck: Validation{Why: "no longer cheaper: the replacement may cost 0.0500 USD/hour, the nodes 0.0450"}}
+		recheck: saga.Validation{Why: "no longer cheaper: the replacement may cost 0.0500 USD/hour, the nodes 0.0450"}}
 	f.register(env)
 	env.ExecuteWorkflow(ConsolidateWorkflow, ConsolidateInput{Decision: multiDecision()})
 	var res ConsolidateResult
@@ -280,7 +281,7 @@ func TestConsolidateSkipsWhenANodeMayNoLongerGo(t *testing.T) {
 	set := sagaCandidates("n1", "n2", "n3")
 	set.Candidates[1] = Candidate{NodeName: "n2", Why: "pod default/x is annotated karpenter.sh/do-not-disrupt"}
 	set.Why = "node n2: pod default/x is annotated karpenter.sh/do-not-disrupt"
-	f := &fakeSaga{set: set, recheck: Validation{Valid: true}, replacementOK: true}
+	f := &fakeSaga{set: set, recheck: saga.Validation{Valid: true}, replacementOK: true}
 	f.register(env)
 	env.ExecuteWorkflow(ConsolidateWorkflow, ConsolidateInput{Decision: multiDecision()})
 	var res ConsolidateResult
@@ -299,9 +300,9 @@ func TestConsolidateEmptinessGoesOnWithTheNodesThatStillMayGo(t *testing.T) {
 	env := s.NewTestWorkflowEnvironment()
 	set := sagaCandidates("n1", "n2", "n3")
 	set.Candidates[2] = Candidate{NodeName: "n3", Why: "NodePool general-purpose disruption budget allows no more nodes to be disrupted at once"}
-	f := &fakeSaga{set: set, recheck: Validation{Valid: true}}
+	f := &fakeSaga{set: set, recheck: saga.Validation{Valid: true}}
 	f.register(env)
-	env.ExecuteWorkflow(ConsolidateWorkflow, ConsolidateInput{Decision: DisruptionDecision{Method: MethodEmptiness, Reason: ReasonEmpty, Nodes: []string{"n1", "n2", "n3"}}})
+	env.ExecuteWorkflow(ConsolidateWorkflow, ConsolidateInput{Decision: saga.DisruptionDecision{Method: saga.MethodEmptiness, Reason: saga.ReasonEmpty, Nodes: []string{"n1", "n2", "n3"}}})
 	var res ConsolidateResult
 	if err := env.GetWorkflowResult(&res); err != nil {
 		t.Fatal(err)

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/joinery/joinery/api/saga"
 	enumspb "go.temporal.io/api/enums/v1"
 	"go.temporal.io/sdk/workflow"
 )
@@ -102,7 +103,7 @@ func (c *consolidationRun) keep(r DecisionRecord) {
 	}
 }
 
-func (c *consolidationRun) record(d DisruptionDecision, outcome string) {
+func (c *consolidationRun) record(d saga.DisruptionDecision, outcome string) {
 	c.keep(DecisionRecord{Decision: d, Outcome: outcome})
 }
 
@@ -121,10 +122,10 @@ func (c *consolidationRun) pass() {
 	if !ok || len(d.Nodes) == 0 {
 		return
 	}
-	if d.Method == MethodEmptiness || d.Method == MethodMultiNode || d.Method == MethodSingleNode {
+	if d.Method == saga.MethodEmptiness || d.Method == saga.MethodMultiNode || d.Method == saga.MethodSingleNode {
 		c.phase.Set(PhaseValidating)
 		sleep(ctx, c.in.ValidationDelay, c.pauseCh, c.resumeCh, c.handleSignals)
-		var v Validation
+		var v saga.Validation
 		if err := workflow.ExecuteActivity(c.act, ActivityValidateDisruption, d).Get(ctx, &v); err != nil || !v.Valid {
 			why := v.Why
 			if err != nil {
@@ -139,7 +140,7 @@ func (c *consolidationRun) pass() {
 		return
 	}
 	c.phase.Set(PhaseDisrupting)
-	if d.Method == MethodDrift {
+	if d.Method == saga.MethodDrift {
 		c.record(d, disruptDrifted(ctx, st, d)) // notes the pool's back-off
 		return
 	}
@@ -150,9 +151,9 @@ func (c *consolidationRun) pass() {
 
 // decide asks for the pass's decision and keeps its prices and blocked
 // report in the state; false when the activity failed.
-func (c *consolidationRun) decide() (DisruptionDecision, bool) {
+func (c *consolidationRun) decide() (saga.DisruptionDecision, bool) {
 	ctx, st := c.ctx, &c.st
-	var d DisruptionDecision
+	var d saga.DisruptionDecision
 	now := workflow.Now(ctx)
 	req := DisruptionPass{Now: now, DriftNotBefore: st.driftNotBefore(now)}
 	if st.LastPass != nil {
@@ -191,8 +192,8 @@ func sleep(ctx workflow.Context, d time.Duration, pauseCh, resumeCh workflow.Rec
 // disrupt carries out a validated decision: an emptiness or consolidation
 // decision as one Consolidate saga (all its nodes, at most one
 // replacement); drift and expiration as one DrainAndReplace per node.
-func disrupt(ctx workflow.Context, d DisruptionDecision) DecisionRecord {
-	if d.Method == MethodEmptiness || d.Method == MethodMultiNode || d.Method == MethodSingleNode {
+func disrupt(ctx workflow.Context, d saga.DisruptionDecision) DecisionRecord {
+	if d.Method == saga.MethodEmptiness || d.Method == saga.MethodMultiNode || d.Method == saga.MethodSingleNode {
 		// Before this version each node had its own DrainAndReplace, which
 		// planned its replacement again.
 		if workflow.GetVersion(ctx, VersionConsolidationSaga, workflow.DefaultVersion, 1) >= 1 {
@@ -203,7 +204,7 @@ func disrupt(ctx workflow.Context, d DisruptionDecision) DecisionRecord {
 }
 
 // consolidate runs the decision's Consolidate child (disrupt/<reason>/<first node>).
-func consolidate(ctx workflow.Context, d DisruptionDecision) DecisionRecord {
+func consolidate(ctx workflow.Context, d saga.DisruptionDecision) DecisionRecord {
 	private := len(d.NodeRefs) == len(d.Nodes) && len(d.NodeRefs) > 0
 	ref := d.Nodes[0]
 	if private {
@@ -234,7 +235,7 @@ func consolidate(ctx workflow.Context, d DisruptionDecision) DecisionRecord {
 // disruptEach runs one DrainAndReplace per node: in parallel for empty
 // nodes (nothing to move), one after the other otherwise, so each
 // replacement is planned against the cluster as the previous drain left it.
-func disruptEach(ctx workflow.Context, d DisruptionDecision) string {
+func disruptEach(ctx workflow.Context, d saga.DisruptionDecision) string {
 	private := len(d.NodeRefs) == len(d.Nodes) && len(d.NodeRefs) > 0
 	start := func(i int) workflow.ChildWorkflowFuture {
 		node, ref := d.Nodes[i], d.Nodes[i]
@@ -258,7 +259,7 @@ func disruptEach(ctx workflow.Context, d DisruptionDecision) string {
 			done++
 		}
 	}
-	if d.Method == MethodEmptiness {
+	if d.Method == saga.MethodEmptiness {
 		var fs []workflow.ChildWorkflowFuture
 		for i := range d.Nodes {
 			fs = append(fs, start(i))

@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/joinery/joinery/api/saga"
 	"github.com/stretchr/testify/mock"
 	"go.temporal.io/sdk/activity"
 	"go.temporal.io/sdk/converter"
@@ -18,8 +19,8 @@ import (
 
 // fakeConsolidation scripts the decision activities.
 type fakeConsolidation struct {
-	decide   func(i int, now time.Time) DisruptionDecision
-	valid    Validation
+	decide   func(i int, now time.Time) saga.DisruptionDecision
+	valid    saga.Validation
 	decided  []time.Time
 	reported []string // DisruptionPass.Reported per pass
 	drained  []DisruptInput
@@ -28,12 +29,12 @@ type fakeConsolidation struct {
 }
 
 func (f *fakeConsolidation) register(env *testsuite.TestWorkflowEnvironment) {
-	env.RegisterActivityWithOptions(func(_ context.Context, p DisruptionPass) (DisruptionDecision, error) {
+	env.RegisterActivityWithOptions(func(_ context.Context, p DisruptionPass) (saga.DisruptionDecision, error) {
 		f.decided = append(f.decided, p.Now)
 		f.reported = append(f.reported, p.Reported)
 		return f.decide(len(f.decided)-1, p.Now), nil
 	}, activity.RegisterOptions{Name: ActivityComputeDisruption})
-	env.RegisterActivityWithOptions(func(context.Context, DisruptionDecision) (Validation, error) {
+	env.RegisterActivityWithOptions(func(context.Context, saga.DisruptionDecision) (saga.Validation, error) {
 		f.validate++
 		return f.valid, nil
 	}, activity.RegisterOptions{Name: ActivityValidateDisruption})
@@ -54,11 +55,11 @@ func (f *fakeConsolidation) register(env *testsuite.TestWorkflowEnvironment) {
 	})
 }
 
-func emptyDecision(i int, _ time.Time) DisruptionDecision {
+func emptyDecision(i int, _ time.Time) saga.DisruptionDecision {
 	if i == 1 {
-		return DisruptionDecision{Method: MethodEmptiness, Reason: ReasonEmpty, Nodes: []string{"n1", "n2"}, USDPerHour: 1.5}
+		return saga.DisruptionDecision{Method: saga.MethodEmptiness, Reason: saga.ReasonEmpty, Nodes: []string{"n1", "n2"}, USDPerHour: 1.5}
 	}
-	return DisruptionDecision{USDPerHour: 1.5, Why: "nothing to do"}
+	return saga.DisruptionDecision{USDPerHour: 1.5, Why: "nothing to do"}
 }
 
 // queryStatusAfter reads the workflow's status query into st once d of
@@ -85,7 +86,7 @@ func runUntilContinueAsNew(t *testing.T, env *testsuite.TestWorkflowEnvironment,
 func TestConsolidationDisruptsAValidatedDecision(t *testing.T) {
 	var s testsuite.WorkflowTestSuite
 	env := s.NewTestWorkflowEnvironment()
-	f := &fakeConsolidation{decide: emptyDecision, valid: Validation{Valid: true}}
+	f := &fakeConsolidation{decide: emptyDecision, valid: saga.Validation{Valid: true}}
 	f.register(env)
 	var st ConsolidationStatus
 	queryStatusAfter(env, 2*time.Minute, &st)
@@ -108,19 +109,19 @@ func TestConsolidationDisruptsAValidatedDecision(t *testing.T) {
 func TestConsolidationRunsOneSagaPerDecision(t *testing.T) {
 	var s testsuite.WorkflowTestSuite
 	env := s.NewTestWorkflowEnvironment()
-	plan := &Replacement{NodePool: "general-purpose", InstanceTypes: []string{"c6a.large", "m6a.large"}, Offerings: offerings()[:2],
-		Requirements: []Requirement{{Key: "karpenter.sh/capacity-type", Operator: "In", Values: []string{"spot"}}},
+	plan := &saga.Replacement{NodePool: "general-purpose", InstanceTypes: []string{"c6a.large", "m6a.large"}, Offerings: offerings()[:2],
+		Requirements: []saga.Requirement{{Key: "karpenter.sh/capacity-type", Operator: "In", Values: []string{"spot"}}},
 		Requests:     map[string]string{"cpu": "3"}, Pods: 3, USDPerHour: 0.04, MaxUSDPerHour: 0.05}
-	multi := DisruptionDecision{Method: MethodMultiNode, Reason: ReasonUnderused, Nodes: []string{"n1", "n2", "n3"}, Replace: true,
+	multi := saga.DisruptionDecision{Method: saga.MethodMultiNode, Reason: saga.ReasonUnderused, Nodes: []string{"n1", "n2", "n3"}, Replace: true,
 		Replacement: plan, SavingUSDPerHour: 0.2, USDPerHour: 1, Why: "3 of 5 candidates fit on the rest plus one c6a.large"}
-	f := &fakeConsolidation{valid: Validation{Valid: true}, decide: func(i int, _ time.Time) DisruptionDecision {
+	f := &fakeConsolidation{valid: saga.Validation{Valid: true}, decide: func(i int, _ time.Time) saga.DisruptionDecision {
 		switch i {
 		case 1:
 			return multi
 		case 3:
-			return DisruptionDecision{Method: MethodDrift, Reason: ReasonDrifted, Nodes: []string{"n4"}, Replace: true}
+			return saga.DisruptionDecision{Method: saga.MethodDrift, Reason: saga.ReasonDrifted, Nodes: []string{"n4"}, Replace: true}
 		}
-		return DisruptionDecision{}
+		return saga.DisruptionDecision{}
 	}}
 	f.register(env)
 	var st ConsolidationStatus
@@ -143,7 +144,7 @@ func TestConsolidationRunsOneSagaPerDecision(t *testing.T) {
 func TestConsolidationDropsADecisionThatNoLongerHolds(t *testing.T) {
 	var s testsuite.WorkflowTestSuite
 	env := s.NewTestWorkflowEnvironment()
-	f := &fakeConsolidation{decide: emptyDecision, valid: Validation{Why: "node n1 is no longer a candidate (do-not-disrupt, PDB, nomination or gone)"}}
+	f := &fakeConsolidation{decide: emptyDecision, valid: saga.Validation{Why: "node n1 is no longer a candidate (do-not-disrupt, PDB, nomination or gone)"}}
 	f.register(env)
 	var st ConsolidationStatus
 	queryStatusAfter(env, 2*time.Minute, &st)
@@ -159,7 +160,7 @@ func TestConsolidationDropsADecisionThatNoLongerHolds(t *testing.T) {
 func TestConsolidationPauseStopsDecisionsUntilItExpires(t *testing.T) {
 	var s testsuite.WorkflowTestSuite
 	env := s.NewTestWorkflowEnvironment()
-	f := &fakeConsolidation{decide: func(int, time.Time) DisruptionDecision { return DisruptionDecision{} }, valid: Validation{Valid: true}}
+	f := &fakeConsolidation{decide: func(int, time.Time) saga.DisruptionDecision { return saga.DisruptionDecision{} }, valid: saga.Validation{Valid: true}}
 	f.register(env)
 	var start time.Time
 	var during ConsolidationStatus
@@ -185,7 +186,7 @@ func TestConsolidationPauseStopsDecisionsUntilItExpires(t *testing.T) {
 func TestConsolidationPauseSurvivesContinueAsNew(t *testing.T) {
 	var s testsuite.WorkflowTestSuite
 	env := s.NewTestWorkflowEnvironment()
-	f := &fakeConsolidation{decide: func(int, time.Time) DisruptionDecision { return DisruptionDecision{} }}
+	f := &fakeConsolidation{decide: func(int, time.Time) saga.DisruptionDecision { return saga.DisruptionDecision{} }}
 	f.register(env)
 	runUntilContinueAsNew(t, env, ConsolidationInput{State: ConsolidationState{Paused: true, PauseReason: "freeze"}})
 	if len(f.decided) != 0 {
@@ -199,15 +200,15 @@ func TestConsolidationPauseSurvivesContinueAsNew(t *testing.T) {
 func TestConsolidationStatusListsTheLastPassBlockedNodes(t *testing.T) {
 	var s testsuite.WorkflowTestSuite
 	env := s.NewTestWorkflowEnvironment()
-	report := func(i int) *BlockedReport {
-		return &BlockedReport{Total: 2, ByReason: map[string]int{"pdb": 1, "budget": 1 + i%2},
-			Nodes: []BlockedNode{{Node: "n3", NodeClaim: "general-3", NodePool: "general", Reasons: []BlockReason{
+	report := func(i int) *saga.BlockedReport {
+		return &saga.BlockedReport{Total: 2, ByReason: map[string]int{"pdb": 1, "budget": 1 + i%2},
+			Nodes: []saga.BlockedNode{{Node: "n3", NodeClaim: "general-3", NodePool: "general", Reasons: []saga.BlockReason{
 				{Reason: "pdb", Event: "DisruptionBlocked", Message: "PDB default/web prevents pod evictions (pod default/web-1)"}}}}}
 	}
-	f := &fakeConsolidation{valid: Validation{Valid: true}, decide: func(i int, _ time.Time) DisruptionDecision {
-		d := DisruptionDecision{USDPerHour: 1, Why: "nothing to do among 3 candidates", Eligible: 3, Blocked: report(i)}
+	f := &fakeConsolidation{valid: saga.Validation{Valid: true}, decide: func(i int, _ time.Time) saga.DisruptionDecision {
+		d := saga.DisruptionDecision{USDPerHour: 1, Why: "nothing to do among 3 candidates", Eligible: 3, Blocked: report(i)}
 		if i == 1 {
-			d.Method, d.Reason, d.Nodes, d.Why = MethodEmptiness, ReasonEmpty, []string{"n1"}, "1 node(s) empty"
+			d.Method, d.Reason, d.Nodes, d.Why = saga.MethodEmptiness, saga.ReasonEmpty, []string{"n1"}, "1 node(s) empty"
 		}
 		return d
 	}}
@@ -247,11 +248,11 @@ func TestConsolidationStatusListsTheLastPassBlockedNodes(t *testing.T) {
 func TestConsolidationKeepsAnUnchangedReport(t *testing.T) {
 	var s testsuite.WorkflowTestSuite
 	env := s.NewTestWorkflowEnvironment()
-	rep := BlockedReport{Total: 1, ByReason: map[string]int{"pdb": 1}, Nodes: []BlockedNode{{Node: "n3", NodeClaim: "general-3",
-		Reasons: []BlockReason{{Reason: "pdb", Event: "DisruptionBlocked", Message: "PDB default/web prevents pod evictions (pod default/web-1)"}}}}}
+	rep := saga.BlockedReport{Total: 1, ByReason: map[string]int{"pdb": 1}, Nodes: []saga.BlockedNode{{Node: "n3", NodeClaim: "general-3",
+		Reasons: []saga.BlockReason{{Reason: "pdb", Event: "DisruptionBlocked", Message: "PDB default/web prevents pod evictions (pod default/web-1)"}}}}}
 	var f *fakeConsolidation
-	f = &fakeConsolidation{decide: func(i int, _ time.Time) DisruptionDecision {
-		d := DisruptionDecision{Why: fmt.Sprintf("pass %d", i)}
+	f = &fakeConsolidation{decide: func(i int, _ time.Time) saga.DisruptionDecision {
+		d := saga.DisruptionDecision{Why: fmt.Sprintf("pass %d", i)}
 		if f.reported[i] == rep.Digest() {
 			d.BlockedUnchanged = true
 		} else {

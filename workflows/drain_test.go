@@ -5,6 +5,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/joinery/joinery/api/saga"
 	"github.com/stretchr/testify/mock"
 	"go.temporal.io/sdk/activity"
 	"go.temporal.io/sdk/temporal"
@@ -85,7 +86,7 @@ func TestDrainAndReplaceHappyPath(t *testing.T) {
 			return DrainStatus{}
 		}}
 	f.register(env)
-	env.ExecuteWorkflow(DrainAndReplaceWorkflow, DisruptInput{NodeName: "ip-10-0-0-4.ec2.internal", Reason: ReasonManual, Replace: true})
+	env.ExecuteWorkflow(DrainAndReplaceWorkflow, DisruptInput{NodeName: "ip-10-0-0-4.ec2.internal", Reason: saga.ReasonManual, Replace: true})
 	var res DisruptResult
 	if err := env.GetWorkflowResult(&res); err != nil {
 		t.Fatal(err)
@@ -112,7 +113,7 @@ func TestDrainAndReplaceCompensatesAFailedReplacement(t *testing.T) {
 		replacements: []NodeClaimInput{{Name: "general-purpose-repl1", NodePool: "general-purpose", Offerings: offerings()}},
 		drain:        func(int, DrainRequest) DrainStatus { t.Fatal("must not drain"); return DrainStatus{} }}
 	f.register(env)
-	env.ExecuteWorkflow(DrainAndReplaceWorkflow, DisruptInput{NodeName: "n1", Reason: ReasonDrifted, Replace: true})
+	env.ExecuteWorkflow(DrainAndReplaceWorkflow, DisruptInput{NodeName: "n1", Reason: saga.ReasonDrifted, Replace: true})
 	err := env.GetWorkflowError()
 	if err == nil || !IsReplacementFailed(err) {
 		t.Fatalf("error = %v, want a replacement failure", err)
@@ -134,7 +135,7 @@ func TestDrainAndReplaceSkipsANodeThatIsNoLongerACandidate(t *testing.T) {
 	env := s.NewTestWorkflowEnvironment()
 	f := &fakeDrain{cand: Candidate{Why: "pod default/x is annotated karpenter.sh/do-not-disrupt"}}
 	f.register(env)
-	env.ExecuteWorkflow(DrainAndReplaceWorkflow, DisruptInput{NodeName: "n1", Reason: ReasonUnderused})
+	env.ExecuteWorkflow(DrainAndReplaceWorkflow, DisruptInput{NodeName: "n1", Reason: saga.ReasonUnderused})
 	var res DisruptResult
 	if err := env.GetWorkflowResult(&res); err != nil {
 		t.Fatal(err)
@@ -169,7 +170,7 @@ func TestDrainDeletesPDBBlockedPodsOnlyAtTheGraceDeadline(t *testing.T) {
 		return DrainStatus{Remaining: 1, Tier: 1, Blocked: []string{"default/solo"}, NextForceDelete: due}
 	}}
 	f.register(env)
-	env.ExecuteWorkflow(DrainAndReplaceWorkflow, DisruptInput{NodeName: "n1", Reason: ReasonManual})
+	env.ExecuteWorkflow(DrainAndReplaceWorkflow, DisruptInput{NodeName: "n1", Reason: saga.ReasonManual})
 	var res DisruptResult
 	if err := env.GetWorkflowResult(&res); err != nil {
 		t.Fatal(err)

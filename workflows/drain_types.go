@@ -18,16 +18,6 @@ const (
 // (codec.Keyring.Pseudonym), so the id names no node in clear.
 func DisruptWorkflowID(reason, node string) string { return "disrupt/" + reason + "/" + node }
 
-// Disruption reasons (the <reason> in disrupt/<reason>/<node>).
-const (
-	ReasonManual       = "manual"
-	ReasonEmpty        = "empty"
-	ReasonUnderused    = "underutilized"
-	ReasonDrifted      = "drifted"
-	ReasonExpired      = "expired"
-	ReasonInterruption = "interruption"
-)
-
 // DisruptInput starts a DrainAndReplace saga for one node.
 type DisruptInput struct {
 	NodeName string `json:"nodeName"`

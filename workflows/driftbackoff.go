@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/joinery/joinery/api/saga"
 	enumspb "go.temporal.io/api/enums/v1"
 	"go.temporal.io/sdk/temporal"
 	"go.temporal.io/sdk/workflow"
@@ -100,7 +101,7 @@ func (st *ConsolidationState) noteDrift(pool string, now time.Time, res DisruptR
 // DrainAndReplace child disrupt would start, started exactly as disrupt
 // starts it (so a history recorded with disrupt replays here), and notes
 // its outcome in the pool's back-off.
-func disruptDrifted(ctx workflow.Context, st *ConsolidationState, d DisruptionDecision) string {
+func disruptDrifted(ctx workflow.Context, st *ConsolidationState, d saga.DisruptionDecision) string {
 	private := len(d.NodeRefs) == len(d.Nodes) && len(d.NodeRefs) > 0
 	done, skipped, failed := 0, 0, 0
 	for i, node := range d.Nodes {

@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/joinery/joinery/api/saga"
 	"github.com/stretchr/testify/mock"
 	"go.temporal.io/sdk/activity"
 	"go.temporal.io/sdk/converter"
@@ -67,16 +68,16 @@ func TestConsolidationBacksOffAFailingPoolsDrift(t *testing.T) {
 	var start time.Time
 	var aAt []time.Duration // when pool a's drift was decided, from the start
 	var bDrifts int
-	env.RegisterActivityWithOptions(func(_ context.Context, p DisruptionPass) (DisruptionDecision, error) {
+	env.RegisterActivityWithOptions(func(_ context.Context, p DisruptionPass) (saga.DisruptionDecision, error) {
 		if nb, ok := p.DriftNotBefore["a"]; ok && p.Now.Before(nb) {
 			bDrifts++
-			return DisruptionDecision{Method: MethodDrift, Reason: ReasonDrifted, Nodes: []string{"b1"}, NodePool: "b", Replace: true}, nil
+			return saga.DisruptionDecision{Method: saga.MethodDrift, Reason: saga.ReasonDrifted, Nodes: []string{"b1"}, NodePool: "b", Replace: true}, nil
 		}
 		aAt = append(aAt, p.Now.Sub(start))
-		return DisruptionDecision{Method: MethodDrift, Reason: ReasonDrifted, Nodes: []string{"a1"}, NodePool: "a", Replace: true}, nil
+		return saga.DisruptionDecision{Method: saga.MethodDrift, Reason: saga.ReasonDrifted, Nodes: []string{"a1"}, NodePool: "a", Replace: true}, nil
 	}, activity.RegisterOptions{Name: ActivityComputeDisruption})
-	env.RegisterActivityWithOptions(func(context.Context, DisruptionDecision) (Validation, error) {
-		return Validation{Valid: true}, nil
+	env.RegisterActivityWithOptions(func(context.Context, saga.DisruptionDecision) (saga.Validation, error) {
+		return saga.Validation{Valid: true}, nil
 	}, activity.RegisterOptions{Name: ActivityValidateDisruption})
 	env.RegisterWorkflowWithOptions(Consolidation, workflow.RegisterOptions{Name: ConsolidationWorkflow})
 	env.RegisterWorkflowWithOptions(DrainAndReplace, workflow.RegisterOptions{Name: DrainAndReplaceWorkflow})

@@ -6,6 +6,7 @@ import (
 	"strconv"
 	"time"
 
+	"github.com/joinery/joinery/api/saga"
 	enumspb "go.temporal.io/api/enums/v1"
 	"go.temporal.io/sdk/temporal"
 	"go.temporal.io/sdk/workflow"
@@ -412,7 +413,7 @@ func childFailure(name string, st NodeClaimStatus, err error) *gangFailure {
 			continue
 		}
 		f.reason = "InsufficientCapacity"
-		var offs []Offering
+		var offs []saga.Offering
 		if app.HasDetails() && app.Details(&offs) == nil {
 			for _, o := range offs {
 				f.offerings = append(f.offerings, o.InstanceType+"/"+o.Zone+"/"+o.CapacityType)

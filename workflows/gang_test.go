@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/joinery/joinery/api/saga"
 	"go.temporal.io/sdk/activity"
 	"go.temporal.io/sdk/temporal"
 	"go.temporal.io/sdk/testsuite"
@@ -65,7 +66,7 @@ func gangPlan(names ...string) GangPlan {
 // reports InsufficientCapacity with the offerings, and starts try 2.
 func TestGangCompensatesEveryNodeOnInsufficientCapacity(t *testing.T) {
 	ice := temporal.NewNonRetryableApplicationError("insufficient capacity", ErrInsufficientCapacity, nil,
-		[]Offering{{InstanceType: "g4dn.xlarge", Zone: "us-east-1a", CapacityType: "on-demand"}})
+		[]saga.Offering{{InstanceType: "g4dn.xlarge", Zone: "us-east-1a", CapacityType: "on-demand"}})
 	env, updates, deleted := gangEnv(t, []GangPlan{gangPlan("gpu-a", "gpu-b", "gpu-c")}, nil, func(ctx workflow.Context, in NodeClaimInput) (NodeClaimStatus, error) {
 		if in.Name == "gpu-b" {
 			_ = workflow.Sleep(ctx, time.Minute) // its offerings tried

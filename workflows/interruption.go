@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/joinery/joinery/api/saga"
 	"go.temporal.io/sdk/temporal"
 	"go.temporal.io/sdk/workflow"
 )
@@ -21,7 +22,7 @@ const (
 // InterruptionPoller is the singleton (id interruption-poller) that keeps
 // one PollInterruptionQueue activity running: the activity long-polls the
 // SQS queue, heartbeating, and starts one Interruption workflow per
-// instance and event. A worker that dies is replaced after the heartbeat
+// instance and kind of event. A worker that dies is replaced after the heartbeat
 // timeout, on any worker.
 func InterruptionPoller(ctx workflow.Context, in PollerInput) error {
 	if in.RunFor <= 0 {
@@ -38,7 +39,8 @@ func InterruptionPoller(ctx workflow.Context, in PollerInput) error {
 }
 
 // Interruption handles one interruption event for one instance (id
-// interruption/<instance>/<event>, so a redelivered message is a no-op):
+// interruption/<instance>/<kind>, so a redelivered message is a no-op, and
+// the poller starts none for an event a stronger one superseded):
 // find the instance's NodeClaim and Node, then carry out what
 // planInterruption decides: for a spot interruption warning mark the
 // (type, zone, spot) offering unavailable so the replacement is bought
@@ -123,12 +125,12 @@ func runInterruptionDrain(ctx workflow.Context, in InterruptionInput, tgt Interr
 			ref = "nodeclaim-" + tgt.NodeClaim
 		}
 	}
-	cctx := workflow.WithChildOptions(ctx, drainChild(ReasonInterruption, ref, append(
+	cctx := workflow.WithChildOptions(ctx, drainChild(saga.ReasonInterruption, ref, append(
 		identifying(in.Private, SANodeName.ValueSet(tgt.NodeName), SAInstanceID.ValueSet(in.InstanceID)),
 		SANodeClaim.ValueSet(tgt.NodeClaim), SAPhase.ValueSet(PhaseChecking))...))
 	var dr DisruptResult
 	err := workflow.ExecuteChildWorkflow(cctx, DrainAndReplaceWorkflow, DisruptInput{
-		NodeName: tgt.NodeName, Reason: ReasonInterruption, Replace: true, Interruption: true, SkipBudgets: true,
+		NodeName: tgt.NodeName, Reason: saga.ReasonInterruption, Replace: true, Interruption: true, SkipBudgets: true,
 		Deadline: in.NoticeEnd, Private: in.Private,
 	}).Get(ctx, &dr)
 	if temporal.IsWorkflowExecutionAlreadyStartedError(err) {
@@ -183,7 +185,7 @@ type interruptionPlan struct {
 	Step interruptionStep
 	// MarkUnavailable, if set, is the spot offering to mark unavailable
 	// before anything else (so the replacement is bought elsewhere).
-	MarkUnavailable *Offering
+	MarkUnavailable *saga.Offering
 	Why             string // why it is skipped
 	Note            string // the Event's message
 }
@@ -197,8 +199,8 @@ func planInterruption(in InterruptionInput, tgt InterruptionTarget) interruption
 	}
 	drains := interruptionDrains(in)
 	var p interruptionPlan
-	if drains && (in.Kind == KindSpotInterrupted || in.Kind == KindRebalanceRecommendation) && tgt.InstanceType != "" && tgt.Zone != "" {
-		p.MarkUnavailable = &Offering{InstanceType: tgt.InstanceType, Zone: tgt.Zone, CapacityType: "spot"}
+	if drains && (in.Kind == saga.KindSpotInterrupted || in.Kind == saga.KindRebalanceRecommendation) && tgt.InstanceType != "" && tgt.Zone != "" {
+		p.MarkUnavailable = &saga.Offering{InstanceType: tgt.InstanceType, Zone: tgt.Zone, CapacityType: "spot"}
 	}
 	switch {
 	case !drains:
@@ -224,9 +226,9 @@ func planInterruption(in InterruptionInput, tgt InterruptionTarget) interruption
 // the node to go, unless the operator opted in.
 func interruptionDrains(in InterruptionInput) bool {
 	switch in.Kind {
-	case KindSpotInterrupted, KindScheduledChange, KindInstanceStopped, KindInstanceTerminated:
+	case saga.KindSpotInterrupted, saga.KindScheduledChange, saga.KindInstanceStopped, saga.KindInstanceTerminated:
 		return true
-	case KindRebalanceRecommendation:
+	case saga.KindRebalanceRecommendation:
 		return in.DrainOnRebalance
 	}
 	return false
@@ -234,13 +236,13 @@ func interruptionDrains(in InterruptionInput) bool {
 
 func describeInterruption(in InterruptionInput) string {
 	switch in.Kind {
-	case KindSpotInterrupted:
+	case saga.KindSpotInterrupted:
 		return "spot interruption warning (instance-action " + in.Action + ")"
-	case KindRebalanceRecommendation:
+	case saga.KindRebalanceRecommendation:
 		return "rebalance recommendation"
-	case KindScheduledChange:
+	case saga.KindScheduledChange:
 		return "scheduled maintenance (AWS Health)"
-	case KindInstanceStopped, KindInstanceTerminated:
+	case saga.KindInstanceStopped, saga.KindInstanceTerminated:
 		return "instance " + in.State
 	}
 	return in.Kind

@@ -2,8 +2,11 @@ package workflows
 
 import (
 	"reflect"
+	"strings"
 	"testing"
 	"time"
+
+	"github.com/joinery/joinery/api/saga"
 )
 
 func TestPlanInterruptionDecidesFromTheEventAndTheTarget(t *testing.T) {
@@ -14,10 +17,10 @@ func TestPlanInterruptionDecidesFromTheEventAndTheTarget(t *testing.T) {
 	busy.DisruptingFor = "underutilized"
 	noZone := node
 	noZone.Zone = ""
-	spot := InterruptionInput{Kind: KindSpotInterrupted, InstanceID: "i-0123", Action: "terminate"}
+	spot := InterruptionInput{Kind: saga.KindSpotInterrupted, InstanceID: "i-0123", Action: "terminate"}
 	notice := spot
 	notice.NoticeEnd = time.Date(2026, 3, 1, 12, 2, 0, 0, time.UTC)
-	mark := &Offering{InstanceType: "m5.large", Zone: "us-east-1a", CapacityType: "spot"}
+	mark := &saga.Offering{InstanceType: "m5.large", Zone: "us-east-1a", CapacityType: "spot"}
 	cases := []struct {
 		name string
 		in   InterruptionInput
@@ -31,16 +34,16 @@ func TestPlanInterruptionDecidesFromTheEventAndTheTarget(t *testing.T) {
 			Note: "spot interruption warning (instance-action terminate): cordon, replace and drain before 2026-03-01T12:02:00Z"}},
 		{"spot warning without a zone: nothing to mark", spot, noZone, interruptionPlan{Step: interruptionDrain,
 			Note: "spot interruption warning (instance-action terminate): cordon, replace and drain"}},
-		{"rebalance recommendation informs only", InterruptionInput{Kind: KindRebalanceRecommendation}, node, interruptionPlan{Step: interruptionInform,
+		{"rebalance recommendation informs only", InterruptionInput{Kind: saga.KindRebalanceRecommendation}, node, interruptionPlan{Step: interruptionInform,
 			Note: "rebalance recommendation: no disruption (rebalance recommendations only inform unless --interruption-rebalance-drain is set)"}},
-		{"rebalance recommendation with drain on: mark and drain", InterruptionInput{Kind: KindRebalanceRecommendation, DrainOnRebalance: true}, node,
+		{"rebalance recommendation with drain on: mark and drain", InterruptionInput{Kind: saga.KindRebalanceRecommendation, DrainOnRebalance: true}, node,
 			interruptionPlan{Step: interruptionDrain, MarkUnavailable: mark, Note: "rebalance recommendation: cordon, replace and drain"}},
 		{"already being disrupted: marked, then skipped", spot, busy, interruptionPlan{Step: interruptionSkip, MarkUnavailable: mark,
 			Why:  "node is already being disrupted (underutilized)",
 			Note: "spot interruption warning (instance-action terminate): node is already being disrupted (underutilized)"}},
-		{"no Node yet: terminate the NodeClaim", InterruptionInput{Kind: KindInstanceStopped, State: "stopping"}, noNode,
+		{"no Node yet: terminate the NodeClaim", InterruptionInput{Kind: saga.KindInstanceStopped, State: "stopping"}, noNode,
 			interruptionPlan{Step: interruptionTerminate, Note: "instance stopping: the instance has no Node yet; terminating its NodeClaim"}},
-		{"scheduled change drains without marking", InterruptionInput{Kind: KindScheduledChange}, node,
+		{"scheduled change drains without marking", InterruptionInput{Kind: saga.KindScheduledChange}, node,
 			interruptionPlan{Step: interruptionDrain, Note: "scheduled maintenance (AWS Health): cordon, replace and drain"}},
 		{"unknown kind informs", InterruptionInput{Kind: "something_else"}, node, interruptionPlan{Step: interruptionInform,
 			Note: "something_else: no disruption (rebalance recommendations only inform unless --interruption-rebalance-drain is set)"}},
@@ -48,6 +51,23 @@ func TestPlanInterruptionDecidesFromTheEventAndTheTarget(t *testing.T) {
 	for _, c := range cases {
 		if got := planInterruption(c.in, c.tgt); !reflect.DeepEqual(got, c.want) {
 			t.Errorf("%s:\n got %+v\nwant %+v", c.name, got, c.want)
+		}
+	}
+}
+
+// Handling only escalates: each kind is superseded by the kinds asking as
+// much or more, never by weaker ones; kinds Joinery does not act on by none.
+func TestSupersedingKinds(t *testing.T) {
+	for kind, want := range map[string]string{
+		saga.KindRebalanceRecommendation: "scheduled_change spot_interrupted instance_stopped instance_terminated",
+		saga.KindScheduledChange:         "spot_interrupted instance_stopped instance_terminated",
+		saga.KindSpotInterrupted:         "instance_stopped instance_terminated",
+		saga.KindInstanceStopped:         "instance_terminated",
+		saga.KindInstanceTerminated:      "instance_stopped",
+		"no_op":                          "",
+	} {
+		if got := strings.Join(SupersedingKinds(kind), " "); got != want {
+			t.Errorf("SupersedingKinds(%s) = %q, want %q", kind, got, want)
 		}
 	}
 }

@@ -5,6 +5,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/joinery/joinery/api/saga"
 	"github.com/stretchr/testify/mock"
 	"go.temporal.io/sdk/activity"
 	"go.temporal.io/sdk/testsuite"
@@ -16,7 +17,7 @@ import (
 type fakeInterruption struct {
 	target InterruptionTarget
 	steps  []string
-	ice    []Offering
+	ice    []saga.Offering
 	notes  []InterruptionNote
 	child  []DisruptInput
 	term   []TerminateRequest
@@ -27,7 +28,7 @@ func (f *fakeInterruption) register(env *testsuite.TestWorkflowEnvironment, mock
 		env.RegisterActivityWithOptions(fn, activity.RegisterOptions{Name: name})
 	}
 	reg(func(_ context.Context, id string) (InterruptionTarget, error) { return f.target, nil }, ActivityLookupInterruptedInstance)
-	reg(func(_ context.Context, o Offering) error {
+	reg(func(_ context.Context, o saga.Offering) error {
 		f.steps = append(f.steps, "ice")
 		f.ice = append(f.ice, o)
 		return nil
@@ -90,16 +91,16 @@ func equalSteps(a []string, b ...string) bool {
 func TestInterruptionSpotWarningMarksThePoolThenDrains(t *testing.T) {
 	at := time.Date(2026, 8, 20, 10, 5, 0, 0, time.UTC)
 	f := &fakeInterruption{target: spotTarget()}
-	res := runInterruption(t, f, InterruptionInput{EventID: "e1", Kind: KindSpotInterrupted, InstanceID: "i-0123456789abcdef0",
+	res := runInterruption(t, f, InterruptionInput{EventID: "e1", Kind: saga.KindSpotInterrupted, InstanceID: "i-0123456789abcdef0",
 		Time: at, NoticeEnd: at.Add(2 * time.Minute), Action: "terminate"})
 	if !equalSteps(f.steps, "ice", "note:"+ActionCordonAndDrain, "child") {
 		t.Fatalf("steps %v", f.steps)
 	}
-	if f.ice[0] != (Offering{InstanceType: "m5.large", Zone: "us-east-1a", CapacityType: "spot"}) {
+	if f.ice[0] != (saga.Offering{InstanceType: "m5.large", Zone: "us-east-1a", CapacityType: "spot"}) {
 		t.Errorf("marked %+v", f.ice[0])
 	}
 	c := f.child[0]
-	if c.NodeName != "ip-10-0-0-4.ec2.internal" || c.Reason != ReasonInterruption || !c.Replace || !c.Interruption || !c.SkipBudgets ||
+	if c.NodeName != "ip-10-0-0-4.ec2.internal" || c.Reason != saga.ReasonInterruption || !c.Replace || !c.Interruption || !c.SkipBudgets ||
 		!c.Deadline.Equal(at.Add(2*time.Minute)) {
 		t.Errorf("child input %+v", c)
 	}
@@ -107,7 +108,7 @@ func TestInterruptionSpotWarningMarksThePoolThenDrains(t *testing.T) {
 		res.NodeClaim != "general-purpose-abcde" {
 		t.Errorf("result %+v", res)
 	}
-	if n := f.notes[0]; n.NodeName != c.NodeName || n.Kind != KindSpotInterrupted || n.EventID != "e1" {
+	if n := f.notes[0]; n.NodeName != c.NodeName || n.Kind != saga.KindSpotInterrupted || n.EventID != "e1" {
 		t.Errorf("note %+v", n)
 	}
 }
@@ -116,7 +117,7 @@ func TestInterruptionScheduledChangeDrainsBeforeTheMaintenance(t *testing.T) {
 	start := time.Date(2026, 9, 3, 2, 0, 0, 0, time.UTC)
 	f := &fakeInterruption{target: spotTarget()}
 	f.target.CapacityType = "on-demand"
-	res := runInterruption(t, f, InterruptionInput{EventID: "h1", Kind: KindScheduledChange, InstanceID: "i-0123456789abcdef1",
+	res := runInterruption(t, f, InterruptionInput{EventID: "h1", Kind: saga.KindScheduledChange, InstanceID: "i-0123456789abcdef1",
 		Time: start.Add(-14 * 24 * time.Hour), NoticeEnd: start})
 	if !equalSteps(f.steps, "note:"+ActionCordonAndDrain, "child") || len(f.ice) != 0 {
 		t.Fatalf("steps %v ice %v", f.steps, f.ice)
@@ -132,8 +133,8 @@ func TestInterruptionScheduledChangeDrainsBeforeTheMaintenance(t *testing.T) {
 func TestInterruptionStateChanges(t *testing.T) {
 	at := time.Date(2026, 8, 20, 10, 7, 0, 0, time.UTC)
 	for _, c := range []struct{ kind, state string }{
-		{KindInstanceStopped, "stopping"}, {KindInstanceStopped, "stopped"},
-		{KindInstanceTerminated, "shutting-down"}, {KindInstanceTerminated, "terminated"},
+		{saga.KindInstanceStopped, "stopping"}, {saga.KindInstanceStopped, "stopped"},
+		{saga.KindInstanceTerminated, "shutting-down"}, {saga.KindInstanceTerminated, "terminated"},
 	} {
 		f := &fakeInterruption{target: spotTarget()}
 		res := runInterruption(t, f, InterruptionInput{EventID: "s-" + c.state, Kind: c.kind, State: c.state, InstanceID: "i-0123456789abcdef0",
@@ -153,12 +154,12 @@ func TestInterruptionStateChanges(t *testing.T) {
 // is handled like a spot warning.
 func TestInterruptionRebalanceRecommendation(t *testing.T) {
 	f := &fakeInterruption{target: spotTarget()}
-	res := runInterruption(t, f, InterruptionInput{EventID: "r1", Kind: KindRebalanceRecommendation, InstanceID: "i-0123456789abcdef0"})
+	res := runInterruption(t, f, InterruptionInput{EventID: "r1", Kind: saga.KindRebalanceRecommendation, InstanceID: "i-0123456789abcdef0"})
 	if !equalSteps(f.steps, "note:"+ActionNoAction) || res.Action != ActionNoAction || res.Outcome != PhaseDone || res.Disrupt != nil {
 		t.Fatalf("default: steps %v result %+v", f.steps, res)
 	}
 	f = &fakeInterruption{target: spotTarget()}
-	res = runInterruption(t, f, InterruptionInput{EventID: "r2", Kind: KindRebalanceRecommendation, InstanceID: "i-0123456789abcdef0", DrainOnRebalance: true})
+	res = runInterruption(t, f, InterruptionInput{EventID: "r2", Kind: saga.KindRebalanceRecommendation, InstanceID: "i-0123456789abcdef0", DrainOnRebalance: true})
 	if !equalSteps(f.steps, "ice", "note:"+ActionCordonAndDrain, "child") || res.Action != ActionCordonAndDrain || !f.child[0].Deadline.IsZero() {
 		t.Fatalf("opt-in: steps %v result %+v child %+v", f.steps, res, f.child)
 	}
@@ -167,7 +168,7 @@ func TestInterruptionRebalanceRecommendation(t *testing.T) {
 func TestInterruptionSkips(t *testing.T) {
 	// Not a Joinery instance.
 	f := &fakeInterruption{}
-	res := runInterruption(t, f, InterruptionInput{EventID: "x", Kind: KindSpotInterrupted, InstanceID: "i-0123456789abcdef9"})
+	res := runInterruption(t, f, InterruptionInput{EventID: "x", Kind: saga.KindSpotInterrupted, InstanceID: "i-0123456789abcdef9"})
 	if !equalSteps(f.steps, "note:"+ActionNoAction) || res.Outcome != PhaseSkipped || res.Action != ActionNoAction {
 		t.Errorf("unknown instance: steps %v result %+v", f.steps, res)
 	}
@@ -175,7 +176,7 @@ func TestInterruptionSkips(t *testing.T) {
 	// change to shutting-down arrives) is not started twice.
 	f = &fakeInterruption{target: spotTarget()}
 	f.target.DisruptingFor = "disrupting: interruption"
-	res = runInterruption(t, f, InterruptionInput{EventID: "y", Kind: KindInstanceTerminated, State: "shutting-down", InstanceID: "i-0123456789abcdef0"})
+	res = runInterruption(t, f, InterruptionInput{EventID: "y", Kind: saga.KindInstanceTerminated, State: "shutting-down", InstanceID: "i-0123456789abcdef0"})
 	if !equalSteps(f.steps, "note:"+ActionNoAction) || res.Outcome != PhaseSkipped || len(f.child) != 0 {
 		t.Errorf("already disrupting: steps %v result %+v", f.steps, res)
 	}
@@ -186,7 +187,7 @@ func TestInterruptionSkips(t *testing.T) {
 func TestInterruptionWithoutANodeTerminatesTheNodeClaim(t *testing.T) {
 	f := &fakeInterruption{target: spotTarget()}
 	f.target.NodeName = ""
-	res := runInterruption(t, f, InterruptionInput{EventID: "z", Kind: KindSpotInterrupted, InstanceID: "i-0123456789abcdef0"})
+	res := runInterruption(t, f, InterruptionInput{EventID: "z", Kind: saga.KindSpotInterrupted, InstanceID: "i-0123456789abcdef0"})
 	if !equalSteps(f.steps, "ice", "note:"+ActionTerminate, "terminate") || res.Action != ActionTerminate || res.Outcome != PhaseDone {
 		t.Fatalf("steps %v result %+v", f.steps, res)
 	}
@@ -215,7 +216,7 @@ func TestInterruptionRunsTheDrainAndReplaceSaga(t *testing.T) {
 	f.register(env, false)
 	d.register(env)
 	notice := env.Now().Add(2 * time.Minute)
-	env.ExecuteWorkflow(InterruptionWorkflow, InterruptionInput{EventID: "e1", Kind: KindSpotInterrupted, InstanceID: "i-1",
+	env.ExecuteWorkflow(InterruptionWorkflow, InterruptionInput{EventID: "e1", Kind: saga.KindSpotInterrupted, InstanceID: "i-1",
 		Time: env.Now(), NoticeEnd: notice, Action: "terminate"})
 	var res InterruptionResult
 	if err := env.GetWorkflowResult(&res); err != nil {
@@ -227,7 +228,7 @@ func TestInterruptionRunsTheDrainAndReplaceSaga(t *testing.T) {
 	if len(d.drains) == 0 || !d.drains[0].EvictDoNotDisrupt || !d.drains[0].Deadline.Equal(notice) {
 		t.Fatalf("drain requests %+v, want do-not-disrupt evicted and deadline %s", d.drains, notice)
 	}
-	if len(d.taints) != 1 || d.taints[0].Reason != ReasonInterruption {
+	if len(d.taints) != 1 || d.taints[0].Reason != saga.ReasonInterruption {
 		t.Errorf("taints %+v", d.taints)
 	}
 	if len(d.signals) != 1 || d.signals[0] != NodeClaimWorkflowID(cand.NodeClaim) || d.gone != 1 {

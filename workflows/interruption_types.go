@@ -1,6 +1,10 @@
 package workflows
 
-import "time"
+import (
+	"time"
+
+	"github.com/joinery/joinery/api/saga"
+)
 
 // Interruption handling: names, ids and types.
 const (
@@ -24,17 +28,6 @@ const (
 	PhaseInterrupted = "Interrupted"
 )
 
-// Interruption kinds (the kind label of
-// joinery_interruption_received_messages_total); providers/aws/interruption's
-// Parse names them with these constants.
-const (
-	KindSpotInterrupted         = "spot_interrupted"
-	KindRebalanceRecommendation = "rebalance_recommendation"
-	KindScheduledChange         = "scheduled_change"
-	KindInstanceStopped         = "instance_stopped"
-	KindInstanceTerminated      = "instance_terminated"
-)
-
 // Interruption actions (the action label of joinery_interruption_actions_total).
 const (
 	// ActionCordonAndDrain: taint, launch replacements, drain (do-not-disrupt
@@ -48,11 +41,50 @@ const (
 	ActionNoAction = "NoAction"
 )
 
-// InterruptionWorkflowID is interruption/<instance-id>/<event-id>: a message
-// delivered twice maps to the same workflow, which runs once. With payload
+// InterruptionWorkflowID is interruption/<instance-id>/<kind>: one
+// workflow per instance and kind of event, so a message SQS delivers twice,
+// or a second event of a kind already handled, starts nothing. With payload
 // encryption on, instanceID is the instance id's pseudonym.
-func InterruptionWorkflowID(instanceID, eventID string) string {
-	return "interruption/" + instanceID + "/" + eventID
+func InterruptionWorkflowID(instanceID, kind string) string {
+	return "interruption/" + instanceID + "/" + kind
+}
+
+// interruptionKinds in order of what they ask of Joinery: a hint to
+// rebalance, a maintenance to come, a reclaim in two minutes, the instance
+// going now.
+var interruptionKinds = []struct {
+	kind     string
+	severity int
+}{
+	{saga.KindRebalanceRecommendation, 1}, {saga.KindScheduledChange, 2}, {saga.KindSpotInterrupted, 3},
+	{saga.KindInstanceStopped, 4}, {saga.KindInstanceTerminated, 4},
+}
+
+// InterruptionSeverity is how much an event of the kind asks of Joinery
+// (0: a kind it does not act on).
+func InterruptionSeverity(kind string) int {
+	for _, k := range interruptionKinds {
+		if k.kind == kind {
+			return k.severity
+		}
+	}
+	return 0
+}
+
+// SupersedingKinds are the other kinds whose handling, for the same
+// instance, leaves nothing for an event of this kind to do: those asking
+// as much or more. An interruption's handling only escalates: an event
+// arriving after one of them, late or merely weaker, acts no more (a
+// rebalance recommendation after the spot warning for the same instance).
+func SupersedingKinds(kind string) []string {
+	sev := InterruptionSeverity(kind)
+	var out []string
+	for _, k := range interruptionKinds {
+		if sev > 0 && k.kind != kind && k.severity >= sev {
+			out = append(out, k.kind)
+		}
+	}
+	return out
 }
 
 // InterruptionInput is one instance's part of one interruption event.
@@ -126,8 +158,14 @@ type PollerInput struct {
 // PollResult counts what one poll activity did.
 type PollResult struct {
 	Received   int `json:"received"`
-	Started    int `json:"started"`    // Interruption workflows started (or joined)
+	Started    int `json:"started"`    // Interruption workflows started
 	Ignored    int `json:"ignored"`    // unknown kinds and no-ops, deleted
 	Unparsable int `json:"unparsable"` // logged, counted and deleted
 	Failed     int `json:"failed"`     // left on the queue for redelivery
+	// Duplicates: instance events already handled (SQS delivered the
+	// message again, or the kind came before for the instance).
+	Duplicates int `json:"duplicates,omitempty"`
+	// Superseded: instance events a stronger one for the same instance
+	// was handled before (SupersedingKinds).
+	Superseded int `json:"superseded,omitempty"`
 }

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/joinery/joinery/api/saga"
 	"go.temporal.io/sdk/temporal"
 	"go.temporal.io/sdk/workflow"
 )
@@ -159,7 +160,7 @@ func launch(ctx, actx workflow.Context, in NodeClaimInput, st *NodeClaimStatus, 
 	if attempts <= 0 {
 		attempts = 5
 	}
-	remaining := append([]Offering(nil), in.Offerings...)
+	remaining := append([]saga.Offering(nil), in.Offerings...)
 	var lastErr error
 	for try := 0; try < attempts && len(remaining) > 0; try++ {
 		st.LaunchTries++
@@ -175,7 +176,7 @@ func launch(ctx, actx workflow.Context, in NodeClaimInput, st *NodeClaimStatus, 
 		if !errors.As(err, &app) || app.Type() != ErrInsufficientCapacity {
 			return Instance{}, err
 		}
-		var failed []Offering
+		var failed []saga.Offering
 		if app.HasDetails() {
 			_ = app.Details(&failed)
 		}
@@ -205,8 +206,8 @@ func terminateAfterFailure(ctx, actx workflow.Context, in NodeClaimInput, st *No
 	return *st, temporal.NewNonRetryableApplicationError(msg, ErrNodeClaimFailed, cause)
 }
 
-func withCapacityType(offs []Offering, ct string) []Offering {
-	var out []Offering
+func withCapacityType(offs []saga.Offering, ct string) []saga.Offering {
+	var out []saga.Offering
 	for _, o := range offs {
 		if o.CapacityType == ct {
 			out = append(out, o)
@@ -215,8 +216,8 @@ func withCapacityType(offs []Offering, ct string) []Offering {
 	return out
 }
 
-func without(offs, drop []Offering) []Offering {
-	var out []Offering
+func without(offs, drop []saga.Offering) []saga.Offering {
+	var out []saga.Offering
 	for _, o := range offs {
 		gone := false
 		for _, d := range drop {
@@ -232,7 +233,7 @@ func without(offs, drop []Offering) []Offering {
 	return out
 }
 
-func describe(offs []Offering) string {
+func describe(offs []saga.Offering) string {
 	s := ""
 	for i, o := range offs {
 		if i == 3 {

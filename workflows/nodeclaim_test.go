@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/joinery/joinery/api/saga"
 	"github.com/stretchr/testify/mock"
 	"go.temporal.io/sdk/activity"
 	"go.temporal.io/sdk/temporal"
@@ -34,7 +35,7 @@ func (f *fakeCloud) register(env *testsuite.TestWorkflowEnvironment) {
 		if f.launchFn != nil {
 			return f.launchFn(r)
 		}
-		var failed []Offering
+		var failed []saga.Offering
 		for _, o := range r.Offerings {
 			if !f.iceTypes[o.InstanceType] {
 				return Instance{ID: "i-1", InstanceType: o.InstanceType, Zone: o.Zone, CapacityType: o.CapacityType, Price: o.Price}, nil
@@ -79,8 +80,8 @@ func recordSearchAttributes(env *testsuite.TestWorkflowEnvironment) map[string]s
 	return got
 }
 
-func offerings() []Offering {
-	return []Offering{
+func offerings() []saga.Offering {
+	return []saga.Offering{
 		{InstanceType: "m6i.large", Zone: "us-east-1a", CapacityType: "spot", Price: 0.04},
 		{InstanceType: "m6a.large", Zone: "us-east-1b", CapacityType: "spot", Price: 0.05},
 		{InstanceType: "m6i.large", Zone: "us-east-1a", CapacityType: "on-demand", Price: 0.096},

@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/joinery/joinery/api/saga"
 	"github.com/stretchr/testify/mock"
 	"go.temporal.io/sdk/activity"
 	"go.temporal.io/sdk/testsuite"
@@ -47,21 +48,21 @@ func TestPrivateNodeClaimSetsNoIdentifyingSearchAttributes(t *testing.T) {
 func TestPrivateConsolidationNamesDrainsByPseudonym(t *testing.T) {
 	var s testsuite.WorkflowTestSuite
 	env := s.NewTestWorkflowEnvironment()
-	f := &fakeConsolidation{valid: Validation{Valid: true}, decide: func(i int, _ time.Time) DisruptionDecision {
+	f := &fakeConsolidation{valid: saga.Validation{Valid: true}, decide: func(i int, _ time.Time) saga.DisruptionDecision {
 		switch i {
 		case 1:
-			return DisruptionDecision{Method: MethodEmptiness, Reason: ReasonEmpty, Nodes: []string{"ip-10-0-0-1.ec2.internal", "ip-10-0-0-2.ec2.internal"},
+			return saga.DisruptionDecision{Method: saga.MethodEmptiness, Reason: saga.ReasonEmpty, Nodes: []string{"ip-10-0-0-1.ec2.internal", "ip-10-0-0-2.ec2.internal"},
 				NodeRefs: []string{"p-1", "p-2"}}
 		case 3:
-			return DisruptionDecision{Method: MethodDrift, Reason: ReasonDrifted, Nodes: []string{"ip-10-0-0-3.ec2.internal"}, NodeRefs: []string{"p-3"}, Replace: true}
+			return saga.DisruptionDecision{Method: saga.MethodDrift, Reason: saga.ReasonDrifted, Nodes: []string{"ip-10-0-0-3.ec2.internal"}, NodeRefs: []string{"p-3"}, Replace: true}
 		}
-		return DisruptionDecision{}
+		return saga.DisruptionDecision{}
 	}}
-	env.RegisterActivityWithOptions(func(_ context.Context, p DisruptionPass) (DisruptionDecision, error) {
+	env.RegisterActivityWithOptions(func(_ context.Context, p DisruptionPass) (saga.DisruptionDecision, error) {
 		f.decided = append(f.decided, p.Now)
 		return f.decide(len(f.decided)-1, p.Now), nil
 	}, activity.RegisterOptions{Name: ActivityComputeDisruption})
-	env.RegisterActivityWithOptions(func(context.Context, DisruptionDecision) (Validation, error) { return f.valid, nil },
+	env.RegisterActivityWithOptions(func(context.Context, saga.DisruptionDecision) (saga.Validation, error) { return f.valid, nil },
 		activity.RegisterOptions{Name: ActivityValidateDisruption})
 	env.RegisterWorkflowWithOptions(Consolidation, workflow.RegisterOptions{Name: ConsolidationWorkflow})
 	env.RegisterWorkflowWithOptions(DrainAndReplace, workflow.RegisterOptions{Name: DrainAndReplaceWorkflow})
@@ -113,7 +114,7 @@ func TestPrivateInterruptionNamesTheDrainByPseudonym(t *testing.T) {
 		f.child = append(f.child, in)
 		return DisruptResult{Outcome: PhaseDone}, nil
 	})
-	env.ExecuteWorkflow(InterruptionWorkflow, InterruptionInput{EventID: "e1", Kind: KindSpotInterrupted, InstanceID: "i-0abc", Private: true})
+	env.ExecuteWorkflow(InterruptionWorkflow, InterruptionInput{EventID: "e1", Kind: saga.KindSpotInterrupted, InstanceID: "i-0abc", Private: true})
 	var res InterruptionResult
 	if err := env.GetWorkflowResult(&res); err != nil {
 		t.Fatal(err)

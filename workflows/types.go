@@ -1,18 +1,10 @@
 package workflows
 
-import "time"
+import (
+	"time"
 
-// Offering is one (instance type, zone, capacity type) a NodeClaim may launch
-// as, with its price in USD/hour.
-type Offering struct {
-	InstanceType string  `json:"instanceType"`
-	Zone         string  `json:"zone"`
-	CapacityType string  `json:"capacityType"`
-	Price        float64 `json:"price"`
-	// ReservationID is the capacity reservation a "reserved" offering
-	// launches into ("" otherwise; absent in older histories).
-	ReservationID string `json:"reservationID,omitempty"`
-}
+	"github.com/joinery/joinery/api/saga"
+)
 
 // ProvisionInput starts one provisioning batch.
 type ProvisionInput struct {
@@ -72,8 +64,8 @@ type NodeClaimInput struct {
 	Name     string `json:"name"`
 	NodePool string `json:"nodePool"`
 	// Offerings to try, cheapest first.
-	Offerings []Offering `json:"offerings"`
-	Pods      int        `json:"pods"`
+	Offerings []saga.Offering `json:"offerings"`
+	Pods      int             `json:"pods"`
 	// RegistrationTTL: an instance whose Node is not Ready by then is
 	// terminated (compensation). Zero means 15 minutes.
 	RegistrationTTL time.Duration `json:"registrationTtl"`
@@ -88,10 +80,10 @@ type NodeClaimInput struct {
 
 // LaunchRequest asks the cloud for one instance.
 type LaunchRequest struct {
-	NodeClaim    string     `json:"nodeClaim"`
-	NodePool     string     `json:"nodePool"`
-	CapacityType string     `json:"capacityType"`
-	Offerings    []Offering `json:"offerings"` // same capacity type, cheapest first
+	NodeClaim    string          `json:"nodeClaim"`
+	NodePool     string          `json:"nodePool"`
+	CapacityType string          `json:"capacityType"`
+	Offerings    []saga.Offering `json:"offerings"` // same capacity type, cheapest first
 }
 
 // Instance is a launched EC2 instance.

@@ -18,6 +18,10 @@ const (
 	// ReasonUnauthorized: AWS refused a call the worker's IAM policy does
 	// not allow (Karpenter's reason for the same).
 	ReasonUnauthorized = "Unauthorized"
+	// ReasonInstanceProfileNotPropagated: EC2 refused the launch because
+	// the EC2NodeClass's instance profile (or its role) has not reached
+	// it yet; the launch is retried (Launched=False meanwhile).
+	ReasonInstanceProfileNotPropagated = "InstanceProfileNotPropagated"
 )
 
 // SetCondition returns conds with the condition of c.Type set to c's

@@ -4,12 +4,17 @@
 # etcd (go.etcd.io/etcd/server/v3) and kwok (sigs.k8s.io/kwok, stands in for
 # kubelets). Prints the folder. Cold: ~14 CPU-minutes; warm: instant.
 #   KUBE_BIN_CACHE overrides the folder.
+# The k8s and kwok modules require the versions Joinery's go.mod selects of
+# the modules they share (client-go, apimachinery, grpc, x/net...), and
+# every build here runs as hack/test.sh's (CGO_ENABLED=0, no -trimpath):
+# Go's build cache then compiles each shared package once for both
+# (gen-k8s-gomod.sh keeps the versions aligned).
 set -euo pipefail
 HERE=$(cd "$(dirname "$0")" && pwd)
 export GOTOOLCHAIN=local CGO_ENABLED=0 GOFLAGS=-mod=mod
 KVER=$(cd "$HERE/k8s" && GOFLAGS=-mod=mod go list -m -f "{{.Version}}" k8s.io/kubernetes)
 EVER=v3.7.3
-KWOKVER=v0.8.0
+KWOKVER=$(cd "$HERE/kwok" && go list -m -f "{{.Version}}" sigs.k8s.io/kwok)
 BIN=${KUBE_BIN_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/joinery/kube-$KVER-etcd-$EVER-kwok-$KWOKVER}
 mkdir -p "$BIN"
 say() { echo "joinery: $*" >&2; }
@@ -21,15 +26,15 @@ done
 for c in kube-apiserver kube-scheduler kube-controller-manager; do
   if [ ! -x "$BIN/$c" ]; then
     say "building $c $KVER from the Go module proxy (first run only, several minutes)..."
-    (cd "$HERE/k8s" && go build -trimpath -ldflags "$LD" -o "$BIN/$c.tmp" "k8s.io/kubernetes/cmd/$c" && mv "$BIN/$c.tmp" "$BIN/$c")
+    (cd "$HERE/k8s" && go build -ldflags "$LD" -o "$BIN/$c.tmp" "k8s.io/kubernetes/cmd/$c" && mv "$BIN/$c.tmp" "$BIN/$c")
   fi
 done
 if [ ! -x "$BIN/etcd" ]; then
   say "building etcd $EVER (first run only)..."
-  (cd "$HERE/etcd" && go build -trimpath -ldflags "-s -w" -o "$BIN/etcd.tmp" go.etcd.io/etcd/server/v3 && mv "$BIN/etcd.tmp" "$BIN/etcd")
+  (cd "$HERE/etcd" && go build -ldflags "-s -w" -o "$BIN/etcd.tmp" go.etcd.io/etcd/server/v3 && mv "$BIN/etcd.tmp" "$BIN/etcd")
 fi
 if [ ! -x "$BIN/kwok" ]; then
   say "building kwok $KWOKVER (first run only)..."
-  T=$(mktemp -d); (cd "$T" && GOBIN="$T" go install -trimpath -ldflags "-s -w" "sigs.k8s.io/kwok/cmd/kwok@$KWOKVER") && mv "$T/kwok" "$BIN/kwok"; rm -rf "$T"
+  (cd "$HERE/kwok" && go build -ldflags "-s -w" -o "$BIN/kwok.tmp" sigs.k8s.io/kwok/cmd/kwok && mv "$BIN/kwok.tmp" "$BIN/kwok")
 fi
 echo "$BIN"

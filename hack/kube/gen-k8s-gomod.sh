@@ -5,6 +5,8 @@
 # replaces that are not in the module zip, so we replace each with the
 # published v0.<minor>.<patch>. Kept in its own module so k8s.io/kubernetes
 # never enters Joinery's go.mod.
+# Then align-gomod.sh raises the modules it shares with Joinery to Joinery's
+# versions (one compile of each shared package).
 set -euo pipefail
 KVER=${1:-v1.37.2}
 SVER=v0.${KVER#v1.}
@@ -32,3 +34,4 @@ modfile=$(go mod download -json "k8s.io/kubernetes@$KVER" | sed -n 's/.*"GoMod":
 g=$(grep -E '^godebug ' "$modfile" || true); [ -n "$g" ] && sed -i "3a\\
 $g" go.mod
 go mod tidy
+"$(dirname "$DIR")/align-gomod.sh" "$DIR"

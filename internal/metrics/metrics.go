@@ -52,6 +52,9 @@ type Metrics struct {
 	// CloudRequestDuration is seconds per AWS call by api and error code
 	// ("" on success), retries included.
 	CloudRequestDuration *prometheus.HistogramVec
+	// CloudThrottledRequests counts AWS attempts refused for their rate,
+	// by service (EC2, SSM, IAM, Pricing, SQS) and action (throttle.go).
+	CloudThrottledRequests *prometheus.CounterVec
 	// GarbageCollected counts what garbage collection collected, by kind
 	// (instance, nodeclaim, node, launch_template).
 	GarbageCollected *prometheus.CounterVec
@@ -113,6 +116,7 @@ func New() *Metrics {
 	m.DisruptionBlockedNodes = prometheus.NewGaugeVec(prometheus.GaugeOpts{Name: "joinery_disruption_blocked_nodes",
 		Help: "Nodes the last consolidation pass did not disrupt, by reason (a node with two reasons counts under both)."}, []string{"reason"})
 	r.MustRegister(m.DisruptionDecisions, m.DisruptionEligibleNodes, m.DisruptionBlockedNodes, m.CloudRequestDuration)
+	m.CloudThrottledRequests = newCloudThrottled(r)
 	m.InterruptionReceived = prometheus.NewCounterVec(prometheus.CounterOpts{Name: "joinery_interruption_received_messages_total",
 		Help: "Messages received from the interruption queue, by kind."}, []string{"kind"})
 	m.InterruptionActions = prometheus.NewCounterVec(prometheus.CounterOpts{Name: "joinery_interruption_actions_total",

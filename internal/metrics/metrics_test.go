@@ -12,6 +12,7 @@ import (
 // to one is checked by both.
 func recordOneOfEach(m *Metrics) {
 	m.ObserveCloud("CreateFleet", "", 0.1)
+	m.CloudThrottled("EC2", "DescribeInstances")
 	m.SetPodsPending(3)
 	m.PodUnschedulable()
 	m.NodeClaimCreatedBy("general-purpose", "provisioned", false)
@@ -52,6 +53,7 @@ func TestMethodsRecordOnTheirCollectors(t *testing.T) {
 		"received":              {testutil.ToFloat64(m.InterruptionReceived.WithLabelValues("spot_interrupted")), 1},
 		"actions":               {testutil.ToFloat64(m.InterruptionActions.WithLabelValues("CordonAndDrain")), 1},
 		"collected":             {testutil.ToFloat64(m.GarbageCollected.WithLabelValues("instance")), 1},
+		"throttled":             {testutil.ToFloat64(m.CloudThrottledRequests.WithLabelValues("EC2", "DescribeInstances")), 1},
 	} {
 		if c.got != c.want {
 			t.Errorf("%s = %v, want %v", name, c.got, c.want)

@@ -7,10 +7,10 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/joinery/joinery/api/saga"
 	apiv1 "github.com/joinery/joinery/api/v1"
 	"github.com/joinery/joinery/catalog"
 	"github.com/joinery/joinery/solver"
-	"github.com/joinery/joinery/workflows"
 )
 
 // onDemand is the embedded catalog's on-demand price (USD/hour, us-east-1).
@@ -134,7 +134,7 @@ func TestBalancedOnlyScoresBalancedPoolsAndSplitsTheSaving(t *testing.T) {
 // oversized near-empty one.
 func TestDecideBalancedRejectsCentsAndTakesTheOversizedNode(t *testing.T) {
 	xl, xxl, large, m6i := onDemand(t, "m7i.xlarge"), onDemand(t, "m7i.2xlarge"), onDemand(t, "m7i.large"), onDemand(t, "m6i.xlarge")
-	run := func(policy string, oversized bool) (workflows.DisruptionDecision, []Score) {
+	run := func(policy string, oversized bool) (saga.DisruptionDecision, []Score) {
 		pool := testPool("general-purpose")
 		pool.Spec.Disruption.ConsolidationPolicy = policy
 		var cs []Candidate
@@ -161,7 +161,7 @@ func TestDecideBalancedRejectsCentsAndTakesTheOversizedNode(t *testing.T) {
 		pool.Spec.Disruption.Budgets = []apiv1.Budget{{Nodes: "100%"}}
 		return Decide(p), scores
 	}
-	if d, scores := run(apiv1.ConsolidationPolicyWhenEmptyOrUnderutilized, false); d.Method != workflows.MethodSingleNode || len(scores) != 0 {
+	if d, scores := run(apiv1.ConsolidationPolicyWhenEmptyOrUnderutilized, false); d.Method != saga.MethodSingleNode || len(scores) != 0 {
 		t.Errorf("WhenEmptyOrUnderutilized: %+v, scores %v", d, scores)
 	}
 	d, scores := run(apiv1.ConsolidationPolicyBalanced, false)
@@ -171,7 +171,7 @@ func TestDecideBalancedRejectsCentsAndTakesTheOversizedNode(t *testing.T) {
 	// The oversized node comes first (SavingsRatio 0.2016 against 0.0183)
 	// and is approved at 5.6 (every score the search made is of it).
 	d, scores = run(apiv1.ConsolidationPolicyBalanced, true)
-	if d.Method != workflows.MethodSingleNode || !reflect.DeepEqual(d.Nodes, []string{"ip-10-0-0-11.ec2.internal"}) || len(scores) == 0 {
+	if d.Method != saga.MethodSingleNode || !reflect.DeepEqual(d.Nodes, []string{"ip-10-0-0-11.ec2.internal"}) || len(scores) == 0 {
 		t.Errorf("Balanced, oversized node: %+v, scores %v", d, scores)
 	}
 	for _, s := range scores {
@@ -201,7 +201,7 @@ func TestMultiNodeBalancedKeepsTheApprovedPrefix(t *testing.T) {
 		Simulate: func(nodes []string) solver.RemovalResult {
 			return solver.RemovalResult{Possible: true, SavingUSDPerHour: 0.2*float64(len(nodes)) - 0.15}
 		}}
-	if d := Decide(p); d.Method != workflows.MethodMultiNode || len(d.Nodes) != 4 {
+	if d := Decide(p); d.Method != saga.MethodMultiNode || len(d.Nodes) != 4 {
 		t.Fatalf("all approved: %+v", d)
 	}
 	// With a heavier pool share of disruption (total 30), prefix 3 scores
@@ -209,7 +209,7 @@ func TestMultiNodeBalancedKeepsTheApprovedPrefix(t *testing.T) {
 	// the two light nodes go.
 	p.PoolTotals[pool.Name] = PoolTotals{USDPerHour: 2, DisruptionCost: 30}
 	d := Decide(p)
-	if d.Method != workflows.MethodMultiNode || !reflect.DeepEqual(d.Nodes, []string{"ip-10-0-0-10.ec2.internal", "ip-10-0-0-11.ec2.internal"}) {
+	if d.Method != saga.MethodMultiNode || !reflect.DeepEqual(d.Nodes, []string{"ip-10-0-0-10.ec2.internal", "ip-10-0-0-11.ec2.internal"}) {
 		t.Fatalf("heavy pool: %+v", d)
 	}
 	if want := fmt.Sprintf("saving %.4f USD/hour", 0.25); !strings.Contains(d.Why, want) {
@@ -238,12 +238,12 @@ func TestWhenEmptyExcludesUnderutilizedMoves(t *testing.T) {
 			if d.Method != "" || len(Consolidatable(p, true)) != 0 || len(Consolidatable(p, false)) != 0 {
 				t.Errorf("WhenEmpty consolidated: %+v", d)
 			}
-		} else if d.Method != workflows.MethodMultiNode {
+		} else if d.Method != saga.MethodMultiNode {
 			t.Errorf("WhenEmptyOrUnderutilized: %+v", d)
 		}
 		// An empty node: emptiness under either policy.
 		cs[1].Pods = 0
-		if d := Decide(p); d.Method != workflows.MethodEmptiness || !reflect.DeepEqual(d.Nodes, []string{cs[1].Node.Name}) {
+		if d := Decide(p); d.Method != saga.MethodEmptiness || !reflect.DeepEqual(d.Nodes, []string{cs[1].Node.Name}) {
 			t.Errorf("%s, one empty node: %+v", policy, d)
 		}
 	}
@@ -272,7 +272,7 @@ func TestConsolidatableOrdersBySavingsRatio(t *testing.T) {
 		t.Errorf("order %v, want %v", got, want)
 	}
 	p.Simulate = func([]string) solver.RemovalResult { return solver.RemovalResult{} }
-	if d := Decide(p); d.Method != workflows.MethodEmptiness || !reflect.DeepEqual(d.Nodes, []string{"ip-10-0-0-13.ec2.internal", "ip-10-0-0-14.ec2.internal"}) {
+	if d := Decide(p); d.Method != saga.MethodEmptiness || !reflect.DeepEqual(d.Nodes, []string{"ip-10-0-0-13.ec2.internal", "ip-10-0-0-14.ec2.internal"}) {
 		t.Errorf("emptiness: %+v", d)
 	}
 }

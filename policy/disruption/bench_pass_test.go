@@ -10,12 +10,12 @@ import (
 	"testing"
 	"time"
 
+	"github.com/joinery/joinery/api/saga"
 	apiv1 "github.com/joinery/joinery/api/v1"
 	"github.com/joinery/joinery/catalog"
 	"github.com/joinery/joinery/policy/disruption"
 	"github.com/joinery/joinery/solver"
 	"github.com/joinery/joinery/solver/resources"
-	"github.com/joinery/joinery/workflows"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 )
@@ -296,7 +296,7 @@ func BenchmarkPass(b *testing.B) {
 		c := passCluster(b, shape, passNodes, passPods)
 		b.Run(fmt.Sprintf("%s/nodes=%d/pods=%d", shape, len(c.in.ExistingNodes), c.pods), func(b *testing.B) {
 			b.ReportAllocs()
-			var d workflows.DisruptionDecision
+			var d saga.DisruptionDecision
 			var blocked []disruption.Blocked
 			sims := 0
 			cpu0 := cpuSeconds()
@@ -381,7 +381,7 @@ func TestMultiNodeAtLeastAsGoodAsKarpenterPrefixSearch(t *testing.T) {
 		if len(kn) < 2 {
 			continue
 		}
-		if d.Method != workflows.MethodMultiNode {
+		if d.Method != saga.MethodMultiNode {
 			t.Fatalf("%s: decision %s (%s); Karpenter's prefix search removes %d nodes", shape, d.Method, d.Why, len(kn))
 		}
 		if len(d.Nodes) < len(kn) || (len(d.Nodes) == len(kn) && d.SavingUSDPerHour < ks-1e-9) {

@@ -4,8 +4,8 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/joinery/joinery/api/saga"
 	apiv1 "github.com/joinery/joinery/api/v1"
-	"github.com/joinery/joinery/workflows"
 	corev1 "k8s.io/api/core/v1"
 )
 
@@ -192,9 +192,9 @@ func daemonSetPod(p *corev1.Pod) bool {
 // restarted its window), "" when every node still is. Drift and
 // expiration do not wait for consolidateAfter; nodes that are no longer
 // candidates are left to Recheck.
-func ConsolidateAfterRecheck(d workflows.DisruptionDecision, cands []Candidate, now time.Time) string {
+func ConsolidateAfterRecheck(d saga.DisruptionDecision, cands []Candidate, now time.Time) string {
 	switch d.Method {
-	case workflows.MethodEmptiness, workflows.MethodMultiNode, workflows.MethodSingleNode:
+	case saga.MethodEmptiness, saga.MethodMultiNode, saga.MethodSingleNode:
 	default:
 		return ""
 	}

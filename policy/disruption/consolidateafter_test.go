@@ -4,8 +4,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/joinery/joinery/api/saga"
 	apiv1 "github.com/joinery/joinery/api/v1"
-	"github.com/joinery/joinery/workflows"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 )
@@ -191,16 +191,16 @@ func TestConsolidateAfterRecheck(t *testing.T) {
 	c1.Status.LastPodEventTime = at(t0.Add(-20 * time.Second))
 	cands := []Candidate{{Node: n0, Claim: c0, Pool: pool}, {Node: n1, Claim: c1, Pool: pool}}
 	cases := []struct {
-		d    workflows.DisruptionDecision
+		d    saga.DisruptionDecision
 		want string
 	}{
-		{workflows.DisruptionDecision{Method: workflows.MethodEmptiness, Nodes: []string{n0.Name}}, ""},
-		{workflows.DisruptionDecision{Method: workflows.MethodMultiNode, Nodes: []string{n0.Name, n1.Name}},
+		{saga.DisruptionDecision{Method: saga.MethodEmptiness, Nodes: []string{n0.Name}}, ""},
+		{saga.DisruptionDecision{Method: saga.MethodMultiNode, Nodes: []string{n0.Name, n1.Name}},
 			"node ip-10-0-0-11.ec2.internal had a pod event at 2026-11-29T11:59:40Z: consolidatable again at 2026-11-29T12:00:40Z"},
-		{workflows.DisruptionDecision{Method: workflows.MethodSingleNode, Nodes: []string{n1.Name}},
+		{saga.DisruptionDecision{Method: saga.MethodSingleNode, Nodes: []string{n1.Name}},
 			"node ip-10-0-0-11.ec2.internal had a pod event at 2026-11-29T11:59:40Z: consolidatable again at 2026-11-29T12:00:40Z"},
-		{workflows.DisruptionDecision{Method: workflows.MethodDrift, Nodes: []string{n1.Name}}, ""},
-		{workflows.DisruptionDecision{Method: workflows.MethodSingleNode, Nodes: []string{"gone"}}, ""}, // Recheck's to say
+		{saga.DisruptionDecision{Method: saga.MethodDrift, Nodes: []string{n1.Name}}, ""},
+		{saga.DisruptionDecision{Method: saga.MethodSingleNode, Nodes: []string{"gone"}}, ""}, // Recheck's to say
 	}
 	for _, c := range cases {
 		if got := ConsolidateAfterRecheck(c.d, cands, t0); got != c.want {
@@ -210,7 +210,7 @@ func TestConsolidateAfterRecheck(t *testing.T) {
 	never := *pool
 	never.Spec.Disruption.ConsolidateAfter = "Never"
 	cands[0].Pool = &never
-	d := workflows.DisruptionDecision{Method: workflows.MethodEmptiness, Nodes: []string{n0.Name}}
+	d := saga.DisruptionDecision{Method: saga.MethodEmptiness, Nodes: []string{n0.Name}}
 	if got := ConsolidateAfterRecheck(d, cands, t0); got != "node ip-10-0-0-10.ec2.internal is no longer consolidatable (its NodePool's consolidateAfter is Never)" {
 		t.Errorf("Never: %q", got)
 	}

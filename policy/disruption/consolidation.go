@@ -6,10 +6,10 @@ import (
 	"strings"
 	"time"
 
+	"github.com/joinery/joinery/api/saga"
 	apiv1 "github.com/joinery/joinery/api/v1"
 	"github.com/joinery/joinery/policy/nodeclass"
 	"github.com/joinery/joinery/solver"
-	"github.com/joinery/joinery/workflows"
 )
 
 // MaxConsolidationCandidates bounds multi-node consolidation (as Karpenter).
@@ -55,7 +55,7 @@ type PoolNodes struct {
 }
 
 // method is one disruption method: a decision, or false.
-type method func(*Pass) (workflows.DisruptionDecision, bool)
+type method func(*Pass) (saga.DisruptionDecision, bool)
 
 // Decide makes one pass's decision. Methods in order, the first that finds
 // something acts: emptiness (empty and consolidatable: consolidateAfter
@@ -64,8 +64,8 @@ type method func(*Pass) (workflows.DisruptionDecision, bool)
 // each method per NodePool. Expiration is not among them: an expired
 // NodeClaim is deleted by the expiration controller whatever the
 // cluster's state (ExpiryOf). USDPerHour is left to the caller.
-func Decide(p *Pass) workflows.DisruptionDecision {
-	d := workflows.DisruptionDecision{Eligible: len(p.Candidates)}
+func Decide(p *Pass) saga.DisruptionDecision {
+	d := saga.DisruptionDecision{Eligible: len(p.Candidates)}
 	for _, c := range p.Candidates {
 		if len(d.Candidates) < candidatesShown {
 			d.Candidates = append(d.Candidates, c.Node.Name)
@@ -88,22 +88,22 @@ func Decide(p *Pass) workflows.DisruptionDecision {
 // consolidatable (IsConsolidatable: consolidateAfter since their last pod
 // event), highest SavingsRatio first, as budgets allow. It runs for every
 // policy but consolidateAfter Never.
-func emptiness(p *Pass) (workflows.DisruptionDecision, bool) {
+func emptiness(p *Pass) (saga.DisruptionDecision, bool) {
 	var nodes []string
 	room := budgets{}
 	for _, c := range bySavingsRatio(p.Candidates) {
 		if !c.Empty() || !IsConsolidatable(c.Claim, c.Pool, p.Now) {
 			continue
 		}
-		if !p.take(room, c.Pool, workflows.ReasonEmpty) {
+		if !p.take(room, c.Pool, saga.ReasonEmpty) {
 			continue
 		}
 		nodes = append(nodes, c.Node.Name)
 	}
 	if len(nodes) == 0 {
-		return workflows.DisruptionDecision{}, false
+		return saga.DisruptionDecision{}, false
 	}
-	return workflows.DisruptionDecision{Method: workflows.MethodEmptiness, Reason: workflows.ReasonEmpty, Nodes: nodes,
+	return saga.DisruptionDecision{Method: saga.MethodEmptiness, Reason: saga.ReasonEmpty, Nodes: nodes,
 		Why: fmt.Sprintf("%d node(s) empty, consolidateAfter passed since their last pod event", len(nodes))}, true
 }
 
@@ -111,12 +111,12 @@ func emptiness(p *Pass) (workflows.DisruptionDecision, bool) {
 // does when emptiness finds nothing): the first drifted candidate its
 // budget allows, or false. `starter what-if` replays passes with it to
 // order the nodes a NodePool or EC2NodeClass change would drift.
-func DriftDecision(p *Pass) (workflows.DisruptionDecision, bool) { return drift(p) }
+func DriftDecision(p *Pass) (saga.DisruptionDecision, bool) { return drift(p) }
 
 // drift takes the first drifted candidate (Drift) its budget allows, of
 // a pool whose drift is not backed off (DriftNotBefore): a pool whose
 // replacements keep failing does not hold up the other pools' drift.
-func drift(p *Pass) (workflows.DisruptionDecision, bool) {
+func drift(p *Pass) (saga.DisruptionDecision, bool) {
 	room := budgets{}
 	skipped := map[string]bool{}
 	for _, c := range p.Candidates {
@@ -131,12 +131,12 @@ func drift(p *Pass) (workflows.DisruptionDecision, bool) {
 			}
 			continue
 		}
-		if p.take(room, c.Pool, workflows.ReasonDrifted) {
-			return workflows.DisruptionDecision{Method: workflows.MethodDrift, Reason: workflows.ReasonDrifted, Nodes: []string{c.Node.Name},
+		if p.take(room, c.Pool, saga.ReasonDrifted) {
+			return saga.DisruptionDecision{Method: saga.MethodDrift, Reason: saga.ReasonDrifted, Nodes: []string{c.Node.Name},
 				NodePool: c.Pool.Name, Replace: true, Why: "drifted: " + why}, true
 		}
 	}
-	return workflows.DisruptionDecision{}, false
+	return saga.DisruptionDecision{}, false
 }
 
 // Consolidatable returns the candidates consolidation may act on: not of
@@ -168,10 +168,10 @@ func Consolidatable(p *Pass, multi bool) []Candidate {
 	kept := out[:0]
 	for _, c := range out {
 		if multi {
-			if !p.take(room, c.Pool, workflows.ReasonUnderused) {
+			if !p.take(room, c.Pool, saga.ReasonUnderused) {
 				continue
 			}
-		} else if !p.has(room, c.Pool, workflows.ReasonUnderused) {
+		} else if !p.has(room, c.Pool, saga.ReasonUnderused) {
 			continue
 		}
 		kept = append(kept, c)
@@ -187,10 +187,10 @@ func Consolidatable(p *Pass, multi bool) []Candidate {
 // on the rest plus at most one node launching strictly cheaper than them
 // (replacementFor), then checks the prefixes just above it linearly (the
 // feasibility is not strictly monotone).
-func multiNode(p *Pass) (workflows.DisruptionDecision, bool) {
+func multiNode(p *Pass) (saga.DisruptionDecision, bool) {
 	cs := Consolidatable(p, true)
 	if len(cs) < 2 {
-		return workflows.DisruptionDecision{}, false
+		return saga.DisruptionDecision{}, false
 	}
 	names := make([]string, len(cs))
 	for i, c := range cs {
@@ -218,9 +218,9 @@ func multiNode(p *Pass) (workflows.DisruptionDecision, bool) {
 		}
 	}
 	if bestK < 2 {
-		return workflows.DisruptionDecision{}, false
+		return saga.DisruptionDecision{}, false
 	}
-	return best.decision(workflows.MethodMultiNode, names[:bestK],
+	return best.decision(saga.MethodMultiNode, names[:bestK],
 		fmt.Sprintf("%d of %d candidates fit on the rest%s", bestK, len(names), replacementNote(best.replacement))), true
 }
 
@@ -228,22 +228,22 @@ func multiNode(p *Pass) (workflows.DisruptionDecision, bool) {
 // the rest plus at most one node launching strictly cheaper than it
 // (replacementFor: spot-to-spot only behind its gate, with
 // MinSpotToSpotTypes cheaper types).
-func singleNode(p *Pass) (workflows.DisruptionDecision, bool) {
+func singleNode(p *Pass) (saga.DisruptionDecision, bool) {
 	for _, c := range Consolidatable(p, false) {
 		m, ok := p.move([]Candidate{c}, []string{c.Node.Name})
 		if !ok {
 			continue
 		}
-		return m.decision(workflows.MethodSingleNode, []string{c.Node.Name}, "pods fit on the rest"+replacementNote(m.replacement)), true
+		return m.decision(saga.MethodSingleNode, []string{c.Node.Name}, "pods fit on the rest"+replacementNote(m.replacement)), true
 	}
-	return workflows.DisruptionDecision{}, false
+	return saga.DisruptionDecision{}, false
 }
 
 // move is a possible consolidation: the removal simulation and the
 // replacement to launch (nil: a deletion).
 type move struct {
 	sim         solver.RemovalResult
-	replacement *workflows.Replacement
+	replacement *saga.Replacement
 	why         string    // why it is not possible
 	block       BlockKind // its kind, when not possible
 }
@@ -300,8 +300,8 @@ func (m move) saving() float64 {
 	return m.sim.CandidatesUSDPerHour - m.replacement.USDPerHour
 }
 
-func (m move) decision(method string, nodes []string, why string) workflows.DisruptionDecision {
-	return workflows.DisruptionDecision{Method: method, Reason: workflows.ReasonUnderused, Nodes: nodes,
+func (m move) decision(method string, nodes []string, why string) saga.DisruptionDecision {
+	return saga.DisruptionDecision{Method: method, Reason: saga.ReasonUnderused, Nodes: nodes,
 		Replace: m.replacement != nil, Replacement: m.replacement, SavingUSDPerHour: m.saving(),
 		Why: fmt.Sprintf("%s, saving %.4f USD/hour", why, m.saving())}
 }
@@ -310,21 +310,21 @@ func (m move) decision(method string, nodes []string, why string) workflows.Disr
 // still a candidate (do-not-disrupt may have appeared) and empty nodes
 // still empty. final: the verdict stands (an invalid one, or a valid
 // emptiness); otherwise Resimulated judges a fresh simulation.
-func Recheck(d workflows.DisruptionDecision, cands []Candidate) (v workflows.Validation, final bool) {
+func Recheck(d saga.DisruptionDecision, cands []Candidate) (v saga.Validation, final bool) {
 	byName := candidatesByNode(cands)
 	for _, n := range d.Nodes {
 		c, ok := byName[n]
 		if !ok {
-			return workflows.Validation{Why: "node " + n + " is no longer a candidate (do-not-disrupt, PDB, nomination or gone)"}, true
+			return saga.Validation{Why: "node " + n + " is no longer a candidate (do-not-disrupt, PDB, nomination or gone)"}, true
 		}
-		if d.Method == workflows.MethodEmptiness && !c.Empty() {
-			return workflows.Validation{Why: "node " + n + " is no longer empty"}, true
+		if d.Method == saga.MethodEmptiness && !c.Empty() {
+			return saga.Validation{Why: "node " + n + " is no longer empty"}, true
 		}
 	}
-	if d.Method == workflows.MethodEmptiness {
-		return workflows.Validation{Valid: true}, true
+	if d.Method == saga.MethodEmptiness {
+		return saga.Validation{Valid: true}, true
 	}
-	return workflows.Validation{}, false
+	return saga.Validation{}, false
 }
 
 // Resimulated says whether a consolidation still holds given a fresh
@@ -333,17 +333,17 @@ func Recheck(d workflows.DisruptionDecision, cands []Candidate) (v workflows.Val
 // replacement stays exactly one whose options include every type the
 // decision launches (so none of them got dearer or stopped fitting), still
 // launching strictly below what the candidates cost.
-func Resimulated(d workflows.DisruptionDecision, r solver.RemovalResult) workflows.Validation {
+func Resimulated(d saga.DisruptionDecision, r solver.RemovalResult) saga.Validation {
 	if !r.Possible {
-		return workflows.Validation{Why: "no longer possible: " + r.Reason}
+		return saga.Validation{Why: "no longer possible: " + r.Reason}
 	}
 	switch {
 	case d.Replacement == nil && r.Replacement != nil:
-		return workflows.Validation{Why: "the pods now need a new node: the deletion became a replacement"}
+		return saga.Validation{Why: "the pods now need a new node: the deletion became a replacement"}
 	case d.Replacement == nil:
-		return workflows.Validation{Valid: true}
+		return saga.Validation{Valid: true}
 	case r.Replacement == nil:
-		return workflows.Validation{Why: "the pods now fit without a new node: a deletion would do"}
+		return saga.Validation{Why: "the pods now fit without a new node: a deletion would do"}
 	}
 	fresh := map[string]bool{}
 	for _, it := range r.Replacement.InstanceTypes {
@@ -351,14 +351,14 @@ func Resimulated(d workflows.DisruptionDecision, r solver.RemovalResult) workflo
 	}
 	for _, t := range d.Replacement.InstanceTypes {
 		if !fresh[t] {
-			return workflows.Validation{Why: "the replacement changed: instance type " + t + " is no longer an option"}
+			return saga.Validation{Why: "the replacement changed: instance type " + t + " is no longer an option"}
 		}
 	}
 	if d.Replacement.MaxUSDPerHour >= r.CandidatesUSDPerHour {
-		return workflows.Validation{Why: fmt.Sprintf("no longer cheaper: the replacement may cost %.4f USD/hour, the nodes %.4f",
+		return saga.Validation{Why: fmt.Sprintf("no longer cheaper: the replacement may cost %.4f USD/hour, the nodes %.4f",
 			d.Replacement.MaxUSDPerHour, r.CandidatesUSDPerHour)}
 	}
-	return workflows.Validation{Valid: true}
+	return saga.Validation{Valid: true}
 }
 
 // budgets is one method's budget accounting: disruptions left by
@@ -402,17 +402,17 @@ func (p *Pass) has(room budgets, np *apiv1.NodePool, reason string) bool {
 // ("" for reasons budgets do not name).
 func BudgetReason(reason string) string {
 	switch reason {
-	case workflows.ReasonEmpty:
+	case saga.ReasonEmpty:
 		return BudgetReasonEmpty
-	case workflows.ReasonDrifted:
+	case saga.ReasonDrifted:
 		return BudgetReasonDrifted
-	case workflows.ReasonUnderused:
+	case saga.ReasonUnderused:
 		return BudgetReasonUnderutilized
 	}
 	return ""
 }
 
-func replacementNote(r *workflows.Replacement) string {
+func replacementNote(r *saga.Replacement) string {
 	if r == nil {
 		return ""
 	}

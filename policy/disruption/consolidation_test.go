@@ -7,10 +7,10 @@ import (
 	"testing"
 	"time"
 
+	"github.com/joinery/joinery/api/saga"
 	apiv1 "github.com/joinery/joinery/api/v1"
 	"github.com/joinery/joinery/catalog"
 	"github.com/joinery/joinery/solver"
-	"github.com/joinery/joinery/workflows"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 )
@@ -199,16 +199,16 @@ func TestDecideTriesTheMethodsInOrder(t *testing.T) {
 			cs[0].Claim.Status.LastPodEventTime = &metav1.Time{Time: t0.Add(-2 * time.Minute)}
 			cs[1].Claim.Status.LastPodEventTime = &metav1.Time{Time: t0.Add(-30 * time.Second)}
 			drifted(&cs[2])
-		}, workflows.MethodEmptiness, []string{"ip-10-0-0-10.ec2.internal"}, "1 node(s) empty, consolidateAfter passed since their last pod event", false, false},
+		}, saga.MethodEmptiness, []string{"ip-10-0-0-10.ec2.internal"}, "1 node(s) empty, consolidateAfter passed since their last pod event", false, false},
 		{"empty but a pod left 30s ago is not taken", func(cs []Candidate, p *Pass) {
 			cs[0].Pods = 0
 			cs[0].Claim.Status.LastPodEventTime = &metav1.Time{Time: t0.Add(-30 * time.Second)}
 			drifted(&cs[2])
-		}, workflows.MethodDrift, []string{"ip-10-0-0-12.ec2.internal"}, "drifted: NodePool general-purpose template changed", true, false},
+		}, saga.MethodDrift, []string{"ip-10-0-0-12.ec2.internal"}, "drifted: NodePool general-purpose template changed", true, false},
 		{"an expired node is not a consolidation decision (the expiration controller deletes it)", func(cs []Candidate, p *Pass) {
 			expired(&cs[0])
 			drifted(&cs[1])
-		}, workflows.MethodDrift, []string{"ip-10-0-0-11.ec2.internal"}, "drifted: NodePool general-purpose template changed", true, false},
+		}, saga.MethodDrift, []string{"ip-10-0-0-11.ec2.internal"}, "drifted: NodePool general-purpose template changed", true, false},
 		{"drift waits for its budget", func(cs []Candidate, p *Pass) {
 			expired(&cs[0])
 			drifted(&cs[1])
@@ -217,11 +217,11 @@ func TestDecideTriesTheMethodsInOrder(t *testing.T) {
 			p.Pools[pool.Name] = PoolNodes{Nodes: 3}
 			pool.Spec.Disruption.Budgets = []apiv1.Budget{{Nodes: "100%"}}
 			p.Simulate = fitsAny
-		}, workflows.MethodMultiNode, []string{"ip-10-0-0-12.ec2.internal", "ip-10-0-0-11.ec2.internal", "ip-10-0-0-10.ec2.internal"},
+		}, saga.MethodMultiNode, []string{"ip-10-0-0-12.ec2.internal", "ip-10-0-0-11.ec2.internal", "ip-10-0-0-10.ec2.internal"},
 			"3 of 3 candidates fit on the rest, saving 0.3000 USD/hour", false, false},
 		{"single-node when no two fit together", func(cs []Candidate, p *Pass) {
 			p.Simulate = fitsOne
-		}, workflows.MethodSingleNode, []string{"ip-10-0-0-12.ec2.internal"}, "pods fit on the rest, saving 0.1000 USD/hour", false, false},
+		}, saga.MethodSingleNode, []string{"ip-10-0-0-12.ec2.internal"}, "pods fit on the rest, saving 0.1000 USD/hour", false, false},
 		{"single-node replacement launches strictly cheaper", func(cs []Candidate, p *Pass) {
 			p.Simulate = func(nodes []string) solver.RemovalResult {
 				if len(nodes) != 1 {
@@ -231,7 +231,7 @@ func TestDecideTriesTheMethodsInOrder(t *testing.T) {
 					opt("c6a.large", "on-demand@us-east-1a=0.0765"), opt("m6a.large", "on-demand@us-east-1a=0.2"))
 				return solver.RemovalResult{Possible: true, Replacement: nn, CandidatesUSDPerHour: 0.12, SavingUSDPerHour: 0.12 - 0.0765}
 			}
-		}, workflows.MethodSingleNode, []string{"ip-10-0-0-12.ec2.internal"}, "pods fit on the rest plus one c6a.large, saving 0.0435 USD/hour", true, false},
+		}, saga.MethodSingleNode, []string{"ip-10-0-0-12.ec2.internal"}, "pods fit on the rest plus one c6a.large, saving 0.0435 USD/hour", true, false},
 		{"spot-to-spot is off by default", func(cs []Candidate, p *Pass) {
 			for i := range cs {
 				cs[i].Node.Labels[apiv1.LabelCapacityType] = apiv1.CapacityTypeSpot
@@ -299,20 +299,20 @@ func TestRecheckAndResimulated(t *testing.T) {
 	n0, c0 := testClaim(0, pool)
 	n1, c1 := testClaim(1, pool)
 	cands := []Candidate{{Node: n0, Claim: c0, Pool: pool}, {Node: n1, Claim: c1, Pool: pool, Pods: 2}}
-	empty := workflows.DisruptionDecision{Method: workflows.MethodEmptiness, Nodes: []string{n0.Name}}
+	empty := saga.DisruptionDecision{Method: saga.MethodEmptiness, Nodes: []string{n0.Name}}
 	cases := []struct {
 		name  string
-		d     workflows.DisruptionDecision
-		want  workflows.Validation
+		d     saga.DisruptionDecision
+		want  saga.Validation
 		final bool
 	}{
-		{"empty node still empty", empty, workflows.Validation{Valid: true}, true},
-		{"empty node now holds pods", workflows.DisruptionDecision{Method: workflows.MethodEmptiness, Nodes: []string{n1.Name}},
-			workflows.Validation{Why: "node " + n1.Name + " is no longer empty"}, true},
-		{"node no longer a candidate", workflows.DisruptionDecision{Method: workflows.MethodSingleNode, Nodes: []string{"gone"}},
-			workflows.Validation{Why: "node gone is no longer a candidate (do-not-disrupt, PDB, nomination or gone)"}, true},
-		{"consolidation needs a new simulation", workflows.DisruptionDecision{Method: workflows.MethodMultiNode, Nodes: []string{n0.Name, n1.Name}},
-			workflows.Validation{}, false},
+		{"empty node still empty", empty, saga.Validation{Valid: true}, true},
+		{"empty node now holds pods", saga.DisruptionDecision{Method: saga.MethodEmptiness, Nodes: []string{n1.Name}},
+			saga.Validation{Why: "node " + n1.Name + " is no longer empty"}, true},
+		{"node no longer a candidate", saga.DisruptionDecision{Method: saga.MethodSingleNode, Nodes: []string{"gone"}},
+			saga.Validation{Why: "node gone is no longer a candidate (do-not-disrupt, PDB, nomination or gone)"}, true},
+		{"consolidation needs a new simulation", saga.DisruptionDecision{Method: saga.MethodMultiNode, Nodes: []string{n0.Name, n1.Name}},
+			saga.Validation{}, false},
 	}
 	for _, c := range cases {
 		if v, final := Recheck(c.d, cands); v != c.want || final != c.final {

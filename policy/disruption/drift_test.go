@@ -5,10 +5,10 @@ import (
 	"testing"
 	"time"
 
+	"github.com/joinery/joinery/api/saga"
 	apiv1 "github.com/joinery/joinery/api/v1"
 	"github.com/joinery/joinery/policy/nodeclass"
 	"github.com/joinery/joinery/solver"
-	"github.com/joinery/joinery/workflows"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -260,11 +260,11 @@ func TestDriftSkipsBackedOffPoolsAndTakesAnothers(t *testing.T) {
 			Simulate: func([]string) solver.RemovalResult { return solver.RemovalResult{Reason: "no room"} }}
 	}
 	d := Decide(pass(nil, cands))
-	if d.Method != workflows.MethodDrift || d.Nodes[0] != "ip-10-0-0-10.ec2.internal" || d.NodePool != "a" {
+	if d.Method != saga.MethodDrift || d.Nodes[0] != "ip-10-0-0-10.ec2.internal" || d.NodePool != "a" {
 		t.Fatalf("no back-off: %+v, want pool a's first node", d)
 	}
 	d = Decide(pass(map[string]time.Time{"a": t0.Add(time.Minute)}, cands))
-	if d.Method != workflows.MethodDrift || d.Nodes[0] != "ip-10-0-0-12.ec2.internal" || d.NodePool != "b" {
+	if d.Method != saga.MethodDrift || d.Nodes[0] != "ip-10-0-0-12.ec2.internal" || d.NodePool != "b" {
 		t.Fatalf("pool a backed off: %+v, want pool b's node", d)
 	}
 	d = Decide(pass(map[string]time.Time{"a": t0}, cands))

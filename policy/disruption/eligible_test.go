@@ -4,8 +4,8 @@ import (
 	"reflect"
 	"testing"
 
+	"github.com/joinery/joinery/api/saga"
 	apiv1 "github.com/joinery/joinery/api/v1"
-	"github.com/joinery/joinery/workflows"
 )
 
 func TestEligibleByReasonCountsWhatEachMethodMayConsider(t *testing.T) {
@@ -29,7 +29,7 @@ func TestEligibleByReasonCountsWhatEachMethodMayConsider(t *testing.T) {
 		drifted,               // drifted, and busy on a consolidating pool
 	}}
 	got := EligibleByReason(p)
-	want := map[string]int{workflows.ReasonEmpty: 2, workflows.ReasonUnderused: 3, workflows.ReasonDrifted: 1}
+	want := map[string]int{saga.ReasonEmpty: 2, saga.ReasonUnderused: 3, saga.ReasonDrifted: 1}
 	if !reflect.DeepEqual(got, want) {
 		t.Errorf("EligibleByReason = %v, want %v", got, want)
 	}

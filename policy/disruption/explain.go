@@ -6,9 +6,9 @@ import (
 	"strings"
 	"sync"
 
+	"github.com/joinery/joinery/api/saga"
 	apiv1 "github.com/joinery/joinery/api/v1"
 	"github.com/joinery/joinery/solver"
-	"github.com/joinery/joinery/workflows"
 )
 
 // BlockKind is one kind of reason a node is not disrupted. Its value is
@@ -328,7 +328,7 @@ func (t *Trace) verdict(node string) (solver.RemovalResult, bool) {
 // consolidation verdicts trace recorded (would not fit, no cheaper
 // replacement, too few cheaper spot types). A candidate consolidation did
 // not reach this pass has no entry.
-func PassBlocks(p *Pass, d workflows.DisruptionDecision, trace *Trace) []Blocked {
+func PassBlocks(p *Pass, d saga.DisruptionDecision, trace *Trace) []Blocked {
 	taken := map[string]bool{}
 	for _, n := range d.Nodes {
 		taken[n] = true
@@ -339,9 +339,9 @@ func PassBlocks(p *Pass, d workflows.DisruptionDecision, trace *Trace) []Blocked
 			continue
 		}
 		var bs []Block
-		reason := workflows.ReasonUnderused
+		reason := saga.ReasonUnderused
 		if c.Pods == 0 {
-			reason = workflows.ReasonEmpty
+			reason = saga.ReasonEmpty
 		}
 		if b, ok := p.budgetBlock(c, reason); ok {
 			bs = append(bs, b)
@@ -452,8 +452,8 @@ func Merge(lists ...[]Blocked) []Blocked {
 // the first max nodes (blocks first, then states such as the
 // consolidateAfter clock, then NodeClaims still launching; by node, then
 // NodeClaim name), and the count of nodes by kind over all of them.
-func Report(blocked []Blocked, max int) workflows.BlockedReport {
-	rep := workflows.BlockedReport{Total: len(blocked), ByReason: map[string]int{}}
+func Report(blocked []Blocked, max int) saga.BlockedReport {
+	rep := saga.BlockedReport{Total: len(blocked), ByReason: map[string]int{}}
 	sorted := append([]Blocked(nil), blocked...)
 	// Blocks first, then states (consolidateAfter, a drain under way),
 	// then NodeClaims still launching.
@@ -490,9 +490,9 @@ func Report(blocked []Blocked, max int) workflows.BlockedReport {
 		if len(rep.Nodes) >= max {
 			continue
 		}
-		n := workflows.BlockedNode{Node: b.Node, NodeClaim: b.NodeClaim, NodePool: b.NodePool}
+		n := saga.BlockedNode{Node: b.Node, NodeClaim: b.NodeClaim, NodePool: b.NodePool}
 		for _, x := range b.Blocks {
-			n.Reasons = append(n.Reasons, workflows.BlockReason{Reason: string(x.Kind), Event: x.Kind.Event(), Message: x.Message})
+			n.Reasons = append(n.Reasons, saga.BlockReason{Reason: string(x.Kind), Event: x.Kind.Event(), Message: x.Message})
 		}
 		rep.Nodes = append(rep.Nodes, n)
 	}

@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/joinery/joinery/api/saga"
 	apiv1 "github.com/joinery/joinery/api/v1"
 	"github.com/joinery/joinery/solver"
 	"github.com/joinery/joinery/workflows"
@@ -194,7 +195,7 @@ func TestPassBlocksExplainTheCandidatesNotTaken(t *testing.T) {
 		p.Simulate([]string{c.Node.Name})
 	}
 	p.Simulate([]string{cands[0].Node.Name, cands[9].Node.Name}) // a multi-node try records nothing
-	d := workflows.DisruptionDecision{Method: workflows.MethodSingleNode, Nodes: []string{cands[3].Node.Name}}
+	d := saga.DisruptionDecision{Method: saga.MethodSingleNode, Nodes: []string{cands[3].Node.Name}}
 	got := map[string][]Block{}
 	for _, b := range PassBlocks(p, d, trace) {
 		if b.NodeClaim == "" || b.NodePool == "" {
@@ -241,7 +242,7 @@ func TestMergeAndReport(t *testing.T) {
 	if rep.Total != 4 || len(rep.Nodes) != 2 || rep.Nodes[0].Node != "n-1" || rep.Nodes[1].Node != "n-2" {
 		t.Fatalf("report %+v", rep)
 	}
-	if r := rep.Nodes[0].Reasons[0]; r != (workflows.BlockReason{Reason: "would_not_fit", Event: EventUnconsolidatable, Message: "Pod x cannot move"}) {
+	if r := rep.Nodes[0].Reasons[0]; r != (saga.BlockReason{Reason: "would_not_fit", Event: EventUnconsolidatable, Message: "Pod x cannot move"}) {
 		t.Fatalf("reason %+v", r)
 	}
 	wantCounts := map[string]int{"pdb": 1, "budget": 1, "would_not_fit": 1, "no_node": 1, "consolidate_after": 1}
@@ -260,7 +261,7 @@ func TestReportDigestSurvivesJSON(t *testing.T) {
 	rep := Report([]Blocked{
 		{NodeClaim: "c-1", Node: "n-1", NodePool: "p", Blocks: []Block{{Kind: BlockPDB, Message: "PDB default/web prevents pod evictions (pod default/web-1)"}}},
 		{NodeClaim: "c-2", NodePool: "p", Blocks: []Block{{Kind: BlockNoNode, Message: "Nodeclaim does not have an associated node"}}},
-	}, workflows.MaxBlockedReported)
+	}, saga.MaxBlockedReported)
 	b, err := json.Marshal(workflows.ConsolidationState{LastPass: &workflows.PassReport{At: t0, BlockedReport: rep}})
 	if err != nil {
 		t.Fatal(err)
@@ -276,7 +277,7 @@ func TestReportDigestSurvivesJSON(t *testing.T) {
 	if back.LastPass.BlockedReport.Digest() == rep.Digest() {
 		t.Fatal("a changed message has the same digest")
 	}
-	if (workflows.BlockedReport{}).Digest() == back.LastPass.BlockedReport.Digest() {
+	if (saga.BlockedReport{}).Digest() == back.LastPass.BlockedReport.Digest() {
 		t.Fatal("empty and full reports share a digest")
 	}
 }

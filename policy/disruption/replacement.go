@@ -5,10 +5,10 @@ import (
 	"math"
 	"sort"
 
+	"github.com/joinery/joinery/api/saga"
 	apiv1 "github.com/joinery/joinery/api/v1"
 	"github.com/joinery/joinery/catalog"
 	"github.com/joinery/joinery/solver"
-	"github.com/joinery/joinery/workflows"
 )
 
 // MinSpotToSpotTypes: single-node spot-to-spot consolidation needs at least
@@ -36,7 +36,7 @@ const MinSpotToSpotTypes = 15
 //   - single-node spot-to-spot: at least MinSpotToSpotTypes types must
 //     remain, and only the cheapest MinSpotToSpotTypes (or what minValues
 //     needs, if more) are launched.
-func replacementFor(cands []Candidate, nn *solver.NewNodeClaim, spotToSpot bool) (*workflows.Replacement, string) {
+func replacementFor(cands []Candidate, nn *solver.NewNodeClaim, spotToSpot bool) (*saga.Replacement, string) {
 	total, allSpot := 0.0, true
 	for _, c := range cands {
 		total += c.Price
@@ -195,19 +195,19 @@ func onlyCapacityType(types []solver.InstanceTypeOption, ct string) []solver.Ins
 
 // launchPlan is the Replacement the saga creates: the kept types, their
 // offerings cheapest first, the (pinned) requirements and the requests.
-func launchPlan(nn *solver.NewNodeClaim, reqs []apiv1.NodeSelectorRequirementWithMinValues, types []solver.InstanceTypeOption) *workflows.Replacement {
-	r := &workflows.Replacement{NodePool: nn.NodePool, Pods: len(nn.Pods), Requests: map[string]string{}}
+func launchPlan(nn *solver.NewNodeClaim, reqs []apiv1.NodeSelectorRequirementWithMinValues, types []solver.InstanceTypeOption) *saga.Replacement {
+	r := &saga.Replacement{NodePool: nn.NodePool, Pods: len(nn.Pods), Requests: map[string]string{}}
 	for _, it := range types {
 		r.InstanceTypes = append(r.InstanceTypes, it.Type.Name)
 		r.MaxUSDPerHour = max(r.MaxUSDPerHour, solver.WorstLaunchPrice(it.Offerings))
 	}
-	r.Offerings = ReplacementOfferings(types, workflows.MaxOfferingsPerNodeClaim)
+	r.Offerings = ReplacementOfferings(types, saga.MaxOfferingsPerNodeClaim)
 	if len(r.Offerings) > 0 {
 		r.USDPerHour = r.Offerings[0].Price
 	}
 	for _, q := range reqs {
 		if q.Key != apiv1.LabelInstanceType {
-			r.Requirements = append(r.Requirements, workflows.Requirement{Key: q.Key, Operator: q.Operator,
+			r.Requirements = append(r.Requirements, saga.Requirement{Key: q.Key, Operator: q.Operator,
 				Values: append([]string(nil), q.Values...), MinValues: q.MinValues})
 		}
 	}
@@ -219,12 +219,12 @@ func launchPlan(nn *solver.NewNodeClaim, reqs []apiv1.NodeSelectorRequirementWit
 
 // ReplacementOfferings lists the available offerings of types cheapest
 // first (ties by instance type, then zone), at most limit.
-func ReplacementOfferings(types []solver.InstanceTypeOption, limit int) []workflows.Offering {
-	var offs []workflows.Offering
+func ReplacementOfferings(types []solver.InstanceTypeOption, limit int) []saga.Offering {
+	var offs []saga.Offering
 	for _, it := range types {
 		for _, o := range it.Offerings {
 			if o.Available {
-				offs = append(offs, workflows.Offering{InstanceType: it.Type.Name, Zone: o.Zone, CapacityType: o.CapacityType, Price: o.Price,
+				offs = append(offs, saga.Offering{InstanceType: it.Type.Name, Zone: o.Zone, CapacityType: o.CapacityType, Price: o.Price,
 					ReservationID: o.ReservationID})
 			}
 		}

@@ -6,11 +6,11 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/joinery/joinery/api/saga"
 	apiv1 "github.com/joinery/joinery/api/v1"
 	"github.com/joinery/joinery/catalog"
 	"github.com/joinery/joinery/solver"
 	"github.com/joinery/joinery/solver/resources"
-	"github.com/joinery/joinery/workflows"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 )
@@ -69,10 +69,10 @@ func TestReplacementIsStrictlyCheaperAtItsWorstLaunchPrice(t *testing.T) {
 	if r.Requests["cpu"] != "2500m" || r.Requests["pods"] != "3" {
 		t.Errorf("requests %v", r.Requests)
 	}
-	if want := []workflows.Requirement{{Key: apiv1.LabelCapacityType, Operator: apiv1.OpIn, Values: []string{apiv1.CapacityTypeOnDemand}}}; !reflect.DeepEqual(r.Requirements, want) {
+	if want := []saga.Requirement{{Key: apiv1.LabelCapacityType, Operator: apiv1.OpIn, Values: []string{apiv1.CapacityTypeOnDemand}}}; !reflect.DeepEqual(r.Requirements, want) {
 		t.Errorf("requirements %+v (on-demand only is not pinned to spot)", r.Requirements)
 	}
-	if len(r.Offerings) != 3 || r.Offerings[0] != (workflows.Offering{InstanceType: "c6a.large", Zone: "us-east-1a", CapacityType: "on-demand", Price: 0.0765}) ||
+	if len(r.Offerings) != 3 || r.Offerings[0] != (saga.Offering{InstanceType: "c6a.large", Zone: "us-east-1a", CapacityType: "on-demand", Price: 0.0765}) ||
 		r.Offerings[2].InstanceType != "r6a.large" {
 		t.Errorf("offerings %+v", r.Offerings)
 	}
@@ -105,7 +105,7 @@ func TestReplacementAllowingBothCapacityTypesIsPinnedToSpot(t *testing.T) {
 			t.Errorf("offering %+v is not spot", o)
 		}
 	}
-	want := []workflows.Requirement{{Key: apiv1.LabelArch, Operator: apiv1.OpIn, Values: []string{"amd64"}},
+	want := []saga.Requirement{{Key: apiv1.LabelArch, Operator: apiv1.OpIn, Values: []string{"amd64"}},
 		{Key: apiv1.LabelCapacityType, Operator: apiv1.OpIn, Values: []string{apiv1.CapacityTypeSpot}}}
 	if !reflect.DeepEqual(r.Requirements, want) {
 		t.Errorf("requirements %+v, want %+v", r.Requirements, want)
@@ -206,9 +206,9 @@ func TestMultiNodeReplacementIsNotACandidatesOwnType(t *testing.T) {
 // The validation and the re-check before acting require the same shape
 // and the decided types among the fresh options, still cheaper.
 func TestResimulatedRequiresTheSameShape(t *testing.T) {
-	plan := &workflows.Replacement{InstanceTypes: []string{"c6a.large", "m6a.large"}, USDPerHour: 0.03, MaxUSDPerHour: 0.05}
-	replace := workflows.DisruptionDecision{Method: workflows.MethodSingleNode, Replacement: plan, Replace: true}
-	del := workflows.DisruptionDecision{Method: workflows.MethodMultiNode}
+	plan := &saga.Replacement{InstanceTypes: []string{"c6a.large", "m6a.large"}, USDPerHour: 0.03, MaxUSDPerHour: 0.05}
+	replace := saga.DisruptionDecision{Method: saga.MethodSingleNode, Replacement: plan, Replace: true}
+	del := saga.DisruptionDecision{Method: saga.MethodMultiNode}
 	fresh := func(total float64, types ...string) solver.RemovalResult {
 		nn := &solver.NewNodeClaim{}
 		for _, t := range types {
@@ -219,20 +219,20 @@ func TestResimulatedRequiresTheSameShape(t *testing.T) {
 	deletion := solver.RemovalResult{Possible: true, CandidatesUSDPerHour: 0.2, SavingUSDPerHour: 0.2}
 	cases := []struct {
 		name string
-		d    workflows.DisruptionDecision
+		d    saga.DisruptionDecision
 		r    solver.RemovalResult
-		want workflows.Validation
+		want saga.Validation
 	}{
-		{"deletion stays a deletion", del, deletion, workflows.Validation{Valid: true}},
-		{"deletion now needs a node", del, fresh(0.2, "c6a.large"), workflows.Validation{Why: "the pods now need a new node: the deletion became a replacement"}},
-		{"replacement no longer needed", replace, deletion, workflows.Validation{Why: "the pods now fit without a new node: a deletion would do"}},
-		{"same replacement, more options", replace, fresh(0.1728, "c6a.large", "m6a.large", "m6i.large"), workflows.Validation{Valid: true}},
+		{"deletion stays a deletion", del, deletion, saga.Validation{Valid: true}},
+		{"deletion now needs a node", del, fresh(0.2, "c6a.large"), saga.Validation{Why: "the pods now need a new node: the deletion became a replacement"}},
+		{"replacement no longer needed", replace, deletion, saga.Validation{Why: "the pods now fit without a new node: a deletion would do"}},
+		{"same replacement, more options", replace, fresh(0.1728, "c6a.large", "m6a.large", "m6i.large"), saga.Validation{Valid: true}},
 		{"a decided type is no longer an option", replace, fresh(0.1728, "c6a.large"),
-			workflows.Validation{Why: "the replacement changed: instance type m6a.large is no longer an option"}},
+			saga.Validation{Why: "the replacement changed: instance type m6a.large is no longer an option"}},
 		{"the nodes got cheaper than the replacement", replace, fresh(0.05, "c6a.large", "m6a.large"),
-			workflows.Validation{Why: "no longer cheaper: the replacement may cost 0.0500 USD/hour, the nodes 0.0500"}},
+			saga.Validation{Why: "no longer cheaper: the replacement may cost 0.0500 USD/hour, the nodes 0.0500"}},
 		{"not possible", replace, solver.RemovalResult{Reason: "pod default/a cannot move: no room"},
-			workflows.Validation{Why: "no longer possible: pod default/a cannot move: no room"}},
+			saga.Validation{Why: "no longer possible: pod default/a cannot move: no room"}},
 	}
 	for _, c := range cases {
 		if got := Resimulated(c.d, c.r); got != c.want {
@@ -254,10 +254,10 @@ func TestReplacementWithAReservationIsPinnedToReserved(t *testing.T) {
 		t.Fatalf("no replacement: %s", why)
 	}
 	if !reflect.DeepEqual(r.InstanceTypes, []string{"m5.large"}) || len(r.Offerings) != 1 ||
-		r.Offerings[0] != (workflows.Offering{InstanceType: "m5.large", Zone: "us-east-1a", CapacityType: "reserved", Price: 0.096 / 1e7, ReservationID: "cr-1"}) {
+		r.Offerings[0] != (saga.Offering{InstanceType: "m5.large", Zone: "us-east-1a", CapacityType: "reserved", Price: 0.096 / 1e7, ReservationID: "cr-1"}) {
 		t.Errorf("replacement %v %+v, want m5.large reserved in cr-1 only", r.InstanceTypes, r.Offerings)
 	}
-	if want := []workflows.Requirement{{Key: apiv1.LabelCapacityType, Operator: apiv1.OpIn, Values: []string{apiv1.CapacityTypeReserved}}}; !reflect.DeepEqual(r.Requirements, want) {
+	if want := []saga.Requirement{{Key: apiv1.LabelCapacityType, Operator: apiv1.OpIn, Values: []string{apiv1.CapacityTypeReserved}}}; !reflect.DeepEqual(r.Requirements, want) {
 		t.Errorf("requirements %+v, want capacity type reserved", r.Requirements)
 	}
 }

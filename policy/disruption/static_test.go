@@ -3,8 +3,8 @@ package disruption
 import (
 	"testing"
 
+	"github.com/joinery/joinery/api/saga"
 	"github.com/joinery/joinery/solver"
-	"github.com/joinery/joinery/workflows"
 )
 
 // A static NodePool's nodes are neither emptied nor consolidated, whatever
@@ -32,7 +32,7 @@ func TestStaticPoolIsNeverConsolidated(t *testing.T) {
 		d := Decide(p)
 		el := EligibleByReason(p)
 		if static {
-			if d.Method != "" || el[workflows.ReasonEmpty] != 0 || el[workflows.ReasonUnderused] != 0 {
+			if d.Method != "" || el[saga.ReasonEmpty] != 0 || el[saga.ReasonUnderused] != 0 {
 				t.Errorf("static pool: decided %q %v, eligible %v; want nothing", d.Method, d.Nodes, el)
 			}
 			if _, ok := ConsolidatableAt(cs[0].Claim, pool); ok {
@@ -40,10 +40,10 @@ func TestStaticPoolIsNeverConsolidated(t *testing.T) {
 			}
 			continue
 		}
-		if d.Method != workflows.MethodEmptiness || len(d.Nodes) != 1 || d.Nodes[0] != cs[0].Node.Name {
+		if d.Method != saga.MethodEmptiness || len(d.Nodes) != 1 || d.Nodes[0] != cs[0].Node.Name {
 			t.Errorf("dynamic pool: decided %q %v, want emptiness of %s", d.Method, d.Nodes, cs[0].Node.Name)
 		}
-		if el[workflows.ReasonEmpty] != 1 || el[workflows.ReasonUnderused] != 2 {
+		if el[saga.ReasonEmpty] != 1 || el[saga.ReasonUnderused] != 2 {
 			t.Errorf("dynamic pool: eligible %v", el)
 		}
 	}

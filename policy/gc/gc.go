@@ -96,9 +96,18 @@ type Snapshot struct {
 	TemplatesInUse  map[string]bool
 }
 
+// DefaultNotFoundGrace is how long after a launch a lookup's "not found"
+// may only mean EC2 does not show the instance yet (its API is eventually
+// consistent): the consistency window providers/aws assumes.
+const DefaultNotFoundGrace = time.Minute
+
 // Options tunes the policy (zero: defaults).
 type Options struct {
 	LaunchGrace time.Duration
+	// NotFoundGrace: an instance a lookup does not find counts as gone
+	// only once its NodeClaim was launched (its Node created) this long
+	// ago; a state EC2 shows (shutting-down, terminated) counts at once.
+	NotFoundGrace time.Duration
 }
 
 // Plan is what to collect and why. Confirm lists instance ids that are not
@@ -169,6 +178,7 @@ type decision struct {
 	s               Snapshot
 	now             time.Time
 	grace           time.Duration
+	notFoundGrace   time.Duration
 	claimByName     map[string]NodeClaim
 	claimByInstance map[string]NodeClaim
 	nodeByInstance  map[string]Node // Joinery nodes only
@@ -178,12 +188,15 @@ type decision struct {
 }
 
 func newDecision(s Snapshot, now time.Time, o Options) *decision {
-	d := &decision{s: s, now: now, grace: o.LaunchGrace,
+	d := &decision{s: s, now: now, grace: o.LaunchGrace, notFoundGrace: o.NotFoundGrace,
 		claimByName: map[string]NodeClaim{}, claimByInstance: map[string]NodeClaim{},
 		nodeByInstance: map[string]Node{}, nodeByName: map[string]Node{},
 		listed: map[string]Instance{}, confirm: map[string]bool{}}
 	if d.grace <= 0 {
 		d.grace = DefaultLaunchGrace
+	}
+	if d.notFoundGrace <= 0 {
+		d.notFoundGrace = DefaultNotFoundGrace
 	}
 	for _, c := range s.NodeClaims {
 		d.claimByName[c.Name] = c
@@ -236,8 +249,9 @@ func (d *decision) orphanInstances() []Collect {
 
 // instanceGone is the instance's state and whether it is gone, from the
 // listing or else a lookup; an instance neither knows is to be confirmed
-// (and not gone yet).
-func (d *decision) instanceGone(id string) (string, bool) {
+// (and not gone yet). One the lookup did not find, launched at since,
+// is not gone within the not-found grace: EC2 may not show it yet.
+func (d *decision) instanceGone(id string, since time.Time) (string, bool) {
 	if i, ok := d.listed[id]; ok {
 		return i.State, gone(i.State)
 	}
@@ -245,6 +259,9 @@ func (d *decision) instanceGone(id string) (string, bool) {
 	if !ok {
 		d.confirm[id] = true
 		return "", false
+	}
+	if st == StateNotFound && d.now.Sub(since) < d.notFoundGrace {
+		return st, false
 	}
 	return st, gone(st)
 }
@@ -258,7 +275,7 @@ func (d *decision) goneNodeClaims() []Collect {
 		if id == "" || c.Deleting || d.young(c.Launched) {
 			continue
 		}
-		st, isGone := d.instanceGone(id)
+		st, isGone := d.instanceGone(id, c.Launched)
 		if !isGone {
 			continue
 		}
@@ -294,7 +311,7 @@ func (d *decision) goneNodes() []Collect {
 		if i, ok := d.listed[id]; ok && Owned(i, d.s.Cluster) && !gone(i.State) {
 			continue // (a) handles a live orphan instance and its Node
 		}
-		st, isGone := d.instanceGone(id)
+		st, isGone := d.instanceGone(id, n.Created)
 		if !isGone {
 			continue
 		}

@@ -168,3 +168,31 @@ func TestInstanceID(t *testing.T) {
 		}
 	}
 }
+
+// EC2 may not show an instance launched moments ago: a lookup's "not
+// found" deletes no NodeClaim (nor Node) within the not-found grace, past
+// the launch grace; a state EC2 shows (terminated) counts at once.
+func TestNotFoundIsNotGoneWithinTheConsistencyWindow(t *testing.T) {
+	s := Snapshot{
+		Cluster: "prod",
+		NodeClaims: []NodeClaim{
+			{Name: "unseen", ProviderID: "aws:///us-east-1a/i-unseen", Launched: t0.Add(-40 * time.Second)},
+			{Name: "ended", ProviderID: "aws:///us-east-1a/i-ended", Launched: t0.Add(-40 * time.Second)},
+			{Name: "old", ProviderID: "aws:///us-east-1a/i-old", Launched: t0.Add(-2 * time.Minute)},
+		},
+		Nodes: []Node{{Name: "ip-unseen", ProviderID: "aws:///us-east-1b/i-node", NodePool: "general", Created: t0.Add(-40 * time.Second)}},
+		Lookups: map[string]string{"i-unseen": StateNotFound, "i-ended": StateTerminated, "i-old": StateNotFound,
+			"i-node": StateNotFound},
+	}
+	p := Decide(s, t0, Options{})
+	if got := names(p.NodeClaims); !reflect.DeepEqual(got, []string{"ended", "old"}) || len(p.Nodes) != 0 {
+		t.Fatalf("claims %v, nodes %v: want ended and old, no node", got, names(p.Nodes))
+	}
+	later := Decide(s, t0.Add(DefaultNotFoundGrace), Options{})
+	if got := names(later.NodeClaims); !reflect.DeepEqual(got, []string{"unseen", "ended", "old"}) || len(later.Nodes) != 1 {
+		t.Fatalf("after the grace: claims %v, nodes %v", got, names(later.Nodes))
+	}
+	if got := names(Decide(s, t0, Options{NotFoundGrace: 30 * time.Second}).NodeClaims); !reflect.DeepEqual(got, []string{"unseen", "ended", "old"}) {
+		t.Fatalf("with a 30s not-found grace: %v", got)
+	}
+}

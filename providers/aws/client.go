@@ -10,14 +10,13 @@ import (
 	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
-	"github.com/aws/aws-sdk-go-v2/aws/retry"
 	"github.com/aws/aws-sdk-go-v2/config"
 	"github.com/aws/aws-sdk-go-v2/service/ec2"
 	"github.com/aws/aws-sdk-go-v2/service/eks"
 	"github.com/aws/aws-sdk-go-v2/service/iam"
 	"github.com/aws/aws-sdk-go-v2/service/pricing"
 	"github.com/aws/aws-sdk-go-v2/service/ssm"
-	"github.com/aws/smithy-go/middleware"
+	"k8s.io/utils/clock"
 )
 
 // DefaultMaxAttempts is the number of attempts per EC2 call (the first one
@@ -39,10 +38,11 @@ type Options struct {
 	// ClusterName is written to every launched instance as the
 	// joinery.sh/cluster tag and scopes List. Required.
 	ClusterName string
-	// MaxAttempts is how many times the SDK's standard retryer tries a call
+	// MaxAttempts is how many times the SDK's adaptive retryer tries a call
 	// that fails with a retryable error (throttling such as
 	// RequestLimitExceeded, 5xx, transport errors), first attempt included
-	// (default DefaultMaxAttempts).
+	// (default DefaultMaxAttempts). Every client retries in the SDK's
+	// adaptive mode, one send rate per operation (retry.go).
 	MaxAttempts int
 	// MaxBackoff caps the retryer's exponential backoff with jitter between
 	// attempts (default the SDK's 20s; tests use milliseconds).
@@ -53,6 +53,9 @@ type Options struct {
 	// Observe, when set, is told of every EC2, SSM, IAM and EKS call (for
 	// metrics).
 	Observe ObserveFunc
+	// Throttled, when set, is told of every attempt AWS refused for its
+	// rate, retried ones included (for a metric and a log).
+	Throttled ThrottleFunc
 	// SSMEndpoint, IAMEndpoint and EKSEndpoint are the BaseEndpoints of
 	// those services (the local world's loopback servers); empty means real
 	// AWS. Each one set reads no shared config files, as Endpoint does.
@@ -61,6 +64,13 @@ type Options struct {
 	// world's); empty means real AWS, in PricingRegion(Region) whatever
 	// the cluster's region.
 	PricingEndpoint string
+	// ConsistencyWindow is how long EC2 may take to show what Joinery
+	// wrote (default DefaultConsistencyWindow): until then an instance
+	// launched that EC2 says it does not know is not taken as gone.
+	ConsistencyWindow time.Duration
+	// Clock times the waits of eventual consistency (default the real
+	// clock; tests pass a fake one).
+	Clock clock.Clock
 }
 
 // Client is the EC2 adapter, with the SSM, IAM and EKS calls the launch
@@ -73,6 +83,10 @@ type Client struct {
 	pricing *pricing.Client
 	region  string // the cluster's region (prices are read for it)
 	opts    Options
+	// describes and terminations batch the per-instance calls of Get and
+	// Terminate.
+	describes    *batcher[Instance]
+	terminations *batcher[string]
 }
 
 // New builds a Client with an *ec2.Client from aws-sdk-go-v2/config.
@@ -83,31 +97,27 @@ func New(ctx context.Context, o Options) (*Client, error) {
 	if o.MaxAttempts <= 0 {
 		o.MaxAttempts = DefaultMaxAttempts
 	}
-	retryer := config.WithRetryer(func() aws.Retryer {
-		return retry.NewStandard(func(so *retry.StandardOptions) {
-			so.MaxAttempts = o.MaxAttempts
-			if o.MaxBackoff > 0 {
-				so.MaxBackoff = o.MaxBackoff
-			}
-		})
-	})
+	if o.ConsistencyWindow <= 0 {
+		o.ConsistencyWindow = DefaultConsistencyWindow
+	}
+	if o.Clock == nil {
+		o.Clock = clock.RealClock{}
+	}
+	// Each client gets its own retryer (the SDK calls this once per client).
+	retryer := config.WithRetryer(func() aws.Retryer { return newAdaptiveRetryer(o.MaxAttempts, o.MaxBackoff) })
 	cfg, err := loadConfig(ctx, o.Region, o.Endpoint, o.Key, retryer)
 	if err != nil {
 		return nil, err
 	}
+	apiOptions := observers(o.Observe, o.Throttled)
 	client := ec2.NewFromConfig(cfg, func(eo *ec2.Options) {
 		if o.Endpoint != "" {
 			eo.BaseEndpoint = aws.String(o.Endpoint)
 		}
-		if o.Observe != nil {
-			eo.APIOptions = append(eo.APIOptions, withObserver(o.Observe))
-		}
+		eo.APIOptions = append(eo.APIOptions, apiOptions...)
 	})
 	c := &Client{ec2: client, opts: o}
-	var apiOptions []func(*middleware.Stack) error
-	if o.Observe != nil {
-		apiOptions = append(apiOptions, withObserver(o.Observe))
-	}
+	c.newInstanceBatchers()
 	// The other services load their own configuration: each may be local
 	// (dummy credentials) while another is real AWS.
 	region := cfg.Region

@@ -89,6 +89,56 @@ func IsInsufficientCapacity(err error) bool {
 	return errors.As(err, &ice)
 }
 
+// NoLaunchError is returned by Launch when CreateFleet launched nothing
+// and not for lack of capacity alone: Errors are every per-override error,
+// in EC2's order. EC2 keeps that answer for the request's client token.
+type NoLaunchError struct{ Errors []FleetError }
+
+func (e *NoLaunchError) Error() string {
+	msgs := make([]string, len(e.Errors))
+	for i, fe := range e.Errors {
+		msgs[i] = fe.Error()
+	}
+	return "CreateFleet: no instance launched: " + strings.Join(msgs, "\n")
+}
+
+// FleetAnswered reports whether err is a CreateFleet answer that launched
+// nothing (no capacity, a refused override): EC2 keeps that answer for the
+// request's client token and gives it back to the same request, so a new
+// try needs a new token. A request EC2 refused as a whole, or whose answer
+// was lost, did not use its token.
+func FleetAnswered(err error) bool {
+	var none *NoLaunchError
+	var ice *InsufficientCapacityError
+	var fe FleetError
+	return errors.As(err, &none) || errors.As(err, &ice) || errors.As(err, &fe)
+}
+
+// InstanceProfileNotReady returns the error of a launch EC2 refused for
+// its instance profile (err is or wraps a *NoLaunchError with such an
+// entry): one EC2 does not know, or whose role it does not see. IAM
+// changes take a while to reach EC2, so for a profile IAM has this is
+// propagation: retry, and mark no offering unavailable.
+func InstanceProfileNotReady(err error) (FleetError, bool) {
+	var nl *NoLaunchError
+	if !errors.As(err, &nl) {
+		return FleetError{}, false
+	}
+	for _, fe := range nl.Errors {
+		if fe.Code == "InvalidParameterValue" && (strings.Contains(fe.Message, "Invalid IAM Instance Profile") ||
+			strings.Contains(fe.Message, "has no associated IAM Roles")) {
+			return fe, true
+		}
+	}
+	return FleetError{}, false
+}
+
+// IsIdempotentParameterMismatch reports whether EC2 refused a request
+// whose client token an earlier request with other parameters used.
+func IsIdempotentParameterMismatch(err error) bool {
+	return errorCode(err) == "IdempotentParameterMismatch"
+}
+
 // IsLaunchTemplateNotFound reports whether CreateFleet refused a launch
 // template that does not exist (deleted since it was cached).
 func IsLaunchTemplateNotFound(err error) bool {

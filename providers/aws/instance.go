@@ -75,27 +75,36 @@ func fromEC2(in types.Instance) Instance {
 
 // Get returns the instance with the given id. An instance EC2 does not know
 // or that is terminated is an error wrapping ErrNotFound (IsNotFound).
+// Concurrent Gets share DescribeInstances calls (instancebatch.go): one
+// call answers up to 200 of them.
 func (c *Client) Get(ctx context.Context, id string) (Instance, error) {
-	out, err := c.ec2.DescribeInstances(ctx, &ec2.DescribeInstancesInput{InstanceIds: []string{id}})
+	inst, err := c.describes.do(ctx, id)
 	if err != nil {
-		if IsNotFound(err) {
-			return Instance{}, fmt.Errorf("instance %s: %w", id, ErrNotFound)
-		}
-		return Instance{}, fmt.Errorf("DescribeInstances: %w", err)
+		return Instance{}, err
 	}
-	for _, r := range out.Reservations {
-		for _, in := range r.Instances {
-			if aws.ToString(in.InstanceId) != id {
-				continue
-			}
-			inst := fromEC2(in)
-			if inst.State == StateTerminated {
-				return Instance{}, fmt.Errorf("instance %s is terminated: %w", id, ErrNotFound)
-			}
-			return inst, nil
+	if inst.State == StateTerminated {
+		return Instance{}, fmt.Errorf("instance %s is terminated: %w", id, ErrNotFound)
+	}
+	return inst, nil
+}
+
+// GetAll looks the instances up together (batched as Get): those EC2
+// shows and does not report terminated, by id; the others are left out. A
+// lookup failing otherwise than "not found" (a throttle, say) fails it.
+func (c *Client) GetAll(ctx context.Context, ids []string) (map[string]Instance, error) {
+	res := c.describes.doAll(ctx, ids)
+	out := make(map[string]Instance, len(ids))
+	for _, id := range ids {
+		o := res[id]
+		switch {
+		case IsNotFound(o.err):
+		case o.err != nil:
+			return nil, fmt.Errorf("look up instance %s: %w", id, o.err)
+		case o.val.State != StateTerminated:
+			out[id] = o.val
 		}
 	}
-	return Instance{}, fmt.Errorf("instance %s: %w", id, ErrNotFound)
+	return out, nil
 }
 
 // List returns every instance tagged with this cluster that is not
@@ -135,37 +144,14 @@ func (c *Client) list(ctx context.Context, extra ...types.Filter) ([]Instance, e
 	return all, nil
 }
 
-// maxTerminateIDs is how many ids one TerminateInstances call carries.
-const maxTerminateIDs = 1000
-
 // Terminate terminates the instances. It is idempotent: instances already
-// shutting down, terminated or unknown to EC2 count as done.
+// shutting down, terminated or unknown to EC2 count as done. Concurrent
+// Terminates share TerminateInstances calls (instancebatch.go). The error
+// is the first instance's, in ids' order.
 func (c *Client) Terminate(ctx context.Context, ids ...string) error {
-	for len(ids) > 0 {
-		n := min(len(ids), maxTerminateIDs)
-		if err := c.terminate(ctx, ids[:n]); err != nil {
-			return err
-		}
-		ids = ids[n:]
-	}
-	return nil
-}
-
-func (c *Client) terminate(ctx context.Context, ids []string) error {
-	_, err := c.ec2.TerminateInstances(ctx, &ec2.TerminateInstancesInput{InstanceIds: ids})
-	if err == nil {
-		return nil
-	}
-	if !IsNotFound(err) {
-		return fmt.Errorf("TerminateInstances: %w", err)
-	}
-	if len(ids) == 1 {
-		return nil
-	}
-	// EC2 fails the whole call when any id is unknown: retry one by one so
-	// the known ones are terminated.
+	res := c.terminations.doAll(ctx, ids)
 	for _, id := range ids {
-		if err := c.terminate(ctx, []string{id}); err != nil {
+		if err := res[id].err; err != nil && !IsNotFound(err) {
 			return err
 		}
 	}

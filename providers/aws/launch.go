@@ -131,14 +131,10 @@ func (c *Client) Launch(ctx context.Context, req LaunchRequest) (Instance, error
 	if len(unfulfillable) > 0 && allUnfulfillable(fleetErrs) {
 		return Instance{}, &InsufficientCapacityError{Offerings: unfulfillable, Errors: fleetErrs}
 	}
-	errs := make([]error, len(fleetErrs))
-	for i, fe := range fleetErrs {
-		errs[i] = fe
-	}
 	if ae, ok := fleetUnauthorized(fleetErrs); ok {
 		return Instance{}, ae // a policy to fix, whatever else failed
 	}
-	return Instance{}, fmt.Errorf("CreateFleet: no instance launched: %w", errors.Join(errs...))
+	return Instance{}, &NoLaunchError{Errors: fleetErrs}
 }
 
 // fleetConfigs turns the request's configs into CreateFleet's, Priority
@@ -257,31 +253,45 @@ func reservationOf(req LaunchRequest, instanceType, zone string) string {
 }
 
 // fleetErrors reads CreateFleet's per-override errors; the unfulfillable
-// offerings are listed once each.
+// offerings are listed once each. An offering EC2 also refused for its
+// inputs in the same answer (an instance profile it does not know yet, an
+// image) is not among them: EC2 then adds an UnfulfillableCapacity "due to
+// your request configuration" that says nothing of its capacity.
 func fleetErrors(in []types.CreateFleetError, capacityType string, zoneOf map[string]string) ([]FleetError, []OfferingKey) {
 	var fleetErrs []FleetError
 	var unfulfillable []OfferingKey
 	seen := map[OfferingKey]bool{}
 	for _, e := range in {
-		fe := FleetError{Code: aws.ToString(e.ErrorCode), Message: aws.ToString(e.ErrorMessage)}
-		fe.Offering.CapacityType = capacityType
-		if e.Lifecycle != "" && capacityType != apiv1.CapacityTypeReserved {
-			fe.Offering.CapacityType = string(e.Lifecycle) // reserved capacity is on-demand to EC2
-		}
-		if lo := e.LaunchTemplateAndOverrides; lo != nil && lo.Overrides != nil {
-			fe.Offering.InstanceType = string(lo.Overrides.InstanceType)
-			fe.Offering.Zone = aws.ToString(lo.Overrides.AvailabilityZone)
-			if fe.Offering.Zone == "" {
-				fe.Offering.Zone = zoneOf[aws.ToString(lo.Overrides.SubnetId)]
-			}
+		fe := fleetError(e, capacityType, zoneOf)
+		if !IsUnfulfillableCode(fe.Code) {
+			seen[fe.Offering] = true // misconfigured, not short of capacity
 		}
 		fleetErrs = append(fleetErrs, fe)
+	}
+	for _, fe := range fleetErrs {
 		if IsUnfulfillableCode(fe.Code) && !seen[fe.Offering] {
 			seen[fe.Offering] = true
 			unfulfillable = append(unfulfillable, fe.Offering)
 		}
 	}
 	return fleetErrs, unfulfillable
+}
+
+// fleetError reads one per-override error.
+func fleetError(e types.CreateFleetError, capacityType string, zoneOf map[string]string) FleetError {
+	fe := FleetError{Code: aws.ToString(e.ErrorCode), Message: aws.ToString(e.ErrorMessage)}
+	fe.Offering.CapacityType = capacityType
+	if e.Lifecycle != "" && capacityType != apiv1.CapacityTypeReserved {
+		fe.Offering.CapacityType = string(e.Lifecycle) // reserved capacity is on-demand to EC2
+	}
+	if lo := e.LaunchTemplateAndOverrides; lo != nil && lo.Overrides != nil {
+		fe.Offering.InstanceType = string(lo.Overrides.InstanceType)
+		fe.Offering.Zone = aws.ToString(lo.Overrides.AvailabilityZone)
+		if fe.Offering.Zone == "" {
+			fe.Offering.Zone = zoneOf[aws.ToString(lo.Overrides.SubnetId)]
+		}
+	}
+	return fe
 }
 
 // launched returns the first instance CreateFleet launched.

@@ -53,8 +53,9 @@ type LaunchTemplate struct {
 // EnsureLaunchTemplate returns the launch template called name, creating it
 // from d when DescribeLaunchTemplates says it does not exist. A concurrent
 // creator winning the race (AlreadyExists) is not an error: the template is
-// described again. An existing template is returned as it is: the name
-// should be a hash of d.
+// described again, and if EC2 does not show it yet (eventual consistency)
+// it is returned by name, created now as far as Joinery knows. An existing
+// template is returned as it is: the name should be a hash of d.
 func (c *Client) EnsureLaunchTemplate(ctx context.Context, name string, d LaunchTemplateData) (LaunchTemplate, error) {
 	lt, err := c.describeLaunchTemplate(ctx, name)
 	if err == nil || !isCode(err, "InvalidLaunchTemplateName.NotFoundException") {
@@ -74,7 +75,11 @@ func (c *Client) EnsureLaunchTemplate(ctx context.Context, name string, d Launch
 		TagSpecifications: []types.TagSpecification{{ResourceType: types.ResourceTypeLaunchTemplate, Tags: ec2Tags(tags)}},
 	})
 	if isCode(err, "InvalidLaunchTemplateName.AlreadyExistsException") {
-		return c.describeLaunchTemplate(ctx, name)
+		lt, err := c.describeLaunchTemplate(ctx, name)
+		if isCode(err, "InvalidLaunchTemplateName.NotFoundException") {
+			return LaunchTemplate{Name: name, Tags: tags, Created: c.opts.Clock.Now()}, nil
+		}
+		return lt, err
 	}
 	if err != nil {
 		return LaunchTemplate{}, fmt.Errorf("CreateLaunchTemplate %s: %w", name, err)

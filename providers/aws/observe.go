@@ -36,3 +36,16 @@ func withObserver(observe ObserveFunc) func(*middleware.Stack) error {
 			}), middleware.After)
 	}
 }
+
+// observers are the middlewares reporting calls to observe and throttled
+// attempts to throttled (each may be nil).
+func observers(observe ObserveFunc, throttled ThrottleFunc) []func(*middleware.Stack) error {
+	var out []func(*middleware.Stack) error
+	if observe != nil {
+		out = append(out, withObserver(observe))
+	}
+	if throttled != nil {
+		out = append(out, withThrottleObserver(throttled))
+	}
+	return out
+}

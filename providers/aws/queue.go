@@ -6,6 +6,7 @@ import (
 	"fmt"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/config"
 	"github.com/aws/aws-sdk-go-v2/service/sqs"
 	sqstypes "github.com/aws/aws-sdk-go-v2/service/sqs/types"
 )
@@ -26,6 +27,8 @@ type QueueOptions struct {
 	Key StaticKey
 	// Observe, when set, is told of every SQS call (for metrics).
 	Observe ObserveFunc
+	// Throttled, when set, is told of every throttled attempt.
+	Throttled ThrottleFunc
 }
 
 // Queue is the interruption queue: aws-sdk-go-v2 SQS (AWS JSON protocol).
@@ -48,7 +51,8 @@ func NewQueue(ctx context.Context, o QueueOptions) (*Queue, error) {
 	if o.URL == "" {
 		return nil, errors.New("cloud: queue URL is required")
 	}
-	cfg, err := loadConfig(ctx, o.Region, o.Endpoint, o.Key)
+	cfg, err := loadConfig(ctx, o.Region, o.Endpoint, o.Key,
+		config.WithRetryer(func() aws.Retryer { return newAdaptiveRetryer(DefaultMaxAttempts, 0) }))
 	if err != nil {
 		return nil, err
 	}
@@ -56,9 +60,7 @@ func NewQueue(ctx context.Context, o QueueOptions) (*Queue, error) {
 		if o.Endpoint != "" {
 			so.BaseEndpoint = aws.String(o.Endpoint)
 		}
-		if o.Observe != nil {
-			so.APIOptions = append(so.APIOptions, withObserver(o.Observe))
-		}
+		so.APIOptions = append(so.APIOptions, observers(o.Observe, o.Throttled)...)
 	})
 	return &Queue{sqs: client, url: o.URL}, nil
 }

@@ -12,6 +12,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/joinery/joinery/api/saga"
 	apiv1 "github.com/joinery/joinery/api/v1"
 	"github.com/joinery/joinery/internal/logging"
 	cluster "github.com/joinery/joinery/providers/kube"
@@ -495,7 +496,7 @@ func (r *run) sagas(ctx context.Context) (map[string]int, error) {
 		switch {
 		case e.Type == workflows.NodeClaimWorkflow && strings.HasPrefix(e.Parent, "provision/"):
 			out["provisioning"]++
-		case e.Type == workflows.DrainAndReplaceWorkflow && strings.HasPrefix(e.ID, "disrupt/"+workflows.ReasonManual+"/"):
+		case e.Type == workflows.DrainAndReplaceWorkflow && strings.HasPrefix(e.ID, "disrupt/"+saga.ReasonManual+"/"):
 			out["drain"]++
 		case e.Type == workflows.DrainAndReplaceWorkflow && strings.HasPrefix(e.ID, "disrupt/interruption/"):
 		case e.Type == workflows.DrainAndReplaceWorkflow, e.Type == workflows.ConsolidateWorkflow:
@@ -650,10 +651,10 @@ func (r *run) act(ctx context.Context, step int, counts map[string]int) {
 			return
 		}
 		n := nodes[r.rng.IntN(len(nodes))]
-		id := workflows.DisruptWorkflowID(workflows.ReasonManual, n.Name)
+		id := workflows.DisruptWorkflowID(saga.ReasonManual, n.Name)
 		run, err := r.tc.ExecuteWorkflow(ctx, client.StartWorkflowOptions{ID: id, TaskQueue: workflows.TaskQueue,
 			WorkflowIDConflictPolicy: enumspb.WORKFLOW_ID_CONFLICT_POLICY_USE_EXISTING},
-			workflows.DrainAndReplaceWorkflow, workflows.DisruptInput{NodeName: n.Name, Reason: workflows.ReasonManual, Replace: true, SkipBudgets: true})
+			workflows.DrainAndReplaceWorkflow, workflows.DisruptInput{NodeName: n.Name, Reason: saga.ReasonManual, Replace: true, SkipBudgets: true})
 		if err != nil {
 			r.logf("drain %s: %v", n.Name, err)
 			return

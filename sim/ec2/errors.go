@@ -55,4 +55,11 @@ const (
 	CodeInvalidUserDataMalformed               = "InvalidUserData.Malformed"
 	CodeInvalidParameterCombination            = "InvalidParameterCombination"
 	CodeUnauthorizedOperation                  = "UnauthorizedOperation"
+	CodeUnfulfillableCapacity                  = "UnfulfillableCapacity"
+	CodeFilterLimitExceeded                    = "FilterLimitExceeded"
 )
+
+// msgUnfulfillableConfig is the UnfulfillableCapacity entry CreateFleet
+// adds when overrides were refused as InvalidParameterValue (an instance
+// profile EC2 does not know yet, say): no capacity is short.
+const msgUnfulfillableConfig = "Unable to fulfill capacity due to your request configuration. Please adjust your request and try again."

@@ -2,6 +2,7 @@ package ec2
 
 import (
 	"encoding/base64"
+	"net/http"
 	"strconv"
 	"strings"
 )
@@ -163,4 +164,22 @@ func decodeToken(kind, token string) (uint64, error) {
 		}
 	}
 	return 0, invalidParameter("Invalid NextToken: %s", token)
+}
+
+// maxFilterValues is how many filter values EC2 takes in one call, all
+// the call's filters together.
+const maxFilterValues = 200
+
+// filterLimit is the FilterLimitExceeded EC2 answers a call with more
+// filter values than it takes (nil when within the limit).
+func filterLimit(f form) *apiError {
+	n := 0
+	for _, fl := range f.filters() {
+		n += len(fl.Values)
+	}
+	if n > maxFilterValues {
+		return newError(http.StatusBadRequest, CodeFilterLimitExceeded,
+			"The maximum number of filter values specified on a single call is %d", maxFilterValues)
+	}
+	return nil
 }

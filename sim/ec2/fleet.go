@@ -34,6 +34,7 @@ var (
 type fleetRecord struct {
 	hash [32]byte
 	resp createFleetResponse
+	at   time.Time
 }
 
 // fleetOverride is one launch template override of a CreateFleet request.
@@ -95,7 +96,7 @@ func (s *Server) createFleetAs(caller *awsauth.Caller, f form) (withRequestID, e
 		if rec, ok := s.fleets[token]; ok {
 			if rec.hash != hash {
 				return nil, newError(http.StatusBadRequest, CodeIdempotentParameterMismatch,
-					"The client token %s was used with different request parameters", token)
+					"Arguments on this idempotent request are inconsistent with arguments used in previous request(s).")
 			}
 			resp := rec.resp
 			return &resp, nil
@@ -113,7 +114,7 @@ func (s *Server) createFleetAs(caller *awsauth.Caller, f form) (withRequestID, e
 		}
 	}
 	resp := &createFleetResponse{FleetID: "fleet-" + s.uuidLocked()}
-	now := time.Now()
+	now := s.now()
 	var launched []*instance
 	for _, bucket := range []fleetBucket{
 		{CapacityTypeOnDemand, req.odStrategy, req.odTarget}, {CapacityTypeSpot, req.spotStrategy, req.spotTarget},
@@ -124,7 +125,9 @@ func (s *Server) createFleetAs(caller *awsauth.Caller, f form) (withRequestID, e
 		s.bootLocked(in)
 	}
 	if token != "" {
-		s.fleets[token] = fleetRecord{hash: hash, resp: *resp}
+		// EC2 keeps the answer for the token, instances or not: the same
+		// request again gets it back, errors included.
+		s.fleets[token] = fleetRecord{hash: hash, resp: *resp, at: now}
 	}
 	return resp, nil
 }
@@ -231,7 +234,9 @@ func (s *Server) fillBucketLocked(resp *createFleetResponse, bucket fleetBucket,
 		})
 	}
 	var launched []*instance
-	for filled := 0.0; filled < float64(bucket.target); {
+	var misconfigured *fleetOverride // the first override refused as InvalidParameterValue
+	filled := 0.0
+	for filled < float64(bucket.target) {
 		var pick *fleetOverride
 		for _, o := range ordered {
 			if failed[o.order] {
@@ -239,6 +244,9 @@ func (s *Server) fillBucketLocked(resp *createFleetResponse, bucket fleetBucket,
 			}
 			if code, msg := s.checkOverrideLocked(o, bucket.capacityType, capacity); code != "" {
 				fail(o, code, msg)
+				if o.errCode == CodeInvalidParameterValue && misconfigured == nil {
+					misconfigured = o
+				}
 				continue
 			}
 			pick = o
@@ -269,6 +277,15 @@ func (s *Server) fillBucketLocked(resp *createFleetResponse, bucket fleetBucket,
 		}
 		g.InstanceIDs = append(g.InstanceIDs, in.ID)
 		filled += pick.weight
+	}
+	if misconfigured != nil && filled < float64(bucket.target) {
+		// EC2 sums such a request up as unfulfillable "due to your request
+		// configuration", on an override it refused (seen beside an
+		// instance profile it did not know: karpenter-provider-aws#3051).
+		resp.Errors = append(resp.Errors, fleetErrorXML{
+			LaunchTemplateAndOverrides: launchTemplateAndOverridesXML{misconfigured.spec, misconfigured.xml},
+			Lifecycle:                  bucket.capacityType, ErrorCode: CodeUnfulfillableCapacity, ErrorMessage: msgUnfulfillableConfig,
+		})
 	}
 	return launched
 }
@@ -407,23 +424,35 @@ func (s *Server) checkLaunchInputsLocked(o *fleetOverride) {
 	} else {
 		o.groups = d.SecurityGroupIDs
 	}
+	s.checkProfileLocked(o, d)
+}
+
+// checkProfileLocked records on o EC2's refusal of the template's instance
+// profile: one IAM has not told EC2 about (yet), by name or ARN, or one
+// whose role has not reached EC2.
+func (s *Server) checkProfileLocked(o *fleetOverride, d *LaunchTemplateData) {
+	name, arn := d.IamInstanceProfileName, d.IamInstanceProfileArn
 	switch {
-	case d.IamInstanceProfileArn != "":
-		name := d.IamInstanceProfileArn[strings.LastIndexByte(d.IamInstanceProfileArn, '/')+1:]
-		arn, ok := s.instanceProfile(name)
-		if !ok || arn != d.IamInstanceProfileArn {
-			o.fail(CodeInvalidParameterValue, fmt.Sprintf("Value (%s) for parameter iamInstanceProfile.arn is invalid. Invalid IAM Instance Profile ARN", d.IamInstanceProfileArn))
+	case arn != "":
+		name = arn[strings.LastIndexByte(arn, '/')+1:]
+		if known, ok := s.instanceProfile(name); !ok || known != arn {
+			o.fail(CodeInvalidParameterValue, fmt.Sprintf("Value (%s) for parameter iamInstanceProfile.arn is invalid. Invalid IAM Instance Profile ARN", arn))
 			return
 		}
-		o.profileName, o.profileArn = name, arn
-	case d.IamInstanceProfileName != "":
-		arn, ok := s.instanceProfile(d.IamInstanceProfileName)
-		if !ok {
-			o.fail(CodeInvalidParameterValue, fmt.Sprintf("Value (%s) for parameter iamInstanceProfile.name is invalid. Invalid IAM Instance Profile name", d.IamInstanceProfileName))
+	case name != "":
+		var ok bool
+		if arn, ok = s.instanceProfile(name); !ok {
+			o.fail(CodeInvalidParameterValue, fmt.Sprintf("Value (%s) for parameter iamInstanceProfile.name is invalid. Invalid IAM Instance Profile name", name))
 			return
 		}
-		o.profileName, o.profileArn = d.IamInstanceProfileName, arn
+	default:
+		return
 	}
+	if has := s.opts.InstanceProfileHasRole; has != nil && !has(name) {
+		o.fail(CodeInvalidParameterValue, fmt.Sprintf("IAM Instance Profile \"%s\" has no associated IAM Roles", arn))
+		return
+	}
+	o.profileName, o.profileArn = name, arn
 }
 
 // instanceProfile asks Options.InstanceProfile (nil: any name exists, with
@@ -549,6 +578,7 @@ func (s *Server) launchLocked(o *fleetOverride, capacityType, fleetID, token str
 		in.LaunchTemplateName = o.lt.Name
 	}
 	in.Tags["aws:ec2:fleet-id"] = fleetID
+	in.visibleAt = s.visibleAfter(id)
 	s.instances[id] = in
 	return in, nil
 }

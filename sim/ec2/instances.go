@@ -61,6 +61,10 @@ type instance struct {
 	timer        *time.Timer // pending→running or shutting-down→terminated
 	terminatedAt time.Time   // when it became terminated (retention)
 	clientToken  string
+	// visibleAt is when the API first shows the instance (zero: at once);
+	// tagWrites are CreateTags writes tag filters do not see yet.
+	visibleAt time.Time
+	tagWrites map[string]tagWrite
 }
 
 func (in *instance) snapshot() Instance {
@@ -173,8 +177,9 @@ func (s *Server) transitionLocked(in *instance, from, to string, hook func(Insta
 var instanceIDPattern = regexp.MustCompile(`^i-[0-9a-f]{8}([0-9a-f]{9})?$`)
 
 // lookupInstancesLocked resolves ids, failing like EC2: a malformed id is
-// InvalidInstanceID.Malformed, unknown ids are InvalidInstanceID.NotFound
-// (the whole request fails, nothing is done).
+// InvalidInstanceID.Malformed, unknown ids (and ids still in their
+// consistency window) are InvalidInstanceID.NotFound (the whole request
+// fails, nothing is done).
 func (s *Server) lookupInstancesLocked(ids []string) ([]*instance, error) {
 	var missing []string
 	var out []*instance
@@ -184,7 +189,7 @@ func (s *Server) lookupInstancesLocked(ids []string) ([]*instance, error) {
 			return nil, newError(http.StatusBadRequest, CodeInvalidInstanceIDMalformed, "Invalid id: %q", id)
 		}
 		in, ok := s.instances[id]
-		if !ok {
+		if !ok || !s.visible(in.visibleAt) {
 			missing = append(missing, id)
 			continue
 		}
@@ -238,7 +243,7 @@ func (s *Server) describeInstances(f form) (withRequestID, error) {
 		return nil, newError(http.StatusBadRequest, "InvalidParameterCombination",
 			"The parameter instancesSet cannot be used with the parameter maxResults")
 	}
-	items := s.sortedInstancesLocked()
+	items := s.visibleInstancesLocked(s.sortedInstancesLocked())
 	if len(ids) > 0 {
 		if items, err = s.lookupInstancesLocked(ids); err != nil {
 			return nil, err
@@ -248,7 +253,7 @@ func (s *Server) describeInstances(f form) (withRequestID, error) {
 	for k, v := range instanceFields {
 		fs[k] = v
 	}
-	items, err = applyFilters(items, f.filters(), fs, func(in *instance) map[string]string { return in.Tags })
+	items, err = applyFilters(items, f.filters(), fs, s.filterTagsLocked)
 	if err != nil {
 		return nil, err
 	}
@@ -358,6 +363,7 @@ func (s *Server) createTags(f form) (withRequestID, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	var targets []map[string]string
+	var insts []*instance
 	for _, id := range ids {
 		switch {
 		case strings.HasPrefix(id, "i-"):
@@ -365,7 +371,7 @@ func (s *Server) createTags(f form) (withRequestID, error) {
 			if err != nil {
 				return nil, err
 			}
-			targets = append(targets, items[0].Tags)
+			insts = append(insts, items[0])
 		case strings.HasPrefix(id, "subnet-"):
 			sn := s.subnetByID(id)
 			if sn == nil {
@@ -384,6 +390,9 @@ func (s *Server) createTags(f form) (withRequestID, error) {
 	}
 	for _, t := range targets {
 		maps.Copy(t, tags)
+	}
+	for _, in := range insts {
+		s.writeTagsLocked(in, tags)
 	}
 	return &returnResponse{Return: true}, nil
 }

@@ -274,7 +274,10 @@ func TestCreateFleetIsStrictAboutLaunchInputs(t *testing.T) {
 		}
 	})
 
-	// Each refusal is one entry of Errors, naming the override, and nothing launches.
+	// Each refusal is one entry of Errors, naming the override, and nothing
+	// launches; EC2 sums an InvalidParameterValue one up as
+	// UnfulfillableCapacity "due to your request configuration" on that
+	// override.
 	for _, tc := range []struct {
 		name, lt string
 		ov       types.FleetLaunchTemplateOverridesRequest
@@ -293,10 +296,19 @@ func TestCreateFleetIsStrictAboutLaunchInputs(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if len(out.Instances) != 0 || len(out.Errors) != 1 {
+			want := 1
+			if tc.code == "InvalidParameterValue" {
+				want = 2
+			}
+			if len(out.Instances) != 0 || len(out.Errors) != want {
 				t.Fatalf("instances %+v errors %+v", out.Instances, out.Errors)
 			}
 			e := out.Errors[0]
+			if sum := out.Errors[want-1]; want == 2 && (aws.ToString(sum.ErrorCode) != "UnfulfillableCapacity" ||
+				!strings.Contains(aws.ToString(sum.ErrorMessage), "request configuration") ||
+				string(sum.LaunchTemplateAndOverrides.Overrides.InstanceType) != string(tc.ov.InstanceType)) {
+				t.Errorf("summary %s: %s", aws.ToString(sum.ErrorCode), aws.ToString(sum.ErrorMessage))
+			}
 			if aws.ToString(e.ErrorCode) != tc.code || !strings.Contains(aws.ToString(e.ErrorMessage), tc.msg) ||
 				string(e.LaunchTemplateAndOverrides.Overrides.InstanceType) != string(tc.ov.InstanceType) ||
 				aws.ToString(e.LaunchTemplateAndOverrides.LaunchTemplateSpecification.LaunchTemplateName) != tc.lt {
@@ -364,4 +376,25 @@ func TestCreateFleetIsStrictAboutLaunchInputs(t *testing.T) {
 			t.Errorf("%+v %+v, %v", out.Instances, out.Errors, err)
 		}
 	})
+}
+
+// A profile EC2 knows but whose role has not reached it is refused per
+// override, with EC2's message, beside the request-configuration summary.
+func TestCreateFleetRefusesAProfileWithoutRole(t *testing.T) {
+	srv, c := start(t, ec2.Options{BootDelay: -1,
+		InstanceProfile:        func(name string) (string, bool) { return "arn:aws:iam::123456789012:instance-profile/" + name, true },
+		InstanceProfileHasRole: func(string) bool { return false }})
+	sub := subnetsByZone(t, c)
+	createLT(t, c, "roleless", &types.RequestLaunchTemplateData{ImageId: aws.String(recommended(t, srv, "x86_64", "standard")),
+		IamInstanceProfile: &types.LaunchTemplateIamInstanceProfileSpecificationRequest{Name: aws.String("fresh")}}, nil)
+	out, err := c.CreateFleet(context.Background(), fleetFrom("roleless", "on-demand",
+		types.FleetLaunchTemplateOverridesRequest{InstanceType: "m5.large", SubnetId: aws.String(sub["us-east-1a"])}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(out.Instances) != 0 || len(out.Errors) != 2 || aws.ToString(out.Errors[0].ErrorCode) != "InvalidParameterValue" ||
+		aws.ToString(out.Errors[0].ErrorMessage) != `IAM Instance Profile "arn:aws:iam::123456789012:instance-profile/fresh" has no associated IAM Roles` ||
+		aws.ToString(out.Errors[1].ErrorCode) != "UnfulfillableCapacity" {
+		t.Fatalf("instances %+v errors %+v", out.Instances, out.Errors)
+	}
 }

@@ -23,6 +23,9 @@ type LaunchTemplate struct {
 	Tags map[string]string
 	Data LaunchTemplateData
 	seq  uint64
+	// visibleAt is when the API first shows a template created over it
+	// (zero: at once; see consistency.go).
+	visibleAt time.Time
 }
 
 // LaunchTemplateData is what the endpoint keeps of a template's
@@ -120,7 +123,8 @@ func (s *Server) LaunchTemplate(nameOrID string) (LaunchTemplate, bool) {
 }
 
 // CreateLaunchTemplate creates a template in process, as the API would
-// (tests that are not about templates use it to have one to launch from).
+// (tests that are not about templates use it to have one to launch from);
+// it is visible at once, whatever the consistency window.
 func (s *Server) CreateLaunchTemplate(name string, data LaunchTemplateData, tags map[string]string) (LaunchTemplate, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -166,16 +170,18 @@ func (s *Server) createTemplateLocked(name string, data LaunchTemplateData, tags
 		id = s.resourceIDLocked("lt")
 	}
 	s.seq++
-	lt := &LaunchTemplate{ID: id, Name: name, CreateTime: time.Now().UTC().Truncate(time.Second), Tags: tags, Data: data, seq: s.seq}
+	lt := &LaunchTemplate{ID: id, Name: name, CreateTime: s.now().UTC().Truncate(time.Second), Tags: tags, Data: data, seq: s.seq}
 	s.templates[id] = lt
 	return lt, nil
 }
 
 func (s *Server) templateByIDLocked(id string) *LaunchTemplate { return s.templates[id] }
 
-func (s *Server) templateByNameLocked(name string) *LaunchTemplate {
+// visibleTemplateLocked is the template with the id, or else the name, the
+// API shows now (nil: none, or not yet visible).
+func (s *Server) visibleTemplateLocked(id, name string) *LaunchTemplate {
 	for _, lt := range s.templates {
-		if lt.Name == name {
+		if (lt.ID == id || (id == "" && lt.Name == name)) && s.visible(lt.visibleAt) {
 			return lt
 		}
 	}
@@ -202,13 +208,13 @@ func (s *Server) resolveTemplateLocked(id, name string) (*LaunchTemplate, error)
 			return nil, newError(http.StatusBadRequest, CodeInvalidLaunchTemplateIDMalformed,
 				"The specified ID for the launch template (%s) is not valid. Launch template IDs must be in the format lt-xxxxxxxxxxxxxxxxx.", id)
 		}
-		if lt := s.templateByIDLocked(id); lt != nil {
+		if lt := s.visibleTemplateLocked(id, ""); lt != nil {
 			return lt, nil
 		}
 		return nil, newError(http.StatusBadRequest, CodeInvalidLaunchTemplateIDNotFound,
 			"The specified launch template, with template ID %s, does not exist.", id)
 	case name != "":
-		if lt := s.templateByNameLocked(name); lt != nil {
+		if lt := s.visibleTemplateLocked("", name); lt != nil {
 			return lt, nil
 		}
 		return nil, newError(http.StatusBadRequest, CodeInvalidLaunchTemplateNameNotFound,
@@ -401,6 +407,7 @@ func (s *Server) createLaunchTemplate(f form) (withRequestID, error) {
 	if err != nil {
 		return nil, err
 	}
+	lt.visibleAt = s.visibleAfter(lt.ID)
 	return &launchTemplateResponse{LaunchTemplate: s.templateXML(lt)}, nil
 }
 
@@ -422,7 +429,7 @@ func (s *Server) describeLaunchTemplates(f form) (withRequestID, error) {
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	items := s.sortedTemplatesLocked()
+	items := s.visibleTemplatesLocked(s.sortedTemplatesLocked())
 	if len(ids) > 0 || len(names) > 0 {
 		items = nil
 		seen := map[*LaunchTemplate]bool{}
@@ -437,7 +444,7 @@ func (s *Server) describeLaunchTemplates(f form) (withRequestID, error) {
 			}
 		}
 		for _, name := range names {
-			lt := s.templateByNameLocked(name)
+			lt := s.visibleTemplateLocked("", name)
 			if lt == nil {
 				// EC2 answers this one code for any missing name in the list.
 				return nil, newError(http.StatusBadRequest, CodeInvalidLaunchTemplateNameNotFound,

@@ -42,6 +42,16 @@ type Options struct {
 	// TerminatedRetention is how long terminated instances stay visible to
 	// DescribeInstances, as on EC2 (default 1h).
 	TerminatedRetention time.Duration
+	// Consistency is the read-after-write window of the API (default 0:
+	// off, every write visible at once): launched instances, launch
+	// templates created over the API and tags written by CreateTags stay
+	// unknown to the API for a per-resource delay in [Consistency/2,
+	// Consistency] (see consistency.go). The local world turns it on.
+	Consistency time.Duration
+	// Now is the clock launch times and the consistency window are read by
+	// (default time.Now; tests pass a fake clock's). Boot and termination
+	// run on real timers.
+	Now func() time.Time
 
 	// Seed seeds every random draw: instance ids, addresses, and the ICE and
 	// throttle faults (default 1). The same seed and the same sequence of
@@ -55,6 +65,12 @@ type Options struct {
 	// refused with RequestLimitExceeded (HTTP 503). SetThrottleFraction
 	// changes it later.
 	ThrottleFraction float64
+	// ThrottleScale turns on EC2's token buckets (throttle.go): each API's
+	// request bucket and the launch and termination resource buckets, with
+	// EC2's documented default burst and refill times this factor (1:
+	// AWS's own numbers). A call a bucket cannot serve is refused with
+	// RequestLimitExceeded (HTTP 503). 0: no buckets (unit tests).
+	ThrottleScale float64
 	// Latency is added to every request before it is handled. SetLatency
 	// changes it later.
 	Latency time.Duration
@@ -67,6 +83,10 @@ type Options struct {
 	// template naming a profile it does not know, as EC2 does. Nil: every
 	// profile name is taken to exist (unit tests that do not involve IAM).
 	InstanceProfile func(name string) (arn string, ok bool)
+	// InstanceProfileHasRole says whether EC2 sees a role on a profile
+	// InstanceProfile knows; CreateFleet refuses one without ("has no
+	// associated IAM Roles"). Nil: every profile has one.
+	InstanceProfileHasRole func(name string) bool
 
 	// Guard, when set, authenticates every request (SigV4, a key it knows)
 	// and authorizes each action on every resource the call touches or
@@ -118,6 +138,9 @@ func (o Options) withDefaults() Options {
 	}
 	if o.Seed == 0 {
 		o.Seed = 1
+	}
+	if o.Now == nil {
+		o.Now = time.Now
 	}
 	return o
 }

@@ -46,8 +46,10 @@ type CapacityReservation struct {
 	AvailableInstanceCount int
 	// State is "active", or "expired" past EndDate (snapshots).
 	State string
-	// Held instances are in use by others (SetReservationHeld).
-	Held int
+	// Held instances are in use by others (SetReservationHeld); the
+	// reservation's AvailableInstanceCount shows them from HeldSeenAt on.
+	Held       int
+	HeldSeenAt time.Time
 }
 
 type reservation struct {
@@ -57,8 +59,12 @@ type reservation struct {
 
 // SetReservationHeld makes n of the reservation's instances taken by
 // launches outside this endpoint's view (another team's instances in a
-// shared reservation): they count against it as its own instances do.
-func (s *Server) SetReservationHeld(id string, n int) error {
+// shared reservation): they count against launches into it at once, as
+// its own instances do, but DescribeCapacityReservations' available count
+// shows them only after unseenFor (EC2's counts are eventually
+// consistent: a launch can be refused with ReservationCapacityExceeded
+// while the count still says there is room).
+func (s *Server) SetReservationHeld(id string, n int, unseenFor time.Duration) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	r := s.reservations[id]
@@ -66,6 +72,7 @@ func (s *Server) SetReservationHeld(id string, n int) error {
 		return fmt.Errorf("no capacity reservation %s", id)
 	}
 	r.Held = max(0, n)
+	r.HeldSeenAt = time.Now().Add(unseenFor)
 	return nil
 }
 
@@ -105,7 +112,7 @@ func (s *Server) AddCapacityReservation(r CapacityReservation) (CapacityReservat
 	}
 	s.seq++
 	s.reservations[r.ID] = &reservation{CapacityReservation: r, seq: s.seq}
-	return s.reservationSnapshotLocked(s.reservations[r.ID], time.Now()), nil
+	return s.reservationSnapshotLocked(s.reservations[r.ID], time.Now(), false), nil
 }
 
 // EnsureCapacityReservation returns the reservation tagged like r (same
@@ -127,7 +134,7 @@ func (s *Server) CapacityReservations() []CapacityReservation {
 	now := time.Now()
 	var out []CapacityReservation
 	for _, r := range s.sortedReservationsLocked() {
-		out = append(out, s.reservationSnapshotLocked(r, now))
+		out = append(out, s.reservationSnapshotLocked(r, now, false))
 	}
 	return out
 }
@@ -136,10 +143,17 @@ func (s *Server) sortedReservationsLocked() []*reservation {
 	return slices.SortedFunc(maps.Values(s.reservations), func(a, b *reservation) int { return cmp.Compare(a.seq, b.seq) })
 }
 
-func (s *Server) reservationSnapshotLocked(r *reservation, now time.Time) CapacityReservation {
+// reservationSnapshotLocked is the reservation at now: its true available
+// count, or (described) the one DescribeCapacityReservations answers, which
+// shows held instances only from HeldSeenAt on.
+func (s *Server) reservationSnapshotLocked(r *reservation, now time.Time, described bool) CapacityReservation {
 	out := r.CapacityReservation
 	out.Tags = maps.Clone(r.Tags)
-	out.AvailableInstanceCount = max(0, r.TotalInstanceCount-s.reservationUsedLocked(r.ID)-r.Held)
+	held := r.Held
+	if described && now.Before(r.HeldSeenAt) {
+		held = 0
+	}
+	out.AvailableInstanceCount = max(0, r.TotalInstanceCount-s.reservationUsedLocked(r.ID)-held)
 	out.State = "active"
 	if !r.EndDate.IsZero() && !now.Before(r.EndDate) {
 		out.State = "expired"
@@ -176,7 +190,7 @@ func (s *Server) reservationForLaunchLocked(o *fleetOverride, capacityType strin
 		if r == nil {
 			return "", CodeInvalidCapacityReservationIDNotFound, fmt.Sprintf("The capacity reservation ID '%s' does not exist", d.CapacityReservationID)
 		}
-		snap := s.reservationSnapshotLocked(r, now)
+		snap := s.reservationSnapshotLocked(r, now, false)
 		switch {
 		case snap.State != "active":
 			return "", CodeInvalidCapacityReservationIDNotFound, fmt.Sprintf("The capacity reservation '%s' is %s", r.ID, snap.State)
@@ -196,7 +210,7 @@ func (s *Server) reservationForLaunchLocked(o *fleetOverride, capacityType strin
 		if r.InstanceMatchCriteria != "open" || r.InstanceType != o.it.Name || r.Zone != o.subnet.zone {
 			continue
 		}
-		if snap := s.reservationSnapshotLocked(r, now); snap.State == "active" && snap.AvailableInstanceCount > 0 {
+		if snap := s.reservationSnapshotLocked(r, now, false); snap.State == "active" && snap.AvailableInstanceCount > 0 {
 			return r.ID, "", ""
 		}
 	}
@@ -232,7 +246,7 @@ func (s *Server) describeCapacityReservations(f form) (withRequestID, error) {
 		if len(ids) > 0 && !slices.Contains(ids, r.ID) {
 			continue
 		}
-		items = append(items, s.reservationSnapshotLocked(r, now))
+		items = append(items, s.reservationSnapshotLocked(r, now, true))
 		keys[r.ID] = r.seq
 	}
 	s.mu.Unlock()

@@ -119,6 +119,30 @@ func TestCapacityReservationIsHonoured(t *testing.T) {
 		t.Fatalf("launch after a termination: %+v", out.Errors)
 	}
 
+	// Another team takes the last slot: a launch is refused at once, while
+	// the described count still says there is room until the lag passes.
+	if _, err := c.TerminateInstances(ctx, &sdkec2.TerminateInstancesInput{InstanceIds: ids[1:2]}); err != nil {
+		t.Fatal(err)
+	}
+	testwait.Eventually(t, "the second slot back", 10*time.Second, func() bool {
+		return aws.ToInt32(describe(&sdkec2.DescribeCapacityReservationsInput{CapacityReservationIds: []string{cr.ID}})[0].AvailableInstanceCount) == 1
+	})
+	if err := srv.SetReservationHeld(cr.ID, 1, time.Hour); err != nil {
+		t.Fatal(err)
+	}
+	if n := aws.ToInt32(describe(&sdkec2.DescribeCapacityReservationsInput{CapacityReservationIds: []string{cr.ID}})[0].AvailableInstanceCount); n != 1 {
+		t.Errorf("described available %d right after another team took the slot, want the stale 1", n)
+	}
+	if out := launch(); len(out.Instances) != 0 || len(out.Errors) != 1 || aws.ToString(out.Errors[0].ErrorCode) != "ReservationCapacityExceeded" {
+		t.Errorf("launch into a slot another team holds: %+v %+v", out.Instances, out.Errors)
+	}
+	if err := srv.SetReservationHeld(cr.ID, 1, 0); err != nil {
+		t.Fatal(err)
+	}
+	if n := aws.ToInt32(describe(&sdkec2.DescribeCapacityReservationsInput{CapacityReservationIds: []string{cr.ID}})[0].AvailableInstanceCount); n != 0 {
+		t.Errorf("described available %d once the hold shows, want 0", n)
+	}
+
 	// Kept across a resumed state directory, with the instances in it.
 	path := t.TempDir() + "/ec2.json"
 	if err := srv.SaveState(path); err != nil {

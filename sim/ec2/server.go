@@ -13,6 +13,7 @@ import (
 
 	"github.com/joinery/joinery/sim/internal/reqlog"
 	"github.com/joinery/joinery/sim/internal/serve"
+	"github.com/joinery/joinery/sim/internal/throttle"
 )
 
 // Server is the local EC2 endpoint. Create it with New; it is safe for
@@ -42,6 +43,7 @@ type Server struct {
 	poolCap          map[pool]int  // SetPoolCapacity: at most n live instances; "" fields are wildcards
 	iceFraction      float64
 	throttleFraction float64
+	buckets          *throttle.Set // EC2's token buckets (nil: off)
 	latency          time.Duration
 
 	started   time.Time                 // the initial spot prices' timestamp
@@ -71,6 +73,7 @@ func New(opts Options) *Server {
 		poolCap:          map[pool]int{},
 		iceFraction:      opts.ICEFraction,
 		throttleFraction: opts.ThrottleFraction,
+		buckets:          throttle.NewSet(opts.ThrottleScale, nil),
 		latency:          opts.Latency,
 		calls:            map[string]int{},
 		throttled:        map[string]int{},
@@ -239,7 +242,7 @@ func (s *Server) Calls() map[string]int {
 }
 
 // ThrottledCalls returns how many requests of each Action were refused with
-// RequestLimitExceeded.
+// RequestLimitExceeded (by a token bucket or the ThrottleFraction fault).
 func (s *Server) ThrottledCalls() map[string]int {
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -313,6 +316,7 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	s.calls[action]++
 	latency := s.latency
 	throttle := s.throttleFraction > 0 && s.rng.Float64() < s.throttleFraction
+	throttle = throttle || !s.withinLimits(action, f)
 	if throttle {
 		s.throttled[action]++
 	}
@@ -360,6 +364,10 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	if aerr := s.authorize(caller, action, f); aerr != nil {
+		writeError(w, requestID, aerr)
+		return
+	}
+	if aerr := filterLimit(f); aerr != nil {
 		writeError(w, requestID, aerr)
 		return
 	}

@@ -25,7 +25,21 @@ type savedState struct {
 	LaunchTemplates []savedTemplate      `json:"launchTemplates,omitempty"`
 	// CapacityReservations are AddCapacityReservation's, in creation order.
 	CapacityReservations []savedReservation `json:"capacityReservations,omitempty"`
+	// Fleets are the CreateFleet answers by client token, kept
+	// tokenRetention as EC2 keeps them: a retry after a restart gets the
+	// first answer, not a second instance.
+	Fleets map[string]savedFleet `json:"fleets,omitempty"`
 }
+
+type savedFleet struct {
+	Hash     [32]byte            `json:"hash"`
+	Response createFleetResponse `json:"response"`
+	At       time.Time           `json:"at"`
+}
+
+// tokenRetention is how long a client token is remembered (EC2 documents
+// at least 24 hours for RunInstances).
+const tokenRetention = 24 * time.Hour
 
 type savedReservation struct {
 	CapacityReservation
@@ -81,6 +95,7 @@ func (s *Server) SaveState(path string) error {
 	for _, r := range s.sortedReservationsLocked() {
 		st.CapacityReservations = append(st.CapacityReservations, savedReservation{CapacityReservation: r.CapacityReservation, Seq: r.seq})
 	}
+	st.Fleets = s.savedFleetsLocked()
 	s.mu.Unlock()
 	data, err := json.MarshalIndent(st, "", "  ")
 	if err != nil {
@@ -159,6 +174,9 @@ func (s *Server) LoadState(path string) error {
 		}
 		s.reservations[r.ID] = &reservation{CapacityReservation: r.CapacityReservation, seq: r.Seq}
 	}
+	for token, f := range st.Fleets {
+		s.fleets[token] = fleetRecord{hash: f.Hash, resp: f.Response, at: f.At}
+	}
 	for _, si := range st.Instances {
 		in := &instance{Instance: si.Instance, seq: si.Seq, clientToken: si.ClientToken}
 		if in.Tags == nil {
@@ -176,4 +194,18 @@ func (s *Server) LoadState(path string) error {
 		}
 	}
 	return nil
+}
+
+// savedFleetsLocked are the client tokens still remembered (older ones are
+// forgotten).
+func (s *Server) savedFleetsLocked() map[string]savedFleet {
+	out := map[string]savedFleet{}
+	for token, f := range s.fleets {
+		if s.now().Sub(f.at) > tokenRetention {
+			delete(s.fleets, token)
+			continue
+		}
+		out[token] = savedFleet{Hash: f.hash, Response: f.resp, At: f.at}
+	}
+	return out
 }

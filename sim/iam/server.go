@@ -38,6 +38,7 @@ import (
 	"github.com/joinery/joinery/sim/awsauth"
 	"github.com/joinery/joinery/sim/internal/reqlog"
 	"github.com/joinery/joinery/sim/internal/serve"
+	"github.com/joinery/joinery/sim/internal/throttle"
 )
 
 // Namespace is the XML namespace of IAM API version 2010-05-08.
@@ -56,10 +57,19 @@ type Options struct {
 	// Guard, when set, authenticates every request (SigV4) and authorizes
 	// each action on the profile or role it names (sim/awsauth).
 	Guard *awsauth.Guard
-	// Propagation is how long a new instance profile stays unknown to
-	// InstanceProfileARN (what EC2 sees), as IAM's eventual consistency
-	// makes it on AWS (default 0: at once).
+	// Propagation is how long a change to an instance profile takes to
+	// reach EC2 (InstanceProfileARN, InstanceProfileHasRole), as IAM's
+	// eventual consistency makes it on AWS: each new profile, and each role
+	// added to one, reaches it after a delay in [Propagation/2,
+	// Propagation] hashed from Seed and the change (default 0: at once).
 	Propagation time.Duration
+	// Seed varies the propagation delays from run to run (default 1).
+	Seed uint64
+	// Now is the clock (default time.Now; tests pass a fake clock's).
+	Now func() time.Time
+	// ThrottleScale turns on the account's IAM bucket (throttle.go) times
+	// this factor: calls past it answer Throttling. 0: no bucket.
+	ThrottleScale float64
 }
 
 // Server is the local IAM endpoint; create it with New. Safe for concurrent use.
@@ -72,6 +82,7 @@ type Server struct {
 	profiles map[string]*profile
 	seq      uint64
 	now      func() time.Time
+	buckets  *throttle.Set // nil: never throttled
 }
 
 type role struct {
@@ -84,6 +95,9 @@ type profile struct {
 	created        time.Time
 	roles          []string
 	tags           map[string]string
+	// ec2Sees and roleReaches are when EC2 first knows the profile and
+	// its current role (see propagation.go).
+	ec2Sees, roleReaches time.Time
 }
 
 // InstanceProfile is a snapshot of one instance profile.
@@ -105,7 +119,14 @@ func New(o Options) *Server {
 	if o.Roles == nil {
 		o.Roles = []string{DefaultRole}
 	}
-	s := &Server{opts: o, roles: map[string]*role{}, profiles: map[string]*profile{}, now: time.Now}
+	if o.Seed == 0 {
+		o.Seed = 1
+	}
+	if o.Now == nil {
+		o.Now = time.Now
+	}
+	s := &Server{opts: o, roles: map[string]*role{}, profiles: map[string]*profile{}, now: o.Now,
+		buckets: throttle.NewSet(o.ThrottleScale, nil)}
 	for _, r := range o.Roles {
 		s.AddRole(r)
 	}
@@ -119,19 +140,6 @@ func (s *Server) AddRole(name string) {
 	if _, ok := s.roles[name]; !ok {
 		s.roles[name] = &role{name: name, path: "/", id: uniqueID("AROA", name), created: s.now().UTC().Truncate(time.Second)}
 	}
-}
-
-// InstanceProfileARN reports whether the instance profile exists, as EC2
-// sees it (after Options.Propagation), and its ARN. The local EC2 endpoint
-// asks it when CreateFleet names a profile.
-func (s *Server) InstanceProfileARN(name string) (string, bool) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	p, ok := s.profiles[name]
-	if !ok || s.now().Sub(p.created) < s.opts.Propagation {
-		return "", false
-	}
-	return s.profileARN(p), true
 }
 
 // InstanceProfileRoles returns the ARNs of the roles the instance profile
@@ -267,6 +275,9 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	f := form(r.Form)
 	action := f.get("Action")
 	s.record(r, action, f)
+	if s.throttled(w) {
+		return
+	}
 	if v := f.get("Version"); v != "2010-05-08" {
 		s.writeError(w, &apiError{http.StatusBadRequest, "InvalidAction", fmt.Sprintf("Could not find operation %s for version %s", action, v)})
 		return
@@ -416,6 +427,7 @@ func (s *Server) createInstanceProfile(f form) (any, *apiError) {
 		return nil, &apiError{http.StatusConflict, "EntityAlreadyExists", fmt.Sprintf("Instance Profile %s already exists.", name)}
 	}
 	p := &profile{name: name, path: path, id: uniqueID("AIPA", name+s.now().String()), created: s.now().UTC().Truncate(time.Second), tags: tags}
+	p.ec2Sees = s.reachesEC2(p.id)
 	s.profiles[name] = p
 	return struct {
 		InstanceProfile profileXML `xml:"InstanceProfile"`
@@ -468,6 +480,7 @@ func (s *Server) addRole(f form) (any, *apiError) {
 		return nil, &apiError{http.StatusConflict, "LimitExceeded", "Cannot exceed quota for InstanceSessionsPerInstanceProfile: 1"}
 	}
 	p.roles = append(p.roles, r.name)
+	p.roleReaches = s.reachesEC2(p.id + "/role/" + r.name + "/" + s.now().String())
 	return nil, nil
 }
 

@@ -39,6 +39,7 @@ import (
 	"github.com/joinery/joinery/sim/awsauth"
 	"github.com/joinery/joinery/sim/internal/reqlog"
 	"github.com/joinery/joinery/sim/internal/serve"
+	"github.com/joinery/joinery/sim/internal/throttle"
 )
 
 // Locations are the Price List API's location names of the regions the
@@ -67,6 +68,10 @@ type Options struct {
 	// PriceFactor scales every price (default 1): a region other than
 	// us-east-1 runs with the embedded prices times it.
 	PriceFactor float64
+	// ThrottleScale turns on the API's token buckets (10 calls, 5 a
+	// second, per action) times this factor: calls past them answer
+	// ThrottlingException. 0: no buckets.
+	ThrottleScale float64
 }
 
 // Server is the local Pricing endpoint; create it with New. Safe for
@@ -79,6 +84,7 @@ type Server struct {
 	mu       sync.Mutex
 	refused  string // Refuse: error type
 	ids      serve.RequestIDs
+	buckets  *throttle.Set // nil: never throttled
 }
 
 // product is one price list document and the attributes filters match.
@@ -98,7 +104,7 @@ func New(o Options) *Server {
 	if o.PriceFactor <= 0 {
 		o.PriceFactor = 1
 	}
-	s := &Server{opts: o}
+	s := &Server{opts: o, buckets: throttle.NewSet(o.ThrottleScale, nil)}
 	for _, it := range o.Catalog.Types {
 		if it.OnDemandPrice <= 0 {
 			continue
@@ -236,6 +242,9 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	s.record(r, op)
 	if unknown != nil {
 		writeError(w, unknown)
+		return
+	}
+	if s.throttled(w, op) {
 		return
 	}
 	if !s.authorize(w, r, op) {

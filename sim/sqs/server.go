@@ -16,7 +16,9 @@
 // ReceiveMessage (long polling with WaitTimeSeconds, visibility timeout,
 // ApproximateReceiveCount), DeleteMessage, GetQueueAttributes
 // (ApproximateNumberOfMessages[NotVisible]), PurgeQueue. Standard queues
-// only; message attributes are ignored. State is in memory.
+// only, which may deliver a message twice and out of order when
+// Options.DuplicateFraction and Options.Reorder say so (standard.go);
+// message attributes are ignored. State is in memory.
 package sqs
 
 import (
@@ -26,6 +28,7 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
+	mrand "math/rand/v2"
 	"net/http"
 	"sort"
 	"strconv"
@@ -36,6 +39,7 @@ import (
 	"github.com/joinery/joinery/sim/awsauth"
 	"github.com/joinery/joinery/sim/internal/reqlog"
 	"github.com/joinery/joinery/sim/internal/serve"
+	"github.com/joinery/joinery/sim/internal/throttle"
 )
 
 // Defaults of a queue (SQS's own).
@@ -59,6 +63,11 @@ type Server struct {
 	closed    chan struct{}
 	closeOnce sync.Once
 	guard     *awsauth.Guard
+
+	buckets     *throttle.Set // nil: never throttled
+	rng         *mrand.Rand   // duplicates and receive order (standard.go)
+	dupFraction float64
+	reorder     bool
 }
 
 type queue struct {
@@ -87,6 +96,18 @@ type Options struct {
 	// Guard, when set, authenticates every request (SigV4) and authorizes
 	// sqs:<op> on the queue it names (sim/awsauth).
 	Guard *awsauth.Guard
+	// ThrottleScale turns on each action's bucket (throttle.go) times this
+	// factor: calls past it answer RequestThrottled. 0: no buckets.
+	ThrottleScale float64
+	// DuplicateFraction is the probability, in [0, 1], that a sent message
+	// is stored twice, as a standard queue may: the copy is received (and
+	// must be deleted) on its own, up to 2 s later.
+	DuplicateFraction float64
+	// Reorder makes each receive take visible messages in a random order
+	// instead of the order they were sent in.
+	Reorder bool
+	// Seed seeds the duplicate and order draws (default 1).
+	Seed uint64
 }
 
 // New returns a Server without queues.
@@ -98,7 +119,8 @@ func New(o Options) *Server {
 		o.Account = "123456789012"
 	}
 	return &Server{region: o.Region, account: o.Account, guard: o.Guard, queues: map[string]*queue{}, handles: map[string]string{},
-		now: time.Now, closed: make(chan struct{}), baseURL: "http://127.0.0.1"}
+		now: time.Now, closed: make(chan struct{}), baseURL: "http://127.0.0.1",
+		buckets: throttle.NewSet(o.ThrottleScale, nil), rng: newRand(o.Seed), dupFraction: o.DuplicateFraction, reorder: o.Reorder}
 }
 
 // Start serves s on addr (default 127.0.0.1:0) and returns its base URL for
@@ -167,6 +189,7 @@ func (s *Server) sendLocked(q *queue, body string, delay time.Duration) *message
 	now := s.now()
 	m := &message{id: uuid(), body: body, md5: hex.EncodeToString(sum[:]), sent: now, visibleAt: now.Add(delay)}
 	q.msgs = append(q.msgs, m)
+	s.duplicateLocked(q, m)
 	close(q.wake)
 	q.wake = make(chan struct{})
 	return m
@@ -219,6 +242,9 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if r.Method != http.MethodPost || !ok {
 		writeError(w, &apiError{http.StatusBadRequest, "InvalidAction", "InvalidAction",
 			fmt.Sprintf("this endpoint speaks the SQS AWS JSON protocol only (X-Amz-Target %q)", target)})
+		return
+	}
+	if s.throttled(w, op) {
 		return
 	}
 	if !s.authorize(w, r, op) {
@@ -427,7 +453,7 @@ func (s *Server) opReceiveMessage(ctx context.Context, in map[string]json.RawMes
 		now := s.now()
 		var out []messageJSON
 		next := time.Time{} // when the next in-flight message becomes visible again
-		for _, m := range q.msgs {
+		for _, m := range s.receiveOrderLocked(q) {
 			if len(out) == max {
 				break
 			}

@@ -26,6 +26,7 @@ import (
 	"github.com/joinery/joinery/sim/awsauth"
 	"github.com/joinery/joinery/sim/internal/reqlog"
 	"github.com/joinery/joinery/sim/internal/serve"
+	"github.com/joinery/joinery/sim/internal/throttle"
 )
 
 // Source answers a parameter the server does not hold itself.
@@ -39,6 +40,10 @@ type Options struct {
 	// Guard, when set, authenticates every request (SigV4) and authorizes
 	// ssm:<op> on each parameter it reads (sim/awsauth).
 	Guard *awsauth.Guard
+	// ThrottleScale turns on Parameter Store's throughput limit (40 reads
+	// a second) times this factor: calls past it answer
+	// ThrottlingException. 0: no limit.
+	ThrottleScale float64
 }
 
 // Server is the local SSM endpoint; create it with New. Safe for concurrent use.
@@ -49,6 +54,8 @@ type Server struct {
 	mu     sync.Mutex
 	params map[string]param
 	ids    serve.RequestIDs
+	// buckets throttle the account's calls (nil: never).
+	buckets *throttle.Set
 }
 
 type param struct {
@@ -65,7 +72,7 @@ func New(o Options) *Server {
 	if o.AccountID == "" {
 		o.AccountID = "123456789012"
 	}
-	return &Server{opts: o, params: map[string]param{}}
+	return &Server{opts: o, params: map[string]param{}, buckets: throttle.NewSet(o.ThrottleScale, nil)}
 }
 
 // Put sets a String parameter (a user's own, or one that overrides Source),
@@ -140,6 +147,9 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	s.record(r, op)
 	if err != nil {
 		writeError(w, err)
+		return
+	}
+	if s.throttled(w) {
 		return
 	}
 	if !s.authorize(w, r, op) {

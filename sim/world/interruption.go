@@ -65,7 +65,8 @@ type interruptions struct {
 // startInterruptions serves the SQS endpoint with the interruption queue
 // and, when o.AdminAddr is set, the loopback admin endpoint.
 func (w *World) startInterruptions(o Options) error {
-	w.SQS = sqs.New(sqs.Options{Region: o.Region, Account: AccountID, Guard: w.Auth})
+	w.SQS = sqs.New(sqs.Options{Region: o.Region, Account: AccountID, Guard: w.Auth, ThrottleScale: o.throttleScale(),
+		DuplicateFraction: o.queueDuplicates(), Reorder: !o.QueueInOrder})
 	var err error
 	w.SQSEndpoint, w.interruptions.stopSQS, err = w.SQS.Start(o.SQSAddr)
 	if err != nil {

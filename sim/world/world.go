@@ -40,6 +40,14 @@ type Options struct {
 	Fresh bool
 	// BootDelay is how long an instance is pending before its Node registers (default 2 s).
 	BootDelay time.Duration
+	// Consistency is EC2's read-after-write window (ec2.Options.Consistency):
+	// a new instance, launch template or tag stays unknown to the API for
+	// up to this long (default DefaultConsistency; negative: off).
+	Consistency time.Duration
+	// ProfilePropagation is how long a new instance profile, or a role
+	// added to one, takes to reach EC2 (iam.Options.Propagation; default
+	// DefaultProfilePropagation; negative: at once).
+	ProfilePropagation time.Duration
 	// DiscoveryTag is the karpenter.sh/discovery value on the local
 	// subnets and security group (default "production-eks", as in the
 	// example EC2NodeClass).
@@ -74,6 +82,18 @@ type Options struct {
 	// PriceFactor scales prices outside us-east-1 (default
 	// DefaultPriceFactor; ignored in us-east-1).
 	PriceFactor float64
+	// ThrottleScale sizes the token buckets the local EC2, SSM, IAM,
+	// Pricing and SQS endpoints throttle with: AWS's documented defaults
+	// times this factor (0: DefaultThrottleScale; negative: no throttling,
+	// for a test that must not meet it). Above 1 the world would be kinder
+	// than AWS.
+	ThrottleScale float64
+	// QueueDuplicates is the probability that the interruption queue
+	// delivers a message twice, as a standard queue may (0:
+	// DefaultQueueDuplicates; negative: never). Messages also come out of
+	// order unless QueueInOrder.
+	QueueDuplicates float64
+	QueueInOrder    bool
 	// IAMPolicy is the worker's IAM policy document, in
 	// deploy/iam-policy.json's format (its placeholders are filled with
 	// the world's partition, region, account, cluster, node role and
@@ -131,6 +151,9 @@ type World struct {
 // EC2 endpoint. On error, whatever started is stopped again.
 func Start(ctx context.Context, o Options) (w *World, err error) {
 	o = o.withDefaults()
+	if err := o.checkThrottleScale(); err != nil {
+		return nil, err
+	}
 	guard, workerPolicy, err := newGuard(o) // a bad policy fails before anything starts
 	if err != nil {
 		return nil, err
@@ -187,12 +210,25 @@ func (o Options) withDefaults() Options {
 	if o.ClusterName == "" {
 		o.ClusterName = "joinery-local"
 	}
+	o.Consistency = delayOrDefault(o.Consistency, DefaultConsistency)
+	o.ProfilePropagation = delayOrDefault(o.ProfilePropagation, DefaultProfilePropagation)
 	if o.Region == "us-east-1" {
 		o.PriceFactor = 1
 	} else if o.PriceFactor <= 0 {
 		o.PriceFactor = DefaultPriceFactor
 	}
 	return o
+}
+
+// delayOrDefault is d, def when d is 0, and 0 (off) when d is negative.
+func delayOrDefault(d, def time.Duration) time.Duration {
+	switch {
+	case d == 0:
+		return def
+	case d < 0:
+		return 0
+	}
+	return d
 }
 
 // prepareStateDir returns the state folder's absolute path, created, and
@@ -254,7 +290,8 @@ func (w *World) startEC2(o Options) (err error) {
 	}
 	regCtx, cancel := context.WithCancel(context.Background())
 	w.cancel = cancel
-	w.IAM = iam.New(iam.Options{AccountID: AccountID, Partition: awsauth.Partition(o.Region), Guard: w.Auth})
+	w.IAM = iam.New(iam.Options{AccountID: AccountID, Partition: awsauth.Partition(o.Region), Guard: w.Auth, Propagation: o.ProfilePropagation,
+		ThrottleScale: o.throttleScale()})
 	// The sim kubelet joins only nodes whose user data names this API server
 	// and its CA, and learns an image's architecture and variant (GPU
 	// drivers) from the EC2 endpoint's images.
@@ -264,8 +301,8 @@ func (w *World) startEC2(o Options) (err error) {
 		Image: func(id string) (string, string, bool) { return w.EC2.ImageArchVariant(id) },
 	}
 	w.EC2 = ec2.New(ec2.Options{
-		ClusterTag: o.DiscoveryTag, BootDelay: o.BootDelay, Region: o.Region, PriceFactor: o.PriceFactor,
-		AccountID: AccountID, InstanceProfile: w.IAM.InstanceProfileARN,
+		ClusterTag: o.DiscoveryTag, BootDelay: o.BootDelay, Region: o.Region, PriceFactor: o.PriceFactor, Consistency: o.Consistency,
+		AccountID: AccountID, InstanceProfile: w.IAM.InstanceProfileARN, InstanceProfileHasRole: w.IAM.InstanceProfileHasRole, ThrottleScale: o.throttleScale(),
 		OnRunning: func(i ec2.Instance) { _ = reg.Register(regCtx, i) },
 		Guard:     w.Auth, InstanceProfileRoles: w.IAM.InstanceProfileRoles,
 	})
@@ -305,6 +342,15 @@ func (w *World) startEC2(o Options) (err error) {
 // makes another region (Options.PriceFactor).
 const DefaultPriceFactor = 1.1
 
+// The local world's AWS delays (Options.Consistency,
+// Options.ProfilePropagation): AWS publishes neither; these are the
+// seconds usually seen, scaled down so a test pays a few of them. Each
+// resource draws its own delay in [half, all] of the value.
+const (
+	DefaultConsistency        = 3 * time.Second
+	DefaultProfilePropagation = 6 * time.Second
+)
+
 // Stop stops every part (EC2 endpoint, Temporal, control plane).
 func (w *World) Stop() {
 	if w.cancel != nil {
@@ -328,8 +374,8 @@ func (w *World) Stop() {
 
 // startAWS starts the IAM, SSM and EKS endpoints on loopback ports.
 func (w *World) startAWS(o Options) error {
-	w.SSM = ssm.New(ssm.Options{Source: w.EC2.SSMParameter, Region: o.Region, AccountID: AccountID, Guard: w.Auth})
-	w.Pricing = pricing.New(pricing.Options{Region: o.Region, PriceFactor: o.PriceFactor, Guard: w.Auth})
+	w.SSM = ssm.New(ssm.Options{Source: w.EC2.SSMParameter, Region: o.Region, AccountID: AccountID, Guard: w.Auth, ThrottleScale: o.throttleScale()})
+	w.Pricing = pricing.New(pricing.Options{Region: o.Region, PriceFactor: o.PriceFactor, Guard: w.Auth, ThrottleScale: o.throttleScale()})
 	w.EKS = eks.New(eks.Options{Region: o.Region, AccountID: AccountID, Guard: w.Auth, Cluster: eks.Cluster{
 		Name: o.ClusterName, Endpoint: w.Kube.Server(), CAData: base64.StdEncoding.EncodeToString(w.Kube.RESTConfig().CAData),
 		ServiceIPv4CIDR: kube.ServiceCIDR, Version: w.EC2.Options().KubernetesVersion,

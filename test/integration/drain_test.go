@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/joinery/joinery/api/saga"
 	apiv1 "github.com/joinery/joinery/api/v1"
 	"github.com/joinery/joinery/workflows"
 	"go.temporal.io/api/workflowservice/v1"
@@ -53,9 +54,9 @@ func drainWithKills(t *testing.T, workloads string, wantOnNode int) {
 	// Sample Ready pods continuously.
 	sampler := sampleMinReady(ready, 10)
 
-	id := workflows.DisruptWorkflowID(workflows.ReasonManual, target)
+	id := workflows.DisruptWorkflowID(saga.ReasonManual, target)
 	run, err := e.tc.ExecuteWorkflow(e.ctx, client.StartWorkflowOptions{ID: id, TaskQueue: workflows.TaskQueue},
-		workflows.DrainAndReplaceWorkflow, workflows.DisruptInput{NodeName: target, Reason: workflows.ReasonManual, Replace: true, SkipBudgets: true})
+		workflows.DrainAndReplaceWorkflow, workflows.DisruptInput{NodeName: target, Reason: saga.ReasonManual, Replace: true, SkipBudgets: true})
 	if err != nil {
 		t.Fatal(err)
 	}

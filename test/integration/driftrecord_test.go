@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/joinery/joinery/api/saga"
 	"github.com/joinery/joinery/sim/temporal"
 	"github.com/joinery/joinery/test/history"
 	"github.com/joinery/joinery/workflows"
@@ -60,7 +61,7 @@ func TestRecordConsolidationDriftHistory(t *testing.T) {
 	// The decision names its NodePool as the back-off reads it ("nodePool"),
 	// whether or not this code's DisruptionDecision has the field.
 	type decision struct {
-		workflows.DisruptionDecision
+		saga.DisruptionDecision
 		NodePool string `json:"nodePool,omitempty"`
 	}
 	// Passes 1-3 decide drift: pool a's node unless the pass says pool a
@@ -71,7 +72,7 @@ func TestRecordConsolidationDriftHistory(t *testing.T) {
 	w.RegisterActivityWithOptions(func(_ context.Context, p map[string]interface{}) (decision, error) {
 		pass++
 		drift := func(node, pool string) decision {
-			return decision{workflows.DisruptionDecision{Method: workflows.MethodDrift, Reason: workflows.ReasonDrifted, Nodes: []string{node},
+			return decision{saga.DisruptionDecision{Method: saga.MethodDrift, Reason: saga.ReasonDrifted, Nodes: []string{node},
 				Replace: true, Why: "drifted: label karpenter.k8s.aws/instance-family=m7i is not admitted"}, pool}
 		}
 		nb, _ := p["driftNotBefore"].(map[string]interface{})
@@ -81,10 +82,10 @@ func TestRecordConsolidationDriftHistory(t *testing.T) {
 		case pass <= 3:
 			return drift("b1", "b"), nil
 		}
-		return decision{DisruptionDecision: workflows.DisruptionDecision{Why: "nothing to do among 2 candidates"}}, nil
+		return decision{DisruptionDecision: saga.DisruptionDecision{Why: "nothing to do among 2 candidates"}}, nil
 	}, activity.RegisterOptions{Name: workflows.ActivityComputeDisruption})
-	w.RegisterActivityWithOptions(func(context.Context, workflows.DisruptionDecision) (workflows.Validation, error) {
-		return workflows.Validation{Valid: true}, nil
+	w.RegisterActivityWithOptions(func(context.Context, saga.DisruptionDecision) (saga.Validation, error) {
+		return saga.Validation{Valid: true}, nil
 	}, activity.RegisterOptions{Name: workflows.ActivityValidateDisruption})
 	if err := w.Start(); err != nil {
 		t.Fatal(err)

@@ -15,6 +15,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/joinery/joinery/api/saga"
 	"github.com/joinery/joinery/controller"
 	"github.com/joinery/joinery/providers/temporal"
 	"github.com/joinery/joinery/providers/temporal/codec"
@@ -92,9 +93,9 @@ func TestEncryptedHistoriesHoldNoIdentifiers(t *testing.T) {
 			target = n
 		}
 	}
-	drainID := workflows.DisruptWorkflowID(workflows.ReasonManual, conn.Keyring.Pseudonym(target))
+	drainID := workflows.DisruptWorkflowID(saga.ReasonManual, conn.Keyring.Pseudonym(target))
 	run, err := sc.ExecuteWorkflow(e.ctx, client.StartWorkflowOptions{ID: drainID, TaskQueue: workflows.TaskQueue},
-		workflows.DrainAndReplaceWorkflow, workflows.DisruptInput{NodeName: target, Reason: workflows.ReasonManual, Replace: true, SkipBudgets: true, Private: true})
+		workflows.DrainAndReplaceWorkflow, workflows.DisruptInput{NodeName: target, Reason: saga.ReasonManual, Replace: true, SkipBudgets: true, Private: true})
 	if err != nil {
 		t.Fatal(err)
 	}

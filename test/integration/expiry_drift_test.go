@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/joinery/joinery/api/saga"
 	apiv1 "github.com/joinery/joinery/api/v1"
 	"github.com/joinery/joinery/controller"
 	"github.com/joinery/joinery/policy/disruption"
@@ -361,7 +362,7 @@ func TestRequirementEditDriftsOnlyTheNodesNoLongerAdmitted(t *testing.T) {
 			return false
 		}
 		for _, r := range st.History {
-			if r.Decision.Method == workflows.MethodDrift {
+			if r.Decision.Method == saga.MethodDrift {
 				return true
 			}
 		}
@@ -369,7 +370,7 @@ func TestRequirementEditDriftsOnlyTheNodesNoLongerAdmitted(t *testing.T) {
 	})
 	for _, r := range st.History {
 		t.Logf("decision %s %v (%s) -> %s", r.Decision.Method, r.Decision.Nodes, r.Decision.Why, r.Outcome)
-		if r.Decision.Method == workflows.MethodDrift && (len(r.Decision.Nodes) != 1 || r.Decision.Nodes[0] != m7i.Status.NodeName || r.Decision.NodePool != "drift") {
+		if r.Decision.Method == saga.MethodDrift && (len(r.Decision.Nodes) != 1 || r.Decision.Nodes[0] != m7i.Status.NodeName || r.Decision.NodePool != "drift") {
 			t.Errorf("drift decided on %v of %q, want only the m7i node %s of drift", r.Decision.Nodes, r.Decision.NodePool, m7i.Status.NodeName)
 		}
 	}

@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/joinery/joinery/api/saga"
 	apiv1 "github.com/joinery/joinery/api/v1"
 	"github.com/joinery/joinery/controller"
 	"github.com/joinery/joinery/sim/ec2"
@@ -170,7 +171,7 @@ func TestInterruptionSpotWarningReplacesAndDrainsWithinTheNotice(t *testing.T) {
 		return r["batch"].UID != "" && r["batch"].UID != before["batch"].UID && r["steady"].UID != "" && r["steady"].UID != before["steady"].UID
 	})
 
-	id := workflows.InterruptionWorkflowID(res.InstanceID, res.EventID)
+	id := workflows.InterruptionWorkflowID(res.InstanceID, saga.KindSpotInterrupted)
 	var out workflows.InterruptionResult
 	if err := e.tc.GetWorkflow(e.ctx, id, "").Get(e.ctx, &out); err != nil {
 		t.Fatalf("%s: %v", id, err)
@@ -180,12 +181,15 @@ func TestInterruptionSpotWarningReplacesAndDrainsWithinTheNotice(t *testing.T) {
 		t.Errorf("%s result %+v (drain %+v)", id, out, out.Disrupt)
 	}
 
-	// A redelivered message is a no-op: deleted, no second action.
+	// A redelivered message is a no-op: deleted, no second action. (The
+	// world's standard queue may have delivered the first one twice
+	// already.)
+	received := scrape(t, e, `joinery_interruption_received_messages_total{kind="spot_interrupted"}`)
 	if _, err := e.w.SQS.Send(world.InterruptionQueueName, res.Body); err != nil {
 		t.Fatal(err)
 	}
 	waitFor(t, 30*time.Second, "the duplicate received", func() bool {
-		return scrape(t, e, `joinery_interruption_received_messages_total{kind="spot_interrupted"}`) == 2
+		return scrape(t, e, `joinery_interruption_received_messages_total{kind="spot_interrupted"}`) > received
 	})
 	waitFor(t, 10*time.Second, "the duplicate deleted", func() bool {
 		v, f := e.w.SQS.Counts(world.InterruptionQueueName)
@@ -223,8 +227,10 @@ func TestInterruptionSpotWarningReplacesAndDrainsWithinTheNotice(t *testing.T) {
 		r := running()
 		return r["batch"].Spec.NodeName != "" && r["batch"].Spec.NodeName != node2 && r["steady"].Spec.NodeName != "" && r["steady"].Spec.NodeName != node2
 	})
-	if n := scrape(t, e, `joinery_interruption_received_messages_total{kind="instance_terminated"}`); n != 1 {
-		t.Errorf("instance_terminated messages = %v, want 1", n)
+	// The standard queue may deliver any message twice: received counts
+	// are at least the messages sent, actions exactly one per event.
+	if n := scrape(t, e, `joinery_interruption_received_messages_total{kind="instance_terminated"}`); n < 1 {
+		t.Errorf("instance_terminated messages = %v, want at least 1", n)
 	}
 	if n := scrape(t, e, `joinery_interruption_actions_total{action="CordonAndDrain"}`); n != 2 {
 		t.Errorf("CordonAndDrain actions = %v, want 2", n)
@@ -236,8 +242,6 @@ func TestInterruptionSpotWarningReplacesAndDrainsWithinTheNotice(t *testing.T) {
 		match map[string]string
 		want  float64
 	}{
-		{"karpenter_interruption_received_messages_total", map[string]string{"message_type": "spot_interrupted"}, 2},
-		{"karpenter_interruption_received_messages_total", map[string]string{"message_type": "instance_terminated"}, 1},
 		{"karpenter_interruption_actions_performed", map[string]string{"action_type": "CordonAndDrain"}, 2},
 	} {
 		if got := sumOf(fams, c.name, c.match); got != c.want {
@@ -249,6 +253,8 @@ func TestInterruptionSpotWarningReplacesAndDrainsWithinTheNotice(t *testing.T) {
 		match map[string]string
 		min   float64
 	}{
+		{"karpenter_interruption_received_messages_total", map[string]string{"message_type": "spot_interrupted"}, 2},
+		{"karpenter_interruption_received_messages_total", map[string]string{"message_type": "instance_terminated"}, 1},
 		{"karpenter_interruption_deleted_messages_total", nil, 3},
 		{"karpenter_interruption_message_queue_duration_seconds", nil, 3},
 		{"karpenter_nodeclaims_disrupted_total", map[string]string{"reason": "interruption", "consolidation_policy": "", "termination_mode": "graceful"}, 1},

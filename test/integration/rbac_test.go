@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/joinery/joinery/api/provreq"
+	"github.com/joinery/joinery/api/saga"
 	apiv1 "github.com/joinery/joinery/api/v1"
 	"github.com/joinery/joinery/controller"
 	"github.com/joinery/joinery/policy/gang"
@@ -306,9 +307,9 @@ func driveLeastPrivilegeRun(t *testing.T, e *env) {
 
 	// 2. Drain-and-replace, as `starter drain` starts it.
 	target := appPods()[0].Spec.NodeName
-	id := workflows.DisruptWorkflowID(workflows.ReasonManual, target)
+	id := workflows.DisruptWorkflowID(saga.ReasonManual, target)
 	run, err := e.tc.ExecuteWorkflow(e.ctx, client.StartWorkflowOptions{ID: id, TaskQueue: workflows.TaskQueue},
-		workflows.DrainAndReplaceWorkflow, workflows.DisruptInput{NodeName: target, Reason: workflows.ReasonManual, Replace: true, SkipBudgets: true})
+		workflows.DrainAndReplaceWorkflow, workflows.DisruptInput{NodeName: target, Reason: saga.ReasonManual, Replace: true, SkipBudgets: true})
 	if err != nil {
 		t.Fatal(err)
 	}

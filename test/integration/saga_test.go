@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/joinery/joinery/api/saga"
 	apiv1 "github.com/joinery/joinery/api/v1"
 	"github.com/joinery/joinery/controller"
 	"github.com/joinery/joinery/sim/world"
@@ -179,7 +180,7 @@ func keepSpread(t *testing.T, e *env, selector string, n int) {
 // checkMovedOnce checks and logs the evictions: no pod evicted twice, no
 // saga evicting a pod created after it started (one its own drain moved),
 // at most one replacement per saga. It returns the multi-node sagas.
-func checkMovedOnce(t *testing.T, sagas []saga, evictions []eviction, pods *podLog, scaledAt time.Time) int {
+func checkMovedOnce(t *testing.T, sagas []sagaRun, evictions []eviction, pods *podLog, scaledAt time.Time) int {
 	t.Helper()
 	byNode := map[string][]eviction{}
 	perPod := map[string]int{}
@@ -191,7 +192,7 @@ func checkMovedOnce(t *testing.T, sagas []saga, evictions []eviction, pods *podL
 	for _, s := range sagas {
 		t.Logf("saga %s (%s, %s): %d node(s) %v, replacement NodeClaims %v, evicted %d, outcome %s %s",
 			s.id, s.method, s.took, len(s.res.Nodes), s.res.Nodes, s.children, s.res.Evicted, s.res.Outcome, s.res.Why)
-		if s.method == workflows.MethodMultiNode {
+		if s.method == saga.MethodMultiNode {
 			multi++
 		}
 		if len(s.children) > 1 {
@@ -322,7 +323,7 @@ func podEvictions(t *testing.T, e *env, since time.Time) []eviction {
 
 // saga is one Consolidate workflow: its result and the NodeClaim
 // workflows it started (its replacements).
-type saga struct {
+type sagaRun struct {
 	id, runID, method string
 	start             time.Time
 	took              time.Duration
@@ -330,14 +331,14 @@ type saga struct {
 	children          []string
 }
 
-func consolidateSagas(t *testing.T, e *env) []saga {
+func consolidateSagas(t *testing.T, e *env) []sagaRun {
 	list, err := e.tc.ListWorkflow(e.ctx, &workflowservice.ListWorkflowExecutionsRequest{Query: `WorkflowType = "` + workflows.ConsolidateWorkflow + `"`})
 	if err != nil {
 		t.Fatal(err)
 	}
-	var out []saga
+	var out []sagaRun
 	for _, x := range list.Executions {
-		s := saga{id: x.Execution.WorkflowId, runID: x.Execution.RunId, start: x.StartTime.AsTime()}
+		s := sagaRun{id: x.Execution.WorkflowId, runID: x.Execution.RunId, start: x.StartTime.AsTime()}
 		if err := e.tc.GetWorkflow(e.ctx, s.id, s.runID).Get(e.ctx, &s.res); err != nil {
 			s.res.Outcome, s.res.Why = workflows.PhaseFailed, err.Error()
 		}
@@ -419,7 +420,7 @@ func TestConsolidationReplacesManyNodesByOneReadyNode(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var sagas []saga
+	var sagas []sagaRun
 	waitFor(t, 5*time.Minute, "a consolidation with a replacement", func() bool {
 		sagas = consolidateSagas(t, e)
 		for _, s := range sagas {
@@ -438,7 +439,7 @@ func TestConsolidationReplacesManyNodesByOneReadyNode(t *testing.T) {
 	for _, ev := range evictions {
 		perPod[ev.pod] += ev.count
 	}
-	var s saga
+	var s sagaRun
 	for _, x := range sagas {
 		t.Logf("saga %s (%s, %s): %d node(s), replacement NodeClaims %v, evicted %d, outcome %s %s",
 			x.id, x.method, x.took, len(x.res.Nodes), x.children, x.res.Evicted, x.res.Outcome, x.res.Why)
@@ -504,7 +505,7 @@ func applySmallAndBig(t *testing.T, e *env) {
 // checkSagaOrder reads the saga's history: every taint completed before
 // the replacement is created, the replacement Ready before the first
 // drain pass, one CreateReplacement, and no taint removed.
-func checkSagaOrder(t *testing.T, e *env, s saga) {
+func checkSagaOrder(t *testing.T, e *env, s sagaRun) {
 	t.Helper()
 	h := e.tc.GetWorkflowHistory(e.ctx, s.id, s.runID, false, 0)
 	scheduled := map[int64]string{} // event id -> activity type
@@ -566,7 +567,7 @@ func checkSagaOrder(t *testing.T, e *env, s saga) {
 
 // checkExecutedPlan compares the saga's input (the validated decision)
 // with the NodeClaim it created and the instance it got.
-func checkExecutedPlan(t *testing.T, e *env, s saga) {
+func checkExecutedPlan(t *testing.T, e *env, s sagaRun) {
 	t.Helper()
 	var in workflows.ConsolidateInput
 	var children []string

@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/joinery/joinery/api/saga"
 	apiv1 "github.com/joinery/joinery/api/v1"
 	"github.com/joinery/joinery/controller"
 	"github.com/joinery/joinery/preview/live"
@@ -137,7 +138,7 @@ func TestWhatIfNarrowedFamilies(t *testing.T) {
 	}
 	var took []string
 	for _, h := range cs.History {
-		if h.Decision.Method == workflows.MethodDrift && !slices.Contains(took, h.Decision.Nodes[0]) {
+		if h.Decision.Method == saga.MethodDrift && !slices.Contains(took, h.Decision.Nodes[0]) {
 			took = append(took, h.Decision.Nodes[0])
 			t.Logf("controller: %s %v at %s -> %s", h.Decision.Method, h.Decision.Nodes, h.At.Format(time.RFC3339), h.Outcome)
 		}

@@ -16,18 +16,18 @@ import (
 	"strings"
 	"time"
 
-	"github.com/joinery/joinery/workflows"
+	"github.com/joinery/joinery/api/saga"
 )
 
 // Kinds, used as the kind label of joinery_interruption_received_messages_total
 // (the first five are Karpenter's names). Those the Interruption workflow
 // acts on are its own constants: what Parse says is what it switches on.
 const (
-	KindSpotInterrupted         = workflows.KindSpotInterrupted
-	KindRebalanceRecommendation = workflows.KindRebalanceRecommendation
-	KindScheduledChange         = workflows.KindScheduledChange
-	KindInstanceStopped         = workflows.KindInstanceStopped
-	KindInstanceTerminated      = workflows.KindInstanceTerminated
+	KindSpotInterrupted         = saga.KindSpotInterrupted
+	KindRebalanceRecommendation = saga.KindRebalanceRecommendation
+	KindScheduledChange         = saga.KindScheduledChange
+	KindInstanceStopped         = saga.KindInstanceStopped
+	KindInstanceTerminated      = saga.KindInstanceTerminated
 	// KindNoOp is a known event that asks for nothing: a Health event for
 	// another service or category, a state change to pending or running.
 	KindNoOp = "no_op"

@@ -1,0 +1,141 @@
+package aws_test
+
+import (
+	"context"
+	"fmt"
+	"sync"
+	"testing"
+
+	apiv1 "github.com/joinery/joinery/api/v1"
+	"github.com/joinery/joinery/providers/aws"
+	simec2 "github.com/joinery/joinery/sim/ec2"
+)
+
+// launchN launches n on-demand m5.large instances.
+func launchN(t *testing.T, c *aws.Client, n int) []string {
+	t.Helper()
+	sn := subnets(t, c)
+	ids := make([]string, n)
+	for i := range ids {
+		in, err := c.Launch(context.Background(), launchReq(sn, apiv1.CapacityTypeOnDemand, "m5.large"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		ids[i] = in.ID
+	}
+	return ids
+}
+
+// 300 concurrent Gets (and an unknown id among them) make two
+// DescribeInstances calls, filtered by instance id, not 300.
+func TestConcurrentGetsShareDescribes(t *testing.T) {
+	srv, c := world(t, simec2.Options{}, aws.Options{})
+	ids := launchN(t, c, 3)
+	srv.SetRecording(true)
+	var wg sync.WaitGroup
+	errs := make(chan error, 301)
+	for i := range 300 {
+		id := ids[i%3]
+		wg.Go(func() {
+			if in, err := c.Get(context.Background(), id); err != nil || in.ID != id {
+				errs <- fmt.Errorf("Get %s: %+v %v", id, in, err)
+			}
+		})
+	}
+	wg.Go(func() {
+		if _, err := c.Get(context.Background(), "i-0123456789abcdef0"); !aws.IsNotFound(err) {
+			errs <- fmt.Errorf("unknown id: %v, want not found", err)
+		}
+	})
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		t.Error(err)
+	}
+	calls := 0
+	for _, r := range srv.Requests() {
+		if r.Action == "DescribeInstances" {
+			calls++
+			if r.Params.Get("Filter.1.Name") != "instance-id" || r.Params.Get("InstanceId.1") != "" {
+				t.Errorf("describe not by instance-id filter: %v", r.Params)
+			}
+		}
+	}
+	if calls == 0 || calls > 3 {
+		t.Errorf("%d DescribeInstances calls for 301 concurrent Gets, want 1 to 3", calls)
+	}
+}
+
+// A batch naming an instance EC2 does not know is not failed whole: the
+// known instances are terminated in one more call, the unknown one counts
+// as done.
+func TestTerminateBatchWithAnUnknownInstance(t *testing.T) {
+	srv, c := world(t, simec2.Options{}, aws.Options{})
+	ids := launchN(t, c, 4)
+	srv.SetRecording(true)
+	all := append([]string{"i-0123456789abcdef0"}, ids...)
+	if err := c.Terminate(context.Background(), all...); err != nil {
+		t.Fatal(err)
+	}
+	for _, id := range ids {
+		if in, _ := srv.Instance(id); in.State != simec2.StateShuttingDown && in.State != simec2.StateTerminated {
+			t.Errorf("%s is %s after Terminate", id, in.State)
+		}
+	}
+	var actions []string
+	for _, r := range srv.Requests() {
+		actions = append(actions, r.Action)
+	}
+	if want := []string{"TerminateInstances", "DescribeInstances", "TerminateInstances"}; fmt.Sprint(actions) != fmt.Sprint(want) {
+		t.Errorf("calls %v, want %v (the batch, a describe to split it, the known ones)", actions, want)
+	}
+}
+
+// A throttled batch is not split into one call per instance: every caller
+// gets the throttle, which is never "not found".
+func TestThrottledTerminateIsNotSplitNorGone(t *testing.T) {
+	srv, c := world(t, simec2.Options{}, aws.Options{MaxAttempts: 1})
+	ids := launchN(t, c, 5)
+	srv.SetRecording(true)
+	srv.SetThrottleFraction(1)
+	err := c.Terminate(context.Background(), ids...)
+	if !aws.IsThrottled(err) || aws.IsNotFound(err) {
+		t.Fatalf("Terminate under full throttling: %v, want a throttle, not a not-found", err)
+	}
+	if n := len(srv.Requests()); n != 1 {
+		t.Errorf("%d calls, want the one throttled batch", n)
+	}
+	_, err = c.Get(context.Background(), ids[0])
+	if !aws.IsThrottled(err) || aws.IsNotFound(err) {
+		t.Fatalf("Get under full throttling: %v, want a throttle, not a not-found", err)
+	}
+}
+
+// Every throttled attempt is reported, retried ones included, with the
+// service and operation.
+func TestThrottledAttemptsReported(t *testing.T) {
+	var mu sync.Mutex
+	seen := map[string]int{}
+	srv, c := world(t, simec2.Options{ThrottleFraction: 0.3, Seed: 3}, aws.Options{MaxAttempts: 30,
+		Throttled: func(service, action string) {
+			mu.Lock()
+			seen[service+" "+action]++
+			mu.Unlock()
+		}})
+	ids := launchN(t, c, 2)
+	if err := c.Terminate(context.Background(), ids...); err != nil {
+		t.Fatal(err)
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	total := 0
+	for action, n := range srv.ThrottledCalls() {
+		total += n
+		if seen["EC2 "+action] != n {
+			t.Errorf("%s: %d throttled attempts reported, the endpoint refused %d", action, seen["EC2 "+action], n)
+		}
+	}
+	if total == 0 {
+		t.Fatal("nothing was throttled; the test proves nothing")
+	}
+}
