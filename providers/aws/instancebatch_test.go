@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"sync"
 	"testing"
+	"time"
 
 	apiv1 "github.com/joinery/joinery/api/v1"
 	"github.com/joinery/joinery/providers/aws"
@@ -137,5 +138,21 @@ func TestThrottledAttemptsReported(t *testing.T) {
 	}
 	if total == 0 {
 		t.Fatal("nothing was throttled; the test proves nothing")
+	}
+}
+
+// A launch refused for its rate, every retry spent, is a throttle: not
+// insufficient capacity, and no offering goes into the ICE cache.
+func TestThrottledLaunchIsNotInsufficientCapacity(t *testing.T) {
+	ice := aws.NewICECache(time.Minute, nil)
+	srv, c := world(t, simec2.Options{}, aws.Options{MaxAttempts: 2, ICECache: ice})
+	sn := subnets(t, c)
+	srv.SetThrottleFraction(1)
+	_, err := c.Launch(context.Background(), launchReq(sn, apiv1.CapacityTypeSpot, "m5.large", "c5.large"))
+	if !aws.IsThrottled(err) || aws.IsInsufficientCapacity(err) || aws.IsNotFound(err) {
+		t.Fatalf("throttled launch: %v, want a throttle only", err)
+	}
+	if ice.Len() != 0 {
+		t.Errorf("a throttled launch marked %d offerings unavailable", ice.Len())
 	}
 }
