@@ -146,14 +146,32 @@ func (c *Client) list(ctx context.Context, extra ...types.Filter) ([]Instance, e
 
 // Terminate terminates the instances. It is idempotent: instances already
 // shutting down, terminated or unknown to EC2 count as done. Concurrent
-// Terminates share TerminateInstances calls (instancebatch.go). The error
-// is the first instance's, in ids' order.
+// Terminates share TerminateInstances calls (instancebatch.go). Instances
+// still throttled once the SDK's retries are spent are asked for again,
+// backing off from 1 s to 30 s, until ctx ends: EC2's buckets refill, and
+// a caller failing meanwhile would only come back to ask. The error is the
+// first instance's, in ids' order.
 func (c *Client) Terminate(ctx context.Context, ids ...string) error {
-	res := c.terminations.doAll(ctx, ids)
-	for _, id := range ids {
-		if err := res[id].err; err != nil && !IsNotFound(err) {
-			return err
+	for wait := time.Second; ; wait = min(2*wait, 30*time.Second) {
+		res := c.terminations.doAll(ctx, ids)
+		var throttled []string
+		for _, id := range ids {
+			switch err := res[id].err; {
+			case err == nil || IsNotFound(err):
+			case IsThrottled(err) && ctx.Err() == nil:
+				throttled = append(throttled, id)
+			default:
+				return err
+			}
 		}
+		if len(throttled) == 0 {
+			return nil
+		}
+		select {
+		case <-ctx.Done():
+			return res[throttled[0]].err
+		case <-time.After(wait):
+		}
+		ids = throttled
 	}
-	return nil
 }

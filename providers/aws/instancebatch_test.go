@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"sync"
 	"testing"
+	"time"
 
 	apiv1 "github.com/joinery/joinery/api/v1"
 	"github.com/joinery/joinery/providers/aws"
@@ -91,20 +92,34 @@ func TestTerminateBatchWithAnUnknownInstance(t *testing.T) {
 	}
 }
 
-// A throttled batch is not split into one call per instance: every caller
-// gets the throttle, which is never "not found".
+// A throttled batch is not split into one call per instance, is asked
+// for again (backing off) while the caller waits, and a caller that stops
+// waiting gets the throttle, which is never "not found".
 func TestThrottledTerminateIsNotSplitNorGone(t *testing.T) {
 	srv, c := world(t, simec2.Options{}, aws.Options{MaxAttempts: 1})
 	ids := launchN(t, c, 5)
 	srv.SetRecording(true)
 	srv.SetThrottleFraction(1)
-	err := c.Terminate(context.Background(), ids...)
+	ctx, cancel := context.WithTimeout(context.Background(), 2500*time.Millisecond)
+	defer cancel()
+	err := c.Terminate(ctx, ids...)
 	if !aws.IsThrottled(err) || aws.IsNotFound(err) {
 		t.Fatalf("Terminate under full throttling: %v, want a throttle, not a not-found", err)
 	}
-	if n := len(srv.Requests()); n != 1 {
-		t.Errorf("%d calls, want the one throttled batch", n)
+	reqs := srv.Requests()
+	if len(reqs) < 2 || len(reqs) > 3 {
+		t.Errorf("%d calls in 2.5 s, want the batch and its retries after 1 s and 2 s", len(reqs))
 	}
+	for _, r := range reqs {
+		if r.Action != "TerminateInstances" || r.Params.Get("InstanceId.5") == "" {
+			t.Errorf("%s with %v: want the whole batch each time", r.Action, r.Params)
+		}
+	}
+	srv.SetThrottleFraction(0)
+	if err := c.Terminate(context.Background(), ids...); err != nil {
+		t.Fatalf("once the throttling stops: %v", err)
+	}
+	srv.SetThrottleFraction(1)
 	_, err = c.Get(context.Background(), ids[0])
 	if !aws.IsThrottled(err) || aws.IsNotFound(err) {
 		t.Fatalf("Get under full throttling: %v, want a throttle, not a not-found", err)
@@ -137,5 +152,21 @@ func TestThrottledAttemptsReported(t *testing.T) {
 	}
 	if total == 0 {
 		t.Fatal("nothing was throttled; the test proves nothing")
+	}
+}
+
+// A launch refused for its rate, every retry spent, is a throttle: not
+// insufficient capacity, and no offering goes into the ICE cache.
+func TestThrottledLaunchIsNotInsufficientCapacity(t *testing.T) {
+	ice := aws.NewICECache(time.Minute, nil)
+	srv, c := world(t, simec2.Options{}, aws.Options{MaxAttempts: 2, ICECache: ice})
+	sn := subnets(t, c)
+	srv.SetThrottleFraction(1)
+	_, err := c.Launch(context.Background(), launchReq(sn, apiv1.CapacityTypeSpot, "m5.large", "c5.large"))
+	if !aws.IsThrottled(err) || aws.IsInsufficientCapacity(err) || aws.IsNotFound(err) {
+		t.Fatalf("throttled launch: %v, want a throttle only", err)
+	}
+	if ice.Len() != 0 {
+		t.Errorf("a throttled launch marked %d offerings unavailable", ice.Len())
 	}
 }
