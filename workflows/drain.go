@@ -200,7 +200,12 @@ func drainNode(ctx workflow.Context, req DrainRequest, event func(string, string
 	step := workflow.WithActivityOptions(ctx, drainPass())
 	backoff := drainFirstBackoff
 	reported := map[string]bool{}
+	notices := workflow.GetSignalChannel(ctx, SignalNoticeEnd)
 	for {
+		var n NoticeEnd
+		for notices.ReceiveAsync(&n) {
+			req = withNotice(ctx, req, n)
+		}
 		req.Now = workflow.Now(ctx)
 		var st DrainStatus
 		if err := workflow.ExecuteActivity(step, ActivityDrainStep, req).Get(ctx, &st); err != nil {
@@ -227,11 +232,44 @@ func drainNode(ctx workflow.Context, req DrainRequest, event func(string, string
 				sleep = until
 			}
 		}
-		if err := workflow.Sleep(ctx, sleep); err != nil {
+		if err := sleepOrNotice(ctx, sleep, notices); err != nil {
 			return evicted, deleted, err
 		}
 		backoff = min(2*backoff, drainMaxBackoff)
 	}
+}
+
+// sleepOrNotice sleeps d, or less if a NoticeEnd arrives (left in the
+// channel for the next pass). The timer is the same command workflow.Sleep
+// makes, so histories recorded before notices replay unchanged.
+func sleepOrNotice(ctx workflow.Context, d time.Duration, notices workflow.ReceiveChannel) error {
+	tctx, cancel := workflow.WithCancel(ctx)
+	defer cancel()
+	timer := workflow.NewTimer(tctx, d)
+	noticed := false
+	sel := workflow.NewSelector(ctx)
+	sel.AddFuture(timer, func(workflow.Future) {})
+	sel.AddReceive(notices, func(workflow.ReceiveChannel, bool) { noticed = true })
+	sel.Select(ctx)
+	if noticed {
+		return ctx.Err()
+	}
+	return timer.Get(ctx, nil)
+}
+
+// withNotice is the drain once its node is known to go away at n.Deadline:
+// the earlier deadline, and do-not-disrupt pods evicted too (they go with
+// the instance anyway).
+func withNotice(ctx workflow.Context, req DrainRequest, n NoticeEnd) DrainRequest {
+	if n.Deadline.IsZero() {
+		return req
+	}
+	if req.Deadline.IsZero() || n.Deadline.Before(req.Deadline) {
+		req.Deadline = n.Deadline
+	}
+	req.EvictDoNotDisrupt = true
+	workflow.GetLogger(ctx).Info("drain told its node goes away", "node", req.NodeName, "kind", n.Kind, "deadline", req.Deadline)
+	return req
 }
 
 // IsReplacementFailed reports whether err is a failed replacement.

@@ -13,6 +13,20 @@ const (
 	ActivityWaitNodeClaimGone  = "WaitNodeClaimGone"
 )
 
+// SignalNoticeEnd tells a running drain that its node goes away at a
+// given time (a NoticeEnd): an interruption that finds the node's drain
+// already under way hands it its deadline instead of starting another.
+const SignalNoticeEnd = "notice-end"
+
+// NoticeEnd is SignalNoticeEnd's payload.
+type NoticeEnd struct {
+	// Deadline is when the node goes away; the drain's deadline becomes
+	// the earlier of this and its own.
+	Deadline time.Time `json:"deadline"`
+	// Kind is the interruption's kind (for the drain's log).
+	Kind string `json:"kind,omitempty"`
+}
+
 // DisruptWorkflowID is the workflow id of a node's drain-and-replace. With
 // payload encryption on, node is the node name's pseudonym
 // (codec.Keyring.Pseudonym), so the id names no node in clear.

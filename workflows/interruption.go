@@ -135,6 +135,7 @@ func runInterruptionDrain(ctx workflow.Context, in InterruptionInput, tgt Interr
 	}).Get(ctx, &dr)
 	if temporal.IsWorkflowExecutionAlreadyStartedError(err) {
 		res.Outcome, res.Why = PhaseSkipped, "an interruption drain of "+tgt.NodeName+" is already running"
+		noticeRunningDrain(ctx, DisruptWorkflowID(saga.ReasonInterruption, ref), in)
 		phase.Set(PhaseSkipped)
 		return res, nil
 	}
@@ -146,6 +147,24 @@ func runInterruptionDrain(ctx workflow.Context, in InterruptionInput, tgt Interr
 	res.Outcome = dr.Outcome
 	phase.Set(PhaseDone)
 	return res, nil
+}
+
+// VersionNoticeRunningDrain gates handing an interruption's notice end to
+// the node's drain already running (a spot warning after a rebalance
+// recommendation's drain), where before it was only skipped.
+const VersionNoticeRunningDrain = "notice-running-drain"
+
+// noticeRunningDrain tells the running drain id when the node goes away
+// (nothing when the event names no end). A drain that has just ended
+// cannot be told: that is logged, not failed.
+func noticeRunningDrain(ctx workflow.Context, id string, in InterruptionInput) {
+	if in.NoticeEnd.IsZero() || workflow.GetVersion(ctx, VersionNoticeRunningDrain, workflow.DefaultVersion, 1) < 1 {
+		return
+	}
+	err := workflow.SignalExternalWorkflow(ctx, id, "", SignalNoticeEnd, NoticeEnd{Deadline: in.NoticeEnd, Kind: in.Kind}).Get(ctx, nil)
+	if err != nil {
+		workflow.GetLogger(ctx).Info("the running drain could not be told the notice end (it may have ended)", "workflow", id, "error", err)
+	}
 }
 
 // targetAttributes are the search attributes of a known interrupted

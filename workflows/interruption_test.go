@@ -2,12 +2,15 @@ package workflows
 
 import (
 	"context"
+	"fmt"
+	"strings"
 	"testing"
 	"time"
 
 	"github.com/joinery/joinery/api/saga"
 	"github.com/stretchr/testify/mock"
 	"go.temporal.io/sdk/activity"
+	"go.temporal.io/sdk/temporal"
 	"go.temporal.io/sdk/testsuite"
 	"go.temporal.io/sdk/workflow"
 )
@@ -233,5 +236,97 @@ func TestInterruptionRunsTheDrainAndReplaceSaga(t *testing.T) {
 	}
 	if len(d.signals) != 1 || d.signals[0] != NodeClaimWorkflowID(cand.NodeClaim) || d.gone != 1 {
 		t.Errorf("old node: signals %v gone %d", d.signals, d.gone)
+	}
+}
+
+// A spot warning that finds the node's interruption drain already running
+// (a rebalance recommendation's, with rebalance drains on) starts no
+// second one.
+func TestInterruptionFindsTheDrainRunning(t *testing.T) {
+	var s testsuite.WorkflowTestSuite
+	logs := &recordingLogger{}
+	s.SetLogger(logs)
+	env := s.NewTestWorkflowEnvironment()
+	f := &fakeInterruption{target: spotTarget()}
+	f.register(env, false)
+	env.RegisterWorkflowWithOptions(DrainAndReplace, workflow.RegisterOptions{Name: DrainAndReplaceWorkflow})
+	env.OnWorkflow(DrainAndReplaceWorkflow, mock.Anything, mock.Anything).Return(DisruptResult{}, &temporal.ChildWorkflowExecutionAlreadyStartedError{})
+	env.ExecuteWorkflow(InterruptionWorkflow, InterruptionInput{EventID: "e2", Kind: saga.KindSpotInterrupted, InstanceID: "i-0abc", Action: "terminate",
+		NoticeEnd: env.Now().Add(2 * time.Minute)})
+	var res InterruptionResult
+	if err := env.GetWorkflowResult(&res); err != nil {
+		t.Fatal(err)
+	}
+	if res.Outcome != PhaseSkipped || res.Disrupt != nil {
+		t.Fatalf("outcome %s (%s), disrupt %+v", res.Outcome, res.Why, res.Disrupt)
+	}
+	// The test environment holds the mocked child as ended, so the signal
+	// it is sent fails: that the failure is logged for the child's id
+	// shows it was sent there (TestNoticeRunningDrain checks its payload).
+	if !logs.has("could not be told the notice end", DisruptWorkflowID(saga.ReasonInterruption, spotTarget().NodeName)) {
+		t.Errorf("no notice end sent to the running drain; logs: %v", logs.lines)
+	}
+}
+
+// recordingLogger keeps the test environment's log lines.
+type recordingLogger struct{ lines []string }
+
+func (l *recordingLogger) add(msg string, kv []interface{}) {
+	l.lines = append(l.lines, fmt.Sprint(append([]interface{}{msg}, kv...)...))
+}
+func (l *recordingLogger) Debug(msg string, kv ...interface{}) {}
+func (l *recordingLogger) Info(msg string, kv ...interface{})  { l.add(msg, kv) }
+func (l *recordingLogger) Warn(msg string, kv ...interface{})  { l.add(msg, kv) }
+func (l *recordingLogger) Error(msg string, kv ...interface{}) { l.add(msg, kv) }
+
+// has reports whether one line holds every part.
+func (l *recordingLogger) has(parts ...string) bool {
+	for _, line := range l.lines {
+		all := true
+		for _, p := range parts {
+			all = all && strings.Contains(line, p)
+		}
+		if all {
+			return true
+		}
+	}
+	return false
+}
+
+// noticeRunningDrain signals the running drain the notice end (version 1),
+// and nothing for an event without one.
+func TestNoticeRunningDrain(t *testing.T) {
+	for _, tc := range []struct {
+		name  string
+		end   bool
+		wantN int
+	}{{"with a notice end", true, 1}, {"without", false, 0}} {
+		t.Run(tc.name, func(t *testing.T) {
+			var s testsuite.WorkflowTestSuite
+			env := s.NewTestWorkflowEnvironment()
+			env.RegisterWorkflowWithOptions(func(ctx workflow.Context, in InterruptionInput) error {
+				noticeRunningDrain(ctx, "disrupt/interruption/n1", in)
+				return nil
+			}, workflow.RegisterOptions{Name: "notice-test"})
+			var ids []string
+			var notices []NoticeEnd
+			env.OnSignalExternalWorkflow(mock.Anything, mock.Anything, mock.Anything, SignalNoticeEnd, mock.Anything).Return(
+				func(_, id, _, _ string, arg interface{}) error {
+					ids = append(ids, id)
+					notices = append(notices, arg.(NoticeEnd))
+					return nil
+				})
+			in := InterruptionInput{Kind: saga.KindSpotInterrupted, InstanceID: "i-0abc"}
+			if tc.end {
+				in.NoticeEnd = env.Now().Add(2 * time.Minute)
+			}
+			env.ExecuteWorkflow("notice-test", in)
+			if err := env.GetWorkflowError(); err != nil {
+				t.Fatal(err)
+			}
+			if len(ids) != tc.wantN || (tc.wantN == 1 && (ids[0] != "disrupt/interruption/n1" || !notices[0].Deadline.Equal(in.NoticeEnd) || notices[0].Kind != in.Kind)) {
+				t.Fatalf("signalled %v with %+v", ids, notices)
+			}
+		})
 	}
 }

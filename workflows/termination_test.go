@@ -175,3 +175,44 @@ func TestNodeClaimDeletedBeforeReady(t *testing.T) {
 		}
 	})
 }
+
+// A drain told mid-way that its node goes away (an interruption's notice
+// end): the sleep between passes ends at once, and every later pass has
+// the notice's deadline and evicts do-not-disrupt pods too.
+func TestDrainTakesANoticeEndMidway(t *testing.T) {
+	var s testsuite.WorkflowTestSuite
+	env := s.NewTestWorkflowEnvironment()
+	e := &fakeEnding{drainPods: 20}
+	e.register(env, "ip-10-0-0-3.ec2.internal")
+	env.RegisterWorkflowWithOptions(NodeClaimTermination, workflow.RegisterOptions{Name: NodeClaimTerminationWorkflow})
+	start := env.Now()
+	end := start.Add(2 * time.Minute)
+	// A pass a second (each evicts a pod); the notice comes mid-sleep.
+	env.RegisterDelayedCallback(func() {
+		env.SignalWorkflow(SignalNoticeEnd, NoticeEnd{Deadline: end, Kind: "spot_interrupted"})
+	}, 10500*time.Millisecond)
+	env.ExecuteWorkflow(NodeClaimTerminationWorkflow, TerminationRequest{NodeClaim: "general-purpose-nn1nn", Reason: "deleted"})
+	if err := env.GetWorkflowError(); err != nil {
+		t.Fatal(err)
+	}
+	noticed := -1
+	for i, r := range e.drainReqs {
+		if r.Deadline.Equal(end) != r.EvictDoNotDisrupt {
+			t.Errorf("pass %d: deadline %s, evict do-not-disrupt %v", i, r.Deadline, r.EvictDoNotDisrupt)
+		}
+		if noticed < 0 && r.Deadline.Equal(end) {
+			noticed = i
+		}
+	}
+	if noticed != 11 {
+		t.Fatalf("first pass with the notice: %d of %d, want 11", noticed, len(e.drainReqs))
+	}
+	if at := e.drainReqs[noticed].Now.Sub(start); at != 10500*time.Millisecond {
+		t.Errorf("the noticed pass ran at %s, want 10.5s (the sleep cut short)", at)
+	}
+	for _, r := range e.drainReqs[noticed:] {
+		if !r.Deadline.Equal(end) {
+			t.Errorf("a later pass lost the notice: %+v", r)
+		}
+	}
+}
