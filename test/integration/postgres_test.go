@@ -86,11 +86,12 @@ func TestSliceOnPostgres(t *testing.T) {
 		}
 	}
 
-	// The restarted server carries new work: a pod no running node has room
-	// for (12 CPUs; the general-purpose nodes have 8) gets a new node, whose
-	// NodeClaim workflow the restarted server runs.
+	// The restarted server carries new work: a pod bigger than any running
+	// node's allocatable CPU (whatever sizes the anytime solver chose) gets a
+	// new node, whose NodeClaim workflow the restarted server runs.
 	objs := readManifests(t, "../../examples/nodepools.yaml", "../../examples/workloads.yaml")
 	want, nss := world.ExpectedPods(objs)
+	cpu := biggerThanAnyNode(nodes.Items)
 	one := int32(1)
 	big := &appsv1.Deployment{
 		ObjectMeta: metav1.ObjectMeta{Name: "after-restart", Namespace: "default"},
@@ -103,7 +104,7 @@ func TestSliceOnPostgres(t *testing.T) {
 					NodeSelector: map[string]string{apiv1.LabelNodePool: "general-purpose"},
 					Containers: []corev1.Container{{
 						Name: "pause", Image: "public.ecr.aws/eks-distro/kubernetes/pause:3.2",
-						Resources: corev1.ResourceRequirements{Requests: corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("12")}},
+						Resources: corev1.ResourceRequirements{Requests: corev1.ResourceList{corev1.ResourceCPU: cpu}},
 					}},
 				},
 			},
@@ -126,7 +127,7 @@ func TestSliceOnPostgres(t *testing.T) {
 	node := pods.Items[0].Spec.NodeName
 	for _, n := range nodes.Items {
 		if n.Name == node {
-			t.Fatalf("the 12-CPU pod went to %s, a node from before the restart", node)
+			t.Fatalf("the %s-CPU pod went to %s, a node from before the restart", cpu.String(), node)
 		}
 	}
 	id := nodeClaimWorkflowOf(t, e, node)
@@ -136,6 +137,18 @@ func TestSliceOnPostgres(t *testing.T) {
 	if st, err := queryStatusRetrying(e, id); err != nil || st.Phase != workflows.PhaseReady {
 		t.Errorf("%s status = %+v (%v), want %s", id, st, err, workflows.PhaseReady)
 	}
+}
+
+// biggerThanAnyNode is a whole CPU count no node's allocatable holds, so
+// a pod requesting it needs a new node even if consolidation empties one.
+func biggerThanAnyNode(nodes []corev1.Node) resource.Quantity {
+	most := int64(0)
+	for _, n := range nodes {
+		if c := n.Status.Allocatable.Cpu().MilliValue(); c > most {
+			most = c
+		}
+	}
+	return *resource.NewQuantity(most/1000+1, resource.DecimalSI)
 }
 
 // listAllWorkflows lists every workflow (open and closed) by id with its
