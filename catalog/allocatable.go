@@ -2,6 +2,7 @@ package catalog
 
 import (
 	"math"
+	"strings"
 
 	apiv1 "github.com/joinery/joinery/api/v1"
 	"github.com/joinery/joinery/solver/resources"
@@ -41,20 +42,42 @@ type Launch struct {
 	// on a type with instance store volumes, ephemeral storage lives on
 	// them (their total size) instead of the root volume.
 	InstanceStoreRAID0 bool
+	// ENIPodsReserved: the node agent reserves kube-reserved memory for
+	// the type's ENI max pods whatever maxPods says (nodeadm and
+	// bootstrap.sh, the AL2023 and AL2 families); Bottlerocket and Custom
+	// images reserve for the node's own pod limit.
+	ENIPodsReserved bool
 }
 
 // LaunchOf is how an EC2NodeClass launches its nodes (nil: EKS defaults).
 func LaunchOf(spec *apiv1.EC2NodeClassSpec) Launch {
 	if spec == nil {
-		return Launch{RootVolumeBytes: 20 << 30}
+		return Launch{RootVolumeBytes: 20 << 30, ENIPodsReserved: true}
 	}
-	return Launch{Kubelet: spec.Kubelet, RootVolumeBytes: spec.RootVolumeSize(), ExtraEBSVolumes: spec.ExtraEBSVolumes(), InstanceStoreRAID0: spec.RAID0()}
+	return Launch{Kubelet: spec.Kubelet, RootVolumeBytes: spec.RootVolumeSize(), ExtraEBSVolumes: spec.ExtraEBSVolumes(),
+		InstanceStoreRAID0: spec.RAID0(), ENIPodsReserved: eniPodsReserved(spec)}
+}
+
+// eniPodsReserved: the family is AL2023 or AL2, by spec.amiFamily or, when
+// that is unset, by the alias term.
+func eniPodsReserved(spec *apiv1.EC2NodeClassSpec) bool {
+	family := spec.AMIFamily
+	for _, t := range spec.AMISelectorTerms {
+		if name, _, ok := strings.Cut(t.Alias, "@"); ok && family == "" {
+			family = name
+		}
+	}
+	switch strings.ToLower(family) {
+	case "al2023", "al2":
+		return true
+	}
+	return false
 }
 
 // Shape is ShapeOf with the given kubelet settings and root volume size in
 // bytes, and no other volume or network interface.
 func (it *InstanceType) Shape(kubelet *apiv1.KubeletConfiguration, rootVolumeBytes int64) NodeShape {
-	return it.ShapeOf(Launch{Kubelet: kubelet, RootVolumeBytes: rootVolumeBytes})
+	return it.ShapeOf(Launch{Kubelet: kubelet, RootVolumeBytes: rootVolumeBytes, ENIPodsReserved: true})
 }
 
 // ShapeOf computes capacity and allocatable of a node of this type launched
@@ -67,7 +90,8 @@ func (it *InstanceType) Shape(kubelet *apiv1.KubeletConfiguration, rootVolumeByt
 //   - memory capacity = MemoryMiB − ceil(MemoryMiB × 0.075) MiB (VM overhead)
 //   - pods = the ENI max-pods formula default_card_max_enis × (ipv4_per_eni − 1) + 2,
 //     or kubelet maxPods; podsPerCore × vCPU caps it when set
-//   - kube-reserved memory = 11 MiB × pods + 255 MiB
+//   - kube-reserved memory = 11 MiB × pods + 255 MiB, counting the ENI
+//     max pods when ENIPodsReserved (AL2023, AL2) even if maxPods is set
 //   - kube-reserved cpu = 6% of the first core + 1% of the second + 0.5% of
 //     cores 3–4 + 0.25% of every core above 4
 //   - kube-reserved ephemeral-storage = 1 GiB
@@ -92,6 +116,7 @@ func (it *InstanceType) ShapeOf(l Launch) NodeShape {
 	if pods == 0 {
 		pods = DefaultMaxPods
 	}
+	reservedPods := pods
 	if kubelet != nil && kubelet.MaxPods != nil {
 		pods = int64(*kubelet.MaxPods)
 	}
@@ -101,6 +126,9 @@ func (it *InstanceType) ShapeOf(l Launch) NodeShape {
 		}
 	}
 	c[resources.Pods] = pods
+	if !l.ENIPodsReserved {
+		reservedPods = pods
+	}
 	switch it.GPUManufacturer {
 	case "nvidia":
 		c[resources.NvidiaGPU] = int64(it.GPUCount)
@@ -115,7 +143,7 @@ func (it *InstanceType) ShapeOf(l Launch) NodeShape {
 
 	var kubeReserved resources.List
 	kubeReserved[resources.CPU] = kubeReservedCPU(c[resources.CPU])
-	kubeReserved[resources.Memory] = (11*pods + 255) << 20
+	kubeReserved[resources.Memory] = (11*reservedPods + 255) << 20
 	kubeReserved[resources.EphemeralStorage] = 1 << 30
 	var evict resources.List
 	evict[resources.Memory] = 100 << 20

@@ -57,6 +57,29 @@ func TestShapeMatchesEKSFormulas(t *testing.T) {
 	}
 }
 
+// With maxPods set, nodeadm and bootstrap.sh still reserve memory for the
+// ENI max pods (29 on m5.large: 574 MiB); Bottlerocket for its max-pods (8:
+// 343 MiB). Karpenter's UsesENILimitedMemoryOverhead.
+func TestKubeReservedMemoryWithMaxPods(t *testing.T) {
+	m5, _ := MustDefault().Get("m5.large")
+	eight := int32(8)
+	for _, c := range []struct {
+		spec apiv1.EC2NodeClassSpec
+		want int64 // allocatable MiB
+	}{
+		{apiv1.EC2NodeClassSpec{AMISelectorTerms: []apiv1.AMISelectorTerm{{Alias: "al2023@latest"}}}, 7577 - 574 - 100},
+		{apiv1.EC2NodeClassSpec{AMIFamily: apiv1.AMIFamilyAL2, AMISelectorTerms: []apiv1.AMISelectorTerm{{Alias: "al2@latest"}}}, 7577 - 574 - 100},
+		{apiv1.EC2NodeClassSpec{AMISelectorTerms: []apiv1.AMISelectorTerm{{Alias: "bottlerocket@latest"}}}, 7577 - 343 - 100},
+		{apiv1.EC2NodeClassSpec{AMIFamily: apiv1.AMIFamilyCustom, AMISelectorTerms: []apiv1.AMISelectorTerm{{ID: "ami-0abc"}}}, 7577 - 343 - 100},
+	} {
+		c.spec.Kubelet = &apiv1.KubeletConfiguration{MaxPods: &eight}
+		s := m5.ShapeOf(LaunchOf(&c.spec))
+		if got := s.Allocatable[resources.Memory] >> 20; got != c.want || s.Allocatable[resources.Pods] != 8 {
+			t.Errorf("%s %v: allocatable memory %d MiB, pods %d; want %d MiB, 8", c.spec.AMIFamily, c.spec.AMISelectorTerms, got, s.Allocatable[resources.Pods], c.want)
+		}
+	}
+}
+
 // The EBS volume limit is what the EBS CSI driver's node plugin reports in
 // CSINode (aws-ebs-csi-driver pkg/driver/node.go getVolumesLimit): the
 // type's EC2 attachment limit (27 for a Nitro type the driver's table

@@ -23,9 +23,6 @@ import (
 	"time"
 
 	apiv1 "github.com/joinery/joinery/api/v1"
-	"github.com/joinery/joinery/catalog"
-	"github.com/joinery/joinery/sim/ec2"
-	"github.com/joinery/joinery/solver/resources"
 	"go.uber.org/zap"
 	corev1 "k8s.io/api/core/v1"
 	storagev1 "k8s.io/api/storage/v1"
@@ -49,10 +46,11 @@ var ErrNotJoined = errors.New("node did not join")
 
 // Registrar registers Nodes for running instances.
 type Registrar struct {
-	Kube    kubernetes.Interface
-	Catalog *catalog.Catalog
-	Region  string
-	Log     *zap.Logger
+	Kube kubernetes.Interface
+	// Hardware is EC2's description of an instance type.
+	Hardware func(instanceType string) (Hardware, bool)
+	Region   string
+	Log      *zap.Logger
 	// ClusterEndpoint and ClusterCA (PEM) are the local cluster's API server
 	// URL and CA: a node joins only if its user data names both.
 	ClusterEndpoint string
@@ -68,7 +66,7 @@ type Registrar struct {
 // unparsable user data, another cluster's endpoint or CA, labels the kubelet
 // refuses, an image of the wrong architecture) never gets a Node: the reason
 // is logged and returned wrapping ErrNotJoined.
-func (r *Registrar) Register(ctx context.Context, inst ec2.Instance) error {
+func (r *Registrar) Register(ctx context.Context, inst Instance) error {
 	node, err := r.boot(inst)
 	if err != nil {
 		r.Log.Warn("node did not join the cluster", zap.String("instance", inst.ID), zap.String("instanceType", inst.InstanceType), zap.String("reason", err.Error()))
@@ -90,10 +88,10 @@ func (r *Registrar) Register(ctx context.Context, inst ec2.Instance) error {
 
 // boot is the node agent and the kubelet's start: everything that decides
 // whether and how the Node will look, from what the instance was launched with.
-func (r *Registrar) boot(inst ec2.Instance) (*corev1.Node, error) {
-	it, ok := r.Catalog.Get(inst.InstanceType)
+func (r *Registrar) boot(inst Instance) (*corev1.Node, error) {
+	it, ok := r.Hardware(inst.InstanceType)
 	if !ok {
-		return nil, fmt.Errorf("instance type %s not in catalog", inst.InstanceType)
+		return nil, fmt.Errorf("instance type %s: EC2 does not describe it", inst.InstanceType)
 	}
 	variant := "standard"
 	if r.Image != nil && inst.ImageID != "" {
@@ -147,28 +145,16 @@ func (r *Registrar) boot(inst ec2.Instance) (*corev1.Node, error) {
 	}
 	taints = append(taints, corev1.Taint{Key: TaintUninitialized, Value: "true", Effect: corev1.TaintEffectNoSchedule})
 
-	kc := &apiv1.KubeletConfiguration{
-		MaxPods: cfg.MaxPods, PodsPerCore: cfg.PodsPerCore,
-		KubeReserved: cfg.KubeReserved, SystemReserved: cfg.SystemReserved, EvictionHard: cfg.EvictionHard,
-		ClusterDNS: cfg.ClusterDNS,
+	volume, fs := dataVolumeBytes(inst.BlockDevices, cfg.Format), "xfs"
+	if cfg.Format == FormatBottlerocket {
+		fs = "ext4"
 	}
-	storage := dataVolumeBytes(inst.BlockDevices, cfg.Format)
 	if cfg.RAID0 && it.LocalNVMeGB > 0 {
 		// The kubelet's filesystem is the RAID0 array of the instance
-		// store volumes: their total size (decimal GB, as EC2 gives it).
-		storage = it.LocalNVMeGB * 1_000_000_000
+		// store volumes (their total size, decimal GB as EC2 gives it).
+		volume, fs = it.LocalNVMeGB*1_000_000_000, "xfs"
 	}
-	shape := it.Shape(kc, storage)
-	capacity, allocatable := shape.Capacity, shape.Allocatable
-	// Accelerators are advertised by their driver/device plugin, which only
-	// the matching image variant carries.
-	if variant != "nvidia" {
-		capacity[resources.NvidiaGPU], allocatable[resources.NvidiaGPU] = 0, 0
-	}
-	if variant != "neuron" {
-		capacity[resources.Neuron], allocatable[resources.Neuron] = 0, 0
-	}
-	capacity[resources.AMDGPU], allocatable[resources.AMDGPU] = 0, 0 // no EKS image carries the AMD driver
+	capacity, allocatable := sizes(it, cfg, filesystemBytes(volume, fs), variant)
 
 	return &corev1.Node{
 		ObjectMeta: metav1.ObjectMeta{
@@ -179,8 +165,8 @@ func (r *Registrar) boot(inst ec2.Instance) (*corev1.Node, error) {
 		// nodeadm and bootstrap.sh pass the provider ID to the kubelet.
 		Spec: corev1.NodeSpec{ProviderID: "aws:///" + inst.Zone + "/" + inst.ID, Taints: taints},
 		Status: corev1.NodeStatus{
-			Capacity:    capacity.ToResourceList(),
-			Allocatable: allocatable.ToResourceList(),
+			Capacity:    capacity,
+			Allocatable: allocatable,
 			NodeInfo:    corev1.NodeSystemInfo{Architecture: it.Arch, OperatingSystem: "linux", KubeletVersion: "v1.37.2-joinery-sim"},
 		},
 	}, nil
@@ -286,7 +272,7 @@ func kubeletRefusesLabel(key string) bool {
 // node.kubernetes.io/instance-type, topology.kubernetes.io/zone and
 // /region (and their beta forms) are added and the uninitialized taint is
 // removed.
-func (r *Registrar) register(ctx context.Context, inst ec2.Instance, node *corev1.Node) error {
+func (r *Registrar) register(ctx context.Context, inst Instance, node *corev1.Node) error {
 	nodes := r.Kube.CoreV1().Nodes()
 	created, err := nodes.Create(ctx, node.DeepCopy(), metav1.CreateOptions{})
 	switch {
@@ -340,8 +326,8 @@ const (
 // kube-scheduler's NodeVolumeLimits plugin then holds pods to that limit.
 // (The local world stands for a cluster with the EBS CSI driver add-on
 // installed; its node plugin's own pod is not simulated.)
-func (r *Registrar) registerEBSDriver(ctx context.Context, inst ec2.Instance, node *corev1.Node) error {
-	it, ok := r.Catalog.Get(inst.InstanceType)
+func (r *Registrar) registerEBSDriver(ctx context.Context, inst Instance, node *corev1.Node) error {
+	it, ok := r.Hardware(inst.InstanceType)
 	if !ok {
 		return nil
 	}
@@ -351,7 +337,7 @@ func (r *Registrar) registerEBSDriver(ctx context.Context, inst ec2.Instance, no
 			extra++ // IMDS block-device-mapping lists it as ebsN
 		}
 	}
-	count := int32(it.EBSVolumeLimit(extra, max(inst.NetworkInterfaces, 1)))
+	count := it.ebsVolumeLimit(extra, max(inst.NetworkInterfaces, 1))
 	driver := storagev1.CSINodeDriver{Name: ebsDriver, NodeID: inst.ID,
 		TopologyKeys: []string{apiv1.LabelOS, ebsZoneKey, apiv1.LabelZone},
 		Allocatable:  &storagev1.VolumeNodeResources{Count: &count}}
@@ -464,7 +450,7 @@ func dropTaint(n *corev1.Node, key string) bool {
 }
 
 // initializeAsCloudProvider is the cloud node manager's part.
-func (r *Registrar) initializeAsCloudProvider(ctx context.Context, inst ec2.Instance, name string) error {
+func (r *Registrar) initializeAsCloudProvider(ctx context.Context, inst Instance, name string) error {
 	return retry.RetryOnConflict(retry.DefaultRetry, func() error {
 		n, err := r.Kube.CoreV1().Nodes().Get(ctx, name, metav1.GetOptions{})
 		if err != nil {
@@ -499,12 +485,12 @@ func (r *Registrar) initializeAsCloudProvider(ctx context.Context, inst ec2.Inst
 // storage lives on, as the instance was launched: Bottlerocket's data
 // volume /dev/xvdb, else the root volume /dev/xvda, else the first; 20 GiB
 // (the AL2023 image's own root volume) when the launch set none.
-func dataVolumeBytes(devs []ec2.BlockDevice, format string) int64 {
+func dataVolumeBytes(devs []BlockDevice, format string) int64 {
 	want := "/dev/xvda"
 	if format == FormatBottlerocket {
 		want = "/dev/xvdb"
 	}
-	var pick *ec2.BlockDevice
+	var pick *BlockDevice
 	for i := range devs {
 		if devs[i].DeviceName == want {
 			pick = &devs[i]

@@ -11,14 +11,14 @@ import (
 	"encoding/pem"
 	"errors"
 	"math/big"
+	"os/exec"
 	"reflect"
+	"strings"
 	"testing"
 	"time"
 
 	apiv1 "github.com/joinery/joinery/api/v1"
-	"github.com/joinery/joinery/catalog"
 	"github.com/joinery/joinery/providers/aws/bootstrap"
-	"github.com/joinery/joinery/sim/ec2"
 	"go.uber.org/zap"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
@@ -146,18 +146,27 @@ func TestRoundTrip(t *testing.T) {
 	}
 }
 
+// testHardware is how EC2 describes the types these tests boot.
+var testHardware = map[string]Hardware{
+	"m5.large":    {Name: "m5.large", Arch: "amd64", VCPU: 2, MemoryMiB: 8192, Hypervisor: "nitro", DefaultCardENIs: 3, IPv4PerENI: 10, MaxEBSAttachments: 27, EBSAttachmentType: "shared"},
+	"m5d.large":   {Name: "m5d.large", Arch: "amd64", VCPU: 2, MemoryMiB: 8192, Hypervisor: "nitro", DefaultCardENIs: 3, IPv4PerENI: 10, LocalNVMeGB: 75, MaxEBSAttachments: 26, EBSAttachmentType: "shared"},
+	"c7i.large":   {Name: "c7i.large", Arch: "amd64", VCPU: 2, MemoryMiB: 4096, Hypervisor: "nitro", DefaultCardENIs: 3, IPv4PerENI: 10, MaxEBSAttachments: 32, EBSAttachmentType: "dedicated"},
+	"g4dn.xlarge": {Name: "g4dn.xlarge", Arch: "amd64", VCPU: 4, MemoryMiB: 16384, Hypervisor: "nitro", DefaultCardENIs: 3, IPv4PerENI: 10, NvidiaGPUs: 1, LocalNVMeGB: 125, MaxEBSAttachments: 25, EBSAttachmentType: "shared"},
+	"inf2.xlarge": {Name: "inf2.xlarge", Arch: "amd64", VCPU: 4, MemoryMiB: 16384, Hypervisor: "nitro", DefaultCardENIs: 4, IPv4PerENI: 15, Neuron: 1, MaxEBSAttachments: 26, EBSAttachmentType: "shared"},
+}
+
 func registrar(t *testing.T, ca []byte) (*Registrar, *fake.Clientset) {
 	kc := fake.NewClientset()
 	return &Registrar{
-		Kube: kc, Catalog: catalog.MustDefault(), Region: "us-east-1", Log: zap.NewNop(),
+		Kube: kc, Hardware: func(name string) (Hardware, bool) { h, ok := testHardware[name]; return h, ok }, Region: "us-east-1", Log: zap.NewNop(),
 		ClusterEndpoint: endpoint, ClusterCA: ca,
 	}, kc
 }
 
-func instance(typ, userData string) ec2.Instance {
-	return ec2.Instance{
-		ID: "i-0123456789abcdef0", InstanceType: typ, Zone: "us-east-1b", CapacityType: "spot",
-		State: "running", PrivateDNSName: "ip-10-0-64-4.ec2.internal", UserData: userData, ImageID: "ami-0abc",
+func instance(typ, userData string) Instance {
+	return Instance{
+		ID: "i-0123456789abcdef0", InstanceType: typ, Zone: "us-east-1b",
+		PrivateDNSName: "ip-10-0-64-4.ec2.internal", UserData: userData, ImageID: "ami-0abc",
 	}
 }
 
@@ -205,13 +214,19 @@ func TestRegisterFromUserData(t *testing.T) {
 		}
 		// maxPods 17 from spec.kubelet reaches allocatable; kube-reserved
 		// 250m/700Mi, system-reserved 100Mi and eviction 200Mi come off.
-		// m5.large: 2 vCPU, 8192 MiB - ceil(8192*0.075)=615 MiB VM overhead.
-		// Ephemeral storage: 20Gi root - 1Gi default kube-reserved - 10% nodefs.
+		// m5.large: 2 vCPU; the kernel sees 8192 MiB less 128 (struct
+		// pages), 96 (kernel) and 122 (Nitro, 1.5%): 7846 MiB.
+		// Ephemeral storage: the filesystem on the 20Gi volume (xfs keeps
+		// 0.4%, Bottlerocket's ext4 1.6%) less 1Gi kube-reserved and 10%.
+		eph := int64(21388937135 - 1073741824 - 2138893714)
+		if family == apiv1.AMIFamilyBottlerocket {
+			eph = 21131239097 - 1073741824 - 2113123910
+		}
 		wantAlloc := corev1.ResourceList{
 			corev1.ResourcePods:             resource.MustParse("17"),
 			corev1.ResourceCPU:              resource.MustParse("1750m"),
-			corev1.ResourceMemory:           resource.MustParse("6577Mi"),
-			corev1.ResourceEphemeralStorage: resource.MustParse("17Gi"),
+			corev1.ResourceMemory:           resource.MustParse("6846Mi"),
+			corev1.ResourceEphemeralStorage: *resource.NewQuantity(eph, resource.BinarySI),
 		}
 		for name, q := range wantAlloc {
 			if got := n.Status.Allocatable[name]; got.Cmp(q) != 0 {
@@ -238,9 +253,15 @@ func TestMaxPodsFromCallerReachesAllocatable(t *testing.T) {
 		if p := n.Status.Allocatable[corev1.ResourcePods]; p.Value() != 8 {
 			t.Errorf("%s: allocatable pods %s, want 8", family, p.String())
 		}
-		// EKS kube-reserved for 8 pods: 11*8+255 = 343 MiB; eviction 100 MiB.
-		if m := n.Status.Allocatable[corev1.ResourceMemory]; m.Value() != (7577-343-100)<<20 {
-			t.Errorf("%s: allocatable memory %d MiB, want %d", family, m.Value()>>20, 7577-343-100)
+		// nodeadm and bootstrap.sh reserve memory for the ENI limit (29
+		// pods: 11*29+255 = 574 MiB) whatever maxPods says; Bottlerocket
+		// for its max-pods (8: 343 MiB). Eviction 100 MiB.
+		want := int64(7846 - 574 - 100)
+		if family == apiv1.AMIFamilyBottlerocket {
+			want = 7846 - 343 - 100
+		}
+		if m := n.Status.Allocatable[corev1.ResourceMemory]; m.Value() != want<<20 {
+			t.Errorf("%s: allocatable memory %d MiB, want %d", family, m.Value()>>20, want)
 		}
 	}
 }
@@ -255,7 +276,7 @@ func TestNoNodeWhenUserDataDoesNotJoin(t *testing.T) {
 	}
 	for _, tc := range []struct {
 		name string
-		inst ec2.Instance
+		inst Instance
 	}{
 		{"wrong CA", instance("m5.large", al2023(func(o *bootstrap.Options) { o.Cluster.CABundle = base64.StdEncoding.EncodeToString(other) }))},
 		{"CA not PEM", instance("m5.large", al2023(func(o *bootstrap.Options) { o.Cluster.CABundle = base64.StdEncoding.EncodeToString([]byte("garbage")) }))},
@@ -362,18 +383,18 @@ func TestImageOfOtherArchDoesNotBoot(t *testing.T) {
 func TestCSINodeCarriesTheEBSLimit(t *testing.T) {
 	ca := newCA(t, "cluster")
 	ud := generate(t, options(apiv1.AMIFamilyAL2023, ca))
-	root := ec2.BlockDevice{DeviceName: "/dev/xvda", VolumeSize: 20}
-	data := ec2.BlockDevice{DeviceName: "/dev/xvdb", VolumeSize: 50}
+	root := BlockDevice{DeviceName: "/dev/xvda", VolumeSize: 20}
+	data := BlockDevice{DeviceName: "/dev/xvdb", VolumeSize: 50}
 	for _, c := range []struct {
 		typ  string
-		devs []ec2.BlockDevice
+		devs []BlockDevice
 		enis int
 		want int32
 	}{
-		{"m5.large", []ec2.BlockDevice{root}, 1, 26},
-		{"m5.large", []ec2.BlockDevice{root, data}, 1, 25},
-		{"m5.large", []ec2.BlockDevice{root}, 3, 24},
-		{"c7i.large", []ec2.BlockDevice{root}, 3, 31},
+		{"m5.large", []BlockDevice{root}, 1, 26},
+		{"m5.large", []BlockDevice{root, data}, 1, 25},
+		{"m5.large", []BlockDevice{root}, 3, 24},
+		{"c7i.large", []BlockDevice{root}, 3, 31},
 	} {
 		r, kc := registrar(t, ca)
 		inst := instance(c.typ, ud)
@@ -398,21 +419,22 @@ func TestCSINodeCarriesTheEBSLimit(t *testing.T) {
 // instanceStorePolicy RAID0 reaches the node through user data alone: the
 // agent finds nodeadm's localStorage strategy, bootstrap.sh's --local-disks
 // raid0 or Bottlerocket's ephemeral-storage commands, and the kubelet's
-// ephemeral storage is the instance store's 75 GB on m5d.large (decimal, as
-// EC2 gives it); without the policy, or on m5.large (no instance store),
-// the 20Gi root volume.
+// ephemeral storage is the xfs array on the instance store's 75 GB on
+// m5d.large (decimal, as EC2 gives it; xfs keeps 0.4%); without the
+// policy, or on m5.large (no instance store), the filesystem on the 20Gi
+// data volume.
 func TestRAID0EphemeralStorageFromUserData(t *testing.T) {
 	ca := newCA(t, "cluster")
-	root := []ec2.BlockDevice{{DeviceName: "/dev/xvda", VolumeSize: 20}}
+	root := []BlockDevice{{DeviceName: "/dev/xvda", VolumeSize: 20}}
 	for _, family := range []string{apiv1.AMIFamilyAL2023, apiv1.AMIFamilyAL2, apiv1.AMIFamilyBottlerocket} {
 		for _, c := range []struct {
 			typ   string
 			raid0 bool
 			want  int64 // ephemeral-storage capacity, bytes
 		}{
-			{"m5d.large", true, 75_000_000_000},
-			{"m5d.large", false, 20 << 30},
-			{"m5.large", true, 20 << 30},
+			{"m5d.large", true, 74_700_000_000},
+			{"m5d.large", false, 21388937135},
+			{"m5.large", true, 21388937135},
 		} {
 			o := options(family, ca)
 			o.RAID0 = c.raid0
@@ -428,12 +450,15 @@ func TestRAID0EphemeralStorageFromUserData(t *testing.T) {
 			inst := instance(c.typ, ud)
 			inst.BlockDevices = root
 			if family == apiv1.AMIFamilyBottlerocket {
-				inst.BlockDevices = []ec2.BlockDevice{{DeviceName: "/dev/xvda", VolumeSize: 4}, {DeviceName: "/dev/xvdb", VolumeSize: 20}}
+				inst.BlockDevices = []BlockDevice{{DeviceName: "/dev/xvda", VolumeSize: 4}, {DeviceName: "/dev/xvdb", VolumeSize: 20}}
 			}
 			if err := r.Register(context.Background(), inst); err != nil {
 				t.Fatal(err)
 			}
 			got := nodes(t, kc)[0].Status.Capacity[corev1.ResourceEphemeralStorage]
+			if family == apiv1.AMIFamilyBottlerocket && !(c.raid0 && c.typ == "m5d.large") {
+				c.want = 21131239097 // Bottlerocket's ext4 data volume
+			}
 			if got.Value() != c.want {
 				t.Errorf("%s %s RAID0=%t: ephemeral-storage capacity %d, want %d", family, c.typ, c.raid0, got.Value(), c.want)
 			}
@@ -491,5 +516,51 @@ func TestEBSTaintWatcherRemovesTheTaintAgain(t *testing.T) {
 			t.Fatal("the taint put back was never removed")
 		}
 		time.Sleep(10 * time.Millisecond)
+	}
+}
+
+// The local kubelet sizes Nodes from its own formulas: it must not import
+// the catalog, solver or resources packages Joinery plans with.
+func TestSizesImportNothingOfJoinerysModel(t *testing.T) {
+	out, err := exec.Command("go", "list", "-deps", ".").Output()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, p := range strings.Fields(string(out)) {
+		for _, banned := range []string{"/joinery/catalog", "/joinery/solver", "/joinery/policy", "/joinery/activities"} {
+			if strings.Contains(p, banned) {
+				t.Errorf("sim/kubelet imports %s", p)
+			}
+		}
+	}
+}
+
+// nodeadm's kube-reserved cpu, step by step in whole millicores
+// (awslabs/amazon-eks-ami nodeadm): 60/70/80/90/110/150/190/230/310m.
+func TestReservedCPU(t *testing.T) {
+	for vcpu, want := range map[int64]int64{1: 60, 2: 70, 4: 80, 8: 90, 16: 110, 32: 150, 48: 190, 64: 230, 96: 310} {
+		if got := reservedCPU(vcpu * 1000); got != want {
+			t.Errorf("%d vCPU: %dm, want %dm", vcpu, got, want)
+		}
+	}
+}
+
+// The guest's memory: 1/64 for struct pages, 96 MiB of kernel, the
+// hypervisor's share (none on metal), 64 MiB CMA on arm64; or what a
+// measured type reports.
+func TestMemTotal(t *testing.T) {
+	for _, c := range []struct {
+		h    Hardware
+		want int64
+	}{
+		{Hardware{MemoryMiB: 8192, Hypervisor: "nitro", Arch: "amd64"}, 8192 - 128 - 96 - 122},
+		{Hardware{MemoryMiB: 8192, Hypervisor: "nitro", Arch: "arm64"}, 8192 - 128 - 96 - 122 - 64},
+		{Hardware{MemoryMiB: 8192, Hypervisor: "xen", Arch: "amd64"}, 8192 - 128 - 96 - 204},
+		{Hardware{MemoryMiB: 393216, BareMetal: true, Arch: "amd64"}, 393216 - 6144 - 96},
+		{Hardware{MemoryMiB: 8192, MemTotalMiB: 7000}, 7000},
+	} {
+		if got := c.h.memTotalMiB(); got != c.want {
+			t.Errorf("%+v: %d MiB, want %d", c.h, got, c.want)
+		}
 	}
 }

@@ -2,14 +2,12 @@ package kubelet
 
 import (
 	"testing"
-
-	"github.com/joinery/joinery/sim/ec2"
 )
 
 func TestDataVolumeIsTheLaunchedOne(t *testing.T) {
-	devs := []ec2.BlockDevice{{DeviceName: "/dev/xvda", VolumeSize: 4}, {DeviceName: "/dev/xvdb", VolumeSize: 50}}
+	devs := []BlockDevice{{DeviceName: "/dev/xvda", VolumeSize: 4}, {DeviceName: "/dev/xvdb", VolumeSize: 50}}
 	for _, c := range []struct {
-		devs   []ec2.BlockDevice
+		devs   []BlockDevice
 		format string
 		gib    int64
 	}{

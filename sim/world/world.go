@@ -14,7 +14,6 @@ import (
 	"path/filepath"
 	"time"
 
-	"github.com/joinery/joinery/catalog"
 	"github.com/joinery/joinery/sim/awsauth"
 	"github.com/joinery/joinery/sim/awsauth/policy"
 	"github.com/joinery/joinery/sim/ec2"
@@ -40,6 +39,10 @@ type Options struct {
 	Fresh bool
 	// BootDelay is how long an instance is pending before its Node registers (default 2 s).
 	BootDelay time.Duration
+	// NodeMemTotalMiB sets, per instance type, the memory the guest kernel
+	// reports (the Node's memory capacity) in place of the local kubelet's
+	// memory model: a type measured on a real node, or one that surprises.
+	NodeMemTotalMiB map[string]int64
 	// Consistency is EC2's read-after-write window (ec2.Options.Consistency):
 	// a new instance, launch template or tag stays unknown to the API for
 	// up to this long (default DefaultConsistency; negative: off).
@@ -296,14 +299,14 @@ func (w *World) startEC2(o Options) (err error) {
 	// and its CA, and learns an image's architecture and variant (GPU
 	// drivers) from the EC2 endpoint's images.
 	reg := &kubelet.Registrar{
-		Kube: kc, Catalog: catalog.MustDefault(), Region: o.Region, Log: o.Log.Named("sim-kubelet"),
+		Kube: kc, Hardware: func(name string) (kubelet.Hardware, bool) { return w.hardware(name, o.NodeMemTotalMiB) }, Region: o.Region, Log: o.Log.Named("sim-kubelet"),
 		ClusterEndpoint: w.Kube.Server(), ClusterCA: rc.TLSClientConfig.CAData,
 		Image: func(id string) (string, string, bool) { return w.EC2.ImageArchVariant(id) },
 	}
 	w.EC2 = ec2.New(ec2.Options{
 		ClusterTag: o.DiscoveryTag, BootDelay: o.BootDelay, Region: o.Region, PriceFactor: o.PriceFactor, Consistency: o.Consistency,
 		AccountID: AccountID, InstanceProfile: w.IAM.InstanceProfileARN, InstanceProfileHasRole: w.IAM.InstanceProfileHasRole, ThrottleScale: o.throttleScale(),
-		OnRunning: func(i ec2.Instance) { _ = reg.Register(regCtx, i) },
+		OnRunning: func(i ec2.Instance) { _ = reg.Register(regCtx, asSeenByNode(i)) },
 		Guard:     w.Auth, InstanceProfileRoles: w.IAM.InstanceProfileRoles,
 	})
 	ec2State := filepath.Join(w.StateDir, "ec2.json")
