@@ -233,7 +233,7 @@ type GC struct {
 // made once here, and each saga gets only those it uses.
 func New(d Deps) *Activities {
 	types := capacity.InstanceTypes{Embedded: d.Catalog, Market: d.Market}
-	pools := &pools{cluster: d.Cluster, metrics: d.Metrics, log: d.Log}
+	pools := &pools{cluster: d.Cluster, market: d.Market, metrics: d.Metrics, log: d.Log}
 	prices := capacity.NewPrices(types.Get, func() *catalog.Market { return d.Market }, pools.nodePool)
 	noms := capacity.NewNominations(d.Cluster, d.NominationWindow, booked)
 	ledger := capacity.NewLedger(d.State, d.Log, d.Cluster.ProvisionablePods, noms.Of, noms.Window)

@@ -175,9 +175,28 @@ func (a *Lifecycle) register(ctx context.Context, nc *apiv1.NodeClaim, n *corev1
 	}
 	nc.Status.Conditions = apiv1.SetCondition(nc.Status.Conditions, metav1.Condition{Type: apiv1.ConditionRegistered, Status: metav1.ConditionTrue,
 		Reason: apiv1.ReasonRegistered, Message: "node " + n.Name}, metav1.Now())
-	return a.cluster.PatchNodeClaimStatus(ctx, nc.Name, mustJSON(map[string]interface{}{"status": map[string]interface{}{
+	err = a.cluster.PatchNodeClaimStatus(ctx, nc.Name, mustJSON(map[string]interface{}{"status": map[string]interface{}{
 		"nodeName": n.Name, "conditions": nc.Status.Conditions,
 	}}))
+	if err == nil {
+		a.learnSize(nc, n)
+	}
+	return err
+}
+
+// learnSize keeps the memory a registered node reports for its type and
+// image, so later plans size the type as the node does (the estimate
+// may be off either way).
+func (a *Lifecycle) learnSize(nc *apiv1.NodeClaim, n *corev1.Node) {
+	typ := n.Labels[apiv1.LabelInstanceType]
+	mem := n.Status.Capacity.Memory()
+	if typ == "" || mem.IsZero() {
+		return
+	}
+	if a.types.Market.LearnNodeMemory(typ, nc.Status.ImageID, mem.Value()) {
+		a.log.Info("node memory learned", zap.String("instanceType", typ), zap.String("image", nc.Status.ImageID),
+			zap.String("memory", mem.String()), zap.String("node", n.Name))
+	}
 }
 
 func (a *Lifecycle) initialize(ctx context.Context, nc *apiv1.NodeClaim, n *corev1.Node) error {

@@ -16,6 +16,7 @@ import (
 // reports the NodePools a snapshot skips, each change once (report).
 type pools struct {
 	cluster *kube.Cluster
+	market  *catalog.Market // what registered nodes reported of their memory
 	metrics *metrics.Metrics
 	log     *zap.Logger
 
@@ -51,8 +52,8 @@ func (p *pools) nodeCount(pool, except string) disruption.PoolNodes {
 func (p *pools) claimLaunch(nc *apiv1.NodeClaim) (catalog.Launch, *apiv1.EC2NodeClass) {
 	if nc.Spec.NodeClassRef != nil {
 		if cls, err := p.cluster.NodeClass(nc.Spec.NodeClassRef.Name); err == nil {
-			return catalog.LaunchOf(&cls.Spec), cls
+			return p.market.LaunchOf(cls), cls
 		}
 	}
-	return catalog.LaunchOf(nil), nil
+	return p.market.LaunchOf(nil), nil
 }

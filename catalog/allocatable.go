@@ -42,6 +42,10 @@ type Launch struct {
 	// on a type with instance store volumes, ephemeral storage lives on
 	// them (their total size) instead of the root volume.
 	InstanceStoreRAID0 bool
+	// NodeMemory, when set, is the memory capacity registered nodes of a
+	// type reported (Market.LaunchOf): it replaces the VM overhead
+	// estimate.
+	NodeMemory func(instanceType string) (bytes int64, ok bool)
 	// ENIPodsReserved: the node agent reserves kube-reserved memory for
 	// the type's ENI max pods whatever maxPods says (nodeadm and
 	// bootstrap.sh, the AL2023 and AL2 families); Bottlerocket and Custom
@@ -58,8 +62,9 @@ func LaunchOf(spec *apiv1.EC2NodeClassSpec) Launch {
 		InstanceStoreRAID0: spec.RAID0(), ENIPodsReserved: eniPodsReserved(spec)}
 }
 
-// eniPodsReserved: the family is AL2023 or AL2, by spec.amiFamily or, when
-// that is unset, by the alias term.
+// eniPodsReserved: the family is AL2023 or AL2 (or unnamed: EKS's
+// default, AL2023), by spec.amiFamily or, when that is unset, by the alias
+// term.
 func eniPodsReserved(spec *apiv1.EC2NodeClassSpec) bool {
 	family := spec.AMIFamily
 	for _, t := range spec.AMISelectorTerms {
@@ -68,10 +73,10 @@ func eniPodsReserved(spec *apiv1.EC2NodeClassSpec) bool {
 		}
 	}
 	switch strings.ToLower(family) {
-	case "al2023", "al2":
-		return true
+	case "bottlerocket", "custom":
+		return false
 	}
-	return false
+	return true
 }
 
 // Shape is ShapeOf with the given kubelet settings and root volume size in
@@ -87,7 +92,8 @@ func (it *InstanceType) Shape(kubelet *apiv1.KubeletConfiguration, rootVolumeByt
 //
 // Formulas (amazon-eks-ami nodeadm kubelet config; Karpenter
 // pkg/providers/instancetype/types.go):
-//   - memory capacity = MemoryMiB − ceil(MemoryMiB × 0.075) MiB (VM overhead)
+//   - memory capacity = what nodes of the type reported (NodeMemory), else
+//     MemoryMiB − ceil(MemoryMiB × 0.075) MiB (VM overhead)
 //   - pods = the ENI max-pods formula default_card_max_enis × (ipv4_per_eni − 1) + 2,
 //     or kubelet maxPods; podsPerCore × vCPU caps it when set
 //   - kube-reserved memory = 11 MiB × pods + 255 MiB, counting the ENI
@@ -111,6 +117,11 @@ func (it *InstanceType) ShapeOf(l Launch) NodeShape {
 	c[resources.CPU] = int64(it.VCPU) * 1000
 	mib := it.MemoryMiB
 	c[resources.Memory] = (mib - int64(math.Ceil(float64(mib)*VMMemoryOverheadPercent))) << 20
+	if l.NodeMemory != nil {
+		if b, ok := l.NodeMemory(it.Name); ok {
+			c[resources.Memory] = b
+		}
+	}
 	c[resources.EphemeralStorage] = rootVolumeBytes
 	pods := int64(it.MaxPods)
 	if pods == 0 {

@@ -25,6 +25,8 @@ type Market struct {
 	onDemand atomic.Pointer[map[string]float64]
 	// reserved counts what each capacity reservation has left (reserved.go).
 	reserved reservationCounts
+	// memory is what registered nodes reported (nodememory.go).
+	memory nodeMemory
 }
 
 // SetTypes replaces the instance types (EC2 DescribeInstanceTypes, made a

@@ -200,7 +200,9 @@ func TestFieldCase6EphemeralStorage(t *testing.T) {
 	}
 }
 
-// Case 7: kubelet maxPods drives kube-reserved memory.
+// Case 7: kubelet maxPods drives kube-reserved memory on Bottlerocket; on
+// AL2023 and AL2 the node agent reserves for the ENI max pods whatever
+// maxPods says (Karpenter's UsesENILimitedMemoryOverhead).
 func TestFieldCase7MaxPodsKubeReserved(t *testing.T) {
 	// MemoryMiB 11624 leaves 10752Mi after the 7.5% VM overhead.
 	small := &catalog.InstanceType{Name: "x.xlarge", Family: "x", Category: "x", Generation: 1, Size: "xlarge", Arch: "amd64", VCPU: 4, MemoryMiB: 11624, MaxPods: 58, OnDemandPrice: 0.2}
@@ -208,13 +210,14 @@ func TestFieldCase7MaxPodsKubeReserved(t *testing.T) {
 	cat := catalog.New([]*catalog.InstanceType{small, big})
 	mp := int32(110)
 	nc := &apiv1.EC2NodeClass{}
+	nc.Spec.AMIFamily = apiv1.AMIFamilyBottlerocket
 	nc.Spec.Kubelet = &apiv1.KubeletConfiguration{MaxPods: &mp}
-	sh := small.Shape(nc.Spec.Kubelet, 20<<30)
+	sh := small.ShapeOf(catalog.LaunchOf(&nc.Spec))
 	if got := sh.Allocatable[resources.Memory] >> 20; got != 9187 {
 		t.Fatalf("allocatable memory %dMi, want 9187Mi (10752 - (11*110+255) - 100)", got)
 	}
-	if got := small.Shape(nil, 20<<30).Allocatable[resources.Memory] >> 20; got != 9759 {
-		t.Fatalf("ENI-based allocatable %dMi, want 9759Mi (10752 - (11*58+255) - 100)", got)
+	if got := small.Shape(nc.Spec.Kubelet, 20<<30).Allocatable[resources.Memory] >> 20; got != 9759 {
+		t.Fatalf("AL2023, ENI-based allocatable %dMi, want 9759Mi (10752 - (11*58+255) - 100)", got)
 	}
 	np := &apiv1.NodePool{ObjectMeta: metav1.ObjectMeta{Name: "p"}}
 	pool := NodePoolFromAPI(np, nc, cat, catalog.DefaultZones, nil)

@@ -47,11 +47,7 @@ func NodePoolFromMarket(np *apiv1.NodePool, nc *apiv1.EC2NodeClass, cat *catalog
 	}
 	out.setLimits(np.Spec.Limits)
 
-	spec := &apiv1.EC2NodeClassSpec{}
-	if nc != nil {
-		spec = &nc.Spec
-	}
-	launch := catalog.LaunchOf(spec)
+	launch := market.LaunchOf(nc)
 
 	var typeReqs, offeringReqs []apiv1.NodeSelectorRequirementWithMinValues
 	for _, r := range out.Requirements {
