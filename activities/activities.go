@@ -123,9 +123,9 @@ type Activities struct {
 	shared    sharedState
 }
 
-// Provisioning plans new capacity: the solver over a snapshot, and the
-// NodeClaims it writes (a static NodePool's too).
-type Provisioning struct {
+// solving is what the activities that plan with the solver over a
+// snapshot, and write the NodeClaims it plans, need (Provisioning, Gang).
+type solving struct {
 	cluster      *kube.Cluster
 	market       *catalog.Market // capacity reservations left
 	metrics      *metrics.Metrics
@@ -133,8 +133,14 @@ type Provisioning struct {
 	solverBudget time.Duration
 	snapshots    *snapshots
 	claims       *claimWriter
-	ledger       *capacity.Ledger   // each plan's outcome
-	headroom     *capacity.Headroom // virtual pods left unschedulable
+}
+
+// Provisioning plans new capacity: the solver over a snapshot, and the
+// NodeClaims it writes (a static NodePool's too).
+type Provisioning struct {
+	solving
+	ledger   *capacity.Ledger   // each plan's outcome
+	headroom *capacity.Headroom // virtual pods left unschedulable
 }
 
 // Launch turns one NodeClaim into an EC2 instance: offerings, subnets,
@@ -209,13 +215,7 @@ type Interruption struct {
 
 // Gang plans and books ProvisioningRequests' capacity all or nothing.
 type Gang struct {
-	cluster      *kube.Cluster
-	market       *catalog.Market // capacity reservations left
-	metrics      *metrics.Metrics
-	log          *zap.Logger
-	solverBudget time.Duration
-	snapshots    *snapshots
-	claims       *claimWriter
+	solving
 }
 
 // GC collects instances, NodeClaims and launch templates nothing owns: it
@@ -243,9 +243,10 @@ func New(d Deps) *Activities {
 		spread: d.SpreadDefaults, nominations: noms, prices: prices, pools: pools,
 		buffers: &buffers{cluster: d.Cluster, log: d.Log, events: events, gate: d.CapacityBuffer}}
 	claims := &claimWriter{cluster: d.Cluster, log: d.Log, registrationTTL: d.RegistrationTTL, private: d.Pseudonym != nil}
+	solve := solving{cluster: d.Cluster, market: d.Market, metrics: d.Metrics, log: d.Log, solverBudget: d.SolverBudget,
+		snapshots: snaps, claims: claims}
 	return &Activities{
-		Provisioning: &Provisioning{cluster: d.Cluster, market: d.Market, metrics: d.Metrics, log: d.Log, solverBudget: d.SolverBudget,
-			snapshots: snaps, claims: claims, ledger: ledger, headroom: headroom},
+		Provisioning: &Provisioning{solving: solve, ledger: ledger, headroom: headroom},
 		Launch: &Launch{cluster: d.Cluster, cloud: d.Cloud, types: types, market: d.Market, ice: d.ICE, metrics: d.Metrics, log: d.Log,
 			clusterFacts: d.ClusterFacts, pools: pools, events: events},
 		Lifecycle: &Lifecycle{cluster: d.Cluster, cloud: d.Cloud, types: types, metrics: d.Metrics, log: d.Log, pools: pools},
@@ -254,8 +255,7 @@ func New(d Deps) *Activities {
 			solverBudget: d.SolverBudget, catalogSource: d.CatalogStatus, pseudonym: d.Pseudonym, snapshots: snaps, pools: pools,
 			claims: claims, events: events, prices: prices, nominations: noms, ledger: ledger},
 		Interruption: &Interruption{cluster: d.Cluster, ice: d.ICE, metrics: d.Metrics, log: d.Log, pseudonym: d.Pseudonym},
-		Gang: &Gang{cluster: d.Cluster, market: d.Market, metrics: d.Metrics, log: d.Log, solverBudget: d.SolverBudget,
-			snapshots: snaps, claims: claims},
+		Gang:         &Gang{solving: solve},
 		GC: &GC{cluster: d.Cluster, cloud: d.Cloud, metrics: d.Metrics, log: d.Log, clusterName: d.ClusterName,
 			launchTemplates: d.LaunchTemplates},
 		Headroom: &Headroom{cluster: d.Cluster, metrics: d.Metrics, log: d.Log, gate: d.CapacityBuffer, snapshots: snaps,

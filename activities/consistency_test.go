@@ -11,6 +11,7 @@ import (
 	clocktesting "k8s.io/utils/clock/testing"
 
 	apiv1 "github.com/joinery/joinery/api/v1"
+	"github.com/joinery/joinery/internal/testclock"
 	"github.com/joinery/joinery/providers/aws"
 	simec2 "github.com/joinery/joinery/sim/ec2"
 	simiam "github.com/joinery/joinery/sim/iam"
@@ -30,22 +31,7 @@ const (
 // driveClock steps the fake clock a second whenever something waits on
 // it, until the returned stop is called.
 func driveClock(clk *clocktesting.FakeClock) (stop func()) {
-	done := make(chan struct{})
-	go func() {
-		for {
-			select {
-			case <-done:
-				return
-			default:
-			}
-			if clk.HasWaiters() {
-				clk.Step(time.Second)
-			} else {
-				time.Sleep(100 * time.Microsecond)
-			}
-		}
-	}()
-	return func() { close(done) }
+	return testclock.Drive(clk, 100*time.Microsecond)
 }
 
 // consistentLaunchWorld is launchWorld over an EC2 with a read-after-write

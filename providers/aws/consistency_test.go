@@ -9,29 +9,13 @@ import (
 	clocktesting "k8s.io/utils/clock/testing"
 
 	apiv1 "github.com/joinery/joinery/api/v1"
+	"github.com/joinery/joinery/internal/testclock"
 	"github.com/joinery/joinery/providers/aws"
 	simec2 "github.com/joinery/joinery/sim/ec2"
 	simiam "github.com/joinery/joinery/sim/iam"
 )
 
 const window = 5 * time.Second
-
-// drive steps the fake clock a second at a time whenever someone waits
-// on it, until done is closed.
-func drive(clk *clocktesting.FakeClock, done <-chan struct{}) {
-	for {
-		select {
-		case <-done:
-			return
-		default:
-		}
-		if clk.HasWaiters() {
-			clk.Step(time.Second)
-		} else {
-			time.Sleep(time.Millisecond)
-		}
-	}
-}
 
 // consistentWorld is the local EC2 with a read-after-write window and a
 // client, both on one fake clock.
@@ -45,9 +29,7 @@ func consistentWorld(t *testing.T) (*simec2.Server, *aws.Client, *clocktesting.F
 
 func terminateDriven(t *testing.T, c *aws.Client, clk *clocktesting.FakeClock, id string, launchedBy time.Time) aws.Termination {
 	t.Helper()
-	done := make(chan struct{})
-	go drive(clk, done)
-	defer close(done)
+	defer testclock.Drive(clk, time.Millisecond)()
 	res, err := c.TerminateLaunched(context.Background(), id, launchedBy)
 	if err != nil {
 		t.Fatal(err)

@@ -9,8 +9,9 @@
 //
 // A Guard holds the identities (Identity: access key, principal ARN,
 // policies). Endpoints call Authenticate, then Authorize with the checks
-// (Check: action, resource ARN, condition keys) of the call, and answer a
-// *Failure in their own service's error shape (EC2 AuthFailure /
+// (Check: action, resource ARN, condition keys) of the call (Caller and
+// AuthorizeCaller, or Admit for both: endpoint.go), and answer a *Failure
+// in their own service's error shape (Refuse: EC2 AuthFailure /
 // UnauthorizedOperation, IAM InvalidClientTokenId / AccessDenied, ...).
 // A denial's "Encoded authorization failure message" is base64 of a JSON
 // document shaped like what sts:DecodeAuthorizationMessage returns

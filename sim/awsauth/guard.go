@@ -11,8 +11,9 @@ import (
 )
 
 // Guard authenticates and authorizes one local world's AWS calls. Create
-// it with NewGuard; it is safe for concurrent use. A nil *Guard is not
-// usable: endpoints without one serve every request (unit tests).
+// it with NewGuard; it is safe for concurrent use. A nil *Guard serves
+// every request through Caller and Admit (endpoints without one: unit
+// tests); its other methods need one.
 type Guard struct {
 	mu    sync.Mutex
 	byKey map[string]*Identity

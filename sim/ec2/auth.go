@@ -17,16 +17,11 @@ import (
 // authenticate verifies the request's signature; without a guard every
 // request passes (caller nil).
 func (s *Server) authenticate(w http.ResponseWriter, r *http.Request) (*awsauth.Caller, bool) {
-	if s.opts.Guard == nil {
-		return nil, true
-	}
-	c, f := s.opts.Guard.Authenticate(r, "ec2")
-	if f != nil {
-		writeError(w, "", authError(f))
-		return nil, false
-	}
-	return c, true
+	return s.opts.Guard.Caller(w, r, "ec2", refuse)
 }
+
+// refuse answers a refused signature (no request id yet).
+func refuse(w http.ResponseWriter, f *awsauth.Failure) { writeError(w, "", authError(f)) }
 
 // authError is a refusal as EC2 answers it.
 func authError(f *awsauth.Failure) *apiError {
@@ -48,13 +43,12 @@ func authError(f *awsauth.Failure) *apiError {
 
 // authorize evaluates the call's request-level checks for the caller.
 func (s *Server) authorize(c *awsauth.Caller, action string, f form) *apiError {
-	if c == nil {
-		return nil
+	checks := func() []awsauth.Check {
+		s.mu.Lock()
+		defer s.mu.Unlock()
+		return s.checksLocked(action, f)
 	}
-	s.mu.Lock()
-	checks := s.checksLocked(action, f)
-	s.mu.Unlock()
-	if fl := s.opts.Guard.Authorize(c, "ec2", action, checks); fl != nil {
+	if fl := s.opts.Guard.AuthorizeCaller(c, "ec2", action, checks); fl != nil {
 		return authError(fl)
 	}
 	return nil

@@ -5,6 +5,8 @@ import (
 	"net/http"
 	"strconv"
 	"strings"
+
+	"github.com/joinery/joinery/sim/internal/wildcard"
 )
 
 // fields maps a filter name to the values an item has for it.
@@ -72,37 +74,7 @@ func matchAny(patterns, values []string) bool {
 
 // glob matches s against an EC2 filter value: * is any run of characters, ?
 // is one character, and a backslash escapes the next character.
-func glob(pattern, s string) bool {
-	p, r := []rune(pattern), []rune(s)
-	// Iterative wildcard matching with single backtrack point.
-	pi, si, star, mark := 0, 0, -1, 0
-	for si < len(r) {
-		switch {
-		case pi < len(p) && p[pi] == '\\' && pi+1 < len(p) && p[pi+1] == r[si]:
-			pi += 2
-			si++
-		case pi < len(p) && p[pi] == '?':
-			pi++
-			si++
-		case pi < len(p) && p[pi] == '*':
-			star, mark = pi, si
-			pi++
-		case pi < len(p) && p[pi] != '\\' && p[pi] == r[si]:
-			pi++
-			si++
-		case star >= 0:
-			pi = star + 1
-			mark++
-			si = mark
-		default:
-			return false
-		}
-	}
-	for pi < len(p) && p[pi] == '*' {
-		pi++
-	}
-	return pi == len(p)
-}
+func glob(pattern, s string) bool { return wildcard.Match([]rune(pattern), []rune(s)) }
 
 // filterPage applies the request's filters (tagsOf nil: no tag filters),
 // then returns the page its MaxResults and NextToken ask for (page).

@@ -5,6 +5,7 @@ import (
 
 	"github.com/joinery/joinery/catalog"
 	"github.com/joinery/joinery/sim/awsauth"
+	"github.com/joinery/joinery/sim/internal/delay"
 )
 
 // Options configures a Server. The zero value is usable: every field has a
@@ -131,8 +132,8 @@ func (o Options) withDefaults() Options {
 	if o.Catalog == nil {
 		o.Catalog = catalog.MustDefault()
 	}
-	o.BootDelay = defaultDelay(o.BootDelay, 2*time.Second)
-	o.TerminateDelay = defaultDelay(o.TerminateDelay, time.Second)
+	o.BootDelay = delay.OrDefault(o.BootDelay, 2*time.Second)
+	o.TerminateDelay = delay.OrDefault(o.TerminateDelay, time.Second)
 	if o.TerminatedRetention <= 0 {
 		o.TerminatedRetention = time.Hour
 	}
@@ -143,14 +144,4 @@ func (o Options) withDefaults() Options {
 		o.Now = time.Now
 	}
 	return o
-}
-
-func defaultDelay(d, def time.Duration) time.Duration {
-	switch {
-	case d == 0:
-		return def
-	case d < 0:
-		return 0
-	}
-	return d
 }

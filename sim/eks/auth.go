@@ -11,18 +11,14 @@ import (
 // eks:DescribeCluster on the cluster it names; it writes the refusal and
 // returns false when the request must not be served.
 func (s *Server) authorize(w http.ResponseWriter, r *http.Request, op, cluster string) bool {
-	if s.opts.Guard == nil {
-		return true
-	}
-	c, f := s.opts.Guard.Authenticate(r, "eks")
-	if f == nil {
+	checks := func() []awsauth.Check {
 		arn := "arn:" + awsauth.Partition(s.opts.Region) + ":eks:" + s.opts.Region + ":" + s.opts.AccountID + ":cluster/" + cluster
-		f = s.opts.Guard.Authorize(c, "eks", op, []awsauth.Check{{Action: "eks:" + op, Resource: arn, Context: awsauth.Keys{}.Context()}})
+		return []awsauth.Check{{Action: "eks:" + op, Resource: arn, Context: awsauth.Keys{}.Context()}}
 	}
-	if f != nil {
-		e := serve.JSONAuthError(f, http.StatusForbidden)
-		writeError(w, e.Status, e.Type, e.Msg)
-		return false
-	}
-	return true
+	return s.opts.Guard.Admit(w, r, "eks", op, checks, refuse)
+}
+
+func refuse(w http.ResponseWriter, f *awsauth.Failure) {
+	e := serve.JSONAuthError(f, http.StatusForbidden)
+	writeError(w, e.Status, e.Type, e.Msg)
 }

@@ -6,23 +6,17 @@ import (
 	"testing"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
-	"github.com/aws/aws-sdk-go-v2/credentials"
 	sdkeks "github.com/aws/aws-sdk-go-v2/service/eks"
 	"github.com/aws/smithy-go"
 
 	"github.com/joinery/joinery/sim/eks"
+	"github.com/joinery/joinery/sim/internal/simtest"
 )
 
 func TestDescribeCluster(t *testing.T) {
 	srv := eks.New(eks.Options{Cluster: eks.Cluster{Name: "joinery-local", Endpoint: "https://127.0.0.1:6443", CAData: "Q0E=", ServiceIPv4CIDR: "10.0.0.0/24", Version: "1.37"}})
 	srv.SetRecording(true)
-	url, stop, err := srv.Start("")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer stop()
-	c := sdkeks.New(sdkeks.Options{Region: "us-east-1", BaseEndpoint: aws.String(url), Retryer: aws.NopRetryer{},
-		Credentials: credentials.NewStaticCredentialsProvider("a", "b", "")})
+	c := simtest.Client(sdkeks.NewFromConfig, simtest.Serve(t, srv), simtest.AnyKey)
 	out, err := c.DescribeCluster(context.Background(), &sdkeks.DescribeClusterInput{Name: aws.String("joinery-local")})
 	if err != nil {
 		t.Fatal(err)

@@ -15,16 +15,10 @@ import (
 // authenticate verifies the signature; without a guard every request
 // passes (caller nil).
 func (s *Server) authenticate(w http.ResponseWriter, r *http.Request) (*awsauth.Caller, bool) {
-	if s.opts.Guard == nil {
-		return nil, true
-	}
-	c, f := s.opts.Guard.Authenticate(r, "iam")
-	if f != nil {
-		s.writeError(w, authError(f))
-		return nil, false
-	}
-	return c, true
+	return s.opts.Guard.Caller(w, r, "iam", s.refuse)
 }
+
+func (s *Server) refuse(w http.ResponseWriter, f *awsauth.Failure) { s.writeError(w, authError(f)) }
 
 // authError is a refusal as IAM answers it.
 func authError(f *awsauth.Failure) *apiError {
@@ -43,13 +37,12 @@ func authError(f *awsauth.Failure) *apiError {
 
 // authorize evaluates the action's checks for the caller.
 func (s *Server) authorize(c *awsauth.Caller, action string, f form) *apiError {
-	if c == nil {
-		return nil
+	checks := func() []awsauth.Check {
+		s.mu.Lock()
+		defer s.mu.Unlock()
+		return s.checksLocked(action, f)
 	}
-	s.mu.Lock()
-	checks := s.checksLocked(action, f)
-	s.mu.Unlock()
-	if fl := s.opts.Guard.Authorize(c, "iam", action, checks); fl != nil {
+	if fl := s.opts.Guard.AuthorizeCaller(c, "iam", action, checks); fl != nil {
 		return authError(fl)
 	}
 	return nil

@@ -10,8 +10,8 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/iam/types"
 
 	"github.com/joinery/joinery/sim/awsauth"
-	"github.com/joinery/joinery/sim/awsauth/policy"
 	"github.com/joinery/joinery/sim/iam"
+	"github.com/joinery/joinery/sim/internal/simtest"
 )
 
 const profilePolicy = `{"Version":"2012-10-17","Statement":[
@@ -24,21 +24,14 @@ const profilePolicy = `{"Version":"2012-10-17","Statement":[
   "Condition":{"StringEquals":{"iam:PassedToService":"ec2.amazonaws.com"}}}]}`
 
 func TestAuthorizationAsIAMAnswers(t *testing.T) {
-	worker := awsauth.Identity{Name: "worker", ARN: "arn:aws:sts::123456789012:assumed-role/w/s", Account: "123456789012",
-		AccessKeyID: "AKIAWORKER0000000001", SecretAccessKey: "w", Policies: []*policy.Policy{policy.MustParse("worker", []byte(profilePolicy))}}
+	worker := simtest.Worker(profilePolicy)
 	srv := iam.New(iam.Options{Roles: []string{iam.DefaultRole, "Admin"}, Guard: awsauth.NewGuard(worker)})
-	url, stop, err := srv.Start("")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer stop()
+	url := simtest.Serve(t, srv)
 	client := func(id awsauth.Identity) *sdkiam.Client {
-		return sdkiam.New(sdkiam.Options{Region: "us-east-1", BaseEndpoint: aws.String(url), Retryer: aws.NopRetryer{}, Credentials: id.CredentialsProvider()})
+		return simtest.Client(sdkiam.NewFromConfig, url, id.CredentialsProvider())
 	}
 	c, ctx := client(worker), context.Background()
-	stranger := worker
-	stranger.AccessKeyID = "AKIASTRANGER00000001"
-	if _, err := client(stranger).GetInstanceProfile(ctx, &sdkiam.GetInstanceProfileInput{InstanceProfileName: aws.String("x")}); code(err) != "InvalidClientTokenId" {
+	if _, err := client(simtest.Stranger(worker)).GetInstanceProfile(ctx, &sdkiam.GetInstanceProfileInput{InstanceProfileName: aws.String("x")}); simtest.Code(err) != "InvalidClientTokenId" {
 		t.Errorf("unknown key: %v", err)
 	}
 	create := func(name, cluster string) error {
@@ -46,7 +39,7 @@ func TestAuthorizationAsIAMAnswers(t *testing.T) {
 			Tags: []types.Tag{{Key: aws.String("cluster"), Value: aws.String(cluster)}}})
 		return err
 	}
-	if err := create("theirs", "c2"); code(err) != "AccessDenied" || !strings.Contains(err.Error(), "iam:CreateInstanceProfile on resource: arn:aws:iam::123456789012:instance-profile/theirs") {
+	if err := create("theirs", "c2"); simtest.Code(err) != "AccessDenied" || !strings.Contains(err.Error(), "iam:CreateInstanceProfile on resource: arn:aws:iam::123456789012:instance-profile/theirs") {
 		t.Errorf("another cluster's tag: %v", err)
 	}
 	if err := create("mine", "c1"); err != nil {
@@ -56,7 +49,7 @@ func TestAuthorizationAsIAMAnswers(t *testing.T) {
 		_, err := c.AddRoleToInstanceProfile(ctx, &sdkiam.AddRoleToInstanceProfileInput{InstanceProfileName: aws.String("mine"), RoleName: aws.String(role)})
 		return err
 	}
-	if err := add("Admin"); code(err) != "AccessDenied" || !strings.Contains(err.Error(), "iam:PassRole on resource: arn:aws:iam::123456789012:role/Admin") {
+	if err := add("Admin"); simtest.Code(err) != "AccessDenied" || !strings.Contains(err.Error(), "iam:PassRole on resource: arn:aws:iam::123456789012:role/Admin") {
 		t.Errorf("passing another role: %v", err)
 	}
 	if err := add(iam.DefaultRole); err != nil {
@@ -65,7 +58,7 @@ func TestAuthorizationAsIAMAnswers(t *testing.T) {
 	if got := srv.InstanceProfileRoles("mine"); len(got) != 1 || got[0] != "arn:aws:iam::123456789012:role/"+iam.DefaultRole {
 		t.Errorf("InstanceProfileRoles: %v", got)
 	}
-	if _, err := c.ListInstanceProfiles(ctx, &sdkiam.ListInstanceProfilesInput{}); code(err) != "AccessDenied" {
+	if _, err := c.ListInstanceProfiles(ctx, &sdkiam.ListInstanceProfilesInput{}); simtest.Code(err) != "AccessDenied" {
 		t.Errorf("an action the policy lacks: %v", err)
 	}
 }

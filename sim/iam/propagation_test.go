@@ -7,10 +7,10 @@ import (
 	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
-	"github.com/aws/aws-sdk-go-v2/credentials"
 	sdkiam "github.com/aws/aws-sdk-go-v2/service/iam"
 
 	"github.com/joinery/joinery/sim/iam"
+	"github.com/joinery/joinery/sim/internal/simtest"
 )
 
 type clock struct {
@@ -36,13 +36,7 @@ func TestInstanceProfileReachesEC2AfterPropagation(t *testing.T) {
 	const p = 6 * time.Second
 	clk := &clock{t: time.Date(2026, 9, 1, 0, 0, 0, 0, time.UTC)}
 	srv := iam.New(iam.Options{Propagation: p, Now: clk.Now})
-	url, stop, err := srv.Start("")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer stop()
-	c := sdkiam.New(sdkiam.Options{Region: "us-east-1", BaseEndpoint: aws.String(url), Retryer: aws.NopRetryer{},
-		Credentials: credentials.NewStaticCredentialsProvider("a", "b", "")})
+	c := simtest.Client(sdkiam.NewFromConfig, simtest.Serve(t, srv), simtest.AnyKey)
 	ctx := context.Background()
 	name := aws.String("joinery_2")
 	if _, err := c.CreateInstanceProfile(ctx, &sdkiam.CreateInstanceProfileInput{InstanceProfileName: name}); err != nil {

@@ -2,52 +2,36 @@ package iam_test
 
 import (
 	"context"
-	"errors"
 	"testing"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
-	"github.com/aws/aws-sdk-go-v2/credentials"
 	sdkiam "github.com/aws/aws-sdk-go-v2/service/iam"
 	"github.com/aws/aws-sdk-go-v2/service/iam/types"
-	"github.com/aws/smithy-go"
 
 	"github.com/joinery/joinery/sim/iam"
+	"github.com/joinery/joinery/sim/internal/simtest"
 )
-
-func code(err error) string {
-	var ae smithy.APIError
-	if errors.As(err, &ae) {
-		return ae.ErrorCode()
-	}
-	return ""
-}
 
 func TestInstanceProfiles(t *testing.T) {
 	srv := iam.New(iam.Options{})
-	url, stop, err := srv.Start("")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer stop()
-	c := sdkiam.New(sdkiam.Options{Region: "us-east-1", BaseEndpoint: aws.String(url), Retryer: aws.NopRetryer{},
-		Credentials: credentials.NewStaticCredentialsProvider("a", "b", "")})
+	c := simtest.Client(sdkiam.NewFromConfig, simtest.Serve(t, srv), simtest.AnyKey)
 	ctx := context.Background()
 	name := aws.String("joinery_1")
-	_, err = c.CreateInstanceProfile(ctx, &sdkiam.CreateInstanceProfileInput{InstanceProfileName: name, Path: aws.String("/karpenter/"),
+	_, err := c.CreateInstanceProfile(ctx, &sdkiam.CreateInstanceProfileInput{InstanceProfileName: name, Path: aws.String("/karpenter/"),
 		Tags: []types.Tag{{Key: aws.String("k"), Value: aws.String("v")}}})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := c.CreateInstanceProfile(ctx, &sdkiam.CreateInstanceProfileInput{InstanceProfileName: name}); code(err) != "EntityAlreadyExists" {
+	if _, err := c.CreateInstanceProfile(ctx, &sdkiam.CreateInstanceProfileInput{InstanceProfileName: name}); simtest.Code(err) != "EntityAlreadyExists" {
 		t.Errorf("duplicate: %v", err)
 	}
-	if _, err := c.AddRoleToInstanceProfile(ctx, &sdkiam.AddRoleToInstanceProfileInput{InstanceProfileName: name, RoleName: aws.String("nope")}); code(err) != "NoSuchEntity" {
+	if _, err := c.AddRoleToInstanceProfile(ctx, &sdkiam.AddRoleToInstanceProfileInput{InstanceProfileName: name, RoleName: aws.String("nope")}); simtest.Code(err) != "NoSuchEntity" {
 		t.Errorf("unknown role: %v", err)
 	}
 	if _, err := c.AddRoleToInstanceProfile(ctx, &sdkiam.AddRoleToInstanceProfileInput{InstanceProfileName: name, RoleName: aws.String(iam.DefaultRole)}); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := c.AddRoleToInstanceProfile(ctx, &sdkiam.AddRoleToInstanceProfileInput{InstanceProfileName: name, RoleName: aws.String(iam.DefaultRole)}); code(err) != "LimitExceeded" {
+	if _, err := c.AddRoleToInstanceProfile(ctx, &sdkiam.AddRoleToInstanceProfileInput{InstanceProfileName: name, RoleName: aws.String(iam.DefaultRole)}); simtest.Code(err) != "LimitExceeded" {
 		t.Errorf("second role: %v", err)
 	}
 	if _, err := c.TagInstanceProfile(ctx, &sdkiam.TagInstanceProfileInput{InstanceProfileName: name, Tags: []types.Tag{{Key: aws.String("k2"), Value: aws.String("v2")}}}); err != nil {
@@ -72,7 +56,7 @@ func TestInstanceProfiles(t *testing.T) {
 	if other, err := c.ListInstanceProfiles(ctx, &sdkiam.ListInstanceProfilesInput{PathPrefix: aws.String("/other/")}); err != nil || len(other.InstanceProfiles) != 0 {
 		t.Errorf("list other prefix: %+v, %v", other, err)
 	}
-	if _, err := c.DeleteInstanceProfile(ctx, &sdkiam.DeleteInstanceProfileInput{InstanceProfileName: name}); code(err) != "DeleteConflict" {
+	if _, err := c.DeleteInstanceProfile(ctx, &sdkiam.DeleteInstanceProfileInput{InstanceProfileName: name}); simtest.Code(err) != "DeleteConflict" {
 		t.Errorf("delete with role: %v", err)
 	}
 	if _, err := c.RemoveRoleFromInstanceProfile(ctx, &sdkiam.RemoveRoleFromInstanceProfileInput{InstanceProfileName: name, RoleName: aws.String(iam.DefaultRole)}); err != nil {
@@ -81,7 +65,7 @@ func TestInstanceProfiles(t *testing.T) {
 	if _, err := c.DeleteInstanceProfile(ctx, &sdkiam.DeleteInstanceProfileInput{InstanceProfileName: name}); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := c.GetInstanceProfile(ctx, &sdkiam.GetInstanceProfileInput{InstanceProfileName: name}); code(err) != "NoSuchEntity" {
+	if _, err := c.GetInstanceProfile(ctx, &sdkiam.GetInstanceProfileInput{InstanceProfileName: name}); simtest.Code(err) != "NoSuchEntity" {
 		t.Errorf("after delete: %v", err)
 	}
 	if r, err := c.GetRole(ctx, &sdkiam.GetRoleInput{RoleName: aws.String(iam.DefaultRole)}); err != nil || aws.ToString(r.Role.Arn) != "arn:aws:iam::123456789012:role/"+iam.DefaultRole {

@@ -11,16 +11,12 @@ import (
 // pricing:<op> (no resource-level permissions: "*"); it writes the
 // refusal and returns false when the request must not be served.
 func (s *Server) authorize(w http.ResponseWriter, r *http.Request, op string) bool {
-	if s.opts.Guard == nil {
-		return true
+	checks := func() []awsauth.Check {
+		return []awsauth.Check{{Action: "pricing:" + op, Resource: "*", Context: awsauth.Keys{}.Context()}}
 	}
-	c, f := s.opts.Guard.Authenticate(r, "pricing")
-	if f == nil {
-		f = s.opts.Guard.Authorize(c, "pricing", op, []awsauth.Check{{Action: "pricing:" + op, Resource: "*", Context: awsauth.Keys{}.Context()}})
-	}
-	if f != nil {
-		writeError(w, serve.JSONAuthError(f, http.StatusBadRequest))
-		return false
-	}
-	return true
+	return s.opts.Guard.Admit(w, r, "pricing", op, checks, refuse)
+}
+
+func refuse(w http.ResponseWriter, f *awsauth.Failure) {
+	writeError(w, serve.JSONAuthError(f, http.StatusBadRequest))
 }

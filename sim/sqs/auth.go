@@ -12,19 +12,10 @@ import (
 // sqs:<op> on the queue it names; it writes the refusal and returns false
 // when the request must not be served.
 func (s *Server) authorize(w http.ResponseWriter, r *http.Request, op string) bool {
-	if s.guard == nil {
-		return true
-	}
-	c, f := s.guard.Authenticate(r, "sqs")
-	if f == nil {
-		f = s.guard.Authorize(c, "sqs", op, []awsauth.Check{s.check(r, op)})
-	}
-	if f != nil {
-		writeError(w, authError(f))
-		return false
-	}
-	return true
+	return s.guard.Admit(w, r, "sqs", op, func() []awsauth.Check { return []awsauth.Check{s.check(r, op)} }, refuse)
 }
+
+func refuse(w http.ResponseWriter, f *awsauth.Failure) { writeError(w, authError(f)) }
 
 // authError is a refusal as SQS answers it (the JSON protocol's type, and
 // the Query error code its SDK reads from x-amzn-query-error).

@@ -2,18 +2,15 @@ package sqs
 
 import (
 	"context"
-	"errors"
 	"net/http"
 	"slices"
 	"testing"
 	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
-	"github.com/aws/aws-sdk-go-v2/aws/retry"
-	awshttp "github.com/aws/aws-sdk-go-v2/aws/transport/http"
 	awssqs "github.com/aws/aws-sdk-go-v2/service/sqs"
-	"github.com/aws/smithy-go"
 	cloud "github.com/joinery/joinery/providers/aws"
+	"github.com/joinery/joinery/sim/internal/simtest"
 )
 
 func startWith(t *testing.T, o Options) (*Server, *cloud.Queue) {
@@ -96,13 +93,5 @@ func TestRequestThrottled(t *testing.T) {
 	if err := send("a"); err != nil {
 		t.Fatal(err)
 	}
-	err := send("b")
-	var ae smithy.APIError
-	var re *awshttp.ResponseError
-	if !errors.As(err, &ae) || ae.ErrorCode() != "RequestThrottled" || !errors.As(err, &re) || re.HTTPStatusCode() != http.StatusForbidden {
-		t.Fatalf("second send in the second: %v, want RequestThrottled (403)", err)
-	}
-	if !retry.IsErrorThrottles(retry.DefaultThrottles).IsErrorThrottle(err).Bool() {
-		t.Errorf("the SDK does not take %v for a throttle", err)
-	}
+	simtest.WantThrottle(t, send("b"), "second send in the second", "RequestThrottled", http.StatusForbidden, "")
 }

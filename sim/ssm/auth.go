@@ -12,18 +12,11 @@ import (
 // ssm:<op> on each parameter it reads; it writes the refusal and returns
 // false when the request must not be served.
 func (s *Server) authorize(w http.ResponseWriter, r *http.Request, op string) bool {
-	if s.opts.Guard == nil {
-		return true
-	}
-	c, f := s.opts.Guard.Authenticate(r, "ssm")
-	if f == nil {
-		f = s.opts.Guard.Authorize(c, "ssm", op, s.checks(r, op))
-	}
-	if f != nil {
-		writeError(w, serve.JSONAuthError(f, http.StatusBadRequest))
-		return false
-	}
-	return true
+	return s.opts.Guard.Admit(w, r, "ssm", op, func() []awsauth.Check { return s.checks(r, op) }, refuse)
+}
+
+func refuse(w http.ResponseWriter, f *awsauth.Failure) {
+	writeError(w, serve.JSONAuthError(f, http.StatusBadRequest))
 }
 
 func (s *Server) checks(r *http.Request, op string) []awsauth.Check {

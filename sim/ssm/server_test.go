@@ -2,15 +2,13 @@ package ssm_test
 
 import (
 	"context"
-	"errors"
 	"testing"
 	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
-	"github.com/aws/aws-sdk-go-v2/credentials"
 	sdkssm "github.com/aws/aws-sdk-go-v2/service/ssm"
-	"github.com/aws/smithy-go"
 
+	"github.com/joinery/joinery/sim/internal/simtest"
 	"github.com/joinery/joinery/sim/ssm"
 )
 
@@ -24,21 +22,14 @@ func TestGetParameterAndGetParameters(t *testing.T) {
 	}})
 	srv.Put("/mine", "v1")
 	srv.SetRecording(true)
-	url, stop, err := srv.Start("")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer stop()
-	c := sdkssm.New(sdkssm.Options{Region: "us-east-1", BaseEndpoint: aws.String(url), Retryer: aws.NopRetryer{},
-		Credentials: credentials.NewStaticCredentialsProvider("a", "b", "")})
+	c := simtest.Client(sdkssm.NewFromConfig, simtest.Serve(t, srv), simtest.AnyKey)
 	ctx := context.Background()
 	out, err := c.GetParameter(ctx, &sdkssm.GetParameterInput{Name: aws.String("/aws/service/x/image_id")})
 	if err != nil || aws.ToString(out.Parameter.Value) != "ami-0123" || out.Parameter.Version != 3 || !out.Parameter.LastModifiedDate.Equal(mod) {
 		t.Fatalf("%+v, %v", out, err)
 	}
 	_, err = c.GetParameter(ctx, &sdkssm.GetParameterInput{Name: aws.String("/nope")})
-	var ae smithy.APIError
-	if !errors.As(err, &ae) || ae.ErrorCode() != "ParameterNotFound" {
+	if simtest.Code(err) != "ParameterNotFound" {
 		t.Errorf("missing: %v", err)
 	}
 	many, err := c.GetParameters(ctx, &sdkssm.GetParametersInput{Names: []string{"/mine", "/nope", "/aws/service/x/image_id"}})

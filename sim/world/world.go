@@ -19,6 +19,7 @@ import (
 	"github.com/joinery/joinery/sim/ec2"
 	"github.com/joinery/joinery/sim/eks"
 	"github.com/joinery/joinery/sim/iam"
+	"github.com/joinery/joinery/sim/internal/delay"
 	"github.com/joinery/joinery/sim/kube"
 	"github.com/joinery/joinery/sim/kubelet"
 	"github.com/joinery/joinery/sim/pricing"
@@ -213,25 +214,14 @@ func (o Options) withDefaults() Options {
 	if o.ClusterName == "" {
 		o.ClusterName = "joinery-local"
 	}
-	o.Consistency = delayOrDefault(o.Consistency, DefaultConsistency)
-	o.ProfilePropagation = delayOrDefault(o.ProfilePropagation, DefaultProfilePropagation)
+	o.Consistency = delay.OrDefault(o.Consistency, DefaultConsistency)
+	o.ProfilePropagation = delay.OrDefault(o.ProfilePropagation, DefaultProfilePropagation)
 	if o.Region == "us-east-1" {
 		o.PriceFactor = 1
 	} else if o.PriceFactor <= 0 {
 		o.PriceFactor = DefaultPriceFactor
 	}
 	return o
-}
-
-// delayOrDefault is d, def when d is 0, and 0 (off) when d is negative.
-func delayOrDefault(d, def time.Duration) time.Duration {
-	switch {
-	case d == 0:
-		return def
-	case d < 0:
-		return 0
-	}
-	return d
 }
 
 // prepareStateDir returns the state folder's absolute path, created, and

@@ -1,6 +1,10 @@
 package policy
 
-import "strings"
+import (
+	"strings"
+
+	"github.com/joinery/joinery/sim/internal/wildcard"
+)
 
 // Patterns are matched after policy variables are resolved into an escaped
 // form: '*' and '?' are wildcards, "\x" is the literal character x. Text
@@ -74,37 +78,8 @@ func unescape(p string) string {
 }
 
 // globMatch reports whether s matches the escaped pattern p ('*' any run,
-// '?' one character, "\x" a literal x). Iterative, with one backtrack
-// point, so no input makes it slow.
-func globMatch(p, s string) bool {
-	pi, si := 0, 0
-	star, mark := -1, 0
-	for si < len(s) {
-		switch {
-		case pi < len(p) && p[pi] == '*':
-			star, mark = pi, si
-			pi++
-		case pi < len(p) && p[pi] == '?':
-			pi++
-			si++
-		case pi+1 < len(p) && p[pi] == '\\' && p[pi+1] == s[si]:
-			pi += 2
-			si++
-		case pi < len(p) && p[pi] != '\\' && p[pi] == s[si]:
-			pi++
-			si++
-		case star >= 0:
-			pi, mark = star+1, mark+1
-			si = mark
-		default:
-			return false
-		}
-	}
-	for pi < len(p) && p[pi] == '*' {
-		pi++
-	}
-	return pi == len(p)
-}
+// '?' one byte, "\x" a literal x).
+func globMatch(p, s string) bool { return wildcard.Match([]byte(p), []byte(s)) }
 
 // arnMatch matches an ARN against an escaped ARN pattern component by
 // component (partition, service, region, account, resource), each with
