@@ -261,7 +261,7 @@ func New(d Deps) *Activities {
 		Headroom: &Headroom{cluster: d.Cluster, metrics: d.Metrics, log: d.Log, gate: d.CapacityBuffer, snapshots: snaps,
 			events: events, state: headroom},
 		ledger: ledger, prices: prices, snapshots: snaps, pools: pools,
-		shared: sharedState{state: d.State, ice: d.ICE, log: d.Log, ledger: ledger},
+		shared: sharedState{state: d.State, ice: d.ICE, log: d.Log, ledger: ledger, market: d.Market},
 	}
 }
 

@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/joinery/joinery/capacity"
+	"github.com/joinery/joinery/catalog"
 	"github.com/joinery/joinery/policy/sharedstate"
 	"github.com/joinery/joinery/providers/aws"
 	"github.com/joinery/joinery/providers/kube"
@@ -23,6 +24,7 @@ type sharedState struct {
 	ice    *aws.ICECache
 	log    *zap.Logger
 	ledger *capacity.Ledger
+	market *catalog.Market // learned node memory
 }
 
 // bind makes the ICE cache and the pending-pod memo the same on every
@@ -43,6 +45,28 @@ func (a sharedState) bind() {
 	})
 	a.ledger.Bind()
 	a.ice.OnMark(a.persistICE)
+	if a.market != nil {
+		a.state.OnChange(sharedstate.NodeMemoryConfigMap, func(data map[string]string) {
+			learned, _ := sharedstate.DecodeNodeMemory(data)
+			a.market.MergeNodeMemory(learned)
+		})
+		a.market.OnLearnNodeMemory(a.persistNodeMemory)
+	}
+}
+
+// persistNodeMemory shares a node memory this replica learned. Two
+// replicas writing one key at once may leave the larger of two real
+// nodes' values there; each keeps its own smaller one.
+func (a sharedState) persistNodeMemory(key string, bytes int64) {
+	k, v, ok := sharedstate.NodeMemoryEntry(key, bytes)
+	if !ok {
+		return
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), sharedStateWriteTimeout)
+	defer cancel()
+	if _, err := a.state.Put(ctx, sharedstate.NodeMemoryConfigMap, map[string]string{k: v}, nil, nil); err != nil {
+		a.log.Warn("learned node memory not shared (kept in this replica)", zap.String("key", key), zap.Error(err))
+	}
 }
 
 // persistICE writes ICE marks to the shared offering cache.
