@@ -29,17 +29,18 @@ export CGO_ENABLED=0
 export GOFLAGS="${GOFLAGS:+$GOFLAGS }-ldflags=-w"
 t0=$(date +%s)
 # The integration tests are the long pole (mostly waiting on the local
-# world's clocks, a core idle), so they start as soon as the control plane
-# is built and everything else that uses the CPU runs beside them: first,
-# the control-plane build (cold: ~14 CPU-minutes) beside the docs check,
-# gofmt and go vet (which compile every dependency the tests need); then
-# staticcheck, the unit tests and the chart tests beside the integration
-# tests, with the bench smoke test and the chaos run.
+# world's clocks, a core idle), so they start as soon as they can: their
+# test binaries compile beside the control-plane build (cold: both are
+# ~20 CPU-minutes of compiling on 2 cores), and everything else that uses
+# the CPU (go vet, staticcheck, the unit tests, the chart tests, the bench
+# smoke test and the chaos run) runs beside them.
 kube_log=$(mktemp /tmp/joinery-kube-build.XXXXXX)
 hack/kube/build.sh >"$kube_log" 2>&1 &
 kube_pid=$!
-echo "== lint: docs, gofmt, go vet (the control-plane build runs beside)"
-hack/lint.sh vet
+hack/lint.sh docs
+itbin=$(mktemp -d /tmp/joinery-it.XXXXXX)
+echo "== integration test binaries (the control-plane build runs beside)"
+go test -c -tags integration -o "$itbin/" ./sim/kube/ ./test/integration/
 echo "== control-plane binaries"
 kb=0
 wait "$kube_pid" || kb=$?
@@ -49,6 +50,7 @@ if [ "$kb" != 0 ]; then
 	echo "== FAILED: hack/kube/build.sh exit $kb"
 	exit 1
 fi
+echo "== built in $(( $(date +%s) - t0 ))s"
 # The bench smoke test and the chaos run start their own worlds on their
 # own ports (30xxx, 29xxx), one after the other.
 side=$(mktemp /tmp/joinery-bench-chaos.XXXXXX)
@@ -57,6 +59,7 @@ side_pid=$!
 checks=$(mktemp /tmp/joinery-checks.XXXXXX)
 (
 	set -e
+	hack/lint.sh vet
 	hack/lint.sh staticcheck
 	echo "== unit tests"
 	go test -count=1 ./...
@@ -64,12 +67,26 @@ checks=$(mktemp /tmp/joinery-checks.XXXXXX)
 	cd deploy/chart/test && GOFLAGS=-mod=mod go vet ./... && GOFLAGS=-mod=mod go test -count=1 ./...
 ) >"$checks" 2>&1 &
 checks_pid=$!
-echo "== integration tests (local world; ${JOINERY_IT_WORLDS:-2} at a time${JOINERY_LONG:+, long form}), beside staticcheck, the unit tests, the chart tests, the bench smoke test (200 pods) and a short chaos run (20 sagas)"
+echo "== integration tests (local world; ${JOINERY_IT_WORLDS:-2} at a time${JOINERY_LONG:+, long form}), beside gofmt, vet, staticcheck, the unit tests, the chart tests, the bench smoke test (200 pods) and a short chaos run (20 sagas)"
+# runtest DIR BIN runs a compiled test binary in its package's folder, as
+# go test does.
+runtest() {
+	local s=$(date +%s) rc=0
+	(cd "$1" && "$2" -test.count=1 -test.timeout "$timeout" -test.parallel "${JOINERY_IT_WORLDS:-2}") || rc=$?
+	if [ "$rc" = 0 ]; then echo "ok  	$1	$(( $(date +%s) - s ))s"; else echo "FAIL	$1	$(( $(date +%s) - s ))s"; fi
+	return "$rc"
+}
+kube_it_log=$(mktemp /tmp/joinery-kube-it.XXXXXX)
+runtest sim/kube "$itbin/kube.test" >"$kube_it_log" 2>&1 &
+kube_it_pid=$!
 it=0
-go test -count=1 -tags integration -timeout "$timeout" -parallel "${JOINERY_IT_WORLDS:-2}" ./sim/kube/ ./test/integration/ || it=$?
+runtest test/integration "$itbin/integration.test" || it=$?
+wait "$kube_it_pid" || it=$?
+cat "$kube_it_log"
+rm -rf "$kube_it_log" "$itbin"
 ck=0
 wait "$checks_pid" || ck=$?
-echo "== staticcheck, unit tests and chart tests (ran beside the integration tests)"
+echo "== gofmt, vet, staticcheck, unit tests and chart tests (ran beside the integration tests)"
 cat "$checks"
 rm -f "$checks"
 bc=0
@@ -78,7 +95,7 @@ echo "== bench smoke test and chaos run (ran beside the integration tests)"
 cat "$side"
 rm -f "$side"
 if [ "$it" != 0 ] || [ "$ck" != 0 ] || [ "$bc" != 0 ]; then
-	echo "== FAILED: integration tests exit $it, staticcheck/unit/chart exit $ck, bench/chaos exit $bc"
+	echo "== FAILED: integration tests exit $it, vet/staticcheck/unit/chart exit $ck, bench/chaos exit $bc"
 	exit 1
 fi
 echo "== all tests passed in $(( $(date +%s) - t0 ))s"
