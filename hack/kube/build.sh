@@ -4,7 +4,7 @@
 # etcd (go.etcd.io/etcd/server/v3) and kwok (sigs.k8s.io/kwok, stands in for
 # kubelets). Prints the folder. Cold: ~14 CPU-minutes; warm: instant.
 #   KUBE_BIN_CACHE overrides the folder.
-# The k8s and kwok modules require the versions Joinery's go.mod selects of
+# The k8s, kwok and etcd modules require the versions Joinery's go.mod selects of
 # the modules they share (client-go, apimachinery, grpc, x/net...), and
 # every build here runs as hack/test.sh's (CGO_ENABLED=0, no -trimpath):
 # Go's build cache then compiles each shared package once for both
