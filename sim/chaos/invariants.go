@@ -154,12 +154,13 @@ func (r *run) checkObjects(ctx context.Context) {
 	}
 }
 
-// checkPDB checks the sampled PodDisruptionBudget never dipped below minAvailable.
+// checkPDB checks the sampled PodDisruptionBudget never dipped below
+// minAvailable, but around a spot reclaim (involuntary: see samplePDB).
 func (r *run) checkPDB() {
 	rep := r.rep
 	add := r.add
 	r.mu.Lock()
-	rep.PDBMinReady, rep.PDBSamples = r.pdbMin, r.pdbSamples
+	rep.PDBMinReady, rep.PDBSamples, rep.PDBReclaimMinReady = r.pdbMin, r.pdbSamples, r.pdbReclaimMin
 	bad := append([]string(nil), r.pdbBad...)
 	r.mu.Unlock()
 	add(Invariant{Name: "PDB never violated", OK: rep.PDBSamples > 0 && rep.PDBMinReady >= 8,
