@@ -21,11 +21,11 @@ import (
 // JOINERY_IT_WORLDS=1 runs the package one world at a time, as before.
 // JOINERY_IT_FIRST_SLOT (default 0) moves the slots up, so that a second
 // run of the package on the same machine (another worktree) can use
-// slots the first does not: slots first..first+worlds-1, at most slot 3.
+// slots the first does not: slots first..first+worlds-1, at most slot 7.
 
 const (
 	slotStride = 100 // every base port + 3*slotStride stays clear of the next base port
-	maxWorlds  = 4
+	maxWorlds  = 8
 )
 
 var (
