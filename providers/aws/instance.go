@@ -89,8 +89,10 @@ func (c *Client) Get(ctx context.Context, id string) (Instance, error) {
 }
 
 // GetAll looks the instances up together (batched as Get): those EC2
-// shows and does not report terminated, by id; the others are left out. A
-// lookup failing otherwise than "not found" (a throttle, say) fails it.
+// shows, by id, terminated ones included (EC2 shows them for about an
+// hour, and "terminated" is surer than "not seen", which may only mean
+// not seen yet); the others are left out. A lookup failing otherwise than
+// "not found" (a throttle, say) fails it.
 func (c *Client) GetAll(ctx context.Context, ids []string) (map[string]Instance, error) {
 	res := c.describes.doAll(ctx, ids)
 	out := make(map[string]Instance, len(ids))
@@ -100,7 +102,7 @@ func (c *Client) GetAll(ctx context.Context, ids []string) (map[string]Instance,
 		case IsNotFound(o.err):
 		case o.err != nil:
 			return nil, fmt.Errorf("look up instance %s: %w", id, o.err)
-		case o.val.State != StateTerminated:
+		default:
 			out[id] = o.val
 		}
 	}

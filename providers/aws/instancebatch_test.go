@@ -92,6 +92,36 @@ func TestTerminateBatchWithAnUnknownInstance(t *testing.T) {
 	}
 }
 
+// GetAll answers a terminated instance with its state, an unknown one not
+// at all: garbage collection takes the first as gone at once and waits out
+// the consistency window for the second.
+func TestGetAllShowsTerminatedInstances(t *testing.T) {
+	srv, c := world(t, simec2.Options{TerminateDelay: time.Millisecond}, aws.Options{})
+	ids := launchN(t, c, 2)
+	if err := c.Terminate(context.Background(), ids[0]); err != nil {
+		t.Fatal(err)
+	}
+	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(10 * time.Millisecond) {
+		if in, _ := srv.Instance(ids[0]); in.State == simec2.StateTerminated {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("instance never terminated")
+		}
+	}
+	unknown := "i-0123456789abcdef0"
+	got, err := c.GetAll(context.Background(), []string{ids[0], ids[1], unknown})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got[ids[0]].State != aws.StateTerminated || got[ids[1]].State != aws.StateRunning {
+		t.Errorf("states %q %q, want terminated, running", got[ids[0]].State, got[ids[1]].State)
+	}
+	if _, ok := got[unknown]; ok || len(got) != 2 {
+		t.Errorf("GetAll = %v, want the two known instances only", got)
+	}
+}
+
 // A throttled batch is not split into one call per instance, is asked
 // for again (backing off) while the caller waits, and a caller that stops
 // waiting gets the throttle, which is never "not found".

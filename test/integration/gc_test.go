@@ -145,9 +145,16 @@ func TestGarbageCollection(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := cc.Terminate(e.ctx, id); err != nil { // TerminateInstances, straight to EC2
-		t.Fatal(err)
-	}
+	// TerminateInstances, straight to EC2. An instance launched moments ago
+	// may be unknown to the API yet (EC2 is eventually consistent), and
+	// the client takes "not found" as terminated: ask until EC2 has it.
+	waitFor(t, 30*time.Second, "EC2 to take the termination", func() bool {
+		if err := cc.Terminate(e.ctx, id); err != nil {
+			t.Fatal(err)
+		}
+		s := e.ec2State(id)
+		return s == "shutting-down" || s == "terminated"
+	})
 	waitFor(t, 2*time.Minute, "the Node of the terminated instance gone", func() bool {
 		_, err := e.kc.CoreV1().Nodes().Get(e.ctx, first, metav1.GetOptions{})
 		return apierrors.IsNotFound(err)
