@@ -78,6 +78,7 @@ func runActivity(t *testing.T, fn any, name string, in any, out any) error {
 func TestNodeClaimDeletedWithinTheWindowLeavesNoInstance(t *testing.T) {
 	for run := range 50 {
 		t.Run(fmt.Sprint(run), func(t *testing.T) {
+			t.Parallel()
 			a, srv, req, clk := consistentLaunchWorld(t, uint64(run+1), simec2.Options{})
 			inst, _, _, err := launchDriven(t, a, srv, req, nil, clk) // waits for its new template
 			if err != nil {
