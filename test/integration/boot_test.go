@@ -111,6 +111,7 @@ spec:
         - {key: karpenter.sh/capacity-type, operator: In, values: [on-demand]}
         - {key: kubernetes.io/arch, operator: In, values: [amd64]}
         - {key: karpenter.k8s.aws/instance-family, operator: In, values: [m6i, c6i]}
+        - {key: karpenter.k8s.aws/instance-size, operator: In, values: [xlarge]}
   disruption:
     consolidationPolicy: WhenEmptyOrUnderutilized
     consolidateAfter: 1h
@@ -135,8 +136,8 @@ spec:
 
 // TestNoSecondWaveWhileNodesBoot: 300 pending pods and nodes that take
 // 45 s from launch to Ready (5 s pending, 30 s to registration, 10 s to
-// Ready): the NodeClaims launched are the first plan's, none more, however
-// long the pods wait for them. Every Node registers NotReady with the
+// Ready), about 15 to a node: the NodeClaims launched are the first
+// plan's, none more, however long the pods wait for them. Every Node registers NotReady with the
 // not-ready taint first, and ends Ready without it.
 func TestNoSecondWaveWhileNodesBoot(t *testing.T) {
 	parallel(t)
