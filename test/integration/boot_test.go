@@ -3,6 +3,8 @@
 package integration
 
 import (
+	"os"
+	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
@@ -179,6 +181,14 @@ func TestNoSecondWaveWhileNodesBoot(t *testing.T) {
 	instances := e.w.EC2.Instances()
 	if len(batches) != 1 || len(instances) != len(claims) {
 		t.Errorf("%d instances launched for %d NodeClaims in %d provisioning batches %v: want one batch, one instance each", len(instances), len(claims), len(batches), batches)
+	}
+	if len(batches) != 1 { // what each plan saw, and when the nodes came
+		b, _ := os.ReadFile(filepath.Join(e.dir, "joinery.log"))
+		for _, l := range strings.Split(string(b), "\n") {
+			if strings.Contains(l, "provisioning plan") || strings.Contains(l, "\"provisioned\"") || strings.Contains(l, "node ready") || strings.Contains(l, "node registered") {
+				t.Log(l)
+			}
+		}
 	}
 	for _, in := range instances {
 		if in.State != "running" {
