@@ -152,7 +152,17 @@ func TestNoSecondWaveWhileNodesBoot(t *testing.T) {
 		t.Fatal(err)
 	}
 	e.apply(t, dep)
-	waitFor(t, 2*time.Minute, "300 pending pods", func() bool { return len(e.podsOf(t, "app=wave")) == 300 })
+	waitFor(t, 2*time.Minute, "300 pods the scheduler found no node for", func() bool {
+		n := 0
+		for _, p := range e.podsOf(t, "app=wave") {
+			for _, c := range p.Status.Conditions {
+				if c.Type == corev1.PodScheduled && c.Reason == corev1.PodReasonUnschedulable {
+					n++
+				}
+			}
+		}
+		return n == 300
+	})
 	pool, err := kube.ParseManifests([]byte(bootWavePool))
 	if err != nil {
 		t.Fatal(err)
