@@ -10,6 +10,7 @@ import (
 	"github.com/joinery/joinery/solver"
 	"github.com/joinery/joinery/solver/resources"
 	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 )
 
 // AnnotationNominatedPods on a NodeClaim lists the UIDs (comma-separated) of
@@ -69,18 +70,35 @@ func (n *Nominations) Live(nc *apiv1.NodeClaim, now time.Time) bool {
 // nomination holds only as far as the pod still fits the node's free
 // allocatable (nominated pods in annotation order): the kube-scheduler
 // binds pending pods in its own order, and a pod left without room is
-// planned again at once instead of waiting out the window.
+// planned again at once instead of waiting out the window. A pod left
+// without room because the scheduler bound there a pod of the same owner
+// nominated to a claim still booting takes that pod's place on the
+// booting claim instead: the nodes of one wave come Ready one by one, and
+// the first ones take whichever pods the scheduler picks.
 func (n *Nominations) Of(pending []*corev1.Pod, now time.Time) map[string]string {
 	byUID := make(map[string]*corev1.Pod, len(pending))
 	for _, p := range pending {
 		byUID[string(p.UID)] = p
 	}
-	out := map[string]string{}
+	var live []*apiv1.NodeClaim
+	claimOf := map[string]string{} // nominated pod UID -> claim
 	for _, nc := range n.cluster.NodeClaims() {
 		if nc.DeletionTimestamp != nil || !n.Live(nc, now) {
 			continue
 		}
-		free, bounded := n.freeOnNode(nc)
+		live = append(live, nc)
+		for _, uid := range strings.Split(nc.Annotations[AnnotationNominatedPods], ",") {
+			if uid != "" {
+				claimOf[uid] = nc.Name
+			}
+		}
+	}
+	out := map[string]string{}
+	var displaced []*corev1.Pod
+	left := map[string]resources.List{}               // Ready claim -> free allocatable left
+	vacated := map[string]map[string]resources.List{} // claim -> owner -> its nominees' requests bound elsewhere
+	for _, nc := range live {
+		free, bounded := n.freeOnNode(nc, claimOf, vacated)
 		for _, uid := range strings.Split(nc.Annotations[AnnotationNominatedPods], ",") {
 			p := byUID[uid]
 			if p == nil {
@@ -89,19 +107,65 @@ func (n *Nominations) Of(pending []*corev1.Pod, now time.Time) map[string]string
 			if bounded {
 				req := solver.PodFromK8s(p).Requests
 				if !req.Fits(free) {
+					displaced = append(displaced, p)
 					continue
 				}
 				free = free.Sub(req)
 			}
 			out[uid] = nc.Name
 		}
+		if bounded {
+			left[nc.Name] = free
+		}
+	}
+	for _, p := range displaced {
+		if name := takePlace(p, live, left, vacated); name != "" {
+			out[string(p.UID)] = name
+		}
 	}
 	return out
 }
 
+// takePlace finds a claim whose nominee of p's owner the scheduler bound
+// elsewhere, with room for p in that place (and, on a Ready node, in what
+// is still free there), and takes that room.
+func takePlace(p *corev1.Pod, live []*apiv1.NodeClaim, left map[string]resources.List, vacated map[string]map[string]resources.List) string {
+	key := ownerKey(p)
+	if key == "" {
+		return ""
+	}
+	req := solver.PodFromK8s(p).Requests
+	for _, nc := range live {
+		room, ok := vacated[nc.Name][key]
+		if !ok || !req.Fits(room) {
+			continue
+		}
+		free, ready := left[nc.Name]
+		if ready && !req.Fits(free) {
+			continue
+		}
+		vacated[nc.Name][key] = room.Sub(req)
+		if ready {
+			left[nc.Name] = free.Sub(req)
+		}
+		return nc.Name
+	}
+	return ""
+}
+
+// ownerKey names the controller a pod belongs to ("" for none): its pods
+// share one template, so one can go wherever another fits.
+func ownerKey(p *corev1.Pod) string {
+	if ref := metav1.GetControllerOf(p); ref != nil {
+		return p.Namespace + "/" + string(ref.UID)
+	}
+	return ""
+}
+
 // freeOnNode is the free allocatable of the NodeClaim's Node; false while
-// it has no Ready Node (its nominations are not bounded yet).
-func (n *Nominations) freeOnNode(nc *apiv1.NodeClaim) (resources.List, bool) {
+// it has no Ready Node (its nominations are not bounded yet). Pods bound
+// there that were nominated to another claim are added to vacated.
+func (n *Nominations) freeOnNode(nc *apiv1.NodeClaim, claimOf map[string]string, vacated map[string]map[string]resources.List) (resources.List, bool) {
 	if nc.Status.NodeName == "" {
 		return resources.List{}, false
 	}
@@ -111,8 +175,16 @@ func (n *Nominations) freeOnNode(nc *apiv1.NodeClaim) (resources.List, bool) {
 	}
 	free, _ := resources.FromResourceList(node.Status.Allocatable)
 	for _, p := range n.cluster.PodsOnNode(node.Name) {
-		if kube.IsActive(p) {
-			free = free.Sub(solver.PodFromK8s(p).Requests)
+		if !kube.IsActive(p) {
+			continue
+		}
+		req := solver.PodFromK8s(p).Requests
+		free = free.Sub(req)
+		if other, key := claimOf[string(p.UID)], ownerKey(p); other != "" && other != nc.Name && key != "" {
+			if vacated[other] == nil {
+				vacated[other] = map[string]resources.List{}
+			}
+			vacated[other][key] = vacated[other][key].Add(req)
 		}
 	}
 	return free, true

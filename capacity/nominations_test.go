@@ -60,3 +60,53 @@ func TestLiveNominations(t *testing.T) {
 		t.Fatalf("UnnominatedPending = %d, want 1 (pod b)", n)
 	}
 }
+
+// The nodes of one wave come Ready one by one, and the scheduler binds
+// to the first whichever pending pods it picks: a pod whose place on its
+// Ready node was taken by a pod of the same owner nominated to a claim
+// still booting keeps a nomination, to that claim; a pod of another
+// owner has no such place and is planned again.
+func TestDisplacedNomineeTakesThePlaceOnTheBootingClaim(t *testing.T) {
+	now := time.Now()
+	owner := metav1.OwnerReference{APIVersion: "apps/v1", Kind: "ReplicaSet", Name: "web-1", UID: "rs-web", Controller: ptrTo(true)}
+	pod := func(name, node string, owned bool) *corev1.Pod {
+		p := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: "default", UID: types.UID("uid-" + name)},
+			Spec: corev1.PodSpec{NodeName: node, Containers: []corev1.Container{{Name: "c",
+				Resources: corev1.ResourceRequirements{Requests: corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("1")}}}}}}
+		if owned {
+			p.OwnerReferences = []metav1.OwnerReference{owner}
+		}
+		if node == "" {
+			p.Status.Conditions = []corev1.PodCondition{{Type: corev1.PodScheduled, Status: corev1.ConditionFalse, Reason: corev1.PodReasonUnschedulable}}
+		} else {
+			p.Status.Phase = corev1.PodRunning
+		}
+		return p
+	}
+	node := &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: "ip-10-0-0-9.ec2.internal"},
+		Status: corev1.NodeStatus{Allocatable: corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("2"), corev1.ResourcePods: resource.MustParse("20")},
+			Conditions: []corev1.NodeCondition{{Type: corev1.NodeReady, Status: corev1.ConditionTrue}}}}
+	first := &apiv1.NodeClaim{ObjectMeta: metav1.ObjectMeta{Name: "wave-a-ready",
+		Annotations: map[string]string{AnnotationNominatedPods: "uid-q1,uid-q2,uid-stranger"}},
+		Status: apiv1.NodeClaimStatus{NodeName: node.Name}}
+	booting := &apiv1.NodeClaim{ObjectMeta: metav1.ObjectMeta{Name: "wave-b-booting",
+		Annotations: map[string]string{AnnotationNominatedPods: "uid-p1,uid-p2,uid-p3"}}}
+	// The scheduler bound p1 and p2, nominated to the booting claim, to the first node.
+	p1, p2, p3 := pod("p1", node.Name, true), pod("p2", node.Name, true), pod("p3", "", true)
+	q1, q2, stranger := pod("q1", "", true), pod("q2", "", true), pod("stranger", "", false)
+	cl := kubetest.Start(t, kubetest.World{Claims: []*apiv1.NodeClaim{first, booting}, Objects: []runtime.Object{node, p1, p2, p3, q1, q2, stranger}}).Cluster
+	noms := NewNominations(cl, 0, func(*apiv1.NodeClaim, time.Time) bool { return false })
+
+	got := noms.Of([]*corev1.Pod{p3, q1, q2, stranger}, now)
+	want := map[string]string{"uid-p3": booting.Name, "uid-q1": booting.Name, "uid-q2": booting.Name}
+	if len(got) != len(want) {
+		t.Fatalf("got %v, want %v", got, want)
+	}
+	for k, v := range want {
+		if got[k] != v {
+			t.Fatalf("got %v, want %v", got, want)
+		}
+	}
+}
+
+func ptrTo[T any](v T) *T { return &v }

@@ -28,6 +28,9 @@ type devFlags struct {
 	fresh        bool
 	stateDir     string
 	bootDelay    time.Duration
+	bootRegister time.Duration
+	bootNetwork  time.Duration
+	fastBoot     bool
 	consistency  time.Duration
 	propagation  time.Duration
 	timeout      time.Duration
@@ -73,7 +76,11 @@ prints the summary when settled and keeps running until Ctrl-C.`,
 	fl.BoolVar(&f.untilSettled, "until-settled", false, "exit once every workload pod is Running on a Joinery node (and every CapacityBuffer held)")
 	fl.BoolVar(&f.fresh, "fresh", false, "wipe the state directory first")
 	fl.StringVar(&f.stateDir, "state-dir", ".joinery", "where etcd data, the Temporal SQLite file, PKI and logs persist")
-	fl.DurationVar(&f.bootDelay, "boot-delay", 2*time.Second, "simulated instance boot time before its Node registers")
+	fl.DurationVar(&f.bootDelay, "boot-delay", world.EKSBoot.Pending, "how long a new instance stays pending before EC2 reports it running")
+	fl.DurationVar(&f.bootRegister, "boot-register", world.EKSBoot.Register,
+		"from running until the node's kubelet registers its Node NotReady (OS boot, node agent, kubelet start)")
+	fl.DurationVar(&f.bootNetwork, "boot-network", world.EKSBoot.NetworkReady, "from registration until the CNI is up and the Node is Ready")
+	fl.BoolVar(&f.fastBoot, "fast-boot", false, "boot nodes in about 3 s (1 s per phase) instead of EKS's 40-60 s; overrides the --boot-* durations")
 	fl.DurationVar(&f.consistency, "consistency-window", world.DefaultConsistency,
 		"EC2's read-after-write window: a new instance, launch template or tag stays unknown to the API for up to this long (0: off)")
 	fl.DurationVar(&f.propagation, "profile-propagation", world.DefaultProfilePropagation,
@@ -120,7 +127,7 @@ func runDev(parent context.Context, f *devFlags) error {
 	defer log.Sync() //nolint:errcheck
 	started := time.Now()
 	wo := world.Options{
-		StateDir: f.stateDir, BootDelay: f.bootDelay, DiscoveryTag: f.discoveryTag, Region: f.region,
+		StateDir: f.stateDir, Boot: f.boot(), DiscoveryTag: f.discoveryTag, Region: f.region,
 		Consistency: offIfZero(f.consistency), ProfilePropagation: offIfZero(f.propagation),
 		Progress: os.Stderr, Log: log, AdminAddr: f.adminAddr, TemporalPostgres: f.postgres,
 		ThrottleScale: f.throttleScale, QueueDuplicates: f.queueDuplicates,
@@ -252,6 +259,9 @@ func applyAndSettle(ctx context.Context, f *devFlags, w *world.World, objs []*un
 	settled.Reprice(w.Price) // the region's prices, spot per zone as the nodes pay them
 	settled.Print(os.Stdout)
 	fmt.Printf("Time from apply to last pod Running: %s\n", took.Round(10*time.Millisecond))
+	if line := bootSummary(w.BootTimes()); line != "" {
+		fmt.Println(line)
+	}
 	for _, b := range buffers {
 		fmt.Println(b)
 	}
@@ -299,4 +309,24 @@ func offIfZero(d time.Duration) time.Duration {
 		return -1
 	}
 	return d
+}
+
+// boot is the world's boot phases from the flags: as given (0: none), or
+// 1 s each with --fast-boot.
+func (f *devFlags) boot() world.BootPhases {
+	if f.fastBoot {
+		return world.BootPhases{Pending: time.Second, Register: time.Second, NetworkReady: time.Second}
+	}
+	return world.BootPhases{Pending: offIfZero(f.bootDelay), Register: offIfZero(f.bootRegister), NetworkReady: offIfZero(f.bootNetwork)}
+}
+
+// bootSummary says how long the nodes took from launch to Ready ("" when
+// none went Ready in this run).
+func bootSummary(took []time.Duration) string {
+	if len(took) == 0 {
+		return ""
+	}
+	r := func(d time.Duration) time.Duration { return d.Round(100 * time.Millisecond) }
+	return fmt.Sprintf("Node boot time, launch to Ready: %d node(s), median %s, min %s, max %s",
+		len(took), r(took[len(took)/2]), r(took[0]), r(took[len(took)-1]))
 }

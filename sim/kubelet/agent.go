@@ -65,16 +65,12 @@ type BootConfig struct {
 	RAID0 bool
 }
 
-// ParseUserData decodes an instance's user data (base64, as EC2 holds it).
+// ParseUserData decodes an instance's user data (base64, as EC2 holds it)
+// in whichever format it is: what a custom image whose node agent is not
+// known would make of it.
 func ParseUserData(b64 string) (*BootConfig, error) {
-	if strings.TrimSpace(b64) == "" {
-		return nil, errors.New("no user data: nothing tells the node which cluster to join")
-	}
-	raw, err := base64.StdEncoding.DecodeString(b64)
+	raw, err := decodeUserData(b64)
 	if err != nil {
-		return nil, fmt.Errorf("user data is not base64: %v", err)
-	}
-	if raw, err = gunzipMaybe(raw); err != nil {
 		return nil, err
 	}
 	if parts, ok, err := multipartParts(raw); ok {
@@ -115,6 +111,18 @@ func ParseUserData(b64 string) (*BootConfig, error) {
 		return nil, fmt.Errorf("neither MIME with a NodeConfig part, a bootstrap.sh script, Bottlerocket TOML nor a NodeConfig (nodeadm: %v)", err)
 	}
 	return c, nil
+}
+
+// decodeUserData is what IMDS serves: base64-decoded, gunzipped if so.
+func decodeUserData(b64 string) ([]byte, error) {
+	if strings.TrimSpace(b64) == "" {
+		return nil, errors.New("no user data: nothing tells the node which cluster to join")
+	}
+	raw, err := base64.StdEncoding.DecodeString(b64)
+	if err != nil {
+		return nil, fmt.Errorf("user data is not base64: %v", err)
+	}
+	return gunzipMaybe(raw)
 }
 
 func gunzipMaybe(b []byte) ([]byte, error) {

@@ -6,7 +6,9 @@
 // and kubelet settings found there, only if the endpoint and CA bundle are
 // the local cluster's. Capacity and allocatable follow the EKS formulas for
 // the instance type and those settings; providerID is aws:///<zone>/<id>.
-// kwok then keeps the Node Ready and runs its pods.
+// The node boots in phases as on EKS (Phases): the kubelet registers the
+// Node NotReady, the CNI comes up, then the Node goes Ready and kwok keeps
+// it Ready and runs its pods.
 package kubelet
 
 import (
@@ -55,35 +57,102 @@ type Registrar struct {
 	// URL and CA: a node joins only if its user data names both.
 	ClusterEndpoint string
 	ClusterCA       []byte
-	// Image resolves an AMI ID to its architecture ("x86_64"/"arm64" or
-	// "amd64") and variant ("standard", "nvidia", "neuron"); nil, or ok
-	// false, means a standard image of the instance's architecture.
-	Image func(id string) (arch, variant string, ok bool)
+	// Image resolves an AMI ID to what EC2 describes of it; nil, or ok
+	// false, means a standard custom image of the instance's architecture.
+	Image func(id string) (Image, bool)
+	// Boot is how long the node takes from EC2's running to registered
+	// and from registered to Ready.
+	Boot Phases
+	// Alive reports whether the instance is still pending or running: one
+	// terminated while it boots never registers (nil: always).
+	Alive func(id string) bool
+	// OnReady, when set, is told when a node went Ready.
+	OnReady func(inst Instance, at time.Time)
 }
 
-// Register boots the instance and creates its Node, retrying API errors for
-// up to a minute. An instance whose user data does not make it join (no or
-// unparsable user data, another cluster's endpoint or CA, labels the kubelet
-// refuses, an image of the wrong architecture) never gets a Node: the reason
-// is logged and returned wrapping ErrNotJoined.
+// Image is what DescribeImages shows of an AMI: the node knows its own
+// OS, which the sim reads from the image's name.
+type Image struct {
+	// Arch is "x86_64"/"arm64" (or "amd64"); Variant "standard",
+	// "nvidia" or "neuron".
+	Arch, Variant     string
+	Name, Description string
+}
+
+// Phases are the durations of a node's boot after EC2 reports it running.
+type Phases struct {
+	// Register: OS boot, cloud-init, the node agent (nodeadm init,
+	// bootstrap.sh, Bottlerocket's early boot) and the kubelet's start,
+	// until the Node is created NotReady.
+	Register time.Duration
+	// NetworkReady: from registration until the CNI plugin is installed
+	// (aws-node's ipamd healthy) and the kubelet reports Ready.
+	NetworkReady time.Duration
+}
+
+// Register boots the instance: after Boot.Register its kubelet creates the
+// Node NotReady, after Boot.NetworkReady more the Node goes Ready; API
+// errors are retried for up to a minute. An instance whose user data does
+// not make it join (no or unparsable user data, user data its image's node
+// agent does not run, another cluster's endpoint or CA, labels the kubelet
+// refuses, an image of the wrong architecture) never gets a Node: the
+// reason is logged and returned wrapping ErrNotJoined.
 func (r *Registrar) Register(ctx context.Context, inst Instance) error {
+	if !sleep(ctx, r.Boot.Register) {
+		return ctx.Err()
+	}
+	if r.Alive != nil && !r.Alive(inst.ID) {
+		return nil // terminated before its kubelet started
+	}
 	node, err := r.boot(inst)
 	if err != nil {
 		r.Log.Warn("node did not join the cluster", zap.String("instance", inst.ID), zap.String("instanceType", inst.InstanceType), zap.String("reason", err.Error()))
 		return fmt.Errorf("%w: instance %s: %v", ErrNotJoined, inst.ID, err)
 	}
+	if err := r.retry(ctx, inst, func() error { return r.register(ctx, inst, node) }); err != nil {
+		return err
+	}
+	if !sleep(ctx, r.Boot.NetworkReady) {
+		return ctx.Err()
+	}
+	var gone bool
+	if err := r.retry(ctx, inst, func() (err error) { gone, err = r.networkReady(ctx, inst, node.Name); return err }); err != nil || gone {
+		return err
+	}
+	if r.OnReady != nil {
+		r.OnReady(inst, time.Now())
+	}
+	return r.retry(ctx, inst, func() error { return r.registerEBSDriver(ctx, inst, node) })
+}
+
+// retry runs f until it succeeds, for up to a minute.
+func (r *Registrar) retry(ctx context.Context, inst Instance, f func() error) error {
+	var err error
 	for i := 0; i < 60; i++ {
-		if err = r.register(ctx, inst, node); err == nil {
+		if err = f(); err == nil {
 			return nil
 		}
-		select {
-		case <-ctx.Done():
+		if !sleep(ctx, time.Second) {
 			return ctx.Err()
-		case <-time.After(time.Second):
 		}
 	}
 	r.Log.Error("node registration failed", zap.String("instance", inst.ID), zap.Error(err))
 	return err
+}
+
+// sleep waits d; false when ctx ended first.
+func sleep(ctx context.Context, d time.Duration) bool {
+	if d <= 0 {
+		return ctx.Err() == nil
+	}
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-ctx.Done():
+		return false
+	case <-t.C:
+		return true
+	}
 }
 
 // boot is the node agent and the kubelet's start: everything that decides
@@ -93,20 +162,21 @@ func (r *Registrar) boot(inst Instance) (*corev1.Node, error) {
 	if !ok {
 		return nil, fmt.Errorf("instance type %s: EC2 does not describe it", inst.InstanceType)
 	}
-	variant := "standard"
+	variant, family := "standard", FamilyCustom
 	if r.Image != nil && inst.ImageID != "" {
-		if arch, v, ok := r.Image(inst.ImageID); ok {
-			if a := normArch(arch); a != it.Arch {
+		if im, ok := r.Image(inst.ImageID); ok {
+			if a := normArch(im.Arch); a != it.Arch {
 				return nil, fmt.Errorf("image %s is %s, instance type %s is %s: the kernel does not boot", inst.ImageID, a, it.Name, it.Arch)
 			}
-			if v != "" {
-				variant = v
+			if im.Variant != "" {
+				variant = im.Variant
 			}
+			family = FamilyOfImage(im.Name)
 		}
 	}
-	cfg, err := ParseUserData(inst.UserData)
+	cfg, err := ParseUserDataFor(family, inst.UserData)
 	if err != nil {
-		return nil, fmt.Errorf("user data: %v", err)
+		return nil, fmt.Errorf("user data (%s image): %v", family, err)
 	}
 	if err := r.checkCluster(cfg); err != nil {
 		return nil, err
@@ -143,7 +213,8 @@ func (r *Registrar) boot(inst Instance) (*corev1.Node, error) {
 		seen[id] = true
 		taints = append(taints, corev1.Taint{Key: t.Key, Value: t.Value, Effect: t.Effect})
 	}
-	taints = append(taints, corev1.Taint{Key: TaintUninitialized, Value: "true", Effect: corev1.TaintEffectNoSchedule})
+	taints = append(taints, corev1.Taint{Key: TaintUninitialized, Value: "true", Effect: corev1.TaintEffectNoSchedule},
+		corev1.Taint{Key: corev1.TaintNodeNotReady, Effect: corev1.TaintEffectNoSchedule})
 
 	volume, fs := dataVolumeBytes(inst.BlockDevices, cfg.Format), "xfs"
 	if cfg.Format == FormatBottlerocket {
@@ -158,9 +229,8 @@ func (r *Registrar) boot(inst Instance) (*corev1.Node, error) {
 
 	return &corev1.Node{
 		ObjectMeta: metav1.ObjectMeta{
-			Name:        inst.PrivateDNSName,
-			Labels:      labels,
-			Annotations: map[string]string{KwokAnnotation: "fake"},
+			Name:   inst.PrivateDNSName,
+			Labels: labels,
 		},
 		// nodeadm and bootstrap.sh pass the provider ID to the kubelet.
 		Spec: corev1.NodeSpec{ProviderID: "aws:///" + inst.Zone + "/" + inst.ID, Taints: taints},
@@ -168,6 +238,7 @@ func (r *Registrar) boot(inst Instance) (*corev1.Node, error) {
 			Capacity:    capacity,
 			Allocatable: allocatable,
 			NodeInfo:    corev1.NodeSystemInfo{Architecture: it.Arch, OperatingSystem: "linux", KubeletVersion: "v1.37.2-joinery-sim"},
+			Conditions:  registeredConditions(time.Now()),
 		},
 	}, nil
 }
@@ -295,10 +366,7 @@ func (r *Registrar) register(ctx context.Context, inst Instance, node *corev1.No
 		}
 	}
 	r.Log.Info("node registered", zap.String("node", node.Name), zap.String("instance", inst.ID), zap.String("instanceType", inst.InstanceType))
-	if err := r.initializeAsCloudProvider(ctx, inst, node.Name); err != nil {
-		return err
-	}
-	return r.registerEBSDriver(ctx, inst, created)
+	return r.initializeAsCloudProvider(ctx, inst, node.Name)
 }
 
 // EBS CSI driver facts its node plugin reports (aws-ebs-csi-driver
@@ -326,10 +394,16 @@ const (
 // kube-scheduler's NodeVolumeLimits plugin then holds pods to that limit.
 // (The local world stands for a cluster with the EBS CSI driver add-on
 // installed; its node plugin's own pod is not simulated.)
-func (r *Registrar) registerEBSDriver(ctx context.Context, inst Instance, node *corev1.Node) error {
+func (r *Registrar) registerEBSDriver(ctx context.Context, inst Instance, want *corev1.Node) error {
 	it, ok := r.Hardware(inst.InstanceType)
 	if !ok {
 		return nil
+	}
+	node, err := r.Kube.CoreV1().Nodes().Get(ctx, want.Name, metav1.GetOptions{})
+	if apierrors.IsNotFound(err) || err == nil && node.Spec.ProviderID != want.Spec.ProviderID {
+		return nil // deleted since (the instance is going away)
+	} else if err != nil {
+		return err
 	}
 	extra := 0
 	for _, b := range inst.BlockDevices {
@@ -341,11 +415,11 @@ func (r *Registrar) registerEBSDriver(ctx context.Context, inst Instance, node *
 	driver := storagev1.CSINodeDriver{Name: ebsDriver, NodeID: inst.ID,
 		TopologyKeys: []string{apiv1.LabelOS, ebsZoneKey, apiv1.LabelZone},
 		Allocatable:  &storagev1.VolumeNodeResources{Count: &count}}
-	want := &storagev1.CSINode{ObjectMeta: metav1.ObjectMeta{Name: node.Name,
+	csiNode := &storagev1.CSINode{ObjectMeta: metav1.ObjectMeta{Name: node.Name,
 		OwnerReferences: []metav1.OwnerReference{{APIVersion: "v1", Kind: "Node", Name: node.Name, UID: node.UID}}},
 		Spec: storagev1.CSINodeSpec{Drivers: []storagev1.CSINodeDriver{driver}}}
 	csiNodes := r.Kube.StorageV1().CSINodes()
-	if _, err := csiNodes.Create(ctx, want, metav1.CreateOptions{}); apierrors.IsAlreadyExists(err) {
+	if _, err := csiNodes.Create(ctx, csiNode, metav1.CreateOptions{}); apierrors.IsAlreadyExists(err) {
 		err = retry.RetryOnConflict(retry.DefaultRetry, func() error {
 			cur, err := csiNodes.Get(ctx, node.Name, metav1.GetOptions{})
 			if err != nil {
@@ -362,7 +436,7 @@ func (r *Registrar) registerEBSDriver(ctx context.Context, inst Instance, node *
 		return fmt.Errorf("CSINode %s: %w", node.Name, err)
 	}
 	tainted := false
-	err := retry.RetryOnConflict(retry.DefaultRetry, func() error {
+	err = retry.RetryOnConflict(retry.DefaultRetry, func() error {
 		n, err := r.Kube.CoreV1().Nodes().Get(ctx, node.Name, metav1.GetOptions{})
 		if err != nil {
 			return err

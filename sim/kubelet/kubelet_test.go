@@ -157,6 +157,7 @@ var testHardware = map[string]Hardware{
 
 func registrar(t *testing.T, ca []byte) (*Registrar, *fake.Clientset) {
 	kc := fake.NewClientset()
+	fakeKwok(kc)
 	return &Registrar{
 		Kube: kc, Hardware: func(name string) (Hardware, bool) { h, ok := testHardware[name]; return h, ok }, Region: "us-east-1", Log: zap.NewNop(),
 		ClusterEndpoint: endpoint, ClusterCA: ca,
@@ -343,7 +344,7 @@ func TestAcceleratorsOnlyWithTheirImageVariant(t *testing.T) {
 	}{{"standard", true, 0}, {"nvidia", true, 1}, {"neuron", true, 0}, {"", false, 0}} {
 		r, kc := registrar(t, ca)
 		if tc.image {
-			r.Image = func(id string) (string, string, bool) { return "x86_64", tc.variant, id == "ami-0abc" }
+			r.Image = func(id string) (Image, bool) { return Image{Arch: "x86_64", Variant: tc.variant}, id == "ami-0abc" }
 		}
 		if err := r.Register(context.Background(), instance("g4dn.xlarge", generate(t, options(apiv1.AMIFamilyAL2023, ca)))); err != nil {
 			t.Fatal(err)
@@ -355,7 +356,7 @@ func TestAcceleratorsOnlyWithTheirImageVariant(t *testing.T) {
 		}
 	}
 	r, kc := registrar(t, ca)
-	r.Image = func(string) (string, string, bool) { return "x86_64", "neuron", true }
+	r.Image = func(string) (Image, bool) { return Image{Arch: "x86_64", Variant: "neuron"}, true }
 	if err := r.Register(context.Background(), instance("inf2.xlarge", generate(t, options(apiv1.AMIFamilyAL2023, ca)))); err != nil {
 		t.Fatal(err)
 	}
@@ -367,7 +368,7 @@ func TestAcceleratorsOnlyWithTheirImageVariant(t *testing.T) {
 func TestImageOfOtherArchDoesNotBoot(t *testing.T) {
 	ca := newCA(t, "cluster")
 	r, kc := registrar(t, ca)
-	r.Image = func(string) (string, string, bool) { return "arm64", "standard", true }
+	r.Image = func(string) (Image, bool) { return Image{Arch: "arm64", Variant: "standard"}, true }
 	err := r.Register(context.Background(), instance("m5.large", generate(t, options(apiv1.AMIFamilyAL2023, ca))))
 	if !errors.Is(err, ErrNotJoined) || len(nodes(t, kc)) != 0 {
 		t.Fatalf("arm64 image on m5.large: %v, %d nodes", err, len(nodes(t, kc)))

@@ -38,8 +38,12 @@ type Options struct {
 	StateDir string
 	// Fresh wipes StateDir first.
 	Fresh bool
-	// BootDelay is how long an instance is pending before its Node registers (default 2 s).
+	// BootDelay is how long an instance is pending before EC2 reports it
+	// running (default 2 s); Boot.Pending, when set, wins.
 	BootDelay time.Duration
+	// Boot sets the durations of a node's boot phases (zero fields:
+	// defaults, negative: none).
+	Boot BootPhases
 	// NodeMemTotalMiB sets, per instance type, the memory the guest kernel
 	// reports (the Node's memory capacity) in place of the local kubelet's
 	// memory model: a type measured on a real node, or one that surprises.
@@ -146,6 +150,7 @@ type World struct {
 	// AdminAddr is the admin endpoint's host:port (empty: not served).
 	AdminAddr     string
 	interruptions interruptions
+	boots         bootTimes
 	stopEC2       func()
 	ec2State      string
 	cancel        context.CancelFunc
@@ -214,6 +219,7 @@ func (o Options) withDefaults() Options {
 	if o.ClusterName == "" {
 		o.ClusterName = "joinery-local"
 	}
+	o.Boot = o.Boot.withDefaults(o.BootDelay)
 	o.Consistency = delay.OrDefault(o.Consistency, DefaultConsistency)
 	o.ProfilePropagation = delay.OrDefault(o.ProfilePropagation, DefaultProfilePropagation)
 	if o.Region == "us-east-1" {
@@ -291,14 +297,18 @@ func (w *World) startEC2(o Options) (err error) {
 	reg := &kubelet.Registrar{
 		Kube: kc, Hardware: func(name string) (kubelet.Hardware, bool) { return w.hardware(name, o.NodeMemTotalMiB) }, Region: o.Region, Log: o.Log.Named("sim-kubelet"),
 		ClusterEndpoint: w.Kube.Server(), ClusterCA: rc.TLSClientConfig.CAData,
-		Image: func(id string) (string, string, bool) { return w.EC2.ImageArchVariant(id) },
+		Image: w.imageAsSeenByNode, Boot: kubelet.Phases{Register: o.Boot.Register, NetworkReady: o.Boot.NetworkReady},
+		Alive: w.instanceAlive, OnReady: w.boots.ready,
 	}
 	w.EC2 = ec2.New(ec2.Options{
-		ClusterTag: o.DiscoveryTag, BootDelay: o.BootDelay, Region: o.Region, PriceFactor: o.PriceFactor, Consistency: o.Consistency,
+		ClusterTag: o.DiscoveryTag, BootDelay: o.Boot.Pending, Region: o.Region, PriceFactor: o.PriceFactor, Consistency: o.Consistency,
 		AccountID: AccountID, InstanceProfile: w.IAM.InstanceProfileARN, InstanceProfileHasRole: w.IAM.InstanceProfileHasRole, ThrottleScale: o.throttleScale(),
 		OnRunning: func(i ec2.Instance) { _ = reg.Register(regCtx, asSeenByNode(i)) },
 		Guard:     w.Auth, InstanceProfileRoles: w.IAM.InstanceProfileRoles,
 	})
+	w.boots.mu.Lock()
+	w.boots.launch = func(id string) (time.Time, bool) { in, ok := w.EC2.Instance(id); return in.LaunchTime, ok }
+	w.boots.mu.Unlock()
 	ec2State := filepath.Join(w.StateDir, "ec2.json")
 	if err := w.EC2.LoadState(ec2State); err != nil {
 		return err
