@@ -59,7 +59,7 @@ func (f *fakeCloud) heldCount() int {
 	return len(f.held)
 }
 
-func startCNI(t *testing.T, cloud *fakeCloud, pods int) *fake.Clientset {
+func startCNI(t *testing.T, cloud *fakeCloud, pods int, s Settings) *fake.Clientset {
 	t.Helper()
 	kc := fake.NewClientset(&corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: "n1"}, Spec: corev1.NodeSpec{ProviderID: "aws:///us-east-1a/i-1"}})
 	for i := range pods {
@@ -77,7 +77,7 @@ func startCNI(t *testing.T, cloud *fakeCloud, pods int) *fake.Clientset {
 	ctx, cancel := context.WithCancel(context.Background())
 	t.Cleanup(cancel)
 	limits := func(typ string) (Limits, bool) { return Limits{ENIs: 3, IPv4PerENI: 4}, typ == "t3.small" }
-	if _, err := Start(ctx, Options{Kube: kc, Cloud: cloud, Limits: limits}); err != nil {
+	if _, err := Start(ctx, Options{Kube: kc, Cloud: cloud, Limits: limits, Settings: s}); err != nil {
 		t.Fatal(err)
 	}
 	return kc
@@ -108,7 +108,7 @@ func annotated(t *testing.T, kc *fake.Clientset, ns string, want int) int {
 
 func TestCNIFivePodsOnT3Small(t *testing.T) {
 	cloud := &fakeCloud{typ: "t3.small", free: 100}
-	kc := startCNI(t, cloud, 5)
+	kc := startCNI(t, cloud, 5, Settings{})
 	if n := annotated(t, kc, "default", 5); n != 5 {
 		t.Fatalf("%d of 5 pods got an address", n)
 	}
@@ -126,7 +126,7 @@ func TestCNIFivePodsOnT3Small(t *testing.T) {
 
 func TestCNISubnetRunsDry(t *testing.T) {
 	cloud := &fakeCloud{typ: "t3.small", free: 3} // the primary ENI's secondaries, no second ENI
-	kc := startCNI(t, cloud, 5)
+	kc := startCNI(t, cloud, 5, Settings{})
 	if n := annotated(t, kc, "default", 3); n != 3 {
 		t.Fatalf("%d pods got an address, want the 3 the subnet had", n)
 	}
@@ -151,5 +151,41 @@ func TestCNISubnetRunsDry(t *testing.T) {
 	}
 	if n := annotated(t, kc, "default", 0); n != 3 {
 		t.Errorf("%d pods hold an address, want 3", n)
+	}
+}
+
+// waitHeld waits (a minute at most) until the instance holds n addresses
+// beyond its own, and returns what it holds.
+func waitHeld(cloud *fakeCloud, n int) int {
+	for end := time.Now().Add(time.Minute); cloud.heldCount() != n && time.Now().Before(end); {
+		time.Sleep(20 * time.Millisecond)
+	}
+	return cloud.heldCount()
+}
+
+// Pods gone: their addresses cool down, then the ENIs beyond the warm
+// target go back to the subnet; the primary ENI's secondaries stay.
+func TestCNIGivesAddressesBack(t *testing.T) {
+	cloud := &fakeCloud{typ: "t3.small", free: 100}
+	kc := startCNI(t, cloud, 5, Settings{IPCooldown: 200 * time.Millisecond})
+	if n := annotated(t, kc, "default", 5); n != 5 {
+		t.Fatalf("%d of 5 pods got an address", n)
+	}
+	if got := waitHeld(cloud, 11); got != 11 {
+		t.Fatalf("holds %d, want 11 with 5 pods", got)
+	}
+	for i := range 5 {
+		if err := kc.CoreV1().Pods("default").Delete(context.Background(), fmt.Sprintf("p%d", i), metav1.DeleteOptions{}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if got := waitHeld(cloud, 3); got != 3 {
+		t.Errorf("holds %d after the pods went and cooled down, want the primary ENI's 3 secondaries", got)
+	}
+	cloud.mu.Lock()
+	free := cloud.free
+	cloud.mu.Unlock()
+	if free != 100-3 {
+		t.Errorf("subnet has %d free, want 97", free)
 	}
 }

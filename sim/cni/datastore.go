@@ -62,10 +62,10 @@ func (c *CNI) reconcile(ctx context.Context, name string) time.Duration {
 // nodeState is the node's datastore, made when ipamd starts on it from
 // what EC2 says the instance holds; nil for a node of no local instance.
 func (c *CNI) nodeState(node *corev1.Node) *nodeState {
-	if st := c.state[node.Name]; st != nil {
+	id := instanceID(node.Spec.ProviderID)
+	if st := c.state[node.Name]; st != nil && st.instance == id {
 		return st
 	}
-	id := instanceID(node.Spec.ProviderID)
 	typ, held, ok := c.o.Cloud.Instance(id)
 	if !ok {
 		return nil

@@ -21,7 +21,7 @@ type subnet struct {
 	prefix           int   // CIDR prefix length
 	size             int   // addresses in the block
 	next             int   // next never-used host offset to hand out
-	free             []int // offsets given back, handed out again first
+	free             []int // offsets given back, oldest first
 	inUse            int
 	held             int // addresses taken by others (SetSubnetAvailable)
 	tags             map[string]string
@@ -33,19 +33,20 @@ func (sn *subnet) cidr() string { return fmt.Sprintf("10.0.%d.0/%d", sn.octet, s
 // the 5 addresses AWS reserves, minus addresses in use.
 func (sn *subnet) available() int { return max(0, sn.size-5-sn.inUse-sn.held) }
 
-// allocate returns a free private address, e.g. "10.0.32.7": one given
-// back earlier, else the next never used; the first four addresses and the
-// last are reserved as on AWS.
+// allocate returns a free private address, e.g. "10.0.32.7": the next
+// never used while the block has one, then the longest given back (so
+// names of recent instances are not reused at once); the first four
+// addresses and the last are reserved as on AWS.
 func (sn *subnet) allocate() (string, error) {
 	if sn.available() <= 0 || (len(sn.free) == 0 && sn.next >= sn.size-1) {
 		return "", errors.New(insufficientAddresses(sn.id))
 	}
 	var off int
-	if n := len(sn.free); n > 0 {
-		off, sn.free = sn.free[n-1], sn.free[:n-1]
-	} else {
+	if sn.next < sn.size-1 {
 		off = sn.next
 		sn.next++
+	} else {
+		off, sn.free = sn.free[0], sn.free[1:]
 	}
 	sn.inUse++
 	return fmt.Sprintf("10.0.%d.%d", sn.octet+off/256, off%256), nil
