@@ -64,7 +64,7 @@ func startCNI(t *testing.T, cloud *fakeCloud, pods int, s Settings) *fake.Client
 	kc := fake.NewClientset(&corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: "n1"}, Spec: corev1.NodeSpec{ProviderID: "aws:///us-east-1a/i-1"}})
 	for i := range pods {
 		p := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: fmt.Sprintf("p%d", i), Namespace: "default", UID: types.UID(fmt.Sprint("uid-", i))},
-			Spec: corev1.PodSpec{NodeName: "n1"}}
+			Spec: corev1.PodSpec{NodeName: "n1", Containers: []corev1.Container{{Name: "c", Image: "pause"}}}}
 		if _, err := kc.CoreV1().Pods("default").Create(context.Background(), p, metav1.CreateOptions{}); err != nil {
 			t.Fatal(err)
 		}
@@ -151,6 +151,20 @@ func TestCNISubnetRunsDry(t *testing.T) {
 	}
 	if n := annotated(t, kc, "default", 0); n != 3 {
 		t.Errorf("%d pods hold an address, want 3", n)
+	}
+	pods, err := kc.CoreV1().Pods("default").List(context.Background(), metav1.ListOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	creating := 0
+	for _, p := range pods.Items {
+		if len(p.Status.ContainerStatuses) == 1 && p.Status.ContainerStatuses[0].State.Waiting != nil &&
+			p.Status.ContainerStatuses[0].State.Waiting.Reason == "ContainerCreating" && p.Annotations[PodIPsAnnotation] == "" {
+			creating++
+		}
+	}
+	if creating != 2 {
+		t.Errorf("%d pods without an address show ContainerCreating, want 2", creating)
 	}
 }
 

@@ -4,6 +4,7 @@ import (
 	"context"
 	"crypto/rand"
 	"encoding/hex"
+	"encoding/json"
 	"fmt"
 	"slices"
 	"sort"
@@ -230,8 +231,12 @@ func (c *CNI) isENIPrimary(st *nodeState, i int) bool {
 // address, once per retry period.
 func (c *CNI) warn(ctx context.Context, node *corev1.Node, st *nodeState, pending []*corev1.Pod, now time.Time) {
 	for _, p := range pending {
-		if at, ok := st.warned[p.UID]; ok && now.Sub(at) < retrySandbox {
+		at, warned := st.warned[p.UID]
+		if warned && now.Sub(at) < retrySandbox {
 			continue
+		}
+		if !warned {
+			c.containerCreating(ctx, node, p, now)
 		}
 		st.warned[p.UID] = now
 		sandbox := make([]byte, 32)
@@ -265,4 +270,37 @@ func (st *nodeState) nextLook(now time.Time, waiting bool) time.Duration {
 		next = retrySandbox
 	}
 	return next
+}
+
+// containerCreating writes the status the kubelet gives a pod whose
+// sandbox it cannot create: Pending, its containers waiting in
+// ContainerCreating, not ready.
+func (c *CNI) containerCreating(ctx context.Context, node *corev1.Node, p *corev1.Pod, now time.Time) {
+	var waiting []map[string]any
+	var names []string
+	for _, ct := range p.Spec.Containers {
+		names = append(names, ct.Name)
+		waiting = append(waiting, map[string]any{"name": ct.Name, "image": ct.Image, "ready": false, "restartCount": 0, "started": false,
+			"state": map[string]any{"waiting": map[string]any{"reason": "ContainerCreating"}}})
+	}
+	ts := now.UTC().Format(time.RFC3339)
+	notReady := fmt.Sprintf("containers with unready status: %v", names)
+	status := map[string]any{
+		"conditions": []map[string]any{
+			{"type": "PodReadyToStartContainers", "status": "False", "lastTransitionTime": ts},
+			{"type": "Initialized", "status": "True", "lastTransitionTime": ts},
+			{"type": "Ready", "status": "False", "reason": "ContainersNotReady", "message": notReady, "lastTransitionTime": ts},
+			{"type": "ContainersReady", "status": "False", "reason": "ContainersNotReady", "message": notReady, "lastTransitionTime": ts},
+		},
+		"containerStatuses": waiting, "startTime": ts,
+	}
+	for _, a := range node.Status.Addresses {
+		if a.Type == corev1.NodeInternalIP {
+			status["hostIP"], status["hostIPs"] = a.Address, []map[string]string{{"ip": a.Address}}
+		}
+	}
+	patch, _ := json.Marshal(map[string]any{"status": status})
+	if _, err := c.o.Kube.CoreV1().Pods(p.Namespace).Patch(ctx, p.Name, types.StrategicMergePatchType, patch, metav1.PatchOptions{}, "status"); err != nil {
+		c.o.Log.Debug("cni: pod status", zap.String("pod", p.Name), zap.Error(err))
+	}
 }

@@ -4,6 +4,7 @@ package integration
 
 import (
 	"fmt"
+	"strings"
 	"testing"
 	"time"
 
@@ -86,4 +87,67 @@ func checkSubnetShortEvent(t *testing.T, e *env) {
 		}
 	}
 	t.Errorf("no InsufficientFreeAddressesInSubnet Warning Event on EC2NodeClass default among %d", len(evs.Items))
+}
+
+// A node whose subnet runs dry cannot attach another ENI: the pods beyond
+// its addresses stay ContainerCreating with the kubelet's
+// FailedCreatePodSandBox Event, and Joinery launches nothing for them (they
+// are bound). Addresses coming back start them after ipamd's 120 s
+// back-off, which this test does not wait for.
+func TestPodsWaitForAnAddressOnADrySubnet(t *testing.T) {
+	parallel(t)
+	e := startEnv(t)
+	subnetA := e.w.EC2.SubnetIDs()[0]
+	e.applyWithDefaultClass(t, "testdata/subnets.yaml")
+	d := deployment("dry", 1, nil)
+	d.Spec.Template.Spec.NodeSelector = map[string]string{corev1.LabelTopologyZone: "us-east-1a"}
+	d.Spec.Template.Spec.Containers[0].Resources.Requests = corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("50m")}
+	if _, err := e.kc.AppsV1().Deployments("default").Create(e.ctx, d, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	e.waitRunning(t, "app=dry", 1)
+	// The node holds 2 ENIs (20 addresses, 18 for pods); nothing more in the subnet.
+	if err := e.w.EC2.SetSubnetAvailable(subnetA, 0); err != nil {
+		t.Fatal(err)
+	}
+	scale, err := e.kc.AppsV1().Deployments("default").GetScale(e.ctx, "dry", metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	scale.Spec.Replicas = 19
+	if _, err := e.kc.AppsV1().Deployments("default").UpdateScale(e.ctx, "dry", scale, metav1.UpdateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	e.waitRunning(t, "app=dry", 18)
+	var stuck *corev1.Pod
+	waitFor(t, time.Minute, "a pod ContainerCreating with FailedCreatePodSandBox", func() bool {
+		pods, err := e.kc.CoreV1().Pods("default").List(e.ctx, metav1.ListOptions{LabelSelector: "app=dry"})
+		if err != nil {
+			return false
+		}
+		for i, p := range pods.Items {
+			cs := p.Status.ContainerStatuses
+			if p.Status.Phase == corev1.PodPending && p.Spec.NodeName != "" && len(cs) == 1 && cs[0].State.Waiting != nil &&
+				cs[0].State.Waiting.Reason == "ContainerCreating" {
+				stuck = &pods.Items[i]
+			}
+		}
+		if stuck == nil {
+			return false
+		}
+		evs, err := e.kc.CoreV1().Events("default").List(e.ctx, metav1.ListOptions{FieldSelector: "involvedObject.name=" + stuck.Name})
+		if err != nil {
+			return false
+		}
+		for _, ev := range evs.Items {
+			if ev.Reason == "FailedCreatePodSandBox" && ev.Type == corev1.EventTypeWarning &&
+				strings.Contains(ev.Message, "failed to assign an IP address to container") {
+				return true
+			}
+		}
+		return false
+	})
+	if n, err := e.kc.CoreV1().Nodes().List(e.ctx, metav1.ListOptions{}); err != nil || len(n.Items) != 1 {
+		t.Errorf("nodes: %v (%v), want the one", n, err)
+	}
 }
