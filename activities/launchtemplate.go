@@ -40,10 +40,9 @@ type launchPlan struct {
 // nodes with it); a reserved offering whose reservation the class's status
 // no longer lists is left out. Offerings no image or subnet serves are left
 // out; none left is an error naming why.
-func (a *Launch) launchPlan(ctx context.Context, nc *apiv1.NodeClaim, cls *apiv1.EC2NodeClass, req workflows.LaunchRequest, prog *progressLog) (launchPlan, error) {
+func (a *Launch) launchPlan(ctx context.Context, nc *apiv1.NodeClaim, cls *apiv1.EC2NodeClass, req workflows.LaunchRequest, prog *progressLog) (_ launchPlan, err error) {
 	subnets := prog.Subnets
 	if subnets == nil {
-		var err error
 		if subnets, err = a.subnets.choose(ctx, a.cloud, cls); err != nil {
 			return launchPlan{}, err
 		}
@@ -54,6 +53,11 @@ func (a *Launch) launchPlan(ctx context.Context, nc *apiv1.NodeClaim, cls *apiv1
 		lp.SecurityGroups = append(lp.SecurityGroups, g.ID)
 	}
 	fits, short := a.addressFit(ctx, cls, req, &lp)
+	defer func() {
+		if err != nil { // nothing launches: the prediction goes back
+			a.subnets.settle(cls.Name, lp.Reserved, "", 0)
+		}
+	}()
 	byImage := map[[2]string]int{} // (image, reservation) -> index in lp.Configs
 	var skipped []string
 	for i, o := range req.Offerings {
@@ -101,7 +105,6 @@ func (a *Launch) launchPlan(ctx context.Context, nc *apiv1.NodeClaim, cls *apiv1
 		lp.Image[o.InstanceType] = ami.ID
 	}
 	if len(lp.Configs) == 0 {
-		a.subnets.settle(cls.Name, lp.Reserved, "", 0)
 		if short != nil {
 			return launchPlan{}, short // every zone left is short of addresses: plan elsewhere
 		}
