@@ -8,7 +8,9 @@ import (
 
 var t0 = time.Date(2026, 1, 1, 12, 0, 0, 0, time.UTC)
 
-func node(name, pool string, sigs ...Signal) Node { return Node{Name: name, NodePool: pool, Signals: sigs} }
+func node(name, pool string, sigs ...Signal) Node {
+	return Node{Name: name, NodePool: pool, Signals: sigs}
+}
 
 func sig(typ, status string, ago time.Duration) Signal {
 	return Signal{Type: typ, Status: status, Since: t0.Add(-ago)}
