@@ -571,6 +571,7 @@ func RegisterWorkflows(w worker.WorkflowRegistry) {
 	w.RegisterWorkflowWithOptions(workflows.InterruptionPoller, workflow.RegisterOptions{Name: workflows.InterruptionPollerWorkflow})
 	w.RegisterWorkflowWithOptions(workflows.GarbageCollection, workflow.RegisterOptions{Name: workflows.GarbageCollectionWorkflow})
 	w.RegisterWorkflowWithOptions(workflows.Gang, workflow.RegisterOptions{Name: workflows.GangWorkflow})
+	w.RegisterWorkflowWithOptions(workflows.Repair, workflow.RegisterOptions{Name: workflows.RepairWorkflow})
 }
 
 func serveMetrics(addr string, m *metrics.Metrics, log *zap.Logger) (*http.Server, error) {
