@@ -60,7 +60,10 @@ func (f *fakeRepair) register(env *testsuite.TestWorkflowEnvironment) {
 	reg(func(_ context.Context, node string) (int, error) { step("deletepods:" + node); return 2, nil }, ActivityDeleteNodePods)
 	reg(func(_ context.Context, r TerminateRequest) error { step("terminate"); return nil }, ActivityTerminateInstance)
 	reg(func(context.Context, TerminateRequest) error { step("gone"); return nil }, ActivityWaitNodeClaimGone)
-	reg(func(_ context.Context, e EventRequest) error { f.events = append(f.events, e.Reason+": "+e.Message); return nil }, ActivityRecordEvent)
+	reg(func(_ context.Context, e EventRequest) error {
+		f.events = append(f.events, e.Reason+": "+e.Message)
+		return nil
+	}, ActivityRecordEvent)
 	env.RegisterWorkflowWithOptions(Repair, workflow.RegisterOptions{Name: RepairWorkflow})
 	env.RegisterWorkflowWithOptions(NodeClaim, workflow.RegisterOptions{Name: NodeClaimWorkflow})
 	env.OnWorkflow(NodeClaimWorkflow, mock.Anything, mock.Anything).Return(NodeClaimStatus{Phase: PhaseReady}, nil)
