@@ -158,6 +158,12 @@ type Tuning struct {
 	// 2 min); GCLaunchGrace how long an instance may live without a
 	// NodeClaim (default 30 s, gc.DefaultLaunchGrace).
 	GCInterval, GCLaunchGrace time.Duration
+	// RepairInterval is how often the repair watcher (--feature-gates
+	// NodeRepair=true) judges the nodes (default 10 s);
+	// RepairTolerationScale multiplies every repair policy's toleration
+	// (0: Karpenter's; tests shorten them).
+	RepairInterval        time.Duration
+	RepairTolerationScale float64
 }
 
 // Defaults of the Config fields that have one, defined here once: Run
@@ -499,6 +505,9 @@ func (d *dependencies) start(ctx context.Context, cfg Config) error {
 	watchers = append(watchers, d.classes.run, pe.run, nps.run)
 	if !cfg.DisableDisruption {
 		watchers = append(watchers, d.expiry.run)
+	}
+	if cfg.FeatureGates.NodeRepair {
+		watchers = append(watchers, newRepairWatcher(d.cluster, tc, d.pseudonym, cfg, log).run)
 	}
 	lead := func(ctx context.Context) error {
 		for _, run := range watchers {
