@@ -54,7 +54,7 @@ var knownGates = FeatureGateSpotToSpotConsolidation + ", " + FeatureGateNodeOver
 // Karpenter FEATURE_GATES value with them off works as is), refused when
 // true, since Joinery does not have the feature.
 var karpenterOnlyGates = map[string]bool{
-	"ReservedCapacity": true,
+	"ReservedCapacity":    true,
 	"TerminateFirstDrift": true, "TerminateFirstRepair": true, "PodDeletionCostManagement": true,
 }
 

@@ -39,8 +39,8 @@ type repairWatcher struct {
 	every     time.Duration
 	now       func() time.Time
 
-	blocked map[string]bool       // nodes whose NodeRepairBlocked was recorded
-	badPool map[string]string     // pools whose annotations were reported bad, with the value
+	blocked map[string]bool      // nodes whose NodeRepairBlocked was recorded
+	badPool map[string]string    // pools whose annotations were reported bad, with the value
 	started map[string]time.Time // repairs started by this watcher, for the log
 }
 
