@@ -151,13 +151,41 @@ func stopKubelet(ctx context.Context, kc kubernetes.Interface, n *corev1.Node, r
 		return res, err
 	}
 	res.UnknownAt = res.At.Add(req.Grace)
-	name := n.Name
-	time.AfterFunc(req.Grace, func() {
-		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-		defer cancel()
-		_ = markUnknown(ctx, kc, name)
-	})
+	go monitorSilentNode(kc, n.Name, req.Grace)
 	return res, nil
+}
+
+// nodeMonitorPeriod is kube-controller-manager's --node-monitor-period:
+// how often the node lifecycle controller checks each node.
+const nodeMonitorPeriod = 5 * time.Second
+
+// monitorSilentNode plays the node lifecycle controller for a node whose
+// kubelet stopped: after the grace period, and at every monitor period
+// after that until the node is gone, a Ready that is not Unknown (a status
+// kwok wrote just before it let the node go) is set Unknown again.
+func monitorSilentNode(kc kubernetes.Interface, name string, grace time.Duration) {
+	time.Sleep(grace)
+	for {
+		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+		n, err := kc.CoreV1().Nodes().Get(ctx, name, metav1.GetOptions{})
+		if err == nil && readyStatus(n) != corev1.ConditionUnknown {
+			err = markUnknown(ctx, kc, name)
+		}
+		cancel()
+		if err != nil { // the node is gone, or the world stopped
+			return
+		}
+		time.Sleep(nodeMonitorPeriod)
+	}
+}
+
+func readyStatus(n *corev1.Node) corev1.ConditionStatus {
+	for _, c := range n.Status.Conditions {
+		if c.Type == corev1.NodeReady {
+			return c.Status
+		}
+	}
+	return ""
 }
 
 // markUnknown is the node lifecycle controller's answer to a silent node.

@@ -3,6 +3,7 @@
 package integration
 
 import (
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -183,4 +184,145 @@ func (e *env) expectEvent(t *testing.T, object, reason, want string) {
 		}
 		return false
 	})
+}
+
+// A node whose kubelet stops posting status goes Ready=Unknown after the
+// node monitor grace period (the world plays the node lifecycle
+// controller); once the toleration has passed it is repaired at once:
+// no drain (nothing would run it), its pods deleted and the instance
+// terminated, and the pods (a do-not-disrupt Job pod, a ReplicaSet pod)
+// run again on a new node.
+func TestRepairTerminatesAnUnreachableNode(t *testing.T) {
+	parallel(t)
+	e := startEnvWith(t, true, repairTuning)
+	e.apply(t, readManifests(t, "testdata/interruption.yaml"))
+	running := func() map[string]corev1.Pod { // by app label
+		out := map[string]corev1.Pod{}
+		for _, app := range []string{"batch", "steady"} {
+			for _, p := range e.runningPods(t, app) {
+				out[app] = p
+			}
+		}
+		return out
+	}
+	waitFor(t, 3*time.Minute, "the Job pod and the ReplicaSet pod Running", func() bool { return len(running()) == 2 })
+	before := running()
+	nodeName := before["steady"].Spec.NodeName
+	if before["batch"].Spec.NodeName != nodeName {
+		t.Fatalf("the pods landed on two nodes (%s, %s): the case needs one", nodeName, before["batch"].Spec.NodeName)
+	}
+	grace := 3 * time.Second
+	fault, err := e.w.SimulateNodeFault(e.ctx, world.NodeFaultRequest{Node: nodeName, Kind: world.FaultKubeletStopped, Grace: grace})
+	if err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, time.Minute, "the node Ready=Unknown and tainted unreachable", func() bool {
+		n, err := e.kc.CoreV1().Nodes().Get(e.ctx, nodeName, metav1.GetOptions{})
+		if err != nil {
+			return false
+		}
+		unknown := false
+		for _, c := range n.Status.Conditions {
+			unknown = unknown || (c.Type == corev1.NodeReady && c.Status == corev1.ConditionUnknown && c.Reason == "NodeStatusUnknown")
+		}
+		tainted := false
+		for _, tn := range n.Spec.Taints {
+			tainted = tainted || (tn.Key == corev1.TaintNodeUnreachable && tn.Effect == corev1.TaintEffectNoExecute)
+		}
+		return unknown && tainted
+	})
+	unknownAt := time.Now()
+	waitFor(t, 2*time.Minute, "the unreachable instance terminated", func() bool {
+		in, ok := e.w.EC2.Instance(fault.InstanceID)
+		return !ok || in.State == ec2.StateTerminated
+	})
+	in, _ := e.w.EC2.Instance(fault.InstanceID)
+	toleration := time.Duration(float64(30*time.Minute) * repairScale)
+	t.Logf("kubelet of %s stopped at t0; Ready=Unknown seen at t0+%s; TerminateInstances at t0+%s (toleration %s)", nodeName,
+		unknownAt.Sub(fault.At).Round(10*time.Millisecond), in.TerminateTime.Sub(fault.At).Round(10*time.Millisecond), toleration)
+	if !in.TerminateTime.IsZero() && in.TerminateTime.Before(fault.UnknownAt.Add(toleration)) {
+		t.Errorf("terminated at %s, before Ready=Unknown (%s) plus its toleration %s", in.TerminateTime, fault.UnknownAt, toleration)
+	}
+	var res workflows.RepairResult
+	if err := e.tc.GetWorkflow(e.ctx, workflows.RepairWorkflowID(nodeName), "").Get(e.ctx, &res); err != nil {
+		t.Fatal(err)
+	}
+	if res.Outcome != workflows.PhaseDone || res.Deleted < 2 || len(res.Replacements) != 0 || res.Evicted != 0 {
+		t.Errorf("repair result %+v, want its pods deleted (at least the two), no eviction, no replacement waited for", res)
+	}
+	waitFor(t, 3*time.Minute, "both pods Running again on another node", func() bool {
+		r := running()
+		return len(r) == 2 && r["batch"].UID != before["batch"].UID && r["steady"].UID != before["steady"].UID &&
+			r["batch"].Spec.NodeName != nodeName && r["steady"].Spec.NodeName != nodeName
+	})
+	waitFor(t, time.Minute, "the unreachable Node deleted", func() bool {
+		_, err := e.kc.CoreV1().Nodes().Get(e.ctx, nodeName, metav1.GetOptions{})
+		return apierrors.IsNotFound(err)
+	})
+	e.expectEvent(t, nodeName, workflows.EventNodeRepair, "the node is unreachable")
+	fams := scrapeFamilies(t, e.addr(repairMetricsAddr))
+	if got := sumOf(fams, "karpenter_nodeclaims_disrupted_total", map[string]string{"reason": "unhealthy", "nodepool": "spot-only"}); got != 1 {
+		t.Errorf("karpenter_nodeclaims_disrupted_total{reason=unhealthy} = %v, want 1", got)
+	}
+}
+
+// Three of a pool's ten nodes go KernelReady=False at once: the pool's
+// cap (20% of ten: two) lets two repairs start, and the third node gets
+// NodeRepairBlocked (on the Node and the NodePool) before its own repair,
+// which follows once the first ones no longer hold the cap.
+func TestRepairStopsAtThePoolsCap(t *testing.T) {
+	parallel(t)
+	e := startEnvWith(t, true, repairTuning)
+	e.apply(t, readManifests(t, "testdata/repair-cap.yaml"))
+	waitFor(t, 4*time.Minute, "ten spread replicas Running", func() bool { return len(e.runningPods(t, "spread")) == 10 })
+	var nodes []string
+	for _, p := range e.runningPods(t, "spread") {
+		nodes = append(nodes, p.Spec.NodeName)
+	}
+	slices.Sort(nodes)
+	broken := nodes[:3]
+	for _, n := range broken {
+		if _, err := e.w.SimulateNodeFault(e.ctx, world.NodeFaultRequest{Node: n, Condition: "KernelReady"}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	started := func() []string {
+		var out []string
+		for _, n := range broken {
+			if _, err := e.tc.DescribeWorkflowExecution(e.ctx, workflows.RepairWorkflowID(n), ""); err == nil {
+				out = append(out, n)
+			}
+		}
+		return out
+	}
+	var blocked string
+	waitFor(t, 2*time.Minute, "two repairs started and the third blocked", func() bool {
+		for _, n := range broken {
+			evs, err := e.kc.CoreV1().Events("").List(e.ctx, metav1.ListOptions{FieldSelector: "involvedObject.name=" + n + ",reason=" + workflows.EventNodeRepairBlocked})
+			if err == nil && len(evs.Items) > 0 {
+				blocked = n
+			}
+		}
+		return blocked != "" && len(started()) >= 2
+	})
+	first := started()
+	t.Logf("broken %v; repairs started for %v when %s was blocked", broken, first, blocked)
+	if slices.Contains(first, blocked) && len(first) < 3 {
+		t.Errorf("the blocked node %s has a repair and another has none (%v)", blocked, first)
+	}
+	e.expectEvent(t, "ten", workflows.EventNodeRepairBlocked, "NodePool \"ten\"")
+	e.expectEvent(t, blocked, workflows.EventNodeRepairBlocked, "blocked: 2 of the ")
+	// The blocked node's turn comes; all three are replaced.
+	waitFor(t, 3*time.Minute, "the three broken nodes gone and ten replicas Running", func() bool {
+		for _, n := range broken {
+			if _, err := e.kc.CoreV1().Nodes().Get(e.ctx, n, metav1.GetOptions{}); !apierrors.IsNotFound(err) {
+				return false
+			}
+		}
+		return len(e.runningPods(t, "spread")) == 10
+	})
+	fams := scrapeFamilies(t, e.addr(repairMetricsAddr))
+	if got := sumOf(fams, "karpenter_nodeclaims_disrupted_total", map[string]string{"reason": "unhealthy", "nodepool": "ten"}); got != 3 {
+		t.Errorf("karpenter_nodeclaims_disrupted_total{reason=unhealthy} = %v, want 3", got)
+	}
 }
