@@ -4,6 +4,7 @@ package integration
 
 import (
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -31,7 +32,7 @@ func repairTuning(c *controller.Config) {
 	c.MetricsAddr = repairMetricsAddr
 }
 
-// podsOf are the app's pods by UID (Running and not being deleted: Ready).
+// runningPods are the app's pods by UID (Running and not being deleted: Ready).
 func (e *env) runningPods(t *testing.T, app string) map[types.UID]corev1.Pod {
 	pods, err := e.kc.CoreV1().Pods("default").List(e.ctx, metav1.ListOptions{LabelSelector: "app=" + app})
 	out := map[types.UID]corev1.Pod{}
@@ -144,6 +145,21 @@ func TestRepairReplacesANodeWithFailedAcceleratedHardware(t *testing.T) {
 		t.Errorf("karpenter_nodeclaims_disrupted_total{reason=unhealthy} = %v, want 1", got)
 	}
 	recordHistories(t, e, workflows.RepairWorkflowID(nodeName))
+}
+
+// runningCount is how many of the app's pods run (-1: the list failed).
+func (e *env) runningCount(app string) int {
+	pods, err := e.kc.CoreV1().Pods("default").List(e.ctx, metav1.ListOptions{LabelSelector: "app=" + app})
+	if err != nil {
+		return -1
+	}
+	n := 0
+	for _, p := range pods.Items {
+		if p.DeletionTimestamp == nil && p.Status.Phase == corev1.PodRunning && p.Spec.NodeName != "" {
+			n++
+		}
+	}
+	return n
 }
 
 // nodeClaimReady: the NodeClaim is Initialized (its Node Ready).
@@ -324,5 +340,84 @@ func TestRepairStopsAtThePoolsCap(t *testing.T) {
 	fams := scrapeFamilies(t, e.addr(repairMetricsAddr))
 	if got := sumOf(fams, "karpenter_nodeclaims_disrupted_total", map[string]string{"reason": "unhealthy", "nodepool": "ten"}); got != 3 {
 		t.Errorf("karpenter_nodeclaims_disrupted_total{reason=unhealthy} = %v, want 3", got)
+	}
+}
+
+// The worker process is SIGKILLed while the repair of a GPU node waits for
+// its replacement and again while it drains; the next worker resumes the
+// saga: the replacement is kept (no second one), the PDB holds, the node
+// and its instance go.
+func TestRepairResumesAfterTheWorkerIsKilled(t *testing.T) {
+	parallel(t)
+	e := startEnvWith(t, false)
+	env := []string{"JOINERY_WORKER_FEATURE_GATES=NodeRepair=true", "JOINERY_WORKER_REPAIR_INTERVAL=1s",
+		"JOINERY_WORKER_REPAIR_SCALE=" + strconv.FormatFloat(repairScale, 'g', -1, 64)}
+	w := e.startWorker(t, env...)
+	e.apply(t, readManifests(t, "testdata/repair.yaml"))
+	waitFor(t, 3*time.Minute, "both trainer replicas Running", func() bool { return len(e.runningPods(t, "trainer")) == 2 })
+	var nodeName string
+	for _, p := range e.runningPods(t, "trainer") {
+		nodeName = p.Spec.NodeName
+	}
+	old := map[string]bool{}
+	for _, nc := range e.nodeClaims(t) {
+		old[nc.GetName()] = true
+	}
+	sampler := sampleMinReady(func() (int, map[string]int) { return e.runningCount("trainer"), nil }, 2)
+	fault, err := e.w.SimulateNodeFault(e.ctx, world.NodeFaultRequest{Node: nodeName, Condition: "AcceleratedHardwareReady"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	id := workflows.RepairWorkflowID(nodeName)
+	phase := func() string {
+		v, err := e.tc.QueryWorkflow(e.ctx, id, "", workflows.QueryStatus)
+		if err != nil {
+			return ""
+		}
+		var p string
+		_ = v.Get(&p)
+		return p
+	}
+	var killedIn []string
+	for _, step := range []string{workflows.PhaseReplacing, workflows.PhaseDraining} {
+		waitFor(t, 2*time.Minute, "phase "+step, func() bool {
+			p := phase()
+			return p == step || p == workflows.PhaseTerminating || p == workflows.PhaseDone
+		})
+		if phase() == step {
+			w.kill()
+			killedIn = append(killedIn, step)
+			time.Sleep(2 * time.Second)
+			w = e.startWorker(t, env...)
+		}
+	}
+	var res workflows.RepairResult
+	if err := e.tc.GetWorkflow(e.ctx, id, "").Get(e.ctx, &res); err != nil {
+		t.Fatalf("%s: %v", id, err)
+	}
+	waitFor(t, 2*time.Minute, "both trainer replicas Running again", func() bool { return len(e.runningPods(t, "trainer")) == 2 })
+	sampler.Stop()
+	var created []string
+	for _, nc := range e.nodeClaims(t) {
+		if !old[nc.GetName()] {
+			created = append(created, nc.GetName())
+		}
+	}
+	t.Logf("killed during %v; result %+v; NodeClaims created %v; fewest replicas Running %d", killedIn, res, created, sampler.Min())
+	if len(killedIn) == 0 {
+		t.Errorf("the worker was never killed mid-repair")
+	}
+	if res.Outcome != workflows.PhaseDone || len(res.Replacements) != 1 || res.ReplacementFailed != "" {
+		t.Errorf("repair result %+v", res)
+	}
+	if len(created) != 1 {
+		t.Errorf("NodeClaims created %v, want the one replacement", created)
+	}
+	if sampler.Min() < 1 {
+		t.Errorf("fewest trainer replicas Running %d: the PodDisruptionBudget allows one away", sampler.Min())
+	}
+	in, _ := e.w.EC2.Instance(fault.InstanceID)
+	if in.State != ec2.StateTerminated && in.State != ec2.StateShuttingDown {
+		t.Errorf("instance %s is %s", fault.InstanceID, in.State)
 	}
 }
