@@ -39,9 +39,8 @@ type repairWatcher struct {
 	every     time.Duration
 	now       func() time.Time
 
-	blocked map[string]bool      // nodes whose NodeRepairBlocked was recorded
-	badPool map[string]string    // pools whose annotations were reported bad, with the value
-	started map[string]time.Time // repairs started by this watcher, for the log
+	blocked map[string]bool   // nodes whose NodeRepairBlocked was recorded
+	badPool map[string]string // pools whose annotations were reported bad, with the value
 }
 
 func newRepairWatcher(cl *kube.Cluster, tc client.Client, pseudonym func(string) string, cfg Config, log *zap.Logger) *repairWatcher {
@@ -51,7 +50,7 @@ func newRepairWatcher(cl *kube.Cluster, tc client.Client, pseudonym func(string)
 	}
 	return &repairWatcher{cl: cl, tc: tc, log: log.Named("repair"), pseudonym: pseudonym,
 		policies: repair.Scaled(repair.DefaultPolicies(), cfg.RepairTolerationScale), every: every, now: time.Now,
-		blocked: map[string]bool{}, badPool: map[string]string{}, started: map[string]time.Time{}}
+		blocked: map[string]bool{}, badPool: map[string]string{}}
 }
 
 // run judges the nodes every interval until ctx ends.
