@@ -266,6 +266,7 @@ type dependencies struct {
 	expiry    *expirationReconciler
 	market    *marketRefresher
 	throttles *throttleReporter // AWS throttling: metric and log
+	cloud     *aws.Client
 	closers   []func()
 }
 
@@ -305,6 +306,7 @@ func newDependencies(ctx context.Context, cfg Config) (*dependencies, error) {
 	if err != nil {
 		return d, fmt.Errorf("aws clients: %w", err)
 	}
+	d.cloud = cc
 	facts, err := clusterFacts(ctx, cfg, cc, log)
 	if err != nil {
 		return d, err
@@ -507,7 +509,7 @@ func (d *dependencies) start(ctx context.Context, cfg Config) error {
 		watchers = append(watchers, d.expiry.run)
 	}
 	if cfg.FeatureGates.NodeRepair {
-		watchers = append(watchers, newRepairWatcher(d.cluster, tc, d.pseudonym, cfg, log).run)
+		watchers = append(watchers, newRepairWatcher(d.cluster, tc, d.cloud.ImpairedInstances, d.pseudonym, cfg, log).run)
 	}
 	lead := func(ctx context.Context) error {
 		for _, run := range watchers {

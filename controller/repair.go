@@ -7,7 +7,9 @@ import (
 
 	apiv1 "github.com/joinery/joinery/api/v1"
 	"github.com/joinery/joinery/policy/disruption"
+	"github.com/joinery/joinery/policy/gc"
 	"github.com/joinery/joinery/policy/repair"
+	"github.com/joinery/joinery/providers/aws"
 	"github.com/joinery/joinery/providers/kube"
 	"github.com/joinery/joinery/workflows"
 	"go.temporal.io/api/enums/v1"
@@ -20,8 +22,13 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 )
 
-// DefaultRepairInterval is how often the repair watcher judges the nodes.
-const DefaultRepairInterval = 10 * time.Second
+// DefaultRepairInterval is how often the repair watcher judges the nodes;
+// DefaultStatusCheckInterval how often it asks EC2 for failing status
+// checks (Karpenter's status controller polls every minute).
+const (
+	DefaultRepairInterval      = 10 * time.Second
+	DefaultStatusCheckInterval = time.Minute
+)
 
 // repairWatcher starts a Repair saga (repair/<node>) for each node of
 // Joinery's whose health signals are past their toleration, as far as
@@ -38,17 +45,28 @@ type repairWatcher struct {
 	policies  []repair.Policy
 	every     time.Duration
 	now       func() time.Time
+	// impaired lists the instances whose EC2 status check fails, asked
+	// every statusEvery; the last answer is kept in between.
+	impaired     func(context.Context) ([]aws.ImpairedInstance, error)
+	statusEvery  time.Duration
+	statusAt     time.Time
+	statusSince  map[string]repair.Signal // by instance id
+	unauthorized bool                     // DescribeInstanceStatus refused (logged once)
 
 	blocked map[string]bool   // nodes whose NodeRepairBlocked was recorded
 	badPool map[string]string // pools whose annotations were reported bad, with the value
 }
 
-func newRepairWatcher(cl *kube.Cluster, tc client.Client, pseudonym func(string) string, cfg Config, log *zap.Logger) *repairWatcher {
-	every := cfg.RepairInterval
+func newRepairWatcher(cl *kube.Cluster, tc client.Client, impaired func(context.Context) ([]aws.ImpairedInstance, error),
+	pseudonym func(string) string, cfg Config, log *zap.Logger) *repairWatcher {
+	every, statusEvery := cfg.RepairInterval, DefaultStatusCheckInterval
 	if every <= 0 {
 		every = DefaultRepairInterval
 	}
-	return &repairWatcher{cl: cl, tc: tc, log: log.Named("repair"), pseudonym: pseudonym,
+	if every < statusEvery && cfg.RepairInterval > 0 {
+		statusEvery = every // tests: as often as the nodes are judged
+	}
+	return &repairWatcher{cl: cl, tc: tc, log: log.Named("repair"), pseudonym: pseudonym, impaired: impaired, statusEvery: statusEvery,
 		policies: repair.Scaled(repair.DefaultPolicies(), cfg.RepairTolerationScale), every: every, now: time.Now,
 		blocked: map[string]bool{}, badPool: map[string]string{}}
 }
@@ -77,6 +95,7 @@ func (r *repairWatcher) pass(ctx context.Context) {
 		pools[np.Name] = np
 		settings[np.Name] = r.poolSettings(np, defaults)
 	}
+	r.pollStatusChecks(ctx)
 	d := repair.Decide(r.nodes(), settings, defaults, r.now())
 	for _, rp := range d.Repair {
 		if err := r.start(ctx, rp); err != nil && ctx.Err() == nil {
@@ -127,9 +146,51 @@ func (r *repairWatcher) nodes() []repair.Node {
 			rn.Signals = append(rn.Signals, repair.Signal{Type: string(c.Type), Status: string(c.Status), Since: c.LastTransitionTime.Time,
 				Reason: c.Reason, Message: c.Message})
 		}
+		if s, ok := r.statusSince[gc.InstanceID(n.Spec.ProviderID)]; ok {
+			rn.Signals = append(rn.Signals, s)
+		}
 		out = append(out, rn)
 	}
 	return out
+}
+
+// pollStatusChecks asks EC2 for the instances whose status check fails,
+// at most every statusEvery. A refusal (the policy lacks
+// ec2:DescribeInstanceStatus) is logged once and the check skipped, as
+// Karpenter does; other errors keep the last answer.
+func (r *repairWatcher) pollStatusChecks(ctx context.Context) {
+	if r.impaired == nil || r.now().Sub(r.statusAt) < r.statusEvery {
+		return
+	}
+	r.statusAt = r.now()
+	list, err := r.impaired(ctx)
+	if aws.IsUnauthorized(err) {
+		if !r.unauthorized {
+			r.log.Warn("EC2 status checks not read: DescribeInstanceStatus refused; repair acts on node conditions only", zap.Error(err))
+		}
+		r.unauthorized, r.statusSince = true, nil
+		return
+	}
+	if err != nil {
+		r.log.Warn("EC2 status checks not read; keeping the last answer", zap.Error(err))
+		return
+	}
+	r.unauthorized = false
+	r.statusSince = map[string]repair.Signal{}
+	for _, in := range list {
+		s, ok := r.statusSince[in.ID]
+		if !ok || in.Since.Before(s.Since) {
+			r.statusSince[in.ID] = repair.Signal{Type: repair.SignalInstanceStatus, Status: repair.StatusImpaired, Since: in.Since,
+				Reason: statusReason(in.Check), Message: "EC2 " + in.Check + " status check: reachability failed"}
+		}
+	}
+}
+
+func statusReason(check string) string {
+	if check == "system" {
+		return "SystemStatusImpaired"
+	}
+	return "InstanceStatusImpaired"
 }
 
 // repairing: the node carries the disrupted taint for reason Unhealthy.

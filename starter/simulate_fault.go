@@ -38,7 +38,9 @@ Kinds:
   kubelet-stopped  the kubelet stops posting status (kwok stops managing the node); after
                    --grace the node lifecycle controller's part is played: Ready and the
                    pressure conditions Unknown (NodeStatusUnknown), the unreachable taints,
-                   its pods not Ready`,
+                   its pods not Ready
+  impaired         EC2's instance status check fails (DescribeInstanceStatus: impaired,
+                   reachability failed); the kubelet is left as it is`,
 		Example: "  go run ./starter simulate node-fault --node ip-10-0-64-4.ec2.internal --condition AcceleratedHardwareReady\n" +
 			"  go run ./starter simulate node-fault --node ip-10-0-64-4.ec2.internal --kind kubelet-stopped",
 		RunE: func(cmd *cobra.Command, _ []string) error {
@@ -54,6 +56,8 @@ Kinds:
 				return json.NewEncoder(os.Stdout).Encode(res)
 			}
 			switch res.Kind {
+			case world.FaultImpaired:
+				fmt.Printf("instance %s of %s: status check impaired\n", res.InstanceID, res.Node)
 			case world.FaultKubeletStopped:
 				fmt.Printf("kubelet of %s (%s) stopped; Ready=Unknown at %s\n", res.Node, res.InstanceID, res.UnknownAt.Format(time.RFC3339))
 			default:
@@ -65,7 +69,7 @@ Kinds:
 	}
 	fl := cmd.Flags()
 	fl.StringVar(&node, "node", "", "the Node to break")
-	fl.StringVar(&kind, "kind", world.FaultCondition, "condition or kubelet-stopped")
+	fl.StringVar(&kind, "kind", world.FaultCondition, "condition, kubelet-stopped or impaired")
 	fl.StringVar(&condition, "condition", "AcceleratedHardwareReady", "the condition --kind condition sets False")
 	fl.StringVar(&reason, "reason", "", "the condition's reason (default: the agent's for it)")
 	fl.StringVar(&message, "message", "", "the condition's message (default: the agent's for it)")

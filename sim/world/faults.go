@@ -26,6 +26,10 @@ const (
 	// monitor grace period the node lifecycle controller's part is played:
 	// its conditions go Unknown and it is tainted unreachable.
 	FaultKubeletStopped = "kubelet-stopped"
+	// FaultImpaired: EC2's instance status check fails (DescribeInstanceStatus:
+	// impaired, reachability failed since now). The kubelet is left as it
+	// is: add kubelet-stopped for an instance nothing reaches.
+	FaultImpaired = "impaired"
 )
 
 // DefaultNodeMonitorGracePeriod is kube-controller-manager's
@@ -48,7 +52,7 @@ var nmaReasons = map[string][2]string{
 // NodeFaultRequest breaks one node.
 type NodeFaultRequest struct {
 	Node string `json:"node"`
-	Kind string `json:"kind,omitempty"` // condition (default) or kubelet-stopped
+	Kind string `json:"kind,omitempty"` // condition (default), kubelet-stopped or impaired
 	// Condition is the condition FaultCondition sets False
 	// (AcceleratedHardwareReady, StorageReady, NetworkingReady,
 	// KernelReady, ContainerRuntimeReady or Ready); Reason and Message
@@ -96,8 +100,10 @@ func (w *World) SimulateNodeFault(ctx context.Context, req NodeFaultRequest) (No
 		return w.failCondition(ctx, kc, n, req, res)
 	case FaultKubeletStopped:
 		return stopKubelet(ctx, kc, n, req, res)
+	case FaultImpaired:
+		return res, w.EC2.Impair(res.InstanceID, res.At)
 	}
-	return res, fmt.Errorf("unknown node fault %q (condition, kubelet-stopped)", req.Kind)
+	return res, fmt.Errorf("unknown node fault %q (condition, kubelet-stopped, impaired)", req.Kind)
 }
 
 func instanceOf(n *corev1.Node) string {

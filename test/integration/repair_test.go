@@ -421,3 +421,40 @@ func TestRepairResumesAfterTheWorkerIsKilled(t *testing.T) {
 		t.Errorf("instance %s is %s", fault.InstanceID, in.State)
 	}
 }
+
+// An instance whose EC2 status check fails (DescribeInstanceStatus:
+// impaired) while its kubelet still runs is repaired as a node condition
+// would be: replacement first, then the drain, then the instance goes.
+func TestRepairReplacesAnInstanceWithFailedStatusChecks(t *testing.T) {
+	parallel(t)
+	e := startEnvWith(t, true, repairTuning)
+	e.apply(t, readManifests(t, "testdata/interruption.yaml"))
+	waitFor(t, 3*time.Minute, "the ReplicaSet pod Running", func() bool { return len(e.runningPods(t, "steady")) == 1 })
+	var nodeName string
+	for _, p := range e.runningPods(t, "steady") {
+		nodeName = p.Spec.NodeName
+	}
+	fault, err := e.w.SimulateNodeFault(e.ctx, world.NodeFaultRequest{Node: nodeName, Kind: world.FaultImpaired})
+	if err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, 2*time.Minute, "the impaired instance terminated", func() bool {
+		in, ok := e.w.EC2.Instance(fault.InstanceID)
+		return !ok || in.State == ec2.StateTerminated
+	})
+	var res workflows.RepairResult
+	if err := e.tc.GetWorkflow(e.ctx, workflows.RepairWorkflowID(nodeName), "").Get(e.ctx, &res); err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("instance %s of %s impaired; repair %+v", fault.InstanceID, nodeName, res)
+	if res.Outcome != workflows.PhaseDone || len(res.Replacements) != 1 || res.Evicted < 1 {
+		t.Errorf("repair result %+v, want a replacement and the drain", res)
+	}
+	e.expectEvent(t, nodeName, workflows.EventNodeRepair, "EC2InstanceStatus=impaired")
+	waitFor(t, 2*time.Minute, "the ReplicaSet pod Running elsewhere", func() bool {
+		for _, p := range e.runningPods(t, "steady") {
+			return p.Spec.NodeName != nodeName
+		}
+		return false
+	})
+}
