@@ -308,6 +308,7 @@ func (a *Activities) Register(w worker.Registry) {
 	reg(d.PlanReplacement, workflows.ActivityPlanReplacement)
 	reg(lc.WaitNodeClaimReady, workflows.ActivityWaitNodeClaimReady)
 	reg(a.Drain.DrainStep, workflows.ActivityDrainStep)
+	reg(a.Drain.DeleteNodePods, workflows.ActivityDeleteNodePods)
 	reg(lc.WaitNodeClaimGone, workflows.ActivityWaitNodeClaimGone)
 	reg(lc.BeginTermination, workflows.ActivityBeginTermination)
 	reg(lc.WaitVolumesDetached, workflows.ActivityWaitVolumesDetached)

@@ -158,6 +158,12 @@ type Tuning struct {
 	// 2 min); GCLaunchGrace how long an instance may live without a
 	// NodeClaim (default 30 s, gc.DefaultLaunchGrace).
 	GCInterval, GCLaunchGrace time.Duration
+	// RepairInterval is how often the repair watcher (--feature-gates
+	// NodeRepair=true) judges the nodes (default 10 s);
+	// RepairTolerationScale multiplies every repair policy's toleration
+	// (0: Karpenter's; tests shorten them).
+	RepairInterval        time.Duration
+	RepairTolerationScale float64
 }
 
 // Defaults of the Config fields that have one, defined here once: Run
@@ -260,6 +266,7 @@ type dependencies struct {
 	expiry    *expirationReconciler
 	market    *marketRefresher
 	throttles *throttleReporter // AWS throttling: metric and log
+	cloud     *aws.Client
 	closers   []func()
 }
 
@@ -299,6 +306,7 @@ func newDependencies(ctx context.Context, cfg Config) (*dependencies, error) {
 	if err != nil {
 		return d, fmt.Errorf("aws clients: %w", err)
 	}
+	d.cloud = cc
 	facts, err := clusterFacts(ctx, cfg, cc, log)
 	if err != nil {
 		return d, err
@@ -500,6 +508,9 @@ func (d *dependencies) start(ctx context.Context, cfg Config) error {
 	if !cfg.DisableDisruption {
 		watchers = append(watchers, d.expiry.run)
 	}
+	if cfg.FeatureGates.NodeRepair {
+		watchers = append(watchers, newRepairWatcher(d.cluster, tc, d.cloud.ImpairedInstances, d.pseudonym, cfg, log).run)
+	}
 	lead := func(ctx context.Context) error {
 		for _, run := range watchers {
 			go run(ctx)
@@ -571,6 +582,7 @@ func RegisterWorkflows(w worker.WorkflowRegistry) {
 	w.RegisterWorkflowWithOptions(workflows.InterruptionPoller, workflow.RegisterOptions{Name: workflows.InterruptionPollerWorkflow})
 	w.RegisterWorkflowWithOptions(workflows.GarbageCollection, workflow.RegisterOptions{Name: workflows.GarbageCollectionWorkflow})
 	w.RegisterWorkflowWithOptions(workflows.Gang, workflow.RegisterOptions{Name: workflows.GangWorkflow})
+	w.RegisterWorkflowWithOptions(workflows.Repair, workflow.RegisterOptions{Name: workflows.RepairWorkflow})
 }
 
 func serveMetrics(addr string, m *metrics.Metrics, log *zap.Logger) (*http.Server, error) {

@@ -32,6 +32,11 @@ type FeatureGates struct {
 	// (Karpenter's default, alpha there): they are ignored, and a worker
 	// that finds some says so.
 	CapacityBuffer bool
+	// NodeRepair repairs unhealthy nodes (policy/repair, the Repair
+	// saga): a node condition past its toleration, or a failing EC2
+	// status check, gets the node replaced. Off (Karpenter's default,
+	// alpha there).
+	NodeRepair bool
 }
 
 // The gates Joinery implements.
@@ -40,15 +45,16 @@ const (
 	FeatureGateNodeOverlay             = "NodeOverlay"
 	FeatureGateStaticCapacity          = "StaticCapacity"
 	FeatureGateCapacityBuffer          = "CapacityBuffer"
+	FeatureGateNodeRepair              = "NodeRepair"
 )
 
-var knownGates = FeatureGateSpotToSpotConsolidation + ", " + FeatureGateNodeOverlay + ", " + FeatureGateStaticCapacity + ", " + FeatureGateCapacityBuffer
+var knownGates = FeatureGateSpotToSpotConsolidation + ", " + FeatureGateNodeOverlay + ", " + FeatureGateStaticCapacity + ", " + FeatureGateCapacityBuffer + ", " + FeatureGateNodeRepair
 
 // karpenterOnlyGates are Karpenter's other gates: accepted when false (so a
 // Karpenter FEATURE_GATES value with them off works as is), refused when
 // true, since Joinery does not have the feature.
 var karpenterOnlyGates = map[string]bool{
-	"NodeRepair": true, "ReservedCapacity": true,
+	"ReservedCapacity":    true,
 	"TerminateFirstDrift": true, "TerminateFirstRepair": true, "PodDeletionCostManagement": true,
 }
 
@@ -80,6 +86,8 @@ func ParseFeatureGates(s string) (FeatureGates, error) {
 			g.StaticCapacity = on
 		case k == FeatureGateCapacityBuffer:
 			g.CapacityBuffer = on
+		case k == FeatureGateNodeRepair:
+			g.NodeRepair = on
 		case karpenterOnlyGates[k]:
 			if on {
 				return FeatureGates{}, fmt.Errorf("--feature-gates: %s=true: Joinery does not implement Karpenter's %s (it may only be false; known gates: %s)",
@@ -95,6 +103,6 @@ func ParseFeatureGates(s string) (FeatureGates, error) {
 
 // String is the gates in --feature-gates syntax.
 func (g FeatureGates) String() string {
-	return fmt.Sprintf("%s=%t,%s=%t,%s=%t,%s=%t", FeatureGateCapacityBuffer, g.CapacityBuffer, FeatureGateNodeOverlay, g.NodeOverlay,
-		FeatureGateSpotToSpotConsolidation, g.SpotToSpotConsolidation, FeatureGateStaticCapacity, g.StaticCapacity)
+	return fmt.Sprintf("%s=%t,%s=%t,%s=%t,%s=%t,%s=%t", FeatureGateCapacityBuffer, g.CapacityBuffer, FeatureGateNodeOverlay, g.NodeOverlay,
+		FeatureGateNodeRepair, g.NodeRepair, FeatureGateSpotToSpotConsolidation, g.SpotToSpotConsolidation, FeatureGateStaticCapacity, g.StaticCapacity)
 }

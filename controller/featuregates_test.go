@@ -18,8 +18,8 @@ func TestParseFeatureGates(t *testing.T) {
 		{"SpotToSpotConsolidation=true,SpotToSpotConsolidation=false", false, ""}, // the last one wins
 		// Karpenter's default FEATURE_GATES, with the beta gate turned off.
 		{"NodeRepair=false,ReservedCapacity=false,SpotToSpotConsolidation=true,NodeOverlay=false,StaticCapacity=false,CapacityBuffer=false", true, ""},
-		{"NodeRepair=true", false, `--feature-gates: NodeRepair=true: Joinery does not implement Karpenter's NodeRepair`},
-		{"SpotToSpot=true", false, `--feature-gates: unknown feature gate "SpotToSpot" (known: SpotToSpotConsolidation, NodeOverlay, StaticCapacity, CapacityBuffer; Karpenter's NodeRepair`},
+		{"TerminateFirstRepair=true", false, `--feature-gates: TerminateFirstRepair=true: Joinery does not implement Karpenter's TerminateFirstRepair`},
+		{"SpotToSpot=true", false, `--feature-gates: unknown feature gate "SpotToSpot" (known: SpotToSpotConsolidation, NodeOverlay, StaticCapacity, CapacityBuffer, NodeRepair; Karpenter's PodDeletionCostManagement`},
 		{"SpotToSpotConsolidation=yes", false, `--feature-gates: SpotToSpotConsolidation="yes": the value must be true or false`},
 		{"SpotToSpotConsolidation", false, `--feature-gates: "SpotToSpotConsolidation" is not Key=true or Key=false`},
 	}
@@ -47,7 +47,10 @@ func TestParseFeatureGates(t *testing.T) {
 	if g, err := ParseFeatureGates("NodeOverlay=true"); err != nil || !g.NodeOverlay || g.SpotToSpotConsolidation {
 		t.Errorf("NodeOverlay=true: %+v, %v", g, err)
 	}
-	if s := (FeatureGates{SpotToSpotConsolidation: true}).String(); s != "CapacityBuffer=false,NodeOverlay=false,SpotToSpotConsolidation=true,StaticCapacity=false" {
+	if g, err := ParseFeatureGates("NodeRepair=true"); err != nil || !g.NodeRepair || g.NodeOverlay {
+		t.Errorf("NodeRepair=true: %+v, %v", g, err)
+	}
+	if s := (FeatureGates{SpotToSpotConsolidation: true}).String(); s != "CapacityBuffer=false,NodeOverlay=false,NodeRepair=false,SpotToSpotConsolidation=true,StaticCapacity=false" {
 		t.Errorf("String() = %q", s)
 	}
 }

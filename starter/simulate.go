@@ -25,7 +25,7 @@ func newSimulateCommand() *cobra.Command {
 		Use:   "simulate",
 		Short: "Make things happen in the running local world (starter dev)",
 	}
-	cmd.AddCommand(newSimulateInterruptionCommand())
+	cmd.AddCommand(newSimulateInterruptionCommand(), newSimulateNodeFaultCommand())
 	return cmd
 }
 

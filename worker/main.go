@@ -49,7 +49,7 @@ func main() {
 		spotEvery    = flag.Duration("spot-price-refresh", controller.DefaultSpotPriceRefresh, "how often spot prices per instance type and zone are read again (ec2:DescribeSpotPriceHistory; also at start)")
 		budget       = flag.Duration("solver-budget", solver.DefaultBudget, "time each solve may take: the first plan is always complete, later passes improve it within this")
 		schedConfig  = flag.String("scheduler-config", "", "kube-scheduler's KubeSchedulerConfiguration file: pods without topology spread constraints are planned with its PodTopologySpread default constraints (empty: none, as Karpenter)")
-		gates        = flag.String("feature-gates", os.Getenv("FEATURE_GATES"), "optional features, Key=true|false comma-separated (Karpenter's syntax; default $FEATURE_GATES): SpotToSpotConsolidation, NodeOverlay, StaticCapacity (all default false)")
+		gates        = flag.String("feature-gates", os.Getenv("FEATURE_GATES"), "optional features, Key=true|false comma-separated (Karpenter's syntax; default $FEATURE_GATES): SpotToSpotConsolidation, NodeOverlay, StaticCapacity, CapacityBuffer, NodeRepair (all default false)")
 		cpuProfile   = flag.String("cpuprofile", "", "write a CPU profile of the whole run to this file (go tool pprof)")
 		memProfile   = flag.String("memprofile", "", "write a heap profile to this file on exit (go tool pprof)")
 	)

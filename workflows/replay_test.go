@@ -31,6 +31,7 @@ func TestReplayRecordedHistories(t *testing.T) {
 		r.RegisterWorkflowWithOptions(Interruption, workflow.RegisterOptions{Name: InterruptionWorkflow})
 		r.RegisterWorkflowWithOptions(InterruptionPoller, workflow.RegisterOptions{Name: InterruptionPollerWorkflow})
 		r.RegisterWorkflowWithOptions(Gang, workflow.RegisterOptions{Name: GangWorkflow})
+		r.RegisterWorkflowWithOptions(Repair, workflow.RegisterOptions{Name: RepairWorkflow})
 		if err := r.ReplayWorkflowHistoryFromJSONFile(nil, f); err != nil {
 			t.Errorf("%s: %v", f, err)
 		}

@@ -106,6 +106,8 @@ const (
 	ReasonDrifted      = "drifted"
 	ReasonExpired      = "expired"
 	ReasonInterruption = "interruption"
+	// ReasonUnhealthy: a repair (Karpenter's reason label for it).
+	ReasonUnhealthy = "unhealthy"
 )
 
 // Interruption kinds (the kind label of

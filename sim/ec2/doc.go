@@ -23,7 +23,8 @@
 // CreateTags, DescribeInstanceTypes, DescribeInstanceTypeOfferings,
 // DescribeSpotPriceHistory, DescribeSubnets, DescribeSecurityGroups, CreateLaunchTemplate,
 // DescribeLaunchTemplates, DeleteLaunchTemplate, DescribeImages,
-// DescribeInstanceAttribute (userData). Others answer InvalidAction.
+// DescribeInstanceAttribute (userData), DescribeInstanceStatus (Impair). Others
+// answer InvalidAction.
 //
 // Images: the EKS-optimized AL2023 (x86_64 standard/nvidia/neuron, arm64
 // standard/nvidia), AL2 (x86_64, arm64, gpu) and Bottlerocket (aws-k8s,

@@ -54,6 +54,8 @@ type Server struct {
 	calls     map[string]int
 	throttled map[string]int
 	refused   map[string]string // Refuse: Action -> error code
+
+	impaired map[string]time.Time // Impair: instance id -> failed since
 }
 
 // pool is one EC2 capacity pool: an instance type in a zone bought as a
@@ -283,6 +285,7 @@ type handler func(s *Server, f form) (withRequestID, error)
 var handlers = map[string]handler{
 	"CreateFleet":                   (*Server).createFleet,
 	"DescribeInstances":             (*Server).describeInstances,
+	"DescribeInstanceStatus":        (*Server).describeInstanceStatus,
 	"TerminateInstances":            (*Server).terminateInstances,
 	"CreateTags":                    (*Server).createTags,
 	"DescribeInstanceTypes":         (*Server).describeInstanceTypes,

@@ -83,6 +83,7 @@ func (w *World) startInterruptions(o Options) error {
 	w.AdminAddr = ln.Addr().String()
 	mux := http.NewServeMux()
 	mux.HandleFunc("/simulate/interruption", w.handleSimulate)
+	mux.HandleFunc("/simulate/node-fault", w.handleNodeFault)
 	mux.HandleFunc("/endpoints", func(rw http.ResponseWriter, _ *http.Request) {
 		rw.Header().Set("Content-Type", "application/json")
 		_ = json.NewEncoder(rw).Encode(w.Endpoints())

@@ -6,6 +6,7 @@ import (
 	"os"
 	"os/signal"
 	"path/filepath"
+	"strconv"
 	"syscall"
 	"time"
 
@@ -61,7 +62,9 @@ func (w *World) WorkerArgs(clusterName string) []string {
 // garbage-collection and consolidation passes for tests, and
 // JOINERY_WORKER_SOLVER_BUDGET sets the solver's budget (negative: the
 // whole search, the same plan for the same input on any machine);
-// JOINERY_WORKER_METRICS serves /metrics there.
+// JOINERY_WORKER_METRICS serves /metrics there; JOINERY_WORKER_FEATURE_GATES,
+// JOINERY_WORKER_REPAIR_INTERVAL and JOINERY_WORKER_REPAIR_SCALE are the
+// feature gates and the repair watcher's tuning.
 func RunWorkerFromEnv(tune func(*controller.Config)) int {
 	rc, err := clientcmd.BuildConfigFromFlags("", os.Getenv("JOINERY_WORKER_KUBECONFIG"))
 	if err != nil {
@@ -96,6 +99,10 @@ func RunWorkerFromEnv(tune func(*controller.Config)) int {
 			}
 		}
 	}
+	if err := repairFromEnv(&cfg); err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
+	}
 	if tune != nil {
 		tune(&cfg)
 	}
@@ -114,4 +121,23 @@ func (w *World) SetEndpoints(cfg *controller.Config) {
 	cfg.EC2Endpoint, cfg.SQSEndpoint = w.EC2Endpoint, w.SQSEndpoint
 	cfg.SSMEndpoint, cfg.IAMEndpoint, cfg.EKSEndpoint = w.SSMEndpoint, w.IAMEndpoint, w.EKSEndpoint
 	cfg.PricingEndpoint, cfg.Region = w.PricingEndpoint, w.Region
+}
+
+// repairFromEnv reads the feature gates and the repair tuning.
+func repairFromEnv(cfg *controller.Config) error {
+	var err error
+	if cfg.FeatureGates, err = controller.ParseFeatureGates(os.Getenv("JOINERY_WORKER_FEATURE_GATES")); err != nil {
+		return err
+	}
+	if v := os.Getenv("JOINERY_WORKER_REPAIR_INTERVAL"); v != "" {
+		if cfg.RepairInterval, err = time.ParseDuration(v); err != nil {
+			return fmt.Errorf("JOINERY_WORKER_REPAIR_INTERVAL: %w", err)
+		}
+	}
+	if v := os.Getenv("JOINERY_WORKER_REPAIR_SCALE"); v != "" {
+		if cfg.RepairTolerationScale, err = strconv.ParseFloat(v, 64); err != nil {
+			return fmt.Errorf("JOINERY_WORKER_REPAIR_SCALE: %w", err)
+		}
+	}
+	return nil
 }

@@ -38,7 +38,7 @@ func kindName(id string) string {
 	if id == "consolidation" {
 		return id
 	}
-	for _, p := range []string{"provision/", "nodeclaim/", "disrupt/", "interruption/"} {
+	for _, p := range []string{"provision/", "nodeclaim/", "disrupt/", "interruption/", "repair/"} {
 		if len(id) > len(p) && id[:len(p)] == p {
 			return p[:len(p)-1]
 		}
