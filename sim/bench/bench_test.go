@@ -11,7 +11,7 @@ import (
 // NodeClaim workflow per node, no workflow failed and no Temporal size
 // limit reported. Times are printed, not asserted.
 func TestBenchSmoke(t *testing.T) {
-	r, err := run(200, 2*time.Second, 8*time.Minute, false, profiles{})
+	r, err := run(200, fastPhases, 8*time.Minute, false, profiles{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -19,6 +19,9 @@ func TestBenchSmoke(t *testing.T) {
 		r.LaunchedAfterLastPod.Round(time.Millisecond), r.RunningAfterLastPod.Round(time.Millisecond), r.Nodes, r.USDPerHour, r.LowerBound, r.WorkerPeakRSSMiB)
 	if r.Nodes == 0 || r.NodeClaimRuns != r.Nodes || r.ProvisionRuns == 0 {
 		t.Errorf("%d nodes, %d NodeClaim and %d Provision workflows", r.Nodes, r.NodeClaimRuns, r.ProvisionRuns)
+	}
+	if r.BootP50 < 3*time.Second || r.BootMax < r.BootP50 {
+		t.Errorf("boot p50 %s, max %s: the nodes did not go through the 1 s phases", r.BootP50, r.BootMax)
 	}
 	if r.FailedWorkflows != 0 || r.LimitWarnings != 0 {
 		t.Errorf("%d workflows failed, %d Temporal limit warnings", r.FailedWorkflows, r.LimitWarnings)

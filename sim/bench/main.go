@@ -35,7 +35,10 @@ import (
 func main() {
 	pods := flag.Int("pods", 1000, "pods to provision (1000, 5000, 10000)")
 	asJSON := flag.Bool("json", false, "print the report as JSON")
-	boot := flag.Duration("boot-delay", 2*time.Second, "simulated instance boot time")
+	pending := flag.Duration("boot-delay", world.EKSBoot.Pending, "how long a new instance stays pending before EC2 reports it running")
+	register := flag.Duration("boot-register", world.EKSBoot.Register, "from running until the kubelet registers its Node NotReady")
+	network := flag.Duration("boot-network", world.EKSBoot.NetworkReady, "from registration until the CNI is up and the Node is Ready")
+	fastBoot := flag.Bool("fast-boot", false, "boot nodes in about 3 s (1 s per phase) instead of EKS's 40-60 s")
 	timeout := flag.Duration("timeout", 15*time.Minute, "give up after this long")
 	keep := flag.Bool("keep", false, "keep the state directory (logs: joinery.log is the worker's) and print its path")
 	cpuProfile := flag.String("cpuprofile", "", "write the worker's CPU profile to this file (go tool pprof -top <file>)")
@@ -47,7 +50,11 @@ func main() {
 	if *floor {
 		report, err = runFloor(*pods, *timeout)
 	} else {
-		report, err = run(*pods, *boot, *timeout, *keep, profiles{CPU: absPath(*cpuProfile), Heap: absPath(*heapProfile)})
+		boot := world.BootPhases{Pending: *pending, Register: *register, NetworkReady: *network}
+		if *fastBoot {
+			boot = fastPhases
+		}
+		report, err = run(*pods, boot, *timeout, *keep, profiles{CPU: absPath(*cpuProfile), Heap: absPath(*heapProfile)})
 	}
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "error:", err)
@@ -72,15 +79,18 @@ func absPath(p string) string {
 	return p
 }
 
+// fastPhases boot a node in about 3 s: the smoke test's and --fast-boot's.
+var fastPhases = world.BootPhases{Pending: time.Second, Register: time.Second, NetworkReady: time.Second}
+
 // startWorld starts the bench's local world (fixed ports of its own) with
 // the example NodePools, state in dir.
-func startWorld(ctx context.Context, dir string, boot time.Duration) (*world.World, error) {
+func startWorld(ctx context.Context, dir string, boot world.BootPhases) (*world.World, error) {
 	log, err := logging.NewFile(filepath.Join(dir, "world.log"), "warn")
 	if err != nil {
 		return nil, err
 	}
 	w, err := world.Start(ctx, world.Options{
-		StateDir: dir, BootDelay: boot, TemporalPort: 30233, UIPort: -1, Progress: os.Stderr, Log: log, ClusterName: "joinery-bench",
+		StateDir: dir, Boot: boot, TemporalPort: 30233, UIPort: -1, Progress: os.Stderr, Log: log, ClusterName: "joinery-bench",
 		KubePorts: kube.Ports{Etcd: 30790, EtcdPeer: 30791, APIServer: 30443, Scheduler: 30459, ControllerManager: 30457, Kwok: 30480},
 	})
 	if err != nil {
@@ -105,7 +115,7 @@ func runFloor(pods int, timeout time.Duration) (*Floor, error) {
 		return nil, err
 	}
 	defer os.RemoveAll(dir)
-	w, err := startWorld(ctx, dir, 2*time.Second)
+	w, err := startWorld(ctx, dir, fastPhases)
 	if err != nil {
 		return nil, err
 	}
@@ -113,7 +123,7 @@ func runFloor(pods int, timeout time.Duration) (*Floor, error) {
 	return measureFloor(ctx, w, pods)
 }
 
-func run(pods int, boot, timeout time.Duration, keep bool, prof profiles) (*Report, error) {
+func run(pods int, boot world.BootPhases, timeout time.Duration, keep bool, prof profiles) (*Report, error) {
 	sig, stopSig := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stopSig()
 	ctx, cancel := context.WithTimeout(sig, timeout)
@@ -149,6 +159,7 @@ func run(pods int, boot, timeout time.Duration, keep bool, prof profiles) (*Repo
 	if err != nil {
 		return nil, err
 	}
+	r.BootP50, r.BootMax = bootFigures(w.BootTimes())
 	r.ActivityLatency, r.WorkflowLatency, err = latencies(metricsAddr)
 	return r, err
 }
@@ -198,6 +209,10 @@ type Report struct {
 	EC2Calls             map[string]int `json:"ec2Calls"`
 	PeakRSSMiB           float64        `json:"peakRssMiB"` // this process: Temporal server + sims
 	KubeAPIServerMiB     float64        `json:"kubeApiserverRssMiB"`
+	// BootP50 and BootMax: launch -> Node Ready per node, as the local
+	// world's nodes boot.
+	BootP50 time.Duration `json:"bootP50"`
+	BootMax time.Duration `json:"bootMax"`
 	// CPUSeconds is the CPU time each process used from the apply until
 	// every pod ran (all share the machine's cores).
 	CPUSeconds      map[string]float64 `json:"cpuSeconds"`
@@ -215,7 +230,7 @@ func (r *Report) print() {
 	fmt.Fprintf(tw, "apply -> every pod Running\t%s\n", r.AllPodsRunning.Round(time.Millisecond))
 	fmt.Fprintf(tw, "last pod created -> every NodeClaim launched\t%s\n", r.LaunchedAfterLastPod.Round(time.Millisecond))
 	fmt.Fprintf(tw, "last pod created -> every pod Running\t%s\n", r.RunningAfterLastPod.Round(time.Millisecond))
-	fmt.Fprintf(tw, "nodes\t%d\n", r.Nodes)
+	fmt.Fprintf(tw, "nodes; boot (launch -> Ready) p50, max\t%d; %s, %s\n", r.Nodes, r.BootP50.Round(100*time.Millisecond), r.BootMax.Round(100*time.Millisecond))
 	fmt.Fprintf(tw, "USD/hour (lower bound, ratio)\t%.2f (%.2f, %.2f)\n", r.USDPerHour, r.LowerBound, r.USDPerHour/max(r.LowerBound, 1e-9))
 	fmt.Fprintf(tw, "Provision / NodeClaim workflows\t%d / %d\n", r.ProvisionRuns, r.NodeClaimRuns)
 	fmt.Fprintf(tw, "failed workflows / Temporal limit warnings\t%d / %d\n", r.FailedWorkflows, r.LimitWarnings)
@@ -235,4 +250,12 @@ func (r *Report) print() {
 		fmt.Fprintf(tw, "activity %s: runs, p50, p99\t%d, %.3fs, %.3fs\n", l.Type, l.Count, l.P50, l.P99)
 	}
 	_ = tw.Flush()
+}
+
+// bootFigures are the median and longest of the nodes' boot times (sorted).
+func bootFigures(took []time.Duration) (p50, longest time.Duration) {
+	if len(took) == 0 {
+		return 0, 0
+	}
+	return took[len(took)/2], took[len(took)-1]
 }

@@ -80,6 +80,8 @@ func TestLeastPrivilegeRBACAndIAM(t *testing.T) {
 		// As the chart runs it: leader election through the Role's Lease.
 		c.LeaderElect, c.LeaseNamespace = true, rbacNamespace
 		c.DisruptionPassInterval, c.DisruptionValidationDelay = 2*time.Second, 2*time.Second
+		// Node repair on, so its EC2 status checks are among the calls.
+		c.FeatureGates.NodeRepair, c.RepairInterval = true, 2*time.Second
 	})
 	start := time.Now()
 	driveLeastPrivilegeRun(t, e)
