@@ -184,7 +184,7 @@ func (s *Server) LoadState(path string) error {
 		}
 		s.instances[in.ID] = in
 		if sn := s.subnetByID(in.SubnetID); sn != nil {
-			sn.inUse += 1 + len(in.SecondaryIPs)
+			sn.inUse++
 		}
 		switch in.State {
 		case StatePending:
