@@ -86,6 +86,10 @@ func (a *Launch) launchInstance(ctx context.Context, req workflows.LaunchRequest
 	resumed := prog.Plan != nil
 	if !resumed {
 		lp, err := a.planLaunch(ctx, nc, cls, req, prog)
+		var short *aws.InsufficientCapacityError
+		if errors.As(err, &short) {
+			return workflows.Instance{}, a.insufficientCapacity(ctx, nc, req, short)
+		}
 		if err != nil {
 			return workflows.Instance{}, err
 		}
@@ -93,6 +97,7 @@ func (a *Launch) launchInstance(ctx context.Context, req workflows.LaunchRequest
 	}
 	lp := *prog.Plan
 	inst, err := a.createFleetOnceVisible(ctx, nc, cls, req, lp, prog)
+	a.settleAddresses(cls, req, lp, inst, err)
 	if aws.IsLaunchTemplateNotFound(err) {
 		return workflows.Instance{}, a.templateNotFound(ctx, lp, prog, err)
 	}
@@ -119,7 +124,6 @@ func (a *Launch) launchInstance(ctx context.Context, req workflows.LaunchRequest
 	if out.CapacityReservationID != "" {
 		a.market.ReservationLaunched(out.CapacityReservationID)
 	}
-	a.subnets.used(cls.Name, out.SubnetID)
 	a.metrics.NodeClaimLaunched(req.NodePool, out.InstanceType, out.CapacityType, out.Zone)
 	activityLogger(ctx, a.log).Info("instance launched", zap.String("nodeclaim", req.NodeClaim), zap.String("instance", out.ID),
 		zap.String("instanceType", out.InstanceType), zap.String("zone", out.Zone), zap.String("capacityType", out.CapacityType),

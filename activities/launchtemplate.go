@@ -27,6 +27,9 @@ type launchPlan struct {
 	// Prioritized: NodeOverlays set the offerings' prices, so CreateFleet
 	// goes by them (cloud.LaunchRequest.Prioritized).
 	Prioritized bool
+	// Reserved is the addresses predicted for this launch, subnet id ->
+	// count, held in flight until CreateFleet answers (subnetPicker.fit).
+	Reserved map[string]int `json:",omitempty"`
 }
 
 // launchPlan groups the request's offerings by the image their instance
@@ -37,10 +40,9 @@ type launchPlan struct {
 // nodes with it); a reserved offering whose reservation the class's status
 // no longer lists is left out. Offerings no image or subnet serves are left
 // out; none left is an error naming why.
-func (a *Launch) launchPlan(ctx context.Context, nc *apiv1.NodeClaim, cls *apiv1.EC2NodeClass, req workflows.LaunchRequest, prog *progressLog) (launchPlan, error) {
+func (a *Launch) launchPlan(ctx context.Context, nc *apiv1.NodeClaim, cls *apiv1.EC2NodeClass, req workflows.LaunchRequest, prog *progressLog) (_ launchPlan, err error) {
 	subnets := prog.Subnets
 	if subnets == nil {
-		var err error
 		if subnets, err = a.subnets.choose(ctx, a.cloud, cls); err != nil {
 			return launchPlan{}, err
 		}
@@ -50,12 +52,22 @@ func (a *Launch) launchPlan(ctx context.Context, nc *apiv1.NodeClaim, cls *apiv1
 	for _, g := range cls.Status.SecurityGroups {
 		lp.SecurityGroups = append(lp.SecurityGroups, g.ID)
 	}
+	fits, short := a.addressFit(ctx, cls, req, &lp)
+	defer func() {
+		if err != nil { // nothing launches: the prediction goes back
+			a.subnets.settle(cls.Name, lp.Reserved, "", 0)
+		}
+	}()
 	byImage := map[[2]string]int{} // (image, reservation) -> index in lp.Configs
 	var skipped []string
-	for _, o := range req.Offerings {
+	for i, o := range req.Offerings {
 		it, ok := a.types.Get(o.InstanceType)
 		if !ok {
 			skipped = append(skipped, o.InstanceType+": not in the catalog")
+			continue
+		}
+		if !fits[i] {
+			skipped = append(skipped, o.InstanceType+"/"+o.Zone+": its subnet has too few free addresses")
 			continue
 		}
 		ami, ok := nodeclass.AMIFor(cls.Status.AMIs, it.Labels())
@@ -93,6 +105,9 @@ func (a *Launch) launchPlan(ctx context.Context, nc *apiv1.NodeClaim, cls *apiv1
 		lp.Image[o.InstanceType] = ami.ID
 	}
 	if len(lp.Configs) == 0 {
+		if short != nil {
+			return launchPlan{}, short // every zone left is short of addresses: plan elsewhere
+		}
 		return launchPlan{}, fmt.Errorf("EC2NodeClass %s can launch none of the %d offerings: %s", cls.Name, len(req.Offerings), strings.Join(skipped, "; "))
 	}
 	return lp, nil

@@ -33,9 +33,11 @@ type nodeClassReconciler struct {
 	region  string
 	log     *zap.Logger
 	ready   *prometheus.GaugeVec
-	queue   workqueue.TypedRateLimitingInterface[string]
-	k8s     string // "1.37", read once
-	resync  time.Duration
+	// subnetIPs is each resolved subnet's free addresses as last described.
+	subnetIPs *prometheus.GaugeVec
+	queue     workqueue.TypedRateLimitingInterface[string]
+	k8s       string // "1.37", read once
+	resync    time.Duration
 	// poolChanged is signalled when a NodePool's spec changes
 	// (markDriftOnPoolChange).
 	poolChanged chan struct{}
@@ -46,12 +48,14 @@ func newNodeClassReconciler(cl *kube.Cluster, cc *aws.Client, cfg Config, reg pr
 		cl: cl, cloud: cc, cluster: cfg.ClusterName, region: cfg.Region, log: log.Named("nodeclass"), resync: cfg.NodeClassResync,
 		ready: prometheus.NewGaugeVec(prometheus.GaugeOpts{Name: "joinery_nodeclass_ready",
 			Help: "1 when the EC2NodeClass is Ready (every selector resolved), else 0."}, []string{"nodeclass"}),
+		subnetIPs: prometheus.NewGaugeVec(prometheus.GaugeOpts{Name: "joinery_subnet_available_ips",
+			Help: "Free IPv4 addresses of each subnet an EC2NodeClass resolves, as DescribeSubnets last reported them."}, []string{"subnet"}),
 		queue: workqueue.NewTypedRateLimitingQueue(workqueue.NewTypedItemExponentialFailureRateLimiter[string](time.Second, 5*time.Minute)),
 	}
 	if r.resync <= 0 {
 		r.resync = DefaultNodeClassResync
 	}
-	reg.MustRegister(r.ready)
+	reg.MustRegister(r.ready, r.subnetIPs)
 	cl.OnNodeClassChange(r.queue.Add)
 	r.poolChanged = make(chan struct{}, 1)
 	cl.OnNodePoolSpecChange(func() {
@@ -180,6 +184,7 @@ func (r *nodeClassReconciler) subnets(ctx context.Context, cls *apiv1.EC2NodeCla
 	out := make([]apiv1.SubnetStatus, 0, len(sns))
 	for _, s := range aws.SortByFreeAddresses(sns) {
 		out = append(out, apiv1.SubnetStatus{ID: s.ID, Zone: s.Zone, ZoneID: s.ZoneID})
+		r.subnetIPs.WithLabelValues(s.ID).Set(float64(s.AvailableIPs))
 	}
 	return out, nil
 }

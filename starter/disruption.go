@@ -67,11 +67,12 @@ func newResumeCommand() *cobra.Command {
 func newStatusCommand() *cobra.Command {
 	var (
 		tf     temporalFlags
+		sf     subnetFlags
 		output string
 	)
 	cmd := &cobra.Command{
 		Use:   "status",
-		Short: "Show the disruption state: paused or not, cost, the nodes not disrupted and why, the last decisions",
+		Short: "Show the disruption state (paused or not, cost, the nodes not disrupted and why, the last decisions) and the subnets' free addresses",
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			c, err := tf.dial()
@@ -87,15 +88,31 @@ func newStatusCommand() *cobra.Command {
 			if err := v.Get(&st); err != nil {
 				return err
 			}
+			sns, err := sf.subnets(cmd.Context())
+			if err != nil {
+				fmt.Fprintf(cmd.ErrOrStderr(), "note: subnets unknown: %v\n", err)
+			}
 			if output == "json" {
-				return json.NewEncoder(os.Stdout).Encode(st)
+				return json.NewEncoder(os.Stdout).Encode(struct {
+					workflows.ConsolidationStatus
+					Subnets []subnetStatus `json:"subnets"`
+				}{st, sns})
 			}
 			printStatus(st)
+			if err == nil {
+				printSubnets(os.Stdout, sns)
+			}
 			return nil
 		},
 	}
 	tf.add(cmd)
-	cmd.Flags().StringVarP(&output, "output", "o", "text", "text or json")
+	fl := cmd.Flags()
+	fl.StringVarP(&output, "output", "o", "text", "text or json")
+	fl.StringVar(&sf.admin, "admin-addr", DefaultAdminAddr, "the admin endpoint of the running `starter dev` (asked for its EC2 endpoint)")
+	fl.StringVar(&sf.ec2URL, "ec2-endpoint", "", "EC2 API base URL for the subnets (instead of asking starter dev)")
+	fl.StringVar(&sf.region, "region", "", "AWS region (default: the local world's)")
+	fl.StringVar(&sf.discoveryTag, "discovery-tag", "production-eks", "karpenter.sh/discovery tag value of the subnets to show")
+	fl.BoolVar(&sf.realAWS, "aws", false, "read the subnets from real AWS in --region (credentials from the environment)")
 	return cmd
 }
 

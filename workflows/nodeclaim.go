@@ -165,7 +165,7 @@ func launch(ctx, actx workflow.Context, in NodeClaimInput, st *NodeClaimStatus, 
 	for try := 0; try < attempts && len(remaining) > 0; try++ {
 		st.LaunchTries++
 		ct := remaining[0].CapacityType
-		req := LaunchRequest{NodeClaim: in.Name, NodePool: in.NodePool, CapacityType: ct, Offerings: withCapacityType(remaining, ct)}
+		req := LaunchRequest{NodeClaim: in.Name, NodePool: in.NodePool, CapacityType: ct, Offerings: withCapacityType(remaining, ct), Pods: in.Pods}
 		var inst Instance
 		err := workflow.ExecuteActivity(actx, ActivityLaunchInstance, req).Get(ctx, &inst)
 		if err == nil {

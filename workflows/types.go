@@ -84,6 +84,9 @@ type LaunchRequest struct {
 	NodePool     string          `json:"nodePool"`
 	CapacityType string          `json:"capacityType"`
 	Offerings    []saga.Offering `json:"offerings"` // same capacity type, cheapest first
+	// Pods is how many pods the plan put on the node: the launch predicts
+	// the subnet addresses it takes from them.
+	Pods int `json:"pods,omitempty"`
 }
 
 // Instance is a launched EC2 instance.

@@ -23,6 +23,7 @@ type Subnet struct {
 	Zone         string // e.g. "us-east-1a"
 	ZoneID       string // e.g. "use1-az1"
 	AvailableIPs int32  // free IPv4 addresses
+	CIDRBlock    string // e.g. "10.0.0.0/18"
 }
 
 // SecurityGroup is a security group a NodeClass selects.
@@ -75,7 +76,7 @@ func (c *Client) Subnets(ctx context.Context, terms []apiv1.SelectorTerm) ([]Sub
 			for _, sn := range page.Subnets {
 				id := aws.ToString(sn.SubnetId)
 				byID[id] = Subnet{ID: id, Zone: aws.ToString(sn.AvailabilityZone), ZoneID: aws.ToString(sn.AvailabilityZoneId),
-					AvailableIPs: aws.ToInt32(sn.AvailableIpAddressCount)}
+					AvailableIPs: aws.ToInt32(sn.AvailableIpAddressCount), CIDRBlock: aws.ToString(sn.CidrBlock)}
 			}
 		}
 	}

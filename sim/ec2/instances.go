@@ -52,6 +52,9 @@ type Instance struct {
 	// NetworkInterfaces is how many ENIs are attached at launch: the launch
 	// template's network interfaces, at least the primary one.
 	NetworkInterfaces int
+	// SecondaryIPs are the subnet addresses the instance holds besides
+	// PrivateIP (AssignAddresses: the VPC CNI's ENIs and their addresses).
+	SecondaryIPs []string `json:",omitempty"`
 }
 
 // instance is the server's record: the snapshot plus bookkeeping.
@@ -73,6 +76,7 @@ func (in *instance) snapshot() Instance {
 	out.SecurityGroupIDs = append([]string(nil), in.SecurityGroupIDs...)
 	out.BlockDevices = append([]BlockDevice(nil), in.BlockDevices...)
 	out.MetadataOptions = clonePtr(in.MetadataOptions)
+	out.SecondaryIPs = append([]string(nil), in.SecondaryIPs...)
 	return out
 }
 
@@ -155,8 +159,12 @@ func (s *Server) finishShutdownLocked(in *instance) {
 
 func (s *Server) terminateLocked(in *instance) {
 	if sn := s.subnetByID(in.SubnetID); sn != nil {
-		sn.inUse--
+		sn.release(in.PrivateIP)
+		for _, ip := range in.SecondaryIPs {
+			sn.release(ip)
+		}
 	}
+	in.SecondaryIPs = nil
 	in.terminatedAt = time.Now()
 	s.transitionLocked(in, StateShuttingDown, StateTerminated, s.opts.OnTerminated)
 }

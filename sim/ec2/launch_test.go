@@ -6,6 +6,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	sdkec2 "github.com/aws/aws-sdk-go-v2/service/ec2"
@@ -335,6 +336,43 @@ func TestCreateFleetIsStrictAboutLaunchInputs(t *testing.T) {
 		if len(out.Errors) != 1 || aws.ToString(out.Errors[0].ErrorCode) != "InsufficientFreeAddressesInSubnet" ||
 			len(out.Instances) != 1 || aws.ToString(out.Instances[0].LaunchTemplateAndOverrides.Overrides.SubnetId) != sub["us-east-1c"] {
 			t.Errorf("full subnet: errors %+v instances %+v", out.Errors, out.Instances)
+		}
+	})
+
+	t.Run("the CNI's addresses leave and come back to the subnet", func(t *testing.T) {
+		free := func() int32 {
+			desc, err := c.DescribeSubnets(ctx, &sdkec2.DescribeSubnetsInput{SubnetIds: []string{sub["us-east-1c"]}})
+			if err != nil {
+				t.Fatal(err)
+			}
+			return aws.ToInt32(desc.Subnets[0].AvailableIpAddressCount)
+		}
+		if err := srv.SetSubnetAvailable(sub["us-east-1c"], 12); err != nil {
+			t.Fatal(err)
+		}
+		out, err := c.CreateFleet(ctx, fleetFrom("good", "on-demand", ov("m5.large", sub["us-east-1c"], "")))
+		if err != nil || len(out.Instances) != 1 {
+			t.Fatalf("launch: %+v, %v", out, err)
+		}
+		id := out.Instances[0].InstanceIds[0]
+		ips, err := srv.AssignAddresses(id, 9)
+		if err != nil || len(ips) != 9 || free() != 2 {
+			t.Fatalf("AssignAddresses(9): %v, %v; %d free, want 2", ips, err, free())
+		}
+		if _, err := srv.AssignAddresses(id, 10); err == nil || !strings.Contains(err.Error(), "InsufficientFreeAddressesInSubnet") || free() != 2 {
+			t.Fatalf("AssignAddresses(10) with 2 free: %v; %d free", err, free())
+		}
+		srv.UnassignAddresses(id, ips[:4])
+		if free() != 6 {
+			t.Fatalf("%d free after giving 4 back, want 6", free())
+		}
+		if _, err := c.TerminateInstances(ctx, &sdkec2.TerminateInstancesInput{InstanceIds: []string{id}}); err != nil {
+			t.Fatal(err)
+		}
+		for end := time.Now().Add(time.Minute); free() != 12 && time.Now().Before(end); time.Sleep(10 * time.Millisecond) {
+		}
+		if free() != 12 {
+			t.Errorf("%d free after the instance terminated, want its 6 addresses back (12)", free())
 		}
 	})
 

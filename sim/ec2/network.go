@@ -17,10 +17,11 @@ const DiscoveryTag = "karpenter.sh/discovery"
 // are handed out in order and counted back in when an instance terminates.
 type subnet struct {
 	id, zone, zoneID string
-	octet            int // third octet of the first address: 10.0.<octet>.0
-	prefix           int // CIDR prefix length
-	size             int // addresses in the block
-	next             int // next host offset to hand out
+	octet            int   // third octet of the first address: 10.0.<octet>.0
+	prefix           int   // CIDR prefix length
+	size             int   // addresses in the block
+	next             int   // next never-used host offset to hand out
+	free             []int // offsets given back, oldest first
 	inUse            int
 	held             int // addresses taken by others (SetSubnetAvailable)
 	tags             map[string]string
@@ -32,16 +33,35 @@ func (sn *subnet) cidr() string { return fmt.Sprintf("10.0.%d.0/%d", sn.octet, s
 // the 5 addresses AWS reserves, minus addresses in use.
 func (sn *subnet) available() int { return max(0, sn.size-5-sn.inUse-sn.held) }
 
-// allocate returns the next private address, e.g. "10.0.32.7"; the first
-// four addresses and the last are reserved as on AWS.
+// allocate returns a free private address, e.g. "10.0.32.7": the next
+// never used while the block has one, then the longest given back (so
+// names of recent instances are not reused at once); the first four
+// addresses and the last are reserved as on AWS.
 func (sn *subnet) allocate() (string, error) {
-	if sn.next >= sn.size-1 || sn.available() <= 0 {
+	if sn.available() <= 0 || (len(sn.free) == 0 && sn.next >= sn.size-1) {
 		return "", errors.New(insufficientAddresses(sn.id))
 	}
-	off := sn.next
-	sn.next++
+	var off int
+	if sn.next < sn.size-1 {
+		off = sn.next
+		sn.next++
+	} else {
+		off, sn.free = sn.free[0], sn.free[1:]
+	}
 	sn.inUse++
 	return fmt.Sprintf("10.0.%d.%d", sn.octet+off/256, off%256), nil
+}
+
+// release gives an address of the subnet back.
+func (sn *subnet) release(ip string) {
+	var a, b, c, d int
+	if _, err := fmt.Sscanf(ip, "%d.%d.%d.%d", &a, &b, &c, &d); err != nil {
+		return
+	}
+	if off := (c-sn.octet)*256 + d; off >= 4 && off < sn.size-1 {
+		sn.free = append(sn.free, off)
+		sn.inUse = max(0, sn.inUse-1)
+	}
 }
 
 type securityGroup struct {

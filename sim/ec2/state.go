@@ -184,7 +184,7 @@ func (s *Server) LoadState(path string) error {
 		}
 		s.instances[in.ID] = in
 		if sn := s.subnetByID(in.SubnetID); sn != nil {
-			sn.inUse++
+			sn.inUse += 1 + len(in.SecondaryIPs)
 		}
 		switch in.State {
 		case StatePending:

@@ -9,6 +9,8 @@ import _ "embed"
 // pod/fast/pod-delete}.yaml: nodes become Ready with the capacity the creator
 // set and keep heartbeating, bound pods become Running, Job pods complete, and
 // pods with a deletionTimestamp are deleted (the kubelet's part of an eviction).
+// A bound pod starts only once the VPC CNI (sim/cni) gave it an address, or
+// when it is hostNetwork, so a pod without an address stays ContainerCreating.
 //
 //go:embed kwok-stages.yaml
 var kwokStages []byte

@@ -16,6 +16,7 @@ import (
 
 	"github.com/joinery/joinery/sim/awsauth"
 	"github.com/joinery/joinery/sim/awsauth/policy"
+	"github.com/joinery/joinery/sim/cni"
 	"github.com/joinery/joinery/sim/ec2"
 	"github.com/joinery/joinery/sim/eks"
 	"github.com/joinery/joinery/sim/iam"
@@ -109,6 +110,9 @@ type Options struct {
 	// refusals (e.g. the file name).
 	IAMPolicy     []byte
 	IAMPolicyName string
+	// CNI is the aws-node DaemonSet's settings the local VPC CNI runs with
+	// (zero: the CNI's defaults, WARM_ENI_TARGET=1).
+	CNI cni.Settings
 	// Progress receives human progress lines (building binaries, readiness).
 	Progress io.Writer
 	Log      *zap.Logger
@@ -120,7 +124,9 @@ type World struct {
 	Temporal    *temporal.Server
 	EC2         *ec2.Server
 	EC2Endpoint string // http://127.0.0.1:port
-	StateDir    string
+	// CNI gives pods their addresses from their node's subnet.
+	CNI      *cni.CNI
+	StateDir string
 	// SQS serves the interruption queue (InterruptionQueueURL) at SQSEndpoint.
 	SQS                  *sqs.Server
 	SQSEndpoint          string
@@ -321,6 +327,9 @@ func (w *World) startEC2(o Options) (err error) {
 	w.EC2Endpoint, w.stopEC2, err = w.EC2.Start(o.EC2Addr)
 	if err != nil {
 		return fmt.Errorf("ec2 endpoint: %w", err)
+	}
+	if w.CNI, err = w.startCNI(regCtx, kc, o); err != nil {
+		return fmt.Errorf("vpc cni: %w", err)
 	}
 	// The instances outlive this process in ec2.json, like etcd and Temporal state.
 	go func() {
