@@ -111,7 +111,10 @@ func TestClusterEndToEnd(t *testing.T) {
 		t.Fatal(err)
 	}
 	pod := &corev1.Pod{
-		ObjectMeta: metav1.ObjectMeta{Name: "web-0", Namespace: "default"},
+		// The address the VPC CNI would give it: kwok starts a pod only
+		// once it has one (no CNI runs on this bare control plane).
+		ObjectMeta: metav1.ObjectMeta{Name: "web-0", Namespace: "default",
+			Annotations: map[string]string{"vpc.amazonaws.com/pod-ips": "10.0.1.10"}},
 		Spec: corev1.PodSpec{Containers: []corev1.Container{{
 			Name: "web", Image: "nginx",
 			Resources: corev1.ResourceRequirements{Requests: corev1.ResourceList{
@@ -148,10 +151,12 @@ func TestClusterEndToEnd(t *testing.T) {
 	one := int32(1)
 	job := &batchv1.Job{
 		ObjectMeta: metav1.ObjectMeta{Name: "once", Namespace: "default"},
-		Spec: batchv1.JobSpec{Completions: &one, Template: corev1.PodTemplateSpec{Spec: corev1.PodSpec{
-			RestartPolicy: corev1.RestartPolicyNever,
-			Containers:    []corev1.Container{{Name: "main", Image: "busybox"}},
-		}}},
+		Spec: batchv1.JobSpec{Completions: &one, Template: corev1.PodTemplateSpec{
+			ObjectMeta: metav1.ObjectMeta{Annotations: map[string]string{"vpc.amazonaws.com/pod-ips": "10.0.1.11"}}, // as the CNI would
+			Spec: corev1.PodSpec{
+				RestartPolicy: corev1.RestartPolicyNever,
+				Containers:    []corev1.Container{{Name: "main", Image: "busybox"}},
+			}}},
 	}
 	if _, err := cs.BatchV1().Jobs("default").Create(ctx, job, metav1.CreateOptions{}); err != nil {
 		t.Fatal(err)

@@ -32,7 +32,9 @@ func DefaultPorts() Ports {
 // evicted pods), StatefulSets (pods and their claims), Jobs and their TTL
 // cleanup, and the volume binder (binds pre-bound and matching static
 // PersistentVolumes to claims, as on a real cluster) with the claims of
-// generic ephemeral volumes. No node-lifecycle controller: kwok keeps nodes
+// generic ephemeral volumes, DaemonSets (a pod on every node, as the
+// EKS add-ons run) and the pod garbage collector (pods of a deleted Node
+// go with it). No node-lifecycle controller: kwok keeps nodes
 // Ready and the TaintNodesByCondition admission plugin is disabled. No
 // attach/detach controller and no CSI provisioner: nothing attaches volumes
 // or provisions them dynamically (a WaitForFirstConsumer claim stays
@@ -50,6 +52,8 @@ var DefaultControllers = []string{
 	"ttl-after-finished-controller",
 	"persistentvolume-binder-controller",
 	"ephemeral-volume-controller",
+	"daemonset-controller",
+	"pod-garbage-collector-controller",
 }
 
 // Options configure Start. The zero value is usable from inside the repository.

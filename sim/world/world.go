@@ -331,6 +331,9 @@ func (w *World) startEC2(o Options) (err error) {
 	if w.CNI, err = w.startCNI(regCtx, kc, o); err != nil {
 		return fmt.Errorf("vpc cni: %w", err)
 	}
+	if err := installEKSAddons(regCtx, kc); err != nil {
+		return err
+	}
 	// The instances outlive this process in ec2.json, like etcd and Temporal state.
 	go func() {
 		t := time.NewTicker(time.Second)
