@@ -395,7 +395,7 @@ func (r *run) watch(ctx context.Context) {
 			if !seen {
 				d = nodeAlive(p.Spec.NodeName)
 			}
-			if !d && p.Status.Phase != corev1.PodSucceeded {
+			if !d && p.Status.Phase != corev1.PodSucceeded && !daemonPod(p) {
 				r.mu.Lock()
 				r.lost = append(r.lost, fmt.Sprintf("%s/%s on %s (phase %s): deleted after its node was gone", p.Namespace, p.Name, p.Spec.NodeName, p.Status.Phase))
 				r.mu.Unlock()
@@ -755,4 +755,12 @@ func (r *run) settle(ctx context.Context) {
 		sleep(ctx, 3*time.Second)
 	}
 	r.logf("settle timeout")
+}
+
+// daemonPod reports whether a DaemonSet runs the pod: it belongs to its
+// node and goes with it (the pod garbage collector deletes it), which is
+// no lost pod.
+func daemonPod(p *corev1.Pod) bool {
+	ref := metav1.GetControllerOf(p)
+	return ref != nil && ref.Kind == "DaemonSet"
 }
