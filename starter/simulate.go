@@ -1,14 +1,9 @@
 package main
 
 import (
-	"bytes"
-	"context"
 	"encoding/json"
 	"fmt"
-	"io"
-	"net/http"
 	"os"
-	"strings"
 	"time"
 
 	"github.com/joinery/joinery/providers/aws/interruption"
@@ -55,10 +50,9 @@ Kinds:
 			if node == "" && instance == "" {
 				return fmt.Errorf("--node or --instance is required")
 			}
-			res, err := postSimulate(cmd.Context(), admin, map[string]string{
-				"node": node, "instanceId": instance, "kind": kind, "notice": notice.String(),
-			})
-			if err != nil {
+			req := map[string]string{"node": node, "instanceId": instance, "kind": kind, "notice": notice.String()}
+			var res world.SimulateResult
+			if err := postAdmin(cmd.Context(), admin, "/simulate/interruption", req, &res); err != nil {
 				return err
 			}
 			if output == "json" {
@@ -86,26 +80,4 @@ Kinds:
 	fl.StringVar(&admin, "admin-addr", DefaultAdminAddr, "the admin endpoint of the running `starter dev`")
 	fl.StringVarP(&output, "output", "o", "text", "text or json")
 	return cmd
-}
-
-func postSimulate(ctx context.Context, admin string, req map[string]string) (world.SimulateResult, error) {
-	var res world.SimulateResult
-	body, _ := json.Marshal(req)
-	ctx, cancel := context.WithTimeout(ctx, 30*time.Second)
-	defer cancel()
-	hr, err := http.NewRequestWithContext(ctx, http.MethodPost, "http://"+admin+"/simulate/interruption", bytes.NewReader(body))
-	if err != nil {
-		return res, err
-	}
-	hr.Header.Set("Content-Type", "application/json")
-	resp, err := http.DefaultClient.Do(hr)
-	if err != nil {
-		return res, fmt.Errorf("admin endpoint %s: %w (is `starter dev` running?)", admin, err)
-	}
-	defer resp.Body.Close()
-	b, _ := io.ReadAll(resp.Body)
-	if resp.StatusCode != http.StatusOK {
-		return res, fmt.Errorf("simulate: %s", strings.TrimSpace(string(b)))
-	}
-	return res, json.Unmarshal(b, &res)
 }

@@ -24,33 +24,15 @@ const (
 // terminated and the taint removed; the old node keeps serving.
 func DrainAndReplace(ctx workflow.Context, in DisruptInput) (DisruptResult, error) {
 	res := DisruptResult{}
-	phase, err := trackPhase(ctx, PhaseChecking)
+	phase, short, event, err := startDisruption(ctx, in.NodeName, in.Private)
 	if err != nil {
 		return res, err
 	}
-	phase.Set(PhaseChecking, identifying(in.Private, SANodeName.ValueSet(in.NodeName))...)
-	short := workflow.WithActivityOptions(ctx, shortCall(ErrReplacementFailed))
-	event := nodeEvents(ctx, short, EventRequest{Node: in.NodeName})
-
-	// 1. Still a candidate?
-	var cand Candidate
-	if err := workflow.ExecuteActivity(short, ActivityCheckCandidate, in).Get(ctx, &cand); err != nil {
+	cand, taint, err := checkAndTaint(ctx, short, phase, in, in.Reason)
+	if err != nil || !cand.OK {
+		res.Outcome, res.Why = skipped(cand, err)
 		return res, err
 	}
-	if !cand.OK {
-		phase.Set(PhaseSkipped)
-		res.Outcome, res.Why = PhaseSkipped, cand.Why
-		return res, nil
-	}
-	upsert(ctx, append([]temporal.SearchAttributeUpdate{SANodeClaim.ValueSet(cand.NodeClaim), SANodePool.ValueSet(cand.NodePool)},
-		identifying(in.Private, SAInstanceID.ValueSet(cand.InstanceID))...)...)
-
-	// 2. Taint and record the reason.
-	taint := TaintRequest{NodeName: in.NodeName, NodeClaim: cand.NodeClaim, Reason: in.Reason}
-	if err := workflow.ExecuteActivity(short, ActivityTaintDisrupted, taint).Get(ctx, nil); err != nil {
-		return res, err
-	}
-	phase.Set(PhaseTainted)
 	event(EventNormal, "DisruptionStarted", fmt.Sprintf("disrupting node for reason %s", in.Reason))
 
 	// 3. Replacements first; the old node keeps serving meanwhile.
@@ -82,6 +64,50 @@ func DrainAndReplace(ctx workflow.Context, in DisruptInput) (DisruptResult, erro
 	phase.Set(PhaseDone)
 	res.Outcome = PhaseDone
 	return res, nil
+}
+
+// startDisruption opens a saga on one node: its phase (checking) and
+// identity as search attributes, the short activity options and the
+// node's Event recorder.
+func startDisruption(ctx workflow.Context, node string, private bool) (*phaseTracker, workflow.Context, func(string, string, string), error) {
+	phase, err := trackPhase(ctx, PhaseChecking)
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	phase.Set(PhaseChecking, identifying(private, SANodeName.ValueSet(node))...)
+	short := workflow.WithActivityOptions(ctx, shortCall(ErrReplacementFailed))
+	return phase, short, nodeEvents(ctx, short, EventRequest{Node: node}), nil
+}
+
+// checkAndTaint re-checks that check's node is still a candidate; if so it
+// records the NodeClaim's identity and taints the node
+// karpenter.sh/disrupted for reason, otherwise the phase ends skipped
+// (cand.OK false).
+func checkAndTaint(ctx, short workflow.Context, phase *phaseTracker, check DisruptInput, reason string) (Candidate, TaintRequest, error) {
+	var cand Candidate
+	if err := workflow.ExecuteActivity(short, ActivityCheckCandidate, check).Get(ctx, &cand); err != nil {
+		return cand, TaintRequest{}, err
+	}
+	if !cand.OK {
+		phase.Set(PhaseSkipped)
+		return cand, TaintRequest{}, nil
+	}
+	upsert(ctx, append([]temporal.SearchAttributeUpdate{SANodeClaim.ValueSet(cand.NodeClaim), SANodePool.ValueSet(cand.NodePool)},
+		identifying(check.Private, SAInstanceID.ValueSet(cand.InstanceID))...)...)
+	taint := TaintRequest{NodeName: check.NodeName, NodeClaim: cand.NodeClaim, Reason: reason}
+	if err := workflow.ExecuteActivity(short, ActivityTaintDisrupted, taint).Get(ctx, nil); err != nil {
+		return cand, taint, err
+	}
+	phase.Set(PhaseTainted)
+	return cand, taint, nil
+}
+
+// skipped is a saga's outcome when checkAndTaint did not go through.
+func skipped(cand Candidate, err error) (string, string) {
+	if err != nil {
+		return "", ""
+	}
+	return PhaseSkipped, cand.Why
 }
 
 // terminateDisrupted ends a drained node: its NodeClaim workflow is told to

@@ -5,7 +5,6 @@ import (
 	"time"
 
 	"github.com/joinery/joinery/api/saga"
-	"go.temporal.io/sdk/temporal"
 	"go.temporal.io/sdk/workflow"
 )
 
@@ -22,33 +21,18 @@ import (
 // NodeClaim workflow, counted as disrupted for reason unhealthy.
 func Repair(ctx workflow.Context, in RepairInput) (RepairResult, error) {
 	res := RepairResult{}
-	phase, err := trackPhase(ctx, PhaseChecking)
+	phase, short, event, err := startDisruption(ctx, in.NodeName, in.Private)
 	if err != nil {
 		return res, err
 	}
-	phase.Set(PhaseChecking, identifying(in.Private, SANodeName.ValueSet(in.NodeName))...)
-	short := workflow.WithActivityOptions(ctx, shortCall(ErrReplacementFailed))
-	event := nodeEvents(ctx, short, EventRequest{Node: in.NodeName})
 	disrupt := DisruptInput{NodeName: in.NodeName, Reason: saga.ReasonUnhealthy, Replace: true, SkipBudgets: true, Private: in.Private}
-
 	check := disrupt
 	check.Interruption = true // only "is it Joinery's node": nothing blocks a repair
-	var cand Candidate
-	if err := workflow.ExecuteActivity(short, ActivityCheckCandidate, check).Get(ctx, &cand); err != nil {
+	cand, _, err := checkAndTaint(ctx, short, phase, check, saga.ReasonUnhealthy)
+	if err != nil || !cand.OK {
+		res.Outcome, res.Why = skipped(cand, err)
 		return res, err
 	}
-	if !cand.OK {
-		phase.Set(PhaseSkipped)
-		res.Outcome, res.Why = PhaseSkipped, cand.Why
-		return res, nil
-	}
-	upsert(ctx, append([]temporal.SearchAttributeUpdate{SANodeClaim.ValueSet(cand.NodeClaim), SANodePool.ValueSet(cand.NodePool)},
-		identifying(in.Private, SAInstanceID.ValueSet(cand.InstanceID))...)...)
-	taint := TaintRequest{NodeName: in.NodeName, NodeClaim: cand.NodeClaim, Reason: saga.ReasonUnhealthy}
-	if err := workflow.ExecuteActivity(short, ActivityTaintDisrupted, taint).Get(ctx, nil); err != nil {
-		return res, err
-	}
-	phase.Set(PhaseTainted)
 	event(EventWarning, EventNodeRepair, repairMessage(in))
 
 	if in.Unreachable {

@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"net/http"
 	"slices"
 	"time"
 
@@ -255,37 +254,4 @@ func patchConditions(ctx context.Context, kc kubernetes.Interface, name string, 
 	patch, _ := json.Marshal(map[string]any{"status": map[string]any{"conditions": conds}})
 	_, err := kc.CoreV1().Nodes().Patch(ctx, name, types.StrategicMergePatchType, patch, metav1.PatchOptions{}, "status")
 	return err
-}
-
-// handleNodeFault is POST /simulate/node-fault with a NodeFaultRequest
-// (grace as a Go duration string).
-func (w *World) handleNodeFault(rw http.ResponseWriter, r *http.Request) {
-	if r.Method != http.MethodPost {
-		http.Error(rw, "POST a JSON NodeFaultRequest", http.StatusMethodNotAllowed)
-		return
-	}
-	var body struct {
-		NodeFaultRequest
-		Grace string `json:"grace,omitempty"`
-	}
-	if err := json.NewDecoder(r.Body).Decode(&body); err != nil {
-		http.Error(rw, "bad request: "+err.Error(), http.StatusBadRequest)
-		return
-	}
-	req := body.NodeFaultRequest
-	if body.Grace != "" {
-		d, err := time.ParseDuration(body.Grace)
-		if err != nil {
-			http.Error(rw, "bad grace: "+err.Error(), http.StatusBadRequest)
-			return
-		}
-		req.Grace = d
-	}
-	res, err := w.SimulateNodeFault(r.Context(), req)
-	if err != nil {
-		http.Error(rw, err.Error(), http.StatusBadRequest)
-		return
-	}
-	rw.Header().Set("Content-Type", "application/json")
-	_ = json.NewEncoder(rw).Encode(res)
 }

@@ -82,8 +82,8 @@ func (w *World) startInterruptions(o Options) error {
 	}
 	w.AdminAddr = ln.Addr().String()
 	mux := http.NewServeMux()
-	mux.HandleFunc("/simulate/interruption", w.handleSimulate)
-	mux.HandleFunc("/simulate/node-fault", w.handleNodeFault)
+	mux.HandleFunc("/simulate/interruption", serveSimulation("notice", func(r *SimulateRequest, d time.Duration) { r.Notice = d }, w.SimulateInterruption))
+	mux.HandleFunc("/simulate/node-fault", serveSimulation("grace", func(r *NodeFaultRequest, d time.Duration) { r.Grace = d }, w.SimulateNodeFault))
 	mux.HandleFunc("/endpoints", func(rw http.ResponseWriter, _ *http.Request) {
 		rw.Header().Set("Content-Type", "application/json")
 		_ = json.NewEncoder(rw).Encode(w.Endpoints())
@@ -106,39 +106,6 @@ func (w *World) stopInterruptions() {
 	if w.interruptions.stopSQS != nil {
 		w.interruptions.stopSQS()
 	}
-}
-
-// handleSimulate is POST /simulate/interruption with a SimulateRequest
-// (notice as a Go duration string, e.g. "2m").
-func (w *World) handleSimulate(rw http.ResponseWriter, r *http.Request) {
-	if r.Method != http.MethodPost {
-		http.Error(rw, "POST a JSON SimulateRequest", http.StatusMethodNotAllowed)
-		return
-	}
-	var body struct {
-		SimulateRequest
-		Notice string `json:"notice,omitempty"`
-	}
-	if err := json.NewDecoder(r.Body).Decode(&body); err != nil {
-		http.Error(rw, "bad request: "+err.Error(), http.StatusBadRequest)
-		return
-	}
-	req := body.SimulateRequest
-	if body.Notice != "" {
-		d, err := time.ParseDuration(body.Notice)
-		if err != nil {
-			http.Error(rw, "bad notice: "+err.Error(), http.StatusBadRequest)
-			return
-		}
-		req.Notice = d
-	}
-	res, err := w.SimulateInterruption(r.Context(), req)
-	if err != nil {
-		http.Error(rw, err.Error(), http.StatusBadRequest)
-		return
-	}
-	rw.Header().Set("Content-Type", "application/json")
-	_ = json.NewEncoder(rw).Encode(res)
 }
 
 // SimulateInterruption sends the interruption event of req.Kind for an
