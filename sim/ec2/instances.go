@@ -239,23 +239,33 @@ var instanceFields = fields[*instance]{
 	},
 }
 
-func (s *Server) describeInstances(f form) (withRequestID, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
+// requestedInstancesLocked are the instances a Describe call names
+// (InstanceId, each one EC2 can see or InvalidInstanceID.NotFound) or
+// every visible one in launch order, with the page size asked for
+// (MaxResults, which EC2 refuses beside InstanceId).
+func (s *Server) requestedInstancesLocked(f form) ([]*instance, int, error) {
 	max, hasMax, err := f.intParam("MaxResults")
 	if err != nil {
-		return nil, err
+		return nil, 0, err
 	}
 	ids := f.strings("InstanceId")
 	if hasMax && len(ids) > 0 {
-		return nil, newError(http.StatusBadRequest, "InvalidParameterCombination",
+		return nil, 0, newError(http.StatusBadRequest, "InvalidParameterCombination",
 			"The parameter instancesSet cannot be used with the parameter maxResults")
 	}
-	items := s.visibleInstancesLocked(s.sortedInstancesLocked())
 	if len(ids) > 0 {
-		if items, err = s.lookupInstancesLocked(ids); err != nil {
-			return nil, err
-		}
+		items, err := s.lookupInstancesLocked(ids)
+		return items, max, err
+	}
+	return s.visibleInstancesLocked(s.sortedInstancesLocked()), max, nil
+}
+
+func (s *Server) describeInstances(f form) (withRequestID, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	items, max, err := s.requestedInstancesLocked(f)
+	if err != nil {
+		return nil, err
 	}
 	fs := fields[*instance]{"vpc-id": func(*instance) []string { return []string{s.vpcID} }}
 	for k, v := range instanceFields {

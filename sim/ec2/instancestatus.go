@@ -2,7 +2,6 @@ package ec2
 
 import (
 	"fmt"
-	"net/http"
 	"time"
 )
 
@@ -81,20 +80,9 @@ func (s *Server) statusesOfLocked(in *instance) (system, inst statusSummaryXML) 
 func (s *Server) describeInstanceStatus(f form) (withRequestID, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	max, hasMax, err := f.intParam("MaxResults")
+	items, max, err := s.requestedInstancesLocked(f)
 	if err != nil {
 		return nil, err
-	}
-	ids := f.strings("InstanceId")
-	if hasMax && len(ids) > 0 {
-		return nil, newError(http.StatusBadRequest, "InvalidParameterCombination",
-			"The parameter instancesSet cannot be used with the parameter maxResults")
-	}
-	items := s.visibleInstancesLocked(s.sortedInstancesLocked())
-	if len(ids) > 0 {
-		if items, err = s.lookupInstancesLocked(ids); err != nil {
-			return nil, err
-		}
 	}
 	if f.get("IncludeAllInstances") != "true" {
 		var running []*instance
