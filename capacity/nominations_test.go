@@ -18,20 +18,7 @@ import (
 // goes; an in-flight claim keeps all of its own.
 func TestLiveNominations(t *testing.T) {
 	now := time.Now()
-	cpuPod := func(name, node, cpu string) *corev1.Pod {
-		p := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: "default", UID: types.UID("uid-" + name)},
-			Spec: corev1.PodSpec{NodeName: node, Containers: []corev1.Container{{Name: "c",
-				Resources: corev1.ResourceRequirements{Requests: corev1.ResourceList{corev1.ResourceCPU: resource.MustParse(cpu)}}}}}}
-		if node == "" {
-			p.Status.Conditions = []corev1.PodCondition{{Type: corev1.PodScheduled, Status: corev1.ConditionFalse, Reason: corev1.PodReasonUnschedulable}}
-		} else {
-			p.Status.Phase = corev1.PodRunning
-		}
-		return p
-	}
-	node := &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: "ip-10-0-0-9.ec2.internal"},
-		Status: corev1.NodeStatus{Allocatable: corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("2"), corev1.ResourcePods: resource.MustParse("20")},
-			Conditions: []corev1.NodeCondition{{Type: corev1.NodeReady, Status: corev1.ConditionTrue}}}}
+	node := twoCPUNode()
 	ready := &apiv1.NodeClaim{ObjectMeta: metav1.ObjectMeta{Name: "general-purpose-ready",
 		Annotations: map[string]string{AnnotationNominatedPods: "uid-a,uid-b,uid-c"}},
 		Status: apiv1.NodeClaimStatus{NodeName: node.Name, Conditions: []metav1.Condition{{Type: apiv1.ConditionInitialized, Status: "True", LastTransitionTime: metav1.NewTime(now.Add(-2 * time.Second))}}}}
@@ -70,22 +57,13 @@ func TestDisplacedNomineeTakesThePlaceOnTheBootingClaim(t *testing.T) {
 	now := time.Now()
 	owner := metav1.OwnerReference{APIVersion: "apps/v1", Kind: "ReplicaSet", Name: "web-1", UID: "rs-web", Controller: ptrTo(true)}
 	pod := func(name, node string, owned bool) *corev1.Pod {
-		p := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: "default", UID: types.UID("uid-" + name)},
-			Spec: corev1.PodSpec{NodeName: node, Containers: []corev1.Container{{Name: "c",
-				Resources: corev1.ResourceRequirements{Requests: corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("1")}}}}}}
+		p := cpuPod(name, node, "1")
 		if owned {
 			p.OwnerReferences = []metav1.OwnerReference{owner}
 		}
-		if node == "" {
-			p.Status.Conditions = []corev1.PodCondition{{Type: corev1.PodScheduled, Status: corev1.ConditionFalse, Reason: corev1.PodReasonUnschedulable}}
-		} else {
-			p.Status.Phase = corev1.PodRunning
-		}
 		return p
 	}
-	node := &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: "ip-10-0-0-9.ec2.internal"},
-		Status: corev1.NodeStatus{Allocatable: corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("2"), corev1.ResourcePods: resource.MustParse("20")},
-			Conditions: []corev1.NodeCondition{{Type: corev1.NodeReady, Status: corev1.ConditionTrue}}}}
+	node := twoCPUNode()
 	first := &apiv1.NodeClaim{ObjectMeta: metav1.ObjectMeta{Name: "wave-a-ready",
 		Annotations: map[string]string{AnnotationNominatedPods: "uid-q1,uid-q2,uid-stranger"}},
 		Status: apiv1.NodeClaimStatus{NodeName: node.Name}}
@@ -110,3 +88,24 @@ func TestDisplacedNomineeTakesThePlaceOnTheBootingClaim(t *testing.T) {
 }
 
 func ptrTo[T any](v T) *T { return &v }
+
+// cpuPod is a pod asking for cpu: Running on node, or pending
+// (Unschedulable) when node is empty.
+func cpuPod(name, node, cpu string) *corev1.Pod {
+	p := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: "default", UID: types.UID("uid-" + name)},
+		Spec: corev1.PodSpec{NodeName: node, Containers: []corev1.Container{{Name: "c",
+			Resources: corev1.ResourceRequirements{Requests: corev1.ResourceList{corev1.ResourceCPU: resource.MustParse(cpu)}}}}}}
+	if node == "" {
+		p.Status.Conditions = []corev1.PodCondition{{Type: corev1.PodScheduled, Status: corev1.ConditionFalse, Reason: corev1.PodReasonUnschedulable}}
+	} else {
+		p.Status.Phase = corev1.PodRunning
+	}
+	return p
+}
+
+// twoCPUNode is a Ready node with 2 CPUs and 20 pods allocatable.
+func twoCPUNode() *corev1.Node {
+	return &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: "ip-10-0-0-9.ec2.internal"},
+		Status: corev1.NodeStatus{Allocatable: corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("2"), corev1.ResourcePods: resource.MustParse("20")},
+			Conditions: []corev1.NodeCondition{{Type: corev1.NodeReady, Status: corev1.ConditionTrue}}}}
+}
