@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"strings"
 	"time"
 
 	"github.com/joinery/joinery/sim/kube"
@@ -85,11 +86,7 @@ func (w *World) SimulateNodeFault(ctx context.Context, req NodeFaultRequest) (No
 	if req.Node == "" {
 		return res, errors.New("name a node")
 	}
-	kc, err := kubernetes.NewForConfig(w.Kube.RESTConfig())
-	if err != nil {
-		return res, err
-	}
-	n, err := kc.CoreV1().Nodes().Get(ctx, req.Node, metav1.GetOptions{})
+	kc, n, err := w.nodeNamed(ctx, req.Node)
 	if err != nil {
 		return res, err
 	}
@@ -105,14 +102,20 @@ func (w *World) SimulateNodeFault(ctx context.Context, req NodeFaultRequest) (No
 	return res, fmt.Errorf("unknown node fault %q (condition, kubelet-stopped, impaired)", req.Kind)
 }
 
-func instanceOf(n *corev1.Node) string {
-	id := n.Spec.ProviderID
-	for i := len(id) - 1; i >= 0; i-- {
-		if id[i] == '/' {
-			return id[i+1:]
-		}
+// nodeNamed reads a Node, with the client the world's faults write with.
+func (w *World) nodeNamed(ctx context.Context, name string) (kubernetes.Interface, *corev1.Node, error) {
+	kc, err := kubernetes.NewForConfig(w.Kube.RESTConfig())
+	if err != nil {
+		return nil, nil, err
 	}
-	return id
+	n, err := kc.CoreV1().Nodes().Get(ctx, name, metav1.GetOptions{})
+	return kc, n, err
+}
+
+// instanceOf is the instance id at the end of a Node's providerID
+// (aws:///<zone>/<instance-id>).
+func instanceOf(n *corev1.Node) string {
+	return n.Spec.ProviderID[strings.LastIndex(n.Spec.ProviderID, "/")+1:]
 }
 
 // failCondition sets the condition False with the agent's reason. Ready

@@ -8,14 +8,11 @@ import (
 	"fmt"
 	"net"
 	"net/http"
-	"strings"
 	"time"
 
 	"github.com/joinery/joinery/providers/aws/interruption"
 	"github.com/joinery/joinery/sim/ec2"
 	"github.com/joinery/joinery/sim/sqs"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/client-go/kubernetes"
 )
 
 // InterruptionQueueName is the local interruption queue (the one
@@ -128,15 +125,11 @@ func (w *World) SimulateInterruption(ctx context.Context, req SimulateRequest) (
 		if req.Node == "" {
 			return res, errors.New("name a node or an instance")
 		}
-		kc, err := kubernetes.NewForConfig(w.Kube.RESTConfig())
+		_, n, err := w.nodeNamed(ctx, req.Node)
 		if err != nil {
 			return res, err
 		}
-		n, err := kc.CoreV1().Nodes().Get(ctx, req.Node, metav1.GetOptions{})
-		if err != nil {
-			return res, err
-		}
-		res.InstanceID = n.Spec.ProviderID[strings.LastIndex(n.Spec.ProviderID, "/")+1:]
+		res.InstanceID = instanceOf(n)
 	}
 	in, ok := w.EC2.Instance(res.InstanceID)
 	if !ok {
