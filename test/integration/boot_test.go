@@ -23,47 +23,13 @@ import (
 	"k8s.io/apimachinery/pkg/watch"
 )
 
-// mismatchPool's class says AL2 (so Joinery writes bootstrap.sh user
-// data) but selects the AL2023 image, whose nodeadm finds no NodeConfig.
-const mismatchPool = `
-apiVersion: karpenter.k8s.aws/v1
-kind: EC2NodeClass
-metadata: {name: mismatch}
-spec:
-  role: KarpenterNodeRole-production
-  amiFamily: AL2
-  amiSelectorTerms: [{name: "amazon-eks-node-al2023-x86_64-standard-*"}]
-  subnetSelectorTerms: [{tags: {karpenter.sh/discovery: production-eks}}]
-  securityGroupSelectorTerms: [{tags: {karpenter.sh/discovery: production-eks}}]
----
-apiVersion: karpenter.sh/v1
-kind: NodePool
-metadata: {name: mismatch}
-spec:
-  template:
-    spec:
-      nodeClassRef: {group: karpenter.k8s.aws, kind: EC2NodeClass, name: mismatch}
-      requirements:
-        - {key: karpenter.sh/capacity-type, operator: In, values: [on-demand]}
-        - {key: karpenter.k8s.aws/instance-family, operator: In, values: [m6i]}
----
-apiVersion: v1
-kind: Pod
-metadata: {name: waits}
-spec:
-  containers:
-    - name: pause
-      image: public.ecr.aws/eks-distro/kubernetes/pause:3.2
-      resources: {requests: {cpu: "1"}}
-`
-
 // TestAL2UserDataOnAnAL2023ImageNeverJoins: the AL2023 image's nodeadm
 // refuses bootstrap.sh user data, so the instance never registers; the
 // registration TTL terminates it and the NodeClaim's saga says so.
 func TestAL2UserDataOnAnAL2023ImageNeverJoins(t *testing.T) {
 	parallel(t)
 	e := startEnvWith(t, true, func(c *controller.Config) { c.RegistrationTTL = 20 * time.Second })
-	objs, err := kube.ParseManifests([]byte(mismatchPool))
+	objs, err := kube.ParseManifests(readTestdata(t, "mismatch-pool.yaml"))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -61,12 +61,7 @@ func drainWithKills(t *testing.T, workloads string, wantOnNode int) {
 		t.Fatal(err)
 	}
 	phase := func() string {
-		v, err := e.tc.QueryWorkflow(e.ctx, id, "", workflows.QueryStatus)
-		if err != nil {
-			return ""
-		}
-		var p string
-		_ = v.Get(&p)
+		p, _ := queryStatus[string](e, id)
 		return p
 	}
 	killedIn := map[string]bool{}
@@ -226,6 +221,13 @@ func (s *readySampler) Min() int {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return s.min
+}
+
+// queryStatus is a workflow's status query answer; ok is false while the
+// workflow does not answer (not started yet, or its worker restarting).
+func queryStatus[T any](e *env, id string) (st T, ok bool) {
+	v, err := e.tc.QueryWorkflow(e.ctx, id, "", workflows.QueryStatus)
+	return st, err == nil && v.Get(&st) == nil
 }
 
 // Stop ends the sampling and waits for it; calling it again does nothing.

@@ -3,6 +3,7 @@
 package integration
 
 import (
+	"bytes"
 	"context"
 	"crypto/ecdsa"
 	"crypto/elliptic"
@@ -28,56 +29,6 @@ import (
 	"k8s.io/client-go/dynamic"
 )
 
-// dataPool is a NodeClass whose security-group selector matches nothing,
-// with kubelet maxPods, and a dedicated pool with its own label and taint.
-const dataPool = `
-apiVersion: karpenter.k8s.aws/v1
-kind: EC2NodeClass
-metadata: {name: data}
-spec:
-  role: KarpenterNodeRole-production
-  amiSelectorTerms: [{alias: al2023@latest}]
-  subnetSelectorTerms: [{tags: {karpenter.sh/discovery: production-eks}}]
-  securityGroupSelectorTerms: [{tags: {karpenter.sh/discovery: no-such-cluster}}]
-  kubelet: {maxPods: 20}
----
-apiVersion: karpenter.sh/v1
-kind: NodePool
-metadata: {name: data}
-spec:
-  template:
-    metadata:
-      labels: {team: data}
-    spec:
-      nodeClassRef: {group: karpenter.k8s.aws, kind: EC2NodeClass, name: data}
-      requirements:
-        - {key: karpenter.sh/capacity-type, operator: In, values: [on-demand]}
-        - {key: kubernetes.io/arch, operator: In, values: [amd64]}
-        - {key: karpenter.k8s.aws/instance-family, operator: In, values: [m6i]}
-      taints: [{key: dedicated, value: data, effect: NoSchedule}]
-  disruption:
-    consolidationPolicy: WhenEmpty
-    consolidateAfter: 1h
-    budgets: [{nodes: "1"}]
----
-apiVersion: apps/v1
-kind: Deployment
-metadata: {name: etl}
-spec:
-  replicas: 2
-  selector: {matchLabels: {app: etl}}
-  template:
-    metadata: {labels: {app: etl}}
-    spec:
-      terminationGracePeriodSeconds: 0
-      nodeSelector: {team: data}
-      tolerations: [{key: dedicated, value: data, effect: NoSchedule}]
-      containers:
-        - name: etl
-          image: public.ecr.aws/eks-distro/kubernetes/pause:3.2
-          resources: {requests: {cpu: "1"}}
-`
-
 // TestLaunchPathFromNodeClassStatus walks the real launch path: a class
 // that cannot resolve its security groups launches nothing and says why,
 // on itself and on the pending pods; once fixed, nodes boot from a
@@ -91,7 +42,7 @@ func TestLaunchPathFromNodeClassStatus(t *testing.T) {
 		c.DisruptionPassInterval, c.DisruptionValidationDelay = 2*time.Second, 2*time.Second
 	})
 	dc := dynamicClient(t, e)
-	objs, err := kube.ParseManifests([]byte(dataPool))
+	objs, err := kube.ParseManifests(readTestdata(t, "data-pool.yaml"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -218,7 +169,7 @@ func TestWrongCABundleNeverJoins(t *testing.T) {
 		c.ClusterCABundle = otherCA(t)
 		c.RegistrationTTL = 20 * time.Second
 	})
-	objs, err := kube.ParseManifests([]byte(strings.Replace(dataPool, "no-such-cluster", "production-eks", 1)))
+	objs, err := kube.ParseManifests(bytes.Replace(readTestdata(t, "data-pool.yaml"), []byte("no-such-cluster"), []byte("production-eks"), 1))
 	if err != nil {
 		t.Fatal(err)
 	}

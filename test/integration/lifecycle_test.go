@@ -133,12 +133,7 @@ func TestDeletionRunsTheNodesTermination(t *testing.T) {
 	}
 	id := workflows.NodeClaimWorkflowID(claim)
 	phase := func() string {
-		v, err := e.tc.QueryWorkflow(e.ctx, id, "", workflows.QueryStatus)
-		if err != nil {
-			return ""
-		}
-		var st workflows.NodeClaimStatus
-		_ = v.Get(&st)
+		st, _ := queryStatus[workflows.NodeClaimStatus](e, id)
 		return st.Phase
 	}
 	waitFor(t, 2*time.Minute, "phase Draining", func() bool { return phase() == workflows.PhaseDraining })

@@ -3,6 +3,7 @@
 package integration
 
 import (
+	"os"
 	"path/filepath"
 	"testing"
 
@@ -21,6 +22,16 @@ func readManifests(t *testing.T, files ...string) []*unstructured.Unstructured {
 		t.Fatal(err)
 	}
 	return objs
+}
+
+// readTestdata is a file of testdata/.
+func readTestdata(t *testing.T, name string) []byte {
+	t.Helper()
+	b, err := os.ReadFile(filepath.Join("testdata", name))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b
 }
 
 // apply creates or updates objs in the world's cluster, in order; a

@@ -370,12 +370,7 @@ func TestRepairResumesAfterTheWorkerIsKilled(t *testing.T) {
 	}
 	id := workflows.RepairWorkflowID(nodeName)
 	phase := func() string {
-		v, err := e.tc.QueryWorkflow(e.ctx, id, "", workflows.QueryStatus)
-		if err != nil {
-			return ""
-		}
-		var p string
-		_ = v.Get(&p)
+		p, _ := queryStatus[string](e, id)
 		return p
 	}
 	var killedIn []string
