@@ -1,10 +1,12 @@
 package main
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -14,6 +16,7 @@ import (
 	"github.com/joinery/joinery/providers/kube"
 	"github.com/joinery/joinery/sim/world"
 	"github.com/joinery/joinery/solver"
+	workflowpb "go.temporal.io/api/workflow/v1"
 	"go.temporal.io/api/workflowservice/v1"
 	"go.temporal.io/sdk/client"
 	corev1 "k8s.io/api/core/v1"
@@ -144,6 +147,8 @@ func measure(ctx context.Context, w *world.World, pods, workerPid int) (*Report,
 	}
 	r.Nodes = len(nodes.Items)
 	r.LaunchedAfterLastPod = r.AllLaunched - r.LastPodCreated
+	r.LastPodMarked = pw.lastMarked().Sub(applied)
+	r.LaunchedAfterLastMarked = r.AllLaunched - r.LastPodMarked
 	r.RunningAfterLastPod = r.AllPodsRunning - r.LastPodCreated
 	for _, n := range nodes.Items {
 		for _, c := range n.Status.Conditions {
@@ -172,7 +177,37 @@ func measure(ctx context.Context, w *world.World, pods, workerPid int) (*Report,
 	if !first.IsZero() {
 		r.FirstProvision = first.Sub(applied)
 	}
+	r.Provisions = provisionSpans(ctx, tc, applied)
 	return r, nil
+}
+
+// ProvisionSpan is one Provision workflow on the run's clock: when it
+// started and closed (from the apply) and how many NodeClaim lifecycles
+// it started.
+type ProvisionSpan struct {
+	ID         string        `json:"id"`
+	Start      time.Duration `json:"start"`
+	Close      time.Duration `json:"close"`
+	NodeClaims int           `json:"nodeClaims"`
+}
+
+func provisionSpans(ctx context.Context, tc client.Client, applied time.Time) []ProvisionSpan {
+	children := map[string]int{}
+	for _, e := range listExecutions(ctx, tc, `WorkflowType = "NodeClaim"`) {
+		if e.ParentExecution != nil {
+			children[e.ParentExecution.WorkflowId]++
+		}
+	}
+	var spans []ProvisionSpan
+	for _, e := range listExecutions(ctx, tc, `WorkflowType = "Provision"`) {
+		sp := ProvisionSpan{ID: e.Execution.WorkflowId, Start: e.StartTime.AsTime().Sub(applied), NodeClaims: children[e.Execution.WorkflowId]}
+		if e.CloseTime != nil {
+			sp.Close = e.CloseTime.AsTime().Sub(applied)
+		}
+		spans = append(spans, sp)
+	}
+	slices.SortFunc(spans, func(a, b ProvisionSpan) int { return cmp.Compare(a.Start, b.Start) })
+	return spans
 }
 
 // countWorkflows counts workflows of a type and returns the earliest start.
@@ -208,23 +243,30 @@ func limitWarnings(paths ...string) int {
 // countQuery counts the workflows a visibility query matches and returns
 // the earliest start.
 func countQuery(ctx context.Context, tc client.Client, query string) (int, time.Time) {
-	n := 0
 	var first time.Time
+	all := listExecutions(ctx, tc, query)
+	for _, e := range all {
+		if st := e.StartTime.AsTime(); first.IsZero() || st.Before(first) {
+			first = st
+		}
+	}
+	return len(all), first
+}
+
+// listExecutions is every workflow a visibility query matches (as many
+// as could be listed).
+func listExecutions(ctx context.Context, tc client.Client, query string) []*workflowpb.WorkflowExecutionInfo {
+	var all []*workflowpb.WorkflowExecutionInfo
 	var token []byte
 	for {
 		resp, err := tc.ListWorkflow(ctx, &workflowservice.ListWorkflowExecutionsRequest{
 			Query: query, NextPageToken: token, PageSize: 1000})
 		if err != nil {
-			return n, first
+			return all
 		}
-		for _, e := range resp.Executions {
-			n++
-			if st := e.StartTime.AsTime(); first.IsZero() || st.Before(first) {
-				first = st
-			}
-		}
+		all = append(all, resp.Executions...)
 		if token = resp.NextPageToken; len(token) == 0 {
-			return n, first
+			return all
 		}
 	}
 }
