@@ -15,7 +15,6 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/client-go/util/retry"
 )
 
 // An m5.xlarge whose kernel reports 6% less memory than the 7.5% estimate
@@ -59,17 +58,7 @@ func TestLearnedNodeSize(t *testing.T) {
 
 	// Eight more: one fits on the third node, seven need three nodes of
 	// three (the estimate would say two of four, then one more).
-	if err := retry.RetryOnConflict(retry.DefaultRetry, func() error {
-		scale, err := e.kc.AppsV1().Deployments("default").GetScale(e.ctx, "sized", metav1.GetOptions{})
-		if err != nil {
-			return err
-		}
-		scale.Spec.Replicas = 16
-		_, err = e.kc.AppsV1().Deployments("default").UpdateScale(e.ctx, "sized", scale, metav1.UpdateOptions{})
-		return err
-	}); err != nil {
-		t.Fatal(err)
-	}
+	e.scaleDeployment(t, "sized", 16)
 	e.waitRunning(t, "app=sized", 16)
 	var added []*apiv1.NodeClaim
 	firstRegistered := time.Time{}

@@ -3,6 +3,7 @@
 package integration
 
 import (
+	"fmt"
 	"os"
 	"path/filepath"
 	"testing"
@@ -10,7 +11,9 @@ import (
 	"github.com/joinery/joinery/controller"
 	"github.com/joinery/joinery/internal/logging"
 	"github.com/joinery/joinery/providers/kube"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/types"
 )
 
 // readManifests is the objects of the YAML files, in order; a file that
@@ -32,6 +35,16 @@ func readTestdata(t *testing.T, name string) []byte {
 		t.Fatal(err)
 	}
 	return b
+}
+
+// scaleDeployment sets a Deployment's replicas through its scale
+// subresource (a patch: no conflict with the controller's status writes).
+func (e *env) scaleDeployment(t *testing.T, name string, replicas int) {
+	t.Helper()
+	patch := fmt.Appendf(nil, `{"spec":{"replicas":%d}}`, replicas)
+	if _, err := e.kc.AppsV1().Deployments("default").Patch(e.ctx, name, types.MergePatchType, patch, metav1.PatchOptions{}, "scale"); err != nil {
+		t.Fatalf("scale deployment %s to %d: %v", name, replicas, err)
+	}
 }
 
 // apply creates or updates objs in the world's cluster, in order; a

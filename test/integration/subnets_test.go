@@ -110,14 +110,7 @@ func TestPodsWaitForAnAddressOnADrySubnet(t *testing.T) {
 	if err := e.w.EC2.SetSubnetAvailable(subnetA, 0); err != nil {
 		t.Fatal(err)
 	}
-	scale, err := e.kc.AppsV1().Deployments("default").GetScale(e.ctx, "dry", metav1.GetOptions{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	scale.Spec.Replicas = 19
-	if _, err := e.kc.AppsV1().Deployments("default").UpdateScale(e.ctx, "dry", scale, metav1.UpdateOptions{}); err != nil {
-		t.Fatal(err)
-	}
+	e.scaleDeployment(t, "dry", 19)
 	e.waitRunning(t, "app=dry", 18)
 	var stuck *corev1.Pod
 	waitFor(t, time.Minute, "a pod ContainerCreating with FailedCreatePodSandBox", func() bool {
