@@ -212,6 +212,7 @@ type Report struct {
 	FailedWorkflows         int            `json:"failedWorkflows"` // Failed, Terminated or TimedOut
 	LimitWarnings           int            `json:"limitWarnings"`   // log lines reporting a Temporal size limit hit
 	EC2Calls                map[string]int `json:"ec2Calls"`
+	Fleets                  FleetFigures   `json:"createFleet"`
 	PeakRSSMiB              float64        `json:"peakRssMiB"` // this process: Temporal server + sims
 	KubeAPIServerMiB        float64        `json:"kubeApiserverRssMiB"`
 	// BootP50 and BootMax: launch -> Node Ready per node, as the local
@@ -243,6 +244,8 @@ func (r *Report) print() {
 	fmt.Fprintf(tw, "Provision / NodeClaim workflows\t%d / %d\n", r.ProvisionRuns, r.NodeClaimRuns)
 	fmt.Fprintf(tw, "failed workflows / Temporal limit warnings\t%d / %d\n", r.FailedWorkflows, r.LimitWarnings)
 	fmt.Fprintf(tw, "EC2 calls\t%v\n", r.EC2Calls)
+	fmt.Fprintf(tw, "CreateFleet: calls, throttled, distinct requests; first, last from the apply\t%d, %d, %d; %s, %s\n",
+		r.Fleets.Calls, r.Fleets.Throttled, r.Fleets.Distinct, r.Fleets.First.Round(100*time.Millisecond), r.Fleets.Last.Round(100*time.Millisecond))
 	fmt.Fprintf(tw, "peak RSS: worker / Temporal server+sims / kube-apiserver\t%.0f MiB / %.0f MiB / %.0f MiB\n", r.WorkerPeakRSSMiB, r.PeakRSSMiB, r.KubeAPIServerMiB)
 	var cpu []string
 	for _, name := range cpuUse {

@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"context"
 	"fmt"
+	"maps"
 	"os"
 	"path/filepath"
 	"slices"
@@ -14,6 +15,7 @@ import (
 	apiv1 "github.com/joinery/joinery/api/v1"
 	"github.com/joinery/joinery/preview/planner"
 	"github.com/joinery/joinery/providers/kube"
+	"github.com/joinery/joinery/sim/ec2"
 	"github.com/joinery/joinery/sim/world"
 	"github.com/joinery/joinery/solver"
 	workflowpb "go.temporal.io/api/workflow/v1"
@@ -112,6 +114,7 @@ func measure(ctx context.Context, w *world.World, pods, workerPid int) (*Report,
 	if err != nil {
 		return nil, err
 	}
+	w.EC2.SetRecording(true)
 	cpuAtApply := cpuTimes(w.StateDir, workerPid)
 	applied := time.Now()
 	if err := kube.Apply(ctx, w.Kube.RESTConfig(), objs); err != nil {
@@ -161,6 +164,7 @@ func measure(ctx context.Context, w *world.World, pods, workerPid int) (*Report,
 		r.USDPerHour = s.USDPerHour
 	}
 	r.EC2Calls = w.EC2.Calls()
+	r.Fleets = fleetFigures(w.EC2.Requests(), applied)
 	tc, err := client.Dial(client.Options{HostPort: w.Temporal.Address})
 	if err != nil {
 		return nil, err
@@ -353,4 +357,46 @@ func cpuTimes(dir string, workerPid int) map[string]float64 {
 		}
 	}
 	return out
+}
+
+// FleetFigures describe the run's CreateFleet calls: how many, how many
+// EC2 refused as throttled, how many distinct launch requests (launch
+// templates, overrides and capacity type: the calls one CreateFleet with
+// a larger target capacity could have served), and the first and last
+// call that launched, from the apply.
+type FleetFigures struct {
+	Calls     int           `json:"calls"`
+	Throttled int           `json:"throttled"`
+	Distinct  int           `json:"distinctRequests"`
+	First     time.Duration `json:"first"`
+	Last      time.Duration `json:"last"`
+}
+
+func fleetFigures(reqs []ec2.Request, applied time.Time) FleetFigures {
+	var f FleetFigures
+	distinct := map[string]bool{}
+	for _, r := range reqs {
+		if r.Action != "CreateFleet" {
+			continue
+		}
+		f.Calls++
+		if r.Throttled {
+			f.Throttled++
+			continue
+		}
+		var key strings.Builder
+		for _, k := range slices.Sorted(maps.Keys(r.Params)) {
+			if strings.HasPrefix(k, "LaunchTemplateConfigs.") || k == "TargetCapacitySpecification.DefaultTargetCapacityType" {
+				fmt.Fprintf(&key, "%s=%s;", k, r.Params.Get(k))
+			}
+		}
+		distinct[key.String()] = true
+		at := r.Time.Sub(applied)
+		if f.First == 0 || at < f.First {
+			f.First = at
+		}
+		f.Last = max(f.Last, at)
+	}
+	f.Distinct = len(distinct)
+	return f
 }
