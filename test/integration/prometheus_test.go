@@ -151,8 +151,8 @@ func checkRulesHealthy(t *testing.T, ctx context.Context, prom promv1.API) {
 			if a.Health != promv1.RuleHealthGood || a.LastError != "" || a.LastEvaluation.IsZero() {
 				t.Errorf("alert %s: health %q, last error %q, last evaluated %s", a.Name, a.Health, a.LastError, a.LastEvaluation)
 			}
-			if len(a.Alerts) > 0 {
-				t.Logf("alert %s: %s (%d)", a.Name, a.State, len(a.Alerts))
+			for _, al := range a.Alerts {
+				t.Logf("alert %s: %s %v value %s", a.Name, al.State, al.Labels, al.Value)
 			}
 		}
 	}
