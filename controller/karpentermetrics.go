@@ -97,7 +97,7 @@ func newKarpenterCollector(c *kube.Cluster, price func(*corev1.Node) float64) *k
 	k.lifetime = d("karpenter_nodes_current_lifetime_seconds", "Node age in seconds", k.nodeLabels, nil)
 	k.podState = d("karpenter_pods_state",
 		"Pod state is the current state of pods. This metric can be used several ways as it is labeled by the pod name, namespace, owner, node, nodepool name, zone, architecture, capacity type, instance type, pod phase, and pod readiness.",
-		[]string{"name", "namespace", "owner", "node", "scheduled", "nodepool", "zone", "arch", "capacity_type", "instance_type", "phase", "ready", "managed"}, nil)
+		[]string{"name", "namespace", "owner", "node", "scheduled", "nodepool", "zone", "arch", "capacity_type", "instance_type", "phase", "ready", "managed", "state"}, nil)
 	k.usage = d("karpenter_nodepools_usage",
 		"The amount of resources that have been provisioned for a nodepool. Labeled by nodepool name and resource type.", []string{"resource_type", "nodepool"}, nil)
 	k.limit = d("karpenter_nodepools_limit",
@@ -229,7 +229,9 @@ func merge(into, add corev1.ResourceList) {
 }
 
 // podStateLabels are karpenter_pods_state's label values of a pod on node
-// (nil: not bound, or its node unknown).
+// (nil: not bound, or its node unknown). The last, state, is the phase in
+// lower case, which guides query (karpenter_pods_state{state="pending"})
+// though Karpenter has no such label.
 func podStateLabels(p *corev1.Pod, node *corev1.Node) []string {
 	owner := ""
 	if len(p.OwnerReferences) > 0 {
@@ -248,5 +250,6 @@ func podStateLabels(p *corev1.Pod, node *corev1.Node) []string {
 	}
 	return []string{p.Name, p.Namespace, owner, p.Spec.NodeName, strconv.FormatBool(p.Spec.NodeName != ""),
 		nl[apiv1.LabelNodePool], nl[apiv1.LabelZone], nl[apiv1.LabelArch], nl[apiv1.LabelCapacityType], nl[apiv1.LabelInstanceType],
-		string(p.Status.Phase), strconv.FormatBool(ready), strconv.FormatBool(nl[apiv1.LabelNodePool] != "")}
+		string(p.Status.Phase), strconv.FormatBool(ready), strconv.FormatBool(nl[apiv1.LabelNodePool] != ""),
+		strings.ToLower(string(p.Status.Phase))}
 }

@@ -22,6 +22,10 @@ type nodeCollector struct {
 	reqs    *prometheus.Desc
 	util    *prometheus.Desc
 	iceSize *prometheus.Desc
+
+	// The same counts under the names guides written for Karpenter query
+	// (karpenter_nodes_total, karpenter_nodes_utilization).
+	karpenterNodes, karpenterUtil *prometheus.Desc
 }
 
 func newNodeCollector(c *kube.Cluster, ice *aws.ICECache) *nodeCollector {
@@ -35,6 +39,10 @@ func newNodeCollector(c *kube.Cluster, ice *aws.ICECache) *nodeCollector {
 		util: prometheus.NewDesc("joinery_nodes_utilization", "Requests divided by allocatable on Joinery nodes (0-1).",
 			[]string{"nodepool", "resource"}, nil),
 		iceSize: prometheus.NewDesc("joinery_cloud_ice_cache_size", "Offerings marked unavailable after insufficient capacity.", nil, nil),
+		karpenterNodes: prometheus.NewDesc("karpenter_nodes_total", "Nodes launched by Joinery, by NodePool (joinery_nodes_total).",
+			[]string{"nodepool"}, nil),
+		karpenterUtil: prometheus.NewDesc("karpenter_nodes_utilization",
+			"Requests divided by allocatable on Joinery nodes (0-1), by NodePool (joinery_nodes_utilization).", []string{"nodepool", "resource"}, nil),
 	}
 }
 
@@ -44,6 +52,8 @@ func (n *nodeCollector) Describe(ch chan<- *prometheus.Desc) {
 	ch <- n.reqs
 	ch <- n.util
 	ch <- n.iceSize
+	ch <- n.karpenterNodes
+	ch <- n.karpenterUtil
 }
 
 func (n *nodeCollector) Collect(ch chan<- prometheus.Metric) {
@@ -67,6 +77,7 @@ func (n *nodeCollector) Collect(ch chan<- prometheus.Metric) {
 	}
 	for pool, c := range count {
 		ch <- prometheus.MustNewConstMetric(n.nodes, prometheus.GaugeValue, float64(c), pool)
+		ch <- prometheus.MustNewConstMetric(n.karpenterNodes, prometheus.GaugeValue, float64(c), pool)
 		for _, r := range []struct {
 			name  string
 			idx   int
@@ -77,6 +88,7 @@ func (n *nodeCollector) Collect(ch chan<- prometheus.Metric) {
 			ch <- prometheus.MustNewConstMetric(n.reqs, prometheus.GaugeValue, rv, pool, r.name)
 			if av > 0 {
 				ch <- prometheus.MustNewConstMetric(n.util, prometheus.GaugeValue, rv/av, pool, r.name)
+				ch <- prometheus.MustNewConstMetric(n.karpenterUtil, prometheus.GaugeValue, rv/av, pool, r.name)
 			}
 		}
 	}

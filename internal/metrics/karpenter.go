@@ -39,6 +39,11 @@ type Karpenter struct {
 	InterruptionQueueDuration prometheus.Histogram
 	InterruptionActions       *prometheus.CounterVec // action_type, nodepool
 
+	// Older names served beside the v1 ones, for the dashboards, alerts and
+	// guides written for them (docs/reference/metrics.md lists each).
+	ProvisionerSchedulingDuration prometheus.Histogram   // pre-v1 karpenter_provisioner_scheduling_duration_seconds
+	InterruptionActionsTotal      *prometheus.CounterVec // action_type, nodepool
+
 	CloudProviderDuration *prometheus.HistogramVec // controller, method, provider
 	CloudProviderErrors   *prometheus.CounterVec   // controller, method, provider, error
 }
@@ -126,6 +131,10 @@ func newKarpenter(r *prometheus.Registry) *Karpenter {
 			Help: "Amount of time an interruption message is on the queue before it is processed by karpenter.", Buckets: DurationBuckets()}),
 		InterruptionActions: counter("karpenter_interruption_actions_performed",
 			"Number of notification actions performed. Labeled by action", "action_type", "nodepool"),
+		ProvisionerSchedulingDuration: prometheus.NewHistogram(prometheus.HistogramOpts{Name: "karpenter_provisioner_scheduling_duration_seconds",
+			Help: "Duration of scheduling process in seconds.", Buckets: DurationBuckets()}),
+		InterruptionActionsTotal: counter("karpenter_interruption_actions_performed_total",
+			"Number of notification actions performed. Labeled by action", "action_type", "nodepool"),
 		CloudProviderDuration: prometheus.NewHistogramVec(prometheus.HistogramOpts{Name: "karpenter_cloudprovider_duration_seconds",
 			Help: "Duration of cloud provider method calls. Labeled by the controller, method name and provider."},
 			[]string{"controller", "method", "provider"}),
@@ -137,6 +146,7 @@ func newKarpenter(r *prometheus.Registry) *Karpenter {
 		k.DisruptionDecisions, k.DisruptionDecisionsByPool, k.DisruptionEligibleNodes, k.DisruptionFailedChecks,
 		k.DisruptionEvaluation, k.AllowedDisruptions,
 		k.InterruptionReceived, k.InterruptionDeleted, k.InterruptionQueueDuration, k.InterruptionActions,
+		k.ProvisionerSchedulingDuration, k.InterruptionActionsTotal,
 		k.CloudProviderDuration, k.CloudProviderErrors)
 	// The series alerts divide or rate over exist from the start at 0, so
 	// the first error is an increase (as Karpenter starts its consolidation
@@ -246,6 +256,7 @@ func (m *Metrics) Scheduled(controller string, seconds float64, unschedulable in
 	}
 	m.Karpenter.SchedulingDuration.WithLabelValues(controller).Observe(seconds)
 	if controller == ControllerProvisioner {
+		m.Karpenter.ProvisionerSchedulingDuration.Observe(seconds)
 		m.Karpenter.UnschedulablePods.WithLabelValues(controller).Set(float64(unschedulable))
 	}
 }
@@ -342,6 +353,7 @@ func (m *Metrics) InterruptionActed(action, nodePool string) {
 	}
 	m.InterruptionActions.WithLabelValues(action).Inc()
 	m.Karpenter.InterruptionActions.WithLabelValues(action, nodePool).Inc()
+	m.Karpenter.InterruptionActionsTotal.WithLabelValues(action, nodePool).Inc()
 }
 
 // CloudProviderCall records one call of a Karpenter CloudProvider method

@@ -4,7 +4,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/testutil"
+	dto "github.com/prometheus/client_model/go"
 )
 
 func TestKarpenterMethodsRecordKarpenterSeries(t *testing.T) {
@@ -16,6 +18,7 @@ func TestKarpenterMethodsRecordKarpenterSeries(t *testing.T) {
 	m.NodeClaimEnded("default", "registration timeout", "on-demand", "us-east-1b", false)
 	m.NodeClaimDisruptedBy("default", "underutilized", "spot", "when_empty_or_underutilized", "graceful")
 	m.Scheduled(ControllerProvisioner, 0.2, 3)
+	m.Scheduled(ControllerDisruption, 0.3, 0)
 	m.SetQueueDepth(ControllerProvisioner, "batch-1", 10)
 	m.SetQueueDepth(ControllerProvisioner, "batch-2", 0)
 	m.SetEligibleByReason(map[string]int{"empty": 2, "underutilized": 5})
@@ -48,6 +51,7 @@ func TestKarpenterMethodsRecordKarpenterSeries(t *testing.T) {
 		"received":           {testutil.ToFloat64(k.InterruptionReceived.WithLabelValues("spot_interrupted")), 1},
 		"deleted":            {testutil.ToFloat64(k.InterruptionDeleted), 1},
 		"actions":            {testutil.ToFloat64(k.InterruptionActions.WithLabelValues("CordonAndDrain", "default")), 1},
+		"actions_total":      {testutil.ToFloat64(k.InterruptionActionsTotal.WithLabelValues("CordonAndDrain", "default")), 1},
 		"cloud errors":       {testutil.ToFloat64(k.CloudProviderErrors.WithLabelValues("nodeclaim.lifecycle", "Create", "aws", "InsufficientCapacityError")), 1},
 		"allowed":            {testutil.ToFloat64(k.AllowedDisruptions.WithLabelValues("default", "Underutilized")), 1},
 	} {
@@ -58,6 +62,13 @@ func TestKarpenterMethodsRecordKarpenterSeries(t *testing.T) {
 	// Both launches are timed, one series.
 	if n := testutil.CollectAndCount(k.CloudProviderDuration); n != 1 {
 		t.Errorf("cloudprovider duration series = %d, want 1", n)
+	}
+	// The pre-v1 scheduling histogram times the provisioner's solves only.
+	if got := testutil.CollectAndCount(k.SchedulingDuration); got != 2 {
+		t.Errorf("scheduling duration series = %d, want 2 (provisioner, disruption)", got)
+	}
+	if got, want := histogramCount(t, k.ProvisionerSchedulingDuration), uint64(1); got != want {
+		t.Errorf("karpenter_provisioner_scheduling_duration_seconds count = %d, want %d", got, want)
 	}
 	if n := testutil.CollectAndCount(k.InterruptionQueueDuration); n != 1 {
 		t.Errorf("queue duration series = %d, want 1", n)
@@ -94,4 +105,14 @@ func TestNilMetricsRecordNoKarpenterSeries(t *testing.T) {
 	m.SetAllowedDisruptions("p", "Empty", 1)
 	m.InterruptionMessageDeleted()
 	m.CloudProviderCall(ControllerGC, MethodList, 1, false, "")
+}
+
+// histogramCount is the observations of a histogram.
+func histogramCount(t *testing.T, h prometheus.Histogram) uint64 {
+	t.Helper()
+	var m dto.Metric
+	if err := h.Write(&m); err != nil {
+		t.Fatal(err)
+	}
+	return m.GetHistogram().GetSampleCount()
 }

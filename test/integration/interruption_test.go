@@ -243,6 +243,7 @@ func TestInterruptionSpotWarningReplacesAndDrainsWithinTheNotice(t *testing.T) {
 		want  float64
 	}{
 		{"karpenter_interruption_actions_performed", map[string]string{"action_type": "CordonAndDrain"}, 2},
+		{"karpenter_interruption_actions_performed_total", map[string]string{"action_type": "CordonAndDrain"}, 2},
 	} {
 		if got := sumOf(fams, c.name, c.match); got != c.want {
 			t.Errorf("%s%v = %v, want %v", c.name, c.match, got, c.want)
