@@ -46,12 +46,16 @@ func (a *Launch) createFleet(ctx context.Context, nc *apiv1.NodeClaim, cls *apiv
 		token := fleetToken(nc, req, prog.Spent)
 		inst, err := a.cloud.Launch(ctx, aws.LaunchRequest{
 			NodeClaim: req.NodeClaim, NodePool: req.NodePool, CapacityType: req.CapacityType, Configs: lp.Configs, Prioritized: lp.Prioritized,
-			Tags: launchTags(cls), ClientToken: token,
+			Tags: launchTags(cls), ClientToken: token, Solo: retried(ctx),
 		})
 		if aws.FleetAnswered(err) {
 			prog.spend()
 		}
 		if !aws.IsIdempotentParameterMismatch(err) {
+			if err == nil && inst.Tags[apiv1.TagNodeClaim] != req.NodeClaim {
+				activityLogger(ctx, a.log).Warn("instance launched by a shared CreateFleet could not be tagged with its NodeClaim; "+
+					"it is known by the NodeClaim's providerID", zap.String("nodeclaim", req.NodeClaim), zap.String("instance", inst.ID))
+			}
 			return inst, err
 		}
 		existing, err := a.cloud.ForNodeClaim(ctx, req.NodeClaim)
@@ -70,6 +74,14 @@ func (a *Launch) createFleet(ctx context.Context, nc *apiv1.NodeClaim, cls *apiv
 		prog.spend() // that fleet launched nothing
 	}
 	return aws.Instance{}, fmt.Errorf("CreateFleet for NodeClaim %s: the client token was refused twice", req.NodeClaim)
+}
+
+// retried: an earlier attempt of this activity may have reached
+// CreateFleet. Its retry launches alone, under the NodeClaim's own token,
+// which finds the instance of a lost lone call; an instance a lost shared
+// call launched belongs to no NodeClaim and garbage collection ends it.
+func retried(ctx context.Context) bool {
+	return activity.IsActivity(ctx) && activity.GetInfo(ctx).Attempt > 1
 }
 
 // deletedBeforeLaunch answers for a NodeClaim deleted before its launch
