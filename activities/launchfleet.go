@@ -44,10 +44,15 @@ func fleetToken(nc *apiv1.NodeClaim, req workflows.LaunchRequest, spent int) str
 func (a *Launch) createFleet(ctx context.Context, nc *apiv1.NodeClaim, cls *apiv1.EC2NodeClass, req workflows.LaunchRequest, lp launchPlan, prog *progressLog) (aws.Instance, error) {
 	for range 2 {
 		token := fleetToken(nc, req, prog.Spent)
+		solo := prog.Calling // an earlier attempt died before its answer
+		prog.calling(true)
 		inst, err := a.cloud.Launch(ctx, aws.LaunchRequest{
 			NodeClaim: req.NodeClaim, NodePool: req.NodePool, CapacityType: req.CapacityType, Configs: lp.Configs, Prioritized: lp.Prioritized,
-			Tags: launchTags(cls), ClientToken: token, Solo: retried(ctx),
+			Tags: launchTags(cls), ClientToken: token, Solo: solo,
 		})
+		if ctx.Err() == nil { // else the call may still have reached EC2
+			prog.calling(false)
+		}
 		if aws.FleetAnswered(err) {
 			prog.spend()
 		}
@@ -74,14 +79,6 @@ func (a *Launch) createFleet(ctx context.Context, nc *apiv1.NodeClaim, cls *apiv
 		prog.spend() // that fleet launched nothing
 	}
 	return aws.Instance{}, fmt.Errorf("CreateFleet for NodeClaim %s: the client token was refused twice", req.NodeClaim)
-}
-
-// retried: an earlier attempt of this activity may have reached
-// CreateFleet. Its retry launches alone, under the NodeClaim's own token,
-// which finds the instance of a lost lone call; an instance a lost shared
-// call launched belongs to no NodeClaim and garbage collection ends it.
-func retried(ctx context.Context) bool {
-	return activity.IsActivity(ctx) && activity.GetInfo(ctx).Attempt > 1
 }
 
 // deletedBeforeLaunch answers for a NodeClaim deleted before its launch
