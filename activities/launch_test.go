@@ -171,8 +171,8 @@ func TestLaunchResumesFromHeartbeatedPlan(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if details == nil || details.Plan == nil {
-		t.Fatalf("the first attempt heartbeated no launch plan: %+v", details)
+	if details == nil || details.Plan == nil || details.Calling {
+		t.Fatalf("the first attempt heartbeated %+v: want its plan, and its CreateFleet answered (not Calling)", details)
 	}
 	lp := *details.Plan
 	if calls["CreateFleet"] != 1 || calls["CreateLaunchTemplate"] != 1 || calls["DescribeInstances"] != 0 {

@@ -44,14 +44,23 @@ func fleetToken(nc *apiv1.NodeClaim, req workflows.LaunchRequest, spent int) str
 func (a *Launch) createFleet(ctx context.Context, nc *apiv1.NodeClaim, cls *apiv1.EC2NodeClass, req workflows.LaunchRequest, lp launchPlan, prog *progressLog) (aws.Instance, error) {
 	for range 2 {
 		token := fleetToken(nc, req, prog.Spent)
+		solo := prog.Calling // an earlier attempt died before its answer
+		prog.calling(true)
 		inst, err := a.cloud.Launch(ctx, aws.LaunchRequest{
 			NodeClaim: req.NodeClaim, NodePool: req.NodePool, CapacityType: req.CapacityType, Configs: lp.Configs, Prioritized: lp.Prioritized,
-			Tags: launchTags(cls), ClientToken: token,
+			Tags: launchTags(cls), ClientToken: token, Solo: solo,
 		})
+		if ctx.Err() == nil { // else the call may still have reached EC2
+			prog.calling(false)
+		}
 		if aws.FleetAnswered(err) {
 			prog.spend()
 		}
 		if !aws.IsIdempotentParameterMismatch(err) {
+			if err == nil && inst.Tags[apiv1.TagNodeClaim] != req.NodeClaim {
+				activityLogger(ctx, a.log).Warn("instance launched by a shared CreateFleet could not be tagged with its NodeClaim; "+
+					"it is known by the NodeClaim's providerID", zap.String("nodeclaim", req.NodeClaim), zap.String("instance", inst.ID))
+			}
 			return inst, err
 		}
 		existing, err := a.cloud.ForNodeClaim(ctx, req.NodeClaim)

@@ -26,6 +26,9 @@ type launchProgress struct {
 	// Unseen is when this call first looked for an instance an earlier
 	// attempt may have launched and EC2 showed none (zero: not yet).
 	Unseen time.Time `json:",omitempty"`
+	// Calling is set while a CreateFleet of this call awaits its answer:
+	// a retry that finds it set follows an attempt that died mid-call.
+	Calling bool `json:",omitempty"`
 }
 
 // progressLog is this attempt's launchProgress and the heartbeat that
@@ -56,7 +59,7 @@ func resumeLaunch(ctx context.Context) *progressLog {
 // reads what this attempt is still changing.
 func (l *progressLog) snapshot() launchProgress {
 	return launchProgress{Subnets: maps.Clone(l.Subnets), Templates: slices.Clone(l.Templates), Plan: l.Plan,
-		Spent: l.Spent, Unseen: l.Unseen}
+		Spent: l.Spent, Unseen: l.Unseen, Calling: l.Calling}
 }
 
 func (l *progressLog) save() { l.beat.carry(l.snapshot()) }
@@ -84,7 +87,13 @@ func (l *progressLog) planned(lp launchPlan) {
 // is gone, so the next attempt resolves all again (with the client token
 // it would have had).
 func (l *progressLog) forget() {
-	l.launchProgress = launchProgress{Spent: l.Spent, Unseen: l.Unseen}
+	l.launchProgress = launchProgress{Spent: l.Spent, Unseen: l.Unseen, Calling: l.Calling}
+	l.save()
+}
+
+// calling records that a CreateFleet is sent (on) or answered (off).
+func (l *progressLog) calling(on bool) {
+	l.Calling = on
 	l.save()
 }
 

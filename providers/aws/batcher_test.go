@@ -43,6 +43,9 @@ func testBatcher(r *recorder, maxIDs int) *batcher[string] {
 func TestBatcherCoalescesConcurrentCallers(t *testing.T) {
 	r := &recorder{}
 	b := testBatcher(r, 200)
+	// Idle long enough that a busy machine's scheduling gaps between the
+	// callers do not close a batch early.
+	b.idle, b.maxWait = 300*time.Millisecond, 5*time.Second
 	var wg sync.WaitGroup
 	errs := make(chan error, 1000)
 	for i := range 1000 {

@@ -2,6 +2,7 @@ package aws
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -68,6 +69,10 @@ type Options struct {
 	// wrote (default DefaultConsistencyWindow): until then an instance
 	// launched that EC2 says it does not know is not taken as gone.
 	ConsistencyWindow time.Duration
+	// LaunchBatchIdle is how long a launch waits for identical ones to
+	// join its CreateFleet (default DefaultLaunchBatchIdle; a batch goes
+	// after a second at most). Negative: every launch is a call of its own.
+	LaunchBatchIdle time.Duration
 	// Clock times the waits of eventual consistency (default the real
 	// clock; tests pass a fake one).
 	Clock clock.Clock
@@ -87,6 +92,8 @@ type Client struct {
 	// Terminate.
 	describes    *batcher[Instance]
 	terminations *batcher[string]
+	// fleets batches Launch's CreateFleet calls (nil: one call each).
+	fleets *fleetBatcher
 }
 
 // New builds a Client with an *ec2.Client from aws-sdk-go-v2/config.
@@ -118,6 +125,9 @@ func New(ctx context.Context, o Options) (*Client, error) {
 	})
 	c := &Client{ec2: client, opts: o}
 	c.newInstanceBatchers()
+	if o.LaunchBatchIdle >= 0 {
+		c.fleets = newFleetBatcher(c, cmp.Or(o.LaunchBatchIdle, DefaultLaunchBatchIdle))
+	}
 	// The other services load their own configuration: each may be local
 	// (dummy credentials) while another is real AWS.
 	region := cfg.Region

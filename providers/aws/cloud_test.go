@@ -318,8 +318,9 @@ func TestThrottlingAbsorbedByRetries(t *testing.T) {
 
 func TestListGetTerminate(t *testing.T) {
 	srv, url := endpoint(t, simec2.Options{})
-	c := client(t, url, aws.Options{})
-	other := client(t, url, aws.Options{ClusterName: "staging-eks"})
+	// One call per launch: the instances are listed while still pending.
+	c := client(t, url, aws.Options{LaunchBatchIdle: -1})
+	other := client(t, url, aws.Options{ClusterName: "staging-eks", LaunchBatchIdle: -1})
 	ctx := context.Background()
 	sn := subnets(t, c)
 	var mine []string

@@ -51,6 +51,10 @@ type LaunchRequest struct {
 	// again. Reuse it only for an identical request (EC2 answers
 	// IdempotentParameterMismatch otherwise); empty lets the SDK generate one.
 	ClientToken string
+	// Solo launches in a CreateFleet of its own, never shared with other
+	// NodeClaims' launches: a retry of a launch whose answer was lost
+	// sends it, so that its client token finds the lost call's instance.
+	Solo bool
 }
 
 // LaunchConfig is one launch template and the offerings to try with it.
@@ -98,43 +102,72 @@ func (r LaunchRequest) configs() []LaunchConfig {
 // The Instance returned is pending; its LaunchTime and PrivateDNSName are
 // known once Get sees it.
 func (c *Client) Launch(ctx context.Context, req LaunchRequest) (Instance, error) {
-	if req.CapacityType != apiv1.CapacityTypeSpot && req.CapacityType != apiv1.CapacityTypeOnDemand && req.CapacityType != apiv1.CapacityTypeReserved {
-		return Instance{}, fmt.Errorf("launch: capacity type %q is not spot, on-demand or reserved", req.CapacityType)
-	}
-	configs, zoneOf, err := fleetConfigs(req)
-	if err != nil {
+	if err := checkLaunch(req); err != nil {
 		return Instance{}, err
+	}
+	if c.fleets != nil && !req.Solo {
+		return c.fleets.launch(ctx, req)
+	}
+	return c.launchOne(ctx, req)
+}
+
+// checkLaunch refuses a request no CreateFleet could serve.
+func checkLaunch(req LaunchRequest) error {
+	if req.CapacityType != apiv1.CapacityTypeSpot && req.CapacityType != apiv1.CapacityTypeOnDemand && req.CapacityType != apiv1.CapacityTypeReserved {
+		return fmt.Errorf("launch: capacity type %q is not spot, on-demand or reserved", req.CapacityType)
+	}
+	if _, _, err := fleetConfigs(req); err != nil {
+		return err
 	}
 	if req.CapacityType == apiv1.CapacityTypeReserved {
 		for _, lc := range req.configs() {
 			if lc.CapacityReservationID == "" {
-				return Instance{}, fmt.Errorf("launch: reserved launch template %s targets no capacity reservation", lc.LaunchTemplateName)
+				return fmt.Errorf("launch: reserved launch template %s targets no capacity reservation", lc.LaunchTemplateName)
 			}
 		}
 	}
+	return nil
+}
+
+// launchOne launches the request's instance in a CreateFleet of its own,
+// tagged with its NodeClaim at launch, under its client token.
+func (c *Client) launchOne(ctx context.Context, req LaunchRequest) (Instance, error) {
+	configs, zoneOf, _ := fleetConfigs(req)
 	tags := c.instanceTags(req)
-	out, err := c.ec2.CreateFleet(ctx, fleetInput(req, configs, tags))
+	out, err := c.ec2.CreateFleet(ctx, fleetInput(req, configs, tags, 1))
 	if err != nil {
 		return Instance{}, fmt.Errorf("CreateFleet: %w", err)
 	}
 	fleetErrs, unfulfillable := fleetErrors(out.Errors, req.CapacityType, zoneOf)
 	c.opts.ICECache.MarkAll(unfulfillable)
-	if inst, ok := launched(out.Instances, req.CapacityType, tags, zoneOf); ok {
-		if req.CapacityType == apiv1.CapacityTypeReserved {
-			inst.CapacityReservationID = reservationOf(req, inst.Type, inst.Zone)
-		}
-		return inst, nil
+	if insts := launched(out.Instances, req.CapacityType, tags, zoneOf); len(insts) > 0 {
+		return withReservation(req, insts[0]), nil
 	}
-	// Insufficient capacity means every override failed for capacity; a
-	// launch that also failed for another reason (a missing image, a full
-	// subnet's neighbour, a bad profile) is a launch error to fix or retry.
+	return Instance{}, noInstance(fleetErrs, unfulfillable)
+}
+
+// withReservation names the capacity reservation a reserved instance
+// was launched into.
+func withReservation(req LaunchRequest, inst Instance) Instance {
+	if req.CapacityType == apiv1.CapacityTypeReserved {
+		inst.CapacityReservationID = reservationOf(req, inst.Type, inst.Zone)
+	}
+	return inst
+}
+
+// noInstance is the error of a CreateFleet answer that launched nothing
+// (for this caller). Insufficient capacity means every override failed
+// for capacity; a launch that also failed for another reason (a missing
+// image, a full subnet's neighbour, a bad profile) is a launch error to
+// fix or retry.
+func noInstance(fleetErrs []FleetError, unfulfillable []OfferingKey) error {
 	if len(unfulfillable) > 0 && allUnfulfillable(fleetErrs) {
-		return Instance{}, &InsufficientCapacityError{Offerings: unfulfillable, Errors: fleetErrs}
+		return &InsufficientCapacityError{Offerings: unfulfillable, Errors: fleetErrs}
 	}
 	if ae, ok := fleetUnauthorized(fleetErrs); ok {
-		return Instance{}, ae // a policy to fix, whatever else failed
+		return ae // a policy to fix, whatever else failed
 	}
-	return Instance{}, &NoLaunchError{Errors: fleetErrs}
+	return &NoLaunchError{Errors: fleetErrs}
 }
 
 // fleetConfigs turns the request's configs into CreateFleet's, Priority
@@ -198,7 +231,7 @@ func (c *Client) instanceTags(req LaunchRequest) map[string]string {
 	return tags
 }
 
-func fleetInput(req LaunchRequest, configs []types.FleetLaunchTemplateConfigRequest, tags map[string]string) *ec2.CreateFleetInput {
+func fleetInput(req LaunchRequest, configs []types.FleetLaunchTemplateConfigRequest, tags map[string]string, capacity int) *ec2.CreateFleetInput {
 	var ec2Tags []types.Tag
 	for _, k := range slices.Sorted(maps.Keys(tags)) {
 		ec2Tags = append(ec2Tags, types.Tag{Key: aws.String(k), Value: aws.String(tags[k])})
@@ -207,7 +240,7 @@ func fleetInput(req LaunchRequest, configs []types.FleetLaunchTemplateConfigRequ
 		Type:                  types.FleetTypeInstant,
 		LaunchTemplateConfigs: configs,
 		TargetCapacitySpecification: &types.TargetCapacitySpecificationRequest{
-			TotalTargetCapacity:       aws.Int32(1),
+			TotalTargetCapacity:       aws.Int32(int32(capacity)),
 			DefaultTargetCapacityType: defaultTargetCapacityType(req.CapacityType),
 		},
 		TagSpecifications: []types.TagSpecification{
@@ -294,16 +327,11 @@ func fleetError(e types.CreateFleetError, capacityType string, zoneOf map[string
 	return fe
 }
 
-// launched returns the first instance CreateFleet launched.
-func launched(in []types.CreateFleetInstance, capacityType string, tags, zoneOf map[string]string) (Instance, bool) {
+// launched lists the instances CreateFleet launched, in its order.
+func launched(in []types.CreateFleetInstance, capacityType string, tags, zoneOf map[string]string) []Instance {
+	var out []Instance
 	for _, fi := range in {
-		if len(fi.InstanceIds) == 0 {
-			continue
-		}
-		inst := Instance{
-			ID: fi.InstanceIds[0], Type: string(fi.InstanceType), CapacityType: capacityType,
-			State: StatePending, Tags: tags,
-		}
+		inst := Instance{Type: string(fi.InstanceType), CapacityType: capacityType, State: StatePending, Tags: tags}
 		if fi.Lifecycle != "" && capacityType != apiv1.CapacityTypeReserved {
 			inst.CapacityType = string(fi.Lifecycle)
 		}
@@ -316,9 +344,12 @@ func launched(in []types.CreateFleetInstance, capacityType string, tags, zoneOf 
 				inst.Type = string(lo.Overrides.InstanceType)
 			}
 		}
-		return inst, true
+		for _, id := range fi.InstanceIds {
+			inst.ID = id
+			out = append(out, inst)
+		}
 	}
-	return Instance{}, false
+	return out
 }
 
 func allUnfulfillable(errs []FleetError) bool {

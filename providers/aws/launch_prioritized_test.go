@@ -29,7 +29,7 @@ func TestFleetInputPrioritized(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		in := fleetInput(req, configs, nil)
+		in := fleetInput(req, configs, nil, 1)
 		got := ""
 		if in.SpotOptions != nil {
 			got = string(in.SpotOptions.AllocationStrategy)

@@ -138,6 +138,10 @@ func mutateCondition(matched []Check, cond policy.Condition, others map[string]s
 		}
 		delete(ctx, key)
 		switch {
+		case strings.HasPrefix(cond.Operator, "ForAllValues:"):
+			// A set condition bounds the request's values (e.g. the tag
+			// keys): one value more is what it must refuse.
+			ctx[key] = append(slices.Clone(vals), "elsewhere/unlisted")
 		case containsAny(cond.Key, others):
 			ctx[rewrite(key, others)] = vals // another cluster's tag key
 		case anyContains(cond.Values, others):

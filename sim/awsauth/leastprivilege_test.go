@@ -37,3 +37,25 @@ func TestLeastPrivilege(t *testing.T) {
 		t.Errorf("Unused: %+v", sp)
 	}
 }
+
+// A ForAllValues condition bounds a set (the tag keys a request writes):
+// it is proven by a request with one value more, which it must refuse.
+func TestLeastPrivilegeSetCondition(t *testing.T) {
+	p := policy.MustParse("p", []byte(`{"Version":"2012-10-17","Statement":[
+		{"Sid":"TagKeys","Effect":"Allow","Action":"ec2:CreateTags","Resource":"arn:aws:ec2:us-east-1:*:instance/*",
+		 "Condition":{"StringEquals":{"aws:ResourceTag/cluster":"c1"},"ForAllValues:StringEquals":{"aws:TagKeys":["nodeclaim","Name"]}}},
+		{"Sid":"AnyKeys","Effect":"Allow","Action":"ec2:CreateTags","Resource":"arn:aws:ec2:us-east-1:*:instance/*",
+		 "Condition":{"StringEquals":{"aws:ResourceTag/cluster":"c1"},"ForAllValues:StringLike":{"aws:TagKeys":["*"]}}}]}`))
+	check := Check{Action: "ec2:CreateTags", Resource: "arn:aws:ec2:us-east-1:123456789012:instance/i-1", Context: policy.Context{
+		"aws:ResourceTag/cluster": {"c1"}, "aws:TagKeys": {"Name", "nodeclaim"}}}
+	proofs := LeastPrivilege(p, []Check{check}, map[string]string{"c1": "other"})
+	if sp := proofs[0]; len(sp.Tight) != 1 || len(sp.Loose) != 1 || !strings.Contains(sp.Loose[0], "aws:TagKeys") {
+		t.Errorf("TagKeys beside AnyKeys: %+v; want the key set loose (AnyKeys allows more keys), the cluster tight", sp)
+	}
+	alone := policy.MustParse("p", []byte(`{"Version":"2012-10-17","Statement":[
+		{"Sid":"TagKeys","Effect":"Allow","Action":"ec2:CreateTags","Resource":"arn:aws:ec2:us-east-1:*:instance/*",
+		 "Condition":{"StringEquals":{"aws:ResourceTag/cluster":"c1"},"ForAllValues:StringEquals":{"aws:TagKeys":["nodeclaim","Name"]}}}]}`))
+	if sp := LeastPrivilege(alone, []Check{check}, map[string]string{"c1": "other"})[0]; sp.Needed == nil || len(sp.Loose) != 0 || len(sp.Tight) != 2 {
+		t.Errorf("TagKeys alone: %+v; want needed, both conditions tight", sp)
+	}
+}

@@ -82,6 +82,9 @@ func TestLeastPrivilegeRBACAndIAM(t *testing.T) {
 		c.DisruptionPassInterval, c.DisruptionValidationDelay = 2*time.Second, 2*time.Second
 		// Node repair on, so its EC2 status checks are among the calls.
 		c.FeatureGates.NodeRepair, c.RepairInterval = true, 2*time.Second
+		// The three app NodeClaims ask for the same offerings: one
+		// CreateFleet launches them, then tags each with its NodeClaim.
+		c.LaunchBatchIdle = 2 * time.Second
 	})
 	start := time.Now()
 	driveLeastPrivilegeRun(t, e)

@@ -4,6 +4,7 @@ package integration
 
 import (
 	"sort"
+	"strconv"
 	"testing"
 	"time"
 
@@ -158,7 +159,8 @@ func TestReservedCapacityIsUsedFirst(t *testing.T) {
 	// that targets the first reservation (on-demand capacity), 2 targeting
 	// the second (one refused), 3 outside any reservation. A request
 	// repeated with its client token (EC2 did not show a template made a
-	// moment ago yet) counts once.
+	// moment ago yet) counts once; a CreateFleet shared by several
+	// NodeClaims counts its target capacity.
 	var targeted, targeted2, outside int
 	tokens := map[string]bool{}
 	for _, r := range e.w.EC2.Requests() {
@@ -173,12 +175,13 @@ func TestReservedCapacityIsUsedFirst(t *testing.T) {
 			continue
 		}
 		ct := r.Params.Get("TargetCapacitySpecification.DefaultTargetCapacityType")
+		n, _ := strconv.Atoi(r.Params.Get("TargetCapacitySpecification.TotalTargetCapacity"))
 		if lt.Data.CapacityReservationID == cr2.ID {
-			targeted2++
+			targeted2 += n
 			continue
 		}
 		if lt.Data.CapacityReservationID != "" {
-			targeted++
+			targeted += n
 			if lt.Data.CapacityReservationID != cr.ID || lt.Data.CapacityReservationPreference != ec2.PreferenceCapacityReservationsOnly || ct != "on-demand" ||
 				r.Params.Get("LaunchTemplateConfigs.1.Overrides.1.InstanceType") != "m5.large" ||
 				r.Params.Get("LaunchTemplateConfigs.1.Overrides.1.AvailabilityZone") != "us-east-1a" || r.Params.Get("LaunchTemplateConfigs.2.LaunchTemplateSpecification.LaunchTemplateName") != "" {
@@ -186,7 +189,7 @@ func TestReservedCapacityIsUsedFirst(t *testing.T) {
 					name, lt.Data.CapacityReservationID, lt.Data.CapacityReservationPreference, ct, r.Params)
 			}
 		} else {
-			outside++
+			outside += n
 			// The class counts on reservations: its spot and on-demand
 			// templates keep out of open ones (preference none).
 			if lt.Data.CapacityReservationPreference != ec2.PreferenceNone {

@@ -1,0 +1,196 @@
+package aws
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"fmt"
+	"maps"
+	"slices"
+	"sync"
+	"time"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/ec2"
+	"github.com/aws/aws-sdk-go-v2/service/ec2/types"
+
+	apiv1 "github.com/joinery/joinery/api/v1"
+)
+
+// Fleet batching: launches that ask for the same thing (launch templates,
+// overrides, capacity type, NodePool and tags: all but the NodeClaim)
+// within a short window go to EC2 as one CreateFleet whose target
+// capacity is their number, as Karpenter's CreateFleet batcher does. EC2
+// counts every CreateFleet against its mutating-call bucket (50, then 5 a
+// second): a burst of hundreds of NodeClaims launched one call each waits
+// a minute for that bucket alone.
+const (
+	DefaultLaunchBatchIdle = 100 * time.Millisecond
+	fleetBatchMaxWait      = time.Second
+	// maxFleetBatch bounds one call's target capacity (and its tagging).
+	maxFleetBatch = 100
+	// fleetTagTimeout bounds the tagging of one batch's instances
+	// (CreateTags has a bucket of its own: 100, then 10 a second).
+	fleetTagTimeout = 2 * time.Minute
+	fleetTagWorkers = 8
+)
+
+// fleetBatcher gathers concurrent launches by what they ask for.
+type fleetBatcher struct {
+	c       *Client
+	idle    time.Duration
+	mu      sync.Mutex
+	byKey   map[string]*batcher[Instance]
+	pending map[string]LaunchRequest // by NodeClaim, until its batch runs
+}
+
+func newFleetBatcher(c *Client, idle time.Duration) *fleetBatcher {
+	return &fleetBatcher{c: c, idle: idle, byKey: map[string]*batcher[Instance]{}, pending: map[string]LaunchRequest{}}
+}
+
+// launch is req's instance, from the batch it joins. A launch already
+// waiting for the same NodeClaim (a retry) shares its answer.
+func (f *fleetBatcher) launch(ctx context.Context, req LaunchRequest) (Instance, error) {
+	key := fleetKey(req)
+	f.mu.Lock()
+	b := f.byKey[key]
+	if b == nil {
+		b = &batcher[Instance]{idle: f.idle, maxWait: max(fleetBatchMaxWait, f.idle), maxIDs: maxFleetBatch, timeout: batchTimeout + fleetTagTimeout,
+			run: func(ctx context.Context, names []string) map[string]outcome[Instance] { return f.run(ctx, names) }}
+		f.byKey[key] = b
+	}
+	if _, waiting := f.pending[req.NodeClaim]; !waiting {
+		f.pending[req.NodeClaim] = req
+	}
+	f.mu.Unlock()
+	return b.do(ctx, req.NodeClaim)
+}
+
+// run launches one batch: a lone request as it would launch unbatched
+// (tagged with its NodeClaim, under its own client token), several with
+// one CreateFleet.
+func (f *fleetBatcher) run(ctx context.Context, names []string) map[string]outcome[Instance] {
+	f.mu.Lock()
+	reqs := make([]LaunchRequest, len(names))
+	for i, n := range names {
+		reqs[i] = f.pending[n]
+		delete(f.pending, n)
+	}
+	f.mu.Unlock()
+	if len(reqs) == 1 {
+		inst, err := f.c.launchOne(ctx, reqs[0])
+		return map[string]outcome[Instance]{names[0]: {inst, err}}
+	}
+	return f.c.launchMany(ctx, reqs)
+}
+
+// launchMany launches one instance per request with one CreateFleet (the
+// requests differ only in their NodeClaim), gives them out in EC2's order
+// and tags each with its NodeClaim before answering: an attempt that
+// repeats a lost one finds its instance by that tag. A request left
+// without an instance (EC2 launched fewer) gets the call's errors.
+func (c *Client) launchMany(ctx context.Context, reqs []LaunchRequest) map[string]outcome[Instance] {
+	first := reqs[0]
+	configs, zoneOf, _ := fleetConfigs(first)
+	shared := c.instanceTags(first)
+	delete(shared, apiv1.TagNodeClaim)
+	delete(shared, apiv1.TagName)
+	in := fleetInput(first, configs, shared, len(reqs))
+	in.ClientToken = aws.String(batchToken(reqs))
+	out := make(map[string]outcome[Instance], len(reqs))
+	resp, err := c.ec2.CreateFleet(ctx, in)
+	if err != nil {
+		for _, r := range reqs {
+			out[r.NodeClaim] = outcome[Instance]{err: fmt.Errorf("CreateFleet: %w", err)}
+		}
+		return out
+	}
+	fleetErrs, unfulfillable := fleetErrors(resp.Errors, first.CapacityType, zoneOf)
+	c.opts.ICECache.MarkAll(unfulfillable)
+	insts := launched(resp.Instances, first.CapacityType, shared, zoneOf)
+	for i, r := range reqs {
+		if i >= len(insts) {
+			out[r.NodeClaim] = outcome[Instance]{err: noInstance(fleetErrs, unfulfillable)}
+			continue
+		}
+		inst := insts[i]
+		inst.Tags = c.instanceTags(r)
+		out[r.NodeClaim] = outcome[Instance]{val: withReservation(r, inst)}
+	}
+	c.tagLaunched(ctx, out)
+	return out
+}
+
+// tagLaunched tags each launched instance with its NodeClaim (and Name).
+// An instance whose tags could not be written is still answered, its
+// Tags without them: the NodeClaim records its instance id, which is
+// what Joinery matches it by once launched.
+func (c *Client) tagLaunched(ctx context.Context, out map[string]outcome[Instance]) {
+	ctx, cancel := context.WithTimeout(ctx, fleetTagTimeout)
+	defer cancel()
+	work := make(chan string)
+	untagged := map[string]bool{}
+	var mu sync.Mutex
+	var wg sync.WaitGroup
+	for range fleetTagWorkers {
+		wg.Go(func() {
+			for name := range work {
+				o := out[name]
+				_, err := c.ec2.CreateTags(ctx, &ec2.CreateTagsInput{Resources: []string{o.val.ID}, Tags: []types.Tag{
+					{Key: aws.String(apiv1.TagNodeClaim), Value: aws.String(name)},
+					{Key: aws.String(apiv1.TagName), Value: aws.String(name)},
+				}})
+				if err != nil {
+					mu.Lock()
+					untagged[name] = true
+					mu.Unlock()
+				}
+			}
+		})
+	}
+	for _, name := range slices.Sorted(maps.Keys(out)) {
+		if out[name].err == nil {
+			work <- name
+		}
+	}
+	close(work)
+	wg.Wait()
+	for name := range untagged {
+		o := out[name]
+		o.val.Tags = maps.Clone(o.val.Tags)
+		delete(o.val.Tags, apiv1.TagNodeClaim)
+		delete(o.val.Tags, apiv1.TagName)
+		out[name] = o
+	}
+}
+
+// fleetKey is what a launch asks EC2 for, its NodeClaim and client token
+// aside: launches with the same key can share one CreateFleet.
+func fleetKey(req LaunchRequest) string {
+	req.NodeClaim, req.ClientToken = "", ""
+	tags := slices.Sorted(maps.Keys(req.Tags))
+	sum := sha256.Sum256(fmt.Appendf(nil, "%s|%s|%t|%s|%v|%v|%v|%s|%v|%v", req.CapacityType, req.NodePool, req.Prioritized,
+		req.LaunchTemplateVersion, req.configs(), tags, tagValues(req.Tags, tags), req.LaunchTemplateName, req.InstanceTypes, req.ImageIDs))
+	return hex.EncodeToString(sum[:16])
+}
+
+func tagValues(tags map[string]string, keys []string) []string {
+	vals := make([]string, len(keys))
+	for i, k := range keys {
+		vals[i] = tags[k]
+	}
+	return vals
+}
+
+// batchToken is the client token of one batched CreateFleet: its
+// requests' own tokens (or NodeClaims), so the SDK's retries of the call
+// are idempotent and no other batch shares it.
+func batchToken(reqs []LaunchRequest) string {
+	parts := make([]string, len(reqs))
+	for i, r := range reqs {
+		parts[i] = r.NodeClaim + "/" + r.ClientToken
+	}
+	slices.Sort(parts)
+	sum := sha256.Sum256(fmt.Appendf(nil, "%v", parts))
+	return hex.EncodeToString(sum[:16])
+}

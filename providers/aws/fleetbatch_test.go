@@ -1,0 +1,161 @@
+package aws_test
+
+import (
+	"context"
+	"fmt"
+	"strconv"
+	"sync"
+	"testing"
+
+	apiv1 "github.com/joinery/joinery/api/v1"
+	"github.com/joinery/joinery/providers/aws"
+	simec2 "github.com/joinery/joinery/sim/ec2"
+)
+
+// concurrentLaunches launches one instance per request at once and
+// returns each NodeClaim's instance or error.
+func concurrentLaunches(c *aws.Client, reqs []aws.LaunchRequest) (map[string]aws.Instance, map[string]error) {
+	var mu sync.Mutex
+	got, errs := map[string]aws.Instance{}, map[string]error{}
+	var wg sync.WaitGroup
+	for _, r := range reqs {
+		wg.Go(func() {
+			in, err := c.Launch(context.Background(), r)
+			mu.Lock()
+			defer mu.Unlock()
+			if err != nil {
+				errs[r.NodeClaim] = err
+				return
+			}
+			got[r.NodeClaim] = in
+		})
+	}
+	wg.Wait()
+	return got, errs
+}
+
+// fleetCalls are the CreateFleet calls EC2 served, by target capacity.
+func fleetCalls(srv *simec2.Server) []int {
+	var out []int
+	for _, r := range srv.Requests() {
+		if r.Action == "CreateFleet" && !r.Throttled {
+			n, _ := strconv.Atoi(r.Params.Get("TargetCapacitySpecification.TotalTargetCapacity"))
+			out = append(out, n)
+		}
+	}
+	return out
+}
+
+// 40 NodeClaims launched at once with the same request go to EC2 as a few
+// CreateFleet calls whose capacities add up to 40; each NodeClaim gets an
+// instance of its own, tagged with its name; requests that differ (another
+// instance type) are never mixed into one call.
+func TestConcurrentIdenticalLaunchesShareOneCreateFleet(t *testing.T) {
+	srv, c := world(t, simec2.Options{}, aws.Options{})
+	sn := subnets(t, c)
+	srv.SetRecording(true)
+	var reqs []aws.LaunchRequest
+	for i := range 40 {
+		r := launchReq(sn, apiv1.CapacityTypeOnDemand, "t3.medium")
+		r.NodeClaim = fmt.Sprintf("general-purpose-%02d", i)
+		reqs = append(reqs, r)
+	}
+	for i := range 5 {
+		r := launchReq(sn, apiv1.CapacityTypeOnDemand, "m5.large")
+		r.NodeClaim = fmt.Sprintf("other-%d", i)
+		reqs = append(reqs, r)
+	}
+	got, errs := concurrentLaunches(c, reqs)
+	if len(errs) > 0 {
+		t.Fatalf("launch errors: %v", errs)
+	}
+	calls, total := fleetCalls(srv), 0
+	for _, n := range calls {
+		total += n
+	}
+	if total != 45 || len(calls) > 8 {
+		t.Errorf("CreateFleet calls with capacities %v for 45 launches, want a few adding up to 45", calls)
+	}
+	byID := map[string]simec2.Instance{}
+	for _, in := range srv.Instances() {
+		byID[in.ID] = in
+	}
+	seen := map[string]string{}
+	for name, in := range got {
+		if prev, dup := seen[in.ID]; dup {
+			t.Errorf("instance %s given to %s and %s", in.ID, prev, name)
+		}
+		seen[in.ID] = name
+		ec2in := byID[in.ID]
+		if ec2in.Tags[apiv1.TagNodeClaim] != name || ec2in.Tags[apiv1.TagName] != name || in.Tags[apiv1.TagNodeClaim] != name {
+			t.Errorf("%s: instance %s tagged %v in EC2, %v in the answer; want its NodeClaim", name, in.ID, ec2in.Tags, in.Tags)
+		}
+		want := "t3.medium"
+		if name[:5] == "other" {
+			want = "m5.large"
+		}
+		if ec2in.InstanceType != want || ec2in.Tags[apiv1.TagCluster] != cluster || ec2in.Tags[apiv1.TagNodePool] != "general-purpose" {
+			t.Errorf("%s: %s %v, want a %s of the NodePool", name, ec2in.InstanceType, ec2in.Tags, want)
+		}
+	}
+	if len(got) != 45 || len(byID) != 45 {
+		t.Errorf("%d launched, %d instances in EC2, want 45 each", len(got), len(byID))
+	}
+}
+
+// When EC2 has no capacity for a batch's offerings, every NodeClaim of
+// the batch gets the insufficient-capacity error, as a lone launch would.
+func TestBatchedLaunchWithoutCapacityFailsEachCaller(t *testing.T) {
+	srv, c := world(t, simec2.Options{}, aws.Options{})
+	sn := subnets(t, c)
+	for _, s := range sn {
+		srv.SetInsufficientCapacity("t3.medium", s.Zone, apiv1.CapacityTypeOnDemand, true)
+	}
+	var reqs []aws.LaunchRequest
+	for i := range 6 {
+		r := launchReq(sn, apiv1.CapacityTypeOnDemand, "t3.medium")
+		r.NodeClaim = fmt.Sprintf("general-purpose-%d", i)
+		reqs = append(reqs, r)
+	}
+	got, errs := concurrentLaunches(c, reqs)
+	if len(got) != 0 || len(errs) != 6 {
+		t.Fatalf("launched %v, errors %v; want 6 errors", got, errs)
+	}
+	for name, err := range errs {
+		if !aws.IsInsufficientCapacity(err) {
+			t.Errorf("%s: %v, want insufficient capacity", name, err)
+		}
+	}
+	if n := len(srv.Instances()); n != 0 {
+		t.Errorf("%d instances in EC2, want none", n)
+	}
+}
+
+// A Solo launch (a retry) never shares its CreateFleet, and it keeps its
+// own client token.
+func TestSoloLaunchesAreNotBatched(t *testing.T) {
+	srv, c := world(t, simec2.Options{}, aws.Options{})
+	sn := subnets(t, c)
+	srv.SetRecording(true)
+	var reqs []aws.LaunchRequest
+	for i := range 3 {
+		r := launchReq(sn, apiv1.CapacityTypeOnDemand, "t3.medium")
+		r.NodeClaim, r.ClientToken, r.Solo = fmt.Sprintf("general-purpose-%d", i), fmt.Sprintf("token-%d", i), true
+		reqs = append(reqs, r)
+	}
+	if _, errs := concurrentLaunches(c, reqs); len(errs) > 0 {
+		t.Fatal(errs)
+	}
+	tokens := map[string]bool{}
+	for _, r := range srv.Requests() {
+		if r.Action == "CreateFleet" && !r.Throttled {
+			tokens[r.Params.Get("ClientToken")] = true
+			if n := r.Params.Get("TargetCapacitySpecification.TotalTargetCapacity"); n != "1" {
+				t.Errorf("a Solo launch in a CreateFleet of capacity %s", n)
+			}
+		}
+	}
+	if len(tokens) != 3 || !tokens["token-0"] || !tokens["token-2"] {
+		t.Errorf("client tokens %v, want each launch's own", tokens)
+	}
+}
