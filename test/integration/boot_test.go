@@ -14,7 +14,6 @@ import (
 	apiv1 "github.com/joinery/joinery/api/v1"
 	"github.com/joinery/joinery/controller"
 	"github.com/joinery/joinery/providers/kube"
-	"github.com/joinery/joinery/sim/ec2"
 	"github.com/joinery/joinery/sim/kubelet"
 	"github.com/joinery/joinery/sim/world"
 	"github.com/joinery/joinery/workflows"
@@ -29,16 +28,8 @@ import (
 func TestAL2UserDataOnAnAL2023ImageNeverJoins(t *testing.T) {
 	parallel(t)
 	e := startEnvWith(t, true, func(c *controller.Config) { c.RegistrationTTL = 20 * time.Second })
-	objs, err := kube.ParseManifests(readTestdata(t, "mismatch-pool.yaml"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	e.apply(t, objs)
-	var launched []ec2.Instance
-	waitFor(t, 2*time.Minute, "an instance launched", func() bool {
-		launched = e.w.EC2.Instances()
-		return len(launched) > 0
-	})
+	e.applyYAML(t, readTestdata(t, "mismatch-pool.yaml"))
+	launched := e.waitLaunched(t)
 	in := launched[0]
 	if im, _ := e.w.EC2.Image(in.ImageID); kubelet.FamilyOfImage(im.Name) != kubelet.FamilyAL2023 {
 		t.Fatalf("instance %s runs image %q, want an AL2023 one", in.ID, im.Name)

@@ -19,8 +19,6 @@ import (
 
 	apiv1 "github.com/joinery/joinery/api/v1"
 	"github.com/joinery/joinery/controller"
-	"github.com/joinery/joinery/providers/kube"
-	"github.com/joinery/joinery/sim/ec2"
 	"github.com/joinery/joinery/workflows"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -42,11 +40,7 @@ func TestLaunchPathFromNodeClassStatus(t *testing.T) {
 		c.DisruptionPassInterval, c.DisruptionValidationDelay = 2*time.Second, 2*time.Second
 	})
 	dc := dynamicClient(t, e)
-	objs, err := kube.ParseManifests(readTestdata(t, "data-pool.yaml"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	e.apply(t, objs)
+	e.applyYAML(t, readTestdata(t, "data-pool.yaml"))
 
 	// 1. Not Ready, with the reason; the pods hear why; nothing launched.
 	var cls *apiv1.EC2NodeClass
@@ -169,16 +163,8 @@ func TestWrongCABundleNeverJoins(t *testing.T) {
 		c.ClusterCABundle = otherCA(t)
 		c.RegistrationTTL = 20 * time.Second
 	})
-	objs, err := kube.ParseManifests(bytes.Replace(readTestdata(t, "data-pool.yaml"), []byte("no-such-cluster"), []byte("production-eks"), 1))
-	if err != nil {
-		t.Fatal(err)
-	}
-	e.apply(t, objs)
-	var launched []ec2.Instance
-	waitFor(t, 2*time.Minute, "an instance launched", func() bool {
-		launched = e.w.EC2.Instances()
-		return len(launched) > 0
-	})
+	e.applyYAML(t, bytes.Replace(readTestdata(t, "data-pool.yaml"), []byte("no-such-cluster"), []byte("production-eks"), 1))
+	launched := e.waitLaunched(t)
 	id := launched[0].ID
 	waitFor(t, 2*time.Minute, "the never-joined instance terminated", func() bool {
 		i, ok := e.w.EC2.Instance(id)

@@ -7,10 +7,12 @@ import (
 	"os"
 	"path/filepath"
 	"testing"
+	"time"
 
 	"github.com/joinery/joinery/controller"
 	"github.com/joinery/joinery/internal/logging"
 	"github.com/joinery/joinery/providers/kube"
+	"github.com/joinery/joinery/sim/ec2"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/types"
@@ -45,6 +47,28 @@ func (e *env) scaleDeployment(t *testing.T, name string, replicas int) {
 	if _, err := e.kc.AppsV1().Deployments("default").Patch(e.ctx, name, types.MergePatchType, patch, metav1.PatchOptions{}, "scale"); err != nil {
 		t.Fatalf("scale deployment %s to %d: %v", name, replicas, err)
 	}
+}
+
+// applyYAML applies the objects of a YAML stream.
+func (e *env) applyYAML(t *testing.T, b []byte) {
+	t.Helper()
+	objs, err := kube.ParseManifests(b)
+	if err != nil {
+		t.Fatal(err)
+	}
+	e.apply(t, objs)
+}
+
+// waitLaunched waits up to 2 minutes for the world's EC2 to have an
+// instance and returns its instances.
+func (e *env) waitLaunched(t *testing.T) []ec2.Instance {
+	t.Helper()
+	var launched []ec2.Instance
+	waitFor(t, 2*time.Minute, "an instance launched", func() bool {
+		launched = e.w.EC2.Instances()
+		return len(launched) > 0
+	})
+	return launched
 }
 
 // apply creates or updates objs in the world's cluster, in order; a
