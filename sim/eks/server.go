@@ -11,6 +11,7 @@
 package eks
 
 import (
+	"cmp"
 	"encoding/json"
 	"fmt"
 	"net/http"
@@ -60,12 +61,8 @@ type Server struct {
 
 // New returns a Server for one cluster.
 func New(o Options) *Server {
-	if o.Region == "" {
-		o.Region = "us-east-1"
-	}
-	if o.AccountID == "" {
-		o.AccountID = "123456789012"
-	}
+	o.Region = cmp.Or(o.Region, serve.DefaultRegion)
+	o.AccountID = cmp.Or(o.AccountID, serve.DefaultAccount)
 	if o.Cluster.Name == "" {
 		o.Cluster.Name = "joinery-local"
 	}

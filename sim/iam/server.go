@@ -21,6 +21,7 @@ package iam
 
 import (
 	"bytes"
+	"cmp"
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/xml"
@@ -110,9 +111,7 @@ type InstanceProfile struct {
 
 // New returns a Server with the configured roles and no instance profiles.
 func New(o Options) *Server {
-	if o.AccountID == "" {
-		o.AccountID = "123456789012"
-	}
+	o.AccountID = cmp.Or(o.AccountID, serve.DefaultAccount)
 	if o.Partition == "" {
 		o.Partition = "aws"
 	}

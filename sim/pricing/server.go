@@ -26,6 +26,7 @@
 package pricing
 
 import (
+	"cmp"
 	"encoding/base64"
 	"encoding/json"
 	"fmt"
@@ -95,9 +96,7 @@ type product struct {
 
 // New returns a Server.
 func New(o Options) *Server {
-	if o.Region == "" {
-		o.Region = "us-east-1"
-	}
+	o.Region = cmp.Or(o.Region, serve.DefaultRegion)
 	if o.Catalog == nil {
 		o.Catalog = catalog.MustDefault()
 	}

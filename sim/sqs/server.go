@@ -22,6 +22,7 @@
 package sqs
 
 import (
+	"cmp"
 	"context"
 	"crypto/md5"
 	"crypto/rand"
@@ -112,12 +113,8 @@ type Options struct {
 
 // New returns a Server without queues.
 func New(o Options) *Server {
-	if o.Region == "" {
-		o.Region = "us-east-1"
-	}
-	if o.Account == "" {
-		o.Account = "123456789012"
-	}
+	o.Region = cmp.Or(o.Region, serve.DefaultRegion)
+	o.Account = cmp.Or(o.Account, serve.DefaultAccount)
 	return &Server{region: o.Region, account: o.Account, guard: o.Guard, queues: map[string]*queue{}, handles: map[string]string{},
 		now: time.Now, closed: make(chan struct{}), baseURL: "http://127.0.0.1",
 		buckets: throttle.NewSet(o.ThrottleScale, nil), rng: newRand(o.Seed), dupFraction: o.DuplicateFraction, reorder: o.Reorder}

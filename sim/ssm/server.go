@@ -17,6 +17,7 @@
 package ssm
 
 import (
+	"cmp"
 	"fmt"
 	"net/http"
 	"strings"
@@ -66,12 +67,8 @@ type param struct {
 
 // New returns a Server.
 func New(o Options) *Server {
-	if o.Region == "" {
-		o.Region = "us-east-1"
-	}
-	if o.AccountID == "" {
-		o.AccountID = "123456789012"
-	}
+	o.Region = cmp.Or(o.Region, serve.DefaultRegion)
+	o.AccountID = cmp.Or(o.AccountID, serve.DefaultAccount)
 	return &Server{opts: o, params: map[string]param{}, buckets: throttle.NewSet(o.ThrottleScale, nil)}
 }
 

@@ -44,3 +44,10 @@ func Start(name, addr string, h http.Handler) (baseURL string, stop func(), err 
 	}
 	return baseURL, Serve(ln, h), nil
 }
+
+// The region and account a local endpoint serves when its options name
+// none.
+const (
+	DefaultRegion  = "us-east-1"
+	DefaultAccount = "123456789012"
+)
