@@ -304,7 +304,7 @@ func benchSolve(b *testing.B, in Input) Plan {
 	for b.Loop() {
 		plan = Solve(in)
 	}
-	b.ReportMetric((processCPU() - cpu0).Seconds()/float64(b.N), "cpu-s/op")
+	b.ReportMetric((processCPU()-cpu0).Seconds()/float64(b.N), "cpu-s/op")
 	runtime.ReadMemStats(&m1)
 	b.ReportMetric(float64(m1.Mallocs-m0.Mallocs)/float64(b.N*len(in.Pods)), "allocs/pod")
 	b.ReportMetric(float64(len(in.Pods))*float64(b.N)/b.Elapsed().Seconds(), "pods/s")
