@@ -34,7 +34,7 @@ func TestExportMixed(t *testing.T) {
 		t.Skip("no -mixed-export")
 	}
 	for _, v := range mixedHardVariants {
-		dir := filepath.Join(*mixedExport, strings.ReplaceAll(v.String(), "/", ","))
+		dir := filepath.Join(*mixedExport, strings.ReplaceAll(v.String(), "/", "_"))
 		if err := os.MkdirAll(dir, 0o755); err != nil {
 			t.Fatal(err)
 		}

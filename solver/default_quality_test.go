@@ -1,6 +1,9 @@
 package solver
 
-import "testing"
+import (
+	"slices"
+	"testing"
+)
 
 // The default search (a zero Budget, a fixed schedule of passes) plans the
 // hard mixed inputs of 10,000 pods within 0.5% of the whole search, and
@@ -33,6 +36,21 @@ func TestDefaultSearchNearWhole(t *testing.T) {
 		}
 		if lb <= 0 || lb > whole.Price() {
 			t.Errorf("%v: lower bound %.2f, want in (0, %.2f]", v, lb, whole.Price())
+		}
+	}
+}
+
+// The default search counts passes, not time: the same input gives the
+// same plan, pod for pod.
+func TestDefaultSearchDeterministic(t *testing.T) {
+	in := mixedInputOf(t, 2000, mixedVariant{seed: 1, wide: true, spot: "market"})
+	a, b := Solve(in), Solve(in)
+	if a.Price() != b.Price() || len(a.NewNodeClaims) != len(b.NewNodeClaims) {
+		t.Fatalf("two solves: %.4f usd/h on %d claims, then %.4f on %d", a.Price(), len(a.NewNodeClaims), b.Price(), len(b.NewNodeClaims))
+	}
+	for i := range a.NewNodeClaims {
+		if !slices.Equal(a.NewNodeClaims[i].Pods, b.NewNodeClaims[i].Pods) {
+			t.Fatalf("claim %d holds %v, then %v", i, a.NewNodeClaims[i].Pods, b.NewNodeClaims[i].Pods)
 		}
 	}
 }
