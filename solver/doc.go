@@ -1,9 +1,9 @@
 // Package solver decides where pending pods go: onto existing nodes, onto
 // new NodeClaims with a price-ordered set of instance types, or nowhere
 // (with the reason). It is pure: no I/O and no map-order dependence. The
-// whole search (a negative Input.Budget) is deterministic, the same Input
-// giving the same Plan; under a time budget what the budget cuts off
-// depends on the machine's speed. [LowerBound] bounds the cost of any plan
+// default search (a zero Input.Budget) and the whole search (negative) are
+// deterministic, the same Input giving the same Plan; under a time budget
+// what the budget cuts off depends on the machine's speed. [LowerBound] bounds the cost of any plan
 // for the same pods, and [SimulateRemoval] answers consolidation's "can
 // these nodes go, and what would replace them". The design is described
 // in docs/design/solver.md.
@@ -59,13 +59,18 @@
 //
 // # The time budget
 //
-// Solve is anytime, bounded by Input.Budget (zero: [DefaultBudget];
+// Solve is anytime, bounded by Input.Budget (positive: a time budget;
 // negative: none). The first pass always runs to the end; the LP seeds,
 // the seeded passes, the other plain passes and the per-class search
 // follow, each replacing the best plan only when better, until the budget
 // is spent, every pass has run, or the plan costs no more than the LP's
 // lower bound. A pass or LP cut off by the deadline is dropped, so Solve
-// returns at most a few milliseconds late.
+// returns at most a few milliseconds late. The default, zero
+// ([DefaultBudget]), counts passes instead of time: the search stops
+// after the first LP's seeded passes and the plain passes with the strict
+// upsize tolerance, which on the benchmark's mixed inputs plan within
+// 0.5% of the whole search at half its work, the same plan on any machine
+// (a wall-clock backstop of 20 s guards inputs far larger).
 //
 // # The lower bound
 //

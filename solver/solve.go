@@ -45,10 +45,14 @@ func DefaultStrategies() []Strategy {
 func Solve(in Input) Plan {
 	start := time.Now()
 	p := prepare(in)
-	if in.Budget >= 0 {
-		p.deadline = start.Add(budgetOf(in.Budget))
+	custom := len(in.Strategies) > 0
+	sr := &search{p: p, custom: custom, strategies: in.Strategies, lpGuided: !in.DisableLPGuided, scheduled: in.Budget == 0 && !custom}
+	switch {
+	case in.Budget > 0:
+		p.deadline = start.Add(in.Budget)
+	case in.Budget == 0:
+		p.deadline = start.Add(scheduleBackstop)
 	}
-	sr := &search{p: p, custom: len(in.Strategies) > 0, strategies: in.Strategies, lpGuided: !in.DisableLPGuided}
 	if !sr.custom {
 		sr.strategies = DefaultStrategies()
 	}

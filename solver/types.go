@@ -26,9 +26,11 @@ type Input struct {
 	NamespaceLabels map[string]map[string]string
 	// Strategies to try (see Solve); empty means DefaultStrategies().
 	Strategies []Strategy
-	// Budget bounds Solve's search (see Solve): zero means DefaultBudget,
-	// negative no bound (the whole search, deterministic). The first plan
-	// is always completed, however long it takes.
+	// Budget bounds Solve's search (see Solve): zero (DefaultBudget) is
+	// the default search, a fixed schedule of passes; positive a time
+	// budget; negative no bound (the whole search). Zero and negative are
+	// deterministic. The first plan is always completed, however long it
+	// takes.
 	Budget time.Duration
 	// DisableLPGuided skips the LP-guided passes of Solve (the strategy
 	// search runs unseeded), e.g. to measure what they add.
