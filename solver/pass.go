@@ -263,7 +263,7 @@ func (s *pass) open(pl *poolInfo, pi *podInfo, sig *podSignature) bool {
 		pins := noVals()
 		if (len(pi.ports) > 0 && pl.dsPorts != nil) || s.tp.active {
 			var ok bool
-			if ts, ms, pins, ok = s.narrowNew(pl, pi, sig, ts, ms); !ok {
+			if ts, ms, pins, ok = s.narrowNew(pl, pi, sig, ts, ms); !ok || !s.p.pinsFreeOK(pl, nil, &pins, nil, term.free) {
 				continue
 			}
 			maxUsable, maxCap = bounds(pl, ts)
