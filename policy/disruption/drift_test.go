@@ -1,6 +1,7 @@
 package disruption
 
 import (
+	"reflect"
 	"strings"
 	"testing"
 	"time"
@@ -282,5 +283,38 @@ func TestDriftSkipsBackedOffPoolsAndTakesAnothers(t *testing.T) {
 	d = Decide(pass(map[string]time.Time{"a": t0.Add(time.Minute)}, cands[:2]))
 	if d.Method != "" || !strings.HasSuffix(d.Why, "; drift of NodePool a backed off until 2026-11-29T12:01:00Z") {
 		t.Fatalf("only pool a drifted, backed off: %+v", d)
+	}
+}
+
+// A NodePool is annotated with its own hash and the hash's version, as
+// Karpenter's NodePool hash controller writes them: once written nothing
+// more is asked; a static field edit asks for the new hash, a Karpenter
+// hash version (v3) for ours, a requirement edit for nothing (not hashed).
+func TestPoolHashAnnotations(t *testing.T) {
+	pool := hashPool()
+	got := PoolHashAnnotations(pool)
+	want := map[string]string{AnnotationNodePoolHash: NodePoolHash(pool), AnnotationNodePoolHashVersion: NodePoolHashVersion}
+	if !reflect.DeepEqual(got, want) {
+		t.Fatalf("annotations for an unannotated pool = %v, want %v", got, want)
+	}
+	if len(got[AnnotationNodePoolHash]) != 16 || got[AnnotationNodePoolHashVersion] != "joinery-2" {
+		t.Errorf("hash %q version %q, want 16 hex digits and joinery-2", got[AnnotationNodePoolHash], got[AnnotationNodePoolHashVersion])
+	}
+	pool.Annotations = got
+	if a := PoolHashAnnotations(pool); a != nil {
+		t.Errorf("an annotated pool asks for %v", a)
+	}
+	pool.Spec.Template.Spec.Requirements[0].Values = []string{"arm64"}
+	if a := PoolHashAnnotations(pool); a != nil {
+		t.Errorf("a requirement edit asks for %v", a)
+	}
+	pool.Spec.Template.ObjectMeta.Labels["team"] = "b"
+	a := PoolHashAnnotations(pool)
+	if a == nil || a[AnnotationNodePoolHash] == want[AnnotationNodePoolHash] || a[AnnotationNodePoolHash] != NodePoolHash(pool) {
+		t.Errorf("after a label edit: %v, want the new hash %s", a, NodePoolHash(pool))
+	}
+	pool.Annotations = map[string]string{AnnotationNodePoolHash: NodePoolHash(pool), AnnotationNodePoolHashVersion: "v3"}
+	if a := PoolHashAnnotations(pool); a[AnnotationNodePoolHashVersion] != NodePoolHashVersion {
+		t.Errorf("a pool Karpenter annotated (v3) gets %v", a)
 	}
 }
