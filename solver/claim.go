@@ -355,7 +355,7 @@ func (s *pass) narrowedOK(c *claim, pi *podInfo, ts []int32, ms []uint64, narrow
 	if narrowed {
 		pl.sortByPrice(ts, ms)
 	}
-	if !minValuesOK(pl, ts, ms) {
+	if !minValuesHold(pl, ts, ms) {
 		return resources.List{}, false
 	}
 	maxC := launchCap(pl, ts)

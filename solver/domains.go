@@ -303,7 +303,7 @@ func narrowByPins(pl *poolInfo, ts []int32, ms []uint64, pins *keyVals, which ui
 		return nil, nil, false
 	}
 	pl.sortByPrice(nt, nm)
-	return nt, nm, minValuesOK(pl, nt, nm)
+	return nt, nm, minValuesHold(pl, nt, nm)
 }
 
 // lowest is the value among ok with the lowest score, the cheapest among

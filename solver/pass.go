@@ -365,7 +365,7 @@ func newCandidates(pl *poolInfo, fit []int32, fitM []uint64, vcpuCap int, ok fun
 		return allowed(t) && (vcpuLimit < 0 || pl.types[t].vcpu <= vcpuLimit)
 	})
 	if !minValuesOK(pl, ct, cm) {
-		if ct, cm = pick(ts, ms, allowed); !minValuesOK(pl, ct, cm) {
+		if ct, cm = pick(ts, ms, allowed); !minValuesHold(pl, ct, cm) {
 			return c
 		}
 	}
@@ -415,7 +415,7 @@ func (s *pass) narrowNew(pl *poolInfo, pi *podInfo, sig *podSignature, ts []int3
 			_, bad := portsConflict(pi.ports, pl.dsPorts[t])
 			return !bad
 		})
-		if len(ts) == 0 || !minValuesOK(pl, ts, ms) {
+		if len(ts) == 0 || !minValuesHold(pl, ts, ms) {
 			return nil, nil, pins, false
 		}
 	}

@@ -79,6 +79,9 @@ func (p *prepared) plan(s *pass) Plan {
 	for _, c := range s.claims {
 		nc := newNodeClaim(c)
 		p.giveFreeValues(c, &nc)
+		if c.pool.bestEffort {
+			nc.MinValuesRelaxed = relaxMinValues(&nc)
+		}
 		out.NewNodeClaims = append(out.NewNodeClaims, nc)
 	}
 	return out
