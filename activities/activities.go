@@ -75,6 +75,10 @@ type Deps struct {
 	// SolverBudget bounds each solver.Solve (solver.Input.Budget: 0 is
 	// solver.DefaultBudget).
 	SolverBudget time.Duration
+	// MinValuesPolicy is Karpenter's MIN_VALUES_POLICY: MinValuesPolicyStrict
+	// ("" too) refuses a NodeClaim whose types cannot meet minValues,
+	// MinValuesPolicyBestEffort plans it with minValues relaxed.
+	MinValuesPolicy string
 	// SpotToSpotConsolidation is the feature gate of that name: spot nodes
 	// may be replaced by cheaper spot nodes (off: only deleted).
 	SpotToSpotConsolidation bool
@@ -240,7 +244,8 @@ func New(d Deps) *Activities {
 	headroom := capacity.NewHeadroom(d.Metrics)
 	events := &events{cluster: d.Cluster, log: d.Log}
 	snaps := &snapshots{cluster: d.Cluster, types: types, market: d.Market, ice: d.ICE, staticCapacity: d.StaticCapacity,
-		spread: d.SpreadDefaults, nominations: noms, prices: prices, pools: pools,
+		minValuesBestEffort: d.MinValuesPolicy == MinValuesPolicyBestEffort,
+		spread:              d.SpreadDefaults, nominations: noms, prices: prices, pools: pools,
 		buffers: &buffers{cluster: d.Cluster, log: d.Log, events: events, gate: d.CapacityBuffer}}
 	claims := &claimWriter{cluster: d.Cluster, log: d.Log, registrationTTL: d.RegistrationTTL, private: d.Pseudonym != nil}
 	solve := solving{cluster: d.Cluster, market: d.Market, metrics: d.Metrics, log: d.Log, solverBudget: d.SolverBudget,

@@ -166,7 +166,7 @@ func (a *Disruption) PlanReplacement(ctx context.Context, in workflows.DisruptIn
 			return out, err
 		}
 		out = append(out, nci)
-		a.metrics.NodeClaimCreatedBy(nn.NodePool, in.Reason, false)
+		a.metrics.NodeClaimCreatedBy(nn.NodePool, in.Reason, nn.MinValuesRelaxed)
 		log.Info("replacement planned", zap.String("nodeclaim", nc.Name), zap.Int("pods", len(nn.Pods)), zap.Float64("usdPerHour", nn.Price()))
 	}
 	for _, u := range plan.Unschedulable {

@@ -158,7 +158,7 @@ func (a *Gang) PlanGang(ctx context.Context, in workflows.GangInput) (workflows.
 		}
 		names = append(names, nc.Name)
 		out.NodeClaims = append(out.NodeClaims, nin)
-		a.metrics.NodeClaimCreatedBy(nn.NodePool, "provisioned", false)
+		a.metrics.NodeClaimCreatedBy(nn.NodePool, "provisioned", nn.MinValuesRelaxed)
 		log.Info("gang nodeclaim planned", zap.String("nodeclaim", nc.Name), zap.String("nodepool", nn.NodePool),
 			zap.Int("pods", len(nn.Pods)), zap.String("cheapest", nin.Offerings[0].InstanceType), zap.String("zone", nin.Offerings[0].Zone))
 	}

@@ -45,6 +45,14 @@ func minValuesPool(minValues int) *apiv1.NodePool {
 // cheapest capacity type's offerings among those it carries).
 func plannedLaunch(t *testing.T, a *Activities, np *apiv1.NodePool) (workflows.LaunchRequest, *apiv1.NodeClaim) {
 	t.Helper()
+	return plannedLaunchOf(t, a, np, solver.Pod{}, false)
+}
+
+// plannedLaunchOf is plannedLaunch for a pod with the given node selector
+// (pod.NodeSelector; its name and requests are set here), planned under
+// MIN_VALUES_POLICY=BestEffort when bestEffort.
+func plannedLaunchOf(t *testing.T, a *Activities, np *apiv1.NodePool, pod solver.Pod, bestEffort bool) (workflows.LaunchRequest, *apiv1.NodeClaim) {
+	t.Helper()
 	ctx := context.Background()
 	cls, err := a.cluster().NodeClass("default")
 	if err != nil {
@@ -53,8 +61,8 @@ func plannedLaunch(t *testing.T, a *Activities, np *apiv1.NodePool) (workflows.L
 	pool := solver.NodePoolFromAPI(np, cls, catalog.MustDefault(), zonesOf(cls), a.Launch.ice.Unavailable)
 	pool.InstanceTypes = launchable(pool.InstanceTypes, cls)
 	req, _ := resources.FromResourceList(corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("1"), corev1.ResourceMemory: resource.MustParse("2Gi")})
-	plan := solver.Solve(solver.Input{Pods: []solver.Pod{{Namespace: "default", Name: "web", UID: "u-web", Requests: req}},
-		NodePools: []solver.NodePool{pool}, Budget: -1})
+	pod.Namespace, pod.Name, pod.UID, pod.Requests = "default", "web", "u-web", req
+	plan := solver.Solve(solver.Input{Pods: []solver.Pod{pod}, NodePools: []solver.NodePool{pool}, Budget: -1, MinValuesBestEffort: bestEffort})
 	if len(plan.NewNodeClaims) != 1 {
 		t.Fatalf("plan %+v: want one new NodeClaim", plan)
 	}
@@ -217,5 +225,35 @@ func TestLaunchRefusesMinValuesItCannotMeet(t *testing.T) {
 	}
 	if calls["CreateFleet"] != 0 {
 		t.Fatalf("EC2 calls %v: no CreateFleet may be sent", calls)
+	}
+}
+
+// MIN_VALUES_POLICY=BestEffort: a pod pinned to one instance family on a
+// pool asking minValues 5 families, which Strict refuses, gets a NodeClaim
+// whose family minValues is lowered to 1, annotated
+// karpenter.sh/nodeclaim-min-values-relaxed=true, and it launches; a
+// NodeClaim planned without relaxing says false.
+func TestBestEffortRelaxedNodeClaimLaunches(t *testing.T) {
+	a, srv, _ := launchWorld(t)
+	pinned := solver.Pod{NodeSelector: map[string]string{apiv1.LabelInstanceFamily: "m6i"}}
+	lr, nc := plannedLaunchOf(t, a, minValuesPool(5), pinned, true)
+	if got := nc.Annotations[apiv1.AnnotationNodeClaimMinValuesRelaxed]; got != "true" {
+		t.Errorf("relaxed NodeClaim annotated %q, want true", got)
+	}
+	relaxed := false
+	for _, r := range nc.Spec.Requirements {
+		if r.Key == apiv1.LabelInstanceFamily && r.Operator == apiv1.OpExists {
+			relaxed = r.MinValues != nil && *r.MinValues == 1
+		}
+	}
+	if !relaxed {
+		t.Errorf("requirements %+v: want the pool's family minValues relaxed to 1", nc.Spec.Requirements)
+	}
+	if inst, _, _, err := launchAttempt(t, a, srv, lr, nil); err != nil || !strings.HasPrefix(inst.InstanceType, "m6i.") {
+		t.Fatalf("launch of the relaxed NodeClaim: %+v, %v; want an m6i instance", inst, err)
+	}
+	_, strict := plannedLaunch(t, a, minValuesPool(5))
+	if got := strict.Annotations[apiv1.AnnotationNodeClaimMinValuesRelaxed]; got != "false" {
+		t.Errorf("NodeClaim meeting minValues annotated %q, want false", got)
 	}
 }

@@ -7,6 +7,7 @@ import (
 	"encoding/hex"
 	"fmt"
 	"maps"
+	"strconv"
 	"strings"
 	"time"
 
@@ -48,6 +49,7 @@ type claimSpec struct {
 	types     []string // instance types, cheapest first
 	requests  corev1.ResourceList
 	nominated []string // pod UIDs (AnnotationNominatedPods)
+	relaxed   bool     // minValues relaxed (AnnotationNodeClaimMinValuesRelaxed)
 }
 
 // attemptBatch is the value of LabelProvisionBatch for NodeClaims this
@@ -117,7 +119,7 @@ func (c *claimWriter) write(ctx context.Context, snap *snapshot, batch string, n
 		maps.Copy(labels, snap.claimLabels)
 	}
 	nc, err := c.create(ctx, snap.pools[nn.NodePool], claimSpec{batch: batch, labels: labels, reqs: nn.Requirements, types: types,
-		requests: nn.Requests.ToResourceList(), nominated: uids})
+		requests: nn.Requests.ToResourceList(), nominated: uids, relaxed: nn.MinValuesRelaxed})
 	if err != nil {
 		return nil, workflows.NodeClaimInput{}, err
 	}
@@ -175,6 +177,8 @@ func (c *claimWriter) create(ctx context.Context, np *apiv1.NodePool, cs claimSp
 	for k, v := range np.Spec.Template.ObjectMeta.Annotations {
 		nc.Annotations[k] = v
 	}
+	// As Karpenter's scheduler writes it on every NodeClaim it makes.
+	nc.Annotations[apiv1.AnnotationNodeClaimMinValuesRelaxed] = strconv.FormatBool(cs.relaxed)
 	// Drift is a difference between these stamps and the current specs.
 	nc.Annotations[disruption.AnnotationNodePoolHash] = disruption.NodePoolHash(np)
 	nc.Annotations[disruption.AnnotationNodePoolHashVersion] = disruption.NodePoolHashVersion

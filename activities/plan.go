@@ -80,7 +80,7 @@ func (a *Provisioning) PlanProvisioning(ctx context.Context, in workflows.Provis
 				a.cluster.Recorder.Eventf(p, corev1.EventTypeNormal, "Nominated", "Pod should schedule on: nodeclaim/%s", nc.Name)
 			}
 		}
-		a.metrics.NodeClaimCreatedBy(nn.NodePool, "provisioned", false)
+		a.metrics.NodeClaimCreatedBy(nn.NodePool, "provisioned", nn.MinValuesRelaxed)
 		log.Info("nodeclaim planned", zap.String("nodeclaim", nc.Name), zap.String("nodepool", nn.NodePool),
 			zap.Int("pods", len(nn.Pods)), zap.String("cheapest", in.Offerings[0].InstanceType), zap.Float64("usdPerHour", nn.Price()))
 	}

@@ -89,7 +89,8 @@ func TestRegistrationSyncsTheNodeAndExtendedResourcesGateInitialized(t *testing.
 	}
 	n, _ := a.cluster().Kube.CoreV1().Nodes().Get(t.Context(), node.Name, metav1.GetOptions{})
 	wantLabels := map[string]string{apiv1.LabelHostname: "ip-10-0-2-3", apiv1.LabelNodePool: "gpu", "team": "ml",
-		apiv1.LabelInstanceType: "g4dn.12xlarge", apiv1.LabelNodeRegistered: "true", apiv1.LabelNodeInitialized: "true"}
+		apiv1.LabelInstanceType: "g4dn.12xlarge", apiv1.LabelNodeRegistered: "true", apiv1.LabelNodeInitialized: "true",
+		LabelProvisionBatch: "b"}
 	if !reflect.DeepEqual(n.Labels, wantLabels) {
 		t.Errorf("node labels = %v, want %v", n.Labels, wantLabels)
 	}

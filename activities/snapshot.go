@@ -35,11 +35,13 @@ type snapshots struct {
 	market         *catalog.Market
 	ice            *aws.ICECache
 	staticCapacity bool // the StaticCapacity feature gate
-	spread         solver.SpreadDefaults
-	nominations    *capacity.Nominations
-	prices         *capacity.Prices // given the NodeOverlays each snapshot resolves
-	pools          *pools
-	buffers        *buffers
+	// minValuesBestEffort: MIN_VALUES_POLICY=BestEffort (solver.Input.MinValuesBestEffort).
+	minValuesBestEffort bool
+	spread              solver.SpreadDefaults
+	nominations         *capacity.Nominations
+	prices              *capacity.Prices // given the NodeOverlays each snapshot resolves
+	pools               *pools
+	buffers             *buffers
 }
 
 // snapshot is the solver input plus what is needed to act on the plan.
@@ -137,6 +139,7 @@ func (b *snapshots) buildWith(now time.Time, pools []*apiv1.NodePool, classOf fu
 	skipped := b.addNodePools(s, pools, claims, classOf)
 	b.applyOverlays(s)
 	s.input.NamespaceLabels = b.namespaceLabels()
+	s.input.MinValuesBestEffort = b.minValuesBestEffort
 	if before != nil {
 		before(s)
 	}

@@ -118,6 +118,9 @@ type Features struct {
 	// interruption warnings (default: an Event and a metric only).
 	InterruptionQueue          string
 	InterruptionRebalanceDrain bool
+	// MinValuesPolicy is Karpenter's MIN_VALUES_POLICY (--min-values-policy):
+	// Strict ("" too) or BestEffort (minValues relaxed instead of refused).
+	MinValuesPolicy string
 }
 
 // Tuning is how often and how long: refresh intervals, batch windows,
@@ -336,6 +339,7 @@ func newDependencies(ctx context.Context, cfg Config) (*dependencies, error) {
 		StaticCapacity:          cfg.FeatureGates.StaticCapacity,
 		CapacityBuffer:          cfg.FeatureGates.CapacityBuffer,
 		SpreadDefaults:          cfg.SpreadDefaults,
+		MinValuesPolicy:         cfg.MinValuesPolicy,
 	})
 	acts.EnableLaunchTemplateGC()
 	m.Registry.MustRegister(newKarpenterCollector(cl, acts.Prices().Node))

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"time"
 
+	"github.com/joinery/joinery/policy/disruption"
 	"github.com/joinery/joinery/providers/kube"
 	"go.uber.org/zap"
 	corev1 "k8s.io/api/core/v1"
@@ -118,6 +119,7 @@ func (s *nodePoolStatus) once(ctx context.Context) {
 	nodes, _ := s.cl.Nodes.List(labels.Everything())
 	want := PoolResources(names, s.cl.NodeClaims(), nodes)
 	for _, np := range pools {
+		s.writeHash(ctx, np)
 		patch, ok := nodePoolStatusPatch(np, want[np.Name])
 		if !ok {
 			continue
@@ -125,6 +127,21 @@ func (s *nodePoolStatus) once(ctx context.Context) {
 		if err := s.cl.PatchNodePoolStatus(ctx, np.Name, patch); err != nil && ctx.Err() == nil {
 			s.log.Warn("nodepool status.resources", zap.String("nodepool", np.Name), zap.Error(err))
 		}
+	}
+}
+
+// writeHash annotates the pool with its template hash and the hash's
+// version (disruption.PoolHashAnnotations) when it does not say them yet,
+// as Karpenter's NodePool hash controller does, so tools that read
+// karpenter.sh/nodepool-hash from a NodePool keep working.
+func (s *nodePoolStatus) writeHash(ctx context.Context, np *apiv1.NodePool) {
+	ann := disruption.PoolHashAnnotations(np)
+	if ann == nil {
+		return
+	}
+	patch, _ := json.Marshal(map[string]any{"metadata": map[string]any{"annotations": ann}})
+	if err := s.cl.PatchNodePool(ctx, np.Name, patch); err != nil && ctx.Err() == nil {
+		s.log.Warn("nodepool hash annotations", zap.String("nodepool", np.Name), zap.Error(err))
 	}
 }
 

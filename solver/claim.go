@@ -240,7 +240,7 @@ func (s *pass) add(c *claim, pi *podInfo, sig *podSignature) bool {
 	}
 	pl := c.pool
 	for _, term := range a.sp.terms {
-		if !term.any || !freeOK(pl, c.free, term.free) {
+		if !term.any || !freeOK(pl, c.free, term.free) || !s.p.pinsFreeOK(pl, &c.pins, &a.pins, c.free, term.free) {
 			continue
 		}
 		if a.narrow == 0 && a.dsPorts == nil && (term.trivial || term.typeOnly) && s.quickReject(c, pi, term, a.newReq) {
@@ -355,7 +355,7 @@ func (s *pass) narrowedOK(c *claim, pi *podInfo, ts []int32, ms []uint64, narrow
 	if narrowed {
 		pl.sortByPrice(ts, ms)
 	}
-	if !minValuesOK(pl, ts, ms) {
+	if !minValuesHold(pl, ts, ms) {
 		return resources.List{}, false
 	}
 	maxC := launchCap(pl, ts)

@@ -15,8 +15,9 @@ import (
 // key's domains are its values. On a new node a value comes from the
 // offering (zone, capacity type, region), the instance type (arch,
 // family, size, ...) or the NodePool (karpenter.sh/nodepool, a template
-// label, a requirement with one value); on an existing node from its
-// labels. A node that would not carry the key is in no domain of it.
+// label, the values of an In requirement on a key nothing else sets, one of
+// which each NodeClaim is given); on an existing node from its labels. A
+// node that would not carry the key is in no domain of it.
 const (
 	maxKeys   = 8  // keys besides hostname one input tracks (zone included)
 	maxValues = 64 // values per key (one bit each)
@@ -72,6 +73,9 @@ func (p *prepared) indexKeys() {
 		dk := p.keys[k]
 		seen := map[string]bool{}
 		for _, pl := range p.pools {
+			for _, v := range pl.freeValues(dk.name) {
+				seen[v] = true
+			}
 			for t := range pl.types {
 				for o := range pl.types[t].offs {
 					if v, ok := pl.valueOf(dk.name, t, o); ok {
@@ -107,11 +111,19 @@ func (p *prepared) indexKeys() {
 }
 
 // valueMasks is, per value of the key and per type, the offerings whose
-// node carries that value.
+// node carries that value. On a free key every offering can carry each
+// value the pool allows: the NodeClaim is given one (claimFreeValue).
 func (pl *poolInfo) valueMasks(dk *domKey) [][]uint64 {
 	out := make([][]uint64, len(dk.values))
 	for v := range out {
 		out[v] = make([]uint64, len(pl.types))
+	}
+	for _, s := range pl.freeValues(dk.name) {
+		if v, ok := dk.idx[s]; ok {
+			for t := range pl.types {
+				out[v][t] = allBits(len(pl.types[t].offs))
+			}
+		}
 	}
 	for t := range pl.types {
 		for o := range pl.types[t].offs {
@@ -135,15 +147,8 @@ func (pl *poolInfo) valueOf(key string, t, o int) (string, bool) {
 		return offeringValue(key, &pl.types[t].offs[o])
 	case keyConst:
 		return pl.constValue(key)
-	case keyFree:
-		// A requirement allowing one value labels every node with it;
-		// several values leave the choice to the NodeClaim, which topology
-		// does not make: such a pool's nodes are in no domain of the key.
-		if rs := pl.free[key]; len(rs) == 1 && rs[0].Operator == apiv1.OpIn && len(rs[0].Values) == 1 {
-			return rs[0].Values[0], true
-		}
 	}
-	return "", false
+	return "", false // a free key's values: freeValues
 }
 
 // valuesOf is the value set (bits) of key k over type t's offerings in mask.
@@ -298,7 +303,7 @@ func narrowByPins(pl *poolInfo, ts []int32, ms []uint64, pins *keyVals, which ui
 		return nil, nil, false
 	}
 	pl.sortByPrice(nt, nm)
-	return nt, nm, minValuesOK(pl, nt, nm)
+	return nt, nm, minValuesHold(pl, nt, nm)
 }
 
 // lowest is the value among ok with the lowest score, the cheapest among

@@ -78,7 +78,7 @@ func regionOf(zone string) string {
 
 // satisfiable reports whether one node label state (absent, or some value)
 // meets every requirement in reqs, all of which are on the same key. It tries
-// absence, every In value, integers around every Gt/Lt bound, and a value
+// absence, every In value, integers from every integer bound on, and a value
 // no requirement names.
 func satisfiable(reqs []apiv1.NodeSelectorRequirementWithMinValues) bool {
 	all := func(v string, has bool) bool {
@@ -104,7 +104,7 @@ func satisfiable(reqs []apiv1.NodeSelectorRequirementWithMinValues) bool {
 					return true
 				}
 			}
-		case apiv1.OpGt, apiv1.OpLt:
+		case apiv1.OpGt, apiv1.OpLt, apiv1.OpGte, apiv1.OpLte:
 			if len(r.Values) != 1 {
 				continue
 			}
@@ -112,11 +112,14 @@ func satisfiable(reqs []apiv1.NodeSelectorRequirementWithMinValues) bool {
 			if err != nil {
 				continue
 			}
-			step := int64(1)
-			if r.Operator == apiv1.OpLt {
+			step, first := int64(1), int64(1)
+			if r.Operator == apiv1.OpLt || r.Operator == apiv1.OpLte {
 				step = -1
 			}
-			for k := int64(1); k <= int64(n)+1; k++ {
+			if r.Operator == apiv1.OpGte || r.Operator == apiv1.OpLte {
+				first = 0 // the bound itself is admitted
+			}
+			for k := first; k <= int64(n)+1; k++ {
 				if all(strconv.FormatInt(b+step*k, 10), true) {
 					return true
 				}

@@ -263,7 +263,7 @@ func (s *pass) open(pl *poolInfo, pi *podInfo, sig *podSignature) bool {
 		pins := noVals()
 		if (len(pi.ports) > 0 && pl.dsPorts != nil) || s.tp.active {
 			var ok bool
-			if ts, ms, pins, ok = s.narrowNew(pl, pi, sig, ts, ms); !ok {
+			if ts, ms, pins, ok = s.narrowNew(pl, pi, sig, ts, ms); !ok || !s.p.pinsFreeOK(pl, nil, &pins, nil, term.free) {
 				continue
 			}
 			maxUsable, maxCap = bounds(pl, ts)
@@ -365,7 +365,7 @@ func newCandidates(pl *poolInfo, fit []int32, fitM []uint64, vcpuCap int, ok fun
 		return allowed(t) && (vcpuLimit < 0 || pl.types[t].vcpu <= vcpuLimit)
 	})
 	if !minValuesOK(pl, ct, cm) {
-		if ct, cm = pick(ts, ms, allowed); !minValuesOK(pl, ct, cm) {
+		if ct, cm = pick(ts, ms, allowed); !minValuesHold(pl, ct, cm) {
 			return c
 		}
 	}
@@ -415,7 +415,7 @@ func (s *pass) narrowNew(pl *poolInfo, pi *podInfo, sig *podSignature, ts []int3
 			_, bad := portsConflict(pi.ports, pl.dsPorts[t])
 			return !bad
 		})
-		if len(ts) == 0 || !minValuesOK(pl, ts, ms) {
+		if len(ts) == 0 || !minValuesHold(pl, ts, ms) {
 			return nil, nil, pins, false
 		}
 	}

@@ -119,6 +119,8 @@ type poolInfo struct {
 	// an available offering.
 	maxUsable resources.List
 	minValues []req // pool requirements with minValues on type or offering keys
+	// bestEffort: minValues relaxed rather than refused (Input.MinValuesBestEffort).
+	bestEffort bool
 	// offZone is the zone index of each offering of each type (-1 none);
 	// zoneMask[z][t] the offerings of type t in zone z.
 	offZone  [][]int8
@@ -225,6 +227,7 @@ func preparePools(in Input) *poolSet {
 	})
 	for i, np := range nps {
 		pl := newPoolInfo(np, i)
+		pl.bestEffort = in.MinValuesBestEffort
 		ps.pools = append(ps.pools, pl)
 		for t := range pl.types {
 			if pl.base[t] != 0 && pl.types[t].vcpu > ps.maxVCPU {

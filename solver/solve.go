@@ -81,7 +81,12 @@ func (p *Plan) Price() float64 {
 func (p *prepared) plan(s *pass) Plan {
 	out := Plan{ExistingPlacements: s.placed, Unschedulable: s.unsched}
 	for _, c := range s.claims {
-		out.NewNodeClaims = append(out.NewNodeClaims, newNodeClaim(c))
+		nc := newNodeClaim(c)
+		p.giveFreeValues(c, &nc)
+		if c.pool.bestEffort {
+			nc.MinValuesRelaxed = relaxMinValues(&nc)
+		}
+		out.NewNodeClaims = append(out.NewNodeClaims, nc)
 	}
 	return out
 }

@@ -5,6 +5,7 @@ import (
 	"math"
 	"math/rand"
 	"reflect"
+	"sort"
 	"strings"
 	"testing"
 
@@ -85,6 +86,46 @@ spec:
 	}
 	if got := typeNames(claimOf(&plan, "default/big-memory")); !reflect.DeepEqual(got, []string{"m6i.2xlarge"}) {
 		t.Errorf("instance-memory Gt 20000 claim types = %v, want [m6i.2xlarge]", got)
+	}
+	reason, ok := unschedulable(&plan, "default/tiny-cpu")
+	if want := "incompatible with NodePool mid: no instance type or offering meets requirement karpenter.k8s.aws/instance-cpu Lt [4]"; !ok || reason != want {
+		t.Errorf("reason = %q, want %q", reason, want)
+	}
+}
+
+// Gte and Lte (Karpenter v1.9+) are inclusive: Gte 4 and Lte 8 admit the
+// 4- and 8-vCPU types that Gt 3 and Lt 9 admit; a pod's Gt meets the pool's
+// Lte at the bound itself.
+func TestSolveGteLteRequirements(t *testing.T) {
+	mid := poolYAML(t, `
+metadata: {name: mid}
+spec:
+  template:
+    spec:
+      `+nodeClassRef+`
+      requirements:
+      - {key: karpenter.k8s.aws/instance-family, operator: In, values: [m6i]}
+      - {key: karpenter.k8s.aws/instance-cpu, operator: Gte, values: ["4"]}
+      - {key: karpenter.k8s.aws/instance-cpu, operator: Lte, values: ["8"]}
+      - {key: karpenter.sh/capacity-type, operator: In, values: [on-demand]}
+`)
+	var names []string
+	for _, it := range mid.InstanceTypes {
+		names = append(names, it.Type.Name)
+	}
+	sort.Strings(names)
+	if !reflect.DeepEqual(names, []string{"m6i.2xlarge", "m6i.xlarge"}) {
+		t.Fatalf("pool types = %v, want m6i.2xlarge and m6i.xlarge", names)
+	}
+	eight := pod("eight-cpu", 500, 512)
+	eight.RequiredAffinity = [][]apiv1.NodeSelectorRequirementWithMinValues{{{Key: apiv1.LabelInstanceCPU, Operator: apiv1.OpGt, Values: []string{"7"}}}}
+	tiny := pod("tiny-cpu", 500, 512)
+	tiny.RequiredAffinity = [][]apiv1.NodeSelectorRequirementWithMinValues{{{Key: apiv1.LabelInstanceCPU, Operator: apiv1.OpLt, Values: []string{"4"}}}}
+	in := Input{Pods: []Pod{eight, tiny}, NodePools: []NodePool{mid}}
+	plan := Solve(in)
+	checkPlanInvariants(t, in, &plan)
+	if got := typeNames(claimOf(&plan, "default/eight-cpu")); !reflect.DeepEqual(got, []string{"m6i.2xlarge"}) {
+		t.Errorf("instance-cpu Gt 7 within Lte 8: claim types = %v, want [m6i.2xlarge]", got)
 	}
 	reason, ok := unschedulable(&plan, "default/tiny-cpu")
 	if want := "incompatible with NodePool mid: no instance type or offering meets requirement karpenter.k8s.aws/instance-cpu Lt [4]"; !ok || reason != want {

@@ -35,6 +35,11 @@ type Input struct {
 	// DisableLPGuided skips the LP-guided passes of Solve (the strategy
 	// search runs unseeded), e.g. to measure what they add.
 	DisableLPGuided bool
+	// MinValuesBestEffort is Karpenter's MIN_VALUES_POLICY=BestEffort: a
+	// claim whose types cannot meet a pool's minValues is planned anyway,
+	// its requirement's minValues lowered to what its types meet
+	// (NewNodeClaim.MinValuesRelaxed), where Strict refuses it.
+	MinValuesBestEffort bool
 }
 
 // Pod is a pending pod reduced to what scheduling needs.
@@ -193,6 +198,10 @@ type NewNodeClaim struct {
 	InstanceTypes []InstanceTypeOption
 	Labels        map[string]string // template labels
 	Taints        []corev1.Taint
+	// MinValuesRelaxed says a requirement's minValues was lowered
+	// (Input.MinValuesBestEffort): Karpenter's
+	// karpenter.sh/nodeclaim-min-values-relaxed.
+	MinValuesRelaxed bool
 }
 
 // Price is the USD/hour of the cheapest compatible offering of the first

@@ -10,6 +10,7 @@ import (
 	"os/signal"
 	"syscall"
 
+	"github.com/joinery/joinery/activities"
 	"github.com/joinery/joinery/controller"
 	"github.com/joinery/joinery/internal/logging"
 	"github.com/joinery/joinery/policy/schedulerconfig"
@@ -47,6 +48,7 @@ func main() {
 		priceEvery   = flag.Duration("pricing-refresh", controller.DefaultPricingRefresh, "how often on-demand prices are read again (pricing:GetProducts, the Price List API; also at start)")
 		pricingURL   = flag.String("pricing-endpoint", "", "Price List API base URL (empty: AWS, in us-east-1, eu-central-1 or ap-south-1 as --region decides)")
 		spotEvery    = flag.Duration("spot-price-refresh", controller.DefaultSpotPriceRefresh, "how often spot prices per instance type and zone are read again (ec2:DescribeSpotPriceHistory; also at start)")
+		minValues    = flag.String("min-values-policy", envOr("MIN_VALUES_POLICY", activities.MinValuesPolicyStrict), "Karpenter's min values policy (default $MIN_VALUES_POLICY, else Strict): Strict refuses a NodeClaim whose instance types cannot meet a requirement's minValues, BestEffort plans it with minValues lowered to what they meet (annotated karpenter.sh/nodeclaim-min-values-relaxed)")
 		budget       = flag.Duration("solver-budget", solver.DefaultBudget, "time each solve may take: the first plan is always complete, later passes improve it within this")
 		schedConfig  = flag.String("scheduler-config", "", "kube-scheduler's KubeSchedulerConfiguration file: pods without topology spread constraints are planned with its PodTopologySpread default constraints (empty: none, as Karpenter)")
 		gates        = flag.String("feature-gates", os.Getenv("FEATURE_GATES"), "optional features, Key=true|false comma-separated (Karpenter's syntax; default $FEATURE_GATES): SpotToSpotConsolidation, NodeOverlay, StaticCapacity, CapacityBuffer, NodeRepair (all default false)")
@@ -70,6 +72,10 @@ func main() {
 		fmt.Fprintln(os.Stderr, "error:", err)
 		os.Exit(1)
 	}
+	if err := activities.ValidateMinValuesPolicy(*minValues); err != nil {
+		fmt.Fprintln(os.Stderr, "error:", err)
+		os.Exit(1)
+	}
 	spreadDefaults, err := loadSchedulerConfig(*schedConfig)
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "error:", err)
@@ -87,7 +93,7 @@ func main() {
 		Cluster: controller.Cluster{ClusterName: *clusterName, LeaseNamespace: *leaseNS,
 			ClusterEndpoint: *apiEndpoint, ClusterCABundle: *caBundle, ServiceCIDR: *serviceCIDR, ClusterDNS: *clusterDNS},
 		Features: controller.Features{LeaderElect: *leaderElect, InterruptionQueue: *queue, InterruptionRebalanceDrain: *rebalance,
-			DisableDisruption: !*disruption, FeatureGates: featureGates, SpreadDefaults: spreadDefaults},
+			DisableDisruption: !*disruption, FeatureGates: featureGates, SpreadDefaults: spreadDefaults, MinValuesPolicy: *minValues},
 		Tuning:      controller.Tuning{SolverBudget: *budget, OfferingsRefresh: *offersEvery, SpotPriceRefresh: *spotEvery, PricingRefresh: *priceEvery},
 		MetricsAddr: *metricsAddr,
 	}, *dev, *level)
@@ -125,4 +131,12 @@ func run(kubeconfig string, cfg controller.Config, dev bool, level string) error
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	return controller.Run(ctx, cfg)
+}
+
+// envOr is the environment variable's value, or def when it is unset or empty.
+func envOr(name, def string) string {
+	if v := os.Getenv(name); v != "" {
+		return v
+	}
+	return def
 }

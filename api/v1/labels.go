@@ -57,6 +57,9 @@ const (
 	// AnnotationNodePoolHashVersion stamps the version of the hash function
 	// next to it: hashes of different versions are not compared.
 	AnnotationNodePoolHashVersion = "karpenter.sh/nodepool-hash-version"
+	// AnnotationNodeClaimMinValuesRelaxed says ("true"/"false") whether a
+	// NodeClaim's minValues were lowered under MIN_VALUES_POLICY=BestEffort.
+	AnnotationNodeClaimMinValuesRelaxed = "karpenter.sh/nodeclaim-min-values-relaxed"
 
 	// TaintKeyDisrupted marks a node being drained (NoSchedule).
 	TaintKeyDisrupted = "karpenter.sh/disrupted"

@@ -13,12 +13,17 @@ const (
 	OpDoesNotExist = "DoesNotExist"
 	OpGt           = "Gt"
 	OpLt           = "Lt"
+
+	// OpGte and OpLte are Karpenter's (v1.9+) inclusive bounds, allowed in
+	// NodePool and NodeClaim requirements, not in a pod's node affinity.
+	OpGte = "Gte"
+	OpLte = "Lte"
 )
 
 // Matches reports whether a node label satisfies the requirement, following
 // Kubernetes node-affinity semantics: has says whether the label is present
-// at all; NotIn and DoesNotExist match an absent label; Gt and Lt compare
-// integers and never match an absent or non-integer value.
+// at all; NotIn and DoesNotExist match an absent label; Gt, Lt, Gte and Lte
+// compare integers and never match an absent or non-integer value.
 func (r NodeSelectorRequirementWithMinValues) Matches(value string, has bool) bool {
 	switch r.Operator {
 	case OpIn:
@@ -29,18 +34,23 @@ func (r NodeSelectorRequirementWithMinValues) Matches(value string, has bool) bo
 		return has
 	case OpDoesNotExist:
 		return !has
-	case OpGt, OpLt:
+	case OpGt, OpLt, OpGte, OpLte:
 		c, ok := CompareIntLabel(value, has, r.Values)
-		if r.Operator == OpGt {
+		switch r.Operator {
+		case OpGt:
 			return ok && c > 0
+		case OpLt:
+			return ok && c < 0
+		case OpGte:
+			return ok && c >= 0
 		}
-		return ok && c < 0
+		return ok && c <= 0
 	}
 	return false
 }
 
 // CompareIntLabel compares a label's value with the single bound of an
-// integer operator (Gt, Lt; api/v1alpha1's Gte, Lte) as cmp.Compare does;
+// integer operator (Gt, Lt, Gte, Lte) as cmp.Compare does;
 // ok is false, and such a requirement never matches, when the label is
 // absent, there is not exactly one bound, or either is not an integer.
 func CompareIntLabel(value string, has bool, bound []string) (c int, ok bool) {

@@ -147,7 +147,7 @@ func validateDisruption(d Disruption, dp *field.Path) field.ErrorList {
 }
 
 // ValidateRequirement checks one requirement: a qualified key, a known
-// operator, values that fit the operator (Gt/Lt take one integer), and
+// operator, values that fit the operator (Gt/Lt/Gte/Lte take one integer), and
 // minValues in 1..50 and not above the number of In values.
 func ValidateRequirement(r NodeSelectorRequirementWithMinValues, p *field.Path) field.ErrorList {
 	var errs field.ErrorList
@@ -167,7 +167,7 @@ func ValidateRequirement(r NodeSelectorRequirementWithMinValues, p *field.Path) 
 		if len(r.Values) != 0 {
 			errs = append(errs, field.Invalid(p.Child("values"), r.Values, fmt.Sprintf("operator %s takes no values", r.Operator)))
 		}
-	case OpGt, OpLt:
+	case OpGt, OpLt, OpGte, OpLte:
 		if len(r.Values) != 1 {
 			errs = append(errs, field.Invalid(p.Child("values"), r.Values, fmt.Sprintf("operator %s takes exactly one integer value", r.Operator)))
 		} else if _, err := strconv.ParseInt(r.Values[0], 10, 64); err != nil || !integerValueRE.MatchString(r.Values[0]) {
@@ -175,7 +175,7 @@ func ValidateRequirement(r NodeSelectorRequirementWithMinValues, p *field.Path) 
 		}
 	default:
 		errs = append(errs, field.NotSupported(p.Child("operator"), r.Operator,
-			[]string{OpIn, OpNotIn, OpExists, OpDoesNotExist, OpGt, OpLt}))
+			[]string{OpIn, OpNotIn, OpExists, OpDoesNotExist, OpGt, OpLt, OpGte, OpLte}))
 	}
 	for i, v := range r.Values {
 		if len(v) > MaxLabelValueLength {

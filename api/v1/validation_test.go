@@ -31,6 +31,12 @@ func TestValidateReportsFieldAndReason(t *testing.T) {
 			`spec.template.spec.requirements[0].operator: Unsupported value: "Near"`},
 		{"Gt non-integer", func(np *NodePool) { np.Spec.Template.Spec.Requirements[0].Values = []string{"five"} },
 			`spec.template.spec.requirements[0].values[0]: Invalid value: "five": operator Gt needs an integer`},
+		{"Gte non-integer", func(np *NodePool) {
+			np.Spec.Template.Spec.Requirements[0] = NodeSelectorRequirementWithMinValues{Key: LabelInstanceCPU, Operator: OpGte, Values: []string{"two"}}
+		}, `spec.template.spec.requirements[0].values[0]: Invalid value: "two": operator Gte needs an integer`},
+		{"Lte two values", func(np *NodePool) {
+			np.Spec.Template.Spec.Requirements[0] = NodeSelectorRequirementWithMinValues{Key: LabelInstanceCPU, Operator: OpLte, Values: []string{"4", "8"}}
+		}, `spec.template.spec.requirements[0].values: Invalid value: ["4","8"]: operator Lte takes exactly one integer value`},
 		{"missing nodeClassRef", func(np *NodePool) { np.Spec.Template.Spec.NodeClassRef = nil },
 			`spec.template.spec.nodeClassRef: Required value`},
 		{"In without values", func(np *NodePool) {
@@ -105,6 +111,13 @@ func TestRequirementMatches(t *testing.T) {
 		{r(OpLt, "5"), "4", true, true},
 		{r(OpGt, "5"), "six", true, false},
 		{r(OpGt, "5"), "", false, false},
+		{r(OpGte, "5"), "5", true, true},
+		{r(OpGte, "5"), "4", true, false},
+		{r(OpLte, "5"), "5", true, true},
+		{r(OpLte, "5"), "6", true, false},
+		{r(OpLte, "5"), "-3", true, true},
+		{r(OpGte, "5"), "", false, false},
+		{r(OpLte, "5"), "five", true, false},
 	}
 	for _, c := range cases {
 		if got := c.req.Matches(c.value, c.has); got != c.want {

@@ -83,14 +83,7 @@ func validateRequirement(r NodeSelectorRequirement, p *field.Path) field.ErrorLi
 }
 
 // Matches reports whether a node with the label (has: whether it is set)
-// meets the requirement: api/v1's operators, and Gte and Lte.
+// meets the requirement, with api/v1's operators.
 func (r NodeSelectorRequirement) Matches(value string, has bool) bool {
-	if r.Operator != "Gte" && r.Operator != "Lte" {
-		return apiv1.NodeSelectorRequirementWithMinValues{Key: r.Key, Operator: r.Operator, Values: r.Values}.Matches(value, has)
-	}
-	c, ok := apiv1.CompareIntLabel(value, has, r.Values)
-	if r.Operator == "Gte" {
-		return ok && c >= 0
-	}
-	return ok && c <= 0
+	return apiv1.NodeSelectorRequirementWithMinValues{Key: r.Key, Operator: r.Operator, Values: r.Values}.Matches(value, has)
 }

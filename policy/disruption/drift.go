@@ -162,6 +162,20 @@ func StaticDrift(claim *apiv1.NodeClaim, pool *apiv1.NodePool) bool {
 	return h != NodePoolHash(pool)
 }
 
+// PoolHashAnnotations is the annotations to write on a NodePool so that it
+// says its own hash, as Karpenter's NodePool hash controller writes them:
+// karpenter.sh/nodepool-hash (NodePoolHash) and
+// karpenter.sh/nodepool-hash-version; nil when the pool already carries
+// both. Drift compares a NodeClaim's stamp with NodePoolHash of the pool
+// as it is now, the value written here.
+func PoolHashAnnotations(pool *apiv1.NodePool) map[string]string {
+	h := NodePoolHash(pool)
+	if pool.Annotations[AnnotationNodePoolHash] == h && pool.Annotations[AnnotationNodePoolHashVersion] == NodePoolHashVersion {
+		return nil
+	}
+	return map[string]string{AnnotationNodePoolHash: h, AnnotationNodePoolHashVersion: NodePoolHashVersion}
+}
+
 // HashRestamp is the annotations to write on a NodeClaim whose
 // karpenter.sh/nodepool-hash-version is not NodePoolHashVersion (nil: it
 // is, nothing to do), as Karpenter's hash controller does after a hash

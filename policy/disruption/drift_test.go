@@ -1,6 +1,7 @@
 package disruption
 
 import (
+	"reflect"
 	"strings"
 	"testing"
 	"time"
@@ -174,6 +175,14 @@ func TestRequirementsDriftAdmitsExactly(t *testing.T) {
 		{"Gt equal", []apiv1.NodeSelectorRequirementWithMinValues{req(gen, apiv1.OpGt, "7")}, nil, true},
 		{"Lt above", []apiv1.NodeSelectorRequirementWithMinValues{req(gen, apiv1.OpLt, "8")}, nil, false},
 		{"Gt and Lt leave no room", []apiv1.NodeSelectorRequirementWithMinValues{req(gen, apiv1.OpGt, "6"), req(gen, apiv1.OpLt, "7")}, nil, true},
+		{"Gte equal", []apiv1.NodeSelectorRequirementWithMinValues{req(gen, apiv1.OpGte, "7")}, nil, false},
+		{"Gte above the value", []apiv1.NodeSelectorRequirementWithMinValues{req(gen, apiv1.OpGte, "8")}, nil, true},
+		{"Lte equal", []apiv1.NodeSelectorRequirementWithMinValues{req(gen, apiv1.OpLte, "7")}, nil, false},
+		{"Lte below the value", []apiv1.NodeSelectorRequirementWithMinValues{req(gen, apiv1.OpLte, "6")}, nil, true},
+		{"Gte and Lte hold just the value", []apiv1.NodeSelectorRequirementWithMinValues{req(gen, apiv1.OpGte, "7"), req(gen, apiv1.OpLte, "7")}, nil, false},
+		{"Gte and Lt leave no room", []apiv1.NodeSelectorRequirementWithMinValues{req(gen, apiv1.OpGte, "7"), req(gen, apiv1.OpLt, "7")}, nil, true},
+		{"In and Gte intersect", []apiv1.NodeSelectorRequirementWithMinValues{req(gen, apiv1.OpIn, "6", "7"), req(gen, apiv1.OpGte, "8")}, nil, true},
+		{"absent label, Lte", []apiv1.NodeSelectorRequirementWithMinValues{req(apiv1.LabelInstanceGPUCount, apiv1.OpLte, "4")}, nil, true},
 		{"Gt on a non-integer value", []apiv1.NodeSelectorRequirementWithMinValues{req(cat, apiv1.OpGt, "1")}, nil, true},
 		{"In and NotIn of one key intersect", []apiv1.NodeSelectorRequirementWithMinValues{req(fam, apiv1.OpIn, "c7i", "m7i"), req(fam, apiv1.OpNotIn, "m7i")}, nil, true},
 		{"In and NotIn of one key, value kept", []apiv1.NodeSelectorRequirementWithMinValues{req(fam, apiv1.OpIn, "c7i", "m7i"), req(fam, apiv1.OpNotIn, "c7i")}, nil, false},
@@ -274,5 +283,38 @@ func TestDriftSkipsBackedOffPoolsAndTakesAnothers(t *testing.T) {
 	d = Decide(pass(map[string]time.Time{"a": t0.Add(time.Minute)}, cands[:2]))
 	if d.Method != "" || !strings.HasSuffix(d.Why, "; drift of NodePool a backed off until 2026-11-29T12:01:00Z") {
 		t.Fatalf("only pool a drifted, backed off: %+v", d)
+	}
+}
+
+// A NodePool is annotated with its own hash and the hash's version, as
+// Karpenter's NodePool hash controller writes them: once written nothing
+// more is asked; a static field edit asks for the new hash, a Karpenter
+// hash version (v3) for ours, a requirement edit for nothing (not hashed).
+func TestPoolHashAnnotations(t *testing.T) {
+	pool := hashPool()
+	got := PoolHashAnnotations(pool)
+	want := map[string]string{AnnotationNodePoolHash: NodePoolHash(pool), AnnotationNodePoolHashVersion: NodePoolHashVersion}
+	if !reflect.DeepEqual(got, want) {
+		t.Fatalf("annotations for an unannotated pool = %v, want %v", got, want)
+	}
+	if len(got[AnnotationNodePoolHash]) != 16 || got[AnnotationNodePoolHashVersion] != "joinery-2" {
+		t.Errorf("hash %q version %q, want 16 hex digits and joinery-2", got[AnnotationNodePoolHash], got[AnnotationNodePoolHashVersion])
+	}
+	pool.Annotations = got
+	if a := PoolHashAnnotations(pool); a != nil {
+		t.Errorf("an annotated pool asks for %v", a)
+	}
+	pool.Spec.Template.Spec.Requirements[0].Values = []string{"arm64"}
+	if a := PoolHashAnnotations(pool); a != nil {
+		t.Errorf("a requirement edit asks for %v", a)
+	}
+	pool.Spec.Template.ObjectMeta.Labels["team"] = "b"
+	a := PoolHashAnnotations(pool)
+	if a == nil || a[AnnotationNodePoolHash] == want[AnnotationNodePoolHash] || a[AnnotationNodePoolHash] != NodePoolHash(pool) {
+		t.Errorf("after a label edit: %v, want the new hash %s", a, NodePoolHash(pool))
+	}
+	pool.Annotations = map[string]string{AnnotationNodePoolHash: NodePoolHash(pool), AnnotationNodePoolHashVersion: "v3"}
+	if a := PoolHashAnnotations(pool); a[AnnotationNodePoolHashVersion] != NodePoolHashVersion {
+		t.Errorf("a pool Karpenter annotated (v3) gets %v", a)
 	}
 }

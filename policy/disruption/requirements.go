@@ -15,12 +15,12 @@ import (
 // NodePool's requirements, as Karpenter's requirements drift does
 // (nodeClaimLabelRequirements.Compatible(nodePoolRequirements) with no
 // undefined key allowed). The pool's requirements are merged by key (their
-// intersection, Gt/Lt as integer bounds; deprecated aliases such as
+// intersection, Gt/Lt/Gte/Lte as integer bounds; deprecated aliases such as
 // beta.kubernetes.io/arch normalized), then for every key:
 //   - a node with the label is admitted only if the merged requirement
 //     holds its value;
 //   - a node without it is admitted only if the merged requirement is
-//     NotIn or DoesNotExist (In, Exists, Gt and Lt need the label).
+//     NotIn or DoesNotExist (In, Exists and the integer bounds need the label).
 //
 // The labels are the NodeClaim's (set at launch from the instance type and
 // offering), plus the well-known labels (topology, arch, os, instance type,
@@ -124,6 +124,17 @@ func newRequirement(r apiv1.NodeSelectorRequirementWithMinValues) requirement {
 			out.gte = &n
 		} else {
 			n-- // Lt n is Lte n-1
+			out.lte = &n
+		}
+	case apiv1.OpGte, apiv1.OpLte:
+		n := 0
+		if len(r.Values) == 1 {
+			n, _ = strconv.Atoi(r.Values[0]) // Validate refuses a non-integer
+		}
+		out.complement = true
+		if r.Operator == apiv1.OpGte {
+			out.gte = &n
+		} else {
 			out.lte = &n
 		}
 	}

@@ -14,8 +14,9 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 )
 
-// InternalPrefix marks Joinery's own bookkeeping labels and annotations on
-// NodeClaims (provision batch, nominated pods): they are not copied to the Node.
+// InternalPrefix marks Joinery's own bookkeeping annotations on NodeClaims
+// (the nominated pods, a list that changes as pods are placed): they are not
+// copied to the Node. Labels are all copied, as Karpenter copies them.
 const InternalPrefix = "joinery.sh/"
 
 // knownEphemeralTaints are put on a Node by the kubelet or the cloud
@@ -29,9 +30,9 @@ var knownEphemeralTaints = []corev1.Taint{
 
 // SyncNode makes node agree with its NodeClaim at registration, keeping
 // what the kubelet set: it adds the termination finalizer and an owner
-// reference to the NodeClaim, the NodeClaim's labels and annotations
-// (overriding the kubelet's value for the same key) except Joinery's
-// internal ones, karpenter.sh/registered=true, and, the first time only
+// reference to the NodeClaim, every NodeClaim label and its annotations
+// except Joinery's internal ones (overriding the kubelet's value for the
+// same key), karpenter.sh/registered=true, and, the first time only
 // (no registered label yet) and unless the node is labelled
 // karpenter.sh/do-not-sync-taints=true, the NodeClaim's taints and startup
 // taints; startup taints then belong to whoever removes them. It always
@@ -54,7 +55,7 @@ func SyncNode(node *corev1.Node, nc *apiv1.NodeClaim) bool {
 		node.Labels = map[string]string{}
 	}
 	for k, v := range nc.Labels {
-		if !strings.HasPrefix(k, InternalPrefix) && node.Labels[k] != v {
+		if node.Labels[k] != v {
 			node.Labels[k], changed = v, true
 		}
 	}

@@ -27,8 +27,9 @@ func claim() *apiv1.NodeClaim {
 }
 
 // A kubelet that registered the Node with fewer labels and taints than
-// the NodeClaim's: registration adds exactly the NodeClaim's (not
-// Joinery's internal ones), keeps the kubelet's, removes the unregistered
+// the NodeClaim's: registration adds every NodeClaim label (Joinery's
+// provision batch too, as Karpenter copies them all) and its annotations but
+// Joinery's internal ones, keeps the kubelet's, removes the unregistered
 // taint, and adds the finalizer and the owner reference.
 func TestSyncNodeFromFewerLabelsAndTaints(t *testing.T) {
 	node := &corev1.Node{
@@ -42,7 +43,8 @@ func TestSyncNodeFromFewerLabelsAndTaints(t *testing.T) {
 		t.Fatal("SyncNode reported no change")
 	}
 	wantLabels := map[string]string{apiv1.LabelHostname: "ip-10-0-1-9", apiv1.LabelInstanceType: "g4dn.12xlarge", "team": "ml",
-		apiv1.LabelNodePool: "gpu", apiv1.LabelCapacityType: "on-demand", apiv1.LabelNodeRegistered: "true"}
+		apiv1.LabelNodePool: "gpu", apiv1.LabelCapacityType: "on-demand", apiv1.LabelNodeRegistered: "true",
+		"joinery.sh/provision-batch": "b1"}
 	if !reflect.DeepEqual(node.Labels, wantLabels) {
 		t.Errorf("labels = %v, want %v", node.Labels, wantLabels)
 	}

@@ -145,6 +145,12 @@ func (c *Cluster) PatchNodeClaim(ctx context.Context, name string, patch []byte)
 	return err
 }
 
+// PatchNodePool merge-patches a NodePool's metadata (its hash annotations).
+func (c *Cluster) PatchNodePool(ctx context.Context, name string, patch []byte) error {
+	_, err := c.Dynamic.Resource(apiv1.NodePoolGVR).Patch(ctx, name, types.MergePatchType, patch, metav1.PatchOptions{})
+	return err
+}
+
 // PatchNodePoolStatus merge-patches a NodePool's status subresource.
 func (c *Cluster) PatchNodePoolStatus(ctx context.Context, name string, patch []byte) error {
 	_, err := c.Dynamic.Resource(apiv1.NodePoolGVR).Patch(ctx, name, types.MergePatchType, patch, metav1.PatchOptions{}, "status")

@@ -63,6 +63,7 @@ var needed = map[access]string{
 	{"watch", "", "namespaces"}:                                      "providers/kube/cluster.go: Namespace informer",
 	{"list", "karpenter.sh", "nodepools"}:                            "providers/kube/cluster.go: dynamic NodePool informer",
 	{"watch", "karpenter.sh", "nodepools"}:                           "providers/kube/cluster.go: dynamic NodePool informer",
+	{"patch", "karpenter.sh", "nodepools"}:                           "providers/kube/karpenter.go: PatchNodePool (karpenter.sh/nodepool-hash and its version, as Karpenter writes them)",
 	{"patch", "karpenter.sh", "nodepools/status"}:                    "providers/kube/karpenter.go: PatchNodePoolStatus (ValidationSucceeded, Ready conditions)",
 	{"list", "karpenter.sh", "nodeclaims"}:                           "providers/kube/cluster.go: dynamic NodeClaim informer",
 	{"watch", "karpenter.sh", "nodeclaims"}:                          "providers/kube/cluster.go: dynamic NodeClaim informer",
