@@ -13,19 +13,8 @@ import (
 // in Karpenter, pods that any family holds may share that claim); a claim
 // without it still meets minValues 3 and is not relaxed.
 func TestSolveMinValuesBestEffortRelaxes(t *testing.T) {
-	diverse := poolYAML(t, `
-metadata: {name: diverse}
-spec:
-  template:
-    spec:
-      `+nodeClassRef+`
-      requirements:
-      - {key: karpenter.k8s.aws/instance-family, operator: In, values: [m6i, m7i, c6i, c7i, r6i], minValues: 3}
-      - {key: karpenter.sh/capacity-type, operator: In, values: [on-demand]}
-`)
-	one := pod("one-family", 1000, 1024)
-	one.NodeSelector = map[string]string{apiv1.LabelInstanceFamily: "m6i"}
-	in := Input{Pods: append(pods("p", 3, 1000, 1024), one), NodePools: []NodePool{diverse}, MinValuesBestEffort: true}
+	in := minValuesInput(t)
+	in.MinValuesBestEffort = true
 	plan := Solve(in)
 	checkPlanInvariants(t, in, &plan)
 	if len(plan.Unschedulable) != 0 {
@@ -60,7 +49,7 @@ spec:
 		t.Error("the m6i pod has no claim")
 	}
 	// Where minValues can be met, BestEffort meets it.
-	in = Input{Pods: pods("p", 3, 1000, 1024), NodePools: []NodePool{diverse}, MinValuesBestEffort: true}
+	in.Pods = in.Pods[:3] // without the m6i pod
 	plan = Solve(in)
 	checkPlanInvariants(t, in, &plan)
 	for i := range plan.NewNodeClaims {

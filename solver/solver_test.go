@@ -530,7 +530,9 @@ spec:
 	}
 }
 
-func TestSolveMinValues(t *testing.T) {
+// minValuesInput: three 1-CPU pods any family holds and one that only
+// m6i holds, on a pool whose family requirement has minValues 3.
+func minValuesInput(t *testing.T) Input {
 	diverse := poolYAML(t, `
 metadata: {name: diverse}
 spec:
@@ -543,7 +545,11 @@ spec:
 `)
 	one := pod("one-family", 1000, 1024)
 	one.NodeSelector = map[string]string{apiv1.LabelInstanceFamily: "m6i"}
-	in := Input{Pods: append(pods("p", 3, 1000, 1024), one), NodePools: []NodePool{diverse}}
+	return Input{Pods: append(pods("p", 3, 1000, 1024), one), NodePools: []NodePool{diverse}}
+}
+
+func TestSolveMinValues(t *testing.T) {
+	in := minValuesInput(t)
 	plan := Solve(in)
 	checkPlanInvariants(t, in, &plan)
 	for _, nc := range plan.NewNodeClaims {
