@@ -200,21 +200,26 @@ type Report struct {
 	// LastPodMarked is when the last pod was first marked Unschedulable
 	// (seen by the bench's informer); LaunchedAfterLastMarked, the
 	// headline, counts from there: the time that is Joinery's.
-	LastPodMarked           time.Duration  `json:"lastPodMarked"`
-	LaunchedAfterLastMarked time.Duration  `json:"launchedAfterLastMarked"`
-	RunningAfterLastPod     time.Duration  `json:"runningAfterLastPod"`
-	WorkerPeakRSSMiB        float64        `json:"workerPeakRssMiB"`
-	Nodes                   int            `json:"nodes"`
-	USDPerHour              float64        `json:"usdPerHour"`
-	LowerBound              float64        `json:"lowerBoundUsdPerHour"`
-	ProvisionRuns           int            `json:"provisionWorkflows"`
-	NodeClaimRuns           int            `json:"nodeClaimWorkflows"`
-	FailedWorkflows         int            `json:"failedWorkflows"` // Failed, Terminated or TimedOut
-	LimitWarnings           int            `json:"limitWarnings"`   // log lines reporting a Temporal size limit hit
-	EC2Calls                map[string]int `json:"ec2Calls"`
-	Fleets                  FleetFigures   `json:"createFleet"`
-	PeakRSSMiB              float64        `json:"peakRssMiB"` // this process: Temporal server + sims
-	KubeAPIServerMiB        float64        `json:"kubeApiserverRssMiB"`
+	LastPodMarked           time.Duration `json:"lastPodMarked"`
+	LaunchedAfterLastMarked time.Duration `json:"launchedAfterLastMarked"`
+	RunningAfterLastPod     time.Duration `json:"runningAfterLastPod"`
+	WorkerPeakRSSMiB        float64       `json:"workerPeakRssMiB"`
+	Nodes                   int           `json:"nodes"`
+	USDPerHour              float64       `json:"usdPerHour"`
+	LowerBound              float64       `json:"lowerBoundUsdPerHour"`
+	// SingleBatchUSD and SingleBatchNodes are the plan of every pod in one
+	// batch (the solver's default search on the same input as the bound):
+	// what the burst would cost if it were planned at once.
+	SingleBatchUSD   float64        `json:"singleBatchUsdPerHour"`
+	SingleBatchNodes int            `json:"singleBatchNodes"`
+	ProvisionRuns    int            `json:"provisionWorkflows"`
+	NodeClaimRuns    int            `json:"nodeClaimWorkflows"`
+	FailedWorkflows  int            `json:"failedWorkflows"` // Failed, Terminated or TimedOut
+	LimitWarnings    int            `json:"limitWarnings"`   // log lines reporting a Temporal size limit hit
+	EC2Calls         map[string]int `json:"ec2Calls"`
+	Fleets           FleetFigures   `json:"createFleet"`
+	PeakRSSMiB       float64        `json:"peakRssMiB"` // this process: Temporal server + sims
+	KubeAPIServerMiB float64        `json:"kubeApiserverRssMiB"`
 	// BootP50 and BootMax: launch -> Node Ready per node, as the local
 	// world's nodes boot.
 	BootP50 time.Duration `json:"bootP50"`
@@ -241,6 +246,7 @@ func (r *Report) print() {
 	fmt.Fprintf(tw, "last pod created -> every pod Running\t%s\n", r.RunningAfterLastPod.Round(time.Millisecond))
 	fmt.Fprintf(tw, "nodes; boot (launch -> Ready) p50, max\t%d; %s, %s\n", r.Nodes, r.BootP50.Round(100*time.Millisecond), r.BootMax.Round(100*time.Millisecond))
 	fmt.Fprintf(tw, "USD/hour (lower bound, ratio)\t%.2f (%.2f, %.2f)\n", r.USDPerHour, r.LowerBound, r.USDPerHour/max(r.LowerBound, 1e-9))
+	fmt.Fprintf(tw, "single-batch plan: USD/hour, nodes; the run over it\t%.2f, %d; %.3f\n", r.SingleBatchUSD, r.SingleBatchNodes, r.USDPerHour/max(r.SingleBatchUSD, 1e-9))
 	fmt.Fprintf(tw, "Provision / NodeClaim workflows\t%d / %d\n", r.ProvisionRuns, r.NodeClaimRuns)
 	fmt.Fprintf(tw, "failed workflows / Temporal limit warnings\t%d / %d\n", r.FailedWorkflows, r.LimitWarnings)
 	fmt.Fprintf(tw, "EC2 calls\t%v\n", r.EC2Calls)

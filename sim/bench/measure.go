@@ -108,6 +108,8 @@ func measure(ctx context.Context, w *world.World, pods, workerPid int) (*Report,
 	if docs, errs := planner.ReadFiles(path); len(errs) == 0 {
 		if built, errs := planner.Build(docs, planner.Options{}); len(errs) == 0 {
 			r.LowerBound = solver.LowerBound(built.Input)
+			single := solver.Solve(built.Input)
+			r.SingleBatchUSD, r.SingleBatchNodes = single.Price(), len(single.NewNodeClaims)
 		}
 	}
 	pw, err := watchPods(ctx, kc)
