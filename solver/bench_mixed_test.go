@@ -18,16 +18,6 @@ import (
 // mixedSizes are the batch sizes of the mixed benchmark input.
 var mixedSizes = []int{1000, 2000, 5000, 10000, 20000}
 
-// mixedPools are issue 21's three NodePools over the real catalog: general
-// (weight 100; c, m, r categories, generation > 5, amd64 and arm64, spot
-// and on-demand), memory (weight 50; r category, on-demand, tainted
-// dedicated=memory:NoSchedule) and gpu (weight 10; g4dn, g5, p3,
-// on-demand, tainted nvidia.com/gpu:NoSchedule). With onDemand the general
-// pool is on-demand only too.
-func mixedPools(tb testing.TB, onDemand bool) []NodePool {
-	return mixedSolverPools(tb, mixedAPIPools(onDemand, ""), nil)
-}
-
 // mixedSolverPools converts the pools over the real catalog with the
 // offerings of market (nil: the catalog's).
 func mixedSolverPools(tb testing.TB, nps []*apiv1.NodePool, market *catalog.Market) []NodePool {
@@ -42,7 +32,12 @@ func mixedSolverPools(tb testing.TB, nps []*apiv1.NodePool, market *catalog.Mark
 	return out
 }
 
-// mixedAPIPools are the NodePools of a pool mix: "" is mixedPools's;
+// mixedAPIPools are the NodePools of a pool mix: "" is the three pools
+// over the real catalog: general (weight 100; c, m, r categories,
+// generation > 5, amd64 and arm64, spot and on-demand), memory (weight 50;
+// r category, on-demand, tainted dedicated=memory:NoSchedule) and gpu
+// (weight 10; g4dn, g5, p3, on-demand, tainted nvidia.com/gpu:NoSchedule),
+// the general pool on-demand only too with onDemand;
 // "split" is graviton (weight 100; c, m, r, generation > 6, arm64, spot
 // and on-demand, limited to 4,000 vCPUs), general (weight 50; c, m, r, i,
 // generation > 5, spot and on-demand), memory (weight 50; r and x, spot
@@ -107,7 +102,7 @@ type mixedVariant struct {
 	// wide draws from more shapes: cpu 100m-8, memory 128Mi-32Gi per
 	// class, memory pods 1-8 cpu / 8-128Gi.
 	wide bool
-	// pools: "" is mixedPools's; "split" a pool mix with a limited arm64
+	// pools: "" is mixedAPIPools's default; "split" a pool mix with a limited arm64
 	// pool first (mixedAPIPools).
 	pools string
 	// spot: "" is the catalog's (the advisor's saving), "od" every pool
@@ -137,7 +132,7 @@ func (v mixedVariant) String() string {
 // StatefulSets (~15%, 2–4 cpu / 16–64Gi, tolerating the memory pool's taint
 // and selecting it by karpenter.sh/nodepool), GPU Jobs (~1%, 1, 2 or 4
 // GPUs with 3 cpu / 12Gi per GPU) and arm64 Deployments (~4%, 500m–2 cpu / 1–4Gi, kubernetes.io/arch=arm64), on
-// mixedPools with mixedDaemonSet.
+// mixedAPIPools' default pools with mixedDaemonSet.
 func mixedInput(tb testing.TB, n int, seed uint64, onDemand bool) Input {
 	v := mixedVariant{seed: seed}
 	if onDemand {
