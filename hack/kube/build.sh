@@ -23,12 +23,18 @@ LD="-s -w"
 for p in k8s.io/component-base/version k8s.io/client-go/pkg/version; do
   LD="$LD -X $p.gitVersion=$KVER -X $p.gitMajor=1 -X $p.gitMinor=$MIN -X $p.gitTreeState=clean -X $p.buildDate=1970-01-01T00:00:00Z"
 done
+# The three commands build in one go build: the packages they share compile
+# once, and each links while the others still compile.
+missing=()
 for c in kube-apiserver kube-scheduler kube-controller-manager; do
-  if [ ! -x "$BIN/$c" ]; then
-    say "building $c $KVER from the Go module proxy (first run only, several minutes)..."
-    (cd "$HERE/k8s" && go build -ldflags "$LD" -o "$BIN/$c.tmp" "k8s.io/kubernetes/cmd/$c" && mv "$BIN/$c.tmp" "$BIN/$c")
-  fi
+  [ -x "$BIN/$c" ] || missing+=("k8s.io/kubernetes/cmd/$c")
 done
+if [ ${#missing[@]} -gt 0 ]; then
+  say "building ${missing[*]##*/} $KVER from the Go module proxy (first run only, several minutes)..."
+  tmp=$(mktemp -d "$BIN/build.XXXXXX")
+  (cd "$HERE/k8s" && go build -ldflags "$LD" -o "$tmp/" "${missing[@]}")
+  mv "$tmp"/* "$BIN/" && rmdir "$tmp"
+fi
 if [ ! -x "$BIN/etcd" ]; then
   say "building etcd $EVER (first run only)..."
   (cd "$HERE/etcd" && go build -ldflags "-s -w" -o "$BIN/etcd.tmp" go.etcd.io/etcd/server/v3 && mv "$BIN/etcd.tmp" "$BIN/etcd")
