@@ -41,7 +41,10 @@ type fleetBatcher struct {
 	idle    time.Duration
 	mu      sync.Mutex
 	byKey   map[string]*batcher[Instance]
-	pending map[string]LaunchRequest // by NodeClaim, until its batch runs
+	// pending holds each request by its key and NodeClaim until its batch
+	// runs; byKey drops a key's batcher when a batch runs, so keys of
+	// offerings no longer asked for are not kept.
+	pending map[string]LaunchRequest
 }
 
 func newFleetBatcher(c *Client, idle time.Duration) *fleetBatcher {
@@ -56,11 +59,11 @@ func (f *fleetBatcher) launch(ctx context.Context, req LaunchRequest) (Instance,
 	b := f.byKey[key]
 	if b == nil {
 		b = &batcher[Instance]{idle: f.idle, maxWait: max(fleetBatchMaxWait, f.idle), maxIDs: maxFleetBatch, timeout: batchTimeout + fleetTagTimeout,
-			run: func(ctx context.Context, names []string) map[string]outcome[Instance] { return f.run(ctx, names) }}
+			run: func(ctx context.Context, names []string) map[string]outcome[Instance] { return f.run(ctx, key, names) }}
 		f.byKey[key] = b
 	}
-	if _, waiting := f.pending[req.NodeClaim]; !waiting {
-		f.pending[req.NodeClaim] = req
+	if _, waiting := f.pending[pendingKey(key, req.NodeClaim)]; !waiting {
+		f.pending[pendingKey(key, req.NodeClaim)] = req
 	}
 	f.mu.Unlock()
 	return b.do(ctx, req.NodeClaim)
@@ -69,17 +72,25 @@ func (f *fleetBatcher) launch(ctx context.Context, req LaunchRequest) (Instance,
 // run launches one batch: a lone request as it would launch unbatched
 // (tagged with its NodeClaim, under its own client token), several with
 // one CreateFleet.
-func (f *fleetBatcher) run(ctx context.Context, names []string) map[string]outcome[Instance] {
+func (f *fleetBatcher) run(ctx context.Context, key string, names []string) map[string]outcome[Instance] {
 	f.mu.Lock()
-	reqs := make([]LaunchRequest, len(names))
-	for i, n := range names {
-		reqs[i] = f.pending[n]
-		delete(f.pending, n)
+	delete(f.byKey, key) // a launch from now on starts a new batcher
+	var reqs []LaunchRequest
+	for _, n := range names {
+		// A request already taken by another batch of its key (a retry
+		// that joined a newer batcher) is answered by that batch alone.
+		if r, ok := f.pending[pendingKey(key, n)]; ok {
+			reqs = append(reqs, r)
+			delete(f.pending, pendingKey(key, n))
+		}
 	}
 	f.mu.Unlock()
-	if len(reqs) == 1 {
+	switch len(reqs) {
+	case 0:
+		return nil // each caller gets errNoAnswer and its attempt is retried
+	case 1:
 		inst, err := f.c.launchOne(ctx, reqs[0])
-		return map[string]outcome[Instance]{names[0]: {inst, err}}
+		return map[string]outcome[Instance]{reqs[0].NodeClaim: {inst, err}}
 	}
 	return f.c.launchMany(ctx, reqs)
 }
@@ -163,6 +174,8 @@ func (c *Client) tagLaunched(ctx context.Context, out map[string]outcome[Instanc
 		out[name] = o
 	}
 }
+
+func pendingKey(key, nodeClaim string) string { return key + "/" + nodeClaim }
 
 // fleetKey is what a launch asks EC2 for, its NodeClaim and client token
 // aside: launches with the same key can share one CreateFleet.
