@@ -37,10 +37,10 @@ const (
 
 // fleetBatcher gathers concurrent launches by what they ask for.
 type fleetBatcher struct {
-	c       *Client
-	idle    time.Duration
-	mu      sync.Mutex
-	byKey   map[string]*batcher[Instance]
+	c     *Client
+	idle  time.Duration
+	mu    sync.Mutex
+	byKey map[string]*batcher[Instance]
 	// pending holds each request by its key and NodeClaim until its batch
 	// runs; byKey drops a key's batcher when a batch runs, so keys of
 	// offerings no longer asked for are not kept.
