@@ -61,10 +61,14 @@ checks=$(mktemp /tmp/joinery-checks.XXXXXX)
 checks_pid=$!
 echo "== integration tests (local world; ${JOINERY_IT_WORLDS:-2} at a time${JOINERY_LONG:+, long form}), beside gofmt, vet, staticcheck, the unit tests, the chart tests, the bench smoke test (200 pods) and a short chaos run (20 sagas)"
 # runtest DIR BIN runs a compiled test binary in its package's folder, as
-# go test does.
+# go test does, and prints what go test prints (the failed tests' output)
+# and its slowest tests (hack/testreport).
+report="$itbin/testreport"
+go build -o "$report" ./hack/testreport
 runtest() {
 	local s=$(date +%s) rc=0
-	(cd "$1" && "$2" -test.count=1 -test.timeout "$timeout" -test.parallel "${JOINERY_IT_WORLDS:-2}") || rc=$?
+	(cd "$1" && "$2" -test.v=test2json -test.count=1 -test.timeout "$timeout" -test.parallel "${JOINERY_IT_WORLDS:-2}" 2>&1 |
+		go tool test2json -t -p "$1" | "$report") || rc=$?
 	if [ "$rc" = 0 ]; then echo "ok  	$1	$(( $(date +%s) - s ))s"; else echo "FAIL	$1	$(( $(date +%s) - s ))s"; fi
 	return "$rc"
 }
