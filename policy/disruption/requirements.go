@@ -110,31 +110,25 @@ func newRequirement(r apiv1.NodeSelectorRequirementWithMinValues) requirement {
 	case apiv1.OpExists:
 		out.complement = true
 	case apiv1.OpDoesNotExist:
-	case apiv1.OpGt, apiv1.OpLt:
+	case apiv1.OpGt, apiv1.OpLt, apiv1.OpGte, apiv1.OpLte:
 		n := 0
 		if len(r.Values) == 1 {
 			n, _ = strconv.Atoi(r.Values[0]) // Validate refuses a non-integer
 		}
 		out.complement = true
-		if r.Operator == apiv1.OpGt {
+		switch r.Operator {
+		case apiv1.OpGt:
 			if n == math.MaxInt {
 				return requirement{values: map[string]bool{}} // Gt MaxInt admits nothing: DoesNotExist
 			}
 			n++ // Gt n is Gte n+1
 			out.gte = &n
-		} else {
+		case apiv1.OpGte:
+			out.gte = &n
+		case apiv1.OpLt:
 			n-- // Lt n is Lte n-1
 			out.lte = &n
-		}
-	case apiv1.OpGte, apiv1.OpLte:
-		n := 0
-		if len(r.Values) == 1 {
-			n, _ = strconv.Atoi(r.Values[0]) // Validate refuses a non-integer
-		}
-		out.complement = true
-		if r.Operator == apiv1.OpGte {
-			out.gte = &n
-		} else {
+		default:
 			out.lte = &n
 		}
 	}
