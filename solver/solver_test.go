@@ -54,8 +54,10 @@ func typeNames(nc *NewNodeClaim) []string {
 	return out
 }
 
-func TestSolveGtLtRequirements(t *testing.T) {
-	mid := poolYAML(t, `
+// midCPUPool is an on-demand m6i pool whose instance-cpu requirements are
+// lo low and hi high (e.g. Gt 3, Lt 9).
+func midCPUPool(t *testing.T, lo, low, hi, high string) NodePool {
+	return poolYAML(t, fmt.Sprintf(`
 metadata: {name: mid}
 spec:
   template:
@@ -63,10 +65,14 @@ spec:
       `+nodeClassRef+`
       requirements:
       - {key: karpenter.k8s.aws/instance-family, operator: In, values: [m6i]}
-      - {key: karpenter.k8s.aws/instance-cpu, operator: Gt, values: ["3"]}
-      - {key: karpenter.k8s.aws/instance-cpu, operator: Lt, values: ["9"]}
+      - {key: karpenter.k8s.aws/instance-cpu, operator: %s, values: ["%s"]}
+      - {key: karpenter.k8s.aws/instance-cpu, operator: %s, values: ["%s"]}
       - {key: karpenter.sh/capacity-type, operator: In, values: [on-demand]}
-`)
+`, lo, low, hi, high))
+}
+
+func TestSolveGtLtRequirements(t *testing.T) {
+	mid := midCPUPool(t, "Gt", "3", "Lt", "9")
 	if got := len(mid.InstanceTypes); got != 2 {
 		t.Fatalf("pool has %d types, want m6i.xlarge and m6i.2xlarge", got)
 	}
@@ -97,18 +103,7 @@ spec:
 // 4- and 8-vCPU types that Gt 3 and Lt 9 admit; a pod's Gt meets the pool's
 // Lte at the bound itself.
 func TestSolveGteLteRequirements(t *testing.T) {
-	mid := poolYAML(t, `
-metadata: {name: mid}
-spec:
-  template:
-    spec:
-      `+nodeClassRef+`
-      requirements:
-      - {key: karpenter.k8s.aws/instance-family, operator: In, values: [m6i]}
-      - {key: karpenter.k8s.aws/instance-cpu, operator: Gte, values: ["4"]}
-      - {key: karpenter.k8s.aws/instance-cpu, operator: Lte, values: ["8"]}
-      - {key: karpenter.sh/capacity-type, operator: In, values: [on-demand]}
-`)
+	mid := midCPUPool(t, "Gte", "4", "Lte", "8")
 	var names []string
 	for _, it := range mid.InstanceTypes {
 		names = append(names, it.Type.Name)
