@@ -8,6 +8,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/joinery/joinery/internal/promtest"
 	"github.com/prometheus/common/model"
 	"sigs.k8s.io/yaml"
 )
@@ -16,16 +17,7 @@ import (
 // hack/prometheus.sh installs it). Without it the test is skipped, unless
 // JOINERY_TEST_PROMETHEUS is set (CI sets it), when it fails.
 func promtool(t *testing.T) string {
-	t.Helper()
-	p, err := exec.LookPath("promtool")
-	if err == nil {
-		return p
-	}
-	if os.Getenv("JOINERY_TEST_PROMETHEUS") != "" {
-		t.Fatalf("JOINERY_TEST_PROMETHEUS is set but promtool is not on PATH: %v", err)
-	}
-	t.Skip("promtool is not installed: apt-get install prometheus (or hack/prometheus.sh install) to check the rules with it")
-	return ""
+	return promtest.Binary(t, "promtool", "check the rules with it")
 }
 
 // ruleTests is the part of a promtool test file the coverage check reads.

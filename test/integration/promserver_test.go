@@ -16,6 +16,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/joinery/joinery/internal/promtest"
 	"github.com/prometheus/client_golang/api"
 	promv1 "github.com/prometheus/client_golang/api/prometheus/v1"
 	"github.com/prometheus/common/model"
@@ -26,16 +27,7 @@ import (
 // it). Without it the test is skipped, unless JOINERY_TEST_PROMETHEUS is
 // set (CI sets it), when it fails.
 func prometheusBinary(t *testing.T) string {
-	t.Helper()
-	p, err := exec.LookPath("prometheus")
-	if err == nil {
-		return p
-	}
-	if os.Getenv("JOINERY_TEST_PROMETHEUS") != "" {
-		t.Fatalf("JOINERY_TEST_PROMETHEUS is set but prometheus is not on PATH: %v", err)
-	}
-	t.Skip("prometheus is not installed: apt-get install prometheus (or hack/prometheus.sh install) to run the dashboard and alerts on it")
-	return ""
+	return promtest.Binary(t, "prometheus", "run the dashboard and alerts on it")
 }
 
 // startPrometheus runs a Prometheus that scrapes the worker's /metrics at
