@@ -42,6 +42,11 @@ func fleetToken(nc *apiv1.NodeClaim, req workflows.LaunchRequest, spent int) str
 // consistency window); past the window there is none, and a new token
 // launches.
 func (a *Launch) createFleet(ctx context.Context, nc *apiv1.NodeClaim, cls *apiv1.EC2NodeClass, req workflows.LaunchRequest, lp launchPlan, prog *progressLog) (aws.Instance, error) {
+	if prog.Calling {
+		if inst, ok, err := a.fromLostBatch(ctx, req); ok || err != nil {
+			return inst, err
+		}
+	}
 	for range 2 {
 		token := fleetToken(nc, req, prog.Spent)
 		solo := prog.Calling // an earlier attempt died before its answer
@@ -81,6 +86,46 @@ func (a *Launch) createFleet(ctx context.Context, nc *apiv1.NodeClaim, cls *apiv
 	return aws.Instance{}, fmt.Errorf("CreateFleet for NodeClaim %s: the client token was refused twice", req.NodeClaim)
 }
 
+// fromLostBatch finds the instance a shared CreateFleet of an earlier
+// attempt launched for the NodeClaim (its answer lost with its worker)
+// and tags it with the NodeClaim, as that attempt would have. Until EC2's
+// consistency window has passed since that batch launched, EC2 may show
+// only part of it, and the pairing could give another NodeClaim's
+// instance: the attempt fails and is retried. A batch EC2 does not show
+// at all is taken as none (a lost solo call's client token finds its
+// instance; a batch instance seen later is collected as an orphan).
+func (a *Launch) fromLostBatch(ctx context.Context, req workflows.LaunchRequest) (aws.Instance, bool, error) {
+	b, err := a.cloud.FromBatch(ctx, req.NodeClaim)
+	if err != nil {
+		return aws.Instance{}, false, err
+	}
+	if b.Settling > 0 {
+		return aws.Instance{}, false, fmt.Errorf("an earlier attempt's shared CreateFleet launched moments ago: waiting %s for EC2 to show all of it",
+			b.Settling.Round(time.Second))
+	}
+	in, ok := liveOf(b.Mine)
+	if !ok {
+		return aws.Instance{}, false, nil
+	}
+	if err := a.cloud.Claim(ctx, in.ID, req.NodeClaim); err != nil {
+		return aws.Instance{}, false, fmt.Errorf("tagging instance %s with NodeClaim %s: %w", in.ID, req.NodeClaim, err)
+	}
+	in.Tags[apiv1.TagNodeClaim], in.Tags[apiv1.TagName] = req.NodeClaim, req.NodeClaim
+	activityLogger(ctx, a.log).Info("an earlier attempt's shared CreateFleet launched the NodeClaim's instance; using it",
+		zap.String("nodeclaim", req.NodeClaim), zap.String("instance", in.ID))
+	return in, true, nil
+}
+
+// liveOf is the first instance not shutting down or gone.
+func liveOf(insts []aws.Instance) (aws.Instance, bool) {
+	for _, in := range insts {
+		if in.State == aws.StatePending || in.State == aws.StateRunning {
+			return in, true
+		}
+	}
+	return aws.Instance{}, false
+}
+
 // deletedBeforeLaunch answers for a NodeClaim deleted before its launch
 // was recorded (it has no finalizer until then). An earlier attempt, lost
 // with its worker after CreateFleet answered, may have launched its
@@ -98,6 +143,17 @@ func (a *Launch) deletedBeforeLaunch(ctx context.Context, req workflows.LaunchRe
 	}
 	earlier := prog.Plan != nil || (activity.IsActivity(ctx) && activity.GetInfo(ctx).Attempt > 1)
 	if earlier {
+		b, err := a.cloud.FromBatch(ctx, req.NodeClaim)
+		if err != nil {
+			return workflows.Instance{}, err
+		}
+		if b.Settling > 0 {
+			return workflows.Instance{}, fmt.Errorf("NodeClaim %s was deleted during its launch: waiting %s for EC2 to show all of a shared CreateFleet it was in",
+				req.NodeClaim, b.Settling.Round(time.Second))
+		}
+		if in, ok := liveOf(b.Mine); ok {
+			return a.toInstance(in), nil
+		}
 		if wait := prog.unseenFor(a.cloud.Clock().Now(), a.cloud.ConsistencyWindow()); wait > 0 {
 			return workflows.Instance{}, fmt.Errorf("NodeClaim %s was deleted during its launch: waiting up to %s for EC2 to show an instance an earlier attempt may have launched",
 				req.NodeClaim, wait.Round(time.Second))

@@ -72,6 +72,11 @@ const (
 	TagCluster   = "joinery.sh/cluster"
 	// TagName is the EC2 console name tag.
 	TagName = "Name"
+	// TagLaunchBatchPrefix followed by a NodeClaim's name is on every
+	// instance of a CreateFleet shared by several NodeClaims, one key per
+	// NodeClaim: which instance is whose follows from the batch alone
+	// (aws.PairBatch), so a launch that lost its answer finds its instance.
+	TagLaunchBatchPrefix = "joinery.sh/launch-batch/"
 
 	// FinalizerTermination keeps a NodeClaim, and its Node, until the
 	// node is drained and its instance is gone.

@@ -234,6 +234,9 @@ func (d *decision) orphanInstances() []Collect {
 		if tagged, ok := d.claimByName[i.Tags[apiv1.TagNodeClaim]]; ok && tagged.ProviderID == "" && !tagged.Deleting {
 			continue // its launch is being recorded
 		}
+		if d.memberLaunching(i) {
+			continue
+		}
 		if d.young(i.LaunchTime) {
 			continue
 		}
@@ -245,6 +248,24 @@ func (d *decision) orphanInstances() []Collect {
 		out = append(out, c)
 	}
 	return out
+}
+
+// memberLaunching reports whether i is an instance of a shared
+// CreateFleet not yet tagged with its NodeClaim while a NodeClaim of that
+// batch is still launching: it may be the one whose answer was lost, and
+// its launch's retry claims it.
+func (d *decision) memberLaunching(i Instance) bool {
+	if i.Tags[apiv1.TagNodeClaim] != "" {
+		return false
+	}
+	for k := range i.Tags {
+		if name, ok := strings.CutPrefix(k, apiv1.TagLaunchBatchPrefix); ok {
+			if c, ok := d.claimByName[name]; ok && c.ProviderID == "" && !c.Deleting {
+				return true
+			}
+		}
+	}
+	return false
 }
 
 // instanceGone is the instance's state and whether it is gone, from the

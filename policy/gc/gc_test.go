@@ -72,6 +72,35 @@ func TestInstancesWithoutNodeClaim(t *testing.T) {
 	}
 }
 
+// An untagged instance of a shared CreateFleet is kept while a NodeClaim
+// of its batch is still launching (its retry may claim it), and collected
+// once none is.
+func TestUntaggedBatchInstancesWaitForTheirBatch(t *testing.T) {
+	batch := func(id string, members ...string) Instance {
+		in := tagged(id, StateRunning, time.Hour, "")
+		delete(in.Tags, apiv1.TagNodeClaim)
+		for _, m := range members {
+			in.Tags[apiv1.TagLaunchBatchPrefix+m] = "token"
+		}
+		return in
+	}
+	s := Snapshot{
+		Cluster:   "prod",
+		Instances: []Instance{batch("i-launching", "a", "b"), batch("i-done", "c", "d"), batch("i-deleting", "e")},
+		NodeClaims: []NodeClaim{
+			{Name: "a", ProviderID: "aws:///us-east-1a/i-other", Launched: t0.Add(-time.Hour)},
+			{Name: "b"}, // launching: no provider ID yet
+			{Name: "c", ProviderID: "aws:///us-east-1a/i-c", Launched: t0.Add(-time.Hour)},
+			{Name: "e", Deleting: true},
+		},
+		Lookups: map[string]string{"i-other": StateRunning, "i-c": StateRunning},
+	}
+	p := Decide(s, t0, Options{})
+	if got, want := names(p.Instances), []string{"i-done", "i-deleting"}; !reflect.DeepEqual(got, want) {
+		t.Fatalf("instances = %v, want %v", got, want)
+	}
+}
+
 func TestNodeClaimsWhoseInstanceIsGone(t *testing.T) {
 	s := Snapshot{
 		Cluster: "prod",

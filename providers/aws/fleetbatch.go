@@ -11,8 +11,6 @@ import (
 	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
-	"github.com/aws/aws-sdk-go-v2/service/ec2"
-	"github.com/aws/aws-sdk-go-v2/service/ec2/types"
 
 	apiv1 "github.com/joinery/joinery/api/v1"
 )
@@ -54,11 +52,15 @@ func newFleetBatcher(c *Client, idle time.Duration) *fleetBatcher {
 // launch is req's instance, from the batch it joins. A launch already
 // waiting for the same NodeClaim (a retry) shares its answer.
 func (f *fleetBatcher) launch(ctx context.Context, req LaunchRequest) (Instance, error) {
+	members := memberCap(f.c.sharedTags(req))
+	if batchMemberTag(req.NodeClaim) == "" || members < 2 {
+		return f.c.launchOne(ctx, req)
+	}
 	key := fleetKey(req)
 	f.mu.Lock()
 	b := f.byKey[key]
 	if b == nil {
-		b = &batcher[Instance]{idle: f.idle, maxWait: max(fleetBatchMaxWait, f.idle), maxIDs: maxFleetBatch, timeout: batchTimeout + fleetTagTimeout,
+		b = &batcher[Instance]{idle: f.idle, maxWait: max(fleetBatchMaxWait, f.idle), maxIDs: members, timeout: batchTimeout + fleetTagTimeout,
 			run: func(ctx context.Context, names []string) map[string]outcome[Instance] { return f.run(ctx, key, names) }}
 		f.byKey[key] = b
 	}
@@ -96,18 +98,22 @@ func (f *fleetBatcher) run(ctx context.Context, key string, names []string) map[
 }
 
 // launchMany launches one instance per request with one CreateFleet (the
-// requests differ only in their NodeClaim), gives them out in EC2's order
-// and tags each with its NodeClaim before answering: an attempt that
-// repeats a lost one finds its instance by that tag. A request left
-// without an instance (EC2 launched fewer) gets the call's errors.
+// requests differ only in their NodeClaim), each instance tagged with
+// every request's member tag, gives them out by pairBatch and tags each
+// with its NodeClaim before answering. A request left without an instance
+// (EC2 launched fewer) gets the call's errors.
 func (c *Client) launchMany(ctx context.Context, reqs []LaunchRequest) map[string]outcome[Instance] {
 	first := reqs[0]
 	configs, zoneOf, _ := fleetConfigs(first)
-	shared := c.instanceTags(first)
-	delete(shared, apiv1.TagNodeClaim)
-	delete(shared, apiv1.TagName)
+	shared := c.sharedTags(first)
+	token := batchToken(reqs)
+	names := make([]string, len(reqs))
+	for i, r := range reqs {
+		names[i] = r.NodeClaim
+		shared[batchMemberTag(r.NodeClaim)] = token
+	}
 	in := fleetInput(first, configs, shared, len(reqs))
-	in.ClientToken = aws.String(batchToken(reqs))
+	in.ClientToken = aws.String(token)
 	out := make(map[string]outcome[Instance], len(reqs))
 	resp, err := c.ec2.CreateFleet(ctx, in)
 	if err != nil {
@@ -118,24 +124,35 @@ func (c *Client) launchMany(ctx context.Context, reqs []LaunchRequest) map[strin
 	}
 	fleetErrs, unfulfillable := fleetErrors(resp.Errors, first.CapacityType, zoneOf)
 	c.opts.ICECache.MarkAll(unfulfillable)
-	insts := launched(resp.Instances, first.CapacityType, shared, zoneOf)
-	for i, r := range reqs {
-		if i >= len(insts) {
+	paired := pairBatch(names, launched(resp.Instances, first.CapacityType, shared, zoneOf))
+	for _, r := range reqs {
+		inst, ok := paired[r.NodeClaim]
+		if !ok {
 			out[r.NodeClaim] = outcome[Instance]{err: noInstance(fleetErrs, unfulfillable)}
 			continue
 		}
-		inst := insts[i]
-		inst.Tags = c.instanceTags(r)
+		inst.Tags = maps.Clone(shared)
+		inst.Tags[apiv1.TagNodeClaim], inst.Tags[apiv1.TagName] = r.NodeClaim, r.NodeClaim
 		out[r.NodeClaim] = outcome[Instance]{val: withReservation(r, inst)}
 	}
 	c.tagLaunched(ctx, out)
 	return out
 }
 
+// sharedTags are the tags every instance of req's CreateFleet carries: all
+// but its NodeClaim's.
+func (c *Client) sharedTags(req LaunchRequest) map[string]string {
+	tags := c.instanceTags(req)
+	delete(tags, apiv1.TagNodeClaim)
+	delete(tags, apiv1.TagName)
+	return tags
+}
+
 // tagLaunched tags each launched instance with its NodeClaim (and Name).
 // An instance whose tags could not be written is still answered, its
 // Tags without them: the NodeClaim records its instance id, which is
-// what Joinery matches it by once launched.
+// what Joinery matches it by once launched, and its member tag finds it
+// before that.
 func (c *Client) tagLaunched(ctx context.Context, out map[string]outcome[Instance]) {
 	ctx, cancel := context.WithTimeout(ctx, fleetTagTimeout)
 	defer cancel()
@@ -146,12 +163,7 @@ func (c *Client) tagLaunched(ctx context.Context, out map[string]outcome[Instanc
 	for range fleetTagWorkers {
 		wg.Go(func() {
 			for name := range work {
-				o := out[name]
-				_, err := c.ec2.CreateTags(ctx, &ec2.CreateTagsInput{Resources: []string{o.val.ID}, Tags: []types.Tag{
-					{Key: aws.String(apiv1.TagNodeClaim), Value: aws.String(name)},
-					{Key: aws.String(apiv1.TagName), Value: aws.String(name)},
-				}})
-				if err != nil {
+				if err := c.Claim(ctx, out[name].val.ID, name); err != nil {
 					mu.Lock()
 					untagged[name] = true
 					mu.Unlock()

@@ -6,6 +6,7 @@ import (
 	"strconv"
 	"sync"
 	"testing"
+	"time"
 
 	apiv1 "github.com/joinery/joinery/api/v1"
 	"github.com/joinery/joinery/providers/aws"
@@ -157,5 +158,80 @@ func TestSoloLaunchesAreNotBatched(t *testing.T) {
 	}
 	if len(tokens) != 3 || !tokens["token-0"] || !tokens["token-2"] {
 		t.Errorf("client tokens %v, want each launch's own", tokens)
+	}
+}
+
+// A batch whose NodeClaim tags were never written (CreateTags refused, as
+// for a worker killed right after CreateFleet) still says which instance
+// is whose: each NodeClaim's member tag and the batch's pairing find the
+// instance its launch answered with, once EC2's consistency window has
+// passed since the batch launched.
+func TestALostBatchIsFoundByItsMemberTags(t *testing.T) {
+	srv, c := world(t, simec2.Options{}, aws.Options{ConsistencyWindow: 300 * time.Millisecond})
+	sn := subnets(t, c)
+	srv.Refuse("CreateTags", "InternalError")
+	var reqs []aws.LaunchRequest
+	for i := range 5 {
+		r := launchReq(sn, apiv1.CapacityTypeOnDemand, "t3.medium")
+		r.NodeClaim = fmt.Sprintf("general-purpose-%d", 4-i)
+		reqs = append(reqs, r)
+	}
+	got, errs := concurrentLaunches(c, reqs)
+	if len(errs) > 0 || len(got) != 5 {
+		t.Fatalf("launched %v, errors %v", got, errs)
+	}
+	srv.Refuse("CreateTags", "")
+	for _, in := range srv.Instances() {
+		if in.Tags[apiv1.TagNodeClaim] != "" || len(in.Tags) != 4+5 {
+			t.Fatalf("instance %s tags %v: want no NodeClaim tag, the 3 shared tags, the fleet id and 5 member tags", in.ID, in.Tags)
+		}
+	}
+	b, err := c.FromBatch(context.Background(), "general-purpose-3")
+	if err != nil || b.Settling <= 0 {
+		t.Fatalf("right after the launch: %+v %v, want the batch still settling", b, err)
+	}
+	time.Sleep(300 * time.Millisecond)
+	for name, in := range got {
+		b, err := c.FromBatch(context.Background(), name)
+		if err != nil || b.Settling > 0 || len(b.Mine) != 1 || b.Mine[0].ID != in.ID {
+			t.Errorf("%s: found %+v (%v), its launch answered %s", name, b, err, in.ID)
+		}
+	}
+	if b, err := c.FromBatch(context.Background(), "general-purpose-9"); err != nil || len(b.Mine) != 0 {
+		t.Errorf("a NodeClaim of no batch: %+v %v", b, err)
+	}
+}
+
+// Each member tag counts against EC2's 50 tags per instance: requests with
+// 40 tags of their own share CreateFleets of at most 6 NodeClaims (50 - 42
+// shared - their NodeClaim and Name tags), and with 46 each launches alone.
+func TestBatchesFitEC2sTagLimit(t *testing.T) {
+	for _, tc := range []struct{ own, maxCapacity int }{{40, 6}, {46, 1}} {
+		srv, c := world(t, simec2.Options{}, aws.Options{})
+		sn := subnets(t, c)
+		srv.SetRecording(true)
+		var reqs []aws.LaunchRequest
+		for i := range 14 {
+			r := launchReq(sn, apiv1.CapacityTypeOnDemand, "t3.medium")
+			r.NodeClaim, r.Tags = fmt.Sprintf("general-purpose-%d", i), map[string]string{}
+			for k := range tc.own {
+				r.Tags[fmt.Sprintf("cost-centre-%d", k)] = "platform"
+			}
+			reqs = append(reqs, r)
+		}
+		got, errs := concurrentLaunches(c, reqs)
+		if len(errs) > 0 || len(got) != 14 {
+			t.Fatalf("%d own tags: launched %d, errors %v", tc.own, len(got), errs)
+		}
+		for _, n := range fleetCalls(srv) {
+			if n > tc.maxCapacity {
+				t.Errorf("%d own tags: a CreateFleet of capacity %d, want at most %d", tc.own, n, tc.maxCapacity)
+			}
+		}
+		for _, in := range srv.Instances() {
+			if in.Tags[apiv1.TagNodeClaim] == "" {
+				t.Errorf("%d own tags: instance %s without its NodeClaim tag", tc.own, in.ID)
+			}
+		}
 	}
 }

@@ -2,8 +2,10 @@ package ec2_test
 
 import (
 	"context"
+	"fmt"
 	"path/filepath"
 	"slices"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -249,5 +251,43 @@ func TestClientTokenReplaysTheFirstAnswer(t *testing.T) {
 	after, err := c2.CreateFleet(ctx, req)
 	if err != nil || !slices.Equal(after.Instances[0].InstanceIds, first.Instances[0].InstanceIds) || len(resumed.Instances()) != 1 {
 		t.Fatalf("replay after a restart: %+v %v (%d instances)", after, err, len(resumed.Instances()))
+	}
+}
+
+// EC2 keeps 50 tags per resource ("aws:" tags aside), keys up to 128
+// characters and values up to 256: CreateTags past them is refused, and
+// so is a launch asking for more.
+func TestTagLimits(t *testing.T) {
+	_, c, clk, sub := consistentWorld(t)
+	ctx := context.Background()
+	tags := map[string]string{}
+	for i := range 49 {
+		tags[fmt.Sprintf("k%02d", i)] = "v"
+	}
+	id := launchOne(t, c, sub["us-east-1c"], tags)
+	clk.Add(window)
+	tag := func(k, v string) error {
+		_, err := c.CreateTags(ctx, &sdkec2.CreateTagsInput{Resources: []string{id}, Tags: []types.Tag{{Key: aws.String(k), Value: aws.String(v)}}})
+		return err
+	}
+	if err := tag("k00", "again"); err != nil {
+		t.Fatalf("rewriting a tag at 49: %v", err)
+	}
+	if err := tag("fiftieth", "v"); err != nil {
+		t.Fatalf("the 50th tag: %v", err)
+	}
+	if err := tag("fifty-first", "v"); apiCode(err) != ec2.CodeTagLimitExceeded {
+		t.Fatalf("the 51st tag: %v, want %s", err, ec2.CodeTagLimitExceeded)
+	}
+	if err := tag(strings.Repeat("k", 129), "v"); apiCode(err) != ec2.CodeInvalidParameterValue {
+		t.Fatalf("a 129-character key: %v", err)
+	}
+	if err := tag("k01", strings.Repeat("v", 257)); apiCode(err) != ec2.CodeInvalidParameterValue {
+		t.Fatalf("a 257-character value: %v", err)
+	}
+	tags["fiftieth"], tags["fifty-first"] = "v", "v"
+	in := fleet("on-demand", 1, [][2]string{{"m5.large", sub["us-east-1a"]}}, tags)
+	if _, err := c.CreateFleet(ctx, in); apiCode(err) != ec2.CodeTagLimitExceeded {
+		t.Fatalf("a launch with 51 tags: %v, want %s", err, ec2.CodeTagLimitExceeded)
 	}
 }

@@ -38,6 +38,7 @@ const (
 	CodeInvalidInstanceIDMalformed   = "InvalidInstanceID.Malformed"
 	CodeInvalidSubnetIDNotFound      = "InvalidSubnetID.NotFound"
 	CodeInvalidGroupNotFound         = "InvalidGroup.NotFound"
+	CodeTagLimitExceeded             = "TagLimitExceeded"
 	CodeInvalidInstanceType          = "InvalidInstanceType"
 	CodeSpotMaxPriceTooLow           = "SpotMaxPriceTooLow"
 	CodeIdempotentParameterMismatch  = "IdempotentParameterMismatch"

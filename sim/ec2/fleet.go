@@ -206,7 +206,7 @@ func fleetInstanceTags(f form) (map[string]string, error) {
 			return nil, err
 		}
 	}
-	return tags, nil
+	return tags, checkTagCount(nil, tags)
 }
 
 // fleetBucket is one capacity type's share of the target.

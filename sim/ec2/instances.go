@@ -10,6 +10,7 @@ import (
 	"strconv"
 	"strings"
 	"time"
+	"unicode/utf8"
 )
 
 // Instance is a snapshot of one simulated EC2 instance.
@@ -407,6 +408,16 @@ func (s *Server) createTags(f form) (withRequestID, error) {
 		}
 	}
 	for _, t := range targets {
+		if err := checkTagCount(t, tags); err != nil {
+			return nil, err
+		}
+	}
+	for _, in := range insts {
+		if err := checkTagCount(in.Tags, tags); err != nil {
+			return nil, err
+		}
+	}
+	for _, t := range targets {
 		maps.Copy(t, tags)
 	}
 	for _, in := range insts {
@@ -415,15 +426,38 @@ func (s *Server) createTags(f form) (withRequestID, error) {
 	return &returnResponse{Return: true}, nil
 }
 
-// checkTagKeys refuses the "aws:" prefix, which EC2 reserves.
+// checkTagKeys refuses what EC2 refuses of any tag: an empty key, one
+// over 128 characters or with the reserved "aws:" prefix, a value over
+// 256 characters, and more than 50 tags for one resource.
 func checkTagKeys(tags map[string]string) error {
-	for k := range tags {
+	for k, v := range tags {
 		if strings.HasPrefix(strings.ToLower(k), "aws:") {
 			return invalidParameter("Tag keys starting with 'aws:' are reserved for internal use")
 		}
 		if k == "" {
 			return invalidParameter("Tag key must not be empty")
 		}
+		if utf8.RuneCountInString(k) > 128 {
+			return invalidParameter("Tag key exceeds the maximum length of 128 characters")
+		}
+		if utf8.RuneCountInString(v) > 256 {
+			return invalidParameter("Tag value exceeds the maximum length of 256 characters")
+		}
+	}
+	return checkTagCount(nil, tags)
+}
+
+// checkTagCount refuses tags that would give a resource more than EC2's
+// 50 ("aws:" tags do not count).
+func checkTagCount(have, adding map[string]string) error {
+	n := len(adding)
+	for k := range have {
+		if _, again := adding[k]; !again && !strings.HasPrefix(strings.ToLower(k), "aws:") {
+			n++
+		}
+	}
+	if n > 50 {
+		return newError(http.StatusBadRequest, CodeTagLimitExceeded, "The maximum number of Tags for a resource has been reached.")
 	}
 	return nil
 }
