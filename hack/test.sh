@@ -6,8 +6,8 @@
 # The control-plane binaries are built once into a versioned cache folder
 # (~/.cache/joinery/...; first run takes several minutes).
 #
-#   hack/test.sh          the short form (CI): two local worlds at a time
-#                         (JOINERY_IT_WORLDS, default 2)
+#   hack/test.sh          the short form (CI): three local worlds at a time
+#                         (JOINERY_IT_WORLDS, default 3)
 #   hack/test.sh --long   also the long integration tests the short form
 #                         skips (JOINERY_LONG=1; each skip names the short
 #                         tests that cover its behaviour)
@@ -24,6 +24,7 @@ esac
 # modules at Joinery's versions (hack/kube/build.sh): so does everything
 # here, and Go's build cache compiles what both use once.
 export CGO_ENABLED=0
+export JOINERY_IT_WORLDS=${JOINERY_IT_WORLDS:-3}
 # Test binaries without DWARF (stack traces keep their file:line): a
 # quarter less link time for each of the hundred-odd test binaries.
 export GOFLAGS="${GOFLAGS:+$GOFLAGS }-ldflags=-w"
@@ -59,24 +60,26 @@ checks=$(mktemp /tmp/joinery-checks.XXXXXX)
 	cd deploy/chart/test && GOFLAGS=-mod=mod go vet ./... && GOFLAGS=-mod=mod go test -count=1 ./...
 ) >"$checks" 2>&1 &
 checks_pid=$!
-echo "== integration tests (local world; ${JOINERY_IT_WORLDS:-2} at a time${JOINERY_LONG:+, long form}), beside gofmt, vet, staticcheck, the unit tests, the chart tests, the bench smoke test (200 pods) and a short chaos run (20 sagas)"
-# runtest DIR BIN runs a compiled test binary in its package's folder, as
+echo "== integration tests (local world; $JOINERY_IT_WORLDS at a time${JOINERY_LONG:+, long form}), beside gofmt, vet, staticcheck, the unit tests, the chart tests, the bench smoke test (200 pods) and a short chaos run (20 sagas)"
+# runtest DIR BIN PARALLEL runs a compiled test binary in its package's folder, as
 # go test does, and prints what go test prints (the failed tests' output)
 # and its slowest tests (hack/testreport).
 report="$itbin/testreport"
 go build -o "$report" ./hack/testreport
 runtest() {
 	local s=$(date +%s) rc=0
-	(cd "$1" && "$2" -test.v=test2json -test.count=1 -test.timeout "$timeout" -test.parallel "${JOINERY_IT_WORLDS:-2}" 2>&1 |
+	(cd "$1" && "$2" -test.v=test2json -test.count=1 -test.timeout "$timeout" -test.parallel "$3" 2>&1 |
 		go tool test2json -t -p "$1" | "$report") || rc=$?
 	if [ "$rc" = 0 ]; then echo "ok  	$1	$(( $(date +%s) - s ))s"; else echo "FAIL	$1	$(( $(date +%s) - s ))s"; fi
 	return "$rc"
 }
 kube_it_log=$(mktemp /tmp/joinery-kube-it.XXXXXX)
-runtest sim/kube "$itbin/kube.test" >"$kube_it_log" 2>&1 &
+runtest sim/kube "$itbin/kube.test" "$JOINERY_IT_WORLDS" >"$kube_it_log" 2>&1 &
 kube_it_pid=$!
 it=0
-runtest test/integration "$itbin/integration.test" || it=$?
+# Every test of test/integration starts at once and waits for one of the
+# JOINERY_IT_WORLDS slots, which go to the longest tests first.
+runtest test/integration "$itbin/integration.test" 100 || it=$?
 wait "$kube_it_pid" || it=$?
 cat "$kube_it_log"
 rm -rf "$kube_it_log" "$itbin"

@@ -45,9 +45,9 @@ var crdGVR = map[string]schema.GroupVersionResource{
 // controller writes (NodeClaims and their status).
 func TestCRDValidation(t *testing.T) {
 	parallel(t)
+	s := slotOf(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
 	defer cancel()
-	s := slotOf(t)
 	ports := kube.Ports{Etcd: port(s, crdPorts.Etcd), EtcdPeer: port(s, crdPorts.EtcdPeer), APIServer: port(s, crdPorts.APIServer),
 		Scheduler: port(s, crdPorts.Scheduler), ControllerManager: port(s, crdPorts.ControllerManager), Kwok: port(s, crdPorts.Kwok)}
 	c, err := kube.Start(ctx, kube.Options{StateDir: t.TempDir(), Ports: ports, BinDir: os.Getenv("JOINERY_KUBE_BIN"), Log: crdLogWriter{t}})

@@ -36,9 +36,10 @@ func TestRecordConsolidationDriftHistory(t *testing.T) {
 	if os.Getenv("JOINERY_RECORD_HISTORIES") != "1" || name == "" {
 		t.Skip("records with JOINERY_RECORD_HISTORIES=1 JOINERY_RECORD_DRIFT_AS=<name>")
 	}
+	s := slotOf(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()
-	srv, err := temporal.Start(ctx, temporal.Options{FrontendPort: port(slotOf(t), 17233), UIPort: -1, SearchAttributes: workflows.SearchAttributeNames,
+	srv, err := temporal.Start(ctx, temporal.Options{FrontendPort: port(s, 17233), UIPort: -1, SearchAttributes: workflows.SearchAttributeNames,
 		LogFile: filepath.Join(t.TempDir(), "temporal.log")})
 	if err != nil {
 		t.Fatal(err)

@@ -55,6 +55,7 @@ func startEnvWith(t *testing.T, inProcess bool, tune ...func(*controller.Config)
 // tuneWorld (nil: none).
 func startEnvWorld(t *testing.T, tuneWorld func(*world.Options), inProcess bool, tune ...func(*controller.Config)) *env {
 	t.Helper()
+	s := slotOf(t) // may wait for a slot: the test's clock starts after
 	ctx, cancel := context.WithTimeout(context.Background(), 8*time.Minute)
 	t.Cleanup(cancel)
 	dir := t.TempDir()
@@ -62,7 +63,6 @@ func startEnvWorld(t *testing.T, tuneWorld func(*world.Options), inProcess bool,
 	if err != nil {
 		t.Fatal(err)
 	}
-	s := slotOf(t)
 	wo := world.Options{
 		StateDir: dir, BootDelay: time.Second, TemporalPort: port(s, 17233), UIPort: port(s, 18233), Progress: os.Stderr, Log: log, ClusterName: "joinery-it",
 		KubePorts: kube.Ports{Etcd: port(s, 26790), EtcdPeer: port(s, 26791), APIServer: port(s, 26443), Scheduler: port(s, 26459),
