@@ -42,21 +42,21 @@ func fleetToken(nc *apiv1.NodeClaim, req workflows.LaunchRequest, spent int) str
 // consistency window); past the window there is none, and a new token
 // launches.
 func (a *Launch) createFleet(ctx context.Context, nc *apiv1.NodeClaim, cls *apiv1.EC2NodeClass, req workflows.LaunchRequest, lp launchPlan, prog *progressLog) (aws.Instance, error) {
-	if prog.Calling {
+	if prog.mayHaveLaunched() {
 		if inst, ok, err := a.fromLostBatch(ctx, req); ok || err != nil {
 			return inst, err
 		}
 	}
 	for range 2 {
 		token := fleetToken(nc, req, prog.Spent)
-		solo := prog.Calling // an earlier attempt died before its answer
-		prog.calling(true)
+		solo := prog.mayHaveLaunched() // its client token finds what an earlier call launched
+		prog.calling()
 		inst, err := a.cloud.Launch(ctx, aws.LaunchRequest{
 			NodeClaim: req.NodeClaim, NodePool: req.NodePool, CapacityType: req.CapacityType, Configs: lp.Configs, Prioritized: lp.Prioritized,
 			Tags: launchTags(cls), ClientToken: token, Solo: solo,
 		})
 		if ctx.Err() == nil { // else the call may still have reached EC2
-			prog.calling(false)
+			prog.returned(aws.Answered(err))
 		}
 		if aws.FleetAnswered(err) {
 			prog.spend()

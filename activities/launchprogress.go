@@ -29,6 +29,9 @@ type launchProgress struct {
 	// Calling is set while a CreateFleet of this call awaits its answer:
 	// a retry that finds it set follows an attempt that died mid-call.
 	Calling bool `json:",omitempty"`
+	// Unanswered is set when this call's last CreateFleet got no answer
+	// from EC2 (a timeout, a broken connection): it may have launched.
+	Unanswered bool `json:",omitempty"`
 }
 
 // progressLog is this attempt's launchProgress and the heartbeat that
@@ -59,7 +62,7 @@ func resumeLaunch(ctx context.Context) *progressLog {
 // reads what this attempt is still changing.
 func (l *progressLog) snapshot() launchProgress {
 	return launchProgress{Subnets: maps.Clone(l.Subnets), Templates: slices.Clone(l.Templates), Plan: l.Plan,
-		Spent: l.Spent, Unseen: l.Unseen, Calling: l.Calling}
+		Spent: l.Spent, Unseen: l.Unseen, Calling: l.Calling, Unanswered: l.Unanswered}
 }
 
 func (l *progressLog) save() { l.beat.carry(l.snapshot()) }
@@ -87,15 +90,27 @@ func (l *progressLog) planned(lp launchPlan) {
 // is gone, so the next attempt resolves all again (with the client token
 // it would have had).
 func (l *progressLog) forget() {
-	l.launchProgress = launchProgress{Spent: l.Spent, Unseen: l.Unseen, Calling: l.Calling}
+	l.launchProgress = launchProgress{Spent: l.Spent, Unseen: l.Unseen, Calling: l.Calling, Unanswered: l.Unanswered}
 	l.save()
 }
 
-// calling records that a CreateFleet is sent (on) or answered (off).
-func (l *progressLog) calling(on bool) {
-	l.Calling = on
+// calling records that a CreateFleet is sent.
+func (l *progressLog) calling() {
+	l.Calling = true
 	l.save()
 }
+
+// returned records that a CreateFleet returned, answered by EC2 or not
+// (aws.Answered).
+func (l *progressLog) returned(answered bool) {
+	l.Calling, l.Unanswered = false, !answered
+	l.save()
+}
+
+// mayHaveLaunched says whether an earlier CreateFleet of this call may
+// have launched an instance whose answer this attempt does not have: it
+// died during the call, or the answer was lost.
+func (l *progressLog) mayHaveLaunched() bool { return l.Calling || l.Unanswered }
 
 // spend records a CreateFleet answer that launched nothing: the next
 // CreateFleet takes a new client token.

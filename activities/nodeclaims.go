@@ -76,18 +76,22 @@ func (c *claimWriter) discardEarlierAttempt(ctx context.Context) (string, error)
 	return batch, c.discardBatch(ctx, batch)
 }
 
-// discardBatch deletes the NodeClaims labelled with the batch.
+// discardBatch deletes the NodeClaims labelled with the batch, listed
+// from the API server (the earlier attempt may have written one the cache
+// does not have yet), and waits until the cache has dropped them: the
+// snapshot this attempt takes next must not count them as capacity.
 func (c *claimWriter) discardBatch(ctx context.Context, batch string) error {
-	for _, nc := range c.cluster.NodeClaims() {
-		if nc.Labels[LabelProvisionBatch] != batch {
-			continue
-		}
-		if err := c.cluster.DeleteNodeClaim(ctx, nc.Name); err != nil {
-			return fmt.Errorf("discard NodeClaim %s of an earlier attempt: %w", nc.Name, err)
-		}
-		activityLogger(ctx, c.log).Info("nodeclaim of an earlier attempt discarded", zap.String("nodeclaim", nc.Name))
+	names, err := c.cluster.NodeClaimNames(ctx, LabelProvisionBatch+"="+batch)
+	if err != nil {
+		return fmt.Errorf("list the NodeClaims of an earlier attempt: %w", err)
 	}
-	return nil
+	for _, name := range names {
+		if err := c.cluster.DeleteNodeClaim(ctx, name); err != nil {
+			return fmt.Errorf("discard NodeClaim %s of an earlier attempt: %w", name, err)
+		}
+		activityLogger(ctx, c.log).Info("nodeclaim of an earlier attempt discarded", zap.String("nodeclaim", name))
+	}
+	return c.cluster.WaitNodeClaimsGone(ctx, names, cacheWait)
 }
 
 // write creates the NodeClaim object for one planned node and returns

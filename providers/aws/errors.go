@@ -114,6 +114,16 @@ func FleetAnswered(err error) bool {
 	return errors.As(err, &none) || errors.As(err, &ice) || errors.As(err, &fe)
 }
 
+// Answered reports whether EC2 answered the call that returned err (nil,
+// an API error, a CreateFleet answer that launched nothing), as opposed
+// to an answer lost on the way (a timeout, a broken connection, the
+// caller's context ending): a CreateFleet whose answer was lost may have
+// launched.
+func Answered(err error) bool {
+	var api smithy.APIError
+	return err == nil || FleetAnswered(err) || errors.As(err, &api)
+}
+
 // InstanceProfileNotReady returns the error of a launch EC2 refused for
 // its instance profile (err is or wraps a *NoLaunchError with such an
 // entry): one EC2 does not know, or whose role it does not see. IAM

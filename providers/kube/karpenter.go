@@ -107,6 +107,40 @@ func (c *Cluster) WaitNodeClaimsCached(ctx context.Context, names []string, time
 	return nil
 }
 
+// WaitNodeClaimsGone waits until the informer cache no longer holds the
+// named NodeClaims (deleted moments ago), up to timeout.
+func (c *Cluster) WaitNodeClaimsGone(ctx context.Context, names []string, timeout time.Duration) error {
+	deadline := time.Now().Add(timeout)
+	for _, name := range names {
+		for c.HasNodeClaim(name) {
+			if time.Now().After(deadline) {
+				return fmt.Errorf("nodeclaim %s deleted but still in the informer cache after %s", name, timeout)
+			}
+			select {
+			case <-ctx.Done():
+				return ctx.Err()
+			case <-time.After(10 * time.Millisecond):
+			}
+		}
+	}
+	return nil
+}
+
+// NodeClaimNames lists, from the API server (not the cache, which may not
+// have a NodeClaim written a moment ago), the NodeClaims the label
+// selector selects.
+func (c *Cluster) NodeClaimNames(ctx context.Context, selector string) ([]string, error) {
+	list, err := c.Dynamic.Resource(apiv1.NodeClaimGVR).List(ctx, metav1.ListOptions{LabelSelector: selector})
+	if err != nil {
+		return nil, err
+	}
+	names := make([]string, len(list.Items))
+	for i, u := range list.Items {
+		names[i] = u.GetName()
+	}
+	return names, nil
+}
+
 // HasNodeClaim reports whether the informer cache holds the named
 // NodeClaim (false: deleted, or not yet seen).
 func (c *Cluster) HasNodeClaim(name string) bool {
