@@ -218,6 +218,11 @@ func openSQLite(o Options) (config.SQL, int32, error) {
 		sqlConf.DatabaseName = o.DBPath
 		sqlConf.ConnectAttributes["mode"] = "rwc"
 		sqlConf.ConnectAttributes["journal_mode"] = "wal"
+		// In WAL mode, synchronous=normal syncs the log at checkpoints, not
+		// at every commit: a crash of the process loses nothing (a power
+		// loss may lose the last commits), and the one connection the
+		// plugin opens is no longer held by an fsync per write.
+		sqlConf.ConnectAttributes["synchronous"] = "normal"
 		if _, err := os.Stat(o.DBPath); errors.Is(err, os.ErrNotExist) {
 			if err := sqliteschema.SetupSchema(&sqlConf); err != nil {
 				return config.SQL{}, 0, fmt.Errorf("create temporal schema in %s: %w", o.DBPath, err)
