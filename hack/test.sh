@@ -49,15 +49,11 @@ echo "== built in $(( $(date +%s) - t0 ))s"
 side=$(mktemp /tmp/joinery-bench-chaos.XXXXXX)
 go test -count=1 -tags integration -timeout 15m -p 1 ./sim/bench/ ./sim/chaos/ >"$side" 2>&1 &
 side_pid=$!
-# staticcheck analyses every dependency (minutes when its cache is cold):
-# it runs beside vet and the unit tests rather than before them.
-sc=$(mktemp /tmp/joinery-staticcheck.XXXXXX)
-hack/lint.sh staticcheck >"$sc" 2>&1 &
-sc_pid=$!
 checks=$(mktemp /tmp/joinery-checks.XXXXXX)
 (
 	set -e
 	hack/lint.sh vet
+	hack/lint.sh staticcheck
 	echo "== unit tests"
 	go test -count=1 ./...
 	echo "== Helm chart (rendered by Helm's engine; separate module deploy/chart/test)"
@@ -89,10 +85,9 @@ cat "$kube_it_log"
 rm -rf "$kube_it_log" "$itbin"
 ck=0
 wait "$checks_pid" || ck=$?
-wait "$sc_pid" || ck=$?
 echo "== gofmt, vet, staticcheck, unit tests and chart tests (ran beside the integration tests)"
-cat "$checks" "$sc"
-rm -f "$checks" "$sc"
+cat "$checks"
+rm -f "$checks"
 bc=0
 wait "$side_pid" || bc=$?
 echo "== bench smoke test and chaos run (ran beside the integration tests)"
