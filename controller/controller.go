@@ -5,6 +5,7 @@
 package controller
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -145,9 +146,12 @@ type Tuning struct {
 	BatchIdle, BatchMax time.Duration
 	// RegistrationTTL: instances whose Node is not Ready by then are terminated (default 15 min).
 	RegistrationTTL time.Duration
-	// LaunchBatchIdle is how long a launch waits for identical ones to
-	// share its CreateFleet (aws.Options.LaunchBatchIdle: 0 is
-	// aws.DefaultLaunchBatchIdle, negative launches each alone).
+	// LaunchBatchIdle, when positive, is how long a launch waits for
+	// identical ones to share its CreateFleet (aws.Options.LaunchBatchIdle).
+	// Zero: every launch its own CreateFleet, tagged with its NodeClaim at
+	// launch. Opt-in: a batch whose answer is lost is found only once
+	// EC2's consistency window (a minute) has passed, and its instances
+	// meanwhile run as Nodes no NodeClaim claims.
 	LaunchBatchIdle time.Duration
 	// GangDeadline: a ProvisioningRequest try whose nodes are not all
 	// Ready by then terminates them all (0: gang.DefaultDeadline, 10 min);
@@ -309,7 +313,7 @@ func newDependencies(ctx context.Context, cfg Config) (*dependencies, error) {
 	d.throttles = newThrottleReporter(m.CloudThrottled, log.Named("aws"))
 	cc, err := aws.New(ctx, aws.Options{Region: cfg.Region, Endpoint: cfg.EC2Endpoint, SSMEndpoint: cfg.SSMEndpoint,
 		IAMEndpoint: cfg.IAMEndpoint, EKSEndpoint: cfg.EKSEndpoint, PricingEndpoint: cfg.PricingEndpoint, ClusterName: cfg.ClusterName, ICECache: ice,
-		Observe: m.ObserveCloud, Throttled: d.throttles.throttled, Key: cfg.AWSKey, LaunchBatchIdle: cfg.LaunchBatchIdle})
+		Observe: m.ObserveCloud, Throttled: d.throttles.throttled, Key: cfg.AWSKey, LaunchBatchIdle: cmp.Or(cfg.LaunchBatchIdle, -1)})
 	if err != nil {
 		return d, fmt.Errorf("aws clients: %w", err)
 	}
