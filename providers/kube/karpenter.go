@@ -88,32 +88,25 @@ func (c *Cluster) NodeClaims() []*apiv1.NodeClaim {
 // first one wrote as in flight, or it buys their nodes again. It returns
 // an error naming the first missing one after timeout.
 func (c *Cluster) WaitNodeClaimsCached(ctx context.Context, names []string, timeout time.Duration) error {
-	deadline := time.Now().Add(timeout)
-	for _, name := range names {
-		for {
-			if c.HasNodeClaim(name) {
-				break
-			}
-			if time.Now().After(deadline) {
-				return fmt.Errorf("nodeclaim %s written but not in the informer cache after %s", name, timeout)
-			}
-			select {
-			case <-ctx.Done():
-				return ctx.Err()
-			case <-time.After(10 * time.Millisecond):
-			}
-		}
-	}
-	return nil
+	return c.waitCached(ctx, names, timeout, true)
 }
 
 // WaitNodeClaimsGone waits until the informer cache no longer holds the
 // named NodeClaims (deleted moments ago), up to timeout.
 func (c *Cluster) WaitNodeClaimsGone(ctx context.Context, names []string, timeout time.Duration) error {
+	return c.waitCached(ctx, names, timeout, false)
+}
+
+// waitCached polls the cache until each named NodeClaim is in it (held)
+// or out of it, up to timeout.
+func (c *Cluster) waitCached(ctx context.Context, names []string, timeout time.Duration, held bool) error {
 	deadline := time.Now().Add(timeout)
 	for _, name := range names {
-		for c.HasNodeClaim(name) {
+		for c.HasNodeClaim(name) != held {
 			if time.Now().After(deadline) {
+				if held {
+					return fmt.Errorf("nodeclaim %s written but not in the informer cache after %s", name, timeout)
+				}
 				return fmt.Errorf("nodeclaim %s deleted but still in the informer cache after %s", name, timeout)
 			}
 			select {
