@@ -33,8 +33,10 @@ func (a *Provisioning) repack(ctx context.Context, log *zap.Logger, snap *snapsh
 	}
 	free := *a.snapshots
 	free.releaseLaunching = true
-	pools, _ := a.cluster.NodePools()
-	alt, _ := free.build(time.Now(), pools, a.cluster.NodeClass) // take has reported the pools
+	alt, err := free.take(ctx, time.Now())
+	if err != nil {
+		return snap, plan
+	}
 	alt.input.Budget = a.solverBudget
 	altPlan := solver.Solve(alt.input)
 	before, after := newNodesPrice(plan), newNodesPrice(altPlan)
