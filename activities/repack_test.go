@@ -43,7 +43,7 @@ func TestPlanRepacksLaunchingClaimsBeforeBuying(t *testing.T) {
 			Status: corev1.PodStatus{Conditions: []corev1.PodCondition{{Type: corev1.PodScheduled, Status: corev1.ConditionFalse, Reason: corev1.PodReasonUnschedulable}}}}
 	}
 	a := newFake(t, kubetest.World{Pools: []*apiv1.NodePool{gp}, Classes: []*apiv1.EC2NodeClass{testobj.ReadyNodeClass()},
-		Claims:  []*apiv1.NodeClaim{claim("gp-aaaaa", "uid-cpu"), claim("gp-bbbbb", "uid-mem")},
+		Claims: []*apiv1.NodeClaim{claim("gp-aaaaa", "uid-cpu"), claim("gp-bbbbb", "uid-mem")},
 		Objects: []runtime.Object{pending("cpu", "1500m", "1Gi"), pending("mem", "200m", "5632Mi"), pending("newcomer", "1", "5Gi")}})
 	out, err := a.Provisioning.PlanProvisioning(context.Background(), workflows.ProvisionInput{})
 	if err != nil {
