@@ -49,7 +49,6 @@ func (a *Provisioning) PlanProvisioning(ctx context.Context, in workflows.Provis
 	a.metrics.SetQueueDepth(metrics.ControllerProvisioner, in.BatchID, len(snap.input.Pods))
 	start := time.Now()
 	plan := solver.Solve(snap.input)
-	snap, plan = a.repack(ctx, log, snap, plan)
 	realUnsched := 0 // capacity buffers' virtual pods aside
 	for _, u := range plan.Unschedulable {
 		if !snap.virtualKeys[u.Pod] {

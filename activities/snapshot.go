@@ -42,9 +42,6 @@ type snapshots struct {
 	prices              *capacity.Prices // given the NodeOverlays each snapshot resolves
 	pools               *pools
 	buffers             *buffers
-	// releaseLaunching plans the pods nominated to NodeClaims still
-	// launching (no Node yet) again, with those claims' whole room (repack).
-	releaseLaunching bool
 }
 
 // snapshot is the solver input plus what is needed to act on the plan.
@@ -54,10 +51,6 @@ type snapshot struct {
 	podsByKey map[string]*corev1.Pod
 	pending   int
 	nominated int
-	// launchingNominated counts the pending pods nominated to NodeClaims
-	// with no Node yet (those repack can plan again); released, those it
-	// did.
-	launchingNominated, released int
 	// notReady says, per skipped NodePool, which condition of its
 	// EC2NodeClass keeps it from launching.
 	notReady []string
@@ -139,7 +132,7 @@ func (b *snapshots) buildWith(now time.Time, pools []*apiv1.NodePool, classOf fu
 		spread: b.spread, static: map[string]solver.NodePool{}}
 	claims := b.cluster.NodeClaims()
 	nodes := b.addExistingPods(s)
-	nominatedReq := b.addPendingPods(s, claims, now)
+	nominatedReq := b.addPendingPods(s, now)
 	b.addExistingNodes(s, nodes, claims, nominatedReq, now)
 	b.addDaemonSets(s)
 	b.addInFlightClaims(s, claims, nominatedReq, now)
@@ -167,43 +160,22 @@ func (b *snapshots) namespaceLabels() map[string]map[string]string {
 
 // addPendingPods adds the pending pods not nominated to a NodeClaim, and
 // returns the requests of the nominated ones by NodeClaim (accounted on it).
-// With releaseLaunching, pods nominated to a claim with no Node yet are
-// added too, their claim's room left whole.
-func (b *snapshots) addPendingPods(s *snapshot, claims []*apiv1.NodeClaim, now time.Time) map[string]resources.List {
+func (b *snapshots) addPendingPods(s *snapshot, now time.Time) map[string]resources.List {
 	pending := b.cluster.ProvisionablePods()
 	nominatedTo := b.nominations.Of(pending, now) // pod UID -> nodeclaim
-	launching := launchingClaims(claims, now)
 	nominatedReq := map[string]resources.List{}
 	for _, p := range pending {
 		s.pending++
 		sp := s.solverPod(p, s.attached)
 		if nc, ok := nominatedTo[string(p.UID)]; ok {
-			if launching[nc] {
-				s.launchingNominated++
-			}
-			if !b.releaseLaunching || !launching[nc] {
-				nominatedReq[nc] = nominatedReq[nc].Add(sp.Requests)
-				s.nominated++
-				continue
-			}
-			s.released++
+			nominatedReq[nc] = nominatedReq[nc].Add(sp.Requests)
+			s.nominated++
+			continue
 		}
 		s.input.Pods = append(s.input.Pods, sp)
 		s.podsByKey[p.Namespace+"/"+p.Name] = p
 	}
 	return nominatedReq
-}
-
-// launchingClaims are the NodeClaims the snapshot shows as in flight (no
-// Node yet, not deleted, not booked for a gang).
-func launchingClaims(claims []*apiv1.NodeClaim, now time.Time) map[string]bool {
-	out := map[string]bool{}
-	for _, nc := range claims {
-		if nc.DeletionTimestamp == nil && nc.Status.NodeName == "" && !booked(nc, now) {
-			out[nc.Name] = true
-		}
-	}
-	return out
 }
 
 // addExistingPods adds the pods bound to any node (for topology spread
