@@ -99,24 +99,9 @@ func (c *Client) FromBatch(ctx context.Context, nodeClaim string) (Batched, erro
 	if key == "" {
 		return Batched{}, nil
 	}
-	var all []Instance
-	p := ec2.NewDescribeInstancesPaginator(c.ec2, &ec2.DescribeInstancesInput{
-		Filters: []types.Filter{
-			{Name: aws.String("tag:" + apiv1.TagCluster), Values: []string{c.opts.ClusterName}},
-			{Name: aws.String("tag-key"), Values: []string{key}},
-		},
-		MaxResults: aws.Int32(1000),
-	})
-	for p.HasMorePages() {
-		page, err := p.NextPage(ctx)
-		if err != nil {
-			return Batched{}, err
-		}
-		for _, r := range page.Reservations {
-			for _, inst := range r.Instances {
-				all = append(all, fromEC2(inst))
-			}
-		}
+	all, err := c.describe(ctx, types.Filter{Name: aws.String("tag-key"), Values: []string{key}})
+	if err != nil {
+		return Batched{}, err
 	}
 	return c.mine(nodeClaim, key, all), nil
 }

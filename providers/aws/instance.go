@@ -121,13 +121,19 @@ func (c *Client) ForNodeClaim(ctx context.Context, nodeClaim string) ([]Instance
 	return c.list(ctx, types.Filter{Name: aws.String("tag:" + apiv1.TagNodeClaim), Values: []string{nodeClaim}})
 }
 
+// list returns the cluster's live instances the filters select.
 func (c *Client) list(ctx context.Context, extra ...types.Filter) ([]Instance, error) {
+	return c.describe(ctx, append([]types.Filter{{Name: aws.String("instance-state-name"), Values: []string{
+		StatePending, StateRunning, StateShuttingDown, "stopping", "stopped"}}}, extra...)...)
+}
+
+// describe returns the cluster's instances the filters select, in any
+// state (EC2 lists terminated ones for about an hour).
+func (c *Client) describe(ctx context.Context, filters ...types.Filter) ([]Instance, error) {
 	in := &ec2.DescribeInstancesInput{
 		Filters: append([]types.Filter{
 			{Name: aws.String("tag:" + apiv1.TagCluster), Values: []string{c.opts.ClusterName}},
-			{Name: aws.String("instance-state-name"), Values: []string{
-				StatePending, StateRunning, StateShuttingDown, "stopping", "stopped"}},
-		}, extra...),
+		}, filters...),
 		MaxResults: aws.Int32(1000),
 	}
 	var all []Instance
