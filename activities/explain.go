@@ -18,9 +18,11 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 )
 
-// How long an Event is not repeated for the same object, reason and
-// message (Karpenter's dedupe timeouts: 2 minutes by default, 15 for
-// Unconsolidatable, 1 for a NodePool's budget).
+// How long an Event is not repeated for the same object and reason, even
+// when its message changes (the pods a PDB holds come and go), as
+// Karpenter dedupes by object; its timeouts: 2 minutes by default, 15 for
+// Unconsolidatable, 1 for a NodePool's budget. The consolidation status
+// always carries the current message.
 const (
 	dedupeBlocked          = 2 * time.Minute
 	dedupeUnconsolidatable = 15 * time.Minute
@@ -169,11 +171,11 @@ func (a *Disruption) reportBlocked(ctx context.Context, d *saga.DisruptionDecisi
 				budgetPools[b.NodePool] = x.BudgetReason
 			}
 			published := false
-			if b.Node != "" && a.events.first("node/"+b.Node+"/"+ev+"/"+x.Message, ttl, now) {
+			if b.Node != "" && a.events.first("node/"+b.Node+"/"+ev+"/"+string(x.Kind), ttl, now) {
 				a.events.event(&corev1.ObjectReference{APIVersion: "v1", Kind: "Node", Name: b.Node, UID: types.UID(b.Node)}, ev, x.Message)
 				published = true
 			}
-			if a.events.first("nodeclaim/"+b.NodeClaim+"/"+ev+"/"+x.Message, ttl, now) {
+			if a.events.first("nodeclaim/"+b.NodeClaim+"/"+ev+"/"+string(x.Kind), ttl, now) {
 				a.events.event(&corev1.ObjectReference{APIVersion: "karpenter.sh/v1", Kind: "NodeClaim", Name: b.NodeClaim, UID: uid[b.NodeClaim]}, ev, x.Message)
 				published = true
 			}

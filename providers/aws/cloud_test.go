@@ -317,7 +317,8 @@ func TestThrottlingAbsorbedByRetries(t *testing.T) {
 }
 
 func TestListGetTerminate(t *testing.T) {
-	srv, url := endpoint(t, simec2.Options{})
+	// Booting takes long enough that a loaded machine still lists them pending.
+	srv, url := endpoint(t, simec2.Options{BootDelay: 3 * time.Second})
 	// One call per launch: the instances are listed while still pending.
 	c := client(t, url, aws.Options{LaunchBatchIdle: -1})
 	other := client(t, url, aws.Options{ClusterName: "staging-eks", LaunchBatchIdle: -1})
@@ -357,7 +358,7 @@ func TestListGetTerminate(t *testing.T) {
 	}
 	waitState := func(id, state string) {
 		t.Helper()
-		deadline := time.Now().Add(2 * time.Second)
+		deadline := time.Now().Add(15 * time.Second)
 		for {
 			in, err := c.Get(ctx, id)
 			if err == nil && in.State == state {
@@ -393,7 +394,7 @@ func TestListGetTerminate(t *testing.T) {
 		t.Errorf("second Terminate: %v", err)
 	}
 	// Get reports a terminated instance as not found.
-	deadline := time.Now().Add(2 * time.Second)
+	deadline := time.Now().Add(15 * time.Second)
 	for _, id := range mine[:2] {
 		for {
 			_, err := c.Get(ctx, id)

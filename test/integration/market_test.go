@@ -26,7 +26,13 @@ func TestSpotZoneFollowsThePrice(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	e.runControllerLogged(t, func(c *controller.Config) { c.SpotPriceRefresh = time.Second })
+	e.runControllerLogged(t, func(c *controller.Config) { c.SpotPriceRefresh, c.MetricsAddr = time.Second, metricsAddr })
+	// Until its first read the controller plans with the embedded spot
+	// prices, as Karpenter does; under throttling that read can take seconds.
+	waitFor(t, time.Minute, "the controller's first spot price read", func() bool {
+		return sumOf(scrapeFamilies(t, e.addr(metricsAddr)), "joinery_catalog_refresh_last_success_timestamp_seconds",
+			map[string]string{"source": "spot_prices"}) > 0
+	})
 	e.applyWithDefaultClass(t, "testdata/market.yaml")
 	zone, price := e.marketNode(t, "market-first")
 	t.Logf("market-first: node in %s at %.4f USD/hour", zone, price)
