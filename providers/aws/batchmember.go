@@ -87,7 +87,9 @@ type Batched struct {
 	Mine []Instance
 	// Settling is how much longer EC2 may not show all of a batch (its
 	// consistency window since the batch launched): pairing before then
-	// could give another NodeClaim's instance.
+	// could give another NodeClaim's instance. A batch shown with one
+	// instance per member is whole (CreateFleet launches no more than
+	// asked) and waits for nothing.
 	Settling time.Duration
 }
 
@@ -117,10 +119,13 @@ func (c *Client) mine(nodeClaim, key string, all []Instance) Batched {
 	now := c.Clock().Now()
 	for _, token := range slices.Sorted(maps.Keys(batches)) {
 		insts := batches[token]
+		members := batchMembers(insts[0].Tags)
 		for _, in := range insts {
-			out.Settling = max(out.Settling, in.LaunchTime.Add(c.ConsistencyWindow()).Sub(now))
+			if len(insts) < len(members) {
+				out.Settling = max(out.Settling, in.LaunchTime.Add(c.ConsistencyWindow()).Sub(now))
+			}
 		}
-		if in, ok := pairBatch(batchMembers(insts[0].Tags), insts)[nodeClaim]; ok {
+		if in, ok := pairBatch(members, insts)[nodeClaim]; ok {
 			out.Mine = append(out.Mine, in)
 		}
 	}

@@ -1,6 +1,8 @@
 package aws_test
 
 import (
+	clocktesting "k8s.io/utils/clock/testing"
+
 	"context"
 	"fmt"
 	"strconv"
@@ -167,7 +169,8 @@ func TestSoloLaunchesAreNotBatched(t *testing.T) {
 // instance its launch answered with, once EC2's consistency window has
 // passed since the batch launched.
 func TestALostBatchIsFoundByItsMemberTags(t *testing.T) {
-	srv, c := world(t, simec2.Options{}, aws.Options{ConsistencyWindow: 300 * time.Millisecond})
+	clk := clocktesting.NewFakeClock(time.Date(2026, 9, 1, 12, 0, 0, 0, time.UTC))
+	srv, c := world(t, simec2.Options{Consistency: window, Now: clk.Now}, aws.Options{Clock: clk, ConsistencyWindow: 2 * window})
 	sn := subnets(t, c)
 	srv.Refuse("CreateTags", "InternalError")
 	var reqs []aws.LaunchRequest
@@ -186,11 +189,30 @@ func TestALostBatchIsFoundByItsMemberTags(t *testing.T) {
 			t.Fatalf("instance %s tags %v: want no NodeClaim tag, the 3 shared tags, the fleet id and 5 member tags", in.ID, in.Tags)
 		}
 	}
-	b, err := c.FromBatch(context.Background(), "general-purpose-3")
-	if err != nil || b.Settling <= 0 {
-		t.Fatalf("right after the launch: %+v %v, want the batch still settling", b, err)
+	// EC2 shows each instance 2.5-5 s after the launch: while it shows
+	// part of the batch, the pairing waits out the window; once it shows
+	// the whole batch (5 s, the window is 10), at once.
+	partial := 0
+	for clk.Since(srv.Instances()[0].LaunchTime) <= window {
+		seen, err := c.List(context.Background())
+		if err != nil {
+			t.Fatal(err)
+		}
+		b, err := c.FromBatch(context.Background(), "general-purpose-3")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(seen) > 0 && len(seen) < 5 {
+			partial++
+			if b.Settling <= 0 {
+				t.Fatalf("EC2 shows %d of the batch's 5 instances: %+v, want it settling", len(seen), b)
+			}
+		}
+		clk.Step(250 * time.Millisecond)
 	}
-	time.Sleep(300 * time.Millisecond)
+	if partial == 0 {
+		t.Fatal("EC2 never showed part of the batch: the test proves nothing")
+	}
 	for name, in := range got {
 		b, err := c.FromBatch(context.Background(), name)
 		if err != nil || b.Settling > 0 || len(b.Mine) != 1 || b.Mine[0].ID != in.ID {
