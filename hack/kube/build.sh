@@ -9,9 +9,17 @@
 # every build here runs as hack/test.sh's (CGO_ENABLED=0, no -trimpath):
 # Go's build cache then compiles each shared package once for both
 # (gen-k8s-gomod.sh keeps the versions aligned).
+#   --download only downloads the modules the builds need (hack/test.sh
+#   runs it beside its first compile).
 set -euo pipefail
 HERE=$(cd "$(dirname "$0")" && pwd)
 export GOTOOLCHAIN=local CGO_ENABLED=0 GOFLAGS=-mod=mod
+if [ "${1:-}" = --download ]; then
+  (cd "$HERE/k8s" && go list -deps k8s.io/kubernetes/cmd/kube-apiserver k8s.io/kubernetes/cmd/kube-scheduler k8s.io/kubernetes/cmd/kube-controller-manager >/dev/null)
+  (cd "$HERE/etcd" && go list -deps go.etcd.io/etcd/server/v3 >/dev/null)
+  (cd "$HERE/kwok" && go list -deps sigs.k8s.io/kwok/cmd/kwok >/dev/null)
+  exit 0
+fi
 KVER=$(cd "$HERE/k8s" && GOFLAGS=-mod=mod go list -m -f "{{.Version}}" k8s.io/kubernetes)
 EVER=v3.7.3
 KWOKVER=$(cd "$HERE/kwok" && go list -m -f "{{.Version}}" sigs.k8s.io/kwok)
