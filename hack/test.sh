@@ -44,14 +44,12 @@ prefetch=$(mktemp /tmp/joinery-prefetch.XXXXXX)
 hack/kube/build.sh --download >"$prefetch" 2>&1 &
 prefetch_pid=$!
 itbin=$(mktemp -d /tmp/joinery-it.XXXXXX)
-# The compiler and linker spend a fifth of a cold build collecting
-# garbage at GOGC=100; the build has the machine's memory to itself.
 echo "== integration test binaries"
-GOGC=400 go test -c -tags integration -o "$itbin/" ./sim/kube/ ./test/integration/
+go test -c -tags integration -o "$itbin/" ./sim/kube/ ./test/integration/
 wait "$prefetch_pid" || { cat "$prefetch"; exit 1; }
 rm -f "$prefetch"
 echo "== control-plane binaries"
-GOGC=400 hack/kube/build.sh
+hack/kube/build.sh
 echo "== built in $(( $(date +%s) - t0 ))s"
 # The bench smoke test and the chaos run start their own worlds on their
 # own ports (30xxx, 29xxx), one after the other.
@@ -62,10 +60,8 @@ checks=$(mktemp /tmp/joinery-checks.XXXXXX)
 # The unit tests wait on clocks at times, which the integration tests
 # fill; staticcheck keeps both cores busy, so it goes last. go test's own
 # vet pass is off: go vet has just run every analyzer on every package.
-# GOGC=200 trades memory the worlds leave free for less collection.
 (
 	set -e
-	export GOGC=200
 	hack/lint.sh vet
 	echo "== unit tests"
 	go test -count=1 -vet=off ./...
