@@ -126,6 +126,18 @@ func (s *Server) visibleTemplatesLocked(items []*LaunchTemplate) []*LaunchTempla
 
 // Visible reports whether the API shows the instance yet (false for an
 // unknown id): tests use it to act within the window.
+// VisibleAt is when the API starts to show the instance (zero: at once;
+// false: no such instance).
+func (s *Server) VisibleAt(id string) (time.Time, bool) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	in, ok := s.instances[id]
+	if !ok {
+		return time.Time{}, false
+	}
+	return in.visibleAt, true
+}
+
 func (s *Server) Visible(id string) bool {
 	s.mu.Lock()
 	defer s.mu.Unlock()

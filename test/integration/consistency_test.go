@@ -42,6 +42,7 @@ func TestNodeClaimDeletedRightAfterLaunchLeavesNoInstance(t *testing.T) {
 	if e.w.EC2.Visible(id) {
 		t.Fatalf("instance %s of NodeClaim %s is already visible: the test did not act within EC2's window", id, claim)
 	}
+	e.w.EC2.SetRecording(true)
 	if err := dc.Resource(apiv1.NodeClaimGVR).Delete(e.ctx, claim, metav1.DeleteOptions{}); err != nil {
 		t.Fatal(err)
 	}
@@ -62,10 +63,34 @@ func TestNodeClaimDeletedRightAfterLaunchLeavesNoInstance(t *testing.T) {
 		}
 	}
 	waitFor(t, 3*time.Minute, "gc-app Running on another node", func() bool { return e.appNode() != "" })
+	// On a loaded machine the termination can reach EC2 only once it shows
+	// the instance: the log must say it waited only when EC2 did not.
 	log, _ := os.ReadFile(filepath.Join(e.dir, "joinery.log"))
-	if !strings.Contains(string(log), "EC2 did not show the instance at first") {
-		t.Errorf("the controller log does not say the termination waited for EC2 to show %s", id)
+	waited := strings.Contains(string(log), "EC2 did not show the instance at first")
+	if first, ok := e.firstTermination(id); !ok {
+		t.Errorf("no TerminateInstances named %s", id)
+	} else if at, _ := e.w.EC2.VisibleAt(id); first.Before(at) != waited {
+		t.Errorf("TerminateInstances first named %s at %s, EC2 showed it from %s; the log says it waited: %v",
+			id, first.Format(time.StampMilli), at.Format(time.StampMilli), waited)
+	} else if !waited {
+		t.Logf("the termination reached EC2 after it showed %s: the wait was not exercised", id)
 	}
+}
+
+// firstTermination is when the first TerminateInstances naming id
+// reached EC2 and was not throttled (recording on).
+func (e *env) firstTermination(id string) (time.Time, bool) {
+	for _, r := range e.w.EC2.Requests() {
+		if r.Action != "TerminateInstances" || r.Throttled {
+			continue
+		}
+		for k, v := range r.Params {
+			if strings.HasPrefix(k, "InstanceId.") && len(v) > 0 && v[0] == id {
+				return r.Time, true
+			}
+		}
+	}
+	return time.Time{}, false
 }
 
 // A new EC2NodeClass with spec.role: Joinery makes its instance profile,
