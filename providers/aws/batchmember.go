@@ -120,8 +120,8 @@ func (c *Client) mine(nodeClaim, key string, all []Instance) Batched {
 	for _, token := range slices.Sorted(maps.Keys(batches)) {
 		insts := batches[token]
 		members := batchMembers(insts[0].Tags)
-		for _, in := range insts {
-			if len(insts) < len(members) {
+		if len(insts) < len(members) { // partial: what is missing may come
+			for _, in := range insts {
 				out.Settling = max(out.Settling, in.LaunchTime.Add(c.ConsistencyWindow()).Sub(now))
 			}
 		}

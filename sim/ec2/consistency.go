@@ -139,8 +139,6 @@ func (s *Server) VisibleAt(id string) (time.Time, bool) {
 }
 
 func (s *Server) Visible(id string) bool {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	in, ok := s.instances[id]
-	return ok && s.visible(in.visibleAt)
+	at, ok := s.VisibleAt(id)
+	return ok && s.visible(at)
 }
