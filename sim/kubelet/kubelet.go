@@ -109,13 +109,20 @@ func (r *Registrar) Register(ctx context.Context, inst Instance) error {
 		r.Log.Warn("node did not join the cluster", zap.String("instance", inst.ID), zap.String("instanceType", inst.InstanceType), zap.String("reason", err.Error()))
 		return fmt.Errorf("%w: instance %s: %v", ErrNotJoined, inst.ID, err)
 	}
-	if err := r.retry(ctx, inst, func() error { return r.register(ctx, inst, node) }); err != nil {
+	var created, gone bool
+	if err := r.retry(ctx, inst, func() error {
+		err := r.register(ctx, inst, node, &created)
+		if errors.Is(err, errNodeGone) {
+			gone = true
+			return nil
+		}
+		return err
+	}); err != nil || gone {
 		return err
 	}
 	if !sleep(ctx, r.Boot.NetworkReady) {
 		return ctx.Err()
 	}
-	var gone bool
 	if err := r.retry(ctx, inst, func() (err error) { gone, err = r.networkReady(ctx, inst, node.Name); return err }); err != nil || gone {
 		return err
 	}
@@ -342,14 +349,22 @@ func kubeletRefusesLabel(key string) bool {
 // with --cloud-provider=external and sets only hostname/os/arch itself):
 // node.kubernetes.io/instance-type, topology.kubernetes.io/zone and
 // /region (and their beta forms) are added and the uninitialized taint is
-// removed.
-func (r *Registrar) register(ctx context.Context, inst Instance, node *corev1.Node) error {
+// removed. made records that this kubelet's Node was made: once it
+// was, a Node deleted since (its instance going away) is errNodeGone,
+// never made again.
+func (r *Registrar) register(ctx context.Context, inst Instance, node *corev1.Node, made *bool) error {
 	nodes := r.Kube.CoreV1().Nodes()
-	created, err := nodes.Create(ctx, node.DeepCopy(), metav1.CreateOptions{})
+	var created *corev1.Node
+	var err error
+	if *made {
+		err = apierrors.NewAlreadyExists(corev1.Resource("nodes"), node.Name)
+	} else if created, err = nodes.Create(ctx, node.DeepCopy(), metav1.CreateOptions{}); err == nil {
+		*made = true
+	}
 	switch {
 	case apierrors.IsAlreadyExists(err):
 		if created, err = nodes.Get(ctx, node.Name, metav1.GetOptions{}); err != nil {
-			return err
+			return nodeGone(err)
 		}
 		if created.Spec.ProviderID != node.Spec.ProviderID {
 			r.Log.Warn("a Node of that name belongs to another instance", zap.String("node", node.Name), zap.String("instance", inst.ID), zap.String("providerID", created.Spec.ProviderID))
@@ -362,7 +377,7 @@ func (r *Registrar) register(ctx context.Context, inst Instance, node *corev1.No
 	if len(created.Status.Allocatable) == 0 {
 		created.Status = node.Status
 		if _, err := nodes.UpdateStatus(ctx, created, metav1.UpdateOptions{}); err != nil {
-			return fmt.Errorf("node %s status: %w", node.Name, err)
+			return fmt.Errorf("node %s status: %w", node.Name, nodeGone(err))
 		}
 	}
 	r.Log.Info("node registered", zap.String("node", node.Name), zap.String("instance", inst.ID), zap.String("instanceType", inst.InstanceType))
@@ -528,7 +543,7 @@ func (r *Registrar) initializeAsCloudProvider(ctx context.Context, inst Instance
 	return retry.RetryOnConflict(retry.DefaultRetry, func() error {
 		n, err := r.Kube.CoreV1().Nodes().Get(ctx, name, metav1.GetOptions{})
 		if err != nil {
-			return err
+			return nodeGone(err)
 		}
 		if n.Labels == nil {
 			n.Labels = map[string]string{}
@@ -551,8 +566,19 @@ func (r *Registrar) initializeAsCloudProvider(ctx context.Context, inst Instance
 		}
 		n.Spec.Taints = kept
 		_, err = r.Kube.CoreV1().Nodes().Update(ctx, n, metav1.UpdateOptions{})
-		return err
+		return nodeGone(err)
 	})
+}
+
+// errNodeGone: the Node this kubelet registered was deleted.
+var errNodeGone = errors.New("node deleted")
+
+// nodeGone marks a NotFound as errNodeGone.
+func nodeGone(err error) error {
+	if apierrors.IsNotFound(err) {
+		return fmt.Errorf("%w: %v", errNodeGone, err)
+	}
+	return err
 }
 
 // dataVolumeBytes is the size of the volume the kubelet's ephemeral

@@ -129,6 +129,32 @@ func TestNodeDeletedBeforeReadyStaysDeleted(t *testing.T) {
 	}
 }
 
+// A Node deleted between its creation and the cloud node manager's
+// initialization is not made again.
+func TestNodeDeletedAsItRegistersStaysDeleted(t *testing.T) {
+	ca := newCA(t, "cluster")
+	r, kc := registrar(t, ca)
+	inst := instance("m5.large", generate(t, options(apiv1.AMIFamilyAL2023, ca)))
+	gets := 0
+	kc.PrependReactor("get", "nodes", func(a k8stesting.Action) (bool, runtime.Object, error) {
+		if gets++; gets == 1 {
+			if err := kc.Tracker().Delete(corev1.SchemeGroupVersion.WithResource("nodes"), "", inst.PrivateDNSName); err != nil {
+				t.Error(err)
+			}
+		}
+		return false, nil, nil
+	})
+	if err := r.Register(context.Background(), inst); err != nil {
+		t.Fatal(err)
+	}
+	if gets == 0 {
+		t.Fatal("the Node was never read back")
+	}
+	if ns := nodes(t, kc); len(ns) != 0 {
+		t.Errorf("%d nodes after deletion", len(ns))
+	}
+}
+
 func hasTaint(ts []corev1.Taint, want corev1.Taint) bool {
 	for _, t := range ts {
 		if reflect.DeepEqual(t, want) {
