@@ -69,3 +69,14 @@ func (p *pulse) stop() {
 		close(p.done)
 	}
 }
+
+// pulsing runs f under a pulse: the planning activities compute for seconds
+// without a natural point to heartbeat, and without one a worker killed
+// mid-plan would hold the saga for the whole start-to-close timeout.
+func pulsing[I, O any](f func(context.Context, I) (O, error)) func(context.Context, I) (O, error) {
+	return func(ctx context.Context, in I) (O, error) {
+		p := startPulse(ctx)
+		defer p.stop()
+		return f(ctx, in)
+	}
+}

@@ -54,9 +54,10 @@ func lookupCall() workflow.ActivityOptions {
 
 // planCall is a decision over the whole cluster (a plan, a consolidation
 // decision, a garbage-collection pass): two minutes, a few attempts (the
-// next pass tries again).
+// next pass tries again), heartbeating so that a worker killed mid-plan is
+// noticed within the heartbeat timeout, not the two minutes.
 func planCall(attempts int32) workflow.ActivityOptions {
-	o := workflow.ActivityOptions{StartToCloseTimeout: 2 * time.Minute, RetryPolicy: backoff(30 * time.Second)}
+	o := workflow.ActivityOptions{StartToCloseTimeout: 2 * time.Minute, HeartbeatTimeout: heartbeat, RetryPolicy: backoff(30 * time.Second)}
 	o.RetryPolicy.MaximumAttempts = attempts
 	return o
 }
