@@ -43,6 +43,7 @@ func report(r io.Reader, w io.Writer, slowest int) (failed bool, err error) {
 	output := map[string]*strings.Builder{}
 	var tail strings.Builder // output outside any test (the binary's own)
 	elapsed := map[string]float64{}
+	held := map[string]float64{} // time a test held a world (test/integration's slots)
 	sc := bufio.NewScanner(r)
 	sc.Buffer(make([]byte, 1<<20), 64<<20)
 	for sc.Scan() {
@@ -53,6 +54,10 @@ func report(r io.Reader, w io.Writer, slowest int) (failed bool, err error) {
 		}
 		switch {
 		case e.Action == "output" && e.Test != "":
+			if secs, ok := heldFor(e.Output); ok {
+				top, _, _ := strings.Cut(e.Test, "/")
+				held[top] = secs
+			}
 			if output[e.Test] == nil {
 				output[e.Test] = &strings.Builder{}
 			}
@@ -92,8 +97,29 @@ func report(r io.Reader, w io.Writer, slowest int) (failed bool, err error) {
 		}
 	}
 	fmt.Fprint(w, tail.String())
-	printSlowest(w, elapsed, slowest)
+	if len(held) > 0 {
+		fmt.Fprintf(w, "longest holders of a world (its slot, not the wait for one):\n")
+		printSlowest(w, held, slowest)
+	} else if len(elapsed) > 0 {
+		fmt.Fprintf(w, "slowest tests:\n")
+		printSlowest(w, elapsed, slowest)
+	}
 	return failed, nil
+}
+
+// heldFor reads the seconds of test/integration's "held world slot N for
+// 12.3s" line.
+func heldFor(line string) (float64, bool) {
+	_, rest, ok := strings.Cut(line, "held world slot ")
+	if !ok {
+		return 0, false
+	}
+	var slot int
+	var secs float64
+	if n, _ := fmt.Sscanf(rest, "%d for %fs", &slot, &secs); n != 2 {
+		return 0, false
+	}
+	return secs, true
 }
 
 func printSlowest(w io.Writer, elapsed map[string]float64, n int) {
@@ -104,9 +130,6 @@ func printSlowest(w io.Writer, elapsed map[string]float64, n int) {
 	sort.Slice(names, func(i, j int) bool { return elapsed[names[i]] > elapsed[names[j]] })
 	if len(names) > n {
 		names = names[:n]
-	}
-	if len(names) > 0 {
-		fmt.Fprintf(w, "slowest tests:\n")
 	}
 	for _, name := range names {
 		fmt.Fprintf(w, "  %6.1fs  %s\n", elapsed[name], name)

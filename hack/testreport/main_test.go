@@ -38,3 +38,22 @@ func TestReport(t *testing.T) {
 		t.Error("a passing run reported failed")
 	}
 }
+
+// Where the tests log the time they held a world, the list ranks by it.
+func TestReportRanksByTheWorldHeld(t *testing.T) {
+	events := strings.Join([]string{
+		`{"Action":"output","Test":"TestA","Output":"    slots_test.go:175: held world slot 4 for 12.5s\n"}`,
+		`{"Action":"pass","Test":"TestA","Elapsed":90}`,
+		`{"Action":"output","Test":"TestB/sub","Output":"    slots_test.go:175: held world slot 5 for 40.0s\n"}`,
+		`{"Action":"pass","Test":"TestB/sub","Elapsed":41}`,
+		`{"Action":"pass","Test":"TestB","Elapsed":41}`,
+	}, "\n")
+	var out strings.Builder
+	if _, err := report(strings.NewReader(events), &out, 5); err != nil {
+		t.Fatal(err)
+	}
+	want := "longest holders of a world (its slot, not the wait for one):\n    40.0s  TestB\n    12.5s  TestA\n"
+	if !strings.Contains(out.String(), want) {
+		t.Errorf("report lacks %q:\n%s", want, out.String())
+	}
+}

@@ -135,7 +135,10 @@ func (q *slotQueue) dispatch() {
 	}
 }
 
-type heldSlot struct{ slot, refs int }
+type heldSlot struct {
+	slot, refs int
+	since      time.Time
+}
 
 // slots is how many worlds run at once.
 func (q *slotQueue) slots() int { return q.size }
@@ -161,7 +164,7 @@ func slotOf(t *testing.T) int {
 		slotMu.Unlock()
 		s := slotPool.take(top)
 		slotMu.Lock()
-		h = &heldSlot{slot: s}
+		h = &heldSlot{slot: s, since: time.Now()}
 		slotsHeld[top] = h
 	}
 	h.refs++
@@ -172,6 +175,9 @@ func slotOf(t *testing.T) int {
 		if h.refs--; h.refs == 0 {
 			delete(slotsHeld, top)
 			slotPool.give(h.slot)
+			// hack/testreport ranks the tests by this line, not by their
+			// elapsed time, which counts the wait for a slot.
+			t.Logf("held world slot %d for %.1fs", h.slot, time.Since(h.since).Seconds())
 		}
 	})
 	return h.slot
