@@ -47,6 +47,14 @@ func launchWorldDeps(t *testing.T, pools []*apiv1.NodePool, opt func(*Deps), obj
 // with these options.
 func launchWorldOpts(t *testing.T, so simec2.Options, co aws.Options, pools []*apiv1.NodePool, opt func(*Deps), objs ...runtime.Object) (*Activities, *simec2.Server, workflows.LaunchRequest) {
 	t.Helper()
+	return launchWorldClass(t, so, co, pools, opt, func(*apiv1.EC2NodeClass, *apiv1.NodeClaim) {}, objs...)
+}
+
+// launchWorldClass is launchWorldOpts with edit changing the EC2NodeClass
+// and the NodeClaim.
+func launchWorldClass(t *testing.T, so simec2.Options, co aws.Options, pools []*apiv1.NodePool, opt func(*Deps),
+	edit func(*apiv1.EC2NodeClass, *apiv1.NodeClaim), objs ...runtime.Object) (*Activities, *simec2.Server, workflows.LaunchRequest) {
+	t.Helper()
 	so.ClusterTag = "production-eks"
 	srv := simec2.New(so)
 	url, stop, err := srv.Start("127.0.0.1:0")
@@ -79,6 +87,7 @@ func launchWorldOpts(t *testing.T, so simec2.Options, co aws.Options, pools []*a
 	}
 	nc := &apiv1.NodeClaim{ObjectMeta: metav1.ObjectMeta{Name: "general-purpose-l4nch", Labels: map[string]string{apiv1.LabelNodePool: "general-purpose"}},
 		Spec: apiv1.NodeClaimSpec{NodeClassRef: &apiv1.NodeClassReference{Group: "karpenter.k8s.aws", Kind: "EC2NodeClass", Name: "default"}}}
+	edit(cls, nc)
 	a := newFake(t, kubetest.World{Pools: pools, Claims: []*apiv1.NodeClaim{nc}, Classes: []*apiv1.EC2NodeClass{cls}, Objects: objs}, func(d *Deps) {
 		d.Cloud = cc
 		d.ClusterFacts = bootstrap.Cluster{Name: "launch-test", Endpoint: "https://127.0.0.1:6443", CABundle: "Y2E=", ServiceCIDR: "10.100.0.0/16"}
@@ -276,5 +285,42 @@ func TestLaunchOfADeletedNodeClaimReturnsTheInstanceItLaunched(t *testing.T) {
 	}
 	if n := len(srv.Instances()); n != 1 {
 		t.Fatalf("%d instances, want 1", n)
+	}
+}
+
+// The class's launch fields reach the launch template and CreateFleet:
+// detailed monitoring, the public IP choice and Context, which a NodeClaim
+// whose minValues were relaxed launches without (as Karpenter's does).
+func TestLaunchCarriesTheClassLaunchFields(t *testing.T) {
+	for _, relaxed := range []bool{false, true} {
+		no, ctxID := false, "c-0123"
+		a, srv, req := launchWorldClass(t, simec2.Options{BootDelay: 40 * time.Millisecond}, aws.Options{}, nil, func(*Deps) {},
+			func(cls *apiv1.EC2NodeClass, nc *apiv1.NodeClaim) {
+				yes := true
+				cls.Spec.DetailedMonitoring, cls.Spec.AssociatePublicIPAddress, cls.Spec.Context = &yes, &no, &ctxID
+				if relaxed {
+					nc.Annotations = map[string]string{apiv1.AnnotationNodeClaimMinValuesRelaxed: "true"}
+				}
+			})
+		srv.SetRecording(true)
+		out, _, _, err := launchAttempt(t, a, srv, req, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		inst, _ := srv.Instance(out.ID)
+		lt, _ := srv.LaunchTemplate(inst.LaunchTemplateID)
+		if !lt.Data.DetailedMonitoring || lt.Data.AssociatePublicIPAddress == nil || *lt.Data.AssociatePublicIPAddress ||
+			!inst.DetailedMonitoring || inst.PublicIP != "" {
+			t.Errorf("template %+v, instance monitoring %v public IP %q", lt.Data, inst.DetailedMonitoring, inst.PublicIP)
+		}
+		want := ctxID
+		if relaxed {
+			want = ""
+		}
+		for _, r := range srv.Requests() {
+			if r.Action == "CreateFleet" && r.Params.Get("Context") != want {
+				t.Errorf("minValues relaxed %v: CreateFleet Context %q, want %q", relaxed, r.Params.Get("Context"), want)
+			}
+		}
 	}
 }

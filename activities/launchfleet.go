@@ -53,7 +53,7 @@ func (a *Launch) createFleet(ctx context.Context, nc *apiv1.NodeClaim, cls *apiv
 		prog.calling()
 		inst, err := a.cloud.Launch(ctx, aws.LaunchRequest{
 			NodeClaim: req.NodeClaim, NodePool: req.NodePool, CapacityType: req.CapacityType, Configs: lp.Configs, Prioritized: lp.Prioritized,
-			Tags: launchTags(cls), ClientToken: token, Solo: solo,
+			Tags: launchTags(cls), ClientToken: token, Solo: solo, Context: fleetContext(nc, cls),
 		})
 		if ctx.Err() == nil { // else the call may still have reached EC2
 			prog.returned(aws.Answered(err))
@@ -238,4 +238,13 @@ func (a *Launch) profileNotReady(ctx context.Context, nc *apiv1.NodeClaim, cls *
 	activityLogger(ctx, a.log).Warn("instance profile not propagated to EC2 yet; retrying the launch", zap.String("nodeclaim", nc.Name),
 		zap.String("nodeclass", cls.Name), zap.String("instanceProfile", cls.Status.InstanceProfile), zap.String("error", fe.Message))
 	return errors.New(msg)
+}
+
+// fleetContext is the class's spec.context for CreateFleet, left out, as
+// Karpenter leaves it, when the NodeClaim's minValues were relaxed.
+func fleetContext(nc *apiv1.NodeClaim, cls *apiv1.EC2NodeClass) string {
+	if cls.Spec.Context == nil || nc.Annotations[apiv1.AnnotationNodeClaimMinValuesRelaxed] == "true" {
+		return ""
+	}
+	return *cls.Spec.Context
 }

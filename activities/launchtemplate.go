@@ -140,7 +140,9 @@ func (a *Launch) launchTemplate(ctx context.Context, nc *apiv1.NodeClaim, cls *a
 		// A class that counts on reservations keeps its spot and on-demand
 		// launches out of open ones (Karpenter's targeted launch mode);
 		// other classes' templates are as before (their names unchanged).
-		NoCapacityReservations: reservation == "" && len(cls.Spec.CapacityReservationSelectorTerms) > 0,
+		NoCapacityReservations:   reservation == "" && len(cls.Spec.CapacityReservationSelectorTerms) > 0,
+		DetailedMonitoring:       cls.Spec.DetailedMonitoring != nil && *cls.Spec.DetailedMonitoring,
+		AssociatePublicIPAddress: cls.Spec.AssociatePublicIPAddress, ConnectionTracking: cls.Spec.ConnectionTracking,
 	}
 	name, err := nodeclass.LaunchTemplateName(a.cloud.ClusterName(), data)
 	if err != nil {

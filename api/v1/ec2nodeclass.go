@@ -43,15 +43,19 @@ type EC2NodeClassSpec struct {
 	// launch as capacity type "reserved" (ValidateCapacityReservationTerms).
 	CapacityReservationSelectorTerms []CapacityReservationSelectorTerm `json:"capacityReservationSelectorTerms,omitempty"`
 
+	// The launch template's and CreateFleet's own settings: detailed
+	// monitoring; the primary interface's public IP choice and idle
+	// connection tracking timeouts; CreateFleet's reserved Context.
+	AssociatePublicIPAddress *bool               `json:"associatePublicIPAddress,omitempty"`
+	DetailedMonitoring       *bool               `json:"detailedMonitoring,omitempty"`
+	ConnectionTracking       *ConnectionTracking `json:"connectionTracking,omitempty"`
+	Context                  *string             `json:"context,omitempty"`
+
 	// Karpenter v1.14 fields Joinery refuses (nodeclass.Unsupported).
-	PlacementGroupSelector   *PlacementGroupSelector `json:"placementGroupSelector,omitempty"`
-	AssociatePublicIPAddress *bool                   `json:"associatePublicIPAddress,omitempty"`
-	IPPrefixCount            *int32                  `json:"ipPrefixCount,omitempty"`
-	NetworkInterfaces        []NetworkInterface      `json:"networkInterfaces,omitempty"`
-	DetailedMonitoring       *bool                   `json:"detailedMonitoring,omitempty"`
-	ConnectionTracking       *ConnectionTracking     `json:"connectionTracking,omitempty"`
-	Context                  *string                 `json:"context,omitempty"`
-	CPUOptions               *CPUOptions             `json:"cpuOptions,omitempty"`
+	PlacementGroupSelector *PlacementGroupSelector `json:"placementGroupSelector,omitempty"`
+	IPPrefixCount          *int32                  `json:"ipPrefixCount,omitempty"`
+	NetworkInterfaces      []NetworkInterface      `json:"networkInterfaces,omitempty"`
+	CPUOptions             *CPUOptions             `json:"cpuOptions,omitempty"`
 }
 
 // InstanceStorePolicyRAID0 is the one value of spec.instanceStorePolicy.
@@ -133,7 +137,8 @@ type EBS struct {
 	DeleteOnTermination *bool              `json:"deleteOnTermination,omitempty"`
 	KMSKeyID            string             `json:"kmsKeyID,omitempty"`
 	SnapshotID          string             `json:"snapshotID,omitempty"`
-	// VolumeInitializationRate (MiB/s, refused by Joinery).
+	// VolumeInitializationRate is the rate (MiB/s) at which a volume made
+	// from SnapshotID is initialized.
 	VolumeInitializationRate *int32 `json:"volumeInitializationRate,omitempty"`
 }
 

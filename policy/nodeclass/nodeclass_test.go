@@ -154,7 +154,8 @@ func TestNamesAreStableAndChangeWithContent(t *testing.T) {
 
 // Every Karpenter v1.14 field Joinery does not honour is named when set
 // (nothing silently ignored), and a class setting one is not ready;
-// instanceStorePolicy RAID0 is honoured, so not listed.
+// instanceStorePolicy RAID0 and the launch fields Joinery passes on are
+// honoured, so not listed.
 func TestUnsupportedFieldsAreNamed(t *testing.T) {
 	raid0, other, name := apiv1.InstanceStorePolicyRAID0, "RAID10", "pg"
 	yes, n := true, int32(2)
@@ -173,9 +174,10 @@ func TestUnsupportedFieldsAreNamed(t *testing.T) {
 		BlockDeviceMappings:              []apiv1.BlockDeviceMapping{{DeviceName: "/dev/xvda", EBS: &apiv1.EBS{VolumeInitializationRate: &n}}},
 	}
 	got := Unsupported(&spec)
-	want := []string{"spec.placementGroupSelector", "spec.associatePublicIPAddress",
-		"spec.ipPrefixCount", "spec.networkInterfaces", "spec.detailedMonitoring", "spec.connectionTracking", "spec.context",
-		"spec.cpuOptions", "spec.amiSelectorTerms[1].ssmParameter", "spec.blockDeviceMappings[0].ebs.volumeInitializationRate"}
+	// associatePublicIPAddress, detailedMonitoring, connectionTracking,
+	// context and volumeInitializationRate are honoured (the launch).
+	want := []string{"spec.placementGroupSelector", "spec.ipPrefixCount", "spec.networkInterfaces",
+		"spec.cpuOptions", "spec.amiSelectorTerms[1].ssmParameter"}
 	if len(got) != len(want) {
 		t.Fatalf("unsupported %q, want %d entries", got, len(want))
 	}
@@ -190,17 +192,17 @@ func TestUnsupportedFieldsAreNamed(t *testing.T) {
 	if u := Unsupported(&apiv1.EC2NodeClassSpec{InstanceStorePolicy: &other}); len(u) != 1 || !strings.Contains(u[0], `"RAID10" is not a policy`) {
 		t.Errorf("RAID10: %q", u)
 	}
-	cls := &apiv1.EC2NodeClass{Spec: apiv1.EC2NodeClassSpec{DetailedMonitoring: &yes}}
+	cls := &apiv1.EC2NodeClass{Spec: apiv1.EC2NodeClassSpec{IPPrefixCount: &n}}
 	cls.Name = "default"
 	cls.Status.Conditions = []metav1.Condition{{Type: apiv1.ConditionReady, Status: metav1.ConditionTrue}}
-	if why := NotReady(cls); !strings.Contains(why, "EC2NodeClass default sets fields Joinery does not support: spec.detailedMonitoring: ") {
+	if why := NotReady(cls); !strings.Contains(why, "EC2NodeClass default sets fields Joinery does not support: spec.ipPrefixCount: ") {
 		t.Errorf("NotReady %q", why)
 	}
 	st := Status(nil, Resolution{Subnets: []apiv1.SubnetStatus{{ID: "s"}}, SecurityGroups: []apiv1.SecurityGroupStatus{{ID: "g"}},
 		AMIs: []apiv1.AMIStatus{{ID: "a"}}, InstanceProfile: "p", Unsupported: Unsupported(&cls.Spec)}, 1, metav1.Now())
 	v := apiv1.FindCondition(st.Conditions, apiv1.ConditionValidationSucceeded)
 	r := apiv1.FindCondition(st.Conditions, apiv1.ConditionReady)
-	if v == nil || v.Status != metav1.ConditionFalse || v.Reason != "UnsupportedField" || r.Status != metav1.ConditionFalse || !strings.Contains(r.Message, "spec.detailedMonitoring") {
+	if v == nil || v.Status != metav1.ConditionFalse || v.Reason != "UnsupportedField" || r.Status != metav1.ConditionFalse || !strings.Contains(r.Message, "spec.ipPrefixCount") {
 		t.Errorf("conditions %+v", st.Conditions)
 	}
 }

@@ -28,23 +28,11 @@ func Unsupported(spec *apiv1.EC2NodeClassSpec) []string {
 	if spec.PlacementGroupSelector != nil {
 		add("spec.placementGroupSelector", "placement groups are not supported")
 	}
-	if spec.AssociatePublicIPAddress != nil {
-		add("spec.associatePublicIPAddress", "not supported: instances get the subnet's public IP setting")
-	}
 	if spec.IPPrefixCount != nil {
 		add("spec.ipPrefixCount", "IPv4 prefix delegation is not supported (it would change the nodes' max pods)")
 	}
 	if len(spec.NetworkInterfaces) > 0 {
 		add("spec.networkInterfaces", "custom network interfaces (EFA) are not supported: instances get one primary interface")
-	}
-	if spec.DetailedMonitoring != nil {
-		add("spec.detailedMonitoring", "not supported: instances get EC2's default (basic) monitoring")
-	}
-	if spec.ConnectionTracking != nil {
-		add("spec.connectionTracking", "connection tracking timeouts are not supported")
-	}
-	if spec.Context != nil {
-		add("spec.context", "the reserved EC2 Context is not supported")
 	}
 	if spec.CPUOptions != nil {
 		add("spec.cpuOptions", "CPU options (nested virtualization) are not supported")
@@ -52,11 +40,6 @@ func Unsupported(spec *apiv1.EC2NodeClassSpec) []string {
 	for i, t := range spec.AMISelectorTerms {
 		if t.SSMParameter != "" {
 			add(fmt.Sprintf("spec.amiSelectorTerms[%d].ssmParameter", i), "AMIs from a custom SSM parameter are not supported: use an alias, id, name or tags")
-		}
-	}
-	for i, b := range spec.BlockDeviceMappings {
-		if b.EBS != nil && b.EBS.VolumeInitializationRate != nil {
-			add(fmt.Sprintf("spec.blockDeviceMappings[%d].ebs.volumeInitializationRate", i), "EBS volume initialization rates are not supported")
 		}
 	}
 	return out

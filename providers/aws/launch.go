@@ -55,6 +55,9 @@ type LaunchRequest struct {
 	// NodeClaims' launches: a retry of a launch whose answer was lost
 	// sends it, so that its client token finds the lost call's instance.
 	Solo bool
+	// Context is CreateFleet's reserved Context parameter
+	// (spec.context), "" to leave it out.
+	Context string
 }
 
 // LaunchConfig is one launch template and the offerings to try with it.
@@ -260,6 +263,9 @@ func fleetInput(req LaunchRequest, configs []types.FleetLaunchTemplateConfigRequ
 	}
 	if req.ClientToken != "" {
 		in.ClientToken = aws.String(req.ClientToken)
+	}
+	if req.Context != "" {
+		in.Context = aws.String(req.Context)
 	}
 	return in
 }

@@ -231,3 +231,93 @@ func TestInsufficientCapacityOnlyWhenEveryOverrideLacksCapacity(t *testing.T) {
 		t.Fatalf("every override without capacity: got %v, want insufficient capacity", err)
 	}
 }
+
+// The class's launch fields reach EC2 as Karpenter's launch templates
+// carry them (monitoring, the primary interface's public IP choice and
+// connection tracking, a volume's initialization rate; CreateFleet's
+// Context), and the instance is launched with them; EC2 refuses values out
+// of its ranges.
+func TestLaunchTemplateCarriesTheClassLaunchFields(t *testing.T) {
+	w := newLaunchWorld(t)
+	ctx := context.Background()
+	img, _, _ := w.c.GetParameter(ctx, al2023x86)
+	sgs, err := w.c.SecurityGroups(ctx, exampleTerms)
+	if err != nil {
+		t.Fatal(err)
+	}
+	size := resource.MustParse("50Gi")
+	public, tcp, udp, rate := true, int32(3600), int32(45), int32(200)
+	d := aws.LaunchTemplateData{ImageID: img, SecurityGroupIDs: []string{sgs[0].ID}, DetailedMonitoring: true,
+		AssociatePublicIPAddress: &public, ConnectionTracking: &apiv1.ConnectionTracking{TCPEstablishedTimeout: &tcp, UDPTimeout: &udp},
+		BlockDevices: []apiv1.BlockDeviceMapping{{DeviceName: "/dev/xvda",
+			EBS: &apiv1.EBS{VolumeSize: &size, VolumeType: "gp3", SnapshotID: "snap-0123456789abcdef0", VolumeInitializationRate: &rate}}}}
+	lt, err := w.c.EnsureLaunchTemplate(ctx, "joinery/fields", d)
+	if err != nil {
+		t.Fatal(err)
+	}
+	stored, _ := w.ec2.LaunchTemplate(lt.ID)
+	ct := stored.Data.ConnectionTracking
+	if !stored.Data.DetailedMonitoring || stored.Data.AssociatePublicIPAddress == nil || !*stored.Data.AssociatePublicIPAddress ||
+		ct == nil || ct.TCPEstablished != 3600 || ct.UDP != 45 || ct.UDPStream != 0 || stored.Data.BlockDevices[0].InitializationRate != 200 ||
+		!slices.Equal(stored.Data.SecurityGroupIDs, []string{sgs[0].ID}) {
+		t.Errorf("stored template %+v (connection tracking %+v)", stored.Data, ct)
+	}
+	req := launchReq(subnets(t, w.c), apiv1.CapacityTypeOnDemand, "m5.large")
+	req.LaunchTemplateName, req.Context = "joinery/fields", "c-0123"
+	w.ec2.SetRecording(true)
+	in, err := w.c.Launch(ctx, req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	fleets := 0
+	for _, r := range w.ec2.Requests() {
+		if r.Action == "CreateFleet" {
+			if fleets++; r.Params.Get("Context") != "c-0123" {
+				t.Errorf("CreateFleet Context %q, want c-0123", r.Params.Get("Context"))
+			}
+		}
+	}
+	if fleets != 1 {
+		t.Errorf("%d CreateFleet calls recorded, want 1", fleets)
+	}
+	got, _ := w.ec2.Instance(in.ID)
+	if !got.DetailedMonitoring || got.PublicIP == "" {
+		t.Errorf("instance: monitoring %v, public IP %q", got.DetailedMonitoring, got.PublicIP)
+	}
+
+	// Without the fields: basic monitoring, no public address (the local
+	// subnets map none on launch), EC2's timeouts.
+	plain := aws.LaunchTemplateData{ImageID: img, SecurityGroupIDs: []string{sgs[0].ID}}
+	if _, err := w.c.EnsureLaunchTemplate(ctx, "joinery/plain", plain); err != nil {
+		t.Fatal(err)
+	}
+	req.LaunchTemplateName, req.Context, req.NodeClaim = "joinery/plain", "", "general-purpose-def34"
+	in, err = w.c.Launch(ctx, req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, _ := w.ec2.Instance(in.ID); got.DetailedMonitoring || got.PublicIP != "" {
+		t.Errorf("plain instance: monitoring %v, public IP %q", got.DetailedMonitoring, got.PublicIP)
+	}
+
+	for name, bad := range map[string]func(*aws.LaunchTemplateData){
+		"InvalidParameterValue: Value (20) for parameter UdpTimeout": func(d *aws.LaunchTemplateData) {
+			low := int32(20)
+			d.ConnectionTracking = &apiv1.ConnectionTracking{UDPTimeout: &low}
+		},
+		"InvalidParameterValue: Value (500) for parameter VolumeInitializationRate": func(d *aws.LaunchTemplateData) {
+			fast := int32(500)
+			d.BlockDevices = []apiv1.BlockDeviceMapping{{DeviceName: "/dev/xvda", EBS: &apiv1.EBS{SnapshotID: "snap-1", VolumeInitializationRate: &fast}}}
+		},
+		"InvalidParameterCombination: The parameter VolumeInitializationRate": func(d *aws.LaunchTemplateData) {
+			d.BlockDevices = []apiv1.BlockDeviceMapping{{DeviceName: "/dev/xvda", EBS: &apiv1.EBS{VolumeSize: &size, VolumeInitializationRate: &rate}}}
+		},
+	} {
+		d := plain
+		bad(&d)
+		if _, err := w.c.EnsureLaunchTemplate(ctx, "joinery/bad", d); err == nil || !strings.Contains(err.Error(), strings.SplitN(name, ": ", 2)[0]) ||
+			!strings.Contains(err.Error(), strings.SplitN(name, ": ", 2)[1]) {
+			t.Errorf("want %s: %v", name, err)
+		}
+	}
+}

@@ -41,6 +41,15 @@ type LaunchTemplateData struct {
 	// on-demand and spot templates are with reserved capacity on, so they
 	// do not use up reservations a class counts on. Omitted when false.
 	NoCapacityReservations bool `json:",omitempty"`
+	// DetailedMonitoring (spec.detailedMonitoring): CloudWatch detailed
+	// monitoring of the instances. The template says Monitoring.Enabled
+	// either way, as Karpenter's does.
+	DetailedMonitoring bool `json:",omitempty"`
+	// AssociatePublicIPAddress (spec.associatePublicIPAddress) and
+	// ConnectionTracking (spec.connectionTracking) go on the primary
+	// network interface; nil: the subnet's setting, EC2's timeouts.
+	AssociatePublicIPAddress *bool                     `json:",omitempty"`
+	ConnectionTracking       *apiv1.ConnectionTracking `json:",omitempty"`
 }
 
 // LaunchTemplate names one launch template.
@@ -148,8 +157,9 @@ func ec2Tags(tags map[string]string) []types.Tag {
 }
 
 // requestTemplateData is d as CreateLaunchTemplate takes it: the security
-// groups on one network interface (device 0), as Karpenter does, and the
-// tags on the interfaces the instances get.
+// groups, the public IP choice and the connection tracking timeouts on one
+// network interface (device 0), as Karpenter does, and the tags on the
+// interfaces the instances get.
 func requestTemplateData(d LaunchTemplateData, tags map[string]string) (*types.RequestLaunchTemplateData, error) {
 	if d.ImageID == "" {
 		return nil, errors.New("ImageID is required")
@@ -161,9 +171,11 @@ func requestTemplateData(d LaunchTemplateData, tags map[string]string) (*types.R
 	if d.InstanceProfile != "" {
 		out.IamInstanceProfile = &types.LaunchTemplateIamInstanceProfileSpecificationRequest{Name: aws.String(d.InstanceProfile)}
 	}
-	if len(d.SecurityGroupIDs) > 0 {
+	out.Monitoring = &types.LaunchTemplatesMonitoringRequest{Enabled: aws.Bool(d.DetailedMonitoring)}
+	if len(d.SecurityGroupIDs) > 0 || d.AssociatePublicIPAddress != nil || d.ConnectionTracking != nil {
 		out.NetworkInterfaces = []types.LaunchTemplateInstanceNetworkInterfaceSpecificationRequest{{
 			DeviceIndex: aws.Int32(0), Groups: append([]string(nil), d.SecurityGroupIDs...),
+			AssociatePublicIpAddress: d.AssociatePublicIPAddress, ConnectionTrackingSpecification: connectionTracking(d.ConnectionTracking),
 		}}
 	}
 	for i, b := range d.BlockDevices {
@@ -195,6 +207,7 @@ func requestTemplateData(d LaunchTemplateData, tags map[string]string) (*types.R
 			if e.SnapshotID != "" {
 				ebs.SnapshotId = aws.String(e.SnapshotID)
 			}
+			ebs.VolumeInitializationRate = e.VolumeInitializationRate
 			m.Ebs = ebs
 		}
 		out.BlockDeviceMappings = append(out.BlockDeviceMappings, m)
@@ -224,6 +237,16 @@ func requestTemplateData(d LaunchTemplateData, tags map[string]string) (*types.R
 	}
 	out.TagSpecifications = []types.LaunchTemplateTagSpecificationRequest{{ResourceType: types.ResourceTypeNetworkInterface, Tags: ec2Tags(tags)}}
 	return out, nil
+}
+
+// connectionTracking is the interface's ConnectionTrackingSpecification
+// (nil when the class sets no timeout).
+func connectionTracking(ct *apiv1.ConnectionTracking) *types.ConnectionTrackingSpecificationRequest {
+	if ct == nil || (ct.TCPEstablishedTimeout == nil && ct.UDPStreamTimeout == nil && ct.UDPTimeout == nil) {
+		return nil
+	}
+	return &types.ConnectionTrackingSpecificationRequest{TcpEstablishedTimeout: ct.TCPEstablishedTimeout,
+		UdpStreamTimeout: ct.UDPStreamTimeout, UdpTimeout: ct.UDPTimeout}
 }
 
 // isCode reports whether err carries the AWS error code.

@@ -562,10 +562,14 @@ func (s *Server) launchLocked(o *fleetOverride, capacityType, fleetID, token str
 		Tags:                  maps.Clone(o.lt.Data.TagSpecifications["instance"]),
 		ImageID:               o.imageID, UserData: o.lt.Data.UserData,
 		IAMInstanceProfile: o.profileName, IAMInstanceProfileArn: o.profileArn,
-		SecurityGroupIDs:  append([]string(nil), o.groups...),
-		MetadataOptions:   metadataWithDefaults(o.lt.Data.MetadataOptions, o.image),
-		BlockDevices:      blockDevicesFor(o.lt.Data.BlockDevices),
-		NetworkInterfaces: max(o.lt.Data.NetworkInterfaces, 1),
+		SecurityGroupIDs:   append([]string(nil), o.groups...),
+		MetadataOptions:    metadataWithDefaults(o.lt.Data.MetadataOptions, o.image),
+		BlockDevices:       blockDevicesFor(o.lt.Data.BlockDevices),
+		NetworkInterfaces:  max(o.lt.Data.NetworkInterfaces, 1),
+		DetailedMonitoring: o.lt.Data.DetailedMonitoring,
+	}
+	if p := o.lt.Data.AssociatePublicIPAddress; p != nil && *p {
+		in.PublicIP = publicIP(s.seq)
 	}
 	if in.Tags == nil {
 		in.Tags = map[string]string{}
@@ -581,6 +585,11 @@ func (s *Server) launchLocked(o *fleetOverride, capacityType, fleetID, token str
 	in.visibleAt = s.visibleAfter(id)
 	s.instances[id] = in
 	return in, nil
+}
+
+// publicIP is the n-th public address the local EC2 hands out.
+func publicIP(n uint64) string {
+	return fmt.Sprintf("3.%d.%d.%d", 80+n>>16&0x3f, n>>8&0xff, n&0xff)
 }
 
 // metadataWithDefaults fills what the template left out as EC2 does:

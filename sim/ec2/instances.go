@@ -56,6 +56,11 @@ type Instance struct {
 	// SecondaryIPs are the subnet addresses the instance holds besides
 	// PrivateIP (AssignAddresses: the VPC CNI's ENIs and their addresses).
 	SecondaryIPs []string `json:",omitempty"`
+	// PublicIP is the address the primary interface got when the template
+	// asked for one (the local subnets map none on launch).
+	PublicIP string `json:",omitempty"`
+	// DetailedMonitoring: the template enabled CloudWatch detailed monitoring.
+	DetailedMonitoring bool `json:",omitempty"`
 }
 
 // instance is the server's record: the snapshot plus bookkeeping.
@@ -304,6 +309,10 @@ func (s *Server) instanceXMLLocked(in *instance) instanceXML {
 		SubnetID:   in.SubnetID, VpcID: s.vpcID, PrivateIPAddress: in.PrivateIP,
 		Architecture: in.Architecture, RootDeviceType: "ebs", RootDeviceName: "/dev/xvda",
 		ClientToken: in.clientToken, Tags: tagSet(in.Tags), VirtualizationType: "hvm", Hypervisor: "xen",
+		Monitoring: monitoringXML{State: "disabled"}, IPAddress: in.PublicIP,
+	}
+	if in.DetailedMonitoring {
+		x.Monitoring.State = "enabled"
 	}
 	for _, id := range in.SecurityGroupIDs {
 		g := groupXML{GroupID: id}

@@ -47,8 +47,14 @@ type LaunchTemplateData struct {
 	SecurityGroupNames []string
 	// NetworkInterfaces is how many network interfaces the data specifies.
 	NetworkInterfaces int
-	BlockDevices      []BlockDevice
-	MetadataOptions   *MetadataOptions
+	// AssociatePublicIPAddress and ConnectionTracking are the primary
+	// interface's (device 0): nil, the subnet's setting and EC2's timeouts.
+	AssociatePublicIPAddress *bool
+	ConnectionTracking       *ConnectionTracking
+	// DetailedMonitoring is Monitoring.Enabled.
+	DetailedMonitoring bool
+	BlockDevices       []BlockDevice
+	MetadataOptions    *MetadataOptions
 	// CapacityReservationPreference ("capacity-reservations-only", "open",
 	// "none"; "" as open) and CapacityReservationID (the target) are
 	// CapacityReservationSpecification's.
@@ -57,6 +63,12 @@ type LaunchTemplateData struct {
 	// TagSpecifications are the instance-side tags by resource type
 	// ("instance", "volume", "network-interface", ...).
 	TagSpecifications map[string]map[string]string
+}
+
+// ConnectionTracking are an interface's idle timeouts, seconds (0: EC2's
+// default).
+type ConnectionTracking struct {
+	TCPEstablished, UDPStream, UDP int64
 }
 
 // BlockDevice is one block device mapping (EBS).
@@ -70,6 +82,8 @@ type BlockDevice struct {
 	DeleteOnTermination *bool
 	KMSKeyID            string
 	SnapshotID          string
+	// InitializationRate is the volume initialization rate, MiB/s (0: none).
+	InitializationRate int64
 }
 
 // MetadataOptions are the instance metadata service options.
@@ -250,6 +264,15 @@ func templateData(f form) (LaunchTemplateData, error) {
 	for _, i := range nis {
 		niGroups = append(niGroups, f.strings(at(p+".NetworkInterface", i)+".SecurityGroupId")...)
 	}
+	if err := primaryInterface(f, p+".NetworkInterface", nis, &d); err != nil {
+		return d, err
+	}
+	var err error
+	if m, err := boolParam(f, p+".Monitoring.Enabled"); err != nil {
+		return d, err
+	} else if m != nil {
+		d.DetailedMonitoring = *m
+	}
 	if len(niGroups) > 0 {
 		if len(d.SecurityGroupIDs) > 0 {
 			return d, newError(http.StatusBadRequest, "InvalidParameterCombination",
@@ -264,7 +287,6 @@ func templateData(f form) (LaunchTemplateData, error) {
 		if b.DeviceName == "" {
 			return d, missingParameter(bp + ".DeviceName")
 		}
-		var err error
 		if b.VolumeSize, err = int64Param(f, bp+".Ebs.VolumeSize"); err != nil {
 			return d, err
 		}
@@ -278,6 +300,9 @@ func templateData(f form) (LaunchTemplateData, error) {
 			return d, err
 		}
 		if b.DeleteOnTermination, err = boolParam(f, bp+".Ebs.DeleteOnTermination"); err != nil {
+			return d, err
+		}
+		if b.InitializationRate, err = initializationRate(f, bp+".Ebs", b.SnapshotID); err != nil {
 			return d, err
 		}
 		d.BlockDevices = append(d.BlockDevices, b)
@@ -328,6 +353,59 @@ func templateData(f form) (LaunchTemplateData, error) {
 		d.TagSpecifications[rt] = tags
 	}
 	return d, nil
+}
+
+// primaryInterface reads device 0's public IP choice and connection
+// tracking timeouts, refusing timeouts outside EC2's ranges.
+func primaryInterface(f form, prefix string, nis []int, d *LaunchTemplateData) error {
+	for _, i := range nis {
+		np := at(prefix, i)
+		if f.get(np+".DeviceIndex") != "0" {
+			continue
+		}
+		pub, err := boolParam(f, np+".AssociatePublicIpAddress")
+		if err != nil {
+			return err
+		}
+		d.AssociatePublicIPAddress = pub
+		cp := np + ".ConnectionTrackingSpecification"
+		if !hasPrefix(f, cp+".") {
+			return nil
+		}
+		var ct ConnectionTracking
+		for _, t := range []struct {
+			name     string
+			to       *int64
+			min, max int64
+		}{{"TcpEstablishedTimeout", &ct.TCPEstablished, 60, 432000}, {"UdpStreamTimeout", &ct.UDPStream, 60, 180}, {"UdpTimeout", &ct.UDP, 30, 60}} {
+			v, err := int64Param(f, cp+"."+t.name)
+			if err != nil {
+				return err
+			}
+			if v != 0 && (v < t.min || v > t.max) {
+				return invalidParameter("Value (%d) for parameter %s is invalid. Valid values are between %d and %d.", v, t.name, t.min, t.max)
+			}
+			*t.to = v
+		}
+		d.ConnectionTracking = &ct
+	}
+	return nil
+}
+
+// initializationRate reads an EBS volume's initialization rate: 100-300
+// MiB/s, for a volume made from a snapshot only.
+func initializationRate(f form, ebs, snapshot string) (int64, error) {
+	v, err := int64Param(f, ebs+".VolumeInitializationRate")
+	switch {
+	case err != nil || v == 0:
+		return 0, err
+	case v < 100 || v > 300:
+		return 0, invalidParameter("Value (%d) for parameter VolumeInitializationRate is invalid. Valid values are between 100 and 300.", v)
+	case snapshot == "":
+		return 0, newError(http.StatusBadRequest, "InvalidParameterCombination",
+			"The parameter VolumeInitializationRate is only supported for volumes created from snapshots.")
+	}
+	return v, nil
 }
 
 func (m *MetadataOptions) validate() error {

@@ -189,6 +189,8 @@ type instanceXML struct {
 	SubnetID              string                      `xml:"subnetId,omitempty"`
 	VpcID                 string                      `xml:"vpcId,omitempty"`
 	PrivateIPAddress      string                      `xml:"privateIpAddress,omitempty"`
+	IPAddress             string                      `xml:"ipAddress,omitempty"`
+	Monitoring            monitoringXML               `xml:"monitoring"`
 	Groups                []groupXML                  `xml:"groupSet>item"`
 	IamInstanceProfile    *iamInstanceProfileXML      `xml:"iamInstanceProfile,omitempty"`
 	MetadataOptions       *instanceMetadataOptionsXML `xml:"metadataOptions,omitempty"`
@@ -204,6 +206,10 @@ type instanceXML struct {
 	Tags                  []tagXML                    `xml:"tagSet>item"`
 	VirtualizationType    string                      `xml:"virtualizationType"`
 	Hypervisor            string                      `xml:"hypervisor"`
+}
+
+type monitoringXML struct {
+	State string `xml:"state"`
 }
 
 type terminateInstancesResponse struct {
