@@ -236,6 +236,16 @@ func (r *nodeClassReconciler) amis(ctx context.Context, cls *apiv1.EC2NodeClass)
 		if t.ID != "" {
 			q.IDs = []string{t.ID}
 		}
+		if t.SSMParameter != "" {
+			id, ok, err := r.parameterImage(ctx, cls, t.SSMParameter)
+			if err != nil {
+				return nil, err
+			}
+			if !ok {
+				continue
+			}
+			q = aws.ImageQuery{IDs: []string{id}}
+		}
 		if t.Name != "" {
 			q.Names = []string{t.Name}
 			q.Owners = []string{"self", "amazon"}
@@ -255,6 +265,26 @@ func (r *nodeClassReconciler) amis(ctx context.Context, cls *apiv1.EC2NodeClass)
 		}
 	}
 	return nodeclass.SelectAMIs(cands), nil
+}
+
+// parameterImage reads a term's own SSM parameter as Karpenter does: a
+// parameter that does not exist, or whose value is not an image id, selects
+// nothing (logged); any other error (the worker's policy not allowing
+// ssm:GetParameter on it) fails the resolution.
+func (r *nodeClassReconciler) parameterImage(ctx context.Context, cls *apiv1.EC2NodeClass, name string) (string, bool, error) {
+	id, found, err := r.cloud.GetParameter(ctx, name)
+	switch {
+	case err != nil:
+		return "", false, fmt.Errorf("amiSelectorTerms ssmParameter %s: %w", name, err)
+	case !found:
+		r.log.Info("AMI selector term's SSM parameter not found", zap.String("nodeclass", cls.Name), zap.String("ssmParameter", name))
+		return "", false, nil
+	case !strings.HasPrefix(id, "ami-"):
+		r.log.Info("AMI selector term's SSM parameter is not an image id", zap.String("nodeclass", cls.Name),
+			zap.String("ssmParameter", name), zap.String("value", id))
+		return "", false, nil
+	}
+	return id, true, nil
 }
 
 func (r *nodeClassReconciler) aliasAMIs(ctx context.Context, s string) ([]apiv1.AMIStatus, error) {

@@ -175,9 +175,9 @@ func TestUnsupportedFieldsAreNamed(t *testing.T) {
 	}
 	got := Unsupported(&spec)
 	// associatePublicIPAddress, detailedMonitoring, connectionTracking,
-	// context and volumeInitializationRate are honoured (the launch).
-	want := []string{"spec.placementGroupSelector", "spec.ipPrefixCount", "spec.networkInterfaces",
-		"spec.cpuOptions", "spec.amiSelectorTerms[1].ssmParameter"}
+	// context and volumeInitializationRate are honoured (the launch), and
+	// ssmParameter (the class's AMI resolution).
+	want := []string{"spec.placementGroupSelector", "spec.ipPrefixCount", "spec.networkInterfaces", "spec.cpuOptions"}
 	if len(got) != len(want) {
 		t.Fatalf("unsupported %q, want %d entries", got, len(want))
 	}

@@ -37,11 +37,6 @@ func Unsupported(spec *apiv1.EC2NodeClassSpec) []string {
 	if spec.CPUOptions != nil {
 		add("spec.cpuOptions", "CPU options (nested virtualization) are not supported")
 	}
-	for i, t := range spec.AMISelectorTerms {
-		if t.SSMParameter != "" {
-			add(fmt.Sprintf("spec.amiSelectorTerms[%d].ssmParameter", i), "AMIs from a custom SSM parameter are not supported: use an alias, id, name or tags")
-		}
-	}
 	return out
 }
 

@@ -330,7 +330,7 @@ spec:
 	for _, w := range b.Warnings {
 		if strings.Contains(w, "NodePool refused skipped: EC2NodeClass everything sets fields Joinery does not support: spec.placementGroupSelector") &&
 			!strings.Contains(w, "capacityReservationSelectorTerms") &&
-			strings.Contains(w, "spec.amiSelectorTerms[0].ssmParameter") && !strings.Contains(w, "volumeInitializationRate") &&
+			!strings.Contains(w, "ssmParameter") && !strings.Contains(w, "volumeInitializationRate") &&
 			!strings.Contains(w, "detailedMonitoring") {
 			found = true
 		}
