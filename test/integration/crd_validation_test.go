@@ -129,6 +129,8 @@ func TestCRDValidation(t *testing.T) {
 		}
 	})
 
+	t.Run("scale", func(t *testing.T) { crdScale(ctx, t, dyn) })
+
 	t.Run("bad", func(t *testing.T) {
 		n := 0
 		for _, f := range []string{"../../api/v1/testdata/invalid-nodepools.yaml", "../../api/v1/testdata/invalid-others.yaml", "../../api/v1alpha1/testdata/invalid-nodeoverlays.yaml"} {
@@ -258,4 +260,43 @@ type crdLogWriter struct{ t *testing.T }
 func (w crdLogWriter) Write(p []byte) (int, error) {
 	w.t.Log(strings.TrimRight(string(p), "\n"))
 	return len(p), nil
+}
+
+// crdScale: `kubectl scale nodepool` sets a static pool's spec.replicas
+// through the scale subresource, whose status is the pool's status.nodes;
+// a dynamic pool has no scale (and replicas may not be added to one).
+func crdScale(ctx context.Context, t *testing.T, dyn dynamic.Interface) {
+	pools := dyn.Resource(apiv1.NodePoolGVR)
+	static := &unstructured.Unstructured{Object: map[string]any{"apiVersion": "karpenter.sh/v1", "kind": "NodePool",
+		"metadata": map[string]any{"name": "scaled"},
+		"spec": map[string]any{"replicas": int64(2), "template": map[string]any{"spec": map[string]any{
+			"nodeClassRef": map[string]any{"group": "karpenter.k8s.aws", "kind": "EC2NodeClass", "name": "default"},
+			"requirements": []any{}}}}}}
+	if _, err := pools.Create(ctx, static, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := pools.Patch(ctx, "scaled", types.MergePatchType, crdJSON(t, map[string]any{"status": map[string]any{"nodes": 2}}),
+		metav1.PatchOptions{}, "status"); err != nil {
+		t.Fatal(err)
+	}
+	scale, err := pools.Get(ctx, "scaled", metav1.GetOptions{}, "scale")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r, _, _ := unstructured.NestedInt64(scale.Object, "status", "replicas"); r != 2 {
+		t.Errorf("scale status.replicas %d, want status.nodes 2", r)
+	}
+	_ = unstructured.SetNestedField(scale.Object, int64(5), "spec", "replicas")
+	if _, err := pools.Update(ctx, scale, metav1.UpdateOptions{}, "scale"); err != nil {
+		t.Fatalf("scale to 5: %v", err)
+	}
+	got, err := pools.Get(ctx, "scaled", metav1.GetOptions{})
+	if r, _, _ := unstructured.NestedInt64(got.Object, "spec", "replicas"); err != nil || r != 5 {
+		t.Errorf("spec.replicas %d after scaling, %v; want 5", r, err)
+	}
+	// kubectl reads the scale first: a pool without spec.replicas has none.
+	if _, err := pools.Get(ctx, "general-purpose", metav1.GetOptions{}, "scale"); err == nil ||
+		!strings.Contains(err.Error(), `the spec replicas field ".spec.replicas" does not exist`) {
+		t.Errorf("the scale of a dynamic pool: %v", err)
+	}
 }
