@@ -232,29 +232,15 @@ func (r *nodeClassReconciler) amis(ctx context.Context, cls *apiv1.EC2NodeClass)
 	}
 	var cands []nodeclass.Candidate
 	for i, t := range terms {
-		q := aws.ImageQuery{Tags: t.Tags}
-		if t.ID != "" {
-			q.IDs = []string{t.ID}
-		}
-		if t.SSMParameter != "" {
-			id, ok, err := r.parameterImage(ctx, cls, t.SSMParameter)
-			if err != nil {
-				return nil, err
-			}
-			if !ok {
-				continue
-			}
-			q = aws.ImageQuery{IDs: []string{id}}
-		}
-		if t.Name != "" {
-			q.Names = []string{t.Name}
-			q.Owners = []string{"self", "amazon"}
-		}
-		if t.Owner != "" {
-			q.Owners = []string{t.Owner}
-		}
 		if t.Alias != "" {
 			return nil, fmt.Errorf("spec.amiSelectorTerms[%d]: an alias must be the only term", i)
+		}
+		q, ok, err := r.termQuery(ctx, cls, t)
+		if err != nil {
+			return nil, err
+		}
+		if !ok {
+			continue
 		}
 		imgs, err := r.cloud.DescribeImages(ctx, q)
 		if err != nil {
@@ -265,6 +251,28 @@ func (r *nodeClassReconciler) amis(ctx context.Context, cls *apiv1.EC2NodeClass)
 		}
 	}
 	return nodeclass.SelectAMIs(cands), nil
+}
+
+// termQuery is the DescribeImages query of one term (false: the term
+// selects nothing). A term with an SSM parameter selects the image it holds,
+// whatever else it says, as Karpenter's does.
+func (r *nodeClassReconciler) termQuery(ctx context.Context, cls *apiv1.EC2NodeClass, t apiv1.AMISelectorTerm) (aws.ImageQuery, bool, error) {
+	if t.SSMParameter != "" {
+		id, ok, err := r.parameterImage(ctx, cls, t.SSMParameter)
+		return aws.ImageQuery{IDs: []string{id}}, ok, err
+	}
+	q := aws.ImageQuery{Tags: t.Tags}
+	if t.ID != "" {
+		q.IDs = []string{t.ID}
+	}
+	if t.Name != "" {
+		q.Names = []string{t.Name}
+		q.Owners = []string{"self", "amazon"}
+	}
+	if t.Owner != "" {
+		q.Owners = []string{t.Owner}
+	}
+	return q, true, nil
 }
 
 // parameterImage reads a term's own SSM parameter as Karpenter does: a

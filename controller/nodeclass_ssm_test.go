@@ -49,6 +49,11 @@ func TestAMIsFromTheUsersSSMParameter(t *testing.T) {
 	if got, err := r.amis(context.Background(), cls); err != nil || len(got) != 1 || got[0].ID != other.ID {
 		t.Errorf("after repointing: %+v, %v; want %s", got, err, other.ID)
 	}
+	// The parameter decides alone: the term's other fields do not narrow it.
+	cls.Spec.AMISelectorTerms = []apiv1.AMISelectorTerm{{SSMParameter: "/team/node-ami", Name: "no-such-image-*", Owner: "self"}}
+	if got, err := r.amis(context.Background(), cls); err != nil || len(got) != 1 || got[0].ID != other.ID {
+		t.Errorf("a parameter term with a name: %+v, %v; want %s", got, err, other.ID)
+	}
 	cls.Spec.AMISelectorTerms = []apiv1.AMISelectorTerm{{SSMParameter: "/team/missing"}}
 	if got, err := r.amis(context.Background(), cls); err != nil || len(got) != 0 {
 		t.Errorf("a missing parameter alone: %+v, %v; want none", got, err)

@@ -267,12 +267,11 @@ func templateData(f form) (LaunchTemplateData, error) {
 	if err := primaryInterface(f, p+".NetworkInterface", nis, &d); err != nil {
 		return d, err
 	}
-	var err error
-	if m, err := boolParam(f, p+".Monitoring.Enabled"); err != nil {
+	monitoring, err := boolParam(f, p+".Monitoring.Enabled")
+	if err != nil {
 		return d, err
-	} else if m != nil {
-		d.DetailedMonitoring = *m
 	}
+	d.DetailedMonitoring = monitoring != nil && *monitoring
 	if len(niGroups) > 0 {
 		if len(d.SecurityGroupIDs) > 0 {
 			return d, newError(http.StatusBadRequest, "InvalidParameterCombination",

@@ -356,13 +356,14 @@ func (r *Registrar) register(ctx context.Context, inst Instance, node *corev1.No
 	nodes := r.Kube.CoreV1().Nodes()
 	var created *corev1.Node
 	var err error
-	if *made {
-		err = apierrors.NewAlreadyExists(corev1.Resource("nodes"), node.Name)
-	} else if created, err = nodes.Create(ctx, node.DeepCopy(), metav1.CreateOptions{}); err == nil {
-		*made = true
+	if !*made {
+		created, err = nodes.Create(ctx, node.DeepCopy(), metav1.CreateOptions{})
+		*made = err == nil
+		if err != nil && !apierrors.IsAlreadyExists(err) {
+			return err
+		}
 	}
-	switch {
-	case apierrors.IsAlreadyExists(err):
+	if created == nil { // made by an earlier try, or by another kubelet
 		if created, err = nodes.Get(ctx, node.Name, metav1.GetOptions{}); err != nil {
 			return nodeGone(err)
 		}
@@ -370,8 +371,6 @@ func (r *Registrar) register(ctx context.Context, inst Instance, node *corev1.No
 			r.Log.Warn("a Node of that name belongs to another instance", zap.String("node", node.Name), zap.String("instance", inst.ID), zap.String("providerID", created.Spec.ProviderID))
 			return nil
 		}
-	case err != nil:
-		return err
 	}
 	// Some API server versions drop status on create: make sure it is set.
 	if len(created.Status.Allocatable) == 0 {

@@ -8,6 +8,7 @@ import (
 
 	apiv1 "github.com/joinery/joinery/api/v1"
 	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/watch"
@@ -149,6 +150,34 @@ func TestNodeDeletedAsItRegistersStaysDeleted(t *testing.T) {
 	}
 	if gets == 0 {
 		t.Fatal("the Node was never read back")
+	}
+	if ns := nodes(t, kc); len(ns) != 0 {
+		t.Errorf("%d nodes after deletion", len(ns))
+	}
+}
+
+// A registration step that fails after the Node was made is retried
+// without making the Node again when it was deleted meanwhile.
+func TestNodeDeletedAfterAFailedStepIsNotMadeAgain(t *testing.T) {
+	ca := newCA(t, "cluster")
+	r, kc := registrar(t, ca)
+	inst := instance("m5.large", generate(t, options(apiv1.AMIFamilyAL2023, ca)))
+	failed := false
+	kc.PrependReactor("update", "nodes", func(a k8stesting.Action) (bool, runtime.Object, error) {
+		if failed || a.GetSubresource() != "" {
+			return false, nil, nil
+		}
+		failed = true
+		if err := kc.Tracker().Delete(corev1.SchemeGroupVersion.WithResource("nodes"), "", inst.PrivateDNSName); err != nil {
+			t.Error(err)
+		}
+		return true, nil, apierrors.NewServerTimeout(corev1.Resource("nodes"), "update", 1)
+	})
+	if err := r.Register(context.Background(), inst); err != nil {
+		t.Fatal(err)
+	}
+	if !failed {
+		t.Fatal("no Node update was made")
 	}
 	if ns := nodes(t, kc); len(ns) != 0 {
 		t.Errorf("%d nodes after deletion", len(ns))
