@@ -436,3 +436,22 @@ func TestCreateFleetRefusesAProfileWithoutRole(t *testing.T) {
 		t.Fatalf("instances %+v errors %+v", out.Instances, out.Errors)
 	}
 }
+
+// An idle timeout or initialization rate sent as 0 is out of EC2's range,
+// as any other value outside it: only a value left out takes EC2's default.
+func TestLaunchTemplateRefusesZeroTimeoutsAndRates(t *testing.T) {
+	srv, c := start(t, ec2.Options{})
+	img := recommended(t, srv, "x86_64", "standard")
+	for name, data := range map[string]*types.RequestLaunchTemplateData{
+		"UdpTimeout": {ImageId: aws.String(img), NetworkInterfaces: []types.LaunchTemplateInstanceNetworkInterfaceSpecificationRequest{{
+			DeviceIndex: aws.Int32(0), ConnectionTrackingSpecification: &types.ConnectionTrackingSpecificationRequest{UdpTimeout: aws.Int32(0)}}}},
+		"VolumeInitializationRate": {ImageId: aws.String(img), BlockDeviceMappings: []types.LaunchTemplateBlockDeviceMappingRequest{{
+			DeviceName: aws.String("/dev/xvda"), Ebs: &types.LaunchTemplateEbsBlockDeviceRequest{SnapshotId: aws.String("snap-1"),
+				VolumeInitializationRate: aws.Int32(0)}}}},
+	} {
+		_, err := c.CreateLaunchTemplate(context.Background(), &sdkec2.CreateLaunchTemplateInput{LaunchTemplateName: aws.String("zero-" + name), LaunchTemplateData: data})
+		if err == nil || !strings.Contains(err.Error(), "InvalidParameterValue") || !strings.Contains(err.Error(), "Value (0) for parameter "+name) {
+			t.Errorf("%s 0: %v", name, err)
+		}
+	}
+}

@@ -377,11 +377,12 @@ func primaryInterface(f form, prefix string, nis []int, d *LaunchTemplateData) e
 			to       *int64
 			min, max int64
 		}{{"TcpEstablishedTimeout", &ct.TCPEstablished, 60, 432000}, {"UdpStreamTimeout", &ct.UDPStream, 60, 180}, {"UdpTimeout", &ct.UDP, 30, 60}} {
-			v, err := int64Param(f, cp+"."+t.name)
+			key := cp + "." + t.name
+			v, err := int64Param(f, key)
 			if err != nil {
 				return err
 			}
-			if v != 0 && (v < t.min || v > t.max) {
+			if f.get(key) != "" && (v < t.min || v > t.max) {
 				return invalidParameter("Value (%d) for parameter %s is invalid. Valid values are between %d and %d.", v, t.name, t.min, t.max)
 			}
 			*t.to = v
@@ -394,9 +395,10 @@ func primaryInterface(f form, prefix string, nis []int, d *LaunchTemplateData) e
 // initializationRate reads an EBS volume's initialization rate: 100-300
 // MiB/s, for a volume made from a snapshot only.
 func initializationRate(f form, ebs, snapshot string) (int64, error) {
-	v, err := int64Param(f, ebs+".VolumeInitializationRate")
+	key := ebs + ".VolumeInitializationRate"
+	v, err := int64Param(f, key)
 	switch {
-	case err != nil || v == 0:
+	case err != nil || f.get(key) == "":
 		return 0, err
 	case v < 100 || v > 300:
 		return 0, invalidParameter("Value (%d) for parameter VolumeInitializationRate is invalid. Valid values are between 100 and 300.", v)
