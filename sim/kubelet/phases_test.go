@@ -130,57 +130,39 @@ func TestNodeDeletedBeforeReadyStaysDeleted(t *testing.T) {
 	}
 }
 
-// A Node deleted between its creation and the cloud node manager's
-// initialization is not made again.
+// A Node deleted while it registers is not made again: deleted between
+// its creation and the cloud node manager's first read of it, or together
+// with a failed update (after which the step is retried).
 func TestNodeDeletedAsItRegistersStaysDeleted(t *testing.T) {
-	ca := newCA(t, "cluster")
-	r, kc := registrar(t, ca)
-	inst := instance("m5.large", generate(t, options(apiv1.AMIFamilyAL2023, ca)))
-	gets := 0
-	kc.PrependReactor("get", "nodes", func(a k8stesting.Action) (bool, runtime.Object, error) {
-		if gets++; gets == 1 {
-			if err := kc.Tracker().Delete(corev1.SchemeGroupVersion.WithResource("nodes"), "", inst.PrivateDNSName); err != nil {
-				t.Error(err)
+	for _, c := range []struct {
+		verb string
+		err  error // what the step answers after the deletion (nil: it goes on)
+	}{{"get", nil}, {"update", apierrors.NewServerTimeout(corev1.Resource("nodes"), "update", 1)}} {
+		t.Run(c.verb, func(t *testing.T) {
+			ca := newCA(t, "cluster")
+			r, kc := registrar(t, ca)
+			inst := instance("m5.large", generate(t, options(apiv1.AMIFamilyAL2023, ca)))
+			deleted := false
+			kc.PrependReactor(c.verb, "nodes", func(a k8stesting.Action) (bool, runtime.Object, error) {
+				if deleted || a.GetSubresource() != "" {
+					return false, nil, nil
+				}
+				deleted = true
+				if err := kc.Tracker().Delete(corev1.SchemeGroupVersion.WithResource("nodes"), "", inst.PrivateDNSName); err != nil {
+					t.Error(err)
+				}
+				return c.err != nil, nil, c.err
+			})
+			if err := r.Register(context.Background(), inst); err != nil {
+				t.Fatal(err)
 			}
-		}
-		return false, nil, nil
-	})
-	if err := r.Register(context.Background(), inst); err != nil {
-		t.Fatal(err)
-	}
-	if gets == 0 {
-		t.Fatal("the Node was never read back")
-	}
-	if ns := nodes(t, kc); len(ns) != 0 {
-		t.Errorf("%d nodes after deletion", len(ns))
-	}
-}
-
-// A registration step that fails after the Node was made is retried
-// without making the Node again when it was deleted meanwhile.
-func TestNodeDeletedAfterAFailedStepIsNotMadeAgain(t *testing.T) {
-	ca := newCA(t, "cluster")
-	r, kc := registrar(t, ca)
-	inst := instance("m5.large", generate(t, options(apiv1.AMIFamilyAL2023, ca)))
-	failed := false
-	kc.PrependReactor("update", "nodes", func(a k8stesting.Action) (bool, runtime.Object, error) {
-		if failed || a.GetSubresource() != "" {
-			return false, nil, nil
-		}
-		failed = true
-		if err := kc.Tracker().Delete(corev1.SchemeGroupVersion.WithResource("nodes"), "", inst.PrivateDNSName); err != nil {
-			t.Error(err)
-		}
-		return true, nil, apierrors.NewServerTimeout(corev1.Resource("nodes"), "update", 1)
-	})
-	if err := r.Register(context.Background(), inst); err != nil {
-		t.Fatal(err)
-	}
-	if !failed {
-		t.Fatal("no Node update was made")
-	}
-	if ns := nodes(t, kc); len(ns) != 0 {
-		t.Errorf("%d nodes after deletion", len(ns))
+			if !deleted {
+				t.Fatalf("the Node was never %s", c.verb)
+			}
+			if ns := nodes(t, kc); len(ns) != 0 {
+				t.Errorf("%d nodes after deletion", len(ns))
+			}
+		})
 	}
 }
 
