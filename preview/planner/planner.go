@@ -30,6 +30,7 @@ import (
 	storagev1 "k8s.io/api/storage/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/util/validation/field"
 	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
 	"sigs.k8s.io/yaml"
 )
@@ -294,6 +295,15 @@ func (b *builder) convert(d Doc, into interface{}) bool {
 	return true
 }
 
+// valid fails the document with each of its validation errors; true when
+// there are none.
+func (b *builder) valid(d Doc, errs field.ErrorList) bool {
+	for _, e := range errs {
+		b.fail(d, e.Field, e.ErrorBody())
+	}
+	return len(errs) == 0
+}
+
 func (b *builder) warn(format string, args ...any) {
 	b.out.Warnings = append(b.out.Warnings, fmt.Sprintf(format, args...))
 }
@@ -307,16 +317,9 @@ func (b *builder) read(d Doc) {
 	switch d.Obj.GetKind() {
 	case "NodePool":
 		np := &apiv1.NodePool{}
-		if !b.convert(d, np) {
-			return
+		if b.convert(d, np) && b.valid(d, np.Validate()) {
+			b.pools = append(b.pools, np)
 		}
-		if fe := np.Validate(); len(fe) > 0 {
-			for _, e := range fe {
-				b.fail(d, e.Field, e.ErrorBody())
-			}
-			return
-		}
-		b.pools = append(b.pools, np)
 	case "EC2NodeClass":
 		nc := &apiv1.EC2NodeClass{}
 		if b.convert(d, nc) {
@@ -324,16 +327,9 @@ func (b *builder) read(d Doc) {
 		}
 	case "NodeOverlay":
 		o := &v1alpha1.NodeOverlay{}
-		if !b.convert(d, o) {
-			return
+		if b.convert(d, o) && b.valid(d, o.Validate()) {
+			b.overlays = append(b.overlays, o)
 		}
-		if fe := o.Validate(); len(fe) > 0 {
-			for _, e := range fe {
-				b.fail(d, e.Field, e.ErrorBody())
-			}
-			return
-		}
-		b.overlays = append(b.overlays, o)
 	case "Deployment", "ReplicaSet", "StatefulSet", "Job", "CronJob":
 		b.readWorkload(d)
 	case "DaemonSet":

@@ -258,100 +258,135 @@ func templateData(f form) (LaunchTemplateData, error) {
 		IamInstanceProfileName: f.get(p + ".IamInstanceProfile.Name"), IamInstanceProfileArn: f.get(p + ".IamInstanceProfile.Arn"),
 		SecurityGroupIDs: f.strings(p + ".SecurityGroupId"), SecurityGroupNames: f.strings(p + ".SecurityGroup"),
 	}
+	monitoring, err := boolParam(f, p+".Monitoring.Enabled")
+	if err != nil {
+		return d, err
+	}
+	d.DetailedMonitoring = monitoring != nil && *monitoring
+	for _, read := range []func(form, string, *LaunchTemplateData) error{
+		networkInterfaces, blockDevices, capacityReservation, metadataOptions, tagSpecifications,
+	} {
+		if err := read(f, p, &d); err != nil {
+			return d, err
+		}
+	}
+	return d, nil
+}
+
+// networkInterfaces reads the interfaces' count and security groups (which
+// exclude instance-level ones) and device 0's settings.
+func networkInterfaces(f form, p string, d *LaunchTemplateData) error {
 	nis := f.indices(p + ".NetworkInterface")
 	d.NetworkInterfaces = len(nis)
 	var niGroups []string
 	for _, i := range nis {
 		niGroups = append(niGroups, f.strings(at(p+".NetworkInterface", i)+".SecurityGroupId")...)
 	}
-	if err := primaryInterface(f, p+".NetworkInterface", nis, &d); err != nil {
-		return d, err
+	if err := primaryInterface(f, p+".NetworkInterface", nis, d); err != nil {
+		return err
 	}
-	monitoring, err := boolParam(f, p+".Monitoring.Enabled")
-	if err != nil {
-		return d, err
-	}
-	d.DetailedMonitoring = monitoring != nil && *monitoring
 	if len(niGroups) > 0 {
 		if len(d.SecurityGroupIDs) > 0 {
-			return d, newError(http.StatusBadRequest, "InvalidParameterCombination",
+			return newError(http.StatusBadRequest, "InvalidParameterCombination",
 				"Network interfaces and an instance-level security groups may not be specified on the same request")
 		}
 		d.SecurityGroupIDs = niGroups
 	}
+	return nil
+}
+
+// blockDevices reads the EBS block device mappings.
+func blockDevices(f form, p string, d *LaunchTemplateData) error {
 	for _, i := range f.indices(p + ".BlockDeviceMapping") {
 		bp := at(p+".BlockDeviceMapping", i)
 		b := BlockDevice{DeviceName: f.get(bp + ".DeviceName"), VolumeType: f.get(bp + ".Ebs.VolumeType"),
 			KMSKeyID: f.get(bp + ".Ebs.KmsKeyId"), SnapshotID: f.get(bp + ".Ebs.SnapshotId")}
 		if b.DeviceName == "" {
-			return d, missingParameter(bp + ".DeviceName")
+			return missingParameter(bp + ".DeviceName")
 		}
+		var err error
 		if b.VolumeSize, err = int64Param(f, bp+".Ebs.VolumeSize"); err != nil {
-			return d, err
+			return err
 		}
 		if b.IOPS, err = int64Param(f, bp+".Ebs.Iops"); err != nil {
-			return d, err
+			return err
 		}
 		if b.Throughput, err = int64Param(f, bp+".Ebs.Throughput"); err != nil {
-			return d, err
+			return err
 		}
 		if b.Encrypted, err = boolParam(f, bp+".Ebs.Encrypted"); err != nil {
-			return d, err
+			return err
 		}
 		if b.DeleteOnTermination, err = boolParam(f, bp+".Ebs.DeleteOnTermination"); err != nil {
-			return d, err
+			return err
 		}
 		if b.InitializationRate, err = initializationRate(f, bp+".Ebs", b.SnapshotID); err != nil {
-			return d, err
+			return err
 		}
 		d.BlockDevices = append(d.BlockDevices, b)
 	}
+	return nil
+}
+
+// capacityReservation reads and checks the reservation preference and target.
+func capacityReservation(f form, p string, d *LaunchTemplateData) error {
 	cp := p + ".CapacityReservationSpecification"
 	d.CapacityReservationPreference = f.get(cp + ".CapacityReservationPreference")
 	d.CapacityReservationID = f.get(cp + ".CapacityReservationTarget.CapacityReservationId")
 	switch d.CapacityReservationPreference {
 	case "", PreferenceCapacityReservationsOnly, PreferenceOpen, PreferenceNone:
 	default:
-		return d, invalidParameter("Value (%s) for parameter capacityReservationPreference is invalid. Valid values: capacity-reservations-only, open, none",
+		return invalidParameter("Value (%s) for parameter capacityReservationPreference is invalid. Valid values: capacity-reservations-only, open, none",
 			d.CapacityReservationPreference)
 	}
 	if d.CapacityReservationID != "" && !capacityReservationIDPattern(d.CapacityReservationID) {
-		return d, newError(http.StatusBadRequest, CodeInvalidCapacityReservationIDMalformed, "Invalid id: \"%s\"", d.CapacityReservationID)
+		return newError(http.StatusBadRequest, CodeInvalidCapacityReservationIDMalformed, "Invalid id: \"%s\"", d.CapacityReservationID)
 	}
 	if d.CapacityReservationPreference == PreferenceCapacityReservationsOnly && d.CapacityReservationID == "" {
-		return d, invalidParameter("A capacity reservation target is required with the capacity-reservations-only preference.")
+		return invalidParameter("A capacity reservation target is required with the capacity-reservations-only preference.")
 	}
+	return nil
+}
+
+// metadataOptions reads and checks the instance metadata options, if any.
+func metadataOptions(f form, p string, d *LaunchTemplateData) error {
 	mp := p + ".MetadataOptions"
-	if hasPrefix(f, mp+".") {
-		m := &MetadataOptions{HTTPEndpoint: f.get(mp + ".HttpEndpoint"), HTTPProtocolIPv6: f.get(mp + ".HttpProtocolIpv6"),
-			HTTPTokens: f.get(mp + ".HttpTokens"), InstanceMetadataTags: f.get(mp + ".InstanceMetadataTags")}
-		var err error
-		if m.HTTPPutResponseHopLimit, err = int64Param(f, mp+".HttpPutResponseHopLimit"); err != nil {
-			return d, err
-		}
-		if err := m.validate(); err != nil {
-			return d, err
-		}
-		d.MetadataOptions = m
+	if !hasPrefix(f, mp+".") {
+		return nil
 	}
+	m := &MetadataOptions{HTTPEndpoint: f.get(mp + ".HttpEndpoint"), HTTPProtocolIPv6: f.get(mp + ".HttpProtocolIpv6"),
+		HTTPTokens: f.get(mp + ".HttpTokens"), InstanceMetadataTags: f.get(mp + ".InstanceMetadataTags")}
+	var err error
+	if m.HTTPPutResponseHopLimit, err = int64Param(f, mp+".HttpPutResponseHopLimit"); err != nil {
+		return err
+	}
+	if err := m.validate(); err != nil {
+		return err
+	}
+	d.MetadataOptions = m
+	return nil
+}
+
+// tagSpecifications reads the tags per taggable resource type.
+func tagSpecifications(f form, p string, d *LaunchTemplateData) error {
 	for _, i := range f.indices(p + ".TagSpecification") {
 		tp := at(p+".TagSpecification", i)
 		rt := f.get(tp + ".ResourceType")
 		switch rt {
 		case "instance", "volume", "network-interface", "spot-instances-request", "elastic-gpu":
 		default:
-			return d, invalidParameter("'%s' is not a valid taggable resource type for this operation.", rt)
+			return invalidParameter("'%s' is not a valid taggable resource type for this operation.", rt)
 		}
 		tags := f.tags(tp + ".Tag")
 		if err := checkTagKeys(tags); err != nil {
-			return d, err
+			return err
 		}
 		if d.TagSpecifications == nil {
 			d.TagSpecifications = map[string]map[string]string{}
 		}
 		d.TagSpecifications[rt] = tags
 	}
-	return d, nil
+	return nil
 }
 
 // primaryInterface reads device 0's public IP choice and connection
