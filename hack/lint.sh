@@ -2,13 +2,13 @@
 # Joinery's lint step (run by hack/test.sh, or alone): the docs check
 # (README.md at most 250 lines; every relative link in every Markdown file
 # names a file that exists), gofmt -l must be empty (no file here is
-# generated), go vet -tags integration (no file is built only without the
-# tag, so one pass sees every file), staticcheck (its
-# default checks, U1000 unused code included) over the module and the
-# chart's test module. `hack/lint.sh docs` runs the docs check alone;
-# `hack/lint.sh vet` the docs check, gofmt and vet; `hack/lint.sh
-# staticcheck` staticcheck alone (hack/test.sh runs it beside the
-# integration tests).
+# generated), no non-test function over 100 lines (hack/funclen), go vet
+# -tags integration (no file is built only without the tag, so one pass
+# sees every file), staticcheck (its default checks, U1000 unused code
+# included) over the module and the chart's test module. `hack/lint.sh
+# docs` runs the docs check alone; `hack/lint.sh vet` the docs check,
+# gofmt, function length and vet; `hack/lint.sh staticcheck` staticcheck
+# alone (hack/test.sh runs it beside the integration tests).
 # staticcheck is pinned and installed from the Go module proxy into a
 # cache folder on first use (JOINERY_TOOLS, default ~/.cache/joinery/tools),
 # then reused. Its analysis cache (STATICCHECK_CACHE, default
@@ -100,6 +100,8 @@ if [ "$mode" != staticcheck ]; then
 		echo "$unformatted" >&2
 		exit 1
 	fi
+	echo "== function length (hack/funclen: none over 100 lines outside tests)"
+	go run ./hack/funclen -max 100 .
 	echo "== go vet"
 	go vet -tags integration ./...
 fi
