@@ -90,6 +90,7 @@ func (a *Provisioning) PlanProvisioning(ctx context.Context, in workflows.Provis
 		log.Info("capacity buffers planned", zap.Int("virtualPods", snap.virtualPending), zap.Int("unschedulable", virtualUnsched))
 	}
 	log.Info("provisioning plan", zap.Int("pending", snap.pending), zap.Int("nominated", snap.nominated),
+		zap.Int("lapsedWindow", snap.lapsed.Window), zap.Int("lapsedDisplaced", snap.lapsed.Displaced),
 		zap.Int("considered", out.PodsConsidered), zap.Int("onExisting", out.PodsOnExisting),
 		zap.Int("nodeclaims", len(out.NodeClaims)), zap.Int("unschedulable", len(out.Unschedulable)),
 		zap.Float64("usdPerHour", out.PlannedUSDPerHour))

@@ -51,6 +51,8 @@ type snapshot struct {
 	podsByKey map[string]*corev1.Pod
 	pending   int
 	nominated int
+	// lapsed counts the pending pods whose nomination ended, by why.
+	lapsed capacity.Lapsed
 	// notReady says, per skipped NodePool, which condition of its
 	// EC2NodeClass keeps it from launching.
 	notReady []string
@@ -162,7 +164,8 @@ func (b *snapshots) namespaceLabels() map[string]map[string]string {
 // returns the requests of the nominated ones by NodeClaim (accounted on it).
 func (b *snapshots) addPendingPods(s *snapshot, now time.Time) map[string]resources.List {
 	pending := b.cluster.ProvisionablePods()
-	nominatedTo := b.nominations.Of(pending, now) // pod UID -> nodeclaim
+	nominatedTo, lapsed := b.nominations.Explain(pending, now) // pod UID -> nodeclaim
+	s.lapsed = lapsed
 	nominatedReq := map[string]resources.List{}
 	for _, p := range pending {
 		s.pending++

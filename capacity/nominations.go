@@ -76,14 +76,34 @@ func (n *Nominations) Live(nc *apiv1.NodeClaim, now time.Time) bool {
 // booting claim instead: the nodes of one wave come Ready one by one, and
 // the first ones take whichever pods the scheduler picks.
 func (n *Nominations) Of(pending []*corev1.Pod, now time.Time) map[string]string {
+	out, _ := n.Explain(pending, now)
+	return out
+}
+
+// Lapsed counts the pending pods that a NodeClaim was launched for but
+// that hold no nomination now, by why: their claim's Node has been
+// initialized for longer than the window, or the pods the scheduler bound
+// there left them no room.
+type Lapsed struct {
+	Window    int
+	Displaced int
+}
+
+// Explain is Of, with the nominations that lapsed counted by why.
+func (n *Nominations) Explain(pending []*corev1.Pod, now time.Time) (map[string]string, Lapsed) {
 	byUID := make(map[string]*corev1.Pod, len(pending))
 	for _, p := range pending {
 		byUID[string(p.UID)] = p
 	}
 	var live []*apiv1.NodeClaim
+	var lapsed Lapsed
 	claimOf := map[string]string{} // nominated pod UID -> claim
 	for _, nc := range n.cluster.NodeClaims() {
-		if nc.DeletionTimestamp != nil || !n.Live(nc, now) {
+		if nc.DeletionTimestamp != nil {
+			continue
+		}
+		if !n.Live(nc, now) {
+			lapsed.Window += countPending(nc, byUID)
 			continue
 		}
 		live = append(live, nc)
@@ -121,9 +141,22 @@ func (n *Nominations) Of(pending []*corev1.Pod, now time.Time) map[string]string
 	for _, p := range displaced {
 		if name := takePlace(p, live, left, vacated); name != "" {
 			out[string(p.UID)] = name
+		} else {
+			lapsed.Displaced++
 		}
 	}
-	return out
+	return out, lapsed
+}
+
+// countPending counts the pending pods among the claim's nominees.
+func countPending(nc *apiv1.NodeClaim, byUID map[string]*corev1.Pod) int {
+	n := 0
+	for _, uid := range strings.Split(nc.Annotations[AnnotationNominatedPods], ",") {
+		if byUID[uid] != nil {
+			n++
+		}
+	}
+	return n
 }
 
 // takePlace finds a claim whose nominee of p's owner the scheduler bound

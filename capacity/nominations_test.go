@@ -24,17 +24,25 @@ func TestLiveNominations(t *testing.T) {
 		Status: apiv1.NodeClaimStatus{NodeName: node.Name, Conditions: []metav1.Condition{{Type: apiv1.ConditionInitialized, Status: "True", LastTransitionTime: metav1.NewTime(now.Add(-2 * time.Second))}}}}
 	inflight := &apiv1.NodeClaim{ObjectMeta: metav1.ObjectMeta{Name: "general-purpose-inflight",
 		Annotations: map[string]string{AnnotationNominatedPods: "uid-d,uid-e"}}}
+	// Its Node initialized longer ago than the window: f is planned again.
+	expired := &apiv1.NodeClaim{ObjectMeta: metav1.ObjectMeta{Name: "general-purpose-expired",
+		Annotations: map[string]string{AnnotationNominatedPods: "uid-f,uid-gone"}},
+		Status: apiv1.NodeClaimStatus{Conditions: []metav1.Condition{{Type: apiv1.ConditionInitialized, Status: "True",
+			LastTransitionTime: metav1.NewTime(now.Add(-DefaultNominationWindow - time.Second))}}}}
 	a, b, c := cpuPod("a", "", "800m"), cpuPod("b", "", "500m"), cpuPod("c", "", "200m")
-	d, e := cpuPod("d", "", "4"), cpuPod("e", "", "4")
+	d, e, f := cpuPod("d", "", "4"), cpuPod("e", "", "4"), cpuPod("f", "", "1")
 	// The scheduler bound another pod there first: 1 CPU left of 2.
 	other := cpuPod("other", node.Name, "1")
-	cl := kubetest.Start(t, kubetest.World{Claims: []*apiv1.NodeClaim{ready, inflight}, Objects: []runtime.Object{node, a, b, c, d, e, other}}).Cluster
+	cl := kubetest.Start(t, kubetest.World{Claims: []*apiv1.NodeClaim{ready, inflight, expired}, Objects: []runtime.Object{node, a, b, c, d, e, f, other}}).Cluster
 	noms := NewNominations(cl, 0, func(*apiv1.NodeClaim, time.Time) bool { return false })
 
-	got := noms.Of([]*corev1.Pod{a, b, c, d, e}, now)
+	got, lapsed := noms.Explain([]*corev1.Pod{a, b, c, d, e, f}, now)
 	want := map[string]string{"uid-a": ready.Name, "uid-c": ready.Name, "uid-d": inflight.Name, "uid-e": inflight.Name}
 	if len(got) != len(want) {
 		t.Fatalf("got %v, want %v", got, want)
+	}
+	if lapsed != (Lapsed{Window: 1, Displaced: 1}) {
+		t.Fatalf("lapsed %+v, want f by the window and b displaced", lapsed)
 	}
 	for k, v := range want {
 		if got[k] != v {
@@ -43,8 +51,8 @@ func TestLiveNominations(t *testing.T) {
 	}
 	// The provisioner sees b as work to do now, not after the window.
 	ledger := NewLedger(nil, zap.NewNop(), cl.ProvisionablePods, noms.Of, noms.Window)
-	if n := ledger.UnnominatedPending(now); n != 1 {
-		t.Fatalf("UnnominatedPending = %d, want 1 (pod b)", n)
+	if n := ledger.UnnominatedPending(now); n != 2 {
+		t.Fatalf("UnnominatedPending = %d, want 2 (pods b and f)", n)
 	}
 }
 
