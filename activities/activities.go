@@ -104,7 +104,7 @@ type Deps struct {
 
 // Activities is every saga's activities, built by New over one Deps, and
 // the services the controller reads too: the pending-pod ledger (Ledger),
-// prices (Prices), the capacity buffers' check (Headroom), the NodeOverlay
+// prices (Prices), the nominations (Nominations), the capacity buffers' check (Headroom), the NodeOverlay
 // verdicts (ResolveOverlays) and the previews (DisruptionClaims,
 // PlanningInput, PoolNodes).
 type Activities struct {
@@ -120,11 +120,12 @@ type Activities struct {
 	// provisioner calls it every resync while any is configured).
 	Headroom *Headroom
 
-	ledger    *capacity.Ledger
-	prices    *capacity.Prices
-	snapshots *snapshots
-	pools     *pools
-	shared    sharedState
+	ledger      *capacity.Ledger
+	prices      *capacity.Prices
+	nominations *capacity.Nominations
+	snapshots   *snapshots
+	pools       *pools
+	shared      sharedState
 }
 
 // solving is what the activities that plan with the solver over a
@@ -265,7 +266,7 @@ func New(d Deps) *Activities {
 			launchTemplates: d.LaunchTemplates},
 		Headroom: &Headroom{cluster: d.Cluster, metrics: d.Metrics, log: d.Log, gate: d.CapacityBuffer, snapshots: snaps,
 			events: events, state: headroom},
-		ledger: ledger, prices: prices, snapshots: snaps, pools: pools,
+		ledger: ledger, prices: prices, snapshots: snaps, pools: pools, nominations: noms,
 		shared: sharedState{state: d.State, ice: d.ICE, log: d.Log, ledger: ledger, market: d.Market},
 	}
 }
@@ -273,6 +274,10 @@ func New(d Deps) *Activities {
 // Ledger is the pending-pod ledger the plans write and the provisioner and
 // consolidation read.
 func (a *Activities) Ledger() *capacity.Ledger { return a.ledger }
+
+// Nominations says which pending pods the live NodeClaims were launched
+// for (the plans' view, which the controller's scheduler hints follow).
+func (a *Activities) Nominations() *capacity.Nominations { return a.nominations }
 
 // Prices prices nodes after the NodeOverlays the last snapshot resolved.
 func (a *Activities) Prices() *capacity.Prices { return a.prices }

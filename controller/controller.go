@@ -516,7 +516,8 @@ func (d *dependencies) start(ctx context.Context, cfg Config) error {
 	if gangs != nil {
 		watchers = append(watchers, gangs.run)
 	}
-	watchers = append(watchers, d.classes.run, pe.run, nps.run)
+	hints := newSchedulerHints(d.cluster, d.acts.Nominations(), log)
+	watchers = append(watchers, d.classes.run, pe.run, nps.run, hints.run)
 	if !cfg.DisableDisruption {
 		watchers = append(watchers, d.expiry.run)
 	}

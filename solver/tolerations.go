@@ -68,3 +68,10 @@ func taintString(t *corev1.Taint) string {
 	}
 	return t.Key + "=" + t.Value + ":" + string(t.Effect)
 }
+
+// Tolerated reports whether a pod with these tolerations may be scheduled
+// on a node with these taints (every NoSchedule and NoExecute taint
+// tolerated), as the kube-scheduler's TaintToleration filter decides.
+func Tolerated(taints []corev1.Taint, tols []corev1.Toleration) bool {
+	return untolerated(taints, tols, false) == nil
+}

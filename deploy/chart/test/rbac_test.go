@@ -35,6 +35,7 @@ var needed = map[access]string{
 	{"watch", "", "pods"}:                                            "providers/kube/cluster.go: pod informer",
 	{"delete", "", "pods"}:                                           "providers/kube/writes.go: DeletePod (DrainStep) deletes a pod at the node's termination grace deadline",
 	{"create", "", "pods/eviction"}:                                  "providers/kube/writes.go: EvictPod, PolicyV1().Evictions().Evict (PDB-aware drain)",
+	{"patch", "", "pods/status"}:                                     "providers/kube/writes.go: NominatePod sets a pending pod's nominatedNodeName to the node launched for it",
 	{"list", "", "nodes"}:                                            "providers/kube/cluster.go: node informer",
 	{"watch", "", "nodes"}:                                           "providers/kube/cluster.go: node informer",
 	{"get", "", "nodes"}:                                             "providers/kube/writes.go: GetNode; CheckDisruptionCandidate and TaintNodeDisrupted read the node from the API server",

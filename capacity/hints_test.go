@@ -1,0 +1,54 @@
+package capacity
+
+import (
+	"testing"
+	"time"
+
+	apiv1 "github.com/joinery/joinery/api/v1"
+	"github.com/joinery/joinery/providers/kube/kubetest"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+)
+
+// A pending pod is pointed at its claim's node only once that node is
+// initialized, Ready and has no taint the pod does not tolerate; a pod
+// the scheduler already nominated somewhere is left alone.
+func TestSchedulerHintsOnlyToNodesThePodCanUseNow(t *testing.T) {
+	now := time.Now()
+	initialized := []metav1.Condition{{Type: apiv1.ConditionInitialized, Status: "True", LastTransitionTime: metav1.NewTime(now.Add(-time.Second))}}
+	node := func(name string, taints ...corev1.Taint) *corev1.Node {
+		n := twoCPUNode()
+		n.Name, n.Spec.Taints = name, taints
+		return n
+	}
+	claim := func(name, node, pods string, conds []metav1.Condition) *apiv1.NodeClaim {
+		return &apiv1.NodeClaim{ObjectMeta: metav1.ObjectMeta{Name: name, Annotations: map[string]string{AnnotationNominatedPods: pods}},
+			Status: apiv1.NodeClaimStatus{NodeName: node, Conditions: conds}}
+	}
+	tainted := corev1.Taint{Key: "example.com/maintenance", Effect: corev1.TaintEffectNoSchedule}
+	claims := []*apiv1.NodeClaim{
+		claim("ready", "node-ready", "uid-a,uid-nominated", initialized),
+		claim("booting", "node-booting", "uid-b", nil),
+		claim("tainted", "node-tainted", "uid-c,uid-tolerates", initialized),
+	}
+	a, b, c := cpuPod("a", "", "500m"), cpuPod("b", "", "500m"), cpuPod("c", "", "500m")
+	tolerates := cpuPod("tolerates", "", "500m")
+	tolerates.Spec.Tolerations = []corev1.Toleration{{Key: tainted.Key, Operator: corev1.TolerationOpExists}}
+	nominated := cpuPod("nominated", "", "500m")
+	nominated.Status.NominatedNodeName = "node-elsewhere" // the scheduler's preemption
+	notReady := node("node-booting")
+	notReady.Status.Conditions[0].Status = corev1.ConditionFalse
+	cl := kubetest.Start(t, kubetest.World{Claims: claims, Objects: []runtime.Object{
+		node("node-ready"), notReady, node("node-tainted", tainted), a, b, c, tolerates, nominated}}).Cluster
+	noms := NewNominations(cl, 0, func(*apiv1.NodeClaim, time.Time) bool { return false })
+
+	got := map[string]string{}
+	for _, h := range noms.SchedulerHints([]*corev1.Pod{a, b, c, tolerates, nominated}, now) {
+		got[h.Pod.Name] = h.Node
+	}
+	want := map[string]string{"a": "node-ready", "tolerates": "node-tainted"}
+	if len(got) != len(want) || got["a"] != want["a"] || got["tolerates"] != want["tolerates"] {
+		t.Fatalf("hints %v, want %v", got, want)
+	}
+}

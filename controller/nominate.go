@@ -1,0 +1,138 @@
+package controller
+
+import (
+	"context"
+	"sync"
+	"time"
+
+	apiv1 "github.com/joinery/joinery/api/v1"
+	"github.com/joinery/joinery/capacity"
+	"github.com/joinery/joinery/providers/kube"
+	"go.uber.org/zap"
+	"golang.org/x/sync/errgroup"
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/tools/cache"
+)
+
+// hintWriters bounds the concurrent pod status patches of one pass (a
+// wave's node brings tens of pods at once).
+const hintWriters = 16
+
+// schedulerHints points pending pods at the node their NodeClaim was
+// launched for (capacity.Nominations.SchedulerHints), leader only: on each
+// Node or NodeClaim change, and every `every`. A pod is pointed at a node
+// once: when the kube-scheduler clears the hint (the pod no longer fits
+// there), it stands, and the pod is planned again once its nomination
+// lapses.
+type schedulerHints struct {
+	cl      *kube.Cluster
+	noms    *capacity.Nominations
+	log     *zap.Logger
+	every   time.Duration
+	trigger chan struct{}
+	mu      sync.Mutex
+	done    map[types.UID]string // pod -> the node it was pointed at
+}
+
+func newSchedulerHints(cl *kube.Cluster, noms *capacity.Nominations, log *zap.Logger) *schedulerHints {
+	h := &schedulerHints{cl: cl, noms: noms, log: log.Named("scheduler-hints"), every: 5 * time.Second,
+		trigger: make(chan struct{}, 1), done: map[types.UID]string{}}
+	// New hints come when a NodeClaim is initialized (its Node Ready, its
+	// startup taints gone); the resync catches the rest.
+	cl.OnNodeClaimEvent(cache.ResourceEventHandlerFuncs{
+		UpdateFunc: func(o, n interface{}) {
+			if !claimInitialized(o) && claimInitialized(n) {
+				h.poke()
+			}
+		},
+	})
+	return h
+}
+
+func (h *schedulerHints) poke() {
+	select {
+	case h.trigger <- struct{}{}:
+	default:
+	}
+}
+
+// run passes until ctx ends; a burst of events makes one pass.
+func (h *schedulerHints) run(ctx context.Context) {
+	reconcileLoop(ctx, h.every, h.trigger, 200*time.Millisecond, h.pass)
+}
+
+// pass writes the hints not written yet.
+func (h *schedulerHints) pass(ctx context.Context, now time.Time) {
+	pending := h.cl.ProvisionablePods()
+	hints := h.noms.SchedulerHints(pending, now)
+	h.mu.Lock()
+	h.forgetGone(pending)
+	var todo []capacity.Hint
+	for _, hint := range hints {
+		if h.done[hint.Pod.UID] != hint.Node {
+			todo = append(todo, hint)
+		}
+	}
+	h.mu.Unlock()
+	if len(todo) == 0 {
+		return
+	}
+	g, gctx := errgroup.WithContext(ctx)
+	g.SetLimit(hintWriters)
+	written := 0
+	for _, hint := range todo {
+		g.Go(func() error {
+			err := h.cl.NominatePod(gctx, hint.Pod, hint.Node)
+			h.mu.Lock()
+			defer h.mu.Unlock()
+			switch {
+			case err == nil:
+				h.done[hint.Pod.UID] = hint.Node
+				written++
+			case apierrors.IsNotFound(err) || apierrors.IsConflict(err):
+			default:
+				h.log.Warn("pod not pointed at its node", zap.String("pod", hint.Pod.Namespace+"/"+hint.Pod.Name),
+					zap.String("node", hint.Node), zap.Error(err))
+			}
+			return nil
+		})
+	}
+	_ = g.Wait()
+	if written > 0 {
+		h.log.Info("pending pods pointed at the nodes launched for them", zap.Int("pods", written))
+	}
+}
+
+// forgetGone drops the pods no longer pending (bound, or deleted).
+func (h *schedulerHints) forgetGone(pending []*corev1.Pod) {
+	if len(h.done) == 0 {
+		return
+	}
+	still := make(map[types.UID]bool, len(pending))
+	for _, p := range pending {
+		still[p.UID] = true
+	}
+	for uid := range h.done {
+		if !still[uid] {
+			delete(h.done, uid)
+		}
+	}
+}
+
+// claimInitialized reads a cached NodeClaim's Initialized condition.
+func claimInitialized(obj interface{}) bool {
+	u, ok := obj.(*unstructured.Unstructured)
+	if !ok {
+		return false
+	}
+	conds, _, _ := unstructured.NestedSlice(u.Object, "status", "conditions")
+	for _, c := range conds {
+		if m, ok := c.(map[string]interface{}); ok && m["type"] == apiv1.ConditionInitialized {
+			return m["status"] == "True"
+		}
+	}
+	return false
+}

@@ -1,0 +1,88 @@
+package controller
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	apiv1 "github.com/joinery/joinery/api/v1"
+	"github.com/joinery/joinery/capacity"
+	"github.com/joinery/joinery/internal/testwait"
+	"github.com/joinery/joinery/providers/kube/kubetest"
+	"go.uber.org/zap"
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/types"
+)
+
+// A pass points each pending pod at the initialized node launched for it,
+// once: when the scheduler clears the hint (the pod no longer fits there),
+// the next pass leaves it cleared.
+func TestSchedulerHintsPointPodsAtTheirNodeOnce(t *testing.T) {
+	ctx := context.Background()
+	node := &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: "ip-10-0-0-7.ec2.internal"},
+		Status: corev1.NodeStatus{Allocatable: corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("4"), corev1.ResourcePods: resource.MustParse("20")},
+			Conditions: []corev1.NodeCondition{{Type: corev1.NodeReady, Status: corev1.ConditionTrue}}}}
+	claim := &apiv1.NodeClaim{ObjectMeta: metav1.ObjectMeta{Name: "general-purpose-x1",
+		Annotations: map[string]string{capacity.AnnotationNominatedPods: "uid-web-1"}},
+		Status: apiv1.NodeClaimStatus{NodeName: node.Name, Conditions: []metav1.Condition{{Type: apiv1.ConditionInitialized,
+			Status: "True", LastTransitionTime: metav1.Now()}}}}
+	pod := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: "web-1", Namespace: "default", UID: types.UID("uid-web-1")},
+		Spec: corev1.PodSpec{Containers: []corev1.Container{{Name: "c", Resources: corev1.ResourceRequirements{
+			Requests: corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("1")}}}}},
+		Status: corev1.PodStatus{Conditions: []corev1.PodCondition{{Type: corev1.PodScheduled, Status: corev1.ConditionFalse,
+			Reason: corev1.PodReasonUnschedulable}}}}
+	f := kubetest.Start(t, kubetest.World{Claims: []*apiv1.NodeClaim{claim}, Objects: []runtime.Object{node, pod}})
+	noms := capacity.NewNominations(f.Cluster, 0, func(*apiv1.NodeClaim, time.Time) bool { return false })
+	h := newSchedulerHints(f.Cluster, noms, zap.NewNop())
+	nominated := func() string {
+		p, err := f.Kube.CoreV1().Pods("default").Get(ctx, "web-1", metav1.GetOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return p.Status.NominatedNodeName
+	}
+
+	h.pass(ctx, time.Now())
+	if got := nominated(); got != node.Name {
+		t.Fatalf("nominatedNodeName %q, want %q", got, node.Name)
+	}
+	// The scheduler found it does not fit there after all and cleared it.
+	p, _ := f.Kube.CoreV1().Pods("default").Get(ctx, "web-1", metav1.GetOptions{})
+	p.Status.NominatedNodeName = ""
+	if _, err := f.Kube.CoreV1().Pods("default").UpdateStatus(ctx, p, metav1.UpdateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	testwait.Eventually(t, "cleared hint cached", 0, func() bool {
+		c, err := f.Cluster.Pods.Pods("default").Get("web-1")
+		return err == nil && c.Status.NominatedNodeName == ""
+	})
+	h.pass(ctx, time.Now())
+	if got := nominated(); got != "" {
+		t.Fatalf("hint written again after the scheduler cleared it: %q", got)
+	}
+}
+
+// Only a NodeClaim turning Initialized wakes the hints (not every
+// NodeClaim or Node event of a wave).
+func TestClaimInitializedReadsTheCachedCondition(t *testing.T) {
+	claim := func(conds ...metav1.Condition) interface{} {
+		return kubetest.Unstructured(t, &apiv1.NodeClaim{Status: apiv1.NodeClaimStatus{Conditions: conds}})
+	}
+	for _, tc := range []struct {
+		name string
+		obj  interface{}
+		want bool
+	}{
+		{"initialized", claim(metav1.Condition{Type: apiv1.ConditionLaunched, Status: "True"}, metav1.Condition{Type: apiv1.ConditionInitialized, Status: "True"}), true},
+		{"not yet", claim(metav1.Condition{Type: apiv1.ConditionInitialized, Status: "False"}), false},
+		{"no conditions", claim(), false},
+		{"not a cached claim", "x", false},
+	} {
+		if got := claimInitialized(tc.obj); got != tc.want {
+			t.Errorf("%s: %v, want %v", tc.name, got, tc.want)
+		}
+	}
+}
