@@ -17,7 +17,10 @@ type Hint struct {
 
 // SchedulerHints are the pending pods to point at their nominated node
 // (status.nominatedNodeName): each pod Of still nominates to a NodeClaim
-// whose Node is initialized, Ready and untainted for the pod. The
+// whose Node is Ready and untainted for the pod (Of holds a nomination to
+// a Ready node only while the pod fits its free allocatable). It does not
+// wait for the claim's initialization: the scheduler tries the pods as
+// soon as the Node is Ready. The
 // kube-scheduler tries a nominated node first and keeps the room of
 // nominated pods from pods of equal or lower priority, so the pods of a
 // wave land where the plan put them, rather than the first nodes to come
@@ -33,7 +36,7 @@ func (n *Nominations) SchedulerHints(pending []*corev1.Pod, now time.Time) []Hin
 	var out []Hint
 	for _, p := range pending {
 		nc := claims[to[string(p.UID)]]
-		if nc == nil || p.Status.NominatedNodeName != "" || !initialized(nc) {
+		if nc == nil || nc.Status.NodeName == "" || p.Status.NominatedNodeName != "" {
 			continue
 		}
 		node, err := n.cluster.Nodes.Get(nc.Status.NodeName)
@@ -43,13 +46,4 @@ func (n *Nominations) SchedulerHints(pending []*corev1.Pod, now time.Time) []Hin
 		out = append(out, Hint{Pod: p, Node: node.Name})
 	}
 	return out
-}
-
-func initialized(nc *apiv1.NodeClaim) bool {
-	for _, c := range nc.Status.Conditions {
-		if c.Type == apiv1.ConditionInitialized {
-			return c.Status == "True" && nc.Status.NodeName != ""
-		}
-	}
-	return false
 }

@@ -12,8 +12,8 @@ import (
 )
 
 // A pending pod is pointed at its claim's node only once that node is
-// initialized, Ready and has no taint the pod does not tolerate; a pod
-// the scheduler already nominated somewhere is left alone.
+// Ready and has no taint the pod does not tolerate; a pod the scheduler
+// already nominated somewhere is left alone.
 func TestSchedulerHintsOnlyToNodesThePodCanUseNow(t *testing.T) {
 	now := time.Now()
 	initialized := []metav1.Condition{{Type: apiv1.ConditionInitialized, Status: "True", LastTransitionTime: metav1.NewTime(now.Add(-time.Second))}}

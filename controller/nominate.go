@@ -5,14 +5,13 @@ import (
 	"sync"
 	"time"
 
-	apiv1 "github.com/joinery/joinery/api/v1"
 	"github.com/joinery/joinery/capacity"
+	"github.com/joinery/joinery/policy/lifecycle"
 	"github.com/joinery/joinery/providers/kube"
 	"go.uber.org/zap"
 	"golang.org/x/sync/errgroup"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
-	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/tools/cache"
 )
@@ -40,11 +39,11 @@ type schedulerHints struct {
 func newSchedulerHints(cl *kube.Cluster, noms *capacity.Nominations, log *zap.Logger) *schedulerHints {
 	h := &schedulerHints{cl: cl, noms: noms, log: log.Named("scheduler-hints"), every: 5 * time.Second,
 		trigger: make(chan struct{}, 1), done: map[types.UID]string{}}
-	// New hints come when a NodeClaim is initialized (its Node Ready, its
-	// startup taints gone); the resync catches the rest.
-	cl.OnNodeClaimEvent(cache.ResourceEventHandlerFuncs{
+	// New hints come when a Node turns Ready or loses a taint; the resync
+	// catches the rest.
+	cl.OnNodeEvent(cache.ResourceEventHandlerFuncs{
 		UpdateFunc: func(o, n interface{}) {
-			if !claimInitialized(o) && claimInitialized(n) {
+			if nodeOpened(o, n) {
 				h.poke()
 			}
 		},
@@ -122,17 +121,13 @@ func (h *schedulerHints) forgetGone(pending []*corev1.Pod) {
 	}
 }
 
-// claimInitialized reads a cached NodeClaim's Initialized condition.
-func claimInitialized(obj interface{}) bool {
-	u, ok := obj.(*unstructured.Unstructured)
-	if !ok {
+// nodeOpened says whether a Node update may let pending pods onto it:
+// it turned Ready, or lost a taint while Ready.
+func nodeOpened(o, n interface{}) bool {
+	old, _ := o.(*corev1.Node)
+	node, _ := n.(*corev1.Node)
+	if old == nil || node == nil || !lifecycle.Ready(node) {
 		return false
 	}
-	conds, _, _ := unstructured.NestedSlice(u.Object, "status", "conditions")
-	for _, c := range conds {
-		if m, ok := c.(map[string]interface{}); ok && m["type"] == apiv1.ConditionInitialized {
-			return m["status"] == "True"
-		}
-	}
-	return false
+	return !lifecycle.Ready(old) || len(node.Spec.Taints) < len(old.Spec.Taints)
 }

@@ -2,6 +2,7 @@ package controller
 
 import (
 	"context"
+	"fmt"
 	"testing"
 	"time"
 
@@ -17,7 +18,7 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 )
 
-// A pass points each pending pod at the initialized node launched for it,
+// A pass points each pending pod at the Ready node launched for it,
 // once: when the scheduler clears the hint (the pod no longer fits there),
 // the next pass leaves it cleared.
 func TestSchedulerHintsPointPodsAtTheirNodeOnce(t *testing.T) {
@@ -27,8 +28,7 @@ func TestSchedulerHintsPointPodsAtTheirNodeOnce(t *testing.T) {
 			Conditions: []corev1.NodeCondition{{Type: corev1.NodeReady, Status: corev1.ConditionTrue}}}}
 	claim := &apiv1.NodeClaim{ObjectMeta: metav1.ObjectMeta{Name: "general-purpose-x1",
 		Annotations: map[string]string{capacity.AnnotationNominatedPods: "uid-web-1"}},
-		Status: apiv1.NodeClaimStatus{NodeName: node.Name, Conditions: []metav1.Condition{{Type: apiv1.ConditionInitialized,
-			Status: "True", LastTransitionTime: metav1.Now()}}}}
+		Status: apiv1.NodeClaimStatus{NodeName: node.Name}}
 	pod := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: "web-1", Namespace: "default", UID: types.UID("uid-web-1")},
 		Spec: corev1.PodSpec{Containers: []corev1.Container{{Name: "c", Resources: corev1.ResourceRequirements{
 			Requests: corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("1")}}}}},
@@ -65,23 +65,32 @@ func TestSchedulerHintsPointPodsAtTheirNodeOnce(t *testing.T) {
 	}
 }
 
-// Only a NodeClaim turning Initialized wakes the hints (not every
-// NodeClaim or Node event of a wave).
-func TestClaimInitializedReadsTheCachedCondition(t *testing.T) {
-	claim := func(conds ...metav1.Condition) interface{} {
-		return kubetest.Unstructured(t, &apiv1.NodeClaim{Status: apiv1.NodeClaimStatus{Conditions: conds}})
+// Only a Node turning Ready, or losing a taint while Ready, wakes the
+// hints (not every Node update of a wave: heartbeats, labels).
+func TestNodeOpened(t *testing.T) {
+	node := func(ready bool, taints int) *corev1.Node {
+		n := &corev1.Node{Status: corev1.NodeStatus{Conditions: []corev1.NodeCondition{{Type: corev1.NodeReady, Status: corev1.ConditionFalse}}}}
+		if ready {
+			n.Status.Conditions[0].Status = corev1.ConditionTrue
+		}
+		for i := 0; i < taints; i++ {
+			n.Spec.Taints = append(n.Spec.Taints, corev1.Taint{Key: fmt.Sprintf("t%d", i), Effect: corev1.TaintEffectNoSchedule})
+		}
+		return n
 	}
 	for _, tc := range []struct {
-		name string
-		obj  interface{}
-		want bool
+		name     string
+		old, new interface{}
+		want     bool
 	}{
-		{"initialized", claim(metav1.Condition{Type: apiv1.ConditionLaunched, Status: "True"}, metav1.Condition{Type: apiv1.ConditionInitialized, Status: "True"}), true},
-		{"not yet", claim(metav1.Condition{Type: apiv1.ConditionInitialized, Status: "False"}), false},
-		{"no conditions", claim(), false},
-		{"not a cached claim", "x", false},
+		{"turned Ready", node(false, 1), node(true, 1), true},
+		{"lost a startup taint", node(true, 1), node(true, 0), true},
+		{"heartbeat", node(true, 0), node(true, 0), false},
+		{"tainted", node(true, 0), node(true, 1), false},
+		{"went NotReady", node(true, 0), node(false, 0), false},
+		{"not a Node", "x", node(true, 0), false},
 	} {
-		if got := claimInitialized(tc.obj); got != tc.want {
+		if got := nodeOpened(tc.old, tc.new); got != tc.want {
 			t.Errorf("%s: %v, want %v", tc.name, got, tc.want)
 		}
 	}

@@ -622,6 +622,19 @@ func allGrants(t *testing.T, roles chartRBAC) []roleGrant {
 // checkKubeCalls: the worker was never refused, made no request the roles
 // do not grant, and used every grant (an unused one is to be removed from
 // the chart). It reports whether all of that holds.
+// racedGrants are the grants a run may leave unused, with why: the worker
+// needs them only when it wins a race with the kube-scheduler.
+// racedCalls is the request the worker makes with each (SchedulerHints,
+// providers/kube NominatePod), replayed when the run made none.
+var (
+	racedGrants = map[string]string{
+		"ClusterRole: patch core/pods/status": "a pending pod is pointed at its node only if the kube-scheduler has not bound it first",
+	}
+	racedCalls = map[string]kubeCall{
+		"ClusterRole: patch core/pods/status": {method: "PATCH", path: "/api/v1/namespaces/default/pods/app/status", status: 200},
+	}
+)
+
 func checkKubeCalls(t *testing.T, calls []kubeCall, roles chartRBAC) bool {
 	t.Helper()
 	ok := true
@@ -652,6 +665,10 @@ func checkKubeCalls(t *testing.T, calls []kubeCall, roles chartRBAC) bool {
 	}
 	t.Logf("%d API requests by the worker; non-resource: %v", len(calls), nonResource)
 	for _, rg := range all {
+		if why, raced := racedGrants[rg.String()]; raced && used[rg] == 0 {
+			t.Logf("not used in this run: %s (%s); its replay below is a request the worker makes", rg, why)
+			continue
+		}
 		if used[rg] == 0 {
 			t.Errorf("unused permission: %s (no request of the worker needed it; remove it from deploy/chart/joinery)", rg)
 			ok = false
@@ -677,11 +694,16 @@ func replayNegativeCases(t *testing.T, e *env, admin, workerCfg *rest.Config, ca
 	}
 	var cases []negCase
 	for i, rg := range all {
+		found := false
 		for _, c := range calls {
 			if g, ns, ok := parseKubeCall(c); ok && rg.covers(g, ns) && authorized(c.status) {
 				cases = append(cases, negCase{drop: rg, call: c, ns: ns, sa: fmt.Sprintf("minus-%02d", i)})
+				found = true
 				break
 			}
+		}
+		if c, raced := racedCalls[rg.String()]; raced && !found {
+			cases = append(cases, negCase{drop: rg, call: c, ns: "default", sa: fmt.Sprintf("minus-%02d", i)})
 		}
 	}
 	if len(cases) != len(all) {
