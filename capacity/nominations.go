@@ -66,7 +66,10 @@ func (n *Nominations) Live(nc *apiv1.NodeClaim, now time.Time) bool {
 }
 
 // Of maps the UID of each pending pod that a live NodeClaim was launched
-// for to that NodeClaim's name. Once the claim's Node is Ready a
+// for to that NodeClaim's name; past the window, a pod still pointed at the
+// claim's node (status.nominatedNodeName, SchedulerHints) keeps its
+// nomination, as the scheduler clears the pointer when the pod does not
+// fit there. Once the claim's Node is Ready a
 // nomination holds only as far as the pod still fits the node's free
 // allocatable (nominated pods in annotation order): the kube-scheduler
 // binds pending pods in its own order, and a pod left without room is
@@ -96,17 +99,32 @@ func (n *Nominations) Explain(pending []*corev1.Pod, now time.Time) (map[string]
 		byUID[string(p.UID)] = p
 	}
 	var live []*apiv1.NodeClaim
-	var lapsed Lapsed
-	claimOf := map[string]string{} // nominated pod UID -> claim
+	nominees := map[string][]string{} // live claim -> its pending nominees
+	lapsedUIDs := map[string]bool{}   // nominees of claims past the window
+	claimOf := map[string]string{}    // nominated pod UID -> claim
 	for _, nc := range n.cluster.NodeClaims() {
 		if nc.DeletionTimestamp != nil {
 			continue
 		}
+		uids := pendingNominees(nc, byUID)
 		if !n.Live(nc, now) {
-			lapsed.Window += countPending(nc, byUID)
-			continue
+			// Past the window, the pods pointed at its node still wait
+			// for the scheduler (it clears the pointer of a pod that
+			// does not fit there).
+			var pointed []string
+			for _, uid := range uids {
+				if node := nc.Status.NodeName; node != "" && byUID[uid].Status.NominatedNodeName == node {
+					pointed = append(pointed, uid)
+				} else {
+					lapsedUIDs[uid] = true
+				}
+			}
+			if uids = pointed; len(uids) == 0 {
+				continue
+			}
 		}
 		live = append(live, nc)
+		nominees[nc.Name] = uids
 		for _, uid := range strings.Split(nc.Annotations[AnnotationNominatedPods], ",") {
 			if uid != "" {
 				claimOf[uid] = nc.Name
@@ -117,13 +135,11 @@ func (n *Nominations) Explain(pending []*corev1.Pod, now time.Time) (map[string]
 	var displaced []*corev1.Pod
 	left := map[string]resources.List{}               // Ready claim -> free allocatable left
 	vacated := map[string]map[string]resources.List{} // claim -> owner -> its nominees' requests bound elsewhere
+	var lapsed Lapsed
 	for _, nc := range live {
 		free, bounded := n.freeOnNode(nc, claimOf, vacated)
-		for _, uid := range strings.Split(nc.Annotations[AnnotationNominatedPods], ",") {
+		for _, uid := range nominees[nc.Name] {
 			p := byUID[uid]
-			if p == nil {
-				continue
-			}
 			if bounded {
 				req := solver.PodFromK8s(p).Requests
 				if !req.Fits(free) {
@@ -145,18 +161,23 @@ func (n *Nominations) Explain(pending []*corev1.Pod, now time.Time) (map[string]
 			lapsed.Displaced++
 		}
 	}
+	for uid := range lapsedUIDs {
+		if _, ok := out[uid]; !ok {
+			lapsed.Window++
+		}
+	}
 	return out, lapsed
 }
 
-// countPending counts the pending pods among the claim's nominees.
-func countPending(nc *apiv1.NodeClaim, byUID map[string]*corev1.Pod) int {
-	n := 0
+// pendingNominees are the claim's nominees still pending, in annotation order.
+func pendingNominees(nc *apiv1.NodeClaim, byUID map[string]*corev1.Pod) []string {
+	var out []string
 	for _, uid := range strings.Split(nc.Annotations[AnnotationNominatedPods], ",") {
 		if byUID[uid] != nil {
-			n++
+			out = append(out, uid)
 		}
 	}
-	return n
+	return out
 }
 
 // takePlace finds a claim whose nominee of p's owner the scheduler bound

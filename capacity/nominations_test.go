@@ -29,20 +29,30 @@ func TestLiveNominations(t *testing.T) {
 		Annotations: map[string]string{AnnotationNominatedPods: "uid-f,uid-gone"}},
 		Status: apiv1.NodeClaimStatus{Conditions: []metav1.Condition{{Type: apiv1.ConditionInitialized, Status: "True",
 			LastTransitionTime: metav1.NewTime(now.Add(-DefaultNominationWindow - time.Second))}}}}
+	// Past the window too, but g is pointed at its node (the scheduler has
+	// not got to it yet): g stays nominated, h does not.
+	pointedNode := twoCPUNode()
+	pointedNode.Name = "ip-10-0-0-10.ec2.internal"
+	pointed := &apiv1.NodeClaim{ObjectMeta: metav1.ObjectMeta{Name: "general-purpose-pointed",
+		Annotations: map[string]string{AnnotationNominatedPods: "uid-g,uid-h"}},
+		Status: apiv1.NodeClaimStatus{NodeName: pointedNode.Name, Conditions: expired.Status.Conditions}}
 	a, b, c := cpuPod("a", "", "800m"), cpuPod("b", "", "500m"), cpuPod("c", "", "200m")
 	d, e, f := cpuPod("d", "", "4"), cpuPod("e", "", "4"), cpuPod("f", "", "1")
+	g, h := cpuPod("g", "", "1"), cpuPod("h", "", "1")
+	g.Status.NominatedNodeName = pointedNode.Name
 	// The scheduler bound another pod there first: 1 CPU left of 2.
 	other := cpuPod("other", node.Name, "1")
-	cl := kubetest.Start(t, kubetest.World{Claims: []*apiv1.NodeClaim{ready, inflight, expired}, Objects: []runtime.Object{node, a, b, c, d, e, f, other}}).Cluster
+	cl := kubetest.Start(t, kubetest.World{Claims: []*apiv1.NodeClaim{ready, inflight, expired, pointed},
+		Objects: []runtime.Object{node, pointedNode, a, b, c, d, e, f, g, h, other}}).Cluster
 	noms := NewNominations(cl, 0, func(*apiv1.NodeClaim, time.Time) bool { return false })
 
-	got, lapsed := noms.Explain([]*corev1.Pod{a, b, c, d, e, f}, now)
-	want := map[string]string{"uid-a": ready.Name, "uid-c": ready.Name, "uid-d": inflight.Name, "uid-e": inflight.Name}
+	got, lapsed := noms.Explain([]*corev1.Pod{a, b, c, d, e, f, g, h}, now)
+	want := map[string]string{"uid-a": ready.Name, "uid-c": ready.Name, "uid-d": inflight.Name, "uid-e": inflight.Name, "uid-g": pointed.Name}
 	if len(got) != len(want) {
 		t.Fatalf("got %v, want %v", got, want)
 	}
-	if lapsed != (Lapsed{Window: 1, Displaced: 1}) {
-		t.Fatalf("lapsed %+v, want f by the window and b displaced", lapsed)
+	if lapsed != (Lapsed{Window: 2, Displaced: 1}) {
+		t.Fatalf("lapsed %+v, want f and h by the window and b displaced", lapsed)
 	}
 	for k, v := range want {
 		if got[k] != v {
@@ -51,8 +61,8 @@ func TestLiveNominations(t *testing.T) {
 	}
 	// The provisioner sees b as work to do now, not after the window.
 	ledger := NewLedger(nil, zap.NewNop(), cl.ProvisionablePods, noms.Of, noms.Window)
-	if n := ledger.UnnominatedPending(now); n != 2 {
-		t.Fatalf("UnnominatedPending = %d, want 2 (pods b and f)", n)
+	if n := ledger.UnnominatedPending(now); n != 3 {
+		t.Fatalf("UnnominatedPending = %d, want 3 (pods b, f and h)", n)
 	}
 }
 
