@@ -29,8 +29,8 @@ func TestBenchSmoke(t *testing.T) {
 	if r.USDPerHour < r.LowerBound || r.WorkerPeakRSSMiB == 0 || len(r.ActivityLatency) == 0 {
 		t.Errorf("USD/hour %.3f below the bound %.3f, worker RSS %.0f, %d activity latencies", r.USDPerHour, r.LowerBound, r.WorkerPeakRSSMiB, len(r.ActivityLatency))
 	}
-	if r.SingleBatchUSD < r.LowerBound || r.SingleBatchNodes == 0 {
-		t.Errorf("single-batch plan %.3f USD/hour on %d nodes, bound %.3f", r.SingleBatchUSD, r.SingleBatchNodes, r.LowerBound)
+	if r.SingleBatchUSD < r.LowerBound || r.SingleBatchNodes == 0 || r.PlannedUSD <= 0 {
+		t.Errorf("single-batch plan %.3f USD/hour on %d nodes, bound %.3f; the run's plans %.3f", r.SingleBatchUSD, r.SingleBatchNodes, r.LowerBound, r.PlannedUSD)
 	}
 	if r.LastPodMarked <= 0 || r.LaunchedAfterLastMarked != r.AllLaunched-r.LastPodMarked || len(r.Provisions) != r.ProvisionRuns {
 		t.Errorf("last pod marked %s, launched after it %s, %d Provision spans for %d workflows", r.LastPodMarked, r.LaunchedAfterLastMarked, len(r.Provisions), r.ProvisionRuns)

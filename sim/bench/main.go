@@ -210,8 +210,13 @@ type Report struct {
 	// SingleBatchUSD and SingleBatchNodes are the plan of every pod in one
 	// batch (the solver's default search on the same input as the bound):
 	// what the burst would cost if it were planned at once.
-	SingleBatchUSD   float64        `json:"singleBatchUsdPerHour"`
-	SingleBatchNodes int            `json:"singleBatchNodes"`
+	SingleBatchUSD   float64 `json:"singleBatchUsdPerHour"`
+	SingleBatchNodes int     `json:"singleBatchNodes"`
+	// PlannedUSD is the sum of the run's provisioning plans (the worker's
+	// log): against SingleBatchUSD, what splitting the burst cost; against
+	// USDPerHour, what launches falling back from the plan's cheapest
+	// offering cost.
+	PlannedUSD       float64        `json:"plannedUsdPerHour"`
 	ProvisionRuns    int            `json:"provisionWorkflows"`
 	NodeClaimRuns    int            `json:"nodeClaimWorkflows"`
 	FailedWorkflows  int            `json:"failedWorkflows"` // Failed, Terminated or TimedOut
@@ -247,6 +252,7 @@ func (r *Report) print() {
 	fmt.Fprintf(tw, "nodes; boot (launch -> Ready) p50, max\t%d; %s, %s\n", r.Nodes, r.BootP50.Round(100*time.Millisecond), r.BootMax.Round(100*time.Millisecond))
 	fmt.Fprintf(tw, "USD/hour (lower bound, ratio)\t%.2f (%.2f, %.2f)\n", r.USDPerHour, r.LowerBound, r.USDPerHour/max(r.LowerBound, 1e-9))
 	fmt.Fprintf(tw, "single-batch plan: USD/hour, nodes; the run over it\t%.2f, %d; %.3f\n", r.SingleBatchUSD, r.SingleBatchNodes, r.USDPerHour/max(r.SingleBatchUSD, 1e-9))
+	fmt.Fprintf(tw, "the run's plans: USD/hour; over the single-batch plan\t%.2f; %.3f\n", r.PlannedUSD, r.PlannedUSD/max(r.SingleBatchUSD, 1e-9))
 	fmt.Fprintf(tw, "Provision / NodeClaim workflows\t%d / %d\n", r.ProvisionRuns, r.NodeClaimRuns)
 	fmt.Fprintf(tw, "failed workflows / Temporal limit warnings\t%d / %d\n", r.FailedWorkflows, r.LimitWarnings)
 	fmt.Fprintf(tw, "EC2 calls\t%v\n", r.EC2Calls)

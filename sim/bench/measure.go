@@ -3,6 +3,7 @@ package main
 import (
 	"cmp"
 	"context"
+	"encoding/json"
 	"fmt"
 	"maps"
 	"os"
@@ -180,6 +181,7 @@ func measure(ctx context.Context, w *world.World, pods, workerPid int) (*Report,
 		r.FailedWorkflows += n
 	}
 	r.LimitWarnings = limitWarnings(filepath.Join(w.StateDir, "joinery.log"), filepath.Join(w.StateDir, "world.log"), filepath.Join(w.StateDir, "temporal.log"))
+	r.PlannedUSD = plannedUSD(filepath.Join(w.StateDir, "joinery.log"))
 	if !first.IsZero() {
 		r.FirstProvision = first.Sub(applied)
 	}
@@ -244,6 +246,29 @@ func limitWarnings(paths ...string) int {
 		}
 	}
 	return n
+}
+
+// plannedUSD sums the USD/hour of the worker's provisioning plans (its
+// JSON log lines "provisioning plan").
+func plannedUSD(path string) float64 {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return 0
+	}
+	sum := 0.0
+	for _, line := range strings.Split(string(b), "\n") {
+		if !strings.Contains(line, `"provisioning plan"`) {
+			continue
+		}
+		var plan struct {
+			Msg        string  `json:"msg"`
+			USDPerHour float64 `json:"usdPerHour"`
+		}
+		if json.Unmarshal([]byte(line), &plan) == nil && plan.Msg == "provisioning plan" {
+			sum += plan.USDPerHour
+		}
+	}
+	return sum
 }
 
 // countQuery counts the workflows a visibility query matches and returns

@@ -1,6 +1,10 @@
 package main
 
-import "testing"
+import (
+	"os"
+	"path/filepath"
+	"testing"
+)
 
 func TestStatCPUSeconds(t *testing.T) {
 	// proc(5): pid (comm) state ppid ... utime(14) stime(15) ...; the
@@ -11,5 +15,23 @@ func TestStatCPUSeconds(t *testing.T) {
 	}
 	if got := statCPUSeconds("1 (short) S 1"); got != 0 {
 		t.Fatalf("truncated line: %v, want 0", got)
+	}
+}
+
+func TestPlannedUSDSumsThePlans(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "joinery.log")
+	log := `{"level":"info","msg":"provisioning plan","pending":5,"usdPerHour":1.25}
+{"level":"info","msg":"nodeclaim planned","usdPerHour":9}
+not json, "provisioning plan"
+{"level":"info","msg":"provisioning plan","pending":2,"usdPerHour":0.5}
+`
+	if err := os.WriteFile(path, []byte(log), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if got := plannedUSD(path); got != 1.75 {
+		t.Fatalf("plannedUSD = %v, want 1.75 (the two plans, not the nodeclaim line)", got)
+	}
+	if got := plannedUSD(filepath.Join(t.TempDir(), "missing.log")); got != 0 {
+		t.Fatalf("missing log: %v, want 0", got)
 	}
 }
