@@ -116,8 +116,10 @@ func TestRepairReplacesANodeWithFailedAcceleratedHardware(t *testing.T) {
 	}
 	t.Logf("AcceleratedHardwareReady=False on %s at t0 (toleration %s); replacement %s at %s, Ready at %s; first eviction at %s; node gone at %s; fewest replicas Running %d",
 		nodeName, toleration, replacement, rel(replacementAt), rel(replacementReadyAt), rel(firstEvictionAt), rel(nodeGoneAt), minRunning)
-	if replacementAt.IsZero() || replacementAt.Before(t0.Add(toleration)) {
-		t.Errorf("replacement at %s, want one, not before the toleration (%s)", rel(replacementAt), toleration)
+	// The condition's lastTransitionTime, all a controller can read, holds
+	// whole seconds (as a kubelet's): the toleration counts from t0 so truncated.
+	if replacementAt.IsZero() || replacementAt.Before(t0.Truncate(time.Second).Add(toleration)) {
+		t.Errorf("replacement at %s, want one, not before the toleration (%s) from the condition's lastTransitionTime", rel(replacementAt), toleration)
 	}
 	if replacementReadyAt.IsZero() || firstEvictionAt.IsZero() || !replacementReadyAt.Before(firstEvictionAt) {
 		t.Errorf("replacement Ready at %s, first eviction at %s: want the replacement Ready first", rel(replacementReadyAt), rel(firstEvictionAt))
@@ -253,7 +255,9 @@ func TestRepairTerminatesAnUnreachableNode(t *testing.T) {
 	toleration := time.Duration(float64(30*time.Minute) * repairScale)
 	t.Logf("kubelet of %s stopped at t0; Ready=Unknown seen at t0+%s; TerminateInstances at t0+%s (toleration %s)", nodeName,
 		unknownAt.Sub(fault.At).Round(10*time.Millisecond), in.TerminateTime.Sub(fault.At).Round(10*time.Millisecond), toleration)
-	if !in.TerminateTime.IsZero() && in.TerminateTime.Before(fault.UnknownAt.Add(toleration)) {
+	// Counted, as the repair controller counts, from the condition's
+	// lastTransitionTime (whole seconds).
+	if !in.TerminateTime.IsZero() && in.TerminateTime.Before(fault.UnknownAt.Truncate(time.Second).Add(toleration)) {
 		t.Errorf("terminated at %s, before Ready=Unknown (%s) plus its toleration %s", in.TerminateTime, fault.UnknownAt, toleration)
 	}
 	var res workflows.RepairResult
