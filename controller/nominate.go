@@ -21,8 +21,8 @@ import (
 const hintWriters = 16
 
 // schedulerHints points pending pods at the node their NodeClaim was
-// launched for (capacity.Nominations.SchedulerHints), leader only: on each
-// Node or NodeClaim change, and every `every`. A pod is pointed at a node
+// launched for (capacity.Nominations.SchedulerHints), leader only: when a
+// Node turns Ready or loses a taint, and every `every`. A pod is pointed at a node
 // once: when the kube-scheduler clears the hint (the pod no longer fits
 // there), it stands, and the pod is planned again once its nomination
 // lapses.
