@@ -4,8 +4,6 @@ import (
 	"time"
 
 	apiv1 "github.com/joinery/joinery/api/v1"
-	"github.com/joinery/joinery/policy/lifecycle"
-	"github.com/joinery/joinery/solver"
 	corev1 "k8s.io/api/core/v1"
 )
 
@@ -38,11 +36,10 @@ func (n *Nominations) SchedulerHints(pending []*corev1.Pod, now time.Time) []Hin
 		if nc == nil || nc.Status.NodeName == "" || p.Status.NominatedNodeName != "" {
 			continue
 		}
-		node, err := n.cluster.Nodes.Get(nc.Status.NodeName)
-		if err != nil || !lifecycle.Ready(node) || node.Spec.Unschedulable || !solver.Tolerated(node.Spec.Taints, p.Spec.Tolerations) {
+		if !n.pointable(nc.Status.NodeName, p) {
 			continue
 		}
-		out = append(out, Hint{Pod: p, Node: node.Name})
+		out = append(out, Hint{Pod: p, Node: nc.Status.NodeName})
 	}
 	return out
 }

@@ -1,6 +1,7 @@
 package capacity
 
 import (
+	"encoding/json"
 	"strings"
 	"time"
 
@@ -23,6 +24,16 @@ const AnnotationNominatedPods = "joinery.sh/nominated-pods"
 // (its backoff queue), and a pod it placed elsewhere gets capacity again
 // soon after.
 const DefaultNominationWindow = 10 * time.Second
+
+// HintWait bounds how long past its Node's initialization a nominee not
+// yet pointed at that node (SchedulerHints) keeps its nomination: in a
+// burst the pointers for hundreds of nodes queue behind a busy API server
+// for tens of seconds, and a nominee dropped before its pointer is written
+// is never pointed and is planned again, buying a node for a pod that
+// already has one. A pointer the scheduler cleared (the pod no longer fits
+// there for a reason other than resources, which Of checks itself) also
+// holds until then.
+const HintWait = 60 * time.Second
 
 // Nominations says which pending pods live NodeClaims were launched for
 // (AnnotationNominatedPods), from the informer caches: the snapshot leaves
@@ -57,10 +68,8 @@ func (n *Nominations) Live(nc *apiv1.NodeClaim, now time.Time) bool {
 	if n.booked(nc, now) {
 		return true // held for a gang's pods: not disrupted
 	}
-	for _, c := range nc.Status.Conditions {
-		if c.Type == apiv1.ConditionInitialized && c.Status == "True" {
-			return now.Sub(c.LastTransitionTime.Time) < n.Window()
-		}
+	if init := initializedAt(nc); !init.IsZero() {
+		return now.Sub(init) < n.Window()
 	}
 	return true
 }
@@ -76,8 +85,9 @@ func (n *Nominations) Live(nc *apiv1.NodeClaim, now time.Time) bool {
 // planned again at once instead of waiting out the window. A pod left
 // without room because the scheduler bound there a pod of the same owner
 // nominated to a claim still booting takes that pod's place on the
-// booting claim instead: the nodes of one wave come Ready one by one, and
-// the first ones take whichever pods the scheduler picks.
+// booting claim instead, and so does a pod whose place was taken by a pod
+// it is interchangeable with (placeKey): the nodes of one wave come Ready
+// one by one, and the first ones take whichever pods the scheduler picks.
 func (n *Nominations) Of(pending []*corev1.Pod, now time.Time) map[string]string {
 	out, _ := n.Explain(pending, now)
 	return out
@@ -110,16 +120,16 @@ func (n *Nominations) Explain(pending []*corev1.Pod, now time.Time) (map[string]
 		if !n.Live(nc, now) {
 			// Past the window, the pods pointed at its node still wait
 			// for the scheduler (it clears the pointer of a pod that
-			// does not fit there).
-			var pointed []string
+			// does not fit there), and so do those whose pointer is due.
+			var waiting []string
 			for _, uid := range uids {
-				if node := nc.Status.NodeName; node != "" && byUID[uid].Status.NominatedNodeName == node {
-					pointed = append(pointed, uid)
+				if n.awaitsScheduler(nc, byUID[uid], now) {
+					waiting = append(waiting, uid)
 				} else {
 					lapsedUIDs[uid] = true
 				}
 			}
-			if uids = pointed; len(uids) == 0 {
+			if uids = waiting; len(uids) == 0 {
 				continue
 			}
 		}
@@ -169,6 +179,38 @@ func (n *Nominations) Explain(pending []*corev1.Pod, now time.Time) (map[string]
 	return out, lapsed
 }
 
+// awaitsScheduler says whether a nominee of a claim past its window still
+// waits for the scheduler on the claim's node: pointed at it, or (within
+// HintWait of the node's initialization) due a pointer.
+func (n *Nominations) awaitsScheduler(nc *apiv1.NodeClaim, p *corev1.Pod, now time.Time) bool {
+	node := nc.Status.NodeName
+	if node == "" {
+		return false
+	}
+	if p.Status.NominatedNodeName != "" {
+		return p.Status.NominatedNodeName == node
+	}
+	init := initializedAt(nc)
+	return !init.IsZero() && now.Sub(init) < HintWait && n.pointable(node, p)
+}
+
+// initializedAt is when the claim's Node was initialized (zero: not yet).
+func initializedAt(nc *apiv1.NodeClaim) time.Time {
+	for _, c := range nc.Status.Conditions {
+		if c.Type == apiv1.ConditionInitialized && c.Status == "True" {
+			return c.LastTransitionTime.Time
+		}
+	}
+	return time.Time{}
+}
+
+// pointable says whether the pod may be pointed at the node now: it is
+// Ready, schedulable, and its taints tolerated by the pod.
+func (n *Nominations) pointable(name string, p *corev1.Pod) bool {
+	node, err := n.cluster.Nodes.Get(name)
+	return err == nil && lifecycle.Ready(node) && !node.Spec.Unschedulable && solver.Tolerated(node.Spec.Taints, p.Spec.Tolerations)
+}
+
 // pendingNominees are the claim's nominees still pending, in annotation order.
 func pendingNominees(nc *apiv1.NodeClaim, byUID map[string]*corev1.Pod) []string {
 	var out []string
@@ -180,11 +222,11 @@ func pendingNominees(nc *apiv1.NodeClaim, byUID map[string]*corev1.Pod) []string
 	return out
 }
 
-// takePlace finds a claim whose nominee of p's owner the scheduler bound
-// elsewhere, with room for p in that place (and, on a Ready node, in what
-// is still free there), and takes that room.
+// takePlace finds a claim whose nominee of p's kind (placeKey) the
+// scheduler bound elsewhere, with room for p in that place (and, on a
+// Ready node, in what is still free there), and takes that room.
 func takePlace(p *corev1.Pod, live []*apiv1.NodeClaim, left map[string]resources.List, vacated map[string]map[string]resources.List) string {
-	key := ownerKey(p)
+	key := placeKey(p)
 	if key == "" {
 		return ""
 	}
@@ -207,13 +249,64 @@ func takePlace(p *corev1.Pod, live []*apiv1.NodeClaim, left map[string]resources
 	return ""
 }
 
-// ownerKey names the controller a pod belongs to ("" for none): its pods
-// share one template, so one can go wherever another fits.
-func ownerKey(p *corev1.Pod) string {
+// placeKey names the pods that can take each other's place on a node ("":
+// none can take this one's). Pods that constrain only the node itself
+// (node selector, required node affinity, tolerations, runtime class), not
+// where they stand against other pods (no spread, pod affinity or
+// anti-affinity, host ports or volumes), and constrain it alike, go
+// wherever one of them fits; other pods only where a pod of their own
+// controller (one template) was planned.
+func placeKey(p *corev1.Pod) string {
+	if sig, ok := nodeOnlySignature(&p.Spec); ok {
+		return "node-only/" + sig
+	}
 	if ref := metav1.GetControllerOf(p); ref != nil {
-		return p.Namespace + "/" + string(ref.UID)
+		return "owner/" + p.Namespace + "/" + string(ref.UID)
 	}
 	return ""
+}
+
+// nodeOnlySignature encodes the constraints of a pod that constrains only
+// its node; false for any other pod.
+func nodeOnlySignature(spec *corev1.PodSpec) (string, bool) {
+	if len(spec.TopologySpreadConstraints) > 0 || hasClaimedVolume(spec.Volumes) {
+		return "", false
+	}
+	var required *corev1.NodeSelector
+	if a := spec.Affinity; a != nil {
+		if a.PodAffinity != nil || a.PodAntiAffinity != nil {
+			return "", false
+		}
+		if a.NodeAffinity != nil {
+			required = a.NodeAffinity.RequiredDuringSchedulingIgnoredDuringExecution
+		}
+	}
+	for _, c := range spec.Containers {
+		for _, port := range c.Ports {
+			if port.HostPort != 0 {
+				return "", false
+			}
+		}
+	}
+	sig, err := json.Marshal(struct {
+		Selector     map[string]string
+		Required     *corev1.NodeSelector
+		Tolerations  []corev1.Toleration
+		RuntimeClass *string
+		Scheduler    string
+	}{spec.NodeSelector, required, spec.Tolerations, spec.RuntimeClassName, spec.SchedulerName})
+	return string(sig), err == nil
+}
+
+// hasClaimedVolume says whether a pod mounts a volume bound to a zone or
+// node (a PersistentVolumeClaim or an ephemeral one).
+func hasClaimedVolume(vs []corev1.Volume) bool {
+	for _, v := range vs {
+		if v.PersistentVolumeClaim != nil || v.Ephemeral != nil {
+			return true
+		}
+	}
+	return false
 }
 
 // freeOnNode is the free allocatable of the NodeClaim's Node; false while
@@ -234,7 +327,7 @@ func (n *Nominations) freeOnNode(nc *apiv1.NodeClaim, claimOf map[string]string,
 		}
 		req := solver.PodFromK8s(p).Requests
 		free = free.Sub(req)
-		if other, key := claimOf[string(p.UID)], ownerKey(p); other != "" && other != nc.Name && key != "" {
+		if other, key := claimOf[string(p.UID)], placeKey(p); other != "" && other != nc.Name && key != "" {
 			if vacated[other] == nil {
 				vacated[other] = map[string]resources.List{}
 			}

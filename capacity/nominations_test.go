@@ -29,30 +29,41 @@ func TestLiveNominations(t *testing.T) {
 		Annotations: map[string]string{AnnotationNominatedPods: "uid-f,uid-gone"}},
 		Status: apiv1.NodeClaimStatus{Conditions: []metav1.Condition{{Type: apiv1.ConditionInitialized, Status: "True",
 			LastTransitionTime: metav1.NewTime(now.Add(-DefaultNominationWindow - time.Second))}}}}
-	// Past the window too, but g is pointed at its node (the scheduler has
-	// not got to it yet): g stays nominated, h does not.
+	// Past the window too, but g is pointed at its Ready node (the
+	// scheduler has not got to it yet) and h's pointer is due: both stay
+	// nominated.
 	pointedNode := twoCPUNode()
 	pointedNode.Name = "ip-10-0-0-10.ec2.internal"
 	pointed := &apiv1.NodeClaim{ObjectMeta: metav1.ObjectMeta{Name: "general-purpose-pointed",
 		Annotations: map[string]string{AnnotationNominatedPods: "uid-g,uid-h"}},
 		Status: apiv1.NodeClaimStatus{NodeName: pointedNode.Name, Conditions: expired.Status.Conditions}}
+	// Past HintWait: i, pointed, stays; j, never pointed, is planned again.
+	staleNode := twoCPUNode()
+	staleNode.Name = "ip-10-0-0-11.ec2.internal"
+	stale := &apiv1.NodeClaim{ObjectMeta: metav1.ObjectMeta{Name: "general-purpose-stale",
+		Annotations: map[string]string{AnnotationNominatedPods: "uid-i,uid-j"}},
+		Status: apiv1.NodeClaimStatus{NodeName: staleNode.Name, Conditions: []metav1.Condition{{Type: apiv1.ConditionInitialized, Status: "True",
+			LastTransitionTime: metav1.NewTime(now.Add(-HintWait - time.Second))}}}}
 	a, b, c := cpuPod("a", "", "800m"), cpuPod("b", "", "500m"), cpuPod("c", "", "200m")
 	d, e, f := cpuPod("d", "", "4"), cpuPod("e", "", "4"), cpuPod("f", "", "1")
 	g, h := cpuPod("g", "", "1"), cpuPod("h", "", "1")
+	i, j := cpuPod("i", "", "1"), cpuPod("j", "", "1")
 	g.Status.NominatedNodeName = pointedNode.Name
+	i.Status.NominatedNodeName = staleNode.Name
 	// The scheduler bound another pod there first: 1 CPU left of 2.
 	other := cpuPod("other", node.Name, "1")
-	cl := kubetest.Start(t, kubetest.World{Claims: []*apiv1.NodeClaim{ready, inflight, expired, pointed},
-		Objects: []runtime.Object{node, pointedNode, a, b, c, d, e, f, g, h, other}}).Cluster
+	cl := kubetest.Start(t, kubetest.World{Claims: []*apiv1.NodeClaim{ready, inflight, expired, pointed, stale},
+		Objects: []runtime.Object{node, pointedNode, staleNode, a, b, c, d, e, f, g, h, i, j, other}}).Cluster
 	noms := NewNominations(cl, 0, func(*apiv1.NodeClaim, time.Time) bool { return false })
 
-	got, lapsed := noms.Explain([]*corev1.Pod{a, b, c, d, e, f, g, h}, now)
-	want := map[string]string{"uid-a": ready.Name, "uid-c": ready.Name, "uid-d": inflight.Name, "uid-e": inflight.Name, "uid-g": pointed.Name}
+	got, lapsed := noms.Explain([]*corev1.Pod{a, b, c, d, e, f, g, h, i, j}, now)
+	want := map[string]string{"uid-a": ready.Name, "uid-c": ready.Name, "uid-d": inflight.Name, "uid-e": inflight.Name,
+		"uid-g": pointed.Name, "uid-h": pointed.Name, "uid-i": stale.Name}
 	if len(got) != len(want) {
 		t.Fatalf("got %v, want %v", got, want)
 	}
 	if lapsed != (Lapsed{Window: 2, Displaced: 1}) {
-		t.Fatalf("lapsed %+v, want f and h by the window and b displaced", lapsed)
+		t.Fatalf("lapsed %+v, want f and j by the window and b displaced", lapsed)
 	}
 	for k, v := range want {
 		if got[k] != v {
@@ -62,46 +73,78 @@ func TestLiveNominations(t *testing.T) {
 	// The provisioner sees b as work to do now, not after the window.
 	ledger := NewLedger(nil, zap.NewNop(), cl.ProvisionablePods, noms.Of, noms.Window)
 	if n := ledger.UnnominatedPending(now); n != 3 {
-		t.Fatalf("UnnominatedPending = %d, want 3 (pods b, f and h)", n)
+		t.Fatalf("UnnominatedPending = %d, want 3 (pods b, f and j)", n)
 	}
 }
 
 // The nodes of one wave come Ready one by one, and the scheduler binds
 // to the first whichever pending pods it picks: a pod whose place on its
-// Ready node was taken by a pod of the same owner nominated to a claim
-// still booting keeps a nomination, to that claim; a pod of another
-// owner has no such place and is planned again.
+// Ready node was taken by a pod nominated to a claim still booting keeps a
+// nomination, to that claim, when it is interchangeable with that pod (of
+// its controller, or constraining only its node, alike); a pod spread by
+// zone whose owner has no place there is planned again.
 func TestDisplacedNomineeTakesThePlaceOnTheBootingClaim(t *testing.T) {
 	now := time.Now()
-	owner := metav1.OwnerReference{APIVersion: "apps/v1", Kind: "ReplicaSet", Name: "web-1", UID: "rs-web", Controller: ptrTo(true)}
-	pod := func(name, node string, owned bool) *corev1.Pod {
+	web := metav1.OwnerReference{APIVersion: "apps/v1", Kind: "ReplicaSet", Name: "web-1", UID: "rs-web", Controller: ptrTo(true)}
+	api := metav1.OwnerReference{APIVersion: "apps/v1", Kind: "ReplicaSet", Name: "api-1", UID: "rs-api", Controller: ptrTo(true)}
+	pod := func(name, node string, owner metav1.OwnerReference) *corev1.Pod {
 		p := cpuPod(name, node, "1")
-		if owned {
-			p.OwnerReferences = []metav1.OwnerReference{owner}
-		}
+		p.OwnerReferences = []metav1.OwnerReference{owner}
 		return p
 	}
 	node := twoCPUNode()
 	first := &apiv1.NodeClaim{ObjectMeta: metav1.ObjectMeta{Name: "wave-a-ready",
-		Annotations: map[string]string{AnnotationNominatedPods: "uid-q1,uid-q2,uid-stranger"}},
+		Annotations: map[string]string{AnnotationNominatedPods: "uid-q1,uid-other,uid-spread"}},
 		Status: apiv1.NodeClaimStatus{NodeName: node.Name}}
 	booting := &apiv1.NodeClaim{ObjectMeta: metav1.ObjectMeta{Name: "wave-b-booting",
 		Annotations: map[string]string{AnnotationNominatedPods: "uid-p1,uid-p2,uid-p3"}}}
 	// The scheduler bound p1 and p2, nominated to the booting claim, to the first node.
-	p1, p2, p3 := pod("p1", node.Name, true), pod("p2", node.Name, true), pod("p3", "", true)
-	q1, q2, stranger := pod("q1", "", true), pod("q2", "", true), pod("stranger", "", false)
-	cl := kubetest.Start(t, kubetest.World{Claims: []*apiv1.NodeClaim{first, booting}, Objects: []runtime.Object{node, p1, p2, p3, q1, q2, stranger}}).Cluster
+	p1, p2, p3 := pod("p1", node.Name, web), pod("p2", node.Name, web), pod("p3", "", web)
+	q1, other, spread := pod("q1", "", web), pod("other", "", api), pod("spread", "", api)
+	spread.Spec.TopologySpreadConstraints = []corev1.TopologySpreadConstraint{{MaxSkew: 1, TopologyKey: corev1.LabelTopologyZone,
+		WhenUnsatisfiable: corev1.DoNotSchedule, LabelSelector: &metav1.LabelSelector{MatchLabels: map[string]string{"app": "api"}}}}
+	cl := kubetest.Start(t, kubetest.World{Claims: []*apiv1.NodeClaim{first, booting}, Objects: []runtime.Object{node, p1, p2, p3, q1, other, spread}}).Cluster
 	noms := NewNominations(cl, 0, func(*apiv1.NodeClaim, time.Time) bool { return false })
 
-	got := noms.Of([]*corev1.Pod{p3, q1, q2, stranger}, now)
-	want := map[string]string{"uid-p3": booting.Name, "uid-q1": booting.Name, "uid-q2": booting.Name}
-	if len(got) != len(want) {
-		t.Fatalf("got %v, want %v", got, want)
+	got, lapsed := noms.Explain([]*corev1.Pod{p3, q1, other, spread}, now)
+	want := map[string]string{"uid-p3": booting.Name, "uid-q1": booting.Name, "uid-other": booting.Name}
+	if len(got) != len(want) || lapsed.Displaced != 1 {
+		t.Fatalf("got %v (%d displaced), want %v (spread displaced)", got, lapsed.Displaced, want)
 	}
 	for k, v := range want {
 		if got[k] != v {
 			t.Fatalf("got %v, want %v", got, want)
 		}
+	}
+}
+
+// Pods that constrain only their node, alike, share a place key whoever
+// owns them; pods that constrain where they stand against other pods take
+// only their own controller's places.
+func TestPlaceKey(t *testing.T) {
+	owned := func(uid string) *corev1.Pod {
+		p := cpuPod("p-"+uid, "", "1")
+		p.OwnerReferences = []metav1.OwnerReference{{APIVersion: "apps/v1", Kind: "ReplicaSet", Name: uid, UID: types.UID(uid), Controller: ptrTo(true)}}
+		return p
+	}
+	a, b := owned("a"), owned("b")
+	if placeKey(a) == "" || placeKey(a) != placeKey(b) {
+		t.Fatalf("unconstrained pods of two owners: %q, %q, want one key", placeKey(a), placeKey(b))
+	}
+	arm := owned("c")
+	arm.Spec.NodeSelector = map[string]string{corev1.LabelArchStable: "arm64"}
+	if placeKey(arm) == placeKey(a) {
+		t.Fatalf("a node selector left the key %q", placeKey(arm))
+	}
+	anti := owned("d")
+	anti.Spec.Affinity = &corev1.Affinity{PodAntiAffinity: &corev1.PodAntiAffinity{}}
+	if placeKey(anti) != "owner/default/d" {
+		t.Fatalf("pod anti-affinity: key %q, want its owner's", placeKey(anti))
+	}
+	claimed := cpuPod("claimed", "", "1")
+	claimed.Spec.Volumes = []corev1.Volume{{Name: "data", VolumeSource: corev1.VolumeSource{PersistentVolumeClaim: &corev1.PersistentVolumeClaimVolumeSource{ClaimName: "data"}}}}
+	if placeKey(claimed) != "" {
+		t.Fatalf("an ownerless pod with a claimed volume: key %q, want none", placeKey(claimed))
 	}
 }
 

@@ -2,6 +2,7 @@ package controller
 
 import (
 	"context"
+	"errors"
 	"sync"
 	"time"
 
@@ -12,7 +13,9 @@ import (
 	"golang.org/x/sync/errgroup"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/apimachinery/pkg/util/validation/field"
 	"k8s.io/client-go/tools/cache"
 )
 
@@ -91,7 +94,7 @@ func (h *schedulerHints) pass(ctx context.Context, now time.Time) {
 			case err == nil:
 				h.done[hint.Pod.UID] = hint.Node
 				written++
-			case apierrors.IsNotFound(err) || apierrors.IsConflict(err):
+			case apierrors.IsNotFound(err) || apierrors.IsConflict(err) || boundMeanwhile(err):
 			default:
 				h.log.Warn("pod not pointed at its node", zap.String("pod", hint.Pod.Namespace+"/"+hint.Pod.Name),
 					zap.String("node", hint.Node), zap.Error(err))
@@ -130,4 +133,20 @@ func nodeOpened(o, n interface{}) bool {
 		return false
 	}
 	return !lifecycle.Ready(old) || len(node.Spec.Taints) < len(old.Spec.Taints)
+}
+
+// boundMeanwhile says whether the API server refused a pointer because the
+// scheduler bound the pod after the cache saw it pending (a pointer may not
+// be set on a bound pod).
+func boundMeanwhile(err error) bool {
+	var status apierrors.APIStatus
+	if !errors.As(err, &status) || !apierrors.IsInvalid(err) || status.Status().Details == nil {
+		return false
+	}
+	for _, c := range status.Status().Details.Causes {
+		if c.Field == "status.nominatedNodeName" && c.Type == metav1.CauseType(field.ErrorTypeForbidden) {
+			return true
+		}
+	}
+	return false
 }

@@ -3,13 +3,20 @@
 // no I/O: the controller's watcher calls it on informer events.
 package pending
 
-import corev1 "k8s.io/api/core/v1"
+import (
+	"strings"
+
+	corev1 "k8s.io/api/core/v1"
+)
 
 // Provisionable reports whether a pod is one Joinery should find a node
 // for: not bound, not terminating, and marked Unschedulable by the
-// kube-scheduler (as Karpenter requires).
+// kube-scheduler (as Karpenter requires). As in Karpenter and Cluster
+// Autoscaler, a DaemonSet's pod or a mirror pod (owned by its Node) is
+// never one: it belongs to one node, which a new node cannot be, and the
+// DaemonSets' pods are planned on every new node as its overhead.
 func Provisionable(p *corev1.Pod) bool {
-	if p.Spec.NodeName != "" || p.DeletionTimestamp != nil {
+	if p.Spec.NodeName != "" || p.DeletionTimestamp != nil || ownedByNodeOrDaemonSet(p) {
 		return false
 	}
 	if p.Status.Phase == corev1.PodSucceeded || p.Status.Phase == corev1.PodFailed {
@@ -32,4 +39,15 @@ func Provisionable(p *corev1.Pod) bool {
 // provisioner's resync tick picks such pods up instead.
 func NewlyProvisionable(old, pod *corev1.Pod) bool {
 	return pod != nil && Provisionable(pod) && (old == nil || !Provisionable(old))
+}
+
+// ownedByNodeOrDaemonSet says whether a DaemonSet or a Node (a mirror pod)
+// controls the pod.
+func ownedByNodeOrDaemonSet(p *corev1.Pod) bool {
+	for _, o := range p.OwnerReferences {
+		if o.Kind == "DaemonSet" && strings.HasPrefix(o.APIVersion, "apps/") || o.Kind == "Node" && o.APIVersion == "v1" {
+			return true
+		}
+	}
+	return false
 }

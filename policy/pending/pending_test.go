@@ -25,6 +25,12 @@ func TestProvisionable(t *testing.T) {
 	failed.Status.Phase = corev1.PodFailed
 	succeeded := marked.DeepCopy()
 	succeeded.Status.Phase = corev1.PodSucceeded
+	daemon := marked.DeepCopy()
+	daemon.OwnerReferences = []metav1.OwnerReference{{APIVersion: "apps/v1", Kind: "DaemonSet", Name: "node-agent"}}
+	mirror := marked.DeepCopy()
+	mirror.OwnerReferences = []metav1.OwnerReference{{APIVersion: "v1", Kind: "Node", Name: "node-1"}}
+	replica := marked.DeepCopy()
+	replica.OwnerReferences = []metav1.OwnerReference{{APIVersion: "apps/v1", Kind: "ReplicaSet", Name: "web-1"}}
 	gated := pending.DeepCopy()
 	gated.Status.Conditions = []corev1.PodCondition{{Type: corev1.PodScheduled, Status: corev1.ConditionFalse, Reason: "SchedulingGated"}}
 	for _, c := range []struct {
@@ -39,6 +45,9 @@ func TestProvisionable(t *testing.T) {
 		{"failed", failed, false},
 		{"succeeded", succeeded, false},
 		{"scheduling gated", gated, false},
+		{"a DaemonSet's", daemon, false},
+		{"a mirror pod", mirror, false},
+		{"a ReplicaSet's", replica, true},
 	} {
 		if got := Provisionable(c.pod); got != c.want {
 			t.Errorf("%s: %v, want %v", c.name, got, c.want)
