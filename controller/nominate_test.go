@@ -122,3 +122,61 @@ func TestBoundMeanwhile(t *testing.T) {
 		}
 	}
 }
+
+// A pass writes at most perPass pointers, those of the node that turned
+// Ready last first; the rest come on the next pass.
+func TestSchedulerHintsNewestNodeFirst(t *testing.T) {
+	ctx := context.Background()
+	now := time.Now()
+	node := func(name string, readyFor time.Duration) *corev1.Node {
+		return &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: name},
+			Status: corev1.NodeStatus{Allocatable: corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("4"), corev1.ResourcePods: resource.MustParse("20")},
+				Conditions: []corev1.NodeCondition{{Type: corev1.NodeReady, Status: corev1.ConditionTrue, LastTransitionTime: metav1.NewTime(now.Add(-readyFor))}}}}
+	}
+	pod := func(name string) *corev1.Pod {
+		return &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: "default", UID: types.UID("uid-" + name)},
+			Spec: corev1.PodSpec{Containers: []corev1.Container{{Name: "c", Resources: corev1.ResourceRequirements{
+				Requests: corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("1")}}}}},
+			Status: corev1.PodStatus{Conditions: []corev1.PodCondition{{Type: corev1.PodScheduled, Status: corev1.ConditionFalse,
+				Reason: corev1.PodReasonUnschedulable}}}}
+	}
+	older, newer := node("ip-10-0-0-1.ec2.internal", 5*time.Second), node("ip-10-0-0-2.ec2.internal", time.Second)
+	claim := func(name string, n *corev1.Node, uids string) *apiv1.NodeClaim {
+		return &apiv1.NodeClaim{ObjectMeta: metav1.ObjectMeta{Name: name, Annotations: map[string]string{capacity.AnnotationNominatedPods: uids}},
+			Status: apiv1.NodeClaimStatus{NodeName: n.Name}}
+	}
+	// The older node's pods sort first by name.
+	f := kubetest.Start(t, kubetest.World{
+		Claims:  []*apiv1.NodeClaim{claim("general-purpose-a", older, "uid-a1,uid-a2"), claim("general-purpose-b", newer, "uid-b1,uid-b2")},
+		Objects: []runtime.Object{older, newer, pod("a1"), pod("a2"), pod("b1"), pod("b2")}})
+	noms := capacity.NewNominations(f.Cluster, 0, func(*apiv1.NodeClaim, time.Time) bool { return false })
+	h := newSchedulerHints(f.Cluster, noms, zap.NewNop())
+	h.perPass = 2
+	pointed := func() map[string]string {
+		out := map[string]string{}
+		for _, name := range []string{"a1", "a2", "b1", "b2"} {
+			p, err := f.Kube.CoreV1().Pods("default").Get(ctx, name, metav1.GetOptions{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			out[name] = p.Status.NominatedNodeName
+		}
+		return out
+	}
+
+	h.pass(ctx, now)
+	want := map[string]string{"a1": "", "a2": "", "b1": newer.Name, "b2": newer.Name}
+	if got := pointed(); fmt.Sprint(got) != fmt.Sprint(want) {
+		t.Fatalf("first pass: %v, want %v (the node Ready last first)", got, want)
+	}
+	select {
+	case <-h.trigger:
+	default:
+		t.Fatalf("a pass that left pointers unwritten did not ask for another")
+	}
+	h.pass(ctx, now)
+	want = map[string]string{"a1": older.Name, "a2": older.Name, "b1": newer.Name, "b2": newer.Name}
+	if got := pointed(); fmt.Sprint(got) != fmt.Sprint(want) {
+		t.Fatalf("second pass: %v, want %v", got, want)
+	}
+}
