@@ -3,7 +3,6 @@ package controller
 import (
 	"context"
 	"errors"
-	"sort"
 	"sync"
 	"time"
 
@@ -24,11 +23,6 @@ import (
 // wave's node brings tens of pods at once).
 const hintWriters = 16
 
-// hintsPerPass bounds the pointers one pass writes. In a burst a busy API
-// server takes tens of seconds for a thousand; a short pass lets the nodes
-// that turned Ready meanwhile go first on the next.
-const hintsPerPass = 128
-
 // schedulerHints points pending pods at the node their NodeClaim was
 // launched for (capacity.Nominations.SchedulerHints), leader only: when a
 // Node turns Ready or loses a taint, and every `every`. A pod is pointed at a node
@@ -43,12 +37,11 @@ type schedulerHints struct {
 	trigger chan struct{}
 	mu      sync.Mutex
 	done    map[types.UID]string // pod -> the node it was pointed at
-	perPass int
 }
 
 func newSchedulerHints(cl *kube.Cluster, noms *capacity.Nominations, log *zap.Logger) *schedulerHints {
 	h := &schedulerHints{cl: cl, noms: noms, log: log.Named("scheduler-hints"), every: 5 * time.Second,
-		trigger: make(chan struct{}, 1), done: map[types.UID]string{}, perPass: hintsPerPass}
+		trigger: make(chan struct{}, 1), done: map[types.UID]string{}}
 	// New hints come when a Node turns Ready or loses a taint; the resync
 	// catches the rest.
 	cl.OnNodeEvent(cache.ResourceEventHandlerFuncs{
@@ -89,11 +82,6 @@ func (h *schedulerHints) pass(ctx context.Context, now time.Time) {
 	if len(todo) == 0 {
 		return
 	}
-	todo = h.newestNodesFirst(todo)
-	if len(todo) > h.perPass {
-		todo = todo[:h.perPass]
-		defer h.poke() // the rest on the next pass, after newer nodes'
-	}
 	g, gctx := errgroup.WithContext(ctx)
 	g.SetLimit(hintWriters)
 	written := 0
@@ -118,37 +106,6 @@ func (h *schedulerHints) pass(ctx context.Context, now time.Time) {
 	if written > 0 {
 		h.log.Info("pending pods pointed at the nodes launched for them", zap.Int("pods", written))
 	}
-}
-
-// newestNodesFirst orders the hints by when their node turned Ready, the
-// latest first (stable, so a node's pods keep their order): the scheduler
-// scores the emptiest node best and fills a node that just turned Ready
-// with whichever pending pods come next, so its nominees need their
-// pointers before the pods of nodes that have stood Ready for a while.
-func (h *schedulerHints) newestNodesFirst(todo []capacity.Hint) []capacity.Hint {
-	readyAt := map[string]time.Time{}
-	for _, hint := range todo {
-		if _, ok := readyAt[hint.Node]; !ok {
-			readyAt[hint.Node] = h.readySince(hint.Node)
-		}
-	}
-	sort.SliceStable(todo, func(i, j int) bool { return readyAt[todo[i].Node].After(readyAt[todo[j].Node]) })
-	return todo
-}
-
-// readySince is when the node's Ready condition last turned True (zero if
-// unknown).
-func (h *schedulerHints) readySince(name string) time.Time {
-	node, err := h.cl.Nodes.Get(name)
-	if err != nil {
-		return time.Time{}
-	}
-	for _, c := range node.Status.Conditions {
-		if c.Type == corev1.NodeReady {
-			return c.LastTransitionTime.Time
-		}
-	}
-	return time.Time{}
 }
 
 // forgetGone drops the pods no longer pending (bound, or deleted).
