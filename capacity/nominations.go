@@ -2,6 +2,7 @@ package capacity
 
 import (
 	"encoding/json"
+	"sort"
 	"strings"
 	"time"
 
@@ -12,6 +13,7 @@ import (
 	"github.com/joinery/joinery/solver/resources"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/labels"
 )
 
 // AnnotationNominatedPods on a NodeClaim lists the UIDs (comma-separated) of
@@ -143,11 +145,11 @@ func (n *Nominations) Explain(pending []*corev1.Pod, now time.Time) (map[string]
 	}
 	out := map[string]string{}
 	var displaced []*corev1.Pod
-	left := map[string]resources.List{}               // Ready claim -> free allocatable left
-	vacated := map[string]map[string]resources.List{} // claim -> owner -> its nominees' requests bound elsewhere
+	left := map[string]resources.List{} // Ready claim -> free allocatable left
+	vacated := n.vacated(live, claimOf)
 	var lapsed Lapsed
 	for _, nc := range live {
-		free, bounded := n.freeOnNode(nc, claimOf, vacated)
+		free, bounded := n.freeOnNode(nc)
 		for _, uid := range nominees[nc.Name] {
 			p := byUID[uid]
 			if bounded {
@@ -164,6 +166,11 @@ func (n *Nominations) Explain(pending []*corev1.Pod, now time.Time) (map[string]
 			left[nc.Name] = free
 		}
 	}
+	// Biggest first: the places left are pieces of what smaller pods
+	// vacated, and a big pod finds one only while they are whole.
+	sort.SliceStable(displaced, func(i, j int) bool {
+		return bigger(solver.PodFromK8s(displaced[i]).Requests, solver.PodFromK8s(displaced[j]).Requests)
+	})
 	for _, p := range displaced {
 		if name := takePlace(p, live, left, vacated); name != "" {
 			out[string(p.UID)] = name
@@ -310,9 +317,8 @@ func hasClaimedVolume(vs []corev1.Volume) bool {
 }
 
 // freeOnNode is the free allocatable of the NodeClaim's Node; false while
-// it has no Ready Node (its nominations are not bounded yet). Pods bound
-// there that were nominated to another claim are added to vacated.
-func (n *Nominations) freeOnNode(nc *apiv1.NodeClaim, claimOf map[string]string, vacated map[string]map[string]resources.List) (resources.List, bool) {
+// it has no Ready Node (its nominations are not bounded yet).
+func (n *Nominations) freeOnNode(nc *apiv1.NodeClaim) (resources.List, bool) {
 	if nc.Status.NodeName == "" {
 		return resources.List{}, false
 	}
@@ -322,17 +328,44 @@ func (n *Nominations) freeOnNode(nc *apiv1.NodeClaim, claimOf map[string]string,
 	}
 	free, _ := resources.FromResourceList(node.Status.Allocatable)
 	for _, p := range n.cluster.PodsOnNode(node.Name) {
-		if !kube.IsActive(p) {
-			continue
-		}
-		req := solver.PodFromK8s(p).Requests
-		free = free.Sub(req)
-		if other, key := claimOf[string(p.UID)], placeKey(p); other != "" && other != nc.Name && key != "" {
-			if vacated[other] == nil {
-				vacated[other] = map[string]resources.List{}
-			}
-			vacated[other][key] = vacated[other][key].Add(req)
+		if kube.IsActive(p) {
+			free = free.Sub(solver.PodFromK8s(p).Requests)
 		}
 	}
 	return free, true
+}
+
+// vacated is, for each live claim, the requests of its nominees the
+// scheduler bound to another node (any node: one past its window, or not
+// Joinery's), by placeKey: the room they left on the claim.
+func (n *Nominations) vacated(live []*apiv1.NodeClaim, claimOf map[string]string) map[string]map[string]resources.List {
+	nodeOf := make(map[string]string, len(live))
+	for _, nc := range live {
+		nodeOf[nc.Name] = nc.Status.NodeName
+	}
+	out := map[string]map[string]resources.List{}
+	all, _ := n.cluster.Pods.List(labels.Everything())
+	for _, p := range all {
+		claim := claimOf[string(p.UID)]
+		if claim == "" || p.Spec.NodeName == "" || p.Spec.NodeName == nodeOf[claim] || !kube.IsActive(p) {
+			continue
+		}
+		key := placeKey(p)
+		if key == "" {
+			continue
+		}
+		if out[claim] == nil {
+			out[claim] = map[string]resources.List{}
+		}
+		out[claim][key] = out[claim][key].Add(solver.PodFromK8s(p).Requests)
+	}
+	return out
+}
+
+// bigger orders requests by CPU, then memory.
+func bigger(a, b resources.List) bool {
+	if a[resources.CPU] != b[resources.CPU] {
+		return a[resources.CPU] > b[resources.CPU]
+	}
+	return a[resources.Memory] > b[resources.Memory]
 }

@@ -118,6 +118,35 @@ func TestDisplacedNomineeTakesThePlaceOnTheBootingClaim(t *testing.T) {
 	}
 }
 
+// The room a booting claim's nominee left counts wherever the scheduler
+// bound it (here a node no live claim has), and the displaced pods take
+// the places biggest first: the 2-CPU pod gets the whole 2 CPUs left on
+// one claim, the 1-CPU pod the 1 CPU on the other.
+func TestDisplacedPodsTakePlacesBiggestFirst(t *testing.T) {
+	now := time.Now()
+	node := twoCPUNode()
+	elsewhere := twoCPUNode()
+	elsewhere.Name = "ip-10-0-0-99.ec2.internal"
+	ready := &apiv1.NodeClaim{ObjectMeta: metav1.ObjectMeta{Name: "a-ready",
+		Annotations: map[string]string{AnnotationNominatedPods: "uid-small,uid-big"}},
+		Status: apiv1.NodeClaimStatus{NodeName: node.Name}}
+	two := &apiv1.NodeClaim{ObjectMeta: metav1.ObjectMeta{Name: "b-booting-two",
+		Annotations: map[string]string{AnnotationNominatedPods: "uid-x1,uid-x2"}}}
+	one := &apiv1.NodeClaim{ObjectMeta: metav1.ObjectMeta{Name: "c-booting-one",
+		Annotations: map[string]string{AnnotationNominatedPods: "uid-x3"}}}
+	// x1 and x2 took the ready node; x3 went to a node of no claim.
+	x1, x2, x3 := cpuPod("x1", node.Name, "1"), cpuPod("x2", node.Name, "1"), cpuPod("x3", elsewhere.Name, "1")
+	small, big := cpuPod("small", "", "1"), cpuPod("big", "", "2")
+	cl := kubetest.Start(t, kubetest.World{Claims: []*apiv1.NodeClaim{ready, two, one},
+		Objects: []runtime.Object{node, elsewhere, x1, x2, x3, small, big}}).Cluster
+	noms := NewNominations(cl, 0, func(*apiv1.NodeClaim, time.Time) bool { return false })
+
+	got, lapsed := noms.Explain([]*corev1.Pod{small, big}, now)
+	if got["uid-big"] != two.Name || got["uid-small"] != one.Name || lapsed.Displaced != 0 {
+		t.Fatalf("got %v (%d displaced), want big on %s and small on %s", got, lapsed.Displaced, two.Name, one.Name)
+	}
+}
+
 // Pods that constrain only their node, alike, share a place key whoever
 // owns them; pods that constrain where they stand against other pods take
 // only their own controller's places.
