@@ -74,7 +74,7 @@ func (a *Launch) launchOfferings(nc *apiv1.NodeClaim, cls *apiv1.EC2NodeClass, r
 		if !ok {
 			continue
 		}
-		if _, ok := nodeclass.AMIFor(cls.Status.AMIs, it.Labels()); !ok {
+		if _, ok := nodeclass.AMIFor(cls.Status.AMIs, it.Labels()); !ok || !it.Launchable(cls) {
 			continue
 		}
 		var offs []catalog.Offering
