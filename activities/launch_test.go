@@ -288,6 +288,36 @@ func TestLaunchOfADeletedNodeClaimReturnsTheInstanceItLaunched(t *testing.T) {
 	}
 }
 
+// spec.cpuOptions reaches the launch template, and with nested
+// virtualization enabled the launch keeps to the types that support it: an
+// offering planned before the class enabled it is left out with the reason
+// (Karpenter's compatibility check), the instance runs with it.
+func TestLaunchCarriesCPUOptions(t *testing.T) {
+	enabled := apiv1.NestedVirtualizationEnabled
+	a, srv, req := launchWorldClass(t, simec2.Options{BootDelay: 40 * time.Millisecond}, aws.Options{}, nil, func(*Deps) {},
+		func(cls *apiv1.EC2NodeClass, _ *apiv1.NodeClaim) {
+			cls.Spec.CPUOptions = &apiv1.CPUOptions{NestedVirtualization: &enabled}
+		})
+	m5 := req.Offerings[0]
+	only := req
+	only.Offerings = []saga.Offering{m5}
+	if _, _, _, err := launchAttempt(t, a, srv, only, nil); err == nil || !strings.Contains(err.Error(), "m5.large: does not support nested virtualization") {
+		t.Fatalf("m5.large alone: %v, want it left out for nested virtualization", err)
+	}
+	m8i := m5
+	m8i.InstanceType = "m8i.large"
+	req.Offerings = append(req.Offerings, m8i)
+	out, _, _, err := launchAttempt(t, a, srv, req, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	inst, _ := srv.Instance(out.ID)
+	lt, _ := srv.LaunchTemplate(inst.LaunchTemplateID)
+	if inst.InstanceType != "m8i.large" || inst.NestedVirtualization != enabled || lt.Data.NestedVirtualization != enabled {
+		t.Errorf("launched %s with nested virtualization %q from a template with %q, want m8i.large, enabled", inst.InstanceType, inst.NestedVirtualization, lt.Data.NestedVirtualization)
+	}
+}
+
 // The class's launch fields reach the launch template and CreateFleet:
 // detailed monitoring, the public IP choice and Context, which a NodeClaim
 // whose minValues were relaxed launches without (as Karpenter's does).

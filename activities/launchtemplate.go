@@ -38,8 +38,9 @@ type launchPlan struct {
 // image exists. A reserved request gets one template per image and
 // capacity reservation, each targeting its reservation (and labelling its
 // nodes with it); a reserved offering whose reservation the class's status
-// no longer lists is left out. Offerings no image or subnet serves are left
-// out; none left is an error naming why.
+// no longer lists is left out. Offerings no image or subnet serves, and
+// types the class's CPU options rule out, are left out; none left is an
+// error naming why.
 func (a *Launch) launchPlan(ctx context.Context, nc *apiv1.NodeClaim, cls *apiv1.EC2NodeClass, req workflows.LaunchRequest, prog *progressLog) (_ launchPlan, err error) {
 	subnets := prog.Subnets
 	if subnets == nil {
@@ -64,6 +65,11 @@ func (a *Launch) launchPlan(ctx context.Context, nc *apiv1.NodeClaim, cls *apiv1
 		it, ok := a.types.Get(o.InstanceType)
 		if !ok {
 			skipped = append(skipped, o.InstanceType+": not in the catalog")
+			continue
+		}
+		if !it.Launchable(cls) {
+			// Planned before the class enabled nested virtualization.
+			skipped = append(skipped, o.InstanceType+": does not support nested virtualization (spec.cpuOptions)")
 			continue
 		}
 		if !fits[i] {
@@ -143,6 +149,7 @@ func (a *Launch) launchTemplate(ctx context.Context, nc *apiv1.NodeClaim, cls *a
 		NoCapacityReservations:   reservation == "" && len(cls.Spec.CapacityReservationSelectorTerms) > 0,
 		DetailedMonitoring:       cls.Spec.DetailedMonitoring != nil && *cls.Spec.DetailedMonitoring,
 		AssociatePublicIPAddress: cls.Spec.AssociatePublicIPAddress, ConnectionTracking: cls.Spec.ConnectionTracking,
+		NestedVirtualization: nestedVirtualization(cls),
 	}
 	name, err := nodeclass.LaunchTemplateName(a.cloud.ClusterName(), data)
 	if err != nil {
@@ -157,6 +164,15 @@ func (a *Launch) launchTemplate(ctx context.Context, nc *apiv1.NodeClaim, cls *a
 	}
 	prog.madeTemplate(name)
 	return name, nil
+}
+
+// nestedVirtualization is the class's spec.cpuOptions.nestedVirtualization
+// ("" when unset: the template sends no CpuOptions).
+func nestedVirtualization(cls *apiv1.EC2NodeClass) string {
+	if o := cls.Spec.CPUOptions; o != nil && o.NestedVirtualization != nil {
+		return *o.NestedVirtualization
+	}
+	return ""
 }
 
 // nodeLabels are the labels a node registers with through user data: the

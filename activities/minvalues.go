@@ -54,8 +54,8 @@ func (a *Launch) launchOfferings(nc *apiv1.NodeClaim, cls *apiv1.EC2NodeClass, r
 		i, ok := index[o.InstanceType]
 		if !ok {
 			it, known := a.types.Get(o.InstanceType)
-			if !known {
-				continue
+			if !known || !it.Launchable(cls) {
+				continue // launchPlan leaves it out: it counts for nothing
 			}
 			i = len(opts)
 			index[o.InstanceType] = i
@@ -74,7 +74,7 @@ func (a *Launch) launchOfferings(nc *apiv1.NodeClaim, cls *apiv1.EC2NodeClass, r
 		if !ok {
 			continue
 		}
-		if _, ok := nodeclass.AMIFor(cls.Status.AMIs, it.Labels()); !ok {
+		if _, ok := nodeclass.AMIFor(cls.Status.AMIs, it.Labels()); !ok || !it.Launchable(cls) {
 			continue
 		}
 		var offs []catalog.Offering

@@ -52,6 +52,10 @@ type InstanceType struct {
 	// the driver does not list (it then assumes 27, shared).
 	MaxEBSAttachments int
 	EBSAttachmentType string
+	// NestedVirtualization: the type can be launched with nested
+	// virtualization enabled (DescribeInstanceTypes lists
+	// "nested-virtualization" in ProcessorInfo.SupportedFeatures).
+	NestedVirtualization bool
 
 	// OnDemandPrice is the us-east-1 Linux on-demand list price, USD/hour.
 	OnDemandPrice float64

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	_ "embed"
 	"encoding/csv"
+	"errors"
 	"fmt"
 	"io"
 	"sort"
@@ -44,7 +45,7 @@ var (
 func Default() (*Catalog, error) {
 	loadOnce.Do(func() {
 		if loaded, loadErr = Parse(instanceTypesCSV, spotSavingsCSV); loadErr == nil {
-			loadErr = loaded.SetEBSLimits(ebsLimitsCSV)
+			loadErr = errors.Join(loaded.SetEBSLimits(ebsLimitsCSV), loaded.SetNestedVirtualization(nestedVirtualizationCSV))
 		}
 	})
 	return loaded, loadErr
@@ -167,7 +168,8 @@ func parseTypes(typesCSV []byte, savings map[string]int, defaultArch string) (*C
 			AcceleratorManufacturer: get("accelerator_manufacturer"), AcceleratorName: get("accelerator_name"),
 			Hypervisor: get("hypervisor"), CPUManufacturer: get("cpu_manufacturer"),
 			BareMetal: get("bare_metal") == "true", SpotSavingsPct: -1,
-			NetworkPerformance: get("network_performance"),
+			NestedVirtualization: get("nested_virtualization") == "true",
+			NetworkPerformance:   get("network_performance"),
 		}
 		if strings.HasPrefix(it.Family, "mac") || it.Arch == "" || get("vcpu") == "" ||
 			get("memory_mib") == "" || get("ondemand_usd_per_hour") == "" {

@@ -11,10 +11,12 @@ import (
 // weight, requirements, template labels and taints (startup taints are left
 // out: they go away), limits (any resource, plus "nodes" as NodesLimit, -1
 // when absent), and InstanceTypes: every catalog type whose labels meet the
-// pool's requirements on instance-type labels and that has at least one
-// available offering, among zones, meeting its zone / capacity-type / region
-// requirements. Each type carries only those compatible offerings (with
-// their Available flag from unavailable, which may be nil) and its node
+// pool's requirements on instance-type labels, that nc can launch
+// (catalog.InstanceType.Launchable: its CPU options), and that has at
+// least one available offering, among zones, meeting its zone /
+// capacity-type / region requirements. Each type carries only those
+// compatible offerings (with their Available flag from unavailable, which
+// may be nil) and its node
 // shape under nc's kubelet settings and root volume size (EKS defaults and
 // 20 GiB when nc is nil). Usage and NodeCount are left for the caller.
 // Offerings are the static ones (InstanceType.Offerings): every zone, spot
@@ -78,7 +80,7 @@ func NodePoolFromMarket(np *apiv1.NodePool, nc *apiv1.EC2NodeClass, cat *catalog
 				break
 			}
 		}
-		if !ok {
+		if !ok || !it.Launchable(nc) {
 			continue
 		}
 		offs, available := matchingOfferings(it, market, zones, reservations, offeringReqs, unavailable)

@@ -45,17 +45,18 @@ type EC2NodeClassSpec struct {
 
 	// The launch template's and CreateFleet's own settings: detailed
 	// monitoring; the primary interface's public IP choice and idle
-	// connection tracking timeouts; CreateFleet's reserved Context.
+	// connection tracking timeouts; CreateFleet's reserved Context; the
+	// CPU options (nested virtualization).
 	AssociatePublicIPAddress *bool               `json:"associatePublicIPAddress,omitempty"`
 	DetailedMonitoring       *bool               `json:"detailedMonitoring,omitempty"`
 	ConnectionTracking       *ConnectionTracking `json:"connectionTracking,omitempty"`
 	Context                  *string             `json:"context,omitempty"`
+	CPUOptions               *CPUOptions         `json:"cpuOptions,omitempty"`
 
 	// Karpenter v1.14 fields Joinery refuses (nodeclass.Unsupported).
 	PlacementGroupSelector *PlacementGroupSelector `json:"placementGroupSelector,omitempty"`
 	IPPrefixCount          *int32                  `json:"ipPrefixCount,omitempty"`
 	NetworkInterfaces      []NetworkInterface      `json:"networkInterfaces,omitempty"`
-	CPUOptions             *CPUOptions             `json:"cpuOptions,omitempty"`
 }
 
 // InstanceStorePolicyRAID0 is the one value of spec.instanceStorePolicy.
@@ -97,9 +98,28 @@ type ConnectionTracking struct {
 	UDPTimeout            *int32 `json:"udpTimeout,omitempty"`
 }
 
-// CPUOptions are the instances' CPU options.
+// CPUOptions are the instances' CPU options (Karpenter v1.15).
 type CPUOptions struct {
+	// NestedVirtualization is the launch template's
+	// CpuOptions.NestedVirtualization, "enabled" or "disabled" (unset: none
+	// sent). Enabled, the class's NodePools use only the instance types
+	// that support it (WantsNestedVirtualization).
 	NestedVirtualization *string `json:"nestedVirtualization,omitempty"`
+}
+
+// The values of spec.cpuOptions.nestedVirtualization (EC2's
+// NestedVirtualizationSpecification).
+const (
+	NestedVirtualizationEnabled  = "enabled"
+	NestedVirtualizationDisabled = "disabled"
+)
+
+// WantsNestedVirtualization reports whether the class asks for nested
+// virtualization: only then does it narrow the instance types (as
+// Karpenter's compatibility check: "disabled" admits every type).
+func (s *EC2NodeClassSpec) WantsNestedVirtualization() bool {
+	return s != nil && s.CPUOptions != nil && s.CPUOptions.NestedVirtualization != nil &&
+		*s.CPUOptions.NestedVirtualization == NestedVirtualizationEnabled
 }
 
 // SelectorTerm selects subnets or security groups by tags, id or name.

@@ -175,9 +175,10 @@ func TestUnsupportedFieldsAreNamed(t *testing.T) {
 	}
 	got := Unsupported(&spec)
 	// associatePublicIPAddress, detailedMonitoring, connectionTracking,
-	// context and volumeInitializationRate are honoured (the launch), and
-	// ssmParameter (the class's AMI resolution).
-	want := []string{"spec.placementGroupSelector", "spec.ipPrefixCount", "spec.networkInterfaces", "spec.cpuOptions"}
+	// context, cpuOptions and volumeInitializationRate are honoured (the
+	// launch), and ssmParameter (the class's AMI resolution); a
+	// nestedVirtualization value that is not EC2's is refused.
+	want := []string{"spec.cpuOptions.nestedVirtualization", "spec.placementGroupSelector", "spec.ipPrefixCount", "spec.networkInterfaces"}
 	if len(got) != len(want) {
 		t.Fatalf("unsupported %q, want %d entries", got, len(want))
 	}
@@ -188,6 +189,14 @@ func TestUnsupportedFieldsAreNamed(t *testing.T) {
 	}
 	if u := Unsupported(&apiv1.EC2NodeClassSpec{InstanceStorePolicy: &raid0}); u != nil {
 		t.Errorf("RAID0 alone refused: %q", u)
+	}
+	for _, v := range []string{apiv1.NestedVirtualizationEnabled, apiv1.NestedVirtualizationDisabled} {
+		if u := Unsupported(&apiv1.EC2NodeClassSpec{CPUOptions: &apiv1.CPUOptions{NestedVirtualization: &v}}); u != nil {
+			t.Errorf("nestedVirtualization %s refused: %q", v, u)
+		}
+	}
+	if u := Unsupported(&apiv1.EC2NodeClassSpec{CPUOptions: &apiv1.CPUOptions{}}); u != nil {
+		t.Errorf("empty cpuOptions refused: %q", u)
 	}
 	if u := Unsupported(&apiv1.EC2NodeClassSpec{InstanceStorePolicy: &other}); len(u) != 1 || !strings.Contains(u[0], `"RAID10" is not a policy`) {
 		t.Errorf("RAID10: %q", u)

@@ -20,6 +20,12 @@ func Unsupported(spec *apiv1.EC2NodeClassSpec) []string {
 	if p := spec.InstanceStorePolicy; p != nil && *p != apiv1.InstanceStorePolicyRAID0 {
 		add("spec.instanceStorePolicy", fmt.Sprintf("%q is not a policy (RAID0 is the only one)", *p))
 	}
+	// A value the CRD's enum refuses (an object stored before the schema,
+	// or read from a manifest): EC2 would refuse the launch template.
+	if o := spec.CPUOptions; o != nil && o.NestedVirtualization != nil && *o.NestedVirtualization != apiv1.NestedVirtualizationEnabled &&
+		*o.NestedVirtualization != apiv1.NestedVirtualizationDisabled {
+		add("spec.cpuOptions.nestedVirtualization", fmt.Sprintf("%q is not a value (enabled or disabled)", *o.NestedVirtualization))
+	}
 	// Invalid reservation terms (the CRD refuses them; an object stored
 	// before the schema, or read from a manifest, is caught here).
 	for _, e := range apiv1.ValidateCapacityReservationTerms(spec.CapacityReservationSelectorTerms, nil) {
@@ -33,9 +39,6 @@ func Unsupported(spec *apiv1.EC2NodeClassSpec) []string {
 	}
 	if len(spec.NetworkInterfaces) > 0 {
 		add("spec.networkInterfaces", "custom network interfaces (EFA) are not supported: instances get one primary interface")
-	}
-	if spec.CPUOptions != nil {
-		add("spec.cpuOptions", "CPU options (nested virtualization) are not supported")
 	}
 	return out
 }

@@ -331,7 +331,7 @@ spec:
 		if strings.Contains(w, "NodePool refused skipped: EC2NodeClass everything sets fields Joinery does not support: spec.placementGroupSelector") &&
 			!strings.Contains(w, "capacityReservationSelectorTerms") &&
 			!strings.Contains(w, "ssmParameter") && !strings.Contains(w, "volumeInitializationRate") &&
-			!strings.Contains(w, "detailedMonitoring") {
+			!strings.Contains(w, "detailedMonitoring") && !strings.Contains(w, "cpuOptions") {
 			found = true
 		}
 	}

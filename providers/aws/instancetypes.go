@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"math"
+	"slices"
 	"strings"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
@@ -42,8 +43,10 @@ func (c *Client) InstanceTypes(ctx context.Context, embedded *catalog.Catalog) (
 // InstanceTypeFromInfo makes a catalog entry of EC2's description of a
 // type, deriving every fact from it as Karpenter's AWS provider does:
 // family, category, generation and size from the name; vCPUs, memory,
-// architecture, hypervisor, bare metal, CPU manufacturer; GPUs (the single
-// GPU kind's count, name, manufacturer and memory, lower-kebab-cased) and
+// architecture, hypervisor, bare metal, CPU manufacturer, nested
+// virtualization support (never taken from embedded: the answer says it);
+// GPUs (the single GPU kind's count, name, manufacturer and memory,
+// lower-kebab-cased) and
 // accelerators (Neuron devices, else one kind of inference accelerator);
 // local NVMe (InstanceStorageInfo.TotalSizeInGB unless NVMe is
 // unsupported); EFA interfaces; the EBS and network bandwidth (the sum of
@@ -58,20 +61,7 @@ func InstanceTypeFromInfo(info types.InstanceTypeInfo, embedded *catalog.Catalog
 	name := string(info.InstanceType)
 	it := &catalog.InstanceType{Name: name, SpotSavingsPct: -1}
 	it.Family, it.Category, it.Generation, it.Size = catalog.NameParts(name)
-	if info.ProcessorInfo != nil {
-		for _, a := range info.ProcessorInfo.SupportedArchitectures {
-			switch a {
-			case types.ArchitectureTypeX8664:
-				it.Arch = "amd64"
-			case types.ArchitectureTypeArm64:
-				it.Arch = "arm64"
-			}
-			if it.Arch != "" {
-				break
-			}
-		}
-		it.CPUManufacturer = lowerKebab(aws.ToString(info.ProcessorInfo.Manufacturer))
-	}
+	processorFacts(it, info.ProcessorInfo)
 	if info.VCpuInfo != nil {
 		it.VCPU = int(aws.ToInt32(info.VCpuInfo.DefaultVCpus))
 	}
@@ -153,6 +143,28 @@ func InstanceTypeFromInfo(info types.InstanceTypeInfo, embedded *catalog.Catalog
 		}
 	}
 	return it, true
+}
+
+// processorFacts reads the architecture, the CPU manufacturer and whether
+// the type can run with nested virtualization enabled (the feature Karpenter
+// checks for spec.cpuOptions.nestedVirtualization: enabled).
+func processorFacts(it *catalog.InstanceType, p *types.ProcessorInfo) {
+	if p == nil {
+		return
+	}
+	for _, a := range p.SupportedArchitectures {
+		switch a {
+		case types.ArchitectureTypeX8664:
+			it.Arch = "amd64"
+		case types.ArchitectureTypeArm64:
+			it.Arch = "arm64"
+		}
+		if it.Arch != "" {
+			break
+		}
+	}
+	it.CPUManufacturer = lowerKebab(aws.ToString(p.Manufacturer))
+	it.NestedVirtualization = slices.Contains(p.SupportedFeatures, types.SupportedAdditionalProcessorFeatureNestedVirtualization)
 }
 
 // lowerKebab is Karpenter's label form of an EC2 name ("Radeon Pro V520"

@@ -59,6 +59,9 @@ func TestInstanceTypesRoundTrip(t *testing.T) {
 		if want.NetworkBandwidthMbps != 0 && b.NetworkBandwidthMbps != want.NetworkBandwidthMbps {
 			t.Errorf("%s: bandwidth from the API %d, want %d", it.Name, b.NetworkBandwidthMbps, want.NetworkBandwidthMbps)
 		}
+		if b.NestedVirtualization != want.NestedVirtualization {
+			t.Errorf("%s: nested virtualization from the API %v, want %v", it.Name, b.NestedVirtualization, want.NestedVirtualization)
+		}
 		if b.MaxPods != want.MaxPods && want.DefaultCardMaxENIs > 0 {
 			t.Errorf("%s: max pods from the API %d, want %d", it.Name, b.MaxPods, want.MaxPods)
 		}

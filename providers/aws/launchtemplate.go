@@ -50,6 +50,10 @@ type LaunchTemplateData struct {
 	// network interface; nil: the subnet's setting, EC2's timeouts.
 	AssociatePublicIPAddress *bool                     `json:",omitempty"`
 	ConnectionTracking       *apiv1.ConnectionTracking `json:",omitempty"`
+	// NestedVirtualization (spec.cpuOptions.nestedVirtualization,
+	// "enabled" or "disabled") is the template's CpuOptions, sent only when
+	// set, as Karpenter's are; omitted from the name's hash when "".
+	NestedVirtualization string `json:",omitempty"`
 }
 
 // LaunchTemplate names one launch template.
@@ -172,6 +176,9 @@ func requestTemplateData(d LaunchTemplateData, tags map[string]string) (*types.R
 		out.IamInstanceProfile = &types.LaunchTemplateIamInstanceProfileSpecificationRequest{Name: aws.String(d.InstanceProfile)}
 	}
 	out.Monitoring = &types.LaunchTemplatesMonitoringRequest{Enabled: aws.Bool(d.DetailedMonitoring)}
+	if d.NestedVirtualization != "" {
+		out.CpuOptions = &types.LaunchTemplateCpuOptionsRequest{NestedVirtualization: types.NestedVirtualizationSpecification(d.NestedVirtualization)}
+	}
 	if len(d.SecurityGroupIDs) > 0 || d.AssociatePublicIPAddress != nil || d.ConnectionTracking != nil {
 		out.NetworkInterfaces = []types.LaunchTemplateInstanceNetworkInterfaceSpecificationRequest{{
 			DeviceIndex: aws.Int32(0), Groups: append([]string(nil), d.SecurityGroupIDs...),

@@ -57,6 +57,7 @@ const (
 	CodeInvalidParameterCombination            = "InvalidParameterCombination"
 	CodeUnauthorizedOperation                  = "UnauthorizedOperation"
 	CodeUnfulfillableCapacity                  = "UnfulfillableCapacity"
+	CodeUnsupportedOperation                   = "UnsupportedOperation"
 	CodeFilterLimitExceeded                    = "FilterLimitExceeded"
 )
 

@@ -392,8 +392,9 @@ func (s *Server) parseOverridesLocked(f form) ([]*fleetOverride, error) {
 }
 
 // checkLaunchInputsLocked records on o the first reason EC2 would refuse to
-// launch it, whatever the capacity: the image, its architecture, the
-// security groups, the instance profile.
+// launch it, whatever the capacity: the image, its architecture, nested
+// virtualization on a type without it, the security groups, the instance
+// profile.
 func (s *Server) checkLaunchInputsLocked(o *fleetOverride) {
 	im, ok := s.images[o.imageID]
 	if !ok || im.State != "available" {
@@ -409,6 +410,10 @@ func (s *Server) checkLaunchInputsLocked(o *fleetOverride) {
 		return
 	}
 	d := &o.lt.Data
+	if o.it != nil && d.NestedVirtualization == NestedVirtualizationEnabled && !o.it.NestedVirtualization {
+		o.fail(CodeUnsupportedOperation, nestedVirtualizationUnsupported(o.it.Name))
+		return
+	}
 	if len(d.SecurityGroupNames) > 0 {
 		o.fail(CodeInvalidParameterCombination, "The parameter groupName cannot be used with the parameter subnet")
 		return
@@ -562,11 +567,12 @@ func (s *Server) launchLocked(o *fleetOverride, capacityType, fleetID, token str
 		Tags:                  maps.Clone(o.lt.Data.TagSpecifications["instance"]),
 		ImageID:               o.imageID, UserData: o.lt.Data.UserData,
 		IAMInstanceProfile: o.profileName, IAMInstanceProfileArn: o.profileArn,
-		SecurityGroupIDs:   append([]string(nil), o.groups...),
-		MetadataOptions:    metadataWithDefaults(o.lt.Data.MetadataOptions, o.image),
-		BlockDevices:       blockDevicesFor(o.lt.Data.BlockDevices),
-		NetworkInterfaces:  max(o.lt.Data.NetworkInterfaces, 1),
-		DetailedMonitoring: o.lt.Data.DetailedMonitoring,
+		SecurityGroupIDs:     append([]string(nil), o.groups...),
+		MetadataOptions:      metadataWithDefaults(o.lt.Data.MetadataOptions, o.image),
+		BlockDevices:         blockDevicesFor(o.lt.Data.BlockDevices),
+		NetworkInterfaces:    max(o.lt.Data.NetworkInterfaces, 1),
+		DetailedMonitoring:   o.lt.Data.DetailedMonitoring,
+		NestedVirtualization: o.lt.Data.NestedVirtualization,
 	}
 	if p := o.lt.Data.AssociatePublicIPAddress; p != nil && *p {
 		in.PublicIP = publicIP(s.seq)

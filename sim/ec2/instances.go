@@ -61,6 +61,9 @@ type Instance struct {
 	PublicIP string `json:",omitempty"`
 	// DetailedMonitoring: the template enabled CloudWatch detailed monitoring.
 	DetailedMonitoring bool `json:",omitempty"`
+	// NestedVirtualization is the template's CpuOptions.NestedVirtualization
+	// ("" when it sent none).
+	NestedVirtualization string `json:",omitempty"`
 }
 
 // instance is the server's record: the snapshot plus bookkeeping.
@@ -310,6 +313,9 @@ func (s *Server) instanceXMLLocked(in *instance) instanceXML {
 		Architecture: in.Architecture, RootDeviceType: "ebs", RootDeviceName: "/dev/xvda",
 		ClientToken: in.clientToken, Tags: tagSet(in.Tags), VirtualizationType: "hvm", Hypervisor: "xen",
 		Monitoring: monitoringXML{State: "disabled"}, IPAddress: in.PublicIP,
+	}
+	if in.NestedVirtualization != "" {
+		x.CPUOptions = &cpuOptionsXML{NestedVirtualization: in.NestedVirtualization}
 	}
 	if in.DetailedMonitoring {
 		x.Monitoring.State = "enabled"

@@ -13,12 +13,13 @@ var instanceTypeFields = fields[*catalog.InstanceType]{
 	"processor-info.supported-architecture": func(it *catalog.InstanceType) []string {
 		return []string{ec2Arch(it.Arch)}
 	},
-	"vcpu-info.default-vcpus":       func(it *catalog.InstanceType) []string { return []string{strconv.Itoa(it.VCPU)} },
-	"memory-info.size-in-mib":       func(it *catalog.InstanceType) []string { return []string{strconv.FormatInt(it.MemoryMiB, 10)} },
-	"bare-metal":                    func(it *catalog.InstanceType) []string { return []string{strconv.FormatBool(it.BareMetal)} },
-	"hypervisor":                    func(it *catalog.InstanceType) []string { return []string{it.Hypervisor} },
-	"supported-usage-class":         func(*catalog.InstanceType) []string { return []string{"on-demand", "spot"} },
-	"supported-virtualization-type": func(*catalog.InstanceType) []string { return []string{"hvm"} },
+	"vcpu-info.default-vcpus":           func(it *catalog.InstanceType) []string { return []string{strconv.Itoa(it.VCPU)} },
+	"memory-info.size-in-mib":           func(it *catalog.InstanceType) []string { return []string{strconv.FormatInt(it.MemoryMiB, 10)} },
+	"bare-metal":                        func(it *catalog.InstanceType) []string { return []string{strconv.FormatBool(it.BareMetal)} },
+	"hypervisor":                        func(it *catalog.InstanceType) []string { return []string{it.Hypervisor} },
+	"supported-usage-class":             func(*catalog.InstanceType) []string { return []string{"on-demand", "spot"} },
+	"supported-virtualization-type":     func(*catalog.InstanceType) []string { return []string{"hvm"} },
+	"processor-info.supported-features": func(it *catalog.InstanceType) []string { return processorFeatures(it) },
 	"instance-storage-supported": func(it *catalog.InstanceType) []string {
 		return []string{strconv.FormatBool(it.LocalNVMeGB > 0)}
 	},
@@ -73,6 +74,7 @@ func instanceTypeInfo(it *catalog.InstanceType) instanceTypeXML {
 		ProcessorInfo: processorInfoXML{
 			SupportedArchitectures: []string{ec2Arch(it.Arch)},
 			Manufacturer:           manufacturerName(it.CPUManufacturer),
+			SupportedFeatures:      processorFeatures(it),
 		},
 		VCpuInfo:    vcpuInfoXML{DefaultVCpus: it.VCPU},
 		MemoryInfo:  memoryInfoXML{SizeInMiB: it.MemoryMiB},

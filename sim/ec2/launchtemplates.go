@@ -53,8 +53,11 @@ type LaunchTemplateData struct {
 	ConnectionTracking       *ConnectionTracking
 	// DetailedMonitoring is Monitoring.Enabled.
 	DetailedMonitoring bool
-	BlockDevices       []BlockDevice
-	MetadataOptions    *MetadataOptions
+	// NestedVirtualization is CpuOptions.NestedVirtualization: "enabled",
+	// "disabled" or "" (not sent).
+	NestedVirtualization string
+	BlockDevices         []BlockDevice
+	MetadataOptions      *MetadataOptions
 	// CapacityReservationPreference ("capacity-reservations-only", "open",
 	// "none"; "" as open) and CapacityReservationID (the target) are
 	// CapacityReservationSpecification's.
@@ -264,7 +267,7 @@ func templateData(f form) (LaunchTemplateData, error) {
 	}
 	d.DetailedMonitoring = monitoring != nil && *monitoring
 	for _, read := range []func(form, string, *LaunchTemplateData) error{
-		networkInterfaces, blockDevices, capacityReservation, metadataOptions, tagSpecifications,
+		networkInterfaces, blockDevices, capacityReservation, metadataOptions, cpuOptions, tagSpecifications,
 	} {
 		if err := read(f, p, &d); err != nil {
 			return d, err

@@ -191,6 +191,7 @@ type instanceXML struct {
 	PrivateIPAddress      string                      `xml:"privateIpAddress,omitempty"`
 	IPAddress             string                      `xml:"ipAddress,omitempty"`
 	Monitoring            monitoringXML               `xml:"monitoring"`
+	CPUOptions            *cpuOptionsXML              `xml:"cpuOptions,omitempty"`
 	Groups                []groupXML                  `xml:"groupSet>item"`
 	IamInstanceProfile    *iamInstanceProfileXML      `xml:"iamInstanceProfile,omitempty"`
 	MetadataOptions       *instanceMetadataOptionsXML `xml:"metadataOptions,omitempty"`
@@ -210,6 +211,12 @@ type instanceXML struct {
 
 type monitoringXML struct {
 	State string `xml:"state"`
+}
+
+// cpuOptionsXML is an instance's CpuOptions: only what its launch template
+// set (the catalog holds no core counts to report).
+type cpuOptionsXML struct {
+	NestedVirtualization string `xml:"nestedVirtualization,omitempty"`
 }
 
 type terminateInstancesResponse struct {
@@ -259,6 +266,7 @@ type instanceTypeXML struct {
 type processorInfoXML struct {
 	SupportedArchitectures []string `xml:"supportedArchitectures>item"`
 	Manufacturer           string   `xml:"manufacturer,omitempty"`
+	SupportedFeatures      []string `xml:"supportedFeatures>item,omitempty"`
 }
 
 type vcpuInfoXML struct {
