@@ -50,6 +50,12 @@ type LaunchTemplateData struct {
 	// network interface; nil: the subnet's setting, EC2's timeouts.
 	AssociatePublicIPAddress *bool                     `json:",omitempty"`
 	ConnectionTracking       *apiv1.ConnectionTracking `json:",omitempty"`
+	// IPv4PrefixCount / IPv6PrefixCount (spec.ipPrefixCount, by the
+	// cluster's IP family as Karpenter picks): prefixes EC2 assigns the
+	// primary interface at launch; nil leaves them out (and the template
+	// name as before).
+	IPv4PrefixCount *int32 `json:",omitempty"`
+	IPv6PrefixCount *int32 `json:",omitempty"`
 }
 
 // LaunchTemplate names one launch template.
@@ -157,9 +163,9 @@ func ec2Tags(tags map[string]string) []types.Tag {
 }
 
 // requestTemplateData is d as CreateLaunchTemplate takes it: the security
-// groups, the public IP choice and the connection tracking timeouts on one
-// network interface (device 0), as Karpenter does, and the tags on the
-// interfaces the instances get.
+// groups, the public IP choice, the connection tracking timeouts and the
+// prefix count on one network interface (device 0), as Karpenter does, and
+// the tags on the interfaces the instances get.
 func requestTemplateData(d LaunchTemplateData, tags map[string]string) (*types.RequestLaunchTemplateData, error) {
 	if d.ImageID == "" {
 		return nil, errors.New("ImageID is required")
@@ -172,10 +178,12 @@ func requestTemplateData(d LaunchTemplateData, tags map[string]string) (*types.R
 		out.IamInstanceProfile = &types.LaunchTemplateIamInstanceProfileSpecificationRequest{Name: aws.String(d.InstanceProfile)}
 	}
 	out.Monitoring = &types.LaunchTemplatesMonitoringRequest{Enabled: aws.Bool(d.DetailedMonitoring)}
-	if len(d.SecurityGroupIDs) > 0 || d.AssociatePublicIPAddress != nil || d.ConnectionTracking != nil {
+	if len(d.SecurityGroupIDs) > 0 || d.AssociatePublicIPAddress != nil || d.ConnectionTracking != nil ||
+		d.IPv4PrefixCount != nil || d.IPv6PrefixCount != nil {
 		out.NetworkInterfaces = []types.LaunchTemplateInstanceNetworkInterfaceSpecificationRequest{{
 			DeviceIndex: aws.Int32(0), Groups: append([]string(nil), d.SecurityGroupIDs...),
 			AssociatePublicIpAddress: d.AssociatePublicIPAddress, ConnectionTrackingSpecification: connectionTracking(d.ConnectionTracking),
+			Ipv4PrefixCount: d.IPv4PrefixCount, Ipv6PrefixCount: d.IPv6PrefixCount,
 		}}
 	}
 	for i, b := range d.BlockDevices {
