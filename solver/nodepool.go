@@ -78,8 +78,8 @@ func NodePoolFromMarket(np *apiv1.NodePool, nc *apiv1.EC2NodeClass, cat *catalog
 				break
 			}
 		}
-		if !ok {
-			continue
+		if !ok || (nc != nil && nc.Spec.IPPrefixCount != nil && !it.TakesPrefixes(*nc.Spec.IPPrefixCount)) {
+			continue // a type EC2 would refuse the class's prefixes on is not planned
 		}
 		offs, available := matchingOfferings(it, market, zones, reservations, offeringReqs, unavailable)
 		if !available {
