@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"maps"
+	"net"
 	"slices"
 	"strings"
 	"sync"
@@ -151,6 +152,7 @@ func (a *Launch) launchTemplate(ctx context.Context, nc *apiv1.NodeClaim, cls *a
 		AssociatePublicIPAddress: cls.Spec.AssociatePublicIPAddress, ConnectionTracking: cls.Spec.ConnectionTracking,
 		NestedVirtualization: nestedVirtualization(cls),
 	}
+	data.IPv4PrefixCount, data.IPv6PrefixCount = prefixCounts(cls, a.clusterFacts.DNSIP)
 	name, err := nodeclass.LaunchTemplateName(a.cloud.ClusterName(), data)
 	if err != nil {
 		return "", err
@@ -274,4 +276,19 @@ func metadataOptions(cls *apiv1.EC2NodeClass) *apiv1.MetadataOptions {
 		HTTPEndpoint: str(m.HTTPEndpoint, "enabled"), HTTPProtocolIPv6: str(m.HTTPProtocolIPv6, "disabled"),
 		HTTPPutResponseHopLimit: &hop, HTTPTokens: str(m.HTTPTokens, "required"),
 	}
+}
+
+// prefixCounts is spec.ipPrefixCount as the primary interface's IPv4 or,
+// in an IPv6 cluster (its kube-dns address is IPv6, as Karpenter tells the
+// family), IPv6 prefix count; both nil when the class sets none.
+func prefixCounts(cls *apiv1.EC2NodeClass, dnsIP string) (v4, v6 *int32) {
+	n := cls.Spec.IPPrefixCount
+	if n == nil {
+		return nil, nil
+	}
+	count := *n
+	if ip := net.ParseIP(dnsIP); ip != nil && ip.To4() == nil {
+		return nil, &count
+	}
+	return &count, nil
 }

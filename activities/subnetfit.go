@@ -17,15 +17,20 @@ import (
 // free addresses; a launch answers it too for a subnet predicted short.
 const CodeInsufficientFreeAddresses = "InsufficientFreeAddressesInSubnet"
 
+// CodeInsufficientCidrBlocks is EC2's error for a subnet with no whole
+// free /28 left for the prefixes a launch asks for (spec.ipPrefixCount).
+const CodeInsufficientCidrBlocks = "InsufficientCidrBlocks"
+
 // addressNeedOf is the addresses a node of the offering's type takes with
-// the request's pods under the VPC CNI's defaults (0 for a type the
-// catalog does not know: the plan skips it anyway).
-func (a *Launch) addressNeedOf(instanceType string, pods int) int {
+// the request's pods under the VPC CNI's defaults, plus the /28 prefixes
+// the class has EC2 delegate at launch (0 for a type the catalog does not
+// know: the plan skips it anyway).
+func (a *Launch) addressNeedOf(cls *apiv1.EC2NodeClass, instanceType string, pods int) int {
 	it, ok := a.types.Get(instanceType)
 	if !ok {
 		return 0
 	}
-	return subnets.NodeAddresses(it.DefaultCardMaxENIs, it.IPv4PerENI, pods)
+	return subnets.NodeAddresses(it.DefaultCardMaxENIs, it.IPv4PerENI, pods) + subnets.PrefixAddresses(cls.Spec.IPPrefixCount)
 }
 
 // addressFit marks which of the request's offerings the chosen subnet of
@@ -37,7 +42,7 @@ func (a *Launch) addressNeedOf(instanceType string, pods int) int {
 func (a *Launch) addressFit(ctx context.Context, cls *apiv1.EC2NodeClass, req workflows.LaunchRequest, lp *launchPlan) ([]bool, *aws.InsufficientCapacityError) {
 	needs := make([]addressNeed, len(req.Offerings))
 	for i, o := range req.Offerings {
-		needs[i] = addressNeed{Zone: o.Zone, Need: a.addressNeedOf(o.InstanceType, req.Pods)}
+		needs[i] = addressNeed{Zone: o.Zone, Need: a.addressNeedOf(cls, o.InstanceType, req.Pods)}
 	}
 	fits, free, reserved := a.subnets.fit(cls.Name, lp.Subnet, needs)
 	lp.Reserved = reserved
@@ -85,17 +90,18 @@ const ReasonSubnetFull = "InsufficientFreeAddressesInSubnet"
 
 // settleAddresses ends the launch's address reservation: the subnet the
 // instance went to keeps its predicted addresses in flight, and a subnet
-// EC2 said is out of addresses is left out for a while.
+// EC2 said is out of addresses (or of whole /28 blocks for prefixes) is
+// left out for a while.
 func (a *Launch) settleAddresses(cls *apiv1.EC2NodeClass, req workflows.LaunchRequest, lp launchPlan, inst aws.Instance, err error) {
 	launched, need := "", 0
 	if err == nil {
-		launched, need = lp.Subnet[inst.Zone], a.addressNeedOf(inst.Type, req.Pods)
+		launched, need = lp.Subnet[inst.Zone], a.addressNeedOf(cls, inst.Type, req.Pods)
 	}
 	a.subnets.settle(cls.Name, lp.Reserved, launched, need)
 	var ice *aws.InsufficientCapacityError
 	if errors.As(err, &ice) {
 		for _, fe := range ice.Errors {
-			if fe.Code == CodeInsufficientFreeAddresses {
+			if fe.Code == CodeInsufficientFreeAddresses || fe.Code == CodeInsufficientCidrBlocks {
 				a.subnets.leaveOut(lp.Subnet[fe.Offering.Zone])
 			}
 		}

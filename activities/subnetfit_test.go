@@ -3,12 +3,14 @@ package activities
 import (
 	"context"
 	"errors"
+	"strings"
 	"testing"
 	"time"
 
 	"github.com/joinery/joinery/api/saga"
 	apiv1 "github.com/joinery/joinery/api/v1"
 	"github.com/joinery/joinery/providers/aws"
+	simec2 "github.com/joinery/joinery/sim/ec2"
 	"github.com/joinery/joinery/workflows"
 	"go.temporal.io/sdk/temporal"
 )
@@ -128,5 +130,40 @@ func TestFleetAddressErrorLeavesTheSubnetOut(t *testing.T) {
 	}
 	if _, ok := chosen[zone]; ok || len(chosen) != 2 {
 		t.Errorf("choice %v: want %s left out (its only subnet refused) and the 2 other zones", chosen, zone)
+	}
+}
+
+// The prefixes count in what a node takes of its subnet: an m5.large with
+// no pod takes 10 addresses, with 2 prefixes 42, so a zone with 41 free is
+// left out and the node goes to the other zone.
+func TestLaunchCountsThePrefixesInTheSubnetNeed(t *testing.T) {
+	n := int32(2)
+	a, srv, req := launchWorldClass(t, simec2.Options{BootDelay: 40 * time.Millisecond}, aws.Options{}, nil,
+		func(d *Deps) { d.ICE = aws.NewICECache(time.Hour, time.Now) },
+		func(cls *apiv1.EC2NodeClass, _ *apiv1.NodeClaim) { cls.Spec.IPPrefixCount = &n })
+	zoneA, zoneB := "us-east-1a", "us-east-1b"
+	if err := srv.SetSubnetAvailable(subnetOf(t, a, zoneA), 41); err != nil {
+		t.Fatal(err)
+	}
+	req.Pods = 0
+	req.Offerings = []saga.Offering{
+		{InstanceType: "m5.large", Zone: zoneA, CapacityType: apiv1.CapacityTypeOnDemand},
+		{InstanceType: "m5.large", Zone: zoneB, CapacityType: apiv1.CapacityTypeOnDemand},
+	}
+	inst, _, _, err := launchAttempt(t, a, srv, req, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if inst.Zone != zoneB {
+		t.Errorf("launched in %s, want %s: %s's subnet holds 41 of the 42 addresses", inst.Zone, zoneB, zoneA)
+	}
+	if !a.Launch.ice.Unavailable("m5.large", zoneA, apiv1.CapacityTypeOnDemand) {
+		t.Error("m5.large in the short zone is not left out of plans")
+	}
+	if got := a.Launch.addressNeedOf(&apiv1.EC2NodeClass{Spec: apiv1.EC2NodeClassSpec{IPPrefixCount: &n}}, "m5.large", 0); got != 42 {
+		t.Errorf("need %d, want 42", got)
+	}
+	if !strings.HasPrefix(inst.SubnetID, "subnet-") {
+		t.Errorf("subnet %q", inst.SubnetID)
 	}
 }

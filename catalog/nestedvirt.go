@@ -3,8 +3,6 @@ package catalog
 import (
 	_ "embed"
 	"fmt"
-
-	apiv1 "github.com/joinery/joinery/api/v1"
 )
 
 //go:embed data/nested-virtualization.csv
@@ -34,13 +32,4 @@ func (c *Catalog) SetNestedVirtualization(familiesCSV []byte) error {
 		}
 	}
 	return nil
-}
-
-// Launchable reports whether a node of the type can be launched as the
-// class asks, Karpenter's instance-type compatibility check for the
-// class's CPU options: nested virtualization enabled needs a type that
-// supports it (EC2 refuses the launch otherwise). A nil class asks
-// nothing.
-func (it *InstanceType) Launchable(nc *apiv1.EC2NodeClass) bool {
-	return nc == nil || !nc.Spec.WantsNestedVirtualization() || it.NestedVirtualization
 }

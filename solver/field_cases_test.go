@@ -2,6 +2,7 @@ package solver
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 	"testing"
 
@@ -340,5 +341,31 @@ func TestFieldCase11DedicatedTaint(t *testing.T) {
 	plan = Solve(in)
 	if nc := onlyClaim(t, &plan); nc.NodePool != "batch" {
 		t.Errorf("tolerating pod in %s", nc.NodePool)
+	}
+}
+
+// A class's ipPrefixCount leaves out the types EC2 would refuse it on: an
+// interface with fewer address slots than the prefixes plus the primary
+// address (t3.small: 4), a Xen type (m4.large); 0 or none leaves all in.
+func TestFieldCaseIPPrefixCountLeavesOutTypesThatCannotTakeIt(t *testing.T) {
+	np := &apiv1.NodePool{ObjectMeta: metav1.ObjectMeta{Name: "p"}}
+	np.Spec.Template.Spec.Requirements = []apiv1.NodeSelectorRequirementWithMinValues{{Key: apiv1.LabelInstanceType, Operator: apiv1.OpIn,
+		Values: []string{"t3.small", "m4.large", "m5.large"}}}
+	zero, four := int32(0), int32(4)
+	for _, c := range []struct {
+		count *int32
+		want  []string
+	}{{nil, []string{"m4.large", "m5.large", "t3.small"}}, {&zero, []string{"m4.large", "m5.large", "t3.small"}}, {&four, []string{"m5.large"}}} {
+		nc := &apiv1.EC2NodeClass{}
+		nc.Spec.IPPrefixCount = c.count
+		pool := NodePoolFromAPI(np, nc, catalog.MustDefault(), catalog.DefaultZones, nil)
+		var got []string
+		for _, o := range pool.InstanceTypes {
+			got = append(got, o.Type.Name)
+		}
+		slices.Sort(got)
+		if !slices.Equal(got, c.want) {
+			t.Errorf("ipPrefixCount %v: types %v, want %v", c.count, got, c.want)
+		}
 	}
 }

@@ -52,10 +52,15 @@ type EC2NodeClassSpec struct {
 	ConnectionTracking       *ConnectionTracking `json:"connectionTracking,omitempty"`
 	Context                  *string             `json:"context,omitempty"`
 	CPUOptions               *CPUOptions         `json:"cpuOptions,omitempty"`
+	// IPPrefixCount is how many /28 prefixes (/80 in an IPv6 cluster) EC2
+	// assigns the primary interface at launch (the launch template's
+	// Ipv4PrefixCount), to pre-warm the VPC CNI's prefix delegation. As in
+	// Karpenter it leaves the node's max pods as it is and is not part of
+	// the class's drift hash.
+	IPPrefixCount *int32 `json:"ipPrefixCount,omitempty"`
 
 	// Karpenter v1.14 fields Joinery refuses (nodeclass.Unsupported).
 	PlacementGroupSelector *PlacementGroupSelector `json:"placementGroupSelector,omitempty"`
-	IPPrefixCount          *int32                  `json:"ipPrefixCount,omitempty"`
 	NetworkInterfaces      []NetworkInterface      `json:"networkInterfaces,omitempty"`
 }
 

@@ -102,10 +102,13 @@ func taintSet(ts []corev1.Taint) []taint {
 // NodeClassHash hashes an EC2NodeClass's static launch settings: block
 // devices, user data, metadata options, role or profile, AMI family, tags
 // and kubelet settings. The selector terms are left out: a node drifts on
-// what they resolve to (see Drift), not on how they are written.
+// what they resolve to (see Drift), not on how they are written. So is
+// ipPrefixCount, as Karpenter's hash ignores it: it only pre-warms the
+// CNI, new launches get the new count and running nodes do not drift.
 func NodeClassHash(nc *apiv1.EC2NodeClass) string {
 	spec := nc.Spec
 	spec.SubnetSelectorTerms, spec.SecurityGroupSelectorTerms, spec.AMISelectorTerms = nil, nil, nil
+	spec.IPPrefixCount = nil
 	return hash(spec)
 }
 

@@ -318,3 +318,29 @@ func TestPoolHashAnnotations(t *testing.T) {
 		t.Errorf("a pool Karpenter annotated (v3) gets %v", a)
 	}
 }
+
+// ipPrefixCount stays out of the class hash, as in Karpenter (hash
+// "ignore"): changing it drifts no running node; a launch field that is
+// hashed (detailedMonitoring) does.
+func TestNodeClassHashIgnoresIPPrefixCount(t *testing.T) {
+	cls := &apiv1.EC2NodeClass{Spec: apiv1.EC2NodeClassSpec{AMIFamily: "AL2023", Role: "KarpenterNodeRole"}}
+	cls.Name = "default"
+	base := NodeClassHash(cls)
+	for _, n := range []int32{0, 1, 4} {
+		c := *cls
+		c.Spec.IPPrefixCount = &n
+		if h := NodeClassHash(&c); h != base {
+			t.Errorf("ipPrefixCount %d changed the hash: %s, was %s", n, h, base)
+		}
+		claim := &apiv1.NodeClaim{ObjectMeta: metav1.ObjectMeta{Annotations: map[string]string{AnnotationNodeClassHash: base}}}
+		if reason, _ := Drift(claim, nil, nil, &c, nodeclass.Launched{}); reason != "" {
+			t.Errorf("ipPrefixCount %d drifted a node: %s", n, reason)
+		}
+	}
+	yes := true
+	c := *cls
+	c.Spec.DetailedMonitoring = &yes
+	if NodeClassHash(&c) == base {
+		t.Error("detailedMonitoring left the hash unchanged")
+	}
+}

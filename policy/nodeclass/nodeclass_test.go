@@ -174,11 +174,12 @@ func TestUnsupportedFieldsAreNamed(t *testing.T) {
 		BlockDeviceMappings:              []apiv1.BlockDeviceMapping{{DeviceName: "/dev/xvda", EBS: &apiv1.EBS{VolumeInitializationRate: &n}}},
 	}
 	got := Unsupported(&spec)
-	// associatePublicIPAddress, detailedMonitoring, connectionTracking,
-	// context, cpuOptions and volumeInitializationRate are honoured (the
-	// launch), and ssmParameter (the class's AMI resolution); a
-	// nestedVirtualization value that is not EC2's is refused.
-	want := []string{"spec.cpuOptions.nestedVirtualization", "spec.placementGroupSelector", "spec.ipPrefixCount", "spec.networkInterfaces"}
+	// associatePublicIPAddress, ipPrefixCount, detailedMonitoring,
+	// connectionTracking, context, cpuOptions and volumeInitializationRate
+	// are honoured (the launch), and ssmParameter (the class's AMI
+	// resolution); a nestedVirtualization value that is not EC2's is
+	// refused.
+	want := []string{"spec.cpuOptions.nestedVirtualization", "spec.placementGroupSelector", "spec.networkInterfaces"}
 	if len(got) != len(want) {
 		t.Fatalf("unsupported %q, want %d entries", got, len(want))
 	}
@@ -201,17 +202,20 @@ func TestUnsupportedFieldsAreNamed(t *testing.T) {
 	if u := Unsupported(&apiv1.EC2NodeClassSpec{InstanceStorePolicy: &other}); len(u) != 1 || !strings.Contains(u[0], `"RAID10" is not a policy`) {
 		t.Errorf("RAID10: %q", u)
 	}
-	cls := &apiv1.EC2NodeClass{Spec: apiv1.EC2NodeClassSpec{IPPrefixCount: &n}}
+	if u := Unsupported(&apiv1.EC2NodeClassSpec{IPPrefixCount: &n}); u != nil {
+		t.Errorf("ipPrefixCount alone refused: %q", u)
+	}
+	cls := &apiv1.EC2NodeClass{Spec: apiv1.EC2NodeClassSpec{PlacementGroupSelector: &apiv1.PlacementGroupSelector{Name: &name}}}
 	cls.Name = "default"
 	cls.Status.Conditions = []metav1.Condition{{Type: apiv1.ConditionReady, Status: metav1.ConditionTrue}}
-	if why := NotReady(cls); !strings.Contains(why, "EC2NodeClass default sets fields Joinery does not support: spec.ipPrefixCount: ") {
+	if why := NotReady(cls); !strings.Contains(why, "EC2NodeClass default sets fields Joinery does not support: spec.placementGroupSelector: ") {
 		t.Errorf("NotReady %q", why)
 	}
 	st := Status(nil, Resolution{Subnets: []apiv1.SubnetStatus{{ID: "s"}}, SecurityGroups: []apiv1.SecurityGroupStatus{{ID: "g"}},
 		AMIs: []apiv1.AMIStatus{{ID: "a"}}, InstanceProfile: "p", Unsupported: Unsupported(&cls.Spec)}, 1, metav1.Now())
 	v := apiv1.FindCondition(st.Conditions, apiv1.ConditionValidationSucceeded)
 	r := apiv1.FindCondition(st.Conditions, apiv1.ConditionReady)
-	if v == nil || v.Status != metav1.ConditionFalse || v.Reason != "UnsupportedField" || r.Status != metav1.ConditionFalse || !strings.Contains(r.Message, "spec.ipPrefixCount") {
+	if v == nil || v.Status != metav1.ConditionFalse || v.Reason != "UnsupportedField" || r.Status != metav1.ConditionFalse || !strings.Contains(r.Message, "spec.placementGroupSelector") {
 		t.Errorf("conditions %+v", st.Conditions)
 	}
 }

@@ -34,9 +34,6 @@ func Unsupported(spec *apiv1.EC2NodeClassSpec) []string {
 	if spec.PlacementGroupSelector != nil {
 		add("spec.placementGroupSelector", "placement groups are not supported")
 	}
-	if spec.IPPrefixCount != nil {
-		add("spec.ipPrefixCount", "IPv4 prefix delegation is not supported (it would change the nodes' max pods)")
-	}
 	if len(spec.NetworkInterfaces) > 0 {
 		add("spec.networkInterfaces", "custom network interfaces (EFA) are not supported: instances get one primary interface")
 	}

@@ -19,6 +19,20 @@ func NodeAddresses(enis, ipv4PerENI, pods int) int {
 	return min(enis, max(1, want)) * ipv4PerENI
 }
 
+// PrefixSize is the addresses of one delegated IPv4 prefix (a /28).
+const PrefixSize = 16
+
+// PrefixAddresses is what the /28 prefixes an EC2NodeClass has EC2 assign
+// at launch (spec.ipPrefixCount) take of the subnet, beside the CNI's
+// addresses: a node holds them from launch until ipamd gives back the ones
+// it does not use, so a launch must find them free.
+func PrefixAddresses(count *int32) int {
+	if count == nil || *count <= 0 {
+		return 0
+	}
+	return int(*count) * PrefixSize
+}
+
 // Subnet is one subnet as the launch sees it: Free is DescribeSubnets'
 // available count less the addresses predicted for launches in flight.
 type Subnet struct {

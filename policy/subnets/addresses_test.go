@@ -38,3 +38,17 @@ func TestPickPerZone(t *testing.T) {
 		t.Error("Holds: a subnet holds a node exactly when its free addresses cover the need")
 	}
 }
+
+// Each prefix the class has EC2 delegate at launch takes a /28 (16
+// addresses) of the subnet; none or 0 take nothing.
+func TestPrefixAddresses(t *testing.T) {
+	zero, two := int32(0), int32(2)
+	for _, tc := range []struct {
+		count *int32
+		want  int
+	}{{nil, 0}, {&zero, 0}, {&two, 32}} {
+		if got := PrefixAddresses(tc.count); got != tc.want {
+			t.Errorf("PrefixAddresses(%v) = %d, want %d", tc.count, got, tc.want)
+		}
+	}
+}

@@ -38,8 +38,12 @@ var unfulfillableCodes = map[string]bool{
 	"UnfulfillableCapacity":             true,
 	"Unsupported":                       true,
 	"InsufficientFreeAddressesInSubnet": true,
-	"MaxFleetCountExceeded":             true,
-	CodeReservationCapacityExceeded:     true,
+	// Not in Karpenter's list: a subnet with no whole free /28 for the
+	// class's prefixes (spec.ipPrefixCount) cannot take the node now,
+	// another zone's may.
+	"InsufficientCidrBlocks":        true,
+	"MaxFleetCountExceeded":         true,
+	CodeReservationCapacityExceeded: true,
 }
 
 // IsUnfulfillableCode reports whether a CreateFleet error code means the

@@ -3,6 +3,7 @@ package aws_test
 import (
 	"context"
 	"encoding/base64"
+	"fmt"
 	"slices"
 	"strings"
 	"testing"
@@ -319,5 +320,50 @@ func TestLaunchTemplateCarriesTheClassLaunchFields(t *testing.T) {
 			!strings.Contains(err.Error(), strings.SplitN(name, ": ", 2)[1]) {
 			t.Errorf("want %s: %v", name, err)
 		}
+	}
+}
+
+// spec.ipPrefixCount reaches the template as Karpenter's provider puts it
+// (the primary interface's Ipv4PrefixCount, beside its security groups),
+// 0 included, and the instance gets its prefixes from the subnet; a count
+// the type's interface cannot hold is refused per override.
+func TestLaunchTemplateCarriesThePrefixCount(t *testing.T) {
+	w := newLaunchWorld(t)
+	ctx := context.Background()
+	img, _, _ := w.c.GetParameter(ctx, al2023x86)
+	sgs, err := w.c.SecurityGroups(ctx, exampleTerms)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, n := range []int32{0, 3} {
+		name := fmt.Sprintf("joinery/prefixes-%d", n)
+		d := aws.LaunchTemplateData{ImageID: img, SecurityGroupIDs: []string{sgs[0].ID}, IPv4PrefixCount: &n}
+		lt, err := w.c.EnsureLaunchTemplate(ctx, name, d)
+		if err != nil {
+			t.Fatal(err)
+		}
+		stored, _ := w.ec2.LaunchTemplate(lt.ID)
+		if c := stored.Data.IPv4PrefixCount; c == nil || *c != int64(n) || stored.Data.IPv6PrefixCount != nil ||
+			!slices.Equal(stored.Data.SecurityGroupIDs, []string{sgs[0].ID}) {
+			t.Errorf("count %d: stored template %+v", n, stored.Data)
+		}
+		req := launchReq(subnets(t, w.c), apiv1.CapacityTypeOnDemand, "m5.large")
+		req.LaunchTemplateName, req.NodeClaim = name, fmt.Sprintf("general-purpose-p%d", n)
+		in, err := w.c.Launch(ctx, req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got, _ := w.ec2.Instance(in.ID); len(got.IPv4Prefixes) != int(n) {
+			t.Errorf("count %d: instance prefixes %v", n, got.IPv4Prefixes)
+		}
+	}
+	many := int32(12) // an m5.large interface has 10 address slots
+	if _, err := w.c.EnsureLaunchTemplate(ctx, "joinery/prefixes-12", aws.LaunchTemplateData{ImageID: img, IPv4PrefixCount: &many}); err != nil {
+		t.Fatal(err)
+	}
+	req := launchReq(subnets(t, w.c), apiv1.CapacityTypeOnDemand, "m5.large")
+	req.LaunchTemplateName, req.NodeClaim = "joinery/prefixes-12", "general-purpose-p12"
+	if _, err := w.c.Launch(ctx, req); err == nil || !strings.Contains(err.Error(), "PrivateIpAddressLimitExceeded") {
+		t.Errorf("12 prefixes on an m5.large: %v", err)
 	}
 }

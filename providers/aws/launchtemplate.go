@@ -54,6 +54,12 @@ type LaunchTemplateData struct {
 	// "enabled" or "disabled") is the template's CpuOptions, sent only when
 	// set, as Karpenter's are; omitted from the name's hash when "".
 	NestedVirtualization string `json:",omitempty"`
+	// IPv4PrefixCount / IPv6PrefixCount (spec.ipPrefixCount, by the
+	// cluster's IP family as Karpenter picks): prefixes EC2 assigns the
+	// primary interface at launch; nil leaves them out (and the template
+	// name as before).
+	IPv4PrefixCount *int32 `json:",omitempty"`
+	IPv6PrefixCount *int32 `json:",omitempty"`
 }
 
 // LaunchTemplate names one launch template.
@@ -161,9 +167,9 @@ func ec2Tags(tags map[string]string) []types.Tag {
 }
 
 // requestTemplateData is d as CreateLaunchTemplate takes it: the security
-// groups, the public IP choice and the connection tracking timeouts on one
-// network interface (device 0), as Karpenter does, and the tags on the
-// interfaces the instances get.
+// groups, the public IP choice, the connection tracking timeouts and the
+// prefix count on one network interface (device 0), as Karpenter does, and
+// the tags on the interfaces the instances get.
 func requestTemplateData(d LaunchTemplateData, tags map[string]string) (*types.RequestLaunchTemplateData, error) {
 	if d.ImageID == "" {
 		return nil, errors.New("ImageID is required")
@@ -179,10 +185,12 @@ func requestTemplateData(d LaunchTemplateData, tags map[string]string) (*types.R
 	if d.NestedVirtualization != "" {
 		out.CpuOptions = &types.LaunchTemplateCpuOptionsRequest{NestedVirtualization: types.NestedVirtualizationSpecification(d.NestedVirtualization)}
 	}
-	if len(d.SecurityGroupIDs) > 0 || d.AssociatePublicIPAddress != nil || d.ConnectionTracking != nil {
+	if len(d.SecurityGroupIDs) > 0 || d.AssociatePublicIPAddress != nil || d.ConnectionTracking != nil ||
+		d.IPv4PrefixCount != nil || d.IPv6PrefixCount != nil {
 		out.NetworkInterfaces = []types.LaunchTemplateInstanceNetworkInterfaceSpecificationRequest{{
 			DeviceIndex: aws.Int32(0), Groups: append([]string(nil), d.SecurityGroupIDs...),
 			AssociatePublicIpAddress: d.AssociatePublicIPAddress, ConnectionTrackingSpecification: connectionTracking(d.ConnectionTracking),
+			Ipv4PrefixCount: d.IPv4PrefixCount, Ipv6PrefixCount: d.IPv6PrefixCount,
 		}}
 	}
 	for i, b := range d.BlockDevices {

@@ -28,12 +28,14 @@ const subnetBackoff = 120 * time.Second
 const retrySandbox = 10 * time.Second
 
 // Cloud is the EC2 side ipamd talks to: the instance's type and the
-// addresses it holds (instance metadata), and addresses taken from or
-// given back to its subnet.
+// addresses and /28 prefixes it holds (instance metadata), and addresses
+// taken from or given back to its subnet.
 type Cloud interface {
 	Instance(id string) (instanceType string, secondary []string, ok bool)
+	Prefixes(id string) []string
 	AssignAddresses(id string, n int) ([]string, error)
 	UnassignAddresses(id string, ips []string)
+	UnassignPrefixes(id string, prefixes []string)
 }
 
 // Options configure the CNI.

@@ -15,13 +15,28 @@ import (
 	"k8s.io/client-go/kubernetes/fake"
 )
 
-// fakeCloud is one instance in a subnet with free addresses.
+// fakeCloud is one instance in a subnet with free addresses, launched
+// with prefixes.
 type fakeCloud struct {
-	mu   sync.Mutex
-	typ  string
-	held []string
-	free int
-	seq  int
+	mu       sync.Mutex
+	typ      string
+	held     []string
+	prefixes []string
+	free     int
+	seq      int
+}
+
+func (f *fakeCloud) Prefixes(string) []string {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return append([]string(nil), f.prefixes...)
+}
+
+func (f *fakeCloud) UnassignPrefixes(_ string, prefixes []string) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.free += 16 * len(prefixes)
+	f.prefixes = f.prefixes[:len(f.prefixes)-len(prefixes)]
 }
 
 func (f *fakeCloud) Instance(id string) (string, []string, bool) {

@@ -3,9 +3,11 @@ package cni
 import (
 	"context"
 	"crypto/rand"
+	"encoding/binary"
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
+	"net"
 	"slices"
 	"sort"
 	"time"
@@ -23,6 +25,7 @@ type nodeState struct {
 	limits   Limits
 	enis     int
 	held     []string             // secondary addresses (ENI primaries included) beyond the instance's own
+	pinned   int                  // held[:pinned] are the launch's prefixes' addresses, kept for the node's life
 	assigned map[types.UID]string // pod -> address
 	cooling  map[string]time.Time // freed address -> reusable at
 	backoff  time.Time            // no EC2 call before this, after the subnet ran dry
@@ -77,9 +80,51 @@ func (c *CNI) nodeState(node *corev1.Node) *nodeState {
 	}
 	st := &nodeState{instance: id, limits: l, held: held, assigned: map[types.UID]string{},
 		cooling: map[string]time.Time{}, warned: map[types.UID]time.Time{}}
-	st.enis = max(1, c.eniCount(st, 1+len(held)))
+	c.launchPrefixes(st)
+	st.enis = max(1, c.eniCount(st, 1+len(st.held)))
 	c.state[node.Name] = st
 	return st
+}
+
+// launchPrefixes deals with the /28 prefixes the instance was launched
+// with (spec.ipPrefixCount) as ipamd does when it starts: with prefix
+// delegation it takes them into the pool (on the primary ENI, ahead of
+// what it assigns); without, it gives the unused prefixes back to the
+// subnet (amazon-vpc-cni-k8s ipamd nodeInit: tryUnassignPrefixesFromENIs).
+// Real ipamd may later free a pre-delegated prefix beyond
+// WARM_PREFIX_TARGET; here the node keeps them, holding more of the
+// subnet, not less.
+func (c *CNI) launchPrefixes(st *nodeState) {
+	prefixes := c.o.Cloud.Prefixes(st.instance)
+	if len(prefixes) == 0 {
+		return
+	}
+	if !c.o.Settings.PrefixDelegation {
+		c.o.Cloud.UnassignPrefixes(st.instance, prefixes)
+		return
+	}
+	var addrs []string
+	for _, p := range prefixes {
+		addrs = append(addrs, prefixAddresses(p)...)
+	}
+	st.held, st.pinned = append(addrs, st.held...), len(addrs)
+}
+
+// prefixAddresses are the addresses of an IPv4 prefix ("10.0.64.16/28").
+func prefixAddresses(prefix string) []string {
+	ip, n, err := net.ParseCIDR(prefix)
+	if err != nil || ip.To4() == nil {
+		return nil
+	}
+	ones, bits := n.Mask.Size()
+	base := binary.BigEndian.Uint32(n.IP.To4())
+	out := make([]string, 0, 1<<(bits-ones))
+	for i := uint32(0); i < 1<<(bits-ones); i++ {
+		a := make(net.IP, 4)
+		binary.BigEndian.PutUint32(a, base+i)
+		out = append(out, a.String())
+	}
+	return out
 }
 
 // eniCount is how many ENIs a pool of addresses addresses spans.
@@ -165,7 +210,7 @@ func (c *CNI) shrink(st *nodeState) {
 	want := c.o.Settings.Want(st.limits, len(st.assigned)+len(st.cooling))
 	extra := 1 + len(st.held) - want.Addresses
 	var back []string
-	for i := len(st.held) - 1; i >= 0 && len(back) < extra && !st.inUse(st.held[i]); i-- {
+	for i := len(st.held) - 1; i >= st.pinned && len(back) < extra && !st.inUse(st.held[i]); i-- {
 		back = append(back, st.held[i])
 	}
 	if len(back) == 0 {

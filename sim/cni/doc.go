@@ -5,7 +5,10 @@
 // with WARM_PREFIX_TARGET, IP_COOLDOWN_PERIOD), drawing the addresses from
 // the instance's subnet in the local EC2, and gives each pod that is not
 // hostNetwork one of them. It learns a type's ENI limits only from EC2's
-// description of the type (DescribeInstanceTypes' NetworkInfo).
+// description of the type (DescribeInstanceTypes' NetworkInfo). Prefixes
+// the instance was launched with (the launch template's Ipv4PrefixCount)
+// join the pool under prefix delegation and are given back at start
+// without it, as ipamd does.
 //
 // A pod gets its address as the annotation vpc.amazonaws.com/pod-ips
 // (the CNI's ANNOTATE_POD_IP); kwok starts a pod only once it carries it

@@ -257,7 +257,11 @@ func (s *Server) fillBucketLocked(resp *createFleetResponse, bucket fleetBucket,
 		}
 		in, err := s.launchLocked(pick, bucket.capacityType, resp.FleetID, token, instanceTags, now)
 		if err != nil {
-			fail(pick, CodeInsufficientFreeAddresses, err.Error())
+			code, msg := CodeInsufficientFreeAddresses, err.Error()
+			if ae, ok := err.(*apiError); ok {
+				code, msg = ae.Code, ae.Message
+			}
+			fail(pick, code, msg)
 			continue
 		}
 		launched = append(launched, in)
@@ -429,7 +433,9 @@ func (s *Server) checkLaunchInputsLocked(o *fleetOverride) {
 	} else {
 		o.groups = d.SecurityGroupIDs
 	}
-	s.checkProfileLocked(o, d)
+	if s.checkProfileLocked(o, d); o.errCode == "" {
+		checkPrefixCountLocked(o)
+	}
 }
 
 // checkProfileLocked records on o EC2's refusal of the template's instance
@@ -514,6 +520,9 @@ func (s *Server) checkOverrideLocked(o *fleetOverride, capacityType string, draw
 	if o.subnet.available() <= 0 {
 		return CodeInsufficientFreeAddresses, insufficientAddresses(o.subnet.id)
 	}
+	if code, msg := prefixRoomCode(o); code != "" {
+		return code, msg
+	}
 	if capacityType == CapacityTypeSpot && o.maxPrice > 0 && o.spot > o.maxPrice {
 		return CodeSpotMaxPriceTooLow, fmt.Sprintf("Your Spot request price of %s is lower than the minimum required Spot request fulfillment price of %s.",
 			formatFloat(o.maxPrice), formatFloat(o.spot))
@@ -551,6 +560,11 @@ func (s *Server) launchLocked(o *fleetOverride, capacityType, fleetID, token str
 	if err != nil {
 		return nil, err
 	}
+	prefixes, err := assignPrefixes(o.subnet, prefixCount(&o.lt.Data))
+	if err != nil {
+		o.subnet.release(ip)
+		return nil, err
+	}
 	s.seq++
 	id := s.resourceIDLocked("i")
 	for s.instances[id] != nil {
@@ -573,6 +587,7 @@ func (s *Server) launchLocked(o *fleetOverride, capacityType, fleetID, token str
 		NetworkInterfaces:    max(o.lt.Data.NetworkInterfaces, 1),
 		DetailedMonitoring:   o.lt.Data.DetailedMonitoring,
 		NestedVirtualization: o.lt.Data.NestedVirtualization,
+		IPv4Prefixes:         prefixes,
 	}
 	if p := o.lt.Data.AssociatePublicIPAddress; p != nil && *p {
 		in.PublicIP = publicIP(s.seq)

@@ -64,6 +64,9 @@ type Instance struct {
 	// NestedVirtualization is the template's CpuOptions.NestedVirtualization
 	// ("" when it sent none).
 	NestedVirtualization string `json:",omitempty"`
+	// IPv4Prefixes are the /28 prefixes delegated to the primary interface
+	// (the template's Ipv4PrefixCount), e.g. "10.0.64.16/28".
+	IPv4Prefixes []string `json:",omitempty"`
 }
 
 // instance is the server's record: the snapshot plus bookkeeping.
@@ -86,6 +89,7 @@ func (in *instance) snapshot() Instance {
 	out.BlockDevices = append([]BlockDevice(nil), in.BlockDevices...)
 	out.MetadataOptions = clonePtr(in.MetadataOptions)
 	out.SecondaryIPs = append([]string(nil), in.SecondaryIPs...)
+	out.IPv4Prefixes = append([]string(nil), in.IPv4Prefixes...)
 	return out
 }
 
@@ -172,8 +176,11 @@ func (s *Server) terminateLocked(in *instance) {
 		for _, ip := range in.SecondaryIPs {
 			sn.release(ip)
 		}
+		for _, p := range in.IPv4Prefixes {
+			sn.releasePrefix(p)
+		}
 	}
-	in.SecondaryIPs = nil
+	in.SecondaryIPs, in.IPv4Prefixes = nil, nil
 	in.terminatedAt = time.Now()
 	s.transitionLocked(in, StateShuttingDown, StateTerminated, s.opts.OnTerminated)
 }
@@ -356,8 +363,28 @@ func (s *Server) instanceXMLLocked(in *instance) instanceXML {
 	}
 	if in.State == StateTerminated {
 		x.PrivateDNSName, x.PrivateIPAddress, x.SubnetID, x.VpcID, x.Groups = "", "", "", "", nil
+	} else {
+		x.NetworkInterfaces = []instanceNetworkInterfaceXML{s.primaryInterfaceXML(in, x)}
 	}
 	return x
+}
+
+// primaryInterfaceXML is the instance's primary network interface (device
+// 0): its address, security groups and delegated prefixes.
+func (s *Server) primaryInterfaceXML(in *instance, x instanceXML) instanceNetworkInterfaceXML {
+	sum := sha256.Sum256([]byte(in.ID + "/eni"))
+	id := hex.EncodeToString(sum[:9])[:17]
+	ni := instanceNetworkInterfaceXML{
+		NetworkInterfaceID: "eni-" + id, SubnetID: in.SubnetID, VpcID: s.vpcID, OwnerID: s.opts.AccountID,
+		Status: "in-use", PrivateIPAddress: in.PrivateIP, PrivateDNSName: in.PrivateDNSName, InterfaceType: "interface",
+		Attachment: niAttachmentXML{AttachmentID: "eni-attach-" + id, Status: "attached", AttachTime: x.LaunchTime, DeleteOnTermination: true},
+		Groups:     x.Groups,
+		PrivateIPs: []niPrivateAddressXML{{PrivateIPAddress: in.PrivateIP, PrivateDNSName: in.PrivateDNSName, Primary: true}},
+	}
+	for _, p := range in.IPv4Prefixes {
+		ni.IPv4Prefixes = append(ni.IPv4Prefixes, ipv4PrefixXML{IPv4Prefix: p})
+	}
+	return ni
 }
 
 func (s *Server) terminateInstances(f form) (withRequestID, error) {

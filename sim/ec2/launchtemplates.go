@@ -51,6 +51,9 @@ type LaunchTemplateData struct {
 	// interface's (device 0): nil, the subnet's setting and EC2's timeouts.
 	AssociatePublicIPAddress *bool
 	ConnectionTracking       *ConnectionTracking
+	// IPv4PrefixCount and IPv6PrefixCount are the primary interface's
+	// prefix counts (nil: not sent).
+	IPv4PrefixCount, IPv6PrefixCount *int64
 	// DetailedMonitoring is Monitoring.Enabled.
 	DetailedMonitoring bool
 	// NestedVirtualization is CpuOptions.NestedVirtualization: "enabled",
@@ -110,6 +113,7 @@ func (d LaunchTemplateData) clone() LaunchTemplateData {
 	d.SecurityGroupNames = append([]string(nil), d.SecurityGroupNames...)
 	d.BlockDevices = append([]BlockDevice(nil), d.BlockDevices...)
 	d.MetadataOptions = clonePtr(d.MetadataOptions)
+	d.IPv4PrefixCount, d.IPv6PrefixCount = clonePtr(d.IPv4PrefixCount), clonePtr(d.IPv6PrefixCount)
 	if d.TagSpecifications != nil {
 		ts := make(map[string]map[string]string, len(d.TagSpecifications))
 		for k, v := range d.TagSpecifications {
@@ -392,8 +396,8 @@ func tagSpecifications(f form, p string, d *LaunchTemplateData) error {
 	return nil
 }
 
-// primaryInterface reads device 0's public IP choice and connection
-// tracking timeouts, refusing timeouts outside EC2's ranges.
+// primaryInterface reads device 0's public IP choice, prefix counts and
+// connection tracking timeouts, refusing timeouts outside EC2's ranges.
 func primaryInterface(f form, prefix string, nis []int, d *LaunchTemplateData) error {
 	for _, i := range nis {
 		np := at(prefix, i)
@@ -405,6 +409,12 @@ func primaryInterface(f form, prefix string, nis []int, d *LaunchTemplateData) e
 			return err
 		}
 		d.AssociatePublicIPAddress = pub
+		if d.IPv4PrefixCount, err = countParam(f, np+".Ipv4PrefixCount"); err != nil {
+			return err
+		}
+		if d.IPv6PrefixCount, err = countParam(f, np+".Ipv6PrefixCount"); err != nil {
+			return err
+		}
 		cp := np + ".ConnectionTrackingSpecification"
 		if !hasPrefix(f, cp+".") {
 			return nil
@@ -482,6 +492,22 @@ func int64Param(f form, key string) (int64, error) {
 		return 0, invalidParameter("Invalid value '%s' for %s", v, key)
 	}
 	return n, nil
+}
+
+// countParam reads a count that may be left out (nil); a negative one is
+// refused.
+func countParam(f form, key string) (*int64, error) {
+	if f.get(key) == "" {
+		return nil, nil
+	}
+	v, err := int64Param(f, key)
+	if err != nil {
+		return nil, err
+	}
+	if v < 0 {
+		return nil, invalidParameter("Value (%d) for parameter %s is invalid. It must be a non-negative number.", v, key[strings.LastIndexByte(key, '.')+1:])
+	}
+	return &v, nil
 }
 
 func boolParam(f form, key string) (*bool, error) {

@@ -24,7 +24,10 @@ type subnet struct {
 	free             []int // offsets given back, oldest first
 	inUse            int
 	held             int // addresses taken by others (SetSubnetAvailable)
-	tags             map[string]string
+	// blocks are the /28 blocks (offset/16) delegated as prefixes; single
+	// addresses are never handed out of them.
+	blocks map[int]bool
+	tags   map[string]string
 }
 
 func (sn *subnet) cidr() string { return fmt.Sprintf("10.0.%d.0/%d", sn.octet, sn.prefix) }
@@ -38,6 +41,9 @@ func (sn *subnet) available() int { return max(0, sn.size-5-sn.inUse-sn.held) }
 // names of recent instances are not reused at once); the first four
 // addresses and the last are reserved as on AWS.
 func (sn *subnet) allocate() (string, error) {
+	for sn.next < sn.size-1 && sn.blocks[sn.next/prefixSize] {
+		sn.next++ // a delegated prefix: its addresses are not single ones
+	}
 	if sn.available() <= 0 || (len(sn.free) == 0 && sn.next >= sn.size-1) {
 		return "", errors.New(insufficientAddresses(sn.id))
 	}

@@ -185,6 +185,15 @@ func (s *Server) LoadState(path string) error {
 		s.instances[in.ID] = in
 		if sn := s.subnetByID(in.SubnetID); sn != nil {
 			sn.inUse += 1 + len(in.SecondaryIPs)
+			for _, p := range in.IPv4Prefixes {
+				if b, ok := sn.block(p); ok && !sn.blocks[b] {
+					if sn.blocks == nil {
+						sn.blocks = map[int]bool{}
+					}
+					sn.blocks[b] = true
+					sn.inUse += prefixSize
+				}
+			}
 		}
 		switch in.State {
 		case StatePending:

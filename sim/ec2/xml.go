@@ -176,37 +176,74 @@ type stateReasonXML struct {
 }
 
 type instanceXML struct {
-	InstanceID            string                      `xml:"instanceId"`
-	ImageID               string                      `xml:"imageId"`
-	InstanceState         stateXML                    `xml:"instanceState"`
-	PrivateDNSName        string                      `xml:"privateDnsName"`
-	DNSName               string                      `xml:"dnsName"`
-	Reason                string                      `xml:"reason"`
-	AmiLaunchIndex        int                         `xml:"amiLaunchIndex"`
-	InstanceType          string                      `xml:"instanceType"`
-	LaunchTime            string                      `xml:"launchTime"`
-	Placement             placementXML                `xml:"placement"`
-	SubnetID              string                      `xml:"subnetId,omitempty"`
-	VpcID                 string                      `xml:"vpcId,omitempty"`
-	PrivateIPAddress      string                      `xml:"privateIpAddress,omitempty"`
-	IPAddress             string                      `xml:"ipAddress,omitempty"`
-	Monitoring            monitoringXML               `xml:"monitoring"`
-	CPUOptions            *cpuOptionsXML              `xml:"cpuOptions,omitempty"`
-	Groups                []groupXML                  `xml:"groupSet>item"`
-	IamInstanceProfile    *iamInstanceProfileXML      `xml:"iamInstanceProfile,omitempty"`
-	MetadataOptions       *instanceMetadataOptionsXML `xml:"metadataOptions,omitempty"`
-	BlockDevices          []instanceBlockDeviceXML    `xml:"blockDeviceMapping>item"`
-	StateReason           *stateReasonXML             `xml:"stateReason,omitempty"`
-	Architecture          string                      `xml:"architecture"`
-	RootDeviceType        string                      `xml:"rootDeviceType"`
-	RootDeviceName        string                      `xml:"rootDeviceName"`
-	InstanceLifecycle     string                      `xml:"instanceLifecycle,omitempty"`
-	CapacityReservationID string                      `xml:"capacityReservationId,omitempty"`
-	SpotInstanceRequestID string                      `xml:"spotInstanceRequestId,omitempty"`
-	ClientToken           string                      `xml:"clientToken,omitempty"`
-	Tags                  []tagXML                    `xml:"tagSet>item"`
-	VirtualizationType    string                      `xml:"virtualizationType"`
-	Hypervisor            string                      `xml:"hypervisor"`
+	InstanceID            string                        `xml:"instanceId"`
+	ImageID               string                        `xml:"imageId"`
+	InstanceState         stateXML                      `xml:"instanceState"`
+	PrivateDNSName        string                        `xml:"privateDnsName"`
+	DNSName               string                        `xml:"dnsName"`
+	Reason                string                        `xml:"reason"`
+	AmiLaunchIndex        int                           `xml:"amiLaunchIndex"`
+	InstanceType          string                        `xml:"instanceType"`
+	LaunchTime            string                        `xml:"launchTime"`
+	Placement             placementXML                  `xml:"placement"`
+	SubnetID              string                        `xml:"subnetId,omitempty"`
+	VpcID                 string                        `xml:"vpcId,omitempty"`
+	PrivateIPAddress      string                        `xml:"privateIpAddress,omitempty"`
+	IPAddress             string                        `xml:"ipAddress,omitempty"`
+	Monitoring            monitoringXML                 `xml:"monitoring"`
+	CPUOptions            *cpuOptionsXML                `xml:"cpuOptions,omitempty"`
+	Groups                []groupXML                    `xml:"groupSet>item"`
+	IamInstanceProfile    *iamInstanceProfileXML        `xml:"iamInstanceProfile,omitempty"`
+	MetadataOptions       *instanceMetadataOptionsXML   `xml:"metadataOptions,omitempty"`
+	BlockDevices          []instanceBlockDeviceXML      `xml:"blockDeviceMapping>item"`
+	StateReason           *stateReasonXML               `xml:"stateReason,omitempty"`
+	Architecture          string                        `xml:"architecture"`
+	RootDeviceType        string                        `xml:"rootDeviceType"`
+	RootDeviceName        string                        `xml:"rootDeviceName"`
+	InstanceLifecycle     string                        `xml:"instanceLifecycle,omitempty"`
+	CapacityReservationID string                        `xml:"capacityReservationId,omitempty"`
+	SpotInstanceRequestID string                        `xml:"spotInstanceRequestId,omitempty"`
+	ClientToken           string                        `xml:"clientToken,omitempty"`
+	Tags                  []tagXML                      `xml:"tagSet>item"`
+	VirtualizationType    string                        `xml:"virtualizationType"`
+	Hypervisor            string                        `xml:"hypervisor"`
+	NetworkInterfaces     []instanceNetworkInterfaceXML `xml:"networkInterfaceSet>item"`
+}
+
+// instanceNetworkInterfaceXML is an instance's network interface as
+// DescribeInstances shows it: the primary one, with its delegated prefixes.
+type instanceNetworkInterfaceXML struct {
+	NetworkInterfaceID string                `xml:"networkInterfaceId"`
+	SubnetID           string                `xml:"subnetId"`
+	VpcID              string                `xml:"vpcId"`
+	OwnerID            string                `xml:"ownerId"`
+	Status             string                `xml:"status"`
+	PrivateIPAddress   string                `xml:"privateIpAddress"`
+	PrivateDNSName     string                `xml:"privateDnsName"`
+	InterfaceType      string                `xml:"interfaceType"`
+	Attachment         niAttachmentXML       `xml:"attachment"`
+	Groups             []groupXML            `xml:"groupSet>item"`
+	IPv4Prefixes       []ipv4PrefixXML       `xml:"ipv4PrefixSet>item"`
+	PrivateIPs         []niPrivateAddressXML `xml:"privateIpAddressesSet>item"`
+}
+
+type niAttachmentXML struct {
+	AttachmentID        string `xml:"attachmentId"`
+	DeviceIndex         int    `xml:"deviceIndex"`
+	NetworkCardIndex    int    `xml:"networkCardIndex"`
+	Status              string `xml:"status"`
+	AttachTime          string `xml:"attachTime"`
+	DeleteOnTermination bool   `xml:"deleteOnTermination"`
+}
+
+type ipv4PrefixXML struct {
+	IPv4Prefix string `xml:"ipv4Prefix"`
+}
+
+type niPrivateAddressXML struct {
+	PrivateIPAddress string `xml:"privateIpAddress"`
+	PrivateDNSName   string `xml:"privateDnsName"`
+	Primary          bool   `xml:"primary"`
 }
 
 type monitoringXML struct {

@@ -37,3 +37,15 @@ func (e ec2Addresses) AssignAddresses(id string, n int) ([]string, error) {
 }
 
 func (e ec2Addresses) UnassignAddresses(id string, ips []string) { e.s.UnassignAddresses(id, ips) }
+
+func (e ec2Addresses) Prefixes(id string) []string {
+	in, ok := e.s.Instance(id)
+	if !ok {
+		return nil
+	}
+	return in.IPv4Prefixes
+}
+
+func (e ec2Addresses) UnassignPrefixes(id string, prefixes []string) {
+	e.s.UnassignPrefixes(id, prefixes)
+}
