@@ -43,6 +43,12 @@ func (s *Server) AssignAddresses(instanceID string, n int) ([]string, error) {
 // UnassignAddresses gives addresses AssignAddresses handed the instance
 // back to its subnet (ipamd freeing an ENI); others are ignored.
 func (s *Server) UnassignAddresses(instanceID string, ips []string) {
+	s.giveBack(instanceID, ips, func(in *instance) *[]string { return &in.SecondaryIPs }, (*subnet).release)
+}
+
+// giveBack removes items from the instance's list held and returns each
+// to the instance's subnet; items it does not hold are ignored.
+func (s *Server) giveBack(instanceID string, items []string, held func(*instance) *[]string, release func(*subnet, string)) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	in, ok := s.instances[instanceID]
@@ -50,10 +56,11 @@ func (s *Server) UnassignAddresses(instanceID string, ips []string) {
 		return
 	}
 	sn := s.subnetByID(in.SubnetID)
-	for _, ip := range ips {
-		if i := slices.Index(in.SecondaryIPs, ip); i >= 0 && sn != nil {
-			in.SecondaryIPs = slices.Delete(in.SecondaryIPs, i, i+1)
-			sn.release(ip)
+	list := held(in)
+	for _, item := range items {
+		if i := slices.Index(*list, item); i >= 0 && sn != nil {
+			*list = slices.Delete(*list, i, i+1)
+			release(sn, item)
 		}
 	}
 }

@@ -158,19 +158,7 @@ func assignPrefixes(sn *subnet, n int) ([]string, error) {
 // UnassignPrefixes gives delegated prefixes of an instance back to its
 // subnet (ipamd freeing the prefixes it does not use); others are ignored.
 func (s *Server) UnassignPrefixes(instanceID string, prefixes []string) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	in, ok := s.instances[instanceID]
-	if !ok {
-		return
-	}
-	sn := s.subnetByID(in.SubnetID)
-	for _, p := range prefixes {
-		if i := slices.Index(in.IPv4Prefixes, p); i >= 0 && sn != nil {
-			in.IPv4Prefixes = slices.Delete(in.IPv4Prefixes, i, i+1)
-			sn.releasePrefix(p)
-		}
-	}
+	s.giveBack(instanceID, prefixes, func(in *instance) *[]string { return &in.IPv4Prefixes }, (*subnet).releasePrefix)
 }
 
 // PrefixAddresses are the 16 addresses of a /28 prefix, in order (nil for
