@@ -4,9 +4,11 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/joinery/joinery/api/saga"
 	apiv1 "github.com/joinery/joinery/api/v1"
 	"github.com/joinery/joinery/catalog"
 	"github.com/joinery/joinery/policy/nodeclass"
+	"github.com/joinery/joinery/solver"
 )
 
 // offeredWorld is a live market of two types, m7i.large in zones a and b,
@@ -164,5 +166,34 @@ func TestDriftOrderInstanceTypeNotFound(t *testing.T) {
 	}
 	if r, _ := Drift(claim, nil, pool, nil, offered, nodeclass.Launched{}); r != ReasonNodePoolDrifted {
 		t.Errorf("class gone: %s", r)
+	}
+}
+
+// A consolidation pass drifts on its candidates' Offered: the node whose
+// type the class no longer offers is replaced, counted as eligible for
+// drift; without Offered (catalog not known) nothing is.
+func TestDriftDecisionOnInstanceTypeNotFound(t *testing.T) {
+	m, cls := offeredWorld()
+	pool := testPool("a")
+	mk := func(i int, typ string, offered Offered) Candidate {
+		node, nc := testClaim(i, pool)
+		nc.Labels = offeredClaim(typ, "us-east-1a", apiv1.CapacityTypeOnDemand, "").Labels
+		return Candidate{Node: node, Claim: nc, Pool: pool, Class: cls, Offered: offered, Price: 0.1, Pods: 1}
+	}
+	pass := func(cs ...Candidate) *Pass {
+		return &Pass{Now: t0, Candidates: cs, Pools: map[string]PoolNodes{"a": {Nodes: len(cs)}},
+			Simulate: func([]string) solver.RemovalResult { return solver.RemovalResult{Reason: "no room"} }}
+	}
+	offered := ClassOfferings(cls, m)
+	p := pass(mk(0, "m7i.large", offered), mk(1, "m5.large", offered))
+	d, ok := DriftDecision(p)
+	if !ok || d.Nodes[0] != "ip-10-0-0-11.ec2.internal" || !strings.Contains(d.Why, "m5.large is no longer offered") {
+		t.Fatalf("decision %+v, want the m5.large node", d)
+	}
+	if n := EligibleByReason(p)[saga.ReasonDrifted]; n != 1 {
+		t.Errorf("eligible for drift: %d, want 1", n)
+	}
+	if d, ok := DriftDecision(pass(mk(0, "m7i.large", nil), mk(1, "m5.large", nil))); ok {
+		t.Errorf("drifted without a known catalog: %+v", d)
 	}
 }
