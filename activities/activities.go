@@ -202,6 +202,9 @@ type Disruption struct {
 	prices        *capacity.Prices
 	nominations   *capacity.Nominations
 	ledger        *capacity.Ledger // pods left to plan hold consolidation
+	// market is the live catalog drift checks the classes' instance types
+	// and offerings against (disruption.ClassOfferings).
+	market *catalog.Market
 
 	// blocked is the last pass's count of blocked nodes by reason (the
 	// summary log line is written when it changes).
@@ -259,7 +262,7 @@ func New(d Deps) *Activities {
 		Drain:     &Drain{cluster: d.Cluster, log: d.Log, protection: events.podProtection},
 		Disruption: &Disruption{cluster: d.Cluster, metrics: d.Metrics, log: d.Log, spotToSpot: d.SpotToSpotConsolidation,
 			solverBudget: d.SolverBudget, catalogSource: d.CatalogStatus, pseudonym: d.Pseudonym, snapshots: snaps, pools: pools,
-			claims: claims, events: events, prices: prices, nominations: noms, ledger: ledger},
+			claims: claims, events: events, prices: prices, nominations: noms, ledger: ledger, market: d.Market},
 		Interruption: &Interruption{cluster: d.Cluster, ice: d.ICE, metrics: d.Metrics, log: d.Log, pseudonym: d.Pseudonym},
 		Gang:         &Gang{solving: solve},
 		GC: &GC{cluster: d.Cluster, cloud: d.Cloud, metrics: d.Metrics, log: d.Log, clusterName: d.ClusterName,

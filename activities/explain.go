@@ -104,6 +104,15 @@ func (a *Disruption) disruptionClaims(ctx context.Context, now time.Time) []disr
 	pdbs, _ := a.cluster.PDBs.List(labels.Everything())
 	claims := a.cluster.NodeClaims()
 	in := make([]disruption.Claim, 0, len(claims))
+	byClass := map[string]disruption.Offered{} // one ClassOfferings per class a pass
+	offered := func(cls *apiv1.EC2NodeClass) disruption.Offered {
+		o, ok := byClass[cls.Name]
+		if !ok {
+			o = disruption.ClassOfferings(cls, a.market)
+			byClass[cls.Name] = o
+		}
+		return o
+	}
 	for _, nc := range claims {
 		s := disruption.Claim{Claim: nc, Nominating: a.nominations.Live(nc, time.Now()), Booked: bookedFor(nc, now)}
 		if nc.Status.NodeName != "" {
@@ -118,6 +127,7 @@ func (a *Disruption) disruptionClaims(ctx context.Context, now time.Time) []disr
 			if ref := s.Pool.Spec.Template.Spec.NodeClassRef; ref != nil {
 				if cls, err := a.cluster.NodeClass(ref.Name); err == nil {
 					s.Class = cls
+					s.Offered = offered(cls)
 				}
 			}
 			for _, p := range a.cluster.PodsOnNode(s.Node.Name) {

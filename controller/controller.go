@@ -334,6 +334,7 @@ func newDependencies(ctx context.Context, cfg Config) (*dependencies, error) {
 	// until the first answer plans use the embedded data.
 	market := catalog.NewMarket()
 	d.market = newMarketRefresher(market, cat, cc, cfg, m, log)
+	d.classes.market = market
 	d.refreshOnNodeClassChange()
 	acts := activities.New(activities.Deps{
 		Cluster: cl, Cloud: cc, Catalog: cat, Market: market, CatalogStatus: d.market.Summary, ICE: ice, Metrics: m, Log: log,

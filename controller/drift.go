@@ -27,6 +27,9 @@ func (r *nodeClassReconciler) markDrift(ctx context.Context, cls *apiv1.EC2NodeC
 	for _, p := range valid {
 		pools[p.Name] = p
 	}
+	// nil until the market holds live instance types: no
+	// InstanceTypeNotFound before then (see disruption.ClassOfferings).
+	offered := disruption.ClassOfferings(cls, r.market)
 	for _, nc := range r.cl.NodeClaims() {
 		if nc.Spec.NodeClassRef == nil || nc.Spec.NodeClassRef.Name != cls.Name || nc.DeletionTimestamp != nil || nc.Status.ProviderID == "" {
 			continue
@@ -39,7 +42,7 @@ func (r *nodeClassReconciler) markDrift(ctx context.Context, cls *apiv1.EC2NodeC
 		if nc.Status.NodeName != "" {
 			node, _ = r.cl.Nodes.Get(nc.Status.NodeName)
 		}
-		reason, msg := disruption.Drift(nc, node, pool, cls, nodeclass.LaunchedFrom(nc))
+		reason, msg := disruption.Drift(nc, node, pool, cls, offered, nodeclass.LaunchedFrom(nc))
 		conds, changed := driftCondition(nc.Status.Conditions, reason, msg)
 		if !changed {
 			continue

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	apiv1 "github.com/joinery/joinery/api/v1"
+	"github.com/joinery/joinery/catalog"
 	"github.com/joinery/joinery/policy/nodeclass"
 	"github.com/joinery/joinery/providers/aws"
 	"github.com/joinery/joinery/providers/kube"
@@ -41,6 +42,9 @@ type nodeClassReconciler struct {
 	// poolChanged is signalled when a NodePool's spec changes
 	// (markDriftOnPoolChange).
 	poolChanged chan struct{}
+	// market is the live catalog drift checks the class's instance types
+	// and offerings against (nil: none, no InstanceTypeNotFound drift).
+	market *catalog.Market
 }
 
 func newNodeClassReconciler(cl *kube.Cluster, cc *aws.Client, cfg Config, reg prometheus.Registerer, log *zap.Logger) *nodeClassReconciler {

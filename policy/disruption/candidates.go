@@ -15,7 +15,9 @@ type Claim struct {
 	Node  *corev1.Node        // nil: not in the cache
 	Pool  *apiv1.NodePool     // nil: gone
 	Class *apiv1.EC2NodeClass // nil: gone (nothing to drift from)
-	Price float64             // the node's price, USD/hour
+	// Offered is what Class can launch (ClassOfferings; nil: not known).
+	Offered Offered
+	Price   float64 // the node's price, USD/hour
 	// Nominating: the NodeClaim still holds nominations for pending pods.
 	Nominating bool
 	// Booked names what holds the node for a gang (a ProvisioningRequest
@@ -54,8 +56,10 @@ type Candidate struct {
 	Claim *apiv1.NodeClaim
 	Pool  *apiv1.NodePool
 	Class *apiv1.EC2NodeClass // nil: gone
-	Price float64             // USD/hour
-	Pods  int                 // reschedulable pods
+	// Offered is what Class can launch (ClassOfferings; nil: not known).
+	Offered Offered
+	Price   float64 // USD/hour
+	Pods    int     // reschedulable pods
 	// RescheduleDisruptionCost: 1 plus each reschedulable pod's
 	// EvictionCost floored at 0 (see DisruptionCost).
 	RescheduleDisruptionCost float64

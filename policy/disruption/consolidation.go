@@ -120,7 +120,7 @@ func drift(p *Pass) (saga.DisruptionDecision, bool) {
 	room := budgets{}
 	skipped := map[string]bool{}
 	for _, c := range p.Candidates {
-		_, why := Drift(c.Claim, c.Node, c.Pool, c.Class, nodeclass.LaunchedFrom(c.Claim))
+		_, why := Drift(c.Claim, c.Node, c.Pool, c.Class, c.Offered, nodeclass.LaunchedFrom(c.Claim))
 		if why == "" {
 			continue
 		}

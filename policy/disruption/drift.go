@@ -123,10 +123,13 @@ const (
 // Drift says whether a node drifted from its NodePool or EC2NodeClass, with
 // Karpenter's reason and a sentence for people ("", "" : it did not), in
 // Karpenter's order: the pool's static fields (StaticDrift), its
-// requirements (RequirementsDrift), then the class: its static hash and
-// what its selectors resolve to (image, subnet, security groups). node may
-// be nil; pool nil (gone) or cls nil (gone): nothing to compare with.
-func Drift(claim *apiv1.NodeClaim, node *corev1.Node, pool *apiv1.NodePool, cls *apiv1.EC2NodeClass, launched nodeclass.Launched) (reason, message string) {
+// requirements (RequirementsDrift), whether the class still offers the
+// node's type, zone and capacity type (InstanceTypeDrift over offered,
+// ClassOfferings; nil: not known, no drift), then the class: its static
+// hash and what its selectors resolve to (image, subnet, security
+// groups). node may be nil; pool nil (gone) or cls nil (gone): nothing to
+// compare with.
+func Drift(claim *apiv1.NodeClaim, node *corev1.Node, pool *apiv1.NodePool, cls *apiv1.EC2NodeClass, offered Offered, launched nodeclass.Launched) (reason, message string) {
 	if pool != nil {
 		if StaticDrift(claim, pool) {
 			return ReasonNodePoolDrifted, "NodePool " + pool.Name + " template changed"
@@ -137,6 +140,9 @@ func Drift(claim *apiv1.NodeClaim, node *corev1.Node, pool *apiv1.NodePool, cls 
 	}
 	if cls == nil {
 		return "", ""
+	}
+	if why := InstanceTypeDrift(claim, offered, cls.Name); why != "" {
+		return ReasonInstanceTypeNotFound, why
 	}
 	if h := claim.Annotations[AnnotationNodeClassHash]; h != "" && h != NodeClassHash(cls) {
 		return ReasonNodeClassDrift, "EC2NodeClass " + cls.Name + " changed"

@@ -233,22 +233,22 @@ func TestDriftByRequirementsDriftsOnlyTheNodesNoLongerAdmitted(t *testing.T) {
 	}
 	c7i, m7i := claim("c7i"), claim("m7i")
 	for _, nc := range []*apiv1.NodeClaim{c7i, m7i} {
-		if r, m := Drift(nc, nil, pool, nil, nodeclass.Launched{}); r != "" {
+		if r, m := Drift(nc, nil, pool, nil, nil, nodeclass.Launched{}); r != "" {
 			t.Fatalf("drifted before the edit: %s %s", r, m)
 		}
 	}
 	pool.Spec.Template.Spec.Requirements[0].Values = []string{"c7i"}
-	if r, m := Drift(c7i, nil, pool, nil, nodeclass.Launched{}); r != "" {
+	if r, m := Drift(c7i, nil, pool, nil, nil, nodeclass.Launched{}); r != "" {
 		t.Errorf("c7i node drifted: %s %s", r, m)
 	}
-	r, m := Drift(m7i, nil, pool, nil, nodeclass.Launched{})
+	r, m := Drift(m7i, nil, pool, nil, nil, nodeclass.Launched{})
 	want := "label karpenter.k8s.aws/instance-family=m7i is not admitted by NodePool general-purpose's requirement karpenter.k8s.aws/instance-family In [c7i]"
 	if r != ReasonRequirementsDrifted || m != want {
 		t.Errorf("m7i node: %s %q, want %s %q", r, m, ReasonRequirementsDrifted, want)
 	}
 	// A static field changes too: the static drift is reported first (Karpenter's order).
 	pool.Spec.Template.ObjectMeta.Labels["team"] = "b"
-	if r, _ := Drift(m7i, nil, pool, nil, nodeclass.Launched{}); r != ReasonNodePoolDrifted {
+	if r, _ := Drift(m7i, nil, pool, nil, nil, nodeclass.Launched{}); r != ReasonNodePoolDrifted {
 		t.Errorf("static and requirements drift: %s, want %s first", r, ReasonNodePoolDrifted)
 	}
 }
@@ -333,7 +333,7 @@ func TestNodeClassHashIgnoresIPPrefixCount(t *testing.T) {
 			t.Errorf("ipPrefixCount %d changed the hash: %s, was %s", n, h, base)
 		}
 		claim := &apiv1.NodeClaim{ObjectMeta: metav1.ObjectMeta{Annotations: map[string]string{AnnotationNodeClassHash: base}}}
-		if reason, _ := Drift(claim, nil, nil, &c, nodeclass.Launched{}); reason != "" {
+		if reason, _ := Drift(claim, nil, nil, &c, nil, nodeclass.Launched{}); reason != "" {
 			t.Errorf("ipPrefixCount %d drifted a node: %s", n, reason)
 		}
 	}

@@ -14,7 +14,7 @@ import (
 func EligibleByReason(p *Pass) map[string]int {
 	out := map[string]int{saga.ReasonDrifted: 0, saga.ReasonEmpty: 0, saga.ReasonUnderused: 0}
 	for _, c := range p.Candidates {
-		if _, why := Drift(c.Claim, c.Node, c.Pool, c.Class, nodeclass.LaunchedFrom(c.Claim)); why != "" {
+		if _, why := Drift(c.Claim, c.Node, c.Pool, c.Class, c.Offered, nodeclass.LaunchedFrom(c.Claim)); why != "" {
 			out[saga.ReasonDrifted]++
 		}
 		if !IsConsolidatable(c.Claim, c.Pool, p.Now) {

@@ -156,7 +156,7 @@ func filterOne(s Claim) (Candidate, []Block) {
 	if s.Pool == nil {
 		return Candidate{}, append(bs, Block{Kind: BlockNodePoolNotFound, Message: fmt.Sprintf("NodePool not found (NodePool=%s)", nc.Labels[apiv1.LabelNodePool])})
 	}
-	c := Candidate{Node: node, Claim: nc, Pool: s.Pool, Class: s.Class, Price: s.Price, RescheduleDisruptionCost: PerNodeBaseDisruptionCost, BufferPods: s.BufferPods}
+	c := Candidate{Node: node, Claim: nc, Pool: s.Pool, Class: s.Class, Offered: s.Offered, Price: s.Price, RescheduleDisruptionCost: PerNodeBaseDisruptionCost, BufferPods: s.BufferPods}
 	var dnd, bare podList
 	var pdbs pdbGroups
 	// By name, so a node's messages read the same every pass (Events are

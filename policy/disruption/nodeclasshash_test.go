@@ -37,7 +37,7 @@ func TestNodeClassHashCoversCPUOptions(t *testing.T) {
 		}
 		hashes[v] = h
 		claim := &apiv1.NodeClaim{ObjectMeta: metav1.ObjectMeta{Name: "n", Annotations: map[string]string{AnnotationNodeClassHash: before}}}
-		if reason, _ := Drift(claim, nil, nil, cls, nodeclass.Launched{}); reason != ReasonNodeClassDrift {
+		if reason, _ := Drift(claim, nil, nil, cls, nil, nodeclass.Launched{}); reason != ReasonNodeClassDrift {
 			t.Errorf("nestedVirtualization %s set on the class: drift %q, want %s", v, reason, ReasonNodeClassDrift)
 		}
 	}

@@ -200,6 +200,11 @@ func Retarget(claims []disruption.Claim, ch Change, classes map[string]*apiv1.EC
 				out[i].Class = nc
 			}
 		}
+		if out[i].Class != c.Class {
+			// What the new class offers is not known offline: no
+			// InstanceTypeNotFound judged against it.
+			out[i].Offered = nil
+		}
 	}
 	return out
 }
@@ -237,13 +242,13 @@ func DriftedBy(before, after []disruption.Claim) []Drifted {
 		if c.Node == nil || c.Pool == nil || c.Claim.DeletionTimestamp != nil {
 			continue
 		}
-		reason, msg := disruption.Drift(c.Claim, c.Node, c.Pool, c.Class, nodeclass.LaunchedFrom(c.Claim))
+		reason, msg := disruption.Drift(c.Claim, c.Node, c.Pool, c.Class, c.Offered, nodeclass.LaunchedFrom(c.Claim))
 		if reason == "" {
 			continue
 		}
 		d := Drifted{Node: nodeOf(c), Reason: reason, Message: msg, Blocked: why[c.Claim.Name]}
 		if b := before[i]; b.Pool != nil {
-			r, _ := disruption.Drift(b.Claim, b.Node, b.Pool, b.Class, nodeclass.LaunchedFrom(b.Claim))
+			r, _ := disruption.Drift(b.Claim, b.Node, b.Pool, b.Class, b.Offered, nodeclass.LaunchedFrom(b.Claim))
 			d.AlreadyDrifted = r != ""
 		}
 		out = append(out, d)
@@ -315,7 +320,7 @@ func Order(claims []disruption.Claim, pools map[string]disruption.PoolNodes, now
 	}
 	var held []Held
 	for _, c := range cands {
-		_, why := disruption.Drift(c.Claim, c.Node, c.Pool, c.Class, nodeclass.LaunchedFrom(c.Claim))
+		_, why := disruption.Drift(c.Claim, c.Node, c.Pool, c.Class, c.Offered, nodeclass.LaunchedFrom(c.Claim))
 		if why == "" {
 			continue
 		}
@@ -336,7 +341,7 @@ func Order(claims []disruption.Claim, pools map[string]disruption.PoolNodes, now
 
 func anyDrifted(cands []disruption.Candidate) bool {
 	for _, c := range cands {
-		if r, _ := disruption.Drift(c.Claim, c.Node, c.Pool, c.Class, nodeclass.LaunchedFrom(c.Claim)); r != "" {
+		if r, _ := disruption.Drift(c.Claim, c.Node, c.Pool, c.Class, c.Offered, nodeclass.LaunchedFrom(c.Claim)); r != "" {
 			return true
 		}
 	}
