@@ -20,9 +20,9 @@ type Hint struct {
 // wait for the claim's initialization: the scheduler tries the pods as
 // soon as the Node is Ready. The kube-scheduler tries a nominated node
 // first and keeps the room of nominated pods from pods of equal or lower
-// priority, so the pods of a wave land where the plan put them, rather than the first nodes to come
-// Ready taking whichever pods the scheduler picks, leaving the rest to a
-// new plan. A pod already nominated (the scheduler's preemption, or an
+// priority, so the pods of a wave land where the plan put them, rather
+// than the first nodes to come Ready taking whichever pods the scheduler
+// picks, leaving the rest to a new plan. A pod already nominated (the scheduler's preemption, or an
 // earlier hint) is left alone.
 func (n *Nominations) SchedulerHints(pending []*corev1.Pod, now time.Time) []Hint {
 	to := n.Of(pending, now)

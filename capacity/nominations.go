@@ -144,7 +144,7 @@ func (n *Nominations) Explain(pending []*corev1.Pod, now time.Time) (map[string]
 		}
 	}
 	out := map[string]string{}
-	var displaced []*corev1.Pod
+	var displaced []displacedPod
 	left := map[string]resources.List{} // Ready claim -> free allocatable left
 	vacated := n.vacated(live, claimOf)
 	var lapsed Lapsed
@@ -155,7 +155,7 @@ func (n *Nominations) Explain(pending []*corev1.Pod, now time.Time) (map[string]
 			if bounded {
 				req := solver.PodFromK8s(p).Requests
 				if !req.Fits(free) {
-					displaced = append(displaced, p)
+					displaced = append(displaced, displacedPod{p, req})
 					continue
 				}
 				free = free.Sub(req)
@@ -168,12 +168,10 @@ func (n *Nominations) Explain(pending []*corev1.Pod, now time.Time) (map[string]
 	}
 	// Biggest first: the places left are pieces of what smaller pods
 	// vacated, and a big pod finds one only while they are whole.
-	sort.SliceStable(displaced, func(i, j int) bool {
-		return bigger(solver.PodFromK8s(displaced[i]).Requests, solver.PodFromK8s(displaced[j]).Requests)
-	})
-	for _, p := range displaced {
-		if name := takePlace(p, live, left, vacated); name != "" {
-			out[string(p.UID)] = name
+	sort.SliceStable(displaced, func(i, j int) bool { return bigger(displaced[i].req, displaced[j].req) })
+	for _, d := range displaced {
+		if name := takePlace(d, live, left, vacated); name != "" {
+			out[string(d.pod.UID)] = name
 		} else {
 			lapsed.Displaced++
 		}
@@ -229,15 +227,21 @@ func pendingNominees(nc *apiv1.NodeClaim, byUID map[string]*corev1.Pod) []string
 	return out
 }
 
-// takePlace finds a claim whose nominee of p's kind (placeKey) the
-// scheduler bound elsewhere, with room for p in that place (and, on a
-// Ready node, in what is still free there), and takes that room.
-func takePlace(p *corev1.Pod, live []*apiv1.NodeClaim, left map[string]resources.List, vacated map[string]map[string]resources.List) string {
-	key := placeKey(p)
+// displacedPod is a pending pod the scheduler left without room on its
+// claim's Ready node, with its requests.
+type displacedPod struct {
+	pod *corev1.Pod
+	req resources.List
+}
+
+// takePlace finds a claim whose nominee of the pod's kind (placeKey) the
+// scheduler bound elsewhere, with room for the pod in that place (and, on
+// a Ready node, in what is still free there), and takes that room.
+func takePlace(d displacedPod, live []*apiv1.NodeClaim, left map[string]resources.List, vacated map[string]map[string]resources.List) string {
+	key, req := placeKey(d.pod), d.req
 	if key == "" {
 		return ""
 	}
-	req := solver.PodFromK8s(p).Requests
 	for _, nc := range live {
 		room, ok := vacated[nc.Name][key]
 		if !ok || !req.Fits(room) {
