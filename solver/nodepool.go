@@ -71,6 +71,7 @@ func NodePoolFromMarket(np *apiv1.NodePool, nc *apiv1.EC2NodeClass, cat *catalog
 		reservations = nc.Status.CapacityReservations
 	}
 	for _, it := range cat.Types {
+		it = it.For(nc)
 		labels := it.Labels()
 		ok := true
 		for _, r := range typeReqs {

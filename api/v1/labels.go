@@ -7,6 +7,7 @@ const (
 	LabelRegion           = "topology.kubernetes.io/region"
 	LabelArch             = "kubernetes.io/arch"
 	LabelOS               = "kubernetes.io/os"
+	LabelWindowsBuild     = "node.kubernetes.io/windows-build"
 	LabelHostname         = "kubernetes.io/hostname"
 	LabelCapacityType     = "karpenter.sh/capacity-type"
 	LabelNodePool         = "karpenter.sh/nodepool"
