@@ -69,7 +69,8 @@ func parseEKSBootstrapPS(args string) (*BootConfig, error) {
 	return c, nil
 }
 
-// psParams splits "-A 'x' -B 'y”s'" into lower-cased names and values.
+// psParams reads PowerShell's -Name 'value' pairs (a doubled quote in a
+// value is one quote) into lower-cased names and values.
 func psParams(s string) (map[string]string, error) {
 	out := map[string]string{}
 	for s = strings.TrimSpace(s); s != ""; s = strings.TrimSpace(s) {
