@@ -48,6 +48,7 @@ func NodePoolFromMarket(np *apiv1.NodePool, nc *apiv1.EC2NodeClass, cat *catalog
 		}
 	}
 	out.setLimits(np.Spec.Limits)
+	out.CostLimit, out.HasCostLimit = np.CostLimit()
 
 	launch := market.LaunchOf(nc)
 
