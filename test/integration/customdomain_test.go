@@ -43,6 +43,7 @@ func TestCustomKeyDomains(t *testing.T) {
 	for node, n := range byNode {
 		perCell[e.node(t, node).Labels[cellKey]] += n
 	}
+	t.Logf("cells pods per cell %v, per node %v", perCell, byNode)
 	if len(perCell) != 3 || perCell["c1"] != 2 || perCell["c2"] != 2 || perCell["c3"] != 2 {
 		t.Errorf("pods per cell %v (pods per node %v), want 2 in each of c1, c2, c3", perCell, byNode)
 	}
@@ -67,6 +68,7 @@ func (e *env) checkTeams(t *testing.T) {
 		_, byNode := e.readyPods("app=" + app)
 		for node := range byNode {
 			v := e.node(t, node).Labels[teamKey]
+			t.Logf("pod %s on node %s: %s=%q", app, node, teamKey, v)
 			if _, err := strconv.ParseInt(v, 10, 64); app == "team-none" && err != nil {
 				t.Errorf("pod %s's node %s: %s=%q, want a generated integer", app, node, teamKey, v)
 			}
