@@ -130,3 +130,23 @@ func TestFreeKeySingleValueAndSelector(t *testing.T) {
 		t.Errorf("pod selecting c2 got claim %+v, want one in c2", nc)
 	}
 }
+
+// A spread over a key the pool only requires to exist: the pool adds no
+// domain, but a value an existing node carries is one, and the new claim is
+// pinned to it (Karpenter's topology picks among the domains the claim's
+// Exists requirement has).
+func TestFreeKeyExistsJoinsAnExistingDomain(t *testing.T) {
+	spread := func(p *Pod) {
+		p.TopologySpread = []corev1.TopologySpreadConstraint{{MaxSkew: 1, TopologyKey: teamKey, WhenUnsatisfiable: corev1.DoNotSchedule, LabelSelector: sel("web")}}
+	}
+	in := Input{Pods: each(labelled("web", 1, 200, 256, "web"), spread), NodePools: []NodePool{teamPool()},
+		ExistingNodes: []Node{{Name: "n1", Labels: map[string]string{teamKey: "alpha", apiv1.LabelZone: "us-east-1a"}, NodePool: "p"}},
+		ExistingPods:  []ExistingPod{{Pod: Pod{Namespace: "default", Name: "old", Labels: map[string]string{"app": "web"}}, Node: "n1", Zone: "us-east-1a"}}}
+	plan := Solve(in)
+	checkPlanInvariants(t, in, &plan)
+	nc := claimOf(&plan, "default/web-aa")
+	want := []req{{Key: teamKey, Operator: apiv1.OpIn, Values: []string{"alpha"}}}
+	if nc == nil || nc.Labels[teamKey] != "alpha" || !reflect.DeepEqual(reqsOn(nc, teamKey), want) {
+		t.Fatalf("claim %+v (unschedulable %v), want one pinned to alpha", nc, plan.Unschedulable)
+	}
+}

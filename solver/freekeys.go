@@ -10,12 +10,15 @@ import (
 // new NodeClaim is given one of them: the one topology pinned it to, else
 // the first (in sort order) its pods' requirements admit, where Karpenter
 // takes an arbitrary one. The NodeClaim's requirement on the key is then
-// In [that value], which labels its node.
+// In [that value], which labels its node. A key the pool names no In value
+// of (Exists, NotIn, integer bounds) adds no domain; its NodeClaims take
+// the value topology pins, else their pods', else a generated integer
+// (freegen.go).
 
 // freeValues is the values a NodeClaim of the pool may be given on a free
 // key: those of its In requirements on the key that all its requirements
 // on the key admit, sorted (none for a key with no In requirement: Exists
-// or NotIn alone name no domain, and the node does not get the label).
+// or NotIn alone name no domain).
 func (pl *poolInfo) freeValues(key string) []string {
 	if pl.kind(key) != keyFree {
 		return nil
@@ -33,6 +36,31 @@ func (pl *poolInfo) freeValues(key string) []string {
 		}
 	}
 	return sortedKeys(seen)
+}
+
+// domainValues is the domains of dk a NodeClaim of the pool can be pinned
+// to: the pool's In values on a free key (freeValues); on a free key it
+// names no In value of (Exists, NotIn, integer bounds), every known value
+// of the key (existing nodes', other pools') its requirements admit, as
+// Karpenter's topology pins such a claim to any domain its requirement
+// has. Such a pool adds no domain itself (indexKeys reads freeValues).
+func (pl *poolInfo) domainValues(dk *domKey) []string {
+	if pl.kind(dk.name) != keyFree {
+		return nil
+	}
+	rs := pl.free[dk.name]
+	for _, r := range rs {
+		if r.Operator == apiv1.OpIn {
+			return pl.freeValues(dk.name)
+		}
+	}
+	var out []string
+	for _, v := range dk.values {
+		if admitsAll(rs, v) {
+			out = append(out, v)
+		}
+	}
+	return out
 }
 
 func admitsAll(reqs []req, v string) bool {
