@@ -2,6 +2,7 @@ package record
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"sort"
 	"sync"
@@ -82,6 +83,17 @@ func watchKind(ctx context.Context, dc dynamic.Interface, k Kind, rv string, now
 	defer w.Stop()
 	var evs []Event
 	var skips []Skip
+	last := map[string]string{} // uid -> the trimmed object last recorded
+	changed := func(obj map[string]any) bool {
+		md, _ := obj["metadata"].(map[string]any)
+		uid, _ := md["uid"].(string)
+		b, _ := json.Marshal(obj)
+		if uid == "" || last[uid] != string(b) {
+			last[uid] = string(b)
+			return true
+		}
+		return false
+	}
 	for {
 		select {
 		case <-ctx.Done():
@@ -96,8 +108,16 @@ func watchKind(ctx context.Context, dc dynamic.Interface, k Kind, rv string, now
 				skips = append(skips, Skip{Kind: k.Name, Reason: fmt.Sprintf("watch error at %s: %v", now().UTC().Format(time.RFC3339), apierrors.FromObject(ev.Object))})
 			case !isObj:
 				skips = append(skips, Skip{Kind: k.Name, Reason: fmt.Sprintf("%s event with a %T, not an object", ev.Type, ev.Object)})
-			case ev.Type == watch.Added || ev.Type == watch.Modified || ev.Type == watch.Deleted:
-				evs = append(evs, Event{At: now().UTC(), Type: string(ev.Type), Kind: k.Name, Object: k.Trim(u.Object)})
+			case ev.Type == watch.Added || ev.Type == watch.Deleted:
+				obj := k.Trim(u.Object)
+				changed(obj)
+				evs = append(evs, Event{At: now().UTC(), Type: string(ev.Type), Kind: k.Name, Object: obj})
+			case ev.Type == watch.Modified:
+				// Only changes of what a recording keeps (a node's
+				// heartbeat, a pod's IP are not).
+				if obj := k.Trim(u.Object); changed(obj) {
+					evs = append(evs, Event{At: now().UTC(), Type: string(ev.Type), Kind: k.Name, Object: obj})
+				}
 			}
 		}
 	}

@@ -52,12 +52,8 @@ type Skip struct {
 	Reason string `json:"reason"`
 }
 
-// Write writes r as indented JSON.
-func (r *Recording) Write(w io.Writer) error {
-	enc := json.NewEncoder(w)
-	enc.SetIndent("", " ")
-	return enc.Encode(r)
-}
+// Write writes r as JSON, one line.
+func (r *Recording) Write(w io.Writer) error { return json.NewEncoder(w).Encode(r) }
 
 // Read reads a recording and checks its version.
 func Read(rd io.Reader) (*Recording, error) {

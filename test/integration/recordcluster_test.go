@@ -5,11 +5,14 @@ package integration
 import (
 	"bytes"
 	"context"
+	"os"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/joinery/joinery/controller"
 	"github.com/joinery/joinery/preview/record"
+	"github.com/joinery/joinery/sim/world"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
@@ -41,7 +44,11 @@ func TestRecordTheLocalWorld(t *testing.T) {
 	scale("60")
 	waitFor(t, 3*time.Minute, "60 inflate Running", func() bool { n, _ := e.readyPods("app=inflate"); return n == 60 })
 	scale("10")
-	waitFor(t, time.Minute, "10 inflate left", func() bool { n, _ := e.readyPods("app=inflate"); return n == 10 })
+	waitFor(t, time.Minute, "10 inflate pods left", func() bool {
+		pods, err := e.kc.CoreV1().Pods("default").List(e.ctx, metav1.ListOptions{LabelSelector: "app=inflate"})
+		return err == nil && len(pods.Items) == 10
+	})
+	time.Sleep(time.Second) // the watch's last deletions
 	cancel()
 	rec := <-done
 
@@ -80,9 +87,68 @@ func TestRecordTheLocalWorld(t *testing.T) {
 	if err := rec.Write(&buf); err != nil {
 		t.Fatal(err)
 	}
+
 	for _, name := range []string{`"inflate"`, `"default"`, `"general-purpose"`, ".ec2.internal", `"kube-system"`} {
 		if strings.Contains(buf.String(), name) {
 			t.Errorf("the anonymized recording shows %s", name)
 		}
 	}
+}
+
+// TestWriteReplayFixture records the local world for 10 minutes from
+// empty: inflate scaled 10 -> 40 -> 20 -> 60 -> 10 with consolidation on,
+// and a spot interruption, into replayFixture (anonymized). Run it by
+// hand (JOINERY_WRITE_RECORDING=1) when the recording format changes.
+func TestWriteReplayFixture(t *testing.T) {
+	if os.Getenv("JOINERY_WRITE_RECORDING") != "1" {
+		t.Skip("writes " + replayFixture + ": JOINERY_WRITE_RECORDING=1")
+	}
+	parallel(t)
+	e := startEnvWith(t, false)
+	e.runControllerLogged(t, func(c *controller.Config) {
+		c.DisruptionPassInterval, c.DisruptionValidationDelay = 5*time.Second, 5*time.Second
+		c.InterruptionQueue, c.SQSEndpoint = e.w.InterruptionQueueURL, e.w.SQSEndpoint
+	})
+	ctx, cancel := context.WithCancel(e.ctx)
+	done := make(chan *record.Recording)
+	go func() { done <- record.Record(ctx, dynamicClient(t, e), record.Options{}) }()
+	time.Sleep(2 * time.Second)
+	start := time.Now()
+	at := func(d time.Duration) { time.Sleep(time.Until(start.Add(d))) }
+	scale := func(n string) {
+		if _, err := e.kc.AppsV1().Deployments("default").Patch(e.ctx, "inflate", types.MergePatchType, []byte(`{"spec":{"replicas":`+n+`}}`), metav1.PatchOptions{}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	applyInflate(t, e, "30s", "100%")
+	scale("10")
+	at(90 * time.Second)
+	scale("40")
+	at(210 * time.Second)
+	scale("20")
+	at(300 * time.Second)
+	scale("60")
+	at(390 * time.Second)
+	nodes, err := e.kc.CoreV1().Nodes().List(e.ctx, metav1.ListOptions{LabelSelector: "karpenter.sh/capacity-type=spot"})
+	if err != nil || len(nodes.Items) == 0 {
+		t.Fatalf("no spot node to interrupt: %v", err)
+	}
+	if _, err := e.w.SimulateInterruption(e.ctx, world.SimulateRequest{Node: nodes.Items[0].Name, Kind: world.SimSpot, Notice: world.DefaultNotice}); err != nil {
+		t.Fatal(err)
+	}
+	at(480 * time.Second)
+	scale("10")
+	at(600 * time.Second)
+	cancel()
+	rec := <-done
+	record.Anonymize(rec, "fixture")
+	f, err := os.Create(replayFixture)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	if err := rec.Write(f); err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("%d objects, %d changes over %s", len(rec.Objects), len(rec.Events), rec.End.Sub(rec.Start).Round(time.Second))
 }
