@@ -12,8 +12,8 @@ func pod() map[string]any {
 	return map[string]any{
 		"metadata": map[string]any{
 			"name": "checkout-7d9f-abcde", "namespace": "payments", "uid": "u-1", "generateName": "checkout-7d9f-",
-			"labels":      map[string]any{"app": "checkout", "team": "payments-core"},
-			"annotations": map[string]any{"karpenter.sh/do-not-disrupt": "true", "secret-ish": "s3cr3t"},
+			"labels":          map[string]any{"app": "checkout", "team": "payments-core"},
+			"annotations":     map[string]any{"karpenter.sh/do-not-disrupt": "true", "secret-ish": "s3cr3t"},
 			"ownerReferences": []any{map[string]any{"kind": "ReplicaSet", "name": "checkout-7d9f", "uid": "u-rs"}},
 			"managedFields":   []any{map[string]any{"manager": "kubectl"}},
 		},
