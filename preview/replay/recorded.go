@@ -35,9 +35,9 @@ type nodeSpan struct {
 	price    float64
 }
 
-// Recorded is the recorded cluster's capacity over the window: every
-// Node, priced by its labels.
-type Recorded struct{ spans []nodeSpan }
+// Recorded is the recorded cluster over the window: every Node, priced by
+// its labels, and when each pod waited for a node.
+type Recorded struct{ spans, pending []nodeSpan }
 
 // RecordedCapacity reads the recording's nodes: those listed at the start
 // and those the watch saw come and go.
@@ -72,7 +72,72 @@ func RecordedCapacity(r *record.Recording, cat *catalog.Catalog) Recorded {
 		}
 		add(name, at, labelsOf(e.Object))
 	}
-	return Recorded{spans: spans}
+	return Recorded{spans: spans, pending: pendingSpans(r, events)}
+}
+
+// pendingSpans are the times pods of the recording waited without a node:
+// from the start (a pod listed pending) or its creation until a node was
+// named or it went away.
+func pendingSpans(r *record.Recording, events []record.Event) []nodeSpan {
+	open := map[string]int{}
+	var spans []nodeSpan
+	see := func(at time.Duration, obj map[string]any, gone bool) {
+		uid := uidOf(obj)
+		i, waiting := open[uid]
+		bound := nodeNameOf(obj) != ""
+		switch {
+		case waiting && (bound || gone):
+			spans[i].to = at
+			delete(open, uid)
+		case !waiting && !bound && !gone && podPending(obj):
+			open[uid] = len(spans)
+			spans = append(spans, nodeSpan{from: at, to: -1})
+		}
+	}
+	for _, o := range r.Objects {
+		if o.Kind == "Pod" {
+			see(0, o.Object, false)
+		}
+	}
+	for _, e := range events {
+		if e.Kind == "Pod" {
+			see(e.At.Sub(r.Start), e.Object, e.Type == "DELETED")
+		}
+	}
+	return spans
+}
+
+// PendingAt is how many recorded pods waited for a node at a moment.
+func (r Recorded) PendingAt(at time.Duration) int {
+	n := 0
+	for _, s := range r.pending {
+		if s.from <= at && (s.to < 0 || at < s.to) {
+			n++
+		}
+	}
+	return n
+}
+
+func uidOf(obj map[string]any) string {
+	md, _ := obj["metadata"].(map[string]any)
+	if s, _ := md["uid"].(string); s != "" {
+		return s
+	}
+	ns, _ := md["namespace"].(string)
+	return ns + "/" + nameOf(obj)
+}
+
+func nodeNameOf(obj map[string]any) string {
+	spec, _ := obj["spec"].(map[string]any)
+	s, _ := spec["nodeName"].(string)
+	return s
+}
+
+// podPending: a pod not yet placed and not finished.
+func podPending(obj map[string]any) bool {
+	st, _ := obj["status"].(map[string]any)
+	phase, _ := st["phase"].(string)
+	return phase == "" || phase == "Pending"
 }
 
 // At is the recorded capacity at a moment of the window.

@@ -127,3 +127,17 @@ func must(b []byte, err error) []byte {
 	}
 	return b
 }
+
+// The warm-up waits for the replicas the recording started with, whether
+// the count came from YAML or from a recording's JSON.
+func TestExpectedPods(t *testing.T) {
+	d := deployment(3)
+	d["spec"].(map[string]any)["replicas"] = float64(3) // as JSON decodes it
+	r := &record.Recording{Version: record.Version, Start: t0, End: t0.Add(time.Minute), Objects: []record.Object{
+		{Kind: "Deployment", Object: d},
+		{Kind: "Pod", Object: map[string]any{"metadata": map[string]any{"name": "bare", "namespace": "shop"}}},
+	}}
+	if got := expectedPods(Timeline(r)); got != 4 {
+		t.Errorf("expected pods %d, want 4", got)
+	}
+}

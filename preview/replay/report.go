@@ -15,6 +15,9 @@ type Sample struct {
 	Replayed Capacity      `json:"replayed"`
 	Recorded Capacity      `json:"recorded"`
 	Pending  int           `json:"pendingPods"`
+	Running  int           `json:"runningPods"`
+	// RecordedPending is how many pods of the recorded cluster waited.
+	RecordedPending int `json:"recordedPendingPods"`
 }
 
 // Row sums up the samples of one bucket of recorded time: the average
@@ -28,6 +31,8 @@ type Row struct {
 	RecordedUSD       float64 `json:"recordedUSDPerHour"`
 	ReplayedUSD       float64 `json:"replayedUSDPerHour"`
 	PendingPodSeconds float64 `json:"pendingPodSeconds"`
+	// RecordedPendingPodSeconds is the same measure of the recorded pods.
+	RecordedPendingPodSeconds float64 `json:"recordedPendingPodSeconds"`
 }
 
 // Rows buckets samples taken every interval (recorded time) into rows of
@@ -50,6 +55,7 @@ func Rows(samples []Sample, interval, bucket time.Duration) []Row {
 		avg(&r.RecordedUSD, s.Recorded.USDPerHour)
 		avg(&r.ReplayedUSD, s.Replayed.USDPerHour)
 		r.PendingPodSeconds += float64(s.Pending) * interval.Seconds()
+		r.RecordedPendingPodSeconds += float64(s.RecordedPending) * interval.Seconds()
 	}
 	return rows
 }
@@ -57,15 +63,16 @@ func Rows(samples []Sample, interval, bucket time.Duration) []Row {
 // WriteTable prints the rows.
 func WriteTable(w io.Writer, rows []Row) error {
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
-	fmt.Fprintln(tw, "recorded time\tnodes (recorded)\tnodes (replayed)\tUSD/h (recorded)\tUSD/h (replayed)\tpending pod-s (replayed)\t")
+	fmt.Fprintln(tw, "recorded time\tnodes (recorded)\tnodes (replayed)\tUSD/h (recorded)\tUSD/h (replayed)\tpending pod-s (recorded)\tpending pod-s (replayed)\t")
 	var rec, rep float64
 	for _, r := range rows {
-		fmt.Fprintf(tw, "%s-%s\t%.1f\t%.1f\t%.4f\t%.4f\t%.0f\t\n", r.From, r.To, r.RecordedNodes, r.ReplayedNodes, r.RecordedUSD, r.ReplayedUSD, r.PendingPodSeconds)
+		fmt.Fprintf(tw, "%s-%s\t%.1f\t%.1f\t%.4f\t%.4f\t%.0f\t%.0f\t\n", r.From, r.To, r.RecordedNodes, r.ReplayedNodes, r.RecordedUSD, r.ReplayedUSD,
+			r.RecordedPendingPodSeconds, r.PendingPodSeconds)
 		rec += r.RecordedUSD
 		rep += r.ReplayedUSD
 	}
 	if len(rows) > 0 && rec > 0 {
-		fmt.Fprintf(tw, "mean\t\t\t%.4f\t%.4f\t(%+.1f%%)\t\n", rec/float64(len(rows)), rep/float64(len(rows)), 100*(rep-rec)/rec)
+		fmt.Fprintf(tw, "mean\t\t\t%.4f\t%.4f\t(%+.1f%%)\t\t\n", rec/float64(len(rows)), rep/float64(len(rows)), 100*(rep-rec)/rec)
 	}
 	return tw.Flush()
 }

@@ -12,6 +12,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/dynamic"
@@ -41,6 +42,10 @@ type Runner struct {
 	Speed float64
 	// Interval is the recorded time between samples.
 	Interval time.Duration
+	// Warmup bounds the wait, before the clock starts, for the workload
+	// the recording started with to run (the recorded cluster had its
+	// nodes then): 0 starts the clock at once.
+	Warmup time.Duration
 	// Log, when set, is told each step.
 	Log io.Writer
 }
@@ -62,10 +67,18 @@ func (r Runner) Run(ctx context.Context, rec *record.Recording) ([]Sample, error
 	}
 	recorded := RecordedCapacity(rec, r.Catalog)
 	length := rec.End.Sub(rec.Start)
+	next := 0
+	if r.Warmup > 0 {
+		for ; next < len(steps) && steps[next].At == 0; next++ {
+			r.apply(ctx, steps[next])
+		}
+		if err := r.warmUp(ctx, Namespaces(steps), expectedPods(steps)); err != nil {
+			return nil, err
+		}
+	}
 	start := time.Now()
 	wall := func(at time.Duration) time.Time { return start.Add(time.Duration(float64(at) / r.Speed)) }
 	var samples []Sample
-	next := 0
 	for at := time.Duration(0); at <= length; at += r.Interval {
 		for ; next < len(steps) && steps[next].At <= at; next++ {
 			if err := sleepUntil(ctx, wall(steps[next].At)); err != nil {
@@ -80,7 +93,7 @@ func (r Runner) Run(ctx context.Context, rec *record.Recording) ([]Sample, error
 		if err != nil {
 			return samples, err
 		}
-		s.Recorded = recorded.At(at)
+		s.Recorded, s.RecordedPending = recorded.At(at), recorded.PendingAt(at)
 		samples = append(samples, s)
 	}
 	return samples, nil
@@ -126,17 +139,45 @@ func (r Runner) sample(ctx context.Context, at time.Duration, namespaces []strin
 		s.Replayed.USDPerHour += NodePrice(r.Catalog, n.Labels)
 	}
 	for _, ns := range namespaces {
-		pods, err := r.Kube.CoreV1().Pods(ns).List(ctx, metav1.ListOptions{FieldSelector: "spec.nodeName=", ResourceVersion: "0"})
+		pods, err := r.Kube.CoreV1().Pods(ns).List(ctx, metav1.ListOptions{ResourceVersion: "0"})
 		if err != nil {
 			return s, err
 		}
 		for _, p := range pods.Items {
-			if p.DeletionTimestamp == nil && p.Status.Phase == corev1.PodPending {
+			switch {
+			case p.DeletionTimestamp != nil:
+			case p.Spec.NodeName == "" && p.Status.Phase == corev1.PodPending:
 				s.Pending++
+			case p.Status.Phase == corev1.PodRunning:
+				s.Running++
 			}
 		}
 	}
 	return s, nil
+}
+
+// warmUp waits, up to Warmup, until the want pods the recording started
+// with run.
+func (r Runner) warmUp(ctx context.Context, namespaces []string, want int) error {
+	deadline := time.Now().Add(r.Warmup)
+	for {
+		s, err := r.sample(ctx, 0, namespaces)
+		if err != nil {
+			return err
+		}
+		if s.Pending == 0 && s.Running >= want {
+			return nil
+		}
+		if time.Now().After(deadline) {
+			if r.Log != nil {
+				fmt.Fprintf(r.Log, "replay: %d pods still pending after the %s warm-up; the clock starts anyway\n", s.Pending, r.Warmup)
+			}
+			return nil
+		}
+		if err := sleepUntil(ctx, time.Now().Add(time.Second)); err != nil {
+			return err
+		}
+	}
 }
 
 func sleepUntil(ctx context.Context, t time.Time) error {
@@ -150,4 +191,41 @@ func sleepUntil(ctx context.Context, t time.Time) error {
 	case <-time.After(d):
 		return nil
 	}
+}
+
+// expectedPods is how many pods the workload at the start makes: each
+// Deployment's and StatefulSet's replicas, each Job's parallelism, each
+// bare pod.
+func expectedPods(steps []Step) int {
+	n := 0
+	for _, s := range steps {
+		if s.At > 0 || s.Delete {
+			break
+		}
+		switch s.Object.GetKind() {
+		case "Deployment", "StatefulSet":
+			n += countAt(s.Object.Object, "spec", "replicas")
+		case "Job":
+			n += countAt(s.Object.Object, "spec", "parallelism")
+		case "Pod":
+			n++
+		}
+	}
+	return n
+}
+
+// countAt is the count at path (1 when unset), whether it came from YAML
+// (int64) or a recording's JSON (float64).
+func countAt(obj map[string]any, path ...string) int {
+	v, found, _ := unstructured.NestedFieldNoCopy(obj, path...)
+	switch x := v.(type) {
+	case int64:
+		return int(x)
+	case float64:
+		return int(x)
+	}
+	if found {
+		return 0
+	}
+	return 1
 }
