@@ -222,7 +222,7 @@ func plannedPrice(offs []saga.Offering, in workflows.Instance) float64 {
 
 func (a *Launch) toInstance(i aws.Instance) workflows.Instance {
 	out := workflows.Instance{ID: i.ID, InstanceType: i.Type, Zone: i.Zone, CapacityType: i.CapacityType, ProviderID: i.ProviderID(),
-		CapacityReservationID: i.CapacityReservationID}
+		CapacityReservationID: i.CapacityReservationID, ReservationType: i.ReservationType, ReservationInterruptible: i.ReservationInterruptible}
 	if it, ok := a.types.Get(i.Type); ok {
 		out.Price = a.market.Price(it, i.Zone, i.CapacityType)
 	}
