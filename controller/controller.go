@@ -532,6 +532,9 @@ func (d *dependencies) start(ctx context.Context, cfg Config) error {
 	if !cfg.DisableDisruption {
 		watchers = append(watchers, d.expiry.run)
 	}
+	blocks := &capacityBlockWatcher{cl: d.cluster, start: activities.TemporalInterruptionStarter{Client: tc, Pseudonym: d.pseudonym},
+		period: cfg.CapacityBlockExpiration, log: log.Named("capacity-block")}
+	watchers = append(watchers, blocks.run)
 	if cfg.FeatureGates.NodeRepair {
 		watchers = append(watchers, newRepairWatcher(d.cluster, tc, d.cloud.ImpairedInstances, d.pseudonym, cfg, log).run)
 	}

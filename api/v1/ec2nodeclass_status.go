@@ -47,8 +47,8 @@ const (
 	// CapacityBlockExpirationPeriod of its end (Karpenter's state): no
 	// launches into it, and its nodes are drained.
 	CapacityReservationStateExpiring = "expiring"
-	InstanceMatchCriteriaOpen            = "open"
-	InstanceMatchCriteriaTargeted        = "targeted"
+	InstanceMatchCriteriaOpen        = "open"
+	InstanceMatchCriteriaTargeted    = "targeted"
 )
 
 // SubnetStatus is one resolved subnet.
