@@ -31,7 +31,7 @@ func ExpiringBlockNodes(claims []*apiv1.NodeClaim, classOf func(string) *apiv1.E
 	for _, nc := range claims {
 		id := nc.Labels[apiv1.LabelCapacityReservationID]
 		inst := gc.InstanceID(nc.Status.ProviderID)
-		if id == "" || inst == "" || nc.DeletionTimestamp != nil {
+		if id == "" || inst == "" || nc.DeletionTimestamp != nil || nc.Spec.NodeClassRef == nil {
 			continue
 		}
 		r, ok := ReservationFor(classOf(nc.Spec.NodeClassRef.Name), id)
