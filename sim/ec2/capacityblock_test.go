@@ -97,8 +97,8 @@ func TestCapacityBlockLaunchRules(t *testing.T) {
 		target types.DefaultTargetCapacityType
 		code   string
 	}{
-		{"block-plain", types.DefaultTargetCapacityTypeCapacityBlock, "InvalidParameterCombination"}, // no MarketType
-		{"block", types.DefaultTargetCapacityTypeOnDemand, "InvalidParameterCombination"},           // not a capacity-block fleet
+		{"block-plain", types.DefaultTargetCapacityTypeCapacityBlock, "InvalidParameterCombination"},  // no MarketType
+		{"block", types.DefaultTargetCapacityTypeOnDemand, "InvalidParameterCombination"},             // not a capacity-block fleet
 		{"block-later", types.DefaultTargetCapacityTypeCapacityBlock, "InsufficientInstanceCapacity"}, // not started
 	} {
 		if code := fleetErrorCode(reservedFleet(t, c, tc.lt, sub["us-east-1a"], tc.target)); code != tc.code {
