@@ -108,7 +108,8 @@ func (r LaunchRequest) configs() []LaunchConfig {
 // for lack of capacity it returns an *InsufficientCapacityError listing
 // them; other failures are wrapped with the API name. Unfulfillable
 // offerings are also recorded in Options.ICECache, if set, even when an
-// instance was launched from another offering.
+// instance was launched from another offering; reserved ones are not (the
+// reservation is out, not the offering: the caller counts it used up).
 //
 // The Instance returned is pending; its LaunchTime and PrivateDNSName are
 // known once Get sees it.
@@ -168,7 +169,7 @@ func (c *Client) launchOne(ctx context.Context, req LaunchRequest) (Instance, er
 		return Instance{}, fmt.Errorf("CreateFleet: %w", err)
 	}
 	fleetErrs, unfulfillable := fleetErrors(out.Errors, req.CapacityType, zoneOf)
-	c.opts.ICECache.MarkAll(unfulfillable)
+	c.opts.ICECache.MarkAll(unreserved(unfulfillable))
 	c.opts.ICECache.MarkAll(quotaMarks(fleetErrs))
 	if insts := launched(out.Instances, req.CapacityType, tags, zoneOf); len(insts) > 0 {
 		return withReservation(req, insts[0]), nil
@@ -396,6 +397,20 @@ func launched(in []types.CreateFleetInstance, capacityType string, tags, zoneOf 
 		for _, id := range fi.InstanceIds {
 			inst.ID = id
 			out = append(out, inst)
+		}
+	}
+	return out
+}
+
+// unreserved are the offerings that are not reserved: a reservation out
+// of capacity is that reservation's, not its (type, zone) offering's
+// (Karpenter marks the reservation id unavailable, not the offering; the
+// caller counts it used up).
+func unreserved(offs []OfferingKey) []OfferingKey {
+	var out []OfferingKey
+	for _, o := range offs {
+		if o.CapacityType != apiv1.CapacityTypeReserved {
+			out = append(out, o)
 		}
 	}
 	return out
