@@ -96,7 +96,7 @@ func TestCapacityBlockNodeIsDrainedBeforeTheBlockEnds(t *testing.T) {
 	now := time.Now()
 	cr, err := e.w.EC2.AddCapacityReservation(ec2.CapacityReservation{InstanceType: "m5.large", Zone: "us-east-1a", TotalInstanceCount: 1,
 		ReservationType: ec2.ReservationTypeCapacityBlock, InstanceMatchCriteria: "targeted", StartDate: now.Add(-time.Minute),
-		EndDate: now.Add(ec2.CapacityBlockReclaim + 6*time.Minute), Tags: map[string]string{"joinery.sh/purpose": "capacityblock-test"}})
+		EndDate: now.Add(ec2.CapacityBlockReclaim + 3*time.Minute + 30*time.Second), Tags: map[string]string{"joinery.sh/purpose": "capacityblock-test"}})
 	if err != nil {
 		t.Fatal(err)
 	}
