@@ -29,7 +29,9 @@ type TemplateInterface struct {
 }
 
 // efa reports whether the interface is an EFA device (efa or efa-only).
-func (t TemplateInterface) efa() bool { return t.Type == InterfaceTypeEFA || t.Type == InterfaceTypeEFAOnly }
+func (t TemplateInterface) efa() bool {
+	return t.Type == InterfaceTypeEFA || t.Type == InterfaceTypeEFAOnly
+}
 
 // primary reports whether the interface is the instance's primary one.
 func (t TemplateInterface) primary() bool { return t.Card == 0 && t.Device == 0 }

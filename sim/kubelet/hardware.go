@@ -21,8 +21,8 @@ type Hardware struct {
 	NvidiaGPUs, AMDGPUs, Neuron int
 	// EFA is the type's EFA interface limit; a booting node advertises
 	// the EFA interfaces its instance has (Instance.EFAInterfaces).
-	EFA int
-	LocalNVMeGB                 int64 // instance store total, decimal GB
+	EFA         int
+	LocalNVMeGB int64 // instance store total, decimal GB
 	// MaxEBSAttachments and EBSAttachmentType ("shared" or "dedicated") as
 	// the EBS CSI driver's table lists the type (0, "": not listed).
 	MaxEBSAttachments int
