@@ -72,4 +72,28 @@ func TestEFANetworkInterfaces(t *testing.T) {
 			planned[resources.EFA], planned[resources.Pods])
 	}
 	t.Logf("launched %s %s with interfaces %+v; node %s efa %s pods %s", inst.ID, inst.InstanceType, inst.Interfaces, node.Name, efa.String(), pods.String())
+
+	// The class without interfaces: the NodeClaim requests EFA, so its
+	// template has the type's one efa interface (Karpenter's EFA path), and
+	// the Node advertises it with the type's own 234 pods.
+	e.waitRunning(t, "app=mpi-plain", 1)
+	found := false
+	for _, i := range e.w.EC2.Instances() {
+		if i.Tags[apiv1.TagNodePool] != "efa-plain" || i.State != "running" {
+			continue
+		}
+		found = true
+		lt, _ := e.w.EC2.LaunchTemplate(i.LaunchTemplateID)
+		n := e.node(t, i.PrivateDNSName)
+		efa, pods := n.Status.Allocatable["vpc.amazonaws.com/efa"], n.Status.Allocatable[corev1.ResourcePods]
+		if i.InstanceType != "c5n.9xlarge" || len(lt.Data.Interfaces) != 1 || lt.Data.Interfaces[0].Type != simec2.InterfaceTypeEFA ||
+			i.EFAInterfaces() != 1 || efa.Value() != 1 || pods.Value() != 234 {
+			t.Errorf("efa-plain: %s template interfaces %+v, node efa %s pods %s; want c5n.9xlarge, one efa interface, 1 and 234",
+				i.InstanceType, lt.Data.Interfaces, efa.String(), pods.String())
+		}
+		t.Logf("efa-plain launched %s %s with interfaces %+v; node efa %s pods %s", i.ID, i.InstanceType, i.Interfaces, efa.String(), pods.String())
+	}
+	if !found {
+		t.Error("no running instance of NodePool efa-plain")
+	}
 }
