@@ -51,6 +51,8 @@ type Server struct {
 	spotMoves map[[2]string][]spotPoint // SetSpotPrice, by (type, zone), oldest first
 
 	reservations map[string]*reservation // AddCapacityReservation, by id
+	// reclaimHook is SetReclaimHook's.
+	reclaimHook func(Instance)
 
 	calls     map[string]int
 	throttled map[string]int
