@@ -14,7 +14,8 @@ func (it *InstanceType) Launchable(nc *apiv1.EC2NodeClass) bool { return it.Unla
 // Unlaunchable is why the class cannot launch the type, "" when it can:
 // nested virtualization enabled needs a type that supports it, the class's
 // IPv4 prefixes a type that takes them (TakesPrefixes), a Windows family
-// an amd64 type (EKS's Windows images are x86_64 only).
+// an amd64 type (EKS's Windows images are x86_64 only), the class's
+// network interfaces a type with their cards, devices and EFA interfaces.
 func (it *InstanceType) Unlaunchable(nc *apiv1.EC2NodeClass) string {
 	switch {
 	case nc == nil:
@@ -26,5 +27,5 @@ func (it *InstanceType) Unlaunchable(nc *apiv1.EC2NodeClass) string {
 	case nc.Spec.WindowsBuild() != "" && it.Arch != "amd64":
 		return "is " + it.Arch + ": the Windows images are x86_64 only"
 	}
-	return ""
+	return it.interfacesUnlaunchable(nc.Spec.NetworkInterfaces)
 }

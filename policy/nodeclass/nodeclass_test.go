@@ -165,7 +165,7 @@ func TestUnsupportedFieldsAreNamed(t *testing.T) {
 		PlacementGroupSelector:           &apiv1.PlacementGroupSelector{Name: &name},
 		AssociatePublicIPAddress:         &yes,
 		IPPrefixCount:                    &n,
-		NetworkInterfaces:                []apiv1.NetworkInterface{{InterfaceType: "interface"}},
+		NetworkInterfaces:                []apiv1.NetworkInterface{{DeviceIndex: 1, InterfaceType: apiv1.InterfaceTypeEFAOnly}},
 		DetailedMonitoring:               &yes,
 		ConnectionTracking:               &apiv1.ConnectionTracking{UDPTimeout: &n},
 		Context:                          &name,
@@ -179,6 +179,8 @@ func TestUnsupportedFieldsAreNamed(t *testing.T) {
 	// are honoured (the launch), and ssmParameter (the class's AMI
 	// resolution); a nestedVirtualization value that is not EC2's is
 	// refused.
+	// networkInterfaces is honoured; a list without its primary interface
+	// is refused, as Karpenter's CRD refuses it.
 	want := []string{"spec.cpuOptions.nestedVirtualization", "spec.placementGroupSelector", "spec.networkInterfaces"}
 	if len(got) != len(want) {
 		t.Fatalf("unsupported %q, want %d entries", got, len(want))

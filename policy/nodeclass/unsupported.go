@@ -34,8 +34,10 @@ func Unsupported(spec *apiv1.EC2NodeClassSpec) []string {
 	if spec.PlacementGroupSelector != nil {
 		add("spec.placementGroupSelector", "placement groups are not supported")
 	}
-	if len(spec.NetworkInterfaces) > 0 {
-		add("spec.networkInterfaces", "custom network interfaces (EFA) are not supported: instances get one primary interface")
+	// Interfaces the CRD refuses (an object stored before the schema, or
+	// read from a manifest): Karpenter's rules.
+	for _, e := range apiv1.ValidateNetworkInterfaces(spec.NetworkInterfaces, nil) {
+		add(e.Field, e.ErrorBody())
 	}
 	return out
 }
