@@ -43,6 +43,10 @@ type devFlags struct {
 	featureGates string
 	postgres     string
 	iamPolicy    string
+	// prometheus: run Debian's prometheus on prometheusAddr, scraping
+	// the controller.
+	prometheus     bool
+	prometheusAddr string
 	// throttleScale and queueDuplicates: the local AWS's throttling and
 	// the interruption queue's duplicate deliveries (world.Options).
 	throttleScale   float64
@@ -101,6 +105,9 @@ prints the summary when settled and keeps running until Ctrl-C.`,
 			"(visibility in <database>_visibility; both created when missing, schemas set up and updated; --fresh empties them; when unset, $"+envTemporalPostgres+")")
 	fl.StringVar(&f.iamPolicy, "iam-policy", "",
 		"run the worker under this IAM policy (deploy/iam-policy.json's format, placeholders filled by the world) instead of deploy/iam-policy.json; every local AWS call is evaluated against it")
+	fl.BoolVar(&f.prometheus, "prometheus", false,
+		"also run Prometheus (Debian's prometheus package on PATH) scraping the controller's --metrics-addr, and print a link to the dashboard's main graphs")
+	fl.StringVar(&f.prometheusAddr, "prometheus-addr", "127.0.0.1:9090", "with --prometheus: its listen address")
 	fl.StringVar(&f.codecKeyFile, "codec-key-file", os.Getenv(temporalconn.EnvCodecKeyFile),
 		"encrypt workflow payloads with this keyring (the connection stays plaintext on loopback); other commands then need the same keyring, and the Web UI `starter codec-server`")
 	return cmd
@@ -163,6 +170,15 @@ func runDev(parent context.Context, f *devFlags) error {
 		return nil
 	}
 
+	if f.prometheus {
+		p, err := startDevPrometheus(ctx, filepath.Join(f.stateDir, "prometheus"), f.prometheusAddr, f.metricsAddr)
+		if err != nil {
+			return err
+		}
+		defer p.Stop()
+		fmt.Fprintf(os.Stderr, "joinery: Prometheus http://%s scrapes the controller every 5 s (job joinery); the dashboard's main graphs: %s\n",
+			p.Addr, p.GraphURL())
+	}
 	if interrupted, err := applyAndSettle(ctx, f, w, objs, gates.CapacityBuffer); interrupted || err != nil {
 		return err
 	}
