@@ -1,0 +1,175 @@
+//go:build integration
+
+package integration
+
+import (
+	"os"
+	"path/filepath"
+	"testing"
+	"time"
+
+	apiv1 "github.com/joinery/joinery/api/v1"
+	"github.com/joinery/joinery/catalog"
+	"github.com/joinery/joinery/preview/record"
+	replayer "github.com/joinery/joinery/preview/replay"
+	"github.com/joinery/joinery/starter/migrate"
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/client-go/kubernetes"
+)
+
+// replayFixture is an anonymized 6 min 40 s recording of the local world
+// from empty (TestWriteReplayFixture): inflate 10 -> 40 -> 20 -> 60 -> 10
+// with consolidation, and a spot interruption.
+const replayFixture = "testdata/recording-inflate.json.gz"
+
+// The fixture replayed ten times faster on the same NodePool: Joinery's
+// nodes cost within 10% of the recorded cluster's over the recording (the
+// same controller, so what differs is timing); the chart is drawn from
+// the samples the report is made of.
+func TestReplayTracksTheRecording(t *testing.T) {
+	parallel(t)
+	rec := readFixture(t)
+	e := startEnvWith(t, true)
+	e.apply(t, replayer.Pools(rec))
+	const interval = 10 * time.Second
+	samples := runReplay(t, e, rec, 10, interval)
+	rows := replayer.Rows(samples, interval, rec.End.Sub(rec.Start)+interval)
+	logRows(t, replayer.Rows(samples, interval, time.Minute))
+	whole := rows[0]
+	t.Logf("whole recording: recorded %.4f USD/h on %.1f nodes, replayed %.4f on %.1f", whole.RecordedUSD, whole.RecordedNodes, whole.ReplayedUSD, whole.ReplayedNodes)
+	if d := (whole.ReplayedUSD - whole.RecordedUSD) / whole.RecordedUSD; d > 0.10 || d < -0.10 {
+		t.Errorf("replayed USD/h %.4f is %+.1f%% from the recorded %.4f", whole.ReplayedUSD, 100*d, whole.RecordedUSD)
+	}
+	if want := int(rec.End.Sub(rec.Start)/interval) + 1; len(samples) != want {
+		t.Errorf("%d samples over %s, want %d", len(samples), rec.End.Sub(rec.Start), want)
+	}
+	chart := filepath.Join(t.TempDir(), "replay.svg")
+	if err := replayer.WriteChart(chart, samples); err != nil {
+		t.Fatal(err)
+	}
+	if st, err := os.Stat(chart); err != nil || st.Size() < 5000 {
+		t.Errorf("chart %s: %v", chart, err)
+	}
+}
+
+// A Cluster Autoscaler cluster (a recording built here: one managed node
+// group of six m5.2xlarge for 12 pods of 500m, scaled to 20 after a
+// minute, the new pods waiting 90 s for the group to grow) replayed on
+// starter migrate's NodePools: Joinery's nodes cost less, and its pods
+// wait no longer than the recorded ones.
+func TestReplayOfAClusterAutoscalerCluster(t *testing.T) {
+	parallel(t)
+	rec, nodes := casRecording()
+	groups, _ := migrate.NodeGroups(nodes, nil)
+	prop := migrate.Propose(groups, "production-eks")
+	var pools []*unstructured.Unstructured
+	for _, o := range prop.Objects {
+		u := &unstructured.Unstructured{Object: runtime.DeepCopyJSON(o)}
+		if u.GetKind() == "EC2NodeClass" {
+			_ = unstructured.SetNestedField(u.Object, "KarpenterNodeRole-production", "spec", "role") // the local world's role
+		}
+		pools = append(pools, u)
+	}
+	e := startEnvWith(t, true)
+	e.apply(t, pools)
+	const interval = 5 * time.Second
+	samples := runReplay(t, e, rec, 2, interval)
+	row := replayer.Rows(samples, interval, rec.End.Sub(rec.Start)+interval)[0]
+	logRows(t, []replayer.Row{row})
+	if row.ReplayedUSD >= row.RecordedUSD {
+		t.Errorf("replayed %.4f USD/h, not below the node group's %.4f", row.ReplayedUSD, row.RecordedUSD)
+	}
+	if row.PendingPodSeconds > row.RecordedPendingPodSeconds {
+		t.Errorf("pods waited %.0f s on Joinery, %.0f s on Cluster Autoscaler", row.PendingPodSeconds, row.RecordedPendingPodSeconds)
+	}
+}
+
+func readFixture(t *testing.T) *record.Recording {
+	t.Helper()
+	rec, err := record.ReadFile(replayFixture)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return rec
+}
+
+func runReplay(t *testing.T, e *env, rec *record.Recording, speed float64, interval time.Duration) []replayer.Sample {
+	t.Helper()
+	kc, err := kubernetes.NewForConfig(e.w.Kube.RESTConfig())
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := replayer.Runner{Kube: kc, Dynamic: dynamicClient(t, e), Catalog: catalog.MustDefault(), Speed: speed, Interval: interval,
+		Warmup: 3 * time.Minute, Log: testWriter{t}}
+	samples, err := r.Run(e.ctx, rec)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return samples
+}
+
+func logRows(t *testing.T, rows []replayer.Row) {
+	for _, r := range rows {
+		t.Logf("%s-%s: nodes %.1f / %.1f, USD/h %.4f / %.4f, pending pod-s %.0f / %.0f (recorded / replayed)", r.From, r.To,
+			r.RecordedNodes, r.ReplayedNodes, r.RecordedUSD, r.ReplayedUSD, r.RecordedPendingPodSeconds, r.PendingPodSeconds)
+	}
+}
+
+// casRecording is a 3-minute recording of a Cluster Autoscaler cluster
+// and its nodes as starter migrate reads them.
+func casRecording() (*record.Recording, []*corev1.Node) {
+	start := time.Date(2026, 12, 6, 9, 0, 0, 0, time.UTC)
+	rec := &record.Recording{Version: record.Version, Start: start, End: start.Add(3 * time.Minute)}
+	var nodes []*corev1.Node
+	for i := 0; i < 6; i++ {
+		n := &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: "ip-10-1-0-" + string(rune('a'+i)) + ".ec2.internal", Labels: map[string]string{
+			"eks.amazonaws.com/nodegroup": "general", "eks.amazonaws.com/capacityType": "ON_DEMAND", apiv1.LabelArch: "amd64",
+			apiv1.LabelInstanceType: "m5.2xlarge", apiv1.LabelZone: "us-east-1" + string(rune('a'+i%3)), apiv1.LabelOS: "linux"}},
+			Status: corev1.NodeStatus{NodeInfo: corev1.NodeSystemInfo{OSImage: "Amazon Linux 2023.6.20250115", Architecture: "amd64"},
+				Allocatable: corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("7910m")}}}
+		nodes = append(nodes, n)
+		obj, _ := runtime.DefaultUnstructuredConverter.ToUnstructured(n)
+		rec.Objects = append(rec.Objects, record.Object{Kind: "Node", Object: obj})
+	}
+	dep := func(replicas int64) map[string]any {
+		return map[string]any{"metadata": map[string]any{"name": "api", "namespace": "shop", "uid": "u-api"},
+			"spec": map[string]any{"replicas": replicas, "selector": map[string]any{"matchLabels": map[string]any{"app": "api"}},
+				"template": map[string]any{"metadata": map[string]any{"labels": map[string]any{"app": "api"}},
+					"spec": map[string]any{"containers": []any{map[string]any{"name": "api", "resources": map[string]any{
+						"requests": map[string]any{"cpu": "500m", "memory": "512Mi"}}}}}}}}
+	}
+	pod := func(i int, node string) map[string]any {
+		p := map[string]any{"metadata": map[string]any{"name": "api-" + string(rune('a'+i)), "namespace": "shop", "uid": "u-api-" + string(rune('a'+i)),
+			"ownerReferences": []any{map[string]any{"kind": "ReplicaSet", "name": "api-1", "uid": "u-rs", "controller": true}}},
+			"spec": map[string]any{}, "status": map[string]any{"phase": "Pending"}}
+		if node != "" {
+			p["spec"].(map[string]any)["nodeName"] = node
+			p["status"].(map[string]any)["phase"] = "Running"
+		}
+		return p
+	}
+	rec.Objects = append(rec.Objects, record.Object{Kind: "Deployment", Object: dep(12)})
+	for i := 0; i < 12; i++ {
+		rec.Objects = append(rec.Objects, record.Object{Kind: "Pod", Object: pod(i, nodes[i%6].Name)})
+	}
+	rec.Events = append(rec.Events, record.Event{At: start.Add(time.Minute), Type: "MODIFIED", Kind: "Deployment", Object: dep(20)})
+	for i := 12; i < 20; i++ {
+		rec.Events = append(rec.Events,
+			record.Event{At: start.Add(time.Minute), Type: "ADDED", Kind: "Pod", Object: pod(i, "")},
+			record.Event{At: start.Add(150 * time.Second), Type: "MODIFIED", Kind: "Pod", Object: pod(i, "ip-10-1-0-g.ec2.internal")})
+	}
+	g := nodes[0].DeepCopy()
+	g.Name, g.Labels[apiv1.LabelZone] = "ip-10-1-0-g.ec2.internal", "us-east-1a"
+	obj, _ := runtime.DefaultUnstructuredConverter.ToUnstructured(g)
+	rec.Events = append(rec.Events, record.Event{At: start.Add(140 * time.Second), Type: "ADDED", Kind: "Node", Object: obj})
+	return rec, nodes
+}
+
+// testWriter logs what is written to it.
+type testWriter struct{ t *testing.T }
+
+func (w testWriter) Write(p []byte) (int, error) { w.t.Log(string(p)); return len(p), nil }
