@@ -50,13 +50,14 @@ type fleetOverride struct {
 	image                   *Image
 	groups                  []string // security group ids the instance gets
 	profileName, profileArn string
-	errCode, errMsg         string  // why EC2 refuses this override, whatever the capacity
-	priority                float64 // +Inf when unset
-	maxPrice                float64 // 0 when unset
-	weight                  float64 // units of capacity one instance gives (default 1)
-	spot                    float64 // the spot price in the override's zone (0 without a type or subnet)
-	reservation             string  // the capacity reservation the last check chose ("" none)
-	onDemand                float64 // the region's on-demand price (0 without a type or subnet)
+	errCode, errMsg         string          // why EC2 refuses this override, whatever the capacity
+	priority                float64         // +Inf when unset
+	maxPrice                float64         // 0 when unset
+	weight                  float64         // units of capacity one instance gives (default 1)
+	spot                    float64         // the spot price in the override's zone (0 without a type or subnet)
+	reservation             string          // the capacity reservation the last check chose ("" none)
+	onDemand                float64         // the region's on-demand price (0 without a type or subnet)
+	group                   *placementGroup // the template's placement group (nil: none)
 }
 
 func (o *fleetOverride) fail(code, msg string) { o.errCode, o.errMsg = code, msg }
@@ -418,6 +419,9 @@ func (s *Server) checkLaunchInputsLocked(o *fleetOverride) {
 		o.fail(CodeUnsupportedOperation, nestedVirtualizationUnsupported(o.it.Name))
 		return
 	}
+	if s.checkPlacementLocked(o); o.errCode != "" {
+		return
+	}
 	if len(d.SecurityGroupNames) > 0 {
 		o.fail(CodeInvalidParameterCombination, "The parameter groupName cannot be used with the parameter subnet")
 		return
@@ -523,6 +527,9 @@ func (s *Server) checkOverrideLocked(o *fleetOverride, capacityType string, draw
 	if code, msg := prefixRoomCode(o); code != "" {
 		return code, msg
 	}
+	if code, msg := s.placementRoomLocked(o); code != "" {
+		return code, msg
+	}
 	if capacityType == CapacityTypeSpot && o.maxPrice > 0 && o.spot > o.maxPrice {
 		return CodeSpotMaxPriceTooLow, fmt.Sprintf("Your Spot request price of %s is lower than the minimum required Spot request fulfillment price of %s.",
 			formatFloat(o.maxPrice), formatFloat(o.spot))
@@ -603,6 +610,7 @@ func (s *Server) launchLocked(o *fleetOverride, capacityType, fleetID, token str
 		in.LaunchTemplateName = o.lt.Name
 	}
 	in.Tags["aws:ec2:fleet-id"] = fleetID
+	s.joinGroupLocked(o, in)
 	in.visibleAt = s.visibleAfter(id)
 	s.instances[id] = in
 	return in, nil

@@ -50,6 +50,8 @@ type Server struct {
 	spotMoves map[[2]string][]spotPoint // SetSpotPrice, by (type, zone), oldest first
 
 	reservations map[string]*reservation // AddCapacityReservation, by id
+	// placementGroups are CreatePlacementGroup's and AddPlacementGroup's, by id.
+	placementGroups map[string]*placementGroup
 
 	calls     map[string]int
 	throttled map[string]int
@@ -299,6 +301,9 @@ var handlers = map[string]handler{
 	"DescribeImages":                (*Server).describeImages,
 	"DescribeInstanceAttribute":     (*Server).describeInstanceAttribute,
 	"DescribeCapacityReservations":  (*Server).describeCapacityReservations,
+	"CreatePlacementGroup":          (*Server).createPlacementGroup,
+	"DescribePlacementGroups":       (*Server).describePlacementGroups,
+	"DeletePlacementGroup":          (*Server).deletePlacementGroup,
 }
 
 // ServeHTTP answers one EC2 Query request.
