@@ -153,6 +153,9 @@ func (a *Launch) launchTemplate(ctx context.Context, nc *apiv1.NodeClaim, cls *a
 		NestedVirtualization: nestedVirtualization(cls),
 	}
 	data.IPv4PrefixCount, data.IPv6PrefixCount = prefixCounts(cls, a.clusterFacts.DNSIP)
+	if pg := cls.Status.PlacementGroup; pg != nil {
+		data.PlacementGroupID = pg.ID
+	}
 	name, err := nodeclass.LaunchTemplateName(a.cloud.ClusterName(), data)
 	if err != nil {
 		return "", err

@@ -44,6 +44,9 @@ func (a *Lifecycle) MarkNodeClaimLaunched(ctx context.Context, l workflows.NodeC
 		lbl[apiv1.LabelCapacityReservationID] = id
 		lbl[apiv1.LabelCapacityReservationType] = apiv1.CapacityReservationTypeDefault
 	}
+	if err := a.placementLabels(ctx, nc, l.Instance.ID, lbl); err != nil {
+		return err
+	}
 	meta := map[string]interface{}{"labels": lbl, "annotations": launchedAnnotations(l.Instance)}
 	if err := a.cluster.PatchNodeClaim(ctx, l.NodeClaim, mustJSON(map[string]interface{}{"metadata": meta})); err != nil {
 		return err

@@ -48,6 +48,14 @@ func NodePoolFromMarket(np *apiv1.NodePool, nc *apiv1.EC2NodeClass, cat *catalog
 		}
 	}
 	out.setLimits(np.Spec.Limits)
+	// Its nodes carry the class's placement group (Karpenter puts it in
+	// every type's requirements): pods may select it.
+	if nc != nil && nc.Status.PlacementGroup != nil {
+		if out.Labels == nil {
+			out.Labels = map[string]string{}
+		}
+		out.Labels[apiv1.LabelPlacementGroupID] = nc.Status.PlacementGroup.ID
+	}
 
 	launch := market.LaunchOf(nc)
 

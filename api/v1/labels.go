@@ -44,6 +44,11 @@ const (
 	// LabelCapacityReservationType is the reservation's type ("default";
 	// Joinery does not launch into capacity blocks).
 	LabelCapacityReservationType = "karpenter.k8s.aws/capacity-reservation-type"
+	// LabelPlacementGroupID is the placement group a node was launched into
+	// (its class's placementGroupSelector), LabelPlacementGroupPartition
+	// its partition in a partition group (Karpenter's labels).
+	LabelPlacementGroupID        = "karpenter.k8s.aws/placement-group-id"
+	LabelPlacementGroupPartition = "karpenter.k8s.aws/placement-group-partition"
 
 	// AnnotationDoNotDisrupt on a pod or node blocks voluntary disruption.
 	AnnotationDoNotDisrupt = "karpenter.sh/do-not-disrupt"

@@ -60,6 +60,11 @@ type LaunchTemplateData struct {
 	// name as before).
 	IPv4PrefixCount *int32 `json:",omitempty"`
 	IPv6PrefixCount *int32 `json:",omitempty"`
+	// PlacementGroupID (spec.placementGroupSelector, resolved) is the
+	// template's Placement.GroupId, as Karpenter's templates name the
+	// group; EC2 picks a partition group's partition. Omitted from the
+	// name's hash when "".
+	PlacementGroupID string `json:",omitempty"`
 }
 
 // LaunchTemplate names one launch template.
@@ -182,6 +187,9 @@ func requestTemplateData(d LaunchTemplateData, tags map[string]string) (*types.R
 		out.IamInstanceProfile = &types.LaunchTemplateIamInstanceProfileSpecificationRequest{Name: aws.String(d.InstanceProfile)}
 	}
 	out.Monitoring = &types.LaunchTemplatesMonitoringRequest{Enabled: aws.Bool(d.DetailedMonitoring)}
+	if d.PlacementGroupID != "" {
+		out.Placement = &types.LaunchTemplatePlacementRequest{GroupId: aws.String(d.PlacementGroupID)}
+	}
 	if d.NestedVirtualization != "" {
 		out.CpuOptions = &types.LaunchTemplateCpuOptionsRequest{NestedVirtualization: types.NestedVirtualizationSpecification(d.NestedVirtualization)}
 	}
