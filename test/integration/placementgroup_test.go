@@ -23,10 +23,13 @@ import (
 // eight pods that want a node each in one zone gets seven: EC2 refuses the
 // eighth launch (the spread group's seven per zone), reported on its
 // NodeClaim as insufficient capacity, and the eighth pod stays pending.
+// A partition group's two nodes are each labelled with the partition EC2
+// put it in, one each.
 func TestPlacementGroups(t *testing.T) {
 	parallel(t)
 	e := startEnvWorld(t, func(o *world.Options) {
-		o.PlacementGroups = []ec2.PlacementGroup{{Name: "hpc", Strategy: "cluster"}, {Name: "etcd", Strategy: "spread"}}
+		o.PlacementGroups = []ec2.PlacementGroup{{Name: "hpc", Strategy: "cluster"}, {Name: "etcd", Strategy: "spread"},
+			{Name: "kafka", Strategy: "partition", PartitionCount: 2}}
 	}, false)
 	e.runControllerLogged(t, func(c *controller.Config) { c.NodeClassResync = 2 * time.Second })
 	recordWorkerIAM(t, e, "placementgroup") // DescribePlacementGroups; ec2:RunInstances on the group
@@ -37,7 +40,7 @@ func TestPlacementGroups(t *testing.T) {
 	e.applyYAML(t, readTestdata(t, "placementgroup.yaml"))
 	dc := dynamicClient(t, e)
 	waitFor(t, time.Minute, "both classes Ready with their groups", func() bool {
-		for _, name := range []string{"hpc", "etcd"} {
+		for _, name := range []string{"hpc", "etcd", "kafka"} {
 			cls := getNodeClass(t, e, dc, name)
 			if cls.Status.PlacementGroup == nil || !apiv1.IsConditionTrue(cls.Status.Conditions, apiv1.ConditionReady) {
 				return false
@@ -70,6 +73,21 @@ func TestPlacementGroups(t *testing.T) {
 			t.Errorf("%s: zone %s, group %s/%s, template group %s, node label %q: want us-east-1a in hpc (%s)", in.ID, in.Zone,
 				in.PlacementGroupName, in.PlacementGroupID, lt.Data.PlacementGroupID, node.Labels[apiv1.LabelPlacementGroupID], groups["hpc"].ID)
 		}
+	}
+
+	waitFor(t, 3*time.Minute, "2 kafka pods Ready", func() bool { n, _ := e.readyPods("app=kafka"); return n == 2 })
+	parts := map[string]bool{}
+	for _, nc := range e.poolClaims(t, "kafka") {
+		node, err := e.kc.CoreV1().Nodes().Get(e.ctx, nc.Status.NodeName, metav1.GetOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		p := node.Labels[apiv1.LabelPlacementGroupPartition]
+		t.Logf("kafka: node %s group %s partition %s", node.Name, node.Labels[apiv1.LabelPlacementGroupID], p)
+		parts[p] = node.Labels[apiv1.LabelPlacementGroupID] == groups["kafka"].ID
+	}
+	if len(parts) != 2 || !parts["1"] || !parts["2"] {
+		t.Errorf("kafka nodes' partitions %v, want 1 and 2, each in %s", parts, groups["kafka"].ID)
 	}
 
 	inEtcd := func() []ec2.Instance {
