@@ -328,8 +328,8 @@ spec:
 	}
 	found := false
 	for _, w := range b.Warnings {
-		if strings.Contains(w, "NodePool refused skipped: EC2NodeClass everything sets fields Joinery does not support: spec.placementGroupSelector") &&
-			!strings.Contains(w, "capacityReservationSelectorTerms") &&
+		if strings.Contains(w, "NodePool refused skipped: EC2NodeClass everything sets fields Joinery does not support: spec.networkInterfaces") &&
+			!strings.Contains(w, "capacityReservationSelectorTerms") && !strings.Contains(w, "placementGroupSelector") &&
 			!strings.Contains(w, "ssmParameter") && !strings.Contains(w, "volumeInitializationRate") &&
 			!strings.Contains(w, "detailedMonitoring") && !strings.Contains(w, "cpuOptions") {
 			found = true
