@@ -35,3 +35,11 @@ func (a *Lifecycle) placementLabels(ctx context.Context, nc *apiv1.NodeClaim, in
 	}
 	return nil
 }
+
+// placementGroupOf is the id of the class's placement group ("" none).
+func placementGroupOf(cls *apiv1.EC2NodeClass) string {
+	if pg := cls.Status.PlacementGroup; pg != nil {
+		return pg.ID
+	}
+	return ""
+}

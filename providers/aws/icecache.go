@@ -82,7 +82,7 @@ func NewICECache(ttl time.Duration, now func() time.Time) *ICECache {
 // MarkUnavailable makes the offering unavailable for the TTL from now (a
 // second mark extends it).
 func (c *ICECache) MarkUnavailable(instanceType, zone, capacityType string) {
-	c.MarkAll([]OfferingKey{{instanceType, zone, capacityType}})
+	c.MarkAll([]OfferingKey{{InstanceType: instanceType, Zone: zone, CapacityType: capacityType}})
 }
 
 // MarkAll makes each offering unavailable for the TTL from now.
@@ -108,12 +108,28 @@ func (c *ICECache) MarkAll(offerings []OfferingKey) {
 
 // Unavailable reports whether the offering was marked less than the TTL ago.
 func (c *ICECache) Unavailable(instanceType, zone, capacityType string) bool {
+	return c.unavailable(OfferingKey{InstanceType: instanceType, Zone: zone, CapacityType: capacityType})
+}
+
+// UnavailableIn is Unavailable for launches into the placement group
+// ("": none): an offering marked everywhere, or within that group.
+func (c *ICECache) UnavailableIn(group string) func(instanceType, zone, capacityType string) bool {
+	return func(instanceType, zone, capacityType string) bool {
+		k := OfferingKey{InstanceType: instanceType, Zone: zone, CapacityType: capacityType}
+		if c.unavailable(k) {
+			return true
+		}
+		k.PlacementGroup = group
+		return group != "" && c.unavailable(k)
+	}
+}
+
+func (c *ICECache) unavailable(k OfferingKey) bool {
 	if c == nil {
 		return false
 	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	k := OfferingKey{instanceType, zone, capacityType}
 	exp, ok := c.until[k]
 	if !ok {
 		return false

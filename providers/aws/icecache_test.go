@@ -13,7 +13,7 @@ func TestICECacheTTL(t *testing.T) {
 	}
 	c.MarkUnavailable("m5.large", "us-east-1a", "spot")
 	now = now.Add(time.Minute)
-	c.MarkAll([]OfferingKey{{"m5.large", "us-east-1b", "spot"}, {"c5.large", "us-east-1a", "on-demand"}})
+	c.MarkAll([]OfferingKey{{"m5.large", "us-east-1b", "spot", ""}, {"c5.large", "us-east-1a", "on-demand", ""}})
 	if !c.Unavailable("m5.large", "us-east-1a", "spot") || c.Unavailable("m5.large", "us-east-1a", "on-demand") ||
 		c.Unavailable("m5.large", "us-east-1c", "spot") || c.Len() != 3 {
 		t.Fatalf("after marks: len %d", c.Len())
@@ -41,8 +41,28 @@ func TestICECacheTTL(t *testing.T) {
 	}
 
 	var nilCache *ICECache
-	nilCache.MarkAll([]OfferingKey{{"a", "b", "c"}})
+	nilCache.MarkAll([]OfferingKey{{"a", "b", "c", ""}})
 	if nilCache.Unavailable("a", "b", "c") || nilCache.Len() != 0 {
 		t.Error("nil cache holds entries")
+	}
+}
+
+// A mark within a placement group holds only for launches into it; a mark
+// everywhere holds for them too.
+func TestICECachePlacementGroupScope(t *testing.T) {
+	now := time.Unix(1_700_000_000, 0)
+	c := NewICECache(0, func() time.Time { return now })
+	c.MarkAll([]OfferingKey{{InstanceType: "m5.large", Zone: "us-east-1a", CapacityType: "on-demand", PlacementGroup: "pg-1"}})
+	c.MarkUnavailable("c5.large", "us-east-1a", "on-demand")
+	for _, tc := range []struct {
+		group, it string
+		want      bool
+	}{{"pg-1", "m5.large", true}, {"pg-2", "m5.large", false}, {"", "m5.large", false}, {"pg-1", "c5.large", true}, {"", "c5.large", true}} {
+		if got := c.UnavailableIn(tc.group)(tc.it, "us-east-1a", "on-demand"); got != tc.want {
+			t.Errorf("%s in %q: %v, want %v", tc.it, tc.group, got, tc.want)
+		}
+	}
+	if c.Unavailable("m5.large", "us-east-1a", "on-demand") {
+		t.Error("a group's mark holds outside it")
 	}
 }

@@ -25,6 +25,9 @@ type LaunchRequest struct {
 	// reservation (LaunchConfig.CapacityReservationID), as Karpenter
 	// launches a default (non-interruptible) reservation.
 	CapacityType string
+	// PlacementGroupID is the group the templates launch into ("" none):
+	// the shortages of the answer are marked within it (scopeToGroup).
+	PlacementGroupID string
 	// Prioritized launches by the overrides' Price instead of EC2's own
 	// prices (capacity-optimized-prioritized for spot, prioritized for
 	// on-demand), as Karpenter does when NodeOverlays set the prices.
@@ -142,6 +145,7 @@ func (c *Client) launchOne(ctx context.Context, req LaunchRequest) (Instance, er
 		return Instance{}, fmt.Errorf("CreateFleet: %w", err)
 	}
 	fleetErrs, unfulfillable := fleetErrors(out.Errors, req.CapacityType, zoneOf)
+	unfulfillable = scopeToGroup(req, fleetErrs, unfulfillable)
 	c.opts.ICECache.MarkAll(unfulfillable)
 	if insts := launched(out.Instances, req.CapacityType, tags, zoneOf); len(insts) > 0 {
 		return withReservation(req, insts[0]), nil

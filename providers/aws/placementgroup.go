@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"slices"
+	"strings"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/ec2"
@@ -71,4 +72,43 @@ func (c *Client) PlacementGroupZones(ctx context.Context, name string) ([]string
 	}
 	slices.Sort(zones)
 	return zones, nil
+}
+
+// spreadLimitText is in EC2's InsufficientInstanceCapacity message when a
+// spread group is full in the zone (Karpenter matches the same words).
+const spreadLimitText = "limit of instances in this spread placement group"
+
+// scopeToGroup marks a launch into a placement group's shortages within
+// the group, as Karpenter does; a full spread group (seven per zone, any
+// type) makes every type the request offered in that zone unavailable in
+// the group.
+func scopeToGroup(req LaunchRequest, errs []FleetError, keys []OfferingKey) []OfferingKey {
+	if req.PlacementGroupID == "" {
+		return keys
+	}
+	out := make([]OfferingKey, 0, len(keys))
+	seen := map[OfferingKey]bool{}
+	add := func(k OfferingKey) {
+		k.PlacementGroup = req.PlacementGroupID
+		if !seen[k] {
+			seen[k] = true
+			out = append(out, k)
+		}
+	}
+	for _, k := range keys {
+		add(k)
+	}
+	for _, fe := range errs {
+		if !strings.Contains(fe.Message, spreadLimitText) {
+			continue
+		}
+		for _, lc := range req.configs() {
+			for _, o := range lc.Overrides {
+				if o.Zone == fe.Offering.Zone {
+					add(OfferingKey{InstanceType: o.InstanceType, Zone: o.Zone, CapacityType: fe.Offering.CapacityType})
+				}
+			}
+		}
+	}
+	return out
 }

@@ -90,6 +90,7 @@ func TestLaunchTemplateCarriesPlacementGroup(t *testing.T) {
 		}
 		req := launchReq(in, apiv1.CapacityTypeOnDemand, "m5.large")
 		req.LaunchTemplateName, req.NodeClaim = "joinery/"+template, "general-purpose-pg"+string(rune('a'+n))
+		req.PlacementGroupID = groups[template].ID
 		return w.c.Launch(ctx, req)
 	}
 	in, err := launch("kafka", "us-east-1a")
@@ -120,5 +121,9 @@ func TestLaunchTemplateCarriesPlacementGroup(t *testing.T) {
 	var ice *aws.InsufficientCapacityError
 	if !errors.As(err, &ice) || len(ice.Errors) != 1 || !strings.Contains(ice.Errors[0].Message, "spread placement group") {
 		t.Errorf("eighth etcd instance in one zone: %v, want insufficient capacity", err)
+	}
+	// Marked within the group only, as Karpenter scopes it.
+	if len(ice.Offerings) != 1 || ice.Offerings[0].PlacementGroup != groups["etcd"].ID {
+		t.Errorf("unavailable offerings %v, want m5.large in us-east-1c within %s", ice.Offerings, groups["etcd"].ID)
 	}
 }
