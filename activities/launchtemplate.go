@@ -68,9 +68,10 @@ func (a *Launch) launchPlan(ctx context.Context, nc *apiv1.NodeClaim, cls *apiv1
 			skipped = append(skipped, o.InstanceType+": not in the catalog")
 			continue
 		}
-		if !it.Launchable(cls) {
-			// Planned before the class enabled nested virtualization.
-			skipped = append(skipped, o.InstanceType+": does not support nested virtualization (spec.cpuOptions)")
+		it = it.For(cls)
+		if why := it.Unlaunchable(cls); why != "" {
+			// Planned before the class changed.
+			skipped = append(skipped, o.InstanceType+": "+why)
 			continue
 		}
 		if !fits[i] {

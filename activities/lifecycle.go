@@ -36,7 +36,8 @@ func (a *Lifecycle) MarkNodeClaimLaunched(ctx context.Context, l workflows.NodeC
 		apiv1.LabelZone: l.Instance.Zone, apiv1.LabelCapacityType: l.Instance.CapacityType,
 	}
 	if it, ok := a.types.Get(l.Instance.InstanceType); ok {
-		for k, v := range it.Labels() {
+		cls, _ := a.cluster.NodeClass(nc.Spec.NodeClassRef.Name) // nil: Linux labels
+		for k, v := range it.For(cls).Labels() {
 			lbl[k] = v
 		}
 	}

@@ -54,6 +54,9 @@ func (a *Launch) launchOfferings(nc *apiv1.NodeClaim, cls *apiv1.EC2NodeClass, r
 		i, ok := index[o.InstanceType]
 		if !ok {
 			it, known := a.types.Get(o.InstanceType)
+			if known {
+				it = it.For(cls)
+			}
 			if !known || !it.Launchable(cls) {
 				continue // launchPlan leaves it out: it counts for nothing
 			}
@@ -74,6 +77,7 @@ func (a *Launch) launchOfferings(nc *apiv1.NodeClaim, cls *apiv1.EC2NodeClass, r
 		if !ok {
 			continue
 		}
+		it = it.For(cls)
 		if _, ok := nodeclass.AMIFor(cls.Status.AMIs, it.Labels()); !ok || !it.Launchable(cls) {
 			continue
 		}

@@ -140,6 +140,7 @@ func (b *snapshots) buildWith(now time.Time, pools []*apiv1.NodePool, classOf fu
 	b.addInFlightClaims(s, claims, nominatedReq, now)
 	skipped := b.addNodePools(s, pools, claims, classOf)
 	b.applyOverlays(s)
+	b.addCostUsage(s, claims)
 	s.input.NamespaceLabels = b.namespaceLabels()
 	s.input.MinValuesBestEffort = b.minValuesBestEffort
 	if before != nil {

@@ -73,7 +73,7 @@ func eniPodsReserved(spec *apiv1.EC2NodeClassSpec) bool {
 		}
 	}
 	switch strings.ToLower(family) {
-	case "bottlerocket", "custom":
+	case "bottlerocket", "custom", "windows2019", "windows2022", "windows2025":
 		return false
 	}
 	return true
@@ -94,8 +94,9 @@ func (it *InstanceType) Shape(kubelet *apiv1.KubeletConfiguration, rootVolumeByt
 // pkg/providers/instancetype/types.go):
 //   - memory capacity = what nodes of the type reported (NodeMemory), else
 //     MemoryMiB − ceil(MemoryMiB × 0.075) MiB (VM overhead)
-//   - pods = the ENI max-pods formula default_card_max_enis × (ipv4_per_eni − 1) + 2,
-//     or kubelet maxPods; podsPerCore × vCPU caps it when set
+//   - pods = the ENI max-pods formula default_card_max_enis × (ipv4_per_eni − 1) + 2
+//     (a Windows node: ipv4_per_eni − 1, WindowsMaxPods), or kubelet maxPods;
+//     podsPerCore × vCPU caps it when set
 //   - kube-reserved memory = 11 MiB × pods + 255 MiB, counting the ENI
 //     max pods when ENIPodsReserved (AL2023, AL2) even if maxPods is set
 //   - kube-reserved cpu = 6% of the first core + 1% of the second + 0.5% of
@@ -124,6 +125,9 @@ func (it *InstanceType) ShapeOf(l Launch) NodeShape {
 	}
 	c[resources.EphemeralStorage] = rootVolumeBytes
 	pods := int64(it.MaxPods)
+	if it.WindowsBuild != "" {
+		pods = int64(it.WindowsMaxPods())
+	}
 	if pods == 0 {
 		pods = DefaultMaxPods
 	}

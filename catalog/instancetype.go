@@ -56,6 +56,9 @@ type InstanceType struct {
 	// virtualization enabled (DescribeInstanceTypes lists
 	// "nested-virtualization" in ProcessorInfo.SupportedFeatures).
 	NestedVirtualization bool
+	// WindowsBuild is set on a type as a Windows class launches it (For):
+	// its nodes are kubernetes.io/os=windows of that OS build.
+	WindowsBuild string
 
 	// OnDemandPrice is the us-east-1 Linux on-demand list price, USD/hour.
 	OnDemandPrice float64
@@ -118,6 +121,9 @@ func (it *InstanceType) Labels() map[string]string {
 		apiv1.LabelInstanceCPU:      strconv.Itoa(it.VCPU),
 		apiv1.LabelInstanceMemory:   strconv.FormatInt(it.MemoryMiB, 10),
 		apiv1.LabelInstanceHypervis: it.Hypervisor,
+	}
+	if it.WindowsBuild != "" {
+		l[apiv1.LabelOS], l[apiv1.LabelWindowsBuild] = "windows", it.WindowsBuild
 	}
 	if it.CPUManufacturer != "" {
 		l[apiv1.LabelInstanceCPUManu] = it.CPUManufacturer

@@ -1,22 +1,33 @@
 package catalog
 
-import apiv1 "github.com/joinery/joinery/api/v1"
+import (
+	"fmt"
+
+	apiv1 "github.com/joinery/joinery/api/v1"
+)
 
 // Launchable reports whether EC2 launches a node of the type as the class
-// asks (Karpenter's instance-type compatibility checks): nested
-// virtualization enabled needs a type that supports it, and the class's
-// IPv4 prefixes a type that takes them (TakesPrefixes), its placement
-// group a type the group's strategy takes (SupportsPlacement). A nil class
-// asks nothing.
-func (it *InstanceType) Launchable(nc *apiv1.EC2NodeClass) bool {
-	if nc == nil {
-		return true
+// asks (Karpenter's instance-type compatibility checks; Unlaunchable says
+// why not). A nil class asks nothing.
+func (it *InstanceType) Launchable(nc *apiv1.EC2NodeClass) bool { return it.Unlaunchable(nc) == "" }
+
+// Unlaunchable is why the class cannot launch the type, "" when it can:
+// nested virtualization enabled needs a type that supports it, the class's
+// IPv4 prefixes a type that takes them (TakesPrefixes), a Windows family
+// an amd64 type (EKS's Windows images are x86_64 only), its placement group
+// a type the group's strategy takes (SupportsPlacement).
+func (it *InstanceType) Unlaunchable(nc *apiv1.EC2NodeClass) string {
+	switch {
+	case nc == nil:
+		return ""
+	case nc.Spec.WantsNestedVirtualization() && !it.NestedVirtualization:
+		return "does not support nested virtualization (spec.cpuOptions)"
+	case nc.Spec.IPPrefixCount != nil && !it.TakesPrefixes(*nc.Spec.IPPrefixCount):
+		return fmt.Sprintf("cannot take %d IPv4 prefixes (spec.ipPrefixCount)", *nc.Spec.IPPrefixCount)
+	case nc.Spec.WindowsBuild() != "" && it.Arch != "amd64":
+		return "is " + it.Arch + ": the Windows images are x86_64 only"
+	case nc.Status.PlacementGroup != nil && !it.SupportsPlacement(nc.Status.PlacementGroup.Strategy):
+		return "is not launched into " + nc.Status.PlacementGroup.Strategy + " placement groups (spec.placementGroupSelector)"
 	}
-	if nc.Spec.WantsNestedVirtualization() && !it.NestedVirtualization {
-		return false
-	}
-	if pg := nc.Status.PlacementGroup; pg != nil && !it.SupportsPlacement(pg.Strategy) {
-		return false
-	}
-	return nc.Spec.IPPrefixCount == nil || it.TakesPrefixes(*nc.Spec.IPPrefixCount)
+	return ""
 }

@@ -165,6 +165,10 @@ type Tuning struct {
 	// DisruptionPassInterval and DisruptionValidationDelay tune the
 	// Consolidation workflow (defaults 10 s and 15 s).
 	DisruptionPassInterval, DisruptionValidationDelay time.Duration
+	// ICETTL is how long an offering (or a whole vCPU quota) stays out of
+	// the plans after EC2 had no capacity for it (default
+	// aws.DefaultICETTL, Karpenter's 3 minutes).
+	ICETTL time.Duration
 	// GCInterval is the time between garbage-collection passes (default
 	// 2 min); GCLaunchGrace how long an instance may live without a
 	// NodeClaim (default 30 s, gc.DefaultLaunchGrace).
@@ -308,7 +312,7 @@ func newDependencies(ctx context.Context, cfg Config) (*dependencies, error) {
 	if err != nil {
 		return d, err
 	}
-	ice := aws.NewICECache(3*time.Minute, nil)
+	ice := aws.NewICECache(cfg.ICETTL, nil)
 	m.Registry.MustRegister(newNodeCollector(cl, ice))
 	d.throttles = newThrottleReporter(m.CloudThrottled, log.Named("aws"))
 	cc, err := aws.New(ctx, aws.Options{Region: cfg.Region, Endpoint: cfg.EC2Endpoint, SSMEndpoint: cfg.SSMEndpoint,

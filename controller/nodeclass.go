@@ -133,6 +133,7 @@ func (r *nodeClassReconciler) reconcile(ctx context.Context, name string) error 
 		live := *cls
 		live.Status = st
 		r.markDrift(ctx, &live)
+		r.hydrate(ctx, cls.Name)
 	}()
 	if reflect.DeepEqual(normalized(st), normalized(cls.Status)) {
 		return nil

@@ -32,9 +32,12 @@ type claim struct {
 	// the pool's limits.
 	maxUsable resources.List
 	maxCap    resources.List
-	pods      []*podInfo
-	reqs      []req // requirements the pods brought (node selector, chosen affinity term)
-	free      []req // the subset on the pool's free keys
+	// maxUSD is the dearest offering among those survivors (launchUSD):
+	// what the claim counts against the pool's USD/hour limit.
+	maxUSD float64
+	pods   []*podInfo
+	reqs   []req // requirements the pods brought (node selector, chosen affinity term)
+	free   []req // the subset on the pool's free keys
 	// A claim only gets fuller and narrower, so once it rejects a pod it
 	// rejects every pod with the same signature and requests at least as
 	// large (see pass.lastSig for the caveat): rejSig/rejReq remember the
@@ -250,13 +253,13 @@ func (s *pass) add(c *claim, pi *podInfo, sig *podSignature) bool {
 		if len(ts) == 0 {
 			continue
 		}
-		var maxC resources.List
+		var b launchBound
 		if removed || narrowed {
-			if maxC, ok = s.narrowedOK(c, pi, ts, ms, narrowed, a.newReq); !ok {
+			if b, ok = s.narrowedOK(c, pi, ts, ms, narrowed, a.newReq); !ok {
 				continue
 			}
 		}
-		s.commitAdd(c, pi, sig, term, &a, ts, ms, removed || narrowed, maxC)
+		s.commitAdd(c, pi, sig, term, &a, ts, ms, removed || narrowed, b)
 		return true
 	}
 	return false
@@ -331,10 +334,17 @@ func (s *pass) narrowTypes(c *claim, pi *podInfo, term *compiledTerm, a *additio
 	return ts, ms, removed, narrowed
 }
 
+// launchBound is what a claim's type set counts against its pool's limits:
+// its launch capacity and dearest offering.
+type launchBound struct {
+	cap resources.List
+	usd float64
+}
+
 // narrowedOK applies the cost rules (accelerator slack, upsize), minValues
 // and the pool's limits to a narrowed type set (sorting it by price when
-// offerings narrowed); it returns the set's launch capacity.
-func (s *pass) narrowedOK(c *claim, pi *podInfo, ts []int32, ms []uint64, narrowed bool, newReq resources.List) (resources.List, bool) {
+// offerings narrowed); it returns the set's launch bound.
+func (s *pass) narrowedOK(c *claim, pi *podInfo, ts []int32, ms []uint64, narrowed bool, newReq resources.List) (launchBound, bool) {
 	pl := c.pool
 	oldPrice, newT, newPrice := c.price(), ts[0], pl.types[ts[0]].cheapest(ms[0])
 	if narrowed { // offerings changed: prices too
@@ -347,36 +357,37 @@ func (s *pass) narrowedOK(c *claim, pi *podInfo, ts []int32, ms []uint64, narrow
 	// An ordinary pod only fills the slack of an accelerator
 	// claim: growing a GPU node for CPU work costs GPU prices.
 	if newPrice > oldPrice && c.req.HasExtended() && !pi.req.HasExtended() && !s.seeding {
-		return resources.List{}, false
+		return launchBound{}, false
 	}
 	if newPrice > oldPrice && !upsizeOK(pl, c.types[0], newT, oldPrice, newPrice, newReq, s.byClass[pi.class].UpsizeTolerance) {
-		return resources.List{}, false
+		return launchBound{}, false
 	}
 	if narrowed {
 		pl.sortByPrice(ts, ms)
 	}
 	if !minValuesHold(pl, ts, ms) {
-		return resources.List{}, false
+		return launchBound{}, false
 	}
-	maxC := launchCap(pl, ts)
-	if !s.limitOK(pl, s.usage[pl.idx].Sub(c.maxCap), maxC) {
-		return resources.List{}, false
+	b := launchBound{cap: launchCap(pl, ts), usd: launchUSD(pl, ts, ms)}
+	if !s.limitOK(pl, s.usage[pl.idx].Sub(c.maxCap), b.cap) || !costOK(pl, s.cost[pl.idx]-c.maxUSD, b.usd) {
+		return launchBound{}, false
 	}
-	return maxC, true
+	return b, true
 }
 
 // commitAdd puts the pod on the claim: the narrowed types (when changed)
-// and their launch capacity against the pool's usage, the zone, the
+// and their launch bound against the pool's usage, the zone, the
 // topology record, ports, requests and the claim's place in the order.
-func (s *pass) commitAdd(c *claim, pi *podInfo, sig *podSignature, term *compiledTerm, a *addition, ts []int32, ms []uint64, changed bool, maxC resources.List) {
+func (s *pass) commitAdd(c *claim, pi *podInfo, sig *podSignature, term *compiledTerm, a *addition, ts []int32, ms []uint64, changed bool, b launchBound) {
 	pl := c.pool
 	old := c.order()
 	if changed {
 		c.types = append(c.types[:0], ts...)
 		c.masks = append(c.masks[:0], ms...)
 		// maxUsable stays as it was: still an upper bound, as the set only shrank.
-		s.usage[pl.idx] = s.usage[pl.idx].Sub(c.maxCap).Add(maxC)
-		c.maxCap = maxC
+		s.usage[pl.idx] = s.usage[pl.idx].Sub(c.maxCap).Add(b.cap)
+		s.cost[pl.idx] += b.usd - c.maxUSD
+		c.maxCap, c.maxUSD = b.cap, b.usd
 		c.zsetOK, c.zpDone = false, 0
 	}
 	for k, v := range a.pins {

@@ -118,7 +118,7 @@ func (pl *poolInfo) valueMasks(dk *domKey) [][]uint64 {
 	for v := range out {
 		out[v] = make([]uint64, len(pl.types))
 	}
-	for _, s := range pl.freeValues(dk.name) {
+	for _, s := range pl.domainValues(dk) {
 		if v, ok := dk.idx[s]; ok {
 			for t := range pl.types {
 				out[v][t] = allBits(len(pl.types[t].offs))

@@ -24,6 +24,7 @@ var typeLevelKeys = map[string]bool{
 	apiv1.LabelInstanceType:     true,
 	apiv1.LabelArch:             true,
 	apiv1.LabelOS:               true,
+	apiv1.LabelWindowsBuild:     true,
 	apiv1.LabelInstanceFamily:   true,
 	apiv1.LabelInstanceCategory: true,
 	apiv1.LabelInstanceGen:      true,

@@ -42,10 +42,18 @@ func NodePoolFromMarket(np *apiv1.NodePool, nc *apiv1.EC2NodeClass, cat *catalog
 		out.Requirements = append(out.Requirements, copyReq(r))
 	}
 	if l := np.Spec.Template.ObjectMeta.Labels; len(l) > 0 {
-		out.Labels = make(map[string]string, len(l))
+		out.Labels = make(map[string]string, len(l)+1)
 		for k, v := range l {
 			out.Labels[k] = v
 		}
+	}
+	if ref := np.Spec.Template.Spec.NodeClassRef; ref != nil && ref.Name != "" {
+		// As Karpenter labels every NodeClaim with its class (a template
+		// label in effect: pods may select it, nodes carry it).
+		if out.Labels == nil {
+			out.Labels = map[string]string{}
+		}
+		out.Labels[apiv1.NodeClassLabelKey(ref)] = ref.Name
 	}
 	out.setLimits(np.Spec.Limits)
 	// Its nodes carry the class's placement group (Karpenter puts it in
@@ -56,6 +64,7 @@ func NodePoolFromMarket(np *apiv1.NodePool, nc *apiv1.EC2NodeClass, cat *catalog
 		}
 		out.Labels[apiv1.LabelPlacementGroupID] = nc.Status.PlacementGroup.ID
 	}
+	out.CostLimit, out.HasCostLimit = np.CostLimit()
 
 	launch := market.LaunchOf(nc)
 
@@ -79,6 +88,7 @@ func NodePoolFromMarket(np *apiv1.NodePool, nc *apiv1.EC2NodeClass, cat *catalog
 		reservations = nc.Status.CapacityReservations
 	}
 	for _, it := range cat.Types {
+		it = it.For(nc)
 		labels := it.Labels()
 		ok := true
 		for _, r := range typeReqs {

@@ -17,11 +17,14 @@ type pass struct {
 	// (pessimistic, as Karpenter counts).
 	usage     []resources.List
 	nodeCount []int
-	placed    []Placement
-	unsched   []Unschedulable
-	price     float64 // USD/hour of all new claims
-	bufT      []int32
-	bufM      []uint64
+	// cost is, per pool, NodePool.CostUsage plus every open claim's
+	// maxUSD (USD/hour, counted like usage).
+	cost    []float64
+	placed  []Placement
+	unsched []Unschedulable
+	price   float64 // USD/hour of all new claims
+	bufT    []int32
+	bufM    []uint64
 	// Claims and nodes only get fuller and narrower, so a pod with the same
 	// signature as the previous one and requests at least as large is
 	// rejected by every claim and node the previous pod was rejected by: its
@@ -86,6 +89,7 @@ func (p *prepared) runSeeded(byClass []Strategy, explain bool, only int, seeds [
 	}
 	for _, pl := range p.pools {
 		s.usage = append(s.usage, pl.np.Usage)
+		s.cost = append(s.cost, pl.np.CostUsage)
 		s.nodeCount = append(s.nodeCount, pl.np.NodeCount)
 		s.stamp = append(s.stamp, make([]uint32, len(pl.classUsable)))
 		s.fit = append(s.fit, make([]bool, len(pl.classUsable)))
@@ -247,12 +251,12 @@ func (s *pass) open(pl *poolInfo, pi *podInfo, sig *podSignature) bool {
 			continue
 		}
 		var cand *candidates
-		if s.limitOK(pl, s.usage[pl.idx], set.maxCapFit) {
+		u, cu := s.usage[pl.idx], s.cost[pl.idx]
+		if s.limitOK(pl, u, set.maxCapFit) && costOK(pl, cu, set.maxUSDFit) {
 			cand = set // no limit can exclude any type
 		} else {
-			u := s.usage[pl.idx]
-			cand = newCandidates(pl, set.fit, set.fitM, s.byClass[pi.class].VCPUCap, func(t int32) bool {
-				return s.limitOK(pl, u, pl.types[t].opt.Shape.Capacity)
+			cand = newCandidates(pl, set.fit, set.fitM, s.byClass[pi.class].VCPUCap, func(t int32, m uint64) bool {
+				return s.limitOK(pl, u, pl.types[t].opt.Shape.Capacity) && costOK(pl, cu, pl.types[t].dearest(m))
 			})
 		}
 		if len(cand.ts) == 0 {
@@ -270,13 +274,14 @@ func (s *pass) open(pl *poolInfo, pi *podInfo, sig *podSignature) bool {
 		}
 		c := &claim{pool: pl, seq: len(s.claims), req: pi.req, pods: []*podInfo{pi},
 			types: append([]int32(nil), ts...), masks: append([]uint64(nil), ms...),
-			maxUsable: maxUsable, maxCap: maxCap, pins: pins}
+			maxUsable: maxUsable, maxCap: maxCap, maxUSD: launchUSD(pl, ts, ms), pins: pins}
 		c.ports = append(c.ports, pi.ports...)
 		if s.tp.active {
 			s.topo.record(pi.topo, sig, s.p.hostBase+int32(c.seq), &c.pins)
 		}
 		c.addReqs(term)
 		s.usage[pl.idx] = s.usage[pl.idx].Add(c.maxCap)
+		s.cost[pl.idx] += c.maxUSD
 		s.nodeCount[pl.idx]++
 		s.claims = append(s.claims, c)
 		// A new claim has one pod and the largest seq.
@@ -293,10 +298,12 @@ func (s *pass) open(pl *poolInfo, pi *podInfo, sig *podSignature) bool {
 // candidates is the type set a new claim starts from.
 type candidates struct {
 	// fit/fitM: the term's types (cheapest first) that fit the pod, before
-	// limits, exotic and cap filtering; maxCapFit their largest capacity.
+	// limits, exotic and cap filtering; maxCapFit their largest capacity,
+	// maxUSDFit their dearest offering (only when the pool has a USD limit).
 	fit       []int32
 	fitM      []uint64
 	maxCapFit resources.List
+	maxUSDFit float64
 	// ts/ms: the claim's starting set; empty when minValues cannot be met.
 	ts        []int32
 	ms        []uint64
@@ -329,17 +336,21 @@ func (p *prepared) openSet(pl *poolInfo, term *compiledTerm, req resources.List,
 	return c
 }
 
-// newCandidates filters fit (cheapest first) by ok (nil: all), then drops
-// exotic types unless only exotic ones remain, then types above the vCPU
-// cap unless that breaks the pool's minValues.
-func newCandidates(pl *poolInfo, fit []int32, fitM []uint64, vcpuCap int, ok func(int32) bool) *candidates {
+// newCandidates filters fit (cheapest first) by ok (nil: all; given each
+// type and its offering mask), then drops exotic types unless only exotic
+// ones remain, then types above the vCPU cap unless that breaks the
+// pool's minValues.
+func newCandidates(pl *poolInfo, fit []int32, fitM []uint64, vcpuCap int, ok func(int32, uint64) bool) *candidates {
 	c := &candidates{fit: fit, fitM: fitM}
-	for _, t := range fit {
+	for i, t := range fit {
 		c.maxCapFit = c.maxCapFit.Max(pl.types[t].opt.Shape.Capacity)
+		if pl.np.HasCostLimit {
+			c.maxUSDFit = max(c.maxUSDFit, pl.types[t].dearest(fitM[i]))
+		}
 	}
 	ts, ms := fit, fitM
 	if ok != nil {
-		ts, ms = pick(fit, fitM, ok)
+		ts, ms = pickMasked(fit, fitM, ok)
 	}
 	if len(ts) == 0 {
 		return c
@@ -376,15 +387,20 @@ func newCandidates(pl *poolInfo, fit []int32, fitM []uint64, vcpuCap int, ok fun
 
 // pick returns fresh, exactly sized slices of the entries whose type passes f.
 func pick(ts []int32, ms []uint64, f func(int32) bool) ([]int32, []uint64) {
+	return pickMasked(ts, ms, func(t int32, _ uint64) bool { return f(t) })
+}
+
+// pickMasked is pick with f given each entry's offering mask too.
+func pickMasked(ts []int32, ms []uint64, f func(int32, uint64) bool) ([]int32, []uint64) {
 	n := 0
-	for _, t := range ts {
-		if f(t) {
+	for i, t := range ts {
+		if f(t, ms[i]) {
 			n++
 		}
 	}
 	ot, om := make([]int32, 0, n), make([]uint64, 0, n)
 	for i, t := range ts {
-		if f(t) {
+		if f(t, ms[i]) {
 			ot, om = append(ot, t), append(om, ms[i])
 		}
 	}

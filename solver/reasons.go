@@ -80,7 +80,7 @@ func (s *pass) poolReason(pl *poolInfo, pi *podInfo) string {
 	if !s.nodesOK(pl) {
 		return fmt.Sprintf("NodePool %s limits reached (nodes: %d)", name, pl.np.NodesLimit)
 	}
-	if names := s.limitsExceeded(pl, fitting); len(names) > 0 {
+	if names := s.limitsExceeded(pl, sp, fitting); len(names) > 0 {
 		return fmt.Sprintf("NodePool %s limits reached (%s)", name, strings.Join(names, ", "))
 	}
 	if len(pl.minValues) > 0 {
@@ -136,33 +136,41 @@ func portFree(pl *poolInfo, pi *podInfo, fitting []int) (free []int, held HostPo
 	return free, held
 }
 
-// limitsExceeded names the limited resources that rule out the fitting
-// types: those every fitting type would exceed, else any.
-func (s *pass) limitsExceeded(pl *poolInfo, fitting []int) []string {
-	var every, some [resources.Count]int
+// limitsExceeded names the limits (resources, then the USD/hour limit)
+// that rule out the fitting types: those every fitting type would exceed,
+// else any.
+func (s *pass) limitsExceeded(pl *poolInfo, sp *poolSignature, fitting []int) []string {
+	var over [resources.Count + 1]int // the last entry is the USD/hour limit
 	for _, t := range fitting {
 		c := pl.types[t].opt.Shape.Capacity
 		for r := 0; r < resources.Count; r++ {
 			if pl.np.HasLimit[r] && s.usage[pl.idx][r]+c[r] > pl.np.Limits[r] {
-				every[r]++
-				some[r]++
+				over[r]++
 			}
 		}
-	}
-	var names []string
-	for r := 0; r < resources.Count; r++ {
-		if every[r] == len(fitting) {
-			names = append(names, string(resources.Names[r]))
+		if !costOK(pl, s.cost[pl.idx], podUSD(pl, sp, t)) {
+			over[resources.Count]++
 		}
 	}
-	if len(names) == 0 {
-		for r := 0; r < resources.Count; r++ {
-			if some[r] > 0 {
-				names = append(names, string(resources.Names[r]))
-			}
+	name := func(r int) string {
+		if r == resources.Count {
+			return fmt.Sprintf("%s: %s USD/hour", apiv1.AnnotationLimitUSDPerHour, strconv.FormatFloat(pl.np.CostLimit, 'f', -1, 64))
+		}
+		return string(resources.Names[r])
+	}
+	var every, some []string
+	for r, n := range over {
+		if n == len(fitting) {
+			every = append(every, name(r))
+		}
+		if n > 0 {
+			some = append(some, name(r))
 		}
 	}
-	return names
+	if len(every) > 0 {
+		return every
+	}
+	return some
 }
 
 // termsReason names the requirement(s) of the pod that no type or offering

@@ -132,6 +132,14 @@ type NodePool struct {
 	// nodes; NodeCount their number.
 	Usage     resources.List
 	NodeCount int
+	// CostLimit caps what the pool's nodes cost, USD/hour (the
+	// joinery.sh/limit-usd-per-hour annotation), when HasCostLimit;
+	// CostUsage is what its existing and in-flight nodes cost. A new claim
+	// counts at the dearest offering it may launch as, as it counts its
+	// largest capacity against Limits.
+	CostLimit    float64
+	HasCostLimit bool
+	CostUsage    float64
 	// InstanceTypes are the types the pool's NodeClass can launch, with
 	// node shapes under its kubelet settings and their offerings (only
 	// available offerings count).

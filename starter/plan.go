@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"slices"
 	"strings"
 	"time"
 
@@ -18,8 +19,9 @@ import (
 
 // newPlanCommand is `starter plan`: the offline planner. It reads
 // manifests, solves, and prints the plan with its $/hour, a lower bound on
-// any plan's cost, their ratio and the solve time. No cluster, cloud or
-// Temporal is needed.
+// any plan's cost, their ratio and the solve time; a static NodePool's
+// replicas are nodes of the plan, with their cost and the pods they take.
+// No cluster, cloud or Temporal is needed.
 func newPlanCommand() *cobra.Command {
 	var files []string
 	var catalogPath, output, schedConfig string
@@ -63,7 +65,7 @@ func newPlanCommand() *cobra.Command {
 				fmt.Fprintln(cmd.ErrOrStderr(), "note:", w)
 			}
 			built.Input.Budget = budget
-			res := planner.Solve(built.Input)
+			res := planner.SolveAll(built)
 			cat := opts.Catalog
 			if cat == nil {
 				cat = catalog.MustDefault()
@@ -88,6 +90,8 @@ func newPlanCommand() *cobra.Command {
 }
 
 type jsonClaim struct {
+	// Node names a static pool's node (the pods placed on it name it too).
+	Node          string   `json:"node,omitempty"`
 	NodePool      string   `json:"nodePool"`
 	InstanceType  string   `json:"instanceType"`
 	CapacityType  string   `json:"capacityType"`
@@ -98,7 +102,11 @@ type jsonClaim struct {
 }
 
 type jsonPlan struct {
-	NewNodeClaims      []jsonClaim            `json:"newNodeClaims"`
+	NewNodeClaims []jsonClaim `json:"newNodeClaims"`
+	// StaticNodeClaims are the static NodePools' replicas, launched
+	// whatever the pods; their pods are the plan's pods placed there.
+	StaticNodeClaims   []jsonClaim            `json:"staticNodeClaims,omitempty"`
+	StaticPriceUSDHour float64                `json:"staticPriceUSDPerHour,omitempty"`
 	ExistingPlacements []solver.Placement     `json:"existingPlacements"`
 	Unschedulable      []solver.Unschedulable `json:"unschedulable"`
 	PriceUSDHour       float64                `json:"priceUSDPerHour"`
@@ -123,12 +131,16 @@ func claimJSON(nc *solver.NewNodeClaim) jsonClaim {
 	return j
 }
 
-// listPrice is the plan's new nodes at their types' list prices (on-demand,
-// or the spot estimate), whatever NodeOverlays say.
+// listPrice is the plan's new nodes (static ones included) at their types'
+// list prices (on-demand, or the spot estimate), whatever NodeOverlays say.
 func listPrice(cat *catalog.Catalog, r planner.Result) float64 {
 	var usd float64
-	for i := range r.Plan.NewNodeClaims {
-		j := claimJSON(&r.Plan.NewNodeClaims[i])
+	claims := slices.Clone(r.Plan.NewNodeClaims)
+	for _, sn := range r.Static {
+		claims = append(claims, sn.Claim)
+	}
+	for i := range claims {
+		j := claimJSON(&claims[i])
 		it, ok := cat.Get(j.InstanceType)
 		switch {
 		case !ok:
@@ -148,24 +160,60 @@ func writePlanJSON(w io.Writer, r planner.Result, overlays []string, list float6
 	for i := range r.Plan.NewNodeClaims {
 		out.NewNodeClaims = append(out.NewNodeClaims, claimJSON(&r.Plan.NewNodeClaims[i]))
 	}
+	out.StaticNodeClaims, out.StaticPriceUSDHour = staticJSON(r), r.StaticPrice
 	enc := json.NewEncoder(w)
 	enc.SetIndent("", "  ")
 	return enc.Encode(out)
 }
 
 func writePlanTable(w io.Writer, in solver.Input, r planner.Result) {
-	fmt.Fprintf(w, "New nodes: %d for %d pending pods (%d placed on existing nodes)\n", len(r.Plan.NewNodeClaims), len(in.Pods), len(r.Plan.ExistingPlacements))
-	sum := make([]planner.ClaimSummary, len(r.Plan.NewNodeClaims))
+	static := staticJSON(r)
+	onStatic := 0
+	for _, j := range static {
+		onStatic += len(j.Pods)
+	}
+	fmt.Fprintf(w, "New nodes: %d for %d pending pods (%d placed on existing nodes)\n", len(r.Plan.NewNodeClaims)+len(static), len(in.Pods),
+		len(r.Plan.ExistingPlacements)-onStatic)
+	if len(static) > 0 {
+		fmt.Fprintf(w, "Static NodePools: %d of the nodes, launched whatever the pods, %.4f USD/hour (%d pending pods placed on them)\n",
+			len(static), r.StaticPrice, onStatic)
+	}
+	sum := make([]planner.ClaimSummary, 0, len(r.Plan.NewNodeClaims)+len(static))
 	for i := range r.Plan.NewNodeClaims {
-		j := claimJSON(&r.Plan.NewNodeClaims[i])
-		sum[i] = planner.ClaimSummary{NodePool: j.NodePool, InstanceType: j.InstanceType, CapacityType: j.CapacityType, Zone: j.Zone,
-			PriceUSDHour: j.PriceUSDHour, Pods: len(j.Pods)}
+		sum = append(sum, claimSummary(claimJSON(&r.Plan.NewNodeClaims[i])))
+	}
+	for _, j := range static {
+		sum = append(sum, claimSummary(j))
 	}
 	planner.WriteClaimTable(w, sum)
+	for _, s := range r.StaticShort {
+		fmt.Fprintf(w, "Short: %s\n", s)
+	}
 	for _, u := range r.Plan.Unschedulable {
 		fmt.Fprintf(w, "Unschedulable %s: %s\n", u.Pod, u.Reason)
 	}
 	fmt.Fprintf(w, "Total: %.4f USD/hour\n", r.Price)
 	fmt.Fprintf(w, "Lower bound on any plan: %.4f USD/hour (ratio %.3f)\n", r.LowerBound, r.Ratio)
 	fmt.Fprintf(w, "Solve time: %s\n", r.SolveTime.Round(10_000))
+}
+
+func claimSummary(j jsonClaim) planner.ClaimSummary {
+	return planner.ClaimSummary{NodePool: j.NodePool, InstanceType: j.InstanceType, CapacityType: j.CapacityType, Zone: j.Zone,
+		PriceUSDHour: j.PriceUSDHour, Pods: len(j.Pods)}
+}
+
+// staticJSON is the static pools' nodes, each with the plan's pods placed
+// on it.
+func staticJSON(r planner.Result) []jsonClaim {
+	byNode := map[string][]string{}
+	for _, p := range r.Plan.ExistingPlacements {
+		byNode[p.Node] = append(byNode[p.Node], p.Pod)
+	}
+	var out []jsonClaim
+	for i := range r.Static {
+		j := claimJSON(&r.Static[i].Claim)
+		j.Node, j.Pods = r.Static[i].Node, byNode[r.Static[i].Node]
+		out = append(out, j)
+	}
+	return out
 }

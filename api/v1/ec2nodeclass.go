@@ -173,7 +173,44 @@ const (
 	AMIFamilyAL2          = "AL2"
 	AMIFamilyBottlerocket = "Bottlerocket"
 	AMIFamilyCustom       = "Custom"
+	AMIFamilyWindows2019  = "Windows2019"
+	AMIFamilyWindows2022  = "Windows2022"
+	AMIFamilyWindows2025  = "Windows2025"
 )
+
+// WindowsBuilds is the OS build of each Windows family's EKS image (the
+// node.kubernetes.io/windows-build label its nodes carry).
+var WindowsBuilds = map[string]string{
+	AMIFamilyWindows2019: "10.0.17763",
+	AMIFamilyWindows2022: "10.0.20348",
+	AMIFamilyWindows2025: "10.0.26100",
+}
+
+// Family is the class's AMI family: spec.amiFamily, else the alias term's
+// ("al2023@latest" -> AL2023, "windows2022@latest" -> Windows2022), else
+// "" (bootstrap.FamilyOf validates the pair).
+func (s *EC2NodeClassSpec) Family() string {
+	if s.AMIFamily != "" {
+		return s.AMIFamily
+	}
+	for _, t := range s.AMISelectorTerms {
+		name, _, ok := strings.Cut(t.Alias, "@")
+		if !ok {
+			continue
+		}
+		for _, f := range []string{AMIFamilyAL2023, AMIFamilyAL2, AMIFamilyBottlerocket, AMIFamilyWindows2019, AMIFamilyWindows2022, AMIFamilyWindows2025} {
+			if strings.EqualFold(name, f) {
+				return f
+			}
+		}
+	}
+	return ""
+}
+
+// WindowsBuild is the Windows OS build of the class's nodes, "" for a
+// Linux family (a Custom class with a Windows image is not told apart,
+// as in Karpenter).
+func (s *EC2NodeClassSpec) WindowsBuild() string { return WindowsBuilds[s.Family()] }
 
 // MetadataOptions are the instance metadata service options of launched
 // instances (EC2NodeClass.spec.metadataOptions, Karpenter's names). Karpenter's
@@ -204,14 +241,30 @@ type KubeletConfiguration struct {
 	ClusterDNS                  []string                   `json:"clusterDNS,omitempty"`
 }
 
+// windowsRootDevice is the Windows images' root device.
+const windowsRootDevice = "/dev/sda1"
+
+// rootDevice is the root device name of the class's images.
+func (s *EC2NodeClassSpec) rootDevice() string {
+	if s.WindowsBuild() != "" {
+		return windowsRootDevice
+	}
+	return "/dev/xvda"
+}
+
 // RootVolumeSize returns the size of the root volume in bytes: the mapping
-// marked rootVolume, else /dev/xvda, else the first; 20 GiB (the AL2023 AMI
-// default) when none is given.
+// marked rootVolume, else the images' root device (/dev/xvda, Windows'
+// /dev/sda1), else the first; when none is given, 20 GiB (the AL2023 AMI
+// default, Bottlerocket's data volume) or Windows' 50 GiB.
 func (s *EC2NodeClassSpec) RootVolumeSize() int64 {
+	if len(s.BlockDeviceMappings) == 0 && s.WindowsBuild() != "" {
+		return 50 << 30
+	}
+	root := s.rootDevice()
 	var pick *BlockDeviceMapping
 	for i := range s.BlockDeviceMappings {
 		b := &s.BlockDeviceMappings[i]
-		if b.RootVolume || (pick == nil && b.DeviceName == "/dev/xvda") {
+		if b.RootVolume || (pick == nil && b.DeviceName == root) {
 			pick = b
 		}
 	}
@@ -226,8 +279,9 @@ func (s *EC2NodeClassSpec) RootVolumeSize() int64 {
 
 // DefaultBlockDeviceMappings are the block devices Karpenter launches an
 // image family with when spec.blockDeviceMappings is empty: Bottlerocket a
-// 4Gi OS volume /dev/xvda and a 20Gi data volume /dev/xvdb, the others a
-// 20Gi root volume /dev/xvda; gp3, encrypted, deleted on termination.
+// 4Gi OS volume /dev/xvda and a 20Gi data volume /dev/xvdb, Windows a 50Gi
+// root volume /dev/sda1, the others a 20Gi root volume /dev/xvda; gp3,
+// encrypted, deleted on termination.
 func DefaultBlockDeviceMappings(family string) []BlockDeviceMapping {
 	gp3 := func(dev string, size string) BlockDeviceMapping {
 		q := resource.MustParse(size)
@@ -236,6 +290,9 @@ func DefaultBlockDeviceMappings(family string) []BlockDeviceMapping {
 	}
 	if family == AMIFamilyBottlerocket {
 		return []BlockDeviceMapping{gp3("/dev/xvda", "4Gi"), gp3("/dev/xvdb", "20Gi")}
+	}
+	if WindowsBuilds[family] != "" {
+		return []BlockDeviceMapping{gp3(windowsRootDevice, "50Gi")}
 	}
 	return []BlockDeviceMapping{gp3("/dev/xvda", "20Gi")}
 }
@@ -247,22 +304,16 @@ func (s *EC2NodeClassSpec) LaunchedBlockDeviceMappings() []BlockDeviceMapping {
 	if len(s.BlockDeviceMappings) > 0 {
 		return s.BlockDeviceMappings
 	}
-	family := s.AMIFamily
-	for _, t := range s.AMISelectorTerms {
-		if name, _, ok := strings.Cut(t.Alias, "@"); ok && family == "" && strings.EqualFold(name, "bottlerocket") {
-			family = AMIFamilyBottlerocket
-		}
-	}
-	return DefaultBlockDeviceMappings(family)
+	return DefaultBlockDeviceMappings(s.Family())
 }
 
 // ExtraEBSVolumes is the number of EBS volumes an instance of the class is
-// launched with besides its root volume (/dev/xvda, or the mapping marked
-// rootVolume): each takes an EBS attachment slot.
+// launched with besides its root volume (the images' root device, or the
+// mapping marked rootVolume): each takes an EBS attachment slot.
 func (s *EC2NodeClassSpec) ExtraEBSVolumes() int {
-	n := 0
+	n, root := 0, s.rootDevice()
 	for _, b := range s.LaunchedBlockDeviceMappings() {
-		if !b.RootVolume && b.DeviceName != "/dev/xvda" {
+		if !b.RootVolume && b.DeviceName != root {
 			n++
 		}
 	}

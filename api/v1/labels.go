@@ -1,5 +1,7 @@
 package v1
 
+import "strings"
+
 // Well-known label keys, as Karpenter and Kubernetes define them.
 const (
 	LabelInstanceType     = "node.kubernetes.io/instance-type"
@@ -7,6 +9,7 @@ const (
 	LabelRegion           = "topology.kubernetes.io/region"
 	LabelArch             = "kubernetes.io/arch"
 	LabelOS               = "kubernetes.io/os"
+	LabelWindowsBuild     = "node.kubernetes.io/windows-build"
 	LabelHostname         = "kubernetes.io/hostname"
 	LabelCapacityType     = "karpenter.sh/capacity-type"
 	LabelNodePool         = "karpenter.sh/nodepool"
@@ -93,6 +96,13 @@ const (
 	// (the provider manages them), except the unregistered taint.
 	LabelDoNotSyncTaints = "karpenter.sh/do-not-sync-taints"
 )
+
+// NodeClassLabelKey is the label naming a NodeClaim's node class, on
+// NodeClaims and their Nodes: karpenter.k8s.aws/ec2nodeclass for an
+// EC2NodeClass (Karpenter's v1.NodeClassLabelKey, group/lowercased kind).
+func NodeClassLabelKey(ref *NodeClassReference) string {
+	return ref.Group + "/" + strings.ToLower(ref.Kind)
+}
 
 // RestrictedLabels may not be set in a NodePool template's labels: Joinery
 // sets them itself (as Karpenter does).

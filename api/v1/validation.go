@@ -56,6 +56,7 @@ func (np *NodePool) Validate() field.ErrorList {
 		errs = append(errs, field.Invalid(tpl.Child("terminationGracePeriod"), g.Duration.String(), "must not be negative"))
 	}
 	errs = append(errs, validateDisruption(np.Spec.Disruption, spec.Child("disruption"))...)
+	errs = append(errs, np.validateCostLimit()...)
 	if r := np.Spec.Replicas; r != nil {
 		if *r < 0 {
 			errs = append(errs, field.Invalid(spec.Child("replicas"), *r, "must not be negative"))

@@ -38,7 +38,11 @@ func ParseAlias(s string) (Alias, error) {
 	}
 	family, ok := aliasFamilies[strings.ToLower(fam)]
 	if !ok {
-		return Alias{}, fmt.Errorf("alias %q: family %q is not one of al2023, al2, bottlerocket", s, fam)
+		return Alias{}, fmt.Errorf("alias %q: family %q is not one of al2023, al2, bottlerocket, windows2019, windows2022, windows2025", s, fam)
+	}
+	if apiv1.WindowsBuilds[family] != "" && ver != "latest" {
+		// EKS publishes only the latest Windows image per version.
+		return Alias{}, fmt.Errorf("alias %q: a Windows family takes only the version latest", s)
 	}
 	return Alias{Family: family, Version: ver}, nil
 }
@@ -47,6 +51,9 @@ var aliasFamilies = map[string]string{
 	"al2023":       apiv1.AMIFamilyAL2023,
 	"al2":          apiv1.AMIFamilyAL2,
 	"bottlerocket": apiv1.AMIFamilyBottlerocket,
+	"windows2019":  apiv1.AMIFamilyWindows2019,
+	"windows2022":  apiv1.AMIFamilyWindows2022,
+	"windows2025":  apiv1.AMIFamilyWindows2025,
 }
 
 // ErrUnsupportedAlias is returned for an alias the cluster's Kubernetes
@@ -68,6 +75,8 @@ func (a Alias) Parameters(k8s string) ([]Parameter, error) {
 		return a.al2(k8s), nil
 	case apiv1.AMIFamilyBottlerocket:
 		return a.bottlerocket(k8s), nil
+	case apiv1.AMIFamilyWindows2019, apiv1.AMIFamilyWindows2022, apiv1.AMIFamilyWindows2025:
+		return a.windows(k8s)
 	}
 	return nil, fmt.Errorf("alias family %q has no SSM parameters", a.Family)
 }
@@ -129,6 +138,25 @@ func (a Alias) bottlerocket(k8s string) []Parameter {
 	return out
 }
 
+// windows is the one Core image EKS publishes per Windows Server version
+// (x86_64 only); Windows Server 2025 has EKS images from Kubernetes 1.35.
+func (a Alias) windows(k8s string) ([]Parameter, error) {
+	year := strings.TrimPrefix(a.Family, "Windows")
+	if a.Family == apiv1.AMIFamilyWindows2025 && !minorAtLeast(k8s, 35) {
+		return nil, ErrUnsupportedAlias{Reason: fmt.Sprintf("alias windows2025@latest: Windows Server 2025 has EKS images from Kubernetes 1.35, the cluster runs %s", k8s)}
+	}
+	return []Parameter{{
+		Path:     fmt.Sprintf("/aws/service/ami-windows-latest/Windows_Server-%s-English-Core-EKS_Optimized-%s/image_id", year, k8s),
+		Variants: []string{WindowsVariant(apiv1.WindowsBuilds[a.Family])},
+	}}, nil
+}
+
+// WindowsVariant names the variant of a Windows image of the OS build: it
+// serves only kubernetes.io/os=windows types of that build.
+func WindowsVariant(build string) string { return windowsVariantPrefix + build }
+
+const windowsVariantPrefix = "windows/"
+
 // minorAtLeast reports whether version "1.N" has N >= min.
 func minorAtLeast(version string, min int) bool {
 	_, minor, ok := strings.Cut(version, ".")
@@ -143,6 +171,12 @@ func minorAtLeast(version string, min int) bool {
 // Karpenter sets them: standard images serve types without GPUs or
 // accelerators, nvidia ones GPU types, neuron ones accelerator types.
 func VariantRequirements(variant string) []corev1.NodeSelectorRequirement {
+	if build, ok := strings.CutPrefix(variant, windowsVariantPrefix); ok {
+		return []corev1.NodeSelectorRequirement{
+			{Key: apiv1.LabelOS, Operator: corev1.NodeSelectorOpIn, Values: []string{"windows"}},
+			{Key: apiv1.LabelWindowsBuild, Operator: corev1.NodeSelectorOpIn, Values: []string{build}},
+		}
+	}
 	switch variant {
 	case VariantNvidia:
 		return []corev1.NodeSelectorRequirement{{Key: apiv1.LabelInstanceGPUCount, Operator: corev1.NodeSelectorOpExists}}

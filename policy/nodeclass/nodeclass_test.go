@@ -261,3 +261,33 @@ func TestPlacementGroupReady(t *testing.T) {
 		}
 	}
 }
+
+// windows2022@latest reads EKS's one Windows parameter; its image serves
+// only Windows types of its build; a pinned version is refused, and
+// Windows Server 2025 before Kubernetes 1.35.
+func TestWindowsAlias(t *testing.T) {
+	a, err := ParseAlias("windows2022@latest")
+	if err != nil {
+		t.Fatal(err)
+	}
+	ps, err := a.Parameters("1.37")
+	if err != nil || len(ps) != 1 || ps[0].Path != "/aws/service/ami-windows-latest/Windows_Server-2022-English-Core-EKS_Optimized-1.37/image_id" {
+		t.Fatalf("parameters %+v, %v", ps, err)
+	}
+	amis := SelectAMIs([]Candidate{{Image: Image{ID: "ami-w", Architecture: "x86_64"}, Variants: ps[0].Variants}})
+	win := map[string]string{"kubernetes.io/arch": "amd64", "kubernetes.io/os": "windows", "node.kubernetes.io/windows-build": "10.0.20348"}
+	linux := map[string]string{"kubernetes.io/arch": "amd64", "kubernetes.io/os": "linux"}
+	if _, ok := AMIFor(amis, win); !ok {
+		t.Errorf("the Windows image does not serve a Windows type: %+v", amis)
+	}
+	if _, ok := AMIFor(amis, linux); ok {
+		t.Error("the Windows image serves a Linux type")
+	}
+	if _, err := ParseAlias("windows2022@v20261101"); err == nil {
+		t.Error("a pinned Windows version was accepted")
+	}
+	w25, _ := ParseAlias("windows2025@latest")
+	if _, err := w25.Parameters("1.34"); err == nil {
+		t.Error("windows2025 on Kubernetes 1.34 was accepted")
+	}
+}

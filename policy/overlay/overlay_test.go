@@ -183,3 +183,30 @@ func TestCapacityAddsModelledExtendedResources(t *testing.T) {
 		t.Errorf("unmodelled %q", s.Unmodelled)
 	}
 }
+
+func TestADiscountRaisesHowManyNodesAUSDLimitHolds(t *testing.T) {
+	// m5.large on demand lists at 0.096 USD/hour: 0.3 holds three, or
+	// six at the overlay's -50%.
+	capped := func() []solver.NodePool {
+		p := pool("web")
+		p.CostLimit, p.HasCostLimit = 0.3, true
+		return []solver.NodePool{p}
+	}
+	var pods []solver.Pod
+	for i := 0; i < 8; i++ {
+		pods = append(pods, solver.Pod{Namespace: "default", Name: "web-" + string(rune('a'+i)), NodeSelector: map[string]string{apiv1.LabelInstanceType: "m5.large"},
+			Requests: resources.List{resources.CPU: 1500, resources.Memory: 1 << 30, resources.Pods: 1}})
+	}
+	count := func(pools []solver.NodePool) (int, int) {
+		plan := solver.Solve(solver.Input{NodePools: pools, Pods: pods})
+		return len(plan.NewNodeClaims), len(plan.Unschedulable)
+	}
+	if n, u := count(capped()); n != 3 || u != 5 {
+		t.Errorf("at list prices: %d nodes, %d unschedulable; want 3 and 5", n, u)
+	}
+	pools := capped()
+	Resolve([]*v1alpha1.NodeOverlay{overlay("savings-plan", 10, "-50%", family("m5"))}, pools).Apply(pools)
+	if n, u := count(pools); n != 6 || u != 2 {
+		t.Errorf("after a -50%% overlay: %d nodes, %d unschedulable; want 6 and 2", n, u)
+	}
+}

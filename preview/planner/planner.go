@@ -155,6 +155,9 @@ type Built struct {
 	// Overlays names the NodeOverlays whose prices and capacity the
 	// pools carry, in the order they apply.
 	Overlays []string
+	// Static are the static NodePools (spec.replicas) with the nodes
+	// they launch whatever the pods; SolveAll plans them.
+	Static []StaticPool
 }
 
 type workloadPod struct {
@@ -207,6 +210,7 @@ func Build(docs []Doc, opts Options) (*Built, Errors) {
 	b.existingPods()
 	usage, count := b.existingNodes()
 	b.nodePools(usage, count)
+	b.staticInputs(count)
 	for _, wp := range b.pending {
 		sp := b.pendingPod(wp.pod)
 		b.spread.Apply(&sp, wp.pod, b.selectors.objects())
@@ -280,6 +284,8 @@ type builder struct {
 	// attached are the EBS volumes of the bound pods: a pending pod that
 	// shares one does not count it again.
 	attached solver.VolumeSet
+	// static are the static NodePools, planned apart (staticInputs).
+	static []staticPending
 }
 
 func (b *builder) fail(d Doc, field, reason string) {
@@ -584,12 +590,6 @@ func (b *builder) existingNodes() (usage map[string]resources.List, count map[st
 func (b *builder) nodePools(usage map[string]resources.List, count map[string]int) {
 	sort.SliceStable(b.pools, func(i, j int) bool { return b.pools[i].Name < b.pools[j].Name })
 	for _, np := range b.pools {
-		if np.IsStatic() {
-			// Static pools never provision for pods (the controller keeps
-			// them at spec.replicas on its own).
-			b.warn("NodePool %s is static (replicas %d): not planned for pods", np.Name, *np.Spec.Replicas)
-			continue
-		}
 		var nc *apiv1.EC2NodeClass
 		if ref := np.Spec.Template.Spec.NodeClassRef; ref != nil && ref.Name != "" {
 			nc = b.classes[ref.Name]
@@ -604,6 +604,12 @@ func (b *builder) nodePools(usage map[string]resources.List, count map[string]in
 			}
 		}
 		sp := solver.NodePoolFromMarket(np, nc, b.cat, b.market, b.zones, nil)
+		if np.IsStatic() {
+			// Static pools never provision for pods: their replicas are
+			// planned apart (SolveAll).
+			b.static = append(b.static, staticPending{np: np, sp: sp})
+			continue
+		}
 		sp.Usage, sp.NodeCount = usage[np.Name], count[np.Name]
 		b.out.Input.NodePools = append(b.out.Input.NodePools, sp)
 	}
@@ -614,10 +620,20 @@ func (b *builder) nodePools(usage map[string]resources.List, count map[string]in
 // the controller does with --feature-gates NodeOverlay=true.
 func (b *builder) applyOverlays() {
 	if len(b.overlays) == 0 {
+		b.costUsage(nil)
 		return
 	}
-	set := overlay.Resolve(b.overlays, b.out.Input.NodePools)
-	set.Apply(b.out.Input.NodePools)
+	all := slices.Clone(b.out.Input.NodePools)
+	for _, st := range b.static {
+		all = append(all, st.sp)
+	}
+	set := overlay.Resolve(b.overlays, all)
+	set.Apply(all)
+	n := copy(b.out.Input.NodePools, all)
+	for i := range b.static {
+		b.static[i].sp = all[n+i]
+	}
+	b.costUsage(set)
 	b.out.Overlays = set.Active()
 	for _, name := range slices.Sorted(maps.Keys(set.Rejected)) {
 		v := set.Rejected[name]
@@ -631,10 +647,15 @@ func (b *builder) applyOverlays() {
 // Result is a solved plan with its cost figures.
 type Result struct {
 	Plan       solver.Plan
-	Price      float64 // USD/hour of the new nodes
+	Price      float64 // USD/hour of the new nodes (static ones included)
 	LowerBound float64 // USD/hour, solver.LowerBound
-	Ratio      float64 // Price / LowerBound (0 when the bound is 0)
+	Ratio      float64 // Price less StaticPrice, over LowerBound (0 when the bound is 0)
 	SolveTime  time.Duration
+	// Static are the static pools' nodes (SolveAll), StaticPrice their
+	// USD/hour; StaticShort says which pools fall short of their replicas.
+	Static      []StaticNode
+	StaticPrice float64
+	StaticShort []string
 }
 
 // Solve plans the input and measures it.

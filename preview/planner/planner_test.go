@@ -362,15 +362,12 @@ spec:
 	}
 	sb, errs := Build(docs, Options{})
 	// Balanced is honoured (disruption.Approve); a static pool (replicas)
-	// is valid but never planned for pods.
+	// is valid, never planned for pods, and its 3 replicas are planned
+	// apart (SolveAll).
 	if len(errs) != 0 {
 		t.Errorf("errors %v", errs)
 	}
-	static := false
-	for _, w := range sb.Warnings {
-		static = static || strings.Contains(w, "NodePool static is static (replicas 3): not planned for pods")
-	}
-	if !static || len(sb.Input.NodePools) != 0 {
-		t.Errorf("static pool: warnings %q, %d pools planned", sb.Warnings, len(sb.Input.NodePools))
+	if len(sb.Static) != 1 || sb.Static[0].Want != 3 || len(sb.Static[0].Input.Pods) != 3 || len(sb.Input.NodePools) != 0 {
+		t.Errorf("static pool: %+v, %d pools planned for pods", sb.Static, len(sb.Input.NodePools))
 	}
 }

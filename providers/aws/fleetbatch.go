@@ -125,6 +125,7 @@ func (c *Client) launchMany(ctx context.Context, reqs []LaunchRequest) map[strin
 	fleetErrs, unfulfillable := fleetErrors(resp.Errors, first.CapacityType, zoneOf)
 	unfulfillable = scopeToGroup(first, fleetErrs, unfulfillable)
 	c.opts.ICECache.MarkAll(unfulfillable)
+	c.opts.ICECache.MarkAll(quotaMarks(fleetErrs))
 	paired := pairBatch(names, launched(resp.Instances, first.CapacityType, shared, zoneOf))
 	for _, r := range reqs {
 		inst, ok := paired[r.NodeClaim]

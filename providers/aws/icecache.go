@@ -1,8 +1,11 @@
 package aws
 
 import (
+	"slices"
 	"sync"
 	"time"
+
+	"github.com/joinery/joinery/catalog"
 )
 
 // DefaultICETTL is how long an offering stays unavailable after an
@@ -106,39 +109,72 @@ func (c *ICECache) MarkAll(offerings []OfferingKey) {
 	}
 }
 
-// Unavailable reports whether the offering was marked less than the TTL ago.
+// Unavailable reports whether the offering, or the vCPU quota it counts
+// against (QuotaOffering), was marked less than the TTL ago.
 func (c *ICECache) Unavailable(instanceType, zone, capacityType string) bool {
-	return c.unavailable(OfferingKey{InstanceType: instanceType, Zone: zone, CapacityType: capacityType})
+	return c.UnavailableIn("")(instanceType, zone, capacityType)
 }
 
 // UnavailableIn is Unavailable for launches into the placement group
-// ("": none): an offering marked everywhere, or within that group.
+// ("": none): also an offering marked within that group.
 func (c *ICECache) UnavailableIn(group string) func(instanceType, zone, capacityType string) bool {
 	return func(instanceType, zone, capacityType string) bool {
+		if c == nil {
+			return false
+		}
+		c.mu.Lock()
+		defer c.mu.Unlock()
+		now := c.now()
 		k := OfferingKey{InstanceType: instanceType, Zone: zone, CapacityType: capacityType}
-		if c.unavailable(k) {
+		if c.markedLocked(k, now) || c.markedLocked(QuotaOffering(catalog.QuotaBucket(instanceType), capacityType), now) {
 			return true
 		}
 		k.PlacementGroup = group
-		return group != "" && c.unavailable(k)
+		return group != "" && c.markedLocked(k, now)
 	}
 }
 
-func (c *ICECache) unavailable(k OfferingKey) bool {
-	if c == nil {
-		return false
-	}
-	c.mu.Lock()
-	defer c.mu.Unlock()
+// markedLocked reports whether k is marked and not yet expired (an
+// expired mark is dropped).
+func (c *ICECache) markedLocked(k OfferingKey, now time.Time) bool {
 	exp, ok := c.until[k]
 	if !ok {
 		return false
 	}
-	if !c.now().Before(exp) {
+	if !now.Before(exp) {
 		delete(c.until, k)
 		return false
 	}
 	return true
+}
+
+// QuotaOffering is the cache entry of a whole vCPU quota: a bucket of
+// families (catalog.QuotaBucket) bought as a capacity type. The quota is
+// the account's in the region, so once EC2 refuses a launch past it every
+// offering of the bucket fails alike, in every zone: marking them all at
+// once sends the next plan elsewhere (another capacity type, bucket or
+// NodePool) instead of trying them one by one. No instance type is named
+// "quota.*", and the key is a valid shared-state key.
+func QuotaOffering(bucket, capacityType string) OfferingKey {
+	return OfferingKey{InstanceType: "quota." + bucket, Zone: "all", CapacityType: capacityType}
+}
+
+// quotaCodes are the CreateFleet codes of a launch past a vCPU quota.
+var quotaCodes = map[string]bool{"VcpuLimitExceeded": true, "MaxSpotInstanceCountExceeded": true}
+
+// quotaMarks lists the quotas fleet errors say are used up.
+func quotaMarks(errs []FleetError) []OfferingKey {
+	var out []OfferingKey
+	for _, fe := range errs {
+		if !quotaCodes[fe.Code] || fe.Offering.InstanceType == "" {
+			continue
+		}
+		k := QuotaOffering(catalog.QuotaBucket(fe.Offering.InstanceType), fe.Offering.CapacityType)
+		if !slices.Contains(out, k) {
+			out = append(out, k)
+		}
+	}
+	return out
 }
 
 // Len is the number of offerings currently unavailable.

@@ -66,3 +66,38 @@ func TestICECachePlacementGroupScope(t *testing.T) {
 		t.Error("a group's mark holds outside it")
 	}
 }
+
+// A launch past a vCPU quota marks the whole quota: every type of the
+// bucket, in every zone, as that capacity type; other buckets and the
+// other capacity type stay available, and the mark expires with the TTL.
+func TestICECacheQuota(t *testing.T) {
+	now := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	c := NewICECache(0, func() time.Time { return now })
+	errs := []FleetError{
+		{Offering: OfferingKey{"m5.large", "us-east-1a", "spot", ""}, Code: "MaxSpotInstanceCountExceeded"},
+		{Offering: OfferingKey{"c6g.large", "us-east-1b", "spot", ""}, Code: "MaxSpotInstanceCountExceeded"},
+		{Offering: OfferingKey{"g5.xlarge", "us-east-1a", "spot", ""}, Code: "InsufficientInstanceCapacity"},
+	}
+	marks := quotaMarks(errs)
+	if len(marks) != 1 || marks[0] != QuotaOffering("standard", "spot") {
+		t.Fatalf("quotaMarks = %v, want the Standard spot quota once", marks)
+	}
+	c.MarkAll(marks)
+	for _, o := range []OfferingKey{{"r7i.48xlarge", "us-east-1c", "spot", ""}, {"t3.micro", "us-east-1a", "spot", ""}} {
+		if !c.Unavailable(o.InstanceType, o.Zone, o.CapacityType) {
+			t.Errorf("%s available past the Standard spot quota", o)
+		}
+	}
+	for _, o := range []OfferingKey{{"m5.large", "us-east-1a", "on-demand", ""}, {"g5.xlarge", "us-east-1a", "spot", ""}} {
+		if c.Unavailable(o.InstanceType, o.Zone, o.CapacityType) {
+			t.Errorf("%s unavailable: another quota", o)
+		}
+	}
+	if q := quotaMarks([]FleetError{{Offering: OfferingKey{"m5.large", "us-east-1a", "on-demand", ""}, Code: "VcpuLimitExceeded"}}); len(q) != 1 || q[0] != QuotaOffering("standard", "on-demand") {
+		t.Errorf("VcpuLimitExceeded marks %v", q)
+	}
+	now = now.Add(DefaultICETTL)
+	if c.Unavailable("m5.large", "us-east-1a", "spot") {
+		t.Error("quota mark outlived the TTL")
+	}
+}

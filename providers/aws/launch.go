@@ -147,6 +147,7 @@ func (c *Client) launchOne(ctx context.Context, req LaunchRequest) (Instance, er
 	fleetErrs, unfulfillable := fleetErrors(out.Errors, req.CapacityType, zoneOf)
 	unfulfillable = scopeToGroup(req, fleetErrs, unfulfillable)
 	c.opts.ICECache.MarkAll(unfulfillable)
+	c.opts.ICECache.MarkAll(quotaMarks(fleetErrs))
 	if insts := launched(out.Instances, req.CapacityType, tags, zoneOf); len(insts) > 0 {
 		return withReservation(req, insts[0]), nil
 	}

@@ -22,7 +22,9 @@ func (c *Cluster) DeleteNodeClaimKeepFinalizers(ctx context.Context, name string
 }
 
 // OnNodePoolSpecChange calls fn when a NodePool is created after the
-// informer's initial list, or its spec changes (metadata.generation).
+// informer's initial list, or its spec changes (metadata.generation), or
+// its USD/hour limit annotation does (an annotation bumps no generation,
+// yet it changes what the pool may launch).
 func (c *Cluster) OnNodePoolSpecChange(fn func()) {
 	_, _ = c.nodePools.AddEventHandler(cache.ResourceEventHandlerDetailedFuncs{
 		AddFunc: func(_ interface{}, initial bool) {
@@ -31,11 +33,18 @@ func (c *Cluster) OnNodePoolSpecChange(fn func()) {
 			}
 		},
 		UpdateFunc: func(o, n interface{}) {
-			ou, ok1 := o.(*unstructured.Unstructured)
-			nu, ok2 := n.(*unstructured.Unstructured)
-			if !ok1 || !ok2 || ou.GetGeneration() != nu.GetGeneration() {
+			if nodePoolSpecChanged(o, n) {
 				fn()
 			}
 		},
 	})
+}
+
+// nodePoolSpecChanged reports whether an update changed what a NodePool
+// may launch: its generation or its USD/hour limit (unknown objects: yes).
+func nodePoolSpecChanged(o, n interface{}) bool {
+	ou, ok1 := o.(*unstructured.Unstructured)
+	nu, ok2 := n.(*unstructured.Unstructured)
+	return !ok1 || !ok2 || ou.GetGeneration() != nu.GetGeneration() ||
+		ou.GetAnnotations()[apiv1.AnnotationLimitUSDPerHour] != nu.GetAnnotations()[apiv1.AnnotationLimitUSDPerHour]
 }

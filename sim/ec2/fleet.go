@@ -224,7 +224,7 @@ func (s *Server) fillBucketLocked(resp *createFleetResponse, bucket fleetBucket,
 		return nil
 	}
 	ordered := orderOverrides(overrides, bucket.capacityType, bucket.strategy)
-	capacity := map[pool]bool{} // one draw per pool per request
+	draw := newFleetDraw()
 	failed := map[int]bool{}
 	groups := map[int]int{} // override order → index in resp.Instances
 	fail := func(o *fleetOverride, code, msg string) {
@@ -243,7 +243,7 @@ func (s *Server) fillBucketLocked(resp *createFleetResponse, bucket fleetBucket,
 			if failed[o.order] {
 				continue
 			}
-			if code, msg := s.checkOverrideLocked(o, bucket.capacityType, capacity); code != "" {
+			if code, msg := s.checkOverrideLocked(o, bucket.capacityType, draw); code != "" {
 				fail(o, code, msg)
 				if o.errCode == CodeInvalidParameterValue && misconfigured == nil {
 					misconfigured = o
@@ -266,6 +266,7 @@ func (s *Server) fillBucketLocked(resp *createFleetResponse, bucket fleetBucket,
 			continue
 		}
 		launched = append(launched, in)
+		draw.launched(in, pick.it)
 		gi, ok := groups[pick.order]
 		if !ok {
 			gi = len(resp.Instances)
@@ -510,7 +511,7 @@ func orderOverrides(in []*fleetOverride, capacityType, strategy string) []*fleet
 
 // checkOverrideLocked returns the CreateFleet error code and message for an
 // override that cannot launch now, or "" when it can.
-func (s *Server) checkOverrideLocked(o *fleetOverride, capacityType string, drawn map[pool]bool) (code, msg string) {
+func (s *Server) checkOverrideLocked(o *fleetOverride, capacityType string, draw *fleetDraw) (code, msg string) {
 	if o.errCode != "" {
 		return o.errCode, o.errMsg
 	}
@@ -541,11 +542,14 @@ func (s *Server) checkOverrideLocked(o *fleetOverride, capacityType string, draw
 	if o.reservation = id; id != "" {
 		return "", "" // reserved capacity is there by definition
 	}
+	if code, msg := s.quotaCodeLocked(o.it, capacityType, draw.vcpus); code != "" {
+		return code, msg
+	}
 	p := pool{o.it.Name, o.subnet.zone, capacityType}
-	ok, seen := drawn[p]
+	ok, seen := draw.pools[p]
 	if !seen {
 		ok = s.hasCapacityLocked(p)
-		drawn[p] = ok
+		draw.pools[p] = ok
 	}
 	// A pool at its SetPoolCapacity limit is out of capacity (counted per
 	// launch: one request may fill it).
@@ -559,6 +563,23 @@ func (s *Server) checkOverrideLocked(o *fleetOverride, capacityType string, draw
 	return CodeInsufficientInstanceCapacity, fmt.Sprintf("We currently do not have sufficient %s capacity in the Availability Zone you requested (%s). "+
 		"Our system will be working on provisioning additional capacity. You can currently get %s capacity by not specifying an "+
 		"Availability Zone in your request or choosing a different Availability Zone.", o.it.Name, o.subnet.zone, o.it.Name)
+}
+
+// fleetDraw is what one CreateFleet request has learned of EC2's capacity:
+// one draw per pool, and the vCPUs in use per quota.
+type fleetDraw struct {
+	pools map[pool]bool
+	vcpus map[quotaKey]int
+}
+
+func newFleetDraw() *fleetDraw { return &fleetDraw{pools: map[pool]bool{}, vcpus: map[quotaKey]int{}} }
+
+// launched counts a new instance against its quota.
+func (d *fleetDraw) launched(in *instance, it *catalog.InstanceType) {
+	k := quotaKey{catalog.QuotaBucket(it.Name), in.CapacityType}
+	if _, ok := d.vcpus[k]; ok && in.CapacityReservationID == "" {
+		d.vcpus[k] += it.VCPU
+	}
 }
 
 // launchLocked creates one pending instance for the override.

@@ -18,7 +18,13 @@ const (
 	FamilyAL2023       = "al2023"
 	FamilyAL2          = "al2"
 	FamilyBottlerocket = "bottlerocket"
+	FamilyWindows2019  = "windows2019"
+	FamilyWindows2022  = "windows2022"
+	FamilyWindows2025  = "windows2025"
 )
+
+// IsWindows says whether an image family is one of EKS's Windows images.
+func IsWindows(family string) bool { return strings.HasPrefix(family, "windows") }
 
 // Image variants: what accelerators an image's drivers serve.
 const (
@@ -34,6 +40,7 @@ const (
 const (
 	EKSImageOwner          = "602401143452"
 	BottlerocketImageOwner = "092701018921"
+	WindowsImageOwner      = "801119661308"
 	AmazonOwnerAlias       = "amazon"
 )
 
@@ -200,6 +207,22 @@ func releaseImages(k8s string, r Release) []imageSpec {
 		add(FamilyBottlerocket, br.arch, br.variant, name,
 			fmt.Sprintf("bottlerocket-%s-%s-v%s", br.flavor, br.arch, r.Bottlerocket),
 			BottlerocketImageOwner, base+"latest/image_id", base+r.Bottlerocket+"/image_id")
+	}
+	// EKS's Windows images: Core, x86_64, one parameter per version that
+	// always names the latest (no pinned releases); Windows Server 2025
+	// from Kubernetes 1.35.
+	date := strings.TrimPrefix(r.Version, "v")
+	if len(date) == 8 {
+		date = date[:4] + "." + date[4:6] + "." + date[6:]
+	}
+	for _, w := range []struct{ family, year string }{{FamilyWindows2019, "2019"}, {FamilyWindows2022, "2022"}, {FamilyWindows2025, "2025"}} {
+		if _, minor, _ := strings.Cut(k8s, "."); w.year == "2025" && minor < "35" && len(minor) == 2 {
+			continue
+		}
+		flavor := fmt.Sprintf("Windows_Server-%s-English-Core-EKS_Optimized-%s", w.year, k8s)
+		add(w.family, "x86_64", VariantStandard, flavor+"-"+date,
+			fmt.Sprintf("Microsoft Windows Server %s Core optimized for EKS and container orchestration with Kubernetes %s", w.year, k8s),
+			WindowsImageOwner, "/aws/service/ami-windows-latest/"+flavor+"/image_id")
 	}
 	return out
 }
@@ -443,6 +466,10 @@ func (s *Server) imageXML(im *Image, now time.Time) imageXML {
 	}
 	if im.Family == FamilyAL2023 {
 		x.BootMode, x.ImdsSupport = "uefi-preferred", "v2.0"
+	}
+	if IsWindows(im.Family) {
+		x.Platform, x.PlatformDetails, x.UsageOperation = "windows", "Windows", "RunInstances:0002"
+		x.RootDeviceName, x.BlockDevices[0].DeviceName, x.BlockDevices[0].EBS.VolumeSize = "/dev/sda1", "/dev/sda1", 50
 	}
 	if !im.DeprecationTime.IsZero() {
 		x.DeprecationTime = ec2Time(im.DeprecationTime)

@@ -180,8 +180,14 @@ func TestPublishImageReleaseRepointsRecommended(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(imgs) != 12 {
-		t.Errorf("%d new images, want 12 (5 AL2023, 3 AL2, 4 Bottlerocket)", len(imgs))
+	if len(imgs) != 15 {
+		t.Errorf("%d new images, want 15 (5 AL2023, 3 AL2, 4 Bottlerocket, 3 Windows)", len(imgs))
+	}
+	const win = "/aws/service/ami-windows-latest/Windows_Server-2022-English-Core-EKS_Optimized-1.37/image_id"
+	if id, _, _, ok := srv.SSMParameter(win); !ok {
+		t.Errorf("%s not published", win)
+	} else if im, _ := srv.Image(id); im.Name != "Windows_Server-2022-English-Core-EKS_Optimized-1.37-2026.12.01" || im.Architecture != "x86_64" {
+		t.Errorf("%s -> %+v, want the new release's x86_64 Windows Server 2022 image", win, im)
 	}
 	after, v2, mod, _ := srv.SSMParameter(rec)
 	im, _ := srv.Image(after)

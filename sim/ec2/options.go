@@ -72,6 +72,11 @@ type Options struct {
 	// AWS's own numbers). A call a bucket cannot serve is refused with
 	// RequestLimitExceeded (HTTP 503). 0: no buckets (unit tests).
 	ThrottleScale float64
+	// VCPUQuota is the account's vCPU quota in every bucket of families,
+	// On-Demand and Spot alike (default DefaultVCPUQuota): a launch past
+	// it is refused, VcpuLimitExceeded or MaxSpotInstanceCountExceeded.
+	// SetVCPUQuota sets one bucket's.
+	VCPUQuota int
 	// Latency is added to every request before it is handled. SetLatency
 	// changes it later.
 	Latency time.Duration
@@ -136,6 +141,9 @@ func (o Options) withDefaults() Options {
 	o.TerminateDelay = delay.OrDefault(o.TerminateDelay, time.Second)
 	if o.TerminatedRetention <= 0 {
 		o.TerminatedRetention = time.Hour
+	}
+	if o.VCPUQuota <= 0 {
+		o.VCPUQuota = DefaultVCPUQuota
 	}
 	if o.Seed == 0 {
 		o.Seed = 1

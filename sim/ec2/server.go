@@ -39,8 +39,9 @@ type Server struct {
 	releases     []Release
 	ssm          map[string]ssmParam // public SSM parameters backed by images
 
-	ice              map[pool]bool // explicit insufficient capacity; "" fields are wildcards
-	poolCap          map[pool]int  // SetPoolCapacity: at most n live instances; "" fields are wildcards
+	ice              map[pool]bool    // explicit insufficient capacity; "" fields are wildcards
+	poolCap          map[pool]int     // SetPoolCapacity: at most n live instances; "" fields are wildcards
+	quotas           map[quotaKey]int // SetVCPUQuota: vCPU quotas other than Options.VCPUQuota
 	iceFraction      float64
 	throttleFraction float64
 	buckets          *throttle.Set // EC2's token buckets (nil: off)
@@ -75,6 +76,7 @@ func New(opts Options) *Server {
 		fleets:           map[string]fleetRecord{},
 		ice:              map[pool]bool{},
 		poolCap:          map[pool]int{},
+		quotas:           map[quotaKey]int{},
 		iceFraction:      opts.ICEFraction,
 		throttleFraction: opts.ThrottleFraction,
 		buckets:          throttle.NewSet(opts.ThrottleScale, nil),

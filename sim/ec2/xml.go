@@ -472,6 +472,7 @@ type imageXML struct {
 	EnaSupport         bool                  `xml:"enaSupport"`
 	BootMode           string                `xml:"bootMode,omitempty"`
 	ImdsSupport        string                `xml:"imdsSupport,omitempty"`
+	Platform           string                `xml:"platform,omitempty"`
 	PlatformDetails    string                `xml:"platformDetails"`
 	UsageOperation     string                `xml:"usageOperation"`
 	DeprecationTime    string                `xml:"deprecationTime,omitempty"`

@@ -12,6 +12,8 @@ package kubelet
 //     TOML mean nothing to it.
 //   - Bottlerocket: early-boot-config reads TOML settings only, and the
 //     settings API refuses keys its model does not have.
+//   - Windows: EC2Launch runs the <powershell> block; only a call of
+//     Start-EKSBootstrap.ps1 starts the kubelet.
 //   - Any other image: a custom AMI; whatever the user data holds is taken
 //     as it is (ParseUserData).
 
@@ -32,6 +34,7 @@ const (
 	FamilyAL2023       Family = "AL2023"
 	FamilyAL2          Family = "AL2"
 	FamilyBottlerocket Family = "Bottlerocket"
+	FamilyWindows      Family = "Windows"
 	FamilyCustom       Family = "custom"
 )
 
@@ -48,6 +51,8 @@ func FamilyOfImage(name string) Family {
 		return FamilyAL2
 	case strings.HasPrefix(name, "bottlerocket-aws-k8s-"):
 		return FamilyBottlerocket
+	case windowsBuildOf(name) != "" && strings.Contains(name, "-EKS_Optimized-"):
+		return FamilyWindows
 	}
 	return FamilyCustom
 }
@@ -69,6 +74,8 @@ func ParseUserDataFor(f Family, b64 string) (*BootConfig, error) {
 		return al2UserData(raw)
 	case FamilyBottlerocket:
 		return bottlerocketUserData(raw)
+	case FamilyWindows:
+		return windowsUserData(raw)
 	}
 	return nil, fmt.Errorf("unknown image family %q", f)
 }

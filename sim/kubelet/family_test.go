@@ -12,15 +12,17 @@ import (
 
 func TestFamilyOfImage(t *testing.T) {
 	for name, want := range map[string]Family{
-		"amazon-eks-node-al2023-x86_64-standard-1.37-v20261101": FamilyAL2023,
-		"amazon-eks-node-al2023-arm64-nvidia-1.37-v20261101":    FamilyAL2023,
-		"amazon-eks-node-1.37-v20261101":                        FamilyAL2,
-		"amazon-eks-arm64-node-1.37-v20261101":                  FamilyAL2,
-		"amazon-eks-gpu-node-1.37-v20261101":                    FamilyAL2,
-		"bottlerocket-aws-k8s-1.37-x86_64-v1.50.0-0a1b2c3d":     FamilyBottlerocket,
-		"bottlerocket-aws-k8s-1.37-nvidia-arm64-v1.50.0-0a1b2c": FamilyBottlerocket,
-		"my-golden-image-2026":                                  FamilyCustom,
-		"":                                                      FamilyCustom,
+		"amazon-eks-node-al2023-x86_64-standard-1.37-v20261101":          FamilyAL2023,
+		"amazon-eks-node-al2023-arm64-nvidia-1.37-v20261101":             FamilyAL2023,
+		"amazon-eks-node-1.37-v20261101":                                 FamilyAL2,
+		"amazon-eks-arm64-node-1.37-v20261101":                           FamilyAL2,
+		"amazon-eks-gpu-node-1.37-v20261101":                             FamilyAL2,
+		"bottlerocket-aws-k8s-1.37-x86_64-v1.50.0-0a1b2c3d":              FamilyBottlerocket,
+		"bottlerocket-aws-k8s-1.37-nvidia-arm64-v1.50.0-0a1b2c":          FamilyBottlerocket,
+		"Windows_Server-2022-English-Core-EKS_Optimized-1.37-2026.11.01": FamilyWindows,
+		"Windows_Server-2022-English-Full-Base-2026.11.01":               FamilyCustom,
+		"my-golden-image-2026":                                           FamilyCustom,
+		"":                                                               FamilyCustom,
 	} {
 		if got := FamilyOfImage(name); got != want {
 			t.Errorf("FamilyOfImage(%q) = %s, want %s", name, got, want)
@@ -37,6 +39,7 @@ var familyImages = map[string]string{
 	apiv1.AMIFamilyAL2023:       "amazon-eks-node-al2023-x86_64-standard-1.37-v20261101",
 	apiv1.AMIFamilyAL2:          "amazon-eks-node-1.37-v20261101",
 	apiv1.AMIFamilyBottlerocket: "bottlerocket-aws-k8s-1.37-x86_64-v1.50.0-0a1b2c3d",
+	apiv1.AMIFamilyWindows2022:  "Windows_Server-2022-English-Core-EKS_Optimized-1.37-2026.11.01",
 }
 
 // Each family's image boots the user data Joinery writes for it, and
@@ -53,6 +56,9 @@ func TestEachFamilyBootsOnlyItsOwnUserData(t *testing.T) {
 		{apiv1.AMIFamilyAL2023, apiv1.AMIFamilyAL2023}:             "",
 		{apiv1.AMIFamilyAL2, apiv1.AMIFamilyAL2}:                   "",
 		{apiv1.AMIFamilyBottlerocket, apiv1.AMIFamilyBottlerocket}: "",
+		{apiv1.AMIFamilyWindows2022, apiv1.AMIFamilyAL2}:           "no <powershell> block",
+		{apiv1.AMIFamilyAL2, apiv1.AMIFamilyWindows2022}:           "no script calls /etc/eks/bootstrap.sh",
+		{apiv1.AMIFamilyWindows2022, apiv1.AMIFamilyWindows2022}:   "",
 	}
 	for k, msg := range want {
 		r, kc := registrar(t, ca)
@@ -101,6 +107,9 @@ func TestNodeAgentsRefuseWhatTheyDoNotRun(t *testing.T) {
 		{FamilyBottlerocket, "#!/bin/bash\n" + bootstrapSh, "not TOML"},
 		{FamilyCustom, "#!/bin/bash\n" + bootstrapSh, ""},
 		{FamilyCustom, brK8s, ""},
+		{FamilyWindows, "<powershell>\nWrite-Host hi\n</powershell>", "does not run Start-EKSBootstrap.ps1"},
+		{FamilyWindows, "<powershell>\n& $EKSBootstrapScriptFile -EKSClusterName 'local' -APIServerEndpoint '" + endpoint + "'\n</powershell>", "-Base64ClusterCA"},
+		{FamilyWindows, "<powershell>\n& $EKSBootstrapScriptFile -EKSClusterName 'local' -APIServerEndpoint '" + endpoint + "' -Base64ClusterCA '" + ca + "' -KubeletExtraArgs '--max-pods=5'\n</powershell>", ""},
 	} {
 		_, err := ParseUserDataFor(tc.family, b64(tc.userData))
 		switch {
@@ -109,5 +118,25 @@ func TestNodeAgentsRefuseWhatTheyDoNotRun(t *testing.T) {
 		case tc.err != "" && (err == nil || !strings.Contains(err.Error(), tc.err)):
 			t.Errorf("%s %.40q: %v, want an error with %q", tc.family, tc.userData, err, tc.err)
 		}
+	}
+}
+
+// A Windows image's node: os windows with its build, and one interface's
+// addresses as its pod limit (m5.large: 10 - 1), not the Linux ENI count.
+func TestWindowsNodeRegisters(t *testing.T) {
+	ca := newCA(t, "cluster")
+	r, kc := registrar(t, ca)
+	r.Image = imageNamed(familyImages[apiv1.AMIFamilyWindows2022])
+	o := options(apiv1.AMIFamilyWindows2022, ca)
+	o.Kubelet.MaxPods, o.MaxPods = nil, 0 // the node's own limit
+	if err := r.Register(context.Background(), instance("m5.large", generate(t, o))); err != nil {
+		t.Fatal(err)
+	}
+	n := nodes(t, kc)[0]
+	if n.Labels[apiv1.LabelOS] != "windows" || n.Labels[apiv1.LabelWindowsBuild] != "10.0.20348" || n.Status.NodeInfo.OperatingSystem != "windows" {
+		t.Errorf("labels %v, OS %q", n.Labels, n.Status.NodeInfo.OperatingSystem)
+	}
+	if pods := n.Status.Capacity.Pods().Value(); pods != 9 {
+		t.Errorf("pods %d, want 9", pods)
 	}
 }

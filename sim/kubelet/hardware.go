@@ -72,6 +72,16 @@ func (h Hardware) eniMaxPods() int64 {
 	return int64(h.DefaultCardENIs*(h.IPv4PerENI-1) + 2)
 }
 
+// windowsMaxPods is a Windows node's pod limit: one network interface,
+// its addresses less the node's own (EKS user guide, "Deploy Windows
+// nodes").
+func (h Hardware) windowsMaxPods() int64 {
+	if h.IPv4PerENI <= 1 {
+		return 110
+	}
+	return int64(h.IPv4PerENI - 1)
+}
+
 // ebsVolumeLimit is the count the EBS CSI driver's node plugin reports in
 // CSINode (aws-ebs-csi-driver getVolumesLimit): the attachment limit (27
 // shared for a type the driver does not list), less the root volume and

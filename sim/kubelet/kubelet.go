@@ -169,9 +169,10 @@ func (r *Registrar) boot(inst Instance) (*corev1.Node, error) {
 	if !ok {
 		return nil, fmt.Errorf("instance type %s: EC2 does not describe it", inst.InstanceType)
 	}
-	variant, family := "standard", FamilyCustom
+	variant, family, windowsBuild := "standard", FamilyCustom, ""
 	if r.Image != nil && inst.ImageID != "" {
 		if im, ok := r.Image(inst.ImageID); ok {
+			windowsBuild = windowsBuildOf(im.Name)
 			if a := normArch(im.Arch); a != it.Arch {
 				return nil, fmt.Errorf("image %s is %s, instance type %s is %s: the kernel does not boot", inst.ImageID, a, it.Name, it.Arch)
 			}
@@ -200,12 +201,19 @@ func (r *Registrar) boot(inst Instance) (*corev1.Node, error) {
 	}
 
 	// Labels the kubelet sets itself; --node-labels override them.
+	os := "linux"
+	if windowsBuild != "" {
+		os = "windows"
+	}
 	labels := map[string]string{
 		apiv1.LabelHostname:       inst.PrivateDNSName,
-		apiv1.LabelOS:             "linux",
+		apiv1.LabelOS:             os,
 		apiv1.LabelArch:           it.Arch,
-		"beta.kubernetes.io/os":   "linux",
+		"beta.kubernetes.io/os":   os,
 		"beta.kubernetes.io/arch": it.Arch,
+	}
+	if windowsBuild != "" {
+		labels[apiv1.LabelWindowsBuild] = windowsBuild // the kubelet's own on Windows
 	}
 	for k, v := range cfg.Labels {
 		labels[k] = v
@@ -244,7 +252,7 @@ func (r *Registrar) boot(inst Instance) (*corev1.Node, error) {
 		Status: corev1.NodeStatus{
 			Capacity:    capacity,
 			Allocatable: allocatable,
-			NodeInfo:    corev1.NodeSystemInfo{Architecture: it.Arch, OperatingSystem: "linux", KubeletVersion: "v1.37.2-joinery-sim"},
+			NodeInfo:    corev1.NodeSystemInfo{Architecture: it.Arch, OperatingSystem: os, KubeletVersion: "v1.37.2-joinery-sim"},
 			Conditions:  registeredConditions(time.Now()),
 		},
 	}, nil
@@ -586,8 +594,11 @@ func nodeGone(err error) error {
 // (the AL2023 image's own root volume) when the launch set none.
 func dataVolumeBytes(devs []BlockDevice, format string) int64 {
 	want := "/dev/xvda"
-	if format == FormatBottlerocket {
+	switch format {
+	case FormatBottlerocket:
 		want = "/dev/xvdb"
+	case FormatWindows:
+		want = "/dev/sda1"
 	}
 	var pick *BlockDevice
 	for i := range devs {

@@ -28,6 +28,9 @@ func sizes(h Hardware, cfg *BootConfig, fsBytes int64, variant string) (capacity
 	cpu := int64(h.VCPU) * 1000
 	memKi := h.memTotalMiB() * 1024
 	pods := h.eniMaxPods()
+	if cfg.Format == FormatWindows {
+		pods = h.windowsMaxPods()
+	}
 	if cfg.MaxPods != nil {
 		pods = int64(*cfg.MaxPods)
 	}
@@ -96,7 +99,13 @@ func devices(h Hardware, variant string) map[corev1.ResourceName]int {
 // when maxPods is set; Bottlerocket counts its max-pods setting.
 func kubeReserved(h Hardware, cfg *BootConfig, cpuMilli int64) corev1.ResourceList {
 	pods := h.eniMaxPods()
-	if cfg.Format == FormatBottlerocket && cfg.MaxPods != nil {
+	switch {
+	case cfg.Format == FormatWindows:
+		pods = h.windowsMaxPods()
+		if cfg.MaxPods != nil {
+			pods = int64(*cfg.MaxPods)
+		}
+	case cfg.Format == FormatBottlerocket && cfg.MaxPods != nil:
 		pods = int64(*cfg.MaxPods)
 	}
 	return corev1.ResourceList{

@@ -514,7 +514,7 @@ func (c *converter) nodePoolV1(e *entry) {
 	e.classRef = str(ref["name"])
 }
 
-var aliasFamilies = map[string]bool{"AL2": true, "AL2023": true, "Bottlerocket": true, "Windows2019": true, "Windows2022": true}
+var aliasFamilies = map[string]bool{"AL2": true, "AL2023": true, "Bottlerocket": true, "Windows2019": true, "Windows2022": true, "Windows2025": true}
 
 func (c *converter) classV1beta1(e *entry) {
 	typed, _ := c.strict(e, reflect.TypeOf(ec2NodeClassV1beta1{}), reflect.TypeOf(apiv1.EC2NodeClass{})).(*ec2NodeClassV1beta1)
@@ -587,9 +587,6 @@ func (c *converter) classV1beta1(e *entry) {
 	default:
 		c.refuse(e, f, fmt.Sprintf("%q is not a v1beta1 family", family))
 		return
-	}
-	if strings.HasPrefix(family, "Windows") {
-		c.note(e, "amiFamily %s: Joinery launches Linux nodes only (AL2023, AL2, Bottlerocket, Custom)", family)
 	}
 
 	if mo := typed.Spec.MetadataOptions; mo == nil || mo.HTTPPutResponseHopLimit == nil {

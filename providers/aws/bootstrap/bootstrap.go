@@ -62,8 +62,9 @@ func Generate(o Options) (string, error) {
 		}
 		return base64.StdEncoding.EncodeToString([]byte(*o.UserData)), nil
 	case apiv1.AMIFamilyAL2023, apiv1.AMIFamilyAL2, apiv1.AMIFamilyBottlerocket:
+	case apiv1.AMIFamilyWindows2019, apiv1.AMIFamilyWindows2022, apiv1.AMIFamilyWindows2025:
 	default:
-		return "", fmt.Errorf("amiFamily %q: not supported (AL2023, AL2, Bottlerocket or Custom)", o.Family)
+		return "", fmt.Errorf("amiFamily %q: not supported (%s)", o.Family, familyNames)
 	}
 	n, err := normalize(o)
 	if err != nil {
@@ -76,11 +77,21 @@ func Generate(o Options) (string, error) {
 		raw, err = al2(n, o.UserData)
 	case apiv1.AMIFamilyBottlerocket:
 		raw, err = bottlerocket(n, o.UserData)
+	default:
+		raw = windows(n, o.UserData)
 	}
 	if err != nil {
 		return "", err
 	}
 	return base64.StdEncoding.EncodeToString([]byte(raw)), nil
+}
+
+const familyNames = "AL2023, AL2, Bottlerocket, Windows2019, Windows2022, Windows2025 or Custom"
+
+// aliasFamilies are the alias terms' family names.
+var aliasFamilies = map[string]string{
+	"al2023": apiv1.AMIFamilyAL2023, "al2": apiv1.AMIFamilyAL2, "bottlerocket": apiv1.AMIFamilyBottlerocket,
+	"windows2019": apiv1.AMIFamilyWindows2019, "windows2022": apiv1.AMIFamilyWindows2022, "windows2025": apiv1.AMIFamilyWindows2025,
 }
 
 // FamilyOf resolves the family from spec.amiFamily and the alias term
@@ -97,15 +108,9 @@ func FamilyOf(spec *apiv1.EC2NodeClassSpec) (string, error) {
 			continue
 		}
 		name, _, _ := strings.Cut(t.Alias, "@")
-		switch strings.ToLower(name) {
-		case "al2023":
-			aliasFamily = apiv1.AMIFamilyAL2023
-		case "al2":
-			aliasFamily = apiv1.AMIFamilyAL2
-		case "bottlerocket":
-			aliasFamily = apiv1.AMIFamilyBottlerocket
-		default:
-			return "", fmt.Errorf("spec.amiSelectorTerms[%d].alias: family %q not supported (al2023, al2, bottlerocket)", i, name)
+		aliasFamily = aliasFamilies[strings.ToLower(name)]
+		if aliasFamily == "" {
+			return "", fmt.Errorf("spec.amiSelectorTerms[%d].alias: family %q not supported (al2023, al2, bottlerocket, windows2019, windows2022, windows2025)", i, name)
 		}
 		break
 	}
@@ -115,13 +120,14 @@ func FamilyOf(spec *apiv1.EC2NodeClassSpec) (string, error) {
 			return "", errors.New("spec.amiFamily: required when spec.amiSelectorTerms has no alias")
 		}
 		return aliasFamily, nil
-	case apiv1.AMIFamilyAL2023, apiv1.AMIFamilyAL2, apiv1.AMIFamilyBottlerocket, apiv1.AMIFamilyCustom:
+	case apiv1.AMIFamilyAL2023, apiv1.AMIFamilyAL2, apiv1.AMIFamilyBottlerocket, apiv1.AMIFamilyCustom,
+		apiv1.AMIFamilyWindows2019, apiv1.AMIFamilyWindows2022, apiv1.AMIFamilyWindows2025:
 		if aliasFamily != "" && spec.AMIFamily != apiv1.AMIFamilyCustom && spec.AMIFamily != aliasFamily {
 			return "", fmt.Errorf("spec.amiFamily: %q does not match the alias family %q (must be %s or Custom)", spec.AMIFamily, aliasFamily, aliasFamily)
 		}
 		return spec.AMIFamily, nil
 	default:
-		return "", fmt.Errorf("spec.amiFamily: %q not supported (AL2023, AL2, Bottlerocket or Custom)", spec.AMIFamily)
+		return "", fmt.Errorf("spec.amiFamily: %q not supported (%s)", spec.AMIFamily, familyNames)
 	}
 }
 

@@ -180,6 +180,8 @@ func TestGolden(t *testing.T) {
 		{"al2023_raid0", raid0(minimalOptions(apiv1.AMIFamilyAL2023, nil))},
 		{"al2_raid0", raid0(minimalOptions(apiv1.AMIFamilyAL2, nil))},
 		{"bottlerocket_raid0", raid0(minimalOptions(apiv1.AMIFamilyBottlerocket, nil))},
+		{"windows2022", testOptions(apiv1.AMIFamilyWindows2022, ptr("Write-Host 'hello'"))},
+		{"windows2019_minimal", minimalOptions(apiv1.AMIFamilyWindows2019, nil)},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			b64, err := Generate(tc.o)
@@ -227,7 +229,7 @@ func TestErrors(t *testing.T) {
 		edit func(*Options)
 		want string
 	}{
-		{"bad family", func(o *Options) { o.Family = "Windows2022" }, `amiFamily "Windows2022": not supported`},
+		{"bad family", func(o *Options) { o.Family = "Ubuntu" }, `amiFamily "Ubuntu": not supported`},
 		{"unparsable MIME", func(o *Options) { o.UserData = ptr("MIME-Version: 1.0\nContent-Type: text/plain\n\nhi") }, "spec.userData: MIME document is text/plain, not multipart"},
 		{"MIME without boundary", func(o *Options) { o.UserData = ptr("Content-Type: multipart/mixed\n\n--x\n") }, "spec.userData: multipart MIME document without a boundary"},
 		{"broken MIME part", func(o *Options) {
@@ -290,7 +292,9 @@ func TestFamilyOf(t *testing.T) {
 		{spec: apiv1.EC2NodeClassSpec{AMIFamily: "AL2", AMISelectorTerms: []apiv1.AMISelectorTerm{{ID: "ami-1"}}}, want: "AL2"},
 		{spec: apiv1.EC2NodeClassSpec{AMIFamily: "AL2", AMISelectorTerms: alias("al2023@latest")}, err: `spec.amiFamily: "AL2" does not match the alias family "AL2023"`},
 		{spec: apiv1.EC2NodeClassSpec{AMISelectorTerms: []apiv1.AMISelectorTerm{{ID: "ami-1"}}}, err: "spec.amiFamily: required when spec.amiSelectorTerms has no alias"},
-		{spec: apiv1.EC2NodeClassSpec{AMISelectorTerms: alias("windows2022@latest")}, err: `spec.amiSelectorTerms[0].alias: family "windows2022" not supported`},
+		{spec: apiv1.EC2NodeClassSpec{AMISelectorTerms: alias("windows2022@latest")}, want: "Windows2022"},
+		{spec: apiv1.EC2NodeClassSpec{AMIFamily: "Windows2019", AMISelectorTerms: alias("windows2025@latest")}, err: `does not match the alias family "Windows2025"`},
+		{spec: apiv1.EC2NodeClassSpec{AMISelectorTerms: alias("ubuntu@latest")}, err: `spec.amiSelectorTerms[0].alias: family "ubuntu" not supported`},
 		{spec: apiv1.EC2NodeClassSpec{AMIFamily: "Ubuntu"}, err: `spec.amiFamily: "Ubuntu" not supported`},
 	} {
 		got, err := FamilyOf(&tc.spec)
