@@ -43,3 +43,38 @@ func placementGroupOf(cls *apiv1.EC2NodeClass) string {
 	}
 	return ""
 }
+
+// partitionOf is the partition a NodeClaim of a partition group asks for:
+// the one the solver gave it (its placement-group-partition label, from a
+// pool requirement naming partitions), else the lowest its requirement
+// allows, as Karpenter's launch template takes it; 0 (EC2 picks) when it
+// names none, as most NodeClaims do.
+func partitionOf(nc *apiv1.NodeClaim, pg *apiv1.PlacementGroupStatus) int32 {
+	if pg.Strategy != apiv1.PlacementStrategyPartition {
+		return 0
+	}
+	if v, ok := nc.Labels[apiv1.LabelPlacementGroupPartition]; ok {
+		return partitionNumber(v, pg)
+	}
+	best := int32(0)
+	for _, r := range nc.Spec.Requirements {
+		if r.Key != apiv1.LabelPlacementGroupPartition || r.Operator != apiv1.OpIn {
+			continue
+		}
+		for _, v := range r.Values {
+			if n := partitionNumber(v, pg); n > 0 && (best == 0 || n < best) {
+				best = n
+			}
+		}
+	}
+	return best
+}
+
+// partitionNumber is v as one of the group's partitions (0: it is not).
+func partitionNumber(v string, pg *apiv1.PlacementGroupStatus) int32 {
+	n, err := strconv.Atoi(v)
+	if err != nil || n < 1 || int32(n) > pg.PartitionCount {
+		return 0
+	}
+	return int32(n)
+}

@@ -49,3 +49,34 @@ func TestNodePoolKeepsToPlacementGroupTypes(t *testing.T) {
 		t.Errorf("a pool without the group planned %d nodes for a pod selecting it", len(plan.NewNodeClaims))
 	}
 }
+
+// A pool whose requirement names the partitions of its class's partition
+// group gives each NodeClaim one, so pods spread over partitions
+// (topologySpreadConstraints on placement-group-partition) land one per
+// partition; the launch then asks EC2 for that partition.
+func TestPartitionSpread(t *testing.T) {
+	np := &apiv1.NodePool{ObjectMeta: metav1.ObjectMeta{Name: "kafka"}}
+	np.Spec.Template.Spec.Requirements = []apiv1.NodeSelectorRequirementWithMinValues{
+		{Key: apiv1.LabelPlacementGroupPartition, Operator: apiv1.OpIn, Values: []string{"1", "2", "3"}},
+		{Key: apiv1.LabelCapacityType, Operator: apiv1.OpIn, Values: []string{apiv1.CapacityTypeOnDemand}}}
+	cls := &apiv1.EC2NodeClass{}
+	cls.Status.PlacementGroup = &apiv1.PlacementGroupStatus{ID: "pg-1", Strategy: apiv1.PlacementStrategyPartition, PartitionCount: 3}
+	pool := NodePoolFromAPI(np, cls, catalog.MustDefault(), catalog.DefaultZones, nil)
+	var pods []Pod
+	for _, name := range []string{"k0", "k1", "k2"} {
+		p := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: "default", Labels: map[string]string{"app": "kafka"}}, Spec: corev1.PodSpec{
+			TopologySpreadConstraints: []corev1.TopologySpreadConstraint{{MaxSkew: 1, TopologyKey: apiv1.LabelPlacementGroupPartition,
+				WhenUnsatisfiable: corev1.DoNotSchedule, LabelSelector: &metav1.LabelSelector{MatchLabels: map[string]string{"app": "kafka"}}}},
+			Containers: []corev1.Container{{Name: "c", Resources: corev1.ResourceRequirements{Requests: corev1.ResourceList{
+				corev1.ResourceCPU: resource.MustParse("1")}}}}}}
+		pods = append(pods, PodFromK8s(p))
+	}
+	plan := Solve(Input{Pods: pods, NodePools: []NodePool{pool}})
+	got := map[string]bool{}
+	for _, nc := range plan.NewNodeClaims {
+		got[nc.Labels[apiv1.LabelPlacementGroupPartition]] = true
+	}
+	if len(plan.NewNodeClaims) != 3 || !got["1"] || !got["2"] || !got["3"] {
+		t.Errorf("%d NodeClaims in partitions %v, want one in each of 1, 2, 3", len(plan.NewNodeClaims), got)
+	}
+}

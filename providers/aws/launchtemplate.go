@@ -65,6 +65,10 @@ type LaunchTemplateData struct {
 	// group; EC2 picks a partition group's partition. Omitted from the
 	// name's hash when "".
 	PlacementGroupID string `json:",omitempty"`
+	// PartitionNumber is the partition of a partition group the NodeClaim
+	// was given (its placement-group-partition requirement, as Karpenter
+	// takes the lowest it allows); 0 lets EC2 pick.
+	PartitionNumber int32 `json:",omitempty"`
 }
 
 // LaunchTemplate names one launch template.
@@ -189,6 +193,9 @@ func requestTemplateData(d LaunchTemplateData, tags map[string]string) (*types.R
 	out.Monitoring = &types.LaunchTemplatesMonitoringRequest{Enabled: aws.Bool(d.DetailedMonitoring)}
 	if d.PlacementGroupID != "" {
 		out.Placement = &types.LaunchTemplatePlacementRequest{GroupId: aws.String(d.PlacementGroupID)}
+		if d.PartitionNumber > 0 {
+			out.Placement.PartitionNumber = aws.Int32(d.PartitionNumber)
+		}
 	}
 	if d.NestedVirtualization != "" {
 		out.CpuOptions = &types.LaunchTemplateCpuOptionsRequest{NestedVirtualization: types.NestedVirtualizationSpecification(d.NestedVirtualization)}

@@ -73,6 +73,14 @@ func TestLaunchTemplateCarriesPlacementGroup(t *testing.T) {
 			t.Errorf("%s: Placement sent %q, want %q", name, sent["joinery/"+name], want)
 		}
 	}
+	if _, err := w.c.EnsureLaunchTemplate(ctx, "joinery/kafka-2", aws.LaunchTemplateData{ImageID: img, PlacementGroupID: groups["kafka"].ID, PartitionNumber: 2}); err != nil {
+		t.Fatal(err)
+	}
+	for _, r := range w.ec2.Requests() {
+		if r.Params.Get("LaunchTemplateName") == "joinery/kafka-2" && r.Params.Get("LaunchTemplateData.Placement.PartitionNumber") != "2" {
+			t.Errorf("partition 2 template sent Placement %v", r.Params)
+		}
+	}
 	if sent["joinery/plain"] != "" {
 		t.Errorf("a template without a group sent Placement %q", sent["joinery/plain"])
 	}
@@ -100,6 +108,14 @@ func TestLaunchTemplateCarriesPlacementGroup(t *testing.T) {
 	got, err := w.c.Get(ctx, in.ID)
 	if err != nil || got.PlacementGroupID != groups["kafka"].ID || got.PartitionNumber != 1 {
 		t.Errorf("kafka instance: group %q partition %d (%v)", got.PlacementGroupID, got.PartitionNumber, err)
+	}
+	groups["kafka-2"] = groups["kafka"]
+	in, err = launch("kafka-2", "us-east-1a")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, err := w.c.Get(ctx, in.ID); err != nil || got.PartitionNumber != 2 {
+		t.Errorf("kafka-2 instance: partition %d (%v), want 2 as the template asks", got.PartitionNumber, err)
 	}
 	if _, err := launch("hpc", "us-east-1b"); err != nil {
 		t.Fatal(err)

@@ -3,6 +3,7 @@
 package integration
 
 import (
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -23,8 +24,9 @@ import (
 // eight pods that want a node each in one zone gets seven: EC2 refuses the
 // eighth launch (the spread group's seven per zone), reported on its
 // NodeClaim as insufficient capacity, and the eighth pod stays pending.
-// A partition group's two nodes are each labelled with the partition EC2
-// put it in, one each.
+// A partition group's pool names its partitions: two pods spread over them
+// get a node in each, launched from a template naming the partition, and
+// each Node is labelled with it.
 func TestPlacementGroups(t *testing.T) {
 	parallel(t)
 	e := startEnvWorld(t, func(o *world.Options) {
@@ -83,8 +85,13 @@ func TestPlacementGroups(t *testing.T) {
 			t.Fatal(err)
 		}
 		p := node.Labels[apiv1.LabelPlacementGroupPartition]
-		t.Logf("kafka: node %s group %s partition %s", node.Name, node.Labels[apiv1.LabelPlacementGroupID], p)
-		parts[p] = node.Labels[apiv1.LabelPlacementGroupID] == groups["kafka"].ID
+		id := nc.Status.ProviderID[strings.LastIndexByte(nc.Status.ProviderID, '/')+1:]
+		in, _ := e.w.EC2.Instance(id)
+		lt, _ := e.w.EC2.LaunchTemplate(in.LaunchTemplateID)
+		t.Logf("kafka: node %s group %s partition %s, instance partition %d, template partition %d", node.Name,
+			node.Labels[apiv1.LabelPlacementGroupID], p, in.PartitionNumber, lt.Data.PartitionNumber)
+		parts[p] = node.Labels[apiv1.LabelPlacementGroupID] == groups["kafka"].ID && strconv.Itoa(in.PartitionNumber) == p &&
+			lt.Data.PartitionNumber == in.PartitionNumber
 	}
 	if len(parts) != 2 || !parts["1"] || !parts["2"] {
 		t.Errorf("kafka nodes' partitions %v, want 1 and 2, each in %s", parts, groups["kafka"].ID)
