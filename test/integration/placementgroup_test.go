@@ -16,7 +16,8 @@ import (
 )
 
 // TestPlacementGroups: the world holds a cluster group "hpc" and a spread
-// group "etcd". A class selecting hpc resolves it into its status (the
+// group "etcd" (and no "ghost": its class is not Ready,
+// PlacementGroupNotFound). A class selecting hpc resolves it into its status (the
 // group pinned to the class's first zone while empty, PlacementGroupReady)
 // and its Deployment's three nodes all launch in that zone, from a
 // template naming the group, each instance in the group (as DescribeInstances
@@ -50,6 +51,14 @@ func TestPlacementGroups(t *testing.T) {
 		}
 		return true
 	})
+	waitFor(t, time.Minute, "the ghost class resolved", func() bool {
+		return apiv1.FindCondition(getNodeClass(t, e, dc, "ghost").Status.Conditions, apiv1.ConditionPlacementGroupReady) != nil
+	})
+	ghost := getNodeClass(t, e, dc, "ghost")
+	if c := apiv1.FindCondition(ghost.Status.Conditions, apiv1.ConditionPlacementGroupReady); c == nil || c.Reason != "PlacementGroupNotFound" ||
+		c.Message != `Placement group "ghost" not found` || apiv1.IsConditionTrue(ghost.Status.Conditions, apiv1.ConditionReady) {
+		t.Errorf("class ghost: PlacementGroupReady %+v, Ready %v; want PlacementGroupNotFound and not Ready", c, apiv1.IsConditionTrue(ghost.Status.Conditions, apiv1.ConditionReady))
+	}
 	pg := getNodeClass(t, e, dc, "hpc").Status.PlacementGroup
 	if *pg != (apiv1.PlacementGroupStatus{ID: groups["hpc"].ID, Name: "hpc", Strategy: "cluster", Zone: "us-east-1a"}) {
 		t.Errorf("hpc status.placementGroup %+v, want %s cluster pinned to us-east-1a", pg, groups["hpc"].ID)
