@@ -44,30 +44,16 @@ func placementGroupOf(cls *apiv1.EC2NodeClass) string {
 	return ""
 }
 
-// partitionOf is the partition a NodeClaim of a partition group asks for:
-// the one the solver gave it (its placement-group-partition label, from a
-// pool requirement naming partitions), else the lowest its requirement
-// allows, as Karpenter's launch template takes it; 0 (EC2 picks) when it
-// names none, as most NodeClaims do.
+// partitionOf is the partition a NodeClaim of a partition group was
+// given: its placement-group-partition label, which the solver sets when
+// topology or its pods ask for a partition (Karpenter's single-value
+// requirement); 0 (EC2 picks) otherwise, as for most NodeClaims. The
+// claim's requirement alone (the group's partitions) names none.
 func partitionOf(nc *apiv1.NodeClaim, pg *apiv1.PlacementGroupStatus) int32 {
 	if pg.Strategy != apiv1.PlacementStrategyPartition {
 		return 0
 	}
-	if v, ok := nc.Labels[apiv1.LabelPlacementGroupPartition]; ok {
-		return partitionNumber(v, pg)
-	}
-	best := int32(0)
-	for _, r := range nc.Spec.Requirements {
-		if r.Key != apiv1.LabelPlacementGroupPartition || r.Operator != apiv1.OpIn {
-			continue
-		}
-		for _, v := range r.Values {
-			if n := partitionNumber(v, pg); n > 0 && (best == 0 || n < best) {
-				best = n
-			}
-		}
-	}
-	return best
+	return partitionNumber(nc.Labels[apiv1.LabelPlacementGroupPartition], pg)
 }
 
 // partitionNumber is v as one of the group's partitions (0: it is not).

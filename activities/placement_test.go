@@ -6,9 +6,9 @@ import (
 	apiv1 "github.com/joinery/joinery/api/v1"
 )
 
-// A NodeClaim of a partition group launches into the lowest partition its
-// requirement allows within the group (Karpenter's pick); without one, or
-// in another kind of group, EC2 picks (0).
+// A NodeClaim of a partition group launches into the partition the solver
+// gave it (its label); with the group's partitions only as a requirement,
+// or in another kind of group, EC2 picks (0).
 func TestPartitionOf(t *testing.T) {
 	part := &apiv1.PlacementGroupStatus{ID: "pg-1", Strategy: apiv1.PlacementStrategyPartition, PartitionCount: 3}
 	claim := func(values ...string) *apiv1.NodeClaim {
@@ -28,10 +28,11 @@ func TestPartitionOf(t *testing.T) {
 		want int32
 	}{
 		{claim(), part, 0},
-		{claim("3", "2"), part, 2},
-		{claim("7", "3"), part, 3},
-		{claim("x"), part, 0},
-		{claim("2"), &apiv1.PlacementGroupStatus{Strategy: apiv1.PlacementStrategyCluster}, 0},
+		{claim("1", "2", "3"), part, 0},
+		{labelled("2", claim()), part, 2},
+		{labelled("7", claim()), part, 0},
+		{labelled("x", claim()), part, 0},
+		{labelled("2", claim()), &apiv1.PlacementGroupStatus{Strategy: apiv1.PlacementStrategyCluster}, 0},
 		{labelled("3", claim("1", "2", "3")), part, 3},
 	} {
 		if got := partitionOf(c.nc, c.pg); got != c.want {

@@ -80,3 +80,41 @@ func TestPartitionSpread(t *testing.T) {
 		t.Errorf("%d NodeClaims in partitions %v, want one in each of 1, 2, 3", len(plan.NewNodeClaims), got)
 	}
 }
+
+// Without a pool requirement, a partition group's partitions are still
+// the key's domains (Karpenter puts them in every type's requirements):
+// pods spread over them land one per partition; a pod asking for none
+// gets a NodeClaim without a partition (EC2 picks it at launch).
+func TestPartitionDomainsFromTheGroup(t *testing.T) {
+	np := &apiv1.NodePool{ObjectMeta: metav1.ObjectMeta{Name: "kafka"}}
+	np.Spec.Template.Spec.Requirements = []apiv1.NodeSelectorRequirementWithMinValues{
+		{Key: apiv1.LabelCapacityType, Operator: apiv1.OpIn, Values: []string{apiv1.CapacityTypeOnDemand}}}
+	cls := &apiv1.EC2NodeClass{}
+	cls.Status.PlacementGroup = &apiv1.PlacementGroupStatus{ID: "pg-1", Strategy: apiv1.PlacementStrategyPartition, PartitionCount: 2}
+	pool := NodePoolFromAPI(np, cls, catalog.MustDefault(), catalog.DefaultZones, nil)
+	pod := func(name string, spread bool) Pod {
+		p := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: "default", Labels: map[string]string{"app": name[:1]}}, Spec: corev1.PodSpec{
+			Containers: []corev1.Container{{Name: "c", Resources: corev1.ResourceRequirements{Requests: corev1.ResourceList{
+				corev1.ResourceCPU: resource.MustParse("3")}}}}}}
+		if spread {
+			p.Spec.TopologySpreadConstraints = []corev1.TopologySpreadConstraint{{MaxSkew: 1, TopologyKey: apiv1.LabelPlacementGroupPartition,
+				WhenUnsatisfiable: corev1.DoNotSchedule, LabelSelector: &metav1.LabelSelector{MatchLabels: map[string]string{"app": name[:1]}}}}
+		}
+		return PodFromK8s(p)
+	}
+	plan := Solve(Input{Pods: []Pod{pod("k0", true), pod("k1", true)}, NodePools: []NodePool{pool}})
+	got := map[string]bool{}
+	for _, nc := range plan.NewNodeClaims {
+		got[nc.Labels[apiv1.LabelPlacementGroupPartition]] = true
+	}
+	if len(plan.NewNodeClaims) != 2 || !got["1"] || !got["2"] {
+		t.Errorf("spread: %d NodeClaims in partitions %v, want one in 1 and one in 2", len(plan.NewNodeClaims), got)
+	}
+	plan = Solve(Input{Pods: []Pod{pod("w0", false)}, NodePools: []NodePool{pool}})
+	if len(plan.NewNodeClaims) != 1 {
+		t.Fatalf("plain pod: %d NodeClaims", len(plan.NewNodeClaims))
+	}
+	if v, ok := plan.NewNodeClaims[0].Labels[apiv1.LabelPlacementGroupPartition]; ok {
+		t.Errorf("a pod asking for no partition got NodeClaim partition %q, want none (EC2 picks)", v)
+	}
+}

@@ -25,9 +25,9 @@ import (
 // eight pods that want a node each in one zone gets seven: EC2 refuses the
 // eighth launch (the spread group's seven per zone), reported on its
 // NodeClaim as insufficient capacity, and the eighth pod stays pending.
-// A partition group's pool names its partitions: two pods spread over them
-// get a node in each, launched from a template naming the partition, and
-// each Node is labelled with it.
+// Two pods spread over a partition group's partitions get a node in each,
+// launched from a template naming the partition, each Node labelled with
+// it.
 func TestPlacementGroups(t *testing.T) {
 	parallel(t)
 	e := startEnvWorld(t, func(o *world.Options) {
