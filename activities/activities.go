@@ -216,6 +216,7 @@ type Disruption struct {
 type Interruption struct {
 	cluster   *kube.Cluster
 	ice       *aws.ICECache
+	market    *catalog.Market
 	metrics   *metrics.Metrics
 	log       *zap.Logger
 	pseudonym func(string) string // nil: identifiers in clear
@@ -263,7 +264,7 @@ func New(d Deps) *Activities {
 		Disruption: &Disruption{cluster: d.Cluster, metrics: d.Metrics, log: d.Log, spotToSpot: d.SpotToSpotConsolidation,
 			solverBudget: d.SolverBudget, catalogSource: d.CatalogStatus, pseudonym: d.Pseudonym, snapshots: snaps, pools: pools,
 			claims: claims, events: events, prices: prices, nominations: noms, ledger: ledger, market: d.Market},
-		Interruption: &Interruption{cluster: d.Cluster, ice: d.ICE, metrics: d.Metrics, log: d.Log, pseudonym: d.Pseudonym},
+		Interruption: &Interruption{cluster: d.Cluster, ice: d.ICE, market: d.Market, metrics: d.Metrics, log: d.Log, pseudonym: d.Pseudonym},
 		Gang:         &Gang{solving: solve},
 		GC: &GC{cluster: d.Cluster, cloud: d.Cloud, metrics: d.Metrics, log: d.Log, clusterName: d.ClusterName,
 			launchTemplates: d.LaunchTemplates},

@@ -32,6 +32,7 @@ func (a *Interruption) LookupInterruptedInstance(_ context.Context, instanceID s
 	t.NodeClaim = nc.Name
 	t.NodePool = nc.Labels[apiv1.LabelNodePool]
 	t.InstanceType, t.Zone, t.CapacityType = nc.Labels[apiv1.LabelInstanceType], nc.Labels[apiv1.LabelZone], nc.Labels[apiv1.LabelCapacityType]
+	t.CapacityReservationID = nc.Labels[apiv1.LabelCapacityReservationID]
 	node := a.cluster.NodeByProviderID(nc.Status.ProviderID)
 	if node == nil && nc.Status.NodeName != "" {
 		node, _ = a.cluster.Nodes.Get(nc.Status.NodeName)
@@ -69,6 +70,13 @@ func (a *Interruption) LookupInterruptedInstance(_ context.Context, instanceID s
 // the solver plans no capacity there meanwhile (the pool a spot
 // interruption is taking capacity back from).
 func (a *Interruption) MarkOfferingUnavailable(_ context.Context, o saga.Offering) error {
+	if o.ReservationID != "" {
+		// A reservation reclaimed by its owner: nothing left in it until
+		// EC2 reports a new count (the other reservations stay).
+		a.market.ReservationUsedUp(o.ReservationID)
+		a.log.Info("capacity reservation marked used up after an interruption", zap.String("reservation", o.ReservationID))
+		return nil
+	}
 	a.ice.MarkUnavailable(o.InstanceType, o.Zone, o.CapacityType)
 	a.log.Info("offering marked unavailable after an interruption", zap.String("instanceType", o.InstanceType),
 		zap.String("zone", o.Zone), zap.String("capacityType", o.CapacityType))
@@ -108,6 +116,10 @@ func interruptionEventReason(kind string) string {
 	switch kind {
 	case saga.KindSpotInterrupted:
 		return "SpotInterrupted"
+	case saga.KindCapacityReservationInterrupted:
+		return "CapacityReservationInstanceInterrupted"
+	case saga.KindCapacityBlockExpiring:
+		return "CapacityBlockExpiring"
 	case saga.KindRebalanceRecommendation:
 		return "SpotRebalanceRecommendation"
 	case saga.KindScheduledChange:

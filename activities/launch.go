@@ -189,24 +189,36 @@ func (a *Launch) refused(ctx context.Context, nc *apiv1.NodeClaim, ae *aws.Autho
 // non-retryable error the saga falls back on.
 func (a *Launch) insufficientCapacity(ctx context.Context, nc *apiv1.NodeClaim, req workflows.LaunchRequest, ice *aws.InsufficientCapacityError) error {
 	var failed []saga.Offering
-	for _, fe := range ice.Errors {
-		if fe.Code != aws.CodeReservationCapacityExceeded {
-			continue
-		}
-		for _, o := range req.Offerings {
-			if o.ReservationID != "" && o.InstanceType == fe.Offering.InstanceType && o.Zone == fe.Offering.Zone {
-				a.market.ReservationUsedUp(o.ReservationID) // until EC2 reports a new count
-			}
-		}
-	}
+	a.reservationsOut(req, ice)
 	for _, o := range ice.Offerings {
-		a.ice.MarkAll([]aws.OfferingKey{o}) // within its placement group, if any
+		if o.CapacityType != apiv1.CapacityTypeReserved {
+			a.ice.MarkAll([]aws.OfferingKey{o}) // within its placement group, if any
+		}
 		a.metrics.OfferingInsufficient(o.InstanceType, o.Zone, o.CapacityType)
 		failed = append(failed, saga.Offering{InstanceType: o.InstanceType, Zone: o.Zone, CapacityType: o.CapacityType})
 	}
 	activityLogger(ctx, a.log).Warn("insufficient capacity", zap.String("nodeclaim", req.NodeClaim), zap.Error(ice))
 	a.launchFailed(ctx, nc, apiv1.ReasonInsufficientCapacity, ice)
 	return temporal.NewNonRetryableApplicationError(ice.Error(), workflows.ErrInsufficientCapacity, nil, failed)
+}
+
+// reservationsOut counts used up, until EC2 reports a new count, each
+// reservation a reserved launch was refused for capacity
+// (ReservationCapacityExceeded or another insufficient-capacity code), as
+// Karpenter marks the reservation ids unavailable; the (type, zone,
+// reserved) offering is not put in the ICE cache, so other reservations
+// of the type in the zone stay available.
+func (a *Launch) reservationsOut(req workflows.LaunchRequest, ice *aws.InsufficientCapacityError) {
+	for _, fe := range ice.Errors {
+		if fe.Offering.CapacityType != apiv1.CapacityTypeReserved || !aws.IsUnfulfillableCode(fe.Code) {
+			continue
+		}
+		for _, o := range req.Offerings {
+			if o.ReservationID != "" && o.InstanceType == fe.Offering.InstanceType && o.Zone == fe.Offering.Zone {
+				a.market.ReservationUsedUp(o.ReservationID)
+			}
+		}
+	}
 }
 
 // plannedPrice is the price the plan gave the launched offering (after
@@ -222,7 +234,7 @@ func plannedPrice(offs []saga.Offering, in workflows.Instance) float64 {
 
 func (a *Launch) toInstance(i aws.Instance) workflows.Instance {
 	out := workflows.Instance{ID: i.ID, InstanceType: i.Type, Zone: i.Zone, CapacityType: i.CapacityType, ProviderID: i.ProviderID(),
-		CapacityReservationID: i.CapacityReservationID}
+		CapacityReservationID: i.CapacityReservationID, ReservationType: i.ReservationType, ReservationInterruptible: i.ReservationInterruptible}
 	if it, ok := a.types.Get(i.Type); ok {
 		out.Price = a.market.Price(it, i.Zone, i.CapacityType)
 	}

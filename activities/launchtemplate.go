@@ -6,6 +6,7 @@ import (
 	"maps"
 	"net"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -31,6 +32,10 @@ type launchPlan struct {
 	// Reserved is the addresses predicted for this launch, subnet id ->
 	// count, held in flight until CreateFleet answers (subnetPicker.fit).
 	Reserved map[string]int `json:",omitempty"`
+	// ReservationType and Interruptible: the kind of reservation a
+	// reserved launch goes into (nodeclass.ReservedLaunchOfferings).
+	ReservationType string `json:",omitempty"`
+	Interruptible   bool   `json:",omitempty"`
 }
 
 // launchPlan groups the request's offerings by the image their instance
@@ -51,6 +56,11 @@ func (a *Launch) launchPlan(ctx context.Context, nc *apiv1.NodeClaim, cls *apiv1
 		prog.chose(subnets)
 	}
 	lp := launchPlan{Image: map[string]string{}, Subnet: subnets}
+	if req.CapacityType == apiv1.CapacityTypeReserved {
+		var kind nodeclass.ReservationKind
+		req.Offerings, kind = nodeclass.ReservedLaunchOfferings(cls, req.Offerings)
+		lp.ReservationType, lp.Interruptible = kind.Type, kind.Interruptible
+	}
 	for _, g := range cls.Status.SecurityGroups {
 		lp.SecurityGroups = append(lp.SecurityGroups, g.ID)
 	}
@@ -99,7 +109,7 @@ func (a *Launch) launchPlan(ctx context.Context, nc *apiv1.NodeClaim, cls *apiv1
 		key := [2]string{ami.ID, reservation}
 		i, ok := byImage[key]
 		if !ok {
-			name, err := a.launchTemplate(ctx, nc, cls, req.CapacityType, reservation, ami.ID, lp.SecurityGroups, prog)
+			name, err := a.launchTemplate(ctx, nc, cls, req.CapacityType, reservationOn(cls, reservation), ami.ID, lp.SecurityGroups, prog)
 			if err != nil {
 				return launchPlan{}, err
 			}
@@ -125,13 +135,14 @@ func (a *Launch) launchPlan(ctx context.Context, nc *apiv1.NodeClaim, cls *apiv1
 // a NodeClaim (and, for a reserved launch, one capacity reservation),
 // creating it if EC2 does not have it (nor this worker or an earlier
 // attempt saw it).
-func (a *Launch) launchTemplate(ctx context.Context, nc *apiv1.NodeClaim, cls *apiv1.EC2NodeClass, capacityType, reservation, imageID string, groups []string, prog *progressLog) (string, error) {
+func (a *Launch) launchTemplate(ctx context.Context, nc *apiv1.NodeClaim, cls *apiv1.EC2NodeClass, capacityType string, res reservedOn, imageID string, groups []string, prog *progressLog) (string, error) {
+	reservation := res.ID
 	family, err := bootstrap.FamilyOf(&cls.Spec)
 	if err != nil {
 		return "", fmt.Errorf("EC2NodeClass %s: %w", cls.Name, err)
 	}
 	userData, err := bootstrap.Generate(bootstrap.Options{
-		Family: family, Cluster: a.clusterFacts, Labels: nodeLabels(nc, capacityType, reservation),
+		Family: family, Cluster: a.clusterFacts, Labels: nodeLabels(nc, capacityType, res),
 		Taints: append(slices.Clone(nc.Spec.Taints), nc.Spec.StartupTaints...), Kubelet: cls.Spec.Kubelet, UserData: cls.Spec.UserData,
 		RAID0: cls.Spec.RAID0(),
 	})
@@ -144,7 +155,7 @@ func (a *Launch) launchTemplate(ctx context.Context, nc *apiv1.NodeClaim, cls *a
 	data := aws.LaunchTemplateData{
 		ImageID: imageID, UserData: userData, InstanceProfile: cls.Status.InstanceProfile, SecurityGroupIDs: groups,
 		BlockDevices: blockDevices(cls, family), MetadataOptions: metadataOptions(cls), Tags: tags,
-		CapacityReservationID: reservation,
+		CapacityReservationID: reservation, MarketType: res.marketType(),
 		// A class that counts on reservations keeps its spot and on-demand
 		// launches out of open ones (Karpenter's targeted launch mode);
 		// other classes' templates are as before (their names unchanged).
@@ -185,15 +196,53 @@ func nestedVirtualization(cls *apiv1.EC2NodeClass) string {
 // NodeClaim's (template labels, NodePool, single-value requirements) and
 // the capacity type (and the capacity reservation of a reserved node),
 // without Joinery's bookkeeping label.
-func nodeLabels(nc *apiv1.NodeClaim, capacityType, reservation string) map[string]string {
+func nodeLabels(nc *apiv1.NodeClaim, capacityType string, res reservedOn) map[string]string {
 	l := claimLabels(nc)
 	delete(l, LabelProvisionBatch)
 	l[apiv1.LabelCapacityType] = capacityType
-	if reservation != "" {
-		l[apiv1.LabelCapacityReservationID] = reservation
-		l[apiv1.LabelCapacityReservationType] = apiv1.CapacityReservationTypeDefault
+	if res.ID != "" {
+		maps.Copy(l, reservationLabels(res.ID, res.Type, res.Interruptible))
 	}
 	return l
+}
+
+// reservationLabels are a reserved node's labels, as Karpenter sets them:
+// the reservation's id, type and interruptibility ("true"/"false").
+func reservationLabels(id, typ string, interruptible bool) map[string]string {
+	if typ == "" {
+		typ = apiv1.CapacityReservationTypeDefault
+	}
+	return map[string]string{apiv1.LabelCapacityReservationID: id, apiv1.LabelCapacityReservationType: typ,
+		apiv1.LabelCapacityReservationInterruptible: strconv.FormatBool(interruptible)}
+}
+
+// reservedOn is the reservation a reserved launch template targets.
+type reservedOn struct {
+	ID, Type      string
+	Interruptible bool
+}
+
+// reservationOn is the class's reservation id as a reservedOn (zero for "").
+func reservationOn(cls *apiv1.EC2NodeClass, id string) reservedOn {
+	if id == "" {
+		return reservedOn{}
+	}
+	r, _ := nodeclass.ReservationFor(cls, id)
+	return reservedOn{ID: id, Type: r.ReservationType, Interruptible: r.Interruptible}
+}
+
+// marketType is the template's InstanceMarketOptions.MarketType, as
+// Karpenter sets it for capacity blocks and interruptible reservations.
+func (r reservedOn) marketType() string {
+	switch {
+	case r.ID == "":
+		return ""
+	case r.Type == apiv1.CapacityReservationTypeCapacityBlock:
+		return "capacity-block"
+	case r.Interruptible:
+		return "interruptible-capacity-reservation"
+	}
+	return ""
 }
 
 // launchTags are the class's spec.tags without the keys Joinery owns.

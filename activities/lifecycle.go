@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"maps"
 	"time"
 
 	apiv1 "github.com/joinery/joinery/api/v1"
@@ -42,8 +43,7 @@ func (a *Lifecycle) MarkNodeClaimLaunched(ctx context.Context, l workflows.NodeC
 		}
 	}
 	if id := l.Instance.CapacityReservationID; id != "" {
-		lbl[apiv1.LabelCapacityReservationID] = id
-		lbl[apiv1.LabelCapacityReservationType] = apiv1.CapacityReservationTypeDefault
+		maps.Copy(lbl, reservationLabels(id, l.Instance.ReservationType, l.Instance.ReservationInterruptible))
 	}
 	if err := a.placementLabels(ctx, nc, l.Instance.ID, lbl); err != nil {
 		return err

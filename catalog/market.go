@@ -27,6 +27,9 @@ type Market struct {
 	reserved reservationCounts
 	// memory is what registered nodes reported (nodememory.go).
 	memory nodeMemory
+	// blockExpiration is how long before its end a capacity block is
+	// expiring (0: apiv1.CapacityBlockExpirationPeriod).
+	blockExpiration atomic.Int64
 }
 
 // SetTypes replaces the instance types (EC2 DescribeInstanceTypes, made a

@@ -16,6 +16,12 @@ type Offering struct {
 	// ReservationID is the capacity reservation a reserved offering
 	// launches into (CapacityType "reserved"; "" for the others).
 	ReservationID string `json:"reservationID,omitempty"`
+	// ReservationType ("default" or "capacity-block") and
+	// ReservationInterruptible describe a reserved offering's reservation
+	// (the karpenter.k8s.aws/capacity-reservation-type and
+	// -interruptible labels of its node).
+	ReservationType          string `json:"reservationType,omitempty"`
+	ReservationInterruptible bool   `json:"reservationInterruptible,omitempty"`
 }
 
 // Offerings returns on-demand and spot offerings of the type in each zone,

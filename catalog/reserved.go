@@ -3,6 +3,7 @@ package catalog
 import (
 	"slices"
 	"sync"
+	"time"
 
 	apiv1 "github.com/joinery/joinery/api/v1"
 )
@@ -79,20 +80,44 @@ func (m *Market) ReservationUsedUp(id string) {
 	}
 }
 
+// SetCapacityBlockExpiration sets how long before its end a capacity
+// block stops taking launches (0: apiv1.CapacityBlockExpirationPeriod).
+func (m *Market) SetCapacityBlockExpiration(d time.Duration) { m.blockExpiration.Store(int64(d)) }
+
+// CapacityBlockExpiration is the period SetCapacityBlockExpiration set
+// (nil-safe; 0 means Karpenter's 40 minutes).
+func (m *Market) CapacityBlockExpiration() time.Duration {
+	if m == nil {
+		return 0
+	}
+	return time.Duration(m.blockExpiration.Load())
+}
+
 // ReservedOfferings are the type's offerings of capacity type "reserved":
-// one per active reservation of the type (reservations, an EC2NodeClass's
-// status.capacityReservations) in one of zones, priced at ReservedPrice,
-// available while the reservation has instances left
-// (ReservationAvailable). Reservations of other types give none.
+// one per reservation of the type (reservations, an EC2NodeClass's
+// status.capacityReservations) in one of zones, each carrying its
+// reservation's id, type and interruptibility. All are priced at
+// ReservedPrice, capacity blocks and interruptible reservations too, as
+// Karpenter prices them (a block is paid for up front). An offering is
+// available while its reservation has instances left
+// (ReservationAvailable) and is not an expiring capacity block (by its
+// status state or its end time now).
 func (m *Market) ReservedOfferings(it *InstanceType, reservations []apiv1.CapacityReservationStatus, zones []string) []Offering {
 	var out []Offering
+	now := time.Now()
 	for _, r := range reservations {
 		if r.InstanceType != it.Name || !slices.Contains(zones, r.AvailabilityZone) ||
-			(r.State != "" && r.State != apiv1.CapacityReservationStateActive) {
+			(r.State != "" && r.State != apiv1.CapacityReservationStateActive && r.State != apiv1.CapacityReservationStateExpiring) {
 			continue
 		}
+		typ := r.ReservationType
+		if typ == "" {
+			typ = apiv1.CapacityReservationTypeDefault
+		}
+		expiring := r.State == apiv1.CapacityReservationStateExpiring || apiv1.CapacityBlockExpiring(r, now, m.CapacityBlockExpiration())
 		out = append(out, Offering{Zone: r.AvailabilityZone, CapacityType: apiv1.CapacityTypeReserved, Price: ReservedPrice(it),
-			Available: m.ReservationAvailable(r) > 0, ReservationID: r.ID})
+			Available: !expiring && m.ReservationAvailable(r) > 0, ReservationID: r.ID,
+			ReservationType: typ, ReservationInterruptible: r.Interruptible})
 	}
 	return out
 }

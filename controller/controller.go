@@ -131,6 +131,11 @@ type Tuning struct {
 	// even when unchanged: subnets fill up, security groups and images
 	// change (default 1 min; tests shorten it).
 	NodeClassResync time.Duration
+	// CapacityBlockExpiration is how long before a capacity block's end
+	// its reservation is expiring and its nodes are drained (default
+	// Karpenter's 40 min, apiv1.CapacityBlockExpirationPeriod; tests
+	// shorten it).
+	CapacityBlockExpiration time.Duration
 	// OfferingsRefresh and SpotPriceRefresh are how often the live catalog
 	// reads the instance types (DescribeInstanceTypes; also when an
 	// EC2NodeClass's spec changes) and the zones each is sold in
@@ -337,6 +342,7 @@ func newDependencies(ctx context.Context, cfg Config) (*dependencies, error) {
 	// (run): a slow EC2 API must not keep the worker from polling, and
 	// until the first answer plans use the embedded data.
 	market := catalog.NewMarket()
+	market.SetCapacityBlockExpiration(cfg.CapacityBlockExpiration)
 	d.market = newMarketRefresher(market, cat, cc, cfg, m, log)
 	d.classes.market = market
 	d.refreshOnNodeClassChange()
@@ -526,6 +532,9 @@ func (d *dependencies) start(ctx context.Context, cfg Config) error {
 	if !cfg.DisableDisruption {
 		watchers = append(watchers, d.expiry.run)
 	}
+	blocks := &capacityBlockWatcher{cl: d.cluster, start: activities.TemporalInterruptionStarter{Client: tc, Pseudonym: d.pseudonym},
+		period: cfg.CapacityBlockExpiration, log: log.Named("capacity-block")}
+	watchers = append(watchers, blocks.run)
 	if cfg.FeatureGates.NodeRepair {
 		watchers = append(watchers, newRepairWatcher(d.cluster, tc, d.cloud.ImpairedInstances, d.pseudonym, cfg, log).run)
 	}

@@ -39,6 +39,8 @@ type nodeClassReconciler struct {
 	queue     workqueue.TypedRateLimitingInterface[string]
 	k8s       string // "1.37", read once
 	resync    time.Duration
+	// blockExpiration is Config.CapacityBlockExpiration.
+	blockExpiration time.Duration
 	// poolChanged is signalled when a NodePool's spec changes
 	// (markDriftOnPoolChange).
 	poolChanged chan struct{}
@@ -50,6 +52,7 @@ type nodeClassReconciler struct {
 func newNodeClassReconciler(cl *kube.Cluster, cc *aws.Client, cfg Config, reg prometheus.Registerer, log *zap.Logger) *nodeClassReconciler {
 	r := &nodeClassReconciler{
 		cl: cl, cloud: cc, cluster: cfg.ClusterName, region: cfg.Region, log: log.Named("nodeclass"), resync: cfg.NodeClassResync,
+		blockExpiration: cfg.CapacityBlockExpiration,
 		ready: prometheus.NewGaugeVec(prometheus.GaugeOpts{Name: "joinery_nodeclass_ready",
 			Help: "1 when the EC2NodeClass is Ready (every selector resolved), else 0."}, []string{"nodeclass"}),
 		subnetIPs: prometheus.NewGaugeVec(prometheus.GaugeOpts{Name: "joinery_subnet_available_ips",
@@ -240,7 +243,7 @@ func (r *nodeClassReconciler) capacityReservations(ctx context.Context, cls *api
 	if err != nil {
 		return nil, err
 	}
-	out, skipped := nodeclass.SelectReservations(found, time.Now())
+	out, skipped := nodeclass.SelectReservations(found, time.Now(), r.blockExpiration)
 	if len(skipped) > 0 {
 		r.log.Info("capacity reservations not used", zap.String("nodeclass", cls.Name), zap.Strings("skipped", skipped))
 	}

@@ -47,7 +47,8 @@ var typeLevelKeys = map[string]bool{
 
 // isOfferingKey reports whether the key's value depends on the offering.
 func isOfferingKey(key string) bool {
-	return key == apiv1.LabelZone || key == apiv1.LabelCapacityType || key == apiv1.LabelRegion || key == apiv1.LabelCapacityReservationID
+	return key == apiv1.LabelZone || key == apiv1.LabelCapacityType || key == apiv1.LabelRegion || key == apiv1.LabelCapacityReservationID ||
+		key == apiv1.LabelCapacityReservationType || key == apiv1.LabelCapacityReservationInterruptible
 }
 
 // offeringValue is the value of an offering-level label for an offering.
@@ -62,6 +63,10 @@ func offeringValue(key string, o *catalog.Offering) (string, bool) {
 		return r, r != ""
 	case apiv1.LabelCapacityReservationID:
 		return o.ReservationID, o.ReservationID != ""
+	case apiv1.LabelCapacityReservationType:
+		return o.ReservationType, o.ReservationID != "" && o.ReservationType != ""
+	case apiv1.LabelCapacityReservationInterruptible:
+		return strconv.FormatBool(o.ReservationInterruptible), o.ReservationID != ""
 	}
 	return "", false
 }

@@ -29,7 +29,7 @@ func main() {
 	root.AddCommand(newPauseCommand(), newResumeCommand(), newStatusCommand())
 	root.AddCommand(newPlanCommand(), newCatalogCommand())
 	root.AddCommand(newMigrateCommand())
-	root.AddCommand(newWhatIfCommand())
+	root.AddCommand(newWhatIfCommand(), newRecordCommand(), newReplayCommand())
 	root.AddCommand(newSimulateCommand())
 	root.AddCommand(newCodecServerCommand())
 	if err := root.Execute(); err != nil {

@@ -44,7 +44,9 @@ Kinds:
   health      AWS Health scheduled change (EC2, scheduledChange) starting after --notice
   stopped     EC2 Instance State-change Notification, state stopping; reclaim after --notice
   terminated  no warning: the instance is reclaimed now (state change shutting-down)
-  rebalance   EC2 Instance Rebalance Recommendation; no reclaim`,
+  rebalance   EC2 Instance Rebalance Recommendation; no reclaim
+  reservation EC2 Capacity Reservation Instance Interruption Warning (the instance must run in an
+              interruptible reservation, which shrinks by one); reclaim after --notice`,
 		Example: "  go run ./starter simulate interruption --node ip-10-0-64-4.ec2.internal --kind spot --notice 2m",
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if node == "" && instance == "" {
@@ -75,7 +77,7 @@ Kinds:
 	fl := cmd.Flags()
 	fl.StringVar(&node, "node", "", "the Node to interrupt")
 	fl.StringVar(&instance, "instance", "", "or the instance id")
-	fl.StringVar(&kind, "kind", world.SimSpot, "spot, health, stopped, terminated or rebalance")
+	fl.StringVar(&kind, "kind", world.SimSpot, "spot, health, stopped, terminated, rebalance or reservation")
 	fl.DurationVar(&notice, "notice", world.DefaultNotice, "time until EC2 reclaims the instance")
 	fl.StringVar(&admin, "admin-addr", DefaultAdminAddr, "the admin endpoint of the running `starter dev`")
 	fl.StringVarP(&output, "output", "o", "text", "text or json")

@@ -221,6 +221,12 @@ func planInterruption(in InterruptionInput, tgt InterruptionTarget) interruption
 	if drains && (in.Kind == saga.KindSpotInterrupted || in.Kind == saga.KindRebalanceRecommendation) && tgt.InstanceType != "" && tgt.Zone != "" {
 		p.MarkUnavailable = &saga.Offering{InstanceType: tgt.InstanceType, Zone: tgt.Zone, CapacityType: "spot"}
 	}
+	// The reservation its owner is taking back has nothing left to
+	// launch into (Karpenter marks the reservation unavailable).
+	if in.Kind == saga.KindCapacityReservationInterrupted && tgt.CapacityReservationID != "" {
+		p.MarkUnavailable = &saga.Offering{InstanceType: tgt.InstanceType, Zone: tgt.Zone, CapacityType: "reserved",
+			ReservationID: tgt.CapacityReservationID}
+	}
 	switch {
 	case !drains:
 		p.Step = interruptionInform
@@ -245,7 +251,8 @@ func planInterruption(in InterruptionInput, tgt InterruptionTarget) interruption
 // the node to go, unless the operator opted in.
 func interruptionDrains(in InterruptionInput) bool {
 	switch in.Kind {
-	case saga.KindSpotInterrupted, saga.KindScheduledChange, saga.KindInstanceStopped, saga.KindInstanceTerminated:
+	case saga.KindSpotInterrupted, saga.KindScheduledChange, saga.KindInstanceStopped, saga.KindInstanceTerminated,
+		saga.KindCapacityReservationInterrupted, saga.KindCapacityBlockExpiring:
 		return true
 	case saga.KindRebalanceRecommendation:
 		return in.DrainOnRebalance
@@ -261,6 +268,10 @@ func describeInterruption(in InterruptionInput) string {
 		return "rebalance recommendation"
 	case saga.KindScheduledChange:
 		return "scheduled maintenance (AWS Health)"
+	case saga.KindCapacityReservationInterrupted:
+		return "capacity reservation interruption warning (instance-action " + in.Action + ")"
+	case saga.KindCapacityBlockExpiring:
+		return "capacity block ending"
 	case saga.KindInstanceStopped, saga.KindInstanceTerminated:
 		return "instance " + in.State
 	}

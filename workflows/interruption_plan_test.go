@@ -16,6 +16,8 @@ func TestPlanInterruptionDecidesFromTheEventAndTheTarget(t *testing.T) {
 	busy := node
 	busy.DisruptingFor = "underutilized"
 	noZone := node
+	reserved := node
+	reserved.CapacityReservationID = "cr-0lent"
 	noZone.Zone = ""
 	spot := InterruptionInput{Kind: saga.KindSpotInterrupted, InstanceID: "i-0123", Action: "terminate"}
 	notice := spot
@@ -45,6 +47,12 @@ func TestPlanInterruptionDecidesFromTheEventAndTheTarget(t *testing.T) {
 			interruptionPlan{Step: interruptionTerminate, Note: "instance stopping: the instance has no Node yet; terminating its NodeClaim"}},
 		{"scheduled change drains without marking", InterruptionInput{Kind: saga.KindScheduledChange}, node,
 			interruptionPlan{Step: interruptionDrain, Note: "scheduled maintenance (AWS Health): cordon, replace and drain"}},
+		{"reservation interruption: mark the reservation, then drain", InterruptionInput{Kind: saga.KindCapacityReservationInterrupted, Action: "terminate",
+			NoticeEnd: notice.NoticeEnd}, reserved, interruptionPlan{Step: interruptionDrain,
+			MarkUnavailable: &saga.Offering{InstanceType: "m5.large", Zone: "us-east-1a", CapacityType: "reserved", ReservationID: "cr-0lent"},
+			Note:            "capacity reservation interruption warning (instance-action terminate): cordon, replace and drain before 2026-03-01T12:02:00Z"}},
+		{"capacity block ending drains by the block's reclaim", InterruptionInput{Kind: saga.KindCapacityBlockExpiring, NoticeEnd: notice.NoticeEnd}, reserved,
+			interruptionPlan{Step: interruptionDrain, Note: "capacity block ending: cordon, replace and drain before 2026-03-01T12:02:00Z"}},
 		{"unknown kind informs", InterruptionInput{Kind: "something_else"}, node, interruptionPlan{Step: interruptionInform,
 			Note: "something_else: no disruption (rebalance recommendations only inform unless --interruption-rebalance-drain is set)"}},
 	}
@@ -59,12 +67,14 @@ func TestPlanInterruptionDecidesFromTheEventAndTheTarget(t *testing.T) {
 // much or more, never by weaker ones; kinds Joinery does not act on by none.
 func TestSupersedingKinds(t *testing.T) {
 	for kind, want := range map[string]string{
-		saga.KindRebalanceRecommendation: "scheduled_change spot_interrupted instance_stopped instance_terminated",
-		saga.KindScheduledChange:         "spot_interrupted instance_stopped instance_terminated",
-		saga.KindSpotInterrupted:         "instance_stopped instance_terminated",
-		saga.KindInstanceStopped:         "instance_terminated",
-		saga.KindInstanceTerminated:      "instance_stopped",
-		"no_op":                          "",
+		saga.KindRebalanceRecommendation:        "scheduled_change capacity_block_expiring spot_interrupted capacity_reservation_interrupted instance_stopped instance_terminated",
+		saga.KindScheduledChange:                "capacity_block_expiring spot_interrupted capacity_reservation_interrupted instance_stopped instance_terminated",
+		saga.KindCapacityBlockExpiring:          "scheduled_change spot_interrupted capacity_reservation_interrupted instance_stopped instance_terminated",
+		saga.KindSpotInterrupted:                "capacity_reservation_interrupted instance_stopped instance_terminated",
+		saga.KindCapacityReservationInterrupted: "spot_interrupted instance_stopped instance_terminated",
+		saga.KindInstanceStopped:                "instance_terminated",
+		saga.KindInstanceTerminated:             "instance_stopped",
+		"no_op":                                 "",
 	} {
 		if got := strings.Join(SupersedingKinds(kind), " "); got != want {
 			t.Errorf("SupersedingKinds(%s) = %q, want %q", kind, got, want)

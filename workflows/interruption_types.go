@@ -56,7 +56,8 @@ var interruptionKinds = []struct {
 	kind     string
 	severity int
 }{
-	{saga.KindRebalanceRecommendation, 1}, {saga.KindScheduledChange, 2}, {saga.KindSpotInterrupted, 3},
+	{saga.KindRebalanceRecommendation, 1}, {saga.KindScheduledChange, 2}, {saga.KindCapacityBlockExpiring, 2},
+	{saga.KindSpotInterrupted, 3}, {saga.KindCapacityReservationInterrupted, 3},
 	{saga.KindInstanceStopped, 4}, {saga.KindInstanceTerminated, 4},
 }
 
@@ -117,6 +118,9 @@ type InterruptionTarget struct {
 	InstanceType string `json:"instanceType,omitempty"`
 	Zone         string `json:"zone,omitempty"`
 	CapacityType string `json:"capacityType,omitempty"`
+	// CapacityReservationID is the reservation the instance runs in
+	// (its NodeClaim's karpenter.k8s.aws/capacity-reservation-id).
+	CapacityReservationID string `json:"capacityReservationID,omitempty"`
 	// DisruptingFor is the reason of a disruption already under way
 	// (the NodeClaim's DisruptionReason condition); empty when none.
 	DisruptingFor string `json:"disruptingFor,omitempty"`

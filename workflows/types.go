@@ -99,6 +99,11 @@ type Instance struct {
 	Price        float64 `json:"price"`
 	// CapacityReservationID is the reservation a reserved instance runs in.
 	CapacityReservationID string `json:"capacityReservationID,omitempty"`
+	// ReservationType ("default", "capacity-block"; "" in older
+	// histories: default) and ReservationInterruptible are that
+	// reservation's kind (its node's labels).
+	ReservationType          string `json:"reservationType,omitempty"`
+	ReservationInterruptible bool   `json:"reservationInterruptible,omitempty"`
 	// What the instance was launched with, for drift.
 	ImageID          string   `json:"imageID,omitempty"`
 	SubnetID         string   `json:"subnetID,omitempty"`

@@ -119,4 +119,12 @@ const (
 	KindScheduledChange         = "scheduled_change"
 	KindInstanceStopped         = "instance_stopped"
 	KindInstanceTerminated      = "instance_terminated"
+	// KindCapacityReservationInterrupted: the owner of an interruptible
+	// reservation takes an instance back in two minutes (Karpenter's
+	// capacity_reservation_interrupted).
+	KindCapacityReservationInterrupted = "capacity_reservation_interrupted"
+	// KindCapacityBlockExpiring: a capacity block is within its
+	// expiration period (Karpenter's 40 minutes) of its end; no event
+	// says so, Joinery's capacity block watcher starts it.
+	KindCapacityBlockExpiring = "capacity_block_expiring"
 )

@@ -1,6 +1,8 @@
 package v1
 
 import (
+	"time"
+
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 )
@@ -68,8 +70,12 @@ const (
 	CapacityReservationTypeDefault       = "default"
 	CapacityReservationTypeCapacityBlock = "capacity-block"
 	CapacityReservationStateActive       = "active"
-	InstanceMatchCriteriaOpen            = "open"
-	InstanceMatchCriteriaTargeted        = "targeted"
+	// CapacityReservationStateExpiring: a capacity block within
+	// CapacityBlockExpirationPeriod of its end (Karpenter's state): no
+	// launches into it, and its nodes are drained.
+	CapacityReservationStateExpiring = "expiring"
+	InstanceMatchCriteriaOpen        = "open"
+	InstanceMatchCriteriaTargeted    = "targeted"
 )
 
 // SubnetStatus is one resolved subnet.
@@ -117,3 +123,21 @@ const (
 	// instance profile and launch templates Joinery made for it are gone.
 	FinalizerNodeClassTermination = "karpenter.k8s.aws/termination"
 )
+
+// CapacityBlockExpirationPeriod is how long before a capacity block's end
+// Karpenter marks it expiring and deletes its nodes: 40 minutes, 10 before
+// EC2 starts terminating its instances (30 minutes before the end).
+const CapacityBlockExpirationPeriod = 40 * time.Minute
+
+// CapacityBlockExpiring reports whether r is a capacity block that is
+// within period (CapacityBlockExpirationPeriod unless shortened) of its
+// end at now. Other reservations never expire this way.
+func CapacityBlockExpiring(r CapacityReservationStatus, now time.Time, period time.Duration) bool {
+	if r.ReservationType != CapacityReservationTypeCapacityBlock || r.EndTime == nil {
+		return false
+	}
+	if period <= 0 {
+		period = CapacityBlockExpirationPeriod
+	}
+	return !now.Before(r.EndTime.Add(-period))
+}

@@ -44,14 +44,18 @@ const (
 	// LabelCapacityReservationID is the reservation a reserved node was
 	// launched into (Karpenter's karpenter.k8s.aws/capacity-reservation-id).
 	LabelCapacityReservationID = "karpenter.k8s.aws/capacity-reservation-id"
-	// LabelCapacityReservationType is the reservation's type ("default";
-	// Joinery does not launch into capacity blocks).
+	// LabelCapacityReservationType is the reservation's type ("default" or
+	// "capacity-block").
 	LabelCapacityReservationType = "karpenter.k8s.aws/capacity-reservation-type"
 	// LabelPlacementGroupID is the placement group a node was launched into
 	// (its class's placementGroupSelector), LabelPlacementGroupPartition
 	// its partition in a partition group (Karpenter's labels).
 	LabelPlacementGroupID        = "karpenter.k8s.aws/placement-group-id"
 	LabelPlacementGroupPartition = "karpenter.k8s.aws/placement-group-partition"
+	// LabelCapacityReservationInterruptible is "true" on a node of an
+	// interruptible reservation, "false" on other reserved nodes (as
+	// Karpenter labels them).
+	LabelCapacityReservationInterruptible = "karpenter.k8s.aws/capacity-reservation-interruptible"
 
 	// AnnotationDoNotDisrupt on a pod or node blocks voluntary disruption.
 	AnnotationDoNotDisrupt = "karpenter.sh/do-not-disrupt"

@@ -12,33 +12,50 @@ import (
 // SelectReservations is what status.capacityReservations holds of the
 // reservations DescribeCapacityReservations returned for the class's terms:
 // those not yet ended at now, with an instance match criteria Joinery
-// knows (open, targeted), of the default type (capacity blocks are not
-// launched into), one per id, sorted by id. skipped names each one left
-// out and why ("cr-1: capacity-block reservations are not supported").
-func SelectReservations(in []apiv1.CapacityReservationStatus, now time.Time) (out []apiv1.CapacityReservationStatus, skipped []string) {
+// knows (open, targeted), of a type Karpenter knows (default,
+// capacity-block; an interruptible capacity block does not exist), one per
+// id, sorted by id. A capacity block within period of its end (0:
+// apiv1.CapacityBlockExpirationPeriod) is in state expiring, as
+// Karpenter's status says: no launches into it, its nodes are drained.
+// skipped names each one left out and why.
+func SelectReservations(in []apiv1.CapacityReservationStatus, now time.Time, period time.Duration) (out []apiv1.CapacityReservationStatus, skipped []string) {
 	seen := map[string]bool{}
 	for _, r := range in {
-		switch {
-		case seen[r.ID]:
+		if seen[r.ID] {
 			continue
-		case r.EndTime != nil && !r.EndTime.Time.After(now):
-			skipped = append(skipped, r.ID+": ended "+r.EndTime.UTC().Format(time.RFC3339))
-		case r.InstanceMatchCriteria != apiv1.InstanceMatchCriteriaOpen && r.InstanceMatchCriteria != apiv1.InstanceMatchCriteriaTargeted:
-			skipped = append(skipped, fmt.Sprintf("%s: instance match criteria %q is not open or targeted", r.ID, r.InstanceMatchCriteria))
-		case r.ReservationType != "" && r.ReservationType != apiv1.CapacityReservationTypeDefault:
-			skipped = append(skipped, fmt.Sprintf("%s: %s reservations are not supported", r.ID, r.ReservationType))
-		case r.Interruptible:
-			skipped = append(skipped, r.ID+": interruptible reservations are not supported")
-		default:
-			seen[r.ID] = true
-			if r.State == "" {
-				r.State = apiv1.CapacityReservationStateActive
-			}
-			out = append(out, r)
 		}
+		if why := unusable(r, now); why != "" {
+			skipped = append(skipped, r.ID+": "+why)
+			continue
+		}
+		seen[r.ID] = true
+		if r.ReservationType == "" {
+			r.ReservationType = apiv1.CapacityReservationTypeDefault
+		}
+		r.State = apiv1.CapacityReservationStateActive
+		if apiv1.CapacityBlockExpiring(r, now, period) {
+			r.State = apiv1.CapacityReservationStateExpiring
+		}
+		out = append(out, r)
 	}
 	slices.SortFunc(out, func(a, b apiv1.CapacityReservationStatus) int { return strings.Compare(a.ID, b.ID) })
 	return out, skipped
+}
+
+// unusable says why a described reservation cannot be selected ("" when it can).
+func unusable(r apiv1.CapacityReservationStatus, now time.Time) string {
+	switch {
+	case r.EndTime != nil && !r.EndTime.Time.After(now):
+		return "ended " + r.EndTime.UTC().Format(time.RFC3339)
+	case r.InstanceMatchCriteria != apiv1.InstanceMatchCriteriaOpen && r.InstanceMatchCriteria != apiv1.InstanceMatchCriteriaTargeted:
+		return fmt.Sprintf("instance match criteria %q is not open or targeted", r.InstanceMatchCriteria)
+	case r.ReservationType != "" && r.ReservationType != apiv1.CapacityReservationTypeDefault &&
+		r.ReservationType != apiv1.CapacityReservationTypeCapacityBlock:
+		return fmt.Sprintf("reservation type %q is not default or capacity-block", r.ReservationType)
+	case r.Interruptible && r.ReservationType == apiv1.CapacityReservationTypeCapacityBlock:
+		return "an interruptible capacity block is not a reservation type EC2 has"
+	}
+	return ""
 }
 
 // ReservationFor is the class's resolved reservation with the id (false

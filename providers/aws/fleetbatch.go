@@ -124,7 +124,7 @@ func (c *Client) launchMany(ctx context.Context, reqs []LaunchRequest) map[strin
 	}
 	fleetErrs, unfulfillable := fleetErrors(resp.Errors, first.CapacityType, zoneOf)
 	unfulfillable = scopeToGroup(first, fleetErrs, unfulfillable)
-	c.opts.ICECache.MarkAll(unfulfillable)
+	c.opts.ICECache.MarkAll(unreserved(unfulfillable))
 	c.opts.ICECache.MarkAll(quotaMarks(fleetErrs))
 	paired := pairBatch(names, launched(resp.Instances, first.CapacityType, shared, zoneOf))
 	for _, r := range reqs {
@@ -196,8 +196,9 @@ func pendingKey(key, nodeClaim string) string { return key + "/" + nodeClaim }
 func fleetKey(req LaunchRequest) string {
 	req.NodeClaim, req.ClientToken = "", ""
 	tags := slices.Sorted(maps.Keys(req.Tags))
-	sum := sha256.Sum256(fmt.Appendf(nil, "%s|%s|%t|%s|%v|%v|%v|%s|%v|%v|%s", req.CapacityType, req.NodePool, req.Prioritized,
-		req.LaunchTemplateVersion, req.configs(), tags, tagValues(req.Tags, tags), req.LaunchTemplateName, req.InstanceTypes, req.ImageIDs, req.Context))
+	sum := sha256.Sum256(fmt.Appendf(nil, "%s|%s|%t|%s|%v|%v|%v|%s|%v|%v|%s|%s|%t", req.CapacityType, req.NodePool, req.Prioritized,
+		req.LaunchTemplateVersion, req.configs(), tags, tagValues(req.Tags, tags), req.LaunchTemplateName, req.InstanceTypes, req.ImageIDs, req.Context,
+		req.ReservationType, req.Interruptible))
 	return hex.EncodeToString(sum[:16])
 }
 

@@ -21,6 +21,11 @@ type Instance struct {
 	// CapacityReservationID is the capacity reservation the instance runs
 	// in ("" for none); such an instance's CapacityType is "reserved".
 	CapacityReservationID string
+	// ReservationType ("default" or "capacity-block") and
+	// ReservationInterruptible are the kind of that reservation, from the
+	// instance's lifecycle as Karpenter reads it.
+	ReservationType          string
+	ReservationInterruptible bool
 	// State is EC2's state name: pending, running, shutting-down,
 	// terminated, stopping or stopped.
 	State string
@@ -65,6 +70,11 @@ func fromEC2(in types.Instance) Instance {
 	}
 	if id := aws.ToString(in.CapacityReservationId); id != "" {
 		out.CapacityType, out.CapacityReservationID = apiv1.CapacityTypeReserved, id
+		out.ReservationType = apiv1.CapacityReservationTypeDefault
+		if in.InstanceLifecycle == types.InstanceLifecycleTypeCapacityBlock {
+			out.ReservationType = apiv1.CapacityReservationTypeCapacityBlock
+		}
+		out.ReservationInterruptible = in.InstanceLifecycle == types.InstanceLifecycleTypeInterruptibleCapacityReservation
 	}
 	if in.Placement != nil {
 		out.Zone = aws.ToString(in.Placement.AvailabilityZone)

@@ -20,14 +20,22 @@ type LaunchRequest struct {
 	NodeClaim string // NodeClaim name: karpenter.sh/nodeclaim and Name tags
 	NodePool  string // karpenter.sh/nodepool tag
 	// CapacityType is "spot" (allocation strategy price-capacity-optimized),
-	// "on-demand" (lowest-price), or "reserved": on-demand capacity
-	// (lowest-price) from launch templates that each target one capacity
-	// reservation (LaunchConfig.CapacityReservationID), as Karpenter
-	// launches a default (non-interruptible) reservation.
+	// "on-demand" (lowest-price), or "reserved": launch templates that each
+	// target one capacity reservation (LaunchConfig.CapacityReservationID),
+	// all of ReservationType and Interruptible, launched as Karpenter
+	// launches each kind: a default reservation as on-demand capacity
+	// (lowest-price), a capacity block as DefaultTargetCapacityType
+	// capacity-block (no allocation options), an interruptible one as
+	// reserved-capacity with ReservedCapacityOptions
+	// interruptible-capacity-reservation.
 	CapacityType string
 	// PlacementGroupID is the group the templates launch into ("" none):
 	// the shortages of the answer are marked within it (scopeToGroup).
 	PlacementGroupID string
+	// ReservationType ("default", "" as default, or "capacity-block") and
+	// Interruptible are the reserved launch's reservations' kind.
+	ReservationType string `json:",omitempty"`
+	Interruptible   bool   `json:",omitempty"`
 	// Prioritized launches by the overrides' Price instead of EC2's own
 	// prices (capacity-optimized-prioritized for spot, prioritized for
 	// on-demand), as Karpenter does when NodeOverlays set the prices.
@@ -103,7 +111,8 @@ func (r LaunchRequest) configs() []LaunchConfig {
 // for lack of capacity it returns an *InsufficientCapacityError listing
 // them; other failures are wrapped with the API name. Unfulfillable
 // offerings are also recorded in Options.ICECache, if set, even when an
-// instance was launched from another offering.
+// instance was launched from another offering; reserved ones are not (the
+// reservation is out, not the offering: the caller counts it used up).
 //
 // The Instance returned is pending; its LaunchTime and PrivateDNSName are
 // known once Get sees it.
@@ -125,12 +134,30 @@ func checkLaunch(req LaunchRequest) error {
 	if _, _, err := fleetConfigs(req); err != nil {
 		return err
 	}
-	if req.CapacityType == apiv1.CapacityTypeReserved {
-		for _, lc := range req.configs() {
-			if lc.CapacityReservationID == "" {
-				return fmt.Errorf("launch: reserved launch template %s targets no capacity reservation", lc.LaunchTemplateName)
-			}
+	if req.CapacityType != apiv1.CapacityTypeReserved {
+		if req.ReservationType != "" || req.Interruptible {
+			return fmt.Errorf("launch: a %s launch has no reservation type", req.CapacityType)
 		}
+		return nil
+	}
+	for _, lc := range req.configs() {
+		if lc.CapacityReservationID == "" {
+			return fmt.Errorf("launch: reserved launch template %s targets no capacity reservation", lc.LaunchTemplateName)
+		}
+	}
+	switch req.ReservationType {
+	case "", apiv1.CapacityReservationTypeDefault:
+	case apiv1.CapacityReservationTypeCapacityBlock:
+		if req.Interruptible {
+			return errors.New("launch: a capacity block is never interruptible")
+		}
+		if n := len(req.configs()); n != 1 || len(req.configs()[0].Overrides) != 1 {
+			// CreateFleet takes one capacity block per request (Karpenter's
+			// capacity block filter keeps the cheapest offering).
+			return errors.New("launch: a capacity-block launch takes exactly one offering")
+		}
+	default:
+		return fmt.Errorf("launch: reservation type %q is not default or capacity-block", req.ReservationType)
 	}
 	return nil
 }
@@ -146,7 +173,7 @@ func (c *Client) launchOne(ctx context.Context, req LaunchRequest) (Instance, er
 	}
 	fleetErrs, unfulfillable := fleetErrors(out.Errors, req.CapacityType, zoneOf)
 	unfulfillable = scopeToGroup(req, fleetErrs, unfulfillable)
-	c.opts.ICECache.MarkAll(unfulfillable)
+	c.opts.ICECache.MarkAll(unreserved(unfulfillable))
 	c.opts.ICECache.MarkAll(quotaMarks(fleetErrs))
 	if insts := launched(out.Instances, req.CapacityType, tags, zoneOf); len(insts) > 0 {
 		return withReservation(req, insts[0]), nil
@@ -159,6 +186,10 @@ func (c *Client) launchOne(ctx context.Context, req LaunchRequest) (Instance, er
 func withReservation(req LaunchRequest, inst Instance) Instance {
 	if req.CapacityType == apiv1.CapacityTypeReserved {
 		inst.CapacityReservationID = reservationOf(req, inst.Type, inst.Zone)
+		inst.ReservationType, inst.ReservationInterruptible = req.ReservationType, req.Interruptible
+		if inst.ReservationType == "" {
+			inst.ReservationType = apiv1.CapacityReservationTypeDefault
+		}
 	}
 	return inst
 }
@@ -249,7 +280,7 @@ func fleetInput(req LaunchRequest, configs []types.FleetLaunchTemplateConfigRequ
 		LaunchTemplateConfigs: configs,
 		TargetCapacitySpecification: &types.TargetCapacitySpecificationRequest{
 			TotalTargetCapacity:       aws.Int32(int32(capacity)),
-			DefaultTargetCapacityType: defaultTargetCapacityType(req.CapacityType),
+			DefaultTargetCapacityType: defaultTargetCapacityType(req),
 		},
 		TagSpecifications: []types.TagSpecification{
 			{ResourceType: types.ResourceTypeInstance, Tags: ec2Tags},
@@ -257,6 +288,11 @@ func fleetInput(req LaunchRequest, configs []types.FleetLaunchTemplateConfigRequ
 		},
 	}
 	switch {
+	case req.CapacityType == apiv1.CapacityTypeReserved && req.ReservationType == apiv1.CapacityReservationTypeCapacityBlock:
+		// Capacity blocks: no allocation options, as Karpenter sends them.
+	case req.CapacityType == apiv1.CapacityTypeReserved && req.Interruptible:
+		in.ReservedCapacityOptions = &types.ReservedCapacityOptionsRequest{
+			ReservationTypes: []types.FleetReservationType{types.FleetReservationTypeInterruptibleCapacityReservation}}
 	case req.CapacityType == apiv1.CapacityTypeSpot && req.Prioritized:
 		in.SpotOptions = &types.SpotOptionsRequest{AllocationStrategy: types.SpotAllocationStrategyCapacityOptimizedPrioritized}
 	case req.CapacityType == apiv1.CapacityTypeSpot:
@@ -275,12 +311,19 @@ func fleetInput(req LaunchRequest, configs []types.FleetLaunchTemplateConfigRequ
 	return in
 }
 
-// defaultTargetCapacityType: a default reservation is on-demand capacity.
-func defaultTargetCapacityType(capacityType string) types.DefaultTargetCapacityType {
-	if capacityType == apiv1.CapacityTypeReserved {
-		return types.DefaultTargetCapacityTypeOnDemand
+// defaultTargetCapacityType: a default reservation is on-demand capacity,
+// a capacity block capacity-block, an interruptible reservation
+// reserved-capacity (Karpenter's CreateFleetInputBuilder).
+func defaultTargetCapacityType(req LaunchRequest) types.DefaultTargetCapacityType {
+	switch {
+	case req.CapacityType != apiv1.CapacityTypeReserved:
+		return types.DefaultTargetCapacityType(req.CapacityType)
+	case req.ReservationType == apiv1.CapacityReservationTypeCapacityBlock:
+		return types.DefaultTargetCapacityTypeCapacityBlock
+	case req.Interruptible:
+		return types.DefaultTargetCapacityTypeReservedCapacity
 	}
-	return types.DefaultTargetCapacityType(capacityType)
+	return types.DefaultTargetCapacityTypeOnDemand
 }
 
 // reservationOf is the reservation the request's config for the instance
@@ -358,6 +401,20 @@ func launched(in []types.CreateFleetInstance, capacityType string, tags, zoneOf 
 		for _, id := range fi.InstanceIds {
 			inst.ID = id
 			out = append(out, inst)
+		}
+	}
+	return out
+}
+
+// unreserved are the offerings that are not reserved: a reservation out
+// of capacity is that reservation's, not its (type, zone) offering's
+// (Karpenter marks the reservation id unavailable, not the offering; the
+// caller counts it used up).
+func unreserved(offs []OfferingKey) []OfferingKey {
+	var out []OfferingKey
+	for _, o := range offs {
+		if o.CapacityType != apiv1.CapacityTypeReserved {
+			out = append(out, o)
 		}
 	}
 	return out

@@ -36,6 +36,11 @@ type LaunchTemplateData struct {
 	// Karpenter's reserved launch templates do. Omitted from the template
 	// name's hash when empty, so other templates keep their names.
 	CapacityReservationID string `json:",omitempty"`
+	// MarketType is the template's InstanceMarketOptions.MarketType for a
+	// reserved template as Karpenter sets it: "capacity-block" for a
+	// capacity block, "interruptible-capacity-reservation" for an
+	// interruptible reservation, "" otherwise (left out of the name's hash).
+	MarketType string `json:",omitempty"`
 	// NoCapacityReservations keeps the template's on-demand launches out of
 	// open capacity reservations (preference none), as Karpenter's
 	// on-demand and spot templates are with reserved capacity on, so they
@@ -264,6 +269,9 @@ func requestTemplateData(d LaunchTemplateData, tags map[string]string) (*types.R
 			CapacityReservationPreference: types.CapacityReservationPreferenceCapacityReservationsOnly,
 			CapacityReservationTarget:     &types.CapacityReservationTarget{CapacityReservationId: aws.String(d.CapacityReservationID)},
 		}
+	}
+	if d.MarketType != "" {
+		out.InstanceMarketOptions = &types.LaunchTemplateInstanceMarketOptionsRequest{MarketType: types.MarketType(d.MarketType)}
 	}
 	out.TagSpecifications = []types.LaunchTemplateTagSpecificationRequest{{ResourceType: types.ResourceTypeNetworkInterface, Tags: ec2Tags(tags)}}
 	return out, nil

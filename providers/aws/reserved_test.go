@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"testing"
+	"time"
 
 	apiv1 "github.com/joinery/joinery/api/v1"
 	"github.com/joinery/joinery/providers/aws"
@@ -14,7 +15,7 @@ import (
 // (id, tags, owner); a reserved Launch targets the reservation through its
 // template, reports capacity type reserved with the reservation's id, and,
 // once the reservation is full, is insufficient capacity of the reserved
-// offering (ReservationCapacityExceeded), marked in the ICE cache.
+// offering (ReservationCapacityExceeded), not put in the ICE cache.
 func TestReservedLaunch(t *testing.T) {
 	ice := aws.NewICECache(0, nil)
 	srv, c := world(t, simec2.Options{}, aws.Options{ICECache: ice})
@@ -86,12 +87,91 @@ func TestReservedLaunch(t *testing.T) {
 		iceErr.Errors[0].Code != "ReservationCapacityExceeded" {
 		t.Fatalf("second launch into a full reservation: %v", err)
 	}
-	if !ice.Unavailable("m5.large", "us-east-1a", "reserved") || ice.Unavailable("m5.large", "us-east-1a", "on-demand") {
-		t.Error("ICE cache: want only the reserved offering unavailable")
+	// The reservation is out, not the offering (Karpenter marks the
+	// reservation id): the ICE cache holds neither.
+	if ice.Unavailable("m5.large", "us-east-1a", "reserved") || ice.Unavailable("m5.large", "us-east-1a", "on-demand") {
+		t.Error("ICE cache: a full reservation marked its offering unavailable")
 	}
 	bad := req
 	bad.Configs = []aws.LaunchConfig{{LaunchTemplateName: "joinery-default", Overrides: req.Configs[0].Overrides}}
 	if _, err := c.Launch(ctx, bad); err == nil {
 		t.Error("a reserved launch from a template targeting no reservation was sent")
+	}
+}
+
+// A capacity block is launched as Karpenter launches one: its template
+// says MarketType capacity-block, CreateFleet DefaultTargetCapacityType
+// capacity-block (no allocation options); an interruptible reservation's
+// template says interruptible-capacity-reservation and CreateFleet
+// reserved-capacity with ReservedCapacityOptions. The local EC2 refuses
+// any other shape; the instances read back as reserved with their
+// reservation's kind (from their lifecycle).
+func TestCapacityBlockAndInterruptibleLaunch(t *testing.T) {
+	srv, c := world(t, simec2.Options{}, aws.Options{})
+	ctx := context.Background()
+	now := time.Now()
+	block, err := srv.AddCapacityReservation(simec2.CapacityReservation{InstanceType: "m5.large", Zone: "us-east-1a", TotalInstanceCount: 1,
+		ReservationType: "capacity-block", InstanceMatchCriteria: "targeted", StartDate: now.Add(-time.Minute), EndDate: now.Add(2 * time.Hour)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	lent, err := srv.AddCapacityReservation(simec2.CapacityReservation{InstanceType: "m5.large", Zone: "us-east-1a", TotalInstanceCount: 1, Interruptible: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, _ := c.CapacityReservations(ctx, []apiv1.CapacityReservationSelectorTerm{{ID: block.ID}, {ID: lent.ID}})
+	byID := map[string]apiv1.CapacityReservationStatus{}
+	for _, r := range got {
+		byID[r.ID] = r
+	}
+	if b, l := byID[block.ID], byID[lent.ID]; len(got) != 2 || b.ReservationType != "capacity-block" || b.EndTime == nil || l.ReservationType != "default" || !l.Interruptible {
+		t.Fatalf("statuses %+v", got)
+	}
+	img, _, _, _ := srv.SSMParameter("/aws/service/eks/optimized-ami/1.37/amazon-linux-2023/x86_64/standard/recommended/image_id")
+	var sn1a aws.Subnet
+	for _, s := range subnets(t, c) {
+		if s.Zone == "us-east-1a" {
+			sn1a = s
+		}
+	}
+	for _, tc := range []struct {
+		id, market, typ string
+		interruptible   bool
+	}{
+		{block.ID, "capacity-block", "capacity-block", false},
+		{lent.ID, "interruptible-capacity-reservation", "default", true},
+	} {
+		lt, err := c.EnsureLaunchTemplate(ctx, "joinery-"+tc.market, aws.LaunchTemplateData{ImageID: img, CapacityReservationID: tc.id, MarketType: tc.market})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if d, _ := srv.LaunchTemplate(lt.Name); d.Data.MarketType != tc.market || d.Data.CapacityReservationID != tc.id {
+			t.Fatalf("template %+v", d.Data)
+		}
+		req := aws.LaunchRequest{NodeClaim: "r-" + tc.market, NodePool: "reserved", CapacityType: apiv1.CapacityTypeReserved,
+			ReservationType: tc.typ, Interruptible: tc.interruptible,
+			Configs: []aws.LaunchConfig{{LaunchTemplateName: lt.Name, CapacityReservationID: tc.id,
+				Overrides: []aws.LaunchOverride{{InstanceType: "m5.large", SubnetID: sn1a.ID, Zone: "us-east-1a"}}}}}
+		plain := req
+		plain.ReservationType, plain.Interruptible = "", false // sent as a default reservation: EC2 refuses
+		if _, err := c.Launch(ctx, plain); err == nil {
+			t.Errorf("%s: launched as a default reservation", tc.market)
+		}
+		in, err := c.Launch(ctx, req)
+		if err != nil {
+			t.Fatalf("%s: %v", tc.market, err)
+		}
+		s, _ := srv.Instance(in.ID)
+		g, err := c.Get(ctx, in.ID)
+		if err != nil || s.Lifecycle != tc.market || g.CapacityType != "reserved" || g.CapacityReservationID != tc.id ||
+			g.ReservationType != tc.typ || g.ReservationInterruptible != tc.interruptible || in.ReservationType != tc.typ {
+			t.Errorf("%s: EC2 %+v, Get %+v (%v), Launch %+v", tc.market, s, g, err, in)
+		}
+	}
+	bad := aws.LaunchRequest{NodeClaim: "x", CapacityType: apiv1.CapacityTypeReserved, ReservationType: "capacity-block",
+		Configs: []aws.LaunchConfig{{LaunchTemplateName: "t", CapacityReservationID: block.ID, Overrides: []aws.LaunchOverride{
+			{InstanceType: "m5.large", SubnetID: sn1a.ID, Zone: "us-east-1a"}, {InstanceType: "m5.xlarge", SubnetID: sn1a.ID, Zone: "us-east-1a"}}}}}
+	if _, err := c.Launch(ctx, bad); err == nil {
+		t.Error("a capacity-block launch of two offerings was sent")
 	}
 }

@@ -1,6 +1,7 @@
 package ec2
 
 import (
+	"cmp"
 	"crypto/sha256"
 	"fmt"
 	"maps"
@@ -50,14 +51,18 @@ type fleetOverride struct {
 	image                   *Image
 	groups                  []string // security group ids the instance gets
 	profileName, profileArn string
-	errCode, errMsg         string          // why EC2 refuses this override, whatever the capacity
-	priority                float64         // +Inf when unset
-	maxPrice                float64         // 0 when unset
-	weight                  float64         // units of capacity one instance gives (default 1)
-	spot                    float64         // the spot price in the override's zone (0 without a type or subnet)
-	reservation             string          // the capacity reservation the last check chose ("" none)
-	onDemand                float64         // the region's on-demand price (0 without a type or subnet)
-	group                   *placementGroup // the template's placement group (nil: none)
+	errCode, errMsg         string  // why EC2 refuses this override, whatever the capacity
+	priority                float64 // +Inf when unset
+	maxPrice                float64 // 0 when unset
+	weight                  float64 // units of capacity one instance gives (default 1)
+	spot                    float64 // the spot price in the override's zone (0 without a type or subnet)
+	reservation             string  // the capacity reservation the last check chose ("" none)
+	onDemand                float64 // the region's on-demand price (0 without a type or subnet)
+	// targetType is the request's DefaultTargetCapacityType; lifecycle
+	// the reserved kind it asks for ("capacity-block",
+	// "interruptible-capacity-reservation"; "" for on-demand and spot).
+	targetType, lifecycle string
+	group                 *placementGroup // the template's placement group (nil: none)
 }
 
 func (o *fleetOverride) fail(code, msg string) { o.errCode, o.errMsg = code, msg }
@@ -74,6 +79,9 @@ func (o *fleetOverride) price(capacityType string) float64 {
 
 // fleetRequest is a CreateFleet request's validated top-level parameters.
 type fleetRequest struct {
+	// targetType is DefaultTargetCapacityType; lifecycle the reserved
+	// kind it launches as ("" for spot and on-demand), on-demand capacity.
+	targetType, lifecycle    string
 	odTarget, spotTarget     int
 	odStrategy, spotStrategy string
 	instanceTags             map[string]string
@@ -109,6 +117,7 @@ func (s *Server) createFleetAs(caller *awsauth.Caller, f form) (withRequestID, e
 	}
 	s.authorizeLaunchesLocked(caller, f, req, overrides)
 	for _, o := range overrides {
+		o.targetType, o.lifecycle = req.targetType, req.lifecycle
 		if o.it != nil && o.subnet != nil {
 			o.spot = s.spotPriceLocked(o.it, o.subnet.zone)
 			o.onDemand = s.OnDemandPrice(o.it)
@@ -124,6 +133,7 @@ func (s *Server) createFleetAs(caller *awsauth.Caller, f form) (withRequestID, e
 	}
 	for _, in := range launched {
 		s.bootLocked(in)
+		s.scheduleBlockEndLocked(in)
 	}
 	if token != "" {
 		// EC2 keeps the answer for the token, instances or not: the same
@@ -152,8 +162,12 @@ func parseFleetRequest(f form) (fleetRequest, error) {
 		return req, invalidParameter("TotalTargetCapacity must be between 1 and 1000, not %d", total)
 	}
 	defaultType := f.get("TargetCapacitySpecification.DefaultTargetCapacityType")
-	if defaultType != CapacityTypeSpot && defaultType != CapacityTypeOnDemand {
-		return req, invalidParameter("DefaultTargetCapacityType must be spot or on-demand, not %q", defaultType)
+	if req.lifecycle, err = reservedTarget(f, defaultType); err != nil {
+		return req, err
+	}
+	req.targetType = defaultType
+	if req.lifecycle != "" {
+		defaultType = CapacityTypeOnDemand // reserved capacity is on-demand capacity
 	}
 	if req.odTarget, _, err = f.intParam("TargetCapacitySpecification.OnDemandTargetCapacity"); err != nil {
 		return req, err
@@ -177,6 +191,40 @@ func parseFleetRequest(f form) (fleetRequest, error) {
 	}
 	req.instanceTags, err = fleetInstanceTags(f)
 	return req, err
+}
+
+// reservedTarget checks DefaultTargetCapacityType and the options that
+// go with it, returning the reserved lifecycle it asks for: capacity-block
+// (no spot or on-demand options), or reserved-capacity with
+// ReservedCapacityOptions.ReservationType interruptible-capacity-reservation
+// (the only reserved kind Joinery's fleets ask for that way).
+func reservedTarget(f form, defaultType string) (string, error) {
+	types := f.strings("ReservedCapacityOptions.ReservationType")
+	switch defaultType {
+	case CapacityTypeSpot, CapacityTypeOnDemand:
+		if len(types) > 0 {
+			return "", newError(http.StatusBadRequest, CodeInvalidParameterCombination,
+				"ReservedCapacityOptions can only be used with DefaultTargetCapacityType reserved-capacity")
+		}
+		return "", nil
+	case LifecycleCapacityBlock:
+		if len(types) > 0 || f.get("SpotOptions.AllocationStrategy") != "" {
+			return "", newError(http.StatusBadRequest, CodeInvalidParameterCombination,
+				"DefaultTargetCapacityType capacity-block takes no SpotOptions or ReservedCapacityOptions")
+		}
+		return LifecycleCapacityBlock, nil
+	case "reserved-capacity":
+		if len(types) == 0 {
+			return "", missingParameter("ReservedCapacityOptions.ReservationTypes")
+		}
+		for _, t := range types {
+			if t != LifecycleInterruptible {
+				return "", invalidParameter("The local EC2 endpoint supports only ReservedCapacityOptions.ReservationType %s, not %q", LifecycleInterruptible, t)
+			}
+		}
+		return LifecycleInterruptible, nil
+	}
+	return "", invalidParameter("DefaultTargetCapacityType must be spot, on-demand, capacity-block or reserved-capacity, not %q", defaultType)
 }
 
 func strategy(f form, param string, allowed map[string]bool) (string, error) {
@@ -231,7 +279,7 @@ func (s *Server) fillBucketLocked(resp *createFleetResponse, bucket fleetBucket,
 		failed[o.order] = true
 		resp.Errors = append(resp.Errors, fleetErrorXML{
 			LaunchTemplateAndOverrides: launchTemplateAndOverridesXML{o.spec, o.xml},
-			Lifecycle:                  bucket.capacityType, ErrorCode: code, ErrorMessage: msg,
+			Lifecycle:                  cmp.Or(o.lifecycle, bucket.capacityType), ErrorCode: code, ErrorMessage: msg,
 		})
 	}
 	var launched []*instance
@@ -273,7 +321,7 @@ func (s *Server) fillBucketLocked(resp *createFleetResponse, bucket fleetBucket,
 			groups[pick.order] = gi
 			resp.Instances = append(resp.Instances, fleetInstanceXML{
 				LaunchTemplateAndOverrides: launchTemplateAndOverridesXML{pick.spec, pick.xml},
-				Lifecycle:                  bucket.capacityType, InstanceType: pick.it.Name,
+				Lifecycle:                  cmp.Or(pick.lifecycle, bucket.capacityType), InstanceType: pick.it.Name,
 			})
 		}
 		g := &resp.Instances[gi]
@@ -604,6 +652,7 @@ func (s *Server) launchLocked(o *fleetOverride, capacityType, fleetID, token str
 		CapacityType: capacityType, State: StatePending, Architecture: ec2Arch(o.it.Arch),
 		Price: o.price(capacityType), PrivateIP: ip, PrivateDNSName: s.privateDNSName(ip),
 		LaunchTime: now, ReservationID: s.resourceIDLocked("r"), FleetID: fleetID, CapacityReservationID: o.reservation,
+		Lifecycle: o.lifecycle, MarketType: o.lt.Data.MarketType,
 		LaunchTemplateID: o.spec.LaunchTemplateID, LaunchTemplateName: o.spec.LaunchTemplateName,
 		LaunchTemplateVersion: o.spec.Version,
 		Tags:                  maps.Clone(o.lt.Data.TagSpecifications["instance"]),

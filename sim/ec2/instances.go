@@ -34,6 +34,11 @@ type Instance struct {
 	// CapacityReservationID is the capacity reservation the instance was
 	// launched into ("" for none): it holds one of its slots until terminated.
 	CapacityReservationID string
+	// Lifecycle is "capacity-block" or "interruptible-capacity-reservation"
+	// for an instance in such a reservation (its instanceLifecycle), "" else.
+	Lifecycle string `json:",omitempty"`
+	// MarketType is its launch template's InstanceMarketOptions.MarketType.
+	MarketType            string `json:",omitempty"`
 	FleetID               string
 	LaunchTemplateID      string
 	LaunchTemplateName    string
@@ -367,6 +372,7 @@ func (s *Server) instanceXMLLocked(in *instance) instanceXML {
 		}
 	}
 	x.CapacityReservationID = in.CapacityReservationID
+	x.InstanceLifecycle = in.Lifecycle
 	if in.CapacityType == "spot" {
 		x.InstanceLifecycle = "spot"
 		x.SpotInstanceRequestID = "sir-" + strings.TrimPrefix(in.ID, "i-0")[:8]

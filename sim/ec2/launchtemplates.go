@@ -72,6 +72,10 @@ type LaunchTemplateData struct {
 	PlacementGroupName string
 	PlacementGroupID   string
 	PartitionNumber    int
+	// MarketType is InstanceMarketOptions.MarketType: "capacity-block" or
+	// "interruptible-capacity-reservation" for those reservations ("" none;
+	// "spot" templates are refused: CreateFleet sets the market itself).
+	MarketType string `json:",omitempty"`
 	// TagSpecifications are the instance-side tags by resource type
 	// ("instance", "volume", "network-interface", ...).
 	TagSpecifications map[string]map[string]string
@@ -357,6 +361,13 @@ func capacityReservation(f form, p string, d *LaunchTemplateData) error {
 	}
 	if d.CapacityReservationPreference == PreferenceCapacityReservationsOnly && d.CapacityReservationID == "" {
 		return invalidParameter("A capacity reservation target is required with the capacity-reservations-only preference.")
+	}
+	switch d.MarketType = f.get(p + ".InstanceMarketOptions.MarketType"); d.MarketType {
+	case "", LifecycleCapacityBlock, LifecycleInterruptible:
+	case "spot":
+		return newError(http.StatusBadRequest, CodeUnsupported, "The local EC2 endpoint does not launch spot through a launch template's InstanceMarketOptions")
+	default:
+		return invalidParameter("Value (%s) for parameter marketType is invalid. Valid values: spot, capacity-block, interruptible-capacity-reservation", d.MarketType)
 	}
 	return nil
 }

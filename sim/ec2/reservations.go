@@ -16,6 +16,12 @@ const (
 	CodeInvalidCapacityReservationIDNotFound  = "InvalidCapacityReservationId.NotFound"
 	CodeInvalidCapacityReservationIDMalformed = "InvalidCapacityReservationId.Malformed"
 
+	// Reservation types and the instance lifecycles of their launches.
+	ReservationTypeDefault       = "default"
+	ReservationTypeCapacityBlock = "capacity-block"
+	LifecycleCapacityBlock       = "capacity-block"
+	LifecycleInterruptible       = "interruptible-capacity-reservation"
+
 	PreferenceCapacityReservationsOnly = "capacity-reservations-only"
 	PreferenceOpen                     = "open"
 	PreferenceNone                     = "none"
@@ -40,6 +46,16 @@ type CapacityReservation struct {
 	// EndDate, when set, ends the reservation (state expired after it).
 	EndDate   time.Time
 	StartDate time.Time
+	// ReservationType is "default" (an ODCR; "" as default) or
+	// "capacity-block" (bought for StartDate..EndDate, always targeted:
+	// launches go in only with MarketType capacity-block, none before
+	// StartDate, and EC2 terminates its instances CapacityBlockReclaim
+	// before EndDate).
+	ReservationType string
+	// Interruptible marks a default reservation its owner lent out and
+	// may reclaim (ReclaimInterruptible): launches go in only as
+	// reserved-capacity with MarketType interruptible-capacity-reservation.
+	Interruptible bool
 
 	// AvailableInstanceCount is TotalInstanceCount less the instances in it
 	// not yet terminated (filled in by the snapshots).
@@ -51,6 +67,11 @@ type CapacityReservation struct {
 	Held       int
 	HeldSeenAt time.Time
 }
+
+// CapacityBlockReclaim is how long before a capacity block's end EC2
+// starts terminating its instances (30 minutes; its warning event comes
+// 10 minutes earlier).
+const CapacityBlockReclaim = 30 * time.Minute
 
 type reservation struct {
 	CapacityReservation
@@ -98,6 +119,9 @@ func (s *Server) AddCapacityReservation(r CapacityReservation) (CapacityReservat
 	case "open", "targeted":
 	default:
 		return CapacityReservation{}, fmt.Errorf("capacity reservation: instance match criteria %q is not open or targeted", r.InstanceMatchCriteria)
+	}
+	if err := checkReservationKind(&r); err != nil {
+		return CapacityReservation{}, err
 	}
 	if r.OwnerID == "" {
 		r.OwnerID = s.opts.AccountID
@@ -155,6 +179,9 @@ func (s *Server) reservationSnapshotLocked(r *reservation, now time.Time, descri
 	}
 	out.AvailableInstanceCount = max(0, r.TotalInstanceCount-s.reservationUsedLocked(r.ID)-held)
 	out.State = "active"
+	if r.ReservationType == ReservationTypeCapacityBlock && now.Before(r.StartDate) {
+		out.State, out.AvailableInstanceCount = "scheduled", 0
+	}
 	if !r.EndDate.IsZero() && !now.Before(r.EndDate) {
 		out.State = "expired"
 		out.AvailableInstanceCount = 0
@@ -177,37 +204,22 @@ func (s *Server) reservationUsedLocked(id string) int {
 // reservationForLaunchLocked decides which reservation an on-demand launch
 // of the override goes into: the template's target when its preference is
 // capacity-reservations-only (an error code when it cannot: unknown,
-// ended, of another type or zone, or full), else an open reservation of
-// the type in the zone with room, unless the preference is none. ""
-// launches outside any reservation.
+// ended, of another type or zone, launched as the wrong kind, or full),
+// else an open default reservation of the type in the zone with room,
+// unless the preference is none. "" launches outside any reservation.
 func (s *Server) reservationForLaunchLocked(o *fleetOverride, capacityType string, now time.Time) (id, code, msg string) {
 	d := &o.lt.Data
 	if d.CapacityReservationPreference == PreferenceCapacityReservationsOnly || d.CapacityReservationID != "" {
-		if capacityType == CapacityTypeSpot {
-			return "", CodeInvalidParameterCombination, "Capacity Reservations cannot be used to launch Spot Instances."
-		}
-		r := s.reservations[d.CapacityReservationID]
-		if r == nil {
-			return "", CodeInvalidCapacityReservationIDNotFound, fmt.Sprintf("The capacity reservation ID '%s' does not exist", d.CapacityReservationID)
-		}
-		snap := s.reservationSnapshotLocked(r, now, false)
-		switch {
-		case snap.State != "active":
-			return "", CodeInvalidCapacityReservationIDNotFound, fmt.Sprintf("The capacity reservation '%s' is %s", r.ID, snap.State)
-		case o.it.Name != r.InstanceType || o.subnet.zone != r.Zone:
-			return "", CodeInvalidParameterValue, fmt.Sprintf("The instance type %s in %s does not match the capacity reservation %s (%s in %s).",
-				o.it.Name, o.subnet.zone, r.ID, r.InstanceType, r.Zone)
-		case snap.AvailableInstanceCount <= 0:
-			return "", CodeReservationCapacityExceeded, fmt.Sprintf("Insufficient capacity in the capacity reservation %s (%d instances reserved, all in use).",
-				r.ID, r.TotalInstanceCount)
-		}
-		return r.ID, "", ""
+		return s.targetedReservationLocked(o, capacityType, now)
+	}
+	if o.lifecycle != "" || d.MarketType == ReservationTypeCapacityBlock || d.MarketType == LifecycleInterruptible {
+		return "", CodeInvalidParameterCombination, fmt.Sprintf("A launch with MarketType %s must target a capacity reservation.", cmp.Or(d.MarketType, o.lifecycle))
 	}
 	if capacityType != CapacityTypeOnDemand || d.CapacityReservationPreference == PreferenceNone {
 		return "", "", ""
 	}
 	for _, r := range s.sortedReservationsLocked() {
-		if r.InstanceMatchCriteria != "open" || r.InstanceType != o.it.Name || r.Zone != o.subnet.zone {
+		if r.InstanceMatchCriteria != "open" || r.InstanceType != o.it.Name || r.Zone != o.subnet.zone || r.kind() != "" {
 			continue
 		}
 		if snap := s.reservationSnapshotLocked(r, now, false); snap.State == "active" && snap.AvailableInstanceCount > 0 {
@@ -215,6 +227,89 @@ func (s *Server) reservationForLaunchLocked(o *fleetOverride, capacityType strin
 		}
 	}
 	return "", "", ""
+}
+
+// targetedReservationLocked checks a launch into the template's target.
+func (s *Server) targetedReservationLocked(o *fleetOverride, capacityType string, now time.Time) (id, code, msg string) {
+	d := &o.lt.Data
+	if capacityType == CapacityTypeSpot {
+		return "", CodeInvalidParameterCombination, "Capacity Reservations cannot be used to launch Spot Instances."
+	}
+	r := s.reservations[d.CapacityReservationID]
+	if r == nil {
+		return "", CodeInvalidCapacityReservationIDNotFound, fmt.Sprintf("The capacity reservation ID '%s' does not exist", d.CapacityReservationID)
+	}
+	if code, msg := launchKindCode(r, o); code != "" {
+		return "", code, msg
+	}
+	snap := s.reservationSnapshotLocked(r, now, false)
+	switch {
+	case snap.State == "scheduled":
+		// EC2 answers a launch into a block that has not started with
+		// insufficient capacity (EC2 Fleet capacity blocks walkthrough).
+		return "", CodeInsufficientInstanceCapacity, fmt.Sprintf("The Capacity Block %s starts at %s.", r.ID, r.StartDate.UTC().Format(time.RFC3339))
+	case snap.State != "active":
+		return "", CodeInvalidCapacityReservationIDNotFound, fmt.Sprintf("The capacity reservation '%s' is %s", r.ID, snap.State)
+	case r.ReservationType == ReservationTypeCapacityBlock && !now.Before(r.EndDate.Add(-CapacityBlockReclaim)):
+		return "", CodeInsufficientInstanceCapacity, fmt.Sprintf("The Capacity Block %s is ending: its instances are being terminated.", r.ID)
+	case o.it.Name != r.InstanceType || o.subnet.zone != r.Zone:
+		return "", CodeInvalidParameterValue, fmt.Sprintf("The instance type %s in %s does not match the capacity reservation %s (%s in %s).",
+			o.it.Name, o.subnet.zone, r.ID, r.InstanceType, r.Zone)
+	case snap.AvailableInstanceCount <= 0:
+		return "", CodeReservationCapacityExceeded, fmt.Sprintf("Insufficient capacity in the capacity reservation %s (%d instances reserved, all in use).",
+			r.ID, r.TotalInstanceCount)
+	}
+	return r.ID, "", ""
+}
+
+// kind is the lifecycle of the reservation's instances ("" for a
+// default, non-interruptible one).
+func (r *reservation) kind() string {
+	switch {
+	case r.ReservationType == ReservationTypeCapacityBlock:
+		return LifecycleCapacityBlock
+	case r.Interruptible:
+		return LifecycleInterruptible
+	}
+	return ""
+}
+
+// launchKindCode refuses a launch into r that is not of r's kind: a
+// capacity block takes only DefaultTargetCapacityType capacity-block with
+// a template of MarketType capacity-block; an interruptible reservation
+// only reserved-capacity (ReservedCapacityOptions
+// interruptible-capacity-reservation) with MarketType
+// interruptible-capacity-reservation; a default one neither. The codes
+// and texts are the local EC2's (EC2's own are not documented).
+func launchKindCode(r *reservation, o *fleetOverride) (code, msg string) {
+	want := r.kind()
+	if o.lifecycle != want {
+		return CodeInvalidParameterCombination, fmt.Sprintf("The capacity reservation %s (%s) cannot be launched into with DefaultTargetCapacityType %s.",
+			r.ID, cmp.Or(want, "default"), cmp.Or(o.targetType, CapacityTypeOnDemand))
+	}
+	if mt := o.lt.Data.MarketType; mt != want {
+		return CodeInvalidParameterCombination, fmt.Sprintf("The capacity reservation %s (%s) needs InstanceMarketOptions.MarketType %s in the launch template, not %q.",
+			r.ID, cmp.Or(want, "default"), cmp.Or(want, "(none)"), mt)
+	}
+	return "", ""
+}
+
+// checkReservationKind validates a new reservation's type and dates.
+func checkReservationKind(r *CapacityReservation) error {
+	switch r.ReservationType {
+	case "", ReservationTypeDefault:
+		r.ReservationType = ReservationTypeDefault
+	case ReservationTypeCapacityBlock:
+		if r.Interruptible {
+			return fmt.Errorf("capacity reservation: a capacity block cannot be interruptible")
+		}
+		if r.EndDate.IsZero() || r.InstanceMatchCriteria != "targeted" {
+			return fmt.Errorf("capacity reservation: a capacity block needs an EndDate and targeted instance match criteria")
+		}
+	default:
+		return fmt.Errorf("capacity reservation: type %q is not default or capacity-block", r.ReservationType)
+	}
+	return nil
 }
 
 // describeCapacityReservations answers DescribeCapacityReservations:
@@ -270,8 +365,8 @@ func (s *Server) describeCapacityReservations(f form) (withRequestID, error) {
 			AvailabilityZone: r.Zone, InstanceType: r.InstanceType, InstancePlatform: "Linux/UNIX", Tenancy: "default",
 			TotalInstanceCount: r.TotalInstanceCount, AvailableInstanceCount: r.AvailableInstanceCount, State: r.State,
 			StartDate: r.StartDate.UTC().Format(time.RFC3339), CreateDate: r.StartDate.UTC().Format(time.RFC3339),
-			EndDateType: "unlimited", InstanceMatchCriteria: r.InstanceMatchCriteria, ReservationType: "default",
-			Tags: tagSet(r.Tags),
+			EndDateType: "unlimited", InstanceMatchCriteria: r.InstanceMatchCriteria, ReservationType: r.ReservationType,
+			Interruptible: r.Interruptible, Tags: tagSet(r.Tags),
 		}
 		if !r.EndDate.IsZero() {
 			x.EndDate, x.EndDateType = r.EndDate.UTC().Format(time.RFC3339), "limited"
@@ -316,5 +411,6 @@ type capacityReservationXML struct {
 	InstanceMatchCriteria  string   `xml:"instanceMatchCriteria"`
 	CreateDate             string   `xml:"createDate"`
 	ReservationType        string   `xml:"reservationType"`
+	Interruptible          bool     `xml:"interruptible"`
 	Tags                   []tagXML `xml:"tagSet>item"`
 }

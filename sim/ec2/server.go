@@ -53,6 +53,8 @@ type Server struct {
 	reservations map[string]*reservation // AddCapacityReservation, by id
 	// placementGroups are CreatePlacementGroup's and AddPlacementGroup's, by id.
 	placementGroups map[string]*placementGroup
+	// reclaimHook is SetReclaimHook's.
+	reclaimHook func(Instance)
 
 	calls     map[string]int
 	throttled map[string]int

@@ -217,6 +217,9 @@ func (s *Server) LoadState(path string) error {
 		case StateShuttingDown:
 			s.finishShutdownLocked(in)
 		}
+		if in.State == StatePending || in.State == StateRunning {
+			s.scheduleBlockEndLocked(in) // a block's end outlives a restart
+		}
 	}
 	return nil
 }

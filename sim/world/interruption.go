@@ -29,6 +29,9 @@ const (
 	SimStopped    = "stopped"
 	SimTerminated = "terminated"
 	SimRebalance  = "rebalance"
+	// SimReservation: the owner of the interruptible capacity reservation
+	// the instance runs in takes it back (the reservation shrinks by one).
+	SimReservation = "reservation"
 )
 
 // SimulateRequest asks the local world to interrupt one instance.
@@ -150,9 +153,14 @@ func (w *World) SimulateInterruption(ctx context.Context, req SimulateRequest) (
 		spec.Kind, spec.State = interruption.KindInstanceStopped, "stopping"
 	case SimRebalance:
 		spec.Kind = interruption.KindRebalanceRecommendation
+	case SimReservation:
+		if in.Lifecycle != ec2.LifecycleInterruptible {
+			return res, fmt.Errorf("instance %s is not in an interruptible capacity reservation", res.InstanceID)
+		}
+		spec.Kind, spec.StartTime = interruption.KindCapacityReservationInterrupted, now.Add(req.Notice)
 	case SimTerminated:
 	default:
-		return res, fmt.Errorf("unknown kind %q (spot, health, stopped, terminated, rebalance)", req.Kind)
+		return res, fmt.Errorf("unknown kind %q (spot, health, stopped, terminated, rebalance, reservation)", req.Kind)
 	}
 	res.EventID = spec.EventID
 	if spec.Kind != "" {
@@ -169,7 +177,11 @@ func (w *World) SimulateInterruption(ctx context.Context, req SimulateRequest) (
 	if req.Kind == SimRebalance {
 		return res, nil
 	}
-	due, err := w.EC2.Reclaim(res.InstanceID, req.Notice, w.sendStateChange)
+	reclaim := w.EC2.Reclaim
+	if req.Kind == SimReservation {
+		reclaim = w.EC2.ReclaimInterruptible
+	}
+	due, err := reclaim(res.InstanceID, req.Notice, w.sendStateChange)
 	if err != nil {
 		return res, err
 	}
@@ -182,6 +194,9 @@ func (w *World) SimulateInterruption(ctx context.Context, req SimulateRequest) (
 
 // sendStateChange is the reclaim hook: EventBridge's state-change event.
 func (w *World) sendStateChange(in ec2.Instance) {
+	if w.SQS == nil {
+		return
+	}
 	body, err := interruption.Build(interruption.Spec{Kind: interruption.KindInstanceTerminated, State: in.State,
 		InstanceID: in.ID, EventID: newEventID(), Time: time.Now().UTC()})
 	if err == nil {

@@ -316,6 +316,7 @@ func (w *World) startEC2(o Options) (err error) {
 		OnRunning: func(i ec2.Instance) { _ = reg.Register(regCtx, asSeenByNode(i)) },
 		Guard:     w.Auth, InstanceProfileRoles: w.IAM.InstanceProfileRoles,
 	})
+	w.EC2.SetReclaimHook(w.sendStateChange) // a capacity block's end
 	w.boots.mu.Lock()
 	w.boots.launch = func(id string) (time.Time, bool) { in, ok := w.EC2.Instance(id); return in.LaunchTime, ok }
 	w.boots.mu.Unlock()

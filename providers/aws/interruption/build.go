@@ -19,7 +19,8 @@ type Spec struct {
 	// KindInstanceTerminated (shutting-down, terminated); defaults stopping
 	// and shutting-down.
 	State string
-	// StartTime of a scheduled change (default Time + 2 min).
+	// StartTime of a scheduled change, or a reservation interruption's
+	// instance-termination-time (default Time + 2 min).
 	StartTime time.Time
 }
 
@@ -46,6 +47,14 @@ func Build(s Spec) ([]byte, error) {
 	case KindSpotInterrupted:
 		env["source"], env["detail-type"] = SourceEC2, DetailSpotInterruption
 		env["detail"] = map[string]string{"instance-id": s.InstanceID, "instance-action": "terminate"}
+	case KindCapacityReservationInterrupted:
+		env["source"], env["detail-type"] = SourceEC2, DetailReservationInterruption
+		end := s.StartTime
+		if end.IsZero() {
+			end = s.Time.Add(SpotNotice)
+		}
+		env["detail"] = map[string]string{"instance-id": s.InstanceID, "instance-action": "terminate",
+			"instance-termination-time": end.UTC().Format(time.RFC3339)}
 	case KindRebalanceRecommendation:
 		env["source"], env["detail-type"] = SourceEC2, DetailRebalance
 		env["detail"] = map[string]string{"instance-id": s.InstanceID}

@@ -28,6 +28,9 @@ const (
 	KindScheduledChange         = saga.KindScheduledChange
 	KindInstanceStopped         = saga.KindInstanceStopped
 	KindInstanceTerminated      = saga.KindInstanceTerminated
+	// KindCapacityReservationInterrupted is an interruptible capacity
+	// reservation's instance being reclaimed.
+	KindCapacityReservationInterrupted = saga.KindCapacityReservationInterrupted
 	// KindNoOp is a known event that asks for nothing: a Health event for
 	// another service or category, a state change to pending or running.
 	KindNoOp = "no_op"
@@ -52,6 +55,10 @@ const (
 	DetailRebalance        = "EC2 Instance Rebalance Recommendation"
 	DetailHealth           = "AWS Health Event"
 	DetailStateChange      = "EC2 Instance State-change Notification"
+	// DetailReservationInterruption: an interruptible capacity
+	// reservation's owner reclaims the instance in two minutes
+	// (detail instance-id, instance-action, instance-termination-time).
+	DetailReservationInterruption = "EC2 Capacity Reservation Instance Interruption Warning"
 )
 
 // Message is one parsed interruption event.
@@ -99,6 +106,9 @@ type ec2Detail struct {
 	InstanceID     string `json:"instance-id"`
 	InstanceAction string `json:"instance-action"`
 	State          string `json:"state"`
+	// TerminationTime is a reservation interruption's
+	// instance-termination-time (RFC 3339).
+	TerminationTime string `json:"instance-termination-time"`
 }
 
 type healthDetail struct {
@@ -173,6 +183,8 @@ func Parse(body []byte) (Message, error) {
 		if !m.Time.IsZero() {
 			m.NoticeEnd = m.Time.Add(SpotNotice)
 		}
+	case env.Source == SourceEC2 && env.DetailType == DetailReservationInterruption:
+		return reservationInterruption(env, m)
 	case env.Source == SourceEC2 && env.DetailType == DetailRebalance:
 		d, err := ec2InstanceDetail(env)
 		if err != nil {
@@ -199,6 +211,27 @@ func Parse(body []byte) (Message, error) {
 		return parseHealth(env, m)
 	default:
 		m.Kind, m.Why = KindUnknown, fmt.Sprintf("unknown event %s / %q", env.Source, env.DetailType)
+	}
+	return m, nil
+}
+
+// reservationInterruption reads an interruptible reservation's warning:
+// the instance goes at its instance-termination-time, else two minutes
+// after the event (AWS sends it two minutes ahead).
+func reservationInterruption(env envelope, m Message) (Message, error) {
+	d, err := ec2InstanceDetail(env)
+	if err != nil {
+		return Message{}, err
+	}
+	m.Kind, m.InstanceIDs, m.Action = KindCapacityReservationInterrupted, []string{d.InstanceID}, d.InstanceAction
+	if d.TerminationTime != "" {
+		t, err := time.Parse(time.RFC3339, d.TerminationTime)
+		if err != nil {
+			return Message{}, malformed("instance-termination-time %q is not RFC 3339", d.TerminationTime)
+		}
+		m.NoticeEnd = t
+	} else if !m.Time.IsZero() {
+		m.NoticeEnd = m.Time.Add(SpotNotice)
 	}
 	return m, nil
 }

@@ -110,7 +110,7 @@ func TestParseNoOpsAndUnknownKinds(t *testing.T) {
 	cases := map[string]string{
 		`{"version":"0","id":"h2","detail-type":"AWS Health Event","source":"aws.health","detail":{"service":"RDS","eventTypeCategory":"scheduledChange","affectedEntities":[{"entityValue":"db-1"}]}}`:      KindNoOp,
 		`{"version":"0","id":"h3","detail-type":"AWS Health Event","source":"aws.health","detail":{"service":"EC2","eventTypeCategory":"issue","affectedEntities":[{"entityValue":"i-0123456789abcdef0"}]}}`: KindNoOp,
-		`{"version":"0","id":"u1","detail-type":"EC2 Capacity Reservation Instance Interruption Warning","source":"aws.ec2","detail":{"instance-id":"i-0123456789abcdef0"}}`:                                 KindUnknown,
+		`{"version":"0","id":"u1","detail-type":"Capacity Block Reservation Expiration Warning","source":"aws.ec2","detail":{"capacity-reservation-id":"cr-0123456789abcdef0"}}`:                             KindUnknown,
 		`{"version":"0","id":"u2","detail-type":"Object Created","source":"aws.s3","detail":{}}`:                                                                                                             KindUnknown,
 	}
 	for body, kind := range cases {
@@ -191,5 +191,29 @@ func TestBuildRoundTrips(t *testing.T) {
 	}
 	if _, err := Build(Spec{Kind: KindNoOp, InstanceID: "i-0123456789abcdef0"}); err == nil {
 		t.Error("built a no-op event")
+	}
+}
+
+// An interruptible reservation's warning is read as Karpenter reads it
+// (capacity_reservation_interrupted), the instance going at its
+// instance-termination-time; a message Build makes parses back.
+func TestParseCapacityReservationInterruption(t *testing.T) {
+	at := time.Date(2026, 12, 6, 15, 0, 0, 0, time.UTC)
+	body, err := Build(Spec{Kind: KindCapacityReservationInterrupted, EventID: "e1", InstanceID: "i-0123456789abcdef0", Time: at})
+	if err != nil {
+		t.Fatal(err)
+	}
+	m, err := Parse(body)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if m.Kind != KindCapacityReservationInterrupted || m.DetailType != "EC2 Capacity Reservation Instance Interruption Warning" ||
+		m.InstanceIDs[0] != "i-0123456789abcdef0" || m.Action != "terminate" || !m.NoticeEnd.Equal(at.Add(2*time.Minute)) {
+		t.Errorf("parsed %+v", m)
+	}
+	raw := `{"version":"0","id":"e2","detail-type":"EC2 Capacity Reservation Instance Interruption Warning","source":"aws.ec2",` +
+		`"time":"2026-12-06T15:00:00Z","detail":{"instance-id":"i-0123456789abcdef0","instance-action":"terminate","instance-termination-time":"2026-12-06T15:03:00Z","azId":"use1-az1"}}`
+	if m, err := Parse([]byte(raw)); err != nil || !m.NoticeEnd.Equal(at.Add(3*time.Minute)) {
+		t.Errorf("parsed %+v, %v", m, err)
 	}
 }

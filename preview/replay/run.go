@@ -1,0 +1,231 @@
+package replay
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"time"
+
+	apiv1 "github.com/joinery/joinery/api/v1"
+	"github.com/joinery/joinery/catalog"
+	"github.com/joinery/joinery/preview/record"
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/dynamic"
+	"k8s.io/client-go/kubernetes"
+)
+
+// resources maps the replayed kinds to their resources (and whether they
+// are namespaced).
+var resources = map[string]struct {
+	gvr        schema.GroupVersionResource
+	namespaced bool
+}{
+	"Deployment":          {schema.GroupVersionResource{Group: "apps", Version: "v1", Resource: "deployments"}, true},
+	"StatefulSet":         {schema.GroupVersionResource{Group: "apps", Version: "v1", Resource: "statefulsets"}, true},
+	"Job":                 {schema.GroupVersionResource{Group: "batch", Version: "v1", Resource: "jobs"}, true},
+	"Pod":                 {schema.GroupVersionResource{Version: "v1", Resource: "pods"}, true},
+	"PodDisruptionBudget": {schema.GroupVersionResource{Group: "policy", Version: "v1", Resource: "poddisruptionbudgets"}, true},
+	"PriorityClass":       {schema.GroupVersionResource{Group: "scheduling.k8s.io", Version: "v1", Resource: "priorityclasses"}, false},
+}
+
+// Runner replays a recording on a cluster where Joinery runs.
+type Runner struct {
+	Kube    kubernetes.Interface
+	Dynamic dynamic.Interface
+	Catalog *catalog.Catalog
+	// Speed is recorded seconds per replayed second (10: ten times faster).
+	Speed float64
+	// Interval is the recorded time between samples.
+	Interval time.Duration
+	// Warmup bounds the wait, before the clock starts, for the workload
+	// the recording started with to run (the recorded cluster had its
+	// nodes then): 0 starts the clock at once.
+	Warmup time.Duration
+	// Log, when set, is told each step.
+	Log io.Writer
+}
+
+// Run recreates the recording's workload in time, Speed times faster, and
+// samples the cluster every Interval of recorded time until the
+// recording's end. A step the API server refuses is reported on Log and
+// skipped, as a real cluster would have lived on.
+func (r Runner) Run(ctx context.Context, rec *record.Recording) ([]Sample, error) {
+	if r.Speed <= 0 || r.Interval <= 0 {
+		return nil, fmt.Errorf("replay: speed and sample interval must be positive")
+	}
+	steps := Timeline(rec)
+	for _, ns := range Namespaces(steps) {
+		_, err := r.Kube.CoreV1().Namespaces().Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}, metav1.CreateOptions{})
+		if err != nil && !apierrors.IsAlreadyExists(err) {
+			return nil, fmt.Errorf("namespace %s: %w", ns, err)
+		}
+	}
+	recorded := RecordedCapacity(rec, r.Catalog)
+	length := rec.End.Sub(rec.Start)
+	next := 0
+	if r.Warmup > 0 {
+		for ; next < len(steps) && steps[next].At == 0; next++ {
+			r.apply(ctx, steps[next])
+		}
+		if err := r.warmUp(ctx, Namespaces(steps), expectedPods(steps)); err != nil {
+			return nil, err
+		}
+	}
+	start := time.Now()
+	wall := func(at time.Duration) time.Time { return start.Add(time.Duration(float64(at) / r.Speed)) }
+	var samples []Sample
+	for at := time.Duration(0); at <= length; at += r.Interval {
+		for ; next < len(steps) && steps[next].At <= at; next++ {
+			if err := sleepUntil(ctx, wall(steps[next].At)); err != nil {
+				return samples, err
+			}
+			r.apply(ctx, steps[next])
+		}
+		if err := sleepUntil(ctx, wall(at)); err != nil {
+			return samples, err
+		}
+		s, err := r.sample(ctx, at, Namespaces(steps))
+		if err != nil {
+			return samples, err
+		}
+		s.Recorded, s.RecordedPending = recorded.At(at), recorded.PendingAt(at)
+		samples = append(samples, s)
+	}
+	return samples, nil
+}
+
+func (r Runner) apply(ctx context.Context, s Step) {
+	res := resources[s.Object.GetKind()]
+	ri := dynamic.ResourceInterface(r.Dynamic.Resource(res.gvr))
+	if res.namespaced {
+		ri = r.Dynamic.Resource(res.gvr).Namespace(s.Object.GetNamespace())
+	}
+	var err error
+	if s.Delete {
+		err = ri.Delete(ctx, s.Object.GetName(), metav1.DeleteOptions{})
+		if apierrors.IsNotFound(err) {
+			err = nil
+		}
+	} else {
+		var data []byte
+		if data, err = s.Object.MarshalJSON(); err == nil {
+			force := true
+			_, err = ri.Patch(ctx, s.Object.GetName(), types.ApplyPatchType, data, metav1.PatchOptions{FieldManager: "joinery-replay", Force: &force})
+		}
+	}
+	if r.Log != nil {
+		verb := map[bool]string{true: "delete", false: "apply"}[s.Delete]
+		if err != nil {
+			fmt.Fprintf(r.Log, "replay %s: %s %s %s/%s refused: %v\n", s.At, verb, s.Object.GetKind(), s.Object.GetNamespace(), s.Object.GetName(), err)
+		}
+	}
+}
+
+// sample reads the Joinery nodes (priced as the recorded ones) and the
+// replayed workload's pods not yet on a node.
+func (r Runner) sample(ctx context.Context, at time.Duration, namespaces []string) (Sample, error) {
+	s := Sample{At: at}
+	nodes, err := r.Kube.CoreV1().Nodes().List(ctx, metav1.ListOptions{LabelSelector: apiv1.LabelNodePool})
+	if err != nil {
+		return s, err
+	}
+	for _, n := range nodes.Items {
+		s.Replayed.Nodes++
+		s.Replayed.USDPerHour += NodePrice(r.Catalog, n.Labels)
+	}
+	for _, ns := range namespaces {
+		pods, err := r.Kube.CoreV1().Pods(ns).List(ctx, metav1.ListOptions{ResourceVersion: "0"})
+		if err != nil {
+			return s, err
+		}
+		for _, p := range pods.Items {
+			switch {
+			case p.DeletionTimestamp != nil:
+			case p.Spec.NodeName == "" && p.Status.Phase == corev1.PodPending:
+				s.Pending++
+			case p.Status.Phase == corev1.PodRunning:
+				s.Running++
+			}
+		}
+	}
+	return s, nil
+}
+
+// warmUp waits, up to Warmup, until the want pods the recording started
+// with run.
+func (r Runner) warmUp(ctx context.Context, namespaces []string, want int) error {
+	deadline := time.Now().Add(r.Warmup)
+	for {
+		s, err := r.sample(ctx, 0, namespaces)
+		if err != nil {
+			return err
+		}
+		if s.Pending == 0 && s.Running >= want {
+			return nil
+		}
+		if time.Now().After(deadline) {
+			if r.Log != nil {
+				fmt.Fprintf(r.Log, "replay: %d pods still pending after the %s warm-up; the clock starts anyway\n", s.Pending, r.Warmup)
+			}
+			return nil
+		}
+		if err := sleepUntil(ctx, time.Now().Add(time.Second)); err != nil {
+			return err
+		}
+	}
+}
+
+func sleepUntil(ctx context.Context, t time.Time) error {
+	d := time.Until(t)
+	if d <= 0 {
+		return ctx.Err()
+	}
+	select {
+	case <-ctx.Done():
+		return ctx.Err()
+	case <-time.After(d):
+		return nil
+	}
+}
+
+// expectedPods is how many pods the workload at the start makes: each
+// Deployment's and StatefulSet's replicas, each Job's parallelism, each
+// bare pod.
+func expectedPods(steps []Step) int {
+	n := 0
+	for _, s := range steps {
+		if s.At > 0 || s.Delete {
+			break
+		}
+		switch s.Object.GetKind() {
+		case "Deployment", "StatefulSet":
+			n += countAt(s.Object.Object, "spec", "replicas")
+		case "Job":
+			n += countAt(s.Object.Object, "spec", "parallelism")
+		case "Pod":
+			n++
+		}
+	}
+	return n
+}
+
+// countAt is the count at path (1 when unset), whether it came from YAML
+// (int64) or a recording's JSON (float64).
+func countAt(obj map[string]any, path ...string) int {
+	v, found, _ := unstructured.NestedFieldNoCopy(obj, path...)
+	switch x := v.(type) {
+	case int64:
+		return int(x)
+	case float64:
+		return int(x)
+	}
+	if found {
+		return 0
+	}
+	return 1
+}
