@@ -70,7 +70,11 @@ func (a *Launch) launchPlan(ctx context.Context, nc *apiv1.NodeClaim, cls *apiv1
 			a.subnets.settle(cls.Name, lp.Reserved, "", 0)
 		}
 	}()
-	byImage := map[[2]string]int{} // (image, reservation) -> index in lp.Configs
+	type templateKey struct {
+		image, reservation string
+		ifs                launchInterfaces
+	}
+	byImage := map[templateKey]int{} // -> index in lp.Configs
 	var skipped []string
 	for i, o := range req.Offerings {
 		it, ok := a.types.Get(o.InstanceType)
@@ -106,10 +110,10 @@ func (a *Launch) launchPlan(ctx context.Context, nc *apiv1.NodeClaim, cls *apiv1
 			}
 			reservation = o.ReservationID
 		}
-		key := [2]string{ami.ID, reservation}
+		key := templateKey{ami.ID, reservation, interfacesFor(nc, cls, it)}
 		i, ok := byImage[key]
 		if !ok {
-			name, err := a.launchTemplate(ctx, nc, cls, req.CapacityType, reservationOn(cls, reservation), ami.ID, lp.SecurityGroups, prog)
+			name, err := a.launchTemplate(ctx, nc, cls, req.CapacityType, reservationOn(cls, reservation), ami.ID, lp.SecurityGroups, key.ifs, prog)
 			if err != nil {
 				return launchPlan{}, err
 			}
@@ -135,7 +139,8 @@ func (a *Launch) launchPlan(ctx context.Context, nc *apiv1.NodeClaim, cls *apiv1
 // a NodeClaim (and, for a reserved launch, one capacity reservation),
 // creating it if EC2 does not have it (nor this worker or an earlier
 // attempt saw it).
-func (a *Launch) launchTemplate(ctx context.Context, nc *apiv1.NodeClaim, cls *apiv1.EC2NodeClass, capacityType string, res reservedOn, imageID string, groups []string, prog *progressLog) (string, error) {
+func (a *Launch) launchTemplate(ctx context.Context, nc *apiv1.NodeClaim, cls *apiv1.EC2NodeClass, capacityType string, res reservedOn, imageID string, groups []string,
+	ifs launchInterfaces, prog *progressLog) (string, error) {
 	reservation := res.ID
 	family, err := bootstrap.FamilyOf(&cls.Spec)
 	if err != nil {
@@ -144,7 +149,7 @@ func (a *Launch) launchTemplate(ctx context.Context, nc *apiv1.NodeClaim, cls *a
 	userData, err := bootstrap.Generate(bootstrap.Options{
 		Family: family, Cluster: a.clusterFacts, Labels: nodeLabels(nc, capacityType, res),
 		Taints: append(slices.Clone(nc.Spec.Taints), nc.Spec.StartupTaints...), Kubelet: cls.Spec.Kubelet, UserData: cls.Spec.UserData,
-		RAID0: cls.Spec.RAID0(),
+		RAID0: cls.Spec.RAID0(), MaxPods: ifs.MaxPods,
 	})
 	if err != nil {
 		return "", fmt.Errorf("EC2NodeClass %s user data: %w", cls.Name, err)
@@ -165,6 +170,7 @@ func (a *Launch) launchTemplate(ctx context.Context, nc *apiv1.NodeClaim, cls *a
 		NestedVirtualization: nestedVirtualization(cls),
 	}
 	data.IPv4PrefixCount, data.IPv6PrefixCount = prefixCounts(cls, a.clusterFacts.DNSIP)
+	data.NetworkInterfaces, data.EFAInterfaces = cls.Spec.NetworkInterfaces, ifs.EFA
 	if pg := cls.Status.PlacementGroup; pg != nil {
 		data.PlacementGroupID, data.PartitionNumber = pg.ID, partitionOf(nc, pg)
 	}

@@ -51,6 +51,10 @@ type Launch struct {
 	// bootstrap.sh, the AL2023 and AL2 families); Bottlerocket and Custom
 	// images reserve for the node's own pod limit.
 	ENIPodsReserved bool
+	// NetworkInterfaces are the class's spec.networkInterfaces: the efa
+	// resource is their efa-only count and the default card's efa-only
+	// interfaces give no pod addresses (InterfacePods).
+	NetworkInterfaces []apiv1.NetworkInterface
 }
 
 // LaunchOf is how an EC2NodeClass launches its nodes (nil: EKS defaults).
@@ -59,7 +63,8 @@ func LaunchOf(spec *apiv1.EC2NodeClassSpec) Launch {
 		return Launch{RootVolumeBytes: 20 << 30, ENIPodsReserved: true}
 	}
 	return Launch{Kubelet: spec.Kubelet, RootVolumeBytes: spec.RootVolumeSize(), ExtraEBSVolumes: spec.ExtraEBSVolumes(),
-		InstanceStoreRAID0: spec.RAID0(), ENIPodsReserved: eniPodsReserved(spec)}
+		InstanceStoreRAID0: spec.RAID0(), ENIPodsReserved: eniPodsReserved(spec),
+		ENIs: len(spec.NetworkInterfaces), NetworkInterfaces: spec.NetworkInterfaces}
 }
 
 // eniPodsReserved: the family is AL2023 or AL2 (or unnamed: EKS's
@@ -95,6 +100,7 @@ func (it *InstanceType) Shape(kubelet *apiv1.KubeletConfiguration, rootVolumeByt
 //   - memory capacity = what nodes of the type reported (NodeMemory), else
 //     MemoryMiB − ceil(MemoryMiB × 0.075) MiB (VM overhead)
 //   - pods = the ENI max-pods formula default_card_max_enis × (ipv4_per_eni − 1) + 2
+//     (less the default card's efa-only interfaces of spec.networkInterfaces)
 //     (a Windows node: ipv4_per_eni − 1, WindowsMaxPods), or kubelet maxPods;
 //     podsPerCore × vCPU caps it when set
 //   - kube-reserved memory = 11 MiB × pods + 255 MiB, counting the ENI
@@ -132,6 +138,12 @@ func (it *InstanceType) ShapeOf(l Launch) NodeShape {
 		pods = DefaultMaxPods
 	}
 	reservedPods := pods
+	if n, ok := it.InterfacePods(l.NetworkInterfaces); ok && it.WindowsBuild == "" {
+		// The node agent still reserves for the type's ENI count: it
+		// does not know the interfaces (Joinery passes the pods in
+		// user data, as Karpenter passes its max pods).
+		pods = int64(n)
+	}
 	if kubelet != nil && kubelet.MaxPods != nil {
 		pods = int64(*kubelet.MaxPods)
 	}
@@ -153,7 +165,7 @@ func (it *InstanceType) ShapeOf(l Launch) NodeShape {
 	if it.AcceleratorManufacturer == "aws" {
 		c[resources.Neuron] = int64(it.AcceleratorCount)
 	}
-	c[resources.EFA] = int64(it.EFACount)
+	c[resources.EFA] = int64(it.EFAInterfaces(l.NetworkInterfaces))
 	c[resources.EBSVolumes] = it.EBSVolumeLimit(l.ExtraEBSVolumes, max(l.ENIs, 1))
 
 	var kubeReserved resources.List

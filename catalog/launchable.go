@@ -14,8 +14,9 @@ func (it *InstanceType) Launchable(nc *apiv1.EC2NodeClass) bool { return it.Unla
 // Unlaunchable is why the class cannot launch the type, "" when it can:
 // nested virtualization enabled needs a type that supports it, the class's
 // IPv4 prefixes a type that takes them (TakesPrefixes), a Windows family
-// an amd64 type (EKS's Windows images are x86_64 only), its placement group
-// a type the group's strategy takes (SupportsPlacement).
+// an amd64 type (EKS's Windows images are x86_64 only), the class's
+// network interfaces a type with their cards, devices and EFA interfaces,
+// its placement group a type the group's strategy takes (SupportsPlacement).
 func (it *InstanceType) Unlaunchable(nc *apiv1.EC2NodeClass) string {
 	switch {
 	case nc == nil:
@@ -29,5 +30,5 @@ func (it *InstanceType) Unlaunchable(nc *apiv1.EC2NodeClass) string {
 	case nc.Status.PlacementGroup != nil && !it.SupportsPlacement(nc.Status.PlacementGroup.Strategy):
 		return "is not launched into " + nc.Status.PlacementGroup.Strategy + " placement groups (spec.placementGroupSelector)"
 	}
-	return ""
+	return it.interfacesUnlaunchable(nc.Spec.NetworkInterfaces)
 }

@@ -61,7 +61,12 @@ type EC2NodeClassSpec struct {
 
 	// Karpenter v1.14 fields Joinery refuses (nodeclass.Unsupported).
 	PlacementGroupSelector *PlacementGroupSelector `json:"placementGroupSelector,omitempty"`
-	NetworkInterfaces      []NetworkInterface      `json:"networkInterfaces,omitempty"`
+	// NetworkInterfaces are the launch template's interfaces, as written
+	// (ValidateNetworkInterfaces): they narrow the instance types to those
+	// that have the cards and devices (catalog Unlaunchable), set the
+	// vpc.amazonaws.com/efa capacity to the efa-only count and take the
+	// default card's efa-only interfaces out of the pods' addresses.
+	NetworkInterfaces []NetworkInterface `json:"networkInterfaces,omitempty"`
 }
 
 // InstanceStorePolicyRAID0 is the one value of spec.instanceStorePolicy.
@@ -89,7 +94,8 @@ type PlacementGroupSelector struct {
 	ID   *string `json:"id,omitempty"`
 }
 
-// NetworkInterface is one interface of spec.networkInterfaces.
+// NetworkInterface is one interface of spec.networkInterfaces: where it
+// attaches (network card, device index) and its type (InterfaceType*).
 type NetworkInterface struct {
 	NetworkCardIndex int32  `json:"networkCardIndex"`
 	DeviceIndex      int32  `json:"deviceIndex"`

@@ -165,7 +165,7 @@ func TestUnsupportedFieldsAreNamed(t *testing.T) {
 		PlacementGroupSelector:           &apiv1.PlacementGroupSelector{Name: &name},
 		AssociatePublicIPAddress:         &yes,
 		IPPrefixCount:                    &n,
-		NetworkInterfaces:                []apiv1.NetworkInterface{{InterfaceType: "interface"}},
+		NetworkInterfaces:                []apiv1.NetworkInterface{{DeviceIndex: 1, InterfaceType: apiv1.InterfaceTypeEFAOnly}},
 		DetailedMonitoring:               &yes,
 		ConnectionTracking:               &apiv1.ConnectionTracking{UDPTimeout: &n},
 		Context:                          &name,
@@ -179,6 +179,8 @@ func TestUnsupportedFieldsAreNamed(t *testing.T) {
 	// and placementGroupSelector are honoured (the launch), and
 	// ssmParameter (the class's AMI resolution); a nestedVirtualization
 	// value that is not EC2's is refused.
+	// networkInterfaces is honoured; a list without its primary interface
+	// is refused, as Karpenter's CRD refuses it.
 	want := []string{"spec.cpuOptions.nestedVirtualization", "spec.networkInterfaces"}
 	if len(got) != len(want) {
 		t.Fatalf("unsupported %q, want %d entries", got, len(want))
@@ -211,17 +213,18 @@ func TestUnsupportedFieldsAreNamed(t *testing.T) {
 	if u := Unsupported(&apiv1.EC2NodeClassSpec{IPPrefixCount: &n}); u != nil {
 		t.Errorf("ipPrefixCount alone refused: %q", u)
 	}
-	cls := &apiv1.EC2NodeClass{Spec: apiv1.EC2NodeClassSpec{NetworkInterfaces: []apiv1.NetworkInterface{{InterfaceType: "efa"}}}}
+	both := &apiv1.PlacementGroupSelector{Name: &name, ID: &id}
+	cls := &apiv1.EC2NodeClass{Spec: apiv1.EC2NodeClassSpec{PlacementGroupSelector: both}}
 	cls.Name = "default"
 	cls.Status.Conditions = []metav1.Condition{{Type: apiv1.ConditionReady, Status: metav1.ConditionTrue}}
-	if why := NotReady(cls); !strings.Contains(why, "EC2NodeClass default sets fields Joinery does not support: spec.networkInterfaces: ") {
+	if why := NotReady(cls); !strings.Contains(why, "EC2NodeClass default sets fields Joinery does not support: spec.placementGroupSelector: set exactly one of name and id") {
 		t.Errorf("NotReady %q", why)
 	}
 	st := Status(nil, Resolution{Subnets: []apiv1.SubnetStatus{{ID: "s"}}, SecurityGroups: []apiv1.SecurityGroupStatus{{ID: "g"}},
 		AMIs: []apiv1.AMIStatus{{ID: "a"}}, InstanceProfile: "p", Unsupported: Unsupported(&cls.Spec)}, 1, metav1.Now())
 	v := apiv1.FindCondition(st.Conditions, apiv1.ConditionValidationSucceeded)
 	r := apiv1.FindCondition(st.Conditions, apiv1.ConditionReady)
-	if v == nil || v.Status != metav1.ConditionFalse || v.Reason != "UnsupportedField" || r.Status != metav1.ConditionFalse || !strings.Contains(r.Message, "spec.networkInterfaces") {
+	if v == nil || v.Status != metav1.ConditionFalse || v.Reason != "UnsupportedField" || r.Status != metav1.ConditionFalse || !strings.Contains(r.Message, "spec.placementGroupSelector") {
 		t.Errorf("conditions %+v", st.Conditions)
 	}
 }

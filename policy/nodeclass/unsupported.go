@@ -35,8 +35,10 @@ func Unsupported(spec *apiv1.EC2NodeClassSpec) []string {
 	if s := spec.PlacementGroupSelector; s != nil && (s.Name == nil) == (s.ID == nil) {
 		add("spec.placementGroupSelector", "set exactly one of name and id")
 	}
-	if len(spec.NetworkInterfaces) > 0 {
-		add("spec.networkInterfaces", "custom network interfaces (EFA) are not supported: instances get one primary interface")
+	// Interfaces the CRD refuses (an object stored before the schema, or
+	// read from a manifest): Karpenter's rules.
+	for _, e := range apiv1.ValidateNetworkInterfaces(spec.NetworkInterfaces, nil) {
+		add(e.Field, e.ErrorBody())
 	}
 	return out
 }

@@ -65,6 +65,13 @@ type LaunchTemplateData struct {
 	// name as before).
 	IPv4PrefixCount *int32 `json:",omitempty"`
 	IPv6PrefixCount *int32 `json:",omitempty"`
+	// NetworkInterfaces (spec.networkInterfaces) replace the one primary
+	// interface; EFAInterfaces, when they are unset, asks for that many
+	// EFA interfaces (a NodeClaim requesting vpc.amazonaws.com/efa), as
+	// Karpenter builds them (templateInterfaces). Both omitted from the
+	// name's hash when unset.
+	NetworkInterfaces []apiv1.NetworkInterface `json:",omitempty"`
+	EFAInterfaces     int                      `json:",omitempty"`
 	// PlacementGroupID (spec.placementGroupSelector, resolved) is the
 	// template's Placement.GroupId, as Karpenter's templates name the
 	// group; EC2 picks a partition group's partition. Omitted from the
@@ -205,14 +212,7 @@ func requestTemplateData(d LaunchTemplateData, tags map[string]string) (*types.R
 	if d.NestedVirtualization != "" {
 		out.CpuOptions = &types.LaunchTemplateCpuOptionsRequest{NestedVirtualization: types.NestedVirtualizationSpecification(d.NestedVirtualization)}
 	}
-	if len(d.SecurityGroupIDs) > 0 || d.AssociatePublicIPAddress != nil || d.ConnectionTracking != nil ||
-		d.IPv4PrefixCount != nil || d.IPv6PrefixCount != nil {
-		out.NetworkInterfaces = []types.LaunchTemplateInstanceNetworkInterfaceSpecificationRequest{{
-			DeviceIndex: aws.Int32(0), Groups: append([]string(nil), d.SecurityGroupIDs...),
-			AssociatePublicIpAddress: d.AssociatePublicIPAddress, ConnectionTrackingSpecification: connectionTracking(d.ConnectionTracking),
-			Ipv4PrefixCount: d.IPv4PrefixCount, Ipv6PrefixCount: d.IPv6PrefixCount,
-		}}
-	}
+	out.NetworkInterfaces = templateInterfaces(d)
 	for i, b := range d.BlockDevices {
 		if b.DeviceName == "" {
 			return nil, fmt.Errorf("blockDeviceMappings[%d].deviceName is required", i)

@@ -78,6 +78,7 @@ func (c *CNI) nodeState(node *corev1.Node) *nodeState {
 	if !ok {
 		return nil
 	}
+	l.ENIs = max(l.ENIs-noAddressInterfaces(c.o.Cloud, id), 0)
 	st := &nodeState{instance: id, limits: l, held: held, assigned: map[types.UID]string{},
 		cooling: map[string]time.Time{}, warned: map[types.UID]time.Time{}}
 	c.launchPrefixes(st)

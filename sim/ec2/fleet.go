@@ -489,6 +489,11 @@ func (s *Server) checkLaunchInputsLocked(o *fleetOverride) {
 	if s.checkProfileLocked(o, d); o.errCode == "" {
 		checkPrefixCountLocked(o)
 	}
+	if o.errCode == "" && o.it != nil {
+		if code, msg := interfacesRefusal(d.Interfaces, o.it); code != "" {
+			o.fail(code, msg)
+		}
+	}
 }
 
 // checkProfileLocked records on o EC2's refusal of the template's instance
@@ -668,6 +673,13 @@ func (s *Server) launchLocked(o *fleetOverride, capacityType, fleetID, token str
 	}
 	if p := o.lt.Data.AssociatePublicIPAddress; p != nil && *p {
 		in.PublicIP = publicIP(s.seq)
+	}
+	if err := s.attachInterfacesLocked(o, in); err != nil {
+		o.subnet.release(ip)
+		for _, p := range prefixes {
+			o.subnet.releasePrefix(p)
+		}
+		return nil, err
 	}
 	if in.Tags == nil {
 		in.Tags = map[string]string{}

@@ -58,6 +58,9 @@ type Instance struct {
 	// NetworkInterfaces is how many ENIs are attached at launch: the launch
 	// template's network interfaces, at least the primary one.
 	NetworkInterfaces int
+	// Interfaces are the template's interfaces as attached (none: the
+	// primary one EC2 gives by default).
+	Interfaces []Interface `json:",omitempty"`
 	// SecondaryIPs are the subnet addresses the instance holds besides
 	// PrivateIP (AssignAddresses: the VPC CNI's ENIs and their addresses).
 	SecondaryIPs []string `json:",omitempty"`
@@ -101,6 +104,7 @@ func (in *instance) snapshot() Instance {
 	out.MetadataOptions = clonePtr(in.MetadataOptions)
 	out.SecondaryIPs = append([]string(nil), in.SecondaryIPs...)
 	out.IPv4Prefixes = append([]string(nil), in.IPv4Prefixes...)
+	out.Interfaces = append([]Interface(nil), in.Interfaces...)
 	return out
 }
 
@@ -190,6 +194,7 @@ func (s *Server) terminateLocked(in *instance) {
 		for _, p := range in.IPv4Prefixes {
 			sn.releasePrefix(p)
 		}
+		s.releaseInterfacesLocked(sn, in.Interfaces)
 	}
 	in.SecondaryIPs, in.IPv4Prefixes = nil, nil
 	in.terminatedAt = time.Now()
@@ -384,7 +389,7 @@ func (s *Server) instanceXMLLocked(in *instance) instanceXML {
 	if in.State == StateTerminated {
 		x.PrivateDNSName, x.PrivateIPAddress, x.SubnetID, x.VpcID, x.Groups = "", "", "", "", nil
 	} else {
-		x.NetworkInterfaces = []instanceNetworkInterfaceXML{s.primaryInterfaceXML(in, x)}
+		x.NetworkInterfaces = s.interfacesXML(in, x)
 	}
 	return x
 }

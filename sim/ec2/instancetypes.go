@@ -131,18 +131,14 @@ func networkCardsXML(it *catalog.InstanceType) networkInfoXML {
 	if it.EFACount > 0 {
 		n.EfaInfo = &efaInfoXML{MaximumEfaInterfaces: it.EFACount}
 	}
-	if it.DefaultCardMaxENIs == 0 && it.NetworkBandwidthMbps == 0 {
+	cards := it.Cards()
+	if cards == 0 {
 		return n
 	}
-	cards := max(it.NetworkCards, 1)
 	zero := 0
 	n.MaximumNetworkCards, n.DefaultNetworkCardIndex = it.NetworkCards, &zero
-	rest := max(it.MaxENIs-it.DefaultCardMaxENIs, 0)
 	for i := range cards {
-		c := networkCardXML{NetworkCardIndex: i, NetworkPerformance: it.NetworkPerformance, MaximumNetworkInterfaces: it.DefaultCardMaxENIs}
-		if i > 0 {
-			c.MaximumNetworkInterfaces = rest / (cards - 1)
-		}
+		c := networkCardXML{NetworkCardIndex: i, NetworkPerformance: it.NetworkPerformance, MaximumNetworkInterfaces: it.CardENIs(i)}
 		if it.NetworkBandwidthMbps > 0 {
 			c.BaselineBandwidthInGbps = float64(it.NetworkBandwidthMbps) / 1000 / float64(cards)
 		}

@@ -45,8 +45,10 @@ type LaunchTemplateData struct {
 	SecurityGroupIDs []string
 	// SecurityGroupNames is the SecurityGroup (name) list.
 	SecurityGroupNames []string
-	// NetworkInterfaces is how many network interfaces the data specifies.
+	// NetworkInterfaces is how many network interfaces the data specifies,
+	// Interfaces each one's card, device and type (interfaces.go).
 	NetworkInterfaces int
+	Interfaces        []TemplateInterface
 	// AssociatePublicIPAddress and ConnectionTracking are the primary
 	// interface's (device 0): nil, the subnet's setting and EC2's timeouts.
 	AssociatePublicIPAddress *bool
@@ -297,9 +299,16 @@ func networkInterfaces(f form, p string, d *LaunchTemplateData) error {
 	d.NetworkInterfaces = len(nis)
 	var niGroups []string
 	for _, i := range nis {
-		niGroups = append(niGroups, f.strings(at(p+".NetworkInterface", i)+".SecurityGroupId")...)
+		for _, g := range f.strings(at(p+".NetworkInterface", i) + ".SecurityGroupId") {
+			if !slices.Contains(niGroups, g) { // each interface names the groups again
+				niGroups = append(niGroups, g)
+			}
+		}
 	}
 	if err := primaryInterface(f, p+".NetworkInterface", nis, d); err != nil {
+		return err
+	}
+	if err := templateInterfaces(f, p+".NetworkInterface", nis, d); err != nil {
 		return err
 	}
 	if len(niGroups) > 0 {
@@ -418,7 +427,7 @@ func tagSpecifications(f form, p string, d *LaunchTemplateData) error {
 func primaryInterface(f form, prefix string, nis []int, d *LaunchTemplateData) error {
 	for _, i := range nis {
 		np := at(prefix, i)
-		if f.get(np+".DeviceIndex") != "0" {
+		if card := f.get(np + ".NetworkCardIndex"); f.get(np+".DeviceIndex") != "0" || (card != "" && card != "0") {
 			continue
 		}
 		pub, err := boolParam(f, np+".AssociatePublicIpAddress")

@@ -19,8 +19,10 @@ type Hardware struct {
 	// interface limit and the IPv4 addresses per interface (0: unknown).
 	DefaultCardENIs, IPv4PerENI int
 	NvidiaGPUs, AMDGPUs, Neuron int
-	EFA                         int
-	LocalNVMeGB                 int64 // instance store total, decimal GB
+	// EFA is the type's EFA interface limit; a booting node advertises
+	// the EFA interfaces its instance has (Instance.EFAInterfaces).
+	EFA         int
+	LocalNVMeGB int64 // instance store total, decimal GB
 	// MaxEBSAttachments and EBSAttachmentType ("shared" or "dedicated") as
 	// the EBS CSI driver's table lists the type (0, "": not listed).
 	MaxEBSAttachments int

@@ -8,8 +8,10 @@ type Instance struct {
 	UserData string
 	// BlockDevices are the EBS volumes it was launched with.
 	BlockDevices []BlockDevice
-	// NetworkInterfaces attached at launch (0: the primary only).
+	// NetworkInterfaces attached at launch (0: the primary only), and how
+	// many of them are EFA devices (efa or efa-only interfaces).
 	NetworkInterfaces int
+	EFAInterfaces     int
 }
 
 // BlockDevice is one EBS volume of an instance.

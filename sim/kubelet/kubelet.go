@@ -169,6 +169,9 @@ func (r *Registrar) boot(inst Instance) (*corev1.Node, error) {
 	if !ok {
 		return nil, fmt.Errorf("instance type %s: EC2 does not describe it", inst.InstanceType)
 	}
+	// The EFA device plugin finds the EFA interfaces the instance was
+	// launched with, not the type's limit.
+	it.EFA = inst.EFAInterfaces
 	variant, family, windowsBuild := "standard", FamilyCustom, ""
 	if r.Image != nil && inst.ImageID != "" {
 		if im, ok := r.Image(inst.ImageID); ok {

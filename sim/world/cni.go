@@ -32,6 +32,13 @@ func (e ec2Addresses) Instance(id string) (string, []string, bool) {
 	return in.InstanceType, in.SecondaryIPs, true
 }
 
+// NoAddressInterfaces is how many of the instance's default-card
+// interfaces are efa-only (cni.NoAddressInterfaces).
+func (e ec2Addresses) NoAddressInterfaces(id string) int {
+	in, _ := e.s.Instance(id)
+	return in.NoAddressInterfaces()
+}
+
 func (e ec2Addresses) AssignAddresses(id string, n int) ([]string, error) {
 	return e.s.AssignAddresses(id, n)
 }

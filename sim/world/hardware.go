@@ -34,7 +34,7 @@ func (w *World) hardware(name string, memTotal map[string]int64) (kubelet.Hardwa
 // asSeenByNode is an instance as its instance metadata shows it.
 func asSeenByNode(i ec2.Instance) kubelet.Instance {
 	out := kubelet.Instance{ID: i.ID, InstanceType: i.InstanceType, Zone: i.Zone, PrivateDNSName: i.PrivateDNSName,
-		ImageID: i.ImageID, UserData: i.UserData, NetworkInterfaces: i.NetworkInterfaces}
+		ImageID: i.ImageID, UserData: i.UserData, NetworkInterfaces: i.NetworkInterfaces, EFAInterfaces: i.EFAInterfaces()}
 	for _, b := range i.BlockDevices {
 		out.BlockDevices = append(out.BlockDevices, kubelet.BlockDevice{DeviceName: b.DeviceName, VolumeSize: b.VolumeSize})
 	}
