@@ -45,6 +45,10 @@ type devFlags struct {
 	iamPolicy    string
 	// placementGroups are --placement-group's NAME=STRATEGY values.
 	placementGroups []string
+	// prometheus: run Debian's prometheus on prometheusAddr, scraping
+	// the controller.
+	prometheus     bool
+	prometheusAddr string
 	// throttleScale and queueDuplicates: the local AWS's throttling and
 	// the interruption queue's duplicate deliveries (world.Options).
 	throttleScale   float64
@@ -105,6 +109,9 @@ prints the summary when settled and keeps running until Ctrl-C.`,
 		"run the worker under this IAM policy (deploy/iam-policy.json's format, placeholders filled by the world) instead of deploy/iam-policy.json; every local AWS call is evaluated against it")
 	fl.StringArrayVar(&f.placementGroups, "placement-group", nil,
 		"a placement group the local EC2 holds, NAME=cluster, NAME=spread or NAME=partition:COUNT (repeatable; an EC2NodeClass's placementGroupSelector names it)")
+	fl.BoolVar(&f.prometheus, "prometheus", false,
+		"also run Prometheus (Debian's prometheus package on PATH) scraping the controller's --metrics-addr, and print a link to the dashboard's main graphs")
+	fl.StringVar(&f.prometheusAddr, "prometheus-addr", "127.0.0.1:9090", "with --prometheus: its listen address")
 	fl.StringVar(&f.codecKeyFile, "codec-key-file", os.Getenv(temporalconn.EnvCodecKeyFile),
 		"encrypt workflow payloads with this keyring (the connection stays plaintext on loopback); other commands then need the same keyring, and the Web UI `starter codec-server`")
 	return cmd
@@ -170,6 +177,15 @@ func runDev(parent context.Context, f *devFlags) error {
 		return nil
 	}
 
+	if f.prometheus {
+		p, err := startDevPrometheus(ctx, filepath.Join(f.stateDir, "prometheus"), f.prometheusAddr, f.metricsAddr)
+		if err != nil {
+			return err
+		}
+		defer p.Stop()
+		fmt.Fprintf(os.Stderr, "joinery: Prometheus http://%s scrapes the controller every 5 s (job joinery); the dashboard's main graphs: %s\n",
+			p.Addr, p.GraphURL())
+	}
 	if interrupted, err := applyAndSettle(ctx, f, w, objs, gates.CapacityBuffer); interrupted || err != nil {
 		return err
 	}

@@ -41,7 +41,7 @@ namespace and label value (the same value to the same hash, so the replay still 
 	}
 	fl := cmd.Flags()
 	fl.StringVar(&f.kubeconfig, "kubeconfig", defaultKubeconfig(), "kubeconfig (default $KUBECONFIG, else the local world's)")
-	fl.StringVarP(&f.out, "output", "o", "", "the recording file to write (required)")
+	fl.StringVarP(&f.out, "output", "o", "", "the recording file to write (required; gzipped when it ends in .gz)")
 	fl.DurationVar(&f.duration, "duration", time.Hour, "how long to watch after the first list")
 	fl.BoolVar(&f.anonymize, "anonymize", false, "hash names, namespaces and label values")
 	fl.StringVar(&f.salt, "salt", "", "the hash's salt with --anonymize (default: random, so hashes cannot be looked up)")
@@ -78,15 +78,7 @@ func runRecord(cmd *cobra.Command, f recordFlags) error {
 		}
 		record.Anonymize(rec, salt)
 	}
-	file, err := os.Create(f.out)
-	if err != nil {
-		return err
-	}
-	if err := rec.Write(file); err != nil {
-		file.Close()
-		return err
-	}
-	if err := file.Close(); err != nil {
+	if err := record.WriteFile(f.out, rec); err != nil {
 		return err
 	}
 	fmt.Fprintf(errw, "wrote %s: %d objects, %d changes over %s\n", f.out, len(rec.Objects), len(rec.Events), rec.End.Sub(rec.Start).Round(time.Second))

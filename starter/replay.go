@@ -54,7 +54,7 @@ the replay's pending-pod seconds, and writes --chart (SVG or PNG) and --report (
 		RunE: func(cmd *cobra.Command, _ []string) error { return runReplay(cmd.Context(), f) },
 	}
 	fl := cmd.Flags()
-	fl.StringVarP(&f.recording, "filename", "f", "", "the recording (starter record -o)")
+	fl.StringVarP(&f.recording, "filename", "f", "", "the recording (starter record -o; .gz for a gzipped one)")
 	fl.StringVar(&f.nodePools, "nodepools", "", "NodePools and EC2NodeClasses to replay on (default: the recording's)")
 	fl.Float64Var(&f.speed, "speed", 10, "recorded seconds per replayed second")
 	fl.DurationVar(&f.bucket, "bucket", time.Hour, "the report's row length, in recorded time")
@@ -71,7 +71,7 @@ func runReplay(parent context.Context, f *replayFlags) error {
 	if f.recording == "" {
 		return fmt.Errorf("-f recording.json is required")
 	}
-	rec, err := readRecording(f.recording)
+	rec, err := record.ReadFile(f.recording)
 	if err != nil {
 		return err
 	}
@@ -105,15 +105,6 @@ func runReplay(parent context.Context, f *replayFlags) error {
 		return err
 	}
 	return writeReplay(f, samples)
-}
-
-func readRecording(path string) (*record.Recording, error) {
-	file, err := os.Open(path)
-	if err != nil {
-		return nil, err
-	}
-	defer file.Close()
-	return record.Read(file)
 }
 
 // replayPools are --nodepools' objects, or the recording's NodePools and

@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	apiv1 "github.com/joinery/joinery/api/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
 )
 
 // factLabels are label keys whose values are facts of the cloud, not
@@ -40,6 +41,11 @@ func Anonymize(r *Recording, salt string) {
 	}
 	for f := range facts {
 		delete(names, f) // a fact shared by a name stays: the replay needs it
+	}
+	for n := range names {
+		if !nameLike(n) {
+			delete(names, n) // "1", "true", "500m": a quantity or a flag, not a name
+		}
 	}
 	h := func(s string) string {
 		sum := sha256.Sum256([]byte(salt + "\x00" + s))
@@ -146,4 +152,15 @@ func referenceNames(obj map[string]any) []string {
 		}
 	}
 	return out
+}
+
+// nameLike: a string that may be a name rather than a number, a quantity
+// or a boolean, which a label value can equal but a replay must keep
+// (a pod's "cpu: 1" request beside a label "replicas: 1").
+func nameLike(s string) bool {
+	if s == "true" || s == "false" {
+		return false
+	}
+	_, err := resource.ParseQuantity(s)
+	return err != nil
 }

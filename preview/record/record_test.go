@@ -3,6 +3,7 @@ package record
 import (
 	"bytes"
 	"encoding/json"
+	"os"
 	"strings"
 	"testing"
 	"time"
@@ -98,5 +99,41 @@ func TestAnonymize(t *testing.T) {
 	back, err := Read(&buf)
 	if err != nil || !back.Anonymized || len(back.Objects) != 3 {
 		t.Errorf("read back: %+v, %v", back, err)
+	}
+}
+
+// A .gz recording is gzipped and reads back the same.
+func TestFileGzip(t *testing.T) {
+	r := &Recording{Version: Version, Start: time.Unix(0, 0).UTC(), Objects: []Object{{Kind: "Node", Object: Kinds[1].Trim(node())}}}
+	dir := t.TempDir()
+	for _, name := range []string{"r.json", "r.json.gz"} {
+		path := dir + "/" + name
+		if err := WriteFile(path, r); err != nil {
+			t.Fatal(err)
+		}
+		b, _ := os.ReadFile(path)
+		if gz := len(b) > 2 && b[0] == 0x1f && b[1] == 0x8b; gz != strings.HasSuffix(name, ".gz") {
+			t.Errorf("%s gzipped %v", name, gz)
+		}
+		back, err := ReadFile(path)
+		if err != nil || len(back.Objects) != 1 || back.Objects[0].Kind != "Node" {
+			t.Errorf("%s read back %+v, %v", name, back, err)
+		}
+	}
+}
+
+// A label value that is also a quantity or a flag ("1", "true") is kept:
+// hashing it would hash a pod's "cpu: 1" request too.
+func TestAnonymizeKeepsQuantities(t *testing.T) {
+	p := pod()
+	md := p["metadata"].(map[string]any)
+	md["labels"].(map[string]any)["replicas"] = "1"
+	md["labels"].(map[string]any)["canary"] = "true"
+	p["spec"].(map[string]any)["containers"].([]any)[0].(map[string]any)["resources"] = map[string]any{"requests": map[string]any{"cpu": "1"}}
+	r := &Recording{Version: Version, Objects: []Object{{Kind: "Pod", Object: Kinds[0].Trim(p)}}}
+	Anonymize(r, "salt")
+	b, _ := json.Marshal(r)
+	if !strings.Contains(string(b), `"cpu":"1"`) || !strings.Contains(string(b), `"canary":"true"`) {
+		t.Errorf("quantity or flag hashed: %s", b)
 	}
 }

@@ -45,7 +45,12 @@ func RecordedCapacity(r *record.Recording, cat *catalog.Catalog) Recorded {
 	open := map[string]int{} // node name -> index in spans
 	var spans []nodeSpan
 	add := func(name string, at time.Duration, labels map[string]string) {
-		if _, ok := open[name]; ok {
+		if i, ok := open[name]; ok {
+			// Labels come after registration (the cloud node manager's
+			// instance type): the latest price the node had.
+			if p := NodePrice(cat, labels); p > 0 {
+				spans[i].price = p
+			}
 			return
 		}
 		open[name] = len(spans)

@@ -141,3 +141,26 @@ func TestExpectedPods(t *testing.T) {
 		t.Errorf("expected pods %d, want 4", got)
 	}
 }
+
+// A node registers before the cloud node manager labels its type: its
+// price comes from the labels it gets later. The cluster's own
+// PriorityClasses (above the user limit) are not replayed.
+func TestRecordedNodePricedOnceLabelled(t *testing.T) {
+	cat := catalog.MustDefault()
+	m5, _ := cat.Get("m5.large")
+	bare := map[string]any{"metadata": map[string]any{"name": "n9", "labels": map[string]any{}}}
+	r := &record.Recording{Version: record.Version, Start: t0, End: t0.Add(time.Minute), Events: []record.Event{
+		{At: t0.Add(time.Second), Type: "ADDED", Kind: "Node", Object: bare},
+		{At: t0.Add(2 * time.Second), Type: "MODIFIED", Kind: "Node", Object: nodeObj("n9", "m5.large", "on-demand")},
+	}, Objects: []record.Object{
+		{Kind: "PriorityClass", Object: map[string]any{"metadata": map[string]any{"name": "system-node-critical"}, "value": float64(2000001000)}},
+		{Kind: "PriorityClass", Object: map[string]any{"metadata": map[string]any{"name": "batch-low"}, "value": float64(-10)}},
+	}}
+	if c := RecordedCapacity(r, cat).At(30 * time.Second); c.Nodes != 1 || c.USDPerHour != m5.OnDemandPrice {
+		t.Errorf("capacity %+v, want one m5.large at %.4f", c, m5.OnDemandPrice)
+	}
+	steps := Timeline(r)
+	if len(steps) != 1 || steps[0].Object.GetName() != "batch-low" {
+		t.Errorf("steps %v, want only the user's PriorityClass", steps)
+	}
+}

@@ -32,6 +32,10 @@ var workloadKinds = map[string]string{
 	"PodDisruptionBudget": "policy/v1", "PriorityClass": "scheduling.k8s.io/v1",
 }
 
+// maxUserPriority is the highest priority a PriorityClass of a user may
+// have (the API server's limit); above it are the cluster's own.
+const maxUserPriority = 1000000000
+
 // systemNamespaces are the cluster's own: the local world has its own
 // kube-system.
 var systemNamespaces = map[string]bool{"kube-system": true, "kube-public": true, "kube-node-lease": true}
@@ -79,6 +83,9 @@ func workload(kind string, obj map[string]any) *unstructured.Unstructured {
 	}
 	if kind == "Pod" && controlled(u) {
 		return nil
+	}
+	if kind == "PriorityClass" && countAt(u.Object, "value") > maxUserPriority {
+		return nil // system-cluster-critical and the like: the replaying cluster has its own
 	}
 	u.SetAPIVersion(api)
 	u.SetKind(kind)
@@ -169,21 +176,36 @@ func deepCopy(m map[string]any) map[string]any {
 	return (&unstructured.Unstructured{Object: m}).DeepCopy().Object
 }
 
-// Pools are the recording's NodePools and EC2NodeClasses, to apply
-// before the workload.
+// Pools are the recording's NodePools and EC2NodeClasses, as listed at the
+// start or, when made during the window, as last seen, to apply before the
+// workload.
 func Pools(r *record.Recording) []*unstructured.Unstructured {
 	api := map[string]string{"NodePool": "karpenter.sh/v1", "EC2NodeClass": "karpenter.k8s.aws/v1"}
+	byName := map[string]int{}
 	var out []*unstructured.Unstructured
-	for _, o := range r.Objects {
-		if api[o.Kind] == "" {
-			continue
-		}
-		u := &unstructured.Unstructured{Object: deepCopy(o.Object)}
-		u.SetAPIVersion(api[o.Kind])
-		u.SetKind(o.Kind)
+	add := func(kind string, obj map[string]any) {
+		u := &unstructured.Unstructured{Object: deepCopy(obj)}
+		u.SetAPIVersion(api[kind])
+		u.SetKind(kind)
 		u.SetUID("")
 		u.SetCreationTimestamp(metav1.Time{})
+		k := kind + "/" + u.GetName()
+		if i, ok := byName[k]; ok {
+			out[i] = u
+			return
+		}
+		byName[k] = len(out)
 		out = append(out, u)
+	}
+	for _, o := range r.Objects {
+		if api[o.Kind] != "" {
+			add(o.Kind, o.Object)
+		}
+	}
+	for _, e := range r.Events {
+		if api[e.Kind] != "" && e.Type != "DELETED" {
+			add(e.Kind, e.Object)
+		}
 	}
 	return out
 }

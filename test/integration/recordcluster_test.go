@@ -95,9 +95,10 @@ func TestRecordTheLocalWorld(t *testing.T) {
 	}
 }
 
-// TestWriteReplayFixture records the local world for 10 minutes from
-// empty: inflate scaled 10 -> 40 -> 20 -> 60 -> 10 with consolidation on,
-// and a spot interruption, into replayFixture (anonymized). Run it by
+// TestWriteReplayFixture records the local world for 6 min 40 s from
+// empty (the test world lives 8 minutes): inflate scaled 10 -> 40 -> 20 ->
+// 60 -> 10 with consolidation on, and a spot interruption, into
+// replayFixture (anonymized). Run it by
 // hand (JOINERY_WRITE_RECORDING=1) when the recording format changes.
 func TestWriteReplayFixture(t *testing.T) {
 	if os.Getenv("JOINERY_WRITE_RECORDING") != "1" {
@@ -122,13 +123,13 @@ func TestWriteReplayFixture(t *testing.T) {
 	}
 	applyInflate(t, e, "30s", "100%")
 	scale("10")
-	at(90 * time.Second)
+	at(60 * time.Second)
 	scale("40")
-	at(210 * time.Second)
+	at(150 * time.Second)
 	scale("20")
-	at(300 * time.Second)
+	at(210 * time.Second)
 	scale("60")
-	at(390 * time.Second)
+	at(270 * time.Second)
 	nodes, err := e.kc.CoreV1().Nodes().List(e.ctx, metav1.ListOptions{LabelSelector: "karpenter.sh/capacity-type=spot"})
 	if err != nil || len(nodes.Items) == 0 {
 		t.Fatalf("no spot node to interrupt: %v", err)
@@ -136,18 +137,13 @@ func TestWriteReplayFixture(t *testing.T) {
 	if _, err := e.w.SimulateInterruption(e.ctx, world.SimulateRequest{Node: nodes.Items[0].Name, Kind: world.SimSpot, Notice: world.DefaultNotice}); err != nil {
 		t.Fatal(err)
 	}
-	at(480 * time.Second)
+	at(330 * time.Second)
 	scale("10")
-	at(600 * time.Second)
+	at(400 * time.Second)
 	cancel()
 	rec := <-done
 	record.Anonymize(rec, "fixture")
-	f, err := os.Create(replayFixture)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	if err := rec.Write(f); err != nil {
+	if err := record.WriteFile(replayFixture, rec); err != nil {
 		t.Fatal(err)
 	}
 	t.Logf("%d objects, %d changes over %s", len(rec.Objects), len(rec.Events), rec.End.Sub(rec.Start).Round(time.Second))
