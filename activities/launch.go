@@ -192,7 +192,7 @@ func (a *Launch) insufficientCapacity(ctx context.Context, nc *apiv1.NodeClaim, 
 	a.reservationsOut(req, ice)
 	for _, o := range ice.Offerings {
 		if o.CapacityType != apiv1.CapacityTypeReserved {
-			a.ice.MarkUnavailable(o.InstanceType, o.Zone, o.CapacityType)
+			a.ice.MarkAll([]aws.OfferingKey{o}) // within its placement group, if any
 		}
 		a.metrics.OfferingInsufficient(o.InstanceType, o.Zone, o.CapacityType)
 		failed = append(failed, saga.Offering{InstanceType: o.InstanceType, Zone: o.Zone, CapacityType: o.CapacityType})

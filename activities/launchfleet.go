@@ -54,7 +54,7 @@ func (a *Launch) createFleet(ctx context.Context, nc *apiv1.NodeClaim, cls *apiv
 		inst, err := a.cloud.Launch(ctx, aws.LaunchRequest{
 			NodeClaim: req.NodeClaim, NodePool: req.NodePool, CapacityType: req.CapacityType, Configs: lp.Configs, Prioritized: lp.Prioritized,
 			ReservationType: lp.ReservationType, Interruptible: lp.Interruptible,
-			Tags: launchTags(cls), ClientToken: token, Solo: solo, Context: fleetContext(nc, cls),
+			Tags: launchTags(cls), ClientToken: token, Solo: solo, Context: fleetContext(nc, cls), PlacementGroupID: placementGroupOf(cls),
 		})
 		if ctx.Err() == nil { // else the call may still have reached EC2
 			prog.returned(aws.Answered(err))

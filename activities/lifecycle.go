@@ -45,6 +45,9 @@ func (a *Lifecycle) MarkNodeClaimLaunched(ctx context.Context, l workflows.NodeC
 	if id := l.Instance.CapacityReservationID; id != "" {
 		maps.Copy(lbl, reservationLabels(id, l.Instance.ReservationType, l.Instance.ReservationInterruptible))
 	}
+	if err := a.placementLabels(ctx, nc, l.Instance.ID, lbl); err != nil {
+		return err
+	}
 	meta := map[string]interface{}{"labels": lbl, "annotations": launchedAnnotations(l.Instance)}
 	if err := a.cluster.PatchNodeClaim(ctx, l.NodeClaim, mustJSON(map[string]interface{}{"metadata": meta})); err != nil {
 		return err

@@ -83,7 +83,7 @@ func (a *Launch) launchOfferings(nc *apiv1.NodeClaim, cls *apiv1.EC2NodeClass, r
 		}
 		var offs []catalog.Offering
 		for _, o := range a.market.Offerings(it, zones) {
-			if o.CapacityType == req.CapacityType && zone.Matches(o.Zone, true) && !a.ice.Unavailable(name, o.Zone, o.CapacityType) {
+			if o.CapacityType == req.CapacityType && zone.Matches(o.Zone, true) && !a.ice.UnavailableIn(placementGroupOf(cls))(name, o.Zone, o.CapacityType) {
 				offs = append(offs, o)
 			}
 		}

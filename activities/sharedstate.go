@@ -73,6 +73,9 @@ func (a sharedState) persistNodeMemory(key string, bytes int64) {
 func (a sharedState) persistICE(marked map[aws.OfferingKey]time.Time) {
 	set := make(map[string]string, len(marked))
 	for o, t := range marked {
+		if o.PlacementGroup != "" {
+			continue // a group's marks stay in this replica: the shared format has no group
+		}
 		if k, ok := sharedstate.OfferingKey(sharedstate.Offering{InstanceType: o.InstanceType, Zone: o.Zone, CapacityType: o.CapacityType}); ok {
 			set[k] = sharedstate.FormatTime(t)
 		}

@@ -317,7 +317,7 @@ func (b *snapshots) addNodePools(s *snapshot, pools []*apiv1.NodePool, claims []
 			s.notReady = append(s.notReady, "NodePool "+np.Name+" skipped: "+why)
 			continue
 		}
-		sp := solver.NodePoolFromMarket(np, nodeClass, b.types.Live(), b.market, zonesOf(nodeClass), b.ice.Unavailable)
+		sp := solver.NodePoolFromMarket(np, nodeClass, b.types.Live(), b.market, zonesOf(nodeClass), b.ice.UnavailableIn(placementGroupOf(nodeClass)))
 		sp.InstanceTypes = launchable(sp.InstanceTypes, nodeClass)
 		for _, nc := range claims {
 			if nc.Labels[apiv1.LabelNodePool] != np.Name || nc.DeletionTimestamp != nil {

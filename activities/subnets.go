@@ -175,7 +175,7 @@ func zonesOf(cls *apiv1.EC2NodeClass) []string {
 		}
 	}
 	sort.Strings(zones)
-	return zones
+	return nodeclass.LaunchZones(cls, zones)
 }
 
 // launchable keeps the instance types some image of the class serves, so

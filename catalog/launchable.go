@@ -15,7 +15,8 @@ func (it *InstanceType) Launchable(nc *apiv1.EC2NodeClass) bool { return it.Unla
 // nested virtualization enabled needs a type that supports it, the class's
 // IPv4 prefixes a type that takes them (TakesPrefixes), a Windows family
 // an amd64 type (EKS's Windows images are x86_64 only), the class's
-// network interfaces a type with their cards, devices and EFA interfaces.
+// network interfaces a type with their cards, devices and EFA interfaces,
+// its placement group a type the group's strategy takes (SupportsPlacement).
 func (it *InstanceType) Unlaunchable(nc *apiv1.EC2NodeClass) string {
 	switch {
 	case nc == nil:
@@ -26,6 +27,8 @@ func (it *InstanceType) Unlaunchable(nc *apiv1.EC2NodeClass) string {
 		return fmt.Sprintf("cannot take %d IPv4 prefixes (spec.ipPrefixCount)", *nc.Spec.IPPrefixCount)
 	case nc.Spec.WindowsBuild() != "" && it.Arch != "amd64":
 		return "is " + it.Arch + ": the Windows images are x86_64 only"
+	case nc.Status.PlacementGroup != nil && !it.SupportsPlacement(nc.Status.PlacementGroup.Strategy):
+		return "is not launched into " + nc.Status.PlacementGroup.Strategy + " placement groups (spec.placementGroupSelector)"
 	}
 	return it.interfacesUnlaunchable(nc.Spec.NetworkInterfaces)
 }

@@ -127,6 +127,8 @@ func (r *nodeClassReconciler) reconcile(ctx context.Context, name string) error 
 	res.AMIs, res.AMIsErr = r.amis(ctx, cls)
 	res.InstanceProfile, res.InstanceProfileErr = r.instanceProfile(ctx, cls)
 	res.CapacityReservations, res.CapacityReservationsErr = r.capacityReservations(ctx, cls)
+	res.PlacementGroupSelector = cls.Spec.PlacementGroupSelector
+	res.PlacementGroup, res.PlacementGroupErr = r.placementGroup(ctx, cls, res.Subnets)
 	res.Unsupported = nodeclass.Unsupported(&cls.Spec)
 	st := nodeclass.Status(cls.Status.Conditions, res, cls.Generation, metav1.Now())
 	r.report(cls, st)
@@ -195,6 +197,26 @@ func (r *nodeClassReconciler) subnets(ctx context.Context, cls *apiv1.EC2NodeCla
 		r.subnetIPs.WithLabelValues(s.ID).Set(float64(s.AvailableIPs))
 	}
 	return out, nil
+}
+
+// placementGroup resolves the class's placement group selector (nil: none
+// set, or EC2 has no such group), with a cluster group's zone
+// (nodeclass.ClusterZone).
+func (r *nodeClassReconciler) placementGroup(ctx context.Context, cls *apiv1.EC2NodeClass, subnets []apiv1.SubnetStatus) (*apiv1.PlacementGroupStatus, error) {
+	sel := cls.Spec.PlacementGroupSelector
+	if sel == nil {
+		return nil, nil
+	}
+	pg, err := r.cloud.PlacementGroup(ctx, sel)
+	if err != nil || pg == nil || pg.Strategy != apiv1.PlacementStrategyCluster {
+		return pg, err
+	}
+	running, err := r.cloud.PlacementGroupZones(ctx, pg.Name)
+	if err != nil {
+		return nil, err
+	}
+	pg.Zone = nodeclass.ClusterZone(running, subnets, pg.ID, cls.Status.PlacementGroup)
+	return pg, nil
 }
 
 func (r *nodeClassReconciler) securityGroups(ctx context.Context, cls *apiv1.EC2NodeClass) ([]apiv1.SecurityGroupStatus, error) {

@@ -111,10 +111,14 @@ func (p *prepared) claimFreeValue(c *claim, key string) (v string, generated boo
 		}
 	}
 	all := append([]req(nil), c.pool.free[key]...)
+	asked := false
 	for _, r := range c.free {
 		if r.Key == key {
-			all = append(all, r)
+			all, asked = append(all, r), true
 		}
+	}
+	if c.pool.np.OptionalFreeKeys[key] && !asked {
+		return "", false
 	}
 	named := false
 	for _, list := range [][]req{c.pool.free[key], all} {

@@ -5,6 +5,7 @@ import (
 	"github.com/joinery/joinery/catalog"
 	"github.com/joinery/joinery/solver/resources"
 	corev1 "k8s.io/api/core/v1"
+	"strconv"
 )
 
 // NodePoolFromAPI precomputes what the solver needs of a NodePool: its
@@ -56,6 +57,15 @@ func NodePoolFromMarket(np *apiv1.NodePool, nc *apiv1.EC2NodeClass, cat *catalog
 		out.Labels[apiv1.NodeClassLabelKey(ref)] = ref.Name
 	}
 	out.setLimits(np.Spec.Limits)
+	// Its nodes carry the class's placement group (Karpenter puts it in
+	// every type's requirements): pods may select it.
+	if nc != nil && nc.Status.PlacementGroup != nil {
+		if out.Labels == nil {
+			out.Labels = map[string]string{}
+		}
+		out.Labels[apiv1.LabelPlacementGroupID] = nc.Status.PlacementGroup.ID
+		out.partitionDomains(nc.Status.PlacementGroup)
+	}
 	out.CostLimit, out.HasCostLimit = np.CostLimit()
 
 	launch := market.LaunchOf(nc)
@@ -190,4 +200,27 @@ func DaemonSetOverhead(pool NodePool, dss []DaemonSet) []resources.List {
 		}
 	}
 	return out
+}
+
+// partitionDomains makes a partition group's partitions the domains of
+// the placement-group-partition key, as Karpenter puts them in every
+// type's requirements: pods may spread over them or select one, and a
+// NodeClaim is given one only then (an optional free key). A pool that
+// names partitions itself keeps its own requirement.
+func (out *NodePool) partitionDomains(pg *apiv1.PlacementGroupStatus) {
+	if pg.Strategy != apiv1.PlacementStrategyPartition || pg.PartitionCount <= 0 {
+		return
+	}
+	for _, r := range out.Requirements {
+		if r.Key == apiv1.LabelPlacementGroupPartition {
+			return
+		}
+	}
+	values := make([]string, pg.PartitionCount)
+	for i := range values {
+		values[i] = strconv.Itoa(i + 1)
+	}
+	out.Requirements = append(out.Requirements, apiv1.NodeSelectorRequirementWithMinValues{
+		Key: apiv1.LabelPlacementGroupPartition, Operator: apiv1.OpIn, Values: values})
+	out.OptionalFreeKeys = map[string]bool{apiv1.LabelPlacementGroupPartition: true}
 }

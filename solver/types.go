@@ -121,7 +121,12 @@ type NodePool struct {
 	Weight       int32
 	Requirements []apiv1.NodeSelectorRequirementWithMinValues
 	Labels       map[string]string // template labels
-	Taints       []corev1.Taint    // startup taints are not listed: they go away
+	// OptionalFreeKeys are free keys whose domains the pool's class defines
+	// (a partition group's partitions): a NodeClaim is given a value on one
+	// only when topology or its pods ask for it; otherwise its node gets
+	// the value at launch (EC2 picks the partition), as in Karpenter.
+	OptionalFreeKeys map[string]bool
+	Taints           []corev1.Taint // startup taints are not listed: they go away
 	// Limits caps the summed capacity of the pool's nodes (cpu millicores,
 	// bytes, counts); HasLimit marks which entries are set. NodesLimit < 0
 	// means no node-count limit.

@@ -43,6 +43,8 @@ type devFlags struct {
 	featureGates string
 	postgres     string
 	iamPolicy    string
+	// placementGroups are --placement-group's NAME=STRATEGY values.
+	placementGroups []string
 	// prometheus: run Debian's prometheus on prometheusAddr, scraping
 	// the controller.
 	prometheus     bool
@@ -105,6 +107,8 @@ prints the summary when settled and keeps running until Ctrl-C.`,
 			"(visibility in <database>_visibility; both created when missing, schemas set up and updated; --fresh empties them; when unset, $"+envTemporalPostgres+")")
 	fl.StringVar(&f.iamPolicy, "iam-policy", "",
 		"run the worker under this IAM policy (deploy/iam-policy.json's format, placeholders filled by the world) instead of deploy/iam-policy.json; every local AWS call is evaluated against it")
+	fl.StringArrayVar(&f.placementGroups, "placement-group", nil,
+		"a placement group the local EC2 holds, NAME=cluster, NAME=spread or NAME=partition:COUNT (repeatable; an EC2NodeClass's placementGroupSelector names it)")
 	fl.BoolVar(&f.prometheus, "prometheus", false,
 		"also run Prometheus (Debian's prometheus package on PATH) scraping the controller's --metrics-addr, and print a link to the dashboard's main graphs")
 	fl.StringVar(&f.prometheusAddr, "prometheus-addr", "127.0.0.1:9090", "with --prometheus: its listen address")
@@ -138,6 +142,9 @@ func runDev(parent context.Context, f *devFlags) error {
 		Consistency: offIfZero(f.consistency), ProfilePropagation: offIfZero(f.propagation),
 		Progress: os.Stderr, Log: log, AdminAddr: f.adminAddr, TemporalPostgres: f.postgres,
 		ThrottleScale: f.throttleScale, QueueDuplicates: f.queueDuplicates,
+	}
+	if wo.PlacementGroups, err = parsePlacementGroups(f.placementGroups); err != nil {
+		return err
 	}
 	if f.iamPolicy != "" {
 		if wo.IAMPolicy, err = world.ReadIAMPolicy(f.iamPolicy); err != nil {

@@ -19,7 +19,34 @@ type EC2NodeClassStatus struct {
 	// spec.capacityReservationSelectorTerms select (DescribeCapacityReservations),
 	// sorted by id.
 	CapacityReservations []CapacityReservationStatus `json:"capacityReservations,omitempty"`
+	// PlacementGroup is the group spec.placementGroupSelector resolves to
+	// (DescribePlacementGroups, state available). Joinery's addition:
+	// Karpenter keeps it in memory; here the launch, the planner and drift
+	// read the one resolution. Nil without a selector or when not found.
+	PlacementGroup *PlacementGroupStatus `json:"placementGroup,omitempty"`
 }
+
+// PlacementGroupStatus is the resolved placement group.
+type PlacementGroupStatus struct {
+	ID       string `json:"id"`
+	Name     string `json:"name"`
+	Strategy string `json:"strategy"` // cluster, partition or spread
+	// PartitionCount is a partition group's partitions.
+	PartitionCount int32 `json:"partitionCount,omitempty"`
+	// SpreadLevel is a spread group's (rack or host).
+	SpreadLevel string `json:"spreadLevel,omitempty"`
+	// Zone is where a cluster group launches: the zone of its running
+	// instances or, while it has none, the class's first zone (by name),
+	// since EC2 keeps a cluster group in one zone. Empty for the others.
+	Zone string `json:"zone,omitempty"`
+}
+
+// Placement group strategies (PlacementGroupStatus.Strategy).
+const (
+	PlacementStrategyCluster   = "cluster"
+	PlacementStrategyPartition = "partition"
+	PlacementStrategySpread    = "spread"
+)
 
 // CapacityReservationStatus is one of Karpenter's status.capacityReservations.
 type CapacityReservationStatus struct {
@@ -82,6 +109,10 @@ const (
 	// ConditionCapacityReservationsReady is True once the class's
 	// capacityReservationSelectorTerms were resolved (none set: True).
 	ConditionCapacityReservationsReady = "CapacityReservationsReady"
+	// ConditionPlacementGroupReady is True once spec.placementGroupSelector
+	// resolved to a group (none set: True); False with reason
+	// PlacementGroupNotFound when EC2 has no such group.
+	ConditionPlacementGroupReady = "PlacementGroupReady"
 	// ConditionValidationSucceeded is False when the class sets fields
 	// Joinery does not honour (reason UnsupportedField, naming them).
 	ConditionValidationSucceeded = "ValidationSucceeded"

@@ -47,6 +47,11 @@ const (
 	// LabelCapacityReservationType is the reservation's type ("default" or
 	// "capacity-block").
 	LabelCapacityReservationType = "karpenter.k8s.aws/capacity-reservation-type"
+	// LabelPlacementGroupID is the placement group a node was launched into
+	// (its class's placementGroupSelector), LabelPlacementGroupPartition
+	// its partition in a partition group (Karpenter's labels).
+	LabelPlacementGroupID        = "karpenter.k8s.aws/placement-group-id"
+	LabelPlacementGroupPartition = "karpenter.k8s.aws/placement-group-partition"
 	// LabelCapacityReservationInterruptible is "true" on a node of an
 	// interruptible reservation, "false" on other reserved nodes (as
 	// Karpenter labels them).

@@ -5,6 +5,7 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"sort"
+	"strconv"
 
 	apiv1 "github.com/joinery/joinery/api/v1"
 	"github.com/joinery/joinery/policy/nodeclass"
@@ -154,6 +155,8 @@ func Drift(claim *apiv1.NodeClaim, node *corev1.Node, pool *apiv1.NodePool, cls 
 		return r, "subnet " + launched.SubnetID + " is no longer selected by EC2NodeClass " + cls.Name
 	case nodeclass.ReasonSecurityGroupDrift:
 		return r, "EC2NodeClass " + cls.Name + " selects other security groups"
+	case nodeclass.ReasonPlacementGroupDrift:
+		return r, "placement group " + strconv.Quote(launched.PlacementGroupID) + " is not EC2NodeClass " + cls.Name + "'s"
 	}
 	return "", ""
 }

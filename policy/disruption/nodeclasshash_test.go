@@ -42,3 +42,29 @@ func TestNodeClassHashCoversCPUOptions(t *testing.T) {
 		}
 	}
 }
+
+// placementGroupSelector is in the class's hash, as in Karpenter's (its
+// field has no hash:"ignore"): setting or changing it drifts the class's
+// nodes (NodeClassDrift); a class without it keeps its hash.
+func TestNodeClassHashCoversPlacementGroupSelector(t *testing.T) {
+	yes := true
+	cls := &apiv1.EC2NodeClass{ObjectMeta: metav1.ObjectMeta{Name: "default"}, Spec: apiv1.EC2NodeClassSpec{
+		Role: "KarpenterNodeRole", DetailedMonitoring: &yes, AMISelectorTerms: []apiv1.AMISelectorTerm{{Alias: "al2023@latest"}}}}
+	const before = "3876c2e6808d7304"
+	if h := NodeClassHash(cls); h != before {
+		t.Errorf("a class without a placement group hashes %s, want %s as before", h, before)
+	}
+	seen := map[string]bool{before: true}
+	for _, name := range []string{"hpc", "etcd"} {
+		cls.Spec.PlacementGroupSelector = &apiv1.PlacementGroupSelector{Name: &name}
+		h := NodeClassHash(cls)
+		if seen[h] {
+			t.Errorf("placement group %s hashes as another class (%s)", name, h)
+		}
+		seen[h] = true
+		claim := &apiv1.NodeClaim{ObjectMeta: metav1.ObjectMeta{Name: "n", Annotations: map[string]string{AnnotationNodeClassHash: before}}}
+		if reason, _ := Drift(claim, nil, nil, cls, nil, nodeclass.Launched{}); reason != ReasonNodeClassDrift {
+			t.Errorf("placement group %s set: drift %q, want %s", name, reason, ReasonNodeClassDrift)
+		}
+	}
+}

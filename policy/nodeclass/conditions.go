@@ -24,6 +24,12 @@ type Resolution struct {
 	// makes CapacityReservationsReady (and Ready) False.
 	CapacityReservations    []apiv1.CapacityReservationStatus
 	CapacityReservationsErr error
+	// PlacementGroupSelector is the class's selector (nil: none);
+	// PlacementGroup what it resolved to (nil: EC2 has no such group),
+	// PlacementGroupErr the DescribePlacementGroups failure.
+	PlacementGroupSelector *apiv1.PlacementGroupSelector
+	PlacementGroup         *apiv1.PlacementGroupStatus
+	PlacementGroupErr      error
 	// Unsupported are the set fields Joinery does not honour
 	// (Unsupported): ValidationSucceeded is False naming them, and so is
 	// Ready.
@@ -39,6 +45,7 @@ func Status(old []metav1.Condition, r Resolution, generation int64, now metav1.T
 		part(apiv1.ConditionAMIsReady, len(r.AMIs) > 0, r.AMIsErr, "AMINotFound", "no image matches amiSelectorTerms"),
 		part(apiv1.ConditionInstanceProfileReady, r.InstanceProfile != "", r.InstanceProfileErr, "InstanceProfileNotFound", "no instance profile: set spec.role or spec.instanceProfile"),
 		part(apiv1.ConditionCapacityReservationsReady, true, r.CapacityReservationsErr, "", ""),
+		placementGroupPart(r),
 	}
 	if len(r.Unsupported) > 0 {
 		parts = append(parts, metav1.Condition{Type: apiv1.ConditionValidationSucceeded, Status: metav1.ConditionFalse,
@@ -63,8 +70,34 @@ func Status(old []metav1.Condition, r Resolution, generation int64, now metav1.T
 	st := apiv1.EC2NodeClassStatus{
 		Subnets: r.Subnets, SecurityGroups: r.SecurityGroups, AMIs: r.AMIs,
 		InstanceProfile: r.InstanceProfile, Conditions: conds, CapacityReservations: r.CapacityReservations,
+		PlacementGroup: r.PlacementGroup,
 	}
 	return st
+}
+
+// placementGroupPart is PlacementGroupReady with Karpenter's reasons.
+func placementGroupPart(r Resolution) metav1.Condition {
+	c := metav1.Condition{Type: apiv1.ConditionPlacementGroupReady, Status: metav1.ConditionTrue, Reason: apiv1.ConditionPlacementGroupReady}
+	sel := r.PlacementGroupSelector
+	switch {
+	case sel == nil:
+	case r.PlacementGroupErr != nil:
+		c.Status, c.Reason, c.Message = metav1.ConditionFalse, "PlacementGroupResolutionFailed", r.PlacementGroupErr.Error()
+	case r.PlacementGroup == nil:
+		c.Status, c.Reason, c.Message = metav1.ConditionFalse, "PlacementGroupNotFound", fmt.Sprintf("Placement group %q not found", SelectorValue(sel))
+	}
+	return c
+}
+
+// SelectorValue is the name or id a placement group selector asks for.
+func SelectorValue(sel *apiv1.PlacementGroupSelector) string {
+	if sel.Name != nil {
+		return *sel.Name
+	}
+	if sel.ID != nil {
+		return *sel.ID
+	}
+	return ""
 }
 
 func part(typ string, found bool, err error, notFound, notFoundMsg string) metav1.Condition {

@@ -16,7 +16,8 @@ const (
 
 // LaunchedFrom reads what a NodeClaim records of its launch.
 func LaunchedFrom(nc *apiv1.NodeClaim) Launched {
-	l := Launched{ImageID: nc.Status.ImageID, SubnetID: nc.Annotations[AnnotationSubnetID]}
+	l := Launched{ImageID: nc.Status.ImageID, SubnetID: nc.Annotations[AnnotationSubnetID],
+		PlacementGroupID: nc.Labels[apiv1.LabelPlacementGroupID]}
 	if g := nc.Annotations[AnnotationSecurityGroupIDs]; g != "" {
 		l.SecurityGroupIDs = strings.Split(g, ",")
 	}
@@ -28,13 +29,16 @@ type Launched struct {
 	ImageID          string
 	SubnetID         string
 	SecurityGroupIDs []string
+	// PlacementGroupID is the node's placement group label ("" none).
+	PlacementGroupID string
 }
 
 // Drift reasons, as Karpenter's AWS provider names them.
 const (
-	ReasonAMIDrift           = "AMIDrift"
-	ReasonSubnetDrift        = "SubnetDrift"
-	ReasonSecurityGroupDrift = "SecurityGroupDrift"
+	ReasonAMIDrift            = "AMIDrift"
+	ReasonSubnetDrift         = "SubnetDrift"
+	ReasonSecurityGroupDrift  = "SecurityGroupDrift"
+	ReasonPlacementGroupDrift = "PlacementGroupDrift"
 )
 
 // DriftReason says how a node differs from what its class resolves to now
@@ -63,6 +67,16 @@ func DriftReason(l Launched, cls *apiv1.EC2NodeClass) string {
 		if !slices.Equal(had, now) {
 			return ReasonSecurityGroupDrift
 		}
+	}
+	// As Karpenter: the node's group label against the class's group, so
+	// a group added, removed or resolving to another id drifts the node.
+	// Compared once the node is launched (its image recorded with it).
+	want := ""
+	if st.PlacementGroup != nil {
+		want = st.PlacementGroup.ID
+	}
+	if l.ImageID != "" && l.PlacementGroupID != want {
+		return ReasonPlacementGroupDrift
 	}
 	return ""
 }

@@ -175,19 +175,25 @@ func TestUnsupportedFieldsAreNamed(t *testing.T) {
 	}
 	got := Unsupported(&spec)
 	// associatePublicIPAddress, ipPrefixCount, detailedMonitoring,
-	// connectionTracking, context, cpuOptions and volumeInitializationRate
-	// are honoured (the launch), and ssmParameter (the class's AMI
-	// resolution); a nestedVirtualization value that is not EC2's is
-	// refused.
+	// connectionTracking, context, cpuOptions, volumeInitializationRate
+	// and placementGroupSelector are honoured (the launch), and
+	// ssmParameter (the class's AMI resolution); a nestedVirtualization
+	// value that is not EC2's is refused.
 	// networkInterfaces is honoured; a list without its primary interface
 	// is refused, as Karpenter's CRD refuses it.
-	want := []string{"spec.cpuOptions.nestedVirtualization", "spec.placementGroupSelector", "spec.networkInterfaces"}
+	want := []string{"spec.cpuOptions.nestedVirtualization", "spec.networkInterfaces"}
 	if len(got) != len(want) {
 		t.Fatalf("unsupported %q, want %d entries", got, len(want))
 	}
 	for i, w := range want {
 		if !strings.HasPrefix(got[i], w+": ") {
 			t.Errorf("entry %d %q, want field %s", i, got[i], w)
+		}
+	}
+	id := "pg-0123"
+	for _, sel := range []*apiv1.PlacementGroupSelector{{}, {Name: &name, ID: &id}} {
+		if u := Unsupported(&apiv1.EC2NodeClassSpec{PlacementGroupSelector: sel}); len(u) != 1 || !strings.HasPrefix(u[0], "spec.placementGroupSelector: ") {
+			t.Errorf("placementGroupSelector %+v: %q, want it refused (the CRD's rule)", sel, u)
 		}
 	}
 	if u := Unsupported(&apiv1.EC2NodeClassSpec{InstanceStorePolicy: &raid0}); u != nil {
@@ -207,10 +213,11 @@ func TestUnsupportedFieldsAreNamed(t *testing.T) {
 	if u := Unsupported(&apiv1.EC2NodeClassSpec{IPPrefixCount: &n}); u != nil {
 		t.Errorf("ipPrefixCount alone refused: %q", u)
 	}
-	cls := &apiv1.EC2NodeClass{Spec: apiv1.EC2NodeClassSpec{PlacementGroupSelector: &apiv1.PlacementGroupSelector{Name: &name}}}
+	both := &apiv1.PlacementGroupSelector{Name: &name, ID: &id}
+	cls := &apiv1.EC2NodeClass{Spec: apiv1.EC2NodeClassSpec{PlacementGroupSelector: both}}
 	cls.Name = "default"
 	cls.Status.Conditions = []metav1.Condition{{Type: apiv1.ConditionReady, Status: metav1.ConditionTrue}}
-	if why := NotReady(cls); !strings.Contains(why, "EC2NodeClass default sets fields Joinery does not support: spec.placementGroupSelector: ") {
+	if why := NotReady(cls); !strings.Contains(why, "EC2NodeClass default sets fields Joinery does not support: spec.placementGroupSelector: set exactly one of name and id") {
 		t.Errorf("NotReady %q", why)
 	}
 	st := Status(nil, Resolution{Subnets: []apiv1.SubnetStatus{{ID: "s"}}, SecurityGroups: []apiv1.SecurityGroupStatus{{ID: "g"}},
@@ -219,6 +226,42 @@ func TestUnsupportedFieldsAreNamed(t *testing.T) {
 	r := apiv1.FindCondition(st.Conditions, apiv1.ConditionReady)
 	if v == nil || v.Status != metav1.ConditionFalse || v.Reason != "UnsupportedField" || r.Status != metav1.ConditionFalse || !strings.Contains(r.Message, "spec.placementGroupSelector") {
 		t.Errorf("conditions %+v", st.Conditions)
+	}
+}
+
+// PlacementGroupReady: True without a selector or with the group found
+// (which the status carries); False with Karpenter's reasons when EC2 has
+// no such group or the lookup failed; either makes Ready False.
+func TestPlacementGroupReady(t *testing.T) {
+	name := "hpc"
+	base := Resolution{Subnets: []apiv1.SubnetStatus{{ID: "s"}}, SecurityGroups: []apiv1.SecurityGroupStatus{{ID: "g"}},
+		AMIs: []apiv1.AMIStatus{{ID: "a"}}, InstanceProfile: "p"}
+	pg := &apiv1.PlacementGroupStatus{ID: "pg-01", Name: name, Strategy: apiv1.PlacementStrategyCluster, Zone: "us-east-1a"}
+	for _, c := range []struct {
+		sel            *apiv1.PlacementGroupSelector
+		pg             *apiv1.PlacementGroupStatus
+		err            error
+		status, reason string
+	}{
+		{nil, nil, nil, "True", apiv1.ConditionPlacementGroupReady},
+		{&apiv1.PlacementGroupSelector{Name: &name}, pg, nil, "True", apiv1.ConditionPlacementGroupReady},
+		{&apiv1.PlacementGroupSelector{Name: &name}, nil, nil, "False", "PlacementGroupNotFound"},
+		{&apiv1.PlacementGroupSelector{Name: &name}, nil, errors.New("DescribePlacementGroups: throttled"), "False", "PlacementGroupResolutionFailed"},
+	} {
+		r := base
+		r.PlacementGroupSelector, r.PlacementGroup, r.PlacementGroupErr = c.sel, c.pg, c.err
+		st := Status(nil, r, 1, metav1.Now())
+		got := apiv1.FindCondition(st.Conditions, apiv1.ConditionPlacementGroupReady)
+		ready := apiv1.FindCondition(st.Conditions, apiv1.ConditionReady)
+		if string(got.Status) != c.status || got.Reason != c.reason || string(ready.Status) != c.status {
+			t.Errorf("%+v: PlacementGroupReady %+v, Ready %s", c, got, ready.Status)
+		}
+		if c.reason == "PlacementGroupNotFound" && got.Message != `Placement group "hpc" not found` {
+			t.Errorf("message %q", got.Message)
+		}
+		if st.PlacementGroup != c.pg {
+			t.Errorf("status placementGroup %+v, want %+v", st.PlacementGroup, c.pg)
+		}
 	}
 }
 

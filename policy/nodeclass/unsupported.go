@@ -31,8 +31,9 @@ func Unsupported(spec *apiv1.EC2NodeClassSpec) []string {
 	for _, e := range apiv1.ValidateCapacityReservationTerms(spec.CapacityReservationSelectorTerms, nil) {
 		add(e.Field, e.ErrorBody())
 	}
-	if spec.PlacementGroupSelector != nil {
-		add("spec.placementGroupSelector", "placement groups are not supported")
+	// The CRD's rules on the selector (an object stored before them).
+	if s := spec.PlacementGroupSelector; s != nil && (s.Name == nil) == (s.ID == nil) {
+		add("spec.placementGroupSelector", "set exactly one of name and id")
 	}
 	// Interfaces the CRD refuses (an object stored before the schema, or
 	// read from a manifest): Karpenter's rules.

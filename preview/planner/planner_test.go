@@ -256,8 +256,9 @@ func mustBuild(t *testing.T, file, y string) *Built {
 // Every field of Karpenter v1.14's EC2NodeClass and NodePool decodes (no
 // strict-decoding error); instanceStorePolicy RAID0 is honoured (a pod
 // asking 60G of ephemeral storage gets a type whose instance store holds
-// it, with the root volume only 20Gi), the refused fields skip their pool
-// with a warning naming them, and static and Balanced NodePools fail
+// it, with the root volume only 20Gi), a refused value (a placement group
+// selector naming both a name and an id, which the CRD refuses) skips its
+// pool with a warning naming it, and static and Balanced NodePools fail
 // validation with the reason.
 func TestBuildKarpenterV114Fields(t *testing.T) {
 	y := `
@@ -281,7 +282,7 @@ spec:
   subnetSelectorTerms: [{id: subnet-1}]
   securityGroupSelectorTerms: [{name: sg}]
   capacityReservationSelectorTerms: [{id: cr-0123456789abcdef0}, {tags: {a: b}, ownerID: "012345678901", instanceMatchCriteria: open}]
-  placementGroupSelector: {name: pg}
+  placementGroupSelector: {name: pg, id: pg-0123}
   associatePublicIPAddress: false
   ipPrefixCount: 1
   instanceStorePolicy: RAID0
@@ -328,8 +329,8 @@ spec:
 	}
 	found := false
 	for _, w := range b.Warnings {
-		if strings.Contains(w, "NodePool refused skipped: EC2NodeClass everything sets fields Joinery does not support: spec.placementGroupSelector") &&
-			!strings.Contains(w, "capacityReservationSelectorTerms") &&
+		if strings.Contains(w, "NodePool refused skipped: EC2NodeClass everything sets fields Joinery does not support: spec.placementGroupSelector: set exactly one of name and id") &&
+			!strings.Contains(w, "capacityReservationSelectorTerms") && !strings.Contains(w, "networkInterfaces") &&
 			!strings.Contains(w, "ssmParameter") && !strings.Contains(w, "volumeInitializationRate") &&
 			!strings.Contains(w, "detailedMonitoring") && !strings.Contains(w, "cpuOptions") {
 			found = true

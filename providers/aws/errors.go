@@ -51,14 +51,23 @@ var unfulfillableCodes = map[string]bool{
 func IsUnfulfillableCode(code string) bool { return unfulfillableCodes[code] }
 
 // OfferingKey names one offering: an instance type in a zone bought as a
-// capacity type ("on-demand" or "spot").
+// capacity type ("on-demand" or "spot"), within a placement group when
+// PlacementGroup is set (as Karpenter scopes a group's shortages: a full
+// spread group is no shortage outside it).
 type OfferingKey struct {
-	InstanceType string
-	Zone         string
-	CapacityType string
+	InstanceType   string
+	Zone           string
+	CapacityType   string
+	PlacementGroup string `json:",omitempty"`
 }
 
-func (o OfferingKey) String() string { return o.InstanceType + "/" + o.Zone + "/" + o.CapacityType }
+func (o OfferingKey) String() string {
+	s := o.InstanceType + "/" + o.Zone + "/" + o.CapacityType
+	if o.PlacementGroup != "" {
+		s += " in " + o.PlacementGroup
+	}
+	return s
+}
 
 // FleetError is one per-override error CreateFleet reported.
 type FleetError struct {

@@ -123,6 +123,7 @@ func (c *Client) launchMany(ctx context.Context, reqs []LaunchRequest) map[strin
 		return out
 	}
 	fleetErrs, unfulfillable := fleetErrors(resp.Errors, first.CapacityType, zoneOf)
+	unfulfillable = scopeToGroup(first, fleetErrs, unfulfillable)
 	c.opts.ICECache.MarkAll(unreserved(unfulfillable))
 	c.opts.ICECache.MarkAll(quotaMarks(fleetErrs))
 	paired := pairBatch(names, launched(resp.Instances, first.CapacityType, shared, zoneOf))

@@ -85,7 +85,7 @@ func NewICECache(ttl time.Duration, now func() time.Time) *ICECache {
 // MarkUnavailable makes the offering unavailable for the TTL from now (a
 // second mark extends it).
 func (c *ICECache) MarkUnavailable(instanceType, zone, capacityType string) {
-	c.MarkAll([]OfferingKey{{instanceType, zone, capacityType}})
+	c.MarkAll([]OfferingKey{{InstanceType: instanceType, Zone: zone, CapacityType: capacityType}})
 }
 
 // MarkAll makes each offering unavailable for the TTL from now.
@@ -112,14 +112,26 @@ func (c *ICECache) MarkAll(offerings []OfferingKey) {
 // Unavailable reports whether the offering, or the vCPU quota it counts
 // against (QuotaOffering), was marked less than the TTL ago.
 func (c *ICECache) Unavailable(instanceType, zone, capacityType string) bool {
-	if c == nil {
-		return false
+	return c.UnavailableIn("")(instanceType, zone, capacityType)
+}
+
+// UnavailableIn is Unavailable for launches into the placement group
+// ("": none): also an offering marked within that group.
+func (c *ICECache) UnavailableIn(group string) func(instanceType, zone, capacityType string) bool {
+	return func(instanceType, zone, capacityType string) bool {
+		if c == nil {
+			return false
+		}
+		c.mu.Lock()
+		defer c.mu.Unlock()
+		now := c.now()
+		k := OfferingKey{InstanceType: instanceType, Zone: zone, CapacityType: capacityType}
+		if c.markedLocked(k, now) || c.markedLocked(QuotaOffering(catalog.QuotaBucket(instanceType), capacityType), now) {
+			return true
+		}
+		k.PlacementGroup = group
+		return group != "" && c.markedLocked(k, now)
 	}
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	now := c.now()
-	return c.markedLocked(OfferingKey{instanceType, zone, capacityType}, now) ||
-		c.markedLocked(QuotaOffering(catalog.QuotaBucket(instanceType), capacityType), now)
 }
 
 // markedLocked reports whether k is marked and not yet expired (an

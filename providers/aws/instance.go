@@ -37,6 +37,11 @@ type Instance struct {
 	// result, known from Get and List.
 	PrivateDNSName string
 	Tags           map[string]string
+	// PlacementGroupID is the placement group the instance runs in, and
+	// PartitionNumber its partition in a partition group; known from Get
+	// and List, not from Launch.
+	PlacementGroupID string `json:",omitempty"`
+	PartitionNumber  int32  `json:",omitempty"`
 }
 
 // ProviderID is the Kubernetes Node spec.providerID of the instance:
@@ -73,6 +78,7 @@ func fromEC2(in types.Instance) Instance {
 	}
 	if in.Placement != nil {
 		out.Zone = aws.ToString(in.Placement.AvailabilityZone)
+		out.PlacementGroupID, out.PartitionNumber = aws.ToString(in.Placement.GroupId), aws.ToInt32(in.Placement.PartitionNumber)
 	}
 	if in.State != nil {
 		out.State = string(in.State.Name)

@@ -29,6 +29,9 @@ type LaunchRequest struct {
 	// reserved-capacity with ReservedCapacityOptions
 	// interruptible-capacity-reservation.
 	CapacityType string
+	// PlacementGroupID is the group the templates launch into ("" none):
+	// the shortages of the answer are marked within it (scopeToGroup).
+	PlacementGroupID string
 	// ReservationType ("default", "" as default, or "capacity-block") and
 	// Interruptible are the reserved launch's reservations' kind.
 	ReservationType string `json:",omitempty"`
@@ -169,6 +172,7 @@ func (c *Client) launchOne(ctx context.Context, req LaunchRequest) (Instance, er
 		return Instance{}, fmt.Errorf("CreateFleet: %w", err)
 	}
 	fleetErrs, unfulfillable := fleetErrors(out.Errors, req.CapacityType, zoneOf)
+	unfulfillable = scopeToGroup(req, fleetErrs, unfulfillable)
 	c.opts.ICECache.MarkAll(unreserved(unfulfillable))
 	c.opts.ICECache.MarkAll(quotaMarks(fleetErrs))
 	if insts := launched(out.Instances, req.CapacityType, tags, zoneOf); len(insts) > 0 {

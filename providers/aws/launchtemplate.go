@@ -72,6 +72,15 @@ type LaunchTemplateData struct {
 	// name's hash when unset.
 	NetworkInterfaces []apiv1.NetworkInterface `json:",omitempty"`
 	EFAInterfaces     int                      `json:",omitempty"`
+	// PlacementGroupID (spec.placementGroupSelector, resolved) is the
+	// template's Placement.GroupId, as Karpenter's templates name the
+	// group; EC2 picks a partition group's partition. Omitted from the
+	// name's hash when "".
+	PlacementGroupID string `json:",omitempty"`
+	// PartitionNumber is the partition of a partition group the NodeClaim
+	// was given (its placement-group-partition requirement, as Karpenter
+	// takes the lowest it allows); 0 lets EC2 pick.
+	PartitionNumber int32 `json:",omitempty"`
 }
 
 // LaunchTemplate names one launch template.
@@ -194,6 +203,12 @@ func requestTemplateData(d LaunchTemplateData, tags map[string]string) (*types.R
 		out.IamInstanceProfile = &types.LaunchTemplateIamInstanceProfileSpecificationRequest{Name: aws.String(d.InstanceProfile)}
 	}
 	out.Monitoring = &types.LaunchTemplatesMonitoringRequest{Enabled: aws.Bool(d.DetailedMonitoring)}
+	if d.PlacementGroupID != "" {
+		out.Placement = &types.LaunchTemplatePlacementRequest{GroupId: aws.String(d.PlacementGroupID)}
+		if d.PartitionNumber > 0 {
+			out.Placement.PartitionNumber = aws.Int32(d.PartitionNumber)
+		}
+	}
 	if d.NestedVirtualization != "" {
 		out.CpuOptions = &types.LaunchTemplateCpuOptionsRequest{NestedVirtualization: types.NestedVirtualizationSpecification(d.NestedVirtualization)}
 	}

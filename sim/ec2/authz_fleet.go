@@ -152,6 +152,9 @@ func (s *Server) launchChecksLocked(o *fleetOverride, capacityType string, specs
 		}
 		out = append(out, run("capacity-reservation", id, s.keys().ResourceTags("ec2", tags)))
 	}
+	if g := o.group; g != nil {
+		out = append(out, run("placement-group", g.Name, s.keys().ResourceTags("ec2", g.Tags).Set("ec2:PlacementGroupStrategy", g.Strategy)))
+	}
 	return append(out, s.launchTagsAndRoles(o, created)...)
 }
 

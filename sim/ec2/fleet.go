@@ -62,6 +62,7 @@ type fleetOverride struct {
 	// the reserved kind it asks for ("capacity-block",
 	// "interruptible-capacity-reservation"; "" for on-demand and spot).
 	targetType, lifecycle string
+	group                 *placementGroup // the template's placement group (nil: none)
 }
 
 func (o *fleetOverride) fail(code, msg string) { o.errCode, o.errMsg = code, msg }
@@ -467,6 +468,9 @@ func (s *Server) checkLaunchInputsLocked(o *fleetOverride) {
 		o.fail(CodeUnsupportedOperation, nestedVirtualizationUnsupported(o.it.Name))
 		return
 	}
+	if s.checkPlacementLocked(o); o.errCode != "" {
+		return
+	}
 	if len(d.SecurityGroupNames) > 0 {
 		o.fail(CodeInvalidParameterCombination, "The parameter groupName cannot be used with the parameter subnet")
 		return
@@ -577,6 +581,9 @@ func (s *Server) checkOverrideLocked(o *fleetOverride, capacityType string, draw
 	if code, msg := prefixRoomCode(o); code != "" {
 		return code, msg
 	}
+	if code, msg := s.placementRoomLocked(o); code != "" {
+		return code, msg
+	}
 	if capacityType == CapacityTypeSpot && o.maxPrice > 0 && o.spot > o.maxPrice {
 		return CodeSpotMaxPriceTooLow, fmt.Sprintf("Your Spot request price of %s is lower than the minimum required Spot request fulfillment price of %s.",
 			formatFloat(o.maxPrice), formatFloat(o.spot))
@@ -685,6 +692,7 @@ func (s *Server) launchLocked(o *fleetOverride, capacityType, fleetID, token str
 		in.LaunchTemplateName = o.lt.Name
 	}
 	in.Tags["aws:ec2:fleet-id"] = fleetID
+	s.joinGroupLocked(o, in)
 	in.visibleAt = s.visibleAfter(id)
 	s.instances[id] = in
 	return in, nil

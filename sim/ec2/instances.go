@@ -75,6 +75,12 @@ type Instance struct {
 	// IPv4Prefixes are the /28 prefixes delegated to the primary interface
 	// (the template's Ipv4PrefixCount), e.g. "10.0.64.16/28".
 	IPv4Prefixes []string `json:",omitempty"`
+	// PlacementGroupName and PlacementGroupID are the placement group the
+	// instance was launched into ("" none); PartitionNumber its partition
+	// in a partition group (0 otherwise).
+	PlacementGroupName string `json:",omitempty"`
+	PlacementGroupID   string `json:",omitempty"`
+	PartitionNumber    int    `json:",omitempty"`
 }
 
 // instance is the server's record: the snapshot plus bookkeeping.
@@ -257,6 +263,13 @@ var instanceFields = fields[*instance]{
 	"image-id":                 func(in *instance) []string { return nonEmpty(in.ImageID) },
 	"instance.group-id":        func(in *instance) []string { return in.SecurityGroupIDs },
 	"iam-instance-profile.arn": func(in *instance) []string { return nonEmpty(in.IAMInstanceProfileArn) },
+	"placement-group-name":     func(in *instance) []string { return nonEmpty(in.PlacementGroupName) },
+	"placement-partition-number": func(in *instance) []string {
+		if in.PartitionNumber == 0 {
+			return nil
+		}
+		return []string{itoa(in.PartitionNumber)}
+	},
 	"instance-lifecycle": func(in *instance) []string {
 		if in.CapacityType == "spot" {
 			return []string{"spot"}
@@ -325,8 +338,9 @@ func (s *Server) instanceXMLLocked(in *instance) instanceXML {
 		InstanceID: in.ID, ImageID: in.ImageID, InstanceState: state(in.State),
 		PrivateDNSName: in.PrivateDNSName, InstanceType: in.InstanceType,
 		LaunchTime: in.LaunchTime.UTC().Format("2006-01-02T15:04:05.000Z"),
-		Placement:  placementXML{AvailabilityZone: in.Zone, AvailabilityZoneID: s.zoneIDOf(in.Zone), Tenancy: "default"},
-		SubnetID:   in.SubnetID, VpcID: s.vpcID, PrivateIPAddress: in.PrivateIP,
+		Placement: placementXML{AvailabilityZone: in.Zone, AvailabilityZoneID: s.zoneIDOf(in.Zone), Tenancy: "default",
+			GroupName: in.PlacementGroupName, GroupID: in.PlacementGroupID, PartitionNumber: in.PartitionNumber},
+		SubnetID: in.SubnetID, VpcID: s.vpcID, PrivateIPAddress: in.PrivateIP,
 		Architecture: in.Architecture, RootDeviceType: "ebs", RootDeviceName: "/dev/xvda",
 		ClientToken: in.clientToken, Tags: tagSet(in.Tags), VirtualizationType: "hvm", Hypervisor: "xen",
 		Monitoring: monitoringXML{State: "disabled"}, IPAddress: in.PublicIP,

@@ -76,9 +76,10 @@ func instanceTypeInfo(it *catalog.InstanceType) instanceTypeXML {
 			Manufacturer:           manufacturerName(it.CPUManufacturer),
 			SupportedFeatures:      processorFeatures(it),
 		},
-		VCpuInfo:    vcpuInfoXML{DefaultVCpus: it.VCPU},
-		MemoryInfo:  memoryInfoXML{SizeInMiB: it.MemoryMiB},
-		NetworkInfo: networkCardsXML(it),
+		VCpuInfo:           vcpuInfoXML{DefaultVCpus: it.VCPU},
+		MemoryInfo:         memoryInfoXML{SizeInMiB: it.MemoryMiB},
+		NetworkInfo:        networkCardsXML(it),
+		PlacementGroupInfo: placementGroupInfoXML{SupportedStrategies: it.PlacementStrategies()},
 	}
 	if it.Arch == "arm64" {
 		x.SupportedBootModes = []string{"uefi"}

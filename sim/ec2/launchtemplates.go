@@ -68,6 +68,12 @@ type LaunchTemplateData struct {
 	// CapacityReservationSpecification's.
 	CapacityReservationPreference string
 	CapacityReservationID         string
+	// PlacementGroupName / PlacementGroupID name the placement group
+	// (Placement.GroupName / GroupId; one of them), PartitionNumber the
+	// partition (Placement.PartitionNumber; 0: EC2 picks).
+	PlacementGroupName string
+	PlacementGroupID   string
+	PartitionNumber    int
 	// MarketType is InstanceMarketOptions.MarketType: "capacity-block" or
 	// "interruptible-capacity-reservation" for those reservations ("" none;
 	// "spot" templates are refused: CreateFleet sets the market itself).
@@ -277,7 +283,7 @@ func templateData(f form) (LaunchTemplateData, error) {
 	}
 	d.DetailedMonitoring = monitoring != nil && *monitoring
 	for _, read := range []func(form, string, *LaunchTemplateData) error{
-		networkInterfaces, blockDevices, capacityReservation, metadataOptions, cpuOptions, tagSpecifications,
+		networkInterfaces, blockDevices, capacityReservation, metadataOptions, cpuOptions, placement, tagSpecifications,
 	} {
 		if err := read(f, p, &d); err != nil {
 			return d, err

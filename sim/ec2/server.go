@@ -51,6 +51,8 @@ type Server struct {
 	spotMoves map[[2]string][]spotPoint // SetSpotPrice, by (type, zone), oldest first
 
 	reservations map[string]*reservation // AddCapacityReservation, by id
+	// placementGroups are CreatePlacementGroup's and AddPlacementGroup's, by id.
+	placementGroups map[string]*placementGroup
 	// reclaimHook is SetReclaimHook's.
 	reclaimHook func(Instance)
 
@@ -303,6 +305,9 @@ var handlers = map[string]handler{
 	"DescribeImages":                (*Server).describeImages,
 	"DescribeInstanceAttribute":     (*Server).describeInstanceAttribute,
 	"DescribeCapacityReservations":  (*Server).describeCapacityReservations,
+	"CreatePlacementGroup":          (*Server).createPlacementGroup,
+	"DescribePlacementGroups":       (*Server).describePlacementGroups,
+	"DeletePlacementGroup":          (*Server).deletePlacementGroup,
 }
 
 // ServeHTTP answers one EC2 Query request.

@@ -25,6 +25,8 @@ type savedState struct {
 	LaunchTemplates []savedTemplate      `json:"launchTemplates,omitempty"`
 	// CapacityReservations are AddCapacityReservation's, in creation order.
 	CapacityReservations []savedReservation `json:"capacityReservations,omitempty"`
+	// PlacementGroups are the groups, in creation order.
+	PlacementGroups []savedPlacementGroup `json:"placementGroups,omitempty"`
 	// Fleets are the CreateFleet answers by client token, kept
 	// tokenRetention as EC2 keeps them: a retry after a restart gets the
 	// first answer, not a second instance.
@@ -43,6 +45,11 @@ const tokenRetention = 24 * time.Hour
 
 type savedReservation struct {
 	CapacityReservation
+	Seq uint64 `json:"seq"`
+}
+
+type savedPlacementGroup struct {
+	PlacementGroup
 	Seq uint64 `json:"seq"`
 }
 
@@ -94,6 +101,9 @@ func (s *Server) SaveState(path string) error {
 	}
 	for _, r := range s.sortedReservationsLocked() {
 		st.CapacityReservations = append(st.CapacityReservations, savedReservation{CapacityReservation: r.CapacityReservation, Seq: r.seq})
+	}
+	for _, g := range s.sortedPlacementGroupsLocked() {
+		st.PlacementGroups = append(st.PlacementGroups, savedPlacementGroup{PlacementGroup: g.snapshot(), Seq: g.seq})
 	}
 	st.Fleets = s.savedFleetsLocked()
 	s.mu.Unlock()
@@ -173,6 +183,12 @@ func (s *Server) LoadState(path string) error {
 			s.reservations = map[string]*reservation{}
 		}
 		s.reservations[r.ID] = &reservation{CapacityReservation: r.CapacityReservation, seq: r.Seq}
+	}
+	for _, g := range st.PlacementGroups {
+		if s.placementGroups == nil {
+			s.placementGroups = map[string]*placementGroup{}
+		}
+		s.placementGroups[g.ID] = &placementGroup{PlacementGroup: g.PlacementGroup, seq: g.Seq}
 	}
 	for token, f := range st.Fleets {
 		s.fleets[token] = fleetRecord{hash: f.Hash, resp: f.Response, at: f.At}

@@ -167,6 +167,9 @@ type groupXML struct {
 type placementXML struct {
 	AvailabilityZone   string `xml:"availabilityZone"`
 	AvailabilityZoneID string `xml:"availabilityZoneId,omitempty"`
+	GroupName          string `xml:"groupName,omitempty"`
+	GroupID            string `xml:"groupId,omitempty"`
+	PartitionNumber    int    `xml:"partitionNumber,omitempty"`
 	Tenancy            string `xml:"tenancy"`
 }
 
@@ -298,6 +301,11 @@ type instanceTypeXML struct {
 	NeuronInfo                   *neuronInfoXML          `xml:"neuronInfo,omitempty"`
 	InferenceAcceleratorInfo     *inferenceInfoXML       `xml:"inferenceAcceleratorInfo,omitempty"`
 	SupportedBootModes           []string                `xml:"supportedBootModes>item"`
+	PlacementGroupInfo           placementGroupInfoXML   `xml:"placementGroupInfo"`
+}
+
+type placementGroupInfoXML struct {
+	SupportedStrategies []string `xml:"supportedStrategies>item"`
 }
 
 type processorInfoXML struct {

@@ -83,6 +83,10 @@ type Options struct {
 	// with tags an EC2NodeClass can select them by); a world resumed from
 	// its state directory keeps the ones it had.
 	CapacityReservations []ec2.CapacityReservation
+	// PlacementGroups are placement groups the local EC2 holds (by name;
+	// an EC2NodeClass's placementGroupSelector names one); a world resumed
+	// from its state directory keeps the ones it had.
+	PlacementGroups []ec2.PlacementGroup
 	// Region is the AWS region the world runs as (default us-east-1): its
 	// zones are the region's a, b and c, and in a region other than
 	// us-east-1 every price (on-demand from the Pricing endpoint, spot
@@ -323,6 +327,11 @@ func (w *World) startEC2(o Options) (err error) {
 	for _, r := range o.CapacityReservations {
 		if _, err := w.EC2.EnsureCapacityReservation(r); err != nil {
 			return err
+		}
+	}
+	for _, g := range o.PlacementGroups {
+		if _, err := w.EC2.EnsurePlacementGroup(g); err != nil {
+			return fmt.Errorf("placement group %s: %w", g.Name, err)
 		}
 	}
 	w.EC2Endpoint, w.stopEC2, err = w.EC2.Start(o.EC2Addr)
