@@ -106,6 +106,15 @@ func (it *InstanceType) SpotPrice() float64 {
 	return it.OnDemandPrice * float64(100-it.SpotSavingsPct) / 100
 }
 
+// ListPrice is the type's static price as capacityType: the spot
+// estimate for spot, else the on-demand list price.
+func (it *InstanceType) ListPrice(capacityType string) float64 {
+	if capacityType == apiv1.CapacityTypeSpot {
+		return it.SpotPrice()
+	}
+	return it.OnDemandPrice
+}
+
 // Labels returns the well-known labels a node of this type carries (the
 // instance-type labels Karpenter's AWS provider sets; zone and capacity type
 // come from the offering).

@@ -116,10 +116,7 @@ func explainNode(ctx context.Context, kubeconfig, name string) (*NodeExplanation
 	ex.CapacityType, ex.Zone = labels[apiv1.LabelCapacityType], labels[apiv1.LabelZone]
 	if cat, err := catalog.Default(); err == nil {
 		if it, ok := cat.Get(ex.InstanceType); ok {
-			ex.PriceUSDPerHour = it.OnDemandPrice
-			if ex.CapacityType == apiv1.CapacityTypeSpot {
-				ex.PriceUSDPerHour = it.SpotPrice()
-			}
+			ex.PriceUSDPerHour = it.ListPrice(ex.CapacityType)
 		}
 	}
 	// Events on cluster-scoped objects are in the default namespace.

@@ -125,11 +125,7 @@ func nodesCost(cat *catalog.Catalog, nodes []*corev1.Node) float64 {
 		if !ok {
 			continue
 		}
-		if migrate.CapacityTypeOf(n) == apiv1.CapacityTypeSpot {
-			usd += it.SpotPrice()
-		} else {
-			usd += it.OnDemandPrice
-		}
+		usd += it.ListPrice(migrate.CapacityTypeOf(n))
 	}
 	return usd
 }

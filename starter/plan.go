@@ -9,7 +9,6 @@ import (
 	"strings"
 	"time"
 
-	apiv1 "github.com/joinery/joinery/api/v1"
 	"github.com/joinery/joinery/catalog"
 	"github.com/joinery/joinery/policy/schedulerconfig"
 	"github.com/joinery/joinery/preview/planner"
@@ -141,13 +140,8 @@ func listPrice(cat *catalog.Catalog, r planner.Result) float64 {
 	}
 	for i := range claims {
 		j := claimJSON(&claims[i])
-		it, ok := cat.Get(j.InstanceType)
-		switch {
-		case !ok:
-		case j.CapacityType == apiv1.CapacityTypeSpot:
-			usd += it.SpotPrice()
-		default:
-			usd += it.OnDemandPrice
+		if it, ok := cat.Get(j.InstanceType); ok {
+			usd += it.ListPrice(j.CapacityType)
 		}
 	}
 	return usd

@@ -566,10 +566,7 @@ func (b *builder) existingNodes() (usage map[string]resources.List, count map[st
 		capacity, _ := resources.FromResourceList(n.Status.Capacity)
 		price := 0.0
 		if it, ok := b.cat.Get(n.Labels[apiv1.LabelInstanceType]); ok {
-			price = it.OnDemandPrice
-			if n.Labels[apiv1.LabelCapacityType] == apiv1.CapacityTypeSpot {
-				price = it.SpotPrice()
-			}
+			price = it.ListPrice(n.Labels[apiv1.LabelCapacityType])
 		}
 		pool := n.Labels[apiv1.LabelNodePool]
 		if pool != "" {

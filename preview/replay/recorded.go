@@ -23,10 +23,7 @@ func NodePrice(cat *catalog.Catalog, labels map[string]string) float64 {
 	if !ok {
 		return 0
 	}
-	if labels[apiv1.LabelCapacityType] == apiv1.CapacityTypeSpot {
-		return it.SpotPrice()
-	}
-	return it.OnDemandPrice
+	return it.ListPrice(labels[apiv1.LabelCapacityType])
 }
 
 // nodeSpan is one recorded node's life within the window.

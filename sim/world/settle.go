@@ -145,11 +145,7 @@ func Summarize(ctx context.Context, kc kubernetes.Interface, podsRunning int) (*
 	for k, c := range groups {
 		k.Count = c
 		if it, ok := cat.Get(k.InstanceType); ok {
-			price := it.OnDemandPrice
-			if k.CapacityType == apiv1.CapacityTypeSpot {
-				price = it.SpotPrice()
-			}
-			k.USDPerHour = price * float64(c)
+			k.USDPerHour = it.ListPrice(k.CapacityType) * float64(c)
 		}
 		s.USDPerHour += k.USDPerHour
 		s.Nodes = append(s.Nodes, k)
