@@ -15,15 +15,14 @@ type Hint struct {
 
 // SchedulerHints are the pending pods to point at their nominated node
 // (status.nominatedNodeName): each pod Of still nominates to a NodeClaim
-// whose Node is Ready and untainted for the pod (Of holds a nomination to
-// a Ready node only while the pod fits its free allocatable). It does not
-// wait for the claim's initialization: the scheduler tries the pods as
-// soon as the Node is Ready. The kube-scheduler tries a nominated node
-// first and keeps the room of nominated pods from pods of equal or lower
-// priority, so the pods of a wave land where the plan put them, rather
-// than the first nodes to come Ready taking whichever pods the scheduler
-// picks, leaving the rest to a new plan. A pod already nominated (the scheduler's preemption, or an
-// earlier hint) is left alone.
+// whose Node has registered and whose lasting taints the pod tolerates
+// (Of holds a nomination to a Ready node only while the pod fits its free
+// allocatable). The kube-scheduler tries a nominated node first and keeps
+// the room of nominated pods from pods of equal or lower priority, so the
+// pods of a wave land where the plan put them, rather than the first
+// nodes to come Ready taking whichever pods the scheduler picks, leaving
+// the rest to a new plan. A pod nominated to another Node that exists
+// (the scheduler's preemption, or an earlier hint) is left alone.
 func (n *Nominations) SchedulerHints(pending []*corev1.Pod, now time.Time) []Hint {
 	to := n.Of(pending, now)
 	claims := map[string]*apiv1.NodeClaim{}
@@ -33,13 +32,24 @@ func (n *Nominations) SchedulerHints(pending []*corev1.Pod, now time.Time) []Hin
 	var out []Hint
 	for _, p := range pending {
 		nc := claims[to[string(p.UID)]]
-		if nc == nil || nc.Status.NodeName == "" || p.Status.NominatedNodeName != "" {
+		if nc == nil || nc.Status.NodeName == "" || p.Status.NominatedNodeName == nc.Status.NodeName {
 			continue
 		}
-		if !n.pointable(nc.Status.NodeName, p) {
+		if p.Status.NominatedNodeName != "" && n.nodeExists(p.Status.NominatedNodeName) {
+			continue
+		}
+		if !n.pointable(nc, p) {
 			continue
 		}
 		out = append(out, Hint{Pod: p, Node: nc.Status.NodeName})
 	}
 	return out
+}
+
+// nodeExists says whether the Node is in the cache: a pointer to a node
+// gone (its claim failed, or was disrupted) is replaced, as the scheduler
+// no longer clears pointers (KEP-5278, Kubernetes 1.34).
+func (n *Nominations) nodeExists(name string) bool {
+	_, err := n.cluster.Nodes.Get(name)
+	return err == nil
 }

@@ -11,9 +11,10 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 )
 
-// A pending pod is pointed at its claim's node only once that node is
-// Ready and has no taint the pod does not tolerate; a pod the scheduler
-// already nominated somewhere is left alone.
+// A pending pod is pointed at its claim's node once that node has
+// registered (Ready or not) and has no lasting taint the pod does not
+// tolerate; a pod nominated to another existing node is left alone, one
+// pointed at a node gone is pointed again.
 func TestSchedulerHintsOnlyToNodesThePodCanUseNow(t *testing.T) {
 	now := time.Now()
 	initialized := []metav1.Condition{{Type: apiv1.ConditionInitialized, Status: "True", LastTransitionTime: metav1.NewTime(now.Add(-time.Second))}}
@@ -28,8 +29,9 @@ func TestSchedulerHintsOnlyToNodesThePodCanUseNow(t *testing.T) {
 	}
 	tainted := corev1.Taint{Key: "example.com/maintenance", Effect: corev1.TaintEffectNoSchedule}
 	claims := []*apiv1.NodeClaim{
-		claim("ready", "node-ready", "uid-a,uid-nominated", initialized),
+		claim("ready", "node-ready", "uid-a,uid-nominated,uid-stale", initialized),
 		claim("booting", "node-booting", "uid-b", nil),
+		claim("launched", "", "uid-d", nil),
 		claim("tainted", "node-tainted", "uid-c,uid-tolerates", initialized),
 	}
 	a, b, c := cpuPod("a", "", "500m"), cpuPod("b", "", "500m"), cpuPod("c", "", "500m")
@@ -37,18 +39,26 @@ func TestSchedulerHintsOnlyToNodesThePodCanUseNow(t *testing.T) {
 	tolerates.Spec.Tolerations = []corev1.Toleration{{Key: tainted.Key, Operator: corev1.TolerationOpExists}}
 	nominated := cpuPod("nominated", "", "500m")
 	nominated.Status.NominatedNodeName = "node-elsewhere" // the scheduler's preemption
-	notReady := node("node-booting")
+	stale, d := cpuPod("stale", "", "500m"), cpuPod("d", "", "500m")
+	stale.Status.NominatedNodeName = "node-gone"
+	notReady := node("node-booting", corev1.Taint{Key: corev1.TaintNodeNotReady, Effect: corev1.TaintEffectNoSchedule},
+		corev1.Taint{Key: apiv1.TaintKeyUnregistered, Effect: corev1.TaintEffectNoExecute})
 	notReady.Status.Conditions[0].Status = corev1.ConditionFalse
 	cl := kubetest.Start(t, kubetest.World{Claims: claims, Objects: []runtime.Object{
-		node("node-ready"), notReady, node("node-tainted", tainted), a, b, c, tolerates, nominated}}).Cluster
+		node("node-ready"), notReady, node("node-tainted", tainted), node("node-elsewhere"), a, b, c, d, tolerates, nominated, stale}}).Cluster
 	noms := NewNominations(cl, 0, func(*apiv1.NodeClaim, time.Time) bool { return false })
 
 	got := map[string]string{}
-	for _, h := range noms.SchedulerHints([]*corev1.Pod{a, b, c, tolerates, nominated}, now) {
+	for _, h := range noms.SchedulerHints([]*corev1.Pod{a, b, c, d, tolerates, nominated, stale}, now) {
 		got[h.Pod.Name] = h.Node
 	}
-	want := map[string]string{"a": "node-ready", "tolerates": "node-tainted"}
-	if len(got) != len(want) || got["a"] != want["a"] || got["tolerates"] != want["tolerates"] {
+	want := map[string]string{"a": "node-ready", "b": "node-booting", "tolerates": "node-tainted", "stale": "node-ready"}
+	if len(got) != len(want) {
 		t.Fatalf("hints %v, want %v", got, want)
+	}
+	for pod, node := range want {
+		if got[pod] != node {
+			t.Fatalf("hints %v, want %v", got, want)
+		}
 	}
 }

@@ -196,7 +196,7 @@ func (n *Nominations) awaitsScheduler(nc *apiv1.NodeClaim, p *corev1.Pod, now ti
 		return p.Status.NominatedNodeName == node
 	}
 	init := initializedAt(nc)
-	return !init.IsZero() && now.Sub(init) < HintWait && n.pointable(node, p)
+	return !init.IsZero() && now.Sub(init) < HintWait && n.pointable(nc, p)
 }
 
 // initializedAt is when the claim's Node was initialized (zero: not yet).
@@ -209,11 +209,16 @@ func initializedAt(nc *apiv1.NodeClaim) time.Time {
 	return time.Time{}
 }
 
-// pointable says whether the pod may be pointed at the node now: it is
-// Ready, schedulable, and its taints tolerated by the pod.
-func (n *Nominations) pointable(name string, p *corev1.Pod) bool {
-	node, err := n.cluster.Nodes.Get(name)
-	return err == nil && lifecycle.Ready(node) && !node.Spec.Unschedulable && solver.Tolerated(node.Spec.Taints, p.Spec.Tolerations)
+// pointable says whether the pod may be pointed at the claim's Node now:
+// it has registered, is schedulable, and the pod tolerates the taints it
+// keeps once initialized. The pointer goes before the Node is Ready, so
+// that the scheduler keeps the room of the node's nominees from the
+// moment it opens, rather than from when a burst of pointers gets through
+// the API server, by which time the scheduler has given that room to
+// pods nominated to nodes still booting.
+func (n *Nominations) pointable(nc *apiv1.NodeClaim, p *corev1.Pod) bool {
+	node, err := n.cluster.Nodes.Get(nc.Status.NodeName)
+	return err == nil && !node.Spec.Unschedulable && solver.Tolerated(lifecycle.LastingTaints(node, nc), p.Spec.Tolerations)
 }
 
 // pendingNominees are the claim's nominees still pending, in annotation order.

@@ -141,6 +141,20 @@ func Ready(n *corev1.Node) bool {
 	return false
 }
 
+// LastingTaints are the node's taints that stay once it is initialized:
+// all but the unregistered taint, the known ephemeral ones and the
+// NodeClaim's startup taints, which go as the node comes up.
+func LastingTaints(node *corev1.Node, nc *apiv1.NodeClaim) []corev1.Taint {
+	var out []corev1.Taint
+	for _, t := range node.Spec.Taints {
+		if t.Key == apiv1.TaintKeyUnregistered || HasTaint(knownEphemeralTaints, t) || HasTaint(nc.Spec.StartupTaints, t) {
+			continue
+		}
+		out = append(out, t)
+	}
+	return out
+}
+
 // HasTaint reports whether ts holds a taint with t's key and effect (the
 // value is not compared, as corev1.Taint.MatchTaint).
 func HasTaint(ts []corev1.Taint, t corev1.Taint) bool {
