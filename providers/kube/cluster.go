@@ -69,6 +69,7 @@ type Cluster struct {
 	nodeInformer cache.SharedIndexInformer
 	nodePools    cache.SharedIndexInformer
 	nodeClaims   cache.SharedIndexInformer
+	claims       converted[apiv1.NodeClaim] // nodeClaims' objects, typed
 	nodeClasses  cache.SharedIndexInformer
 	nodeOverlays cache.SharedIndexInformer // nil unless WatchNodeOverlays
 	provReqs     cache.SharedIndexInformer // nil unless WatchProvisioningRequests
@@ -145,6 +146,9 @@ func NewFromClients(kc kubernetes.Interface, dc dynamic.Interface) (*Cluster, er
 		if err := inf.SetTransform(stripManagedFields); err != nil {
 			return nil, err
 		}
+	}
+	if err := c.claims.watch(c.nodeClaims); err != nil {
+		return nil, err
 	}
 	c.broadcaster = record.NewBroadcaster()
 	c.broadcaster.StartRecordingToSink(&typedcorev1.EventSinkImpl{Interface: kc.CoreV1().Events("")})

@@ -71,11 +71,11 @@ func (c *Cluster) NodeClass(name string) (*apiv1.EC2NodeClass, error) {
 }
 
 // NodeClaims returns every NodeClaim in the informer cache, sorted by name.
+// The objects are shared with every other reader of the cache: read-only.
 func (c *Cluster) NodeClaims() []*apiv1.NodeClaim {
 	var out []*apiv1.NodeClaim
 	for _, o := range c.nodeClaims.GetStore().List() {
-		nc := &apiv1.NodeClaim{}
-		if fromUnstructured(o, nc) == nil {
+		if nc, err := c.claims.get(o); err == nil {
 			out = append(out, nc)
 		}
 	}

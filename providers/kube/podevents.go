@@ -6,14 +6,14 @@ import (
 )
 
 // CachedNodeClaim returns the named NodeClaim from the informer cache
-// (nil: not there).
+// (nil: not there), shared as NodeClaims' are: read-only.
 func (c *Cluster) CachedNodeClaim(name string) *apiv1.NodeClaim {
 	o, ok, _ := c.nodeClaims.GetStore().GetByKey(name)
 	if !ok {
 		return nil
 	}
-	nc := &apiv1.NodeClaim{}
-	if fromUnstructured(o, nc) != nil {
+	nc, err := c.claims.get(o)
+	if err != nil {
 		return nil
 	}
 	return nc
