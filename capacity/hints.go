@@ -1,9 +1,11 @@
 package capacity
 
 import (
+	"sort"
 	"time"
 
 	apiv1 "github.com/joinery/joinery/api/v1"
+	"github.com/joinery/joinery/policy/lifecycle"
 	corev1 "k8s.io/api/core/v1"
 )
 
@@ -43,7 +45,34 @@ func (n *Nominations) SchedulerHints(pending []*corev1.Pod, now time.Time) []Hin
 		}
 		out = append(out, Hint{Pod: p, Node: nc.Status.NodeName})
 	}
+	n.byOpening(out)
 	return out
+}
+
+// byOpening orders hints by their node: Ready ones first (the scheduler
+// fills them now), then by registration, the order the rest turn Ready.
+// In a burst the pointers are written over tens of seconds, and a node
+// whose nominees are pointed last would be filled by other pods first.
+func (n *Nominations) byOpening(hints []Hint) {
+	type opening struct {
+		notReady   bool
+		registered time.Time
+	}
+	of := map[string]opening{}
+	for _, h := range hints {
+		if _, ok := of[h.Node]; !ok {
+			if node, err := n.cluster.Nodes.Get(h.Node); err == nil {
+				of[h.Node] = opening{!lifecycle.Ready(node), node.CreationTimestamp.Time}
+			}
+		}
+	}
+	sort.SliceStable(hints, func(i, j int) bool {
+		a, b := of[hints[i].Node], of[hints[j].Node]
+		if a.notReady != b.notReady {
+			return !a.notReady
+		}
+		return a.registered.Before(b.registered)
+	})
 }
 
 // nodeExists says whether the Node is in the cache: a pointer to a node

@@ -62,3 +62,36 @@ func TestSchedulerHintsOnlyToNodesThePodCanUseNow(t *testing.T) {
 		}
 	}
 }
+
+// Hints come Ready nodes first, then by registration: the order the
+// scheduler opens the nodes.
+func TestSchedulerHintsInTheOrderNodesOpen(t *testing.T) {
+	now := time.Now()
+	node := func(name string, registered time.Duration, ready bool) *corev1.Node {
+		n := twoCPUNode()
+		n.Name, n.CreationTimestamp = name, metav1.NewTime(now.Add(-registered))
+		if !ready {
+			n.Status.Conditions[0].Status = corev1.ConditionFalse
+		}
+		return n
+	}
+	claim := func(name, node, pods string) *apiv1.NodeClaim {
+		return &apiv1.NodeClaim{ObjectMeta: metav1.ObjectMeta{Name: name, Annotations: map[string]string{AnnotationNominatedPods: pods}},
+			Status: apiv1.NodeClaimStatus{NodeName: node}}
+	}
+	a, b, c := cpuPod("a", "", "500m"), cpuPod("b", "", "500m"), cpuPod("c", "", "500m")
+	cl := kubetest.Start(t, kubetest.World{
+		Claims: []*apiv1.NodeClaim{claim("x", "booting-early", "uid-a"), claim("y", "ready-late", "uid-b"), claim("z", "ready-early", "uid-c")},
+		Objects: []runtime.Object{node("booting-early", time.Minute, false), node("ready-late", 10*time.Second, true),
+			node("ready-early", 30*time.Second, true), a, b, c}}).Cluster
+	noms := NewNominations(cl, 0, func(*apiv1.NodeClaim, time.Time) bool { return false })
+
+	var got []string
+	for _, h := range noms.SchedulerHints([]*corev1.Pod{a, b, c}, now) {
+		got = append(got, h.Node)
+	}
+	want := []string{"ready-early", "ready-late", "booting-early"}
+	if len(got) != len(want) || got[0] != want[0] || got[1] != want[1] || got[2] != want[2] {
+		t.Fatalf("hints to %v, want %v", got, want)
+	}
+}

@@ -24,6 +24,12 @@ import (
 // wave's node brings tens of pods at once).
 const hintWriters = 16
 
+// hintsPerPass bounds one pass's writes, so that the nodes that register
+// while a burst's pointers are written wait for a few hundred pointers
+// rather than thousands (a pass takes the hints of the nodes that open
+// first; the next pass starts at once).
+const hintsPerPass = 256
+
 // schedulerHints points pending pods at the node their NodeClaim was
 // launched for (capacity.Nominations.SchedulerHints), leader only: when a
 // Node turns Ready or loses a taint, and every `every`. A pod is pointed at a node
@@ -89,6 +95,10 @@ func (h *schedulerHints) pass(ctx context.Context, now time.Time) {
 	h.mu.Unlock()
 	if len(todo) == 0 {
 		return
+	}
+	if len(todo) > hintsPerPass {
+		todo = todo[:hintsPerPass]
+		defer h.poke()
 	}
 	g, gctx := errgroup.WithContext(ctx)
 	g.SetLimit(hintWriters)

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 	"testing"
 	"time"
 
@@ -146,5 +147,58 @@ func TestBoundMeanwhile(t *testing.T) {
 		if got := boundMeanwhile(c.err); got != c.want {
 			t.Errorf("%s: %v, want %v", c.name, got, c.want)
 		}
+	}
+}
+
+// A pass writes at most hintsPerPass pointers and asks for another pass.
+func TestSchedulerHintsPassIsBounded(t *testing.T) {
+	ctx := context.Background()
+	const pods = hintsPerPass + 44
+	node := &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: "ip-10-0-0-9.ec2.internal"},
+		Status: corev1.NodeStatus{Allocatable: corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("400"), corev1.ResourcePods: resource.MustParse("400")},
+			Conditions: []corev1.NodeCondition{{Type: corev1.NodeReady, Status: corev1.ConditionTrue}}}}
+	objs := []runtime.Object{node}
+	var uids []string
+	for i := range pods {
+		name := fmt.Sprintf("web-%d", i)
+		uids = append(uids, "uid-"+name)
+		objs = append(objs, &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: "default", UID: types.UID("uid-" + name)},
+			Spec: corev1.PodSpec{Containers: []corev1.Container{{Name: "c", Resources: corev1.ResourceRequirements{
+				Requests: corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("1")}}}}},
+			Status: corev1.PodStatus{Conditions: []corev1.PodCondition{{Type: corev1.PodScheduled, Status: corev1.ConditionFalse,
+				Reason: corev1.PodReasonUnschedulable}}}})
+	}
+	claim := &apiv1.NodeClaim{ObjectMeta: metav1.ObjectMeta{Name: "general-purpose-x2",
+		Annotations: map[string]string{capacity.AnnotationNominatedPods: strings.Join(uids, ",")}},
+		Status: apiv1.NodeClaimStatus{NodeName: node.Name}}
+	f := kubetest.Start(t, kubetest.World{Claims: []*apiv1.NodeClaim{claim}, Objects: objs})
+	noms := capacity.NewNominations(f.Cluster, 0, func(*apiv1.NodeClaim, time.Time) bool { return false })
+	h := newSchedulerHints(f.Cluster, noms, zap.NewNop())
+	pointed := func() int {
+		list, err := f.Kube.CoreV1().Pods("default").List(ctx, metav1.ListOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		n := 0
+		for _, p := range list.Items {
+			if p.Status.NominatedNodeName == node.Name {
+				n++
+			}
+		}
+		return n
+	}
+
+	h.pass(ctx, time.Now())
+	if got := pointed(); got != hintsPerPass {
+		t.Fatalf("%d pods pointed after one pass, want %d", got, hintsPerPass)
+	}
+	select {
+	case <-h.trigger:
+	default:
+		t.Fatal("a pass that left hints did not ask for another")
+	}
+	h.pass(ctx, time.Now())
+	if got := pointed(); got != pods {
+		t.Fatalf("%d pods pointed after two passes, want %d", got, pods)
 	}
 }
