@@ -5,7 +5,6 @@
 package controller
 
 import (
-	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -151,12 +150,10 @@ type Tuning struct {
 	BatchIdle, BatchMax time.Duration
 	// RegistrationTTL: instances whose Node is not Ready by then are terminated (default 15 min).
 	RegistrationTTL time.Duration
-	// LaunchBatchIdle, when positive, is how long a launch waits for
-	// identical ones to share its CreateFleet (aws.Options.LaunchBatchIdle).
-	// Zero: every launch its own CreateFleet, tagged with its NodeClaim at
-	// launch. Opt-in: a batch whose answer is lost is found only once
-	// EC2's consistency window (a minute) has passed, and its instances
-	// meanwhile run as Nodes no NodeClaim claims.
+	// LaunchBatchIdle is how long a launch waits for identical ones to
+	// share its CreateFleet (aws.Options.LaunchBatchIdle; 0: the default,
+	// 100 ms; negative: every launch its own CreateFleet, tagged with its
+	// NodeClaim at launch).
 	LaunchBatchIdle time.Duration
 	// GangDeadline: a ProvisioningRequest try whose nodes are not all
 	// Ready by then terminates them all (0: gang.DefaultDeadline, 10 min);
@@ -322,7 +319,7 @@ func newDependencies(ctx context.Context, cfg Config) (*dependencies, error) {
 	d.throttles = newThrottleReporter(m.CloudThrottled, log.Named("aws"))
 	cc, err := aws.New(ctx, aws.Options{Region: cfg.Region, Endpoint: cfg.EC2Endpoint, SSMEndpoint: cfg.SSMEndpoint,
 		IAMEndpoint: cfg.IAMEndpoint, EKSEndpoint: cfg.EKSEndpoint, PricingEndpoint: cfg.PricingEndpoint, ClusterName: cfg.ClusterName, ICECache: ice,
-		Observe: m.ObserveCloud, Throttled: d.throttles.throttled, Key: cfg.AWSKey, LaunchBatchIdle: cmp.Or(cfg.LaunchBatchIdle, -1)})
+		Observe: m.ObserveCloud, Throttled: d.throttles.throttled, Key: cfg.AWSKey, LaunchBatchIdle: cfg.LaunchBatchIdle})
 	if err != nil {
 		return d, fmt.Errorf("aws clients: %w", err)
 	}

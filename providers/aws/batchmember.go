@@ -94,12 +94,18 @@ type Batched struct {
 }
 
 // FromBatch finds the instances shared CreateFleets launched for
-// nodeClaim. It lists terminated instances too (EC2 shows them for about
-// an hour): the pairing needs every instance of the batch.
+// nodeClaim: the one a batch of this process launched, as it answered,
+// else those EC2 shows. It lists terminated instances too (EC2 shows them
+// for about an hour): the pairing needs every instance of the batch.
 func (c *Client) FromBatch(ctx context.Context, nodeClaim string) (Batched, error) {
 	key := batchMemberTag(nodeClaim)
 	if key == "" {
 		return Batched{}, nil
+	}
+	if c.fleets != nil {
+		if in, ok := c.fleets.kept(nodeClaim); ok {
+			return Batched{Mine: []Instance{in}}, nil
+		}
 	}
 	all, err := c.describe(ctx, types.Filter{Name: aws.String("tag-key"), Values: []string{key}})
 	if err != nil {

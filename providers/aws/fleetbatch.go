@@ -43,10 +43,25 @@ type fleetBatcher struct {
 	// runs; byKey drops a key's batcher when a batch runs, so keys of
 	// offerings no longer asked for are not kept.
 	pending map[string]LaunchRequest
+	// launched keeps each batch's instances by NodeClaim for launchedTTL:
+	// a caller that gave up while its batch ran (its attempt timed out)
+	// finds its instance when retried (FromBatch), rather than waiting out
+	// EC2's consistency window for it to show.
+	launched map[string]launchedInstance
+}
+
+// launchedTTL bounds how long a batch's answer waits for a retry.
+const launchedTTL = 10 * time.Minute
+
+type launchedInstance struct {
+	key, token string // the request's fleetKey and client token
+	inst       Instance
+	at         time.Time
 }
 
 func newFleetBatcher(c *Client, idle time.Duration) *fleetBatcher {
-	return &fleetBatcher{c: c, idle: idle, byKey: map[string]*batcher[Instance]{}, pending: map[string]LaunchRequest{}}
+	return &fleetBatcher{c: c, idle: idle, byKey: map[string]*batcher[Instance]{}, pending: map[string]LaunchRequest{},
+		launched: map[string]launchedInstance{}}
 }
 
 // launch is req's instance, from the batch it joins. A launch already
@@ -58,6 +73,12 @@ func (f *fleetBatcher) launch(ctx context.Context, req LaunchRequest) (Instance,
 	}
 	key := fleetKey(req)
 	f.mu.Lock()
+	// The same request under the same client token: EC2 would give the
+	// same answer.
+	if l, ok := f.launched[req.NodeClaim]; ok && l.key == key && req.ClientToken != "" && l.token == req.ClientToken {
+		f.mu.Unlock()
+		return l.inst, nil
+	}
 	b := f.byKey[key]
 	if b == nil {
 		b = &batcher[Instance]{idle: f.idle, maxWait: max(fleetBatchMaxWait, f.idle), maxIDs: members, timeout: batchTimeout + fleetTagTimeout,
@@ -87,14 +108,35 @@ func (f *fleetBatcher) run(ctx context.Context, key string, names []string) map[
 		}
 	}
 	f.mu.Unlock()
+	var out map[string]outcome[Instance]
 	switch len(reqs) {
 	case 0:
 		return nil // each caller gets errNoAnswer and its attempt is retried
 	case 1:
 		inst, err := f.c.launchOne(ctx, reqs[0])
-		return map[string]outcome[Instance]{reqs[0].NodeClaim: {inst, err}}
+		out = map[string]outcome[Instance]{reqs[0].NodeClaim: {inst, err}}
+	default:
+		out = f.c.launchMany(ctx, reqs)
 	}
-	return f.c.launchMany(ctx, reqs)
+	f.keep(key, reqs, out)
+	return out
+}
+
+// keep records a batch's instances for launchedTTL.
+func (f *fleetBatcher) keep(key string, reqs []LaunchRequest, out map[string]outcome[Instance]) {
+	now := f.c.Clock().Now()
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	for k, l := range f.launched {
+		if now.Sub(l.at) > launchedTTL {
+			delete(f.launched, k)
+		}
+	}
+	for _, r := range reqs {
+		if o, ok := out[r.NodeClaim]; ok && o.err == nil {
+			f.launched[r.NodeClaim] = launchedInstance{key: key, token: r.ClientToken, inst: o.val, at: now}
+		}
+	}
 }
 
 // launchMany launches one instance per request with one CreateFleet (the
@@ -187,6 +229,18 @@ func (c *Client) tagLaunched(ctx context.Context, out map[string]outcome[Instanc
 		delete(o.val.Tags, apiv1.TagName)
 		out[name] = o
 	}
+}
+
+// kept is the instance a batch of this process launched for nodeClaim
+// within launchedTTL.
+func (f *fleetBatcher) kept(nodeClaim string) (Instance, bool) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	l, ok := f.launched[nodeClaim]
+	if !ok || f.c.Clock().Now().Sub(l.at) > launchedTTL {
+		return Instance{}, false
+	}
+	return l.inst, true
 }
 
 func pendingKey(key, nodeClaim string) string { return key + "/" + nodeClaim }

@@ -167,10 +167,14 @@ func TestSoloLaunchesAreNotBatched(t *testing.T) {
 // for a worker killed right after CreateFleet) still says which instance
 // is whose: each NodeClaim's member tag and the batch's pairing find the
 // instance its launch answered with, once EC2's consistency window has
-// passed since the batch launched.
+// passed since the batch launched. The process that launched the batch
+// knows at once (a caller that gave up meanwhile retries); a new one
+// (the worker restarted) learns from EC2.
 func TestALostBatchIsFoundByItsMemberTags(t *testing.T) {
 	clk := clocktesting.NewFakeClock(time.Date(2026, 9, 1, 12, 0, 0, 0, time.UTC))
-	srv, c := world(t, simec2.Options{Consistency: window, Now: clk.Now}, aws.Options{Clock: clk, ConsistencyWindow: 2 * window})
+	srv, url := endpoint(t, simec2.Options{Consistency: window, Now: clk.Now})
+	launcher := client(t, url, aws.Options{Clock: clk, ConsistencyWindow: 2 * window})
+	c := client(t, url, aws.Options{Clock: clk, ConsistencyWindow: 2 * window})
 	sn := subnets(t, c)
 	srv.Refuse("CreateTags", "InternalError")
 	var reqs []aws.LaunchRequest
@@ -179,11 +183,17 @@ func TestALostBatchIsFoundByItsMemberTags(t *testing.T) {
 		r.NodeClaim = fmt.Sprintf("general-purpose-%d", 4-i)
 		reqs = append(reqs, r)
 	}
-	got, errs := concurrentLaunches(c, reqs)
+	got, errs := concurrentLaunches(launcher, reqs)
 	if len(errs) > 0 || len(got) != 5 {
 		t.Fatalf("launched %v, errors %v", got, errs)
 	}
 	srv.Refuse("CreateTags", "")
+	for name, in := range got {
+		b, err := launcher.FromBatch(context.Background(), name)
+		if err != nil || b.Settling > 0 || len(b.Mine) != 1 || b.Mine[0].ID != in.ID {
+			t.Errorf("%s, in the launching process: found %+v (%v), its launch answered %s", name, b, err, in.ID)
+		}
+	}
 	for _, in := range srv.Instances() {
 		if in.Tags[apiv1.TagNodeClaim] != "" || len(in.Tags) != 4+5 {
 			t.Fatalf("instance %s tags %v: want no NodeClaim tag, the 3 shared tags, the fleet id and 5 member tags", in.ID, in.Tags)
@@ -255,5 +265,51 @@ func TestBatchesFitEC2sTagLimit(t *testing.T) {
 				t.Errorf("%d own tags: instance %s without its NodeClaim tag", tc.own, in.ID)
 			}
 		}
+	}
+}
+
+// A caller that gives up while its batch runs (its attempt timed out) and
+// retries the same request under the same client token gets the instance
+// the batch launched for it, at once and without another CreateFleet, as
+// EC2 answers a repeated client token; another token launches anew.
+func TestARetryGetsTheInstanceItsBatchLaunched(t *testing.T) {
+	srv, c := world(t, simec2.Options{}, aws.Options{})
+	sn := subnets(t, c)
+	srv.SetRecording(true)
+	var reqs []aws.LaunchRequest
+	for i := range 3 {
+		r := launchReq(sn, apiv1.CapacityTypeOnDemand, "t3.medium")
+		r.NodeClaim, r.ClientToken = fmt.Sprintf("general-purpose-%d", i), fmt.Sprintf("token-%d", i)
+		reqs = append(reqs, r)
+	}
+	gaveUp, cancel := context.WithCancel(context.Background())
+	cancel()
+	if _, err := c.Launch(gaveUp, reqs[0]); err == nil {
+		t.Fatal("a caller whose context ended got an answer")
+	}
+	got, errs := concurrentLaunches(c, reqs[1:])
+	if len(errs) > 0 || len(got) != 2 {
+		t.Fatalf("launched %v, errors %v", got, errs)
+	}
+	var first aws.Instance
+	for range 50 { // the batch runs on its own context: wait for its answer
+		in, err := c.FromBatch(context.Background(), reqs[0].NodeClaim)
+		if err == nil && len(in.Mine) == 1 {
+			first = in.Mine[0]
+			break
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	again, err := c.Launch(context.Background(), reqs[0])
+	if err != nil || first.ID == "" || again.ID != first.ID {
+		t.Fatalf("retry launched %s (%v), the batch launched %q for it", again.ID, err, first.ID)
+	}
+	if calls := fleetCalls(srv); len(calls) != 1 || calls[0] != 3 {
+		t.Errorf("CreateFleet calls with capacities %v, want one of 3", calls)
+	}
+	other := reqs[0]
+	other.ClientToken = "token-new"
+	if in, err := c.Launch(context.Background(), other); err != nil || in.ID == first.ID {
+		t.Errorf("a new client token got %s (%v), want a new instance", in.ID, err)
 	}
 }

@@ -11,7 +11,7 @@ import (
 // NodeClaim workflow per node, no workflow failed and no Temporal size
 // limit reported. Times are printed, not asserted.
 func TestBenchSmoke(t *testing.T) {
-	r, err := run(200, fastPhases, 8*time.Minute, false, profiles{})
+	r, err := run(200, fastPhases, 8*time.Minute, 5*time.Second, false, profiles{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -34,6 +34,9 @@ func TestBenchSmoke(t *testing.T) {
 	}
 	if r.LastPodMarked <= 0 || r.LaunchedAfterLastMarked != r.AllLaunched-r.LastPodMarked || len(r.Provisions) != r.ProvisionRuns {
 		t.Errorf("last pod marked %s, launched after it %s, %d Provision spans for %d workflows", r.LastPodMarked, r.LaunchedAfterLastMarked, len(r.Provisions), r.ProvisionRuns)
+	}
+	if r.RestCPUShare <= 0 || r.RestCPUShare > 2 {
+		t.Errorf("worker at rest used %.3f of a core (2 cores: between 0 and 2)", r.RestCPUShare)
 	}
 	if r.Fleets.Calls == 0 || r.Fleets.Distinct == 0 || r.Fleets.Distinct > r.Fleets.Calls {
 		t.Errorf("CreateFleet figures %+v", r.Fleets)

@@ -43,6 +43,7 @@ func main() {
 	keep := flag.Bool("keep", false, "keep the state directory (logs: joinery.log is the worker's) and print its path")
 	cpuProfile := flag.String("cpuprofile", "", "write the worker's CPU profile to this file (go tool pprof -top <file>)")
 	heapProfile := flag.String("heapprofile", "", "write the worker's heap profile, taken as it stops, to this file (go tool pprof -sample_index=inuse_space -top <file>)")
+	rest := flag.Duration("rest", time.Minute, "once every pod runs, how long to measure the worker's CPU with nothing pending (0: not at all)")
 	floor := flag.Bool("control-plane-floor", false, "run no worker: report how long the local control plane takes to create the pods and mark them all Unschedulable")
 	flag.Parse()
 	var report interface{ print() }
@@ -54,7 +55,7 @@ func main() {
 		if *fastBoot {
 			boot = fastPhases
 		}
-		report, err = run(*pods, boot, *timeout, *keep, profiles{CPU: absPath(*cpuProfile), Heap: absPath(*heapProfile)})
+		report, err = run(*pods, boot, *timeout, *rest, *keep, profiles{CPU: absPath(*cpuProfile), Heap: absPath(*heapProfile)})
 	}
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "error:", err)
@@ -123,7 +124,7 @@ func runFloor(pods int, timeout time.Duration) (*Floor, error) {
 	return measureFloor(ctx, w, pods)
 }
 
-func run(pods int, boot world.BootPhases, timeout time.Duration, keep bool, prof profiles) (*Report, error) {
+func run(pods int, boot world.BootPhases, timeout, rest time.Duration, keep bool, prof profiles) (*Report, error) {
 	sig, stopSig := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stopSig()
 	ctx, cancel := context.WithTimeout(sig, timeout)
@@ -161,7 +162,22 @@ func run(pods int, boot world.BootPhases, timeout time.Duration, keep bool, prof
 	}
 	r.BootP50, r.BootMax = bootFigures(w.BootTimes())
 	r.ActivityLatency, r.WorkflowLatency, err = latencies(metricsAddr)
+	if err == nil && rest > 0 {
+		r.RestCPUShare, err = restCPU(ctx, worker.cmd.Process.Pid, rest)
+	}
 	return r, err
+}
+
+// restCPU is the share of one core the worker uses over d, measured from
+// now (every pod runs, nothing is pending).
+func restCPU(ctx context.Context, pid int, d time.Duration) (float64, error) {
+	before, start := cpuSeconds(pid), time.Now()
+	select {
+	case <-ctx.Done():
+		return 0, ctx.Err()
+	case <-time.After(d):
+	}
+	return (cpuSeconds(pid) - before) / time.Since(start).Seconds(), nil
 }
 
 // freeAddr is a loopback address with a port free right now (the worker's
@@ -231,10 +247,13 @@ type Report struct {
 	BootMax time.Duration `json:"bootMax"`
 	// CPUSeconds is the CPU time each process used from the apply until
 	// every pod ran (all share the machine's cores).
-	CPUSeconds      map[string]float64 `json:"cpuSeconds"`
-	ActivityLatency []Latency          `json:"activityLatency"`
-	WorkflowLatency []Latency          `json:"workflowLatency"`
-	Provisions      []ProvisionSpan    `json:"provisions"`
+	CPUSeconds map[string]float64 `json:"cpuSeconds"`
+	// RestCPUShare is the share of one core the worker used over the rest
+	// window that follows, with every pod running (0: not measured).
+	RestCPUShare    float64         `json:"restCpuShare"`
+	ActivityLatency []Latency       `json:"activityLatency"`
+	WorkflowLatency []Latency       `json:"workflowLatency"`
+	Provisions      []ProvisionSpan `json:"provisions"`
 }
 
 func (r *Report) print() {
@@ -266,6 +285,9 @@ func (r *Report) print() {
 		}
 	}
 	fmt.Fprintf(tw, "CPU seconds, apply -> every pod Running\t%s\n", strings.Join(cpu, ", "))
+	if r.RestCPUShare > 0 {
+		fmt.Fprintf(tw, "worker CPU at rest (every pod Running), share of a core\t%.2f%%\n", 100*r.RestCPUShare)
+	}
 	for _, l := range r.WorkflowLatency {
 		fmt.Fprintf(tw, "workflow %s: runs, p50, p99\t%d, %.3fs, %.3fs\n", l.Type, l.Count, l.P50, l.P99)
 	}
