@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/joinery/joinery/controller"
+	"github.com/joinery/joinery/internal/devlinks"
 	"github.com/joinery/joinery/internal/logging"
 	"github.com/joinery/joinery/providers/kube"
 	temporalconn "github.com/joinery/joinery/providers/temporal"
@@ -288,7 +289,7 @@ func applyAndSettle(ctx context.Context, f *devFlags, w *world.World, objs []*un
 	for _, b := range buffers {
 		fmt.Println(b)
 	}
-	fmt.Printf("Temporal Web UI: %s/namespaces/default/workflows (one nodeclaim/... workflow per node; try the query NodePool = \"general-purpose\")\n", w.Temporal.UIAddress)
+	fmt.Println(webUILine(w.Temporal.UIAddress, objs))
 	fmt.Printf("kubectl: KUBECONFIG=%s kubectl get nodes,nodeclaims\n", w.Kube.Kubeconfig())
 	return false, nil
 }
@@ -352,4 +353,17 @@ func bootSummary(took []time.Duration) string {
 	r := func(d time.Duration) time.Duration { return d.Round(100 * time.Millisecond) }
 	return fmt.Sprintf("Node boot time, launch to Ready: %d node(s), median %s, min %s, max %s",
 		len(took), r(took[len(took)/2]), r(took[0]), r(took[len(took)-1]))
+}
+
+// webUILine links the Web UI's workflow list, filtered by the manifests'
+// first NodePool when they have one.
+func webUILine(ui string, objs []*unstructured.Unstructured) string {
+	for _, o := range objs {
+		if o.GetKind() == "NodePool" {
+			return fmt.Sprintf("Temporal Web UI: %s (the workflows of NodePool %s's nodes, one nodeclaim/... per node; clear the query for all)",
+				devlinks.TemporalWorkflows(ui, "default", devlinks.NodePoolQuery(o.GetName())), o.GetName())
+		}
+	}
+	return fmt.Sprintf("Temporal Web UI: %s (one nodeclaim/... workflow per node; filter with a query such as NodePool = \"general-purpose\")",
+		devlinks.TemporalWorkflows(ui, "default", ""))
 }

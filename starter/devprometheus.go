@@ -3,24 +3,14 @@ package main
 import (
 	"context"
 	"fmt"
-	"net/url"
 	"os"
 	"os/exec"
 	"path/filepath"
-	"strings"
 	"syscall"
 	"time"
-)
 
-// devGraphs are the dashboard's main graphs (deploy/dashboards/joinery.json)
-// as Prometheus expressions, for the link starter dev --prometheus prints.
-var devGraphs = []string{
-	`sum(karpenter_nodepools_cost_total)`,
-	`sum by (nodepool) (karpenter_nodepools_usage{resource_type="nodes"})`,
-	`sum(karpenter_scheduler_unschedulable_pods_count)`,
-	`histogram_quantile(0.99, sum by (le) (rate(joinery_provision_duration_seconds_bucket[5m])))`,
-	`sum by (decision, reason) (increase(karpenter_voluntary_disruption_decisions_total[5m]))`,
-}
+	"github.com/joinery/joinery/internal/devlinks"
+)
 
 // devPrometheus is a Prometheus server (Debian's prometheus package, on
 // PATH) that scrapes the controller's /metrics for starter dev.
@@ -71,14 +61,6 @@ func (p *devPrometheus) Stop() {
 	}
 }
 
-// GraphURL is the Prometheus UI with the main graphs prepared, over the
-// last hour.
-func (p *devPrometheus) GraphURL() string {
-	q := url.Values{}
-	for i, expr := range devGraphs {
-		q.Set(fmt.Sprintf("g%d.expr", i), expr)
-		q.Set(fmt.Sprintf("g%d.tab", i), "0") // the graph tab
-		q.Set(fmt.Sprintf("g%d.range_input", i), "1h")
-	}
-	return "http://" + p.Addr + "/graph?" + strings.ReplaceAll(q.Encode(), "+", "%20")
-}
+// GraphURL is the Prometheus UI with the dashboard's main graphs
+// prepared, over the last hour.
+func (p *devPrometheus) GraphURL() string { return devlinks.PrometheusGraphs(p.Addr, devlinks.Graph) }

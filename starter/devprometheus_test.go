@@ -6,32 +6,16 @@ import (
 	"net"
 	"net/http"
 	"net/http/httptest"
-	"net/url"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/joinery/joinery/internal/devlinks"
 	"github.com/joinery/joinery/internal/promtest"
 	"github.com/prometheus/client_golang/api"
 	promv1 "github.com/prometheus/client_golang/api/prometheus/v1"
 	"github.com/prometheus/common/model"
 )
-
-// The link names each main graph's expression.
-func TestDevPrometheusGraphURL(t *testing.T) {
-	u, err := url.Parse((&devPrometheus{Addr: "127.0.0.1:9090"}).GraphURL())
-	if err != nil {
-		t.Fatal(err)
-	}
-	for i, expr := range devGraphs {
-		if got := u.Query().Get(fmt.Sprintf("g%d.expr", i)); got != expr {
-			t.Errorf("g%d.expr = %q, want %q", i, got, expr)
-		}
-	}
-	if strings.Contains(u.RawQuery, "+") {
-		t.Error("spaces encoded as '+', which Prometheus' UI reads literally")
-	}
-}
 
 // starter dev --prometheus runs Debian's prometheus and it scrapes the
 // controller's metrics: a metric the target serves can be queried.
@@ -60,12 +44,12 @@ func TestDevPrometheusScrapes(t *testing.T) {
 	}
 	deadline := time.Now().Add(60 * time.Second)
 	for {
-		v, _, err := promv1.NewAPI(c).Query(ctx, devGraphs[0], time.Now())
+		v, _, err := promv1.NewAPI(c).Query(ctx, devlinks.Graphs[0], time.Now())
 		if vec, ok := v.(model.Vector); err == nil && ok && len(vec) == 1 && float64(vec[0].Value) == 0.8531 {
 			return
 		}
 		if time.Now().After(deadline) {
-			t.Fatalf("%s: %v, %v", devGraphs[0], v, err)
+			t.Fatalf("%s: %v, %v", devlinks.Graphs[0], v, err)
 		}
 		time.Sleep(time.Second)
 	}

@@ -44,7 +44,7 @@ func TestPrometheusAnswersTheDashboardAndTheGuide(t *testing.T) {
 		c.InterruptionQueue, c.SQSEndpoint = e.w.InterruptionQueueURL, e.w.SQSEndpoint
 		c.MetricsAddr = promMetricsAddr
 	})
-	prom := startPrometheus(t, bin, e.addr(promMetricsAddr))
+	prom, _ := startPrometheus(t, bin, e.addr(promMetricsAddr))
 	start := time.Now()
 	waitScraped(t, e.ctx, prom, time.Minute, `up{job="joinery"}`, 1)
 	runExampleHistory(t, e, prom)

@@ -33,8 +33,8 @@ func prometheusBinary(t *testing.T) string {
 // startPrometheus runs a Prometheus that scrapes the worker's /metrics at
 // target every second, as job "joinery" (the alerts' job matcher), and
 // evaluates deploy/prometheusrule.yaml's rules every second; it returns
-// its API.
-func startPrometheus(t *testing.T, bin, target string) promv1.API {
+// its API and its address (host:port).
+func startPrometheus(t *testing.T, bin, target string) (promv1.API, string) {
 	t.Helper()
 	dir := t.TempDir()
 	rules := filepath.Join(dir, "rules.yaml")
@@ -74,7 +74,7 @@ scrape_configs:
 	if err != nil {
 		t.Fatal(err)
 	}
-	return promv1.NewAPI(c)
+	return promv1.NewAPI(c), addr
 }
 
 // ruleSpec is a PrometheusRule's spec: the plain rule file Prometheus reads.
