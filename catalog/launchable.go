@@ -16,7 +16,10 @@ func (it *InstanceType) Launchable(nc *apiv1.EC2NodeClass) bool { return it.Unla
 // IPv4 prefixes a type that takes them (TakesPrefixes), a Windows family
 // an amd64 type (EKS's Windows images are x86_64 only), the class's
 // network interfaces a type with their cards, devices and EFA interfaces,
-// its placement group a type the group's strategy takes (SupportsPlacement).
+// its placement group a type the group's strategy takes (SupportsPlacement),
+// connection tracking timeouts a Nitro type (Karpenter's
+// connectionTrackingCompatibility: bare metal, which has no hypervisor,
+// is left out too).
 func (it *InstanceType) Unlaunchable(nc *apiv1.EC2NodeClass) string {
 	switch {
 	case nc == nil:
@@ -27,6 +30,8 @@ func (it *InstanceType) Unlaunchable(nc *apiv1.EC2NodeClass) string {
 		return fmt.Sprintf("cannot take %d IPv4 prefixes (spec.ipPrefixCount)", *nc.Spec.IPPrefixCount)
 	case nc.Spec.WindowsBuild() != "" && it.Arch != "amd64":
 		return "is " + it.Arch + ": the Windows images are x86_64 only"
+	case nc.Spec.ConnectionTracking != nil && it.Hypervisor != "nitro":
+		return "is not a Nitro type: connection tracking timeouts need one (spec.connectionTracking)"
 	case nc.Status.PlacementGroup != nil && !it.SupportsPlacement(nc.Status.PlacementGroup.Strategy):
 		return "is not launched into " + nc.Status.PlacementGroup.Strategy + " placement groups (spec.placementGroupSelector)"
 	}
