@@ -171,6 +171,19 @@ func (o *heartbeatsOut) RecordHeartbeat(ctx context.Context, details ...interfac
 	o.Next.RecordHeartbeat(ctx, details...)
 }
 
+// restart gives the launch activity the memory of a restarted worker:
+// no template or subnet cache, an EC2 client that launched no batch.
+func restart(t *testing.T, a *Activities) {
+	t.Helper()
+	cloud, err := a.Launch.cloud.Restarted(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	a.Launch.cloud = cloud
+	a.Launch.templates.forget()
+	a.Launch.subnets = subnetPicker{}
+}
+
 // A retried launch resumes from the plan its earlier attempt heartbeated:
 // one CreateFleet, with that attempt's client token, so the instance it
 // launched is the one returned and no second is bought.
@@ -193,6 +206,7 @@ func TestLaunchResumesFromHeartbeatedPlan(t *testing.T) {
 	}
 
 	// The worker died after CreateFleet, before the result was recorded.
+	restart(t, a)
 	again, _, calls, err := launchAttempt(t, a, srv, req, details)
 	if err != nil {
 		t.Fatal(err)
@@ -246,8 +260,7 @@ func TestLaunchResumesEachStepsProgress(t *testing.T) {
 		t.Fatalf("first attempt's progress %+v: want its subnets and its one template", details)
 	}
 	partial := launchProgress{Subnets: details.Subnets, Templates: details.Templates}
-	a.Launch.templates.forget()
-	a.Launch.subnets = subnetPicker{}
+	restart(t, a)
 	inst, after, calls, err := launchAttempt(t, a, srv, req, &partial)
 	if err != nil {
 		t.Fatal(err)

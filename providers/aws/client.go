@@ -206,3 +206,10 @@ func (b bufferedBodies) Do(req *http.Request) (*http.Response, error) {
 	req.ContentLength = int64(len(data))
 	return b.next.Do(req)
 }
+
+// Restarted is a new Client with c's options and none of its memory (the
+// batches it launched, its pending lookups): what a worker that died and
+// started again has.
+func (c *Client) Restarted(ctx context.Context) (*Client, error) {
+	return New(ctx, c.opts)
+}
