@@ -225,3 +225,20 @@ func TestNotFoundIsNotGoneWithinTheConsistencyWindow(t *testing.T) {
 		t.Fatalf("with a 30s not-found grace: %v", got)
 	}
 }
+
+// A gang's placement group goes once no NodeClaim names it, past the
+// grace its try needs to write its NodeClaims; one of unknown age stays.
+func TestGangPlacementGroups(t *testing.T) {
+	s := Snapshot{
+		PlacementGroups: []PlacementGroup{
+			{Name: "used", ID: "pg-1", Created: t0.Add(-time.Hour)},
+			{Name: "unused", ID: "pg-2", Created: t0.Add(-PlacementGroupGrace)},
+			{Name: "new", ID: "pg-3", Created: t0.Add(-PlacementGroupGrace + time.Second)},
+			{Name: "ageless", ID: "pg-4"},
+		},
+		GroupsInUse: map[string]bool{"pg-1": true},
+	}
+	if got := names(Decide(s, t0, Options{}).PlacementGroups); !reflect.DeepEqual(got, []string{"unused"}) {
+		t.Errorf("placement groups = %v, want [unused]", got)
+	}
+}
