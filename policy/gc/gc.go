@@ -106,10 +106,11 @@ type PlacementGroup struct {
 	Created  time.Time // its joinery.sh/created-at tag (zero: unknown)
 }
 
-// PlacementGroupGrace is how long a gang's new group is kept while no
-// NodeClaim names it: its try writes the NodeClaims after planning (a
-// few solves), and a retried plan reuses the group.
-const PlacementGroupGrace = 5 * time.Minute
+// placementGroupGraces: a gang's new group is kept while no NodeClaim
+// names it for this many launch graces (5 min by default): its try
+// writes the NodeClaims after planning (a few solves), and a retried
+// plan reuses the group.
+const placementGroupGraces = 10
 
 // DefaultNotFoundGrace is how long after a launch a lookup's "not found"
 // may only mean EC2 does not show the instance yet (its API is eventually
@@ -373,11 +374,11 @@ func (d *decision) unusedLaunchTemplates() []Collect {
 }
 
 // unusedPlacementGroups: (e) gang placement groups no NodeClaim names,
-// past PlacementGroupGrace (a group of unknown age is kept).
+// past placementGroupGraces launch graces (one of unknown age is kept).
 func (d *decision) unusedPlacementGroups() []Collect {
 	var out []Collect
 	for _, g := range d.s.PlacementGroups {
-		if d.s.GroupsInUse[g.ID] || g.Created.IsZero() || d.now.Sub(g.Created) < PlacementGroupGrace {
+		if d.s.GroupsInUse[g.ID] || g.Created.IsZero() || d.now.Sub(g.Created) < placementGroupGraces*d.grace {
 			continue
 		}
 		out = append(out, Collect{Name: g.Name, Why: "gang placement group " + g.Name + " (" + g.ID + ") is named by no NodeClaim"})
