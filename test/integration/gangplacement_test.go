@@ -8,8 +8,8 @@ import (
 	"testing"
 	"time"
 
-	apiv1 "github.com/joinery/joinery/api/v1"
 	"github.com/joinery/joinery/api/provreq"
+	apiv1 "github.com/joinery/joinery/api/v1"
 	"github.com/joinery/joinery/controller"
 	"github.com/joinery/joinery/policy/gang"
 	"github.com/joinery/joinery/sim/ec2"
