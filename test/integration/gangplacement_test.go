@@ -13,6 +13,7 @@ import (
 	"github.com/joinery/joinery/controller"
 	"github.com/joinery/joinery/policy/gang"
 	"github.com/joinery/joinery/sim/ec2"
+	"github.com/joinery/joinery/workflows"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 )
@@ -86,8 +87,9 @@ func TestGangClusterPlacementGroup(t *testing.T) {
 		}
 		return true
 	})
+	failedTry := pr.Status.ProvisioningClassDetails[provreq.DetailTry]
 	t.Logf("try %s: group %s (%s) created, launched into, deleted after the try failed; %s after start",
-		pr.Status.ProvisioningClassDetails[provreq.DetailTry], seen.Name, seen.ID, time.Since(start).Round(time.Second))
+		failedTry, seen.Name, seen.ID, time.Since(start).Round(time.Second))
 
 	e.w.EC2.SetPoolCapacity("", "", "on-demand", -1)
 	waitFor(t, 3*time.Minute, "Provisioned=True", func() bool {
@@ -107,6 +109,11 @@ func TestGangClusterPlacementGroup(t *testing.T) {
 	waitFor(t, 3*time.Minute, "every gang group deleted", func() bool { return len(gangGroups(e)) == 0 && len(liveInstances(e)) == 0 })
 	t.Logf("the provisioned try's group collected %s after its NodeClaims were deleted; test %s",
 		time.Since(deleted).Round(time.Second), time.Since(start).Round(time.Second))
+	var try int
+	if _, err := fmt.Sscan(failedTry, &try); err == nil {
+		recordHistoryAs(t, e, workflows.GangWorkflowID("default", "training", string(pr.UID), try), "gang-placement-group")
+	}
+	recordHistoryAs(t, e, workflows.GarbageCollectionWorkflowID, "gc-placement-groups")
 	_, ops, _ := workerChecks(t, e)
 	if ops["ec2:CreatePlacementGroup"] < 2 || ops["ec2:DeletePlacementGroup"] < 2 {
 		t.Errorf("worker calls %v: want CreatePlacementGroup and DeletePlacementGroup for both tries", ops)
