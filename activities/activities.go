@@ -225,6 +225,7 @@ type Interruption struct {
 // Gang plans and books ProvisioningRequests' capacity all or nothing.
 type Gang struct {
 	solving
+	cloud *aws.Client // a gang's cluster placement groups
 }
 
 // GC collects instances, NodeClaims and launch templates nothing owns: it
@@ -265,7 +266,7 @@ func New(d Deps) *Activities {
 			solverBudget: d.SolverBudget, catalogSource: d.CatalogStatus, pseudonym: d.Pseudonym, snapshots: snaps, pools: pools,
 			claims: claims, events: events, prices: prices, nominations: noms, ledger: ledger, market: d.Market},
 		Interruption: &Interruption{cluster: d.Cluster, ice: d.ICE, market: d.Market, metrics: d.Metrics, log: d.Log, pseudonym: d.Pseudonym},
-		Gang:         &Gang{solving: solve},
+		Gang:         &Gang{solving: solve, cloud: d.Cloud},
 		GC: &GC{cluster: d.Cluster, cloud: d.Cloud, metrics: d.Metrics, log: d.Log, clusterName: d.ClusterName,
 			launchTemplates: d.LaunchTemplates},
 		Headroom: &Headroom{cluster: d.Cluster, metrics: d.Metrics, log: d.Log, gate: d.CapacityBuffer, snapshots: snaps,
@@ -339,8 +340,10 @@ func (a *Activities) Register(w worker.Registry) {
 	reg(gc.CollectInstances, workflows.ActivityCollectInstances)
 	reg(gc.CollectNodeClaims, workflows.ActivityCollectNodeClaims)
 	reg(gc.CollectLaunchTemplates, workflows.ActivityCollectLaunchTemplates)
+	reg(gc.CollectPlacementGroups, workflows.ActivityCollectPlacementGroups)
 	reg(pulsing(g.PlanGang), workflows.ActivityPlanGang)
 	reg(g.WaitGangReady, workflows.ActivityWaitGangReady)
 	reg(g.SetGangStatus, workflows.ActivitySetGangStatus)
 	reg(g.BookGang, workflows.ActivityBookGang)
+	reg(g.DeleteGangPlacementGroup, workflows.ActivityDeleteGangPlacementGroup)
 }

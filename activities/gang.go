@@ -13,7 +13,6 @@ import (
 	"github.com/joinery/joinery/policy/disruption"
 	"github.com/joinery/joinery/policy/gang"
 	"github.com/joinery/joinery/policy/nodeclass"
-	"github.com/joinery/joinery/solver"
 	"github.com/joinery/joinery/workflows"
 	"go.temporal.io/sdk/activity"
 	"go.uber.org/zap"
@@ -106,6 +105,9 @@ func (a *Gang) PlanGang(ctx context.Context, in workflows.GangInput) (workflows.
 		}
 		return workflows.GangPlan{Done: true}, a.cluster.PatchProvisioningRequestStatus(ctx, pr.Namespace, pr.Name, st)
 	}
+	if _, err := gang.Placement(pr); err != nil {
+		return workflows.GangPlan{Done: true}, a.ReportNotHonoured(ctx, pr, gang.ReasonInvalid, err.Error())
+	}
 	pods, why, err := a.gangPods(ctx, pr)
 	if err != nil {
 		return workflows.GangPlan{}, err
@@ -117,18 +119,14 @@ func (a *Gang) PlanGang(ctx context.Context, in workflows.GangInput) (workflows.
 	if err != nil {
 		return workflows.GangPlan{}, err
 	}
-	snap, err := a.snapshots.take(ctx, time.Now())
+	pg, err := a.gangGroup(ctx, pr, in.Try)
 	if err != nil {
 		return workflows.GangPlan{}, err
 	}
-	snap.input.Budget = a.solverBudget
-	snap.input.Pods = nil
-	snap.podsByKey = map[string]*corev1.Pod{}
-	for _, p := range pods {
-		snap.input.Pods = append(snap.input.Pods, snap.solverPod(p, snap.attached))
-		snap.podsByKey[p.Namespace+"/"+p.Name] = p
+	snap, plan, err := a.solveGang(ctx, pods, pg)
+	if err != nil {
+		return workflows.GangPlan{}, err
 	}
-	plan := solver.Solve(snap.input)
 	nodeclass.CapReservations(plan.NewNodeClaims, reservationBudget(a.cluster, a.market))
 	var unplaced []gang.Unplaced
 	for _, u := range plan.Unschedulable {
@@ -142,14 +140,21 @@ func (a *Gang) PlanGang(ctx context.Context, in workflows.GangInput) (workflows.
 	if !v.OK {
 		out.Reason, out.Message = v.Reason, v.Message
 		log.Warn("gang plan leaves pods unplaced: nothing launched", zap.String("reason", v.Message))
+		a.dropGroup(ctx, pg, log)
 		return out, nil
 	}
 	if len(plan.NewNodeClaims) > workflows.MaxNodeClaimsPerPlan {
 		out.Reason, out.Message = gang.ReasonCapacityNotFound, fmt.Sprintf("the plan needs %d nodes, more than the %d one try launches",
 			len(plan.NewNodeClaims), workflows.MaxNodeClaimsPerPlan)
+		a.dropGroup(ctx, pg, log)
 		return out, nil
 	}
 	snap.claimLabels = map[string]string{LabelProvisioningRequest: gangKey(pr.Namespace, pr.Name), LabelGangTry: strconv.Itoa(in.Try)}
+	if pg != nil {
+		// The workflow deletes the group if the try fails.
+		snap.claimLabels[apiv1.LabelGangPlacementGroup] = pg.ID
+		out.PlacementGroup = pg.Name
+	}
 	var names []string
 	for _, nn := range plan.NewNodeClaims {
 		nc, nin, err := a.claims.write(ctx, snap, batch, nn)

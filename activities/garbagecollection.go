@@ -62,6 +62,9 @@ func (a *GC) PlanGarbageCollection(ctx context.Context, p workflows.GCPass) (wor
 		}
 		snap.LaunchTemplates, snap.TemplatesInUse = lts, inUse
 	}
+	if err := a.addPlacementGroups(ctx, &snap); err != nil {
+		return out, err
+	}
 	opts := gc.Options{LaunchGrace: p.LaunchGrace, NotFoundGrace: a.cloud.ConsistencyWindow()}
 	plan := gc.Decide(snap, p.Now, opts)
 	if len(plan.Confirm) > 0 {
@@ -106,9 +109,13 @@ func (a *GC) PlanGarbageCollection(ctx context.Context, p workflows.GCPass) (wor
 	for _, c := range plan.LaunchTemplates {
 		out.LaunchTemplates = append(out.LaunchTemplates, item(c))
 	}
-	if n := len(out.Instances) + len(out.NodeClaims) + len(out.Nodes) + len(out.LaunchTemplates); n > 0 {
+	for _, c := range plan.PlacementGroups {
+		out.PlacementGroups = append(out.PlacementGroups, workflows.GCItem{Name: c.Name, Why: c.Why})
+	}
+	if n := len(out.Instances) + len(out.NodeClaims) + len(out.Nodes) + len(out.LaunchTemplates) + len(out.PlacementGroups); n > 0 {
 		activityLogger(ctx, a.log).Info("garbage collection plan", zap.Int("listed", len(insts)), zap.Int("instances", len(out.Instances)),
-			zap.Int("nodeclaims", len(out.NodeClaims)), zap.Int("nodes", len(out.Nodes)), zap.Int("launchTemplates", len(out.LaunchTemplates)))
+			zap.Int("nodeclaims", len(out.NodeClaims)), zap.Int("nodes", len(out.Nodes)), zap.Int("launchTemplates", len(out.LaunchTemplates)),
+			zap.Int("placementGroups", len(out.PlacementGroups)))
 	}
 	return out, nil
 }

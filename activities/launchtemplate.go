@@ -171,7 +171,7 @@ func (a *Launch) launchTemplate(ctx context.Context, nc *apiv1.NodeClaim, cls *a
 	}
 	data.IPv4PrefixCount, data.IPv6PrefixCount = prefixCounts(cls, a.clusterFacts.DNSIP)
 	data.NetworkInterfaces, data.EFAInterfaces = cls.Spec.NetworkInterfaces, ifs.EFA
-	if pg := cls.Status.PlacementGroup; pg != nil {
+	if pg := launchGroup(nc, cls); pg != nil {
 		data.PlacementGroupID, data.PartitionNumber = pg.ID, partitionOf(nc, pg)
 	}
 	name, err := nodeclass.LaunchTemplateName(a.cloud.ClusterName(), data)

@@ -36,6 +36,16 @@ func (a *Lifecycle) placementLabels(ctx context.Context, nc *apiv1.NodeClaim, in
 	return nil
 }
 
+// launchGroup is the group a NodeClaim launches into: its gang's cluster
+// group (the try created it, apiv1.LabelGangPlacementGroup), else its
+// class's (nil: none).
+func launchGroup(nc *apiv1.NodeClaim, cls *apiv1.EC2NodeClass) *apiv1.PlacementGroupStatus {
+	if id := nc.Labels[apiv1.LabelGangPlacementGroup]; id != "" {
+		return &apiv1.PlacementGroupStatus{ID: id, Strategy: apiv1.PlacementStrategyCluster}
+	}
+	return cls.Status.PlacementGroup
+}
+
 // placementGroupOf is the id of the class's placement group ("" none).
 func placementGroupOf(cls *apiv1.EC2NodeClass) string {
 	if pg := cls.Status.PlacementGroup; pg != nil {

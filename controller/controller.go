@@ -532,6 +532,8 @@ func (d *dependencies) start(ctx context.Context, cfg Config) error {
 	blocks := &capacityBlockWatcher{cl: d.cluster, start: activities.TemporalInterruptionStarter{Client: tc, Pseudonym: d.pseudonym},
 		period: cfg.CapacityBlockExpiration, log: log.Named("capacity-block")}
 	watchers = append(watchers, blocks.run)
+	ended := &reservationEndWatcher{cl: d.cluster, instances: d.cloud.GetAll, log: log.Named("capacity-reservation")}
+	watchers = append(watchers, ended.run)
 	if cfg.FeatureGates.NodeRepair {
 		watchers = append(watchers, newRepairWatcher(d.cluster, tc, d.cloud.ImpairedInstances, d.pseudonym, cfg, log).run)
 	}

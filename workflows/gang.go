@@ -20,6 +20,11 @@ const (
 	ActivityWaitGangReady = "WaitGangReady"
 	ActivitySetGangStatus = "SetGangStatus"
 	ActivityBookGang      = "BookGang"
+
+	ActivityDeleteGangPlacementGroup = "DeleteGangPlacementGroup"
+	// versionGangPlacementGroup: a failed try deletes its cluster
+	// placement group (only a try that has one records the marker).
+	versionGangPlacementGroup = "gang-placement-group"
 )
 
 // Gang phases (the Phase search attribute and the status query).
@@ -75,6 +80,10 @@ type GangPlan struct {
 	Message    string           `json:"message,omitempty"`
 	NodeClaims []NodeClaimInput `json:"nodeClaims,omitempty"`
 	OnExisting int              `json:"onExisting"`
+	// PlacementGroup is the cluster placement group the try created for
+	// the gang (the request's joinery.sh/placement), every NodeClaim
+	// launched into it; the try deletes it if it fails.
+	PlacementGroup string `json:"placementGroup,omitempty"`
 }
 
 // GangWait asks for every NodeClaim to be initialized.
@@ -182,6 +191,7 @@ func Gang(ctx workflow.Context, in GangInput) (GangResult, error) {
 	// terminate the instances. Wait until each saga has ended.
 	phase.Set(PhaseCompensating)
 	launched := t.compensate(ctx, short)
+	dropPlacementGroup(ctx, plan.PlacementGroup)
 	st.Failure = t.failure.detail
 	st.Offerings = t.failure.offerings
 	return retry(ctx, in, &st, phase, status, GangStatusUpdate{Outcome: GangFailed, Reason: t.failure.reason,
@@ -317,6 +327,19 @@ func (t *gangTry) compensate(ctx, short workflow.Context) (launched int) {
 		t.failure.detail += fmt.Sprintf("; %d NodeClaim saga(s) still terminating after %s", waiting, compensationWait)
 	}
 	return launched
+}
+
+// dropPlacementGroup deletes a failed try's cluster placement group after
+// its nodes' sagas have ended. EC2 refuses while an instance is still in
+// it: retried for about five minutes, then left to the garbage collector.
+func dropPlacementGroup(ctx workflow.Context, name string) {
+	if name == "" || workflow.GetVersion(ctx, versionGangPlacementGroup, workflow.DefaultVersion, 1) == workflow.DefaultVersion {
+		return
+	}
+	opts := shortCall()
+	opts.RetryPolicy.MaximumAttempts = 12
+	logFailure(ctx, "compensation: deleting the try's placement group",
+		workflow.ExecuteActivity(workflow.WithActivityOptions(ctx, opts), ActivityDeleteGangPlacementGroup, name).Get(ctx, nil), "placementGroup", name)
 }
 
 // compensationWait bounds the wait for a failed try's NodeClaim sagas to

@@ -153,3 +153,54 @@ func TestGangDeadline(t *testing.T) {
 		t.Fatalf("deleted %v, last update %+v, result %+v", *deleted, last, res)
 	}
 }
+
+// A failed try with a cluster placement group deletes it once every
+// saga of the try has ended (EC2 refuses while instances are in it:
+// retried); a provisioned try leaves it to the garbage collector.
+func TestGangDeletesItsPlacementGroupAfterItsNodes(t *testing.T) {
+	ice := temporal.NewNonRetryableApplicationError("insufficient capacity", ErrInsufficientCapacity, nil)
+	plan := gangPlan("gpu-a", "gpu-b")
+	plan.PlacementGroup = "joinery-gang-u1-1-prod"
+	ended := 0
+	env, _, _ := gangEnv(t, []GangPlan{plan}, nil, func(ctx workflow.Context, in NodeClaimInput) (NodeClaimStatus, error) {
+		defer func() { ended++ }()
+		if in.Name == "gpu-b" {
+			return NodeClaimStatus{Phase: PhaseFailed}, temporal.NewNonRetryableApplicationError("launch failed", ErrNodeClaimFailed, ice)
+		}
+		_ = workflow.Sleep(ctx, 2*time.Minute) // terminating
+		return NodeClaimStatus{Phase: PhaseTerminated, Instance: Instance{ID: "i-a"}}, nil
+	})
+	var calls []string
+	env.RegisterActivityWithOptions(func(_ context.Context, name string) error {
+		calls = append(calls, name)
+		if len(calls) == 1 {
+			return errors.New("InvalidPlacementGroup.InUse") // EC2 not caught up yet
+		}
+		if ended != 2 {
+			t.Errorf("group deleted with %d of 2 sagas ended", ended)
+		}
+		return nil
+	}, activity.RegisterOptions{Name: ActivityDeleteGangPlacementGroup})
+	env.ExecuteWorkflow(Gang, GangInput{Namespace: "default", Name: "training", UID: "u1", Try: 1})
+	if err := env.GetWorkflowError(); err != nil {
+		t.Fatal(err)
+	}
+	if len(calls) != 2 || calls[1] != "joinery-gang-u1-1-prod" {
+		t.Errorf("DeleteGangPlacementGroup calls %v, want the try's group twice (refused once)", calls)
+	}
+
+	booked := gangPlan("gpu-a")
+	booked.PlacementGroup = "joinery-gang-u1-1-prod"
+	env, _, _ = gangEnv(t, []GangPlan{booked}, func() error { return nil }, func(ctx workflow.Context, in NodeClaimInput) (NodeClaimStatus, error) {
+		_ = workflow.Sleep(ctx, 24*time.Hour)
+		return NodeClaimStatus{Phase: PhaseTerminated}, nil
+	})
+	env.RegisterActivityWithOptions(func(context.Context, string) error {
+		t.Error("a provisioned try deleted its group")
+		return nil
+	}, activity.RegisterOptions{Name: ActivityDeleteGangPlacementGroup})
+	env.ExecuteWorkflow(Gang, GangInput{Namespace: "default", Name: "training", UID: "u1", Try: 1})
+	if err := env.GetWorkflowError(); err != nil {
+		t.Fatal(err)
+	}
+}

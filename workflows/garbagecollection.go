@@ -17,6 +17,10 @@ const (
 	ActivityCollectInstances       = "CollectInstances"
 	ActivityCollectNodeClaims      = "CollectNodeClaims"
 	ActivityCollectLaunchTemplates = "CollectLaunchTemplates"
+	ActivityCollectPlacementGroups = "CollectPlacementGroups"
+	// versionGCPlacementGroups: passes collect gangs' placement groups
+	// (only a pass that finds one records the marker).
+	versionGCPlacementGroups = "gc-placement-groups"
 
 	// DefaultGCInterval is the time between passes (Karpenter: 2 minutes).
 	DefaultGCInterval = 2 * time.Minute
@@ -29,6 +33,7 @@ const (
 	GCKindNodeClaim      = "nodeclaim"
 	GCKindNode           = "node"
 	GCKindLaunchTemplate = "launch_template"
+	GCKindPlacementGroup = "placement_group"
 )
 
 // GCInput starts (or continues-as-new) the GarbageCollection loop.
@@ -85,6 +90,9 @@ type GCPlan struct {
 	NodeClaims      []GCItem `json:"nodeClaims,omitempty"`
 	Nodes           []GCItem `json:"nodes,omitempty"`
 	LaunchTemplates []GCItem `json:"launchTemplates,omitempty"`
+	// PlacementGroups are gang tries' cluster placement groups no
+	// NodeClaim names any more.
+	PlacementGroups []GCItem `json:"placementGroups,omitempty"`
 	// Listed is how many instances the tag filter listed.
 	Listed int `json:"listed"`
 	// LaunchTemplateAPI is false while the worker has no launch-template
@@ -118,7 +126,8 @@ type GCStatus struct {
 // and the informer caches, then terminates instances of this cluster that
 // belong to no NodeClaim, deletes NodeClaims (with their Nodes) whose
 // instance was terminated outside Joinery and Joinery Nodes left without
-// NodeClaim and instance, and deletes launch templates nothing uses. A
+// NodeClaim and instance, and deletes launch templates nothing uses and
+// gangs' placement groups no NodeClaim names. A
 // collected NodeClaim's nodeclaim/<name> workflow is signalled to end.
 func GarbageCollection(ctx workflow.Context, in GCInput) error {
 	if in.Interval <= 0 {
@@ -137,7 +146,7 @@ func GarbageCollection(ctx workflow.Context, in GCInput) error {
 	}
 	act := workflow.WithActivityOptions(ctx, planCall(3))
 	record := func(res GCResult) {
-		for _, kind := range []string{GCKindInstance, GCKindNodeClaim, GCKindNode, GCKindLaunchTemplate} {
+		for _, kind := range []string{GCKindInstance, GCKindNodeClaim, GCKindNode, GCKindLaunchTemplate, GCKindPlacementGroup} {
 			for _, it := range res.Collected[kind] {
 				st.Collected[kind]++
 				st.Recent = append(st.Recent, GCRecord{At: workflow.Now(ctx), Kind: kind, Item: it})
@@ -187,6 +196,9 @@ func GarbageCollection(ctx workflow.Context, in GCInput) error {
 		}
 		if len(plan.LaunchTemplates) > 0 {
 			collect(ActivityCollectLaunchTemplates, GCCollect{Now: now, LaunchGrace: in.LaunchGrace, Items: plan.LaunchTemplates})
+		}
+		if len(plan.PlacementGroups) > 0 && workflow.GetVersion(ctx, versionGCPlacementGroups, workflow.DefaultVersion, 1) == 1 {
+			collect(ActivityCollectPlacementGroups, GCCollect{Now: now, LaunchGrace: in.LaunchGrace, Items: plan.PlacementGroups})
 		}
 	}
 	phase.Set(PhaseContinuing)

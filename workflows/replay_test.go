@@ -32,6 +32,7 @@ func TestReplayRecordedHistories(t *testing.T) {
 		r.RegisterWorkflowWithOptions(InterruptionPoller, workflow.RegisterOptions{Name: InterruptionPollerWorkflow})
 		r.RegisterWorkflowWithOptions(Gang, workflow.RegisterOptions{Name: GangWorkflow})
 		r.RegisterWorkflowWithOptions(Repair, workflow.RegisterOptions{Name: RepairWorkflow})
+		r.RegisterWorkflowWithOptions(GarbageCollection, workflow.RegisterOptions{Name: GarbageCollectionWorkflow})
 		if err := r.ReplayWorkflowHistoryFromJSONFile(nil, f); err != nil {
 			t.Errorf("%s: %v", f, err)
 		}

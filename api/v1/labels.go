@@ -84,6 +84,15 @@ const (
 	TagCluster   = "joinery.sh/cluster"
 	// TagName is the EC2 console name tag.
 	TagName = "Name"
+	// LabelGangPlacementGroup on a gang's NodeClaim is the id of the
+	// cluster placement group its try created for the whole gang (the
+	// ProvisioningRequest's joinery.sh/placement parameter); it launches
+	// there, not in its class's group. TagProvisioningRequest
+	// (<namespace>.<name>) and TagCreatedAt (RFC 3339) are on that group,
+	// for the garbage collector.
+	LabelGangPlacementGroup = "joinery.sh/gang-placement-group"
+	TagProvisioningRequest  = "joinery.sh/provisioning-request"
+	TagCreatedAt            = "joinery.sh/created-at"
 	// TagLaunchBatchPrefix followed by a NodeClaim's name is on every
 	// instance of a CreateFleet shared by several NodeClaims, one key per
 	// NodeClaim: which instance is whose follows from the batch alone

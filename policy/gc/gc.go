@@ -94,7 +94,23 @@ type Snapshot struct {
 	// as the configured default template).
 	LaunchTemplates []LaunchTemplate
 	TemplatesInUse  map[string]bool
+	// PlacementGroups are the cluster placement groups gang tries created
+	// (tagged for this cluster); GroupsInUse the ids a NodeClaim names.
+	PlacementGroups []PlacementGroup
+	GroupsInUse     map[string]bool
 }
+
+// PlacementGroup is a placement group a gang try created.
+type PlacementGroup struct {
+	Name, ID string
+	Created  time.Time // its joinery.sh/created-at tag (zero: unknown)
+}
+
+// placementGroupGraces: a gang's new group is kept while no NodeClaim
+// names it for this many launch graces (5 min by default): its try
+// writes the NodeClaims after planning (a few solves), and a retried
+// plan reuses the group.
+const placementGroupGraces = 10
 
 // DefaultNotFoundGrace is how long after a launch a lookup's "not found"
 // may only mean EC2 does not show the instance yet (its API is eventually
@@ -120,6 +136,7 @@ type Plan struct {
 	NodeClaims      []Collect // delete (their instance is gone)
 	Nodes           []Collect // delete (no NodeClaim, instance gone)
 	LaunchTemplates []Collect
+	PlacementGroups []Collect // delete (EC2 refuses while instances are in it)
 	Confirm         []string
 }
 
@@ -165,6 +182,7 @@ func Decide(s Snapshot, now time.Time, o Options) Plan {
 	p.NodeClaims = d.goneNodeClaims()
 	p.Nodes = d.goneNodes()
 	p.LaunchTemplates = d.unusedLaunchTemplates()
+	p.PlacementGroups = d.unusedPlacementGroups()
 	for id := range d.confirm {
 		p.Confirm = append(p.Confirm, id)
 	}
@@ -351,6 +369,19 @@ func (d *decision) unusedLaunchTemplates() []Collect {
 			continue
 		}
 		out = append(out, Collect{Name: lt.Name, Why: "launch template " + lt.Name + " is used by no NodeClaim or NodeClass"})
+	}
+	return out
+}
+
+// unusedPlacementGroups: (e) gang placement groups no NodeClaim names,
+// past placementGroupGraces launch graces (one of unknown age is kept).
+func (d *decision) unusedPlacementGroups() []Collect {
+	var out []Collect
+	for _, g := range d.s.PlacementGroups {
+		if d.s.GroupsInUse[g.ID] || g.Created.IsZero() || d.now.Sub(g.Created) < placementGroupGraces*d.grace {
+			continue
+		}
+		out = append(out, Collect{Name: g.Name, Why: "gang placement group " + g.Name + " (" + g.ID + ") is named by no NodeClaim"})
 	}
 	return out
 }

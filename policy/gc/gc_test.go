@@ -225,3 +225,23 @@ func TestNotFoundIsNotGoneWithinTheConsistencyWindow(t *testing.T) {
 		t.Fatalf("with a 30s not-found grace: %v", got)
 	}
 }
+
+// A gang's placement group goes once no NodeClaim names it, past the
+// grace its try needs to write its NodeClaims; one of unknown age stays.
+func TestGangPlacementGroups(t *testing.T) {
+	s := Snapshot{
+		PlacementGroups: []PlacementGroup{
+			{Name: "used", ID: "pg-1", Created: t0.Add(-time.Hour)},
+			{Name: "unused", ID: "pg-2", Created: t0.Add(-5 * time.Minute)},
+			{Name: "new", ID: "pg-3", Created: t0.Add(-5*time.Minute + time.Second)},
+			{Name: "ageless", ID: "pg-4"},
+		},
+		GroupsInUse: map[string]bool{"pg-1": true},
+	}
+	if got := names(Decide(s, t0, Options{}).PlacementGroups); !reflect.DeepEqual(got, []string{"unused"}) {
+		t.Errorf("placement groups = %v, want [unused] (5 min, ten default launch graces)", got)
+	}
+	if got := names(Decide(s, t0, Options{LaunchGrace: time.Second}).PlacementGroups); !reflect.DeepEqual(got, []string{"unused", "new"}) {
+		t.Errorf("placement groups with a 1 s launch grace = %v, want [unused new]", got)
+	}
+}

@@ -21,6 +21,10 @@ func LaunchedFrom(nc *apiv1.NodeClaim) Launched {
 	if g := nc.Annotations[AnnotationSecurityGroupIDs]; g != "" {
 		l.SecurityGroupIDs = strings.Split(g, ",")
 	}
+	if g := nc.Labels[apiv1.LabelGangPlacementGroup]; g != "" && g == l.PlacementGroupID {
+		// Its gang's group, not its class's: nothing to compare.
+		l.PlacementGroupID = ""
+	}
 	return l
 }
 

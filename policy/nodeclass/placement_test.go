@@ -77,4 +77,12 @@ func TestPlacementGroupDrift(t *testing.T) {
 			t.Errorf("node %q, class %q, launched %v: %q, want %q", c.label, c.class, c.launched, got, c.want)
 		}
 	}
+	// A gang's node is in its gang's group, not its class's: not drifted
+	// for it (its class has none).
+	cls.Status.PlacementGroup = nil
+	nc := &apiv1.NodeClaim{ObjectMeta: metav1.ObjectMeta{Labels: map[string]string{apiv1.LabelPlacementGroupID: "pg-g", apiv1.LabelGangPlacementGroup: "pg-g"}},
+		Status: apiv1.NodeClaimStatus{ImageID: "ami-1"}}
+	if got := DriftReason(LaunchedFrom(nc), cls); got != "" {
+		t.Errorf("gang node: %q, want no drift", got)
+	}
 }

@@ -6,6 +6,7 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	policyv1 "k8s.io/api/policy/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/util/retry"
@@ -89,5 +90,19 @@ func (c *Cluster) NominatePod(ctx context.Context, p *corev1.Pod, node string) e
 		return err
 	}
 	_, err = c.Kube.CoreV1().Pods(p.Namespace).Patch(ctx, p.Name, types.MergePatchType, patch, metav1.PatchOptions{}, "status")
+	return err
+}
+
+// PatchNodeLabels sets (a value) or removes (nil) a Node's labels with a
+// merge patch; a Node gone is no error.
+func (c *Cluster) PatchNodeLabels(ctx context.Context, name string, labels map[string]*string) error {
+	patch, err := json.Marshal(map[string]any{"metadata": map[string]any{"labels": labels}})
+	if err != nil {
+		return err
+	}
+	_, err = c.Kube.CoreV1().Nodes().Patch(ctx, name, types.MergePatchType, patch, metav1.PatchOptions{})
+	if apierrors.IsNotFound(err) {
+		return nil
+	}
 	return err
 }

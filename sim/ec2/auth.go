@@ -71,6 +71,10 @@ func (s *Server) checksLocked(action string, f form) []awsauth.Check {
 		return s.createTemplateChecksLocked(f)
 	case "DeleteLaunchTemplate":
 		return s.deleteTemplateChecksLocked(f)
+	case "CreatePlacementGroup":
+		return s.createPlacementGroupChecksLocked(f)
+	case "DeletePlacementGroup":
+		return s.deletePlacementGroupChecksLocked(f)
 	}
 	return []awsauth.Check{{Action: "ec2:" + action, Resource: "*", Context: s.keys().Context()}}
 }

@@ -376,7 +376,7 @@ func (s *Server) instanceXMLLocked(in *instance) instanceXML {
 				DeleteOnTermination: b.DeleteOnTermination == nil || *b.DeleteOnTermination}})
 		}
 	}
-	x.CapacityReservationID = in.CapacityReservationID
+	x.CapacityReservationID = s.runningReservationLocked(in, time.Now())
 	x.InstanceLifecycle = in.Lifecycle
 	if in.CapacityType == "spot" {
 		x.InstanceLifecycle = "spot"

@@ -414,3 +414,33 @@ type capacityReservationXML struct {
 	Interruptible          bool     `xml:"interruptible"`
 	Tags                   []tagXML `xml:"tagSet>item"`
 }
+
+// runningReservationLocked is the reservation the instance runs in now:
+// its launch's, until that reservation ends (expired or cancelled), when
+// EC2 moves a default reservation's instances to On-Demand capacity and
+// DescribeInstances names none (a capacity block's instances are
+// terminated before its end instead).
+func (s *Server) runningReservationLocked(in *instance, now time.Time) string {
+	r := s.reservations[in.CapacityReservationID]
+	if r == nil || r.ReservationType == ReservationTypeCapacityBlock || r.EndDate.IsZero() || now.Before(r.EndDate) {
+		return in.CapacityReservationID
+	}
+	return ""
+}
+
+// EndCapacityReservation ends a reservation now (as its expiry or a
+// cancellation): state expired, no capacity left, and its running
+// instances go on as On-Demand capacity (runningReservationLocked).
+func (s *Server) EndCapacityReservation(id string) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	r := s.reservations[id]
+	if r == nil {
+		return fmt.Errorf("capacity reservation %s: not found", id)
+	}
+	if r.ReservationType == ReservationTypeCapacityBlock {
+		return fmt.Errorf("capacity reservation %s: a capacity block ends at its EndDate", id)
+	}
+	r.EndDate = time.Now()
+	return nil
+}
