@@ -76,6 +76,10 @@ func (r Runner) Run(ctx context.Context, rec *record.Recording) ([]Sample, error
 			return nil, err
 		}
 	}
+	var events eventCounter
+	if _, _, err := events.count(ctx, r.Kube); err != nil { // the warm-up's are not the window's
+		return nil, err
+	}
 	start := time.Now()
 	wall := func(at time.Duration) time.Time { return start.Add(time.Duration(float64(at) / r.Speed)) }
 	var samples []Sample
@@ -94,6 +98,10 @@ func (r Runner) Run(ctx context.Context, rec *record.Recording) ([]Sample, error
 			return samples, err
 		}
 		s.Recorded, s.RecordedPending = recorded.At(at), recorded.PendingAt(at)
+		if s.Evicted, s.Interrupted, err = events.count(ctx, r.Kube); err != nil {
+			return samples, err
+		}
+		s.RecordedEvicted, s.RecordedInterrupted = recorded.EvictionsBetween(at-r.Interval, at), recorded.InterruptionsBetween(at-r.Interval, at)
 		samples = append(samples, s)
 	}
 	return samples, nil
