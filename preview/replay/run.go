@@ -48,6 +48,11 @@ type Runner struct {
 	Warmup time.Duration
 	// Log, when set, is told each step.
 	Log io.Writer
+	// Recreate, when set, makes the replay a --rebalance-only one: it is
+	// given the recorded nodes (NodeTimeline) at the times the recorded
+	// cluster got them, to buy the same (the controller then runs no
+	// provisioning of its own).
+	Recreate func(ctx context.Context, nodes []RecordedNode) error
 }
 
 // Run recreates the recording's workload in time, Speed times faster, and
@@ -68,6 +73,14 @@ func (r Runner) Run(ctx context.Context, rec *record.Recording) ([]Sample, error
 	recorded := RecordedCapacity(rec, r.Catalog)
 	length := rec.End.Sub(rec.Start)
 	next := 0
+	var nodes []NodeStep
+	if r.Recreate != nil {
+		nodes = NodeTimeline(rec)
+	}
+	nextNode, err := r.recreate(ctx, nodes, 0, 0, func(time.Duration) time.Time { return time.Now() })
+	if err != nil {
+		return nil, err
+	}
 	if r.Warmup > 0 {
 		for ; next < len(steps) && steps[next].At == 0; next++ {
 			r.apply(ctx, steps[next])
@@ -85,10 +98,16 @@ func (r Runner) Run(ctx context.Context, rec *record.Recording) ([]Sample, error
 	var samples []Sample
 	for at := time.Duration(0); at <= length; at += r.Interval {
 		for ; next < len(steps) && steps[next].At <= at; next++ {
+			if nextNode, err = r.recreate(ctx, nodes, nextNode, steps[next].At, wall); err != nil {
+				return samples, err
+			}
 			if err := sleepUntil(ctx, wall(steps[next].At)); err != nil {
 				return samples, err
 			}
 			r.apply(ctx, steps[next])
+		}
+		if nextNode, err = r.recreate(ctx, nodes, nextNode, at, wall); err != nil {
+			return samples, err
 		}
 		if err := sleepUntil(ctx, wall(at)); err != nil {
 			return samples, err
@@ -105,6 +124,25 @@ func (r Runner) Run(ctx context.Context, rec *record.Recording) ([]Sample, error
 		samples = append(samples, s)
 	}
 	return samples, nil
+}
+
+// recreate hands Recreate the nodes from next with At up to to, all those
+// of one moment at once, each moment when its time comes, and returns the
+// next node's index.
+func (r Runner) recreate(ctx context.Context, nodes []NodeStep, next int, to time.Duration, wall func(time.Duration) time.Time) (int, error) {
+	for next < len(nodes) && nodes[next].At <= to {
+		at, batch := nodes[next].At, []RecordedNode(nil)
+		for ; next < len(nodes) && nodes[next].At == at; next++ {
+			batch = append(batch, nodes[next].Node)
+		}
+		if err := sleepUntil(ctx, wall(at)); err != nil {
+			return next, err
+		}
+		if err := r.Recreate(ctx, batch); err != nil {
+			return next, fmt.Errorf("recreate %d recorded nodes at %s: %w", len(batch), at, err)
+		}
+	}
+	return next, nil
 }
 
 func (r Runner) apply(ctx context.Context, s Step) {

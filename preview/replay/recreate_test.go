@@ -1,0 +1,49 @@
+package replay
+
+import (
+	"context"
+	"reflect"
+	"testing"
+	"time"
+
+	"github.com/joinery/joinery/catalog"
+	"github.com/joinery/joinery/preview/record"
+	"k8s.io/apimachinery/pkg/runtime"
+	dynfake "k8s.io/client-go/dynamic/fake"
+	"k8s.io/client-go/kubernetes/fake"
+)
+
+// A --rebalance-only replay is handed the recorded nodes when the recorded
+// cluster got them, shaped by the labels they ended with: n1 at the
+// start, n2 (registered unlabelled, labelled a second later) at 3m; n1's
+// removal at 6m is not a step, and a node deleted before the window is
+// not recreated.
+func TestRecreateRecordedNodes(t *testing.T) {
+	rec := recording()
+	bare := map[string]any{"metadata": map[string]any{"name": "n2"}}
+	gone := nodeObj("n0", "m5.large", "on-demand")
+	gone["metadata"].(map[string]any)["deletionTimestamp"] = "2026-12-06T09:59:00Z"
+	rec.Objects = append(rec.Objects, record.Object{Kind: "Node", Object: gone})
+	rec.Events = append([]record.Event{{At: t0.Add(3*time.Minute - time.Second), Type: "ADDED", Kind: "Node", Object: bare}}, rec.Events...)
+	rec.Events[3].Type = "MODIFIED" // n2 labelled at 3m
+	var got [][]RecordedNode
+	r := Runner{Kube: fake.NewClientset(), Dynamic: dynfake.NewSimpleDynamicClient(runtime.NewScheme()), Catalog: catalog.MustDefault(),
+		Speed: 1e6, Interval: time.Minute, Recreate: func(_ context.Context, nodes []RecordedNode) error {
+			got = append(got, nodes)
+			return nil
+		}}
+	samples, err := r.Run(context.Background(), rec)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := [][]RecordedNode{
+		{{Name: "n1", InstanceType: "m5.large", CapacityType: "on-demand"}},
+		{{Name: "n2", InstanceType: "c5.xlarge", CapacityType: "spot"}},
+	}
+	if !reflect.DeepEqual(got, want) || len(samples) != 11 {
+		t.Errorf("recreated %+v over %d samples, want %+v over 11", got, len(samples), want)
+	}
+	if steps := NodeTimeline(rec); len(steps) != 2 || steps[1].At != 3*time.Minute-time.Second {
+		t.Errorf("node steps %+v, want n2 at its registration (2m59s)", steps)
+	}
+}
