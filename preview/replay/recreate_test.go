@@ -8,6 +8,7 @@ import (
 
 	"github.com/joinery/joinery/catalog"
 	"github.com/joinery/joinery/preview/record"
+	"github.com/joinery/joinery/workflows"
 	"k8s.io/apimachinery/pkg/runtime"
 	dynfake "k8s.io/client-go/dynamic/fake"
 	"k8s.io/client-go/kubernetes/fake"
@@ -45,5 +46,22 @@ func TestRecreateRecordedNodes(t *testing.T) {
 	}
 	if steps := NodeTimeline(rec); len(steps) != 2 || steps[1].At != 3*time.Minute-time.Second {
 		t.Errorf("node steps %+v, want n2 at its registration (2m59s)", steps)
+	}
+}
+
+// Recorded nodes are bought by shape: counted by pool, type, zone and
+// capacity type, in the order first seen.
+func TestNodeShapes(t *testing.T) {
+	m5 := RecordedNode{Name: "a", InstanceType: "m5.large", Zone: "us-east-1a", CapacityType: "on-demand"}
+	c5 := RecordedNode{Name: "b", NodePool: "gp", InstanceType: "c5.xlarge", Zone: "us-east-1b", CapacityType: "spot"}
+	m5b := m5
+	m5b.Name = "c"
+	got := nodeShapes([]RecordedNode{m5, c5, m5b})
+	want := []workflows.RecreateNodes{
+		{InstanceType: "m5.large", Zone: "us-east-1a", CapacityType: "on-demand", Count: 2},
+		{NodePool: "gp", InstanceType: "c5.xlarge", Zone: "us-east-1b", CapacityType: "spot", Count: 1},
+	}
+	if !reflect.DeepEqual(got, want) {
+		t.Errorf("shapes %+v, want %+v", got, want)
 	}
 }
