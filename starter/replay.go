@@ -121,7 +121,7 @@ func runReplay(parent context.Context, f *replayFlags) error {
 			return fmt.Errorf("temporal at %s: %w", w.Temporal.Address, err)
 		}
 		defer tc.Close()
-		r.Recreate = (&replay.Recreator{Temporal: tc, Log: os.Stderr}).Recreate
+		r.Recreate = (&replay.Recreator{Temporal: tc, Dynamic: dc, Log: os.Stderr}).Recreate
 	}
 	samples, err := r.Run(ctx, rec)
 	if err != nil {

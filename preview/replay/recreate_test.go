@@ -6,10 +6,13 @@ import (
 	"testing"
 	"time"
 
+	apiv1 "github.com/joinery/joinery/api/v1"
 	"github.com/joinery/joinery/catalog"
 	"github.com/joinery/joinery/preview/record"
 	"github.com/joinery/joinery/workflows"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	dynfake "k8s.io/client-go/dynamic/fake"
 	"k8s.io/client-go/kubernetes/fake"
 )
@@ -63,5 +66,26 @@ func TestNodeShapes(t *testing.T) {
 	}
 	if !reflect.DeepEqual(got, want) {
 		t.Errorf("shapes %+v, want %+v", got, want)
+	}
+}
+
+// The first batch waits for the EC2NodeClasses to be Ready (a plan uses
+// no pool whose class is not): a class not Ready by the deadline is an
+// error, not a replay without nodes.
+func TestClassesReady(t *testing.T) {
+	class := func(status string) *unstructured.Unstructured {
+		u := &unstructured.Unstructured{Object: map[string]any{"apiVersion": "karpenter.k8s.aws/v1", "kind": "EC2NodeClass",
+			"metadata": map[string]any{"name": "default"},
+			"status":   map[string]any{"conditions": []any{map[string]any{"type": "Ready", "status": status}}}}}
+		return u
+	}
+	kinds := map[schema.GroupVersionResource]string{apiv1.EC2NodeClassGVR: "EC2NodeClassList"}
+	ready := dynfake.NewSimpleDynamicClientWithCustomListKinds(runtime.NewScheme(), kinds, class("True"))
+	if err := classesReady(context.Background(), ready, 0); err != nil {
+		t.Errorf("ready class: %v", err)
+	}
+	notReady := dynfake.NewSimpleDynamicClientWithCustomListKinds(runtime.NewScheme(), kinds, class("False"))
+	if err := classesReady(context.Background(), notReady, 0); err == nil {
+		t.Error("a class not Ready passed")
 	}
 }

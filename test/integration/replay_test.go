@@ -3,6 +3,7 @@
 package integration
 
 import (
+	"context"
 	"os"
 	"path/filepath"
 	"testing"
@@ -10,6 +11,7 @@ import (
 
 	apiv1 "github.com/joinery/joinery/api/v1"
 	"github.com/joinery/joinery/catalog"
+	"github.com/joinery/joinery/controller"
 	"github.com/joinery/joinery/preview/record"
 	replayer "github.com/joinery/joinery/preview/replay"
 	"github.com/joinery/joinery/starter/migrate"
@@ -47,6 +49,14 @@ func TestReplayTracksTheRecording(t *testing.T) {
 	if want := int(rec.End.Sub(rec.Start)/interval) + 1; len(samples) != want {
 		t.Errorf("%d samples over %s, want %d", len(samples), rec.End.Sub(rec.Start), want)
 	}
+	// The recording's consolidation deleted 29 pods on nodes tainted
+	// karpenter.sh/disrupted; its spot interruption, drained within the
+	// notice, left no sign on the Node. The replay's consolidation evicts
+	// too, and its Events say so.
+	if whole.RecordedEvicted != 29 || whole.RecordedInterruptions != 0 || whole.Evicted == 0 {
+		t.Errorf("evicted pods: recorded %d (want 29), replayed %d (want some); recorded interruptions %d (want 0)",
+			whole.RecordedEvicted, whole.Evicted, whole.RecordedInterruptions)
+	}
 	chart := filepath.Join(t.TempDir(), "replay.svg")
 	if err := replayer.WriteChart(chart, samples); err != nil {
 		t.Fatal(err)
@@ -64,18 +74,8 @@ func TestReplayTracksTheRecording(t *testing.T) {
 func TestReplayOfAClusterAutoscalerCluster(t *testing.T) {
 	parallel(t)
 	rec, nodes := casRecording()
-	groups, _ := migrate.NodeGroups(nodes, nil)
-	prop := migrate.Propose(groups, "production-eks")
-	var pools []*unstructured.Unstructured
-	for _, o := range prop.Objects {
-		u := &unstructured.Unstructured{Object: runtime.DeepCopyJSON(o)}
-		if u.GetKind() == "EC2NodeClass" {
-			_ = unstructured.SetNestedField(u.Object, "KarpenterNodeRole-production", "spec", "role") // the local world's role
-		}
-		pools = append(pools, u)
-	}
 	e := startEnvWith(t, true)
-	e.apply(t, pools)
+	e.apply(t, casPools(nodes, ""))
 	const interval = 5 * time.Second
 	samples := runReplay(t, e, rec, 2, interval)
 	row := replayer.Rows(samples, interval, rec.End.Sub(rec.Start)+interval)[0]
@@ -88,6 +88,49 @@ func TestReplayOfAClusterAutoscalerCluster(t *testing.T) {
 	}
 }
 
+// The Cluster Autoscaler recording replayed --rebalance-only: Joinery
+// provisions nothing, the node group's six m5.2xlarge and its seventh are
+// bought again when the recording got them, and consolidation (after 5 s
+// here, not migrate's 10 minutes: the replay lasts 90 s) packs the pods on
+// fewer nodes, evicting them, for less than the node group cost.
+func TestReplayRebalanceOnly(t *testing.T) {
+	parallel(t)
+	rec, nodes := casRecording()
+	e := startEnvWith(t, true, func(c *controller.Config) { c.DisableProvisioning = true })
+	e.apply(t, casPools(nodes, "5s"))
+	var batches [][]string
+	recreate := &replayer.Recreator{Temporal: e.tc, Dynamic: dynamicClient(t, e), Log: testWriter{t}, NodeClaims: func(names []string) { batches = append(batches, names) }}
+	const interval = 5 * time.Second
+	samples := runReplayWith(t, e, rec, 2, interval, recreate.Recreate)
+	row := replayer.Rows(samples, interval, rec.End.Sub(rec.Start)+interval)[0]
+	logRows(t, []replayer.Row{row})
+	if len(batches) != 2 || len(batches[0]) != 6 || len(batches[1]) != 1 {
+		t.Errorf("recreated NodeClaims %v, want 6 then 1", batches)
+	}
+	for _, b := range batches {
+		for _, name := range b {
+			if typ := nodeClaimType(t, e, name); typ != "" && typ != "m5.2xlarge" {
+				t.Errorf("NodeClaim %s is a %s, want the recorded m5.2xlarge", name, typ)
+			}
+		}
+	}
+	if row.ReplayedUSD >= row.RecordedUSD || row.Evicted == 0 || row.RecordedEvicted != 0 {
+		t.Errorf("replayed %.4f USD/h against %.4f recorded, %d pods evicted (want fewer USD, some evictions; recorded evictions %d, want 0)",
+			row.ReplayedUSD, row.RecordedUSD, row.Evicted, row.RecordedEvicted)
+	}
+}
+
+// nodeClaimType is the NodeClaim's instance type label ("" once deleted,
+// or before launch).
+func nodeClaimType(t *testing.T, e *env, name string) string {
+	t.Helper()
+	u, err := dynamicClient(t, e).Resource(apiv1.NodeClaimGVR).Get(e.ctx, name, metav1.GetOptions{})
+	if err != nil {
+		return ""
+	}
+	return u.GetLabels()[apiv1.LabelInstanceType]
+}
+
 func readFixture(t *testing.T) *record.Recording {
 	t.Helper()
 	rec, err := record.ReadFile(replayFixture)
@@ -97,14 +140,40 @@ func readFixture(t *testing.T) *record.Recording {
 	return rec
 }
 
+// casPools are starter migrate's NodePools and EC2NodeClasses for the
+// node group's nodes, on the local world's role, with consolidateAfter
+// set when not "".
+func casPools(nodes []*corev1.Node, consolidateAfter string) []*unstructured.Unstructured {
+	groups, _ := migrate.NodeGroups(nodes, nil)
+	prop := migrate.Propose(groups, "production-eks")
+	var pools []*unstructured.Unstructured
+	for _, o := range prop.Objects {
+		u := &unstructured.Unstructured{Object: runtime.DeepCopyJSON(o)}
+		switch {
+		case u.GetKind() == "EC2NodeClass":
+			_ = unstructured.SetNestedField(u.Object, "KarpenterNodeRole-production", "spec", "role") // the local world's role
+		case consolidateAfter != "":
+			_ = unstructured.SetNestedField(u.Object, consolidateAfter, "spec", "disruption", "consolidateAfter")
+		}
+		pools = append(pools, u)
+	}
+	return pools
+}
+
 func runReplay(t *testing.T, e *env, rec *record.Recording, speed float64, interval time.Duration) []replayer.Sample {
+	t.Helper()
+	return runReplayWith(t, e, rec, speed, interval, nil)
+}
+
+func runReplayWith(t *testing.T, e *env, rec *record.Recording, speed float64, interval time.Duration,
+	recreate func(context.Context, []replayer.RecordedNode) error) []replayer.Sample {
 	t.Helper()
 	kc, err := kubernetes.NewForConfig(e.w.Kube.RESTConfig())
 	if err != nil {
 		t.Fatal(err)
 	}
 	r := replayer.Runner{Kube: kc, Dynamic: dynamicClient(t, e), Catalog: catalog.MustDefault(), Speed: speed, Interval: interval,
-		Warmup: 3 * time.Minute, Log: testWriter{t}}
+		Warmup: 3 * time.Minute, Log: testWriter{t}, Recreate: recreate}
 	samples, err := r.Run(e.ctx, rec)
 	if err != nil {
 		t.Fatal(err)
@@ -114,8 +183,9 @@ func runReplay(t *testing.T, e *env, rec *record.Recording, speed float64, inter
 
 func logRows(t *testing.T, rows []replayer.Row) {
 	for _, r := range rows {
-		t.Logf("%s-%s: nodes %.1f / %.1f, USD/h %.4f / %.4f, pending pod-s %.0f / %.0f (recorded / replayed)", r.From, r.To,
-			r.RecordedNodes, r.ReplayedNodes, r.RecordedUSD, r.ReplayedUSD, r.RecordedPendingPodSeconds, r.PendingPodSeconds)
+		t.Logf("%s-%s: nodes %.1f / %.1f, USD/h %.4f / %.4f, pending pod-s %.0f / %.0f, evicted pods %d / %d, spot interruptions %d / %d (recorded / replayed)",
+			r.From, r.To, r.RecordedNodes, r.ReplayedNodes, r.RecordedUSD, r.ReplayedUSD, r.RecordedPendingPodSeconds, r.PendingPodSeconds,
+			r.RecordedEvicted, r.Evicted, r.RecordedInterruptions, r.Interruptions)
 	}
 }
 
