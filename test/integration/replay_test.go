@@ -51,11 +51,11 @@ func TestReplayTracksTheRecording(t *testing.T) {
 	}
 	// The recording's consolidation deleted 29 pods on nodes tainted
 	// karpenter.sh/disrupted; its spot interruption, drained within the
-	// notice, left no sign on the Node. The replay's consolidation evicts
-	// too, and its Events say so.
-	if whole.RecordedEvicted != 29 || whole.RecordedInterruptions != 0 || whole.Evicted == 0 {
-		t.Errorf("evicted pods: recorded %d (want 29), replayed %d (want some); recorded interruptions %d (want 0)",
-			whole.RecordedEvicted, whole.Evicted, whole.RecordedInterruptions)
+	// notice, left no sign on the Node. (The replay's consolidation, on
+	// wall-clock timers, comes after the 40 s the replay lasts: its
+	// evictions are TestReplayRebalanceOnly's.)
+	if whole.RecordedEvicted != 29 || whole.RecordedInterruptions != 0 {
+		t.Errorf("recorded: %d evicted pods (want 29), %d spot interruptions (want 0)", whole.RecordedEvicted, whole.RecordedInterruptions)
 	}
 	chart := filepath.Join(t.TempDir(), "replay.svg")
 	if err := replayer.WriteChart(chart, samples); err != nil {
