@@ -114,7 +114,8 @@ func runReplay(parent context.Context, f *replayFlags) error {
 	}
 	fmt.Fprintf(os.Stderr, "joinery: replaying %s of recording at %gx; workflows: %s/namespaces/default/workflows\n",
 		rec.End.Sub(rec.Start).Round(time.Second), f.speed, w.Temporal.UIAddress)
-	r := replay.Runner{Kube: kc, Dynamic: dc, Catalog: catalog.MustDefault(), Speed: f.speed, Interval: f.interval, Warmup: f.warmup, Log: os.Stderr}
+	r := replay.Runner{Kube: kc, Dynamic: dc, Catalog: catalog.MustDefault(), Speed: f.speed, Interval: f.interval, Warmup: f.warmup, Log: os.Stderr,
+		Interrupt: replayInterrupter(w, kc)}
 	if f.rebalanceOnly {
 		tc, err := client.Dial(client.Options{HostPort: w.Temporal.Address, Logger: logging.NopTemporal()})
 		if err != nil {

@@ -2,6 +2,9 @@ package replay
 
 import (
 	"context"
+	"fmt"
+	"reflect"
+	"strings"
 	"testing"
 	"time"
 
@@ -9,7 +12,9 @@ import (
 	"github.com/joinery/joinery/preview/record"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/types"
+	dynfake "k8s.io/client-go/dynamic/fake"
 	"k8s.io/client-go/kubernetes/fake"
 )
 
@@ -38,8 +43,46 @@ func podOn(name, node string, deleting bool, owner string) map[string]any {
 // not a DaemonSet's); a spot node gone unreachable is an interruption
 // (once), an on-demand one is not, and a drained spot node is not either.
 func TestRecordedDisruption(t *testing.T) {
+	rc := RecordedCapacity(disruptionRecording(), catalog.MustDefault())
+	if got := rc.disruption.evictions; len(got) != 1 || got[0] != 130*time.Second {
+		t.Errorf("evictions at %v, want [2m10s]", got)
+	}
+	if got := rc.Interruptions(); len(got) != 1 || got[0].At != 4*time.Minute || got[0].Node.Name != "n3" {
+		t.Errorf("interruptions %+v, want n3 at 4m0s", got)
+	}
+	if rc.EvictionsBetween(2*time.Minute, 3*time.Minute) != 1 || rc.EvictionsBetween(0, 2*time.Minute) != 0 ||
+		rc.InterruptionsBetween(3*time.Minute, 4*time.Minute) != 1 || rc.InterruptionsBetween(4*time.Minute, 5*time.Minute) != 0 {
+		t.Errorf("counts by interval are off")
+	}
+}
+
+// A replay given Interrupt inflicts each recorded interruption once, with
+// the interrupted node's shape; one it cannot inflict is logged, and the
+// replay goes on.
+func TestReplayInflictsRecordedInterruptions(t *testing.T) {
+	var got []RecordedNode
+	var log strings.Builder
+	r := Runner{Kube: fake.NewClientset(), Dynamic: dynfake.NewSimpleDynamicClient(runtime.NewScheme()), Catalog: catalog.MustDefault(),
+		Speed: 1e6, Interval: time.Minute, Log: &log, Interrupt: func(_ context.Context, n RecordedNode) error {
+			got = append(got, n)
+			return fmt.Errorf("no spot node")
+		}}
+	samples, err := r.Run(context.Background(), disruptionRecording())
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []RecordedNode{{Name: "n3", InstanceType: "m5.large", CapacityType: "spot"}}
+	if !reflect.DeepEqual(got, want) || len(samples) != 11 || !strings.Contains(log.String(), "4m0s: the recorded spot interruption of a m5.large not replayed: no spot node") {
+		t.Errorf("interrupted %+v over %d samples, log %q; want %+v over 11", got, len(samples), log.String(), want)
+	}
+	if samples[4].RecordedInterrupted != 1 || samples[3].RecordedEvicted != 1 {
+		t.Errorf("recorded disruption by sample: %+v", samples)
+	}
+}
+
+func disruptionRecording() *record.Recording {
 	at := func(d time.Duration) time.Time { return t0.Add(d) }
-	r := &record.Recording{Version: record.Version, Start: t0, End: t0.Add(10 * time.Minute),
+	return &record.Recording{Version: record.Version, Start: t0, End: t0.Add(10 * time.Minute),
 		Objects: []record.Object{
 			{Kind: "Node", Object: nodeObj("n1", "m5.large", "spot")}, {Kind: "Node", Object: nodeObj("n2", "m5.large", "on-demand")},
 			{Kind: "Node", Object: nodeObj("n3", "m5.large", "spot")}, {Kind: "Node", Object: nodeObj("n4", "m5.large", "on-demand")},
@@ -57,17 +100,6 @@ func TestRecordedDisruption(t *testing.T) {
 			{At: at(5 * time.Minute), Type: "DELETED", Kind: "Node", Object: tainted(nodeObj("n3", "m5.large", "spot"), "node.kubernetes.io/unreachable")},
 			{At: at(4 * time.Minute), Type: "MODIFIED", Kind: "Node", Object: tainted(nodeObj("n4", "m5.large", "on-demand"), "node.kubernetes.io/unreachable")},
 		}}
-	rc := RecordedCapacity(r, catalog.MustDefault())
-	if got := rc.disruption.evictions; len(got) != 1 || got[0] != 130*time.Second {
-		t.Errorf("evictions at %v, want [2m10s]", got)
-	}
-	if got := rc.disruption.interruptions; len(got) != 1 || got[0] != 4*time.Minute {
-		t.Errorf("interruptions at %v, want [4m0s]", got)
-	}
-	if rc.EvictionsBetween(2*time.Minute, 3*time.Minute) != 1 || rc.EvictionsBetween(0, 2*time.Minute) != 0 ||
-		rc.InterruptionsBetween(3*time.Minute, 4*time.Minute) != 1 || rc.InterruptionsBetween(4*time.Minute, 5*time.Minute) != 0 {
-		t.Errorf("counts by interval are off")
-	}
 }
 
 func event(name, reason, source, kind, obj string) *corev1.Event {

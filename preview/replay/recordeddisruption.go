@@ -33,8 +33,11 @@ var interruptionTaints = []string{"aws-node-termination-handler/spot-itn", "node
 	"node.cloudprovider.kubernetes.io/shutdown"}
 
 // recordedDisruption is when, in the window, the recorded cluster evicted
-// pods by disruption and lost spot nodes to interruptions.
-type recordedDisruption struct{ evictions, interruptions []time.Duration }
+// pods by disruption and lost spot nodes to interruptions (and which).
+type recordedDisruption struct {
+	evictions, interruptions []time.Duration
+	interrupted              []RecordedNode // one per interruption
+}
 
 // readDisruption reads the sorted events of the recording.
 func readDisruption(r *record.Recording, events []record.Event) recordedDisruption {
@@ -62,6 +65,7 @@ func readDisruption(r *record.Recording, events []record.Event) recordedDisrupti
 			if !interrupted[name] && spot(labelsOf(e.Object)) && hasTaint(e.Object, interruptionTaints) {
 				interrupted[name] = true
 				d.interruptions = append(d.interruptions, at)
+				d.interrupted = append(d.interrupted, shapeOf(name, labelsOf(e.Object)))
 			}
 		case "Pod":
 			uid := uidOf(e.Object)
@@ -97,6 +101,21 @@ func (r Recorded) EvictionsBetween(from, to time.Duration) int {
 
 func (r Recorded) InterruptionsBetween(from, to time.Duration) int {
 	return between(r.disruption.interruptions, from, to)
+}
+
+// Interruption is a recorded spot interruption: when, and the node's shape.
+type Interruption struct {
+	At   time.Duration
+	Node RecordedNode
+}
+
+// Interruptions are the recorded spot interruptions in time order.
+func (r Recorded) Interruptions() []Interruption {
+	out := make([]Interruption, len(r.disruption.interruptions))
+	for i, at := range r.disruption.interruptions {
+		out[i] = Interruption{At: at, Node: r.disruption.interrupted[i]}
+	}
+	return out
 }
 
 func deleting(obj map[string]any) bool {

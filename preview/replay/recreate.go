@@ -57,13 +57,17 @@ func NodeTimeline(r *record.Recording) []NodeStep {
 	var steps []NodeStep
 	for _, name := range order {
 		if l := labels[name]; l != nil {
-			steps = append(steps, NodeStep{At: first[name], Node: RecordedNode{Name: name, NodePool: l["karpenter.sh/nodepool"],
-				InstanceType: instanceType(l), Zone: firstLabel(l, "topology.kubernetes.io/zone", "failure-domain.beta.kubernetes.io/zone"),
-				CapacityType: capacityType(l)}})
+			steps = append(steps, NodeStep{At: first[name], Node: shapeOf(name, l)})
 		}
 	}
 	sort.SliceStable(steps, func(i, j int) bool { return steps[i].At < steps[j].At })
 	return steps
+}
+
+// shapeOf is a recorded node's shape by its labels.
+func shapeOf(name string, l map[string]string) RecordedNode {
+	return RecordedNode{Name: name, NodePool: l["karpenter.sh/nodepool"], InstanceType: instanceType(l),
+		Zone: firstLabel(l, "topology.kubernetes.io/zone", "failure-domain.beta.kubernetes.io/zone"), CapacityType: capacityType(l)}
 }
 
 func instanceType(l map[string]string) string {

@@ -53,6 +53,10 @@ type Runner struct {
 	// cluster got them, to buy the same (the controller then runs no
 	// provisioning of its own).
 	Recreate func(ctx context.Context, nodes []RecordedNode) error
+	// Interrupt, when set, is given the recorded spot interruptions
+	// (Recorded.Interruptions) when they come, to interrupt a spot node of
+	// the replay's in the same way.
+	Interrupt func(ctx context.Context, node RecordedNode) error
 }
 
 // Run recreates the recording's workload in time, Speed times faster, and
@@ -72,18 +76,18 @@ func (r Runner) Run(ctx context.Context, rec *record.Recording) ([]Sample, error
 	}
 	recorded := RecordedCapacity(rec, r.Catalog)
 	length := rec.End.Sub(rec.Start)
-	next := 0
-	var nodes []NodeStep
+	tl := timelines{steps: steps, interruptions: recorded.Interruptions()}
 	if r.Recreate != nil {
-		nodes = NodeTimeline(rec)
+		tl.nodes = NodeTimeline(rec)
 	}
-	nextNode, err := r.recreate(ctx, nodes, 0, 0, func(time.Duration) time.Time { return time.Now() })
-	if err != nil {
+	var c cursor
+	now := func(time.Duration) time.Time { return time.Now() }
+	if err := r.advance(ctx, tl, &c, 0, now, true); err != nil {
 		return nil, err
 	}
 	if r.Warmup > 0 {
-		for ; next < len(steps) && steps[next].At == 0; next++ {
-			r.apply(ctx, steps[next])
+		for ; c.step < len(steps) && steps[c.step].At == 0; c.step++ {
+			r.apply(ctx, steps[c.step])
 		}
 		if err := r.warmUp(ctx, Namespaces(steps), expectedPods(steps)); err != nil {
 			return nil, err
@@ -97,16 +101,7 @@ func (r Runner) Run(ctx context.Context, rec *record.Recording) ([]Sample, error
 	wall := func(at time.Duration) time.Time { return start.Add(time.Duration(float64(at) / r.Speed)) }
 	var samples []Sample
 	for at := time.Duration(0); at <= length; at += r.Interval {
-		for ; next < len(steps) && steps[next].At <= at; next++ {
-			if nextNode, err = r.recreate(ctx, nodes, nextNode, steps[next].At, wall); err != nil {
-				return samples, err
-			}
-			if err := sleepUntil(ctx, wall(steps[next].At)); err != nil {
-				return samples, err
-			}
-			r.apply(ctx, steps[next])
-		}
-		if nextNode, err = r.recreate(ctx, nodes, nextNode, at, wall); err != nil {
+		if err := r.advance(ctx, tl, &c, at, wall, false); err != nil {
 			return samples, err
 		}
 		if err := sleepUntil(ctx, wall(at)); err != nil {
@@ -126,23 +121,68 @@ func (r Runner) Run(ctx context.Context, rec *record.Recording) ([]Sample, error
 	return samples, nil
 }
 
-// recreate hands Recreate the nodes from next with At up to to, all those
-// of one moment at once, each moment when its time comes, and returns the
-// next node's index.
-func (r Runner) recreate(ctx context.Context, nodes []NodeStep, next int, to time.Duration, wall func(time.Duration) time.Time) (int, error) {
-	for next < len(nodes) && nodes[next].At <= to {
-		at, batch := nodes[next].At, []RecordedNode(nil)
-		for ; next < len(nodes) && nodes[next].At == at; next++ {
-			batch = append(batch, nodes[next].Node)
+// timelines are what a replay does in time: the workload's steps, the
+// recorded nodes to buy (--rebalance-only) and the recorded spot
+// interruptions to inflict.
+type timelines struct {
+	steps         []Step
+	nodes         []NodeStep
+	interruptions []Interruption
+}
+
+// cursor is how far a replay got through its timelines.
+type cursor struct{ step, node, interruption int }
+
+// advance does, in time order and each when its time comes, what the
+// timelines hold up to recorded time to: nodes first at a moment (the
+// recorded cluster had them), then the workload, then interruptions.
+// Before the clock starts (nodesOnly) it buys only the first nodes.
+func (r Runner) advance(ctx context.Context, tl timelines, c *cursor, to time.Duration, wall func(time.Duration) time.Time, nodesOnly bool) error {
+	for {
+		at, kind := to+1, ""
+		if c.node < len(tl.nodes) && tl.nodes[c.node].At <= to {
+			at, kind = tl.nodes[c.node].At, "node"
+		}
+		if !nodesOnly && c.step < len(tl.steps) && tl.steps[c.step].At < at && tl.steps[c.step].At <= to {
+			at, kind = tl.steps[c.step].At, "step"
+		}
+		if !nodesOnly && c.interruption < len(tl.interruptions) && tl.interruptions[c.interruption].At < at {
+			at, kind = tl.interruptions[c.interruption].At, "interruption"
+		}
+		if kind == "" {
+			return nil
 		}
 		if err := sleepUntil(ctx, wall(at)); err != nil {
-			return next, err
+			return err
 		}
-		if err := r.Recreate(ctx, batch); err != nil {
-			return next, fmt.Errorf("recreate %d recorded nodes at %s: %w", len(batch), at, err)
+		switch kind {
+		case "node":
+			var batch []RecordedNode
+			for ; c.node < len(tl.nodes) && tl.nodes[c.node].At == at; c.node++ {
+				batch = append(batch, tl.nodes[c.node].Node)
+			}
+			if err := r.Recreate(ctx, batch); err != nil {
+				return fmt.Errorf("recreate %d recorded nodes at %s: %w", len(batch), at, err)
+			}
+		case "step":
+			r.apply(ctx, tl.steps[c.step])
+			c.step++
+		case "interruption":
+			r.interrupt(ctx, tl.interruptions[c.interruption])
+			c.interruption++
 		}
 	}
-	return next, nil
+}
+
+// interrupt inflicts a recorded spot interruption on the replay, when it
+// can (Interrupt set); a replay with no spot node to interrupt lives on.
+func (r Runner) interrupt(ctx context.Context, in Interruption) {
+	if r.Interrupt == nil {
+		return
+	}
+	if err := r.Interrupt(ctx, in.Node); err != nil && r.Log != nil {
+		fmt.Fprintf(r.Log, "replay %s: the recorded spot interruption of a %s not replayed: %v\n", in.At, in.Node.InstanceType, err)
+	}
 }
 
 func (r Runner) apply(ctx context.Context, s Step) {
