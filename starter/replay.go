@@ -57,7 +57,8 @@ it handled (its Evicted and SpotInterrupted Events); at the end it prints, per -
 recorded time, the recorded cluster's nodes, USD/hour (its Nodes priced the same way), pending
 pod-seconds, evicted pods and spot interruptions (what the recording shows of them: pods deleted
 on draining nodes, spot nodes gone unreachable) beside the replay's, and writes --chart (SVG or
-PNG) and --report (JSON).
+PNG) and --report (JSON). Each spot interruption the recording shows is inflicted, at its time,
+on a spot node of the replay's (of the same instance type when one is).
 
 --rebalance-only skips Joinery's provisioning: the recorded nodes are bought again as NodeClaims
 of the same instance type, zone and capacity type in the NodePools, when the recorded cluster
