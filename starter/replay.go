@@ -116,7 +116,10 @@ func runReplay(parent context.Context, f *replayFlags) error {
 	fmt.Fprintf(os.Stderr, "joinery: replaying %s of recording at %gx; workflows: %s/namespaces/default/workflows\n",
 		rec.End.Sub(rec.Start).Round(time.Second), f.speed, w.Temporal.UIAddress)
 	r := replay.Runner{Kube: kc, Dynamic: dc, Catalog: catalog.MustDefault(), Speed: f.speed, Interval: f.interval, Warmup: f.warmup, Log: os.Stderr,
-		Interrupt: replayInterrupter(w, kc)}
+		Interrupt: replay.SpotInterrupter{Kube: kc, Simulate: func(ctx context.Context, node string) error {
+			_, err := w.SimulateInterruption(ctx, world.SimulateRequest{Node: node, Kind: world.SimSpot})
+			return err
+		}}.Interrupt}
 	if f.rebalanceOnly {
 		tc, err := client.Dial(client.Options{HostPort: w.Temporal.Address, Logger: logging.NopTemporal()})
 		if err != nil {
