@@ -36,6 +36,9 @@ func (a *Provisioning) PlanProvisioning(ctx context.Context, in workflows.Provis
 	if in.StaticPool != "" {
 		return a.planStatic(ctx, in)
 	}
+	if len(in.Recreate) > 0 {
+		return a.planRecreate(ctx, in.Recreate)
+	}
 	log := activityLogger(ctx, a.log)
 	batch, err := a.claims.discardEarlierAttempt(ctx)
 	if err != nil {

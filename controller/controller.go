@@ -99,6 +99,11 @@ type Features struct {
 	// DisableDisruption does not start the Consolidation workflow, nor the
 	// expiration reconciler.
 	DisableDisruption bool
+	// DisableProvisioning runs no provisioning for pending pods (nor
+	// capacity buffers): nodes come only from static pools, gangs,
+	// consolidation's replacements and Provision workflows started from
+	// outside (a replay's --rebalance-only recreating recorded nodes).
+	DisableProvisioning bool
 	// SpreadDefaults are kube-scheduler's default topology spread
 	// constraints by scheduler name (--scheduler-config, read by
 	// schedulerconfig.Load): pods without constraints of their own are
@@ -540,6 +545,10 @@ func (d *dependencies) start(ctx context.Context, cfg Config) error {
 	lead := func(ctx context.Context) error {
 		for _, run := range watchers {
 			go run(ctx)
+		}
+		if cfg.DisableProvisioning {
+			<-ctx.Done()
+			return nil
 		}
 		return p.run(ctx)
 	}

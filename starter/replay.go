@@ -12,11 +12,13 @@ import (
 
 	"github.com/joinery/joinery/catalog"
 	"github.com/joinery/joinery/controller"
+	"github.com/joinery/joinery/internal/logging"
 	"github.com/joinery/joinery/preview/record"
 	"github.com/joinery/joinery/preview/replay"
 	"github.com/joinery/joinery/providers/kube"
 	"github.com/joinery/joinery/sim/world"
 	"github.com/spf13/cobra"
+	"go.temporal.io/sdk/client"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/kubernetes"
@@ -28,7 +30,9 @@ type replayFlags struct {
 	recording, nodePools string
 	speed                float64
 	bucket, interval     time.Duration
+	warmup               time.Duration
 	chart, report        string
+	rebalanceOnly        bool
 }
 
 // newReplayCommand is `starter replay`: a recording's workload lived again
@@ -39,17 +43,27 @@ func newReplayCommand() *cobra.Command {
 		propagation: world.DefaultProfilePropagation, throttleScale: world.DefaultThrottleScale, queueDuplicates: world.DefaultQueueDuplicates,
 		bootDelay: world.EKSBoot.Pending, bootRegister: world.EKSBoot.Register, bootNetwork: world.EKSBoot.NetworkReady}}
 	cmd := &cobra.Command{
-		Use:   "replay -f recording.json [--nodepools nodepools.yaml] [--speed 10]",
-		Short: "Replay a recording (starter record) on the local world with Joinery; report nodes, cost and pending pods against the recorded cluster",
+		Use:   "replay -f recording.json [--nodepools nodepools.yaml] [--speed 10] [--rebalance-only]",
+		Short: "Replay a recording (starter record) on the local world with Joinery; report nodes, cost, pending pods and disruption against the recorded cluster",
 		Long: `replay starts a fresh local world (in --state-dir) with the Joinery controller, applies the
 NodePools and EC2NodeClasses of --nodepools (default: the recording's own), and recreates the
 recording's workload in time, --speed times faster: its Deployments, StatefulSets, Jobs, bare
 pods, PDBs and PriorityClasses as they were at the start, then every change the recording saw
-(the controllers' pods are made by the local world's own controllers). Every --interval of
-recorded time it samples Joinery's nodes (priced at the catalog's list prices, spot at its spot
-estimate) and the pods still pending; at the end it prints, per --bucket of recorded time, the
-recorded cluster's nodes and USD/hour (its Nodes priced the same way) beside the replay's, and
-the replay's pending-pod seconds, and writes --chart (SVG or PNG) and --report (JSON).`,
+(the controllers' pods are made by the local world's own controllers); the clock starts once
+the workload the recording started with runs (up to --warmup). Every --interval of recorded
+time it samples Joinery's nodes (priced at the catalog's list prices, spot at its spot
+estimate), the pods still pending, the pods Joinery's drains evicted and the spot interruptions
+it handled (its Evicted and SpotInterrupted Events); at the end it prints, per --bucket of
+recorded time, the recorded cluster's nodes, USD/hour (its Nodes priced the same way), pending
+pod-seconds, evicted pods and spot interruptions (what the recording shows of them: pods deleted
+on draining nodes, spot nodes gone unreachable) beside the replay's, and writes --chart (SVG or
+PNG) and --report (JSON). Each spot interruption the recording shows is inflicted, at its time,
+on a spot node of the replay's (of the same instance type when one is).
+
+--rebalance-only skips Joinery's provisioning: the recorded nodes are bought again as NodeClaims
+of the same instance type, zone and capacity type in the NodePools, when the recorded cluster
+got them, and only Joinery's disruption (consolidation, drift, expiry) changes them: the
+report shows what consolidation would have done with the recorded cluster's own capacity.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error { return runReplay(cmd.Context(), f) },
 	}
@@ -59,6 +73,8 @@ the replay's pending-pod seconds, and writes --chart (SVG or PNG) and --report (
 	fl.Float64Var(&f.speed, "speed", 10, "recorded seconds per replayed second")
 	fl.DurationVar(&f.bucket, "bucket", time.Hour, "the report's row length, in recorded time")
 	fl.DurationVar(&f.interval, "interval", 30*time.Second, "recorded time between samples")
+	fl.DurationVar(&f.warmup, "warmup", 10*time.Minute, "wait up to this long for the recording's starting workload to run before the clock starts")
+	fl.BoolVar(&f.rebalanceOnly, "rebalance-only", false, "no provisioning: recreate the recorded nodes and let only consolidation change them")
 	fl.StringVar(&f.chart, "chart", "replay.svg", "chart of USD/hour and nodes over time (.svg, else PNG; empty: none)")
 	fl.StringVar(&f.report, "report", "", "write the samples and rows as JSON here")
 	fl.StringVar(&f.dev.stateDir, "state-dir", f.dev.stateDir, "the replay world's state (wiped first)")
@@ -81,7 +97,7 @@ func runReplay(parent context.Context, f *replayFlags) error {
 	}
 	ctx, stop := signal.NotifyContext(parent, os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	w, stopWorld, err := startReplayWorld(ctx, &f.dev)
+	w, stopWorld, err := startReplayWorld(ctx, &f.dev, f.rebalanceOnly)
 	if err != nil {
 		return err
 	}
@@ -99,7 +115,19 @@ func runReplay(parent context.Context, f *replayFlags) error {
 	}
 	fmt.Fprintf(os.Stderr, "joinery: replaying %s of recording at %gx; workflows: %s/namespaces/default/workflows\n",
 		rec.End.Sub(rec.Start).Round(time.Second), f.speed, w.Temporal.UIAddress)
-	r := replay.Runner{Kube: kc, Dynamic: dc, Catalog: catalog.MustDefault(), Speed: f.speed, Interval: f.interval, Log: os.Stderr}
+	r := replay.Runner{Kube: kc, Dynamic: dc, Catalog: catalog.MustDefault(), Speed: f.speed, Interval: f.interval, Warmup: f.warmup, Log: os.Stderr,
+		Interrupt: replay.SpotInterrupter{Kube: kc, Simulate: func(ctx context.Context, node string) error {
+			_, err := w.SimulateInterruption(ctx, world.SimulateRequest{Node: node, Kind: world.SimSpot})
+			return err
+		}}.Interrupt}
+	if f.rebalanceOnly {
+		tc, err := client.Dial(client.Options{HostPort: w.Temporal.Address, Logger: logging.NopTemporal()})
+		if err != nil {
+			return fmt.Errorf("temporal at %s: %w", w.Temporal.Address, err)
+		}
+		defer tc.Close()
+		r.Recreate = (&replay.Recreator{Temporal: tc, Dynamic: dc, Log: os.Stderr}).Recreate
+	}
 	samples, err := r.Run(ctx, rec)
 	if err != nil {
 		return err
@@ -120,9 +148,9 @@ func replayPools(f *replayFlags, rec *record.Recording) ([]*unstructured.Unstruc
 	return out, nil
 }
 
-// startReplayWorld starts a fresh local world and the controller; stop
-// stops both.
-func startReplayWorld(ctx context.Context, f *devFlags) (*world.World, func(), error) {
+// startReplayWorld starts a fresh local world and the controller (without
+// provisioning for noProvisioning); stop stops both.
+func startReplayWorld(ctx context.Context, f *devFlags, noProvisioning bool) (*world.World, func(), error) {
 	if err := prepareDevState(ctx, f); err != nil {
 		return nil, nil, err
 	}
@@ -139,7 +167,9 @@ func startReplayWorld(ctx context.Context, f *devFlags) (*world.World, func(), e
 	ready, ctrlErr := make(chan struct{}), make(chan error, 1)
 	cctx, stopCtrl := context.WithCancel(ctx)
 	go func() {
-		ctrlErr <- controller.Run(cctx, devControllerConfig(w, f, controller.FeatureGates{}, log, ready))
+		cfg := devControllerConfig(w, f, controller.FeatureGates{}, log, ready)
+		cfg.DisableProvisioning = noProvisioning
+		ctrlErr <- controller.Run(cctx, cfg)
 	}()
 	stop := func() { stopCtrl(); <-ctrlErr; w.Stop(); _ = log.Sync() }
 	select {

@@ -16,6 +16,21 @@ type ProvisionInput struct {
 	// NodePool (spec.replicas) instead of planning pending pods.
 	StaticPool string `json:"staticPool,omitempty"`
 	Count      int    `json:"count,omitempty"`
+	// Recreate, when set, makes the plan write NodeClaims of the given
+	// shapes instead of planning pending pods (a replay's
+	// --rebalance-only recreates the recorded cluster's nodes).
+	Recreate []RecreateNodes `json:"recreate,omitempty"`
+}
+
+// RecreateNodes are Count nodes of one instance type, zone and capacity
+// type, in NodePool when it can hold them, else in the first NodePool
+// that can.
+type RecreateNodes struct {
+	NodePool     string `json:"nodePool,omitempty"`
+	InstanceType string `json:"instanceType"`
+	Zone         string `json:"zone,omitempty"`
+	CapacityType string `json:"capacityType,omitempty"`
+	Count        int    `json:"count"`
 }
 
 // ProvisionPlan is what the plan activity decided, compact enough for

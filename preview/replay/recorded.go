@@ -33,8 +33,12 @@ type nodeSpan struct {
 }
 
 // Recorded is the recorded cluster over the window: every Node, priced by
-// its labels, and when each pod waited for a node.
-type Recorded struct{ spans, pending []nodeSpan }
+// its labels, when each pod waited for a node, and what its disruption
+// did (recordeddisruption.go).
+type Recorded struct {
+	spans, pending []nodeSpan
+	disruption     recordedDisruption
+}
 
 // RecordedCapacity reads the recording's nodes: those listed at the start
 // and those the watch saw come and go.
@@ -74,7 +78,7 @@ func RecordedCapacity(r *record.Recording, cat *catalog.Catalog) Recorded {
 		}
 		add(name, at, labelsOf(e.Object))
 	}
-	return Recorded{spans: spans, pending: pendingSpans(r, events)}
+	return Recorded{spans: spans, pending: pendingSpans(r, events), disruption: readDisruption(r, events)}
 }
 
 // pendingSpans are the times pods of the recording waited without a node:

@@ -98,15 +98,17 @@ func TestRowsAndChart(t *testing.T) {
 	var samples []Sample
 	for i := 0; i < 4; i++ {
 		samples = append(samples, Sample{At: time.Duration(i) * 30 * time.Second,
-			Recorded: Capacity{Nodes: 2, USDPerHour: 0.2}, Replayed: Capacity{Nodes: i, USDPerHour: 0.1 * float64(i)}, Pending: 4 - i})
+			Recorded: Capacity{Nodes: 2, USDPerHour: 0.2}, Replayed: Capacity{Nodes: i, USDPerHour: 0.1 * float64(i)}, Pending: 4 - i,
+			Evicted: i, RecordedEvicted: 1, Interrupted: i % 2})
 	}
 	rows := Rows(samples, 30*time.Second, time.Minute)
 	if len(rows) != 2 || rows[0].ReplayedNodes != 0.5 || rows[1].ReplayedUSD < 0.2499 || rows[1].ReplayedUSD > 0.2501 ||
-		rows[0].PendingPodSeconds != 210 || rows[1].RecordedNodes != 2 {
+		rows[0].PendingPodSeconds != 210 || rows[1].RecordedNodes != 2 || rows[1].Evicted != 5 || rows[0].RecordedEvicted != 2 ||
+		rows[1].Interruptions != 1 || rows[0].RecordedInterruptions != 0 {
 		t.Fatalf("rows %+v", rows)
 	}
 	var buf bytes.Buffer
-	if err := WriteTable(&buf, rows); err != nil || !strings.Contains(buf.String(), "1m0s-2m0s") {
+	if err := WriteTable(&buf, rows); err != nil || !strings.Contains(buf.String(), "1m0s-2m0s") || !strings.Contains(buf.String(), "evicted pods (replayed)") {
 		t.Errorf("table %q, %v", buf.String(), err)
 	}
 	for _, name := range []string{"chart.svg", "chart.png"} {

@@ -48,6 +48,15 @@ type Runner struct {
 	Warmup time.Duration
 	// Log, when set, is told each step.
 	Log io.Writer
+	// Recreate, when set, makes the replay a --rebalance-only one: it is
+	// given the recorded nodes (NodeTimeline) at the times the recorded
+	// cluster got them, to buy the same (the controller then runs no
+	// provisioning of its own).
+	Recreate func(ctx context.Context, nodes []RecordedNode) error
+	// Interrupt, when set, is given the recorded spot interruptions
+	// (Recorded.Interruptions) when they come, to interrupt a spot node of
+	// the replay's in the same way.
+	Interrupt func(ctx context.Context, node RecordedNode) error
 }
 
 // Run recreates the recording's workload in time, Speed times faster, and
@@ -67,24 +76,33 @@ func (r Runner) Run(ctx context.Context, rec *record.Recording) ([]Sample, error
 	}
 	recorded := RecordedCapacity(rec, r.Catalog)
 	length := rec.End.Sub(rec.Start)
-	next := 0
+	tl := timelines{steps: steps, interruptions: recorded.Interruptions()}
+	if r.Recreate != nil {
+		tl.nodes = NodeTimeline(rec)
+	}
+	var c cursor
+	now := func(time.Duration) time.Time { return time.Now() }
+	if err := r.advance(ctx, tl, &c, 0, now, true); err != nil {
+		return nil, err
+	}
 	if r.Warmup > 0 {
-		for ; next < len(steps) && steps[next].At == 0; next++ {
-			r.apply(ctx, steps[next])
+		for ; c.step < len(steps) && steps[c.step].At == 0; c.step++ {
+			r.apply(ctx, steps[c.step])
 		}
 		if err := r.warmUp(ctx, Namespaces(steps), expectedPods(steps)); err != nil {
 			return nil, err
 		}
 	}
+	var events eventCounter
+	if _, _, err := events.count(ctx, r.Kube); err != nil { // the warm-up's are not the window's
+		return nil, err
+	}
 	start := time.Now()
 	wall := func(at time.Duration) time.Time { return start.Add(time.Duration(float64(at) / r.Speed)) }
 	var samples []Sample
 	for at := time.Duration(0); at <= length; at += r.Interval {
-		for ; next < len(steps) && steps[next].At <= at; next++ {
-			if err := sleepUntil(ctx, wall(steps[next].At)); err != nil {
-				return samples, err
-			}
-			r.apply(ctx, steps[next])
+		if err := r.advance(ctx, tl, &c, at, wall, false); err != nil {
+			return samples, err
 		}
 		if err := sleepUntil(ctx, wall(at)); err != nil {
 			return samples, err
@@ -94,9 +112,77 @@ func (r Runner) Run(ctx context.Context, rec *record.Recording) ([]Sample, error
 			return samples, err
 		}
 		s.Recorded, s.RecordedPending = recorded.At(at), recorded.PendingAt(at)
+		if s.Evicted, s.Interrupted, err = events.count(ctx, r.Kube); err != nil {
+			return samples, err
+		}
+		s.RecordedEvicted, s.RecordedInterrupted = recorded.EvictionsBetween(at-r.Interval, at), recorded.InterruptionsBetween(at-r.Interval, at)
 		samples = append(samples, s)
 	}
 	return samples, nil
+}
+
+// timelines are what a replay does in time: the workload's steps, the
+// recorded nodes to buy (--rebalance-only) and the recorded spot
+// interruptions to inflict.
+type timelines struct {
+	steps         []Step
+	nodes         []NodeStep
+	interruptions []Interruption
+}
+
+// cursor is how far a replay got through its timelines.
+type cursor struct{ step, node, interruption int }
+
+// advance does, in time order and each when its time comes, what the
+// timelines hold up to recorded time to: nodes first at a moment (the
+// recorded cluster had them), then the workload, then interruptions.
+// Before the clock starts (nodesOnly) it buys only the first nodes.
+func (r Runner) advance(ctx context.Context, tl timelines, c *cursor, to time.Duration, wall func(time.Duration) time.Time, nodesOnly bool) error {
+	for {
+		at, kind := to+1, ""
+		if c.node < len(tl.nodes) && tl.nodes[c.node].At <= to {
+			at, kind = tl.nodes[c.node].At, "node"
+		}
+		if !nodesOnly && c.step < len(tl.steps) && tl.steps[c.step].At < at && tl.steps[c.step].At <= to {
+			at, kind = tl.steps[c.step].At, "step"
+		}
+		if !nodesOnly && c.interruption < len(tl.interruptions) && tl.interruptions[c.interruption].At < at {
+			at, kind = tl.interruptions[c.interruption].At, "interruption"
+		}
+		if kind == "" {
+			return nil
+		}
+		if err := sleepUntil(ctx, wall(at)); err != nil {
+			return err
+		}
+		switch kind {
+		case "node":
+			var batch []RecordedNode
+			for ; c.node < len(tl.nodes) && tl.nodes[c.node].At == at; c.node++ {
+				batch = append(batch, tl.nodes[c.node].Node)
+			}
+			if err := r.Recreate(ctx, batch); err != nil {
+				return fmt.Errorf("recreate %d recorded nodes at %s: %w", len(batch), at, err)
+			}
+		case "step":
+			r.apply(ctx, tl.steps[c.step])
+			c.step++
+		case "interruption":
+			r.interrupt(ctx, tl.interruptions[c.interruption])
+			c.interruption++
+		}
+	}
+}
+
+// interrupt inflicts a recorded spot interruption on the replay, when it
+// can (Interrupt set); a replay with no spot node to interrupt lives on.
+func (r Runner) interrupt(ctx context.Context, in Interruption) {
+	if r.Interrupt == nil {
+		return
+	}
+	if err := r.Interrupt(ctx, in.Node); err != nil && r.Log != nil {
+		fmt.Fprintf(r.Log, "replay %s: the recorded spot interruption of a %s not replayed: %v\n", in.At, in.Node.InstanceType, err)
+	}
 }
 
 func (r Runner) apply(ctx context.Context, s Step) {

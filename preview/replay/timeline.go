@@ -1,7 +1,8 @@
 // Package replay turns a recording (preview/record) into what the local
 // world must do to live the same workload again, and compares what
 // Joinery bought with what the recorded cluster had: per bucket of
-// recorded time, nodes, USD/hour and pending-pod seconds.
+// recorded time, nodes, USD/hour, pending-pod seconds, pods evicted by
+// disruption and spot interruptions.
 package replay
 
 import (
