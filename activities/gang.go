@@ -73,40 +73,9 @@ func bookedFor(nc *apiv1.NodeClaim, now time.Time) string {
 // Done (the last two are reported on the request).
 func (a *Gang) PlanGang(ctx context.Context, in workflows.GangInput) (workflows.GangPlan, error) {
 	log := activityLogger(ctx, a.log).With(zap.String("provisioningrequest", in.Namespace+"/"+in.Name), zap.Int("try", in.Try))
-	pr, err := a.cluster.ProvisioningRequest(in.Namespace, in.Name)
-	if err != nil {
-		return workflows.GangPlan{}, err
-	}
-	if pr == nil || string(pr.UID) != in.UID || pr.DeletionTimestamp != nil {
-		log.Info("provisioning request gone: no try")
-		return workflows.GangPlan{Done: true}, nil
-	}
-	if gang.Done(pr) {
-		return workflows.GangPlan{Done: true}, nil
-	}
-	if ok, why := gang.Honoured(pr.Spec.ProvisioningClassName); !ok {
-		return workflows.GangPlan{Done: true}, a.ReportNotHonoured(ctx, pr, gang.ReasonClassNotHonoured, why)
-	}
-	if err := pr.Validate(); err != nil {
-		return workflows.GangPlan{Done: true}, a.ReportNotHonoured(ctx, pr, gang.ReasonInvalid, err.Error())
-	}
-	until, err := gang.ValidUntil(pr)
-	if err != nil {
-		return workflows.GangPlan{Done: true}, a.ReportNotHonoured(ctx, pr, gang.ReasonInvalid, err.Error())
-	}
-	if !until.IsZero() && !time.Now().Before(until) {
-		msg := fmt.Sprintf("not provisioned before %s (%s=%s): no further try", until.UTC().Format(time.RFC3339),
-			gang.ParamValidUntilSeconds, pr.Spec.Parameters[gang.ParamValidUntilSeconds])
-		st := provreq.Status{Conditions: gang.Conditions(pr.Status.Conditions, gang.OutcomeGaveUp, gang.ReasonValidUntil, msg, pr.Generation, time.Now()),
-			ProvisioningClassDetails: pr.Status.ProvisioningClassDetails}
-		log.Warn("provisioning request failed", zap.String("reason", msg))
-		if a.cluster.Recorder != nil {
-			a.cluster.Recorder.Event(requestRef(pr), corev1.EventTypeWarning, gang.ReasonValidUntil, msg)
-		}
-		return workflows.GangPlan{Done: true}, a.cluster.PatchProvisioningRequestStatus(ctx, pr.Namespace, pr.Name, st)
-	}
-	if _, err := gang.Placement(pr); err != nil {
-		return workflows.GangPlan{Done: true}, a.ReportNotHonoured(ctx, pr, gang.ReasonInvalid, err.Error())
+	pr, done, err := a.triable(ctx, in, log)
+	if pr == nil || done || err != nil {
+		return workflows.GangPlan{Done: done}, err
 	}
 	pods, why, err := a.gangPods(ctx, pr)
 	if err != nil {
@@ -173,6 +142,49 @@ func (a *Gang) PlanGang(ctx context.Context, in workflows.GangInput) (workflows.
 	out.OK = true
 	log.Info("gang plan: every pod placed", zap.Int("pods", len(pods)), zap.Int("nodeclaims", len(names)), zap.Int("onExisting", out.OnExisting))
 	return out, nil
+}
+
+// triable is the request a try plans for, or done when there is none to
+// make: the request is gone, replaced (another UID), already provisioned,
+// not honoured, invalid or past its validUntilSeconds (the last three are
+// reported on the request).
+func (a *Gang) triable(ctx context.Context, in workflows.GangInput, log *zap.Logger) (*provreq.ProvisioningRequest, bool, error) {
+	pr, err := a.cluster.ProvisioningRequest(in.Namespace, in.Name)
+	if err != nil {
+		return nil, false, err
+	}
+	if pr == nil || string(pr.UID) != in.UID || pr.DeletionTimestamp != nil {
+		log.Info("provisioning request gone: no try")
+		return nil, true, nil
+	}
+	if gang.Done(pr) {
+		return nil, true, nil
+	}
+	if ok, why := gang.Honoured(pr.Spec.ProvisioningClassName); !ok {
+		return nil, true, a.ReportNotHonoured(ctx, pr, gang.ReasonClassNotHonoured, why)
+	}
+	if err := pr.Validate(); err != nil {
+		return nil, true, a.ReportNotHonoured(ctx, pr, gang.ReasonInvalid, err.Error())
+	}
+	until, err := gang.ValidUntil(pr)
+	if err != nil {
+		return nil, true, a.ReportNotHonoured(ctx, pr, gang.ReasonInvalid, err.Error())
+	}
+	if !until.IsZero() && !time.Now().Before(until) {
+		msg := fmt.Sprintf("not provisioned before %s (%s=%s): no further try", until.UTC().Format(time.RFC3339),
+			gang.ParamValidUntilSeconds, pr.Spec.Parameters[gang.ParamValidUntilSeconds])
+		st := provreq.Status{Conditions: gang.Conditions(pr.Status.Conditions, gang.OutcomeGaveUp, gang.ReasonValidUntil, msg, pr.Generation, time.Now()),
+			ProvisioningClassDetails: pr.Status.ProvisioningClassDetails}
+		log.Warn("provisioning request failed", zap.String("reason", msg))
+		if a.cluster.Recorder != nil {
+			a.cluster.Recorder.Event(requestRef(pr), corev1.EventTypeWarning, gang.ReasonValidUntil, msg)
+		}
+		return nil, true, a.cluster.PatchProvisioningRequestStatus(ctx, pr.Namespace, pr.Name, st)
+	}
+	if _, err := gang.Placement(pr); err != nil {
+		return nil, true, a.ReportNotHonoured(ctx, pr, gang.ReasonInvalid, err.Error())
+	}
+	return pr, false, nil
 }
 
 // gangPods are the request's pods, made from its PodTemplates as Cluster

@@ -42,7 +42,7 @@ func TestGangClusterPlacementGroup(t *testing.T) {
 	parallel(t)
 	start := time.Now()
 	e := startEnvWith(t, false)
-	e.w.Auth.SetRecording(true)
+	recordWorkerIAM(t, e, "gangplacement") // CreatePlacementGroup tagged on creation; DeletePlacementGroup
 	e.w.EC2.SetPoolCapacity("", "", "on-demand", 3)
 	e.runControllerLogged(t, func(c *controller.Config) {
 		c.GangDeadline, c.GCInterval, c.GCLaunchGrace = 3*time.Minute, 5*time.Second, 5*time.Second

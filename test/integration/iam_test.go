@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"os"
+	"path/filepath"
 	"slices"
 	"sort"
 	"testing"
@@ -45,7 +46,41 @@ func checkWorkerIAM(t *testing.T, e *env) {
 	}
 	checks = distinct(checks)
 	saveRecording(t, e, "least-privilege", checks)
-	proveLeastPrivilege(t, e.w.WorkerPolicy(), checks, e.w.Elsewhere())
+	proveLeastPrivilege(t, e.w.WorkerPolicy(), append(checks, recordedElsewhere(t, e)...), e.w.Elsewhere())
+}
+
+// recordedElsewhere are the worker's checks the other tests recorded
+// (deploy/testdata/iam-recording-*.json, in a world like this one): a
+// statement only they need (a gang's placement group, a reservation) is
+// needed all the same.
+func recordedElsewhere(t *testing.T, e *env) []awsauth.Check {
+	t.Helper()
+	files, err := filepath.Glob(iamRecording("*"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out []awsauth.Check
+	for _, f := range files {
+		if f == iamRecording("least-privilege") {
+			continue
+		}
+		b, err := os.ReadFile(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var r struct {
+			Vars   deploy.IAMPolicyVars `json:"vars"`
+			Checks []awsauth.Check      `json:"checks"`
+		}
+		if err := json.Unmarshal(b, &r); err != nil {
+			t.Fatalf("%s: %v", f, err)
+		}
+		if r.Vars != e.w.PolicyVars() {
+			t.Fatalf("%s was recorded in another world (%+v) than this one (%+v)", f, r.Vars, e.w.PolicyVars())
+		}
+		out = append(out, r.Checks...)
+	}
+	return out
 }
 
 // recordWorkerIAM records the worker's authorization checks from now on;
