@@ -37,15 +37,11 @@ func (a *Provisioning) planRecreate(ctx context.Context, shapes []workflows.Recr
 	for _, s := range shapes {
 		planned := a.solveRecreate(snap, s)
 		for _, nn := range planned {
-			nn.Pods = nil // virtual: nothing is nominated
-			nc, input, err := a.claims.write(ctx, snap, batch, nn)
+			name, _, err := a.writeCapacity(ctx, snap, batch, nn, nn.NodePool, "recreated", &out)
 			if err != nil {
 				return out, err
 			}
-			names = append(names, nc.Name)
-			out.NodeClaims = append(out.NodeClaims, input)
-			out.PlannedUSDPerHour += nn.Price()
-			a.metrics.NodeClaimCreatedBy(nn.NodePool, "recreated", false)
+			names = append(names, name)
 		}
 		if short := s.Count - len(planned); short > 0 {
 			out.UnschedulableTotal += short

@@ -45,16 +45,12 @@ func (a *Provisioning) planStatic(ctx context.Context, in workflows.ProvisionInp
 	}
 	var names []string
 	for _, nn := range plan.NewNodeClaims {
-		nn.Pods = nil // virtual: nothing is nominated
-		nc, input, err := a.claims.write(ctx, snap, batch, nn)
+		name, input, err := a.writeCapacity(ctx, snap, batch, nn, in.StaticPool, "static", &out)
 		if err != nil {
 			return out, err
 		}
-		names = append(names, nc.Name)
-		out.NodeClaims = append(out.NodeClaims, input)
-		out.PlannedUSDPerHour += nn.Price()
-		a.metrics.NodeClaimCreatedBy(in.StaticPool, "static", false)
-		activityLogger(ctx, a.log).Info("static nodeclaim planned", zap.String("nodeclaim", nc.Name), zap.String("nodepool", in.StaticPool),
+		names = append(names, name)
+		activityLogger(ctx, a.log).Info("static nodeclaim planned", zap.String("nodeclaim", name), zap.String("nodepool", in.StaticPool),
 			zap.String("cheapest", input.Offerings[0].InstanceType), zap.Float64("usdPerHour", nn.Price()))
 	}
 	if err := a.cluster.WaitNodeClaimsCached(ctx, names, cacheWait); err != nil {
@@ -76,3 +72,19 @@ func (a *Provisioning) planStatic(ctx context.Context, in workflows.ProvisionInp
 // ErrStaticPoolUnavailable is the error type of a static launch for a pool
 // that cannot launch now (the reconciler's next pass tries again).
 const ErrStaticPoolUnavailable = "StaticPoolUnavailable"
+
+// writeCapacity writes a NodeClaim planned for no pod (a static pool's
+// replica, a recorded node recreated: nothing is nominated to it) and adds
+// it to out, counted as created by why in pool.
+func (a *Provisioning) writeCapacity(ctx context.Context, snap *snapshot, batch string, nn solver.NewNodeClaim, pool, why string,
+	out *workflows.ProvisionPlan) (string, workflows.NodeClaimInput, error) {
+	nn.Pods = nil
+	nc, input, err := a.claims.write(ctx, snap, batch, nn)
+	if err != nil {
+		return "", input, err
+	}
+	out.NodeClaims = append(out.NodeClaims, input)
+	out.PlannedUSDPerHour += nn.Price()
+	a.metrics.NodeClaimCreatedBy(pool, why, false)
+	return nc.Name, input, nil
+}
