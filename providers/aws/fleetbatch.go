@@ -75,7 +75,7 @@ func (f *fleetBatcher) launch(ctx context.Context, req LaunchRequest) (Instance,
 	f.mu.Lock()
 	// The same request under the same client token: EC2 would give the
 	// same answer.
-	if l, ok := f.launched[req.NodeClaim]; ok && l.key == key && req.ClientToken != "" && l.token == req.ClientToken {
+	if l, ok := f.keptLocked(req.NodeClaim); ok && l.key == key && req.ClientToken != "" && l.token == req.ClientToken {
 		f.mu.Unlock()
 		return l.inst, nil
 	}
@@ -236,11 +236,18 @@ func (c *Client) tagLaunched(ctx context.Context, out map[string]outcome[Instanc
 func (f *fleetBatcher) kept(nodeClaim string) (Instance, bool) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
+	l, ok := f.keptLocked(nodeClaim)
+	return l.inst, ok
+}
+
+// keptLocked is the batch answer kept for nodeClaim, unless older than
+// launchedTTL (f.mu held).
+func (f *fleetBatcher) keptLocked(nodeClaim string) (launchedInstance, bool) {
 	l, ok := f.launched[nodeClaim]
 	if !ok || f.c.Clock().Now().Sub(l.at) > launchedTTL {
-		return Instance{}, false
+		return launchedInstance{}, false
 	}
-	return l.inst, true
+	return l, true
 }
 
 func pendingKey(key, nodeClaim string) string { return key + "/" + nodeClaim }
