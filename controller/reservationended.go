@@ -32,16 +32,7 @@ type reservationEndWatcher struct {
 }
 
 func (w *reservationEndWatcher) run(ctx context.Context) {
-	t := time.NewTicker(reservationEndEvery)
-	defer t.Stop()
-	for {
-		w.check(ctx)
-		select {
-		case <-ctx.Done():
-			return
-		case <-t.C:
-		}
-	}
+	reconcileLoop(ctx, reservationEndEvery, nil, 0, func(ctx context.Context, _ time.Time) { w.check(ctx) })
 }
 
 // check looks the reserved NodeClaims' instances up (batched) and
