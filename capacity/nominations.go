@@ -46,13 +46,14 @@ type Nominations struct {
 	// booked says whether a gang holds the NodeClaim (its nominations
 	// live as long as the booking).
 	booked func(*apiv1.NodeClaim, time.Time) bool
+	req    *podRequests
 }
 
 // NewNominations reads nominations from the cluster's caches; window is
 // how long a claim's nominations outlive its Node's initialization (0:
 // DefaultNominationWindow).
 func NewNominations(cl *kube.Cluster, window time.Duration, booked func(*apiv1.NodeClaim, time.Time) bool) *Nominations {
-	return &Nominations{cluster: cl, window: window, booked: booked}
+	return &Nominations{cluster: cl, window: window, booked: booked, req: newPodRequests(cl)}
 }
 
 // Window is the nomination window, DefaultNominationWindow if unset.
@@ -153,7 +154,7 @@ func (n *Nominations) Explain(pending []*corev1.Pod, now time.Time) (map[string]
 		for _, uid := range nominees[nc.Name] {
 			p := byUID[uid]
 			if bounded {
-				req := solver.PodFromK8s(p).Requests
+				req := n.req.of(p)
 				if !req.Fits(free) {
 					displaced = append(displaced, displacedPod{p, req})
 					continue
@@ -338,7 +339,7 @@ func (n *Nominations) freeOnNode(nc *apiv1.NodeClaim) (resources.List, bool) {
 	free, _ := resources.FromResourceList(node.Status.Allocatable)
 	for _, p := range n.cluster.PodsOnNode(node.Name) {
 		if kube.IsActive(p) {
-			free = free.Sub(solver.PodFromK8s(p).Requests)
+			free = free.Sub(n.req.of(p))
 		}
 	}
 	return free, true
@@ -366,7 +367,7 @@ func (n *Nominations) vacated(live []*apiv1.NodeClaim, claimOf map[string]string
 		if out[claim] == nil {
 			out[claim] = map[string]resources.List{}
 		}
-		out[claim][key] = out[claim][key].Add(solver.PodFromK8s(p).Requests)
+		out[claim][key] = out[claim][key].Add(n.req.of(p))
 	}
 	return out
 }

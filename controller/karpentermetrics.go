@@ -187,7 +187,7 @@ func podRequests(pods []*corev1.Pod) (all, daemons corev1.ResourceList) {
 		if !kube.IsActive(p) {
 			continue
 		}
-		r := solver.PodFromK8s(p).Requests
+		r := solver.Requests(p)
 		a = a.Add(r)
 		if kube.IsDaemonSetPod(p) {
 			d = d.Add(r)

@@ -71,7 +71,7 @@ func (n *nodeCollector) Collect(ch chan<- prometheus.Metric) {
 		alloc[pool] = alloc[pool].Add(a)
 		for _, p := range n.cluster.PodsOnNode(node.Name) {
 			if kube.IsActive(p) {
-				reqs[pool] = reqs[pool].Add(solver.PodFromK8s(p).Requests)
+				reqs[pool] = reqs[pool].Add(solver.Requests(p))
 			}
 		}
 	}

@@ -141,7 +141,8 @@ func (r *repairWatcher) nodes() []repair.Node {
 		if claim == "" || n.DeletionTimestamp != nil {
 			continue
 		}
-		rn := repair.Node{Name: n.Name, NodePool: n.Labels[apiv1.LabelNodePool], Repairing: r.repairing(n, claim)}
+		rn := repair.Node{Name: n.Name, NodePool: n.Labels[apiv1.LabelNodePool], Repairing: r.repairing(n, claim),
+			DoNotRepair: r.doNotRepair(n, claim)}
 		for _, c := range n.Status.Conditions {
 			rn.Signals = append(rn.Signals, repair.Signal{Type: string(c.Type), Status: string(c.Status), Since: c.LastTransitionTime.Time,
 				Reason: c.Reason, Message: c.Message})
@@ -191,6 +192,16 @@ func statusReason(check string) string {
 		return "SystemStatusImpaired"
 	}
 	return "InstanceStatusImpaired"
+}
+
+// doNotRepair: the Node or its NodeClaim is annotated
+// karpenter.sh/do-not-repair: "true".
+func (r *repairWatcher) doNotRepair(n *corev1.Node, claim string) bool {
+	if n.Annotations[apiv1.AnnotationDoNotRepair] == "true" {
+		return true
+	}
+	nc := r.cl.CachedNodeClaim(claim)
+	return nc != nil && nc.Annotations[apiv1.AnnotationDoNotRepair] == "true"
 }
 
 // repairing: the node carries the disrupted taint for reason Unhealthy.

@@ -74,6 +74,13 @@ func PodFromK8s(p *corev1.Pod) Pod {
 // them: the running containers and sidecars or the init peak, whichever
 // is larger, pod-level requests where set, plus the overhead and one pod;
 // unknown lists the resource names the solver does not model (sorted).
+// Requests is the pod's effective requests, as PodFromK8s reads them,
+// without converting the rest of the pod.
+func Requests(p *corev1.Pod) resources.List {
+	r, _ := podRequests(p)
+	return r
+}
+
 func podRequests(p *corev1.Pod) (eff resources.List, unknown []string) {
 	seen := map[string]bool{}
 	add := func(l resources.List, u []string) resources.List {

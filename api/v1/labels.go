@@ -64,6 +64,9 @@ const (
 	// consolidation orders and Balanced scores by. Unset, the pod's
 	// controller.kubernetes.io/pod-deletion-cost is read instead.
 	AnnotationDisruptionCost = "karpenter.sh/disruption-cost"
+	// AnnotationDoNotRepair "true" on a Node or NodeClaim blocks node
+	// repair, whatever do-not-disrupt says (Karpenter v1.15).
+	AnnotationDoNotRepair = "karpenter.sh/do-not-repair"
 	// AnnotationNodePoolHash stamps the NodePool template hash at launch (drift).
 	AnnotationNodePoolHash = "karpenter.sh/nodepool-hash"
 	// AnnotationNodePoolHashVersion stamps the version of the hash function

@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"slices"
 	"time"
+
+	apiv1 "github.com/joinery/joinery/api/v1"
 )
 
 // Repair is one node to repair now.
@@ -87,6 +89,11 @@ func decidePool(d *Decision, nodes []Node, s Settings, now time.Time) {
 		return cmp.Or(a.at.Compare(b.at), cmp.Compare(a.node.Name, b.node.Name))
 	})
 	for _, u := range dues {
+		if u.node.DoNotRepair {
+			d.Blocked = append(d.Blocked, Blocked{Node: u.node.Name, NodePool: u.node.NodePool, Signal: u.signal,
+				Message: fmt.Sprintf("repair is blocked through the %q annotation", apiv1.AnnotationDoNotRepair)})
+			continue
+		}
 		if repairing < limit {
 			repairing++
 			d.Repair = append(d.Repair, Repair{Node: u.node.Name, NodePool: u.node.NodePool, Signal: u.signal, Policy: u.policy,

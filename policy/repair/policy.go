@@ -86,4 +86,7 @@ type Node struct {
 	Signals  []Signal
 	// Repairing: a repair saga already runs for the node.
 	Repairing bool
+	// DoNotRepair: the Node or its NodeClaim carries
+	// karpenter.sh/do-not-repair: "true" (Karpenter v1.15).
+	DoNotRepair bool
 }

@@ -64,6 +64,12 @@ func TestDecide(t *testing.T) {
 			Node{Name: "r", NodePool: "p", Repairing: true},
 			node("x", "p", sig(ConditionReady, StatusFalse, 40*time.Minute)),
 			node("y", "p", sig(ConditionReady, StatusFalse, 50*time.Minute))), nil, "y", "x"},
+		{"do-not-repair blocks the node and leaves its slot to the next", append(healthy(7, "p"),
+			Node{Name: "y", NodePool: "p", DoNotRepair: true, Signals: []Signal{sig(ConditionReady, StatusFalse, 50*time.Minute)}},
+			node("x", "p", sig(ConditionReady, StatusFalse, 40*time.Minute)),
+			node("z", "p", sig(ConditionReady, StatusFalse, 35*time.Minute))), nil, "x,z", "y"},
+		{"do-not-repair on a node not yet due says nothing", append(healthy(4, "p"),
+			Node{Name: "y", NodePool: "p", DoNotRepair: true, Signals: []Signal{sig(ConditionReady, StatusFalse, time.Minute)}}), nil, "", ""},
 		{"cap rounds up: one of three", append(healthy(2, "p"), node("x", "p", sig(ConditionReady, StatusFalse, time.Hour))), nil, "x", ""},
 		{"pool annotation caps at 1", append(healthy(8, "p"),
 			node("x", "p", sig(ConditionReady, StatusFalse, 40*time.Minute)),
@@ -137,5 +143,14 @@ func TestScaled(t *testing.T) {
 	}
 	if DefaultPolicies()[2].Toleration != 10*time.Minute {
 		t.Error("Scaled changed the defaults")
+	}
+}
+
+func TestDoNotRepairSaysWhy(t *testing.T) {
+	def := Settings{MaxUnhealthy: DefaultMaxUnhealthy, Policies: DefaultPolicies()}
+	d := Decide([]Node{{Name: "y", NodePool: "p", DoNotRepair: true, Signals: []Signal{sig(ConditionReady, StatusFalse, time.Hour)}}},
+		nil, def, t0)
+	if len(d.Blocked) != 1 || d.Blocked[0].Message != `repair is blocked through the "karpenter.sh/do-not-repair" annotation` {
+		t.Fatalf("blocked = %+v", d.Blocked)
 	}
 }

@@ -38,6 +38,9 @@ func TestBenchSmoke(t *testing.T) {
 	if r.RestCPUShare <= 0 || r.RestCPUShare > 2 {
 		t.Errorf("worker at rest used %.3f of a core (2 cores: between 0 and 2)", r.RestCPUShare)
 	}
+	if r.SchedulerAttempts["scheduled"] < 200 {
+		t.Errorf("kube-scheduler attempts %v: fewer scheduled than the 200 pods", r.SchedulerAttempts)
+	}
 	if r.Fleets.Calls == 0 || r.Fleets.Distinct == 0 || r.Fleets.Distinct > r.Fleets.Calls {
 		t.Errorf("CreateFleet figures %+v", r.Fleets)
 	}

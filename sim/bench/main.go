@@ -44,6 +44,7 @@ func main() {
 	cpuProfile := flag.String("cpuprofile", "", "write the worker's CPU profile to this file (go tool pprof -top <file>)")
 	heapProfile := flag.String("heapprofile", "", "write the worker's heap profile, taken as it stops, to this file (go tool pprof -sample_index=inuse_space -top <file>)")
 	rest := flag.Duration("rest", time.Minute, "once every pod runs, how long to measure the worker's CPU with nothing pending (0: not at all)")
+	schedProfile := flag.String("scheduler-profile", "", "write a CPU profile of the kube-scheduler, over 60 s from a minute after the apply, to this file")
 	floor := flag.Bool("control-plane-floor", false, "run no worker: report how long the local control plane takes to create the pods and mark them all Unschedulable")
 	flag.Parse()
 	var report interface{ print() }
@@ -55,7 +56,7 @@ func main() {
 		if *fastBoot {
 			boot = fastPhases
 		}
-		report, err = run(*pods, boot, *timeout, *rest, *keep, profiles{CPU: absPath(*cpuProfile), Heap: absPath(*heapProfile)})
+		report, err = run(*pods, boot, *timeout, *rest, *keep, profiles{CPU: absPath(*cpuProfile), Heap: absPath(*heapProfile), Scheduler: absPath(*schedProfile)})
 	}
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "error:", err)
@@ -156,8 +157,18 @@ func run(pods int, boot world.BootPhases, timeout, rest time.Duration, keep bool
 		return nil, err
 	}
 	defer worker.stop()
+	if prof.Scheduler != "" {
+		go func() {
+			if err := profileScheduler(ctx, w.Kube.SchedulerURL(), prof.Scheduler, time.Minute, time.Minute); err != nil && ctx.Err() == nil {
+				fmt.Fprintln(os.Stderr, "kube-scheduler profile:", err)
+			}
+		}()
+	}
 	r, err := measure(ctx, w, pods, worker.cmd.Process.Pid)
 	if err != nil {
+		return nil, err
+	}
+	if r.SchedulerAttempts, err = schedulerAttempts(w.Kube.SchedulerURL()); err != nil {
 		return nil, err
 	}
 	r.BootP50, r.BootMax = bootFigures(w.BootTimes())
@@ -250,10 +261,13 @@ type Report struct {
 	CPUSeconds map[string]float64 `json:"cpuSeconds"`
 	// RestCPUShare is the share of one core the worker used over the rest
 	// window that follows, with every pod running (0: not measured).
-	RestCPUShare    float64         `json:"restCpuShare"`
-	ActivityLatency []Latency       `json:"activityLatency"`
-	WorkflowLatency []Latency       `json:"workflowLatency"`
-	Provisions      []ProvisionSpan `json:"provisions"`
+	RestCPUShare float64 `json:"restCpuShare"`
+	// SchedulerAttempts are the kube-scheduler's scheduling attempts by
+	// result, and "preemption" its preemption attempts, until every pod ran.
+	SchedulerAttempts map[string]float64 `json:"schedulerAttempts"`
+	ActivityLatency   []Latency          `json:"activityLatency"`
+	WorkflowLatency   []Latency          `json:"workflowLatency"`
+	Provisions        []ProvisionSpan    `json:"provisions"`
 }
 
 func (r *Report) print() {
@@ -288,6 +302,8 @@ func (r *Report) print() {
 	if r.RestCPUShare > 0 {
 		fmt.Fprintf(tw, "worker CPU at rest (every pod Running), share of a core\t%.2f%%\n", 100*r.RestCPUShare)
 	}
+	fmt.Fprintf(tw, "kube-scheduler attempts: scheduled, unschedulable, error; preemption\t%.0f, %.0f, %.0f; %.0f\n",
+		r.SchedulerAttempts["scheduled"], r.SchedulerAttempts["unschedulable"], r.SchedulerAttempts["error"], r.SchedulerAttempts["preemption"])
 	for _, l := range r.WorkflowLatency {
 		fmt.Fprintf(tw, "workflow %s: runs, p50, p99\t%d, %.3fs, %.3fs\n", l.Type, l.Count, l.P50, l.P99)
 	}

@@ -89,7 +89,7 @@ func startWorker(ctx context.Context, w *world.World, exe, metricsAddr string, p
 }
 
 // profiles are where the worker writes its CPU and heap profiles ("": none).
-type profiles struct{ CPU, Heap string }
+type profiles struct{ CPU, Heap, Scheduler string }
 
 // workerProc is the worker process; done closes when it has exited.
 type workerProc struct {

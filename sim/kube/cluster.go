@@ -150,6 +150,11 @@ func (c *Cluster) RESTConfig() *rest.Config { return restConfigFor(c.server, c.p
 // Server returns the kube-apiserver URL, https://127.0.0.1:<port>.
 func (c *Cluster) Server() string { return c.server }
 
+// SchedulerURL returns the kube-scheduler's secure endpoint,
+// https://127.0.0.1:<port> (self-signed; /metrics and /debug/pprof need
+// no credentials).
+func (c *Cluster) SchedulerURL() string { return fmt.Sprintf("https://127.0.0.1:%d", c.opts.Ports.Scheduler) }
+
 // BinDir returns the folder the control-plane binaries were run from.
 func (c *Cluster) BinDir() string { return c.binDir }
 
