@@ -49,30 +49,19 @@ func (n *Nominations) SchedulerHints(pending []*corev1.Pod, now time.Time) []Hin
 	return out
 }
 
-// byOpening orders hints by their node: Ready ones first (the scheduler
-// fills them now), then by registration, the order the rest turn Ready.
-// In a burst the pointers are written over tens of seconds, and a node
-// whose nominees are pointed last would be filled by other pods first.
+// byOpening orders hints by when their node turned Ready, earliest
+// first: in a burst the pointers are written over tens of seconds, and the
+// nodes open longest are those the scheduler fills first with other pods.
 func (n *Nominations) byOpening(hints []Hint) {
-	type opening struct {
-		notReady   bool
-		registered time.Time
-	}
-	of := map[string]opening{}
+	readyAt := map[string]time.Time{}
 	for _, h := range hints {
-		if _, ok := of[h.Node]; !ok {
+		if _, ok := readyAt[h.Node]; !ok {
 			if node, err := n.cluster.Nodes.Get(h.Node); err == nil {
-				of[h.Node] = opening{!lifecycle.Ready(node), node.CreationTimestamp.Time}
+				readyAt[h.Node] = lifecycle.ReadySince(node)
 			}
 		}
 	}
-	sort.SliceStable(hints, func(i, j int) bool {
-		a, b := of[hints[i].Node], of[hints[j].Node]
-		if a.notReady != b.notReady {
-			return !a.notReady
-		}
-		return a.registered.Before(b.registered)
-	})
+	sort.SliceStable(hints, func(i, j int) bool { return readyAt[hints[i].Node].Before(readyAt[hints[j].Node]) })
 }
 
 // nodeExists says whether the Node is in the cache: a pointer to a node

@@ -11,10 +11,11 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 )
 
-// A pending pod is pointed at its claim's node once that node has
-// registered (Ready or not) and has no lasting taint the pod does not
-// tolerate; a pod nominated to another existing node is left alone, one
-// pointed at a node gone is pointed again.
+// A pending pod is pointed at its claim's node once that node is Ready
+// and has no taint the pod does not tolerate (a pointer to a booting node
+// would be cleared by the pod's next failed attempt); a pod nominated to
+// another existing node is left alone, one pointed at a node gone is
+// pointed again.
 func TestSchedulerHintsOnlyToNodesThePodCanUseNow(t *testing.T) {
 	now := time.Now()
 	initialized := []metav1.Condition{{Type: apiv1.ConditionInitialized, Status: "True", LastTransitionTime: metav1.NewTime(now.Add(-time.Second))}}
@@ -52,7 +53,7 @@ func TestSchedulerHintsOnlyToNodesThePodCanUseNow(t *testing.T) {
 	for _, h := range noms.SchedulerHints([]*corev1.Pod{a, b, c, d, tolerates, nominated, stale}, now) {
 		got[h.Pod.Name] = h.Node
 	}
-	want := map[string]string{"a": "node-ready", "b": "node-booting", "tolerates": "node-tainted", "stale": "node-ready"}
+	want := map[string]string{"a": "node-ready", "tolerates": "node-tainted", "stale": "node-ready"}
 	if len(got) != len(want) {
 		t.Fatalf("hints %v, want %v", got, want)
 	}
@@ -63,13 +64,14 @@ func TestSchedulerHintsOnlyToNodesThePodCanUseNow(t *testing.T) {
 	}
 }
 
-// Hints come Ready nodes first, then by registration: the order the
-// scheduler opens the nodes.
+// Hints come by when their node turned Ready, earliest first; a booting
+// node's nominees get none.
 func TestSchedulerHintsInTheOrderNodesOpen(t *testing.T) {
 	now := time.Now()
 	node := func(name string, registered time.Duration, ready bool) *corev1.Node {
 		n := twoCPUNode()
-		n.Name, n.CreationTimestamp = name, metav1.NewTime(now.Add(-registered))
+		n.Name = name
+		n.Status.Conditions[0].LastTransitionTime = metav1.NewTime(now.Add(-registered))
 		if !ready {
 			n.Status.Conditions[0].Status = corev1.ConditionFalse
 		}
@@ -90,8 +92,8 @@ func TestSchedulerHintsInTheOrderNodesOpen(t *testing.T) {
 	for _, h := range noms.SchedulerHints([]*corev1.Pod{a, b, c}, now) {
 		got = append(got, h.Node)
 	}
-	want := []string{"ready-early", "ready-late", "booting-early"}
-	if len(got) != len(want) || got[0] != want[0] || got[1] != want[1] || got[2] != want[2] {
+	want := []string{"ready-early", "ready-late"}
+	if len(got) != len(want) || got[0] != want[0] || got[1] != want[1] {
 		t.Fatalf("hints to %v, want %v", got, want)
 	}
 }

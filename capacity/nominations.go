@@ -211,15 +211,14 @@ func initializedAt(nc *apiv1.NodeClaim) time.Time {
 }
 
 // pointable says whether the pod may be pointed at the claim's Node now:
-// it has registered, is schedulable, and the pod tolerates the taints it
-// keeps once initialized. The pointer goes before the Node is Ready, so
-// that the scheduler keeps the room of the node's nominees from the
-// moment it opens, rather than from when a burst of pointers gets through
-// the API server, by which time the scheduler has given that room to
-// pods nominated to nodes still booting.
+// the Node is Ready and schedulable and the pod tolerates every taint it
+// has, so the scheduler can place the pod there at its next attempt. A
+// pointer written earlier does not hold: the scheduler clears it at the
+// pod's next failed attempt (its preemption finds nothing and resets the
+// nomination), and a booting node's arrival is what sets off that attempt.
 func (n *Nominations) pointable(nc *apiv1.NodeClaim, p *corev1.Pod) bool {
 	node, err := n.cluster.Nodes.Get(nc.Status.NodeName)
-	return err == nil && !node.Spec.Unschedulable && solver.Tolerated(lifecycle.LastingTaints(node, nc), p.Spec.Tolerations)
+	return err == nil && lifecycle.Ready(node) && !node.Spec.Unschedulable && solver.Tolerated(node.Spec.Taints, p.Spec.Tolerations)
 }
 
 // pendingNominees are the claim's nominees still pending, in annotation order.

@@ -14,7 +14,6 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 	"k8s.io/client-go/tools/cache"
@@ -49,15 +48,8 @@ type schedulerHints struct {
 func newSchedulerHints(cl *kube.Cluster, noms *capacity.Nominations, log *zap.Logger) *schedulerHints {
 	h := &schedulerHints{cl: cl, noms: noms, log: log.Named("scheduler-hints"), every: 5 * time.Second,
 		trigger: make(chan struct{}, 1), done: map[types.UID]string{}}
-	// New hints come when a NodeClaim learns its Node (registration), and
-	// when a Node turns Ready or loses a taint; the resync catches the rest.
-	cl.OnNodeClaimEvent(cache.ResourceEventHandlerFuncs{
-		UpdateFunc: func(o, n interface{}) {
-			if claimRegistered(o, n) {
-				h.poke()
-			}
-		},
-	})
+	// New hints come when a Node turns Ready or loses a taint; the
+	// resync catches the rest.
 	cl.OnNodeEvent(cache.ResourceEventHandlerFuncs{
 		UpdateFunc: func(o, n interface{}) {
 			if nodeOpened(o, n) {
@@ -140,19 +132,6 @@ func (h *schedulerHints) forgetGone(pending []*corev1.Pod) {
 			delete(h.done, uid)
 		}
 	}
-}
-
-// claimRegistered says whether a NodeClaim update (unstructured, as the
-// informer holds it) gave it its Node.
-func claimRegistered(o, n interface{}) bool {
-	old, _ := o.(*unstructured.Unstructured)
-	nc, _ := n.(*unstructured.Unstructured)
-	if old == nil || nc == nil {
-		return false
-	}
-	was, _, _ := unstructured.NestedString(old.Object, "status", "nodeName")
-	is, _, _ := unstructured.NestedString(nc.Object, "status", "nodeName")
-	return was == "" && is != ""
 }
 
 // nodeOpened says whether a Node update may let pending pods onto it:

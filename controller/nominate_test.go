@@ -17,7 +17,6 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
@@ -68,31 +67,6 @@ func TestSchedulerHintsPointPodsAtTheirNodeOnce(t *testing.T) {
 	h.pass(ctx, time.Now())
 	if got := nominated(); got != "" {
 		t.Fatalf("hint written again after the scheduler cleared it: %q", got)
-	}
-}
-
-// A NodeClaim learning its Node wakes the hints; its other updates do not.
-func TestClaimRegistered(t *testing.T) {
-	claim := func(node string) *unstructured.Unstructured {
-		u := &unstructured.Unstructured{Object: map[string]interface{}{"kind": "NodeClaim"}}
-		if node != "" {
-			_ = unstructured.SetNestedField(u.Object, node, "status", "nodeName")
-		}
-		return u
-	}
-	for _, tc := range []struct {
-		name     string
-		old, new interface{}
-		want     bool
-	}{
-		{"registered", claim(""), claim("ip-10-0-0-7"), true},
-		{"launched, no Node yet", claim(""), claim(""), false},
-		{"already registered", claim("ip-10-0-0-7"), claim("ip-10-0-0-7"), false},
-		{"not a NodeClaim", "x", claim("ip-10-0-0-7"), false},
-	} {
-		if got := claimRegistered(tc.old, tc.new); got != tc.want {
-			t.Errorf("%s: %v, want %v", tc.name, got, tc.want)
-		}
 	}
 }
 

@@ -8,6 +8,7 @@ package lifecycle
 import (
 	"fmt"
 	"strings"
+	"time"
 
 	apiv1 "github.com/joinery/joinery/api/v1"
 	corev1 "k8s.io/api/core/v1"
@@ -141,18 +142,15 @@ func Ready(n *corev1.Node) bool {
 	return false
 }
 
-// LastingTaints are the node's taints that stay once it is initialized:
-// all but the unregistered taint, the known ephemeral ones and the
-// NodeClaim's startup taints, which go as the node comes up.
-func LastingTaints(node *corev1.Node, nc *apiv1.NodeClaim) []corev1.Taint {
-	var out []corev1.Taint
-	for _, t := range node.Spec.Taints {
-		if t.Key == apiv1.TaintKeyUnregistered || HasTaint(knownEphemeralTaints, t) || HasTaint(nc.Spec.StartupTaints, t) {
-			continue
+// ReadySince is when the node's Ready condition last changed (zero: it
+// has none).
+func ReadySince(n *corev1.Node) time.Time {
+	for _, c := range n.Status.Conditions {
+		if c.Type == corev1.NodeReady {
+			return c.LastTransitionTime.Time
 		}
-		out = append(out, t)
 	}
-	return out
+	return time.Time{}
 }
 
 // HasTaint reports whether ts holds a taint with t's key and effect (the
