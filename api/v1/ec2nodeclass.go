@@ -18,7 +18,7 @@ type EC2NodeClass struct {
 }
 
 // EC2NodeClassSpec is karpenter.k8s.aws/v1 EC2NodeClass.spec: every field
-// of Karpenter v1.14, so any valid Karpenter YAML decodes strictly. The
+// of Karpenter v1.15, so any valid Karpenter YAML decodes strictly. The
 // fields Joinery does not act on are refused, not ignored:
 // nodeclass.Unsupported names them and a class that sets one does not
 // launch.
