@@ -1,6 +1,7 @@
 package solver
 
 import (
+	"strings"
 	"testing"
 
 	apiv1 "github.com/joinery/joinery/api/v1"
@@ -44,5 +45,27 @@ func TestNodePoolKeepsToNitroEnclavesTypes(t *testing.T) {
 		if !o.Type.NitroEnclaves || o.Type.VCPU < 2 {
 			t.Errorf("NodeClaim type %s (Nitro Enclaves %v)", o.Type.Name, o.Type.NitroEnclaves)
 		}
+	}
+}
+
+// A pool allowing only types without Nitro Enclaves support, under a class
+// that enables them, plans nothing: the pod stays pending with the
+// solver's reason.
+func TestNodePoolWithoutEnclaveTypesLeavesPodPending(t *testing.T) {
+	np := &apiv1.NodePool{ObjectMeta: metav1.ObjectMeta{Name: "enclaves"}}
+	np.Spec.Template.Spec.Requirements = []apiv1.NodeSelectorRequirementWithMinValues{{Key: apiv1.LabelInstanceType,
+		Operator: apiv1.OpIn, Values: []string{"t3.xlarge", "m5.large"}}}
+	on := true
+	cls := &apiv1.EC2NodeClass{Spec: apiv1.EC2NodeClassSpec{EnclaveOptions: &apiv1.EnclaveOptions{Enabled: &on}}}
+	pool := NodePoolFromAPI(np, cls, catalog.MustDefault(), catalog.DefaultZones, nil)
+	if len(pool.InstanceTypes) != 0 {
+		t.Fatalf("%d types planned, want none", len(pool.InstanceTypes))
+	}
+	pod := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: "enclave", Namespace: "default"}, Spec: corev1.PodSpec{Containers: []corev1.Container{{Name: "c",
+		Resources: corev1.ResourceRequirements{Requests: corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("1")}}}}}}
+	plan := Solve(Input{Pods: []Pod{PodFromK8s(pod)}, NodePools: []NodePool{pool}})
+	if len(plan.NewNodeClaims) != 0 || len(plan.Unschedulable) != 1 ||
+		!strings.HasPrefix(plan.Unschedulable[0].Reason, "no instance type in any NodePool has enough resources") {
+		t.Fatalf("plan %+v: want the pod unschedulable, no type left", plan)
 	}
 }
