@@ -167,7 +167,7 @@ func (a *Launch) launchTemplate(ctx context.Context, nc *apiv1.NodeClaim, cls *a
 		NoCapacityReservations:   reservation == "" && len(cls.Spec.CapacityReservationSelectorTerms) > 0,
 		DetailedMonitoring:       cls.Spec.DetailedMonitoring != nil && *cls.Spec.DetailedMonitoring,
 		AssociatePublicIPAddress: cls.Spec.AssociatePublicIPAddress, ConnectionTracking: cls.Spec.ConnectionTracking,
-		NestedVirtualization: nestedVirtualization(cls),
+		NestedVirtualization: nestedVirtualization(cls), EnclavesEnabled: cls.Spec.WantsEnclaves(),
 	}
 	data.IPv4PrefixCount, data.IPv6PrefixCount = prefixCounts(cls, a.clusterFacts.DNSIP)
 	data.NetworkInterfaces, data.EFAInterfaces = cls.Spec.NetworkInterfaces, ifs.EFA

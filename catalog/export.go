@@ -14,14 +14,14 @@ import (
 // (data/README.md) for every fact the catalog holds, then what makes a
 // catalog region-true: zones (the zones selling the type, ";"-separated),
 // spot_usd_per_hour (zone=price pairs, ";"-separated), the EBS attachment
-// limit, the Spot Instance Advisor saving and nested virtualization
-// support. Parse reads them all back.
+// limit, the Spot Instance Advisor saving, nested virtualization and
+// Nitro Enclaves support. Parse reads them all back.
 var ExportColumns = []string{"instance_type", "family", "category", "generation", "size", "architecture", "vcpu", "memory_mib",
 	"gpu_count", "gpu_manufacturer", "gpu_name", "gpu_memory_mib", "accelerator_count", "accelerator_manufacturer", "accelerator_name",
 	"local_nvme_gb", "max_enis", "default_card_max_enis", "network_cards", "ipv4_per_eni", "max_pods", "efa_count",
 	"network_bandwidth_mbps", "network_performance", "ebs_bandwidth_mbps", "hypervisor", "bare_metal", "cpu_manufacturer",
 	"ondemand_usd_per_hour", "zones", "spot_usd_per_hour", "max_ebs_attachments", "attachment_limit_type", "savings_vs_ondemand_pct",
-	"nested_virtualization"}
+	"nested_virtualization", "nitro_enclaves"}
 
 // WithMarket returns a catalog of the same types that also says which zones
 // sell each type and its spot price per zone (nil maps: unknown, every
@@ -95,7 +95,7 @@ func WriteCSV(w io.Writer, c *Catalog) error {
 			i64(it.LocalNVMeGB), itoa(it.MaxENIs), itoa(it.DefaultCardMaxENIs), itoa(it.NetworkCards), itoa(it.IPv4PerENI), itoa(it.MaxPods), itoa(it.EFACount),
 			i64(it.NetworkBandwidthMbps), it.NetworkPerformance, i64(it.EBSBandwidthMbps), it.Hypervisor, strconv.FormatBool(it.BareMetal), it.CPUManufacturer,
 			price(it.OnDemandPrice), strings.Join(zones, ";"), strings.Join(spot, ";"), ebs, it.EBSAttachmentType, savings,
-			strconv.FormatBool(it.NestedVirtualization)}
+			strconv.FormatBool(it.NestedVirtualization), strconv.FormatBool(it.NitroEnclaves)}
 		if err := cw.Write(row); err != nil {
 			return err
 		}

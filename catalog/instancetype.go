@@ -56,6 +56,9 @@ type InstanceType struct {
 	// virtualization enabled (DescribeInstanceTypes lists
 	// "nested-virtualization" in ProcessorInfo.SupportedFeatures).
 	NestedVirtualization bool
+	// NitroEnclaves: the type can be launched with Nitro Enclaves enabled
+	// (DescribeInstanceTypes NitroEnclavesSupport "supported").
+	NitroEnclaves bool
 	// WindowsBuild is set on a type as a Windows class launches it (For):
 	// its nodes are kubernetes.io/os=windows of that OS build.
 	WindowsBuild string

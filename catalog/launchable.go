@@ -12,8 +12,9 @@ import (
 func (it *InstanceType) Launchable(nc *apiv1.EC2NodeClass) bool { return it.Unlaunchable(nc) == "" }
 
 // Unlaunchable is why the class cannot launch the type, "" when it can:
-// nested virtualization enabled needs a type that supports it, the class's
-// IPv4 prefixes a type that takes them (TakesPrefixes), a Windows family
+// nested virtualization enabled needs a type that supports it, as do Nitro
+// Enclaves enabled (spec.enclaveOptions); the class's IPv4 prefixes a type
+// that takes them (TakesPrefixes), a Windows family
 // an amd64 type (EKS's Windows images are x86_64 only), the class's
 // network interfaces a type with their cards, devices and EFA interfaces,
 // its placement group a type the group's strategy takes (SupportsPlacement),
@@ -26,6 +27,8 @@ func (it *InstanceType) Unlaunchable(nc *apiv1.EC2NodeClass) string {
 		return ""
 	case nc.Spec.WantsNestedVirtualization() && !it.NestedVirtualization:
 		return "does not support nested virtualization (spec.cpuOptions)"
+	case nc.Spec.WantsEnclaves() && !it.NitroEnclaves:
+		return "does not support Nitro Enclaves (spec.enclaveOptions)"
 	case nc.Spec.IPPrefixCount != nil && !it.TakesPrefixes(*nc.Spec.IPPrefixCount):
 		return fmt.Sprintf("cannot take %d IPv4 prefixes (spec.ipPrefixCount)", *nc.Spec.IPPrefixCount)
 	case nc.Spec.WindowsBuild() != "" && it.Arch != "amd64":

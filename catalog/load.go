@@ -45,7 +45,8 @@ var (
 func Default() (*Catalog, error) {
 	loadOnce.Do(func() {
 		if loaded, loadErr = Parse(instanceTypesCSV, spotSavingsCSV); loadErr == nil {
-			loadErr = errors.Join(loaded.SetEBSLimits(ebsLimitsCSV), loaded.SetNestedVirtualization(nestedVirtualizationCSV))
+			loadErr = errors.Join(loaded.SetEBSLimits(ebsLimitsCSV), loaded.SetNestedVirtualization(nestedVirtualizationCSV),
+				loaded.SetNitroEnclaves(nitroEnclavesCSV))
 		}
 	})
 	return loaded, loadErr
@@ -169,6 +170,7 @@ func parseTypes(typesCSV []byte, savings map[string]int, defaultArch string) (*C
 			Hypervisor: get("hypervisor"), CPUManufacturer: get("cpu_manufacturer"),
 			BareMetal: get("bare_metal") == "true", SpotSavingsPct: -1,
 			NestedVirtualization: get("nested_virtualization") == "true",
+			NitroEnclaves:        get("nitro_enclaves") == "true",
 			NetworkPerformance:   get("network_performance"),
 		}
 		if strings.HasPrefix(it.Family, "mac") || it.Arch == "" || get("vcpu") == "" ||

@@ -18,7 +18,7 @@ type EC2NodeClass struct {
 }
 
 // EC2NodeClassSpec is karpenter.k8s.aws/v1 EC2NodeClass.spec: every field
-// of Karpenter v1.14, so any valid Karpenter YAML decodes strictly. The
+// of Karpenter v1.15, so any valid Karpenter YAML decodes strictly. The
 // fields Joinery does not act on are refused, not ignored:
 // nodeclass.Unsupported names them and a class that sets one does not
 // launch.
@@ -46,12 +46,13 @@ type EC2NodeClassSpec struct {
 	// The launch template's and CreateFleet's own settings: detailed
 	// monitoring; the primary interface's public IP choice and idle
 	// connection tracking timeouts; CreateFleet's reserved Context; the
-	// CPU options (nested virtualization).
+	// CPU options (nested virtualization); the Nitro Enclaves choice.
 	AssociatePublicIPAddress *bool               `json:"associatePublicIPAddress,omitempty"`
 	DetailedMonitoring       *bool               `json:"detailedMonitoring,omitempty"`
 	ConnectionTracking       *ConnectionTracking `json:"connectionTracking,omitempty"`
 	Context                  *string             `json:"context,omitempty"`
 	CPUOptions               *CPUOptions         `json:"cpuOptions,omitempty"`
+	EnclaveOptions           *EnclaveOptions     `json:"enclaveOptions,omitempty"`
 	// IPPrefixCount is how many /28 prefixes (/80 in an IPv6 cluster) EC2
 	// assigns the primary interface at launch (the launch template's
 	// Ipv4PrefixCount), to pre-warm the VPC CNI's prefix delegation. As in
@@ -131,6 +132,20 @@ const (
 func (s *EC2NodeClassSpec) WantsNestedVirtualization() bool {
 	return s != nil && s.CPUOptions != nil && s.CPUOptions.NestedVirtualization != nil &&
 		*s.CPUOptions.NestedVirtualization == NestedVirtualizationEnabled
+}
+
+// EnclaveOptions say whether the instances are enabled for AWS Nitro
+// Enclaves (Karpenter v1.15): the launch template's
+// EnclaveOptions.Enabled. Enabled is required when the object is given
+// (the CRD's rule; nodeclass.Unsupported names an object without it).
+type EnclaveOptions struct {
+	Enabled *bool `json:"enabled,omitempty"`
+}
+
+// WantsEnclaves reports whether the class enables Nitro Enclaves: only then
+// does it narrow the instance types (Karpenter's compatibility check).
+func (s *EC2NodeClassSpec) WantsEnclaves() bool {
+	return s != nil && s.EnclaveOptions != nil && s.EnclaveOptions.Enabled != nil && *s.EnclaveOptions.Enabled
 }
 
 // SelectorTerm selects subnets or security groups by tags, id or name.

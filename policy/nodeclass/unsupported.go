@@ -26,6 +26,11 @@ func Unsupported(spec *apiv1.EC2NodeClassSpec) []string {
 		*o.NestedVirtualization != apiv1.NestedVirtualizationDisabled {
 		add("spec.cpuOptions.nestedVirtualization", fmt.Sprintf("%q is not a value (enabled or disabled)", *o.NestedVirtualization))
 	}
+	// enabled is required when enclaveOptions is given (the CRD's rule;
+	// an object stored before the schema): Karpenter would read it as false.
+	if o := spec.EnclaveOptions; o != nil && o.Enabled == nil {
+		add("spec.enclaveOptions.enabled", "required when enclaveOptions is set")
+	}
 	// Invalid reservation terms (the CRD refuses them; an object stored
 	// before the schema, or read from a manifest, is caught here).
 	for _, e := range apiv1.ValidateCapacityReservationTerms(spec.CapacityReservationSelectorTerms, nil) {

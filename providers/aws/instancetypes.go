@@ -73,6 +73,9 @@ func InstanceTypeFromInfo(info types.InstanceTypeInfo, embedded *catalog.Catalog
 	}
 	it.Hypervisor = string(info.Hypervisor)
 	it.BareMetal = aws.ToBool(info.BareMetal)
+	// Karpenter's nitroEnclavesCompatibility reads this for
+	// spec.enclaveOptions.enabled.
+	it.NitroEnclaves = info.NitroEnclavesSupport == types.NitroEnclavesSupportSupported
 	if g := info.GpuInfo; g != nil && len(g.Gpus) == 1 {
 		gpu := g.Gpus[0]
 		it.GPUCount = int(aws.ToInt32(gpu.Count))

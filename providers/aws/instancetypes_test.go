@@ -62,6 +62,9 @@ func TestInstanceTypesRoundTrip(t *testing.T) {
 		if b.NestedVirtualization != want.NestedVirtualization {
 			t.Errorf("%s: nested virtualization from the API %v, want %v", it.Name, b.NestedVirtualization, want.NestedVirtualization)
 		}
+		if b.NitroEnclaves != want.NitroEnclaves {
+			t.Errorf("%s: Nitro Enclaves from the API %v, want %v", it.Name, b.NitroEnclaves, want.NitroEnclaves)
+		}
 		if b.MaxPods != want.MaxPods && want.DefaultCardMaxENIs > 0 {
 			t.Errorf("%s: max pods from the API %d, want %d", it.Name, b.MaxPods, want.MaxPods)
 		}

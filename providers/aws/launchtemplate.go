@@ -59,6 +59,11 @@ type LaunchTemplateData struct {
 	// "enabled" or "disabled") is the template's CpuOptions, sent only when
 	// set, as Karpenter's are; omitted from the name's hash when "".
 	NestedVirtualization string `json:",omitempty"`
+	// EnclavesEnabled (spec.enclaveOptions.enabled) is the template's
+	// EnclaveOptions.Enabled, sent true or false on every template as
+	// Karpenter's are; omitted from the name's hash when false, so other
+	// templates keep their names.
+	EnclavesEnabled bool `json:",omitempty"`
 	// IPv4PrefixCount / IPv6PrefixCount (spec.ipPrefixCount, by the
 	// cluster's IP family as Karpenter picks): prefixes EC2 assigns the
 	// primary interface at launch; nil leaves them out (and the template
@@ -203,6 +208,7 @@ func requestTemplateData(d LaunchTemplateData, tags map[string]string) (*types.R
 		out.IamInstanceProfile = &types.LaunchTemplateIamInstanceProfileSpecificationRequest{Name: aws.String(d.InstanceProfile)}
 	}
 	out.Monitoring = &types.LaunchTemplatesMonitoringRequest{Enabled: aws.Bool(d.DetailedMonitoring)}
+	out.EnclaveOptions = &types.LaunchTemplateEnclaveOptionsRequest{Enabled: aws.Bool(d.EnclavesEnabled)}
 	if d.PlacementGroupID != "" {
 		out.Placement = &types.LaunchTemplatePlacementRequest{GroupId: aws.String(d.PlacementGroupID)}
 		if d.PartitionNumber > 0 {

@@ -447,8 +447,8 @@ func (s *Server) parseOverridesLocked(f form) ([]*fleetOverride, error) {
 
 // checkLaunchInputsLocked records on o the first reason EC2 would refuse to
 // launch it, whatever the capacity: the image, its architecture, nested
-// virtualization on a type without it, the security groups, the instance
-// profile.
+// virtualization or Nitro Enclaves on a type without them, the security
+// groups, the instance profile.
 func (s *Server) checkLaunchInputsLocked(o *fleetOverride) {
 	im, ok := s.images[o.imageID]
 	if !ok || im.State != "available" {
@@ -466,6 +466,10 @@ func (s *Server) checkLaunchInputsLocked(o *fleetOverride) {
 	d := &o.lt.Data
 	if o.it != nil && d.NestedVirtualization == NestedVirtualizationEnabled && !o.it.NestedVirtualization {
 		o.fail(CodeUnsupportedOperation, nestedVirtualizationUnsupported(o.it.Name))
+		return
+	}
+	if o.it != nil && d.EnclavesEnabled && !o.it.NitroEnclaves {
+		o.fail(CodeUnsupportedOperation, enclavesUnsupported(o.it.Name))
 		return
 	}
 	if s.checkPlacementLocked(o); o.errCode != "" {
@@ -669,6 +673,7 @@ func (s *Server) launchLocked(o *fleetOverride, capacityType, fleetID, token str
 		NetworkInterfaces:    max(o.lt.Data.NetworkInterfaces, 1),
 		DetailedMonitoring:   o.lt.Data.DetailedMonitoring,
 		NestedVirtualization: o.lt.Data.NestedVirtualization,
+		EnclavesEnabled:      o.lt.Data.EnclavesEnabled,
 		IPv4Prefixes:         prefixes,
 	}
 	if p := o.lt.Data.AssociatePublicIPAddress; p != nil && *p {

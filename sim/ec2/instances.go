@@ -72,6 +72,8 @@ type Instance struct {
 	// NestedVirtualization is the template's CpuOptions.NestedVirtualization
 	// ("" when it sent none).
 	NestedVirtualization string `json:",omitempty"`
+	// EnclavesEnabled: the template enabled Nitro Enclaves.
+	EnclavesEnabled bool `json:",omitempty"`
 	// IPv4Prefixes are the /28 prefixes delegated to the primary interface
 	// (the template's Ipv4PrefixCount), e.g. "10.0.64.16/28".
 	IPv4Prefixes []string `json:",omitempty"`
@@ -351,6 +353,7 @@ func (s *Server) instanceXMLLocked(in *instance) instanceXML {
 	if in.DetailedMonitoring {
 		x.Monitoring.State = "enabled"
 	}
+	x.EnclaveOptions.Enabled = in.EnclavesEnabled
 	for _, id := range in.SecurityGroupIDs {
 		g := groupXML{GroupID: id}
 		if sg := s.groupBy(func(g *securityGroup) bool { return g.id == id }); sg != nil {

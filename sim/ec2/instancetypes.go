@@ -20,6 +20,7 @@ var instanceTypeFields = fields[*catalog.InstanceType]{
 	"supported-usage-class":             func(*catalog.InstanceType) []string { return []string{"on-demand", "spot"} },
 	"supported-virtualization-type":     func(*catalog.InstanceType) []string { return []string{"hvm"} },
 	"processor-info.supported-features": func(it *catalog.InstanceType) []string { return processorFeatures(it) },
+	"nitro-enclaves-support":            func(it *catalog.InstanceType) []string { return []string{nitroEnclavesSupport(it)} },
 	"instance-storage-supported": func(it *catalog.InstanceType) []string {
 		return []string{strconv.FormatBool(it.LocalNVMeGB > 0)}
 	},
@@ -71,6 +72,7 @@ func instanceTypeInfo(it *catalog.InstanceType) instanceTypeXML {
 		SupportedVirtualizationTypes: []string{"hvm"},
 		BareMetal:                    it.BareMetal,
 		Hypervisor:                   it.Hypervisor,
+		NitroEnclavesSupport:         nitroEnclavesSupport(it),
 		ProcessorInfo: processorInfoXML{
 			SupportedArchitectures: []string{ec2Arch(it.Arch)},
 			Manufacturer:           manufacturerName(it.CPUManufacturer),

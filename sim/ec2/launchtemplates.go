@@ -61,8 +61,10 @@ type LaunchTemplateData struct {
 	// NestedVirtualization is CpuOptions.NestedVirtualization: "enabled",
 	// "disabled" or "" (not sent).
 	NestedVirtualization string
-	BlockDevices         []BlockDevice
-	MetadataOptions      *MetadataOptions
+	// EnclavesEnabled is EnclaveOptions.Enabled (Nitro Enclaves).
+	EnclavesEnabled bool
+	BlockDevices    []BlockDevice
+	MetadataOptions *MetadataOptions
 	// CapacityReservationPreference ("capacity-reservations-only", "open",
 	// "none"; "" as open) and CapacityReservationID (the target) are
 	// CapacityReservationSpecification's.
@@ -283,7 +285,7 @@ func templateData(f form) (LaunchTemplateData, error) {
 	}
 	d.DetailedMonitoring = monitoring != nil && *monitoring
 	for _, read := range []func(form, string, *LaunchTemplateData) error{
-		networkInterfaces, blockDevices, capacityReservation, metadataOptions, cpuOptions, placement, tagSpecifications,
+		networkInterfaces, blockDevices, capacityReservation, metadataOptions, cpuOptions, enclaveOptions, placement, tagSpecifications,
 	} {
 		if err := read(f, p, &d); err != nil {
 			return d, err

@@ -195,6 +195,7 @@ type instanceXML struct {
 	IPAddress             string                        `xml:"ipAddress,omitempty"`
 	Monitoring            monitoringXML                 `xml:"monitoring"`
 	CPUOptions            *cpuOptionsXML                `xml:"cpuOptions,omitempty"`
+	EnclaveOptions        enclaveOptionsXML             `xml:"enclaveOptions"`
 	Groups                []groupXML                    `xml:"groupSet>item"`
 	IamInstanceProfile    *iamInstanceProfileXML        `xml:"iamInstanceProfile,omitempty"`
 	MetadataOptions       *instanceMetadataOptionsXML   `xml:"metadataOptions,omitempty"`
@@ -290,6 +291,7 @@ type instanceTypeXML struct {
 	SupportedVirtualizationTypes []string                `xml:"supportedVirtualizationTypes>item"`
 	BareMetal                    bool                    `xml:"bareMetal"`
 	Hypervisor                   string                  `xml:"hypervisor,omitempty"`
+	NitroEnclavesSupport         string                  `xml:"nitroEnclavesSupport"`
 	ProcessorInfo                processorInfoXML        `xml:"processorInfo"`
 	VCpuInfo                     vcpuInfoXML             `xml:"vCpuInfo"`
 	MemoryInfo                   memoryInfoXML           `xml:"memoryInfo"`
