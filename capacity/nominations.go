@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"sort"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	apiv1 "github.com/joinery/joinery/api/v1"
@@ -47,7 +48,14 @@ type Nominations struct {
 	// live as long as the booking).
 	booked func(*apiv1.NodeClaim, time.Time) bool
 	req    *podRequests
+	// noHints: no pointer is ever written, so none is waited for.
+	noHints atomic.Bool
 }
+
+// WithoutHints says that no scheduler hint is written (the worker's
+// --scheduler-hints=false): a nominee past the window no longer waits for
+// a pointer.
+func (n *Nominations) WithoutHints() { n.noHints.Store(true) }
 
 // NewNominations reads nominations from the cluster's caches; window is
 // how long a claim's nominations outlive its Node's initialization (0:
@@ -195,6 +203,9 @@ func (n *Nominations) awaitsScheduler(nc *apiv1.NodeClaim, p *corev1.Pod, now ti
 	}
 	if p.Status.NominatedNodeName != "" {
 		return p.Status.NominatedNodeName == node
+	}
+	if n.noHints.Load() {
+		return false
 	}
 	init := initializedAt(nc)
 	return !init.IsZero() && now.Sub(init) < HintWait && n.pointable(nc, p)

@@ -75,6 +75,13 @@ func TestLiveNominations(t *testing.T) {
 	if n := ledger.UnnominatedPending(now); n != 3 {
 		t.Fatalf("UnnominatedPending = %d, want 3 (pods b, f and j)", n)
 	}
+	// Without scheduler hints no pointer is due: h, past the window and
+	// never pointed, is planned again at once; g, pointed, stays.
+	noms.WithoutHints()
+	got, lapsed = noms.Explain([]*corev1.Pod{a, b, c, d, e, f, g, h, i, j}, now)
+	if _, ok := got["uid-h"]; ok || got["uid-g"] != pointed.Name || lapsed.Window != 3 {
+		t.Fatalf("without hints: got %v, lapsed %+v; want h lapsed by the window with f and j, g kept", got, lapsed)
+	}
 }
 
 // The nodes of one wave come Ready one by one, and the scheduler binds

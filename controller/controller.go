@@ -99,6 +99,9 @@ type Features struct {
 	// DisableDisruption does not start the Consolidation workflow, nor the
 	// expiration reconciler.
 	DisableDisruption bool
+	// DisableSchedulerHints writes no status.nominatedNodeName: the
+	// nominations live in Joinery only.
+	DisableSchedulerHints bool
 	// DisableProvisioning runs no provisioning for pending pods (nor
 	// capacity buffers): nodes come only from static pools, gangs,
 	// consolidation's replacements and Provision workflows started from
@@ -529,8 +532,12 @@ func (d *dependencies) start(ctx context.Context, cfg Config) error {
 	if gangs != nil {
 		watchers = append(watchers, gangs.run)
 	}
-	hints := newSchedulerHints(d.cluster, d.acts.Nominations(), log)
-	watchers = append(watchers, d.classes.run, pe.run, nps.run, hints.run)
+	watchers = append(watchers, d.classes.run, pe.run, nps.run)
+	if cfg.DisableSchedulerHints {
+		d.acts.Nominations().WithoutHints()
+	} else {
+		watchers = append(watchers, newSchedulerHints(d.cluster, d.acts.Nominations(), log).run)
+	}
 	if !cfg.DisableDisruption {
 		watchers = append(watchers, d.expiry.run)
 	}

@@ -44,6 +44,7 @@ func main() {
 		clusterDNS   = flag.String("cluster-dns", "", "cluster DNS IP for the kubelet (empty: spec.kubelet.clusterDNS, else the node derives it from the service CIDR)")
 		rebalance    = flag.Bool("interruption-rebalance-drain", false, "treat rebalance recommendations like spot interruption warnings")
 		disruption   = flag.Bool("disruption", true, "run consolidation, drift, expiration and emptiness (false: provisioning and interruption handling only)")
+		hintsOn      = flag.Bool("scheduler-hints", true, "point pending pods at the Ready node launched for them (status.nominatedNodeName; needs patch on pods/status): the kube-scheduler keeps their room there, at a CPU cost that grows with the pods pointed (false: nominations live in Joinery only, as Karpenter's)")
 		offersEvery  = flag.Duration("offerings-refresh", controller.DefaultOfferingsRefresh, "how often the zones each instance type is sold in are read again (ec2:DescribeInstanceTypeOfferings; also at start)")
 		priceEvery   = flag.Duration("pricing-refresh", controller.DefaultPricingRefresh, "how often on-demand prices are read again (pricing:GetProducts, the Price List API; also at start)")
 		pricingURL   = flag.String("pricing-endpoint", "", "Price List API base URL (empty: AWS, in us-east-1, eu-central-1 or ap-south-1 as --region decides)")
@@ -93,7 +94,7 @@ func main() {
 		Cluster: controller.Cluster{ClusterName: *clusterName, LeaseNamespace: *leaseNS,
 			ClusterEndpoint: *apiEndpoint, ClusterCABundle: *caBundle, ServiceCIDR: *serviceCIDR, ClusterDNS: *clusterDNS},
 		Features: controller.Features{LeaderElect: *leaderElect, InterruptionQueue: *queue, InterruptionRebalanceDrain: *rebalance,
-			DisableDisruption: !*disruption, FeatureGates: featureGates, SpreadDefaults: spreadDefaults, MinValuesPolicy: *minValues},
+			DisableDisruption: !*disruption, DisableSchedulerHints: !*hintsOn, FeatureGates: featureGates, SpreadDefaults: spreadDefaults, MinValuesPolicy: *minValues},
 		Tuning:      controller.Tuning{SolverBudget: *budget, OfferingsRefresh: *offersEvery, SpotPriceRefresh: *spotEvery, PricingRefresh: *priceEvery},
 		MetricsAddr: *metricsAddr,
 	}, *dev, *level)

@@ -45,8 +45,10 @@ func main() {
 	heapProfile := flag.String("heapprofile", "", "write the worker's heap profile, taken as it stops, to this file (go tool pprof -sample_index=inuse_space -top <file>)")
 	rest := flag.Duration("rest", time.Minute, "once every pod runs, how long to measure the worker's CPU with nothing pending (0: not at all)")
 	schedProfile := flag.String("scheduler-profile", "", "write a CPU profile of the kube-scheduler, over 60 s from a minute after the apply, to this file")
+	extra := flag.String("worker-flags", "", "extra worker flags, space-separated (e.g. --scheduler-hints=false)")
 	floor := flag.Bool("control-plane-floor", false, "run no worker: report how long the local control plane takes to create the pods and mark them all Unschedulable")
 	flag.Parse()
+	workerFlags = strings.Fields(*extra)
 	var report interface{ print() }
 	var err error
 	if *floor {

@@ -54,6 +54,7 @@ func startWorker(ctx context.Context, w *world.World, exe, metricsAddr string, p
 	}
 	defer logf.Close()
 	args := append(w.WorkerArgs("joinery-bench"), "--metrics-addr", metricsAddr, "--disruption=false", "--log-level", "info")
+	args = append(args, workerFlags...)
 	if prof.CPU != "" {
 		args = append(args, "--cpuprofile", prof.CPU)
 	}
@@ -90,6 +91,10 @@ func startWorker(ctx context.Context, w *world.World, exe, metricsAddr string, p
 
 // profiles are where the worker writes its CPU and heap profiles ("": none).
 type profiles struct{ CPU, Heap, Scheduler string }
+
+// workerFlags are extra worker flags (sim/bench --worker-flags), to
+// measure one setting against another.
+var workerFlags []string
 
 // workerProc is the worker process; done closes when it has exited.
 type workerProc struct {
