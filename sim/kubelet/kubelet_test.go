@@ -10,6 +10,7 @@ import (
 	"encoding/base64"
 	"encoding/pem"
 	"errors"
+	"k8s.io/apimachinery/pkg/util/intstr"
 	"math/big"
 	"os/exec"
 	"reflect"
@@ -77,7 +78,7 @@ func options(family string, caPEM []byte) bootstrap.Options {
 		Labels: nodeClaimLabels,
 		Taints: nodeClaimTaints,
 		Kubelet: &apiv1.KubeletConfiguration{
-			MaxPods:        ptr(int32(17)),
+			MaxPods:        ptr(intstr.FromInt32(17)),
 			KubeReserved:   map[string]string{"cpu": "250m", "memory": "700Mi"},
 			SystemReserved: map[string]string{"memory": "100Mi"},
 			EvictionHard:   map[string]string{"memory.available": "200Mi"},

@@ -41,7 +41,7 @@ type Options struct {
 	Cluster  Cluster
 	Labels   map[string]string           // NodeClaim labels to register with
 	Taints   []corev1.Taint              // NodeClaim taints + startupTaints (karpenter.sh/unregistered:NoExecute is added)
-	Kubelet  *apiv1.KubeletConfiguration // EC2NodeClass spec.kubelet
+	Kubelet  *apiv1.KubeletConfiguration // EC2NodeClass spec.kubelet, its expressions resolved for the instance type (catalog ResolveKubelet)
 	MaxPods  int32                       // used when Kubelet.MaxPods is nil; 0 = omit
 	UserData *string                     // EC2NodeClass spec.userData, merged per family
 	// RAID0 is EC2NodeClass spec.instanceStorePolicy RAID0: the node
@@ -180,10 +180,12 @@ func normalize(o Options) (*node, error) {
 	if err := checkKubelet(&n.kubelet); err != nil {
 		return nil, err
 	}
-	switch {
-	case n.kubelet.MaxPods != nil:
-		n.maxPods = *n.kubelet.MaxPods
-	case o.MaxPods > 0:
+	if err := checkFamilyKubelet(o.Family, &n.kubelet); err != nil {
+		return nil, err
+	}
+	if c, ok := n.kubelet.MaxPodsCount(); ok {
+		n.maxPods = c
+	} else if o.MaxPods > 0 {
 		n.maxPods = o.MaxPods
 	}
 	if n.maxPods < 0 {

@@ -2,6 +2,7 @@ package bootstrap
 
 import (
 	"encoding/base64"
+	"k8s.io/apimachinery/pkg/util/intstr"
 	"os"
 	"path/filepath"
 	"strings"
@@ -53,7 +54,7 @@ func testOptions(family string, userData *string) Options {
 			{Key: "dedicated", Value: "other", Effect: corev1.TaintEffectNoSchedule}, // same key+effect: dropped
 		},
 		Kubelet: &apiv1.KubeletConfiguration{
-			MaxPods:                     ptr(int32(58)),
+			MaxPods:                     ptr(intstr.FromInt32(58)),
 			KubeReserved:                map[string]string{"cpu": "200m", "memory": "1Gi", "ephemeral-storage": "2Gi"},
 			SystemReserved:              map[string]string{"cpu": "100m", "memory": "256Mi"},
 			EvictionHard:                map[string]string{"memory.available": "5%", "nodefs.available": "10%"},
