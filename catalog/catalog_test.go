@@ -1,11 +1,11 @@
 package catalog
 
 import (
-	"k8s.io/apimachinery/pkg/util/intstr"
 	"testing"
 
 	apiv1 "github.com/joinery/joinery/api/v1"
 	"github.com/joinery/joinery/solver/resources"
+	"k8s.io/apimachinery/pkg/util/intstr"
 )
 
 func TestDefaultCatalogHasKnownTypes(t *testing.T) {

@@ -2,7 +2,6 @@ package solver
 
 import (
 	"fmt"
-	"k8s.io/apimachinery/pkg/util/intstr"
 	"slices"
 	"strings"
 	"testing"
@@ -14,6 +13,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/intstr"
 )
 
 // synth is a synthetic instance type given by its allocatable resources.
