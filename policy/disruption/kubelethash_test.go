@@ -48,4 +48,3 @@ func TestNodeClassHashCoversTheOpenKubelet(t *testing.T) {
 		}
 	}
 }
-
