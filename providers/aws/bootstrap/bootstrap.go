@@ -177,10 +177,7 @@ func normalize(o Options) (*node, error) {
 	if o.Kubelet != nil {
 		n.kubelet = *o.Kubelet
 	}
-	if err := checkKubelet(&n.kubelet); err != nil {
-		return nil, err
-	}
-	if err := checkFamilyKubelet(o.Family, &n.kubelet); err != nil {
+	if err := checkKubelet(o.Family, &n.kubelet); err != nil {
 		return nil, err
 	}
 	if c, ok := n.kubelet.MaxPodsCount(); ok {
@@ -251,8 +248,9 @@ func normalize(o Options) (*node, error) {
 }
 
 // checkKubelet validates the map entries of spec.kubelet: keys and values
-// go into kubelet flags (AL2) and must not carry quotes or spaces.
-func checkKubelet(k *apiv1.KubeletConfiguration) error {
+// go into kubelet flags (AL2) and must not carry quotes or spaces; then
+// what the family carries (checkFamilyKubelet).
+func checkKubelet(family string, k *apiv1.KubeletConfiguration) error {
 	for _, m := range []struct {
 		name string
 		m    map[string]string
@@ -282,7 +280,7 @@ func checkKubelet(k *apiv1.KubeletConfiguration) error {
 			return fmt.Errorf("spec.kubelet.%s: %d is negative", p.name, *p.v)
 		}
 	}
-	return nil
+	return checkFamilyKubelet(family, k)
 }
 
 // KubeletRefusesLabel reports whether a kubelet refuses to start with this
