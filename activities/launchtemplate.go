@@ -71,8 +71,8 @@ func (a *Launch) launchPlan(ctx context.Context, nc *apiv1.NodeClaim, cls *apiv1
 		}
 	}()
 	type templateKey struct {
-		image, reservation string
-		ifs                launchInterfaces
+		image, reservation, kubelet string
+		ifs                         launchInterfaces
 	}
 	byImage := map[templateKey]int{} // -> index in lp.Configs
 	var skipped []string
@@ -110,10 +110,15 @@ func (a *Launch) launchPlan(ctx context.Context, nc *apiv1.NodeClaim, cls *apiv1
 			}
 			reservation = o.ReservationID
 		}
-		key := templateKey{ami.ID, reservation, interfacesFor(nc, cls, it)}
+		kubelet, kubeletKey, err := launchKubelet(cls, it)
+		if err != nil {
+			skipped = append(skipped, o.InstanceType+": "+err.Error())
+			continue
+		}
+		key := templateKey{ami.ID, reservation, kubeletKey, interfacesFor(nc, cls, it)}
 		i, ok := byImage[key]
 		if !ok {
-			name, err := a.launchTemplate(ctx, nc, cls, req.CapacityType, reservationOn(cls, reservation), ami.ID, lp.SecurityGroups, key.ifs, prog)
+			name, err := a.launchTemplate(ctx, nc, cls, req.CapacityType, reservationOn(cls, reservation), ami.ID, lp.SecurityGroups, key.ifs, kubelet, prog)
 			if err != nil {
 				return launchPlan{}, err
 			}
@@ -140,7 +145,7 @@ func (a *Launch) launchPlan(ctx context.Context, nc *apiv1.NodeClaim, cls *apiv1
 // creating it if EC2 does not have it (nor this worker or an earlier
 // attempt saw it).
 func (a *Launch) launchTemplate(ctx context.Context, nc *apiv1.NodeClaim, cls *apiv1.EC2NodeClass, capacityType string, res reservedOn, imageID string, groups []string,
-	ifs launchInterfaces, prog *progressLog) (string, error) {
+	ifs launchInterfaces, kubelet *apiv1.KubeletConfiguration, prog *progressLog) (string, error) {
 	reservation := res.ID
 	family, err := bootstrap.FamilyOf(&cls.Spec)
 	if err != nil {
@@ -148,7 +153,7 @@ func (a *Launch) launchTemplate(ctx context.Context, nc *apiv1.NodeClaim, cls *a
 	}
 	userData, err := bootstrap.Generate(bootstrap.Options{
 		Family: family, Cluster: a.clusterFacts, Labels: nodeLabels(nc, capacityType, res),
-		Taints: append(slices.Clone(nc.Spec.Taints), nc.Spec.StartupTaints...), Kubelet: cls.Spec.Kubelet, UserData: cls.Spec.UserData,
+		Taints: append(slices.Clone(nc.Spec.Taints), nc.Spec.StartupTaints...), Kubelet: kubelet, UserData: cls.Spec.UserData,
 		RAID0: cls.Spec.RAID0(), MaxPods: ifs.MaxPods,
 	})
 	if err != nil {

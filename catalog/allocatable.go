@@ -111,11 +111,12 @@ func (it *InstanceType) Shape(kubelet *apiv1.KubeletConfiguration, rootVolumeByt
 //   - eviction hard: memory.available 100 MiB, nodefs.available 10%
 //
 // An explicit kubeReserved, systemReserved or evictionHard in the kubelet
-// settings replaces the matching default. The EBSVolumes entry (capacity
+// settings replaces the matching default. Expressions in maxPods and the
+// reserved maps are the values resolved for the type (ResolveKubelet). The EBSVolumes entry (capacity
 // and allocatable) is EBSVolumeLimit: what the EBS CSI driver reports in
 // CSINode for the node.
 func (it *InstanceType) ShapeOf(l Launch) NodeShape {
-	kubelet, rootVolumeBytes := l.Kubelet, l.RootVolumeBytes
+	rootVolumeBytes := l.RootVolumeBytes
 	if l.InstanceStoreRAID0 && it.LocalNVMeGB > 0 {
 		// Karpenter: the instance store's TotalSizeInGB, decimal.
 		rootVolumeBytes = it.LocalNVMeGB * 1_000_000_000
@@ -130,28 +131,8 @@ func (it *InstanceType) ShapeOf(l Launch) NodeShape {
 		}
 	}
 	c[resources.EphemeralStorage] = rootVolumeBytes
-	pods := int64(it.MaxPods)
-	if it.WindowsBuild != "" {
-		pods = int64(it.WindowsMaxPods())
-	}
-	if pods == 0 {
-		pods = DefaultMaxPods
-	}
-	reservedPods := pods
-	if n, ok := it.InterfacePods(l.NetworkInterfaces); ok && it.WindowsBuild == "" {
-		// The node agent still reserves for the type's ENI count: it
-		// does not know the interfaces (Joinery passes the pods in
-		// user data, as Karpenter passes its max pods).
-		pods = int64(n)
-	}
-	if kubelet != nil && kubelet.MaxPods != nil {
-		pods = int64(*kubelet.MaxPods)
-	}
-	if kubelet != nil && kubelet.PodsPerCore != nil && *kubelet.PodsPerCore > 0 {
-		if ppc := int64(*kubelet.PodsPerCore) * int64(it.VCPU); ppc < pods {
-			pods = ppc
-		}
-	}
+	reservedPods := it.eniPods()
+	kubelet, pods := it.podsOf(l)
 	c[resources.Pods] = pods
 	if !l.ENIPodsReserved {
 		reservedPods = pods

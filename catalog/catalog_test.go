@@ -5,6 +5,7 @@ import (
 
 	apiv1 "github.com/joinery/joinery/api/v1"
 	"github.com/joinery/joinery/solver/resources"
+	"k8s.io/apimachinery/pkg/util/intstr"
 )
 
 func TestDefaultCatalogHasKnownTypes(t *testing.T) {
@@ -72,7 +73,7 @@ func TestKubeReservedMemoryWithMaxPods(t *testing.T) {
 		{apiv1.EC2NodeClassSpec{AMISelectorTerms: []apiv1.AMISelectorTerm{{Alias: "bottlerocket@latest"}}}, 7577 - 343 - 100},
 		{apiv1.EC2NodeClassSpec{AMIFamily: apiv1.AMIFamilyCustom, AMISelectorTerms: []apiv1.AMISelectorTerm{{ID: "ami-0abc"}}}, 7577 - 343 - 100},
 	} {
-		c.spec.Kubelet = &apiv1.KubeletConfiguration{MaxPods: &eight}
+		c.spec.Kubelet = &apiv1.KubeletConfiguration{MaxPods: ptr(intstr.FromInt32(eight))}
 		s := m5.ShapeOf(LaunchOf(&c.spec))
 		if got := s.Allocatable[resources.Memory] >> 20; got != c.want || s.Allocatable[resources.Pods] != 8 {
 			t.Errorf("%s %v: allocatable memory %d MiB, pods %d; want %d MiB, 8", c.spec.AMIFamily, c.spec.AMISelectorTerms, got, s.Allocatable[resources.Pods], c.want)

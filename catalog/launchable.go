@@ -20,7 +20,8 @@ func (it *InstanceType) Launchable(nc *apiv1.EC2NodeClass) bool { return it.Unla
 // its placement group a type the group's strategy takes (SupportsPlacement),
 // connection tracking timeouts a Nitro type (Karpenter's
 // connectionTrackingCompatibility: bare metal, which has no hypervisor,
-// is left out too).
+// is left out too), a kubelet expression that evaluates for the type
+// (ResolveKubelet: a negative or out-of-range result names the type).
 func (it *InstanceType) Unlaunchable(nc *apiv1.EC2NodeClass) string {
 	switch {
 	case nc == nil:
@@ -37,6 +38,9 @@ func (it *InstanceType) Unlaunchable(nc *apiv1.EC2NodeClass) string {
 		return "is not a Nitro type: connection tracking timeouts need one (spec.connectionTracking)"
 	case nc.Status.PlacementGroup != nil && !it.SupportsPlacement(nc.Status.PlacementGroup.Strategy):
 		return "is not launched into " + nc.Status.PlacementGroup.Strategy + " placement groups (spec.placementGroupSelector)"
+	}
+	if _, err := it.ResolveKubelet(Launch{Kubelet: nc.Spec.Kubelet, NetworkInterfaces: nc.Spec.NetworkInterfaces}); err != nil {
+		return err.Error()
 	}
 	return it.interfacesUnlaunchable(nc.Spec.NetworkInterfaces)
 }

@@ -37,6 +37,11 @@ type FeatureGates struct {
 	// status check, gets the node replaced. Off (Karpenter's default,
 	// alpha there).
 	NodeRepair bool
+	// NodeClassCEL allows CEL expressions in EC2NodeClass spec.kubelet
+	// (maxPods, kubeReserved and systemReserved values), evaluated per
+	// instance type. Off (Karpenter's default, alpha there): a class
+	// with an expression is refused (ValidationSucceeded=False).
+	NodeClassCEL bool
 }
 
 // The gates Joinery implements.
@@ -46,9 +51,10 @@ const (
 	FeatureGateStaticCapacity          = "StaticCapacity"
 	FeatureGateCapacityBuffer          = "CapacityBuffer"
 	FeatureGateNodeRepair              = "NodeRepair"
+	FeatureGateNodeClassCEL            = "NodeClassCEL"
 )
 
-var knownGates = FeatureGateSpotToSpotConsolidation + ", " + FeatureGateNodeOverlay + ", " + FeatureGateStaticCapacity + ", " + FeatureGateCapacityBuffer + ", " + FeatureGateNodeRepair
+var knownGates = FeatureGateSpotToSpotConsolidation + ", " + FeatureGateNodeOverlay + ", " + FeatureGateStaticCapacity + ", " + FeatureGateCapacityBuffer + ", " + FeatureGateNodeRepair + ", " + FeatureGateNodeClassCEL
 
 // karpenterOnlyGates are Karpenter's other gates: accepted when false (so a
 // Karpenter FEATURE_GATES value with them off works as is), refused when
@@ -88,6 +94,8 @@ func ParseFeatureGates(s string) (FeatureGates, error) {
 			g.CapacityBuffer = on
 		case k == FeatureGateNodeRepair:
 			g.NodeRepair = on
+		case k == FeatureGateNodeClassCEL:
+			g.NodeClassCEL = on
 		case karpenterOnlyGates[k]:
 			if on {
 				return FeatureGates{}, fmt.Errorf("--feature-gates: %s=true: Joinery does not implement Karpenter's %s (it may only be false; known gates: %s)",
@@ -103,6 +111,6 @@ func ParseFeatureGates(s string) (FeatureGates, error) {
 
 // String is the gates in --feature-gates syntax.
 func (g FeatureGates) String() string {
-	return fmt.Sprintf("%s=%t,%s=%t,%s=%t,%s=%t,%s=%t", FeatureGateCapacityBuffer, g.CapacityBuffer, FeatureGateNodeOverlay, g.NodeOverlay,
+	return fmt.Sprintf("%s=%t,%s=%t,%s=%t,%s=%t,%s=%t,%s=%t", FeatureGateCapacityBuffer, g.CapacityBuffer, FeatureGateNodeClassCEL, g.NodeClassCEL, FeatureGateNodeOverlay, g.NodeOverlay,
 		FeatureGateNodeRepair, g.NodeRepair, FeatureGateSpotToSpotConsolidation, g.SpotToSpotConsolidation, FeatureGateStaticCapacity, g.StaticCapacity)
 }

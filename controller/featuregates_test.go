@@ -19,7 +19,7 @@ func TestParseFeatureGates(t *testing.T) {
 		// Karpenter's default FEATURE_GATES, with the beta gate turned off.
 		{"NodeRepair=false,ReservedCapacity=false,SpotToSpotConsolidation=true,NodeOverlay=false,StaticCapacity=false,CapacityBuffer=false", true, ""},
 		{"TerminateFirstRepair=true", false, `--feature-gates: TerminateFirstRepair=true: Joinery does not implement Karpenter's TerminateFirstRepair`},
-		{"SpotToSpot=true", false, `--feature-gates: unknown feature gate "SpotToSpot" (known: SpotToSpotConsolidation, NodeOverlay, StaticCapacity, CapacityBuffer, NodeRepair; Karpenter's PodDeletionCostManagement`},
+		{"SpotToSpot=true", false, `--feature-gates: unknown feature gate "SpotToSpot" (known: SpotToSpotConsolidation, NodeOverlay, StaticCapacity, CapacityBuffer, NodeRepair, NodeClassCEL; Karpenter's PodDeletionCostManagement`},
 		{"SpotToSpotConsolidation=yes", false, `--feature-gates: SpotToSpotConsolidation="yes": the value must be true or false`},
 		{"SpotToSpotConsolidation", false, `--feature-gates: "SpotToSpotConsolidation" is not Key=true or Key=false`},
 	}
@@ -50,7 +50,13 @@ func TestParseFeatureGates(t *testing.T) {
 	if g, err := ParseFeatureGates("NodeRepair=true"); err != nil || !g.NodeRepair || g.NodeOverlay {
 		t.Errorf("NodeRepair=true: %+v, %v", g, err)
 	}
-	if s := (FeatureGates{SpotToSpotConsolidation: true}).String(); s != "CapacityBuffer=false,NodeOverlay=false,NodeRepair=false,SpotToSpotConsolidation=true,StaticCapacity=false" {
+	if g, err := ParseFeatureGates("NodeClassCEL=true"); err != nil || !g.NodeClassCEL || g.NodeRepair {
+		t.Errorf("NodeClassCEL=true: %+v, %v", g, err)
+	}
+	if g, _ := ParseFeatureGates(""); g.NodeClassCEL {
+		t.Error("NodeClassCEL is on by default; Karpenter's default is off")
+	}
+	if s := (FeatureGates{SpotToSpotConsolidation: true}).String(); s != "CapacityBuffer=false,NodeClassCEL=false,NodeOverlay=false,NodeRepair=false,SpotToSpotConsolidation=true,StaticCapacity=false" {
 		t.Errorf("String() = %q", s)
 	}
 }

@@ -41,6 +41,9 @@ type nodeClassReconciler struct {
 	resync    time.Duration
 	// blockExpiration is Config.CapacityBlockExpiration.
 	blockExpiration time.Duration
+	// kubeletCEL is the NodeClassCEL feature gate: off, a class with a
+	// kubelet expression is refused.
+	kubeletCEL bool
 	// poolChanged is signalled when a NodePool's spec changes
 	// (markDriftOnPoolChange).
 	poolChanged chan struct{}
@@ -52,7 +55,7 @@ type nodeClassReconciler struct {
 func newNodeClassReconciler(cl *kube.Cluster, cc *aws.Client, cfg Config, reg prometheus.Registerer, log *zap.Logger) *nodeClassReconciler {
 	r := &nodeClassReconciler{
 		cl: cl, cloud: cc, cluster: cfg.ClusterName, region: cfg.Region, log: log.Named("nodeclass"), resync: cfg.NodeClassResync,
-		blockExpiration: cfg.CapacityBlockExpiration,
+		blockExpiration: cfg.CapacityBlockExpiration, kubeletCEL: cfg.FeatureGates.NodeClassCEL,
 		ready: prometheus.NewGaugeVec(prometheus.GaugeOpts{Name: "joinery_nodeclass_ready",
 			Help: "1 when the EC2NodeClass is Ready (every selector resolved), else 0."}, []string{"nodeclass"}),
 		subnetIPs: prometheus.NewGaugeVec(prometheus.GaugeOpts{Name: "joinery_subnet_available_ips",
@@ -129,7 +132,7 @@ func (r *nodeClassReconciler) reconcile(ctx context.Context, name string) error 
 	res.CapacityReservations, res.CapacityReservationsErr = r.capacityReservations(ctx, cls)
 	res.PlacementGroupSelector = cls.Spec.PlacementGroupSelector
 	res.PlacementGroup, res.PlacementGroupErr = r.placementGroup(ctx, cls, res.Subnets)
-	res.Unsupported = nodeclass.Unsupported(&cls.Spec)
+	res.Unsupported = append(nodeclass.Unsupported(&cls.Spec), nodeclass.KubeletGated(&cls.Spec, r.kubeletCEL)...)
 	st := nodeclass.Status(cls.Status.Conditions, res, cls.Generation, metav1.Now())
 	r.report(cls, st)
 	defer func() {

@@ -13,6 +13,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/intstr"
 )
 
 // synth is a synthetic instance type given by its allocatable resources.
@@ -209,7 +210,7 @@ func TestFieldCase7MaxPodsKubeReserved(t *testing.T) {
 	small := &catalog.InstanceType{Name: "x.xlarge", Family: "x", Category: "x", Generation: 1, Size: "xlarge", Arch: "amd64", VCPU: 4, MemoryMiB: 11624, MaxPods: 58, OnDemandPrice: 0.2}
 	big := &catalog.InstanceType{Name: "x.2xlarge", Family: "x", Category: "x", Generation: 1, Size: "2xlarge", Arch: "amd64", VCPU: 8, MemoryMiB: 23248, MaxPods: 58, OnDemandPrice: 0.4}
 	cat := catalog.New([]*catalog.InstanceType{small, big})
-	mp := int32(110)
+	mp := intstr.FromInt32(110)
 	nc := &apiv1.EC2NodeClass{}
 	nc.Spec.AMIFamily = apiv1.AMIFamilyBottlerocket
 	nc.Spec.Kubelet = &apiv1.KubeletConfiguration{MaxPods: &mp}

@@ -244,24 +244,6 @@ type MetadataOptions struct {
 	HTTPTokens              *string `json:"httpTokens,omitempty"`
 }
 
-// KubeletConfiguration is EC2NodeClass.spec.kubelet (Karpenter v1 field
-// names, which are the kubelet's KubeletConfiguration names): what changes
-// allocatable, and the eviction and image GC settings user data passes on.
-type KubeletConfiguration struct {
-	MaxPods                     *int32                     `json:"maxPods,omitempty"`
-	PodsPerCore                 *int32                     `json:"podsPerCore,omitempty"`
-	SystemReserved              map[string]string          `json:"systemReserved,omitempty"`
-	KubeReserved                map[string]string          `json:"kubeReserved,omitempty"`
-	EvictionHard                map[string]string          `json:"evictionHard,omitempty"`
-	EvictionSoft                map[string]string          `json:"evictionSoft,omitempty"`
-	EvictionSoftGracePeriod     map[string]metav1.Duration `json:"evictionSoftGracePeriod,omitempty"`
-	EvictionMaxPodGracePeriod   *int32                     `json:"evictionMaxPodGracePeriod,omitempty"`
-	ImageGCHighThresholdPercent *int32                     `json:"imageGCHighThresholdPercent,omitempty"`
-	ImageGCLowThresholdPercent  *int32                     `json:"imageGCLowThresholdPercent,omitempty"`
-	CPUCFSQuota                 *bool                      `json:"cpuCFSQuota,omitempty"`
-	ClusterDNS                  []string                   `json:"clusterDNS,omitempty"`
-}
-
 // windowsRootDevice is the Windows images' root device.
 const windowsRootDevice = "/dev/sda1"
 

@@ -45,6 +45,9 @@ func Unsupported(spec *apiv1.EC2NodeClassSpec) []string {
 	for _, e := range apiv1.ValidateNetworkInterfaces(spec.NetworkInterfaces, nil) {
 		add(e.Field, e.ErrorBody())
 	}
+	for _, p := range KubeletProblems(spec) {
+		add(p.Field, p.Why)
+	}
 	return out
 }
 

@@ -23,6 +23,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/intstr"
 	"k8s.io/client-go/kubernetes/fake"
 )
 
@@ -77,7 +78,7 @@ func options(family string, caPEM []byte) bootstrap.Options {
 		Labels: nodeClaimLabels,
 		Taints: nodeClaimTaints,
 		Kubelet: &apiv1.KubeletConfiguration{
-			MaxPods:        ptr(int32(17)),
+			MaxPods:        ptr(intstr.FromInt32(17)),
 			KubeReserved:   map[string]string{"cpu": "250m", "memory": "700Mi"},
 			SystemReserved: map[string]string{"memory": "100Mi"},
 			EvictionHard:   map[string]string{"memory.available": "200Mi"},

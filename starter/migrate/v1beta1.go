@@ -1,7 +1,6 @@
 package migrate
 
 import (
-	apiv1 "github.com/joinery/joinery/api/v1"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -60,9 +59,23 @@ type nodePoolV1beta1 struct {
 	Status map[string]interface{} `json:"status,omitempty"`
 }
 
-// kubeletV1beta1 is v1beta1 NodePool spec.template.spec.kubelet: the same
-// fields as v1 EC2NodeClass spec.kubelet.
-type kubeletV1beta1 = apiv1.KubeletConfiguration
+// kubeletV1beta1 is v1beta1 NodePool spec.template.spec.kubelet, a fixed
+// set of fields (v1's EC2NodeClass spec.kubelet takes these and any other
+// kubelet field): decoded strictly, so a typo is refused by name.
+type kubeletV1beta1 struct {
+	MaxPods                     *int32                     `json:"maxPods,omitempty"`
+	PodsPerCore                 *int32                     `json:"podsPerCore,omitempty"`
+	SystemReserved              map[string]string          `json:"systemReserved,omitempty"`
+	KubeReserved                map[string]string          `json:"kubeReserved,omitempty"`
+	EvictionHard                map[string]string          `json:"evictionHard,omitempty"`
+	EvictionSoft                map[string]string          `json:"evictionSoft,omitempty"`
+	EvictionSoftGracePeriod     map[string]metav1.Duration `json:"evictionSoftGracePeriod,omitempty"`
+	EvictionMaxPodGracePeriod   *int32                     `json:"evictionMaxPodGracePeriod,omitempty"`
+	ImageGCHighThresholdPercent *int32                     `json:"imageGCHighThresholdPercent,omitempty"`
+	ImageGCLowThresholdPercent  *int32                     `json:"imageGCLowThresholdPercent,omitempty"`
+	CPUCFSQuota                 *bool                      `json:"cpuCFSQuota,omitempty"`
+	ClusterDNS                  []string                   `json:"clusterDNS,omitempty"`
+}
 
 type selectorTermV1beta1 struct {
 	Tags map[string]string `json:"tags,omitempty"`

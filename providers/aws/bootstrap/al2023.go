@@ -71,6 +71,10 @@ func al2023(n *node, userData *string) (string, error) {
 func (n *node) nodeConfigYAML() (string, error) {
 	cfg := map[string]any{}
 	k := n.kubelet
+	// The fields Joinery does not type, verbatim; the typed ones follow.
+	for name, v := range k.Other {
+		cfg[name] = v
+	}
 	if n.maxPods > 0 {
 		cfg["maxPods"] = n.maxPods
 	}

@@ -41,7 +41,7 @@ type Options struct {
 	Cluster  Cluster
 	Labels   map[string]string           // NodeClaim labels to register with
 	Taints   []corev1.Taint              // NodeClaim taints + startupTaints (karpenter.sh/unregistered:NoExecute is added)
-	Kubelet  *apiv1.KubeletConfiguration // EC2NodeClass spec.kubelet
+	Kubelet  *apiv1.KubeletConfiguration // EC2NodeClass spec.kubelet, its expressions resolved for the instance type (catalog ResolveKubelet)
 	MaxPods  int32                       // used when Kubelet.MaxPods is nil; 0 = omit
 	UserData *string                     // EC2NodeClass spec.userData, merged per family
 	// RAID0 is EC2NodeClass spec.instanceStorePolicy RAID0: the node
@@ -177,13 +177,12 @@ func normalize(o Options) (*node, error) {
 	if o.Kubelet != nil {
 		n.kubelet = *o.Kubelet
 	}
-	if err := checkKubelet(&n.kubelet); err != nil {
+	if err := checkKubelet(o.Family, &n.kubelet); err != nil {
 		return nil, err
 	}
-	switch {
-	case n.kubelet.MaxPods != nil:
-		n.maxPods = *n.kubelet.MaxPods
-	case o.MaxPods > 0:
+	if c, ok := n.kubelet.MaxPodsCount(); ok {
+		n.maxPods = c
+	} else if o.MaxPods > 0 {
 		n.maxPods = o.MaxPods
 	}
 	if n.maxPods < 0 {
@@ -249,8 +248,9 @@ func normalize(o Options) (*node, error) {
 }
 
 // checkKubelet validates the map entries of spec.kubelet: keys and values
-// go into kubelet flags (AL2) and must not carry quotes or spaces.
-func checkKubelet(k *apiv1.KubeletConfiguration) error {
+// go into kubelet flags (AL2) and must not carry quotes or spaces; then
+// what the family carries (checkFamilyKubelet).
+func checkKubelet(family string, k *apiv1.KubeletConfiguration) error {
 	for _, m := range []struct {
 		name string
 		m    map[string]string
@@ -280,7 +280,7 @@ func checkKubelet(k *apiv1.KubeletConfiguration) error {
 			return fmt.Errorf("spec.kubelet.%s: %d is negative", p.name, *p.v)
 		}
 	}
-	return nil
+	return checkFamilyKubelet(family, k)
 }
 
 // KubeletRefusesLabel reports whether a kubelet refuses to start with this

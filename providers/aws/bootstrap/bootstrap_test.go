@@ -2,6 +2,7 @@ package bootstrap
 
 import (
 	"encoding/base64"
+	"encoding/json"
 	"os"
 	"path/filepath"
 	"strings"
@@ -11,6 +12,7 @@ import (
 	apiv1 "github.com/joinery/joinery/api/v1"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/intstr"
 )
 
 // Regenerate with JOINERY_UPDATE_GOLDEN=1 go test ./cloud/bootstrap/
@@ -53,7 +55,7 @@ func testOptions(family string, userData *string) Options {
 			{Key: "dedicated", Value: "other", Effect: corev1.TaintEffectNoSchedule}, // same key+effect: dropped
 		},
 		Kubelet: &apiv1.KubeletConfiguration{
-			MaxPods:                     ptr(int32(58)),
+			MaxPods:                     ptr(intstr.FromInt32(58)),
 			KubeReserved:                map[string]string{"cpu": "200m", "memory": "1Gi", "ephemeral-storage": "2Gi"},
 			SystemReserved:              map[string]string{"cpu": "100m", "memory": "256Mi"},
 			EvictionHard:                map[string]string{"memory.available": "5%", "nodefs.available": "10%"},
@@ -67,6 +69,21 @@ func testOptions(family string, userData *string) Options {
 		MaxPods:  29, // ignored: spec.kubelet.maxPods is set
 		UserData: userData,
 	}
+}
+
+// passthroughOptions is an AL2023 class's spec.kubelet with fields
+// Joinery does not type and its expressions resolved for m5.large
+// (maxPods "min(max_pods, 30)", kubeReserved cpu "vcpus * 30" and memory
+// "memory_mib / 100"): every field reaches nodeadm's kubelet config.
+func passthroughOptions(t *testing.T) Options {
+	o := minimalOptions(apiv1.AMIFamilyAL2023, nil)
+	o.Kubelet = &apiv1.KubeletConfiguration{}
+	err := json.Unmarshal([]byte(`{"maxPods":29,"kubeReserved":{"cpu":"60m","memory":"96Mi"},"serializeImagePulls":false,`+
+		`"featureGates":{"InPlacePodVerticalScaling":true},"containerLogMaxSize":"20Mi","shutdownGracePeriod":"30s"}`), o.Kubelet)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return o
 }
 
 func minimalOptions(family string, userData *string) Options {
@@ -182,6 +199,7 @@ func TestGolden(t *testing.T) {
 		{"bottlerocket_raid0", raid0(minimalOptions(apiv1.AMIFamilyBottlerocket, nil))},
 		{"windows2022", testOptions(apiv1.AMIFamilyWindows2022, ptr("Write-Host 'hello'"))},
 		{"windows2019_minimal", minimalOptions(apiv1.AMIFamilyWindows2019, nil)},
+		{"al2023_kubelet_passthrough", passthroughOptions(t)},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			b64, err := Generate(tc.o)
@@ -250,6 +268,14 @@ func TestErrors(t *testing.T) {
 		{"label value with a quote", func(o *Options) { o.Labels["a"] = "b'c" }, `label a="b'c": not a valid label value`},
 		{"taint bad effect", func(o *Options) { o.Taints = []corev1.Taint{{Key: "a", Effect: "Sometimes"}} }, `taints[0]: effect "Sometimes"`},
 		{"reserved value with space", func(o *Options) { o.Kubelet.KubeReserved["cpu"] = "1 --x" }, `spec.kubelet.kubeReserved[cpu]: "1 --x" is not a quantity`},
+		{"unresolved maxPods expression", func(o *Options) { o.Kubelet.MaxPods = ptr(intstr.FromString("min(max_pods, 30)")) },
+			`spec.kubelet.maxPods: expression "min(max_pods, 30)" is not resolved for an instance type`},
+		{"unresolved reserved expression", func(o *Options) { o.Kubelet.KubeReserved["cpu"] = "vcpus" },
+			`spec.kubelet.kubeReserved[cpu]: "vcpus" is not a quantity (an expression is resolved for an instance type first)`},
+		{"other field on Bottlerocket", func(o *Options) {
+			o.Family = apiv1.AMIFamilyBottlerocket
+			o.Kubelet.Other = map[string]json.RawMessage{"serializeImagePulls": json.RawMessage("false")}
+		}, "spec.kubelet: the Bottlerocket family does not apply serializeImagePulls"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			o := testOptions(apiv1.AMIFamilyAL2023, nil)
