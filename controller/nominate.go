@@ -67,9 +67,15 @@ func (h *schedulerHints) poke() {
 	}
 }
 
+// hintSettle gathers the nodes that turn Ready within a second into one
+// pass: each pass reads every pending pod's nomination, and in a burst of
+// thousands the nodes open several a second. A pod that the scheduler
+// reaches within that second needs no pointer: its node has its room.
+const hintSettle = time.Second
+
 // run passes until ctx ends; a burst of events makes one pass.
 func (h *schedulerHints) run(ctx context.Context) {
-	reconcileLoop(ctx, h.every, h.trigger, 200*time.Millisecond, h.pass)
+	reconcileLoop(ctx, h.every, h.trigger, hintSettle, h.pass)
 }
 
 // pass writes the hints not written yet.

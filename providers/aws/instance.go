@@ -68,7 +68,10 @@ func fromEC2(in types.Instance) Instance {
 	if in.InstanceLifecycle == types.InstanceLifecycleTypeSpot {
 		out.CapacityType = apiv1.CapacityTypeSpot
 	}
-	if id := aws.ToString(in.CapacityReservationId); id != "" {
+	// As Karpenter: reserved only when launched into the reservation on
+	// purpose; an on-demand launch that an open reservation happened to
+	// take stays on-demand.
+	if id := aws.ToString(in.CapacityReservationId); id != "" && targeted(in) {
 		out.CapacityType, out.CapacityReservationID = apiv1.CapacityTypeReserved, id
 		out.ReservationType = apiv1.CapacityReservationTypeDefault
 		if in.InstanceLifecycle == types.InstanceLifecycleTypeCapacityBlock {
@@ -87,6 +90,13 @@ func fromEC2(in types.Instance) Instance {
 		out.Tags[aws.ToString(t.Key)] = aws.ToString(t.Value)
 	}
 	return out
+}
+
+// targeted says whether the instance was launched with the
+// capacity-reservations-only preference.
+func targeted(in types.Instance) bool {
+	spec := in.CapacityReservationSpecification
+	return spec != nil && spec.CapacityReservationPreference == types.CapacityReservationPreferenceCapacityReservationsOnly
 }
 
 // Get returns the instance with the given id. An instance EC2 does not know

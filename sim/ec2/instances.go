@@ -34,6 +34,10 @@ type Instance struct {
 	// CapacityReservationID is the capacity reservation the instance was
 	// launched into ("" for none): it holds one of its slots until terminated.
 	CapacityReservationID string
+	// CapacityReservationPreference is its launch template's preference
+	// (capacity-reservations-only, open, none; "" for open, EC2's default),
+	// which DescribeInstances shows.
+	CapacityReservationPreference string `json:",omitempty"`
 	// Lifecycle is "capacity-block" or "interruptible-capacity-reservation"
 	// for an instance in such a reservation (its instanceLifecycle), "" else.
 	Lifecycle string `json:",omitempty"`
@@ -380,6 +384,7 @@ func (s *Server) instanceXMLLocked(in *instance) instanceXML {
 		}
 	}
 	x.CapacityReservationID = s.runningReservationLocked(in, time.Now())
+	x.ReservationSpec = reservationSpecOf(in, x.CapacityReservationID)
 	x.InstanceLifecycle = in.Lifecycle
 	if in.CapacityType == "spot" {
 		x.InstanceLifecycle = "spot"

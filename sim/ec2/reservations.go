@@ -444,3 +444,14 @@ func (s *Server) EndCapacityReservation(id string) error {
 	r.EndDate = time.Now()
 	return nil
 }
+
+// reservationSpecOf is what DescribeInstances shows of the instance's
+// reservation preference: its template's (open by default), with the
+// reservation as target when it was launched capacity-reservations-only.
+func reservationSpecOf(in *instance, running string) reservationSpecXML {
+	x := reservationSpecXML{Preference: cmp.Or(in.CapacityReservationPreference, PreferenceOpen)}
+	if x.Preference == PreferenceCapacityReservationsOnly && running != "" {
+		x.Target = &reservationTargetXML{CapacityReservationID: running}
+	}
+	return x
+}

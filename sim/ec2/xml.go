@@ -206,12 +206,24 @@ type instanceXML struct {
 	RootDeviceName        string                        `xml:"rootDeviceName"`
 	InstanceLifecycle     string                        `xml:"instanceLifecycle,omitempty"`
 	CapacityReservationID string                        `xml:"capacityReservationId,omitempty"`
+	ReservationSpec       reservationSpecXML            `xml:"capacityReservationSpecification"`
 	SpotInstanceRequestID string                        `xml:"spotInstanceRequestId,omitempty"`
 	ClientToken           string                        `xml:"clientToken,omitempty"`
 	Tags                  []tagXML                      `xml:"tagSet>item"`
 	VirtualizationType    string                        `xml:"virtualizationType"`
 	Hypervisor            string                        `xml:"hypervisor"`
 	NetworkInterfaces     []instanceNetworkInterfaceXML `xml:"networkInterfaceSet>item"`
+}
+
+// reservationSpecXML is an instance's capacityReservationSpecification:
+// the preference it was launched with and, when targeted, the reservation.
+type reservationSpecXML struct {
+	Preference string                `xml:"capacityReservationPreference"`
+	Target     *reservationTargetXML `xml:"capacityReservationTarget,omitempty"`
+}
+
+type reservationTargetXML struct {
+	CapacityReservationID string `xml:"capacityReservationId"`
 }
 
 // instanceNetworkInterfaceXML is an instance's network interface as
