@@ -153,7 +153,9 @@ func (c *Cluster) Server() string { return c.server }
 // SchedulerURL returns the kube-scheduler's secure endpoint,
 // https://127.0.0.1:<port> (self-signed; /metrics and /debug/pprof need
 // no credentials).
-func (c *Cluster) SchedulerURL() string { return fmt.Sprintf("https://127.0.0.1:%d", c.opts.Ports.Scheduler) }
+func (c *Cluster) SchedulerURL() string {
+	return fmt.Sprintf("https://127.0.0.1:%d", c.opts.Ports.Scheduler)
+}
 
 // BinDir returns the folder the control-plane binaries were run from.
 func (c *Cluster) BinDir() string { return c.binDir }
