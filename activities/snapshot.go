@@ -206,6 +206,7 @@ func (b *snapshots) addExistingPods(s *snapshot) []*corev1.Node {
 		}
 		s.used[n.Name] = used
 	}
+	b.addPendingDaemonPods(s)
 	vas, _ := b.cluster.VolumeAttachments.List(labels.Everything())
 	sort.Slice(vas, func(i, j int) bool { return vas[i].Name < vas[j].Name })
 	for _, va := range vas {
@@ -221,6 +222,22 @@ func (b *snapshots) addExistingPods(s *snapshot) []*corev1.Node {
 		}
 	}
 	return nodes
+}
+
+// addPendingDaemonPods counts each pending DaemonSet pod as used on the
+// node it was made for: the scheduler binds it there once there is room,
+// so the room is not free for other pods (Karpenter's existing nodes keep
+// the DaemonSet pods not yet bound likewise). Without it a plan put pods
+// in that room and left the node's DaemonSet pod pending for good.
+func (b *snapshots) addPendingDaemonPods(s *snapshot) {
+	pods, _ := b.cluster.Pods.List(labels.Everything())
+	for _, p := range pods {
+		if node := kube.DaemonPodTarget(p); node != "" && kube.IsActive(p) {
+			if u, ok := s.used[node]; ok {
+				s.used[node] = u.Add(solver.Requests(p))
+			}
+		}
+	}
 }
 
 // addExistingNodes adds the Ready nodes with their free capacity: their

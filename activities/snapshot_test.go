@@ -238,3 +238,36 @@ func TestSnapshotDaemonSetRuntimeClassOverhead(t *testing.T) {
 		t.Errorf("DaemonSets %+v, want sandboxed only, requesting 350m cpu and 224Mi (100m+250m, 64Mi+160Mi)", got)
 	}
 }
+
+// A DaemonSet pod made for a registered node but not bound yet (the
+// scheduler binds it once there is room) takes its room on that node: the
+// plan does not give it to other pods.
+func TestSnapshotKeepsRoomForPendingDaemonPods(t *testing.T) {
+	node := &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: "ip-10-0-0-8.ec2.internal", Labels: map[string]string{apiv1.LabelNodePool: "general"}},
+		Status: corev1.NodeStatus{Allocatable: corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("2"),
+			corev1.ResourceMemory: resource.MustParse("4Gi"), corev1.ResourcePods: resource.MustParse("20")},
+			Conditions: []corev1.NodeCondition{{Type: corev1.NodeReady, Status: corev1.ConditionTrue}}}}
+	yes := true
+	pinned := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: "kube-system", Name: "agent-y", UID: "uid-agent-y",
+		OwnerReferences: []metav1.OwnerReference{{APIVersion: "apps/v1", Kind: "DaemonSet", Name: "agent", UID: "u-agent", Controller: &yes}}},
+		Spec: corev1.PodSpec{Containers: []corev1.Container{{Name: "c", Resources: corev1.ResourceRequirements{Requests: corev1.ResourceList{
+			corev1.ResourceCPU: resource.MustParse("300m"), corev1.ResourceMemory: resource.MustParse("128Mi")}}}},
+			Affinity: &corev1.Affinity{NodeAffinity: &corev1.NodeAffinity{RequiredDuringSchedulingIgnoredDuringExecution: &corev1.NodeSelector{
+				NodeSelectorTerms: []corev1.NodeSelectorTerm{{MatchFields: []corev1.NodeSelectorRequirement{
+					{Key: "metadata.name", Operator: corev1.NodeSelectorOpIn, Values: []string{node.Name}}}}}}}}},
+		Status: corev1.PodStatus{Phase: corev1.PodPending}}
+	acts := newFake(t, kubetest.World{Objects: []runtime.Object{node, pinned}})
+	snap, err := acts.snapshots.take(context.Background(), time.Now())
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := resources.List{resources.CPU: 1700, resources.Memory: 4<<30 - 128<<20, resources.Pods: 19, resources.EBSVolumes: resources.NoLimit}
+	for _, n := range snap.input.ExistingNodes {
+		if n.Name == node.Name && n.Available != want {
+			t.Errorf("node Available = %s, want %s (allocatable less the DaemonSet pod made for it)", n.Available, want)
+		}
+	}
+	if len(snap.input.ExistingNodes) != 1 || len(snap.input.Pods) != 0 {
+		t.Errorf("%d existing nodes, %d pods to plan: want the node, and the DaemonSet pod not planned", len(snap.input.ExistingNodes), len(snap.input.Pods))
+	}
+}

@@ -56,3 +56,22 @@ func IsDaemonSetPod(p *corev1.Pod) bool {
 	}
 	return false
 }
+
+// DaemonPodTarget is the node a pending DaemonSet pod was made for: the
+// DaemonSet controller pins each pod with a required node affinity term
+// matching metadata.name to one node ("" when the pod is not such a pod).
+func DaemonPodTarget(p *corev1.Pod) string {
+	if p.Spec.NodeName != "" || !IsDaemonSetPod(p) || p.Spec.Affinity == nil || p.Spec.Affinity.NodeAffinity == nil {
+		return ""
+	}
+	req := p.Spec.Affinity.NodeAffinity.RequiredDuringSchedulingIgnoredDuringExecution
+	if req == nil || len(req.NodeSelectorTerms) != 1 {
+		return ""
+	}
+	for _, f := range req.NodeSelectorTerms[0].MatchFields {
+		if f.Key == "metadata.name" && f.Operator == corev1.NodeSelectorOpIn && len(f.Values) == 1 {
+			return f.Values[0]
+		}
+	}
+	return ""
+}
