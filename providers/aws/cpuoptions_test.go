@@ -19,16 +19,12 @@ import (
 func TestLaunchTemplateCarriesCPUOptions(t *testing.T) {
 	w := newLaunchWorld(t)
 	ctx := context.Background()
-	img, _, _ := w.c.GetParameter(ctx, al2023x86)
-	sgs, err := w.c.SecurityGroups(ctx, exampleTerms)
-	if err != nil {
-		t.Fatal(err)
-	}
+	img, sg := w.imageAndGroup(t)
 	sn := subnets(t, w.c)
 	w.ec2.SetRecording(true)
 	template := func(name, nested string) aws.LaunchTemplate {
 		t.Helper()
-		lt, err := w.c.EnsureLaunchTemplate(ctx, name, aws.LaunchTemplateData{ImageID: img, SecurityGroupIDs: []string{sgs[0].ID}, NestedVirtualization: nested})
+		lt, err := w.c.EnsureLaunchTemplate(ctx, name, aws.LaunchTemplateData{ImageID: img, SecurityGroupIDs: []string{sg}, NestedVirtualization: nested})
 		if err != nil {
 			t.Fatal(err)
 		}

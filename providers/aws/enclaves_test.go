@@ -21,15 +21,11 @@ import (
 func TestLaunchTemplateCarriesEnclaveOptions(t *testing.T) {
 	w := newLaunchWorld(t)
 	ctx := context.Background()
-	img, _, _ := w.c.GetParameter(ctx, al2023x86)
-	sgs, err := w.c.SecurityGroups(ctx, exampleTerms)
-	if err != nil {
-		t.Fatal(err)
-	}
+	img, sg := w.imageAndGroup(t)
 	sn := subnets(t, w.c)
 	w.ec2.SetRecording(true)
 	data := func(on bool) aws.LaunchTemplateData {
-		return aws.LaunchTemplateData{ImageID: img, SecurityGroupIDs: []string{sgs[0].ID}, EnclavesEnabled: on}
+		return aws.LaunchTemplateData{ImageID: img, SecurityGroupIDs: []string{sg}, EnclavesEnabled: on}
 	}
 	for name, on := range map[string]bool{"joinery/enclaves": true, "joinery/plain": false} {
 		if _, err := w.c.EnsureLaunchTemplate(ctx, name, data(on)); err != nil {
@@ -53,7 +49,7 @@ func TestLaunchTemplateCarriesEnclaveOptions(t *testing.T) {
 		BlockDevices                       []apiv1.BlockDeviceMapping
 		MetadataOptions                    *apiv1.MetadataOptions
 		Tags                               map[string]string
-	}{ImageID: img, SecurityGroupIDs: []string{sgs[0].ID}})
+	}{ImageID: img, SecurityGroupIDs: []string{sg}})
 	if on == off || off != before {
 		t.Errorf("template names: enabled %s, disabled %s, before the field %s", on, off, before)
 	}

@@ -28,6 +28,19 @@ type launchWorld struct {
 
 // newLaunchWorld starts EC2, IAM, SSM and EKS endpoints wired as the local
 // world wires them, and a client using all four over HTTP.
+// imageAndGroup are the AL2023 x86 image and the example's security group
+// a launch template is made of.
+func (w *launchWorld) imageAndGroup(t *testing.T) (img, sg string) {
+	t.Helper()
+	ctx := context.Background()
+	img, _, _ = w.c.GetParameter(ctx, al2023x86)
+	sgs, err := w.c.SecurityGroups(ctx, exampleTerms)
+	if err != nil || len(sgs) == 0 {
+		t.Fatalf("security groups %v: %v", sgs, err)
+	}
+	return img, sgs[0].ID
+}
+
 func newLaunchWorld(t *testing.T) *launchWorld {
 	t.Helper()
 	w := &launchWorld{iam: simiam.New(simiam.Options{})}
@@ -94,15 +107,11 @@ func TestEnsureLaunchTemplateAndLaunch(t *testing.T) {
 		Tags: map[string]string{"joinery.sh/cluster": cluster}}); err != nil {
 		t.Fatal(err)
 	}
-	img, _, _ := w.c.GetParameter(ctx, al2023x86)
-	sgs, err := w.c.SecurityGroups(ctx, exampleTerms)
-	if err != nil {
-		t.Fatal(err)
-	}
+	img, sg := w.imageAndGroup(t)
 	size := resource.MustParse("50Gi")
 	hop, tokens := int64(1), "required"
 	ud := base64.StdEncoding.EncodeToString([]byte("#!/bin/bash\n"))
-	d := aws.LaunchTemplateData{ImageID: img, UserData: ud, InstanceProfile: cluster + "_123", SecurityGroupIDs: []string{sgs[0].ID},
+	d := aws.LaunchTemplateData{ImageID: img, UserData: ud, InstanceProfile: cluster + "_123", SecurityGroupIDs: []string{sg},
 		BlockDevices:    []apiv1.BlockDeviceMapping{{DeviceName: "/dev/xvda", EBS: &apiv1.EBS{VolumeSize: &size, VolumeType: "gp3"}}},
 		MetadataOptions: &apiv1.MetadataOptions{HTTPPutResponseHopLimit: &hop, HTTPTokens: &tokens},
 		Tags:            map[string]string{"karpenter.k8s.aws/ec2nodeclass": "default"}}
@@ -116,7 +125,7 @@ func TestEnsureLaunchTemplateAndLaunch(t *testing.T) {
 	}
 	stored, _ := w.ec2.LaunchTemplate(lt.ID)
 	if stored.Data.ImageID != img || stored.Data.UserData != ud || stored.Data.IamInstanceProfileName != cluster+"_123" ||
-		!slices.Equal(stored.Data.SecurityGroupIDs, []string{sgs[0].ID}) || stored.Data.BlockDevices[0].VolumeSize != 50 ||
+		!slices.Equal(stored.Data.SecurityGroupIDs, []string{sg}) || stored.Data.BlockDevices[0].VolumeSize != 50 ||
 		stored.Data.MetadataOptions.HTTPTokens != "required" {
 		t.Errorf("stored template %+v", stored.Data)
 	}
@@ -241,14 +250,10 @@ func TestInsufficientCapacityOnlyWhenEveryOverrideLacksCapacity(t *testing.T) {
 func TestLaunchTemplateCarriesTheClassLaunchFields(t *testing.T) {
 	w := newLaunchWorld(t)
 	ctx := context.Background()
-	img, _, _ := w.c.GetParameter(ctx, al2023x86)
-	sgs, err := w.c.SecurityGroups(ctx, exampleTerms)
-	if err != nil {
-		t.Fatal(err)
-	}
+	img, sg := w.imageAndGroup(t)
 	size := resource.MustParse("50Gi")
 	public, tcp, udp, rate := true, int32(3600), int32(45), int32(200)
-	d := aws.LaunchTemplateData{ImageID: img, SecurityGroupIDs: []string{sgs[0].ID}, DetailedMonitoring: true,
+	d := aws.LaunchTemplateData{ImageID: img, SecurityGroupIDs: []string{sg}, DetailedMonitoring: true,
 		AssociatePublicIPAddress: &public, ConnectionTracking: &apiv1.ConnectionTracking{TCPEstablishedTimeout: &tcp, UDPTimeout: &udp},
 		BlockDevices: []apiv1.BlockDeviceMapping{{DeviceName: "/dev/xvda",
 			EBS: &apiv1.EBS{VolumeSize: &size, VolumeType: "gp3", SnapshotID: "snap-0123456789abcdef0", VolumeInitializationRate: &rate}}}}
@@ -260,7 +265,7 @@ func TestLaunchTemplateCarriesTheClassLaunchFields(t *testing.T) {
 	ct := stored.Data.ConnectionTracking
 	if !stored.Data.DetailedMonitoring || stored.Data.AssociatePublicIPAddress == nil || !*stored.Data.AssociatePublicIPAddress ||
 		ct == nil || ct.TCPEstablished != 3600 || ct.UDP != 45 || ct.UDPStream != 0 || stored.Data.BlockDevices[0].InitializationRate != 200 ||
-		!slices.Equal(stored.Data.SecurityGroupIDs, []string{sgs[0].ID}) {
+		!slices.Equal(stored.Data.SecurityGroupIDs, []string{sg}) {
 		t.Errorf("stored template %+v (connection tracking %+v)", stored.Data, ct)
 	}
 	req := launchReq(subnets(t, w.c), apiv1.CapacityTypeOnDemand, "m5.large")
@@ -288,7 +293,7 @@ func TestLaunchTemplateCarriesTheClassLaunchFields(t *testing.T) {
 
 	// Without the fields: basic monitoring, no public address (the local
 	// subnets map none on launch), EC2's timeouts.
-	plain := aws.LaunchTemplateData{ImageID: img, SecurityGroupIDs: []string{sgs[0].ID}}
+	plain := aws.LaunchTemplateData{ImageID: img, SecurityGroupIDs: []string{sg}}
 	if _, err := w.c.EnsureLaunchTemplate(ctx, "joinery/plain", plain); err != nil {
 		t.Fatal(err)
 	}
@@ -330,21 +335,17 @@ func TestLaunchTemplateCarriesTheClassLaunchFields(t *testing.T) {
 func TestLaunchTemplateCarriesThePrefixCount(t *testing.T) {
 	w := newLaunchWorld(t)
 	ctx := context.Background()
-	img, _, _ := w.c.GetParameter(ctx, al2023x86)
-	sgs, err := w.c.SecurityGroups(ctx, exampleTerms)
-	if err != nil {
-		t.Fatal(err)
-	}
+	img, sg := w.imageAndGroup(t)
 	for _, n := range []int32{0, 3} {
 		name := fmt.Sprintf("joinery/prefixes-%d", n)
-		d := aws.LaunchTemplateData{ImageID: img, SecurityGroupIDs: []string{sgs[0].ID}, IPv4PrefixCount: &n}
+		d := aws.LaunchTemplateData{ImageID: img, SecurityGroupIDs: []string{sg}, IPv4PrefixCount: &n}
 		lt, err := w.c.EnsureLaunchTemplate(ctx, name, d)
 		if err != nil {
 			t.Fatal(err)
 		}
 		stored, _ := w.ec2.LaunchTemplate(lt.ID)
 		if c := stored.Data.IPv4PrefixCount; c == nil || *c != int64(n) || stored.Data.IPv6PrefixCount != nil ||
-			!slices.Equal(stored.Data.SecurityGroupIDs, []string{sgs[0].ID}) {
+			!slices.Equal(stored.Data.SecurityGroupIDs, []string{sg}) {
 			t.Errorf("count %d: stored template %+v", n, stored.Data)
 		}
 		req := launchReq(subnets(t, w.c), apiv1.CapacityTypeOnDemand, "m5.large")

@@ -17,12 +17,7 @@ import (
 func TestLaunchTemplateNetworkInterfaces(t *testing.T) {
 	w := newLaunchWorld(t)
 	ctx := context.Background()
-	img, _, _ := w.c.GetParameter(ctx, al2023x86)
-	sgs, err := w.c.SecurityGroups(ctx, exampleTerms)
-	if err != nil {
-		t.Fatal(err)
-	}
-	sg := sgs[0].ID
+	img, sg := w.imageAndGroup(t)
 	w.ec2.SetRecording(true)
 	no, two := false, int32(2)
 	base := aws.LaunchTemplateData{ImageID: img, SecurityGroupIDs: []string{sg}, AssociatePublicIPAddress: &no, IPv4PrefixCount: &two}

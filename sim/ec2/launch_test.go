@@ -461,3 +461,23 @@ func TestLaunchTemplateRefusesZeroTimeoutsAndRates(t *testing.T) {
 		}
 	}
 }
+
+// fleetFallsBack launches one instance from the template with two
+// overrides in us-east-1a: EC2 refuses the first, a type the template's
+// option does not run on (UnsupportedOperation), and launches the second;
+// it returns the instance id.
+func fleetFallsBack(t *testing.T, c *sdkec2.Client, sub map[string]string, lt, refused, launched string) string {
+	t.Helper()
+	ov := func(it string) types.FleetLaunchTemplateOverridesRequest {
+		return types.FleetLaunchTemplateOverridesRequest{InstanceType: types.InstanceType(it), SubnetId: aws.String(sub["us-east-1a"])}
+	}
+	out, err := c.CreateFleet(context.Background(), fleetFrom(lt, "on-demand", ov(refused), ov(launched)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(out.Instances) != 1 || string(out.Instances[0].InstanceType) != launched || len(out.Errors) != 1 ||
+		aws.ToString(out.Errors[0].ErrorCode) != ec2.CodeUnsupportedOperation || string(out.Errors[0].LaunchTemplateAndOverrides.Overrides.InstanceType) != refused {
+		t.Fatalf("fleet %+v, errors %+v: want %s launched, %s refused", out.Instances, out.Errors, launched, refused)
+	}
+	return out.Instances[0].InstanceIds[0]
+}
