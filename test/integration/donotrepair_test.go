@@ -20,14 +20,7 @@ import (
 // NodeRepairBlocked Event says why, in the pass that would have started
 // the repair); taking the annotation off lets the repair run.
 func TestDoNotRepairHoldsAnImpairedNode(t *testing.T) {
-	parallel(t)
-	e := startEnvWith(t, true, repairTuning)
-	e.apply(t, readManifests(t, "testdata/interruption.yaml"))
-	waitFor(t, 3*time.Minute, "the ReplicaSet pod Running", func() bool { return len(e.runningPods(t, "steady")) == 1 })
-	var nodeName string
-	for _, p := range e.runningPods(t, "steady") {
-		nodeName = p.Spec.NodeName
-	}
+	e, nodeName := startSteadyRepairEnv(t)
 	e.annotateNode(t, nodeName, `{"metadata":{"annotations":{"`+apiv1.AnnotationDoNotRepair+`":"true"}}}`)
 	fault, err := e.w.SimulateNodeFault(e.ctx, world.NodeFaultRequest{Node: nodeName, Kind: world.FaultImpaired})
 	if err != nil {

@@ -417,14 +417,7 @@ func TestRepairResumesAfterTheWorkerIsKilled(t *testing.T) {
 // impaired) while its kubelet still runs is repaired as a node condition
 // would be: replacement first, then the drain, then the instance goes.
 func TestRepairReplacesAnInstanceWithFailedStatusChecks(t *testing.T) {
-	parallel(t)
-	e := startEnvWith(t, true, repairTuning)
-	e.apply(t, readManifests(t, "testdata/interruption.yaml"))
-	waitFor(t, 3*time.Minute, "the ReplicaSet pod Running", func() bool { return len(e.runningPods(t, "steady")) == 1 })
-	var nodeName string
-	for _, p := range e.runningPods(t, "steady") {
-		nodeName = p.Spec.NodeName
-	}
+	e, nodeName := startSteadyRepairEnv(t)
 	fault, err := e.w.SimulateNodeFault(e.ctx, world.NodeFaultRequest{Node: nodeName, Kind: world.FaultImpaired})
 	if err != nil {
 		t.Fatal(err)
@@ -448,6 +441,22 @@ func TestRepairReplacesAnInstanceWithFailedStatusChecks(t *testing.T) {
 		}
 		return false
 	})
+}
+
+// startSteadyRepairEnv starts a world tuned for repair with the
+// interruption manifests applied, and returns it with the node its
+// ReplicaSet pod ("steady") runs on.
+func startSteadyRepairEnv(t *testing.T) (*env, string) {
+	t.Helper()
+	parallel(t)
+	e := startEnvWith(t, true, repairTuning)
+	e.apply(t, readManifests(t, "testdata/interruption.yaml"))
+	waitFor(t, 3*time.Minute, "the ReplicaSet pod Running", func() bool { return len(e.runningPods(t, "steady")) == 1 })
+	var nodeName string
+	for _, p := range e.runningPods(t, "steady") {
+		nodeName = p.Spec.NodeName
+	}
+	return e, nodeName
 }
 
 // waitDisrupted waits (a minute at most) for
