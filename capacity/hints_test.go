@@ -68,10 +68,10 @@ func TestSchedulerHintsOnlyToNodesThePodCanUseNow(t *testing.T) {
 // node's nominees get none.
 func TestSchedulerHintsInTheOrderNodesOpen(t *testing.T) {
 	now := time.Now()
-	node := func(name string, registered time.Duration, ready bool) *corev1.Node {
+	node := func(name string, readyFor time.Duration, ready bool) *corev1.Node {
 		n := twoCPUNode()
 		n.Name = name
-		n.Status.Conditions[0].LastTransitionTime = metav1.NewTime(now.Add(-registered))
+		n.Status.Conditions[0].LastTransitionTime = metav1.NewTime(now.Add(-readyFor))
 		if !ready {
 			n.Status.Conditions[0].Status = corev1.ConditionFalse
 		}
