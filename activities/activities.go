@@ -246,7 +246,7 @@ func New(d Deps) *Activities {
 	pools := &pools{cluster: d.Cluster, market: d.Market, metrics: d.Metrics, log: d.Log}
 	prices := capacity.NewPrices(types.Get, func() *catalog.Market { return d.Market }, pools.nodePool)
 	noms := capacity.NewNominations(d.Cluster, d.NominationWindow, booked)
-	ledger := capacity.NewLedger(d.State, d.Log, d.Cluster.ProvisionablePods, noms.Of, noms.Window)
+	ledger := capacity.NewLedger(d.State, d.Log, d.Cluster.ProvisionablePods, noms.Waiting, noms.Window)
 	headroom := capacity.NewHeadroom(d.Metrics)
 	events := &events{cluster: d.Cluster, log: d.Log}
 	snaps := &snapshots{cluster: d.Cluster, types: types, market: d.Market, ice: d.ICE, staticCapacity: d.StaticCapacity,

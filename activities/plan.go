@@ -44,7 +44,8 @@ func (a *Provisioning) PlanProvisioning(ctx context.Context, in workflows.Provis
 	if err != nil {
 		return workflows.ProvisionPlan{}, err
 	}
-	snap, err := a.snapshots.take(ctx, time.Now())
+	began := time.Now()
+	snap, err := a.snapshots.take(ctx, began)
 	if err != nil {
 		return workflows.ProvisionPlan{}, err
 	}
@@ -52,6 +53,7 @@ func (a *Provisioning) PlanProvisioning(ctx context.Context, in workflows.Provis
 	a.metrics.SetQueueDepth(metrics.ControllerProvisioner, in.BatchID, len(snap.input.Pods))
 	start := time.Now()
 	plan := solver.Solve(snap.input)
+	solved := time.Now()
 	realUnsched := 0 // capacity buffers' virtual pods aside
 	for _, u := range plan.Unschedulable {
 		if !snap.virtualKeys[u.Pod] {
@@ -74,6 +76,8 @@ func (a *Provisioning) PlanProvisioning(ctx context.Context, in workflows.Provis
 	if err != nil {
 		return out, err
 	}
+	wrote := time.Now()
+	a.followPlacements(ctx, log, plan, snap)
 	for i, nn := range plan.NewNodeClaims {
 		nc, in := written[i], inputs[i]
 		out.NodeClaims = append(out.NodeClaims, in)
@@ -92,11 +96,12 @@ func (a *Provisioning) PlanProvisioning(ctx context.Context, in workflows.Provis
 	if snap.virtualPending > 0 {
 		log.Info("capacity buffers planned", zap.Int("virtualPods", snap.virtualPending), zap.Int("unschedulable", virtualUnsched))
 	}
-	log.Info("provisioning plan", zap.Int("pending", snap.pending), zap.Int("nominated", snap.nominated),
+	log.Info("provisioning plan", zap.Int("pending", snap.pending), zap.Int("nominated", snap.nominated), zap.Int("held", snap.held),
 		zap.Int("lapsedWindow", snap.lapsed.Window), zap.Int("lapsedDisplaced", snap.lapsed.Displaced),
 		zap.Int("considered", out.PodsConsidered), zap.Int("onExisting", out.PodsOnExisting),
 		zap.Int("nodeclaims", len(out.NodeClaims)), zap.Int("unschedulable", len(out.Unschedulable)),
-		zap.Float64("usdPerHour", out.PlannedUSDPerHour))
+		zap.Float64("usdPerHour", out.PlannedUSDPerHour), zap.Duration("snapshot", start.Sub(began)), zap.Duration("solve", solved.Sub(start)),
+		zap.Duration("write", wrote.Sub(solved)), zap.Duration("follow", time.Since(wrote)))
 	return out, nil
 }
 

@@ -51,6 +51,7 @@ type snapshot struct {
 	podsByKey map[string]*corev1.Pod
 	pending   int
 	nominated int
+	held      int // pointed at a Node with room for them (capacity.Waits.Held)
 	// lapsed counts the pending pods whose nomination ended, by why.
 	lapsed capacity.Lapsed
 	// notReady says, per skipped NodePool, which condition of its
@@ -165,15 +166,23 @@ func (b *snapshots) namespaceLabels() map[string]map[string]string {
 // returns the requests of the nominated ones by NodeClaim (accounted on it).
 func (b *snapshots) addPendingPods(s *snapshot, now time.Time) map[string]resources.List {
 	pending := b.cluster.ProvisionablePods()
-	nominatedTo, lapsed := b.nominations.Explain(pending, now) // pod UID -> nodeclaim
-	s.lapsed = lapsed
+	waits := b.nominations.Explain(pending, now)
+	s.lapsed = waits.Lapsed
 	nominatedReq := map[string]resources.List{}
 	for _, p := range pending {
 		s.pending++
 		sp := s.solverPod(p, s.attached)
-		if nc, ok := nominatedTo[string(p.UID)]; ok {
+		if nc, ok := waits.Claim[string(p.UID)]; ok {
 			nominatedReq[nc] = nominatedReq[nc].Add(sp.Requests)
 			s.nominated++
+			continue
+		}
+		if node, ok := waits.Held[string(p.UID)]; ok {
+			// The scheduler keeps its room there (pointed at it).
+			if u, ok := s.used[node]; ok {
+				s.used[node] = u.Add(sp.Requests)
+			}
+			s.held++
 			continue
 		}
 		s.input.Pods = append(s.input.Pods, sp)

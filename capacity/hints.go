@@ -23,8 +23,9 @@ type Hint struct {
 // the room of nominated pods from pods of equal or lower priority, so the
 // pods of a wave land where the plan put them, rather than the first
 // nodes to come Ready taking whichever pods the scheduler picks, leaving
-// the rest to a new plan. A pod nominated to another Node that exists
-// (the scheduler's preemption, or an earlier hint) is left alone.
+// the rest to a new plan. A pod pointed at a Node where it has room
+// (the scheduler's preemption, or an earlier hint) is Held there, not in
+// Of, and keeps its pointer; a pointer that no longer holds is replaced.
 func (n *Nominations) SchedulerHints(pending []*corev1.Pod, now time.Time) []Hint {
 	to := n.Of(pending, now)
 	claims := map[string]*apiv1.NodeClaim{}
@@ -35,9 +36,6 @@ func (n *Nominations) SchedulerHints(pending []*corev1.Pod, now time.Time) []Hin
 	for _, p := range pending {
 		nc := claims[to[string(p.UID)]]
 		if nc == nil || nc.Status.NodeName == "" || p.Status.NominatedNodeName == nc.Status.NodeName {
-			continue
-		}
-		if p.Status.NominatedNodeName != "" && n.nodeExists(p.Status.NominatedNodeName) {
 			continue
 		}
 		if !n.pointable(nc, p) {

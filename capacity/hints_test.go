@@ -13,9 +13,9 @@ import (
 
 // A pending pod is pointed at its claim's node once that node is Ready
 // and has no taint the pod does not tolerate (a pointer to a booting node
-// would be cleared by the pod's next failed attempt); a pod nominated to
-// another existing node is left alone, one pointed at a node gone is
-// pointed again.
+// would be cleared by the pod's next failed attempt); a pod pointed at
+// another existing node with room for it is left alone (Held), one pointed
+// at a node gone is pointed again.
 func TestSchedulerHintsOnlyToNodesThePodCanUseNow(t *testing.T) {
 	now := time.Now()
 	initialized := []metav1.Condition{{Type: apiv1.ConditionInitialized, Status: "True", LastTransitionTime: metav1.NewTime(now.Add(-time.Second))}}

@@ -86,10 +86,9 @@ func (n *Nominations) Live(nc *apiv1.NodeClaim, now time.Time) bool {
 }
 
 // Of maps the UID of each pending pod that a live NodeClaim was launched
-// for to that NodeClaim's name; past the window, a pod still pointed at the
-// claim's node (status.nominatedNodeName, SchedulerHints) keeps its
-// nomination, as the scheduler clears the pointer when the pod does not
-// fit there. Once the claim's Node is Ready a
+// for, and that is not Held on a Node (Explain), to that NodeClaim's name;
+// past the window, a pod whose pointer is due (SchedulerHints) keeps its
+// nomination. Once the claim's Node is Ready a
 // nomination holds only as far as the pod still fits the node's free
 // allocatable (nominated pods in annotation order): the kube-scheduler
 // binds pending pods in its own order, and a pod left without room is
@@ -100,8 +99,7 @@ func (n *Nominations) Live(nc *apiv1.NodeClaim, now time.Time) bool {
 // it is interchangeable with (placeKey): the nodes of one wave come Ready
 // one by one, and the first ones take whichever pods the scheduler picks.
 func (n *Nominations) Of(pending []*corev1.Pod, now time.Time) map[string]string {
-	out, _ := n.Explain(pending, now)
-	return out
+	return n.Explain(pending, now).Claim
 }
 
 // Lapsed counts the pending pods that a NodeClaim was launched for but
@@ -113,11 +111,25 @@ type Lapsed struct {
 	Displaced int
 }
 
-// Explain is Of, with the nominations that lapsed counted by why.
-func (n *Nominations) Explain(pending []*corev1.Pod, now time.Time) (map[string]string, Lapsed) {
+// Waits says what the pending pods wait for, by pod UID: a live NodeClaim
+// launched for them (Claim), or the kube-scheduler on the existing Node
+// they are pointed at (Held); the others are work for a plan, and Lapsed
+// counts those whose nomination ended.
+type Waits struct {
+	Claim  map[string]string
+	Held   map[string]string
+	Lapsed Lapsed
+}
+
+// Explain is Of, with the pods Held on their nodes and the nominations that
+// lapsed counted by why.
+func (n *Nominations) Explain(pending []*corev1.Pod, now time.Time) Waits {
+	held, room := n.held(pending)
 	byUID := make(map[string]*corev1.Pod, len(pending))
 	for _, p := range pending {
-		byUID[string(p.UID)] = p
+		if _, ok := held[string(p.UID)]; !ok {
+			byUID[string(p.UID)] = p
+		}
 	}
 	var live []*apiv1.NodeClaim
 	nominees := map[string][]string{} // live claim -> its pending nominees
@@ -129,9 +141,8 @@ func (n *Nominations) Explain(pending []*corev1.Pod, now time.Time) (map[string]
 		}
 		uids := pendingNominees(nc, byUID)
 		if !n.Live(nc, now) {
-			// Past the window, the pods pointed at its node still wait
-			// for the scheduler (it clears the pointer of a pod that
-			// does not fit there), and so do those whose pointer is due.
+			// Past the window, the pods whose pointer is due still
+			// wait for the scheduler.
 			var waiting []string
 			for _, uid := range uids {
 				if n.awaitsScheduler(nc, byUID[uid], now) {
@@ -158,7 +169,7 @@ func (n *Nominations) Explain(pending []*corev1.Pod, now time.Time) (map[string]
 	vacated := n.vacated(live, claimOf)
 	var lapsed Lapsed
 	for _, nc := range live {
-		free, bounded := n.freeOnNode(nc)
+		free, bounded := n.freeOnNode(nc, room)
 		for _, uid := range nominees[nc.Name] {
 			p := byUID[uid]
 			if bounded {
@@ -190,22 +201,63 @@ func (n *Nominations) Explain(pending []*corev1.Pod, now time.Time) (map[string]
 			lapsed.Window++
 		}
 	}
-	return out, lapsed
+	return Waits{Claim: out, Held: held, Lapsed: lapsed}
+}
+
+// Waiting maps each pending pod that waits for something (Explain: a
+// NodeClaim or the scheduler on its Node) to that claim's or node's name:
+// the pods a plan leaves alone.
+func (n *Nominations) Waiting(pending []*corev1.Pod, now time.Time) map[string]string {
+	w := n.Explain(pending, now)
+	for uid, node := range w.Held {
+		w.Claim[uid] = node
+	}
+	return w.Claim
+}
+
+// held finds the pending pods pointed (status.nominatedNodeName, whoever
+// wrote it) at a Node they can go to and have room on: as in Karpenter (a
+// "preempting" pod is not provisionable), each is the kube-scheduler's to
+// place, which keeps its room there, and is not planned again until the
+// pointer goes or no longer holds. It returns them (pod UID -> Node) and
+// what is left free on each such Node after them. A pointer the pod has
+// no room behind (the scheduler keeps one where its preemption is off)
+// holds nothing: the pod is planned.
+func (n *Nominations) held(pending []*corev1.Pod) (map[string]string, map[string]resources.List) {
+	out := map[string]string{}
+	room := map[string]resources.List{}
+	for _, p := range pending {
+		name := p.Status.NominatedNodeName
+		if name == "" {
+			continue
+		}
+		node, err := n.cluster.Nodes.Get(name)
+		if err != nil || !open(node, p) {
+			continue
+		}
+		free, ok := room[name]
+		if !ok {
+			free = n.freeOn(node)
+		}
+		if req := n.req.of(p); req.Fits(free) {
+			free = free.Sub(req)
+			out[string(p.UID)] = name
+		}
+		room[name] = free
+	}
+	return out, room
 }
 
 // awaitsScheduler says whether a nominee of a claim past its window still
-// waits for the scheduler on the claim's node: pointed at it, or (within
-// HintWait of the node's initialization) due a pointer.
+// waits for the scheduler on the claim's node: not pointed at a Node yet
+// and, within HintWait of the node's initialization, due a pointer.
 func (n *Nominations) awaitsScheduler(nc *apiv1.NodeClaim, p *corev1.Pod, now time.Time) bool {
 	node := nc.Status.NodeName
 	if node == "" {
 		return false
 	}
-	if p.Status.NominatedNodeName != "" {
-		return p.Status.NominatedNodeName == node
-	}
-	if n.noHints.Load() {
-		return false
+	if n.noHints.Load() || p.Status.NominatedNodeName != "" && n.nodeExists(p.Status.NominatedNodeName) {
+		return false // a pointer that held would have made the pod Held
 	}
 	init := initializedAt(nc)
 	return !init.IsZero() && now.Sub(init) < HintWait && n.pointable(nc, p)
@@ -229,7 +281,13 @@ func initializedAt(nc *apiv1.NodeClaim) time.Time {
 // nomination), and a booting node's arrival is what sets off that attempt.
 func (n *Nominations) pointable(nc *apiv1.NodeClaim, p *corev1.Pod) bool {
 	node, err := n.cluster.Nodes.Get(nc.Status.NodeName)
-	return err == nil && lifecycle.Ready(node) && !node.Spec.Unschedulable && solver.Tolerated(node.Spec.Taints, p.Spec.Tolerations)
+	return err == nil && open(node, p)
+}
+
+// open says whether the scheduler can place the pod on the Node now: Ready,
+// schedulable, not going away, and every taint tolerated.
+func open(node *corev1.Node, p *corev1.Pod) bool {
+	return lifecycle.Ready(node) && !node.Spec.Unschedulable && node.DeletionTimestamp == nil && solver.Tolerated(node.Spec.Taints, p.Spec.Tolerations)
 }
 
 // pendingNominees are the claim's nominees still pending, in annotation order.
@@ -336,23 +394,32 @@ func hasClaimedVolume(vs []corev1.Volume) bool {
 	return false
 }
 
-// freeOnNode is the free allocatable of the NodeClaim's Node; false while
-// it has no Ready Node (its nominations are not bounded yet).
-func (n *Nominations) freeOnNode(nc *apiv1.NodeClaim) (resources.List, bool) {
+// freeOnNode is the free allocatable of the NodeClaim's Node, less the
+// pods Held there (room: what held left on their nodes); false while it
+// has no Ready Node (its nominations are not bounded yet).
+func (n *Nominations) freeOnNode(nc *apiv1.NodeClaim, room map[string]resources.List) (resources.List, bool) {
 	if nc.Status.NodeName == "" {
 		return resources.List{}, false
+	}
+	if free, ok := room[nc.Status.NodeName]; ok {
+		return free, true
 	}
 	node, err := n.cluster.Nodes.Get(nc.Status.NodeName)
 	if err != nil || !lifecycle.Ready(node) {
 		return resources.List{}, false
 	}
+	return n.freeOn(node), true
+}
+
+// freeOn is the Node's allocatable less the requests of its active pods.
+func (n *Nominations) freeOn(node *corev1.Node) resources.List {
 	free, _ := resources.FromResourceList(node.Status.Allocatable)
 	for _, p := range n.cluster.PodsOnNode(node.Name) {
 		if kube.IsActive(p) {
 			free = free.Sub(n.req.of(p))
 		}
 	}
-	return free, true
+	return free
 }
 
 // vacated is, for each live claim, the requests of its nominees the
@@ -389,3 +456,7 @@ func bigger(a, b resources.List) bool {
 	}
 	return a[resources.Memory] > b[resources.Memory]
 }
+
+// Hints says whether pending pods are pointed at their nodes (the
+// worker's --scheduler-hints).
+func (n *Nominations) Hints() bool { return !n.noHints.Load() }

@@ -56,11 +56,16 @@ func TestLiveNominations(t *testing.T) {
 		Objects: []runtime.Object{node, pointedNode, staleNode, a, b, c, d, e, f, g, h, i, j, other}}).Cluster
 	noms := NewNominations(cl, 0, func(*apiv1.NodeClaim, time.Time) bool { return false })
 
-	got, lapsed := noms.Explain([]*corev1.Pod{a, b, c, d, e, f, g, h, i, j}, now)
+	w := noms.Explain([]*corev1.Pod{a, b, c, d, e, f, g, h, i, j}, now)
+	got, lapsed := w.Claim, w.Lapsed
 	want := map[string]string{"uid-a": ready.Name, "uid-c": ready.Name, "uid-d": inflight.Name, "uid-e": inflight.Name,
-		"uid-g": pointed.Name, "uid-h": pointed.Name, "uid-i": stale.Name}
+		"uid-h": pointed.Name}
 	if len(got) != len(want) {
 		t.Fatalf("got %v, want %v", got, want)
+	}
+	// g and i are the scheduler's: pointed at Ready nodes with room.
+	if len(w.Held) != 2 || w.Held["uid-g"] != pointedNode.Name || w.Held["uid-i"] != staleNode.Name {
+		t.Fatalf("held %v, want g on %s and i on %s", w.Held, pointedNode.Name, staleNode.Name)
 	}
 	if lapsed != (Lapsed{Window: 2, Displaced: 1}) {
 		t.Fatalf("lapsed %+v, want f and j by the window and b displaced", lapsed)
@@ -71,16 +76,16 @@ func TestLiveNominations(t *testing.T) {
 		}
 	}
 	// The provisioner sees b as work to do now, not after the window.
-	ledger := NewLedger(nil, zap.NewNop(), cl.ProvisionablePods, noms.Of, noms.Window)
+	ledger := NewLedger(nil, zap.NewNop(), cl.ProvisionablePods, noms.Waiting, noms.Window)
 	if n := ledger.UnnominatedPending(now); n != 3 {
 		t.Fatalf("UnnominatedPending = %d, want 3 (pods b, f and j)", n)
 	}
 	// Without scheduler hints no pointer is due: h, past the window and
 	// never pointed, is planned again at once; g, pointed, stays.
 	noms.WithoutHints()
-	got, lapsed = noms.Explain([]*corev1.Pod{a, b, c, d, e, f, g, h, i, j}, now)
-	if _, ok := got["uid-h"]; ok || got["uid-g"] != pointed.Name || lapsed.Window != 3 {
-		t.Fatalf("without hints: got %v, lapsed %+v; want h lapsed by the window with f and j, g kept", got, lapsed)
+	w = noms.Explain([]*corev1.Pod{a, b, c, d, e, f, g, h, i, j}, now)
+	if _, ok := w.Claim["uid-h"]; ok || w.Held["uid-g"] != pointedNode.Name || w.Lapsed.Window != 3 {
+		t.Fatalf("without hints: got %v, lapsed %+v; want h lapsed by the window with f and j, g held", w.Claim, w.Lapsed)
 	}
 }
 
@@ -113,7 +118,8 @@ func TestDisplacedNomineeTakesThePlaceOnTheBootingClaim(t *testing.T) {
 	cl := kubetest.Start(t, kubetest.World{Claims: []*apiv1.NodeClaim{first, booting}, Objects: []runtime.Object{node, p1, p2, p3, q1, other, spread}}).Cluster
 	noms := NewNominations(cl, 0, func(*apiv1.NodeClaim, time.Time) bool { return false })
 
-	got, lapsed := noms.Explain([]*corev1.Pod{p3, q1, other, spread}, now)
+	w := noms.Explain([]*corev1.Pod{p3, q1, other, spread}, now)
+	got, lapsed := w.Claim, w.Lapsed
 	want := map[string]string{"uid-p3": booting.Name, "uid-q1": booting.Name, "uid-other": booting.Name}
 	if len(got) != len(want) || lapsed.Displaced != 1 {
 		t.Fatalf("got %v (%d displaced), want %v (spread displaced)", got, lapsed.Displaced, want)
@@ -148,7 +154,8 @@ func TestDisplacedPodsTakePlacesBiggestFirst(t *testing.T) {
 		Objects: []runtime.Object{node, elsewhere, x1, x2, x3, small, big}}).Cluster
 	noms := NewNominations(cl, 0, func(*apiv1.NodeClaim, time.Time) bool { return false })
 
-	got, lapsed := noms.Explain([]*corev1.Pod{small, big}, now)
+	w := noms.Explain([]*corev1.Pod{small, big}, now)
+	got, lapsed := w.Claim, w.Lapsed
 	if got["uid-big"] != two.Name || got["uid-small"] != one.Name || lapsed.Displaced != 0 {
 		t.Fatalf("got %v (%d displaced), want big on %s and small on %s", got, lapsed.Displaced, two.Name, one.Name)
 	}
@@ -205,4 +212,44 @@ func twoCPUNode() *corev1.Node {
 	return &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: "ip-10-0-0-9.ec2.internal"},
 		Status: corev1.NodeStatus{Allocatable: corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("2"), corev1.ResourcePods: resource.MustParse("20")},
 			Conditions: []corev1.NodeCondition{{Type: corev1.NodeReady, Status: corev1.ConditionTrue}}}}
+}
+
+// A pending pod pointed at a Node (by Joinery or the scheduler's
+// preemption) is the scheduler's while the pointer holds: the Node is open
+// to it and has its room. It is Held there, its room is taken from the
+// claim nominated to that Node, and the ledger does not count it; a pod
+// pointed where it has no room, or at a cordoned Node, is work for a plan.
+func TestPointedPodsAreHeldForTheScheduler(t *testing.T) {
+	now := time.Now()
+	node := twoCPUNode()
+	cordoned := twoCPUNode()
+	cordoned.Name = "ip-10-0-0-12.ec2.internal"
+	cordoned.Spec.Unschedulable = true
+	claim := &apiv1.NodeClaim{ObjectMeta: metav1.ObjectMeta{Name: "general-purpose-ready",
+		Annotations: map[string]string{AnnotationNominatedPods: "uid-n1,uid-n2"}},
+		Status: apiv1.NodeClaimStatus{NodeName: node.Name}}
+	// p1 then p2 are pointed at the node: 1.5 CPU of its 2 go to p1, so
+	// p2 (1 CPU) has no room behind its pointer; of the claim's nominees
+	// n1 (500m) fits what is left, n2 does not. c is pointed at a
+	// cordoned node.
+	p1, p2 := cpuPod("p1", "", "1500m"), cpuPod("p2", "", "1")
+	n1, n2 := cpuPod("n1", "", "500m"), cpuPod("n2", "", "500m")
+	c := cpuPod("c", "", "1")
+	p1.Status.NominatedNodeName, p2.Status.NominatedNodeName = node.Name, node.Name
+	c.Status.NominatedNodeName = cordoned.Name
+	cl := kubetest.Start(t, kubetest.World{Claims: []*apiv1.NodeClaim{claim},
+		Objects: []runtime.Object{node, cordoned, p1, p2, n1, n2, c}}).Cluster
+	noms := NewNominations(cl, 0, func(*apiv1.NodeClaim, time.Time) bool { return false })
+
+	w := noms.Explain([]*corev1.Pod{c, n1, n2, p1, p2}, now)
+	if len(w.Held) != 1 || w.Held["uid-p1"] != node.Name {
+		t.Fatalf("held %v, want only p1 on %s", w.Held, node.Name)
+	}
+	if len(w.Claim) != 1 || w.Claim["uid-n1"] != claim.Name || w.Lapsed.Displaced != 1 {
+		t.Fatalf("claim nominations %v (%d displaced), want n1 kept and n2 displaced by the held p1", w.Claim, w.Lapsed.Displaced)
+	}
+	ledger := NewLedger(nil, zap.NewNop(), cl.ProvisionablePods, noms.Waiting, noms.Window)
+	if n := ledger.PendingToPlan(now); n != 3 {
+		t.Fatalf("PendingToPlan = %d, want 3 (c, n2 and p2)", n)
+	}
 }
