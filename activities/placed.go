@@ -34,13 +34,11 @@ const placedWriteTimeout = 10 * time.Second
 //     kube-scheduler tries that Node first and keeps the pod's room there,
 //     rather than spreading it by its scores onto the nodes whose room
 //     the plans keep for other pods, and the pod is held for it
-//     (capacity.Waits.Held) instead of being planned again.
+//     (capacity.Waits.Held) instead of being planned again; not with
+//     --scheduler-hints=false.
 //
 // A write that fails is logged: the pod is planned again next round.
 func (a *Provisioning) followPlacements(ctx context.Context, log *zap.Logger, plan solver.Plan, snap *snapshot) {
-	if !a.snapshots.nominations.Hints() {
-		return
-	}
 	joins := map[string][]string{} // booting claim -> pod UIDs
 	var points []capacity.Hint
 	for _, pl := range plan.ExistingPlacements {
@@ -57,7 +55,7 @@ func (a *Provisioning) followPlacements(ctx context.Context, log *zap.Logger, pl
 		}
 	}
 	a.joinClaims(ctx, log, joins)
-	if len(points) > 0 {
+	if len(points) > 0 && a.snapshots.nominations.Hints() {
 		go a.point(log, points)
 	}
 }
