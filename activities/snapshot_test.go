@@ -271,3 +271,32 @@ func TestSnapshotKeepsRoomForPendingDaemonPods(t *testing.T) {
 		t.Errorf("%d existing nodes, %d pods to plan: want the node, and the DaemonSet pod not planned", len(snap.input.ExistingNodes), len(snap.input.Pods))
 	}
 }
+
+// A pending pod pointed at a Ready node with room for it is the
+// scheduler's: the plan leaves it out and keeps its room on that node.
+func TestSnapshotKeepsRoomForHeldPods(t *testing.T) {
+	node := &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: "ip-10-0-0-8.ec2.internal", Labels: map[string]string{apiv1.LabelNodePool: "general"}},
+		Status: corev1.NodeStatus{Allocatable: corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("2"),
+			corev1.ResourceMemory: resource.MustParse("4Gi"), corev1.ResourcePods: resource.MustParse("20")},
+			Conditions: []corev1.NodeCondition{{Type: corev1.NodeReady, Status: corev1.ConditionTrue}}}}
+	pending := func(name, cpu string) *corev1.Pod {
+		return &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: "default", Name: name, UID: types.UID("uid-" + name)},
+			Spec: corev1.PodSpec{Containers: []corev1.Container{{Name: "c", Resources: corev1.ResourceRequirements{Requests: corev1.ResourceList{
+				corev1.ResourceCPU: resource.MustParse(cpu)}}}}},
+			Status: corev1.PodStatus{Phase: corev1.PodPending, Conditions: []corev1.PodCondition{{Type: corev1.PodScheduled,
+				Status: corev1.ConditionFalse, Reason: corev1.PodReasonUnschedulable}}}}
+	}
+	held, free := pending("held", "1500m"), pending("free", "1")
+	held.Status.NominatedNodeName = node.Name
+	acts := newFake(t, kubetest.World{Objects: []runtime.Object{node, held, free}})
+	snap, err := acts.snapshots.take(context.Background(), time.Now())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if snap.held != 1 || len(snap.input.Pods) != 1 || snap.input.Pods[0].Name != "free" {
+		t.Fatalf("held %d, pods to plan %v: want the pointed pod held and only the other planned", snap.held, snap.input.Pods)
+	}
+	if len(snap.input.ExistingNodes) != 1 || snap.input.ExistingNodes[0].Available[resources.CPU] != 500 {
+		t.Fatalf("existing nodes %+v: want the node with 500m CPU left after the held pod", snap.input.ExistingNodes)
+	}
+}
