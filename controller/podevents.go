@@ -258,12 +258,9 @@ func (p *podEvents) reconcile(t *podEventsTerm, name string) time.Duration {
 	if nc == nil || nc.DeletionTimestamp != nil {
 		return 0
 	}
-	var pool *apiv1.NodePool
-	pools, _ := p.cl.NodePools()
-	for _, np := range pools {
-		if np.Name == nc.Labels[apiv1.LabelNodePool] {
-			pool = np
-		}
+	pool, ok := p.cl.ValidNodePool(nc.Labels[apiv1.LabelNodePool])
+	if !ok {
+		pool = nil
 	}
 	t.mu.Lock()
 	clock := t.stored(nc)

@@ -57,6 +57,22 @@ func (c *Cluster) NodePools() ([]*apiv1.NodePool, []InvalidNodePool) {
 	return out, bad
 }
 
+// ValidNodePool is the named NodePool as NodePools returns it (defaulted),
+// false when it is missing, deleting or invalid: a per-object reconciler
+// converts one pool, not every pool.
+func (c *Cluster) ValidNodePool(name string) (*apiv1.NodePool, bool) {
+	o, ok, err := c.nodePools.GetStore().GetByKey(name)
+	if err != nil || !ok {
+		return nil, false
+	}
+	np := &apiv1.NodePool{}
+	if fromUnstructured(o, np) != nil || np.DeletionTimestamp != nil {
+		return nil, false
+	}
+	np.SetDefaults()
+	return np, len(np.Validate()) == 0
+}
+
 // NodeClass returns the EC2NodeClass with the given name.
 func (c *Cluster) NodeClass(name string) (*apiv1.EC2NodeClass, error) {
 	o, ok, err := c.nodeClasses.GetStore().GetByKey(name)
