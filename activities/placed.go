@@ -6,7 +6,6 @@ import (
 	"maps"
 	"slices"
 	"strings"
-	"sync"
 	"time"
 
 	"github.com/joinery/joinery/capacity"
@@ -21,8 +20,11 @@ import (
 // placements on existing capacity.
 const placedWriters = 16
 
-// placedWriteTimeout bounds one such write.
+// placedWriteTimeout bounds one such write to a NodeClaim.
 const placedWriteTimeout = 10 * time.Second
+
+// pointTimeout bounds the background writing of one plan's pointers.
+const pointTimeout = time.Minute
 
 // followPlacements makes the plan's placements on existing capacity stick,
 // so that the next plan does not place the same pods again and no other
@@ -105,27 +107,18 @@ func (a *Provisioning) joinClaim(ctx context.Context, claim string, uids []strin
 
 // point writes the pointers of pods placed on Ready nodes.
 func (a *Provisioning) point(log *zap.Logger, hints []capacity.Hint) {
-	g := errgroup.Group{}
-	g.SetLimit(placedWriters)
-	var mu sync.Mutex
+	ctx, cancel := context.WithTimeout(context.Background(), pointTimeout)
+	defer cancel()
 	written := 0
 	var failed error
-	for _, h := range hints {
-		g.Go(func() error {
-			ctx, cancel := context.WithTimeout(context.Background(), placedWriteTimeout)
-			defer cancel()
-			err := a.cluster.NominatePod(ctx, h.Pod, h.Node)
-			mu.Lock()
-			defer mu.Unlock()
-			if err == nil {
-				written++
-			} else if !apierrors.IsNotFound(err) && !apierrors.IsConflict(err) && !apierrors.IsInvalid(err) {
-				failed = err
-			}
-			return nil
-		})
-	}
-	_ = g.Wait()
+	capacity.WriteHints(ctx, a.cluster, hints, func(_ capacity.Hint, err error) {
+		switch {
+		case err == nil:
+			written++
+		case !capacity.PointerMoot(err):
+			failed = err
+		}
+	})
 	log.Info("pods placed on existing nodes pointed at them", zap.Int("pods", written), zap.Int("placed", len(hints)), zap.NamedError("lastError", failed))
 }
 

@@ -1,12 +1,20 @@
 package capacity
 
 import (
+	"context"
+	"errors"
 	"sort"
+	"sync"
 	"time"
 
 	apiv1 "github.com/joinery/joinery/api/v1"
 	"github.com/joinery/joinery/policy/lifecycle"
+	"github.com/joinery/joinery/providers/kube"
+	"golang.org/x/sync/errgroup"
 	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/validation/field"
 )
 
 // Hint is a pending pod and the node its NodeClaim was launched for it on.
@@ -68,4 +76,49 @@ func (n *Nominations) byOpening(hints []Hint) {
 func (n *Nominations) nodeExists(name string) bool {
 	_, err := n.cluster.Nodes.Get(name)
 	return err == nil
+}
+
+// hintWriters bounds the concurrent pod status patches of one batch of
+// pointers (a wave's node, or a plan, brings tens of pods at once).
+const hintWriters = 16
+
+// WriteHints points each hint's pod at its node (kube.Cluster.NominatePod),
+// hintWriters at a time, and reports each outcome to done, one call at a
+// time: err nil when written.
+func WriteHints(ctx context.Context, cl *kube.Cluster, hints []Hint, done func(Hint, error)) {
+	var g errgroup.Group
+	g.SetLimit(hintWriters)
+	var mu sync.Mutex
+	for _, h := range hints {
+		g.Go(func() error {
+			err := cl.NominatePod(ctx, h.Pod, h.Node)
+			mu.Lock()
+			defer mu.Unlock()
+			done(h, err)
+			return nil
+		})
+	}
+	_ = g.Wait()
+}
+
+// PointerMoot says whether a refused pointer needs nothing more: the pod
+// is gone or changed, or the scheduler bound it meanwhile.
+func PointerMoot(err error) bool {
+	return apierrors.IsNotFound(err) || apierrors.IsConflict(err) || boundMeanwhile(err)
+}
+
+// boundMeanwhile says whether the API server refused a pointer because the
+// scheduler bound the pod after the cache saw it pending (a pointer may not
+// be set on a bound pod).
+func boundMeanwhile(err error) bool {
+	var status apierrors.APIStatus
+	if !errors.As(err, &status) || !apierrors.IsInvalid(err) || status.Status().Details == nil {
+		return false
+	}
+	for _, c := range status.Status().Details.Causes {
+		if c.Field == "status.nominatedNodeName" && c.Type == metav1.CauseType(field.ErrorTypeForbidden) {
+			return true
+		}
+	}
+	return false
 }

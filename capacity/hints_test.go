@@ -4,11 +4,16 @@ import (
 	"testing"
 	"time"
 
+	"errors"
+	"fmt"
 	apiv1 "github.com/joinery/joinery/api/v1"
 	"github.com/joinery/joinery/providers/kube/kubetest"
 	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/util/validation/field"
 )
 
 // A pending pod is pointed at its claim's node once that node is Ready
@@ -95,5 +100,28 @@ func TestSchedulerHintsInTheOrderNodesOpen(t *testing.T) {
 	want := []string{"ready-early", "ready-late"}
 	if len(got) != len(want) || got[0] != want[0] || got[1] != want[1] {
 		t.Fatalf("hints to %v, want %v", got, want)
+	}
+}
+
+// The API server refuses a pointer on a pod the scheduler bound after the
+// cache saw it: that race is no failure; other refusals are.
+func TestBoundMeanwhile(t *testing.T) {
+	pod := schema.GroupKind{Kind: "Pod"}
+	bound := apierrors.NewInvalid(pod, "web-1", field.ErrorList{field.Forbidden(field.NewPath("status", "nominatedNodeName"),
+		"may not be set on pods that are already bound to a node")})
+	other := apierrors.NewInvalid(pod, "web-1", field.ErrorList{field.Invalid(field.NewPath("status", "nominatedNodeName"), "-", "not a DNS-1123 subdomain")})
+	for _, c := range []struct {
+		name string
+		err  error
+		want bool
+	}{
+		{"bound meanwhile", bound, true},
+		{"wrapped", fmt.Errorf("patch: %w", bound), true},
+		{"another invalid value", other, false},
+		{"forbidden by RBAC", apierrors.NewForbidden(schema.GroupResource{Resource: "pods"}, "web-1", errors.New("no")), false},
+	} {
+		if got := boundMeanwhile(c.err); got != c.want {
+			t.Errorf("%s: %v, want %v", c.name, got, c.want)
+		}
 	}
 }

@@ -2,7 +2,6 @@ package controller
 
 import (
 	"context"
-	"errors"
 	"sync"
 	"time"
 
@@ -10,18 +9,10 @@ import (
 	"github.com/joinery/joinery/policy/lifecycle"
 	"github.com/joinery/joinery/providers/kube"
 	"go.uber.org/zap"
-	"golang.org/x/sync/errgroup"
 	corev1 "k8s.io/api/core/v1"
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
-	"k8s.io/apimachinery/pkg/util/validation/field"
 	"k8s.io/client-go/tools/cache"
 )
-
-// hintWriters bounds the concurrent pod status patches of one pass (a
-// wave's node brings tens of pods at once).
-const hintWriters = 16
 
 // hintsPerPass bounds one pass's writes, so that the nodes that register
 // while a burst's pointers are written wait for a few hundred pointers
@@ -98,27 +89,20 @@ func (h *schedulerHints) pass(ctx context.Context, now time.Time) {
 		todo = todo[:hintsPerPass]
 		defer h.poke()
 	}
-	g, gctx := errgroup.WithContext(ctx)
-	g.SetLimit(hintWriters)
 	written := 0
-	for _, hint := range todo {
-		g.Go(func() error {
-			err := h.cl.NominatePod(gctx, hint.Pod, hint.Node)
-			h.mu.Lock()
-			defer h.mu.Unlock()
-			switch {
-			case err == nil:
-				h.done[hint.Pod.UID] = hint.Node
-				written++
-			case apierrors.IsNotFound(err) || apierrors.IsConflict(err) || boundMeanwhile(err):
-			default:
-				h.log.Warn("pod not pointed at its node", zap.String("pod", hint.Pod.Namespace+"/"+hint.Pod.Name),
-					zap.String("node", hint.Node), zap.Error(err))
-			}
-			return nil
-		})
-	}
-	_ = g.Wait()
+	capacity.WriteHints(ctx, h.cl, todo, func(hint capacity.Hint, err error) {
+		h.mu.Lock()
+		defer h.mu.Unlock()
+		switch {
+		case err == nil:
+			h.done[hint.Pod.UID] = hint.Node
+			written++
+		case capacity.PointerMoot(err):
+		default:
+			h.log.Warn("pod not pointed at its node", zap.String("pod", hint.Pod.Namespace+"/"+hint.Pod.Name),
+				zap.String("node", hint.Node), zap.Error(err))
+		}
+	})
 	if written > 0 {
 		h.log.Info("pending pods pointed at the nodes launched for them", zap.Int("pods", written))
 	}
@@ -149,20 +133,4 @@ func nodeOpened(o, n interface{}) bool {
 		return false
 	}
 	return !lifecycle.Ready(old) || len(node.Spec.Taints) < len(old.Spec.Taints)
-}
-
-// boundMeanwhile says whether the API server refused a pointer because the
-// scheduler bound the pod after the cache saw it pending (a pointer may not
-// be set on a bound pod).
-func boundMeanwhile(err error) bool {
-	var status apierrors.APIStatus
-	if !errors.As(err, &status) || !apierrors.IsInvalid(err) || status.Status().Details == nil {
-		return false
-	}
-	for _, c := range status.Status().Details.Causes {
-		if c.Field == "status.nominatedNodeName" && c.Type == metav1.CauseType(field.ErrorTypeForbidden) {
-			return true
-		}
-	}
-	return false
 }

@@ -2,7 +2,6 @@ package controller
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"strings"
 	"testing"
@@ -14,13 +13,10 @@ import (
 	"github.com/joinery/joinery/providers/kube/kubetest"
 	"go.uber.org/zap"
 	corev1 "k8s.io/api/core/v1"
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
-	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
-	"k8s.io/apimachinery/pkg/util/validation/field"
 )
 
 // A pass points each pending pod at the Ready node launched for it,
@@ -97,29 +93,6 @@ func TestNodeOpened(t *testing.T) {
 	} {
 		if got := nodeOpened(tc.old, tc.new); got != tc.want {
 			t.Errorf("%s: %v, want %v", tc.name, got, tc.want)
-		}
-	}
-}
-
-// The API server refuses a pointer on a pod the scheduler bound after the
-// cache saw it: that race is no failure; other refusals are.
-func TestBoundMeanwhile(t *testing.T) {
-	pod := schema.GroupKind{Kind: "Pod"}
-	bound := apierrors.NewInvalid(pod, "web-1", field.ErrorList{field.Forbidden(field.NewPath("status", "nominatedNodeName"),
-		"may not be set on pods that are already bound to a node")})
-	other := apierrors.NewInvalid(pod, "web-1", field.ErrorList{field.Invalid(field.NewPath("status", "nominatedNodeName"), "-", "not a DNS-1123 subdomain")})
-	for _, c := range []struct {
-		name string
-		err  error
-		want bool
-	}{
-		{"bound meanwhile", bound, true},
-		{"wrapped", fmt.Errorf("patch: %w", bound), true},
-		{"another invalid value", other, false},
-		{"forbidden by RBAC", apierrors.NewForbidden(schema.GroupResource{Resource: "pods"}, "web-1", errors.New("no")), false},
-	} {
-		if got := boundMeanwhile(c.err); got != c.want {
-			t.Errorf("%s: %v, want %v", c.name, got, c.want)
 		}
 	}
 }
