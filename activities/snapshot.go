@@ -267,13 +267,10 @@ func (b *snapshots) addExistingNodes(s *snapshot, nodes []*corev1.Node, claims [
 		if n.Spec.Unschedulable || !lifecycle.Ready(n) || disruption.HasTaint(n.Spec.Taints, apiv1.TaintKeyDisrupted) || n.DeletionTimestamp != nil {
 			continue
 		}
-		if nc := claimByNode[n.Name]; nc != nil && (nc.DeletionTimestamp != nil || booked(nc, now)) {
-			continue // terminating: its pods are about to move; or booked for a gang's pods
+		if nc := claimByNode[n.Name]; nc != nil && (nc.DeletionTimestamp != nil || booked(nc, now) || !initialized(n, nc)) {
+			continue // terminating: its pods are about to move; booked for a gang's pods; or still booting (addInFlightClaims)
 		}
-		alloc, _ := resources.FromResourceList(n.Status.Allocatable)
-		cn, _ := b.cluster.CSINodes.Get(n.Name)
-		alloc[resources.EBSVolumes] = solver.EBSLimit(cn)
-		avail := alloc.Sub(s.used[n.Name])
+		avail := b.allocatable(n).Sub(s.used[n.Name])
 		if nc := claimByNode[n.Name]; nc != nil {
 			avail = avail.Sub(nominatedReq[nc.Name])
 		}
@@ -304,23 +301,80 @@ func (b *snapshots) runtimeClass(name string) *nodev1.RuntimeClass {
 	return o
 }
 
-// addInFlightClaims adds the NodeClaims with no Node yet as nodes of their
-// smallest possible shape, less the DaemonSet pods that will run on them
-// (not bound yet, unlike on a registered node) and the nominated pods.
+// addInFlightClaims adds the NodeClaims whose Node is not initialized yet
+// (none yet, or registered but not Ready, or still with startup taints) as
+// nodes of their smallest possible shape, less the DaemonSet pods that will
+// run on them and the nominated pods; a registered Node's labels and what
+// its allocatable leaves free bound that. As in Karpenter, such a node
+// counts with the taints it will have once initialized: a pod placed there
+// joins the claim's nominees and is pointed at the node once it opens.
+// Without the registered ones, the room on every node of a wave between
+// registration and Ready (the CNI's start, seconds) was invisible to plans,
+// and pods the scheduler displaced meanwhile bought nodes of their own.
 func (b *snapshots) addInFlightClaims(s *snapshot, claims []*apiv1.NodeClaim, nominatedReq map[string]resources.List, now time.Time) {
 	for _, nc := range claims {
-		if nc.DeletionTimestamp != nil || nc.Status.NodeName != "" || booked(nc, now) {
+		if nc.DeletionTimestamp != nil || booked(nc, now) {
+			continue
+		}
+		node, booting := b.bootingNode(nc)
+		if !booting {
 			continue
 		}
 		avail, ok := b.inFlightAvailable(nc, s.input.DaemonSets)
 		if !ok {
 			continue
 		}
+		labels := claimLabels(nc)
+		if node != nil {
+			avail = registeredFree(avail, node, b.allocatable(node).Sub(s.used[node.Name]))
+			maps.Copy(labels, node.Labels)
+		}
 		s.input.ExistingNodes = append(s.input.ExistingNodes, solver.Node{
-			Name: "nodeclaim/" + nc.Name, Labels: claimLabels(nc), Taints: nc.Spec.Taints,
+			Name: "nodeclaim/" + nc.Name, Labels: labels, Taints: nc.Spec.Taints,
 			Available: avail.Sub(nominatedReq[nc.Name]), NodePool: nc.Labels[apiv1.LabelNodePool],
 		})
 	}
+}
+
+// registeredFree bounds what a booting claim's registered Node has free by
+// what its allocatable leaves (free): each resource the Node reports
+// (extended resources register only once their device plugin runs).
+func registeredFree(est resources.List, node *corev1.Node, free resources.List) resources.List {
+	for i, name := range resources.Names {
+		if _, ok := node.Status.Allocatable[name]; ok || i == resources.EBSVolumes {
+			est[i] = min(est[i], free[i])
+		}
+	}
+	return est
+}
+
+// bootingNode says whether the claim's node is still booting (no Node, or
+// one not initialized) and returns its Node when registered.
+func (b *snapshots) bootingNode(nc *apiv1.NodeClaim) (*corev1.Node, bool) {
+	if nc.Status.NodeName == "" {
+		return nil, true
+	}
+	node, err := b.cluster.Nodes.Get(nc.Status.NodeName)
+	if err != nil {
+		return nil, true
+	}
+	return node, !initialized(node, nc)
+}
+
+// initialized says whether the claim's Node is open to pods as planned:
+// Ready, its startup and ephemeral taints gone.
+func initialized(node *corev1.Node, nc *apiv1.NodeClaim) bool {
+	ok, _, _ := lifecycle.Initialized(node, nc)
+	return ok
+}
+
+// allocatable is the Node's allocatable, EBS volumes as its CSINode's
+// attach limit.
+func (b *snapshots) allocatable(n *corev1.Node) resources.List {
+	alloc, _ := resources.FromResourceList(n.Status.Allocatable)
+	cn, _ := b.cluster.CSINodes.Get(n.Name)
+	alloc[resources.EBSVolumes] = solver.EBSLimit(cn)
+	return alloc
 }
 
 // addNodePools adds the pools that can launch, with their instance types,

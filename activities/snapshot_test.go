@@ -2,7 +2,9 @@ package activities
 
 import (
 	"context"
+	"maps"
 	"reflect"
+	"slices"
 	"testing"
 	"time"
 
@@ -298,5 +300,65 @@ func TestSnapshotKeepsRoomForHeldPods(t *testing.T) {
 	}
 	if len(snap.input.ExistingNodes) != 1 || snap.input.ExistingNodes[0].Available[resources.CPU] != 500 {
 		t.Fatalf("existing nodes %+v: want the node with 500m CPU left after the held pod", snap.input.ExistingNodes)
+	}
+}
+
+// A NodeClaim whose Node has registered but is not initialized yet (not
+// Ready, or a startup taint still on) is planned as in flight: its room is
+// visible, bounded by what the registered Node reports, with the Node's
+// labels and the taints it will have; only an initialized Node is an
+// existing node by name. Before, the room on a wave's registered nodes
+// was invisible for the seconds until Ready, and plans bought more.
+func TestSnapshotSeesRegisteredBootingClaims(t *testing.T) {
+	now := time.Now()
+	claim := func(name, node string) *apiv1.NodeClaim {
+		return &apiv1.NodeClaim{ObjectMeta: metav1.ObjectMeta{Name: name,
+			Labels: map[string]string{apiv1.LabelNodePool: "general", apiv1.LabelInstanceType: "m6i.large"}},
+			Status: apiv1.NodeClaimStatus{NodeName: node}}
+	}
+	startup := corev1.Taint{Key: "example.com/agent-not-ready", Effect: corev1.TaintEffectNoSchedule}
+	registered, tainted, open := claim("general-registered", "node-a"), claim("general-tainted", "node-b"), claim("general-open", "node-c")
+	tainted.Spec.StartupTaints = []corev1.Taint{startup}
+	node := func(name string, ready bool, taints ...corev1.Taint) *corev1.Node {
+		st := corev1.ConditionFalse
+		if ready {
+			st = corev1.ConditionTrue
+		}
+		return &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: name, Labels: map[string]string{apiv1.LabelNodePool: "general",
+			apiv1.LabelInstanceType: "m6i.large", apiv1.LabelZone: "us-east-1a", "team": name}},
+			Spec: corev1.NodeSpec{Taints: taints},
+			Status: corev1.NodeStatus{Allocatable: corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("1500m"),
+				corev1.ResourceMemory: resource.MustParse("100Gi"), corev1.ResourcePods: resource.MustParse("29")},
+				Conditions: []corev1.NodeCondition{{Type: corev1.NodeReady, Status: st}}}}
+	}
+	notReady := corev1.Taint{Key: corev1.TaintNodeNotReady, Effect: corev1.TaintEffectNoSchedule}
+	pod := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: "default", Name: "web", UID: "uid-web"},
+		Spec: corev1.PodSpec{NodeSelector: map[string]string{"team": "node-a"}, Containers: []corev1.Container{{Name: "c",
+			Resources: corev1.ResourceRequirements{Requests: corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("1")}}}}},
+		Status: corev1.PodStatus{Conditions: []corev1.PodCondition{{Type: corev1.PodScheduled, Status: corev1.ConditionFalse, Reason: corev1.PodReasonUnschedulable}}}}
+	acts := newFake(t, kubetest.World{Claims: []*apiv1.NodeClaim{registered, tainted, open},
+		Objects: []runtime.Object{node("node-a", false, notReady), node("node-b", true, startup), node("node-c", true), pod}})
+	snap, err := acts.snapshots.take(context.Background(), now)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := map[string]solver.Node{}
+	for _, n := range snap.input.ExistingNodes {
+		got[n.Name] = n
+	}
+	if len(got) != 3 || got["nodeclaim/general-registered"].Name == "" || got["nodeclaim/general-tainted"].Name == "" || got["node-c"].Name == "" {
+		t.Fatalf("existing nodes %v: want the two booting claims in flight and node-c by name", slices.Collect(maps.Keys(got)))
+	}
+	a := got["nodeclaim/general-registered"]
+	if a.Available[resources.CPU] != 1500 || a.Available[resources.Memory] >= 8<<30 || a.Labels["team"] != "node-a" || len(a.Taints) != 0 {
+		t.Errorf("registered claim: available %s labels %v taints %v; want CPU as the Node reports (1500m), memory as an m6i.large's, the Node's labels, no taints",
+			a.Available, a.Labels, a.Taints)
+	}
+	if b := got["nodeclaim/general-tainted"]; len(b.Taints) != 0 {
+		t.Errorf("claim with its startup taint on: taints %v, want none (the startup taint goes at initialization)", b.Taints)
+	}
+	plan := solver.Solve(snap.input)
+	if len(plan.ExistingPlacements) != 1 || plan.ExistingPlacements[0].Node != "nodeclaim/general-registered" || len(plan.NewNodeClaims) != 0 {
+		t.Fatalf("plan placed %v, bought %d: want web on the registered claim", plan.ExistingPlacements, len(plan.NewNodeClaims))
 	}
 }
