@@ -239,13 +239,13 @@ func (b *snapshots) addExistingPods(s *snapshot) []*corev1.Node {
 // the DaemonSet pods not yet bound likewise). Without it a plan put pods
 // in that room and left the node's DaemonSet pod pending for good.
 func (b *snapshots) addPendingDaemonPods(s *snapshot) {
-	pods, _ := b.cluster.Pods.List(labels.Everything())
-	for _, p := range pods {
-		if node := kube.DaemonPodTarget(p); node != "" && kube.IsActive(p) {
-			if u, ok := s.used[node]; ok {
-				s.used[node] = u.Add(solver.Requests(p))
+	for node, u := range s.used {
+		for _, p := range b.cluster.PendingDaemonPodsFor(node) {
+			if kube.IsActive(p) {
+				u = u.Add(solver.Requests(p))
 			}
 		}
+		s.used[node] = u
 	}
 }
 

@@ -411,10 +411,12 @@ func (n *Nominations) freeOnNode(nc *apiv1.NodeClaim, room map[string]resources.
 	return n.freeOn(node), true
 }
 
-// freeOn is the Node's allocatable less the requests of its active pods.
+// freeOn is the Node's allocatable less the requests of its active pods
+// and of the DaemonSet pods made for it but not bound yet (the scheduler
+// binds them there: their room is not free for a held pod).
 func (n *Nominations) freeOn(node *corev1.Node) resources.List {
 	free, _ := resources.FromResourceList(node.Status.Allocatable)
-	for _, p := range n.cluster.PodsOnNode(node.Name) {
+	for _, p := range append(n.cluster.PodsOnNode(node.Name), n.cluster.PendingDaemonPodsFor(node.Name)...) {
 		if kube.IsActive(p) {
 			free = free.Sub(n.req.of(p))
 		}

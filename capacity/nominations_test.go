@@ -253,3 +253,24 @@ func TestPointedPodsAreHeldForTheScheduler(t *testing.T) {
 		t.Fatalf("PendingToPlan = %d, want 3 (c, n2 and p2)", n)
 	}
 }
+
+// A DaemonSet pod made for a node and not bound yet takes its room before
+// any pointed pod: the scheduler binds it there, so a pod pointed at what
+// it will use is not held (it is planned) and one that fits beside it is.
+func TestHeldPodsLeaveRoomForPendingDaemonPods(t *testing.T) {
+	node := twoCPUNode()
+	yes := true
+	agent := cpuPod("agent-x", "", "1")
+	agent.OwnerReferences = []metav1.OwnerReference{{APIVersion: "apps/v1", Kind: "DaemonSet", Name: "agent", UID: "u-agent", Controller: &yes}}
+	agent.Spec.Affinity = &corev1.Affinity{NodeAffinity: &corev1.NodeAffinity{RequiredDuringSchedulingIgnoredDuringExecution: &corev1.NodeSelector{
+		NodeSelectorTerms: []corev1.NodeSelectorTerm{{MatchFields: []corev1.NodeSelectorRequirement{
+			{Key: "metadata.name", Operator: corev1.NodeSelectorOpIn, Values: []string{node.Name}}}}}}}}
+	big, small := cpuPod("big", "", "1500m"), cpuPod("small", "", "1")
+	big.Status.NominatedNodeName, small.Status.NominatedNodeName = node.Name, node.Name
+	cl := kubetest.Start(t, kubetest.World{Objects: []runtime.Object{node, agent, big, small}}).Cluster
+	noms := NewNominations(cl, 0, func(*apiv1.NodeClaim, time.Time) bool { return false })
+	w := noms.Explain([]*corev1.Pod{big, small}, time.Now())
+	if len(w.Held) != 1 || w.Held["uid-small"] != node.Name {
+		t.Fatalf("held %v, want only small (the agent's 1 CPU leaves 1 CPU)", w.Held)
+	}
+}

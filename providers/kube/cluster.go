@@ -82,6 +82,7 @@ type Cluster struct {
 
 const (
 	podsByNodeIndex        = "spec.nodeName"
+	daemonPodsByTarget     = "daemonset.target"
 	nodesByProviderIDIndex = "spec.providerID"
 )
 
@@ -115,6 +116,13 @@ func NewFromClients(kc kubernetes.Interface, dc dynamic.Interface) (*Cluster, er
 			return nil, nil
 		}
 		return []string{p.Spec.NodeName}, nil
+	}, daemonPodsByTarget: func(obj interface{}) ([]string, error) {
+		if p, ok := obj.(*corev1.Pod); ok {
+			if node := DaemonPodTarget(p); node != "" {
+				return []string{node}, nil
+			}
+		}
+		return nil, nil
 	}}); err != nil {
 		return nil, err
 	}
@@ -230,6 +238,18 @@ func (c *Cluster) OnNodeClaimEvent(h cache.ResourceEventHandler) {
 // PodsOnNode returns the pods bound to a node (from the informer index).
 func (c *Cluster) PodsOnNode(node string) []*corev1.Pod {
 	objs, _ := c.PodInformer.GetIndexer().ByIndex(podsByNodeIndex, node)
+	out := make([]*corev1.Pod, 0, len(objs))
+	for _, o := range objs {
+		out = append(out, o.(*corev1.Pod))
+	}
+	return out
+}
+
+// PendingDaemonPodsFor are the DaemonSet pods made for the node and not
+// bound yet (DaemonPodTarget): the scheduler binds them there once there is
+// room, so that room is theirs.
+func (c *Cluster) PendingDaemonPodsFor(node string) []*corev1.Pod {
+	objs, _ := c.PodInformer.GetIndexer().ByIndex(daemonPodsByTarget, node)
 	out := make([]*corev1.Pod, 0, len(objs))
 	for _, o := range objs {
 		out = append(out, o.(*corev1.Pod))
