@@ -41,6 +41,14 @@ func TestBenchSmoke(t *testing.T) {
 	if r.SchedulerAttempts["scheduled"] < 200 {
 		t.Errorf("kube-scheduler attempts %v: fewer scheduled than the 200 pods", r.SchedulerAttempts)
 	}
+	for i, q := range r.SchedulerQueue {
+		if i > 0 && (q.Scheduled < r.SchedulerQueue[i-1].Scheduled || q.At <= r.SchedulerQueue[i-1].At) {
+			t.Errorf("kube-scheduler samples %+v then %+v: attempts or time went back", r.SchedulerQueue[i-1], q)
+		}
+	}
+	if len(r.SchedulerQueue) == 0 {
+		t.Error("no sample of the kube-scheduler's queue")
+	}
 	if r.Fleets.Calls == 0 || r.Fleets.Distinct == 0 || r.Fleets.Distinct > r.Fleets.Calls {
 		t.Errorf("CreateFleet figures %+v", r.Fleets)
 	}

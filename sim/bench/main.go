@@ -166,10 +166,15 @@ func run(pods int, boot world.BootPhases, timeout, rest time.Duration, keep bool
 			}
 		}()
 	}
+	qctx, stopQueue := context.WithCancel(ctx)
+	queue := make(chan []QueueSample, 1)
+	go func() { queue <- sampleQueue(qctx, w.Kube.SchedulerURL(), 10*time.Second) }()
 	r, err := measure(ctx, w, pods, worker.cmd.Process.Pid)
+	stopQueue()
 	if err != nil {
 		return nil, err
 	}
+	r.SchedulerQueue = <-queue
 	if r.SchedulerAttempts, err = schedulerAttempts(w.Kube.SchedulerURL()); err != nil {
 		return nil, err
 	}
@@ -267,9 +272,11 @@ type Report struct {
 	// SchedulerAttempts are the kube-scheduler's scheduling attempts by
 	// result, and "preemption" its preemption attempts, until every pod ran.
 	SchedulerAttempts map[string]float64 `json:"schedulerAttempts"`
-	ActivityLatency   []Latency          `json:"activityLatency"`
-	WorkflowLatency   []Latency          `json:"workflowLatency"`
-	Provisions        []ProvisionSpan    `json:"provisions"`
+	// SchedulerQueue samples the kube-scheduler's queue every 10 s.
+	SchedulerQueue  []QueueSample   `json:"schedulerQueue"`
+	ActivityLatency []Latency       `json:"activityLatency"`
+	WorkflowLatency []Latency       `json:"workflowLatency"`
+	Provisions      []ProvisionSpan `json:"provisions"`
 }
 
 func (r *Report) print() {
@@ -306,6 +313,10 @@ func (r *Report) print() {
 	}
 	fmt.Fprintf(tw, "kube-scheduler attempts: scheduled, unschedulable, error; preemption\t%.0f, %.0f, %.0f; %.0f\n",
 		r.SchedulerAttempts["scheduled"], r.SchedulerAttempts["unschedulable"], r.SchedulerAttempts["error"], r.SchedulerAttempts["preemption"])
+	for _, q := range r.SchedulerQueue {
+		fmt.Fprintf(tw, "kube-scheduler at %s: queue active, backoff, unschedulable; attempts so far scheduled, unschedulable\t%.0f, %.0f, %.0f; %.0f, %.0f\n",
+			q.At, q.Active, q.Backoff, q.Unschedulable, q.Scheduled, q.Failed)
+	}
 	for _, l := range r.WorkflowLatency {
 		fmt.Fprintf(tw, "workflow %s: runs, p50, p99\t%d, %.3fs, %.3fs\n", l.Type, l.Count, l.P50, l.P99)
 	}

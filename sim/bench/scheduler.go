@@ -52,19 +52,14 @@ func profileScheduler(ctx context.Context, url, file string, wait, d time.Durati
 // schedulerAttempts are the kube-scheduler's scheduling attempts by result
 // (scheduled, unschedulable, error) and its preemption attempts.
 func schedulerAttempts(url string) (map[string]float64, error) {
-	resp, err := schedulerClient.Get(url + "/metrics")
+	fams, err := schedulerMetrics(url)
 	if err != nil {
 		return nil, err
 	}
-	defer resp.Body.Close()
-	if resp.StatusCode != http.StatusOK {
-		return nil, fmt.Errorf("kube-scheduler metrics: %s", resp.Status)
-	}
-	parser := expfmt.NewTextParser(model.UTF8Validation)
-	fams, err := parser.TextToMetricFamilies(resp.Body)
-	if err != nil {
-		return nil, err
-	}
+	return attempts(fams), nil
+}
+
+func attempts(fams map[string]*dto.MetricFamily) map[string]float64 {
 	out := map[string]float64{}
 	if f := fams["scheduler_schedule_attempts_total"]; f != nil {
 		for _, m := range f.GetMetric() {
@@ -76,7 +71,68 @@ func schedulerAttempts(url string) (map[string]float64, error) {
 			out["preemption"] += m.GetCounter().GetValue()
 		}
 	}
-	return out, nil
+	return out
+}
+
+// schedulerMetrics reads the kube-scheduler's /metrics.
+func schedulerMetrics(url string) (map[string]*dto.MetricFamily, error) {
+	resp, err := schedulerClient.Get(url + "/metrics")
+	if err != nil {
+		return nil, err
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		return nil, fmt.Errorf("kube-scheduler metrics: %s", resp.Status)
+	}
+	parser := expfmt.NewTextParser(model.UTF8Validation)
+	return parser.TextToMetricFamilies(resp.Body)
+}
+
+// QueueSample is the kube-scheduler's queue and attempts so far at a
+// moment of the run: whether pending pods wait in its active queue (it is
+// busy) or among the unschedulable (no event has sent them back).
+type QueueSample struct {
+	At            time.Duration `json:"at"` // from the apply
+	Active        float64       `json:"active"`
+	Backoff       float64       `json:"backoff"`
+	Unschedulable float64       `json:"unschedulable"`
+	Scheduled     float64       `json:"scheduled"`
+	Failed        float64       `json:"failed"` // unschedulable attempts
+}
+
+// sampleQueue reads the scheduler's queue every `every` until ctx ends.
+func sampleQueue(ctx context.Context, url string, every time.Duration) []QueueSample {
+	var out []QueueSample
+	start := time.Now()
+	t := time.NewTicker(every)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return out
+		case <-t.C:
+		}
+		fams, err := schedulerMetrics(url)
+		if err != nil {
+			continue
+		}
+		s := QueueSample{At: time.Since(start).Round(time.Second)}
+		if f := fams["scheduler_pending_pods"]; f != nil {
+			for _, m := range f.GetMetric() {
+				switch labelOf(m, "queue") {
+				case "active":
+					s.Active = m.GetGauge().GetValue()
+				case "backoff":
+					s.Backoff = m.GetGauge().GetValue()
+				case "unschedulable":
+					s.Unschedulable = m.GetGauge().GetValue()
+				}
+			}
+		}
+		a := attempts(fams)
+		s.Scheduled, s.Failed = a["scheduled"], a["unschedulable"]
+		out = append(out, s)
+	}
 }
 
 func labelOf(m *dto.Metric, name string) string {
