@@ -14,6 +14,7 @@
 package main
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"flag"
@@ -22,10 +23,12 @@ import (
 	cluster "github.com/joinery/joinery/providers/kube"
 	"github.com/joinery/joinery/sim/kube"
 	"github.com/joinery/joinery/sim/world"
+	"maps"
 	"net"
 	"os"
 	"os/signal"
 	"path/filepath"
+	"slices"
 	"strings"
 	"syscall"
 	"text/tabwriter"
@@ -47,6 +50,7 @@ func main() {
 	schedProfile := flag.String("scheduler-profile", "", "write a CPU profile of the kube-scheduler, over 60 s from a minute after the apply, to this file")
 	extra := flag.String("worker-flags", "", "extra worker flags, space-separated (e.g. --scheduler-hints=false)")
 	floor := flag.Bool("control-plane-floor", false, "run no worker: report how long the local control plane takes to create the pods and mark them all Unschedulable")
+	flag.IntVar(&systemNodes, "system-nodes", systemNodes, "nodes of a managed node group (tainted CriticalAddonsOnly) the cluster has before the burst, as a cluster running an autoscaler does")
 	flag.Parse()
 	workerFlags = strings.Fields(*extra)
 	var report interface{ print() }
@@ -178,6 +182,9 @@ func run(pods int, boot world.BootPhases, timeout, rest time.Duration, keep bool
 	if r.SchedulerAttempts, err = schedulerAttempts(w.Kube.SchedulerURL()); err != nil {
 		return nil, err
 	}
+	if r.SchedulerRequeues, err = requeues(w.Kube.SchedulerURL()); err != nil {
+		return nil, err
+	}
 	r.BootP50, r.BootMax = bootFigures(w.BootTimes())
 	r.ActivityLatency, r.WorkflowLatency, err = latencies(metricsAddr)
 	if err == nil && rest > 0 {
@@ -272,6 +279,9 @@ type Report struct {
 	// SchedulerAttempts are the kube-scheduler's scheduling attempts by
 	// result, and "preemption" its preemption attempts, until every pod ran.
 	SchedulerAttempts map[string]float64 `json:"schedulerAttempts"`
+	// SchedulerRequeues counts the pods moved into the kube-scheduler's
+	// queues by the event that moved them, until every pod ran.
+	SchedulerRequeues map[string]float64 `json:"schedulerRequeues"`
 	// SchedulerQueue samples the kube-scheduler's queue every 10 s.
 	SchedulerQueue  []QueueSample   `json:"schedulerQueue"`
 	ActivityLatency []Latency       `json:"activityLatency"`
@@ -313,6 +323,13 @@ func (r *Report) print() {
 	}
 	fmt.Fprintf(tw, "kube-scheduler attempts: scheduled, unschedulable, error; preemption\t%.0f, %.0f, %.0f; %.0f\n",
 		r.SchedulerAttempts["scheduled"], r.SchedulerAttempts["unschedulable"], r.SchedulerAttempts["error"], r.SchedulerAttempts["preemption"])
+	events := slices.Sorted(maps.Keys(r.SchedulerRequeues))
+	slices.SortStableFunc(events, func(a, b string) int { return cmp.Compare(r.SchedulerRequeues[b], r.SchedulerRequeues[a]) })
+	var moved []string
+	for _, e := range events {
+		moved = append(moved, fmt.Sprintf("%s %.0f", e, r.SchedulerRequeues[e]))
+	}
+	fmt.Fprintf(tw, "kube-scheduler: pods moved into its queues, by event\t%s\n", strings.Join(moved, ", "))
 	for _, q := range r.SchedulerQueue {
 		fmt.Fprintf(tw, "kube-scheduler at %s: queue active, backoff, unschedulable; attempts so far scheduled, unschedulable\t%.0f, %.0f, %.0f; %.0f, %.0f\n",
 			q.At, q.Active, q.Backoff, q.Unschedulable, q.Scheduled, q.Failed)

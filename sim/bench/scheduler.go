@@ -74,6 +74,23 @@ func attempts(fams map[string]*dto.MetricFamily) map[string]float64 {
 	return out
 }
 
+// requeues counts the pods the kube-scheduler moved into its queues, by
+// the event that moved them: what sends pending pods back for another
+// attempt.
+func requeues(url string) (map[string]float64, error) {
+	fams, err := schedulerMetrics(url)
+	if err != nil {
+		return nil, err
+	}
+	out := map[string]float64{}
+	if f := fams["scheduler_queue_incoming_pods_total"]; f != nil {
+		for _, m := range f.GetMetric() {
+			out[labelOf(m, "event")] += m.GetCounter().GetValue()
+		}
+	}
+	return out, nil
+}
+
 // schedulerMetrics reads the kube-scheduler's /metrics.
 func schedulerMetrics(url string) (map[string]*dto.MetricFamily, error) {
 	resp, err := schedulerClient.Get(url + "/metrics")
