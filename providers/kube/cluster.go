@@ -237,19 +237,18 @@ func (c *Cluster) OnNodeClaimEvent(h cache.ResourceEventHandler) {
 
 // PodsOnNode returns the pods bound to a node (from the informer index).
 func (c *Cluster) PodsOnNode(node string) []*corev1.Pod {
-	objs, _ := c.PodInformer.GetIndexer().ByIndex(podsByNodeIndex, node)
-	out := make([]*corev1.Pod, 0, len(objs))
-	for _, o := range objs {
-		out = append(out, o.(*corev1.Pod))
-	}
-	return out
+	return c.podsByIndex(podsByNodeIndex, node)
 }
 
 // PendingDaemonPodsFor are the DaemonSet pods made for the node and not
 // bound yet (DaemonPodTarget): the scheduler binds them there once there is
 // room, so that room is theirs.
 func (c *Cluster) PendingDaemonPodsFor(node string) []*corev1.Pod {
-	objs, _ := c.PodInformer.GetIndexer().ByIndex(daemonPodsByTarget, node)
+	return c.podsByIndex(daemonPodsByTarget, node)
+}
+
+func (c *Cluster) podsByIndex(index, key string) []*corev1.Pod {
+	objs, _ := c.PodInformer.GetIndexer().ByIndex(index, key)
 	out := make([]*corev1.Pod, 0, len(objs))
 	for _, o := range objs {
 		out = append(out, o.(*corev1.Pod))
