@@ -34,10 +34,11 @@ type schedulerHints struct {
 	trigger chan struct{}
 	mu      sync.Mutex
 	done    map[types.UID]string // pod -> the node it was pointed at
+	perPass int                  // hintsPerPass
 }
 
 func newSchedulerHints(cl *kube.Cluster, noms *capacity.Nominations, log *zap.Logger) *schedulerHints {
-	h := &schedulerHints{cl: cl, noms: noms, log: log.Named("scheduler-hints"), every: 5 * time.Second,
+	h := &schedulerHints{cl: cl, noms: noms, log: log.Named("scheduler-hints"), every: 5 * time.Second, perPass: hintsPerPass,
 		trigger: make(chan struct{}, 1), done: map[types.UID]string{}}
 	// New hints come when a Node turns Ready or loses a taint; the
 	// resync catches the rest.
@@ -85,8 +86,8 @@ func (h *schedulerHints) pass(ctx context.Context, now time.Time) {
 	if len(todo) == 0 {
 		return
 	}
-	if len(todo) > hintsPerPass {
-		todo = todo[:hintsPerPass]
+	if len(todo) > h.perPass {
+		todo = todo[:h.perPass]
 		defer h.poke()
 	}
 	written := 0

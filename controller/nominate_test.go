@@ -97,10 +97,13 @@ func TestNodeOpened(t *testing.T) {
 	}
 }
 
-// A pass writes at most hintsPerPass pointers and asks for another pass.
+// A pass writes at most its bound of pointers (hintsPerPass; a smaller
+// one here, as the fake clientset's watch buffers only 100 events) and
+// asks for another pass.
 func TestSchedulerHintsPassIsBounded(t *testing.T) {
 	ctx := context.Background()
-	const pods = hintsPerPass + 44
+	const perPass = 24
+	const pods = perPass + 14
 	node := &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: "ip-10-0-0-9.ec2.internal"},
 		Status: corev1.NodeStatus{Allocatable: corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("400"), corev1.ResourcePods: resource.MustParse("400")},
 			Conditions: []corev1.NodeCondition{{Type: corev1.NodeReady, Status: corev1.ConditionTrue}}}}
@@ -121,6 +124,7 @@ func TestSchedulerHintsPassIsBounded(t *testing.T) {
 	f := kubetest.Start(t, kubetest.World{Claims: []*apiv1.NodeClaim{claim}, Objects: objs})
 	noms := capacity.NewNominations(f.Cluster, 0, func(*apiv1.NodeClaim, time.Time) bool { return false })
 	h := newSchedulerHints(f.Cluster, noms, zap.NewNop())
+	h.perPass = perPass
 	pointed := func() int {
 		list, err := f.Kube.CoreV1().Pods("default").List(ctx, metav1.ListOptions{})
 		if err != nil {
@@ -136,8 +140,8 @@ func TestSchedulerHintsPassIsBounded(t *testing.T) {
 	}
 
 	h.pass(ctx, time.Now())
-	if got := pointed(); got != hintsPerPass {
-		t.Fatalf("%d pods pointed after one pass, want %d", got, hintsPerPass)
+	if got := pointed(); got != perPass {
+		t.Fatalf("%d pods pointed after one pass, want %d", got, perPass)
 	}
 	select {
 	case <-h.trigger:

@@ -494,7 +494,8 @@ func TestCreateFleetMultipleAndIdempotent(t *testing.T) {
 }
 
 func TestDescribeInstancesFiltersAndPagination(t *testing.T) {
-	_, c := start(t, ec2.Options{})
+	// Pending for the whole test, however loaded the machine.
+	_, c := start(t, ec2.Options{BootDelay: 10 * time.Minute})
 	ctx := context.Background()
 	sub := subnetsByZone(t, c)
 	launch := func(n int32, pool string) []string {
