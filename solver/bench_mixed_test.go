@@ -310,12 +310,20 @@ func benchSolve(b *testing.B, in Input) Plan {
 }
 
 // mixedHardVariants are the mixed inputs where the default plan was
-// furthest from the whole search before the default search schedule
-// (seeds 1-3 of the wide shapes with market spot, and the split pools).
+// furthest from the whole search under earlier default schedules (seeds
+// 1-3 of the wide shapes with market spot, the split pools), the ones
+// where one pass of today's schedule alone finds the whole search's plan
+// (TestDefaultSearchNearWhole), and the one the default search took
+// longest on (seed=1/wide/pools=split/spot=market).
 var mixedHardVariants = []mixedVariant{
 	{seed: 1, wide: true, spot: "market"},
 	{seed: 2, wide: true, spot: "market"},
 	{seed: 3, wide: true, spot: "market"},
 	{seed: 2, wide: true},
 	{seed: 3, pools: "split", spot: "market"},
+	{seed: 4, wide: true, spot: "market"},
+	{seed: 9, wide: true, pools: "split"},
+	{seed: 8, wide: true, pools: "split", spot: "market"},
+	{seed: 4, wide: true, pools: "split", spot: "market"},
+	{seed: 1, wide: true, pools: "split", spot: "market"},
 }

@@ -55,6 +55,12 @@ type claim struct {
 	zp     []float64
 	zpDone uint64
 	ports  []HostPort // host ports its pods bind
+	// seeded: opened for an LP seed, whose type the LP chose for its pods.
+	// Once planted it takes no pod that would make its cheapest type
+	// dearer: on the hard mixed batches, growing the seeds for the pods
+	// they leave put the plans 4-6% above the lower bound, keeping them
+	// 1-2%.
+	seeded bool
 }
 
 // zones returns the claim's possible zones as a bit set.
@@ -355,8 +361,9 @@ func (s *pass) narrowedOK(c *claim, pi *podInfo, ts []int32, ms []uint64, narrow
 		}
 	}
 	// An ordinary pod only fills the slack of an accelerator
-	// claim: growing a GPU node for CPU work costs GPU prices.
-	if newPrice > oldPrice && c.req.HasExtended() && !pi.req.HasExtended() && !s.seeding {
+	// claim (growing a GPU node for CPU work costs GPU prices), and a
+	// pod after the planting only the slack of a seed's claim.
+	if newPrice > oldPrice && ((c.req.HasExtended() && !pi.req.HasExtended()) || c.seeded) && !s.seeding {
 		return launchBound{}, false
 	}
 	if newPrice > oldPrice && !upsizeOK(pl, c.types[0], newT, oldPrice, newPrice, newReq, s.byClass[pi.class].UpsizeTolerance) {
@@ -409,7 +416,7 @@ func (s *pass) commitAdd(c *claim, pi *podInfo, sig *podSignature, term *compile
 // the price, for a term that narrows no offering (zm, daemonset ports and
 // offering requirements absent): the first type in price order that still
 // fits and meets the term is the new cheapest; none, or a pricier one the
-// accelerator or upsize rule refuses, rejects the pod. It stops at that
+// accelerator, seed or upsize rule refuses, rejects the pod. It stops at that
 // first type instead of building the narrowed set.
 func (s *pass) quickReject(c *claim, pi *podInfo, term *compiledTerm, newReq resources.List) bool {
 	pl := c.pool
@@ -424,7 +431,7 @@ func (s *pass) quickReject(c *claim, pi *podInfo, term *compiledTerm, newReq res
 		if newPrice <= oldPrice {
 			return false
 		}
-		if c.req.HasExtended() && !pi.req.HasExtended() {
+		if (c.req.HasExtended() && !pi.req.HasExtended()) || c.seeded {
 			return true
 		}
 		return !upsizeOK(pl, c.types[0], t, oldPrice, newPrice, newReq, s.byClass[pi.class].UpsizeTolerance)

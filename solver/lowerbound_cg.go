@@ -4,6 +4,7 @@ import (
 	"math"
 
 	"github.com/joinery/joinery/solver/internal/lp"
+	"github.com/joinery/joinery/solver/resources"
 	"slices"
 	"sort"
 	"strconv"
@@ -83,11 +84,12 @@ func configLP(p *prepared, groups []*boundGroup, start []float64, primal bool, g
 	if len(bins) > cgMaxBins {
 		return 0, nil // the dominance pass is quadratic
 	}
-	bins, ok := pruneBins(p, bins, free, G)
+	limits := limitRows(p)
+	bins, ok := pruneBins(p, bins, free, G, limits)
 	if !ok {
 		return 0, nil // past Solve's deadline
 	}
-	m := newConfigMaster(groups, bins, dims)
+	m := newConfigMaster(groups, bins, dims, limits)
 	if m == nil {
 		return 0, nil
 	}
@@ -172,7 +174,7 @@ func configBins(p *prepared, groups []*boundGroup, dims []int) (bins []*configBi
 // larger and admitting no more groups than another adds nothing (every
 // configuration of it is one of the other at no lower price). It reports
 // false when Solve's deadline passed.
-func pruneBins(p *prepared, bins []*configBin, free []bool, G int) ([]*configBin, bool) {
+func pruneBins(p *prepared, bins []*configBin, free []bool, G int, limits []limitRow) ([]*configBin, bool) {
 	kept := bins[:0]
 	for _, b := range bins {
 		for g := range free {
@@ -202,7 +204,7 @@ func pruneBins(p *prepared, bins []*configBin, free []bool, G int) ([]*configBin
 		}
 		dom := false
 		for _, a := range order[:oi] { // cheaper or equal price first
-			if binDominates(bins, a, b) {
+			if binDominates(bins, a, b, limits) {
 				dom = true
 				break
 			}
@@ -211,7 +213,7 @@ func pruneBins(p *prepared, bins []*configBin, free []bool, G int) ([]*configBin
 			if dom || bins[a].price > bins[b].price {
 				break
 			}
-			dom = binDominates(bins, a, b)
+			dom = binDominates(bins, a, b, limits)
 		}
 		if !dom {
 			live = append(live, bins[b])
@@ -221,12 +223,17 @@ func pruneBins(p *prepared, bins []*configBin, free []bool, G int) ([]*configBin
 }
 
 // binDominates reports whether bins[a] ≻ bins[b]: no pricier, no smaller,
-// admitting every group b does, and strictly better in one of these or
-// earlier.
-func binDominates(bins []*configBin, a, b int) bool {
+// admitting every group b does, counting no more against any limit, and
+// strictly better in one of these or earlier.
+func binDominates(bins []*configBin, a, b int, limits []limitRow) bool {
 	x, y := bins[a], bins[b]
 	if x.price > y.price {
 		return false
+	}
+	for _, l := range limits {
+		if l.coef(x) > l.coef(y) {
+			return false
+		}
 	}
 	strict := x.price < y.price
 	for d := range x.cap {
@@ -244,15 +251,70 @@ func binDominates(bins []*configBin, a, b int) bool {
 	return strict || a < b
 }
 
+// limitRow is a NodePool limit as a row of the configuration LP: the
+// nodes of pool sum at most rem (the limit less the pool's usage) of one
+// resource's capacity (res), or of nodes (res < 0). A plan's NodeClaim
+// counts its largest type's capacity against the limit, at least its
+// cheapest type's, so every plan stays within the rows.
+type limitRow struct {
+	pool *poolInfo
+	res  int
+	rem  float64
+}
+
+func limitRows(p *prepared) []limitRow {
+	var rows []limitRow
+	for _, pl := range p.pools {
+		np := pl.np
+		for r := 0; r < resources.Count; r++ {
+			if np.HasLimit[r] {
+				rows = append(rows, limitRow{pl, r, max(float64(np.Limits[r]-np.Usage[r]), 0)})
+			}
+		}
+		if np.NodesLimit >= 0 {
+			rows = append(rows, limitRow{pl, -1, float64(max(np.NodesLimit-np.NodeCount, 0))})
+		}
+	}
+	return rows
+}
+
+// coef is what one node of bin b counts against the limit.
+func (l limitRow) coef(b *configBin) float64 {
+	switch {
+	case b.pool != l.pool:
+		return 0
+	case l.res < 0:
+		return 1
+	}
+	return float64(b.pool.types[b.typ].opt.Shape.Capacity[l.res])
+}
+
+// overflowCost prices a unit over the limit in the master: ten times
+// the dearest price per unit of any of its bins, so that the master's
+// optimum keeps within it where it can.
+func (l limitRow) overflowCost(bins []*configBin) float64 {
+	c := 1.0
+	for _, b := range bins {
+		if v := l.coef(b); v > 0 {
+			c = max(c, 10*b.price/v)
+		}
+	}
+	return c
+}
+
 // configMaster is the master LP of the column generation: one row per
-// group some bin holds (rows ≥ n_g), one column per configuration found
-// so far (its bin's price), and a surplus column per row.
+// group some bin holds (rows ≥ n_g) and one per NodePool limit (limitRow),
+// one column per configuration found so far (its bin's price), a surplus
+// column per group row, and a slack and a costly overflow column per limit
+// row (the overflow keeps the starting basis feasible).
 type configMaster struct {
 	groups []*boundGroup
 	bins   []*configBin
-	reqs   [][]int64 // per group, over the bound's dims
-	row    []int     // master row of each group, -1 none
-	rowG   []int     // group of each row
+	reqs   [][]int64  // per group, over the bound's dims
+	row    []int      // master row of each group, -1 none
+	rowG   []int      // group of each row
+	limits []limitRow // rows len(rowG)... of the master
+	fixed  int        // the initial columns, surplus, slack and overflow variables
 	lp     *lp.Bounded
 	seen   map[string]bool // the configurations in the master, by key
 	// Per master variable, its bin (-1 surplus) and its key in seen.
@@ -265,9 +327,9 @@ type configMaster struct {
 // group has a bin, the instance is too large for a dense master and
 // per-bin LPs (LowerBound keeps the share bound), or the basis is
 // singular.
-func newConfigMaster(groups []*boundGroup, bins []*configBin, dims []int) *configMaster {
+func newConfigMaster(groups []*boundGroup, bins []*configBin, dims []int, limits []limitRow) *configMaster {
 	G, D := len(groups), len(dims)
-	m := &configMaster{groups: groups, bins: bins, reqs: make([][]int64, G), row: make([]int, G), seen: map[string]bool{}}
+	m := &configMaster{groups: groups, bins: bins, reqs: make([][]int64, G), row: make([]int, G), limits: limits, seen: map[string]bool{}}
 	for gi, g := range groups {
 		m.reqs[gi] = make([]int64, D)
 		for d, r := range dims {
@@ -305,21 +367,39 @@ func newConfigMaster(groups []*boundGroup, bins []*configBin, dims []int) *confi
 	if M == 0 || M > cgMaxRows || items > cgMaxBinItems {
 		return nil
 	}
-	rhs := make([]float64, M)
+	rhs := make([]float64, M, M+len(limits))
 	for i, g := range m.rowG {
 		rhs[i] = float64(groups[g].n)
 	}
+	for _, l := range limits {
+		rhs = append(rhs, l.rem)
+	}
 	m.lp = lp.New(rhs)
-	basis := make([]int, M)
+	basis := make([]int, M, M+len(limits))
 	ks := make([]int64, G)
+	used := make([]float64, len(limits)) // by the initial columns
 	for i, g := range m.rowG {
 		clear(ks)
 		ks[g] = first[g].k
 		basis[i] = m.addCol(first[g].bin, ks)
+		for li, l := range limits {
+			used[li] += l.coef(bins[first[g].bin]) * float64(groups[g].n) / float64(first[g].k)
+		}
 	}
 	for i := range m.rowG { // surplus variables
 		m.lp.AddVar(lp.Column{Rows: []int32{int32(i)}, Values: []float64{-1}}, 0, math.Inf(1))
 	}
+	for li, l := range limits {
+		row := []int32{int32(M + li)}
+		slack := m.lp.AddVar(lp.Column{Rows: row, Values: []float64{1}}, 0, math.Inf(1))
+		over := m.lp.AddVar(lp.Column{Rows: row, Values: []float64{-1}}, l.overflowCost(bins), math.Inf(1))
+		if used[li] <= l.rem {
+			basis = append(basis, slack)
+		} else {
+			basis = append(basis, over)
+		}
+	}
+	m.fixed = m.lp.NumVars()
 	if !m.lp.SetBasis(basis) {
 		return nil
 	}
@@ -351,6 +431,12 @@ func (m *configMaster) addCol(bin int, ks []int64) int {
 			c.Values = append(c.Values, float64(k))
 		}
 	}
+	for li, l := range m.limits {
+		if v := l.coef(m.bins[bin]); v > 0 {
+			c.Rows = append(c.Rows, int32(len(m.rowG)+li))
+			c.Values = append(c.Values, v)
+		}
+	}
 	key := colKey(bin, ks)
 	m.seen[key] = true
 	j := m.lp.AddVar(c, m.bins[bin].price, math.Inf(1))
@@ -365,14 +451,13 @@ func (m *configMaster) addCol(bin int, ks []int64) int {
 // dropWorstColumns drops the generated columns priced worst under the
 // master's duals, down to two thirds of cgMaxCols (they may come back).
 func (m *configMaster) dropWorstColumns() {
-	M := len(m.rowG)
 	duals := m.lp.Duals()
 	type rc struct {
 		j int
 		d float64
 	}
 	var rcs []rc
-	for j := 2 * M; j < m.lp.NumVars(); j++ {
+	for j := m.fixed; j < m.lp.NumVars(); j++ {
 		if m.lp.Basic(j) {
 			continue
 		}
@@ -407,7 +492,9 @@ func (m *configMaster) solution() []lpConfiguration {
 		c := lpConfiguration{pool: b.pool, typ: b.typ, price: b.price, x: v, counts: make([]int64, len(m.groups))}
 		col := m.lp.Col(j)
 		for k, r := range col.Rows {
-			c.counts[m.rowG[r]] = int64(math.Round(col.Values[k]))
+			if int(r) < len(m.rowG) {
+				c.counts[m.rowG[r]] = int64(math.Round(col.Values[k]))
+			}
 		}
 		sol = append(sol, c)
 	}
@@ -426,22 +513,26 @@ type candidate struct {
 // best dual so far (the stability center), per bin upper bounds on the
 // knapsack optimum, and the best Farley bound.
 type columnGeneration struct {
-	p        *prepared
-	m        *configMaster
-	pr       *binPricer
-	y        []float64 // the pricing point
-	center   []float64 // the best dual so far, scaled to θ = 1
-	centerLB float64
-	shareLB  float64
-	us       []float64 // upper bound on each bin's knapsack under y
-	rank     []int
-	done     []bool // us cannot be tightened further
-	best     float64
-	stall    int
-	finals   int
-	work     int
-	pure     bool // price at the master's duals, unsmoothed
-	cands    []candidate
+	p      *prepared
+	m      *configMaster
+	pr     *binPricer
+	y      []float64 // the pricing point
+	center []float64 // the best dual so far, scaled to θ = 1
+	// mu and muCenter are the limit rows' multipliers (≥ 0) at the
+	// pricing point and the center; shift is what each bin's node costs
+	// under mu, added to its price in the pricing and in θ.
+	mu, muCenter, shift []float64
+	centerLB            float64
+	shareLB             float64
+	us                  []float64 // upper bound on each bin's knapsack under y
+	rank                []int
+	done                []bool // us cannot be tightened further
+	best                float64
+	stall               int
+	finals              int
+	work                int
+	pure                bool // price at the master's duals, unsmoothed
+	cands               []candidate
 }
 
 func newColumnGeneration(p *prepared, m *configMaster, start []float64) *columnGeneration {
@@ -449,6 +540,7 @@ func newColumnGeneration(p *prepared, m *configMaster, start []float64) *columnG
 	cg := &columnGeneration{
 		p: p, m: m, pr: newBinPricer(G, len(m.reqs[0]), m.reqs, m.groups),
 		y: make([]float64, G), center: make([]float64, G),
+		mu: make([]float64, len(m.limits)), muCenter: make([]float64, len(m.limits)), shift: make([]float64, nb),
 		us: make([]float64, nb), rank: make([]int, nb), done: make([]bool, nb),
 	}
 	if len(start) == G {
@@ -498,19 +590,37 @@ func (cg *columnGeneration) run(gap float64) {
 	}
 }
 
-// pricingPoint sets y between the master's duals and the best dual so
-// far (Wentges' smoothing), which damps the duals' swings; it returns the
-// smoothing weight and Σ_g n_g·y_g.
+// pricingPoint sets y and μ between the master's duals and the best dual
+// so far (Wentges' smoothing), which damps the duals' swings; it returns
+// the smoothing weight and the dual objective Σ_g n_g·y_g − Σ_l μ_l·rem_l.
 func (cg *columnGeneration) pricingPoint(duals []float64) (alpha, z float64) {
 	alpha = cgSmoothing
 	if cg.pure || cg.centerLB == 0 {
 		alpha = 0
 	}
-	for i, g := range cg.m.rowG {
+	m := cg.m
+	for i, g := range m.rowG {
 		cg.y[g] = alpha*cg.center[g] + (1-alpha)*max(duals[i], 0)
-		z += float64(cg.m.groups[g].n) * cg.y[g]
+		z += float64(m.groups[g].n) * cg.y[g]
+	}
+	clear(cg.shift)
+	for li, l := range m.limits {
+		// A limit row's dual is ≤ 0 (its slack's reduced cost is −dual).
+		cg.mu[li] = alpha*cg.muCenter[li] + (1-alpha)*max(-duals[len(m.rowG)+li], 0)
+		z -= cg.mu[li] * l.rem
+		if cg.mu[li] > 0 {
+			for bi, b := range m.bins {
+				cg.shift[bi] += cg.mu[li] * l.coef(b)
+			}
+		}
 	}
 	return alpha, z
+}
+
+// ratio is bin bi's value bound under the pricing point per unit of its
+// price with the limits' multipliers.
+func (cg *columnGeneration) ratio(bi int) float64 {
+	return (cg.us[bi] - cg.shift[bi]) / cg.m.bins[bi].price
 }
 
 // pricePartial solves the bins whose cheap bound (their last LP
@@ -524,18 +634,16 @@ func (cg *columnGeneration) pricePartial() {
 		cg.rank[bi] = bi
 	}
 	rank, us := cg.rank, cg.us
-	sort.SliceStable(rank, func(a, b int) bool {
-		return us[rank[a]]/bins[rank[a]].price > us[rank[b]]/bins[rank[b]].price
-	})
+	sort.SliceStable(rank, func(a, b int) bool { return cg.ratio(rank[a]) > cg.ratio(rank[b]) })
 	for k, bi := range rank {
 		if k >= cgPriceBins && len(cg.cands) > 0 {
 			break
 		}
 		b := bins[bi]
-		if us[bi] <= b.price*(1+cgImprove) {
+		if cg.ratio(bi) <= 1+cgImprove {
 			break // and so are the rest
 		}
-		u, ks, exact, w := cg.pr.price(bi, b, cg.y, 0)
+		u, ks, exact, w := cg.pr.price(bi, b, cg.y, b.price+cg.shift[bi], 0)
 		cg.work += w
 		us[bi], cg.done[bi] = min(us[bi], u), exact
 		if ks != nil {
@@ -551,8 +659,8 @@ func (cg *columnGeneration) priceFinal() {
 	bins := cg.m.bins
 	for len(cg.cands) == 0 && cg.finals < cgFinalRounds {
 		wi, wr, dr := -1, 0.0, 0.0
-		for bi, b := range bins {
-			r := cg.us[bi] / b.price
+		for bi := range bins {
+			r := cg.ratio(bi)
 			if cg.done[bi] {
 				dr = max(dr, r)
 			} else if r > wr {
@@ -563,7 +671,7 @@ func (cg *columnGeneration) priceFinal() {
 			cg.finals++
 			break
 		}
-		u, ks, _, w := cg.pr.price(wi, bins[wi], cg.y, 1)
+		u, ks, _, w := cg.pr.price(wi, bins[wi], cg.y, bins[wi].price+cg.shift[wi], 1)
 		cg.work += w
 		cg.us[wi], cg.done[wi] = min(cg.us[wi], u), true
 		if ks != nil {
@@ -572,15 +680,17 @@ func (cg *columnGeneration) priceFinal() {
 	}
 }
 
-// tighten computes Farley's bound z/θ at y, θ = max_b U_b(y)/π_b, keeps
-// the best (counting a stall when it is not better by cgStallRelative)
-// and moves the center to y/θ when it beats the center's bound.
+// tighten computes Farley's bound z/θ at (y, μ), θ = max_b (U_b(y) −
+// μ·a_b)/π_b with a_b what b's node counts against the limits ((y, μ)/θ
+// is dual feasible), keeps the best (counting a stall when it is not
+// better by cgStallRelative) and moves the center to (y, μ)/θ when it
+// beats the center's bound.
 func (cg *columnGeneration) tighten(z float64) {
 	theta := 0.0
-	for bi, b := range cg.m.bins {
-		theta = max(theta, cg.us[bi]/b.price)
+	for bi := range cg.m.bins {
+		theta = max(theta, cg.ratio(bi))
 	}
-	if theta <= 0 {
+	if theta <= 0 || z <= 0 {
 		return
 	}
 	lb := z / theta
@@ -592,6 +702,9 @@ func (cg *columnGeneration) tighten(z float64) {
 	if lb > cg.centerLB {
 		for g := range cg.center {
 			cg.center[g] = cg.y[g] / theta
+		}
+		for li := range cg.muCenter {
+			cg.muCenter[li] = cg.mu[li] / theta
 		}
 		cg.centerLB = lb
 	}
@@ -617,7 +730,7 @@ func (cg *columnGeneration) addCand(bi int, ks []int64) {
 			return
 		}
 	}
-	cg.cands = append(cg.cands, candidate{bi, v / m.bins[bi].price, ks})
+	cg.cands = append(cg.cands, candidate{bi, (v - cg.shift[bi]) / m.bins[bi].price, ks})
 }
 
 // addColumns adds the best candidates not yet in the master, at most

@@ -350,3 +350,43 @@ func allConfigLP(t *testing.T, ps []Pod, tolerates []bool, idx []int, node func(
 	}
 	return master.Objective()
 }
+
+// NodePool limits are rows of the configuration LP. Eight 500m pods, two
+// per 1000m node: a $1 pool limited to 2000m of capacity (two nodes) and
+// a $3 pool without limits; so two cheap nodes and two dear ones, $8 (the
+// weighted shares, which relax limits, see $4). With one node left under
+// the cheap pool's node limit instead (three, one in use): $1 + 3 × $3.
+func TestConfigLPBoundCountsLimits(t *testing.T) {
+	input := func() Input {
+		cheap := NodePool{Name: "cheap", Weight: 10, NodesLimit: -1, InstanceTypes: []InstanceTypeOption{lbType("one", 1000, 1000, 110, 1, 0)}}
+		dear := NodePool{Name: "dear", NodesLimit: -1, InstanceTypes: []InstanceTypeOption{lbType("one-d", 1000, 1000, 110, 3, 0)}}
+		return Input{NodePools: []NodePool{cheap, dear}, Pods: pods("p", 8, 500, 100)}
+	}
+	for _, c := range []struct {
+		name  string
+		limit func(*NodePool)
+		want  float64
+	}{
+		{"cpu limit", func(np *NodePool) {
+			np.Limits[resources.CPU], np.HasLimit[resources.CPU] = 2000, true
+		}, 8},
+		{"node limit", func(np *NodePool) { np.NodesLimit, np.NodeCount = 3, 2 }, 10},
+	} {
+		in := input()
+		c.limit(&in.NodePools[0])
+		lb := LowerBound(in)
+		p := prepare(in)
+		share, _ := shareBound(p, boundGroups(p))
+		plan := Solve(in)
+		t.Logf("%s: bound %.6f, weighted shares %.6f, plan %.4f", c.name, lb, share, plan.Price())
+		if math.Abs(lb-c.want) > 1e-6 {
+			t.Errorf("%s: bound %.9f, want %.0f", c.name, lb, c.want)
+		}
+		if share >= c.want {
+			t.Errorf("%s: weighted shares %.4f: the test no longer shows the limit", c.name, share)
+		}
+		if len(plan.Unschedulable) > 0 || plan.Price() < lb-1e-9 {
+			t.Errorf("%s: plan %.4f (%d unschedulable) below the bound %.4f", c.name, plan.Price(), len(plan.Unschedulable), lb)
+		}
+	}
+}

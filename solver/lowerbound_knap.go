@@ -141,12 +141,13 @@ func (pr *binPricer) binLP(bi int, b *configBin) *binRelaxation {
 
 // price prices bin bi (b): it returns an upper bound on the knapsack
 // optimum, a configuration (pods per group) worth more than
-// (1+cgImprove)·price when it found one, whether the bound is as tight as
+// (1+cgImprove)·price (the bin's price plus what its node costs the
+// limits' multipliers) when it found one, whether the bound is as tight as
 // this pricer gets it, and the work spent. mode selects the budgets (0
 // usual, 1 final). The stages, cheapest first, each returning when it
 // settles the bin: the LP relaxation's dual bound, a greedy incumbent,
 // the dynamic program, branch and bound.
-func (pr *binPricer) price(bi int, b *configBin, y []float64, mode int) (float64, []int64, bool, int) {
+func (pr *binPricer) price(bi int, b *configBin, y []float64, price float64, mode int) (float64, []int64, bool, int) {
 	bl := pr.binLP(bi, b)
 	pr.items = pr.items[:0] // indices into bl.items
 	for i, g := range bl.items {
@@ -159,7 +160,7 @@ func (pr *binPricer) price(bi int, b *configBin, y []float64, mode int) (float64
 	}
 	mu, work := pr.relax(bl, y)
 	uLP := pr.lagrangian(bl, b, y)
-	threshold := b.price * (1 + cgImprove)
+	threshold := price * (1 + cgImprove)
 	if uLP <= threshold {
 		return uLP, nil, true, work
 	}

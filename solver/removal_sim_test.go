@@ -11,8 +11,9 @@ import (
 
 // clusterOf turns a plan of in into a running cluster: each new NodeClaim
 // becomes an existing node of its cheapest type and offering holding its
-// pods (plus one DaemonSet pod), priced at that offering.
-func clusterOf(in Input, plan Plan) Input {
+// pods but every gone-th (so that some nodes' pods fit elsewhere; 0 keeps
+// all) plus one DaemonSet pod, priced at that offering.
+func clusterOf(in Input, plan Plan, gone int) Input {
 	out := Input{NodePools: in.NodePools, DaemonSets: in.DaemonSets}
 	byKey := map[string]Pod{}
 	for _, p := range in.Pods {
@@ -31,7 +32,10 @@ func clusterOf(in Input, plan Plan) Input {
 			out.ExistingPods = append(out.ExistingPods, ExistingPod{Pod: Pod{Namespace: ds.Namespace, Name: ds.Name + "-" + name, Requests: ds.Pod.Requests},
 				Node: name, Zone: off.Zone, Daemon: true})
 		}
-		for _, k := range nc.Pods {
+		for j, k := range nc.Pods {
+			if gone > 0 && j%gone == gone-1 {
+				continue
+			}
 			avail = avail.Sub(byKey[k].Requests)
 			out.ExistingPods = append(out.ExistingPods, ExistingPod{Pod: byKey[k], Node: name, Zone: off.Zone})
 		}
@@ -47,7 +51,7 @@ func clusterOf(in Input, plan Plan) Input {
 func TestRemovalSimulatorAnswersAsFresh(t *testing.T) {
 	in := mixedInput(t, 600, 3, false)
 	in.Budget = -1
-	cl := clusterOf(in, Solve(in))
+	cl := clusterOf(in, Solve(in), 3)
 	if len(cl.ExistingNodes) < 8 {
 		t.Fatalf("only %d nodes", len(cl.ExistingNodes))
 	}

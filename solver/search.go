@@ -46,6 +46,16 @@ type search struct {
 // the first seeded pass.
 var strictStrategy = Strategy{UpsizeTolerance: 0.05}
 
+// strictCapStrategy and looseCapStrategy are the 32-vCPU cap at each
+// tolerance: the capped passes the default search adds beyond the strict
+// plain ones (the seeded strict pass from the later warm starts, the
+// plain and seeded loose passes), each the best plan on some mixed
+// batches.
+var (
+	strictCapStrategy = Strategy{VCPUCap: 32, UpsizeTolerance: 0.05}
+	looseCapStrategy  = Strategy{VCPUCap: 32, UpsizeTolerance: 1}
+)
+
 // run returns the best pass found before the deadline (the first pass
 // always completes). The passes that win most often come first: the
 // greedy; with one capacity type and a quick greedy the plain
@@ -54,13 +64,17 @@ var strictStrategy = Strategy{UpsizeTolerance: 0.05}
 // upsize tolerance, the plain strictStrategy pass after the first of them
 // if not run yet; the same seeded passes from each further warm
 // start (unless its seeds are the same); the other plain passes; the
-// seeded passes with a loose tolerance; then the per-class search.
+// mixed plain pass (mixedPlain); the seeded passes with a loose
+// tolerance; then the per-class search.
 //
-// The default search (scheduled) stops after the first warm start's
-// seeded passes and the strict plain passes: on the mixed inputs of
-// BenchmarkMixed the later passes improved no plan by more than 0.5% (the
-// strict plain passes with a size cap are the best plan on some), at
-// about half the work of the whole search.
+// The default search (scheduled) runs, of these, the seeded passes of
+// strictStrategy and strictCapStrategy from each warm start, the plain
+// strict passes with no cap or one of 32 vCPUs or more and
+// looseCapStrategy's, the mixed plain pass and the seeded passes of the
+// greedy and looseCapStrategy from each warm start. On 45 mixed batches of
+// 10,000 pods (docs/performance.md) it planned what the whole search did
+// on 44 and 0.01% above on the other, at about half its work; the passes
+// it leaves out were never the best there.
 func (sr *search) run() *pass {
 	p := sr.p
 	first := sr.strategies[0]
@@ -81,44 +95,34 @@ func (sr *search) run() *pass {
 		}
 	}
 	ran := []Strategy{sr.norm(first)} // plain passes run
+	plains := []*pass{sr.best}
 	plain := func(st Strategy) bool {
 		if slices.Contains(ran, st) {
 			return true
 		}
 		ran = append(ran, st)
-		return !sr.done() && sr.offer(p.run(st, false))
+		if sr.done() {
+			return false
+		}
+		s := p.run(st, false)
+		if s != nil {
+			plains = append(plains, s)
+		}
+		return sr.offer(s)
 	}
 	strictPlain := func() bool { return sr.custom || plain(sr.norm(strictStrategy)) }
 	if quick && p.capacityTypes() == 1 && !strictPlain() {
 		return sr.best
 	}
-	var seedSets [][]seed
-	if p.classes > 1 && sr.lpGuided {
-		for k, steps := range seedShareSteps {
-			if sr.done() || (sr.scheduled && k > 0) {
-				break
-			}
-			seeds, bound := p.lpSeeds(steps)
-			sr.bound = max(sr.bound, bound)
-			if len(seeds) == 0 || slices.ContainsFunc(seedSets, func(s []seed) bool { return sameSeeds(s, seeds) }) {
-				continue
-			}
-			seedSets = append(seedSets, seeds)
-			for i, st := range sr.tried {
-				if st.UpsizeTolerance >= 1 {
-					continue
-				}
-				if !sr.seeded(st, seeds) || (k == 0 && i == 0 && !strictPlain()) {
-					return sr.best
-				}
-			}
-		}
+	seedSets, ok := sr.lpPasses(strictPlain)
+	if !ok {
+		return sr.best
 	}
 	if !strictPlain() {
 		return sr.best
 	}
 	for _, st := range sr.plainOrder(first) {
-		if sr.scheduled && st.UpsizeTolerance >= 1 {
+		if sr.scheduled && (st.UpsizeTolerance >= 1 || (st.VCPUCap > 0 && st.VCPUCap < 32)) {
 			continue
 		}
 		if !plain(st) {
@@ -126,19 +130,89 @@ func (sr *search) run() *pass {
 		}
 	}
 	if sr.scheduled {
+		if !plain(sr.norm(looseCapStrategy)) {
+			return sr.best
+		}
+	}
+	if !sr.mixedPlain(plains) {
 		return sr.best
 	}
 	for _, seeds := range seedSets {
 		for _, st := range sr.tried {
-			if st.UpsizeTolerance >= 1 && !sr.seeded(st, seeds) {
+			if st.UpsizeTolerance >= 1 && (!sr.scheduled || st == sr.norm(greedyStrategy) || st == sr.norm(looseCapStrategy)) && !sr.seeded(st, seeds) {
 				return sr.best
 			}
 		}
+	}
+	if sr.scheduled {
+		return sr.best
 	}
 	if p.classes > 1 {
 		sr.perClass()
 	}
 	return sr.best
+}
+
+// mixedPlain runs the plain pass that takes, for each pod class, the
+// strategy of the plain pass whose claims opened by that class cost
+// least: classes rarely share nodes, so the best strategy of each is
+// nearly independent of the others'.
+func (sr *search) mixedPlain(plains []*pass) bool {
+	p := sr.p
+	if p.classes < 2 || len(plains) < 2 {
+		return true
+	}
+	byClass := make([]Strategy, p.classes)
+	best := make([]float64, p.classes)
+	for i, s := range plains {
+		cost := make([]float64, p.classes)
+		for _, c := range s.claims {
+			cost[c.pods[0].class] += c.price()
+		}
+		for cl := range cost {
+			if i == 0 || cost[cl] < best[cl]-1e-9 {
+				best[cl], byClass[cl] = cost[cl], s.byClass[cl]
+			}
+		}
+	}
+	if !slices.ContainsFunc(byClass, func(st Strategy) bool { return st != byClass[0] }) {
+		return true // one strategy: that pass ran
+	}
+	return !sr.done() && sr.offer(p.runClasses(byClass, false, -1))
+}
+
+// lpPasses solves the configuration LP from each warm start of
+// seedShareSteps and runs the seeded passes of the strict strategies from
+// its seeds (the default search: every strict strategy from the first,
+// strictStrategy alone from the others), the plain strictStrategy pass
+// after the first; it returns the distinct seed sets, false when the
+// search is over.
+func (sr *search) lpPasses(strictPlain func() bool) ([][]seed, bool) {
+	p := sr.p
+	var seedSets [][]seed
+	if p.classes < 2 || !sr.lpGuided {
+		return nil, true
+	}
+	for k, steps := range seedShareSteps {
+		if sr.done() {
+			break
+		}
+		seeds, bound := p.lpSeeds(steps)
+		sr.bound = max(sr.bound, bound)
+		if len(seeds) == 0 || slices.ContainsFunc(seedSets, func(s []seed) bool { return sameSeeds(s, seeds) }) {
+			continue
+		}
+		seedSets = append(seedSets, seeds)
+		for i, st := range sr.tried {
+			if st.UpsizeTolerance >= 1 || (sr.scheduled && st != sr.norm(strictStrategy) && st != sr.norm(strictCapStrategy)) {
+				continue
+			}
+			if !sr.seeded(st, seeds) || (k == 0 && i == 0 && !strictPlain()) {
+				return seedSets, false
+			}
+		}
+	}
+	return seedSets, true
 }
 
 // seeded runs the seeded pass of st; false when the search is over.

@@ -107,7 +107,9 @@ func (p *prepared) firstPool(pi *podInfo) *poolInfo {
 // one per seed per round, so that zone spread constraints see the claims
 // fill evenly. Every add goes through the ordinary checks (resources,
 // types, topology, ports, limits) except the cost heuristics (upsize rule,
-// size cap, accelerator slack rule): the LP chose these nodes. Pods a seed
+// size cap, accelerator slack rule): the LP chose these nodes. Later pods
+// may join a seed's claim only where its cheapest type stays (see
+// claim.seeded). Pods a seed
 // cannot take are left to the greedy; done marks the placed ones. With
 // prepared.abortable set it gives up (false) once the deadline has passed.
 func (s *pass) plantSeeds(seeds []seed, done []bool) bool {
@@ -134,6 +136,7 @@ func (s *pass) plantSeeds(seeds []seed, done []bool) bool {
 		n := len(s.claims)
 		if s.atSomeLevel(pi, func(sig *podSignature) bool { return s.open(sd.pool, pi, sig) }) {
 			claims[i], done[pi.idx] = s.claims[n], true
+			claims[i].seeded = true
 		}
 	}
 	for k, n := 1, 0; ; k++ {
