@@ -63,6 +63,13 @@ type claim struct {
 	seeded bool
 }
 
+// slackOnly says whether pi may join c only where c's cheapest type stays:
+// an ordinary pod on an accelerator claim, any pod on a seed's claim
+// (outside the planting).
+func (c *claim) slackOnly(pi *podInfo) bool {
+	return (c.req.HasExtended() && !pi.req.HasExtended()) || c.seeded
+}
+
 // zones returns the claim's possible zones as a bit set.
 func (c *claim) zones() uint64 {
 	if c.pins[0] >= 0 {
@@ -363,7 +370,7 @@ func (s *pass) narrowedOK(c *claim, pi *podInfo, ts []int32, ms []uint64, narrow
 	// An ordinary pod only fills the slack of an accelerator
 	// claim (growing a GPU node for CPU work costs GPU prices), and a
 	// pod after the planting only the slack of a seed's claim.
-	if newPrice > oldPrice && ((c.req.HasExtended() && !pi.req.HasExtended()) || c.seeded) && !s.seeding {
+	if newPrice > oldPrice && c.slackOnly(pi) && !s.seeding {
 		return launchBound{}, false
 	}
 	if newPrice > oldPrice && !upsizeOK(pl, c.types[0], newT, oldPrice, newPrice, newReq, s.byClass[pi.class].UpsizeTolerance) {
@@ -431,7 +438,7 @@ func (s *pass) quickReject(c *claim, pi *podInfo, term *compiledTerm, newReq res
 		if newPrice <= oldPrice {
 			return false
 		}
-		if (c.req.HasExtended() && !pi.req.HasExtended()) || c.seeded {
+		if c.slackOnly(pi) {
 			return true
 		}
 		return !upsizeOK(pl, c.types[0], t, oldPrice, newPrice, newReq, s.byClass[pi.class].UpsizeTolerance)

@@ -122,24 +122,22 @@ func (sr *search) run() *pass {
 		return sr.best
 	}
 	for _, st := range sr.plainOrder(first) {
-		if sr.scheduled && (st.UpsizeTolerance >= 1 || (st.VCPUCap > 0 && st.VCPUCap < 32)) {
+		if !sr.inSchedule(st, false) {
 			continue
 		}
 		if !plain(st) {
 			return sr.best
 		}
 	}
-	if sr.scheduled {
-		if !plain(sr.norm(looseCapStrategy)) {
-			return sr.best
-		}
+	if sr.scheduled && !plain(sr.norm(looseCapStrategy)) {
+		return sr.best
 	}
 	if !sr.mixedPlain(plains) {
 		return sr.best
 	}
 	for _, seeds := range seedSets {
 		for _, st := range sr.tried {
-			if st.UpsizeTolerance >= 1 && (!sr.scheduled || st == sr.norm(greedyStrategy) || st == sr.norm(looseCapStrategy)) && !sr.seeded(st, seeds) {
+			if st.UpsizeTolerance >= 1 && sr.inSchedule(st, true) && !sr.seeded(st, seeds) {
 				return sr.best
 			}
 		}
@@ -182,11 +180,10 @@ func (sr *search) mixedPlain(plains []*pass) bool {
 }
 
 // lpPasses solves the configuration LP from each warm start of
-// seedShareSteps and runs the seeded passes of the strict strategies from
-// its seeds (the default search: every strict strategy from the first,
-// strictStrategy alone from the others), the plain strictStrategy pass
-// after the first; it returns the distinct seed sets, false when the
-// search is over.
+// seedShareSteps and runs the seeded passes of the strict strategies (those
+// of the schedule in the default search) from its seeds, the plain
+// strictStrategy pass after the first; it returns the distinct seed sets,
+// false when the search is over.
 func (sr *search) lpPasses(strictPlain func() bool) ([][]seed, bool) {
 	p := sr.p
 	var seedSets [][]seed
@@ -204,7 +201,7 @@ func (sr *search) lpPasses(strictPlain func() bool) ([][]seed, bool) {
 		}
 		seedSets = append(seedSets, seeds)
 		for i, st := range sr.tried {
-			if st.UpsizeTolerance >= 1 || (sr.scheduled && st != sr.norm(strictStrategy) && st != sr.norm(strictCapStrategy)) {
+			if st.UpsizeTolerance >= 1 || !sr.inSchedule(st, true) {
 				continue
 			}
 			if !sr.seeded(st, seeds) || (k == 0 && i == 0 && !strictPlain()) {
@@ -213,6 +210,20 @@ func (sr *search) lpPasses(strictPlain func() bool) ([][]seed, bool) {
 		}
 	}
 	return seedSets, true
+}
+
+// inSchedule says whether the search runs st's pass (seeded or plain):
+// every one in the whole search; in the default search (scheduled) the
+// passes search.run lists. The first pass and the plain strictStrategy
+// and looseCapStrategy passes run apart from this.
+func (sr *search) inSchedule(st Strategy, seeded bool) bool {
+	switch {
+	case !sr.scheduled:
+		return true
+	case seeded:
+		return slices.Contains([]Strategy{sr.norm(strictStrategy), sr.norm(strictCapStrategy), sr.norm(greedyStrategy), sr.norm(looseCapStrategy)}, st)
+	}
+	return st.UpsizeTolerance < 1 && (st.VCPUCap == 0 || st.VCPUCap >= 32)
 }
 
 // seeded runs the seeded pass of st; false when the search is over.
