@@ -1,6 +1,7 @@
 package solver
 
 import (
+	"math"
 	"math/bits"
 	"sort"
 
@@ -259,10 +260,17 @@ func (s *pass) add(c *claim, pi *podInfo, sig *podSignature) bool {
 		if !term.any || !freeOK(pl, c.free, term.free) || !s.p.pinsFreeOK(pl, &c.pins, &a.pins, c.free, term.free) {
 			continue
 		}
-		if a.narrow == 0 && a.dsPorts == nil && (term.trivial || term.typeOnly) && s.quickReject(c, pi, term, a.newReq) {
+		rejects := s.costRejects(c, pi, term, &a)
+		if rejects && !verifyCostRejects {
 			continue
 		}
 		ts, ms, removed, narrowed := s.narrowTypes(c, pi, term, &a)
+		if verifyCostRejects {
+			s.checkCostRejects(c, pi, rejects, ts, ms, narrowed, a.newReq)
+			if rejects {
+				continue
+			}
+		}
 		if len(ts) == 0 {
 			continue
 		}
@@ -315,28 +323,11 @@ func (s *pass) prepareAdd(c *claim, pi *podInfo, sig *podSignature) (addition, b
 // the daemonset ports (types and offering masks, in s's buffers), whether
 // a type was removed and whether an offering mask narrowed.
 func (s *pass) narrowTypes(c *claim, pi *podInfo, term *compiledTerm, a *addition) (ts []int32, ms []uint64, removed, narrowed bool) {
-	pl := c.pool
 	ts, ms = s.bufT[:0], s.bufM[:0]
 	s.gen++
-	stamp, fit, class := s.stamp[pl.idx], s.fit[pl.idx], pl.class
 	for i, t := range c.types {
-		m := c.masks[i]
-		if !term.trivial {
-			m &= term.masks[t]
-		}
-		if a.pinMask != nil {
-			m &= a.pinMask[t]
-		}
-		if a.dsPorts != nil {
-			if _, bad := portsConflict(pi.ports, a.dsPorts[t]); bad {
-				m = 0
-			}
-		}
-		cl := class[t]
-		if stamp[cl] != s.gen {
-			stamp[cl], fit[cl] = s.gen, a.newReq.Fits(pl.classUsable[cl])
-		}
-		if m == 0 || !fit[cl] {
+		m := s.survivingMask(c, pi, term, a, i, t)
+		if m == 0 {
 			removed = true
 			continue
 		}
@@ -345,6 +336,37 @@ func (s *pass) narrowTypes(c *claim, pi *podInfo, term *compiledTerm, a *additio
 	}
 	s.bufT, s.bufM = ts, ms
 	return ts, ms, removed, narrowed
+}
+
+// survivingMask is the offerings of the claim's i-th type t left by the
+// addition (0: the type goes).
+func (s *pass) survivingMask(c *claim, pi *podInfo, term *compiledTerm, a *addition, i int, t int32) uint64 {
+	m := c.masks[i]
+	if !term.trivial {
+		m &= term.masks[t]
+	}
+	if a.pinMask != nil {
+		m &= a.pinMask[t]
+	}
+	if m == 0 || (a.dsPorts != nil && portsBad(pi.ports, a.dsPorts[t])) || !s.classFits(c.pool, t, a.newReq) {
+		return 0
+	}
+	return m
+}
+
+func portsBad(pod, ds []HostPort) bool {
+	_, bad := portsConflict(pod, ds)
+	return bad
+}
+
+// classFits says whether req fits type t's usable resources, computed once
+// per usable shape (class) per s.gen.
+func (s *pass) classFits(pl *poolInfo, t int32, req resources.List) bool {
+	cl := pl.class[t]
+	if stamp := s.stamp[pl.idx]; stamp[cl] != s.gen {
+		stamp[cl], s.fit[pl.idx][cl] = s.gen, req.Fits(pl.classUsable[cl])
+	}
+	return s.fit[pl.idx][cl]
 }
 
 // launchBound is what a claim's type set counts against its pool's limits:
@@ -359,21 +381,7 @@ type launchBound struct {
 // offerings narrowed); it returns the set's launch bound.
 func (s *pass) narrowedOK(c *claim, pi *podInfo, ts []int32, ms []uint64, narrowed bool, newReq resources.List) (launchBound, bool) {
 	pl := c.pool
-	oldPrice, newT, newPrice := c.price(), ts[0], pl.types[ts[0]].cheapest(ms[0])
-	if narrowed { // offerings changed: prices too
-		for i, t := range ts {
-			if p := pl.types[t].cheapest(ms[i]); p < newPrice {
-				newT, newPrice = t, p
-			}
-		}
-	}
-	// An ordinary pod only fills the slack of an accelerator
-	// claim (growing a GPU node for CPU work costs GPU prices), and a
-	// pod after the planting only the slack of a seed's claim.
-	if newPrice > oldPrice && c.slackOnly(pi) && !s.seeding {
-		return launchBound{}, false
-	}
-	if newPrice > oldPrice && !upsizeOK(pl, c.types[0], newT, oldPrice, newPrice, newReq, s.byClass[pi.class].UpsizeTolerance) {
+	if s.priceRefuses(c, pi, ts, ms, narrowed, newReq) {
 		return launchBound{}, false
 	}
 	if narrowed {
@@ -419,31 +427,77 @@ func (s *pass) commitAdd(c *claim, pi *podInfo, sig *podSignature, term *compile
 	s.reorder(c, old)
 }
 
-// quickReject is what add's scan of the claim's types would conclude about
-// the price, for a term that narrows no offering (zm, daemonset ports and
-// offering requirements absent): the first type in price order that still
-// fits and meets the term is the new cheapest; none, or a pricier one the
-// accelerator, seed or upsize rule refuses, rejects the pod. It stops at that
-// first type instead of building the narrowed set.
-func (s *pass) quickReject(c *claim, pi *podInfo, term *compiledTerm, newReq resources.List) bool {
+// priceRefuses applies the cost rules to a narrowed type set: an ordinary
+// pod only fills the slack of an accelerator claim (growing a GPU node for
+// CPU work costs GPU prices), a pod after the planting only the slack of a
+// seed's claim, and any pod only grows a claim within its upsize
+// tolerance.
+func (s *pass) priceRefuses(c *claim, pi *podInfo, ts []int32, ms []uint64, narrowed bool, newReq resources.List) bool {
 	pl := c.pool
-	for i, t := range c.types {
-		if (!term.trivial && term.masks[t] == 0) || !newReq.Fits(pl.usable[t]) {
-			continue
+	oldPrice, newT, newPrice := c.price(), ts[0], pl.types[ts[0]].cheapest(ms[0])
+	if narrowed { // offerings changed: prices too
+		for i, t := range ts {
+			if p := pl.types[t].cheapest(ms[i]); p < newPrice {
+				newT, newPrice = t, p
+			}
 		}
-		if i == 0 || s.seeding {
-			return false
-		}
-		oldPrice, newPrice := c.price(), pl.types[t].cheapest(c.masks[i])
-		if newPrice <= oldPrice {
-			return false
-		}
-		if c.slackOnly(pi) {
-			return true
-		}
-		return !upsizeOK(pl, c.types[0], t, oldPrice, newPrice, newReq, s.byClass[pi.class].UpsizeTolerance)
 	}
-	return true
+	if newPrice <= oldPrice {
+		return false
+	}
+	return (c.slackOnly(pi) && !s.seeding) || !upsizeOK(pl, c.types[0], newT, oldPrice, newPrice, newReq, s.byClass[pi.class].UpsizeTolerance)
+}
+
+// costRejects is what add's scan of the claim's types would conclude about
+// the price, found without building the narrowed set: the new cheapest
+// type is among the first survivors in price order, up to the first type
+// whose current price is no lower than the cheapest survivor's new one
+// (narrowing offerings only raises prices). None surviving, or a pricier
+// cheapest type the accelerator, seed or upsize rule refuses, rejects the
+// pod; the seeds' planting is left to the scan.
+func (s *pass) costRejects(c *claim, pi *podInfo, term *compiledTerm, a *addition) bool {
+	if s.seeding {
+		return false
+	}
+	pl := c.pool
+	s.gen++
+	newT, newPrice := int32(-1), math.Inf(1)
+	for i, t := range c.types {
+		if newT >= 0 && pl.types[t].cheapest(c.masks[i]) >= newPrice {
+			break
+		}
+		if m := s.survivingMask(c, pi, term, a, i, t); m != 0 {
+			if p := pl.types[t].cheapest(m); p < newPrice {
+				newT, newPrice = t, p
+			}
+		}
+	}
+	if newT < 0 {
+		return true
+	}
+	oldPrice := c.price()
+	if newPrice <= oldPrice {
+		return false
+	}
+	return c.slackOnly(pi) || !upsizeOK(pl, c.types[0], newT, oldPrice, newPrice, a.newReq, s.byClass[pi.class].UpsizeTolerance)
+}
+
+// verifyCostRejects makes add check costRejects against the full scan
+// (tests); costRejectsWrong counts the disagreements, costRejected the
+// rejections checked.
+var (
+	verifyCostRejects              bool
+	costRejectsWrong, costRejected int
+)
+
+func (s *pass) checkCostRejects(c *claim, pi *podInfo, rejects bool, ts []int32, ms []uint64, narrowed bool, newReq resources.List) {
+	full := len(ts) == 0 || s.priceRefuses(c, pi, ts, ms, narrowed, newReq)
+	if rejects {
+		costRejected++
+	}
+	if rejects != full && !s.seeding {
+		costRejectsWrong++
+	}
 }
 
 func (c *claim) addReqs(term *compiledTerm) {

@@ -1,7 +1,9 @@
 package solver
 
 import (
+	"cmp"
 	"math"
+	"slices"
 
 	"github.com/joinery/joinery/solver/resources"
 )
@@ -37,11 +39,39 @@ const shareSteps = 150
 // improves it per type. Soft-min is below min, so every λ it visits gives
 // a valid bound, evaluated exactly; the best one is kept.
 func shareBoundSteps(p *prepared, groups []*boundGroup, iters int) (float64, []float64) {
-	dims := shareDims(groups)
-	cands, types := shareCandidates(p, groups, dims)
-	start := bestUniformLambda(dims, groups, p.expired, func(gi int, l []float64, on []int) float64 {
+	return newShareSetup(p, groups).ascend(p, iters)
+}
+
+// shareSetup is what every ascent over the same groups starts from: λ's
+// coordinates, each group's candidates and the uniform start.
+type shareSetup struct {
+	groups []*boundGroup
+	dims   []shareDim
+	cands  [][]shareCandidate
+	types  int
+	start  []float64
+}
+
+func newShareSetup(p *prepared, groups []*boundGroup) *shareSetup {
+	ss := &shareSetup{groups: groups, dims: shareDims(groups)}
+	ss.cands, ss.types = shareCandidates(p, groups, ss.dims)
+	ss.start = uniformStart(ss.dims, groups, ss.cands, p.expired)
+	return ss
+}
+
+// uniformStart is bestUniformLambda over the groups' candidates: the
+// grid's weights are zero outside cpu, memory and GPUs, so a candidate
+// dominated on those coordinates is never a group's minimum there and is
+// left out of the grid search (the same minimum, a fraction of the work).
+func uniformStart(dims []shareDim, groups []*boundGroup, cands [][]shareCandidate, stop func() bool) []float64 {
+	active := uniformDims(dims)
+	front := make([][]shareCandidate, len(cands))
+	for gi, cs := range cands {
+		front[gi] = paretoFront(cs, active)
+	}
+	return bestUniformLambda(dims, groups, stop, func(gi int, l []float64, on []int) float64 {
 		lo := math.Inf(1)
-		for _, c := range cands[gi] {
+		for _, c := range front[gi] {
 			v := 0.0
 			for _, d := range on {
 				v += l[d] * c.w[d]
@@ -50,7 +80,45 @@ func shareBoundSteps(p *prepared, groups []*boundGroup, iters int) (float64, []f
 		}
 		return lo
 	})
-	a := &shareAscent{groups: groups, cands: cands, lambda: make([][]float64, types), perPod: make([]float64, len(groups))}
+}
+
+// paretoFront is cs without the candidates that another one dominates
+// (no larger on every coordinate of dims; of equal ones the first stays).
+func paretoFront(cs []shareCandidate, dims []int) []shareCandidate {
+	sorted := slices.Clone(cs)
+	slices.SortStableFunc(sorted, func(a, b shareCandidate) int {
+		for _, d := range dims {
+			if c := cmp.Compare(a.w[d], b.w[d]); c != 0 {
+				return c
+			}
+		}
+		return 0
+	})
+	var front []shareCandidate
+	for _, c := range sorted {
+		if !slices.ContainsFunc(front, func(f shareCandidate) bool { return dominates(f.w, c.w, dims) }) {
+			front = append(front, c)
+		}
+	}
+	return front
+}
+
+// dominates: a is no larger than b on every coordinate of dims.
+func dominates(a, b []float64, dims []int) bool {
+	for _, d := range dims {
+		if a[d] > b[d] {
+			return false
+		}
+	}
+	return true
+}
+
+// ascend runs the ascent from the uniform start for at most iters
+// steps and returns the best bound it evaluated and its value per pod of
+// each group.
+func (ss *shareSetup) ascend(p *prepared, iters int) (float64, []float64) {
+	groups, dims, start := ss.groups, ss.dims, ss.start
+	a := &shareAscent{groups: groups, cands: ss.cands, lambda: make([][]float64, ss.types), perPod: make([]float64, len(groups))}
 	for t := range a.lambda {
 		a.lambda[t] = start
 	}
@@ -66,6 +134,7 @@ func shareBoundSteps(p *prepared, groups []*boundGroup, iters int) (float64, []f
 		}
 		a.lambda[t] = l
 	}
+	a.fresh = false
 	a.grad = make([][]float64, len(a.lambda))
 	for t := range a.grad {
 		a.grad[t] = make([]float64, len(dims))
@@ -147,16 +216,23 @@ type shareAscent struct {
 	grad   [][]float64
 	perPod []float64
 	vals   []float64 // scratch
+	// dots are λ·w of every group's candidates, in order, at the last
+	// exact evaluation; fresh while λ has not moved since.
+	dots  []float64
+	fresh bool
 }
 
 // exact is the bound at λ, Σ_g n_g·min over g's candidates of λ·w; it
-// sets perPod.
+// sets perPod, and dots for softMinGradient at the same λ.
 func (a *shareAscent) exact() float64 {
 	s := 0.0
+	a.dots = a.dots[:0]
 	for gi, g := range a.groups {
 		lo := math.Inf(1)
 		for _, c := range a.cands[gi] {
-			lo = min(lo, dot(a.lambda[c.typ], c.w))
+			v := dot(a.lambda[c.typ], c.w)
+			a.dots = append(a.dots, v)
+			lo = min(lo, v)
 		}
 		a.perPod[gi] = 0
 		if !math.IsInf(lo, 1) {
@@ -164,6 +240,7 @@ func (a *shareAscent) exact() float64 {
 			a.perPod[gi] = lo
 		}
 	}
+	a.fresh = true
 	return s
 }
 
@@ -173,17 +250,25 @@ func (a *shareAscent) softMinGradient(beta float64) {
 	for t := range a.grad {
 		clear(a.grad[t])
 	}
+	off := 0
 	for gi, g := range a.groups {
-		if len(a.cands[gi]) == 0 {
+		cs := a.cands[gi]
+		if len(cs) == 0 {
 			continue
 		}
 		a.vals = a.vals[:0]
 		lo := math.Inf(1)
-		for _, c := range a.cands[gi] {
-			v := dot(a.lambda[c.typ], c.w)
+		for k, c := range cs {
+			v := 0.0
+			if a.fresh {
+				v = a.dots[off+k]
+			} else {
+				v = dot(a.lambda[c.typ], c.w)
+			}
 			a.vals = append(a.vals, v)
 			lo = min(lo, v)
 		}
+		off += len(cs)
 		if lo <= 0 {
 			continue
 		}
@@ -192,7 +277,7 @@ func (a *shareAscent) softMinGradient(beta float64) {
 			a.vals[k] = math.Exp(-beta * (v - lo) / lo)
 			sum += a.vals[k]
 		}
-		for k, c := range a.cands[gi] {
+		for k, c := range cs {
 			wt := float64(g.n) * a.vals[k] / sum
 			if wt < 1e-12 {
 				continue
@@ -207,6 +292,7 @@ func (a *shareAscent) softMinGradient(beta float64) {
 // step multiplies each type's λ by exp(0.3·grad/max grad) and
 // renormalises it to sum 1.
 func (a *shareAscent) step() {
+	a.fresh = false
 	for t, gr := range a.grad {
 		top := 0.0
 		for _, x := range gr {
@@ -343,10 +429,8 @@ func boundGroups(p *prepared) []*boundGroup {
 // coordinates are in on; stop ends the search early.
 func bestUniformLambda(dims []shareDim, groups []*boundGroup, stop func() bool, groupMin func(int, []float64, []int) float64) []float64 {
 	var active uint32
-	for d, dm := range dims {
-		if dm.k == 0 && (dm.r == resources.CPU || dm.r == resources.Memory || dm.r == resources.NvidiaGPU) {
-			active |= 1 << d
-		}
+	for _, d := range uniformDims(dims) {
+		active |= 1 << d
 	}
 	var bestL []float64
 	bestV := -1.0
@@ -372,6 +456,18 @@ func bestUniformLambda(dims []shareDim, groups []*boundGroup, stop func() bool, 
 		}
 	}
 	return bestL
+}
+
+// uniformDims are the coordinates bestUniformLambda's grid weighs: the
+// plain shares of cpu, memory and nvidia.com/gpu.
+func uniformDims(dims []shareDim) []int {
+	var on []int
+	for d, dm := range dims {
+		if dm.k == 0 && (dm.r == resources.CPU || dm.r == resources.Memory || dm.r == resources.NvidiaGPU) {
+			on = append(on, d)
+		}
+	}
+	return on
 }
 
 // simplexGrid lists the weight vectors of length n, zero outside the bits

@@ -60,6 +60,10 @@ type prepared struct {
 	preferNoSchedule bool // some pool or node has a PreferNoSchedule taint
 	hasTopo          bool // some pod has levels, constraints or counters
 
+	// share is the weighted-share ascent's setup, shared by the LP's warm
+	// starts (lpSeeds).
+	share *shareSetup
+
 	// deadline ends Solve's search (zero: none); see expired. Passes run
 	// with abortable set give up (runSeeded returns nil) past it.
 	deadline  time.Time
@@ -169,12 +173,9 @@ type compiledTerm struct {
 	// this term; it is the pool's base slice itself when trivial.
 	masks   []uint64
 	trivial bool
-	// typeOnly: every mask is 0 or the pool's base mask (the term only
-	// selects types, it never narrows a type's offerings).
-	typeOnly bool
-	any      bool
-	free     []req  // requirements on the pool's free keys
-	fail     string // a requirement no node of the pool can meet
+	any     bool
+	free    []req  // requirements on the pool's free keys
+	fail    string // a requirement no node of the pool can meet
 	// byPrice lists the pool types with a nonzero mask, cheapest
 	// compatible offering first (ties by name).
 	byPrice []int32
@@ -515,12 +516,10 @@ func (pl *poolInfo) compileWith(base []uint64, reqs []req, checkFree bool) *comp
 		c.trivial = false
 		return c
 	}
-	c.typeOnly = true
 	for t, m := range c.masks {
 		if m != 0 {
 			c.byPrice = append(c.byPrice, int32(t))
 		}
-		c.typeOnly = c.typeOnly && (m == 0 || m == base[t])
 	}
 	c.any = len(c.byPrice) > 0
 	ms := make([]uint64, len(c.byPrice))

@@ -38,11 +38,14 @@ type seed struct {
 // Past the prepared deadline the LP stops where it is (its master is
 // feasible at every round), so the seeds then depend on the clock.
 func (p *prepared) lpSeeds(steps int) ([]seed, float64) {
-	groups := boundGroups(p)
+	if p.share == nil {
+		p.share = newShareSetup(p, boundGroups(p))
+	}
+	groups := p.share.groups
 	if len(groups) < 2 {
 		return nil, 0
 	}
-	_, y := shareBoundSteps(p, groups, steps)
+	_, y := p.share.ascend(p, steps)
 	if p.expired() {
 		return nil, 0
 	}
