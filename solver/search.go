@@ -33,6 +33,14 @@ type search struct {
 	tried      []Strategy
 	best       *pass
 	bound      float64 // the LP's lower bound (0: none)
+	// lps are the configuration LP's solutions, one per warm start, as
+	// the background LP delivers them (startLPs).
+	lps []chan lpSolution
+	// The plain passes: their schedule after the first pass, those run
+	// and their passes, in that order.
+	plainQueue []Strategy
+	ran        []Strategy
+	plains     []*pass
 	// scheduled: the default search (Input.Budget zero, the default
 	// strategies): run stops at the end of its schedule.
 	scheduled bool
@@ -57,24 +65,17 @@ var (
 )
 
 // run returns the best pass found before the deadline (the first pass
-// always completes). The passes that win most often come first: the
-// greedy; with one capacity type and a quick greedy the plain
-// strictStrategy pass; the LP
-// (first warm start of seedShareSteps) and its seeded passes with a strict
-// upsize tolerance, the plain strictStrategy pass after the first of them
-// if not run yet; the same seeded passes from each further warm
-// start (unless its seeds are the same); the other plain passes; the
-// mixed plain pass (mixedPlain); the seeded passes with a loose
-// tolerance; then the per-class search.
-//
-// The default search (scheduled) runs, of these, the seeded passes of
-// strictStrategy and strictCapStrategy from each warm start, the plain
-// strict passes with no cap or one of 32 vCPUs or more and
-// looseCapStrategy's, the mixed plain pass and the seeded passes of the
-// greedy and looseCapStrategy from each warm start. On 45 mixed batches of
-// 10,000 pods (docs/performance.md) it planned what the whole search did
-// on 44 and 0.01% above on the other, at about half its work; the passes
-// it leaves out were never the best there.
+// always completes). The configuration LP solves on a goroutine of its
+// own from the start (startLPs). Under a time budget or none, the passes
+// that win most often come first: the greedy; with one capacity type and
+// a quick greedy the plain strictStrategy pass; the LP's first warm start
+// (seedShareSteps) and its seeded passes with a strict upsize tolerance,
+// the plain strictStrategy pass after the first of them if not run yet;
+// the same seeded passes from each further warm start (unless its seeds
+// are the same); the other plain passes; the mixed plain pass
+// (mixedPlain); the seeded passes with a loose tolerance; then the
+// per-class search. The default search runs a fixed schedule instead
+// (runSchedule).
 func (sr *search) run() *pass {
 	p := sr.p
 	first := sr.strategies[0]
@@ -82,35 +83,27 @@ func (sr *search) run() *pass {
 		first = greedyStrategy
 	}
 	t0 := time.Now()
+	if p.classes > 1 && sr.lpGuided {
+		sr.lps = p.startLPs()
+	}
 	sr.best = p.run(sr.norm(first), false)
 	// Under a deadline the strict plain pass goes first only when the
 	// greedy pass took under an eighth of the budget: it costs one
 	// to two greedy passes, and on larger batches the LP must come first
 	// to finish in time (there its seeded pass is the cheaper plan).
-	quick := p.deadline.IsZero() || sr.scheduled || 8*time.Since(t0) < p.deadline.Sub(t0)
+	quick := p.deadline.IsZero() || 8*time.Since(t0) < p.deadline.Sub(t0)
 	p.abortable = true
 	for _, st := range sr.strategies {
 		if st = sr.norm(st); !slices.Contains(sr.tried, st) {
 			sr.tried = append(sr.tried, st)
 		}
 	}
-	ran := []Strategy{sr.norm(first)} // plain passes run
-	plains := []*pass{sr.best}
-	plain := func(st Strategy) bool {
-		if slices.Contains(ran, st) {
-			return true
-		}
-		ran = append(ran, st)
-		if sr.done() {
-			return false
-		}
-		s := p.run(st, false)
-		if s != nil {
-			plains = append(plains, s)
-		}
-		return sr.offer(s)
+	sr.ran, sr.plains = []Strategy{sr.norm(first)}, []*pass{sr.best}
+	sr.plainQueue = sr.plainSchedule(first)
+	if sr.scheduled {
+		return sr.runSchedule()
 	}
-	strictPlain := func() bool { return sr.custom || plain(sr.norm(strictStrategy)) }
+	strictPlain := func() bool { return sr.custom || sr.plain(sr.norm(strictStrategy)) }
 	if quick && p.capacityTypes() == 1 && !strictPlain() {
 		return sr.best
 	}
@@ -118,37 +111,99 @@ func (sr *search) run() *pass {
 	if !ok {
 		return sr.best
 	}
-	if !strictPlain() {
-		return sr.best
-	}
-	for _, st := range sr.plainOrder(first) {
-		if !sr.inSchedule(st, false) {
-			continue
-		}
-		if !plain(st) {
+	for _, st := range sr.plainQueue {
+		if !sr.plain(st) {
 			return sr.best
 		}
 	}
-	if sr.scheduled && !plain(sr.norm(looseCapStrategy)) {
-		return sr.best
-	}
-	if !sr.mixedPlain(plains) {
+	if !sr.mixedPlain(sr.plains) {
 		return sr.best
 	}
 	for _, seeds := range seedSets {
 		for _, st := range sr.tried {
-			if st.UpsizeTolerance >= 1 && sr.inSchedule(st, true) && !sr.seeded(st, seeds) {
+			if st.UpsizeTolerance >= 1 && !sr.seeded(st, seeds) {
 				return sr.best
 			}
 		}
-	}
-	if sr.scheduled {
-		return sr.best
 	}
 	if p.classes > 1 {
 		sr.perClass()
 	}
 	return sr.best
+}
+
+// runSchedule is the default search (scheduled): the plain passes of
+// plainSchedule and the mixed plain pass while the LP solves, then from
+// each warm start the seeded passes of strictStrategy, strictCapStrategy,
+// the greedy and looseCapStrategy. The main goroutine seldom waits for the
+// LP: the plain passes take about as long as its first warm start, the
+// seeded passes of one as its next. On 45 mixed batches of 10,000 pods
+// (docs/performance.md) it planned what the whole search did on 44 and
+// 0.01% above on the other, at about half its work; the passes it leaves
+// out were never the best there.
+func (sr *search) runSchedule() *pass {
+	for _, st := range sr.plainQueue {
+		if !sr.plain(st) {
+			return sr.best
+		}
+	}
+	if !sr.mixedPlain(sr.plains) {
+		return sr.best
+	}
+	var seedSets [][]seed
+	for _, lp := range sr.lps {
+		if sr.done() {
+			break
+		}
+		seeds, bound := sr.p.lpSeeds(<-lp)
+		sr.bound = max(sr.bound, bound)
+		if len(seeds) == 0 || slices.ContainsFunc(seedSets, func(s []seed) bool { return sameSeeds(s, seeds) }) {
+			continue
+		}
+		seedSets = append(seedSets, seeds)
+		for _, st := range sr.tried {
+			if sr.inSchedule(st, true) && !sr.seeded(st, seeds) {
+				return sr.best
+			}
+		}
+	}
+	return sr.best
+}
+
+// plainSchedule is the plain passes the search runs after the first, in
+// order: the strictStrategy pass, the others of plainOrder in the
+// schedule, and in the default search the looseCapStrategy pass.
+func (sr *search) plainSchedule(first Strategy) []Strategy {
+	var out []Strategy
+	if !sr.custom {
+		out = append(out, sr.norm(strictStrategy))
+	}
+	for _, st := range sr.plainOrder(first) {
+		if sr.inSchedule(st, false) {
+			out = append(out, st)
+		}
+	}
+	if sr.scheduled {
+		out = append(out, sr.norm(looseCapStrategy))
+	}
+	return out
+}
+
+// plain runs and offers st's plain pass, once; false when the search is
+// over.
+func (sr *search) plain(st Strategy) bool {
+	if slices.Contains(sr.ran, st) {
+		return true
+	}
+	sr.ran = append(sr.ran, st)
+	if sr.done() {
+		return false
+	}
+	s := sr.p.run(st, false)
+	if s != nil {
+		sr.plains = append(sr.plains, s)
+	}
+	return sr.offer(s)
 }
 
 // mixedPlain runs the plain pass that takes, for each pod class, the
@@ -179,29 +234,25 @@ func (sr *search) mixedPlain(plains []*pass) bool {
 	return !sr.done() && sr.offer(p.runClasses(byClass, false, -1))
 }
 
-// lpPasses solves the configuration LP from each warm start of
-// seedShareSteps and runs the seeded passes of the strict strategies (those
-// of the schedule in the default search) from its seeds, the plain
-// strictStrategy pass after the first; it returns the distinct seed sets,
-// false when the search is over.
+// lpPasses takes the configuration LP's solution from each warm start of
+// seedShareSteps and runs the seeded passes of the strict strategies from
+// its seeds, the plain strictStrategy pass after the first; it returns the
+// distinct seed sets, false when the search is over.
 func (sr *search) lpPasses(strictPlain func() bool) ([][]seed, bool) {
 	p := sr.p
 	var seedSets [][]seed
-	if p.classes < 2 || !sr.lpGuided {
-		return nil, true
-	}
-	for k, steps := range seedShareSteps {
+	for k, lp := range sr.lps {
 		if sr.done() {
 			break
 		}
-		seeds, bound := p.lpSeeds(steps)
+		seeds, bound := p.lpSeeds(<-lp)
 		sr.bound = max(sr.bound, bound)
 		if len(seeds) == 0 || slices.ContainsFunc(seedSets, func(s []seed) bool { return sameSeeds(s, seeds) }) {
 			continue
 		}
 		seedSets = append(seedSets, seeds)
 		for i, st := range sr.tried {
-			if st.UpsizeTolerance >= 1 || !sr.inSchedule(st, true) {
+			if st.UpsizeTolerance >= 1 {
 				continue
 			}
 			if !sr.seeded(st, seeds) || (k == 0 && i == 0 && !strictPlain()) {
@@ -214,7 +265,7 @@ func (sr *search) lpPasses(strictPlain func() bool) ([][]seed, bool) {
 
 // inSchedule says whether the search runs st's pass (seeded or plain):
 // every one in the whole search; in the default search (scheduled) the
-// passes search.run lists. The first pass and the plain strictStrategy
+// passes runSchedule lists. The first pass and the plain strictStrategy
 // and looseCapStrategy passes run apart from this.
 func (sr *search) inSchedule(st Strategy, seeded bool) bool {
 	switch {

@@ -26,30 +26,56 @@ type seed struct {
 	pods []*podInfo // pods[0] opens the claim; the rest in packing order
 }
 
+// lpSolution is one warm start's configuration LP: its lower bound on any
+// plan (USD/hour; 0 if none) and its final master's configurations.
+type lpSolution struct {
+	bound float64
+	sol   []lpConfiguration
+}
+
+// startLPs solves the configuration LP from each warm start of
+// seedShareSteps, in order, on a goroutine of its own: the LP reads only
+// the share setup, built here before it starts (it fills the signatures'
+// per-pool caches the LP reads), and the passes that run meanwhile do
+// not need it. It returns one channel per warm start, nil when the LP is
+// skipped (fewer than two groups).
+func (p *prepared) startLPs() []chan lpSolution {
+	if p.share == nil {
+		p.share = newShareSetup(p, boundGroups(p))
+	}
+	if len(p.share.groups) < 2 {
+		return nil
+	}
+	out := make([]chan lpSolution, len(seedShareSteps))
+	for i := range out {
+		out[i] = make(chan lpSolution, 1)
+	}
+	go func() {
+		for i, steps := range seedShareSteps {
+			_, y := p.share.ascend(p, steps)
+			if p.expired() {
+				out[i] <- lpSolution{}
+				continue
+			}
+			bound, sol := configLP(p, p.share.groups, y, true, seedGap)
+			out[i] <- lpSolution{bound, sol}
+		}
+	}()
+	return out
+}
+
 // lpSeeds turns the configuration LP's solution into seeds: ⌊x_c⌋ claims
 // per configuration c, each with c's pods per group (taken from the groups
 // in packing order). A seed's opener is a pod whose first NodePool (in
 // weight order) able to take it is the configuration's pool, accelerator
 // pods first (so accelerator types survive the exotic filter), else the
 // largest; a configuration with no such pod is skipped and its pods are
-// left to the greedy. It returns no seeds when the LP is skipped or empty.
-// steps is the LP's warm start (see seedShareSteps). It also returns the
-// LP's lower bound on any plan (USD/hour; 0 if none).
+// left to the greedy. It returns no seeds when the LP is empty, and the
+// LP's bound.
 // Past the prepared deadline the LP stops where it is (its master is
 // feasible at every round), so the seeds then depend on the clock.
-func (p *prepared) lpSeeds(steps int) ([]seed, float64) {
-	if p.share == nil {
-		p.share = newShareSetup(p, boundGroups(p))
-	}
-	groups := p.share.groups
-	if len(groups) < 2 {
-		return nil, 0
-	}
-	_, y := p.share.ascend(p, steps)
-	if p.expired() {
-		return nil, 0
-	}
-	bound, sol := configLP(p, groups, y, true, seedGap)
+func (p *prepared) lpSeeds(lp lpSolution) ([]seed, float64) {
+	groups, bound, sol := p.share.groups, lp.bound, lp.sol
 	next := make([]int, len(groups)) // pods of each group handed out
 	var seeds []seed
 	for _, c := range sol {
