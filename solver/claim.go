@@ -19,8 +19,16 @@ const MaxInstanceTypes = 60
 // holds the SET of instance types (each with the offerings still allowed)
 // that can carry every pod added so far; adding a pod only narrows the set.
 type claim struct {
-	pool *poolInfo
-	seq  int // creation order
+	// A claim only gets fuller and narrower, so once it rejects a pod it
+	// rejects every pod with the same signature and requests at least as
+	// large (see pass.lastSig for the caveat): rejSig/rejReq remember the
+	// last rejection. First in the struct: placing a pod reads them on
+	// every claim it passes.
+	rejSig *podSignature
+	rejReq resources.List
+	rejRes bool // the last rejection was not by topology
+	pool   *poolInfo
+	seq    int // creation order
 	// types are the survivors, cheapest compatible offering first (ties by
 	// name); masks holds each one's allowed offerings.
 	types []int32
@@ -39,13 +47,6 @@ type claim struct {
 	pods   []*podInfo
 	reqs   []req // requirements the pods brought (node selector, chosen affinity term)
 	free   []req // the subset on the pool's free keys
-	// A claim only gets fuller and narrower, so once it rejects a pod it
-	// rejects every pod with the same signature and requests at least as
-	// large (see pass.lastSig for the caveat): rejSig/rejReq remember the
-	// last rejection.
-	rejSig *podSignature
-	rejReq resources.List
-	rejRes bool // the last rejection was not by topology
 	// pins are the values of the topology keys the claim is pinned to (-1:
 	// any of its offerings'; pins[0] is the zone); zset caches the zones of
 	// its offerings while zsetOK.

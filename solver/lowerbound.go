@@ -48,6 +48,7 @@ type shareSetup struct {
 	groups []*boundGroup
 	dims   []shareDim
 	cands  [][]shareCandidate
+	rows   *shareRows
 	types  int
 	start  []float64
 }
@@ -56,6 +57,7 @@ func newShareSetup(p *prepared, groups []*boundGroup) *shareSetup {
 	ss := &shareSetup{groups: groups, dims: shareDims(groups)}
 	ss.cands, ss.types = shareCandidates(p, groups, ss.dims)
 	ss.start = uniformStart(ss.dims, groups, ss.cands, p.expired)
+	ss.rows = newShareRows(ss.cands)
 	return ss
 }
 
@@ -117,28 +119,23 @@ func dominates(a, b []float64, dims []int) bool {
 // steps and returns the best bound it evaluated and its value per pod of
 // each group.
 func (ss *shareSetup) ascend(p *prepared, iters int) (float64, []float64) {
-	groups, dims, start := ss.groups, ss.dims, ss.start
-	a := &shareAscent{groups: groups, cands: ss.cands, lambda: make([][]float64, ss.types), perPod: make([]float64, len(groups))}
-	for t := range a.lambda {
-		a.lambda[t] = start
+	groups, D, start := ss.groups, len(ss.dims), ss.start
+	a := &shareAscent{groups: groups, rows: ss.rows, D: D, lambda: make([]float64, ss.types*D), perPod: make([]float64, len(groups))}
+	for t := 0; t < len(a.lambda); t += D {
+		copy(a.lambda[t:], start)
 	}
 	bestY := make([]float64, len(groups))
 	bestV := a.exact()
 	copy(bestY, a.perPod)
-	for t := range a.lambda {
+	for t := 0; t < len(a.lambda); t += D {
 		// Leave the grid's zeros room to grow: multiplicative updates
 		// cannot revive a zero weight.
-		l := make([]float64, len(dims))
-		for d := range l {
-			l[d] = 0.9*start[d] + 0.1/float64(len(dims))
+		for d := range D {
+			a.lambda[t+d] = 0.9*start[d] + 0.1/float64(D)
 		}
-		a.lambda[t] = l
 	}
 	a.fresh = false
-	a.grad = make([][]float64, len(a.lambda))
-	for t := range a.grad {
-		a.grad[t] = make([]float64, len(dims))
-	}
+	a.grad = make([]float64, len(a.lambda))
 	for it, stale := 0, 0; it < iters && stale < 25 && !p.expired(); it++ {
 		beta := 20 + 480*float64(it)/float64(iters) // soft-min sharpness, relative to the group's minimum
 		a.softMinGradient(beta)
@@ -193,13 +190,13 @@ func shareCandidates(p *prepared, groups []*boundGroup, dims []shareDim) (cands 
 				if !ok {
 					continue
 				}
-				w := make([]float64, len(dims))
+				c := shareCandidate{typ: id, w: make([]float64, len(dims))}
 				for d, dm := range dims {
 					if g.req[dm.r] > 0 {
-						w[d] = price * dffRounding(dm.k, g.req[dm.r], pl.usable[t][dm.r])
+						c.w[d] = price * dffRounding(dm.k, g.req[dm.r], pl.usable[t][dm.r])
 					}
 				}
-				cands[gi] = append(cands[gi], shareCandidate{typ: id, w: w})
+				cands[gi] = append(cands[gi], c)
 			}
 		}
 	}
@@ -207,30 +204,72 @@ func shareCandidates(p *prepared, groups []*boundGroup, dims []shareDim) (cands 
 }
 
 // shareAscent is the state of the exponentiated-gradient ascent: λ per
-// type, the soft-min gradient, and the value per pod of each group at the
-// last exact evaluation.
+// type (row t of lambda, D wide), the soft-min gradient in the same
+// layout, and the value per pod of each group at the last exact
+// evaluation.
 type shareAscent struct {
 	groups []*boundGroup
-	cands  [][]shareCandidate
-	lambda [][]float64
-	grad   [][]float64
+	rows   *shareRows
+	D      int
+	lambda []float64
+	grad   []float64
 	perPod []float64
 	vals   []float64 // scratch
-	// dots are λ·w of every group's candidates, in order, at the last
-	// exact evaluation; fresh while λ has not moved since.
+	// dots are λ·w of every candidate, at the last exact evaluation;
+	// fresh while λ has not moved since.
 	dots  []float64
 	fresh bool
+}
+
+// shareRows are the groups' candidates, flattened for the ascent: the
+// candidates of group g are first[g]..first[g+1]; candidate c is on type
+// typ[c], its nonzero cost coordinates dim[k] and values w[k] for k in
+// start[c]..start[c+1]. Contiguous and sparse (the rounded shares of
+// small pods are mostly 0), each step reads them in order.
+type shareRows struct {
+	first, typ, start []int32
+	dim               []uint8
+	w                 []float64
+}
+
+func newShareRows(cands [][]shareCandidate) *shareRows {
+	r := &shareRows{first: []int32{0}, start: []int32{0}}
+	for _, cs := range cands {
+		for _, c := range cs {
+			r.typ = append(r.typ, int32(c.typ))
+			for d, x := range c.w {
+				if x != 0 {
+					r.dim, r.w = append(r.dim, uint8(d)), append(r.w, x)
+				}
+			}
+			r.start = append(r.start, int32(len(r.w)))
+		}
+		r.first = append(r.first, int32(len(r.typ)))
+	}
+	return r
+}
+
+// dot is λ·w of candidate c, over its nonzero coordinates only: the same
+// sum as over all of them (λ is finite, so the others add +0).
+func (a *shareAscent) dot(c int) float64 {
+	r := a.rows
+	l := a.lambda[int(r.typ[c])*a.D:]
+	s := 0.0
+	for k := r.start[c]; k < r.start[c+1]; k++ {
+		s += l[r.dim[k]] * r.w[k]
+	}
+	return s
 }
 
 // exact is the bound at λ, Σ_g n_g·min over g's candidates of λ·w; it
 // sets perPod, and dots for softMinGradient at the same λ.
 func (a *shareAscent) exact() float64 {
-	s := 0.0
+	s, r := 0.0, a.rows
 	a.dots = a.dots[:0]
 	for gi, g := range a.groups {
 		lo := math.Inf(1)
-		for _, c := range a.cands[gi] {
-			v := dot(a.lambda[c.typ], c.w)
+		for c := r.first[gi]; c < r.first[gi+1]; c++ {
+			v := a.dot(int(c))
 			a.dots = append(a.dots, v)
 			lo = min(lo, v)
 		}
@@ -247,43 +286,47 @@ func (a *shareAscent) exact() float64 {
 // softMinGradient sets grad to the gradient in λ of the soft-min
 // relaxation with sharpness beta.
 func (a *shareAscent) softMinGradient(beta float64) {
-	for t := range a.grad {
-		clear(a.grad[t])
-	}
-	off := 0
+	clear(a.grad)
+	r := a.rows
 	for gi, g := range a.groups {
-		cs := a.cands[gi]
-		if len(cs) == 0 {
+		c0, c1 := r.first[gi], r.first[gi+1]
+		if c0 == c1 {
 			continue
 		}
 		a.vals = a.vals[:0]
 		lo := math.Inf(1)
-		for k, c := range cs {
+		for c := c0; c < c1; c++ {
 			v := 0.0
 			if a.fresh {
-				v = a.dots[off+k]
+				v = a.dots[c]
 			} else {
-				v = dot(a.lambda[c.typ], c.w)
+				v = a.dot(int(c))
 			}
 			a.vals = append(a.vals, v)
 			lo = min(lo, v)
 		}
-		off += len(cs)
 		if lo <= 0 {
 			continue
 		}
 		sum := 0.0
 		for k, v := range a.vals {
-			a.vals[k] = math.Exp(-beta * (v - lo) / lo)
+			// exp(x) is exactly 0 below about -745.13: skip the call.
+			if x := -beta * (v - lo) / lo; x > -750 {
+				a.vals[k] = math.Exp(x)
+			} else {
+				a.vals[k] = 0
+			}
 			sum += a.vals[k]
 		}
-		for k, c := range cs {
-			wt := float64(g.n) * a.vals[k] / sum
+		for k, v := range a.vals {
+			wt := float64(g.n) * v / sum
 			if wt < 1e-12 {
 				continue
 			}
-			for d, x := range c.w {
-				a.grad[c.typ][d] += wt * x
+			c := c0 + int32(k)
+			gr := a.grad[int(r.typ[c])*a.D:]
+			for e := r.start[c]; e < r.start[c+1]; e++ {
+				gr[r.dim[e]] += wt * r.w[e]
 			}
 		}
 	}
@@ -293,7 +336,8 @@ func (a *shareAscent) softMinGradient(beta float64) {
 // renormalises it to sum 1.
 func (a *shareAscent) step() {
 	a.fresh = false
-	for t, gr := range a.grad {
+	for t := 0; t < len(a.lambda); t += a.D {
+		gr, l := a.grad[t:t+a.D], a.lambda[t:t+a.D]
 		top := 0.0
 		for _, x := range gr {
 			top = max(top, x)
@@ -303,11 +347,11 @@ func (a *shareAscent) step() {
 		}
 		sum := 0.0
 		for d, x := range gr {
-			a.lambda[t][d] *= math.Exp(0.3 * x / top)
-			sum += a.lambda[t][d]
+			l[d] *= math.Exp(0.3 * x / top)
+			sum += l[d]
 		}
-		for d := range a.lambda[t] {
-			a.lambda[t][d] /= sum
+		for d := range l {
+			l[d] /= sum
 		}
 	}
 }
@@ -510,12 +554,4 @@ func simplexGrid(n int, active uint32) [][]float64 {
 	}
 	rec(0, steps)
 	return out
-}
-
-func dot(a, b []float64) float64 {
-	s := 0.0
-	for i := range a {
-		s += a[i] * b[i]
-	}
-	return s
 }

@@ -70,8 +70,10 @@ func (k *Knapsack) item(i int) []int64 { return k.Req[i*k.D : (i+1)*k.D] }
 // fit the remaining capacity rem (per dimension).
 func CopiesFitting(req, rem []int64, n int64) int64 {
 	for d, q := range req {
-		if q > 0 {
-			n = min(n, rem[d]/q)
+		// n copies fitting needs no division (the common case, and a
+		// division costs tens of cycles).
+		if q > 0 && n*q > rem[d] {
+			n = rem[d] / q
 		}
 	}
 	return n
