@@ -69,3 +69,18 @@ func TestDefaultSearchDeterministic(t *testing.T) {
 		}
 	}
 }
+
+// A panic in the LP's goroutine reaches Solve's caller, as one in a pass
+// does (an activity reports it), instead of ending the process.
+func TestLPPanicReachesTheCaller(t *testing.T) {
+	defer func(f func()) { beforeLP = f }(beforeLP)
+	beforeLP = func() { panic("lp broke") }
+	in := mixedInputOf(t, 300, mixedVariant{seed: 1, wide: true})
+	defer func() {
+		if r := recover(); r != "lp broke" {
+			t.Fatalf("Solve recovered %v, want the LP's panic", r)
+		}
+	}()
+	Solve(in)
+	t.Fatal("Solve returned despite the LP's panic")
+}

@@ -8,8 +8,8 @@ import (
 // DefaultBudget is Input.Budget's default, zero: the default search, a
 // fixed schedule of passes (see search.run) rather than a time budget, so
 // its plan does not depend on the machine's speed or load. Its work grows
-// with the batch (about 2.5 CPU seconds on 10,000 mixed pods, see
-// docs/performance.md).
+// with the batch (on 10,000 mixed pods 1.4-3 CPU seconds, 0.9-1.9 s on
+// two cores, see docs/performance.md).
 const DefaultBudget time.Duration = 0
 
 // scheduleBackstop bounds the default search's wall time: a safety net

@@ -29,8 +29,9 @@ type seed struct {
 // lpSolution is one warm start's configuration LP: its lower bound on any
 // plan (USD/hour; 0 if none) and its final master's configurations.
 type lpSolution struct {
-	bound float64
-	sol   []lpConfiguration
+	bound    float64
+	sol      []lpConfiguration
+	panicked any // the LP's goroutine panicked: lpSeeds panics with it
 }
 
 // startLPs solves the configuration LP from each warm start of
@@ -51,18 +52,32 @@ func (p *prepared) startLPs() []chan lpSolution {
 		out[i] = make(chan lpSolution, 1)
 	}
 	go func() {
-		for i, steps := range seedShareSteps {
-			_, y := p.share.ascend(p, steps)
+		i := 0
+		defer func() {
+			// A panic belongs to Solve's caller (an activity reports
+			// it), not to this goroutine, where it would end the process.
+			if r := recover(); r != nil {
+				for ; i < len(out); i++ {
+					out[i] <- lpSolution{panicked: r}
+				}
+			}
+		}()
+		for ; i < len(seedShareSteps); i++ {
+			beforeLP()
+			_, y := p.share.ascend(p, seedShareSteps[i])
 			if p.expired() {
 				out[i] <- lpSolution{}
 				continue
 			}
 			bound, sol := configLP(p, p.share.groups, y, true, seedGap)
-			out[i] <- lpSolution{bound, sol}
+			out[i] <- lpSolution{bound: bound, sol: sol}
 		}
 	}()
 	return out
 }
+
+// beforeLP runs before each warm start's LP (tests make it panic).
+var beforeLP = func() {}
 
 // lpSeeds turns the configuration LP's solution into seeds: ⌊x_c⌋ claims
 // per configuration c, each with c's pods per group (taken from the groups
@@ -75,6 +90,9 @@ func (p *prepared) startLPs() []chan lpSolution {
 // Past the prepared deadline the LP stops where it is (its master is
 // feasible at every round), so the seeds then depend on the clock.
 func (p *prepared) lpSeeds(lp lpSolution) ([]seed, float64) {
+	if lp.panicked != nil {
+		panic(lp.panicked)
+	}
 	groups, bound, sol := p.share.groups, lp.bound, lp.sol
 	next := make([]int, len(groups)) // pods of each group handed out
 	var seeds []seed
