@@ -56,8 +56,10 @@
 // scheduling constraint and limit is checked; only the cost rules are off
 // for seeds. What the seeds do not take is packed by the greedy. Seeded
 // passes compete with the others by the same ordering, and the per-class
-// search continues from the best pass. Input.DisableLPGuided turns these
-// passes off.
+// search continues from the best pass. The LP solves on a goroutine of its
+// own from the start, beside the passes that do not need it; the passes
+// are offered in a fixed order, so the plan does not depend on when it
+// finishes. Input.DisableLPGuided turns these passes off.
 //
 // # The time budget
 //
@@ -69,8 +71,8 @@
 // lower bound. A pass or LP cut off by the deadline is dropped, so Solve
 // returns at most a few milliseconds late. The default, zero
 // ([DefaultBudget]), counts passes instead of time: a fixed subset of the
-// whole search's passes (search.run lists them, without the per-class
-// search), which on 44 of 45 mixed batches of 10,000 pods planned what the
+// whole search's passes (search.runSchedule lists them, without the
+// per-class search), which on 44 of 45 mixed batches of 10,000 pods planned what the
 // whole search did (0.01% above on the other) at about half its work, the same plan on any machine
 // (a wall-clock backstop of 20 s guards inputs far larger).
 //
