@@ -6,9 +6,9 @@ import (
 )
 
 // DefaultBudget is Input.Budget's default, zero: the default search, a
-// fixed schedule of passes (see search.run) rather than a time budget, so
-// its plan does not depend on the machine's speed or load. Its work grows
-// with the batch (on 10,000 mixed pods 1.4-3 CPU seconds, 0.9-1.9 s on
+// fixed schedule of passes (search.runSchedule) rather than a time
+// budget, so its plan does not depend on the machine's speed or load. Its
+// work grows with the batch (on 10,000 mixed pods 1.4-3 CPU seconds, 0.9-1.9 s on
 // two cores, see docs/performance.md).
 const DefaultBudget time.Duration = 0
 
