@@ -382,7 +382,7 @@ type launchBound struct {
 // offerings narrowed); it returns the set's launch bound.
 func (s *pass) narrowedOK(c *claim, pi *podInfo, ts []int32, ms []uint64, narrowed bool, newReq resources.List) (launchBound, bool) {
 	pl := c.pool
-	if s.priceRefuses(c, pi, ts, ms, narrowed, newReq) {
+	if s.refusesNarrowed(c, pi, ts, ms, narrowed, newReq) {
 		return launchBound{}, false
 	}
 	if narrowed {
@@ -428,14 +428,11 @@ func (s *pass) commitAdd(c *claim, pi *podInfo, sig *podSignature, term *compile
 	s.reorder(c, old)
 }
 
-// priceRefuses applies the cost rules to a narrowed type set: an ordinary
-// pod only fills the slack of an accelerator claim (growing a GPU node for
-// CPU work costs GPU prices), a pod after the planting only the slack of a
-// seed's claim, and any pod only grows a claim within its upsize
-// tolerance.
-func (s *pass) priceRefuses(c *claim, pi *podInfo, ts []int32, ms []uint64, narrowed bool, newReq resources.List) bool {
+// refusesNarrowed applies the cost rules (refusesPrice) to a narrowed
+// type set, whose cheapest type is found again when offerings narrowed.
+func (s *pass) refusesNarrowed(c *claim, pi *podInfo, ts []int32, ms []uint64, narrowed bool, newReq resources.List) bool {
 	pl := c.pool
-	oldPrice, newT, newPrice := c.price(), ts[0], pl.types[ts[0]].cheapest(ms[0])
+	newT, newPrice := ts[0], pl.types[ts[0]].cheapest(ms[0])
 	if narrowed { // offerings changed: prices too
 		for i, t := range ts {
 			if p := pl.types[t].cheapest(ms[i]); p < newPrice {
@@ -443,10 +440,21 @@ func (s *pass) priceRefuses(c *claim, pi *podInfo, ts []int32, ms []uint64, narr
 			}
 		}
 	}
+	return s.refusesPrice(c, pi, newT, newPrice, newReq)
+}
+
+// refusesPrice applies the cost rules to the claim's new cheapest type
+// newT at newPrice, with the pod's requests added (newReq): an ordinary
+// pod only fills the slack of an accelerator claim (growing a GPU node for
+// CPU work costs GPU prices), a pod after the planting only the slack of a
+// seed's claim, and any pod only grows a claim within its upsize
+// tolerance.
+func (s *pass) refusesPrice(c *claim, pi *podInfo, newT int32, newPrice float64, newReq resources.List) bool {
+	oldPrice := c.price()
 	if newPrice <= oldPrice {
 		return false
 	}
-	return (c.slackOnly(pi) && !s.seeding) || !upsizeOK(pl, c.types[0], newT, oldPrice, newPrice, newReq, s.byClass[pi.class].UpsizeTolerance)
+	return (c.slackOnly(pi) && !s.seeding) || !upsizeOK(c.pool, c.types[0], newT, oldPrice, newPrice, newReq, s.byClass[pi.class].UpsizeTolerance)
 }
 
 // costRejects is what add's scan of the claim's types would conclude about
@@ -473,14 +481,7 @@ func (s *pass) costRejects(c *claim, pi *podInfo, term *compiledTerm, a *additio
 			}
 		}
 	}
-	if newT < 0 {
-		return true
-	}
-	oldPrice := c.price()
-	if newPrice <= oldPrice {
-		return false
-	}
-	return c.slackOnly(pi) || !upsizeOK(pl, c.types[0], newT, oldPrice, newPrice, a.newReq, s.byClass[pi.class].UpsizeTolerance)
+	return newT < 0 || s.refusesPrice(c, pi, newT, newPrice, a.newReq)
 }
 
 // verifyCostRejects makes add check costRejects against the full scan
@@ -492,7 +493,7 @@ var (
 )
 
 func (s *pass) checkCostRejects(c *claim, pi *podInfo, rejects bool, ts []int32, ms []uint64, narrowed bool, newReq resources.List) {
-	full := len(ts) == 0 || s.priceRefuses(c, pi, ts, ms, narrowed, newReq)
+	full := len(ts) == 0 || s.refusesNarrowed(c, pi, ts, ms, narrowed, newReq)
 	if rejects {
 		costRejected++
 	}

@@ -9,7 +9,7 @@ import (
 
 // TestCostRejectsAgreesWithTheScan: the early price check (costRejects)
 // refuses exactly the additions the full scan of the claim's types and
-// the cost rules would (priceRefuses), on mixed batches with zone
+// the cost rules would (refusesNarrowed), on mixed batches with zone
 // spreads, capacity-type affinity, accelerator pods and limited pools.
 func TestCostRejectsAgreesWithTheScan(t *testing.T) {
 	defer func() { verifyCostRejects, costRejectsWrong, costRejected = false, 0, 0 }()

@@ -43,11 +43,10 @@ func shareBoundSteps(p *prepared, groups []*boundGroup, iters int) (float64, []f
 }
 
 // shareSetup is what every ascent over the same groups starts from: λ's
-// coordinates, each group's candidates and the uniform start.
+// coordinates, each group's candidates (flattened) and the uniform start.
 type shareSetup struct {
 	groups []*boundGroup
 	dims   []shareDim
-	cands  [][]shareCandidate
 	rows   *shareRows
 	types  int
 	start  []float64
@@ -55,9 +54,8 @@ type shareSetup struct {
 
 func newShareSetup(p *prepared, groups []*boundGroup) *shareSetup {
 	ss := &shareSetup{groups: groups, dims: shareDims(groups)}
-	ss.cands, ss.types = shareCandidates(p, groups, ss.dims)
-	ss.start = uniformStart(ss.dims, groups, ss.cands, p.expired)
-	ss.rows = newShareRows(ss.cands)
+	cands, types := shareCandidates(p, groups, ss.dims)
+	ss.types, ss.start, ss.rows = types, uniformStart(ss.dims, groups, cands, p.expired), newShareRows(cands)
 	return ss
 }
 

@@ -427,10 +427,7 @@ func (a *pass) better(b *pass) bool {
 func (s *pass) narrowNew(pl *poolInfo, pi *podInfo, sig *podSignature, ts []int32, ms []uint64) ([]int32, []uint64, keyVals, bool) {
 	pins := noVals()
 	if len(pi.ports) > 0 && pl.dsPorts != nil {
-		ts, ms = pick(ts, ms, func(t int32) bool {
-			_, bad := portsConflict(pi.ports, pl.dsPorts[t])
-			return !bad
-		})
+		ts, ms = pick(ts, ms, func(t int32) bool { return !portsBad(pi.ports, pl.dsPorts[t]) })
 		if len(ts) == 0 || !minValuesHold(pl, ts, ms) {
 			return nil, nil, pins, false
 		}

@@ -155,9 +155,8 @@ func (sr *search) runSchedule() *pass {
 		if sr.done() {
 			break
 		}
-		seeds, bound := sr.p.lpSeeds(<-lp)
-		sr.bound = max(sr.bound, bound)
-		if len(seeds) == 0 || slices.ContainsFunc(seedSets, func(s []seed) bool { return sameSeeds(s, seeds) }) {
+		seeds := sr.newSeeds(lp, seedSets)
+		if seeds == nil {
 			continue
 		}
 		seedSets = append(seedSets, seeds)
@@ -168,6 +167,18 @@ func (sr *search) runSchedule() *pass {
 		}
 	}
 	return sr.best
+}
+
+// newSeeds waits for the LP's solution from one warm start, keeps its
+// bound and returns its seeds, nil when there are none or they are those
+// of an earlier warm start (seen).
+func (sr *search) newSeeds(lp chan lpSolution, seen [][]seed) []seed {
+	seeds, bound := sr.p.lpSeeds(<-lp)
+	sr.bound = max(sr.bound, bound)
+	if len(seeds) == 0 || slices.ContainsFunc(seen, func(s []seed) bool { return sameSeeds(s, seeds) }) {
+		return nil
+	}
+	return seeds
 }
 
 // plainSchedule is the plain passes the search runs after the first, in
@@ -239,15 +250,13 @@ func (sr *search) mixedPlain(plains []*pass) bool {
 // its seeds, the plain strictStrategy pass after the first; it returns the
 // distinct seed sets, false when the search is over.
 func (sr *search) lpPasses(strictPlain func() bool) ([][]seed, bool) {
-	p := sr.p
 	var seedSets [][]seed
 	for k, lp := range sr.lps {
 		if sr.done() {
 			break
 		}
-		seeds, bound := p.lpSeeds(<-lp)
-		sr.bound = max(sr.bound, bound)
-		if len(seeds) == 0 || slices.ContainsFunc(seedSets, func(s []seed) bool { return sameSeeds(s, seeds) }) {
+		seeds := sr.newSeeds(lp, seedSets)
+		if seeds == nil {
 			continue
 		}
 		seedSets = append(seedSets, seeds)

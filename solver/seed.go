@@ -41,9 +41,7 @@ type lpSolution struct {
 // not need it. It returns one channel per warm start, nil when the LP is
 // skipped (fewer than two groups).
 func (p *prepared) startLPs() []chan lpSolution {
-	if p.share == nil {
-		p.share = newShareSetup(p, boundGroups(p))
-	}
+	p.share = newShareSetup(p, boundGroups(p))
 	if len(p.share.groups) < 2 {
 		return nil
 	}
