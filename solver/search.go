@@ -150,22 +150,14 @@ func (sr *search) runSchedule() *pass {
 	if !sr.mixedPlain(sr.plains) {
 		return sr.best
 	}
-	var seedSets [][]seed
-	for _, lp := range sr.lps {
-		if sr.done() {
-			break
-		}
-		seeds := sr.newSeeds(lp, seedSets)
-		if seeds == nil {
-			continue
-		}
-		seedSets = append(seedSets, seeds)
+	sr.eachSeedSet(func(_ int, seeds []seed) bool {
 		for _, st := range sr.tried {
 			if sr.inSchedule(st, true) && !sr.seeded(st, seeds) {
-				return sr.best
+				return false
 			}
 		}
-	}
+		return true
+	})
 	return sr.best
 }
 
@@ -250,6 +242,24 @@ func (sr *search) mixedPlain(plains []*pass) bool {
 // its seeds, the plain strictStrategy pass after the first; it returns the
 // distinct seed sets, false when the search is over.
 func (sr *search) lpPasses(strictPlain func() bool) ([][]seed, bool) {
+	return sr.eachSeedSet(func(k int, seeds []seed) bool {
+		for i, st := range sr.tried {
+			if st.UpsizeTolerance >= 1 {
+				continue
+			}
+			if !sr.seeded(st, seeds) || (k == 0 && i == 0 && !strictPlain()) {
+				return false
+			}
+		}
+		return true
+	})
+}
+
+// eachSeedSet calls run with the k-th warm start's seeds, for each warm
+// start whose seeds are new (newSeeds), until the search is done or run
+// returns false; it returns the seed sets given to run, and false when
+// run stopped it.
+func (sr *search) eachSeedSet(run func(k int, seeds []seed) bool) ([][]seed, bool) {
 	var seedSets [][]seed
 	for k, lp := range sr.lps {
 		if sr.done() {
@@ -260,13 +270,8 @@ func (sr *search) lpPasses(strictPlain func() bool) ([][]seed, bool) {
 			continue
 		}
 		seedSets = append(seedSets, seeds)
-		for i, st := range sr.tried {
-			if st.UpsizeTolerance >= 1 {
-				continue
-			}
-			if !sr.seeded(st, seeds) || (k == 0 && i == 0 && !strictPlain()) {
-				return seedSets, false
-			}
+		if !run(k, seeds) {
+			return seedSets, false
 		}
 	}
 	return seedSets, true
