@@ -98,3 +98,24 @@ func processCPU() time.Duration {
 	}
 	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 }
+
+// Under a time budget the LP starts only after the first pass, and not
+// at all once that pass has spent the budget (it would be dropped).
+func TestSpentBudgetStartsNoLP(t *testing.T) {
+	in := mixedInputOf(t, 300, mixedVariant{seed: 1, wide: true})
+	p := prepare(in)
+	p.deadline = time.Now()
+	sr := &search{p: p, strategies: DefaultStrategies(), lpGuided: true}
+	if best := sr.run(); best == nil || len(best.unsched) != 0 {
+		t.Fatalf("the first pass placed nothing or left pods unplaced")
+	}
+	if sr.lps != nil {
+		t.Errorf("the LP started with the budget spent")
+	}
+	p.deadline = time.Time{}
+	sr = &search{p: p, strategies: DefaultStrategies(), lpGuided: true}
+	sr.run()
+	if sr.lps == nil {
+		t.Errorf("the LP did not start without a budget")
+	}
+}

@@ -66,7 +66,8 @@ var (
 
 // run returns the best pass found before the deadline (the first pass
 // always completes). The configuration LP solves on a goroutine of its
-// own from the start (startLPs). Under a time budget or none, the passes
+// own (startLPs): from the start, or under a time budget after the first
+// pass. Under a time budget or none, the passes
 // that win most often come first: the greedy; with one capacity type and
 // a quick greedy the plain strictStrategy pass; the LP's first warm start
 // (seedShareSteps) and its seeded passes with a strict upsize tolerance,
@@ -83,10 +84,17 @@ func (sr *search) run() *pass {
 		first = greedyStrategy
 	}
 	t0 := time.Now()
-	if p.classes > 1 && sr.lpGuided {
+	lp := p.classes > 1 && sr.lpGuided
+	// Under a time budget the first pass must not wait for the LP's
+	// setup, and an LP started once the budget is spent would be dropped.
+	early := p.deadline.IsZero() || sr.scheduled
+	if lp && early {
 		sr.lps = p.startLPs()
 	}
 	sr.best = p.run(sr.norm(first), false)
+	if lp && !early && !p.expired() {
+		sr.lps = p.startLPs()
+	}
 	// Under a deadline the strict plain pass goes first only when the
 	// greedy pass took under an eighth of the budget: it costs one
 	// to two greedy passes, and on larger batches the LP must come first
