@@ -56,8 +56,8 @@ func (n *Nominations) SchedulerHints(pending []*corev1.Pod, now time.Time) []Hin
 }
 
 // byOpening orders hints by when their node turned Ready, earliest
-// first: in a burst the pointers are written over tens of seconds, and the
-// nodes open longest are those the scheduler fills first with other pods.
+// first, each node's together: in a burst the pointers are written over
+// tens of seconds, and a node opens to the scheduler once its own are.
 func (n *Nominations) byOpening(hints []Hint) {
 	readyAt := map[string]time.Time{}
 	for _, h := range hints {
@@ -67,7 +67,10 @@ func (n *Nominations) byOpening(hints []Hint) {
 			}
 		}
 	}
-	sort.SliceStable(hints, func(i, j int) bool { return readyAt[hints[i].Node].Before(readyAt[hints[j].Node]) })
+	sort.SliceStable(hints, func(i, j int) bool {
+		a, b := readyAt[hints[i].Node], readyAt[hints[j].Node]
+		return a.Before(b) || a.Equal(b) && hints[i].Node < hints[j].Node
+	})
 }
 
 // nodeExists says whether the Node is in the cache: a pointer to a node
