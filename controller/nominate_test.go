@@ -32,11 +32,7 @@ func TestSchedulerHintsPointPodsAtTheirNodeOnce(t *testing.T) {
 	claim := &apiv1.NodeClaim{ObjectMeta: metav1.ObjectMeta{Name: "general-purpose-x1",
 		Annotations: map[string]string{capacity.AnnotationNominatedPods: "uid-web-1"}},
 		Status: apiv1.NodeClaimStatus{NodeName: node.Name}}
-	pod := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: "web-1", Namespace: "default", UID: types.UID("uid-web-1")},
-		Spec: corev1.PodSpec{Containers: []corev1.Container{{Name: "c", Resources: corev1.ResourceRequirements{
-			Requests: corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("1")}}}}},
-		Status: corev1.PodStatus{Conditions: []corev1.PodCondition{{Type: corev1.PodScheduled, Status: corev1.ConditionFalse,
-			Reason: corev1.PodReasonUnschedulable}}}}
+	pod := unschedulablePod("web-1")
 	f := kubetest.Start(t, kubetest.World{Claims: []*apiv1.NodeClaim{claim}, Objects: []runtime.Object{node, pod}})
 	noms := capacity.NewNominations(f.Cluster, 0, func(*apiv1.NodeClaim, time.Time) bool { return false })
 	h := newSchedulerHints(f.Cluster, noms, zap.NewNop())
@@ -114,11 +110,7 @@ func TestSchedulerHintsPassIsBounded(t *testing.T) {
 	for i := range pods {
 		name := fmt.Sprintf("web-%d", i)
 		uids = append(uids, "uid-"+name)
-		objs = append(objs, &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: "default", UID: types.UID("uid-" + name)},
-			Spec: corev1.PodSpec{Containers: []corev1.Container{{Name: "c", Resources: corev1.ResourceRequirements{
-				Requests: corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("1")}}}}},
-			Status: corev1.PodStatus{Conditions: []corev1.PodCondition{{Type: corev1.PodScheduled, Status: corev1.ConditionFalse,
-				Reason: corev1.PodReasonUnschedulable}}}})
+		objs = append(objs, unschedulablePod(name))
 	}
 	claim := &apiv1.NodeClaim{ObjectMeta: metav1.ObjectMeta{Name: "general-purpose-x2",
 		Annotations: map[string]string{capacity.AnnotationNominatedPods: strings.Join(uids, ",")}},
@@ -191,11 +183,7 @@ func TestNodesOpenOncePointed(t *testing.T) {
 		claim := &apiv1.NodeClaim{ObjectMeta: metav1.ObjectMeta{Name: "general-purpose-x3",
 			Annotations: map[string]string{capacity.AnnotationNominatedPods: "uid-web-1"}},
 			Status: apiv1.NodeClaimStatus{NodeName: nominee.Name}}
-		pod := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: "web-1", Namespace: "default", UID: types.UID("uid-web-1")},
-			Spec: corev1.PodSpec{Containers: []corev1.Container{{Name: "c", Resources: corev1.ResourceRequirements{
-				Requests: corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("1")}}}}},
-			Status: corev1.PodStatus{Conditions: []corev1.PodCondition{{Type: corev1.PodScheduled, Status: corev1.ConditionFalse,
-				Reason: corev1.PodReasonUnschedulable}}}}
+		pod := unschedulablePod("web-1")
 		f := kubetest.Start(t, kubetest.World{Claims: []*apiv1.NodeClaim{claim}, Objects: []runtime.Object{nominee, idle, booting, pod}})
 		noms := capacity.NewNominations(f.Cluster, 0, func(*apiv1.NodeClaim, time.Time) bool { return false })
 		if !hints {
@@ -225,4 +213,14 @@ func TestNodesOpenOncePointed(t *testing.T) {
 			t.Errorf("hints %v: writes %v, want %v", hints, order, want)
 		}
 	}
+}
+
+// unschedulablePod is a pending pod (UID uid-<name>) asking for 1 CPU that
+// the scheduler found no node for.
+func unschedulablePod(name string) *corev1.Pod {
+	return &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: "default", UID: types.UID("uid-" + name)},
+		Spec: corev1.PodSpec{Containers: []corev1.Container{{Name: "c", Resources: corev1.ResourceRequirements{
+			Requests: corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("1")}}}}},
+		Status: corev1.PodStatus{Conditions: []corev1.PodCondition{{Type: corev1.PodScheduled, Status: corev1.ConditionFalse,
+			Reason: corev1.PodReasonUnschedulable}}}}
 }

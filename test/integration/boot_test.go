@@ -3,6 +3,7 @@
 package integration
 
 import (
+	"fmt"
 	"maps"
 	"os"
 	"path/filepath"
@@ -79,22 +80,30 @@ spec:
     consolidateAfter: 1h
 `
 
-const bootWaveDeployment = `
+// waveDeployment is a Deployment of pause pods labelled app=name and
+// wave=group, each requesting cpu and mem.
+func waveDeployment(name, group string, replicas int, cpu, mem string) string {
+	return fmt.Sprintf(`
 apiVersion: apps/v1
 kind: Deployment
-metadata: {name: wave}
+metadata: {name: %[1]s}
 spec:
-  replicas: 300
-  selector: {matchLabels: {app: wave}}
+  replicas: %[3]d
+  selector: {matchLabels: {app: %[1]s}}
   template:
-    metadata: {labels: {app: wave}}
+    metadata: {labels: {app: %[1]s, wave: %[2]s}}
     spec:
       terminationGracePeriodSeconds: 0
       containers:
         - name: pause
           image: public.ecr.aws/eks-distro/kubernetes/pause:3.2
-          resources: {requests: {cpu: 250m, memory: 256Mi}}
-`
+          resources: {requests: {cpu: %[4]s, memory: %[5]s}}
+`, name, group, replicas, cpu, mem)
+}
+
+// bootWavePhases boot a node in 45 s from launch to Ready (5 s pending,
+// 30 s to registration, 10 s to Ready).
+var bootWavePhases = world.BootPhases{Pending: 5 * time.Second, Register: 30 * time.Second, NetworkReady: 10 * time.Second}
 
 // TestNoSecondWaveWhileNodesBoot: 300 pending pods and nodes that take
 // 45 s from launch to Ready (5 s pending, 30 s to registration, 10 s to
@@ -103,11 +112,10 @@ spec:
 // not-ready taint first, and ends Ready without it.
 func TestNoSecondWaveWhileNodesBoot(t *testing.T) {
 	parallel(t)
-	phases := world.BootPhases{Pending: 5 * time.Second, Register: 30 * time.Second, NetworkReady: 10 * time.Second}
-	e := startEnvWorld(t, func(o *world.Options) { o.Boot = phases }, true)
+	e := startEnvWorld(t, func(o *world.Options) { o.Boot = bootWavePhases }, true)
 	registered := watchRegistrations(t, e)
 
-	dep, err := kube.ParseManifests([]byte(bootWaveDeployment))
+	dep, err := kube.ParseManifests([]byte(waveDeployment("wave", "wave", 300, "250m", "256Mi")))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -129,15 +137,7 @@ func TestNoSecondWaveWhileNodesBoot(t *testing.T) {
 	}
 	start := time.Now()
 	e.apply(t, pool)
-	waitFor(t, 6*time.Minute, "300 pods Running", func() bool {
-		n := 0
-		for _, p := range e.podsOf(t, "app=wave") {
-			if p.Status.Phase == corev1.PodRunning {
-				n++
-			}
-		}
-		return n == 300
-	})
+	e.waitRunningWithin(t, "app=wave", 300, 6*time.Minute)
 	t.Logf("300 pods Running %s after the NodePool", time.Since(start).Round(time.Second))
 
 	claims := e.nodeClaimObjs(t, dynamicClient(t, e))
@@ -238,38 +238,6 @@ func (e *env) podsOf(t *testing.T, selector string) []corev1.Pod {
 	return l.Items
 }
 
-const bootWaveMixed = `
-apiVersion: apps/v1
-kind: Deployment
-metadata: {name: wave-big}
-spec:
-  replicas: 40
-  selector: {matchLabels: {app: wave-big}}
-  template:
-    metadata: {labels: {app: wave-big, wave: mixed}}
-    spec:
-      terminationGracePeriodSeconds: 0
-      containers:
-        - name: pause
-          image: public.ecr.aws/eks-distro/kubernetes/pause:3.2
-          resources: {requests: {cpu: 1500m, memory: 1536Mi}}
----
-apiVersion: apps/v1
-kind: Deployment
-metadata: {name: wave-small}
-spec:
-  replicas: 200
-  selector: {matchLabels: {app: wave-small}}
-  template:
-    metadata: {labels: {app: wave-small, wave: mixed}}
-    spec:
-      terminationGracePeriodSeconds: 0
-      containers:
-        - name: pause
-          image: public.ecr.aws/eks-distro/kubernetes/pause:3.2
-          resources: {requests: {cpu: 250m, memory: 256Mi}}
-`
-
 // TestNodesOpenToThePodsLaunchedForThem: pods of two shapes, nodes that
 // boot for 45 s and come Ready within a second or two of each other. Each
 // Node registers closed (joinery.sh/opening) and opens once the pods it
@@ -279,10 +247,10 @@ spec:
 // all.
 func TestNodesOpenToThePodsLaunchedForThem(t *testing.T) {
 	parallel(t)
-	phases := world.BootPhases{Pending: 5 * time.Second, Register: 30 * time.Second, NetworkReady: 10 * time.Second}
-	e := startEnvWorld(t, func(o *world.Options) { o.Boot = phases }, true)
+	e := startEnvWorld(t, func(o *world.Options) { o.Boot = bootWavePhases }, true)
 	opened := watchOpening(t, e)
-	objs, err := kube.ParseManifests([]byte(bootWavePool + "\n---\n" + bootWaveMixed))
+	mixed := waveDeployment("wave-big", "mixed", 40, "1500m", "1536Mi") + "\n---\n" + waveDeployment("wave-small", "mixed", 200, "250m", "256Mi")
+	objs, err := kube.ParseManifests([]byte(bootWavePool + "\n---\n" + mixed))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -300,15 +268,7 @@ func TestNodesOpenToThePodsLaunchedForThem(t *testing.T) {
 		nodes, err := e.kc.CoreV1().Nodes().List(e.ctx, metav1.ListOptions{})
 		return err == nil && slices.ContainsFunc(nodes.Items, func(n corev1.Node) bool { return nodeIsReady(&n) })
 	})
-	waitFor(t, 6*time.Minute, "240 pods Running", func() bool {
-		n := 0
-		for _, p := range e.podsOf(t, "wave=mixed") {
-			if p.Status.Phase == corev1.PodRunning {
-				n++
-			}
-		}
-		return n == 240
-	})
+	e.waitRunningWithin(t, "wave=mixed", 240, 6*time.Minute)
 	claims := e.nodeClaimObjs(t, dc)
 	batches := map[string]int{}
 	nodeOf := map[string]string{}
