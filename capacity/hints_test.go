@@ -1,6 +1,7 @@
 package capacity
 
 import (
+	"maps"
 	"testing"
 	"time"
 
@@ -58,8 +59,12 @@ func TestSchedulerHintsOnlyToNodesThePodCanUseNow(t *testing.T) {
 	noms := NewNominations(cl, 0, func(*apiv1.NodeClaim, time.Time) bool { return false })
 
 	got := map[string]string{}
-	for _, h := range noms.SchedulerHints([]*corev1.Pod{a, b, c, d, e, tolerates, nominated, stale}, now) {
+	hints, blocked := noms.SchedulerHints([]*corev1.Pod{a, b, c, d, e, tolerates, nominated, stale}, now)
+	for _, h := range hints {
 		got[h.Pod.Name] = h.Node
+	}
+	if !maps.Equal(blocked, map[string]bool{"node-booting": true, "node-tainted": true}) {
+		t.Errorf("blocked %v, want node-booting and node-tainted (a nominee that cannot be pointed there yet)", blocked)
 	}
 	want := map[string]string{"a": "node-ready", "tolerates": "node-tainted", "stale": "node-ready", "e": "node-opening"}
 	if len(got) != len(want) {
@@ -97,7 +102,8 @@ func TestSchedulerHintsInTheOrderNodesOpen(t *testing.T) {
 	noms := NewNominations(cl, 0, func(*apiv1.NodeClaim, time.Time) bool { return false })
 
 	var got []string
-	for _, h := range noms.SchedulerHints([]*corev1.Pod{a, b, c}, now) {
+	hints, _ := noms.SchedulerHints([]*corev1.Pod{a, b, c}, now)
+	for _, h := range hints {
 		got = append(got, h.Node)
 	}
 	want := []string{"ready-early", "ready-late"}

@@ -76,9 +76,16 @@ func (h *schedulerHints) run(ctx context.Context) {
 	reconcileLoop(ctx, h.every, h.trigger, hintSettle, h.pass)
 }
 
+// openingHold bounds how long a Ready node stays closed for a pod it was
+// launched for that cannot be pointed at it (a startup taint the pod does
+// not tolerate stays): past it the node opens to every pod.
+const openingHold = 30 * time.Second
+
 // pass writes the hints not written yet and opens each node launched for
 // pods (lifecycle.OpeningTaint) once every hint to it is written: each
 // node at once when its last one is, then the nodes no hint waits for.
+// later holds the nodes left to the next pass or waiting for a nominee
+// that cannot be pointed yet.
 func (h *schedulerHints) pass(ctx context.Context, now time.Time) {
 	todo, later := h.due(now)
 	left := map[string]int{} // node -> hints of this pass not answered yet
@@ -113,14 +120,22 @@ func (h *schedulerHints) pass(ctx context.Context, now time.Time) {
 }
 
 // due are the hints this pass writes (at most perPass, the nodes that
-// opened first) and the nodes of the hints left to the next pass, which
-// it starts at once. Without hints, none.
+// opened first) and the nodes that stay closed after it (later): those of
+// the hints left to the next pass, which it starts at once, and those
+// whose nominee cannot be pointed yet, within openingHold of Ready.
+// Without hints, none.
 func (h *schedulerHints) due(now time.Time) (todo []capacity.Hint, later map[string]bool) {
+	later = map[string]bool{}
 	if !h.noms.Hinting() {
-		return nil, nil
+		return nil, later
 	}
 	pending := h.cl.ProvisionablePods()
-	hints := h.noms.SchedulerHints(pending, now)
+	hints, blocked := h.noms.SchedulerHints(pending, now)
+	for name := range blocked {
+		if node, err := h.cl.Nodes.Get(name); err == nil && now.Sub(lifecycle.ReadySince(node)) < openingHold {
+			later[name] = true
+		}
+	}
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	h.forgetGone(pending)
@@ -130,9 +145,8 @@ func (h *schedulerHints) due(now time.Time) (todo []capacity.Hint, later map[str
 		}
 	}
 	if len(todo) <= h.perPass {
-		return todo, nil
+		return todo, later
 	}
-	later = map[string]bool{}
 	for _, hint := range todo[h.perPass:] {
 		later[hint.Node] = true
 	}

@@ -215,6 +215,30 @@ func TestNodesOpenOncePointed(t *testing.T) {
 	}
 }
 
+// A Ready node whose nominee cannot be pointed at it yet (a startup taint
+// the pod does not tolerate) stays closed, until openingHold has passed
+// since it turned Ready.
+func TestNodeWaitsForANomineeItCannotPointYet(t *testing.T) {
+	ctx := context.Background()
+	agent := corev1.Taint{Key: "example.com/agent-not-ready", Effect: corev1.TaintEffectNoSchedule}
+	node := &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: "ip-10-0-0-4.ec2.internal"}, Spec: corev1.NodeSpec{Taints: []corev1.Taint{agent, lifecycle.OpeningTaint}},
+		Status: corev1.NodeStatus{Allocatable: corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("4"), corev1.ResourcePods: resource.MustParse("20")},
+			Conditions: []corev1.NodeCondition{{Type: corev1.NodeReady, Status: corev1.ConditionTrue, LastTransitionTime: metav1.Now()}}}}
+	claim := &apiv1.NodeClaim{ObjectMeta: metav1.ObjectMeta{Name: "general-purpose-x4",
+		Annotations: map[string]string{capacity.AnnotationNominatedPods: "uid-web-1"}},
+		Status: apiv1.NodeClaimStatus{NodeName: node.Name}}
+	f := kubetest.Start(t, kubetest.World{Claims: []*apiv1.NodeClaim{claim}, Objects: []runtime.Object{node, unschedulablePod("web-1")}})
+	h := newSchedulerHints(f.Cluster, capacity.NewNominations(f.Cluster, 0, func(*apiv1.NodeClaim, time.Time) bool { return false }), zap.NewNop())
+	h.pass(ctx, time.Now())
+	if !opening(t, f, node.Name) {
+		t.Fatal("node opened while its nominee waits for the agent's taint to go")
+	}
+	h.pass(ctx, time.Now().Add(openingHold))
+	if opening(t, f, node.Name) {
+		t.Fatal("node still closed past openingHold")
+	}
+}
+
 // unschedulablePod is a pending pod (UID uid-<name>) asking for 1 CPU that
 // the scheduler found no node for.
 func unschedulablePod(name string) *corev1.Pod {
