@@ -10,6 +10,7 @@ import (
 
 	"github.com/joinery/joinery/controller"
 	"github.com/joinery/joinery/sim/cni"
+	ec2sim "github.com/joinery/joinery/sim/ec2"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -106,7 +107,17 @@ func TestPodsWaitForAnAddressOnADrySubnet(t *testing.T) {
 		t.Fatal(err)
 	}
 	e.waitRunning(t, "app=dry", 1)
-	// The node holds 2 ENIs (20 addresses, 18 for pods); nothing more in the subnet.
+	// The node holds 2 ENIs (20 addresses, 18 for pods) once ipamd has
+	// attached its warm ENI, which a loaded machine may do after the pod
+	// runs; then nothing more in the subnet.
+	waitFor(t, time.Minute, "the node's warm ENI attached", func() bool {
+		for _, in := range e.w.EC2.Instances() {
+			if in.SubnetID == subnetA && in.State == ec2sim.StateRunning {
+				return 1+len(in.SecondaryIPs) >= 20
+			}
+		}
+		return false
+	})
 	if err := e.w.EC2.SetSubnetAvailable(subnetA, 0); err != nil {
 		t.Fatal(err)
 	}
