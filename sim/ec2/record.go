@@ -24,6 +24,9 @@ type Request struct {
 	Params url.Values
 	// Throttled is set when the request was refused with RequestLimitExceeded.
 	Throttled bool
+	// ErrorCode is the error the endpoint answered the request with ("" for
+	// an answer; a CreateFleet's per-launch errors are in its answer).
+	ErrorCode string
 }
 
 // Clone copies the headers (and parameters).
@@ -35,11 +38,25 @@ func (r Request) Clone() Request {
 
 // recordLocked appends r's request to the log when recording is on. It is
 // called with s.mu held, so the log's order is the order s.mu was taken in.
-func (s *Server) recordLocked(r *http.Request, action string, f form, throttled bool) {
-	s.Record(func() Request {
+func (s *Server) recordLocked(r *http.Request, action string, f form, throttled bool) reqlog.Entry {
+	return s.Record(func() Request {
 		return Request{
 			Time: time.Now(), Action: action, Header: r.Header.Clone(),
 			Params: reqlog.CloneValues(url.Values(f)), Throttled: throttled,
 		}
 	})
+}
+
+// answerWriter notes the error code writeError answers a recorded request
+// with.
+type answerWriter struct {
+	http.ResponseWriter
+	code string
+}
+
+// noteAnswer records the code w was answered with on the request e names.
+func (s *Server) noteAnswer(e reqlog.Entry, w *answerWriter) {
+	if w.code != "" {
+		s.Amend(e, func(r *Request) { r.ErrorCode = w.code })
+	}
 }

@@ -11,7 +11,8 @@ import (
 )
 
 // Recording is off by default; once on, every request is logged with its
-// Action, headers and Query parameters, whatever the answer.
+// Action, headers and Query parameters, whatever the answer, and the error
+// code it was refused with.
 func TestRecordsRequests(t *testing.T) {
 	srv, client := start(t, ec2.Options{})
 	ctx := context.Background()
@@ -35,6 +36,9 @@ func TestRecordsRequests(t *testing.T) {
 	}
 	if got[0].Params.Get("InstanceId.1") != "i-00000000000000001" {
 		t.Errorf("params %v", got[0].Params)
+	}
+	if got[0].ErrorCode != "InvalidInstanceID.NotFound" || got[1].ErrorCode != "" {
+		t.Errorf("answers recorded as %q and %q, want InvalidInstanceID.NotFound and none", got[0].ErrorCode, got[1].ErrorCode)
 	}
 	if !strings.Contains(got[0].Header.Get("User-Agent"), "aws-sdk-go-v2") {
 		t.Errorf("User-Agent %q", got[0].Header.Get("User-Agent"))

@@ -332,8 +332,11 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if throttle {
 		s.throttled[action]++
 	}
-	s.recordLocked(r, action, f, throttle)
+	entry := s.recordLocked(r, action, f, throttle)
 	s.mu.Unlock()
+	aw := &answerWriter{ResponseWriter: w}
+	defer s.noteAnswer(entry, aw)
+	w = aw
 
 	if latency > 0 {
 		t := time.NewTimer(latency)

@@ -54,6 +54,9 @@ type errorXML struct {
 
 // writeError writes an EC2 error document with the error's HTTP status.
 func writeError(w http.ResponseWriter, requestID string, e *apiError) {
+	if aw, ok := w.(*answerWriter); ok {
+		aw.code = e.Code
+	}
 	var buf bytes.Buffer
 	buf.WriteString(xml.Header)
 	_ = xml.NewEncoder(&buf).Encode(errorResponse{

@@ -3,8 +3,10 @@
 package integration
 
 import (
+	"fmt"
 	"sort"
 	"strconv"
+	"strings"
 	"testing"
 	"time"
 
@@ -157,20 +159,28 @@ func TestReservedCapacityIsUsedFirst(t *testing.T) {
 		t.Errorf("shared ICE cache: %v, data %v; want no m5.large_us-east-1b_reserved (the reservation is out, not the offering)", err, cmData(cm))
 	}
 
-	// The CreateFleet requests the endpoint received: 3 from a template
-	// that targets the first reservation (on-demand capacity), 2 targeting
-	// the second (one refused), 3 outside any reservation. A request
-	// repeated with its client token (EC2 did not show a template made a
-	// moment ago yet) counts once; a CreateFleet shared by several
-	// NodeClaims counts its target capacity.
+	// The CreateFleet requests EC2 answered: 3 from a template that
+	// targets the first reservation (on-demand capacity), 2 targeting the
+	// second (one refused), 3 outside any reservation. A request refused
+	// whole (EC2 did not show a template made a moment ago yet) launched
+	// nothing, and its retry may join another batch under another token:
+	// it does not count. A request repeated with its client token counts
+	// once; a CreateFleet shared by several NodeClaims counts its target
+	// capacity.
 	var targeted, targeted2, outside int
+	var fleets []string
 	tokens := map[string]bool{}
 	for _, r := range e.w.EC2.Requests() {
-		if r.Action != "CreateFleet" || tokens[r.Params.Get("ClientToken")] {
+		if r.Action != "CreateFleet" {
+			continue
+		}
+		name := r.Params.Get("LaunchTemplateConfigs.1.LaunchTemplateSpecification.LaunchTemplateName")
+		fleets = append(fleets, fmt.Sprintf("%s token %s template %s capacity %s %s, refused %q", r.Time.Format("15:04:05.000"), r.Params.Get("ClientToken"),
+			name, r.Params.Get("TargetCapacitySpecification.TotalTargetCapacity"), r.Params.Get("TargetCapacitySpecification.DefaultTargetCapacityType"), r.ErrorCode))
+		if r.ErrorCode != "" || tokens[r.Params.Get("ClientToken")] {
 			continue
 		}
 		tokens[r.Params.Get("ClientToken")] = true
-		name := r.Params.Get("LaunchTemplateConfigs.1.LaunchTemplateSpecification.LaunchTemplateName")
 		lt, ok := e.w.EC2.LaunchTemplate(name)
 		if !ok {
 			t.Errorf("CreateFleet from unknown template %q", name)
@@ -200,8 +210,8 @@ func TestReservedCapacityIsUsedFirst(t *testing.T) {
 		}
 	}
 	if targeted != 3 || targeted2 != 2 || outside != 3 {
-		t.Errorf("CreateFleet: %d targeting the first reservation, %d the second, %d outside them; want 3, 2 (one refused) and 3",
-			targeted, targeted2, outside)
+		t.Errorf("CreateFleet: %d targeting the first reservation, %d the second, %d outside them; want 3, 2 (one refused) and 3; requests:\n%s",
+			targeted, targeted2, outside, strings.Join(fleets, "\n"))
 	}
 }
 

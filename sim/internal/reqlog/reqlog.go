@@ -12,10 +12,15 @@ import (
 // Log records values of type R (one per API request) while recording is
 // on. The zero Log is ready, not recording. Safe for concurrent use.
 type Log[R any] struct {
-	mu sync.Mutex
-	on bool
-	rs []R
+	mu  sync.Mutex
+	on  bool
+	rs  []R
+	gen int // bumped by Reset, so an Entry from before it amends nothing
 }
+
+// Entry names one recorded value, to amend once the request is answered.
+// The zero Entry names none.
+type Entry struct{ gen, i int }
 
 // SetRecording turns recording on or off. Turning it on does not clear
 // what was recorded before; Reset does.
@@ -27,11 +32,22 @@ func (l *Log[R]) SetRecording(on bool) {
 
 // Add appends build() when recording is on; build is not called
 // otherwise, so a request costs nothing to log while the log is off.
-func (l *Log[R]) Add(build func() R) {
+func (l *Log[R]) Add(build func() R) Entry {
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	if l.on {
-		l.rs = append(l.rs, build())
+	if !l.on {
+		return Entry{}
+	}
+	l.rs = append(l.rs, build())
+	return Entry{gen: l.gen, i: len(l.rs)}
+}
+
+// Amend applies f to the value e names, if it is still recorded.
+func (l *Log[R]) Amend(e Entry, f func(*R)) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if e.i > 0 && e.gen == l.gen && e.i <= len(l.rs) {
+		f(&l.rs[e.i-1])
 	}
 }
 
@@ -55,6 +71,7 @@ func (l *Log[R]) Reset() {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	l.rs = nil
+	l.gen++
 }
 
 // CloneValues is a deep copy of v (url.Values has no Clone).
@@ -86,7 +103,11 @@ func (r *Recorder[R]) ResetRequests() { r.log.Reset() }
 
 // Record appends build() while recording is on (build is not called
 // otherwise).
-func (r *Recorder[R]) Record(build func() R) { r.log.Add(build) }
+func (r *Recorder[R]) Record(build func() R) Entry { return r.log.Add(build) }
+
+// Amend applies f to the recorded request e names (its answer, known
+// after it was recorded).
+func (r *Recorder[R]) Amend(e Entry, f func(*R)) { r.log.Amend(e, f) }
 
 // Call is a request as the JSON-protocol endpoints record it.
 type Call struct {

@@ -43,6 +43,29 @@ func TestLogRecordsOnlyWhileOn(t *testing.T) {
 	}
 }
 
+// An entry is amended while it is recorded; after a Reset its Entry names
+// nothing, not the value recorded in its place.
+func TestAmendNamesItsOwnEntry(t *testing.T) {
+	var l Log[req]
+	if e := l.Add(func() req { return req{op: "off"} }); e != (Entry{}) {
+		t.Fatalf("Add while off returned %+v, want the zero Entry", e)
+	}
+	l.SetRecording(true)
+	a := l.Add(func() req { return req{op: "A"} })
+	b := l.Add(func() req { return req{op: "B"} })
+	l.Amend(b, func(r *req) { r.op += "-answered" })
+	l.Amend(Entry{}, func(r *req) { r.op = "zero" })
+	if got := l.Snapshot(nil); got[0].op != "A" || got[1].op != "B-answered" {
+		t.Fatalf("after Amend %+v, want A, B-answered", got)
+	}
+	l.Reset()
+	l.Add(func() req { return req{op: "C"} })
+	l.Amend(a, func(r *req) { r.op = "stale" })
+	if got := l.Snapshot(nil); got[0].op != "C" {
+		t.Fatalf("an Entry from before Reset amended %q", got[0].op)
+	}
+}
+
 func TestCloneValuesIsDeep(t *testing.T) {
 	v := url.Values{"a": {"1", "2"}}
 	c := CloneValues(v)
