@@ -10,7 +10,7 @@ import (
 
 	"github.com/joinery/joinery/controller"
 	"github.com/joinery/joinery/sim/cni"
-	ec2sim "github.com/joinery/joinery/sim/ec2"
+	"github.com/joinery/joinery/sim/ec2"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -112,7 +112,7 @@ func TestPodsWaitForAnAddressOnADrySubnet(t *testing.T) {
 	// runs; then nothing more in the subnet.
 	waitFor(t, time.Minute, "the node's warm ENI attached", func() bool {
 		for _, in := range e.w.EC2.Instances() {
-			if in.SubnetID == subnetA && in.State == ec2sim.StateRunning {
+			if in.SubnetID == subnetA && in.State == ec2.StateRunning {
 				return 1+len(in.SecondaryIPs) >= 20
 			}
 		}
