@@ -8,6 +8,7 @@ import (
 	"time"
 
 	apiv1 "github.com/joinery/joinery/api/v1"
+	"github.com/joinery/joinery/capacity"
 	"github.com/joinery/joinery/catalog"
 	"github.com/joinery/joinery/internal/metrics"
 	"github.com/joinery/joinery/policy/lifecycle"
@@ -173,7 +174,11 @@ func (a *Lifecycle) WaitForNodeReady(ctx context.Context, l workflows.NodeClaimL
 // meanwhile is kept) and records it on the NodeClaim (nodeName,
 // Registered). nc's conditions are updated in place.
 func (a *Lifecycle) register(ctx context.Context, nc *apiv1.NodeClaim, n *corev1.Node) error {
-	err := a.cluster.UpdateNode(ctx, n.Name, func(cur *corev1.Node) bool { return lifecycle.SyncNode(cur, nc) })
+	hold := a.hinting() && nc.Annotations[capacity.AnnotationNominatedPods] != ""
+	err := a.cluster.UpdateNode(ctx, n.Name, func(cur *corev1.Node) bool {
+		held := hold && lifecycle.HoldOpening(cur) // before SyncNode labels it registered
+		return lifecycle.SyncNode(cur, nc) || held
+	})
 	if err != nil {
 		return fmt.Errorf("register node %s: %w", n.Name, err)
 	}

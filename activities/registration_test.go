@@ -8,6 +8,7 @@ import (
 
 	apiv1 "github.com/joinery/joinery/api/v1"
 	"github.com/joinery/joinery/capacity"
+	"github.com/joinery/joinery/policy/lifecycle"
 	"github.com/joinery/joinery/providers/kube/kubetest"
 	"github.com/joinery/joinery/workflows"
 	"go.temporal.io/sdk/activity"
@@ -48,8 +49,11 @@ func TestRegistrationSyncsTheNodeAndExtendedResourcesGateInitialized(t *testing.
 	env := s.NewTestActivityEnvironment()
 	env.RegisterActivityWithOptions(a.Lifecycle.WaitForNodeReady, activity.RegisterOptions{Name: workflows.ActivityWaitForNode})
 
-	// The device plugin: once Joinery says it waits for the GPUs, they appear.
+	// The scheduler hints (controller): once Joinery says it waits for the
+	// opening taint it added at registration, they open the node. The device
+	// plugin: once Joinery says it waits for the GPUs, they appear.
 	plugin := make(chan error, 1)
+	opened := false
 	go func() {
 		for deadline := time.Now().Add(20 * time.Second); time.Now().Before(deadline); time.Sleep(20 * time.Millisecond) {
 			got, err := a.cluster().NodeClaim(t.Context(), nc.Name)
@@ -57,6 +61,13 @@ func TestRegistrationSyncsTheNodeAndExtendedResourcesGateInitialized(t *testing.
 				continue
 			}
 			c := apiv1.FindCondition(got.Status.Conditions, apiv1.ConditionInitialized)
+			if c != nil && c.Reason == apiv1.ReasonStartupTaintsExist && !opened {
+				if err := a.cluster().UpdateNode(t.Context(), node.Name, lifecycle.EndOpening); err != nil {
+					plugin <- err
+					return
+				}
+				opened = true
+			}
 			if c == nil || c.Reason != apiv1.ReasonResourceNotRegistered {
 				continue
 			}
@@ -108,6 +119,9 @@ func TestRegistrationSyncsTheNodeAndExtendedResourcesGateInitialized(t *testing.
 	if !reflect.DeepEqual(n.Finalizers, []string{apiv1.FinalizerTermination}) || len(n.OwnerReferences) != 1 ||
 		n.OwnerReferences[0].Name != nc.Name || n.OwnerReferences[0].UID != nc.UID {
 		t.Errorf("finalizers %v owner references %+v", n.Finalizers, n.OwnerReferences)
+	}
+	if !opened {
+		t.Error("the node registered open: want it closed by the opening taint until its pods are pointed")
 	}
 	got, _ := a.cluster().NodeClaim(t.Context(), nc.Name)
 	for _, c := range []string{apiv1.ConditionRegistered, apiv1.ConditionInitialized, apiv1.ConditionReady} {

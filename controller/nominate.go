@@ -10,6 +10,8 @@ import (
 	"github.com/joinery/joinery/providers/kube"
 	"go.uber.org/zap"
 	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/tools/cache"
 )
@@ -25,7 +27,11 @@ const hintsPerPass = 256
 // Node turns Ready or loses a taint, and every `every`. A pod is pointed at a node
 // once: when the kube-scheduler clears the hint (the pod no longer fits
 // there), it stands, and the pod is planned again once its nomination
-// lapses.
+// lapses. A node launched for pods registers closed to the scheduler
+// (lifecycle.HoldOpening) and is opened once they are pointed at it: were
+// it open at Ready, the scheduler would fill it with the first pending
+// pods it takes in the second before the pointers, leaving the pods it
+// was launched for to buy nodes of their own.
 type schedulerHints struct {
 	cl      *kube.Cluster
 	noms    *capacity.Nominations
@@ -70,27 +76,24 @@ func (h *schedulerHints) run(ctx context.Context) {
 	reconcileLoop(ctx, h.every, h.trigger, hintSettle, h.pass)
 }
 
-// pass writes the hints not written yet.
+// openingHold bounds how long a Ready node stays closed for a pod it was
+// launched for that cannot be pointed at it (a startup taint the pod does
+// not tolerate stays): past it the node opens to every pod.
+const openingHold = 30 * time.Second
+
+// pass writes the hints not written yet and opens each node launched for
+// pods (lifecycle.OpeningTaint) once every hint to it is written: each
+// node at once when its last one is, then the nodes no hint waits for.
+// later holds the nodes left to the next pass or waiting for a nominee
+// that cannot be pointed yet.
 func (h *schedulerHints) pass(ctx context.Context, now time.Time) {
-	pending := h.cl.ProvisionablePods()
-	hints := h.noms.SchedulerHints(pending, now)
-	h.mu.Lock()
-	h.forgetGone(pending)
-	var todo []capacity.Hint
-	for _, hint := range hints {
-		if h.done[hint.Pod.UID] != hint.Node {
-			todo = append(todo, hint)
-		}
+	todo, later := h.due(now)
+	left := map[string]int{} // node -> hints of this pass not answered yet
+	for _, hint := range todo {
+		left[hint.Node]++
 	}
-	h.mu.Unlock()
-	if len(todo) == 0 {
-		return
-	}
-	if len(todo) > h.perPass {
-		todo = todo[:h.perPass]
-		defer h.poke()
-	}
-	written := 0
+	var opening sync.WaitGroup
+	written, opened, start := 0, 0, time.Now()
 	capacity.WriteHints(ctx, h.cl, todo, func(hint capacity.Hint, err error) {
 		h.mu.Lock()
 		defer h.mu.Unlock()
@@ -103,9 +106,74 @@ func (h *schedulerHints) pass(ctx context.Context, now time.Time) {
 			h.log.Warn("pod not pointed at its node", zap.String("pod", hint.Pod.Namespace+"/"+hint.Pod.Name),
 				zap.String("node", hint.Node), zap.Error(err))
 		}
+		if left[hint.Node]--; left[hint.Node] == 0 && !later[hint.Node] {
+			opened++
+			opening.Go(func() { h.open(ctx, hint.Node) })
+		}
 	})
+	opening.Wait()
 	if written > 0 {
-		h.log.Info("pending pods pointed at the nodes launched for them", zap.Int("pods", written))
+		h.log.Info("pending pods pointed at the nodes launched for them", zap.Int("pods", written),
+			zap.Int("nodesOpened", opened), zap.Duration("took", time.Since(start)))
+	}
+	h.openIdle(ctx, left, later)
+}
+
+// due are the hints this pass writes (at most perPass, the nodes that
+// opened first) and the nodes that stay closed after it (later): those of
+// the hints left to the next pass, which it starts at once, and those
+// whose nominee cannot be pointed yet, within openingHold of Ready.
+// Without hints, none.
+func (h *schedulerHints) due(now time.Time) (todo []capacity.Hint, later map[string]bool) {
+	later = map[string]bool{}
+	if !h.noms.Hinting() {
+		return nil, later
+	}
+	pending := h.cl.ProvisionablePods()
+	hints, blocked := h.noms.SchedulerHints(pending, now)
+	for name := range blocked {
+		if node, err := h.cl.Nodes.Get(name); err == nil && now.Sub(lifecycle.ReadySince(node)) < openingHold {
+			later[name] = true
+		}
+	}
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	h.forgetGone(pending)
+	for _, hint := range hints {
+		if h.done[hint.Pod.UID] != hint.Node {
+			todo = append(todo, hint)
+		}
+	}
+	if len(todo) <= h.perPass {
+		return todo, later
+	}
+	for _, hint := range todo[h.perPass:] {
+		later[hint.Node] = true
+	}
+	h.poke()
+	return todo[:h.perPass], later
+}
+
+// openIdle opens the Ready nodes still opening that no hint of this pass
+// went to (handled) and none waits for (later): their pods were pointed
+// earlier, went elsewhere, or are not pointed (--scheduler-hints=false).
+func (h *schedulerHints) openIdle(ctx context.Context, handled map[string]int, later map[string]bool) {
+	nodes, err := h.cl.Nodes.List(labels.Everything())
+	if err != nil {
+		return
+	}
+	for _, n := range nodes {
+		_, seen := handled[n.Name]
+		if !seen && !later[n.Name] && lifecycle.Opening(n) && lifecycle.Ready(n) {
+			h.open(ctx, n.Name)
+		}
+	}
+}
+
+// open removes the opening taint from a node.
+func (h *schedulerHints) open(ctx context.Context, node string) {
+	if err := h.cl.UpdateNode(ctx, node, lifecycle.EndOpening); err != nil && !apierrors.IsNotFound(err) {
+		h.log.Warn("node not opened", zap.String("node", node), zap.Error(err))
 	}
 }
 

@@ -3,6 +3,7 @@ package controller
 import (
 	"context"
 	"fmt"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -10,6 +11,7 @@ import (
 	apiv1 "github.com/joinery/joinery/api/v1"
 	"github.com/joinery/joinery/capacity"
 	"github.com/joinery/joinery/internal/testwait"
+	"github.com/joinery/joinery/policy/lifecycle"
 	"github.com/joinery/joinery/providers/kube/kubetest"
 	"go.uber.org/zap"
 	corev1 "k8s.io/api/core/v1"
@@ -30,11 +32,7 @@ func TestSchedulerHintsPointPodsAtTheirNodeOnce(t *testing.T) {
 	claim := &apiv1.NodeClaim{ObjectMeta: metav1.ObjectMeta{Name: "general-purpose-x1",
 		Annotations: map[string]string{capacity.AnnotationNominatedPods: "uid-web-1"}},
 		Status: apiv1.NodeClaimStatus{NodeName: node.Name}}
-	pod := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: "web-1", Namespace: "default", UID: types.UID("uid-web-1")},
-		Spec: corev1.PodSpec{Containers: []corev1.Container{{Name: "c", Resources: corev1.ResourceRequirements{
-			Requests: corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("1")}}}}},
-		Status: corev1.PodStatus{Conditions: []corev1.PodCondition{{Type: corev1.PodScheduled, Status: corev1.ConditionFalse,
-			Reason: corev1.PodReasonUnschedulable}}}}
+	pod := unschedulablePod("web-1")
 	f := kubetest.Start(t, kubetest.World{Claims: []*apiv1.NodeClaim{claim}, Objects: []runtime.Object{node, pod}})
 	noms := capacity.NewNominations(f.Cluster, 0, func(*apiv1.NodeClaim, time.Time) bool { return false })
 	h := newSchedulerHints(f.Cluster, noms, zap.NewNop())
@@ -104,7 +102,7 @@ func TestSchedulerHintsPassIsBounded(t *testing.T) {
 	ctx := context.Background()
 	const perPass = 24
 	const pods = perPass + 14
-	node := &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: "ip-10-0-0-9.ec2.internal"},
+	node := &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: "ip-10-0-0-9.ec2.internal"}, Spec: corev1.NodeSpec{Taints: []corev1.Taint{lifecycle.OpeningTaint}},
 		Status: corev1.NodeStatus{Allocatable: corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("400"), corev1.ResourcePods: resource.MustParse("400")},
 			Conditions: []corev1.NodeCondition{{Type: corev1.NodeReady, Status: corev1.ConditionTrue}}}}
 	objs := []runtime.Object{node}
@@ -112,11 +110,7 @@ func TestSchedulerHintsPassIsBounded(t *testing.T) {
 	for i := range pods {
 		name := fmt.Sprintf("web-%d", i)
 		uids = append(uids, "uid-"+name)
-		objs = append(objs, &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: "default", UID: types.UID("uid-" + name)},
-			Spec: corev1.PodSpec{Containers: []corev1.Container{{Name: "c", Resources: corev1.ResourceRequirements{
-				Requests: corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("1")}}}}},
-			Status: corev1.PodStatus{Conditions: []corev1.PodCondition{{Type: corev1.PodScheduled, Status: corev1.ConditionFalse,
-				Reason: corev1.PodReasonUnschedulable}}}})
+		objs = append(objs, unschedulablePod(name))
 	}
 	claim := &apiv1.NodeClaim{ObjectMeta: metav1.ObjectMeta{Name: "general-purpose-x2",
 		Annotations: map[string]string{capacity.AnnotationNominatedPods: strings.Join(uids, ",")}},
@@ -143,6 +137,9 @@ func TestSchedulerHintsPassIsBounded(t *testing.T) {
 	if got := pointed(); got != perPass {
 		t.Fatalf("%d pods pointed after one pass, want %d", got, perPass)
 	}
+	if !opening(t, f, node.Name) {
+		t.Fatal("node opened with pointers still to write")
+	}
 	select {
 	case <-h.trigger:
 	default:
@@ -152,4 +149,102 @@ func TestSchedulerHintsPassIsBounded(t *testing.T) {
 	if got := pointed(); got != pods {
 		t.Fatalf("%d pods pointed after two passes, want %d", got, pods)
 	}
+	if opening(t, f, node.Name) {
+		t.Fatal("node still closed with every pointer written")
+	}
+}
+
+// opening reads whether the Node still carries the opening taint.
+func opening(t *testing.T, f *kubetest.Fake, name string) bool {
+	t.Helper()
+	n, err := f.Kube.CoreV1().Nodes().Get(context.Background(), name, metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return lifecycle.Opening(n)
+}
+
+// A Ready node that registered closed opens once the pods launched for it
+// are pointed at it, not before; one no pod waits for opens at the first
+// pass, one not Ready stays closed; without hints nodes open unpointed.
+func TestNodesOpenOncePointed(t *testing.T) {
+	ctx := context.Background()
+	node := func(name string, ready bool) *corev1.Node {
+		st := corev1.ConditionFalse
+		if ready {
+			st = corev1.ConditionTrue
+		}
+		return &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: name}, Spec: corev1.NodeSpec{Taints: []corev1.Taint{lifecycle.OpeningTaint}},
+			Status: corev1.NodeStatus{Allocatable: corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("4"), corev1.ResourcePods: resource.MustParse("20")},
+				Conditions: []corev1.NodeCondition{{Type: corev1.NodeReady, Status: st}}}}
+	}
+	for _, hints := range []bool{true, false} {
+		nominee, idle, booting := node("ip-10-0-0-1.ec2.internal", true), node("ip-10-0-0-2.ec2.internal", true), node("ip-10-0-0-3.ec2.internal", false)
+		claim := &apiv1.NodeClaim{ObjectMeta: metav1.ObjectMeta{Name: "general-purpose-x3",
+			Annotations: map[string]string{capacity.AnnotationNominatedPods: "uid-web-1"}},
+			Status: apiv1.NodeClaimStatus{NodeName: nominee.Name}}
+		pod := unschedulablePod("web-1")
+		f := kubetest.Start(t, kubetest.World{Claims: []*apiv1.NodeClaim{claim}, Objects: []runtime.Object{nominee, idle, booting, pod}})
+		noms := capacity.NewNominations(f.Cluster, 0, func(*apiv1.NodeClaim, time.Time) bool { return false })
+		if !hints {
+			noms.WithoutHints()
+		}
+		h := newSchedulerHints(f.Cluster, noms, zap.NewNop())
+		f.Kube.ClearActions()
+		h.pass(ctx, time.Now())
+		if opening(t, f, nominee.Name) || opening(t, f, idle.Name) || !opening(t, f, booting.Name) {
+			t.Fatalf("hints %v: opening after a pass: nominee's %v, idle %v, booting %v, want false, false, true", hints,
+				opening(t, f, nominee.Name), opening(t, f, idle.Name), opening(t, f, booting.Name))
+		}
+		var order []string
+		for _, a := range f.Kube.Actions() {
+			switch {
+			case a.GetResource().Resource == "pods" && a.GetSubresource() == "status":
+				order = append(order, "pointer")
+			case a.GetResource().Resource == "nodes" && a.GetVerb() == "update":
+				order = append(order, "open")
+			}
+		}
+		want := []string{"pointer", "open", "open"}
+		if !hints {
+			want = []string{"open", "open"}
+		}
+		if !slices.Equal(order, want) {
+			t.Errorf("hints %v: writes %v, want %v", hints, order, want)
+		}
+	}
+}
+
+// A Ready node whose nominee cannot be pointed at it yet (a startup taint
+// the pod does not tolerate) stays closed, until openingHold has passed
+// since it turned Ready.
+func TestNodeWaitsForANomineeItCannotPointYet(t *testing.T) {
+	ctx := context.Background()
+	agent := corev1.Taint{Key: "example.com/agent-not-ready", Effect: corev1.TaintEffectNoSchedule}
+	node := &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: "ip-10-0-0-4.ec2.internal"}, Spec: corev1.NodeSpec{Taints: []corev1.Taint{agent, lifecycle.OpeningTaint}},
+		Status: corev1.NodeStatus{Allocatable: corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("4"), corev1.ResourcePods: resource.MustParse("20")},
+			Conditions: []corev1.NodeCondition{{Type: corev1.NodeReady, Status: corev1.ConditionTrue, LastTransitionTime: metav1.Now()}}}}
+	claim := &apiv1.NodeClaim{ObjectMeta: metav1.ObjectMeta{Name: "general-purpose-x4",
+		Annotations: map[string]string{capacity.AnnotationNominatedPods: "uid-web-1"}},
+		Status: apiv1.NodeClaimStatus{NodeName: node.Name}}
+	f := kubetest.Start(t, kubetest.World{Claims: []*apiv1.NodeClaim{claim}, Objects: []runtime.Object{node, unschedulablePod("web-1")}})
+	h := newSchedulerHints(f.Cluster, capacity.NewNominations(f.Cluster, 0, func(*apiv1.NodeClaim, time.Time) bool { return false }), zap.NewNop())
+	h.pass(ctx, time.Now())
+	if !opening(t, f, node.Name) {
+		t.Fatal("node opened while its nominee waits for the agent's taint to go")
+	}
+	h.pass(ctx, time.Now().Add(openingHold))
+	if opening(t, f, node.Name) {
+		t.Fatal("node still closed past openingHold")
+	}
+}
+
+// unschedulablePod is a pending pod (UID uid-<name>) asking for 1 CPU that
+// the scheduler found no node for.
+func unschedulablePod(name string) *corev1.Pod {
+	return &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: "default", UID: types.UID("uid-" + name)},
+		Spec: corev1.PodSpec{Containers: []corev1.Container{{Name: "c", Resources: corev1.ResourceRequirements{
+			Requests: corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("1")}}}}},
+		Status: corev1.PodStatus{Conditions: []corev1.PodCondition{{Type: corev1.PodScheduled, Status: corev1.ConditionFalse,
+			Reason: corev1.PodReasonUnschedulable}}}}
 }
