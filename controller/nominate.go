@@ -41,11 +41,22 @@ type schedulerHints struct {
 	mu      sync.Mutex
 	done    map[types.UID]string // pod -> the node it was pointed at
 	perPass int                  // hintsPerPass
+	// opened is when this controller opened each node; repointed, the
+	// pods pointed again after a pointer lost as their node opened; lost,
+	// the pods whose pointer was cleared while their node was closed, by
+	// node, until pointed again.
+	opened    map[string]time.Time
+	repointed map[types.UID]bool
+	lost      map[types.UID]string
 }
 
 func newSchedulerHints(cl *kube.Cluster, noms *capacity.Nominations, log *zap.Logger) *schedulerHints {
 	h := &schedulerHints{cl: cl, noms: noms, log: log.Named("scheduler-hints"), every: 5 * time.Second, perPass: hintsPerPass,
-		trigger: make(chan struct{}, 1), done: map[types.UID]string{}}
+		trigger: make(chan struct{}, 1), done: map[types.UID]string{}, opened: map[string]time.Time{}, repointed: map[types.UID]bool{},
+		lost: map[types.UID]string{}}
+	if cl.PodInformer != nil {
+		_, _ = cl.PodInformer.AddEventHandler(cache.ResourceEventHandlerFuncs{UpdateFunc: h.pointerCleared})
+	}
 	// New hints come when a Node turns Ready or loses a taint; the
 	// resync catches the rest.
 	cl.OnNodeEvent(cache.ResourceEventHandlerFuncs{
@@ -100,13 +111,14 @@ func (h *schedulerHints) pass(ctx context.Context, now time.Time) {
 		switch {
 		case err == nil:
 			h.done[hint.Pod.UID] = hint.Node
+			delete(h.lost, hint.Pod.UID)
 			written++
 		case capacity.PointerMoot(err):
 		default:
 			h.log.Warn("pod not pointed at its node", zap.String("pod", hint.Pod.Namespace+"/"+hint.Pod.Name),
 				zap.String("node", hint.Node), zap.Error(err))
 		}
-		if left[hint.Node]--; left[hint.Node] == 0 && !later[hint.Node] {
+		if left[hint.Node]--; left[hint.Node] == 0 && !later[hint.Node] && !h.lostBeforeOpening(hint.Node, now) {
 			opened++
 			opening.Go(func() { h.open(ctx, hint.Node) })
 		}
@@ -172,14 +184,83 @@ func (h *schedulerHints) openIdle(ctx context.Context, handled map[string]int, l
 
 // open removes the opening taint from a node.
 func (h *schedulerHints) open(ctx context.Context, node string) {
-	if err := h.cl.UpdateNode(ctx, node, lifecycle.EndOpening); err != nil && !apierrors.IsNotFound(err) {
-		h.log.Warn("node not opened", zap.String("node", node), zap.Error(err))
+	removed := false
+	err := h.cl.UpdateNode(ctx, node, func(n *corev1.Node) bool { removed = lifecycle.EndOpening(n); return removed })
+	if err != nil {
+		if !apierrors.IsNotFound(err) {
+			h.log.Warn("node not opened", zap.String("node", node), zap.Error(err))
+		}
+		return
+	}
+	if removed {
+		h.mu.Lock()
+		h.opened[node] = time.Now()
+		h.mu.Unlock()
 	}
 }
 
-// forgetGone drops the pods no longer pending (bound, or deleted).
+// lostBeforeOpening says whether the scheduler cleared a pointer to the
+// node while it was closed (pointerCleared) that is not written again
+// yet: the node waits for the next pass to point that pod again, within
+// openingHold of Ready (h.mu held).
+func (h *schedulerHints) lostBeforeOpening(node string, now time.Time) bool {
+	n, err := h.cl.Nodes.Get(node)
+	if err != nil || now.Sub(lifecycle.ReadySince(n)) >= openingHold {
+		return false
+	}
+	for _, on := range h.lost {
+		if on == node {
+			return true
+		}
+	}
+	return false
+}
+
+// lostPointerWindow: a pointer cleared this soon after its node opened
+// was cleared, most likely, before it opened (the informer tells late).
+const lostPointerWindow = 2 * time.Second
+
+// pointerCleared points a pod again when the kube-scheduler cleared its
+// pointer before the node opened: a pod already in its active queue
+// (requeued by another node opening) is tried in the moment between its
+// pointer and its node's opening, fails, and loses the pointer, and
+// without it the node's room goes to the first pod the scheduler takes.
+// A pointer cleared once the node is open stands (the pod does not fit
+// there), but for one more try when the clear came within
+// lostPointerWindow of the opening.
+func (h *schedulerHints) pointerCleared(o, n interface{}) {
+	old, _ := o.(*corev1.Pod)
+	pod, _ := n.(*corev1.Pod)
+	if old == nil || pod == nil || old.Status.NominatedNodeName == "" || pod.Status.NominatedNodeName != "" || pod.Spec.NodeName != "" {
+		return
+	}
+	node := old.Status.NominatedNodeName
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if h.done[pod.UID] != node {
+		return
+	}
+	closed := false
+	if nd, err := h.cl.Nodes.Get(node); err == nil {
+		closed = lifecycle.Opening(nd)
+	}
+	at, opened := h.opened[node]
+	if closed || (opened && time.Since(at) < lostPointerWindow && !h.repointed[pod.UID]) {
+		delete(h.done, pod.UID)
+		h.repointed[pod.UID] = true
+		if closed {
+			h.lost[pod.UID] = node
+		}
+		h.log.Debug("pointer cleared as its node opened; pointing again", zap.String("pod", pod.Namespace+"/"+pod.Name),
+			zap.String("node", node), zap.Bool("closed", closed))
+		h.poke()
+	}
+}
+
+// forgetGone drops the pods no longer pending (bound, or deleted), and
+// the openings past lostPointerWindow.
 func (h *schedulerHints) forgetGone(pending []*corev1.Pod) {
-	if len(h.done) == 0 {
+	if len(h.done)+len(h.repointed)+len(h.opened) == 0 {
 		return
 	}
 	still := make(map[types.UID]bool, len(pending))
@@ -189,6 +270,17 @@ func (h *schedulerHints) forgetGone(pending []*corev1.Pod) {
 	for uid := range h.done {
 		if !still[uid] {
 			delete(h.done, uid)
+		}
+	}
+	for uid := range h.repointed {
+		if !still[uid] {
+			delete(h.repointed, uid)
+			delete(h.lost, uid)
+		}
+	}
+	for node, at := range h.opened {
+		if time.Since(at) > lostPointerWindow {
+			delete(h.opened, node)
 		}
 	}
 }

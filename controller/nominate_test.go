@@ -19,6 +19,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/types"
+	k8stesting "k8s.io/client-go/testing"
 )
 
 // A pass points each pending pod at the Ready node launched for it,
@@ -49,15 +50,7 @@ func TestSchedulerHintsPointPodsAtTheirNodeOnce(t *testing.T) {
 		t.Fatalf("nominatedNodeName %q, want %q", got, node.Name)
 	}
 	// The scheduler found it does not fit there after all and cleared it.
-	p, _ := f.Kube.CoreV1().Pods("default").Get(ctx, "web-1", metav1.GetOptions{})
-	p.Status.NominatedNodeName = ""
-	if _, err := f.Kube.CoreV1().Pods("default").UpdateStatus(ctx, p, metav1.UpdateOptions{}); err != nil {
-		t.Fatal(err)
-	}
-	testwait.Eventually(t, "cleared hint cached", 0, func() bool {
-		c, err := f.Cluster.Pods.Pods("default").Get("web-1")
-		return err == nil && c.Status.NominatedNodeName == ""
-	})
+	clearPointer(t, f, "web-1", node.Name)
 	h.pass(ctx, time.Now())
 	if got := nominated(); got != "" {
 		t.Fatalf("hint written again after the scheduler cleared it: %q", got)
@@ -247,4 +240,106 @@ func unschedulablePod(name string) *corev1.Pod {
 			Requests: corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("1")}}}}},
 		Status: corev1.PodStatus{Conditions: []corev1.PodCondition{{Type: corev1.PodScheduled, Status: corev1.ConditionFalse,
 			Reason: corev1.PodReasonUnschedulable}}}}
+}
+
+// A pointer the scheduler clears while its node is still closed, or in
+// the moment it opens, is written again (once, past the opening); one
+// cleared on a node that was never held closed stands
+// (TestSchedulerHintsPointPodsAtTheirNodeOnce).
+func TestPointerLostAsTheNodeOpensIsWrittenAgain(t *testing.T) {
+	ctx := context.Background()
+	node := &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: "ip-10-0-0-8.ec2.internal"}, Spec: corev1.NodeSpec{Taints: []corev1.Taint{lifecycle.OpeningTaint}},
+		Status: corev1.NodeStatus{Allocatable: corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("4"), corev1.ResourcePods: resource.MustParse("20")},
+			Conditions: []corev1.NodeCondition{{Type: corev1.NodeReady, Status: corev1.ConditionTrue}}}}
+	claim := &apiv1.NodeClaim{ObjectMeta: metav1.ObjectMeta{Name: "general-purpose-x8",
+		Annotations: map[string]string{capacity.AnnotationNominatedPods: "uid-web-1"}},
+		Status: apiv1.NodeClaimStatus{NodeName: node.Name}}
+	f := kubetest.Start(t, kubetest.World{Claims: []*apiv1.NodeClaim{claim}, Objects: []runtime.Object{node, unschedulablePod("web-1")}})
+	h := newSchedulerHints(f.Cluster, capacity.NewNominations(f.Cluster, 0, func(*apiv1.NodeClaim, time.Time) bool { return false }), zap.NewNop())
+	nominated := func() string {
+		p, err := f.Kube.CoreV1().Pods("default").Get(ctx, "web-1", metav1.GetOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return p.Status.NominatedNodeName
+	}
+	clear := func() { clearPointer(t, f, "web-1", node.Name) }
+
+	h.pass(ctx, time.Now())
+	if got := nominated(); got != node.Name || opening(t, f, node.Name) {
+		t.Fatalf("after a pass: pointer %q, node closed %v; want %s, open", got, opening(t, f, node.Name), node.Name)
+	}
+	clear() // tried in the moment the node opened
+	h.pass(ctx, time.Now())
+	if got := nominated(); got != node.Name {
+		t.Fatalf("pointer lost as the node opened: %q after the next pass, want %s again", got, node.Name)
+	}
+	clear() // tried again: it does not fit there after all
+	h.pass(ctx, time.Now())
+	if got := nominated(); got != "" {
+		t.Fatalf("pointer written a third time: %q", got)
+	}
+}
+
+// A node whose pointer the scheduler clears while it is closed stays
+// closed until that pod is pointed again, even when its other pointers
+// are written meanwhile; then it opens.
+func TestNodeWaitsForAPointerLostBeforeItOpens(t *testing.T) {
+	ctx := context.Background()
+	node := &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: "ip-10-0-0-9.ec2.internal"}, Spec: corev1.NodeSpec{Taints: []corev1.Taint{lifecycle.OpeningTaint}},
+		Status: corev1.NodeStatus{Allocatable: corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("4"), corev1.ResourcePods: resource.MustParse("20")},
+			Conditions: []corev1.NodeCondition{{Type: corev1.NodeReady, Status: corev1.ConditionTrue, LastTransitionTime: metav1.Now()}}}}
+	claim := &apiv1.NodeClaim{ObjectMeta: metav1.ObjectMeta{Name: "general-purpose-x9",
+		Annotations: map[string]string{capacity.AnnotationNominatedPods: "uid-web-1,uid-web-2"}},
+		Status: apiv1.NodeClaimStatus{NodeName: node.Name}}
+	f := kubetest.Start(t, kubetest.World{Claims: []*apiv1.NodeClaim{claim}, Objects: []runtime.Object{node, unschedulablePod("web-1"), unschedulablePod("web-2")}})
+	h := newSchedulerHints(f.Cluster, capacity.NewNominations(f.Cluster, 0, func(*apiv1.NodeClaim, time.Time) bool { return false }), zap.NewNop())
+	h.perPass = 1 // one pointer a pass: the node waits for the second
+	written := []string{}
+	f.Kube.PrependReactor("patch", "pods", func(a k8stesting.Action) (bool, runtime.Object, error) {
+		name := a.(k8stesting.PatchAction).GetName()
+		written = append(written, name)
+		if len(written) == 2 { // the scheduler tried the first while the node was closed
+			first := unschedulablePod(written[0])
+			pointed := first.DeepCopy()
+			pointed.Status.NominatedNodeName = node.Name
+			h.pointerCleared(pointed, first)
+		}
+		return false, nil, nil
+	})
+	h.pass(ctx, time.Now())
+	h.pass(ctx, time.Now())
+	if !opening(t, f, node.Name) {
+		t.Fatalf("node opened after writes %v, with %s's pointer cleared before it opened", written, written[0])
+	}
+	clearPointer(t, f, written[0], node.Name) // as the scheduler left it
+	h.pass(ctx, time.Now())
+	if opening(t, f, node.Name) {
+		t.Fatalf("node still closed after writes %v: the lost pointer was written again", written)
+	}
+	if len(written) != 3 || written[2] != written[0] {
+		t.Errorf("pointer writes %v, want the first pod's again last", written)
+	}
+}
+
+// clearPointer is the scheduler's failed attempt of a pod pointed at node:
+// its pointer cleared, once the cache had it, and the clear cached.
+func clearPointer(t *testing.T, f *kubetest.Fake, pod, node string) {
+	t.Helper()
+	cached := func(want string) func() bool {
+		return func() bool {
+			c, err := f.Cluster.Pods.Pods("default").Get(pod)
+			return err == nil && c.Status.NominatedNodeName == want
+		}
+	}
+	testwait.Eventually(t, "pointer cached", 0, cached(node))
+	p, err := f.Kube.CoreV1().Pods("default").Get(context.Background(), pod, metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	p.Status.NominatedNodeName = ""
+	if _, err := f.Kube.CoreV1().Pods("default").UpdateStatus(context.Background(), p, metav1.UpdateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	testwait.Eventually(t, "cleared pointer cached", 0, cached(""))
 }
