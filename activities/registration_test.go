@@ -1,6 +1,7 @@
 package activities
 
 import (
+	"context"
 	"reflect"
 	"sort"
 	"testing"
@@ -13,6 +14,7 @@ import (
 	"github.com/joinery/joinery/workflows"
 	"go.temporal.io/sdk/activity"
 	"go.temporal.io/sdk/testsuite"
+	"go.temporal.io/sdk/worker"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -128,5 +130,56 @@ func TestRegistrationSyncsTheNodeAndExtendedResourcesGateInitialized(t *testing.
 		if !apiv1.IsConditionTrue(got.Status.Conditions, c) {
 			t.Errorf("condition %s not True: %+v", c, got.Status.Conditions)
 		}
+	}
+}
+
+// A node launched for pods registers closed; when nothing opens it (the
+// scheduler hints' leader is gone), its own activity opens it once it has
+// been Ready and closed for the opening deadline, and the node initializes.
+func TestAClosedNodeOpensAtItsDeadline(t *testing.T) {
+	const pid = "aws:///us-east-1a/i-0closed"
+	node := &corev1.Node{
+		ObjectMeta: metav1.ObjectMeta{Name: "ip-10-0-2-4.ec2.internal"},
+		Spec:       corev1.NodeSpec{ProviderID: pid, Taints: []corev1.Taint{{Key: apiv1.TaintKeyUnregistered, Effect: corev1.TaintEffectNoExecute}}},
+		Status:     corev1.NodeStatus{Conditions: []corev1.NodeCondition{{Type: corev1.NodeReady, Status: corev1.ConditionTrue}}},
+	}
+	nc := &apiv1.NodeClaim{
+		ObjectMeta: metav1.ObjectMeta{Name: "web-x7k2p", UID: "uid-web-x7k2p", Labels: map[string]string{apiv1.LabelNodePool: "web"},
+			Annotations: map[string]string{capacity.AnnotationNominatedPods: "u1"}},
+		Status: apiv1.NodeClaimStatus{ProviderID: pid},
+	}
+	a := newFake(t, kubetest.World{Claims: []*apiv1.NodeClaim{nc}, Objects: []runtime.Object{node}})
+	a.Lifecycle.openingDeadline = 500 * time.Millisecond
+	var s testsuite.WorkflowTestSuite
+	env := s.NewTestActivityEnvironment()
+	ctx, cancel := context.WithTimeout(t.Context(), 15*time.Second) // the activity would wait forever
+	defer cancel()
+	env.SetWorkerOptions(worker.Options{BackgroundActivityContext: ctx})
+	env.RegisterActivityWithOptions(a.Lifecycle.WaitForNodeReady, activity.RegisterOptions{Name: workflows.ActivityWaitForNode})
+
+	closed := make(chan bool, 1) // whether the node was ever seen closed
+	go func() {
+		for deadline := time.Now().Add(10 * time.Second); time.Now().Before(deadline); time.Sleep(20 * time.Millisecond) {
+			if n, err := a.cluster().Kube.CoreV1().Nodes().Get(t.Context(), node.Name, metav1.GetOptions{}); err == nil && lifecycle.Opening(n) {
+				closed <- true
+				return
+			}
+		}
+		closed <- false
+	}()
+	start := time.Now()
+	if _, err := env.ExecuteActivity(workflows.ActivityWaitForNode, workflows.NodeClaimLaunched{NodeClaim: nc.Name,
+		Instance: workflows.Instance{ID: "i-0closed", ProviderID: pid}}); err != nil {
+		t.Fatal(err)
+	}
+	if !<-closed {
+		t.Error("the node never registered closed")
+	}
+	if took := time.Since(start); took < a.Lifecycle.openingDeadline {
+		t.Errorf("initialized after %s, before the opening deadline", took)
+	}
+	n, _ := a.cluster().Kube.CoreV1().Nodes().Get(t.Context(), node.Name, metav1.GetOptions{})
+	if lifecycle.Opening(n) || n.Labels[apiv1.LabelNodeInitialized] != "true" {
+		t.Errorf("node taints %v labels %v: want it open and initialized", n.Spec.Taints, n.Labels)
 	}
 }

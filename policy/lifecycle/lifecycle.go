@@ -99,6 +99,10 @@ func SyncNode(node *corev1.Node, nc *apiv1.NodeClaim) bool {
 // (HoldOpening) and removed once they are pointed at it.
 var OpeningTaint = corev1.Taint{Key: apiv1.TaintKeyOpening, Effect: corev1.TaintEffectNoSchedule}
 
+// OpeningDeadline bounds how long a Ready node stays closed by
+// OpeningTaint: past it, the node's own NodeClaim workflow opens it.
+const OpeningDeadline = time.Minute
+
 // HoldOpening adds OpeningTaint to a Node registering (SyncNode has not
 // labelled it registered yet), so that no pod lands there before the
 // pods it was launched for are pointed at it. It reports whether node
