@@ -48,12 +48,20 @@ type schedulerHints struct {
 	opened    map[string]time.Time
 	repointed map[types.UID]bool
 	lost      map[types.UID]string
+	// closed is when each Ready node still closed was first seen so, and
+	// whether it was reported (reportClosed).
+	closed map[string]closedNode
+}
+
+type closedNode struct {
+	since time.Time
+	told  bool
 }
 
 func newSchedulerHints(cl *kube.Cluster, noms *capacity.Nominations, log *zap.Logger) *schedulerHints {
 	h := &schedulerHints{cl: cl, noms: noms, log: log.Named("scheduler-hints"), every: 5 * time.Second, perPass: hintsPerPass,
 		trigger: make(chan struct{}, 1), done: map[types.UID]string{}, opened: map[string]time.Time{}, repointed: map[types.UID]bool{},
-		lost: map[types.UID]string{}}
+		lost: map[types.UID]string{}, closed: map[string]closedNode{}}
 	if cl.PodInformer != nil {
 		_, _ = cl.PodInformer.AddEventHandler(cache.ResourceEventHandlerFuncs{UpdateFunc: h.pointerCleared})
 	}
@@ -129,6 +137,7 @@ func (h *schedulerHints) pass(ctx context.Context, now time.Time) {
 			zap.Int("nodesOpened", opened), zap.Duration("took", time.Since(start)))
 	}
 	h.openIdle(ctx, left, later)
+	h.reportClosed(left, later, now)
 }
 
 // due are the hints this pass writes (at most perPass, the nodes that
@@ -182,6 +191,58 @@ func (h *schedulerHints) openIdle(ctx context.Context, handled map[string]int, l
 	}
 }
 
+// closedTooLong: a Ready node kept closed this long is reported, once.
+const closedTooLong = 10 * time.Second
+
+// reportClosed warns of each Ready node kept closed for closedTooLong,
+// with what it waits for: hints of this pass not answered (left), a
+// nominee that cannot be pointed yet or hints left to the next pass
+// (later), pointers the scheduler cleared that are not written again.
+func (h *schedulerHints) reportClosed(left map[string]int, later map[string]bool, now time.Time) {
+	nodes, err := h.cl.Nodes.List(labels.Everything())
+	if err != nil {
+		return
+	}
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	still := map[string]bool{}
+	for _, n := range nodes {
+		if !lifecycle.Opening(n) || !lifecycle.Ready(n) {
+			continue
+		}
+		still[n.Name] = true
+		c, seen := h.closed[n.Name]
+		if !seen {
+			h.closed[n.Name] = closedNode{since: now}
+			continue
+		}
+		if c.told || now.Sub(c.since) < closedTooLong {
+			continue
+		}
+		h.closed[n.Name] = closedNode{since: c.since, told: true}
+		h.log.Warn("node kept closed to pending pods", zap.String("node", n.Name), zap.Duration("closedFor", now.Sub(c.since)),
+			zap.Int("hintsUnanswered", left[n.Name]), zap.Bool("waitsForNextPass", later[n.Name]), zap.Int("lostPointers", h.lostOn(n.Name)),
+			zap.Time("readySince", lifecycle.ReadySince(n)))
+	}
+	for name := range h.closed {
+		if !still[name] {
+			delete(h.closed, name)
+		}
+	}
+}
+
+// lostOn counts the pods whose pointer to node was cleared while it was
+// closed and is not written again (h.mu held).
+func (h *schedulerHints) lostOn(node string) int {
+	n := 0
+	for _, on := range h.lost {
+		if on == node {
+			n++
+		}
+	}
+	return n
+}
+
 // open removes the opening taint from a node.
 func (h *schedulerHints) open(ctx context.Context, node string) {
 	removed := false
@@ -208,12 +269,7 @@ func (h *schedulerHints) lostBeforeOpening(node string, now time.Time) bool {
 	if err != nil || now.Sub(lifecycle.ReadySince(n)) >= openingHold {
 		return false
 	}
-	for _, on := range h.lost {
-		if on == node {
-			return true
-		}
-	}
-	return false
+	return h.lostOn(node) > 0
 }
 
 // lostPointerWindow: a pointer cleared this soon after its node opened

@@ -14,6 +14,7 @@ import (
 	"github.com/joinery/joinery/policy/lifecycle"
 	"github.com/joinery/joinery/providers/kube/kubetest"
 	"go.uber.org/zap"
+	"go.uber.org/zap/zaptest/observer"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -342,4 +343,32 @@ func clearPointer(t *testing.T, f *kubetest.Fake, pod, node string) {
 		t.Fatal(err)
 	}
 	testwait.Eventually(t, "cleared pointer cached", 0, cached(""))
+}
+
+// A Ready node kept closed for closedTooLong (here: its nominee waits for
+// a startup taint to go) is reported once, with what it waits for.
+func TestANodeKeptClosedIsReported(t *testing.T) {
+	ctx := context.Background()
+	agent := corev1.Taint{Key: "example.com/agent-not-ready", Effect: corev1.TaintEffectNoSchedule}
+	start := time.Now()
+	node := &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: "ip-10-0-0-5.ec2.internal"}, Spec: corev1.NodeSpec{Taints: []corev1.Taint{agent, lifecycle.OpeningTaint}},
+		Status: corev1.NodeStatus{Allocatable: corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("4"), corev1.ResourcePods: resource.MustParse("20")},
+			Conditions: []corev1.NodeCondition{{Type: corev1.NodeReady, Status: corev1.ConditionTrue, LastTransitionTime: metav1.NewTime(start)}}}}
+	claim := &apiv1.NodeClaim{ObjectMeta: metav1.ObjectMeta{Name: "general-purpose-x5",
+		Annotations: map[string]string{capacity.AnnotationNominatedPods: "uid-web-1"}},
+		Status: apiv1.NodeClaimStatus{NodeName: node.Name}}
+	f := kubetest.Start(t, kubetest.World{Claims: []*apiv1.NodeClaim{claim}, Objects: []runtime.Object{node, unschedulablePod("web-1")}})
+	core, logs := observer.New(zap.WarnLevel)
+	h := newSchedulerHints(f.Cluster, capacity.NewNominations(f.Cluster, 0, func(*apiv1.NodeClaim, time.Time) bool { return false }), zap.New(core))
+	for _, after := range []time.Duration{0, closedTooLong / 2, closedTooLong, closedTooLong + time.Second} {
+		h.pass(ctx, start.Add(after))
+	}
+	got := logs.FilterMessage("node kept closed to pending pods").All()
+	if len(got) != 1 {
+		t.Fatalf("%d reports of the closed node, want 1 (logs %v)", len(got), logs.All())
+	}
+	fields := got[0].ContextMap()
+	if fields["node"] != node.Name || fields["waitsForNextPass"] != true || fields["closedFor"] != closedTooLong {
+		t.Errorf("report %v", fields)
+	}
 }
