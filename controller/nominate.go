@@ -100,19 +100,21 @@ func (h *schedulerHints) run(ctx context.Context) {
 // not tolerate stays): past it the node opens to every pod.
 const openingHold = 30 * time.Second
 
-// pass writes the hints not written yet and opens each node launched for
-// pods (lifecycle.OpeningTaint) once every hint to it is written: each
-// node at once when its last one is, then the nodes no hint waits for.
-// later holds the nodes left to the next pass or waiting for a nominee
-// that cannot be pointed yet.
+// pass writes the hints not written yet, then opens the nodes launched
+// for pods (lifecycle.OpeningTaint) whose hints are all written, together,
+// once the pod cache shows the pointers (pointersSeen), then the nodes no
+// hint waits for. Not one by one: a node opening sets off the scheduler's
+// attempt of every pending pod, and a pod pointed at a node still closed
+// fails it and loses its pointer. later holds the nodes left to the next
+// pass or waiting for a nominee that cannot be pointed yet.
 func (h *schedulerHints) pass(ctx context.Context, now time.Time) {
 	todo, later := h.due(now)
-	left := map[string]int{} // node -> hints of this pass not answered yet
+	left := map[string]int{} // node -> hints of this pass not written
 	for _, hint := range todo {
 		left[hint.Node]++
 	}
-	var opening sync.WaitGroup
-	written, opened, start := 0, 0, time.Now()
+	var pointed []capacity.Hint
+	start := time.Now()
 	capacity.WriteHints(ctx, h.cl, todo, func(hint capacity.Hint, err error) {
 		h.mu.Lock()
 		defer h.mu.Unlock()
@@ -120,24 +122,71 @@ func (h *schedulerHints) pass(ctx context.Context, now time.Time) {
 		case err == nil:
 			h.done[hint.Pod.UID] = hint.Node
 			delete(h.lost, hint.Pod.UID)
-			written++
+			pointed = append(pointed, hint)
+			left[hint.Node]--
 		case capacity.PointerMoot(err):
+			left[hint.Node]--
 		default:
 			h.log.Warn("pod not pointed at its node", zap.String("pod", hint.Pod.Namespace+"/"+hint.Pod.Name),
 				zap.String("node", hint.Node), zap.Error(err))
 		}
-		if left[hint.Node]--; left[hint.Node] == 0 && !later[hint.Node] && !h.lostBeforeOpening(hint.Node, now) {
-			opened++
-			opening.Go(func() { h.open(ctx, hint.Node) })
-		}
 	})
-	opening.Wait()
-	if written > 0 {
-		h.log.Info("pending pods pointed at the nodes launched for them", zap.Int("pods", written),
+	h.pointersSeen(ctx, pointed)
+	opened := h.openPointed(ctx, left, later, now)
+	if len(pointed) > 0 {
+		h.log.Info("pending pods pointed at the nodes launched for them", zap.Int("pods", len(pointed)),
 			zap.Int("nodesOpened", opened), zap.Duration("took", time.Since(start)))
 	}
 	h.openIdle(ctx, left, later)
 	h.reportClosed(left, later, now)
+}
+
+// seenWithin bounds pointersSeen's wait for the pod cache.
+const seenWithin = 3 * time.Second
+
+// pointersSeen waits, within seenWithin, until the pod cache shows each
+// written pointer (or the pod no longer pending, or the pointer cleared
+// again): the kube-scheduler learns of them by its own watch of the same
+// pods, and a node that opens before it has them is open to any pod.
+func (h *schedulerHints) pointersSeen(ctx context.Context, pointed []capacity.Hint) {
+	deadline := time.Now().Add(seenWithin)
+	for _, hint := range pointed {
+		for time.Now().Before(deadline) && ctx.Err() == nil {
+			p, err := h.cl.Pods.Pods(hint.Pod.Namespace).Get(hint.Pod.Name)
+			if err != nil || p.UID != hint.Pod.UID || p.Spec.NodeName != "" || p.Status.NominatedNodeName == hint.Node || h.isLost(p.UID) {
+				break
+			}
+			time.Sleep(20 * time.Millisecond)
+		}
+	}
+}
+
+// isLost says whether the pod's pointer was cleared while its node was closed.
+func (h *schedulerHints) isLost(uid types.UID) bool {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	_, ok := h.lost[uid]
+	return ok
+}
+
+// openPointed opens, together, the nodes whose hints of this pass are all
+// written (left 0), that are not left to a later pass and lost no pointer
+// meanwhile; it returns how many it opened.
+func (h *schedulerHints) openPointed(ctx context.Context, left map[string]int, later map[string]bool, now time.Time) int {
+	var ready []string
+	h.mu.Lock()
+	for node, n := range left {
+		if n == 0 && !later[node] && !h.lostBeforeOpening(node, now) {
+			ready = append(ready, node)
+		}
+	}
+	h.mu.Unlock()
+	var opening sync.WaitGroup
+	for _, node := range ready {
+		opening.Go(func() { h.open(ctx, node) })
+	}
+	opening.Wait()
+	return len(ready)
 }
 
 // due are the hints this pass writes (at most perPass, the nodes that
@@ -307,7 +356,7 @@ func (h *schedulerHints) pointerCleared(o, n interface{}) {
 		if closed {
 			h.lost[pod.UID] = node
 		}
-		h.log.Debug("pointer cleared as its node opened; pointing again", zap.String("pod", pod.Namespace+"/"+pod.Name),
+		h.log.Info("pointer cleared as its node opened; pointing again", zap.String("pod", pod.Namespace+"/"+pod.Name),
 			zap.String("node", node), zap.Bool("closed", closed))
 		h.poke()
 	}

@@ -372,3 +372,45 @@ func TestANodeKeptClosedIsReported(t *testing.T) {
 		t.Errorf("report %v", fields)
 	}
 }
+
+// The nodes of a pass open together once every pointer of the pass is
+// written and cached: a node opening sets off the scheduler's attempt of
+// every pending pod, and one pointed at a node still closed would lose its
+// pointer.
+func TestNodesOfAPassOpenTogether(t *testing.T) {
+	ctx := context.Background()
+	objs := []runtime.Object{}
+	var claims []*apiv1.NodeClaim
+	for i, pods := range []int{1, 12} {
+		node := &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: fmt.Sprintf("ip-10-0-1-%d.ec2.internal", i)}, Spec: corev1.NodeSpec{Taints: []corev1.Taint{lifecycle.OpeningTaint}},
+			Status: corev1.NodeStatus{Allocatable: corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("16"), corev1.ResourcePods: resource.MustParse("20")},
+				Conditions: []corev1.NodeCondition{{Type: corev1.NodeReady, Status: corev1.ConditionTrue}}}}
+		var uids []string
+		for j := range pods {
+			p := unschedulablePod(fmt.Sprintf("web-%d-%d", i, j))
+			objs = append(objs, p)
+			uids = append(uids, string(p.UID))
+		}
+		objs = append(objs, node)
+		claims = append(claims, &apiv1.NodeClaim{ObjectMeta: metav1.ObjectMeta{Name: fmt.Sprintf("general-purpose-y%d", i),
+			Annotations: map[string]string{capacity.AnnotationNominatedPods: strings.Join(uids, ",")}},
+			Status: apiv1.NodeClaimStatus{NodeName: node.Name}})
+	}
+	f := kubetest.Start(t, kubetest.World{Claims: claims, Objects: objs})
+	h := newSchedulerHints(f.Cluster, capacity.NewNominations(f.Cluster, 0, func(*apiv1.NodeClaim, time.Time) bool { return false }), zap.NewNop())
+	f.Kube.ClearActions()
+	h.pass(ctx, time.Now())
+	var order []string
+	for _, a := range f.Kube.Actions() {
+		switch {
+		case a.GetResource().Resource == "pods" && a.GetSubresource() == "status":
+			order = append(order, "pointer")
+		case a.GetResource().Resource == "nodes" && a.GetVerb() == "update":
+			order = append(order, "open")
+		}
+	}
+	want := append(slices.Repeat([]string{"pointer"}, 13), "open", "open")
+	if !slices.Equal(order, want) {
+		t.Errorf("writes %v, want every pointer before any opening", order)
+	}
+}
