@@ -53,11 +53,6 @@ type schedulerHints struct {
 	closed map[string]closedNode
 }
 
-type closedNode struct {
-	since time.Time
-	told  bool
-}
-
 func newSchedulerHints(cl *kube.Cluster, noms *capacity.Nominations, log *zap.Logger) *schedulerHints {
 	h := &schedulerHints{cl: cl, noms: noms, log: log.Named("scheduler-hints"), every: 5 * time.Second, perPass: hintsPerPass,
 		trigger: make(chan struct{}, 1), done: map[types.UID]string{}, opened: map[string]time.Time{}, repointed: map[types.UID]bool{},
@@ -161,14 +156,6 @@ func (h *schedulerHints) pointersSeen(ctx context.Context, pointed []capacity.Hi
 	}
 }
 
-// isLost says whether the pod's pointer was cleared while its node was closed.
-func (h *schedulerHints) isLost(uid types.UID) bool {
-	h.mu.Lock()
-	defer h.mu.Unlock()
-	_, ok := h.lost[uid]
-	return ok
-}
-
 // openPointed opens, together, the nodes whose hints of this pass are all
 // written (left 0), that are not left to a later pass and lost no pointer
 // meanwhile; it returns how many it opened.
@@ -240,58 +227,6 @@ func (h *schedulerHints) openIdle(ctx context.Context, handled map[string]int, l
 	}
 }
 
-// closedTooLong: a Ready node kept closed this long is reported, once.
-const closedTooLong = 10 * time.Second
-
-// reportClosed warns of each Ready node kept closed for closedTooLong,
-// with what it waits for: hints of this pass not answered (left), a
-// nominee that cannot be pointed yet or hints left to the next pass
-// (later), pointers the scheduler cleared that are not written again.
-func (h *schedulerHints) reportClosed(left map[string]int, later map[string]bool, now time.Time) {
-	nodes, err := h.cl.Nodes.List(labels.Everything())
-	if err != nil {
-		return
-	}
-	h.mu.Lock()
-	defer h.mu.Unlock()
-	still := map[string]bool{}
-	for _, n := range nodes {
-		if !lifecycle.Opening(n) || !lifecycle.Ready(n) {
-			continue
-		}
-		still[n.Name] = true
-		c, seen := h.closed[n.Name]
-		if !seen {
-			h.closed[n.Name] = closedNode{since: now}
-			continue
-		}
-		if c.told || now.Sub(c.since) < closedTooLong {
-			continue
-		}
-		h.closed[n.Name] = closedNode{since: c.since, told: true}
-		h.log.Warn("node kept closed to pending pods", zap.String("node", n.Name), zap.Duration("closedFor", now.Sub(c.since)),
-			zap.Int("hintsUnanswered", left[n.Name]), zap.Bool("waitsForNextPass", later[n.Name]), zap.Int("lostPointers", h.lostOn(n.Name)),
-			zap.Time("readySince", lifecycle.ReadySince(n)))
-	}
-	for name := range h.closed {
-		if !still[name] {
-			delete(h.closed, name)
-		}
-	}
-}
-
-// lostOn counts the pods whose pointer to node was cleared while it was
-// closed and is not written again (h.mu held).
-func (h *schedulerHints) lostOn(node string) int {
-	n := 0
-	for _, on := range h.lost {
-		if on == node {
-			n++
-		}
-	}
-	return n
-}
-
 // open removes the opening taint from a node.
 func (h *schedulerHints) open(ctx context.Context, node string) {
 	removed := false
@@ -306,59 +241,6 @@ func (h *schedulerHints) open(ctx context.Context, node string) {
 		h.mu.Lock()
 		h.opened[node] = time.Now()
 		h.mu.Unlock()
-	}
-}
-
-// lostBeforeOpening says whether the scheduler cleared a pointer to the
-// node while it was closed (pointerCleared) that is not written again
-// yet: the node waits for the next pass to point that pod again, within
-// openingHold of Ready (h.mu held).
-func (h *schedulerHints) lostBeforeOpening(node string, now time.Time) bool {
-	n, err := h.cl.Nodes.Get(node)
-	if err != nil || now.Sub(lifecycle.ReadySince(n)) >= openingHold {
-		return false
-	}
-	return h.lostOn(node) > 0
-}
-
-// lostPointerWindow: a pointer cleared this soon after its node opened
-// was cleared, most likely, before it opened (the informer tells late).
-const lostPointerWindow = 2 * time.Second
-
-// pointerCleared points a pod again when the kube-scheduler cleared its
-// pointer before the node opened: a pod already in its active queue
-// (requeued by another node opening) is tried in the moment between its
-// pointer and its node's opening, fails, and loses the pointer, and
-// without it the node's room goes to the first pod the scheduler takes.
-// A pointer cleared once the node is open stands (the pod does not fit
-// there), but for one more try when the clear came within
-// lostPointerWindow of the opening.
-func (h *schedulerHints) pointerCleared(o, n interface{}) {
-	old, _ := o.(*corev1.Pod)
-	pod, _ := n.(*corev1.Pod)
-	if old == nil || pod == nil || old.Status.NominatedNodeName == "" || pod.Status.NominatedNodeName != "" || pod.Spec.NodeName != "" {
-		return
-	}
-	node := old.Status.NominatedNodeName
-	h.mu.Lock()
-	defer h.mu.Unlock()
-	if h.done[pod.UID] != node {
-		return
-	}
-	closed := false
-	if nd, err := h.cl.Nodes.Get(node); err == nil {
-		closed = lifecycle.Opening(nd)
-	}
-	at, opened := h.opened[node]
-	if closed || (opened && time.Since(at) < lostPointerWindow && !h.repointed[pod.UID]) {
-		delete(h.done, pod.UID)
-		h.repointed[pod.UID] = true
-		if closed {
-			h.lost[pod.UID] = node
-		}
-		h.log.Info("pointer cleared as its node opened; pointing again", zap.String("pod", pod.Namespace+"/"+pod.Name),
-			zap.String("node", node), zap.Bool("closed", closed))
-		h.poke()
 	}
 }
 
