@@ -31,8 +31,8 @@ func (h *schedulerHints) reportClosed(left map[string]int, later map[string]bool
 	defer h.mu.Unlock()
 	still := map[string]bool{}
 	for _, n := range nodes {
-		if !lifecycle.Opening(n) || !lifecycle.Ready(n) {
-			continue
+		if _, justOpened := h.opened[n.Name]; justOpened || !lifecycle.Opening(n) || !lifecycle.Ready(n) {
+			continue // the cache may not show this pass's opening yet
 		}
 		still[n.Name] = true
 		c, seen := h.closed[n.Name]

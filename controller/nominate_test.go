@@ -367,6 +367,12 @@ func TestANodeKeptClosedIsReported(t *testing.T) {
 	if len(got) != 1 {
 		t.Fatalf("%d reports of the closed node, want 1 (logs %v)", len(got), logs.All())
 	}
+	h.opened[node.Name] = start // opened by a pass, not yet so in the cache
+	h.closed[node.Name] = closedNode{since: start}
+	h.reportClosed(nil, nil, start.Add(2*closedTooLong))
+	if n := len(logs.FilterMessage("node kept closed to pending pods").All()); n != 1 {
+		t.Errorf("%d reports, want none for a node this pass opened", n-1)
+	}
 	fields := got[0].ContextMap()
 	if fields["node"] != node.Name || fields["waitsForNextPass"] != true || fields["closedFor"] != closedTooLong {
 		t.Errorf("report %v", fields)
