@@ -190,15 +190,7 @@ func TestNodesOpenOncePointed(t *testing.T) {
 			t.Fatalf("hints %v: opening after a pass: nominee's %v, idle %v, booting %v, want false, false, true", hints,
 				opening(t, f, nominee.Name), opening(t, f, idle.Name), opening(t, f, booting.Name))
 		}
-		var order []string
-		for _, a := range f.Kube.Actions() {
-			switch {
-			case a.GetResource().Resource == "pods" && a.GetSubresource() == "status":
-				order = append(order, "pointer")
-			case a.GetResource().Resource == "nodes" && a.GetVerb() == "update":
-				order = append(order, "open")
-			}
-		}
+		order := writeOrder(f)
 		want := []string{"pointer", "open", "open"}
 		if !hints {
 			want = []string{"open", "open"}
@@ -406,6 +398,16 @@ func TestNodesOfAPassOpenTogether(t *testing.T) {
 	h := newSchedulerHints(f.Cluster, capacity.NewNominations(f.Cluster, 0, func(*apiv1.NodeClaim, time.Time) bool { return false }), zap.NewNop())
 	f.Kube.ClearActions()
 	h.pass(ctx, time.Now())
+	order := writeOrder(f)
+	want := append(slices.Repeat([]string{"pointer"}, 13), "open", "open")
+	if !slices.Equal(order, want) {
+		t.Errorf("writes %v, want every pointer before any opening", order)
+	}
+}
+
+// writeOrder are the pointer writes and node openings the fake API server
+// saw, in order.
+func writeOrder(f *kubetest.Fake) []string {
 	var order []string
 	for _, a := range f.Kube.Actions() {
 		switch {
@@ -415,8 +417,5 @@ func TestNodesOfAPassOpenTogether(t *testing.T) {
 			order = append(order, "open")
 		}
 	}
-	want := append(slices.Repeat([]string{"pointer"}, 13), "open", "open")
-	if !slices.Equal(order, want) {
-		t.Errorf("writes %v, want every pointer before any opening", order)
-	}
+	return order
 }
