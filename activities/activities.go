@@ -26,6 +26,7 @@ import (
 	"github.com/joinery/joinery/catalog"
 	"github.com/joinery/joinery/internal/metrics"
 	"github.com/joinery/joinery/policy/disruption"
+	"github.com/joinery/joinery/policy/lifecycle"
 	"github.com/joinery/joinery/policy/overlay"
 	"github.com/joinery/joinery/providers/aws"
 	"github.com/joinery/joinery/providers/aws/bootstrap"
@@ -174,6 +175,12 @@ type Lifecycle struct {
 	metrics *metrics.Metrics
 	log     *zap.Logger
 	pools   *pools
+	// hinting says whether pending pods are pointed at their nodes: a
+	// node launched for pods then registers closed (lifecycle.HoldOpening).
+	hinting func() bool
+	// openingDeadline bounds how long a Ready node stays closed
+	// (lifecycle.OpeningDeadline; shorter in tests).
+	openingDeadline time.Duration
 }
 
 // Drain evicts a node's pods, tier by tier (policy/drain).
@@ -260,8 +267,9 @@ func New(d Deps) *Activities {
 		Provisioning: &Provisioning{solving: solve, ledger: ledger, headroom: headroom},
 		Launch: &Launch{cluster: d.Cluster, cloud: d.Cloud, types: types, market: d.Market, ice: d.ICE, metrics: d.Metrics, log: d.Log,
 			clusterFacts: d.ClusterFacts, pools: pools, events: events},
-		Lifecycle: &Lifecycle{cluster: d.Cluster, cloud: d.Cloud, types: types, metrics: d.Metrics, log: d.Log, pools: pools},
-		Drain:     &Drain{cluster: d.Cluster, log: d.Log, protection: events.podProtection},
+		Lifecycle: &Lifecycle{cluster: d.Cluster, cloud: d.Cloud, types: types, metrics: d.Metrics, log: d.Log, pools: pools,
+			hinting: noms.Hinting, openingDeadline: lifecycle.OpeningDeadline},
+		Drain: &Drain{cluster: d.Cluster, log: d.Log, protection: events.podProtection},
 		Disruption: &Disruption{cluster: d.Cluster, metrics: d.Metrics, log: d.Log, spotToSpot: d.SpotToSpotConsolidation,
 			solverBudget: d.SolverBudget, catalogSource: d.CatalogStatus, pseudonym: d.Pseudonym, snapshots: snaps, pools: pools,
 			claims: claims, events: events, prices: prices, nominations: noms, ledger: ledger, market: d.Market},

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	apiv1 "github.com/joinery/joinery/api/v1"
+	"github.com/joinery/joinery/capacity"
 	"github.com/joinery/joinery/catalog"
 	"github.com/joinery/joinery/internal/metrics"
 	"github.com/joinery/joinery/policy/lifecycle"
@@ -89,6 +90,7 @@ func (a *Lifecycle) WaitForNodeReady(ctx context.Context, l workflows.NodeClaimL
 	}
 	var registeredNC *apiv1.NodeClaim // the NodeClaim as read (and updated) at registration
 	lastReason := ""
+	var closedSince time.Time // when this attempt first saw the Node Ready and closed
 	tick := time.NewTicker(250 * time.Millisecond)
 	defer tick.Stop()
 	wait := func() error {
@@ -150,6 +152,10 @@ func (a *Lifecycle) WaitForNodeReady(ctx context.Context, l workflows.NodeClaimL
 			log.Info("node ready", zap.String("node", node.Name))
 			return workflows.NodeReady{NodeName: node.Name}, nil
 		}
+		if a.openLate(ctx, node, &closedSince) {
+			log.Warn("node opened by its NodeClaim's workflow: the pods it was launched for were not all pointed at it in time",
+				zap.String("node", node.Name), zap.Duration("closedFor", a.openingDeadline))
+		}
 		if reason != lastReason {
 			// Say what initialization waits for (one write per change).
 			conds := apiv1.SetCondition(registeredNC.Status.Conditions, metav1.Condition{Type: apiv1.ConditionInitialized,
@@ -168,12 +174,37 @@ func (a *Lifecycle) WaitForNodeReady(ctx context.Context, l workflows.NodeClaimL
 	}
 }
 
+// openLate opens a Ready node still closed (lifecycle.OpeningTaint)
+// openingDeadline after this attempt first saw it so: the scheduler hints
+// (the leader's controller) open it once its pods are pointed at it, and a
+// node must not stay closed when they cannot (the leader is gone, or its
+// writes keep failing). It reports whether it opened the node.
+func (a *Lifecycle) openLate(ctx context.Context, node *corev1.Node, closedSince *time.Time) bool {
+	if !lifecycle.Opening(node) || !lifecycle.Ready(node) {
+		*closedSince = time.Time{}
+		return false
+	}
+	if closedSince.IsZero() {
+		*closedSince = time.Now()
+	}
+	if time.Since(*closedSince) < a.openingDeadline {
+		return false
+	}
+	opened := false
+	err := a.cluster.UpdateNode(ctx, node.Name, func(n *corev1.Node) bool { opened = lifecycle.EndOpening(n); return opened })
+	return err == nil && opened
+}
+
 // register makes the Node agree with the NodeClaim (lifecycle.SyncNode,
 // written with an update retried on conflict, so what the kubelet wrote
 // meanwhile is kept) and records it on the NodeClaim (nodeName,
 // Registered). nc's conditions are updated in place.
 func (a *Lifecycle) register(ctx context.Context, nc *apiv1.NodeClaim, n *corev1.Node) error {
-	err := a.cluster.UpdateNode(ctx, n.Name, func(cur *corev1.Node) bool { return lifecycle.SyncNode(cur, nc) })
+	hold := a.hinting() && nc.Annotations[capacity.AnnotationNominatedPods] != ""
+	err := a.cluster.UpdateNode(ctx, n.Name, func(cur *corev1.Node) bool {
+		held := hold && lifecycle.HoldOpening(cur) // before SyncNode labels it registered
+		return lifecycle.SyncNode(cur, nc) || held
+	})
 	if err != nil {
 		return fmt.Errorf("register node %s: %w", n.Name, err)
 	}

@@ -34,30 +34,34 @@ type Hint struct {
 // the rest to a new plan. A pod pointed at a Node where it has room
 // (the scheduler's preemption, or an earlier hint) is Held there, not in
 // Of, and keeps its pointer; a pointer that no longer holds is replaced.
-func (n *Nominations) SchedulerHints(pending []*corev1.Pod, now time.Time) []Hint {
+// Blocked are the nodes with a nominee that cannot be pointed yet (a
+// startup taint it does not tolerate is still there): a node still
+// opening waits for it.
+func (n *Nominations) SchedulerHints(pending []*corev1.Pod, now time.Time) (hints []Hint, blocked map[string]bool) {
 	to := n.Of(pending, now)
 	claims := map[string]*apiv1.NodeClaim{}
 	for _, nc := range n.cluster.NodeClaims() {
 		claims[nc.Name] = nc
 	}
-	var out []Hint
+	blocked = map[string]bool{}
 	for _, p := range pending {
 		nc := claims[to[string(p.UID)]]
 		if nc == nil || nc.Status.NodeName == "" || p.Status.NominatedNodeName == nc.Status.NodeName {
 			continue
 		}
 		if !n.pointable(nc, p) {
+			blocked[nc.Status.NodeName] = true
 			continue
 		}
-		out = append(out, Hint{Pod: p, Node: nc.Status.NodeName})
+		hints = append(hints, Hint{Pod: p, Node: nc.Status.NodeName})
 	}
-	n.byOpening(out)
-	return out
+	n.byOpening(hints)
+	return hints, blocked
 }
 
 // byOpening orders hints by when their node turned Ready, earliest
-// first: in a burst the pointers are written over tens of seconds, and the
-// nodes open longest are those the scheduler fills first with other pods.
+// first, each node's together: in a burst the pointers are written over
+// tens of seconds, and a node opens to the scheduler once its own are.
 func (n *Nominations) byOpening(hints []Hint) {
 	readyAt := map[string]time.Time{}
 	for _, h := range hints {
@@ -67,7 +71,10 @@ func (n *Nominations) byOpening(hints []Hint) {
 			}
 		}
 	}
-	sort.SliceStable(hints, func(i, j int) bool { return readyAt[hints[i].Node].Before(readyAt[hints[j].Node]) })
+	sort.SliceStable(hints, func(i, j int) bool {
+		a, b := readyAt[hints[i].Node], readyAt[hints[j].Node]
+		return a.Before(b) || a.Equal(b) && hints[i].Node < hints[j].Node
+	})
 }
 
 // nodeExists says whether the Node is in the cache: a pointer to a node

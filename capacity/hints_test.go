@@ -1,12 +1,14 @@
 package capacity
 
 import (
+	"maps"
 	"testing"
 	"time"
 
 	"errors"
 	"fmt"
 	apiv1 "github.com/joinery/joinery/api/v1"
+	"github.com/joinery/joinery/policy/lifecycle"
 	"github.com/joinery/joinery/providers/kube/kubetest"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -20,7 +22,8 @@ import (
 // and has no taint the pod does not tolerate (a pointer to a booting node
 // would be cleared by the pod's next failed attempt); a pod pointed at
 // another existing node with room for it is left alone (Held), one pointed
-// at a node gone is pointed again.
+// at a node gone is pointed again. A Ready node still closed by the
+// opening taint gets its pointers: they are what it waits for.
 func TestSchedulerHintsOnlyToNodesThePodCanUseNow(t *testing.T) {
 	now := time.Now()
 	initialized := []metav1.Condition{{Type: apiv1.ConditionInitialized, Status: "True", LastTransitionTime: metav1.NewTime(now.Add(-time.Second))}}
@@ -39,26 +42,31 @@ func TestSchedulerHintsOnlyToNodesThePodCanUseNow(t *testing.T) {
 		claim("booting", "node-booting", "uid-b", nil),
 		claim("launched", "", "uid-d", nil),
 		claim("tainted", "node-tainted", "uid-c,uid-tolerates", initialized),
+		claim("opening", "node-opening", "uid-e", nil),
 	}
 	a, b, c := cpuPod("a", "", "500m"), cpuPod("b", "", "500m"), cpuPod("c", "", "500m")
 	tolerates := cpuPod("tolerates", "", "500m")
 	tolerates.Spec.Tolerations = []corev1.Toleration{{Key: tainted.Key, Operator: corev1.TolerationOpExists}}
 	nominated := cpuPod("nominated", "", "500m")
 	nominated.Status.NominatedNodeName = "node-elsewhere" // the scheduler's preemption
-	stale, d := cpuPod("stale", "", "500m"), cpuPod("d", "", "500m")
+	stale, d, e := cpuPod("stale", "", "500m"), cpuPod("d", "", "500m"), cpuPod("e", "", "500m")
 	stale.Status.NominatedNodeName = "node-gone"
 	notReady := node("node-booting", corev1.Taint{Key: corev1.TaintNodeNotReady, Effect: corev1.TaintEffectNoSchedule},
 		corev1.Taint{Key: apiv1.TaintKeyUnregistered, Effect: corev1.TaintEffectNoExecute})
 	notReady.Status.Conditions[0].Status = corev1.ConditionFalse
 	cl := kubetest.Start(t, kubetest.World{Claims: claims, Objects: []runtime.Object{
-		node("node-ready"), notReady, node("node-tainted", tainted), node("node-elsewhere"), a, b, c, d, tolerates, nominated, stale}}).Cluster
+		node("node-ready"), notReady, node("node-tainted", tainted), node("node-elsewhere"), node("node-opening", lifecycle.OpeningTaint), a, b, c, d, e, tolerates, nominated, stale}}).Cluster
 	noms := NewNominations(cl, 0, func(*apiv1.NodeClaim, time.Time) bool { return false })
 
 	got := map[string]string{}
-	for _, h := range noms.SchedulerHints([]*corev1.Pod{a, b, c, d, tolerates, nominated, stale}, now) {
+	hints, blocked := noms.SchedulerHints([]*corev1.Pod{a, b, c, d, e, tolerates, nominated, stale}, now)
+	for _, h := range hints {
 		got[h.Pod.Name] = h.Node
 	}
-	want := map[string]string{"a": "node-ready", "tolerates": "node-tainted", "stale": "node-ready"}
+	if !maps.Equal(blocked, map[string]bool{"node-booting": true, "node-tainted": true}) {
+		t.Errorf("blocked %v, want node-booting and node-tainted (a nominee that cannot be pointed there yet)", blocked)
+	}
+	want := map[string]string{"a": "node-ready", "tolerates": "node-tainted", "stale": "node-ready", "e": "node-opening"}
 	if len(got) != len(want) {
 		t.Fatalf("hints %v, want %v", got, want)
 	}
@@ -94,7 +102,8 @@ func TestSchedulerHintsInTheOrderNodesOpen(t *testing.T) {
 	noms := NewNominations(cl, 0, func(*apiv1.NodeClaim, time.Time) bool { return false })
 
 	var got []string
-	for _, h := range noms.SchedulerHints([]*corev1.Pod{a, b, c}, now) {
+	hints, _ := noms.SchedulerHints([]*corev1.Pod{a, b, c}, now)
+	for _, h := range hints {
 		got = append(got, h.Node)
 	}
 	want := []string{"ready-early", "ready-late"}

@@ -57,6 +57,11 @@ type Nominations struct {
 // a pointer.
 func (n *Nominations) WithoutHints() { n.noHints.Store(true) }
 
+// Hinting says whether pending pods are pointed at their nodes, so a node
+// launched for pods waits for its pointers before it opens
+// (lifecycle.HoldOpening).
+func (n *Nominations) Hinting() bool { return !n.noHints.Load() }
+
 // NewNominations reads nominations from the cluster's caches; window is
 // how long a claim's nominations outlive its Node's initialization (0:
 // DefaultNominationWindow).
@@ -275,7 +280,8 @@ func initializedAt(nc *apiv1.NodeClaim) time.Time {
 
 // pointable says whether the pod may be pointed at the claim's Node now:
 // the Node is Ready and schedulable and the pod tolerates every taint it
-// has, so the scheduler can place the pod there at its next attempt. A
+// has but the opening one, so the scheduler can place the pod there at
+// its next attempt once the node opens. A
 // pointer written earlier does not hold: the scheduler clears it at the
 // pod's next failed attempt (its preemption finds nothing and resets the
 // nomination), and a booting node's arrival is what sets off that attempt.
@@ -285,9 +291,10 @@ func (n *Nominations) pointable(nc *apiv1.NodeClaim, p *corev1.Pod) bool {
 }
 
 // open says whether the scheduler can place the pod on the Node now: Ready,
-// schedulable, not going away, and every taint tolerated.
+// schedulable, not going away, and every taint tolerated but the opening
+// one, which goes once the node's pods are pointed at it.
 func open(node *corev1.Node, p *corev1.Pod) bool {
-	return lifecycle.Ready(node) && !node.Spec.Unschedulable && node.DeletionTimestamp == nil && solver.Tolerated(node.Spec.Taints, p.Spec.Tolerations)
+	return lifecycle.Ready(node) && !node.Spec.Unschedulable && node.DeletionTimestamp == nil && solver.Tolerated(lifecycle.WithoutOpening(node.Spec.Taints), p.Spec.Tolerations)
 }
 
 // pendingNominees are the claim's nominees still pending, in annotation order.

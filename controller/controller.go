@@ -535,9 +535,9 @@ func (d *dependencies) start(ctx context.Context, cfg Config) error {
 	watchers = append(watchers, d.classes.run, pe.run, nps.run)
 	if cfg.DisableSchedulerHints {
 		d.acts.Nominations().WithoutHints()
-	} else {
-		watchers = append(watchers, newSchedulerHints(d.cluster, d.acts.Nominations(), log).run)
 	}
+	// Without hints it still opens the nodes that registered closed.
+	watchers = append(watchers, newSchedulerHints(d.cluster, d.acts.Nominations(), log).run)
 	if !cfg.DisableDisruption {
 		watchers = append(watchers, d.expiry.run)
 	}

@@ -80,6 +80,11 @@ const (
 	TaintKeyDisrupted = "karpenter.sh/disrupted"
 	// TaintKeyUnregistered is put on a Node until Joinery has synced the NodeClaim's labels and taints.
 	TaintKeyUnregistered = "karpenter.sh/unregistered"
+	// TaintKeyOpening (NoSchedule) replaces the unregistered taint on a
+	// node launched for pending pods until, once Ready, those pods are
+	// pointed at it: the kube-scheduler then keeps their room rather than
+	// giving it to whichever pending pods it takes first.
+	TaintKeyOpening = "joinery.sh/opening"
 
 	// TagNodeClaim, TagNodePool and TagCluster are EC2 instance tags Joinery writes at launch.
 	TagNodeClaim = "karpenter.sh/nodeclaim"

@@ -7,6 +7,7 @@ package lifecycle
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 	"time"
 
@@ -94,9 +95,52 @@ func SyncNode(node *corev1.Node, nc *apiv1.NodeClaim) bool {
 	return changed
 }
 
+// OpeningTaint is put on a node launched for pending pods at registration
+// (HoldOpening) and removed once they are pointed at it.
+var OpeningTaint = corev1.Taint{Key: apiv1.TaintKeyOpening, Effect: corev1.TaintEffectNoSchedule}
+
+// OpeningDeadline bounds how long a Ready node stays closed by
+// OpeningTaint: past it, the node's own NodeClaim workflow opens it.
+const OpeningDeadline = time.Minute
+
+// HoldOpening adds OpeningTaint to a Node registering (SyncNode has not
+// labelled it registered yet), so that no pod lands there before the
+// pods it was launched for are pointed at it. It reports whether node
+// changed.
+func HoldOpening(node *corev1.Node) bool {
+	if node.Labels[apiv1.LabelNodeRegistered] == "true" || HasTaint(node.Spec.Taints, OpeningTaint) {
+		return false
+	}
+	node.Spec.Taints = append(node.Spec.Taints, OpeningTaint)
+	return true
+}
+
+// Opening says whether the node still waits for its pods to be pointed at
+// it (OpeningTaint).
+func Opening(node *corev1.Node) bool { return HasTaint(node.Spec.Taints, OpeningTaint) }
+
+// EndOpening removes OpeningTaint; it reports whether node changed.
+func EndOpening(node *corev1.Node) bool {
+	kept := WithoutOpening(node.Spec.Taints)
+	if len(kept) == len(node.Spec.Taints) {
+		return false
+	}
+	node.Spec.Taints = kept
+	return true
+}
+
+// WithoutOpening is taints without OpeningTaint (a new slice if it was
+// there): the taints a node keeps once open.
+func WithoutOpening(taints []corev1.Taint) []corev1.Taint {
+	if !HasTaint(taints, OpeningTaint) {
+		return taints
+	}
+	return slices.DeleteFunc(slices.Clone(taints), func(t corev1.Taint) bool { return t.MatchTaint(&OpeningTaint) })
+}
+
 // Initialized reports whether a registered node is initialized for its
 // NodeClaim: Ready, none of the NodeClaim's startup taints, the
-// unregistered taint or a known ephemeral taint left, and every resource
+// unregistered or opening taint or a known ephemeral taint left, and every resource
 // the NodeClaim requested (spec.resources.requests: its pods' requests,
 // e.g. nvidia.com/gpu) non-zero in the node's allocatable, which a device
 // plugin fills in after the kubelet starts. When it is not, reason and
@@ -111,7 +155,7 @@ func Initialized(node *corev1.Node, nc *apiv1.NodeClaim) (ok bool, reason, messa
 		}
 	}
 	for _, t := range node.Spec.Taints {
-		if t.Key == apiv1.TaintKeyUnregistered {
+		if t.Key == apiv1.TaintKeyUnregistered || t.MatchTaint(&OpeningTaint) {
 			return false, apiv1.ReasonStartupTaintsExist, fmt.Sprintf("Taint %q still exists", formatTaint(t))
 		}
 		for _, e := range knownEphemeralTaints {

@@ -109,10 +109,30 @@ func TestInitializedGates(t *testing.T) {
 	check(false, apiv1.ReasonStartupTaintsExist)
 	node.Spec.Taints = []corev1.Taint{{Key: corev1.TaintNodeNotReady, Effect: corev1.TaintEffectNoSchedule}}
 	check(false, apiv1.ReasonEphemeralTaintsExist)
+	node.Spec.Taints = []corev1.Taint{OpeningTaint}
+	check(false, apiv1.ReasonStartupTaintsExist)
 	node.Spec.Taints = nil
 	check(false, apiv1.ReasonResourceNotRegistered) // the device plugin has not registered the GPUs (0)
 	node.Status.Allocatable["nvidia.com/gpu"] = resource.MustParse("4")
 	check(true, apiv1.ReasonInitialized)
 	nc.Spec.Resources.Requests["aws.amazon.com/neuron"] = resource.MustParse("1")
 	check(false, apiv1.ReasonResourceNotRegistered) // not in allocatable at all
+}
+
+// A registering node is held closed once; a registered one (a worker
+// restarted, or registration retried after the taint was removed) is not
+// closed again. EndOpening removes only the opening taint.
+func TestHoldOpeningOnlyAtRegistration(t *testing.T) {
+	gpu := corev1.Taint{Key: "nvidia.com/gpu", Effect: corev1.TaintEffectNoSchedule}
+	node := &corev1.Node{Spec: corev1.NodeSpec{Taints: []corev1.Taint{gpu}}}
+	if !HoldOpening(node) || !Opening(node) || HoldOpening(node) {
+		t.Fatalf("HoldOpening on a registering node: taints %v, want the opening taint once", node.Spec.Taints)
+	}
+	if !EndOpening(node) || Opening(node) || !reflect.DeepEqual(node.Spec.Taints, []corev1.Taint{gpu}) || EndOpening(node) {
+		t.Fatalf("EndOpening: taints %v, want only %v", node.Spec.Taints, gpu)
+	}
+	node.Labels = map[string]string{apiv1.LabelNodeRegistered: "true"}
+	if HoldOpening(node) || Opening(node) {
+		t.Fatalf("a registered node closed again: %v", node.Spec.Taints)
+	}
 }

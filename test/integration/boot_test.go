@@ -3,8 +3,11 @@
 package integration
 
 import (
+	"fmt"
+	"maps"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -12,6 +15,7 @@ import (
 
 	"github.com/joinery/joinery/activities"
 	apiv1 "github.com/joinery/joinery/api/v1"
+	"github.com/joinery/joinery/capacity"
 	"github.com/joinery/joinery/controller"
 	"github.com/joinery/joinery/providers/kube"
 	"github.com/joinery/joinery/sim/kubelet"
@@ -76,22 +80,30 @@ spec:
     consolidateAfter: 1h
 `
 
-const bootWaveDeployment = `
+// waveDeployment is a Deployment of pause pods labelled app=name and
+// wave=group, each requesting cpu and mem.
+func waveDeployment(name, group string, replicas int, cpu, mem string) string {
+	return fmt.Sprintf(`
 apiVersion: apps/v1
 kind: Deployment
-metadata: {name: wave}
+metadata: {name: %[1]s}
 spec:
-  replicas: 300
-  selector: {matchLabels: {app: wave}}
+  replicas: %[3]d
+  selector: {matchLabels: {app: %[1]s}}
   template:
-    metadata: {labels: {app: wave}}
+    metadata: {labels: {app: %[1]s, wave: %[2]s}}
     spec:
       terminationGracePeriodSeconds: 0
       containers:
         - name: pause
           image: public.ecr.aws/eks-distro/kubernetes/pause:3.2
-          resources: {requests: {cpu: 250m, memory: 256Mi}}
-`
+          resources: {requests: {cpu: %[4]s, memory: %[5]s}}
+`, name, group, replicas, cpu, mem)
+}
+
+// bootWavePhases boot a node in 45 s from launch to Ready (5 s pending,
+// 30 s to registration, 10 s to Ready).
+var bootWavePhases = world.BootPhases{Pending: 5 * time.Second, Register: 30 * time.Second, NetworkReady: 10 * time.Second}
 
 // TestNoSecondWaveWhileNodesBoot: 300 pending pods and nodes that take
 // 45 s from launch to Ready (5 s pending, 30 s to registration, 10 s to
@@ -100,11 +112,10 @@ spec:
 // not-ready taint first, and ends Ready without it.
 func TestNoSecondWaveWhileNodesBoot(t *testing.T) {
 	parallel(t)
-	phases := world.BootPhases{Pending: 5 * time.Second, Register: 30 * time.Second, NetworkReady: 10 * time.Second}
-	e := startEnvWorld(t, func(o *world.Options) { o.Boot = phases }, true)
+	e := startEnvWorld(t, func(o *world.Options) { o.Boot = bootWavePhases }, true)
 	registered := watchRegistrations(t, e)
 
-	dep, err := kube.ParseManifests([]byte(bootWaveDeployment))
+	dep, err := kube.ParseManifests([]byte(waveDeployment("wave", "wave", 300, "250m", "256Mi")))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -126,15 +137,7 @@ func TestNoSecondWaveWhileNodesBoot(t *testing.T) {
 	}
 	start := time.Now()
 	e.apply(t, pool)
-	waitFor(t, 6*time.Minute, "300 pods Running", func() bool {
-		n := 0
-		for _, p := range e.podsOf(t, "app=wave") {
-			if p.Status.Phase == corev1.PodRunning {
-				n++
-			}
-		}
-		return n == 300
-	})
+	e.waitRunningWithin(t, "app=wave", 300, 6*time.Minute)
 	t.Logf("300 pods Running %s after the NodePool", time.Since(start).Round(time.Second))
 
 	claims := e.nodeClaimObjs(t, dynamicClient(t, e))
@@ -233,4 +236,99 @@ func (e *env) podsOf(t *testing.T, selector string) []corev1.Pod {
 		t.Fatal(err)
 	}
 	return l.Items
+}
+
+// TestNodesOpenToThePodsLaunchedForThem: pods of two shapes, nodes that
+// boot for 45 s and come Ready within a second or two of each other. Each
+// Node registers closed (joinery.sh/opening) and opens once the pods it
+// was launched for are pointed at it, so the first Nodes to open are not
+// filled with whichever pods the scheduler takes first: the pods land on
+// the nodes launched for them, and the first plan's NodeClaims hold them
+// all.
+func TestNodesOpenToThePodsLaunchedForThem(t *testing.T) {
+	parallel(t)
+	e := startEnvWorld(t, func(o *world.Options) { o.Boot = bootWavePhases }, true)
+	opened := watchOpening(t, e)
+	mixed := waveDeployment("wave-big", "mixed", 40, "1500m", "1536Mi") + "\n---\n" + waveDeployment("wave-small", "mixed", 200, "250m", "256Mi")
+	objs, err := kube.ParseManifests([]byte(bootWavePool + "\n---\n" + mixed))
+	if err != nil {
+		t.Fatal(err)
+	}
+	e.apply(t, objs)
+	dc := dynamicClient(t, e)
+	nominated := map[string]string{} // pod UID -> the NodeClaim it was launched for, as the first node opens
+	waitFor(t, 3*time.Minute, "the first node Ready", func() bool {
+		for _, nc := range e.nodeClaimObjs(t, dc) {
+			for _, uid := range strings.Split(nc.Annotations[capacity.AnnotationNominatedPods], ",") {
+				if uid != "" {
+					nominated[uid] = nc.Name
+				}
+			}
+		}
+		nodes, err := e.kc.CoreV1().Nodes().List(e.ctx, metav1.ListOptions{})
+		return err == nil && slices.ContainsFunc(nodes.Items, func(n corev1.Node) bool { return nodeIsReady(&n) })
+	})
+	e.waitRunningWithin(t, "wave=mixed", 240, 6*time.Minute)
+	claims := e.nodeClaimObjs(t, dc)
+	batches := map[string]int{}
+	nodeOf := map[string]string{}
+	for _, nc := range claims {
+		batches[nc.Labels[activities.LabelProvisionBatch]]++
+		nodeOf[nc.Name] = nc.Status.NodeName
+	}
+	// The scheduler places a pod on its pointed node first: with every
+	// node closed until its pods are pointed, most land where the plan put
+	// them (84% in a run, 71-88% beside other tests; a pod whose node has
+	// spare room may still go elsewhere, and a pointer cleared by a failed
+	// attempt just before its node opens is written again). With the nodes
+	// open at Ready, 2% did, and 2 NodeClaims more were bought.
+	landed, pods := 0, e.podsOf(t, "wave=mixed")
+	for _, p := range pods {
+		if claim, ok := nominated[string(p.UID)]; ok && nodeOf[claim] == p.Spec.NodeName {
+			landed++
+		}
+	}
+	t.Logf("%d of %d pods on the node launched for them", landed, len(pods))
+	if landed < len(pods)/2 {
+		t.Errorf("%d of %d pods on the node launched for them, want at least half", landed, len(pods))
+	}
+	if len(batches) != 1 || len(e.w.EC2.Instances()) != len(claims) {
+		t.Errorf("%d instances for %d NodeClaims in %d provisioning batches %v: want the first plan's only", len(e.w.EC2.Instances()), len(claims), len(batches), batches)
+	}
+	nodes, err := e.kc.CoreV1().Nodes().List(e.ctx, metav1.ListOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	seen := opened()
+	for _, n := range nodes.Items {
+		if !seen[n.Name] || hasTaint(n.Spec.Taints, apiv1.TaintKeyOpening, "") {
+			t.Errorf("node %s: opening taint seen %v, taints now %v; want it held, then removed", n.Name, seen[n.Name], n.Spec.Taints)
+		}
+	}
+}
+
+// watchOpening records the Nodes seen with the opening taint.
+func watchOpening(t *testing.T, e *env) func() map[string]bool {
+	t.Helper()
+	w, err := e.kc.CoreV1().Nodes().Watch(e.ctx, metav1.ListOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var mu sync.Mutex
+	seen := map[string]bool{}
+	go func() {
+		for ev := range w.ResultChan() {
+			if n, ok := ev.Object.(*corev1.Node); ok && hasTaint(n.Spec.Taints, apiv1.TaintKeyOpening, "") {
+				mu.Lock()
+				seen[n.Name] = true
+				mu.Unlock()
+			}
+		}
+	}()
+	t.Cleanup(w.Stop)
+	return func() map[string]bool {
+		mu.Lock()
+		defer mu.Unlock()
+		return maps.Clone(seen)
+	}
 }

@@ -97,7 +97,13 @@ func TestLearnedNodeSize(t *testing.T) {
 // waitRunning waits (4 min) until n pods of selector run.
 func (e *env) waitRunning(t *testing.T, selector string, n int) {
 	t.Helper()
-	waitFor(t, 4*time.Minute, strconv.Itoa(n)+" pods "+selector+" Running", func() bool {
+	e.waitRunningWithin(t, selector, n, 4*time.Minute)
+}
+
+// waitRunningWithin waits until n pods of selector run.
+func (e *env) waitRunningWithin(t *testing.T, selector string, n int, within time.Duration) {
+	t.Helper()
+	waitFor(t, within, strconv.Itoa(n)+" pods "+selector+" Running", func() bool {
 		pods, err := e.kc.CoreV1().Pods("default").List(e.ctx, metav1.ListOptions{LabelSelector: selector})
 		if err != nil {
 			return false

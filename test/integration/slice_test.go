@@ -80,6 +80,7 @@ func startEnvWorld(t *testing.T, tuneWorld func(*world.Options), inProcess bool,
 		if t.Failed() {
 			b, _ := os.ReadFile(filepath.Join(dir, "joinery.log"))
 			lines := strings.Split(string(b), "\n")
+			t.Logf("controller warnings and scheduler hints:\n%s", strings.Join(notable(lines, 150), "\n"))
 			if len(lines) > 60 {
 				lines = lines[len(lines)-60:]
 			}
@@ -329,4 +330,21 @@ func registeredNode(t *testing.T, e *env, name string) corev1.Node {
 // startEnvOpts is startEnvWorld with its arguments in another order.
 func startEnvOpts(t *testing.T, inProcess bool, wopt func(*world.Options), tune ...func(*controller.Config)) *env {
 	return startEnvWorld(t, wopt, inProcess, tune...)
+}
+
+// notable are the worker's warnings and errors (not the Temporal SDK's)
+// and its scheduler hints, the first max of them: what a failed test's
+// log tail, cut at the end, may not show.
+func notable(lines []string, max int) []string {
+	var out []string
+	for _, l := range lines {
+		sdk := strings.Contains(l, `"component":"temporal-sdk"`)
+		if !sdk && (strings.Contains(l, `"level":"warn"`) || strings.Contains(l, `"level":"error"`)) || strings.Contains(l, `"logger":"scheduler-hints"`) {
+			out = append(out, l)
+		}
+		if len(out) == max {
+			break
+		}
+	}
+	return out
 }
