@@ -103,6 +103,7 @@ const openingHold = 30 * time.Second
 // fails it and loses its pointer. later holds the nodes left to the next
 // pass or waiting for a nominee that cannot be pointed yet.
 func (h *schedulerHints) pass(ctx context.Context, now time.Time) {
+	idle := h.closedReady()
 	todo, later := h.due(now)
 	left := map[string]int{} // node -> hints of this pass not written
 	for _, hint := range todo {
@@ -132,7 +133,7 @@ func (h *schedulerHints) pass(ctx context.Context, now time.Time) {
 		h.log.Info("pending pods pointed at the nodes launched for them", zap.Int("pods", len(pointed)),
 			zap.Int("nodesOpened", opened), zap.Duration("took", time.Since(start)))
 	}
-	h.openIdle(ctx, left, later)
+	h.openIdle(ctx, idle, left, later)
 	h.reportClosed(left, later, now)
 }
 
@@ -211,18 +212,32 @@ func (h *schedulerHints) due(now time.Time) (todo []capacity.Hint, later map[str
 	return todo[:h.perPass], later
 }
 
-// openIdle opens the Ready nodes still opening that no hint of this pass
-// went to (handled) and none waits for (later): their pods were pointed
-// earlier, went elsewhere, or are not pointed (--scheduler-hints=false).
-func (h *schedulerHints) openIdle(ctx context.Context, handled map[string]int, later map[string]bool) {
+// closedReady are the Ready nodes still closed, as the pass starts: the
+// nodes openIdle may open.
+func (h *schedulerHints) closedReady() map[string]bool {
+	out := map[string]bool{}
 	nodes, err := h.cl.Nodes.List(labels.Everything())
 	if err != nil {
-		return
+		return out
 	}
 	for _, n := range nodes {
-		_, seen := handled[n.Name]
-		if !seen && !later[n.Name] && lifecycle.Opening(n) && lifecycle.Ready(n) {
-			h.open(ctx, n.Name)
+		if lifecycle.Opening(n) && lifecycle.Ready(n) {
+			out[n.Name] = true
+		}
+	}
+	return out
+}
+
+// openIdle opens the nodes that were Ready and closed as the pass started
+// (idle) that no hint of this pass went to (handled) and none waits for
+// (later): their pods were pointed earlier, went elsewhere, or are not
+// pointed (--scheduler-hints=false). A node that turned Ready during the
+// pass waits for the next, which points its pods first.
+func (h *schedulerHints) openIdle(ctx context.Context, idle map[string]bool, handled map[string]int, later map[string]bool) {
+	for name := range idle {
+		_, seen := handled[name]
+		if n, err := h.cl.Nodes.Get(name); err == nil && !seen && !later[name] && lifecycle.Opening(n) {
+			h.open(ctx, name)
 		}
 	}
 }

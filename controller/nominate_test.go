@@ -419,3 +419,48 @@ func writeOrder(f *kubetest.Fake) []string {
 	}
 	return order
 }
+
+// A node that turns Ready while a pass writes its pointers stays closed
+// until the next pass has pointed its pods at it.
+func TestNodeReadyDuringAPassWaitsForItsPointers(t *testing.T) {
+	ctx := context.Background()
+	node := func(name string, ready corev1.ConditionStatus) *corev1.Node {
+		return &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: name}, Spec: corev1.NodeSpec{Taints: []corev1.Taint{lifecycle.OpeningTaint}},
+			Status: corev1.NodeStatus{Allocatable: corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("4"), corev1.ResourcePods: resource.MustParse("20")},
+				Conditions: []corev1.NodeCondition{{Type: corev1.NodeReady, Status: ready}}}}
+	}
+	first, late := node("ip-10-0-2-1.ec2.internal", corev1.ConditionTrue), node("ip-10-0-2-2.ec2.internal", corev1.ConditionFalse)
+	claim := func(name, node, uid string) *apiv1.NodeClaim {
+		return &apiv1.NodeClaim{ObjectMeta: metav1.ObjectMeta{Name: name, Annotations: map[string]string{capacity.AnnotationNominatedPods: uid}},
+			Status: apiv1.NodeClaimStatus{NodeName: node}}
+	}
+	f := kubetest.Start(t, kubetest.World{Claims: []*apiv1.NodeClaim{claim("general-purpose-z1", first.Name, "uid-web-1"), claim("general-purpose-z2", late.Name, "uid-web-2")},
+		Objects: []runtime.Object{first, late, unschedulablePod("web-1"), unschedulablePod("web-2")}})
+	h := newSchedulerHints(f.Cluster, capacity.NewNominations(f.Cluster, 0, func(*apiv1.NodeClaim, time.Time) bool { return false }), zap.NewNop())
+	turned := false
+	f.Kube.PrependReactor("patch", "pods", func(k8stesting.Action) (bool, runtime.Object, error) {
+		if !turned { // the late node turns Ready while the first pointer is written
+			turned = true
+			ready := late.DeepCopy()
+			ready.Status.Conditions[0].Status = corev1.ConditionTrue
+			if err := f.Kube.Tracker().Update(corev1.SchemeGroupVersion.WithResource("nodes"), ready, ""); err != nil {
+				t.Error(err)
+			}
+			testwait.Eventually(t, "the late node Ready in the cache", 0, func() bool {
+				n, err := f.Cluster.Nodes.Get(late.Name)
+				return err == nil && lifecycle.Ready(n)
+			})
+		}
+		return false, nil, nil
+	})
+	h.pass(ctx, time.Now())
+	if opening(t, f, first.Name) || !opening(t, f, late.Name) {
+		t.Fatalf("after the first pass: first node closed %v, late node closed %v; want open, closed",
+			opening(t, f, first.Name), opening(t, f, late.Name))
+	}
+	h.pass(ctx, time.Now())
+	p, err := f.Kube.CoreV1().Pods("default").Get(ctx, "web-2", metav1.GetOptions{})
+	if err != nil || p.Status.NominatedNodeName != late.Name || opening(t, f, late.Name) {
+		t.Errorf("after the second pass: web-2 pointed at %q (err %v), late node closed %v; want pointed and open", p.Status.NominatedNodeName, err, opening(t, f, late.Name))
+	}
+}
