@@ -35,6 +35,9 @@ import (
 	"time"
 )
 
+// systemNodes is world.Options.SystemNodes for the bench's world.
+var systemNodes = 2
+
 func main() {
 	pods := flag.Int("pods", 1000, "pods to provision (1000, 5000, 10000)")
 	asJSON := flag.Bool("json", false, "print the report as JSON")
@@ -98,7 +101,7 @@ func startWorld(ctx context.Context, dir string, boot world.BootPhases) (*world.
 		return nil, err
 	}
 	w, err := world.Start(ctx, world.Options{
-		StateDir: dir, Boot: boot, TemporalPort: 30233, UIPort: -1, Progress: os.Stderr, Log: log, ClusterName: "joinery-bench",
+		StateDir: dir, Boot: boot, SystemNodes: systemNodes, TemporalPort: 30233, UIPort: -1, Progress: os.Stderr, Log: log, ClusterName: "joinery-bench",
 		KubePorts: kube.Ports{Etcd: 30790, EtcdPeer: 30791, APIServer: 30443, Scheduler: 30459, ControllerManager: 30457, Kwok: 30480},
 	})
 	if err != nil {

@@ -113,9 +113,6 @@ func measure(ctx context.Context, w *world.World, pods, workerPid int) (*Report,
 			r.SingleBatchUSD, r.SingleBatchNodes = single.Price(), len(single.NewNodeClaims)
 		}
 	}
-	if err := addSystemNodes(ctx, kc, systemNodes); err != nil {
-		return nil, err
-	}
 	pw, err := watchPods(ctx, kc)
 	if err != nil {
 		return nil, err

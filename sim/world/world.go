@@ -117,6 +117,11 @@ type Options struct {
 	// CNI is the aws-node DaemonSet's settings the local VPC CNI runs with
 	// (zero: the CNI's defaults, WARM_ENI_TARGET=1).
 	CNI cni.Settings
+	// SystemNodes is how many nodes of a managed node group (tainted
+	// CriticalAddonsOnly, labelled eks.amazonaws.com/nodegroup=system) the
+	// cluster has before any workload, as a cluster running an autoscaler
+	// does (Karpenter's getting-started group has two).
+	SystemNodes int
 	// Progress receives human progress lines (building binaries, readiness).
 	Progress io.Writer
 	Log      *zap.Logger
@@ -197,6 +202,9 @@ func Start(ctx context.Context, o Options) (w *World, err error) {
 		return w, err
 	}
 	if err := w.startInterruptions(o); err != nil {
+		return w, err
+	}
+	if err := w.startSystemNodes(ctx, o); err != nil {
 		return w, err
 	}
 	fmt.Fprintf(o.Progress, "joinery: local world up (%s): kube-apiserver %s, Temporal %s, Web UI %s, EC2 %s, SQS %s, SSM %s, IAM %s, EKS %s, Pricing %s\n",

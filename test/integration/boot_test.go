@@ -42,7 +42,7 @@ func TestAL2UserDataOnAnAL2023ImageNeverJoins(t *testing.T) {
 		i, ok := e.w.EC2.Instance(in.ID)
 		return ok && (i.State == "terminated" || i.State == "shutting-down")
 	})
-	nodes, err := e.kc.CoreV1().Nodes().List(e.ctx, metav1.ListOptions{})
+	nodes, err := e.kc.CoreV1().Nodes().List(e.ctx, launchedNodes)
 	if err != nil || len(nodes.Items) != 0 {
 		t.Fatalf("a node joined from user data its image does not run: %v (%v)", nodes, err)
 	}
@@ -218,7 +218,7 @@ func checkRegisteredNotReady(t *testing.T, e *env, added []corev1.Node) {
 			t.Errorf("node %s registered with Ready %s %q, taints %v", n.Name, ready.Status, ready.Message, n.Spec.Taints)
 		}
 	}
-	nodes, err := e.kc.CoreV1().Nodes().List(e.ctx, metav1.ListOptions{})
+	nodes, err := e.kc.CoreV1().Nodes().List(e.ctx, launchedNodes)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -265,7 +265,7 @@ func TestNodesOpenToThePodsLaunchedForThem(t *testing.T) {
 				}
 			}
 		}
-		nodes, err := e.kc.CoreV1().Nodes().List(e.ctx, metav1.ListOptions{})
+		nodes, err := e.kc.CoreV1().Nodes().List(e.ctx, launchedNodes)
 		return err == nil && slices.ContainsFunc(nodes.Items, func(n corev1.Node) bool { return nodeIsReady(&n) })
 	})
 	e.waitRunningWithin(t, "wave=mixed", 240, 6*time.Minute)
@@ -295,7 +295,7 @@ func TestNodesOpenToThePodsLaunchedForThem(t *testing.T) {
 	if len(batches) != 1 || len(e.w.EC2.Instances()) != len(claims) {
 		t.Errorf("%d instances for %d NodeClaims in %d provisioning batches %v: want the first plan's only", len(e.w.EC2.Instances()), len(claims), len(batches), batches)
 	}
-	nodes, err := e.kc.CoreV1().Nodes().List(e.ctx, metav1.ListOptions{})
+	nodes, err := e.kc.CoreV1().Nodes().List(e.ctx, launchedNodes)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -18,7 +18,6 @@ import (
 	"github.com/joinery/joinery/sim/world"
 	"github.com/joinery/joinery/workflows"
 	"go.temporal.io/api/workflowservice/v1"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 )
 
 // With the EC2 endpoint refusing DescribeInstanceTypes (UnauthorizedOperation,
@@ -98,7 +97,7 @@ func TestSecondRegionProvisionsTheExamples(t *testing.T) {
 	}
 	settled.Reprice(e.w.Price)
 	settled.Print(os.Stderr)
-	nodes, err := e.kc.CoreV1().Nodes().List(e.ctx, metav1.ListOptions{})
+	nodes, err := e.kc.CoreV1().Nodes().List(e.ctx, launchedNodes)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -110,7 +110,7 @@ func drainWithKills(t *testing.T, workloads string, wantOnNode int) {
 	waitFor(t, time.Minute, "10 workload-sample pods Ready after the drain", func() bool { n, _ := ready(); return n == 10 })
 
 	// Nothing leaked: every live instance has a Node and a NodeClaim, and no node stays tainted.
-	nodes, _ := e.kc.CoreV1().Nodes().List(e.ctx, metav1.ListOptions{})
+	nodes, _ := e.kc.CoreV1().Nodes().List(e.ctx, launchedNodes)
 	byProvider := map[string]corev1.Node{}
 	for _, n := range nodes.Items {
 		byProvider[n.Spec.ProviderID] = n
@@ -250,7 +250,7 @@ func waitFor(t *testing.T, d time.Duration, what string, ok func() bool) {
 // cordonAllBut marks every node but keep unschedulable.
 func (e *env) cordonAllBut(t *testing.T, keep string) {
 	t.Helper()
-	nodes, err := e.kc.CoreV1().Nodes().List(e.ctx, metav1.ListOptions{})
+	nodes, err := e.kc.CoreV1().Nodes().List(e.ctx, launchedNodes)
 	if err != nil {
 		t.Fatal(err)
 	}

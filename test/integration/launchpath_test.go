@@ -170,7 +170,7 @@ func TestWrongCABundleNeverJoins(t *testing.T) {
 		i, ok := e.w.EC2.Instance(id)
 		return ok && (i.State == "terminated" || i.State == "shutting-down")
 	})
-	nodes, err := e.kc.CoreV1().Nodes().List(e.ctx, metav1.ListOptions{})
+	nodes, err := e.kc.CoreV1().Nodes().List(e.ctx, launchedNodes)
 	if err != nil || len(nodes.Items) != 0 {
 		t.Fatalf("nodes joined with a foreign CA: %v (%v)", nodes, err)
 	}

@@ -11,11 +11,9 @@ import (
 	"testing"
 	"time"
 
-	apiv1 "github.com/joinery/joinery/api/v1"
 	dto "github.com/prometheus/client_model/go"
 	"github.com/prometheus/common/expfmt"
 	"github.com/prometheus/common/model"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 )
 
 const metricsAddr = "127.0.0.1:18080"
@@ -240,7 +238,7 @@ func label(m *dto.Metric, name string) string {
 // joineryNodes counts the nodes Joinery launched (label karpenter.sh/nodepool).
 func joineryNodes(t *testing.T, e *env) int {
 	t.Helper()
-	l, err := e.kc.CoreV1().Nodes().List(e.ctx, metav1.ListOptions{LabelSelector: apiv1.LabelNodePool})
+	l, err := e.kc.CoreV1().Nodes().List(e.ctx, launchedNodes)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -74,7 +74,7 @@ func TestSliceOnPostgres(t *testing.T) {
 	}
 
 	// Every node's workflow answers again once the worker has reconnected.
-	nodes, err := e.kc.CoreV1().Nodes().List(e.ctx, metav1.ListOptions{})
+	nodes, err := e.kc.CoreV1().Nodes().List(e.ctx, launchedNodes)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -39,6 +39,10 @@ type env struct {
 	slot int // its ports' slot (slotOf)
 }
 
+// launchedNodes lists the nodes Joinery launched, not the world's system
+// nodes (world.Options.SystemNodes).
+var launchedNodes = metav1.ListOptions{LabelSelector: apiv1.LabelNodePool}
+
 func startEnv(t *testing.T) *env {
 	t.Helper()
 	return startEnvWith(t, true)
@@ -64,7 +68,7 @@ func startEnvWorld(t *testing.T, tuneWorld func(*world.Options), inProcess bool,
 		t.Fatal(err)
 	}
 	wo := world.Options{
-		StateDir: dir, BootDelay: time.Second, TemporalPort: port(s, 17233), UIPort: port(s, 18233), Progress: os.Stderr, Log: log, ClusterName: "joinery-it",
+		StateDir: dir, BootDelay: time.Second, SystemNodes: 2, TemporalPort: port(s, 17233), UIPort: port(s, 18233), Progress: os.Stderr, Log: log, ClusterName: "joinery-it",
 		KubePorts: kube.Ports{Etcd: port(s, 26790), EtcdPeer: port(s, 26791), APIServer: port(s, 26443), Scheduler: port(s, 26459),
 			ControllerManager: port(s, 26457), Kwok: port(s, 26480)},
 	}
@@ -158,7 +162,7 @@ func checkSlice(t *testing.T, e *env) {
 	}
 	settled.Print(os.Stderr)
 
-	nodes, err := e.kc.CoreV1().Nodes().List(e.ctx, metav1.ListOptions{})
+	nodes, err := e.kc.CoreV1().Nodes().List(e.ctx, launchedNodes)
 	if err != nil {
 		t.Fatal(err)
 	}

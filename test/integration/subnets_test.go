@@ -41,7 +41,7 @@ func TestSubnetAddressesSteerTheLaunch(t *testing.T) {
 	}
 	e.waitRunning(t, "app=addr", 60)
 
-	nodes, err := e.kc.CoreV1().Nodes().List(e.ctx, metav1.ListOptions{})
+	nodes, err := e.kc.CoreV1().Nodes().List(e.ctx, launchedNodes)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -151,7 +151,7 @@ func TestPodsWaitForAnAddressOnADrySubnet(t *testing.T) {
 		}
 		return false
 	})
-	if n, err := e.kc.CoreV1().Nodes().List(e.ctx, metav1.ListOptions{}); err != nil || len(n.Items) != 1 {
+	if n, err := e.kc.CoreV1().Nodes().List(e.ctx, launchedNodes); err != nil || len(n.Items) != 1 {
 		t.Errorf("nodes: %v (%v), want the one", n, err)
 	}
 }
