@@ -173,10 +173,10 @@ func TestNoSecondWaveWhileNodesBoot(t *testing.T) {
 	checkRegisteredNotReady(t, e, registered())
 }
 
-// watchRegistrations records every Node as it was created.
+// watchRegistrations records every Node Joinery launched as it was created.
 func watchRegistrations(t *testing.T, e *env) func() []corev1.Node {
 	t.Helper()
-	w, err := e.kc.CoreV1().Nodes().Watch(e.ctx, metav1.ListOptions{})
+	w, err := e.kc.CoreV1().Nodes().Watch(e.ctx, launchedNodes)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -310,7 +310,7 @@ func TestNodesOpenToThePodsLaunchedForThem(t *testing.T) {
 // watchOpening records the Nodes seen with the opening taint.
 func watchOpening(t *testing.T, e *env) func() map[string]bool {
 	t.Helper()
-	w, err := e.kc.CoreV1().Nodes().Watch(e.ctx, metav1.ListOptions{})
+	w, err := e.kc.CoreV1().Nodes().Watch(e.ctx, launchedNodes)
 	if err != nil {
 		t.Fatal(err)
 	}

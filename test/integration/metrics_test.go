@@ -101,8 +101,8 @@ func checkMetrics(t *testing.T, e *env, nodes int) {
 			"karpenter_nodepools_usage{nodes}":   sumOf(f, "karpenter_nodepools_usage", map[string]string{"resource_type": "nodes"}),
 		}
 		agree := now == joineryNodes(t, e)
-		for _, v := range gauges {
-			agree = agree && v == float64(now)
+		for name, v := range gauges {
+			agree = agree && v == gaugeWant(name, now)
 		}
 		if agree || time.Now().After(deadline) {
 			break
@@ -112,16 +112,17 @@ func checkMetrics(t *testing.T, e *env, nodes int) {
 		t.Logf("%d Joinery nodes now, %v when the slice was listed", now, want)
 	}
 	for name, v := range gauges {
-		if v != float64(now) {
-			t.Errorf("%s = %v, want %d (the Joinery nodes)", name, v, now)
+		if v != gaugeWant(name, now) {
+			t.Errorf("%s = %v, want %v (the Joinery nodes, and the system nodes in the cluster's count)", name, v, gaugeWant(name, now))
 		}
 	}
-	// The Karpenter gauges carry what the joinery ones say.
+	// The Karpenter gauges of Joinery's nodes carry what the joinery ones say.
 	for _, r := range []string{"cpu", "memory", "pods"} {
-		if j, k := sum("joinery_nodes_allocatable", map[string]string{"resource": r}), sum("karpenter_nodes_allocatable", map[string]string{"resource_type": r}); math.Abs(j-k) > 1e-9*j {
+		managed := map[string]string{"resource_type": r, "managed": "true"}
+		if j, k := sum("joinery_nodes_allocatable", map[string]string{"resource": r}), sum("karpenter_nodes_allocatable", managed); math.Abs(j-k) > 1e-9*j {
 			t.Errorf("allocatable %s: joinery %v, karpenter %v", r, j, k)
 		}
-		if j, k := sum("joinery_nodes_requests", map[string]string{"resource": r}), sum("karpenter_nodes_total_pod_requests", map[string]string{"resource_type": r}); math.Abs(j-k) > 1e-9*j {
+		if j, k := sum("joinery_nodes_requests", map[string]string{"resource": r}), sum("karpenter_nodes_total_pod_requests", managed); math.Abs(j-k) > 1e-9*j {
 			t.Errorf("requests %s: joinery %v, karpenter %v", r, j, k)
 		}
 	}
@@ -135,6 +136,16 @@ func checkMetrics(t *testing.T, e *env, nodes int) {
 		t.Errorf("only %d temporal_* SDK metric families on /metrics", sdk)
 	}
 	checkListed(t, fams, "slice")
+}
+
+// gaugeWant is a node gauge's value with joinery nodes launched:
+// karpenter_cluster_state_node_count counts every node of the cluster, as
+// Karpenter's cluster state does, the system nodes too.
+func gaugeWant(name string, joinery int) float64 {
+	if name == "karpenter_cluster_state_node_count" {
+		return float64(joinery + systemNodes)
+	}
+	return float64(joinery)
 }
 
 // scrapeFamilies parses a controller's /metrics.

@@ -39,6 +39,10 @@ type env struct {
 	slot int // its ports' slot (slotOf)
 }
 
+// systemNodes is how many system nodes the tests' world has before any
+// workload (world.Options.SystemNodes), as a real cluster does.
+const systemNodes = 2
+
 // launchedNodes lists the nodes Joinery launched, not the world's system
 // nodes (world.Options.SystemNodes).
 var launchedNodes = metav1.ListOptions{LabelSelector: apiv1.LabelNodePool}
@@ -68,7 +72,7 @@ func startEnvWorld(t *testing.T, tuneWorld func(*world.Options), inProcess bool,
 		t.Fatal(err)
 	}
 	wo := world.Options{
-		StateDir: dir, BootDelay: time.Second, SystemNodes: 2, TemporalPort: port(s, 17233), UIPort: port(s, 18233), Progress: os.Stderr, Log: log, ClusterName: "joinery-it",
+		StateDir: dir, BootDelay: time.Second, SystemNodes: systemNodes, TemporalPort: port(s, 17233), UIPort: port(s, 18233), Progress: os.Stderr, Log: log, ClusterName: "joinery-it",
 		KubePorts: kube.Ports{Etcd: port(s, 26790), EtcdPeer: port(s, 26791), APIServer: port(s, 26443), Scheduler: port(s, 26459),
 			ControllerManager: port(s, 26457), Kwok: port(s, 26480)},
 	}
