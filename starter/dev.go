@@ -32,6 +32,7 @@ type devFlags struct {
 	bootRegister time.Duration
 	bootNetwork  time.Duration
 	fastBoot     bool
+	systemNodes  int
 	consistency  time.Duration
 	propagation  time.Duration
 	timeout      time.Duration
@@ -87,6 +88,8 @@ prints the summary when settled and keeps running until Ctrl-C.`,
 	fl.DurationVar(&f.bootRegister, "boot-register", world.EKSBoot.Register,
 		"from running until the node's kubelet registers its Node NotReady (OS boot, node agent, kubelet start)")
 	fl.DurationVar(&f.bootNetwork, "boot-network", world.EKSBoot.NetworkReady, "from registration until the CNI is up and the Node is Ready")
+	fl.IntVar(&f.systemNodes, "system-nodes", 2,
+		"nodes of a managed node group (tainted CriticalAddonsOnly, so no workload fits them) the cluster has before any workload, as a cluster running an autoscaler does")
 	fl.BoolVar(&f.fastBoot, "fast-boot", false, "boot nodes in about 3 s (1 s per phase) instead of EKS's 40-60 s; overrides the --boot-* durations")
 	fl.DurationVar(&f.consistency, "consistency-window", world.DefaultConsistency,
 		"EC2's read-after-write window: a new instance, launch template or tag stays unknown to the API for up to this long (0: off)")
@@ -139,7 +142,7 @@ func runDev(parent context.Context, f *devFlags) error {
 	defer log.Sync() //nolint:errcheck
 	started := time.Now()
 	wo := world.Options{
-		StateDir: f.stateDir, Boot: f.boot(), DiscoveryTag: f.discoveryTag, Region: f.region,
+		StateDir: f.stateDir, Boot: f.boot(), DiscoveryTag: f.discoveryTag, Region: f.region, SystemNodes: f.systemNodes,
 		Consistency: offIfZero(f.consistency), ProfilePropagation: offIfZero(f.propagation),
 		Progress: os.Stderr, Log: log, AdminAddr: f.adminAddr, TemporalPostgres: f.postgres,
 		ThrottleScale: f.throttleScale, QueueDuplicates: f.queueDuplicates,
