@@ -171,7 +171,7 @@ func (a *Disruption) setAllowedDisruptions(now time.Time) {
 	}
 }
 
-// listPrice is the existing nodes at their list prices, NodeOverlays aside
+// listPrice is Joinery's nodes at their list prices, NodeOverlays aside
 // (without overlays: the price priceNodes set).
 func (a *Disruption) listPrice(snap *snapshot) float64 {
 	if set, _, _ := a.prices.Overlays(""); set == nil {
@@ -179,6 +179,9 @@ func (a *Disruption) listPrice(snap *snapshot) float64 {
 	}
 	total := 0.0
 	for _, n := range snap.input.ExistingNodes {
+		if n.NodePool == "" {
+			continue
+		}
 		if node, err := a.cluster.Nodes.Get(n.Name); err == nil {
 			total += a.prices.List(node)
 		}
@@ -198,10 +201,13 @@ func (a *Disruption) poolsOf(nodes []string) []string {
 	return out
 }
 
+// clusterPrice is what Joinery's nodes cost (after NodeOverlays).
 func clusterPrice(snap *snapshot) float64 {
 	total := 0.0
 	for _, n := range snap.input.ExistingNodes {
-		total += n.Price
+		if n.NodePool != "" { // not a managed node group's: Joinery neither bought nor can remove it
+			total += n.Price
+		}
 	}
 	return total
 }

@@ -34,7 +34,7 @@ type ConsolidationState struct {
 	PauseReason string    `json:"pauseReason,omitempty"`
 	// History holds the last decisions, newest last.
 	History []DecisionRecord `json:"history,omitempty"`
-	// USDPerHour is the cluster's node cost at the last pass (after
+	// USDPerHour is what Joinery's nodes cost at the last pass (after
 	// NodeOverlays); ListUSDPerHour the same nodes at list prices.
 	USDPerHour     float64 `json:"usdPerHour"`
 	ListUSDPerHour float64 `json:"listUsdPerHour,omitempty"`

@@ -76,7 +76,7 @@ type DisruptionDecision struct {
 	// (nil: the nodes are deleted, their pods fit on the rest).
 	Replacement      *Replacement `json:"replacement,omitempty"`
 	SavingUSDPerHour float64      `json:"savingUsdPerHour,omitempty"`
-	// USDPerHour is the cluster's node cost when deciding (after
+	// USDPerHour is what Joinery's nodes cost when deciding (after
 	// NodeOverlays); ListUSDPerHour at list prices.
 	USDPerHour     float64 `json:"usdPerHour"`
 	ListUSDPerHour float64 `json:"listUsdPerHour,omitempty"`
