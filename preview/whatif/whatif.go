@@ -402,12 +402,26 @@ func without(in solver.Input, gone []string) (solver.Input, float64, map[string]
 	return out, stay, from
 }
 
-// Price is the USD/hour of the input's existing nodes (what `starter
-// status` shows as the nodes' cost: the same sum).
+// Price is the USD/hour of the input's Joinery nodes (NodePool label),
+// what `starter status` shows as the nodes' cost: not a managed node
+// group's nodes, which no change of Joinery's moves.
 func Price(in solver.Input) float64 {
 	total := 0.0
 	for _, n := range in.ExistingNodes {
-		total += n.Price
+		if n.NodePool != "" {
+			total += n.Price
+		}
+	}
+	return total
+}
+
+// unmanagedPrice is the USD/hour of the input's other nodes.
+func unmanagedPrice(in solver.Input) float64 {
+	total := 0.0
+	for _, n := range in.ExistingNodes {
+		if n.NodePool == "" {
+			total += n.Price
+		}
 	}
 	return total
 }
@@ -432,7 +446,7 @@ func Analyze(st State, ch Change, t Timing, budget time.Duration) Report {
 	}
 	plan, stay, from := Replan(st.After, gone, budget)
 	r.Replacements, r.Placed, r.Unschedulable = claims(plan), len(plan.ExistingPlacements), unschedulable(plan, from)
-	r.AfterUSDHour = stay + plan.Price()
+	r.AfterUSDHour = stay - unmanagedPrice(st.After) + plan.Price()
 	return r
 }
 
@@ -483,7 +497,7 @@ func RebalancePlan(in solver.Input, budget time.Duration) Rebalance {
 		}
 	}
 	plan, kept, from := Replan(in, gone, budget)
-	r := Rebalance{NowUSDHour: Price(in), KeptUSDHour: kept, Kept: len(in.ExistingNodes) - len(gone),
+	r := Rebalance{NowUSDHour: Price(in) + kept, KeptUSDHour: kept, Kept: len(in.ExistingNodes) - len(gone),
 		Nodes: claims(plan), Unschedulable: unschedulable(plan, from)}
 	r.PlanUSDHour = kept + plan.Price()
 	lbIn, _, _ := without(in, gone)

