@@ -146,16 +146,3 @@ func TestAddRemovedBringsBackTheTaintedCandidates(t *testing.T) {
 		t.Fatalf("simulation %+v", r)
 	}
 }
-
-// The cost consolidation reports is Joinery's nodes', not a managed node
-// group's nodes it neither bought nor can remove.
-func TestClusterPriceCountsJoinerysNodes(t *testing.T) {
-	snap := &snapshot{input: solver.Input{ExistingNodes: []solver.Node{
-		{Name: "ip-10-0-0-1.ec2.internal", NodePool: "general-purpose", Price: 0.096},
-		{Name: "system-0", Price: 0.096},
-		{Name: "ip-10-0-0-2.ec2.internal", NodePool: "general-purpose", Price: 0.0672},
-	}}}
-	if got := clusterPrice(snap); got != 0.096+0.0672 {
-		t.Errorf("clusterPrice = %v, want %v (system-0 left out)", got, 0.096+0.0672)
-	}
-}

@@ -55,7 +55,7 @@ func (a *Disruption) computeDisruption(ctx context.Context, p workflows.Disrupti
 		return saga.DisruptionDecision{}, err
 	}
 	a.snapshots.priceNodes(snap)
-	usd, list := clusterPrice(snap), a.listPrice(snap)
+	usd, list := solver.NodesPrice(snap.input.ExistingNodes, true), a.listPrice(snap)
 	claims := withBuffers(a.disruptionClaims(ctx, now), snap)
 	cands, blocked := disruption.Filter(claims)
 	// Pods the solver found no place for do not count: they would block
@@ -175,7 +175,7 @@ func (a *Disruption) setAllowedDisruptions(now time.Time) {
 // (without overlays: the price priceNodes set).
 func (a *Disruption) listPrice(snap *snapshot) float64 {
 	if set, _, _ := a.prices.Overlays(""); set == nil {
-		return clusterPrice(snap)
+		return solver.NodesPrice(snap.input.ExistingNodes, true)
 	}
 	total := 0.0
 	for _, n := range snap.input.ExistingNodes {
@@ -199,17 +199,6 @@ func (a *Disruption) poolsOf(nodes []string) []string {
 		}
 	}
 	return out
-}
-
-// clusterPrice is what Joinery's nodes cost (after NodeOverlays).
-func clusterPrice(snap *snapshot) float64 {
-	total := 0.0
-	for _, n := range snap.input.ExistingNodes {
-		if n.NodePool != "" { // not a managed node group's: Joinery neither bought nor can remove it
-			total += n.Price
-		}
-	}
-	return total
 }
 
 func (a *Disruption) catalogStatus() string {

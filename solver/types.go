@@ -174,6 +174,19 @@ type Node struct {
 	Price float64
 }
 
+// NodesPrice is the USD/hour of the nodes a NodePool owns (owned), or of
+// the others (a managed node group's: no plan of Joinery's buys or
+// removes them).
+func NodesPrice(nodes []Node, owned bool) float64 {
+	total := 0.0
+	for _, n := range nodes {
+		if (n.NodePool != "") == owned {
+			total += n.Price
+		}
+	}
+	return total
+}
+
 // DaemonSet is a DaemonSet's pod template reduced to scheduling needs.
 type DaemonSet struct {
 	Namespace, Name string

@@ -405,26 +405,7 @@ func without(in solver.Input, gone []string) (solver.Input, float64, map[string]
 // Price is the USD/hour of the input's Joinery nodes (NodePool label),
 // what `starter status` shows as the nodes' cost: not a managed node
 // group's nodes, which no change of Joinery's moves.
-func Price(in solver.Input) float64 {
-	total := 0.0
-	for _, n := range in.ExistingNodes {
-		if n.NodePool != "" {
-			total += n.Price
-		}
-	}
-	return total
-}
-
-// unmanagedPrice is the USD/hour of the input's other nodes.
-func unmanagedPrice(in solver.Input) float64 {
-	total := 0.0
-	for _, n := range in.ExistingNodes {
-		if n.NodePool == "" {
-			total += n.Price
-		}
-	}
-	return total
-}
+func Price(in solver.Input) float64 { return solver.NodesPrice(in.ExistingNodes, true) }
 
 // Analyze previews the change over the state: the nodes it drifts, their
 // order under the budgets with the time it takes, the replacement plan
@@ -446,7 +427,7 @@ func Analyze(st State, ch Change, t Timing, budget time.Duration) Report {
 	}
 	plan, stay, from := Replan(st.After, gone, budget)
 	r.Replacements, r.Placed, r.Unschedulable = claims(plan), len(plan.ExistingPlacements), unschedulable(plan, from)
-	r.AfterUSDHour = stay - unmanagedPrice(st.After) + plan.Price()
+	r.AfterUSDHour = stay - solver.NodesPrice(st.After.ExistingNodes, false) + plan.Price()
 	return r
 }
 
