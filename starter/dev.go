@@ -88,7 +88,7 @@ prints the summary when settled and keeps running until Ctrl-C.`,
 	fl.DurationVar(&f.bootRegister, "boot-register", world.EKSBoot.Register,
 		"from running until the node's kubelet registers its Node NotReady (OS boot, node agent, kubelet start)")
 	fl.DurationVar(&f.bootNetwork, "boot-network", world.EKSBoot.NetworkReady, "from registration until the CNI is up and the Node is Ready")
-	fl.IntVar(&f.systemNodes, "system-nodes", 2,
+	fl.IntVar(&f.systemNodes, "system-nodes", world.DefaultSystemNodes,
 		"nodes of a managed node group (tainted CriticalAddonsOnly, so no workload fits them) the cluster has before any workload, as a cluster running an autoscaler does")
 	fl.BoolVar(&f.fastBoot, "fast-boot", false, "boot nodes in about 3 s (1 s per phase) instead of EKS's 40-60 s; overrides the --boot-* durations")
 	fl.DurationVar(&f.consistency, "consistency-window", world.DefaultConsistency,

@@ -36,7 +36,7 @@ import (
 )
 
 // systemNodes is world.Options.SystemNodes for the bench's world.
-var systemNodes = 2
+var systemNodes = world.DefaultSystemNodes
 
 func main() {
 	pods := flag.Int("pods", 1000, "pods to provision (1000, 5000, 10000)")

@@ -13,9 +13,16 @@ import (
 	"k8s.io/client-go/kubernetes"
 )
 
-// SystemNodeGroup is the eks.amazonaws.com/nodegroup label of the system
-// nodes (Options.SystemNodes).
-const SystemNodeGroup = "system"
+// DefaultSystemNodes is Options.SystemNodes for starter dev, the bench
+// and the integration tests: Karpenter's getting-started node group has
+// two.
+const DefaultSystemNodes = 2
+
+// SystemNodeGroupLabel is the label the system nodes carry (their managed
+// node group's name, systemNodeGroup).
+const SystemNodeGroupLabel = "eks.amazonaws.com/nodegroup"
+
+const systemNodeGroup = "system"
 
 // addSystemNodes registers n nodes of a managed node group, tainted
 // CriticalAddonsOnly so that no workload pod fits them (kwok keeps them
@@ -28,7 +35,7 @@ func addSystemNodes(ctx context.Context, kc kubernetes.Interface, n int, zone st
 		node := &corev1.Node{
 			ObjectMeta: metav1.ObjectMeta{Name: fmt.Sprintf("system-%d", i),
 				Annotations: map[string]string{kubelet.KwokAnnotation: "fake"},
-				Labels: map[string]string{"eks.amazonaws.com/nodegroup": SystemNodeGroup, corev1.LabelOSStable: "linux",
+				Labels: map[string]string{SystemNodeGroupLabel: systemNodeGroup, corev1.LabelOSStable: "linux",
 					corev1.LabelArchStable: "amd64", apiv1.LabelInstanceType: "m5.large", apiv1.LabelZone: zone}},
 			Spec: corev1.NodeSpec{Taints: []corev1.Taint{{Key: "CriticalAddonsOnly", Value: "true", Effect: corev1.TaintEffectNoSchedule}}},
 			Status: corev1.NodeStatus{Allocatable: corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("1930m"),

@@ -120,7 +120,7 @@ type Options struct {
 	// SystemNodes is how many nodes of a managed node group (tainted
 	// CriticalAddonsOnly, labelled eks.amazonaws.com/nodegroup=system) the
 	// cluster has before any workload, as a cluster running an autoscaler
-	// does (Karpenter's getting-started group has two).
+	// does (DefaultSystemNodes).
 	SystemNodes int
 	// Progress receives human progress lines (building binaries, readiness).
 	Progress io.Writer

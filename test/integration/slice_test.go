@@ -41,7 +41,7 @@ type env struct {
 
 // systemNodes is how many system nodes the tests' world has before any
 // workload (world.Options.SystemNodes), as a real cluster does.
-const systemNodes = 2
+const systemNodes = world.DefaultSystemNodes
 
 // launchedNodes lists the nodes Joinery launched, not the world's system
 // nodes (world.Options.SystemNodes).
@@ -166,7 +166,7 @@ func checkSlice(t *testing.T, e *env) {
 	}
 	settled.Print(os.Stderr)
 
-	nodes, err := e.kc.CoreV1().Nodes().List(e.ctx, launchedNodes)
+	nodes, err := e.kc.CoreV1().Nodes().List(e.ctx, metav1.ListOptions{LabelSelector: "!" + world.SystemNodeGroupLabel})
 	if err != nil {
 		t.Fatal(err)
 	}
