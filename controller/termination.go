@@ -26,7 +26,8 @@ import (
 // deletionTimestamp. It signals `deleted` to the node's nodeclaim/<name>
 // workflow; when no run of it is open (it ended, was terminated, or never
 // ran), it starts NodeClaimTermination as a new run of the same id, so the
-// ending is still in that id's history. A NodeClaim is signalled once per
+// ending is still in that id's history. A deleted Node's NodeClaim is
+// deleted first (its finalizer keeps it until the saga ends). A NodeClaim is signalled once per
 // process (the Node's and the NodeClaim's deletions are one ending); a
 // failed signal is retried with backoff. Every replica runs it: a second
 // signal is ignored by a workflow already terminating.
@@ -128,6 +129,14 @@ func (d *deletionWatch) run(ctx context.Context) {
 }
 
 func (d *deletionWatch) handle(ctx context.Context, item workflows.DeletionNotice) error {
+	if item.Object == workflows.ObjectNode {
+		// As Karpenter's node termination does first: the NodeClaim of a
+		// deleted Node is deleting at once, so what counts live NodeClaims
+		// (a static pool, kubectl) never counts it while the saga drains.
+		if err := d.cluster.DeleteNodeClaimKeepFinalizers(ctx, item.NodeClaim); err != nil {
+			return err
+		}
+	}
 	id := workflows.NodeClaimWorkflowID(item.NodeClaim)
 	err := d.tc.SignalWorkflow(ctx, id, "", workflows.SignalDeleted, item)
 	var nf *serviceerror.NotFound
