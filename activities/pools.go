@@ -25,11 +25,8 @@ type pools struct {
 }
 
 func (p *pools) nodePool(name string) *apiv1.NodePool {
-	nps, _ := p.cluster.NodePools()
-	for _, np := range nps {
-		if np.Name == name {
-			return np
-		}
+	if np, ok := p.cluster.ValidNodePool(name); ok {
+		return np
 	}
 	return nil
 }

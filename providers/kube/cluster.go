@@ -70,6 +70,7 @@ type Cluster struct {
 	nodePools    cache.SharedIndexInformer
 	nodeClaims   cache.SharedIndexInformer
 	claims       converted[apiv1.NodeClaim] // nodeClaims' objects, typed
+	pools        converted[apiv1.NodePool]  // nodePools' objects, defaulted and validated
 	nodeClasses  cache.SharedIndexInformer
 	nodeOverlays cache.SharedIndexInformer // nil unless WatchNodeOverlays
 	provReqs     cache.SharedIndexInformer // nil unless WatchProvisioningRequests
@@ -156,6 +157,10 @@ func NewFromClients(kc kubernetes.Interface, dc dynamic.Interface) (*Cluster, er
 		}
 	}
 	if err := c.claims.watch(c.nodeClaims); err != nil {
+		return nil, err
+	}
+	c.pools.finish = finishNodePool
+	if err := c.pools.watch(c.nodePools); err != nil {
 		return nil, err
 	}
 	c.broadcaster = record.NewBroadcaster()

@@ -14,6 +14,10 @@ import (
 // a fifth of the worker's CPU in a 5,000-pod burst. The objects it
 // returns are shared by every reader: read-only.
 type converted[T any] struct {
+	// finish, when set, completes a converted object (defaults) and
+	// judges it (validation); its verdict is kept with the object.
+	finish func(*T) error
+
 	mu    sync.Mutex
 	byUID map[types.UID]convertedObj[T]
 }
@@ -21,6 +25,7 @@ type converted[T any] struct {
 type convertedObj[T any] struct {
 	rv  string
 	obj *T
+	err error // finish's verdict
 }
 
 // watch drops an object's entry when the informer deletes it.
@@ -40,7 +45,9 @@ func (c *converted[T]) drop(o interface{}) {
 	}
 }
 
-// get is o as a *T, converted once per resourceVersion.
+// get is o as a *T, converted (and finished) once per resourceVersion.
+// A conversion error returns no object; finish's error returns the
+// object with it.
 func (c *converted[T]) get(o interface{}) (*T, error) {
 	u, ok := o.(*unstructured.Unstructured)
 	if !ok {
@@ -51,19 +58,23 @@ func (c *converted[T]) get(o interface{}) (*T, error) {
 	e, hit := c.byUID[uid]
 	c.mu.Unlock()
 	if hit && rv != "" && e.rv == rv {
-		return e.obj, nil
+		return e.obj, e.err
 	}
 	obj := new(T)
 	if err := runtime.DefaultUnstructuredConverter.FromUnstructured(u.Object, obj); err != nil {
 		return nil, err
+	}
+	var verdict error
+	if c.finish != nil {
+		verdict = c.finish(obj)
 	}
 	if uid != "" && rv != "" {
 		c.mu.Lock()
 		if c.byUID == nil {
 			c.byUID = map[types.UID]convertedObj[T]{}
 		}
-		c.byUID[uid] = convertedObj[T]{rv: rv, obj: obj}
+		c.byUID[uid] = convertedObj[T]{rv: rv, obj: obj, err: verdict}
 		c.mu.Unlock()
 	}
-	return obj, nil
+	return obj, verdict
 }

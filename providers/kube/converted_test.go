@@ -38,3 +38,32 @@ func TestConvertedOncePerVersion(t *testing.T) {
 		t.Fatal("a non-unstructured object converted")
 	}
 }
+
+// finish runs once per version and its verdict comes back with the
+// object on every read of that version (a NodePool's defaults and
+// validation are not redone on each NodePools call).
+func TestConvertedKeepsFinishVerdict(t *testing.T) {
+	pool := func(rv, operator string) *unstructured.Unstructured {
+		return &unstructured.Unstructured{Object: map[string]interface{}{"apiVersion": "karpenter.sh/v1", "kind": "NodePool",
+			"metadata": map[string]interface{}{"name": "general", "uid": "uid-p", "resourceVersion": rv},
+			"spec": map[string]interface{}{"template": map[string]interface{}{"spec": map[string]interface{}{
+				"nodeClassRef": map[string]interface{}{"group": "karpenter.k8s.aws", "kind": "EC2NodeClass", "name": "default"},
+				"requirements": []interface{}{map[string]interface{}{"key": "kubernetes.io/arch", "operator": operator, "values": []interface{}{"amd64"}}},
+			}}}}}
+	}
+	finished := 0
+	c := converted[apiv1.NodePool]{finish: func(np *apiv1.NodePool) error { finished++; return finishNodePool(np) }}
+	for range 3 {
+		np, err := c.get(pool("1", "Roughly"))
+		if np == nil || err == nil {
+			t.Fatalf("invalid pool: %v, %v; want the object and its validation error", np, err)
+		}
+	}
+	np, err := c.get(pool("2", "In"))
+	if err != nil || np.Spec.Template.Spec.ExpireAfter == "" {
+		t.Fatalf("valid pool: %v, expireAfter %q; want no error and the defaults", err, np.Spec.Template.Spec.ExpireAfter)
+	}
+	if finished != 2 {
+		t.Fatalf("finish ran %d times over two versions, want 2", finished)
+	}
+}

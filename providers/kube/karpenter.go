@@ -29,12 +29,14 @@ type InvalidNodePool struct {
 // NodePools returns the valid NodePools sorted by name, defaulted
 // (NodePool.SetDefaults, as the CRD's schema defaults would), and the
 // invalid ones with their field errors (they are skipped, never fatal).
+// Each version of a pool is converted, defaulted and validated once; the
+// pools are shared with every other reader: read-only.
 func (c *Cluster) NodePools() ([]*apiv1.NodePool, []InvalidNodePool) {
 	var out []*apiv1.NodePool
 	var bad []InvalidNodePool
 	for _, o := range c.nodePools.GetStore().List() {
-		np := &apiv1.NodePool{}
-		if err := fromUnstructured(o, np); err != nil {
+		np, err := c.pools.get(o)
+		if np == nil {
 			name := ""
 			if u, ok := o.(*unstructured.Unstructured); ok {
 				name = u.GetName()
@@ -45,9 +47,8 @@ func (c *Cluster) NodePools() ([]*apiv1.NodePool, []InvalidNodePool) {
 		if np.DeletionTimestamp != nil {
 			continue
 		}
-		np.SetDefaults()
-		if errs := np.Validate(); len(errs) > 0 {
-			bad = append(bad, InvalidNodePool{Name: np.Name, Err: errs.ToAggregate()})
+		if err != nil {
+			bad = append(bad, InvalidNodePool{Name: np.Name, Err: err})
 			continue
 		}
 		out = append(out, np)
@@ -57,20 +58,28 @@ func (c *Cluster) NodePools() ([]*apiv1.NodePool, []InvalidNodePool) {
 	return out, bad
 }
 
-// ValidNodePool is the named NodePool as NodePools returns it (defaulted),
-// false when it is missing, deleting or invalid: a per-object reconciler
-// converts one pool, not every pool.
+// ValidNodePool is the named NodePool as NodePools returns it (defaulted,
+// shared: read-only), false when it is missing, deleting or invalid.
 func (c *Cluster) ValidNodePool(name string) (*apiv1.NodePool, bool) {
 	o, ok, err := c.nodePools.GetStore().GetByKey(name)
 	if err != nil || !ok {
 		return nil, false
 	}
-	np := &apiv1.NodePool{}
-	if fromUnstructured(o, np) != nil || np.DeletionTimestamp != nil {
+	np, err := c.pools.get(o)
+	if np == nil || np.DeletionTimestamp != nil {
 		return nil, false
 	}
+	return np, err == nil
+}
+
+// finishNodePool defaults a NodePool and validates it, as NodePools
+// returns it.
+func finishNodePool(np *apiv1.NodePool) error {
 	np.SetDefaults()
-	return np, len(np.Validate()) == 0
+	if errs := np.Validate(); len(errs) > 0 {
+		return errs.ToAggregate()
+	}
+	return nil
 }
 
 // NodeClass returns the EC2NodeClass with the given name.
