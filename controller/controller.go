@@ -10,6 +10,7 @@ import (
 	"fmt"
 	"net"
 	"net/http"
+	"net/http/pprof"
 	"sync"
 	"time"
 
@@ -42,7 +43,10 @@ type Config struct {
 	Tuning
 	// MetricsAddr serves /metrics, /healthz and /readyz (empty: off).
 	MetricsAddr string
-	Log         *zap.Logger
+	// Profiling serves Go's /debug/pprof/ on MetricsAddr too (Karpenter's
+	// --enable-profiling).
+	Profiling bool
+	Log       *zap.Logger
 	// Ready, when set, is closed once the worker polls and informers are synced.
 	Ready chan<- struct{}
 }
@@ -488,7 +492,7 @@ func (d *dependencies) start(ctx context.Context, cfg Config) error {
 	d.closers = append(d.closers, w.Stop)
 
 	if cfg.MetricsAddr != "" {
-		srv, err := serveMetrics(cfg.MetricsAddr, m, log)
+		srv, err := serveMetrics(cfg.MetricsAddr, cfg.Profiling, m, log)
 		if err != nil {
 			return err
 		}
@@ -627,17 +631,24 @@ func RegisterWorkflows(w worker.WorkflowRegistry) {
 	w.RegisterWorkflowWithOptions(workflows.Repair, workflow.RegisterOptions{Name: workflows.RepairWorkflow})
 }
 
-func serveMetrics(addr string, m *metrics.Metrics, log *zap.Logger) (*http.Server, error) {
+func serveMetrics(addr string, profiling bool, m *metrics.Metrics, log *zap.Logger) (*http.Server, error) {
 	mux := http.NewServeMux()
 	mux.Handle("/metrics", promhttp.HandlerFor(m.Registry, promhttp.HandlerOpts{}))
 	ok := func(w http.ResponseWriter, _ *http.Request) { _, _ = w.Write([]byte("ok")) }
 	mux.HandleFunc("/healthz", ok)
 	mux.HandleFunc("/readyz", ok)
+	if profiling {
+		mux.HandleFunc("/debug/pprof/", pprof.Index)
+		mux.HandleFunc("/debug/pprof/cmdline", pprof.Cmdline)
+		mux.HandleFunc("/debug/pprof/profile", pprof.Profile)
+		mux.HandleFunc("/debug/pprof/symbol", pprof.Symbol)
+		mux.HandleFunc("/debug/pprof/trace", pprof.Trace)
+	}
 	l, err := net.Listen("tcp", addr)
 	if err != nil {
 		return nil, fmt.Errorf("metrics address %s: %w (pass another --metrics-addr)", addr, err)
 	}
-	srv := &http.Server{Handler: mux, ReadHeaderTimeout: 5 * time.Second}
+	srv := &http.Server{Addr: l.Addr().String(), Handler: mux, ReadHeaderTimeout: 5 * time.Second}
 	go func() {
 		if err := srv.Serve(l); err != nil && !errors.Is(err, http.ErrServerClosed) {
 			log.Error("metrics server", zap.Error(err))

@@ -53,6 +53,7 @@ func main() {
 		budget       = flag.Duration("solver-budget", solver.DefaultBudget, "time each solve may take: the first plan is always complete, later passes improve it within this")
 		schedConfig  = flag.String("scheduler-config", "", "kube-scheduler's KubeSchedulerConfiguration file: pods without topology spread constraints are planned with its PodTopologySpread default constraints (empty: none, as Karpenter)")
 		gates        = flag.String("feature-gates", os.Getenv("FEATURE_GATES"), "optional features, Key=true|false comma-separated (Karpenter's syntax; default $FEATURE_GATES): SpotToSpotConsolidation, NodeOverlay, StaticCapacity, CapacityBuffer, NodeRepair (all default false)")
+		profiling    = flag.Bool("enable-profiling", os.Getenv("ENABLE_PROFILING") == "true", "serve Go's /debug/pprof/ on --metrics-addr (default $ENABLE_PROFILING, as Karpenter's)")
 		cpuProfile   = flag.String("cpuprofile", "", "write a CPU profile of the whole run to this file (go tool pprof)")
 		memProfile   = flag.String("memprofile", "", "write a heap profile to this file on exit (go tool pprof)")
 	)
@@ -96,7 +97,7 @@ func main() {
 		Features: controller.Features{LeaderElect: *leaderElect, InterruptionQueue: *queue, InterruptionRebalanceDrain: *rebalance,
 			DisableDisruption: !*disruption, DisableSchedulerHints: !*hintsOn, FeatureGates: featureGates, SpreadDefaults: spreadDefaults, MinValuesPolicy: *minValues},
 		Tuning:      controller.Tuning{SolverBudget: *budget, OfferingsRefresh: *offersEvery, SpotPriceRefresh: *spotEvery, PricingRefresh: *priceEvery},
-		MetricsAddr: *metricsAddr,
+		MetricsAddr: *metricsAddr, Profiling: *profiling,
 	}, *dev, *level)
 	stopProfiles()
 	if err != nil {

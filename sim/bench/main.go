@@ -50,6 +50,7 @@ func main() {
 	cpuProfile := flag.String("cpuprofile", "", "write the worker's CPU profile to this file (go tool pprof -top <file>)")
 	heapProfile := flag.String("heapprofile", "", "write the worker's heap profile, taken as it stops, to this file (go tool pprof -sample_index=inuse_space -top <file>)")
 	rest := flag.Duration("rest", time.Minute, "once every pod runs, how long to measure the worker's CPU with nothing pending (0: not at all)")
+	restProfile := flag.String("rest-profile", "", "write a CPU profile of the worker over the --rest window (every pod Running) to this file")
 	schedProfile := flag.String("scheduler-profile", "", "write a CPU profile of the kube-scheduler, over 60 s from a minute after the apply, to this file")
 	extra := flag.String("worker-flags", "", "extra worker flags, space-separated (e.g. --scheduler-hints=false)")
 	floor := flag.Bool("control-plane-floor", false, "run no worker: report how long the local control plane takes to create the pods and mark them all Unschedulable")
@@ -65,7 +66,7 @@ func main() {
 		if *fastBoot {
 			boot = fastPhases
 		}
-		report, err = run(*pods, boot, *timeout, *rest, *keep, profiles{CPU: absPath(*cpuProfile), Heap: absPath(*heapProfile), Scheduler: absPath(*schedProfile)})
+		report, err = run(*pods, boot, *timeout, *rest, *keep, profiles{CPU: absPath(*cpuProfile), Heap: absPath(*heapProfile), Scheduler: absPath(*schedProfile), Rest: absPath(*restProfile)})
 	}
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "error:", err)
@@ -168,7 +169,7 @@ func run(pods int, boot world.BootPhases, timeout, rest time.Duration, keep bool
 	defer worker.stop()
 	if prof.Scheduler != "" {
 		go func() {
-			if err := profileScheduler(ctx, w.Kube.SchedulerURL(), prof.Scheduler, time.Minute, time.Minute); err != nil && ctx.Err() == nil {
+			if err := fetchProfile(ctx, w.Kube.SchedulerURL(), prof.Scheduler, time.Minute, time.Minute); err != nil && ctx.Err() == nil {
 				fmt.Fprintln(os.Stderr, "kube-scheduler profile:", err)
 			}
 		}()
@@ -191,7 +192,18 @@ func run(pods int, boot world.BootPhases, timeout, rest time.Duration, keep bool
 	r.BootP50, r.BootMax = bootFigures(w.BootTimes())
 	r.ActivityLatency, r.WorkflowLatency, err = latencies(metricsAddr)
 	if err == nil && rest > 0 {
+		profiled := make(chan error, 1)
+		go func() {
+			if prof.Rest == "" {
+				profiled <- nil
+				return
+			}
+			profiled <- fetchProfile(ctx, "http://"+metricsAddr, prof.Rest, 0, rest)
+		}()
 		r.RestCPUShare, err = restCPU(ctx, worker.cmd.Process.Pid, rest)
+		if perr := <-profiled; err == nil && perr != nil {
+			err = fmt.Errorf("worker profile at rest: %w", perr)
+		}
 	}
 	return r, err
 }

@@ -17,10 +17,10 @@ import (
 // schedulerClient talks to the local kube-scheduler's self-signed endpoint.
 var schedulerClient = &http.Client{Transport: &http.Transport{TLSClientConfig: &tls.Config{InsecureSkipVerify: true}}} //nolint:gosec // loopback, self-signed
 
-// profileScheduler writes a CPU profile of the kube-scheduler, taken over
-// d starting after wait, to file: where its time goes while the burst is
-// placed.
-func profileScheduler(ctx context.Context, url, file string, wait, d time.Duration) error {
+// fetchProfile writes a CPU profile from a Go /debug/pprof/ endpoint at
+// url (the kube-scheduler's, the worker's), taken over d starting after
+// wait, to file.
+func fetchProfile(ctx context.Context, url, file string, wait, d time.Duration) error {
 	select {
 	case <-ctx.Done():
 		return ctx.Err()
@@ -36,7 +36,7 @@ func profileScheduler(ctx context.Context, url, file string, wait, d time.Durati
 	}
 	defer resp.Body.Close()
 	if resp.StatusCode != http.StatusOK {
-		return fmt.Errorf("kube-scheduler profile: %s", resp.Status)
+		return fmt.Errorf("profile from %s: %s", url, resp.Status)
 	}
 	f, err := os.Create(file)
 	if err != nil {

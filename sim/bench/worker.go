@@ -61,6 +61,9 @@ func startWorker(ctx context.Context, w *world.World, exe, metricsAddr string, p
 	if prof.Heap != "" {
 		args = append(args, "--memprofile", prof.Heap)
 	}
+	if prof.Rest != "" {
+		args = append(args, "--enable-profiling")
+	}
 	cmd := exec.Command(exe, args...)
 	cmd.Env = append(os.Environ(), w.WorkerKeyEnv()...) // its AWS key, as a pod gets it
 	cmd.Stdout, cmd.Stderr = logf, logf
@@ -89,8 +92,10 @@ func startWorker(ctx context.Context, w *world.World, exe, metricsAddr string, p
 	}
 }
 
-// profiles are where the worker writes its CPU and heap profiles ("": none).
-type profiles struct{ CPU, Heap, Scheduler string }
+// profiles are where the bench writes the worker's CPU profile of the
+// run and of its rest, its heap profile and the kube-scheduler's CPU
+// profile ("": none).
+type profiles struct{ CPU, Heap, Scheduler, Rest string }
 
 // workerFlags are extra worker flags (sim/bench --worker-flags), to
 // measure one setting against another.
