@@ -78,6 +78,9 @@ func (l *Ledger) PendingToPlan(now time.Time) int {
 
 func (l *Ledger) count(now time.Time, skipOnExisting bool) int {
 	pending := l.pending()
+	if len(pending) == 0 {
+		return 0 // at rest: no pass over every NodeClaim's nominees
+	}
 	nominated := l.nominated(pending, now)
 	n := 0
 	for _, p := range pending {

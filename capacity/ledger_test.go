@@ -50,3 +50,15 @@ func TestLedgerCountsWhatIsLeftToPlan(t *testing.T) {
 		t.Errorf("after ForgetUnschedulable: UnnominatedPending = %d, want 3 (every pod but the nominated one)", got)
 	}
 }
+
+// With nothing pending the ledger answers 0 without asking for the
+// nominations (a pass over every NodeClaim, every resync, at rest).
+func TestLedgerAtRestAsksNoNominations(t *testing.T) {
+	asked := 0
+	l := NewLedger(nil, zap.NewNop(), func() []*corev1.Pod { return nil },
+		func([]*corev1.Pod, time.Time) map[string]string { asked++; return nil },
+		func() time.Duration { return time.Minute })
+	if got := l.PendingToPlan(time.Now()) + l.UnnominatedPending(time.Now()); got != 0 || asked != 0 {
+		t.Errorf("at rest: %d pending, nominations asked %d times; want 0 and 0", got, asked)
+	}
+}
