@@ -3,6 +3,7 @@
 package integration
 
 import (
+	"context"
 	"fmt"
 	"maps"
 	"os"
@@ -24,6 +25,8 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/watch"
+	"k8s.io/client-go/tools/cache"
+	watchtools "k8s.io/client-go/tools/watch"
 )
 
 // TestAL2UserDataOnAnAL2023ImageNeverJoins: the AL2023 image's nodeadm
@@ -315,10 +318,21 @@ func TestNodesOpenToThePodsLaunchedForThem(t *testing.T) {
 	}
 }
 
-// watchOpening records the Nodes seen with the opening taint.
+// watchOpening records the Nodes seen with the opening taint. The watch
+// resumes where it broke off (the API server may close a watch at any
+// time), from the list's resource version.
 func watchOpening(t *testing.T, e *env) func() map[string]bool {
 	t.Helper()
-	w, err := e.kc.CoreV1().Nodes().Watch(e.ctx, launchedNodes)
+	l, err := e.kc.CoreV1().Nodes().List(e.ctx, launchedNodes)
+	if err != nil {
+		t.Fatal(err)
+	}
+	w, err := watchtools.NewRetryWatcherWithContext(e.ctx, l.ResourceVersion, &cache.ListWatch{
+		WatchFuncWithContext: func(ctx context.Context, opts metav1.ListOptions) (watch.Interface, error) {
+			opts.LabelSelector = launchedNodes.LabelSelector
+			return e.kc.CoreV1().Nodes().Watch(ctx, opts)
+		},
+	})
 	if err != nil {
 		t.Fatal(err)
 	}
