@@ -27,9 +27,9 @@ import (
 // workflow; when no run of it is open (it ended, was terminated, or never
 // ran), it starts NodeClaimTermination as a new run of the same id, so the
 // ending is still in that id's history. A deleted Node's NodeClaim is
-// deleted first (its finalizer keeps it until the saga ends). A NodeClaim is signalled once per
-// process (the Node's and the NodeClaim's deletions are one ending); a
-// failed signal is retried with backoff. Every replica runs it: a second
+// deleted first (its finalizer keeps it until the saga ends). A NodeClaim
+// is signalled once per process (the Node's and the NodeClaim's deletions
+// are one ending); a failed signal is retried with backoff. Every replica runs it: a second
 // signal is ignored by a workflow already terminating.
 type deletionWatch struct {
 	cluster *kube.Cluster
